@@ -1,0 +1,76 @@
+//! The executor's settings and the `Executor` that holds them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::ExecError;
+
+/// How programs are found, trusted, timed and capped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecConfig {
+    /// Directories searched, in order, for a program named without a path; an absolute program
+    /// path must lie directly in one of them. Default: `$OMARCHY_PATH/bin` (only when
+    /// `OMARCHY_PATH` is set), `/usr/local/bin`, `/usr/bin`.
+    pub search_dirs: Vec<PathBuf>,
+    /// When true (the default) the program file and every directory on the way to it must be
+    /// owned by root and not writable by group or others.
+    pub require_root_owned: bool,
+    /// Timeout used when neither the spec nor the permit names one. Default 30 s.
+    pub default_timeout: Duration,
+    /// Time between SIGTERM to the process group and SIGKILL. Default 2 s.
+    pub kill_grace: Duration,
+    /// Bytes of stdout and stderr kept together (head and tail). Default 256 KiB.
+    pub output_cap: usize,
+}
+
+impl ExecConfig {
+    /// The default search directories for the current environment.
+    pub fn default_search_dirs() -> Vec<PathBuf> {
+        let mut dirs = Vec::with_capacity(3);
+        if let Some(omarchy) = std::env::var_os("OMARCHY_PATH").filter(|v| !v.is_empty()) {
+            let omarchy = PathBuf::from(omarchy);
+            if omarchy.is_absolute() {
+                dirs.push(omarchy.join("bin"));
+            }
+        }
+        dirs.push(PathBuf::from("/usr/local/bin"));
+        dirs.push(PathBuf::from("/usr/bin"));
+        dirs
+    }
+}
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        Self {
+            search_dirs: Self::default_search_dirs(),
+            require_root_owned: true,
+            default_timeout: Duration::from_secs(30),
+            kill_grace: Duration::from_secs(2),
+            output_cap: 256 * 1024,
+        }
+    }
+}
+
+/// Finds, checks and runs programs under one [`ExecConfig`]. Shared behind an `Arc` by permits.
+#[derive(Debug, Clone)]
+pub struct Executor {
+    config: ExecConfig,
+}
+
+impl Executor {
+    /// An executor with the given settings.
+    pub fn new(config: ExecConfig) -> Self {
+        Self { config }
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &ExecConfig {
+        &self.config
+    }
+
+    /// The file that would run for `program` (a bare name or an absolute path), after the
+    /// search-directory and ownership checks. Symlinks are followed: the answer is the real file.
+    pub fn resolve_program(&self, program: &str) -> Result<PathBuf, ExecError> {
+        crate::resolve::resolve(&self.config, program)
+    }
+}

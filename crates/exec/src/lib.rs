@@ -1,0 +1,40 @@
+//! archgate-exec: the only place in archgate that starts a process.
+//!
+//! Everything that runs a program goes through a [`Permit`], which only the gate in
+//! `archgate-core` constructs (via the hidden `Permit::__issued_by_gate`). Running a
+//! [`CommandSpec`] through it guarantees:
+//!
+//! - **argv only, never a shell**: arguments reach the program byte for byte;
+//! - **trusted program**: argv\[0\] is resolved against the fixed [`ExecConfig::search_dirs`], never
+//!   the inherited `PATH`; an absolute path is accepted only inside those directories; by default
+//!   the file and every directory on the way to it must be root-owned and not writable by group or
+//!   others ([`ExecError::Untrusted`] otherwise). The resolved file is what runs, while
+//!   [`CommandSpec::display`] shows the command as written;
+//! - **clean environment**: only an allow-list of desktop variables survives (see [`env`]), `PATH`
+//!   is the search directories, plus what the spec adds;
+//! - **stdin** is `/dev/null` unless the spec gives bytes, which are written and then closed;
+//! - **own process group**: on timeout the whole group gets SIGTERM, then SIGKILL after
+//!   [`ExecConfig::kill_grace`]; after a normal exit any member left behind is ended the same way,
+//!   so nothing started by the call outlives it;
+//! - **capped output**: stdout and stderr together are kept to [`ExecConfig::output_cap`] bytes,
+//!   head and tail, with a visible marker where bytes were left out.
+//!
+//! Detached launches ([`Permit::spawn_detached`]) get their own process group and no output; they
+//! are not waited for (a background thread reaps them).
+
+#![forbid(unsafe_code)]
+
+mod capture;
+mod config;
+pub mod env;
+mod error;
+mod permit;
+mod resolve;
+mod run;
+mod spec;
+
+pub use capture::{ExitInfo, Output};
+pub use config::{ExecConfig, Executor};
+pub use error::{ExecError, UntrustedReason};
+pub use permit::Permit;
+pub use spec::CommandSpec;

@@ -1,0 +1,62 @@
+//! `Permit`: the proof that the gate allowed a call, and the only handle that runs programs.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::capture::Output;
+use crate::config::Executor;
+use crate::error::ExecError;
+use crate::spec::CommandSpec;
+
+/// Proof that the gate allowed this call. Only `archgate_core::gate` constructs it (enforced by a
+/// tidy test that greps for `__issued_by_gate`). Not `Clone`: a permit is handed to the one call
+/// it was issued for.
+#[derive(Debug)]
+pub struct Permit {
+    executor: Arc<Executor>,
+    timeout: Option<Duration>,
+}
+
+impl Permit {
+    /// Issued by the gate alone, after policy, resolution and approval said yes. `timeout` is the
+    /// tool's own timeout, used when a spec names none.
+    #[doc(hidden)]
+    pub fn __issued_by_gate(executor: Arc<Executor>, timeout: Option<Duration>) -> Permit {
+        Permit { executor, timeout }
+    }
+
+    /// For tests of crates that run programs; behind the `test-support` cargo feature.
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn for_tests(cfg: crate::config::ExecConfig) -> Permit {
+        Permit {
+            executor: Arc::new(Executor::new(cfg)),
+            timeout: None,
+        }
+    }
+
+    /// The executor this permit runs programs with (its settings, program resolution).
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    /// The timeout this permit carries, if the gate gave one.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Run a program to its end and collect its output: argv only, in its own process group,
+    /// stdin from `/dev/null` unless the spec gives bytes. After the timeout (the spec's, else the
+    /// permit's, else the configured default) the group gets SIGTERM, then SIGKILL after the
+    /// grace period, and the answer is [`ExecError::TimedOut`]. Any exit code is an `Ok`: check
+    /// [`Output::success`]. Whatever the program started in its group does not outlive the call.
+    pub async fn run(&self, spec: CommandSpec) -> Result<Output, ExecError> {
+        crate::run::run(&self.executor, self.timeout, spec).await
+    }
+
+    /// Start a program and return its pid without waiting for it: its own process group (so the
+    /// ends of archgate's calls never reach it), stdin, stdout and stderr on `/dev/null`. Meant
+    /// for launching desktop applications. A spec with stdin bytes is refused.
+    pub fn spawn_detached(&self, spec: CommandSpec) -> Result<u32, ExecError> {
+        crate::run::spawn_detached(&self.executor, spec)
+    }
+}

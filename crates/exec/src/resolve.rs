@@ -1,0 +1,240 @@
+//! Finding a program in the fixed search directories and deciding whether it may run.
+//!
+//! The inherited `PATH` is never consulted. With `require_root_owned`, the path to the program is
+//! walked one component at a time from `/`, following symbolic links by hand, and every directory
+//! passed through (including those that hold a followed link) and the final file must be owned by
+//! root and not writable by group or others: nobody but root can then swap what runs.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use crate::config::ExecConfig;
+use crate::error::{ExecError, UntrustedReason};
+
+/// Symbolic links followed before giving up (the kernel's own limit).
+const MAX_SYMLINKS: usize = 40;
+
+/// Resolve `program` to the real file that will run, or say why not.
+pub(crate) fn resolve(cfg: &ExecConfig, program: &str) -> Result<PathBuf, ExecError> {
+    let not_installed = || ExecError::NotInstalled {
+        program: program.to_owned(),
+        searched: cfg.search_dirs.clone(),
+    };
+    if program.is_empty() || program.contains('\0') {
+        return Err(not_installed());
+    }
+    let candidate = if program.contains('/') {
+        let path = checked_absolute(program).map_err(|reason| ExecError::Untrusted {
+            path: PathBuf::from(program),
+            reason,
+        })?;
+        if !in_search_dirs(cfg, &path) {
+            return Err(ExecError::Untrusted {
+                path,
+                reason: UntrustedReason::OutsideSearchDirs {
+                    allowed: cfg.search_dirs.clone(),
+                },
+            });
+        }
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Err(not_installed());
+        }
+        path
+    } else {
+        if program == "." || program == ".." {
+            return Err(not_installed());
+        }
+        cfg.search_dirs
+            .iter()
+            .map(|dir| dir.join(program))
+            .find(|c| is_executable_file(c))
+            .ok_or_else(not_installed)?
+    };
+    let checked = if cfg.require_root_owned {
+        walk_trusted(&candidate)
+    } else {
+        plain_check(&candidate)
+    };
+    checked.map_err(|reason| ExecError::Untrusted {
+        path: candidate,
+        reason,
+    })
+}
+
+/// An absolute path without `.`/`..` segments or a trailing slash.
+fn checked_absolute(program: &str) -> Result<PathBuf, UntrustedReason> {
+    let bad_segment = program.split('/').skip(1).any(|s| s == "." || s == "..");
+    if !program.starts_with('/') || program.ends_with('/') || bad_segment {
+        return Err(UntrustedReason::RelativePath);
+    }
+    Ok(PathBuf::from(program))
+}
+
+/// Whether an absolute program path lies directly in one of the search directories, compared as
+/// written and, failing that, after resolving both directories' symbolic links.
+fn in_search_dirs(cfg: &ExecConfig, path: &Path) -> bool {
+    let Some(parent) = path.parent() else {
+        return false;
+    };
+    if cfg.search_dirs.iter().any(|d| d == parent) {
+        return true;
+    }
+    let Ok(parent) = parent.canonicalize() else {
+        return false;
+    };
+    cfg.search_dirs
+        .iter()
+        .filter_map(|d| d.canonicalize().ok())
+        .any(|d| d == parent)
+}
+
+/// A regular file (after following links) with an execute bit: what a PATH search would take.
+fn is_executable_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0)
+}
+
+/// Without the ownership requirement: the real file, if it is an executable regular file.
+fn plain_check(path: &Path) -> Result<PathBuf, UntrustedReason> {
+    let real = path.canonicalize().map_err(|e| uninspectable(path, &e))?;
+    if is_executable_file(&real) {
+        Ok(real)
+    } else {
+        Err(UntrustedReason::NotExecutable { path: real })
+    }
+}
+
+/// Walk `path` from `/`, following links by hand; every directory and the final file must be
+/// root-owned and not writable by group or others. Returns the real file.
+fn walk_trusted(path: &Path) -> Result<PathBuf, UntrustedReason> {
+    let root = PathBuf::from("/");
+    let meta = std::fs::symlink_metadata(&root).map_err(|e| uninspectable(&root, &e))?;
+    check_owner_mode(&root, &meta)?;
+
+    let mut pending: VecDeque<OsString> = normal_components(path);
+    let mut current = root;
+    let mut links = 0usize;
+    while let Some(part) = pending.pop_front() {
+        if part == ".." {
+            // Every ancestor of `current` was checked on the way in.
+            current.pop();
+            continue;
+        }
+        let next = current.join(&part);
+        let meta = std::fs::symlink_metadata(&next).map_err(|e| uninspectable(&next, &e))?;
+        if meta.file_type().is_symlink() {
+            links += 1;
+            if links > MAX_SYMLINKS {
+                return Err(UntrustedReason::TooManySymlinks);
+            }
+            // The link lives in `current`, already checked; its target takes its place.
+            let target = std::fs::read_link(&next).map_err(|e| uninspectable(&next, &e))?;
+            if target.is_absolute() {
+                current = PathBuf::from("/");
+            }
+            for (i, c) in normal_components(&target).into_iter().enumerate() {
+                pending.insert(i, c);
+            }
+            continue;
+        }
+        check_owner_mode(&next, &meta)?;
+        if pending.is_empty() {
+            if meta.is_file() && meta.mode() & 0o111 != 0 {
+                return Ok(next);
+            }
+            return Err(UntrustedReason::NotExecutable { path: next });
+        }
+        if !meta.is_dir() {
+            return Err(UntrustedReason::Uninspectable {
+                path: next,
+                error: std::io::ErrorKind::NotADirectory,
+            });
+        }
+        current = next;
+    }
+    Err(UntrustedReason::NotExecutable { path: current })
+}
+
+/// The components of a path as names, with `..` kept (as the literal `..`) and `/`, `.` dropped.
+fn normal_components(path: &Path) -> VecDeque<OsString> {
+    path.components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_owned()),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect()
+}
+
+fn check_owner_mode(path: &Path, meta: &Metadata) -> Result<(), UntrustedReason> {
+    if meta.uid() != 0 {
+        return Err(UntrustedReason::NotRootOwned {
+            path: path.to_owned(),
+            uid: meta.uid(),
+        });
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(UntrustedReason::WritableByOthers {
+            path: path.to_owned(),
+            mode: meta.mode(),
+        });
+    }
+    Ok(())
+}
+
+fn uninspectable(path: &Path, e: &std::io::Error) -> UntrustedReason {
+    UntrustedReason::Uninspectable {
+        path: path.to_owned(),
+        error: e.kind(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(dirs: &[&str]) -> ExecConfig {
+        ExecConfig {
+            search_dirs: dirs.iter().map(PathBuf::from).collect(),
+            ..ExecConfig::default()
+        }
+    }
+
+    #[test]
+    fn relative_paths_are_refused() {
+        let c = cfg(&["/usr/bin"]);
+        for p in [
+            "./printf",
+            "bin/printf",
+            "/usr/bin/../bin/printf",
+            "/usr/./bin/printf",
+        ] {
+            let e = resolve(&c, p).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    ExecError::Untrusted {
+                        reason: UntrustedReason::RelativePath,
+                        ..
+                    }
+                ),
+                "{p}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_inherited_path_is_ignored() {
+        // `printf` exists in /usr/bin, but the only search directory is /etc.
+        let e = resolve(&cfg(&["/etc"]), "printf").unwrap_err();
+        assert_eq!(e.kind(), "not_installed");
+    }
+
+    #[test]
+    fn first_directory_wins_and_links_are_followed() {
+        let p = resolve(&cfg(&["/usr/local/bin", "/usr/bin"]), "printf").unwrap();
+        assert_eq!(p, Path::new("/usr/bin/printf").canonicalize().unwrap());
+    }
+}

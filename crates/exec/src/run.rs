@@ -1,0 +1,375 @@
+//! Starting, supervising and ending processes: the one spawn site in archgate.
+//!
+//! Every process starts in its own process group (`process_group(0)`), so the whole group can be
+//! signalled with `killpg`. A run ends in one of two ways:
+//! - the leader exits: anything still alive in its group gets SIGTERM, then SIGKILL after the
+//!   grace period, so helpers a program left behind do not outlive the call;
+//! - the timeout passes first: SIGTERM to the group, SIGKILL after the grace period.
+//!
+//! Output is read concurrently with the wait, by two tasks, so a chatty program never blocks on
+//! a full pipe. If the call itself is dropped (the client went away), a guard sends SIGKILL to
+//! the group.
+//!
+//! Detached programs also get their own group instead of a new session: `setsid` would need a
+//! `pre_exec` hook, which is `unsafe`, forbidden in this workspace. A separate group is enough
+//! for a launcher: archgate's group signals never reach it and, having no terminal, it gets no
+//! SIGHUP from one. A background thread waits for it so it never lingers as a zombie.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Child;
+use tokio::sync::watch;
+
+use crate::capture::{HeadTail, Output, share};
+use crate::config::Executor;
+use crate::error::ExecError;
+use crate::spec::CommandSpec;
+
+/// How long to keep reading after the process group has ended, for output still in the pipes
+/// (or held by a process that left the group).
+const DRAIN: Duration = Duration::from_millis(500);
+/// How long to wait for the group to disappear after SIGKILL.
+const SETTLE: Duration = Duration::from_secs(2);
+/// Interval of checks for a group to empty.
+const POLL: Duration = Duration::from_millis(10);
+/// Read buffer per stream.
+const CHUNK: usize = 64 * 1024;
+
+/// Build the command for a resolved program. This is the one place in archgate that constructs
+/// a process command (clippy's `disallowed-methods` forbids it everywhere else).
+#[allow(clippy::disallowed_methods)] // the single spawn site, see DESIGN invariant 2
+fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::process::Command {
+    let env = crate::env::build(
+        std::env::vars_os(),
+        &executor.config().search_dirs,
+        &spec.env,
+    );
+    let mut cmd = std::process::Command::new(resolved);
+    cmd.arg0(&spec.program)
+        .args(&spec.args)
+        .env_clear()
+        .envs(env)
+        .current_dir(spec.cwd.as_deref().unwrap_or(Path::new("/")))
+        .process_group(0);
+    cmd
+}
+
+/// Check the spec, resolve its program and build the command.
+fn prepare(
+    executor: &Executor,
+    spec: &CommandSpec,
+) -> Result<(PathBuf, std::process::Command), ExecError> {
+    if let Some((bad, _)) = spec.env.iter().find(|(k, _)| !crate::env::valid_key(k)) {
+        return Err(ExecError::Spawn {
+            command: spec.display(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("invalid environment variable name {bad:?}"),
+            ),
+        });
+    }
+    let resolved = executor.resolve_program(&spec.program)?;
+    let cmd = command(&resolved, spec, executor);
+    Ok((resolved, cmd))
+}
+
+/// Run to the end; see [`crate::Permit::run`].
+pub(crate) async fn run(
+    executor: &Executor,
+    permit_timeout: Option<Duration>,
+    spec: CommandSpec,
+) -> Result<Output, ExecError> {
+    let cfg = executor.config();
+    let shown = spec.display();
+    let (resolved, std_cmd) = prepare(executor, &spec)?;
+    let timeout = spec
+        .timeout
+        .or(permit_timeout)
+        .unwrap_or(cfg.default_timeout);
+    let mut cmd = tokio::process::Command::from(std_cmd);
+    cmd.stdin(if spec.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true);
+
+    tracing::debug!(command = %shown, program = %resolved.display(), ?timeout, "running");
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
+        command: shown.clone(),
+        source,
+    })?;
+    let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) else {
+        return Err(ExecError::Spawn {
+            command: shown,
+            source: std::io::Error::other("the process ended before its id could be read"),
+        });
+    };
+    let mut guard = GroupGuard {
+        pgid: Pid::from_raw(pid),
+        armed: true,
+    };
+
+    let writer = match (spec.stdin, child.stdin.take()) {
+        (Some(bytes), Some(mut pipe)) => Some(tokio::spawn(async move {
+            // A program that exits without reading all of it gives EPIPE: not our concern.
+            let _ = pipe.write_all(&bytes).await;
+        })),
+        _ => None,
+    };
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let cap = cfg.output_cap;
+    let out_task = tokio::spawn(collect(child.stdout.take(), cap, stop_rx.clone()));
+    let err_task = tokio::spawn(collect(child.stderr.take(), cap, stop_rx));
+
+    let ended = supervise(&mut child, guard.pgid, timeout, cfg.kill_grace).await;
+    guard.armed = false;
+    let duration = started.elapsed();
+
+    // The group is gone; what is left in the pipes arrives at once. Only a process that left the
+    // group while holding a pipe could keep it open: stop reading after a short while.
+    let drained = tokio::time::timeout(DRAIN, async {
+        while !out_task.is_finished() || !err_task.is_finished() {
+            tokio::time::sleep(POLL).await;
+        }
+    })
+    .await;
+    if drained.is_err() {
+        tracing::debug!(command = %shown, "a process outside the group still holds the output pipes");
+    }
+    let _ = stop_tx.send(true);
+    if let Some(w) = writer {
+        w.abort();
+    }
+    let out = out_task.await.unwrap_or_else(|_| HeadTail::new(0));
+    let err = err_task.await.unwrap_or_else(|_| HeadTail::new(0));
+
+    match ended {
+        Ended::TimedOut => {
+            tracing::debug!(command = %shown, ?timeout, "timed out");
+            Err(ExecError::TimedOut {
+                command: shown,
+                after: timeout,
+            })
+        }
+        Ended::WaitFailed(source) => Err(ExecError::Spawn {
+            command: shown,
+            source,
+        }),
+        Ended::Exited(status) => {
+            let (out_keep, err_keep) = share(cap, out.total(), err.total());
+            let (stdout, out_cut) = out.finish(out_keep);
+            let (stderr, err_cut) = err.finish(err_keep);
+            tracing::debug!(command = %shown, ?status, ?duration, "finished");
+            Ok(Output {
+                program: resolved,
+                status: status.into(),
+                stdout,
+                stderr,
+                truncated: out_cut || err_cut,
+                duration,
+            })
+        }
+    }
+}
+
+/// Start without waiting; see [`crate::Permit::spawn_detached`].
+pub(crate) fn spawn_detached(executor: &Executor, spec: CommandSpec) -> Result<u32, ExecError> {
+    let shown = spec.display();
+    if spec.stdin.is_some() {
+        return Err(ExecError::Spawn {
+            command: shown,
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a detached program takes no stdin",
+            ),
+        });
+    }
+    let (resolved, mut cmd) = prepare(executor, &spec)?;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    tracing::debug!(command = %shown, program = %resolved.display(), "launching detached");
+    let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
+        command: shown.clone(),
+        source,
+    })?;
+    let pid = child.id();
+    let reaper = std::thread::Builder::new()
+        .name("archgate-reap".into())
+        .spawn(move || {
+            let status = child.wait();
+            tracing::debug!(pid, ?status, "detached program ended");
+        });
+    if let Err(e) = reaper {
+        tracing::warn!(command = %shown, error = %e, "no thread to reap a detached program; it will stay a zombie until archgate exits");
+    }
+    Ok(pid)
+}
+
+/// How the leader's wait ended.
+enum Ended {
+    Exited(ExitStatus),
+    TimedOut,
+    WaitFailed(std::io::Error),
+}
+
+/// Wait for the leader within the timeout, then make sure nothing of its group is left.
+async fn supervise(child: &mut Child, pgid: Pid, timeout: Duration, grace: Duration) -> Ended {
+    match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(Ok(status)) => {
+            if group_alive(pgid) {
+                tracing::debug!(pgid = pgid.as_raw(), "ending processes left behind");
+                end_group(child, pgid, grace).await;
+            }
+            Ended::Exited(status)
+        }
+        Ok(Err(e)) => {
+            end_group(child, pgid, Duration::ZERO).await;
+            Ended::WaitFailed(e)
+        }
+        Err(_) => {
+            end_group(child, pgid, grace).await;
+            Ended::TimedOut
+        }
+    }
+}
+
+/// SIGTERM to the group, SIGKILL to what is left after `grace`, then wait for it to go.
+async fn end_group(child: &mut Child, pgid: Pid, grace: Duration) {
+    let deadline = tokio::time::Instant::now() + grace;
+    signal_group(pgid, Signal::SIGTERM);
+    let _ = tokio::time::timeout_at(deadline, child.wait()).await;
+    wait_group_gone(pgid, deadline).await;
+    if group_alive(pgid) {
+        signal_group(pgid, Signal::SIGKILL);
+    }
+    let settle = tokio::time::Instant::now() + SETTLE;
+    let _ = tokio::time::timeout_at(settle, child.wait()).await;
+    wait_group_gone(pgid, settle).await;
+}
+
+async fn wait_group_gone(pgid: Pid, deadline: tokio::time::Instant) {
+    while group_alive(pgid) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+fn signal_group(pgid: Pid, sig: Signal) {
+    match killpg(pgid, sig) {
+        Ok(()) | Err(Errno::ESRCH) => {}
+        Err(e) => {
+            tracing::warn!(pgid = pgid.as_raw(), signal = %sig, error = %e, "could not signal process group")
+        }
+    }
+}
+
+/// Whether any process of the group is alive (zombies, which hold nothing, do not count).
+fn group_alive(pgid: Pid) -> bool {
+    match killpg(pgid, None) {
+        Err(Errno::ESRCH) => false,
+        Ok(()) => live_member_in_proc(pgid).unwrap_or(true),
+        Err(_) => true,
+    }
+}
+
+/// Scan `/proc` for a non-zombie process whose process group is `pgid`.
+fn live_member_in_proc(pgid: Pid) -> Option<bool> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        if let Some((state, pgrp)) = parse_stat(&stat)
+            && pgrp == pgid.as_raw()
+            && state != 'Z'
+            && state != 'X'
+        {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// State and process group from a `/proc/PID/stat` line (the name may contain spaces and `)`).
+pub(crate) fn parse_stat(stat: &str) -> Option<(char, i32)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+/// Read one stream into a head-and-tail collector until EOF or until told to stop.
+async fn collect<R: AsyncRead + Unpin>(
+    reader: Option<R>,
+    cap: usize,
+    mut stop: watch::Receiver<bool>,
+) -> HeadTail {
+    let mut kept = HeadTail::new(cap);
+    let Some(mut reader) = reader else {
+        return kept;
+    };
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        tokio::select! {
+            biased;
+            _ = stop.changed() => break,
+            r = reader.read(&mut buf) => match r {
+                Ok(0) => break,
+                Ok(n) => kept.push(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::debug!(error = %e, "reading program output failed");
+                    break;
+                }
+            },
+        }
+    }
+    kept
+}
+
+/// Kills the whole group if a run is abandoned midway (its future dropped).
+struct GroupGuard {
+    pgid: Pid,
+    armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            signal_group(self.pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_stat;
+
+    #[test]
+    fn stat_lines_with_odd_names_parse() {
+        assert_eq!(
+            parse_stat("1234 (a) b (c) S 1 4321 4321 0 -1 4194560 0"),
+            Some(('S', 4321))
+        );
+        assert_eq!(parse_stat("77 (sh) Z 1 77 77"), Some(('Z', 77)));
+        assert_eq!(parse_stat("garbage"), None);
+    }
+}
