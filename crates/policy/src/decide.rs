@@ -5,8 +5,9 @@
 //!    needs sudo, a call that reaches archgate's own files, or a route defined as blocked →
 //!    `blocked`, denied; nothing below can change that;
 //! 2. the person's rules, read deny → ask → allow, first match wins; an allow never lets a
-//!    destructive route skip the question, and an allow *prefix* covers a route only once the
-//!    person has acknowledged that route (restrictions extend forward, grants do not);
+//!    destructive route skip the question, and an allow *prefix* covers a route that is more than
+//!    a read only once the person has acknowledged that route (restrictions extend forward,
+//!    grants do not);
 //! 3. no rule: `read` runs, everything else asks.
 
 use std::collections::BTreeSet;
@@ -309,7 +310,12 @@ pub fn decide(facts: &CallFacts<'_>, input: &PolicyInput<'_>) -> Decision {
                 },
                 Some(rule),
             ),
-            RuleList::Allow if hit.pattern.is_prefix() && !is_acknowledged(input, facts.route) => {
+            // A read runs without any rule, so an unacknowledged prefix cannot hold it back.
+            RuleList::Allow
+                if hit.pattern.is_prefix()
+                    && tier != Tier::Read
+                    && !is_acknowledged(input, facts.route) =>
+            {
                 decision(
                     Verdict::Ask,
                     Reason::NeedsAcknowledgement {

@@ -40,6 +40,7 @@ const ELEVATORS: &[&str] = &[
 /// Characters that separate words for a shell or an option parser.
 fn is_separator(c: char) -> bool {
     c.is_whitespace()
+        || c.is_control()
         || matches!(
             c,
             '=' | ';' | '|' | '&' | '$' | '(' | ')' | '{' | '}' | '`' | '<' | '>' | ','

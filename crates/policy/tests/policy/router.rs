@@ -1,0 +1,131 @@
+//! `route_approval`: the issue's order, one line per case.
+
+use std::collections::BTreeSet;
+
+use archgate_policy::{
+    ApprovedBy, ArgPattern, CallFacts, Decision, NewRule, PolicyInput, Routing, Rules,
+    StandingRule, Tier, decide, new_rule, route_approval,
+};
+use serde_json::json;
+
+const NOW: u64 = 1_800_000_000;
+
+fn decision(rules: &str, tier: Option<Tier>, argv: &[&str]) -> Decision {
+    let rules: Rules = toml::from_str(rules).expect("rules");
+    let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+    decide(
+        &CallFacts {
+            client: "local",
+            tool: "t",
+            route: "r x",
+            declared_tier: tier,
+            argv: &argv,
+            needs_sudo: false,
+            targets_archgate: false,
+        },
+        &PolicyInput {
+            rules: &rules,
+            acknowledged: &BTreeSet::new(),
+        },
+    )
+}
+
+fn rule(expires_in: u64) -> StandingRule {
+    new_rule(
+        NewRule {
+            id: "rule-1".into(),
+            client: "local".into(),
+            tool: "t".into(),
+            route: "r x".into(),
+            args: ArgPattern::exact(json!({})),
+            ttl: Some(std::time::Duration::from_secs(expires_in)),
+            max_uses_per_day: None,
+        },
+        NOW - 10,
+    )
+    .expect("rule")
+}
+
+fn dev(on: bool) -> Option<u64> {
+    on.then_some(NOW + 60)
+}
+
+macro_rules! routing {
+    ($($name:ident: $decision:expr, always_ask $aa:expr, dev $dev:expr, rule $rule:expr => $want:pat,)*) => {$(
+        #[test]
+        fn $name() {
+            let d: Decision = $decision;
+            let r: Option<StandingRule> = $rule;
+            let got = route_approval(&d, $aa, dev($dev), NOW, r.as_ref());
+            assert!(matches!(got, $want), "{got:?}");
+        }
+    )*};
+}
+
+const ASK: &str = r#"ask = ["*"]"#;
+const DENY: &str = r#"deny = ["*"]"#;
+const ALLOW: &str = r#"allow = ["r x"]"#;
+
+routing! {
+    blocked_refused_even_in_dev_mode: decision(ALLOW, Some(Tier::Act), &["sudo"]), always_ask false, dev true, rule Some(rule(3600)) => Routing::Refuse(_),
+    denied_refused_even_in_dev_mode: decision(DENY, Some(Tier::Act), &[]), always_ask false, dev true, rule Some(rule(3600)) => Routing::Refuse(_),
+    allowed_by_policy: decision(ALLOW, Some(Tier::Act), &[]), always_ask false, dev false, rule None => Routing::Approved { by: ApprovedBy::Policy },
+    read_default_allowed_by_policy: decision("", Some(Tier::Read), &[]), always_ask false, dev false, rule None => Routing::Approved { by: ApprovedBy::Policy },
+    dev_mode_approves_ask: decision(ASK, Some(Tier::Act), &[]), always_ask false, dev true, rule None => Routing::Approved { by: ApprovedBy::DeveloperMode },
+    dev_mode_approves_destructive: decision("", Some(Tier::Destructive), &[]), always_ask true, dev true, rule None => Routing::Approved { by: ApprovedBy::DeveloperMode },
+    dev_mode_before_standing_rule: decision(ASK, Some(Tier::Act), &[]), always_ask false, dev true, rule Some(rule(3600)) => Routing::Approved { by: ApprovedBy::DeveloperMode },
+    always_ask_skips_standing_rule: decision(ASK, Some(Tier::Act), &[]), always_ask true, dev false, rule Some(rule(3600)) => Routing::AskPerson,
+    destructive_skips_standing_rule: decision("", Some(Tier::Destructive), &[]), always_ask false, dev false, rule Some(rule(3600)) => Routing::AskPerson,
+    standing_rule_approves: decision(ASK, Some(Tier::Act), &[]), always_ask false, dev false, rule Some(rule(3600)) => Routing::Approved { by: ApprovedBy::StandingRule(_) },
+    standing_rule_approves_unclassified: decision("", None, &[]), always_ask false, dev false, rule Some(rule(3600)) => Routing::Approved { by: ApprovedBy::StandingRule(_) },
+    expired_standing_rule_asks: decision(ASK, Some(Tier::Act), &[]), always_ask false, dev false, rule Some(rule(5)) => Routing::AskPerson,
+    nothing_matches_asks: decision(ASK, Some(Tier::Act), &[]), always_ask false, dev false, rule None => Routing::AskPerson,
+}
+
+#[test]
+fn dev_mode_ends_at_its_deadline() {
+    let d = decision(ASK, Some(Tier::Act), &[]);
+    assert!(matches!(
+        route_approval(&d, false, Some(NOW + 1), NOW, None),
+        Routing::Approved {
+            by: ApprovedBy::DeveloperMode
+        }
+    ));
+    assert_eq!(
+        route_approval(&d, false, Some(NOW), NOW, None),
+        Routing::AskPerson
+    );
+    assert_eq!(
+        route_approval(&d, false, Some(NOW - 1), NOW, None),
+        Routing::AskPerson
+    );
+}
+
+#[test]
+fn standing_rule_approval_carries_its_id() {
+    let d = decision(ASK, Some(Tier::Act), &[]);
+    let r = rule(3600);
+    assert_eq!(
+        route_approval(&d, false, None, NOW, Some(&r)),
+        Routing::Approved {
+            by: ApprovedBy::StandingRule("rule-1".into())
+        }
+    );
+    let json = serde_json::to_value(route_approval(&d, false, None, NOW, Some(&r))).expect("json");
+    assert_eq!(
+        json,
+        json!({"outcome": "approved", "by": {"by": "standing_rule", "rule_id": "rule-1"}})
+    );
+}
+
+#[test]
+fn refusal_carries_policy_reason() {
+    let d = decision(DENY, Some(Tier::Act), &[]);
+    assert_eq!(
+        route_approval(&d, false, None, NOW, None),
+        Routing::Refuse(d.reason.clone())
+    );
+    let json = serde_json::to_value(route_approval(&d, false, None, NOW, None)).expect("json");
+    assert_eq!(json["outcome"], "refuse");
+    assert_eq!(json["code"], "denied_by_rule");
+}
