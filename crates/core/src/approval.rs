@@ -1,0 +1,456 @@
+//! The approval broker: a call that needs the person's yes parks here with a deadline.
+//!
+//! The deadline is the decision. Whoever removes a question from the pending map first decides
+//! it — an answer (first channel wins) or the deadline — so two channels answering together run
+//! a call at most once, and an answer after the deadline finds nothing to answer. Dropping the
+//! waiting future (the client went away) withdraws the question: nothing runs later.
+//!
+//! Channels are of two kinds: push channels (`Channel`: desktop notifications) are told about
+//! each question and withdrawn when it is decided; pull channels (the approval page, the CLI over
+//! the control socket) read `pending()` and `subscribe()` and call `answer()`.
+
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, oneshot};
+
+use archgate_policy::Tier;
+
+/// What the person is asked. Built after resolution, so `summary` is exactly what will run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Question {
+    pub id: String,
+    pub client: String,
+    pub tool: String,
+    pub route: String,
+    /// The exact resolved command or target.
+    pub summary: String,
+    pub tier: Tier,
+    /// Arguments as recorded in the audit (truncated, private values redacted).
+    pub args: serde_json::Value,
+    /// Unix seconds.
+    pub created: u64,
+    pub deadline: u64,
+    /// Whether "Always…" may be offered (false for always-ask tools).
+    pub rule_allowed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Allow,
+    /// Allow, and create a standing rule for identical calls.
+    AllowAlways,
+    Deny,
+    /// Dismissed without a choice.
+    Cancel,
+}
+
+/// The six outcomes; exactly one (`Accepted`) runs the call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum ApprovalOutcome {
+    Accepted { channel: String, always: bool },
+    Declined { channel: String },
+    Cancelled { channel: String },
+    TimedOut,
+    Unsupported { reason: String },
+    Unreachable,
+}
+
+impl ApprovalOutcome {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ApprovalOutcome::Accepted { .. } => "accepted",
+            ApprovalOutcome::Declined { .. } => "declined",
+            ApprovalOutcome::Cancelled { .. } => "cancelled",
+            ApprovalOutcome::TimedOut => "timed_out",
+            ApprovalOutcome::Unsupported { .. } => "unsupported",
+            ApprovalOutcome::Unreachable => "unreachable",
+        }
+    }
+    pub fn channel(&self) -> Option<&str> {
+        match self {
+            ApprovalOutcome::Accepted { channel, .. }
+            | ApprovalOutcome::Declined { channel }
+            | ApprovalOutcome::Cancelled { channel } => Some(channel),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    #[error("no pending approval {0}: it was already decided, withdrawn, or never existed")]
+    NotPending(String),
+    #[error("approval {0} passed its deadline; the call was refused and this answer does nothing")]
+    TooLate(String),
+}
+
+impl AnswerError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnswerError::NotPending(_) => "not_pending",
+            AnswerError::TooLate(_) => "too_late",
+        }
+    }
+}
+
+/// Events for live views (the page's server-sent events, bars).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum BrokerEvent {
+    Asked { question: Question },
+    Decided { id: String, outcome: String },
+}
+
+/// A push channel (desktop notifications).
+pub trait Channel: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Shows the question. Answers come back through `Broker::answer`.
+    fn ask(&self, q: &Question, broker: Broker);
+    /// The question was decided elsewhere or expired: take it down.
+    fn withdraw(&self, id: &str);
+}
+
+struct Entry {
+    question: Question,
+    deadline: Instant,
+    tx: oneshot::Sender<(Answer, String)>,
+}
+
+struct Inner {
+    pending: Mutex<HashMap<String, Entry>>,
+    push: Mutex<Vec<Arc<dyn Channel>>>,
+    pull_channels: AtomicUsize,
+    events: broadcast::Sender<BrokerEvent>,
+}
+
+#[derive(Clone)]
+pub struct Broker {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Broker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Broker")
+            .field("pending", &self.pending().len())
+            .finish()
+    }
+}
+
+impl Default for Broker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Removes the question when the waiting future ends, however it ends.
+struct Withdraw<'a> {
+    broker: &'a Broker,
+    id: String,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if self.broker.take(&self.id).is_some() {
+            self.broker.decided(&self.id, "unreachable");
+        }
+    }
+}
+
+impl Broker {
+    pub fn new() -> Broker {
+        let (events, _) = broadcast::channel(256);
+        Broker {
+            inner: Arc::new(Inner {
+                pending: Mutex::new(HashMap::new()),
+                push: Mutex::new(Vec::new()),
+                pull_channels: AtomicUsize::new(0),
+                events,
+            }),
+        }
+    }
+
+    pub fn add_push_channel(&self, c: Arc<dyn Channel>) {
+        self.inner
+            .push
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(c);
+    }
+
+    /// A pull channel (page, control socket) came up. Returns a guard that counts it down.
+    pub fn register_pull_channel(&self) -> PullChannelGuard {
+        self.inner.pull_channels.fetch_add(1, Ordering::SeqCst);
+        PullChannelGuard {
+            broker: self.clone(),
+        }
+    }
+
+    pub fn has_channels(&self) -> bool {
+        self.inner.pull_channels.load(Ordering::SeqCst) > 0
+            || !self
+                .inner
+                .push
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_empty()
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<BrokerEvent> {
+        self.inner.events.subscribe()
+    }
+
+    pub fn pending(&self) -> Vec<Question> {
+        let m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v: Vec<Question> = m.values().map(|e| e.question.clone()).collect();
+        v.sort_by(|a, b| a.created.cmp(&b.created).then(a.id.cmp(&b.id)));
+        v
+    }
+
+    fn take(&self, id: &str) -> Option<Entry> {
+        self.inner
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id)
+    }
+
+    fn decided(&self, id: &str, outcome: &str) {
+        for c in self
+            .inner
+            .push
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            c.withdraw(id);
+        }
+        let _ = self.inner.events.send(BrokerEvent::Decided {
+            id: id.to_owned(),
+            outcome: outcome.to_owned(),
+        });
+    }
+
+    /// Asks every channel at once and waits for the first answer or the deadline.
+    /// Cancel-safe: dropping the future withdraws the question.
+    pub async fn ask(&self, question: Question, timeout: Duration) -> ApprovalOutcome {
+        if !self.has_channels() {
+            return ApprovalOutcome::Unsupported {
+                reason: "no approval channel is running (start `archgate serve`, open `archgate ui`, or enable notifications)".into(),
+            };
+        }
+        let id = question.id.clone();
+        let (tx, rx) = oneshot::channel();
+        let deadline = Instant::now() + timeout;
+        self.inner
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                id.clone(),
+                Entry {
+                    question: question.clone(),
+                    deadline,
+                    tx,
+                },
+            );
+        let guard = Withdraw {
+            broker: self,
+            id: id.clone(),
+        };
+        let _ = self.inner.events.send(BrokerEvent::Asked {
+            question: question.clone(),
+        });
+        let push: Vec<_> = self
+            .inner
+            .push
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for c in push {
+            c.ask(&question, self.clone());
+        }
+
+        let mut rx = rx;
+        let answer = tokio::select! {
+            a = &mut rx => a.ok(),
+            _ = tokio::time::sleep_until(deadline.into()) => {
+                if self.take(&id).is_some() {
+                    // The deadline removed it first: that is the decision.
+                    None
+                } else {
+                    // An answer removed it first (before the deadline): it is in the channel.
+                    rx.await.ok()
+                }
+            }
+        };
+        std::mem::forget(guard); // decided; nothing left to withdraw
+        let outcome = match answer {
+            Some((Answer::Allow, channel)) => ApprovalOutcome::Accepted {
+                channel,
+                always: false,
+            },
+            Some((Answer::AllowAlways, channel)) => ApprovalOutcome::Accepted {
+                channel,
+                always: true,
+            },
+            Some((Answer::Deny, channel)) => ApprovalOutcome::Declined { channel },
+            Some((Answer::Cancel, channel)) => ApprovalOutcome::Cancelled { channel },
+            None => ApprovalOutcome::TimedOut,
+        };
+        self.decided(&id, outcome.name());
+        outcome
+    }
+
+    /// The person's answer through `channel`. The first answer wins; a late one does nothing.
+    pub fn answer(&self, id: &str, answer: Answer, channel: &str) -> Result<(), AnswerError> {
+        let mut m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(entry) = m.get(id) else {
+            return Err(AnswerError::NotPending(id.to_owned()));
+        };
+        if Instant::now() >= entry.deadline {
+            return Err(AnswerError::TooLate(id.to_owned()));
+        }
+        let entry = m.remove(id).expect("present above");
+        drop(m);
+        let answer = if answer == Answer::AllowAlways && !entry.question.rule_allowed {
+            Answer::Allow
+        } else {
+            answer
+        };
+        // The waiter may have been dropped this instant (client gone); then nothing runs.
+        let _ = entry.tx.send((answer, channel.to_owned()));
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+pub struct PullChannelGuard {
+    broker: Broker,
+}
+
+impl Drop for PullChannelGuard {
+    fn drop(&mut self) {
+        self.broker
+            .inner
+            .pull_channels
+            .fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(id: &str) -> Question {
+        Question {
+            id: id.into(),
+            client: "local".into(),
+            tool: "theme".into(),
+            route: "theme set".into(),
+            summary: "omarchy-theme-set nord".into(),
+            tier: Tier::Act,
+            args: serde_json::json!({}),
+            created: 0,
+            deadline: 0,
+            rule_allowed: true,
+        }
+    }
+
+    #[tokio::test]
+    async fn no_channel_is_unsupported() {
+        let b = Broker::new();
+        assert!(matches!(
+            b.ask(q("a"), Duration::from_secs(5)).await,
+            ApprovalOutcome::Unsupported { .. }
+        ));
+    }
+
+    #[tokio::test]
+    async fn first_answer_wins_and_second_finds_nothing() {
+        let b = Broker::new();
+        let _g = b.register_pull_channel();
+        let b2 = b.clone();
+        let t = tokio::spawn(async move { b2.ask(q("a"), Duration::from_secs(5)).await });
+        while b.pending().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(b.answer("a", Answer::Allow, "cli"), Ok(()));
+        assert_eq!(
+            b.answer("a", Answer::Deny, "page"),
+            Err(AnswerError::NotPending("a".into()))
+        );
+        assert_eq!(
+            t.await.unwrap(),
+            ApprovalOutcome::Accepted {
+                channel: "cli".into(),
+                always: false
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn deadline_decides_and_a_late_answer_does_nothing() {
+        let b = Broker::new();
+        let _g = b.register_pull_channel();
+        let b2 = b.clone();
+        let t = tokio::spawn(async move { b2.ask(q("a"), Duration::from_millis(50)).await });
+        while b.pending().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        tokio::time::sleep(Duration::from_millis(51)).await;
+        // Either the deadline already removed it, or answer() sees the deadline passed.
+        assert!(b.answer("a", Answer::Allow, "cli").is_err());
+        assert_eq!(t.await.unwrap(), ApprovalOutcome::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn dropping_the_waiter_withdraws_the_question() {
+        let b = Broker::new();
+        let _g = b.register_pull_channel();
+        let mut rx = b.subscribe();
+        {
+            let fut = b.ask(q("a"), Duration::from_secs(5));
+            tokio::select! { _ = fut => unreachable!(), _ = tokio::time::sleep(Duration::from_millis(20)) => {} }
+        }
+        assert!(b.pending().is_empty());
+        assert_eq!(
+            b.answer("a", Answer::Allow, "cli"),
+            Err(AnswerError::NotPending("a".into()))
+        );
+        let mut saw = false;
+        while let Ok(ev) = rx.try_recv() {
+            if let BrokerEvent::Decided { outcome, .. } = ev {
+                saw = outcome == "unreachable";
+            }
+        }
+        assert!(saw);
+    }
+
+    #[tokio::test]
+    async fn concurrent_answers_run_at_most_once() {
+        for _ in 0..50 {
+            let b = Broker::new();
+            let _g = b.register_pull_channel();
+            let b2 = b.clone();
+            let t = tokio::spawn(async move { b2.ask(q("a"), Duration::from_secs(5)).await });
+            while b.pending().is_empty() {
+                tokio::task::yield_now().await;
+            }
+            let (x, y) = (b.clone(), b.clone());
+            let h1 = std::thread::spawn(move || x.answer("a", Answer::Allow, "page").is_ok());
+            let h2 =
+                std::thread::spawn(move || y.answer("a", Answer::Allow, "notification").is_ok());
+            let wins = [h1.join().unwrap(), h2.join().unwrap()]
+                .iter()
+                .filter(|w| **w)
+                .count();
+            assert_eq!(wins, 1);
+            assert!(matches!(t.await.unwrap(), ApprovalOutcome::Accepted { .. }));
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! One audit record: what a call was, what was decided, how it ended. Never its output.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Each value in the recorded arguments is cut to this many bytes.
+pub const ARG_VALUE_LIMIT: usize = 512;
+
+/// How a call ended. Exactly one per call; the same names count in `/health`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The tool ran and answered.
+    Ok,
+    /// The tool ran and answered an error (not installed, not found, could not reach …).
+    ToolError,
+    /// Refused by policy (denied or blocked) before anything ran.
+    Refused,
+    /// Resolution refused the target (not found, could not look, protected path).
+    Unresolved,
+    /// Arguments too large or not valid against the schema.
+    InvalidArguments,
+    /// The client is not granted the tool, or the tool is disabled.
+    NotGranted,
+    /// The client's budget is spent.
+    BudgetExhausted,
+    /// The person said no.
+    Declined,
+    /// The question was dismissed.
+    Cancelled,
+    /// Nobody answered before the deadline.
+    TimedOut,
+    /// Approval was needed and no channel could ask.
+    Unsupported,
+    /// The client went away while the call was pending.
+    Unreachable,
+    /// The tool panicked; archgate kept serving.
+    Panicked,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::ToolError => "tool_error",
+            Outcome::Refused => "refused",
+            Outcome::Unresolved => "unresolved",
+            Outcome::InvalidArguments => "invalid_arguments",
+            Outcome::NotGranted => "not_granted",
+            Outcome::BudgetExhausted => "budget_exhausted",
+            Outcome::Declined => "declined",
+            Outcome::Cancelled => "cancelled",
+            Outcome::TimedOut => "timed_out",
+            Outcome::Unsupported => "unsupported",
+            Outcome::Unreachable => "unreachable",
+            Outcome::Panicked => "panicked",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The approval part of a record, present when approval was considered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    /// accepted, declined, cancelled, timed_out, unsupported, unreachable, or `auto` when a
+    /// policy allow, a standing rule or developer mode approved without asking.
+    pub outcome: String,
+    /// Who answered: page, notification, cli, client, standing_rule, developer_mode, policy.
+    pub channel: Option<String>,
+    pub rule_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub time: String,
+    pub id: String,
+    pub client: String,
+    pub tool: String,
+    pub route: Option<String>,
+    /// The resolved target, as shown to the person.
+    pub target: Option<String>,
+    pub tier: Option<String>,
+    /// allow, ask or deny.
+    pub decision: Option<String>,
+    pub reason: Option<String>,
+    pub rule: Option<String>,
+    pub approval: Option<ApprovalRecord>,
+    pub outcome: Outcome,
+    /// Typed error kind when the outcome is not `ok`.
+    pub error_kind: Option<String>,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    pub args_sha256: String,
+    pub args: Value,
+    pub dev_mode: bool,
+}
+
+/// Canonical JSON: object keys sorted (serde_json's map is a BTreeMap without
+/// `preserve_order`), no insignificant whitespace.
+pub fn canonical_json(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<_> = m.keys().collect();
+            keys.sort();
+            let body: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&m[k])))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical_json).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+pub fn args_digest(args: &Value) -> String {
+    hex::encode(Sha256::digest(canonical_json(args).as_bytes()))
+}
+
+/// The arguments with every string cut to `ARG_VALUE_LIMIT` bytes (on a char boundary) and
+/// marked, and every other scalar kept.
+pub fn truncate_args(args: &Value) -> Value {
+    match args {
+        Value::String(s) if s.len() > ARG_VALUE_LIMIT => {
+            let mut end = ARG_VALUE_LIMIT;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            Value::String(format!("{}…[{} bytes]", &s[..end], s.len()))
+        }
+        Value::Array(a) => Value::Array(a.iter().map(truncate_args).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), truncate_args(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Replaces the values of `keys` (e.g. clipboard text) by their length, for tools whose
+/// arguments are themselves private.
+pub fn redact(args: &Value, keys: &[&str]) -> Value {
+    match args {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    if keys.contains(&k.as_str()) {
+                        let n = v
+                            .as_str()
+                            .map(str::len)
+                            .unwrap_or_else(|| v.to_string().len());
+                        (k.clone(), Value::String(format!("[redacted: {n} bytes]")))
+                    } else {
+                        (k.clone(), v.clone())
+                    }
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn digest_is_independent_of_key_order() {
+        let a = json!({"b": 1, "a": {"y": [1, "x"], "x": null}});
+        let b: Value = serde_json::from_str(r#"{"a":{"x":null,"y":[1,"x"]},"b":1}"#).unwrap();
+        assert_eq!(args_digest(&a), args_digest(&b));
+        assert_eq!(canonical_json(&a), r#"{"a":{"x":null,"y":[1,"x"]},"b":1}"#);
+        assert_ne!(args_digest(&a), args_digest(&json!({"b": 2})));
+    }
+
+    #[test]
+    fn long_values_are_cut_on_char_boundaries() {
+        let long = "é".repeat(600);
+        let t = truncate_args(&json!({"text": long, "n": 5, "list": ["x".repeat(1000)]}));
+        let s = t["text"].as_str().unwrap();
+        assert!(s.len() < 600 && s.ends_with("[1200 bytes]"));
+        assert_eq!(t["n"], 5);
+        assert!(t["list"][0].as_str().unwrap().ends_with("[1000 bytes]"));
+    }
+
+    #[test]
+    fn redaction_keeps_only_length() {
+        let r = redact(&json!({"text": "secret words", "x": 1}), &["text"]);
+        assert_eq!(r, json!({"text": "[redacted: 12 bytes]", "x": 1}));
+    }
+}

@@ -1,0 +1,261 @@
+//! The audit writer: a bounded queue drained by one thread, so writing never blocks a call.
+//!
+//! `AuditLog::record` serializes on the caller's thread and `try_send`s the line. A full queue
+//! drops the record, counts it, warns once on stderr, and when the writer next catches up it
+//! writes `{"event":"dropped","n":N}`. A failing write is reported on stderr (once per burst of
+//! failures, with the count when writing recovers) and the server keeps serving. Each batch of
+//! whole lines goes to the file in one `write` on an O_APPEND descriptor, so a SIGKILL leaves at
+//! most a torn last line, which the reader skips and reports.
+
+use super::record::Record;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct AuditSettings {
+    pub path: PathBuf,
+    pub queue: usize,
+    pub max_bytes: u64,
+    pub keep: u32,
+}
+
+enum Msg {
+    Line(String),
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
+#[derive(Debug, Default)]
+pub struct AuditStats {
+    pub written: AtomicU64,
+    pub dropped_total: AtomicU64,
+    pub write_failures: AtomicU64,
+}
+
+#[derive(Clone)]
+pub struct AuditLog {
+    tx: SyncSender<Msg>,
+    pending_dropped: Arc<AtomicU64>,
+    warned_full: Arc<AtomicBool>,
+    stats: Arc<AuditStats>,
+    thread: Arc<Mutex<Option<std::thread::JoinHandle<()>>>>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog")
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl AuditLog {
+    /// Starts the writer thread. Never fails: an unwritable location is reported when writing.
+    pub fn start(settings: AuditSettings) -> AuditLog {
+        let (tx, rx) = sync_channel(settings.queue.max(1));
+        let pending_dropped = Arc::new(AtomicU64::new(0));
+        let stats = Arc::new(AuditStats::default());
+        let thread = {
+            let pending_dropped = pending_dropped.clone();
+            let stats = stats.clone();
+            std::thread::Builder::new()
+                .name("archgate-audit".into())
+                .spawn(move || Writer::new(settings, pending_dropped, stats).run(rx))
+                .expect("spawning the audit writer thread")
+        };
+        AuditLog {
+            tx,
+            pending_dropped,
+            warned_full: Arc::new(AtomicBool::new(false)),
+            stats,
+            thread: Arc::new(Mutex::new(Some(thread))),
+        }
+    }
+
+    /// Enqueues one record without blocking.
+    pub fn record(&self, record: &Record) {
+        match serde_json::to_string(record) {
+            Ok(line) => self.enqueue(line),
+            Err(e) => tracing::error!("audit record could not be serialized: {e}"),
+        }
+    }
+
+    fn enqueue(&self, line: String) {
+        match self.tx.try_send(Msg::Line(line)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                self.pending_dropped.fetch_add(1, Ordering::Relaxed);
+                self.stats.dropped_total.fetch_add(1, Ordering::Relaxed);
+                if !self.warned_full.swap(true, Ordering::Relaxed) {
+                    tracing::warn!("audit queue full: records are being dropped and counted");
+                }
+            }
+        }
+    }
+
+    pub fn stats(&self) -> &AuditStats {
+        &self.stats
+    }
+
+    /// Waits until everything enqueued so far is written, at most `timeout`.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let deadline = std::time::Instant::now() + timeout;
+        // The queue may be full; retry the flush request until the deadline.
+        let mut msg = Msg::Flush(tx);
+        loop {
+            match self.tx.try_send(msg) {
+                Ok(()) => break,
+                Err(TrySendError::Full(m)) if std::time::Instant::now() < deadline => {
+                    msg = m;
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(_) => return false,
+            }
+        }
+        rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+            .is_ok()
+    }
+
+    /// Flushes within `timeout` and lets the writer thread finish.
+    pub fn shutdown(&self, timeout: Duration) -> bool {
+        let ok = self.flush(timeout);
+        if ok && let Some(t) = self.thread.lock().ok().and_then(|mut g| g.take()) {
+            drop(t); // detached: the process is about to exit; the queue is already drained.
+        }
+        ok
+    }
+}
+
+struct Writer {
+    settings: AuditSettings,
+    file: Option<File>,
+    size: u64,
+    pending_dropped: Arc<AtomicU64>,
+    stats: Arc<AuditStats>,
+    failing: Option<u64>,
+}
+
+impl Writer {
+    fn new(
+        settings: AuditSettings,
+        pending_dropped: Arc<AtomicU64>,
+        stats: Arc<AuditStats>,
+    ) -> Writer {
+        Writer {
+            settings,
+            file: None,
+            size: 0,
+            pending_dropped,
+            stats,
+            failing: None,
+        }
+    }
+
+    fn run(mut self, rx: Receiver<Msg>) {
+        let mut batch = String::new();
+        let mut waiters = Vec::new();
+        loop {
+            let first = match rx.recv_timeout(Duration::from_millis(500)) {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) => {
+                    // Idle: report drops that happened with nothing else to write.
+                    self.write_batch(&mut batch);
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
+            let mut next = Some(first);
+            while let Some(m) = next {
+                match m {
+                    Msg::Line(l) => {
+                        batch.push_str(&l);
+                        batch.push('\n');
+                    }
+                    Msg::Flush(w) => waiters.push(w),
+                }
+                next = if batch.len() < 256 * 1024 {
+                    rx.try_recv().ok()
+                } else {
+                    None
+                };
+            }
+            self.write_batch(&mut batch);
+            for w in waiters.drain(..) {
+                let _ = w.send(());
+            }
+        }
+        self.write_batch(&mut batch);
+    }
+
+    fn write_batch(&mut self, batch: &mut String) {
+        let dropped = self.pending_dropped.swap(0, Ordering::Relaxed);
+        if dropped > 0 {
+            let ev = serde_json::json!({"event": "dropped", "n": dropped, "time": super::record::now_rfc3339()});
+            batch.push_str(&ev.to_string());
+            batch.push('\n');
+        }
+        if batch.is_empty() {
+            return;
+        }
+        let lines = batch.bytes().filter(|b| *b == b'\n').count() as u64;
+        match self.try_write(batch.as_bytes()) {
+            Ok(()) => {
+                self.stats.written.fetch_add(lines, Ordering::Relaxed);
+                if let Some(lost) = self.failing.take() {
+                    tracing::warn!(path = %self.settings.path.display(), "audit log writable again; {lost} records were lost");
+                }
+            }
+            Err(e) => {
+                // The drop count must still reach the file once writing works again.
+                self.pending_dropped.fetch_add(dropped, Ordering::Relaxed);
+                self.stats.write_failures.fetch_add(1, Ordering::Relaxed);
+                self.file = None;
+                match &mut self.failing {
+                    None => {
+                        tracing::error!(path = %self.settings.path.display(), "audit log write failed: {e}; archgate keeps serving");
+                        self.failing = Some(lines);
+                    }
+                    Some(n) => *n += lines,
+                }
+            }
+        }
+        batch.clear();
+    }
+
+    fn try_write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if self.size + bytes.len() as u64 > self.settings.max_bytes && self.size > 0 {
+            self.file = None;
+            rotate(&self.settings.path, self.settings.keep)?;
+            self.size = 0;
+        }
+        if self.file.is_none() {
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(&self.settings.path)?;
+            self.size = f.metadata()?.len();
+            self.file = Some(f);
+        }
+        let f = self.file.as_mut().expect("opened above");
+        f.write_all(bytes)?;
+        self.size += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+/// activity.jsonl → activity.jsonl.1 → … → activity.jsonl.KEEP (the oldest is removed).
+fn rotate(path: &Path, keep: u32) -> std::io::Result<()> {
+    let numbered = |n: u32| PathBuf::from(format!("{}.{n}", path.display()));
+    let _ = std::fs::remove_file(numbered(keep));
+    for n in (1..keep).rev() {
+        let _ = std::fs::rename(numbered(n), numbered(n + 1));
+    }
+    std::fs::rename(path, numbered(1))
+}

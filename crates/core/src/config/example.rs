@@ -1,0 +1,103 @@
+//! The commented example printed by `archgate config example`. A test keeps it parsing to
+//! exactly the defaults, so it cannot drift from the code.
+
+pub const EXAMPLE: &str = r#"# archgate configuration — every key, with its default.
+# Location: $XDG_CONFIG_HOME/archgate/config.toml (see `archgate config path`).
+# Changes apply without a restart (poll every 2 s, or `archgate reload`); `archgate config check`
+# prints problems with line numbers. Keys marked (restart) apply at the next start.
+
+[paths]
+# Override where archgate keeps its private files (absolute paths). Defaults follow XDG:
+# state_dir   = "~/.local/state/archgate"   (token, clients, audit log, standing rules, wiki index)
+# runtime_dir = "$XDG_RUNTIME_DIR/archgate"  (control socket, state.json for bars)
+# cache_dir   = "~/.cache/archgate"          (HTTP caches)
+
+[server]
+# Port of `archgate serve --http` on 127.0.0.1 (restart). The address is always loopback.
+port = 8765
+# Log level on stderr: error, warn, info, debug, trace (restart; --log / ARCHGATE_LOG win).
+log = "info"
+
+[policy]
+# Routes are a tool name, or for command families the words after it ("omarchy_run theme set").
+# Entries are exact routes or "prefix *". Read deny → ask → allow; the first match wins.
+# Anything that elevates privilege (sudo, pkexec, doas, su, run0) is blocked whatever is here.
+deny = []
+ask = []
+allow = []
+
+[approval]
+# Seconds a call waits for the person's answer; silence is no (5..=600).
+timeout_s = 60
+# Channels: the approval page (`archgate ui`) and desktop notifications with actions.
+page = true
+notifications = true
+# Port of the approval page on 127.0.0.1.
+page_port = 8766
+
+[exec]
+# Where programs are looked up (never the inherited PATH). Unset: $OMARCHY_PATH/bin,
+# /usr/local/bin, /usr/bin.
+# search_dirs = ["/usr/local/bin", "/usr/bin"]
+# Only run files that root owns and nobody else can write.
+require_root_owned = true
+# Seconds before a program's process group is terminated (1..=3600).
+timeout_s = 30
+# Bytes of stdout+stderr kept (head and tail).
+output_cap = 262144
+
+[audit]
+# activity.jsonl rotates past this many bytes, keeping `keep` old files.
+max_bytes = 16777216
+keep = 5
+# Records waiting for the writer; past this they are dropped and counted, never blocking a call.
+queue = 4096
+
+[limits]
+max_args_bytes = 65536
+max_output_bytes = 262144
+
+[tools]
+# Tools to hide and refuse, by name.
+disabled = []
+# Per-tool timeouts in seconds, e.g. { screen_text = 60 }.
+timeouts = {}
+
+[resolve]
+# Refuse paths under ~/.ssh, ~/.gnupg, ~/.password-store and browser profiles.
+protect_sensitive = true
+# More paths to refuse.
+protected = []
+
+[budgets]
+# Per client.
+per_minute = 120
+per_day = 2000
+questions_per_hour = 30
+
+# Per-client grants. `local` is the stdio client; HTTP clients are added with `archgate clients add`.
+# [clients.local]
+# preset = "full"            # read-only | desktop | full
+# tools = ["pkg_search"]     # optional: only these tools
+# trusted_relay = false      # may this client relay the person's answer (elicitation)?
+
+[arch]
+pacman_conf = "/etc/pacman.conf"
+# pacman_log = "/var/log/pacman.log"   (default: LogFile from pacman.conf)
+aur_url = "https://aur.archlinux.org"
+packages_url = "https://archlinux.org"
+news_url = "https://archlinux.org/feeds/news/"
+http_timeout_s = 15
+cache_ttl_s = 3600
+
+[wiki]
+url = "https://wiki.archlinux.org"
+# offline_first | online_first | offline_only | online_only
+prefer = "offline_first"
+# Where `archgate wiki index` reads HTML from (the arch-wiki-docs package).
+docs_dir = "/usr/share/doc/arch-wiki/html"
+
+[desktop]
+# omarchy_path = "~/.local/share/omarchy"   (default: $OMARCHY_PATH)
+screenshot_max_dim = 1920
+"#;

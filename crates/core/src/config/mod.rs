@@ -1,0 +1,194 @@
+//! archgate's configuration: read in two stages (raw as written, then validated), never fatal.
+//!
+//! `load` always yields a usable `Config`: a file that does not parse gives the defaults plus a
+//! list of `Problem`s with line numbers, and a key that is out of range falls back to its default
+//! with a problem naming it. The running server holds the config as an immutable
+//! `Arc<Config>` snapshot (`ConfigHandle`); one call is decided under one snapshot.
+
+mod example;
+mod locate;
+pub mod raw;
+mod reload;
+mod validate;
+
+pub use example::EXAMPLE;
+pub use reload::{ConfigHandle, ReloadOutcome};
+pub use validate::*;
+
+use std::path::Path;
+
+/// A problem found while loading: where, and what.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// 1-based line in config.toml, when known.
+    pub line: Option<usize>,
+    /// Dotted key path (`approval.timeout_s`), when known.
+    pub key: Option<String>,
+    pub message: String,
+    /// True when the whole file was rejected (syntax error) rather than one key.
+    pub fatal_to_file: bool,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.line, &self.key) {
+            (Some(l), Some(k)) => write!(f, "line {l}: {k}: {}", self.message),
+            (Some(l), None) => write!(f, "line {l}: {}", self.message),
+            (None, Some(k)) => write!(f, "{k}: {}", self.message),
+            (None, None) => write!(f, "{}", self.message),
+        }
+    }
+}
+
+/// What loading produced: the config in force and everything worth telling the person.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    pub problems: Vec<Problem>,
+    /// False when the file did not parse at all (the config is then all defaults).
+    pub parsed: bool,
+    /// False when there is no file (defaults, and that is fine).
+    pub exists: bool,
+}
+
+/// Reads and validates `path`. A missing file is not a problem: it means defaults.
+pub fn load(path: &Path) -> Loaded {
+    match std::fs::read_to_string(path) {
+        Ok(text) => load_str(&text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Loaded {
+            config: Config::default(),
+            problems: Vec::new(),
+            parsed: true,
+            exists: false,
+        },
+        Err(e) => Loaded {
+            config: Config::default(),
+            problems: vec![Problem {
+                line: None,
+                key: None,
+                message: format!("cannot read {}: {e}; using defaults", path.display()),
+                fatal_to_file: true,
+            }],
+            parsed: false,
+            exists: true,
+        },
+    }
+}
+
+/// Parses config text (stage one), then validates it (stage two).
+pub fn load_str(text: &str) -> Loaded {
+    let mut problems = Vec::new();
+    let de = match toml::de::Deserializer::parse(text) {
+        Ok(de) => de,
+        Err(e) => return syntax_failure(text, &e),
+    };
+    let mut unknown = Vec::new();
+    let raw: raw::RawConfig = match serde_ignored::deserialize(de, |p| {
+        unknown.push(p.to_string().replace("?.", "").replace(".?", ""))
+    }) {
+        Ok(r) => r,
+        Err(e) => return syntax_failure(text, &e),
+    };
+    for key in unknown {
+        problems.push(Problem {
+            line: locate::line_of_key(text, &key),
+            message: "unknown key, ignored".into(),
+            key: Some(key),
+            fatal_to_file: false,
+        });
+    }
+    let config = validate::validate(raw, &mut |key: &str, message: String| {
+        problems.push(Problem {
+            line: locate::line_of_key(text, key),
+            key: Some(key.to_owned()),
+            message,
+            fatal_to_file: false,
+        })
+    });
+    Loaded {
+        config,
+        problems,
+        parsed: true,
+        exists: true,
+    }
+}
+
+fn syntax_failure(text: &str, e: &toml::de::Error) -> Loaded {
+    let line = e.span().map(|s| locate::line_of_offset(text, s.start));
+    Loaded {
+        config: Config::default(),
+        problems: vec![Problem {
+            line,
+            key: None,
+            message: format!("{}; the file was not applied", e.message().trim()),
+            fatal_to_file: true,
+        }],
+        parsed: false,
+        exists: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_parses_cleanly_and_equals_defaults() {
+        let l = load_str(EXAMPLE);
+        assert!(l.problems.is_empty(), "{:?}", l.problems);
+        assert_eq!(l.config, Config::default());
+    }
+
+    #[test]
+    fn syntax_error_keeps_defaults_and_names_the_line() {
+        let l = load_str("[approval]\ntimeout_s = 30\n\n[policy\nallow = []\n");
+        assert!(!l.parsed);
+        assert_eq!(l.config, Config::default());
+        assert_eq!(l.problems.len(), 1);
+        assert_eq!(l.problems[0].line, Some(4));
+    }
+
+    #[test]
+    fn wrong_type_names_the_line() {
+        let l = load_str("[approval]\n\ntimeout_s = \"soon\"\n");
+        assert!(!l.parsed);
+        assert_eq!(l.problems[0].line, Some(3), "{:?}", l.problems);
+    }
+
+    #[test]
+    fn unknown_keys_are_reported_not_fatal() {
+        let l = load_str("[approval]\ntimeout_s = 30\ncolour = \"red\"\n[nonsense]\nx = 1\n");
+        assert!(l.parsed);
+        assert_eq!(l.config.approval.timeout.as_secs(), 30);
+        let keys: Vec<_> = l
+            .problems
+            .iter()
+            .map(|p| (p.key.clone().unwrap(), p.line))
+            .collect();
+        assert!(
+            keys.contains(&("approval.colour".into(), Some(3))),
+            "{keys:?}"
+        );
+        assert!(
+            keys.iter()
+                .any(|(k, l)| k.starts_with("nonsense") && *l == Some(4)),
+            "{keys:?}"
+        );
+    }
+
+    #[test]
+    fn out_of_range_values_fall_back_with_a_problem() {
+        let l = load_str("[approval]\ntimeout_s = 4000\n[policy]\nallow = [\"theme **\"]\n");
+        assert_eq!(l.config.approval.timeout.as_secs(), 60);
+        assert!(
+            l.problems
+                .iter()
+                .any(|p| p.key.as_deref() == Some("approval.timeout_s") && p.line == Some(2))
+        );
+        assert!(
+            l.problems
+                .iter()
+                .any(|p| p.key.as_deref() == Some("policy.allow") && p.line == Some(4))
+        );
+    }
+}

@@ -1,0 +1,612 @@
+//! The gate: every call, from MCP or from `archgate call`, passes through `Gate::call`, which
+//! reads top to bottom — admit → policy → resolve → approval → execute → record.
+//!
+//! **Invariant:** exactly one audit record per call. `Pending` writes it when dropped unless
+//! `finish` already did, so a call that panics, or whose client goes away mid-approval, is
+//! recorded too. **Invariant:** `Permit::__issued_by_gate` appears only in this file; without a
+//! permit no tool can start a program.
+
+use archgate_exec::{ExecConfig, Executor, Permit};
+use archgate_policy::{Budget, CallFacts, Decision, Grant, PolicyInput, Routing, Tier, Verdict};
+use futures::FutureExt;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use crate::approval::{ApprovalOutcome, Broker, Question};
+use crate::audit::{
+    ApprovalRecord, AuditLog, Outcome, Record, args_digest, now_rfc3339, redact, truncate_args,
+};
+use crate::config::{Config, ConfigHandle};
+use crate::counters::Counters;
+use crate::paths::Paths;
+use crate::person::{PersonState, now_secs};
+use crate::resolve::Resolver;
+use crate::tool::{CallCx, DynTool, ToolError, ToolOutput};
+
+/// Who is calling.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub name: String,
+    pub grant: Grant,
+}
+
+/// Every tool archgate offers, by name.
+#[derive(Default, Clone)]
+pub struct Catalogue {
+    tools: BTreeMap<&'static str, Arc<dyn DynTool>>,
+}
+
+impl Catalogue {
+    pub fn add(&mut self, t: impl DynTool + 'static) {
+        let name = t.spec().name;
+        assert!(
+            self.tools.insert(name, Arc::new(t)).is_none(),
+            "tool {name} declared twice"
+        );
+    }
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
+        self.tools.get(name)
+    }
+    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn DynTool>> {
+        self.tools.values()
+    }
+    /// The tools this client sees under this config: enabled, granted by name and by tier.
+    pub fn visible<'a>(
+        &'a self,
+        client: &'a Client,
+        config: &'a Config,
+    ) -> impl Iterator<Item = &'a Arc<dyn DynTool>> + 'a {
+        self.tools
+            .values()
+            .filter(move |t| is_visible(t.as_ref(), client, config))
+    }
+}
+
+pub fn is_visible(t: &dyn DynTool, client: &Client, config: &Config) -> bool {
+    let s = t.spec();
+    !config.tools.disabled.contains(s.name) && client.grant.permits(s.name, s.tier)
+}
+
+/// How one call ended, for the transport to render.
+#[derive(Debug)]
+pub struct CallResult {
+    pub id: String,
+    pub outcome: Outcome,
+    pub output: Result<ToolOutput, ToolError>,
+}
+
+pub struct Gate {
+    pub config: ConfigHandle,
+    pub paths: Paths,
+    pub audit: AuditLog,
+    pub counters: Counters,
+    pub broker: Broker,
+    pub person: Arc<PersonState>,
+    pub catalogue: Catalogue,
+    home: Option<PathBuf>,
+    next_id: AtomicU64,
+    /// Told of every finished call (HTTP mode prints a frame per call).
+    observer: Option<Box<dyn Fn(&Record) + Send + Sync>>,
+}
+
+impl Gate {
+    pub fn new(
+        config: ConfigHandle,
+        paths: Paths,
+        audit: AuditLog,
+        person: Arc<PersonState>,
+        catalogue: Catalogue,
+    ) -> Gate {
+        Gate {
+            config,
+            paths,
+            audit,
+            counters: Counters::default(),
+            broker: Broker::new(),
+            person,
+            catalogue,
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            next_id: AtomicU64::new(1),
+            observer: None,
+        }
+    }
+
+    pub fn set_observer(&mut self, f: impl Fn(&Record) + Send + Sync + 'static) {
+        self.observer = Some(Box::new(f));
+    }
+
+    fn resolver(&self, config: &Config) -> Resolver {
+        Resolver::new(
+            &self.paths.private_dirs(),
+            self.home.as_deref(),
+            config.resolve.protect_sensitive,
+            &config.resolve.protected,
+        )
+    }
+
+    /// The one path every call takes.
+    pub async fn call(&self, client: &Client, tool_name: &str, args: Value) -> CallResult {
+        let config = self.config.current(); // one snapshot for the whole call
+        let id = format!(
+            "{:x}-{}",
+            now_secs(),
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        );
+        let tool = self.catalogue.get(tool_name).cloned();
+        let private = tool.as_ref().map(|t| t.spec().private_args).unwrap_or(&[]);
+        let mut rec = Pending::new(
+            self,
+            &id,
+            client,
+            tool_name,
+            &args,
+            private,
+            config.as_ref(),
+        );
+
+        let result = self.run(&mut rec, &config, client, tool, args).await;
+        let outcome = match &result {
+            Ok(_) => Outcome::Ok,
+            Err((o, _)) => *o,
+        };
+        let output = result.map_err(|(_, e)| e);
+        if let Err(e) = &output {
+            rec.r.error_kind = Some(e.kind.clone());
+            if rec.r.reason.is_none() {
+                rec.r.reason = Some(e.message.clone());
+            }
+        } else if let Ok(o) = &output {
+            rec.r.exit_code = o.exit_code;
+        }
+        rec.finish(outcome);
+        CallResult {
+            id,
+            outcome,
+            output,
+        }
+    }
+
+    async fn run(
+        &self,
+        rec: &mut Pending<'_>,
+        config: &Arc<Config>,
+        client: &Client,
+        tool: Option<Arc<dyn DynTool>>,
+        args: Value,
+    ) -> Result<ToolOutput, (Outcome, ToolError)> {
+        let now = now_secs();
+        // Admit: the tool exists, is enabled and granted; the budget has room; the arguments fit.
+        let Some(tool) = tool else {
+            return Err((
+                Outcome::NotGranted,
+                ToolError::new("unknown_tool", format!("no tool named {:?}", rec.r.tool))
+                    .next("list the tools and call one of them"),
+            ));
+        };
+        let spec = tool.spec();
+        if !is_visible(tool.as_ref(), client, config) {
+            return Err((
+                Outcome::NotGranted,
+                ToolError::new("not_granted", format!("{} is not available to client {:?}", spec.name, client.name))
+                    .next("give up, or ask the person to grant it (`archgate clients`) or enable it in config"),
+            ));
+        }
+        let budget = Budget {
+            per_minute: config.budgets.per_minute,
+            per_day: config.budgets.per_day,
+            questions_per_hour: config.budgets.questions_per_hour,
+        };
+        if let Err(e) = self.person.charge_call(&client.name, &budget, now) {
+            return Err((
+                Outcome::BudgetExhausted,
+                ToolError::new("budget_exhausted", e.to_string())
+                    .next("retry after the reset time"),
+            ));
+        }
+        let size = args.to_string().len();
+        if size > config.limits.max_args_bytes {
+            return Err((
+                Outcome::InvalidArguments,
+                ToolError::new(
+                    "too_large",
+                    format!(
+                        "arguments are {size} bytes; the limit is {}",
+                        config.limits.max_args_bytes
+                    ),
+                ),
+            ));
+        }
+        let mut parsed = tool.parse(args.clone()).map_err(|e| {
+            (
+                Outcome::InvalidArguments,
+                ToolError::new("invalid_arguments", e.0)
+                    .next("correct the arguments against the tool's schema"),
+            )
+        })?;
+
+        // Policy: pure, under this call's snapshot.
+        let plan = tool.plan(parsed.as_ref());
+        rec.r.route = Some(plan.route.clone());
+        let acknowledged = self.person.acknowledged();
+        let decision = archgate_policy::decide(
+            &CallFacts {
+                client: &client.name,
+                tool: spec.name,
+                route: &plan.route,
+                declared_tier: plan.tier,
+                argv: &plan.argv,
+                needs_sudo: plan.needs_sudo,
+                targets_archgate: plan.targets_archgate,
+            },
+            &PolicyInput {
+                rules: &config.policy.rules,
+                acknowledged: &acknowledged,
+            },
+        );
+        rec.decision(&decision);
+        if decision.verdict == Verdict::Deny {
+            let next = if decision.tier == Tier::Blocked {
+                "give up: archgate never elevates privilege or touches itself; tell the person the command to run themselves"
+            } else {
+                "give up, or ask the person in chat to change their policy"
+            };
+            return Err((
+                Outcome::Refused,
+                ToolError::new("refused", decision.reason.to_string()).next(next),
+            ));
+        }
+        if !client.grant.permits(spec.name, decision.tier) {
+            return Err((
+                Outcome::NotGranted,
+                ToolError::new(
+                    "not_granted",
+                    format!(
+                        "client {:?} is not granted {} calls",
+                        client.name, decision.tier
+                    ),
+                ),
+            ));
+        }
+
+        // Resolution, before anyone is asked.
+        let cx = CallCx {
+            id: rec.r.id.clone(),
+            client: client.name.clone(),
+            config: config.clone(),
+            resolver: self.resolver(config),
+        };
+        let summary = tool
+            .resolve(&cx, &mut parsed)
+            .await
+            .map_err(|e| (Outcome::Unresolved, e))?;
+        let summary = summary.unwrap_or_else(|| plan.route.clone());
+        rec.r.target = Some(summary.clone());
+
+        // Approval.
+        let canonical = args;
+        let dev = self.person.dev_mode_until(now);
+        rec.r.dev_mode = dev.is_some();
+        let always_ask = decision.tier == Tier::Destructive;
+        let rule = self
+            .person
+            .matching_rule(&client.name, spec.name, &plan.route, &canonical, now);
+        match archgate_policy::route_approval(&decision, always_ask, dev, now, rule.as_ref()) {
+            Routing::Refuse(reason) => {
+                return Err((
+                    Outcome::Refused,
+                    ToolError::new("refused", reason.to_string()),
+                ));
+            }
+            Routing::Approved { by } => {
+                use archgate_policy::ApprovedBy;
+                let (channel, rule_id) = match by {
+                    ApprovedBy::Policy => ("policy", None),
+                    ApprovedBy::DeveloperMode => ("developer_mode", None),
+                    ApprovedBy::StandingRule(id) => {
+                        let used = self.person.use_matching_rule(
+                            &client.name,
+                            spec.name,
+                            &plan.route,
+                            &canonical,
+                            now,
+                        );
+                        ("standing_rule", used.or(Some(id)))
+                    }
+                };
+                if channel != "policy" {
+                    rec.r.approval = Some(ApprovalRecord {
+                        outcome: "auto".into(),
+                        channel: Some(channel.into()),
+                        rule_id,
+                    });
+                }
+            }
+            Routing::AskPerson => {
+                self.ask_person(
+                    rec,
+                    config,
+                    client,
+                    spec.name,
+                    &plan.route,
+                    &summary,
+                    decision.tier,
+                    &canonical,
+                    &budget,
+                    !always_ask,
+                )
+                .await?;
+            }
+        }
+
+        // Execute, with the permit only this function issues.
+        let exec_cfg = exec_config(config, spec.name);
+        let permit = Permit::__issued_by_gate(
+            Arc::new(Executor::new(exec_cfg)),
+            config.tools.timeouts.get(spec.name).copied(),
+        );
+        let run = AssertUnwindSafe(tool.execute(&cx, permit, parsed))
+            .catch_unwind()
+            .await;
+        let output = match run {
+            Ok(Ok(o)) => o,
+            Ok(Err(e)) => return Err((Outcome::ToolError, e)),
+            Err(_) => {
+                tracing::error!(tool = spec.name, "tool panicked; archgate keeps serving");
+                return Err((
+                    Outcome::Panicked,
+                    ToolError::new(
+                        "internal_error",
+                        "the tool failed unexpectedly; this is a bug in archgate",
+                    ),
+                ));
+            }
+        };
+        let size = output.size();
+        if size > config.limits.max_output_bytes {
+            return Err((
+                Outcome::ToolError,
+                ToolError::new(
+                    "too_large",
+                    format!(
+                        "the answer is {size} bytes; the limit is {}",
+                        config.limits.max_output_bytes
+                    ),
+                )
+                .next("narrow the request (a section, a page, a filter) and call again"),
+            ));
+        }
+        Ok(output)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn ask_person(
+        &self,
+        rec: &mut Pending<'_>,
+        config: &Config,
+        client: &Client,
+        tool: &str,
+        route: &str,
+        summary: &str,
+        tier: Tier,
+        canonical: &Value,
+        budget: &Budget,
+        rule_allowed: bool,
+    ) -> Result<(), (Outcome, ToolError)> {
+        let now = now_secs();
+        let run_yourself = format!("The person can run it themselves: {summary}");
+        if let Err(e) = self.person.nag_may_ask(&client.name, route, now) {
+            rec.r.approval = Some(ApprovalRecord {
+                outcome: "unsupported".into(),
+                channel: None,
+                rule_id: None,
+            });
+            return Err((
+                Outcome::Unsupported,
+                ToolError::new("unsupported", e.to_string())
+                    .next("do not ask again now; tell the person in chat what you wanted to do"),
+            ));
+        }
+        if let Err(e) = self.person.charge_question(&client.name, budget, now) {
+            return Err((
+                Outcome::BudgetExhausted,
+                ToolError::new("budget_exhausted", e.to_string())
+                    .next("retry after the reset time"),
+            ));
+        }
+        let timeout = config.approval.timeout;
+        let q = Question {
+            id: rec.r.id.clone(),
+            client: client.name.clone(),
+            tool: tool.to_owned(),
+            route: route.to_owned(),
+            summary: summary.to_owned(),
+            tier,
+            args: rec.r.args.clone(),
+            created: now,
+            deadline: now + timeout.as_secs(),
+            rule_allowed,
+        };
+        rec.asking = true;
+        let outcome = self.broker.ask(q, timeout).await;
+        rec.asking = false;
+        rec.r.approval = Some(ApprovalRecord {
+            outcome: outcome.name().into(),
+            channel: outcome.channel().map(str::to_owned),
+            rule_id: None,
+        });
+        let (o, kind, msg, next) = match outcome {
+            ApprovalOutcome::Accepted { always, .. } => {
+                self.person.nag_approved(&client.name, route);
+                if always {
+                    match self.person.add_rule(
+                        archgate_policy::NewRule {
+                            id: format!("r-{}", rec.r.id),
+                            client: client.name.clone(),
+                            tool: tool.to_owned(),
+                            route: route.to_owned(),
+                            args: archgate_policy::ArgPattern::exact(canonical.clone()),
+                            ttl: None,
+                            max_uses_per_day: None,
+                        },
+                        now,
+                    ) {
+                        Ok(r) => {
+                            if let Some(a) = rec.r.approval.as_mut() {
+                                a.rule_id = Some(r.id);
+                            }
+                        }
+                        Err(e) => tracing::warn!("standing rule not created: {e}"),
+                    }
+                }
+                return Ok(());
+            }
+            ApprovalOutcome::Declined { .. } => {
+                self.person.nag_declined(&client.name, route, now);
+                (
+                    Outcome::Declined,
+                    "declined",
+                    "the person declined this call".to_owned(),
+                    "do not retry; ask the person in chat what they want instead",
+                )
+            }
+            ApprovalOutcome::Cancelled { .. } => (
+                Outcome::Cancelled,
+                "cancelled",
+                "the person dismissed the question without answering".to_owned(),
+                "ask the person in chat before trying again",
+            ),
+            ApprovalOutcome::TimedOut => (
+                Outcome::TimedOut,
+                "timed_out",
+                format!(
+                    "nobody answered within {} s; silence is no",
+                    timeout.as_secs()
+                ),
+                "retry later when the person is present, or ask them in chat",
+            ),
+            ApprovalOutcome::Unsupported { reason } => (
+                Outcome::Unsupported,
+                "unsupported",
+                format!("this call needs the person's approval: {reason}. {run_yourself}"),
+                "tell the person the command, or ask them to start the approval page",
+            ),
+            ApprovalOutcome::Unreachable => (
+                Outcome::Unreachable,
+                "unreachable",
+                "the client went away".to_owned(),
+                "give up",
+            ),
+        };
+        Err((
+            o,
+            ToolError::new(kind, msg)
+                .next(next)
+                .details(serde_json::json!({ "command": summary })),
+        ))
+    }
+}
+
+fn exec_config(config: &Config, _tool: &str) -> ExecConfig {
+    let mut c = ExecConfig::default();
+    if let Some(d) = &config.exec.search_dirs {
+        c.search_dirs = d.clone();
+    }
+    c.require_root_owned = config.exec.require_root_owned;
+    c.default_timeout = config.exec.timeout;
+    c.output_cap = config.exec.output_cap;
+    c
+}
+
+/// The record under construction. Writes itself when dropped if `finish` did not.
+struct Pending<'g> {
+    gate: &'g Gate,
+    r: Record,
+    started: Instant,
+    asking: bool,
+    done: bool,
+}
+
+impl<'g> Pending<'g> {
+    fn new(
+        gate: &'g Gate,
+        id: &str,
+        client: &Client,
+        tool: &str,
+        args: &Value,
+        private: &[&str],
+        _config: &Config,
+    ) -> Pending<'g> {
+        let recorded = truncate_args(&redact(args, private));
+        Pending {
+            gate,
+            r: Record {
+                time: now_rfc3339(),
+                id: id.to_owned(),
+                client: client.name.clone(),
+                tool: tool.to_owned(),
+                route: None,
+                target: None,
+                tier: None,
+                decision: None,
+                reason: None,
+                rule: None,
+                approval: None,
+                outcome: Outcome::Unreachable,
+                error_kind: None,
+                exit_code: None,
+                duration_ms: 0,
+                args_sha256: args_digest(args),
+                args: recorded,
+                dev_mode: false,
+            },
+            started: Instant::now(),
+            asking: false,
+            done: false,
+        }
+    }
+
+    fn decision(&mut self, d: &Decision) {
+        self.r.tier = Some(d.tier.to_string());
+        self.r.decision = Some(d.verdict.to_string());
+        self.r.reason = Some(d.reason.to_string());
+        self.r.rule = d.rule.clone();
+    }
+
+    fn finish(&mut self, outcome: Outcome) {
+        self.r.outcome = outcome;
+        self.r.duration_ms = self.started.elapsed().as_millis() as u64;
+        self.gate.audit.record(&self.r);
+        self.gate
+            .counters
+            .bump(&self.r.client, &self.r.tool, outcome);
+        if let Some(o) = &self.gate.observer {
+            o(&self.r);
+        }
+        self.done = true;
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let outcome = if std::thread::panicking() {
+                Outcome::Panicked
+            } else {
+                Outcome::Unreachable
+            };
+            if self.asking {
+                self.r.approval = Some(ApprovalRecord {
+                    outcome: "unreachable".into(),
+                    channel: None,
+                    rule_id: None,
+                });
+            }
+            self.finish(outcome);
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! archgate-core: the gate every call passes, and everything it stands on.
+//!
+//! Read `gate::Gate::call` first: admit → policy → resolve → approval → execute → record. The
+//! rest of the crate is what those steps need: `config` (raw → validated → `Arc` snapshot,
+//! reload), `paths` (every location), `resolve` (names to checked targets), `approval` (the
+//! broker where calls wait for the person), `person` (what only the person changes), `audit`
+//! (one JSON line per call), `counters`, and `tool` (what a tool is to the gate).
+//!
+//! This crate knows nothing of MCP or HTTP; the binary adapts it.
+
+pub mod approval;
+pub mod audit;
+pub mod config;
+pub mod counters;
+pub mod gate;
+pub mod paths;
+pub mod person;
+pub mod resolve;
+pub mod tool;
+
+pub use archgate_exec as exec;
+pub use archgate_policy as policy;

@@ -1,0 +1,279 @@
+//! What only the person changes: standing rules, acknowledged routes, developer mode — and the
+//! per-client counters that protect them from being nagged (nag guard, budgets).
+//!
+//! No tool reaches this module's setters: they are called from the CLI over the control socket
+//! and from the approval page. Standing rules and acknowledgements are stored 0600 in the state
+//! directory; developer mode lives in memory only, so it is off after a restart.
+
+use archgate_policy::{Budget, BudgetState, NagGuard, StandingRule};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use crate::paths::write_private_file;
+
+pub const DEV_MODE_MAX_SECS: u64 = 8 * 3600;
+
+#[derive(Debug)]
+pub struct PersonState {
+    rules_file: PathBuf,
+    ack_file: PathBuf,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    rules: Vec<StandingRule>,
+    rules_enabled: bool,
+    acknowledged: BTreeSet<String>,
+    dev_mode_until: Option<u64>,
+    nag: NagGuard,
+    budgets: HashMap<String, BudgetState>,
+}
+
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PersonError {
+    #[error("developer mode lasts at most 8 hours; {0} seconds asked")]
+    TooLong(u64),
+    #[error("no standing rule {0}")]
+    NoRule(String),
+    #[error(transparent)]
+    Rule(#[from] archgate_policy::RuleError),
+    #[error("could not store {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl PersonError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PersonError::TooLong(_) => "too_long",
+            PersonError::NoRule(_) => "not_found",
+            PersonError::Rule(e) => e.kind(),
+            PersonError::Io { .. } => "io",
+        }
+    }
+}
+
+impl PersonState {
+    /// Loads the stored rules and acknowledgements. A file that does not parse is kept aside
+    /// (renamed `.bad`) and reported, never silently trusted.
+    pub fn load(rules_file: PathBuf, ack_file: PathBuf) -> PersonState {
+        let rules: Vec<StandingRule> = read_json(&rules_file).unwrap_or_default();
+        let acknowledged: BTreeSet<String> = read_json(&ack_file).unwrap_or_default();
+        PersonState {
+            rules_file,
+            ack_file,
+            inner: Mutex::new(Inner {
+                rules,
+                rules_enabled: true,
+                acknowledged,
+                ..Default::default()
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn acknowledged(&self) -> BTreeSet<String> {
+        self.lock().acknowledged.clone()
+    }
+
+    pub fn acknowledge(&self, route: &str) -> Result<(), PersonError> {
+        let mut g = self.lock();
+        g.acknowledged
+            .insert(archgate_policy::normalize_route(route));
+        let bytes = serde_json::to_vec_pretty(&g.acknowledged).unwrap_or_default();
+        write_private_file(&self.ack_file, &bytes).map_err(|source| PersonError::Io {
+            path: self.ack_file.clone(),
+            source,
+        })
+    }
+
+    pub fn dev_mode_until(&self, now: u64) -> Option<u64> {
+        self.lock().dev_mode_until.filter(|u| *u > now)
+    }
+
+    pub fn set_dev_mode(&self, secs: Option<u64>, now: u64) -> Result<Option<u64>, PersonError> {
+        let mut g = self.lock();
+        match secs {
+            Some(s) if s > DEV_MODE_MAX_SECS => Err(PersonError::TooLong(s)),
+            Some(s) => {
+                g.dev_mode_until = Some(now + s);
+                Ok(g.dev_mode_until)
+            }
+            None => {
+                g.dev_mode_until = None;
+                Ok(None)
+            }
+        }
+    }
+
+    pub fn rules(&self) -> Vec<StandingRule> {
+        self.lock().rules.clone()
+    }
+
+    pub fn rules_enabled(&self) -> bool {
+        self.lock().rules_enabled
+    }
+
+    /// Finds a usable rule for the call and records its use (saved), returning its id.
+    pub fn use_matching_rule(
+        &self,
+        client: &str,
+        tool: &str,
+        route: &str,
+        args: &serde_json::Value,
+        now: u64,
+    ) -> Option<String> {
+        let mut g = self.lock();
+        if !g.rules_enabled {
+            return None;
+        }
+        let id = archgate_policy::find_matching(&g.rules, client, tool, route, args, now)?
+            .id
+            .clone();
+        if let Some(r) = g.rules.iter_mut().find(|r| r.id == id) {
+            r.record_use(now);
+        }
+        self.save_rules(&g);
+        Some(id)
+    }
+
+    /// Peeks without recording a use (for the router's decision).
+    pub fn matching_rule(
+        &self,
+        client: &str,
+        tool: &str,
+        route: &str,
+        args: &serde_json::Value,
+        now: u64,
+    ) -> Option<StandingRule> {
+        let g = self.lock();
+        if !g.rules_enabled {
+            return None;
+        }
+        archgate_policy::find_matching(&g.rules, client, tool, route, args, now).cloned()
+    }
+
+    pub fn add_rule(
+        &self,
+        spec: archgate_policy::NewRule,
+        now: u64,
+    ) -> Result<StandingRule, PersonError> {
+        let rule = archgate_policy::new_rule(spec, now)?;
+        let mut g = self.lock();
+        g.rules.retain(|r| !r.is_expired(now));
+        g.rules.push(rule.clone());
+        g.rules_enabled = true;
+        self.save_rules(&g);
+        Ok(rule)
+    }
+
+    pub fn revoke_rule(&self, id: &str) -> Result<(), PersonError> {
+        let mut g = self.lock();
+        let before = g.rules.len();
+        g.rules.retain(|r| r.id != id);
+        if g.rules.len() == before {
+            return Err(PersonError::NoRule(id.to_owned()));
+        }
+        self.save_rules(&g);
+        Ok(())
+    }
+
+    /// One action switches every rule off.
+    pub fn revoke_all_rules(&self) {
+        let mut g = self.lock();
+        g.rules.clear();
+        self.save_rules(&g);
+    }
+
+    fn save_rules(&self, g: &Inner) {
+        let bytes = serde_json::to_vec_pretty(&g.rules).unwrap_or_default();
+        if let Err(e) = write_private_file(&self.rules_file, &bytes) {
+            tracing::error!(path = %self.rules_file.display(), "standing rules could not be saved: {e}");
+        }
+    }
+
+    pub fn nag_may_ask(
+        &self,
+        client: &str,
+        route: &str,
+        now: u64,
+    ) -> Result<(), archgate_policy::NagRefusal> {
+        let mut g = self.lock();
+        g.nag.may_ask(client, route, now)?;
+        g.nag.on_asked(client, route, now);
+        Ok(())
+    }
+
+    pub fn nag_declined(&self, client: &str, route: &str, now: u64) {
+        self.lock().nag.on_declined(client, route, now);
+    }
+
+    pub fn nag_approved(&self, client: &str, route: &str) {
+        self.lock().nag.on_approved(client, route);
+    }
+
+    pub fn charge_call(
+        &self,
+        client: &str,
+        budget: &Budget,
+        now: u64,
+    ) -> Result<(), archgate_policy::Exhausted> {
+        self.lock()
+            .budgets
+            .entry(client.to_owned())
+            .or_default()
+            .charge_call(budget, now)
+    }
+
+    pub fn charge_question(
+        &self,
+        client: &str,
+        budget: &Budget,
+        now: u64,
+    ) -> Result<(), archgate_policy::Exhausted> {
+        self.lock()
+            .budgets
+            .entry(client.to_owned())
+            .or_default()
+            .charge_question(budget, now)
+    }
+
+    pub fn budget_counters(
+        &self,
+        now: u64,
+    ) -> std::collections::BTreeMap<String, archgate_policy::BudgetCounters> {
+        self.lock()
+            .budgets
+            .iter()
+            .map(|(c, s)| (c.clone(), s.counters(now)))
+            .collect()
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Option<T> {
+    let bytes = std::fs::read(path).ok()?;
+    match serde_json::from_slice(&bytes) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let bad = path.with_extension("bad");
+            tracing::error!(path = %path.display(), "not valid JSON ({e}); moved aside to {}", bad.display());
+            let _ = std::fs::rename(path, bad);
+            None
+        }
+    }
+}

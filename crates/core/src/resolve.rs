@@ -1,0 +1,393 @@
+//! Resolution: what the agent named, checked against live state before anyone is asked.
+//!
+//! The answer is a `Target` (the value the program receives and a human name for logs and
+//! questions) or a `Refusal` that keeps `not_found` (with up to five near misses, never silently
+//! corrected) apart from `could_not_look` (with why). File paths are canonicalized and refused
+//! when they reach archgate's own directories — the token, the control socket and the standing
+//! rules live there — or, by default, the person's keys and browser profiles.
+
+use std::path::{Path, PathBuf};
+
+use crate::tool::ToolError;
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Target {
+    /// What the program receives.
+    pub value: String,
+    /// What the person and the log are shown.
+    pub human: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("no {what} named {given:?}{}", near_text(.near))]
+    NotFound {
+        what: &'static str,
+        given: String,
+        near: Vec<String>,
+    },
+    #[error("could not look up {what}: {why}")]
+    CouldNotLook { what: &'static str, why: String },
+    #[error("{path} is protected: {why}")]
+    Protected { path: String, why: &'static str },
+    #[error("{given:?} is not a valid {what}: {why}")]
+    Invalid {
+        what: &'static str,
+        given: String,
+        why: String,
+    },
+}
+
+fn near_text(near: &[String]) -> String {
+    if near.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean: {}", near.join(", "))
+    }
+}
+
+impl Refusal {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refusal::NotFound { .. } => "not_found",
+            Refusal::CouldNotLook { .. } => "could_not_look",
+            Refusal::Protected { .. } => "protected_path",
+            Refusal::Invalid { .. } => "invalid_target",
+        }
+    }
+}
+
+impl From<Refusal> for ToolError {
+    fn from(r: Refusal) -> ToolError {
+        let next = match &r {
+            Refusal::NotFound { near, .. } if !near.is_empty() => {
+                "call again with one of the near misses if it is what the person meant"
+            }
+            Refusal::NotFound { .. } => "list what exists first, then call again",
+            Refusal::CouldNotLook { .. } => "retry later, or tell the person what is missing",
+            Refusal::Protected { .. } => "give up: this path is never reachable through archgate",
+            Refusal::Invalid { .. } => "correct the argument and call again",
+        };
+        let details = match &r {
+            Refusal::NotFound { near, .. } => Some(serde_json::json!({ "near_misses": near })),
+            _ => None,
+        };
+        let mut e = ToolError::new(r.kind(), r.to_string()).next(next);
+        e.details = details;
+        e
+    }
+}
+
+/// The per-call resolver, built from the config snapshot and the paths.
+#[derive(Debug, Clone)]
+pub struct Resolver {
+    /// archgate's own directories (config, state, runtime, cache): always refused.
+    private: Vec<PathBuf>,
+    /// The person's secrets (refused unless `resolve.protect_sensitive = false`) and extra paths.
+    sensitive: Vec<PathBuf>,
+}
+
+impl Resolver {
+    pub fn new(
+        private_dirs: &[&Path],
+        home: Option<&Path>,
+        protect_sensitive: bool,
+        extra: &[PathBuf],
+    ) -> Resolver {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+        let mut sensitive: Vec<PathBuf> = extra.iter().map(|p| canon(p)).collect();
+        if protect_sensitive && let Some(h) = home {
+            for rel in [
+                ".ssh",
+                ".gnupg",
+                ".password-store",
+                ".mozilla",
+                ".librewolf",
+                ".config/chromium",
+                ".config/google-chrome",
+                ".config/BraveSoftware",
+                ".config/vivaldi",
+                ".config/microsoft-edge",
+                ".local/share/keyrings",
+                ".aws",
+                ".kube",
+                ".docker/config.json",
+                ".netrc",
+                ".git-credentials",
+            ] {
+                sensitive.push(canon(&h.join(rel)));
+            }
+        }
+        // Keep both the given and the canonical form: a directory that does not exist yet may be
+        // created later under either.
+        let mut private = Vec::new();
+        for p in private_dirs {
+            private.push(p.to_path_buf());
+            private.push(canon(p));
+        }
+        Resolver { private, sensitive }
+    }
+
+    /// Whether a canonical path lies in archgate's own directories.
+    pub fn is_private(&self, canonical: &Path) -> bool {
+        self.private.iter().any(|d| canonical.starts_with(d))
+    }
+
+    /// An existing file or directory, canonicalized (symlinks and `..` resolved).
+    pub fn existing_path(&self, given: &str) -> Result<Target, Refusal> {
+        if given.is_empty() || given.contains('\0') {
+            return Err(Refusal::Invalid {
+                what: "path",
+                given: given.into(),
+                why: "empty or contains NUL".into(),
+            });
+        }
+        let path = Path::new(given);
+        if !path.is_absolute() {
+            return Err(Refusal::Invalid {
+                what: "path",
+                given: given.into(),
+                why: "must be absolute (archgate has no working directory of yours)".into(),
+            });
+        }
+        // Refuse by the literal path too, so a dangling link into a private dir is refused
+        // as protected rather than reported missing.
+        if self.is_private(&lexical(path)) {
+            return Err(Refusal::Protected {
+                path: given.into(),
+                why: "archgate's own files are never reachable through a tool",
+            });
+        }
+        let canonical = match std::fs::canonicalize(path) {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let near = path
+                    .parent()
+                    .and_then(|dir| std::fs::read_dir(dir).ok())
+                    .map(|rd| {
+                        let names: Vec<String> = rd
+                            .flatten()
+                            .map(|e| e.path().display().to_string())
+                            .collect();
+                        near_misses(given, names.iter().map(String::as_str))
+                    })
+                    .unwrap_or_default();
+                return Err(Refusal::NotFound {
+                    what: "file",
+                    given: given.into(),
+                    near,
+                });
+            }
+            Err(e) => {
+                return Err(Refusal::CouldNotLook {
+                    what: "file",
+                    why: e.to_string(),
+                });
+            }
+        };
+        if self.is_private(&canonical) {
+            return Err(Refusal::Protected {
+                path: given.into(),
+                why: "archgate's own files are never reachable through a tool",
+            });
+        }
+        if self.sensitive.iter().any(|d| canonical.starts_with(d)) {
+            return Err(Refusal::Protected {
+                path: given.into(),
+                why: "keys, passwords and browser profiles are refused (resolve.protect_sensitive)",
+            });
+        }
+        let human = canonical.display().to_string();
+        Ok(Target {
+            value: human.clone(),
+            human,
+        })
+    }
+
+    /// An http(s) URL, nothing else (no file:, javascript:, or custom schemes).
+    pub fn url(&self, given: &str) -> Result<Target, Refusal> {
+        let lower = given.to_ascii_lowercase();
+        let rest = lower
+            .strip_prefix("https://")
+            .or_else(|| lower.strip_prefix("http://"));
+        let Some(rest) = rest else {
+            return Err(Refusal::Invalid {
+                what: "URL",
+                given: given.into(),
+                why: "only http and https URLs are opened".into(),
+            });
+        };
+        let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+        if host.is_empty() || given.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(Refusal::Invalid {
+                what: "URL",
+                given: given.into(),
+                why: "no host, or whitespace in it".into(),
+            });
+        }
+        Ok(Target {
+            value: given.into(),
+            human: given.into(),
+        })
+    }
+}
+
+/// `.` and `..` removed without touching the disk.
+fn lexical(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Matches `given` against `candidates` after `normalize`; exact (normalized) match only.
+/// On a miss, up to five near misses ranked by edit distance and shared prefix.
+pub fn match_name<'a>(
+    what: &'static str,
+    given: &str,
+    candidates: impl IntoIterator<Item = &'a str> + Clone,
+    normalize: impl Fn(&str) -> String,
+) -> Result<Target, Refusal> {
+    let want = normalize(given);
+    for c in candidates.clone() {
+        if normalize(c) == want {
+            return Ok(Target {
+                value: c.to_owned(),
+                human: c.to_owned(),
+            });
+        }
+    }
+    Err(Refusal::NotFound {
+        what,
+        given: given.into(),
+        near: near_misses(&want, candidates),
+    })
+}
+
+/// Omarchy's theme-name rule: lowercased, spaces to dashes.
+pub fn omarchy_name(s: &str) -> String {
+    s.trim().to_lowercase().replace(' ', "-")
+}
+
+/// Up to five candidates closest to `given`.
+pub fn near_misses<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let g = given.to_lowercase();
+    let mut scored: Vec<(usize, String)> = candidates
+        .into_iter()
+        .filter_map(|c| {
+            let cl = c.to_lowercase();
+            let d = strsim::levenshtein(&g, &cl);
+            let contains = cl.contains(&g) || g.contains(&cl);
+            let limit = (g.chars().count().max(3) / 2).max(2);
+            (d <= limit || contains).then(|| (if contains { d / 2 } else { d }, c.to_owned()))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(5).map(|(_, c)| c).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_lists_near_misses_and_never_corrects() {
+        let themes = [
+            "tokyo-night",
+            "catppuccin",
+            "catppuccin-latte",
+            "gruvbox",
+            "nord",
+        ];
+        let ok = match_name("theme", "Tokyo Night", themes.iter().copied(), omarchy_name).unwrap();
+        assert_eq!(ok.value, "tokyo-night");
+        let err =
+            match_name("theme", "catpuccin", themes.iter().copied(), omarchy_name).unwrap_err();
+        match &err {
+            Refusal::NotFound { near, .. } => {
+                assert_eq!(near.first().map(String::as_str), Some("catppuccin"));
+                assert!(near.len() <= 5);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(err.kind(), "not_found");
+        let far =
+            match_name("theme", "zzzzzzzz", themes.iter().copied(), omarchy_name).unwrap_err();
+        assert!(matches!(far, Refusal::NotFound { ref near, .. } if near.is_empty()));
+    }
+
+    #[test]
+    fn paths_are_canonical_and_private_dirs_refused_even_through_links() {
+        let t = tempfile::tempdir().unwrap();
+        let state = t.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        std::fs::write(state.join("token"), "x").unwrap();
+        let home = t.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_ed25519"), "k").unwrap();
+        std::fs::write(home.join("notes.txt"), "n").unwrap();
+        std::os::unix::fs::symlink(state.join("token"), home.join("innocent")).unwrap();
+        let r = Resolver::new(&[&state], Some(&home), true, &[]);
+
+        let ok = r
+            .existing_path(&format!("{}/../home/notes.txt", state.display()))
+            .unwrap();
+        assert_eq!(
+            ok.value,
+            std::fs::canonicalize(home.join("notes.txt"))
+                .unwrap()
+                .display()
+                .to_string()
+        );
+        for bad in [
+            state.join("token").display().to_string(),
+            home.join("innocent").display().to_string(),
+            format!("{}/../state/token", home.display()),
+            home.join(".ssh/id_ed25519").display().to_string(),
+        ] {
+            assert_eq!(
+                r.existing_path(&bad).unwrap_err().kind(),
+                "protected_path",
+                "{bad}"
+            );
+        }
+        let missing = r
+            .existing_path(&home.join("notes.tx").display().to_string())
+            .unwrap_err();
+        assert_eq!(missing.kind(), "not_found");
+        assert!(missing.to_string().contains("notes.txt"), "{missing}");
+        assert_eq!(
+            r.existing_path("relative/path").unwrap_err().kind(),
+            "invalid_target"
+        );
+        let off = Resolver::new(&[&state], Some(&home), false, &[]);
+        assert!(
+            off.existing_path(&home.join(".ssh/id_ed25519").display().to_string())
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn only_http_urls() {
+        let r = Resolver::new(&[], None, true, &[]);
+        assert!(r.url("https://wiki.archlinux.org/title/Pacman").is_ok());
+        for bad in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "https://",
+            "http://a b",
+            "ftp://x",
+        ] {
+            assert_eq!(r.url(bad).unwrap_err().kind(), "invalid_target", "{bad}");
+        }
+    }
+}

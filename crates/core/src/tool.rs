@@ -1,0 +1,299 @@
+//! What a tool is, to the gate: declared once, then planned, resolved and executed in that order.
+//!
+//! A tool is a type implementing `Tool`: its `ToolSpec` (name, description, tier, annotations),
+//! an argument type whose doc comments become the JSON schema, a pure `plan` that tells policy
+//! the route and what will run, an optional `resolve` that checks names against live state, and
+//! `execute`, which receives the `Permit` only the gate can issue. `DynTool` erases the argument
+//! type so the catalogue can hold every tool in one map.
+
+use archgate_exec::Permit;
+use archgate_policy::Tier;
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use std::any::Any;
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::resolve::Resolver;
+
+/// The fixed facts of a tool. One per tool, `'static`.
+#[derive(Debug)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// When to use the tool (not how it is built).
+    pub description: &'static str,
+    /// The tier when `plan` does not say otherwise.
+    pub tier: Tier,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    /// Reaches outside the machine (AUR, ArchWiki, archlinux.org).
+    pub open_world: bool,
+    /// Argument keys whose values are private (clipboard text): the audit keeps their length only.
+    pub private_args: &'static [&'static str],
+}
+
+/// What policy needs to know about one call, computed from the arguments alone.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Space-separated words: the tool name, or for families the route inside it.
+    pub route: String,
+    /// `None` when the route is unclassified (then it is asked).
+    pub tier: Option<Tier>,
+    /// The command that will run, when known before resolution (policy scans it for sudo).
+    pub argv: Vec<String>,
+    pub needs_sudo: bool,
+    pub targets_archgate: bool,
+}
+
+impl Plan {
+    pub fn simple(spec: &ToolSpec) -> Plan {
+        Plan {
+            route: spec.name.to_owned(),
+            tier: Some(spec.tier),
+            argv: Vec::new(),
+            needs_sudo: false,
+            targets_archgate: false,
+        }
+    }
+    pub fn with_tier(spec: &ToolSpec, tier: Tier, route_words: &[&str]) -> Plan {
+        let mut route = spec.name.to_owned();
+        for w in route_words {
+            route.push(' ');
+            route.push_str(w);
+        }
+        Plan {
+            route,
+            tier: Some(tier),
+            argv: Vec::new(),
+            needs_sudo: false,
+            targets_archgate: false,
+        }
+    }
+}
+
+/// A tool's answer.
+#[derive(Debug, Clone, Default)]
+pub struct ToolOutput {
+    pub content: Vec<Content>,
+    /// JSON for clients that read structured content; also rendered as text.
+    pub structured: Option<Value>,
+    pub exit_code: Option<i32>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Content {
+    Text(String),
+    Image { data: Vec<u8>, mime: &'static str },
+}
+
+impl ToolOutput {
+    pub fn json(v: impl serde::Serialize) -> ToolOutput {
+        let v = serde_json::to_value(v)
+            .unwrap_or_else(|e| Value::String(format!("unserializable result: {e}")));
+        ToolOutput {
+            content: Vec::new(),
+            structured: Some(v),
+            exit_code: None,
+        }
+    }
+    pub fn text(t: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: vec![Content::Text(t.into())],
+            structured: None,
+            exit_code: None,
+        }
+    }
+    /// Bytes this output would take on the wire (for the output cap).
+    pub fn size(&self) -> usize {
+        let s = self
+            .structured
+            .as_ref()
+            .map(|v| v.to_string().len())
+            .unwrap_or(0);
+        s + self
+            .content
+            .iter()
+            .map(|c| match c {
+                Content::Text(t) => t.len(),
+                // base64 grows by 4/3.
+                Content::Image { data, .. } => data.len() * 4 / 3 + 4,
+            })
+            .sum::<usize>()
+    }
+}
+
+/// A tool that did not work, or a refusal: what happened and what the agent can do next.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ToolError {
+    /// Stable snake_case code (`not_found`, `not_installed`, `could_not_reach` …).
+    pub kind: String,
+    pub message: String,
+    /// What to do next (retry later, ask the person in chat, install X, give up).
+    pub next: Option<String>,
+    /// Extra facts (near misses, the command the person could run …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl ToolError {
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> ToolError {
+        ToolError {
+            kind: kind.into(),
+            message: message.into(),
+            next: None,
+            details: None,
+        }
+    }
+    pub fn next(mut self, next: impl Into<String>) -> ToolError {
+        self.next = Some(next.into());
+        self
+    }
+    pub fn details(mut self, d: Value) -> ToolError {
+        self.details = Some(d);
+        self
+    }
+}
+
+impl From<archgate_exec::ExecError> for ToolError {
+    fn from(e: archgate_exec::ExecError) -> ToolError {
+        let next = match e.kind() {
+            "not_installed" => "install the package that provides it, or ask the person to",
+            "timed_out" => {
+                "retry with a smaller request, or ask the person to raise the tool's timeout"
+            }
+            _ => "tell the person; this needs a look at the machine",
+        };
+        ToolError::new(e.kind(), e.to_string()).next(next)
+    }
+}
+
+/// What a call knows while it runs.
+#[derive(Clone)]
+pub struct CallCx {
+    pub id: String,
+    pub client: String,
+    /// The snapshot the call is decided and run under.
+    pub config: Arc<Config>,
+    pub resolver: Resolver,
+}
+
+pub trait Tool: Send + Sync + 'static {
+    type Args: DeserializeOwned + JsonSchema + Send + Sync + 'static;
+
+    fn spec(&self) -> &'static ToolSpec;
+
+    /// Route, tier and what will run. Pure: no I/O.
+    fn plan(&self, _args: &Self::Args) -> Plan {
+        Plan::simple(self.spec())
+    }
+
+    /// Checks what the agent named against live state, rewriting arguments to the resolved
+    /// values. Returns the line the person is shown when asked (the exact command or target).
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _args: &'a mut Self::Args,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        permit: Permit,
+        args: Self::Args,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// Arguments that did not deserialize: the message names the field.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct ArgsError(pub String);
+
+/// The type-erased face of a `Tool`.
+pub trait DynTool: Send + Sync {
+    fn spec(&self) -> &'static ToolSpec;
+    fn input_schema(&self) -> Arc<Map<String, Value>>;
+    fn parse(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ArgsError>;
+    fn plan(&self, args: &(dyn Any + Send + Sync)) -> Plan;
+    fn resolve<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        args: &'a mut Box<dyn Any + Send + Sync>,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>>;
+    fn execute<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        permit: Permit,
+        args: Box<dyn Any + Send + Sync>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// The JSON schema of an argument type, as MCP wants it (an object schema).
+pub fn schema_of<T: JsonSchema>() -> Arc<Map<String, Value>> {
+    let settings = schemars::generate::SchemaSettings::draft2020_12();
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    let mut v = serde_json::to_value(schema).unwrap_or_default();
+    if let Some(m) = v.as_object_mut() {
+        m.remove("$schema");
+        m.remove("title");
+        if !m.contains_key("properties") && m.get("type").and_then(Value::as_str) == Some("object")
+        {
+            m.insert("properties".into(), Value::Object(Map::new()));
+        }
+    }
+    Arc::new(v.as_object().cloned().unwrap_or_default())
+}
+
+fn downcast<T: 'static>(b: &(dyn Any + Send + Sync)) -> &T {
+    b.downcast_ref::<T>()
+        .expect("arguments parsed by the same tool")
+}
+
+impl<T: Tool> DynTool for T {
+    fn spec(&self) -> &'static ToolSpec {
+        Tool::spec(self)
+    }
+    fn input_schema(&self) -> Arc<Map<String, Value>> {
+        schema_of::<T::Args>()
+    }
+    fn parse(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ArgsError> {
+        // MCP allows absent arguments for tools without parameters.
+        let args = if args.is_null() {
+            Value::Object(Map::new())
+        } else {
+            args
+        };
+        serde_json::from_value::<T::Args>(args)
+            .map(|a| Box::new(a) as Box<dyn Any + Send + Sync>)
+            .map_err(|e| ArgsError(e.to_string()))
+    }
+    fn plan(&self, args: &(dyn Any + Send + Sync)) -> Plan {
+        Tool::plan(self, downcast::<T::Args>(args))
+    }
+    fn resolve<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        args: &'a mut Box<dyn Any + Send + Sync>,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        let a = args
+            .downcast_mut::<T::Args>()
+            .expect("arguments parsed by the same tool");
+        Tool::resolve(self, cx, a)
+    }
+    fn execute<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        permit: Permit,
+        args: Box<dyn Any + Send + Sync>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        let a = *args
+            .downcast::<T::Args>()
+            .expect("arguments parsed by the same tool");
+        Tool::execute(self, cx, permit, a)
+    }
+}
