@@ -4,9 +4,9 @@
 //! exact command to run themselves. This check is deliberately blunt. It looks at every word it
 //! is given — a route, or every element of the argv that would run — and takes each apart the way
 //! a shell would see it: quotes and backslashes removed (`su''do` is `sudo`), then split at
-//! whitespace and shell punctuation (`=`, `;`, `|`, `&`, `$`, parentheses, braces, backticks,
-//! redirections, commas). A piece whose basename (after the last `/`) is an elevating program,
-//! compared case-insensitively, blocks the call. So `env sudo`, `/usr/bin/sudo`,
+//! whitespace, control characters and shell punctuation (`=`, `;`, `|`, `&`, `$`, parentheses,
+//! braces, backticks, redirections, commas, colons, `!`). A piece whose basename (after the last
+//! `/`) is an elevating program, compared case-insensitively, blocks the call. So `env sudo`, `/usr/bin/sudo`,
 //! `--exec=sudo`, `VAR=x sudo`, `sh -c "ls; sudo rm"` are all caught.
 //!
 //! The price is false positives: free text that contains the bare word `sudo` or `su` (a
@@ -14,7 +14,7 @@
 //! themselves. archgate never passes anything through a shell, so this is defence in depth, not
 //! the only barrier.
 
-/// Programs that elevate privilege, by basename. The first field is what is reported.
+/// Programs that elevate privilege, by basename; the matching name is what is reported.
 const ELEVATORS: &[&str] = &[
     "sudo",
     "sudoedit",
@@ -43,7 +43,7 @@ fn is_separator(c: char) -> bool {
         || c.is_control()
         || matches!(
             c,
-            '=' | ';' | '|' | '&' | '$' | '(' | ')' | '{' | '}' | '`' | '<' | '>' | ','
+            '=' | ';' | '|' | '&' | '$' | '(' | ')' | '{' | '}' | '`' | '<' | '>' | ',' | ':' | '!'
         )
 }
 

@@ -33,6 +33,8 @@ elevates! {
     backslash_inside_word: ["bash", "-c", "s\\udo id"] => Some("sudo");
     ifs_trick: ["bash", "-c", "sudo${IFS}id"] => Some("sudo");
     newline_separated: ["sh", "-c", "ls\nsudo id"] => Some("sudo");
+    path_list_entry: ["env", "PATH=/x:/usr/bin/sudo"] => Some("sudo");
+    history_bang: ["bash", "-c", "!sudo"] => Some("sudo");
     upper_case: ["SUDO", "ls"] => Some("sudo");
     sudo_rs: ["sudo-rs", "ls"] => Some("sudo-rs");
     sudoedit: ["sudoedit", "/etc/fstab"] => Some("sudoedit");
