@@ -37,6 +37,8 @@ use crate::spec::CommandSpec;
 const DRAIN: Duration = Duration::from_millis(500);
 /// How long to wait for the group to disappear after SIGKILL.
 const SETTLE: Duration = Duration::from_secs(2);
+/// Longest grace period honoured (a larger configured value is clamped, never overflows).
+const MAX_GRACE: Duration = Duration::from_secs(3600);
 /// Interval of checks for a group to empty.
 const POLL: Duration = Duration::from_millis(10);
 /// Read buffer per stream.
@@ -129,8 +131,8 @@ pub(crate) async fn run(
     };
     let (stop_tx, stop_rx) = watch::channel(false);
     let cap = cfg.output_cap;
-    let out_task = tokio::spawn(collect(child.stdout.take(), cap, stop_rx.clone()));
-    let err_task = tokio::spawn(collect(child.stderr.take(), cap, stop_rx));
+    let mut out_task = tokio::spawn(collect(child.stdout.take(), cap, stop_rx.clone()));
+    let mut err_task = tokio::spawn(collect(child.stderr.take(), cap, stop_rx));
 
     let ended = supervise(&mut child, guard.pgid, timeout, cfg.kill_grace).await;
     guard.armed = false;
@@ -138,10 +140,10 @@ pub(crate) async fn run(
 
     // The group is gone; what is left in the pipes arrives at once. Only a process that left the
     // group while holding a pipe could keep it open: stop reading after a short while.
+    let (mut out, mut err) = (None, None);
     let drained = tokio::time::timeout(DRAIN, async {
-        while !out_task.is_finished() || !err_task.is_finished() {
-            tokio::time::sleep(POLL).await;
-        }
+        out = Some((&mut out_task).await);
+        err = Some((&mut err_task).await);
     })
     .await;
     if drained.is_err() {
@@ -151,8 +153,16 @@ pub(crate) async fn run(
     if let Some(w) = writer {
         w.abort();
     }
-    let out = out_task.await.unwrap_or_else(|_| HeadTail::new(0));
-    let err = err_task.await.unwrap_or_else(|_| HeadTail::new(0));
+    let out = match out {
+        Some(done) => done,
+        None => out_task.await,
+    }
+    .unwrap_or_else(|_| HeadTail::new(0));
+    let err = match err {
+        Some(done) => done,
+        None => err_task.await,
+    }
+    .unwrap_or_else(|_| HeadTail::new(0));
 
     match ended {
         Ended::TimedOut => {
@@ -247,7 +257,7 @@ async fn supervise(child: &mut Child, pgid: Pid, timeout: Duration, grace: Durat
 
 /// SIGTERM to the group, SIGKILL to what is left after `grace`, then wait for it to go.
 async fn end_group(child: &mut Child, pgid: Pid, grace: Duration) {
-    let deadline = tokio::time::Instant::now() + grace;
+    let deadline = tokio::time::Instant::now() + grace.min(MAX_GRACE);
     signal_group(pgid, Signal::SIGTERM);
     let _ = tokio::time::timeout_at(deadline, child.wait()).await;
     wait_group_gone(pgid, deadline).await;

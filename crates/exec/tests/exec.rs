@@ -482,3 +482,22 @@ async fn a_detached_program_runs_on_in_its_own_group() {
         .unwrap_err();
     assert_eq!(err.kind(), "not_installed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_left_the_group_cannot_hold_the_call_open() {
+    // `setsid` moves the sleeper to a new session, out of reach of the group kill, while it keeps
+    // the output pipe open. The call must still end (the output is drained for a bounded time).
+    let p = permit();
+    let call = p.run(sh("setsid sleep 60 & echo $!"));
+    let out = tokio::time::timeout(Duration::from_secs(30), call)
+        .await
+        .expect("the call ended although a pipe was still held")
+        .expect("runs");
+    let escaped: i32 = out.stdout_lossy().trim().parse().expect("pid");
+    // End the sleeper this test started.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(escaped),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    assert!(out.success());
+}
