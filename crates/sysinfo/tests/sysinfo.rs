@@ -226,7 +226,11 @@ async fn a_missing_root_fails_every_probe_without_panicking() {
 /// stdout of a real tool, run the way archgate runs programs.
 async fn tool(program: &str, args: &[&str]) -> String {
     let out = real_permit()
-        .run(CommandSpec::new(program).args(args.iter().copied()))
+        .run(
+            CommandSpec::new(program)
+                .args(args.iter().copied())
+                .env("LC_ALL", "C"),
+        )
         .await
         .unwrap_or_else(|e| panic!("{program}: {e}"));
     assert!(out.success(), "{program}: {}", out.stderr_lossy());
