@@ -10,7 +10,7 @@
 //!   the file and every directory on the way to it must be root-owned and not writable by group or
 //!   others ([`ExecError::Untrusted`] otherwise). The resolved file is what runs, while
 //!   [`CommandSpec::display`] shows the command as written;
-//! - **clean environment**: only an allow-list of desktop variables survives (see [`env`]), `PATH`
+//! - **clean environment**: only an allow-list of desktop variables survives (see [`mod@env`]), `PATH`
 //!   is the search directories, plus what the spec adds;
 //! - **stdin** is `/dev/null` unless the spec gives bytes, which are written and then closed;
 //! - **own process group**: on timeout the whole group gets SIGTERM, then SIGKILL after
