@@ -1,0 +1,127 @@
+//! One HTTP GET with a deadline, a size cap and typed errors; every network answer of this crate goes through it.
+
+use std::time::Duration;
+
+use crate::config::WikiConfig;
+use crate::error::WikiError;
+
+/// A configured HTTP client.
+#[derive(Debug, Clone)]
+pub(crate) struct Fetcher {
+    client: reqwest::Client,
+    timeout: Duration,
+    cap: u64,
+}
+
+/// A successful answer.
+pub(crate) struct Fetched {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+impl Fetcher {
+    pub fn new(config: &WikiConfig) -> Result<Self, WikiError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .timeout(config.request_timeout)
+            .user_agent(config.user_agent.clone())
+            .redirect(reqwest::redirect::Policy::limited(5))
+            .build()
+            .map_err(|e| WikiError::CouldNotReach {
+                url: config.api_url.clone(),
+                reason: format!("HTTP client could not start: {e}"),
+            })?;
+        Ok(Fetcher {
+            client,
+            timeout: config.request_timeout,
+            cap: config.max_response_bytes,
+        })
+    }
+
+    /// GETs `url` with `query`, reading at most the cap; the whole exchange must end within the timeout.
+    pub async fn get(&self, url: &str, query: &[(&str, &str)]) -> Result<Fetched, WikiError> {
+        let shown = show_url(url, query);
+        match tokio::time::timeout(self.timeout, self.get_inner(&shown)).await {
+            Ok(r) => r,
+            Err(_) => Err(WikiError::TimedOut {
+                url: shown,
+                timeout_ms: self.timeout.as_millis() as u64,
+            }),
+        }
+    }
+
+    async fn get_inner(&self, shown: &str) -> Result<Fetched, WikiError> {
+        let map = |e: reqwest::Error| self.map_err(shown, e);
+        let mut resp = self.client.get(shown).send().await.map_err(map)?;
+        let status = resp.status().as_u16();
+        if resp.content_length().is_some_and(|n| n > self.cap) {
+            return Err(WikiError::TooLarge {
+                url: shown.to_owned(),
+                cap_bytes: self.cap,
+            });
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(map)? {
+            if body.len() as u64 + chunk.len() as u64 > self.cap {
+                return Err(WikiError::TooLarge {
+                    url: shown.to_owned(),
+                    cap_bytes: self.cap,
+                });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        if !(200..300).contains(&status) && status != 404 {
+            return Err(WikiError::Malformed {
+                source_name: shown.to_owned(),
+                detail: format!("HTTP status {status}"),
+            });
+        }
+        Ok(Fetched { status, body })
+    }
+
+    fn map_err(&self, url: &str, e: reqwest::Error) -> WikiError {
+        if e.is_timeout() {
+            return WikiError::TimedOut {
+                url: url.to_owned(),
+                timeout_ms: self.timeout.as_millis() as u64,
+            };
+        }
+        if e.is_decode() || e.is_body() && !e.is_connect() && !e.is_request() {
+            return WikiError::Malformed {
+                source_name: url.to_owned(),
+                detail: error_chain(&e),
+            };
+        }
+        WikiError::CouldNotReach {
+            url: url.to_owned(),
+            reason: error_chain(&e),
+        }
+    }
+}
+
+/// The URL with its query, for messages and cache keys.
+pub(crate) fn show_url(url: &str, query: &[(&str, &str)]) -> String {
+    if query.is_empty() {
+        return url.to_owned();
+    }
+    let q: Vec<String> = query
+        .iter()
+        .map(|(k, v)| format!("{k}={}", crate::types::encode_component(v)))
+        .collect();
+    format!("{url}?{}", q.join("&"))
+}
+
+/// An error and its sources on one line ("error sending request: connection refused").
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(src) = cur {
+        let t = src.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = src.source();
+    }
+    s
+}
