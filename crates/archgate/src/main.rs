@@ -1,1 +1,35 @@
-fn main() {}
+//! archgate: the binary. CLI for people, MCP server for agents, both on the same gate.
+
+mod app;
+mod cli;
+mod commands;
+mod frames;
+mod instances;
+mod server;
+mod tools;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    app::init_logging(cli.log.as_deref());
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("archgate: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match rt.block_on(commands::run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("archgate: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -10,6 +10,7 @@
 
 pub mod approval;
 pub mod audit;
+pub mod clients;
 pub mod config;
 pub mod counters;
 pub mod gate;

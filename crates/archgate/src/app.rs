@@ -1,0 +1,93 @@
+//! Assembling archgate: paths, config, audit, person state, clients, the catalogue, the gate.
+
+use anyhow::Context;
+use archgate_core::audit::{AuditLog, AuditSettings};
+use archgate_core::clients::ClientStore;
+use archgate_core::config::ConfigHandle;
+use archgate_core::gate::Gate;
+use archgate_core::paths::{PathEnv, Paths};
+use archgate_core::person::PersonState;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::tools;
+
+pub struct App {
+    pub paths: Paths,
+    pub gate: Arc<Gate>,
+    pub clients: Arc<ClientStore>,
+    pub started: std::time::Instant,
+}
+
+/// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP).
+pub fn init_logging(level: Option<&str>) {
+    let filter = tracing_subscriber::EnvFilter::try_new(level.unwrap_or("info"))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_ansi(false)
+        .try_init();
+}
+
+pub fn config_path(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match explicit {
+        Some(p) => Ok(p),
+        None => Ok(Paths::config_dir(&PathEnv::from_process())?.join("config.toml")),
+    }
+}
+
+impl App {
+    /// Everything a command that touches state needs. Directories are created 0700; a
+    /// symlinked one stops the start with a clear error.
+    pub fn open(
+        config_file: Option<PathBuf>,
+        observer: Option<Box<dyn Fn(&archgate_core::audit::Record) + Send + Sync>>,
+    ) -> anyhow::Result<App> {
+        let env = PathEnv::from_process();
+        let file = config_path(config_file)?;
+        let (handle, loaded) = ConfigHandle::open(file.clone());
+        for p in &loaded.problems {
+            tracing::warn!(config = %file.display(), "{p}");
+        }
+        let config = handle.current();
+        let paths = Paths::resolve(&env, Some(file), &config.paths)?;
+        paths
+            .prepare(env.uid)
+            .context("preparing archgate's private directories")?;
+        let audit = AuditLog::start(AuditSettings {
+            path: paths.audit_log(),
+            queue: config.audit.queue,
+            max_bytes: config.audit.max_bytes,
+            keep: config.audit.keep,
+        });
+        let person = Arc::new(PersonState::load(
+            paths.standing_rules_file(),
+            paths.acknowledged_file(),
+        ));
+        let clients = Arc::new(ClientStore::open(
+            &paths.token_file(),
+            &paths.clients_file(),
+        )?);
+        let catalogue = tools::catalogue(&paths, &config);
+        let mut gate = Gate::new(handle, paths.clone(), audit, person, catalogue);
+        if let Some(o) = observer {
+            gate.set_observer(o);
+        }
+        Ok(App {
+            paths,
+            gate: Arc::new(gate),
+            clients,
+            started: std::time::Instant::now(),
+        })
+    }
+
+    /// Flushes the audit log within a bounded wait.
+    pub fn shutdown(&self) {
+        if !self.gate.audit.shutdown(Duration::from_secs(2)) {
+            tracing::warn!("audit log not fully flushed at shutdown");
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! The command line, defined once: parsing, `--help`, completions and the man page derive from it.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "archgate",
+    version,
+    about = "The MCP server Arch Linux users trust with their desktop",
+    long_about = "archgate lets AI agents (Claude Code, Claude Desktop, Cursor, any MCP client) read Arch \
+                  knowledge and work on an Omarchy/Hyprland or Sway desktop, while every call passes one gate: \
+                  policy, resolution, the person's approval, execution, audit."
+)]
+pub struct Cli {
+    /// Config file (default: $XDG_CONFIG_HOME/archgate/config.toml).
+    #[arg(long, global = true, env = "ARCHGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Log level on stderr: error, warn, info, debug, trace.
+    #[arg(long, global = true, env = "ARCHGATE_LOG")]
+    pub log: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP over stdio (default) or streamable HTTP on 127.0.0.1.
+    Serve {
+        /// Serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio.
+        #[arg(long)]
+        http: bool,
+        /// Port for --http (0 picks a free one). Default: server.port in config, else 8765.
+        #[arg(long, requires = "http")]
+        port: Option<u16>,
+    },
+    /// List the tools with their tier and schema.
+    Tools {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one tool exactly as an MCP call would (same checks, same audit); prints JSON.
+    Call {
+        /// Tool name.
+        tool: String,
+        /// Arguments as a JSON object.
+        #[arg(default_value = "{}")]
+        args: String,
+    },
+    /// What this machine has, and what a missing piece disables.
+    Doctor,
+    /// Print the MCP client configuration for a client.
+    ClientConfig {
+        client: ClientKind,
+        /// Connect over HTTP (with the token) instead of stdio.
+        #[arg(long)]
+        http: bool,
+    },
+    /// Inspect the configuration.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// Explain policy decisions.
+    Policy {
+        #[command(subcommand)]
+        action: PolicyAction,
+    },
+    /// Read the activity (audit) log.
+    Log {
+        /// Keep printing new records.
+        #[arg(long)]
+        follow: bool,
+        /// Only this tool.
+        #[arg(long)]
+        tool: Option<String>,
+        /// Only records at or after this time (RFC 3339, or a duration like 10m, 2h, 1d).
+        #[arg(long)]
+        since: Option<String>,
+        /// Print raw JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manage HTTP clients and their grants.
+    Clients {
+        #[command(subcommand)]
+        action: ClientsAction,
+    },
+    /// Tell a running archgate to re-read its config now.
+    Reload,
+    /// Print shell completions.
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff).
+    Man,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ClientKind {
+    ClaudeCode,
+    ClaudeDesktop,
+    Cursor,
+    Vscode,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Print problems with line numbers; exit non-zero when there are any.
+    Check,
+    /// Print the config file's path.
+    Path,
+    /// Print a commented config with every key and its default.
+    Example,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyAction {
+    /// Print the decision, the tier and the rule that decided for ROUTE (e.g. 'omarchy_run theme set').
+    Explain {
+        route: String,
+        /// The client to decide for.
+        #[arg(long, default_value = "local")]
+        client: String,
+    },
+    /// Acknowledge a route held at ask under an allow prefix.
+    Ack { route: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClientsAction {
+    /// Add a client; prints its token once and the client-config snippet.
+    Add {
+        name: String,
+        #[arg(long, default_value = "read-only")]
+        preset: String,
+        /// Only these tools (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        tools: Option<Vec<String>>,
+    },
+    /// List clients.
+    List,
+    /// Revoke a client's token.
+    Revoke { name: String },
+    /// Rename a client.
+    Rename { from: String, to: String },
+}
+
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}

@@ -1,0 +1,145 @@
+//! `archgate log [--follow] [--tool T] [--since TIME] [--json]`: the activity log for people.
+
+use archgate_core::audit::{Entry, Record};
+use std::io::{BufRead, Seek};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::out;
+
+fn parse_since(s: &str) -> anyhow::Result<OffsetDateTime> {
+    if let Ok(t) = OffsetDateTime::parse(s, &Rfc3339) {
+        return Ok(t);
+    }
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: i64 = num.parse().map_err(|_| {
+        anyhow::anyhow!("--since takes RFC 3339 or a duration like 10m, 2h, 1d; got {s:?}")
+    })?;
+    let secs = match unit {
+        "s" => n,
+        "m" | "" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86400,
+        other => anyhow::bail!("unknown unit {other:?} in --since (use s, m, h or d)"),
+    };
+    Ok(OffsetDateTime::now_utc() - time::Duration::seconds(secs))
+}
+
+fn show(
+    line: &str,
+    tool: Option<&str>,
+    since: Option<OffsetDateTime>,
+    json: bool,
+    skipped: &mut usize,
+) {
+    let Some(entry) = archgate_core::audit::reader::parse_line(line) else {
+        *skipped += 1;
+        return;
+    };
+    match entry {
+        Entry::Event(v) => {
+            if tool.is_none() {
+                out(if json {
+                    v.to_string()
+                } else {
+                    format!("-- {v}")
+                });
+            }
+        }
+        Entry::Call(r) => {
+            if tool.is_some_and(|t| t != r.tool) {
+                return;
+            }
+            if let Some(s) = since
+                && OffsetDateTime::parse(&r.time, &Rfc3339).is_ok_and(|t| t < s)
+            {
+                return;
+            }
+            out(if json { line.to_owned() } else { human(&r) });
+        }
+    }
+}
+
+fn human(r: &Record) -> String {
+    let approval = r
+        .approval
+        .as_ref()
+        .map(|a| {
+            format!(
+                " approval={}{}",
+                a.outcome,
+                a.channel
+                    .as_deref()
+                    .map(|c| format!("/{c}"))
+                    .unwrap_or_default()
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "{} {:<8} {:<18} {:<16} {}{} {}ms{}",
+        r.time,
+        r.client,
+        r.tool,
+        r.outcome.as_str(),
+        r.target.as_deref().or(r.route.as_deref()).unwrap_or(""),
+        approval,
+        r.duration_ms,
+        if r.dev_mode { " [dev mode]" } else { "" }
+    )
+}
+
+pub async fn run(
+    config: Option<PathBuf>,
+    follow: bool,
+    tool: Option<String>,
+    since: Option<String>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let since = since.as_deref().map(parse_since).transpose()?;
+    let env = archgate_core::paths::PathEnv::from_process();
+    let file = crate::app::config_path(config)?;
+    let loaded = archgate_core::config::load(&file);
+    let paths = archgate_core::paths::Paths::resolve(&env, Some(file), &loaded.config.paths)?;
+    let path = paths.audit_log();
+    let mut skipped = 0;
+    let mut pos = 0u64;
+    let mut partial = String::new();
+    loop {
+        if let Ok(mut f) = std::fs::File::open(&path) {
+            let len = f.metadata()?.len();
+            if len < pos {
+                pos = 0; // rotated
+            }
+            f.seek(std::io::SeekFrom::Start(pos))?;
+            let mut reader = std::io::BufReader::new(f);
+            let mut line = String::new();
+            while reader.read_line(&mut line)? > 0 {
+                if line.ends_with('\n') {
+                    partial.push_str(line.trim_end());
+                    show(&partial, tool.as_deref(), since, json, &mut skipped);
+                    partial.clear();
+                } else {
+                    partial.push_str(&line); // a line still being written
+                }
+                line.clear();
+            }
+            pos = len;
+        }
+        if !follow {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    if !partial.is_empty() {
+        skipped += 1;
+    }
+    if skipped > 0 {
+        eprintln!(
+            "archgate: {skipped} line(s) were not whole records (a torn last line after a crash) and were skipped"
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

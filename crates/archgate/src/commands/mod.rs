@@ -1,0 +1,57 @@
+//! One module per command family; `run` dispatches.
+
+mod call;
+mod client_config;
+mod clients;
+mod config;
+mod doctor;
+mod log;
+mod policy;
+mod serve;
+
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command};
+
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = cli.config;
+    match cli.command.unwrap_or(Command::Serve {
+        http: false,
+        port: None,
+    }) {
+        Command::Serve { http, port } => serve::run(config, http, port).await,
+        Command::Tools { json } => call::tools(config, json),
+        Command::Call { tool, args } => call::call(config, &tool, &args).await,
+        Command::Doctor => doctor::run(config).await,
+        Command::ClientConfig { client, http } => client_config::run(config, client, http),
+        Command::Config { action } => config::run(config, action),
+        Command::Policy { action } => policy::run(config, action),
+        Command::Log {
+            follow,
+            tool,
+            since,
+            json,
+        } => log::run(config, follow, tool, since, json).await,
+        Command::Clients { action } => clients::run(config, action),
+        Command::Reload => serve::reload(config),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut crate::cli::command(),
+                "archgate",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            clap_mangen::Man::new(crate::cli::command()).render(&mut std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Prints to stdout: the CLI's output channel (never used while serving stdio).
+#[allow(clippy::print_stdout)]
+pub fn out(s: impl std::fmt::Display) {
+    println!("{s}");
+}

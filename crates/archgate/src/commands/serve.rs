@@ -1,0 +1,130 @@
+//! `archgate serve [--http [--port N]]` and `archgate reload`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio_util::sync::CancellationToken;
+
+use crate::app::App;
+use crate::{frames, instances, server};
+
+pub async fn run(
+    config: Option<PathBuf>,
+    http: bool,
+    port: Option<u16>,
+) -> anyhow::Result<ExitCode> {
+    let observer: Option<Box<dyn Fn(&archgate_core::audit::Record) + Send + Sync>> = if http {
+        Some(Box::new(frames::call_frame))
+    } else {
+        None
+    };
+    let app = match App::open(config, observer) {
+        Ok(a) => Arc::new(a),
+        Err(e) => {
+            if http {
+                frames::emit(&serde_json::json!({"event": "failed", "reason": format!("{e:#}")}));
+            }
+            return Err(e);
+        }
+    };
+    let _registration =
+        instances::register(&app.paths.runtime_dir, if http { "http" } else { "stdio" });
+    let shutdown = CancellationToken::new();
+    spawn_signal_handlers(app.clone(), shutdown.clone())?;
+    spawn_config_poll(app.clone(), shutdown.clone());
+
+    let served = if http {
+        let port = port.unwrap_or(app.gate.config.current().server.port);
+        server::http::serve(app.clone(), port, shutdown.clone()).await
+    } else {
+        tokio::select! {
+            r = server::stdio::serve(app.clone()) => r,
+            _ = shutdown.cancelled() => Ok(()),
+        }
+    };
+    app.shutdown();
+    served.map(|_| ExitCode::SUCCESS)
+}
+
+fn spawn_signal_handlers(app: Arc<App>, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = term.recv() => break,
+                _ = int.recv() => break,
+                _ = hup.recv() => reload_now(&app, "SIGHUP"),
+            }
+        }
+        tracing::info!("stopping");
+        shutdown.cancel();
+    });
+    Ok(())
+}
+
+fn spawn_config_poll(app: Arc<App>, shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(2));
+        loop {
+            tokio::select! {
+                _ = tick.tick() => reload_now(&app, "poll"),
+                _ = shutdown.cancelled() => break,
+            }
+        }
+    });
+}
+
+pub fn reload_now(app: &App, why: &str) {
+    use archgate_core::config::ReloadOutcome;
+    app.clients.reload();
+    let (outcome, old) = app.gate.config.reload();
+    match outcome {
+        ReloadOutcome::Applied => {
+            let new = app.gate.config.current();
+            tracing::info!(trigger = why, "config reloaded");
+            if let Some(old) = old {
+                if old.server.port != new.server.port {
+                    tracing::warn!("server.port changed; it applies at the next start");
+                }
+                if old.paths != new.paths || old.audit != new.audit {
+                    tracing::warn!("[paths] and [audit] changes apply at the next start");
+                }
+            }
+        }
+        ReloadOutcome::Rejected => tracing::warn!(
+            trigger = why,
+            "config file does not parse; the previous config stays in force"
+        ),
+        ReloadOutcome::WaitingForFile | ReloadOutcome::Unchanged => {}
+    }
+}
+
+pub fn reload(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let env = archgate_core::paths::PathEnv::from_process();
+    let file = crate::app::config_path(config)?;
+    let loaded = archgate_core::config::load(&file);
+    let paths = archgate_core::paths::Paths::resolve(&env, Some(file), &loaded.config.paths)?;
+    let pids = instances::live(&paths.runtime_dir);
+    if pids.is_empty() {
+        super::out("no running archgate found; the config applies when it starts");
+        return Ok(ExitCode::from(1));
+    }
+    for pid in &pids {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid),
+            nix::sys::signal::Signal::SIGHUP,
+        );
+    }
+    super::out(format!(
+        "asked {} running archgate instance(s) to reload",
+        pids.len()
+    ));
+    for p in &loaded.problems {
+        super::out(format!("  problem: {p}"));
+    }
+    Ok(ExitCode::SUCCESS)
+}

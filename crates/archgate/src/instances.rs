@@ -1,0 +1,45 @@
+//! Running instances, so `archgate reload` can reach them: each serving process keeps a file
+//! named by its pid in `$XDG_RUNTIME_DIR/archgate/instances/`, removed when it stops.
+
+use std::path::{Path, PathBuf};
+
+pub struct Registration {
+    file: PathBuf,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+fn dir(runtime_dir: &Path) -> PathBuf {
+    runtime_dir.join("instances")
+}
+
+pub fn register(runtime_dir: &Path, mode: &str) -> Option<Registration> {
+    let d = dir(runtime_dir);
+    archgate_core::paths::ensure_private_dir(&d, nix::unistd::getuid().as_raw()).ok()?;
+    let file = d.join(std::process::id().to_string());
+    std::fs::write(&file, mode).ok()?;
+    Some(Registration { file })
+}
+
+/// Pids of live instances (stale files are removed).
+pub fn live(runtime_dir: &Path) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir(runtime_dir)) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok() {
+            out.push(pid);
+        } else {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    out
+}

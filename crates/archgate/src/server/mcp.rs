@@ -1,0 +1,187 @@
+//! The MCP face of archgate: rmcp's `ServerHandler`, adapting the catalogue and the gate.
+//!
+//! Both transports share this handler. Over HTTP the client is the one the bearer token named
+//! (the auth layer puts it in the request's extensions); over stdio it is `local`. tools/list
+//! shows only what that client is granted and config enables; tools/call goes to `Gate::call`.
+
+use archgate_core::clients::LOCAL_CLIENT;
+use archgate_core::gate::{CallResult, Client};
+use archgate_core::tool::{Content, DynTool, ToolError};
+use base64::Engine;
+use rmcp::ErrorData as McpError;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+use std::sync::Arc;
+
+use crate::app::App;
+
+pub const INSTRUCTIONS: &str = "archgate gives you the person's Arch Linux machine: packages from pacman's own \
+databases, the AUR with a safety audit, the ArchWiki, and their desktop. Every call passes a gate: some \
+calls wait for the person's yes on a channel you cannot reach, and silence means no. A refusal is an \
+answer: read its `next` field and do not try to work around it. archgate never elevates privilege; for \
+installs and upgrades it gives the exact command for the person to run.";
+
+#[derive(Clone)]
+pub struct McpServer {
+    app: Arc<App>,
+    /// Set for stdio; over HTTP the client comes with each request.
+    fixed_client: Option<Client>,
+}
+
+impl McpServer {
+    pub fn stdio(app: Arc<App>) -> McpServer {
+        let config = app.gate.config.current();
+        let grant = archgate_core::clients::grant_for(LOCAL_CLIENT, None, &config);
+        McpServer {
+            app,
+            fixed_client: Some(Client {
+                name: LOCAL_CLIENT.into(),
+                grant,
+            }),
+        }
+    }
+
+    pub fn http(app: Arc<App>) -> McpServer {
+        McpServer {
+            app,
+            fixed_client: None,
+        }
+    }
+
+    fn client(&self, cx: &RequestContext<RoleServer>) -> Result<Client, McpError> {
+        if let Some(c) = &self.fixed_client {
+            // The grant follows live config.
+            let config = self.app.gate.config.current();
+            return Ok(Client {
+                name: c.name.clone(),
+                grant: archgate_core::clients::grant_for(&c.name, None, &config),
+            });
+        }
+        cx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Client>())
+            .cloned()
+            .ok_or_else(|| {
+                McpError::invalid_request("no authenticated client on this request", None)
+            })
+    }
+}
+
+pub fn server_info() -> ServerConfig {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build(),
+    )
+    .with_server_info(
+        Implementation::new("archgate", env!("CARGO_PKG_VERSION")).with_title("archgate"),
+    )
+    .with_instructions(INSTRUCTIONS)
+}
+
+pub fn to_mcp_tool(t: &dyn DynTool) -> Tool {
+    let s = t.spec();
+    let annotations = ToolAnnotations::with_title(s.title)
+        .read_only(s.read_only)
+        .destructive(s.destructive)
+        .idempotent(s.idempotent)
+        .open_world(s.open_world);
+    Tool::new(s.name, s.description, t.input_schema())
+        .with_title(s.title)
+        .with_annotations(annotations)
+}
+
+/// Renders a gate result as MCP: tool failures and refusals are `isError` results the agent can
+/// read, never protocol errors.
+pub fn to_call_result(r: CallResult) -> CallToolResult {
+    match r.output {
+        Ok(out) => {
+            let mut content: Vec<ContentBlock> = out
+                .content
+                .into_iter()
+                .map(|c| match c {
+                    Content::Text(t) => ContentBlock::text(t),
+                    Content::Image { data, mime } => ContentBlock::image(
+                        base64::engine::general_purpose::STANDARD.encode(data),
+                        mime,
+                    ),
+                })
+                .collect();
+            match out.structured {
+                Some(v) => {
+                    let mut res = CallToolResult::structured(v);
+                    res.content.append(&mut content);
+                    res
+                }
+                None => CallToolResult::success(content),
+            }
+        }
+        Err(e) => {
+            let text = render_error(&e);
+            let mut res = CallToolResult::error(vec![ContentBlock::text(text)]);
+            res.structured_content =
+                Some(serde_json::json!({ "error": e, "outcome": r.outcome.as_str() }));
+            res
+        }
+    }
+}
+
+fn render_error(e: &ToolError) -> String {
+    let mut s = format!("{}: {}", e.kind, e.message);
+    if let Some(n) = &e.next {
+        s.push_str("\nNext: ");
+        s.push_str(n);
+    }
+    s
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        server_info()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let client = self.client(&cx)?;
+        let config = self.app.gate.config.current();
+        let tools = self
+            .app
+            .gate
+            .catalogue
+            .visible(&client, &config)
+            .map(|t| to_mcp_tool(t.as_ref()))
+            .collect();
+        let mut res = ListToolsResult::with_all_items(tools);
+        // Each client sees its own list, and grants change live.
+        res.cache_scope = Some(rmcp::model::CacheScope::Private);
+        res.ttl_ms = Some(0);
+        Ok(res)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let client = self.client(&cx)?;
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        if self.app.gate.catalogue.get(&request.name).is_none() {
+            // Still recorded, then answered as the protocol asks for an unknown tool.
+            let r = self.app.gate.call(&client, &request.name, args).await;
+            let msg = r.output.err().map(|e| e.message).unwrap_or_default();
+            return Err(McpError::invalid_params(msg, None));
+        }
+        let r = self.app.gate.call(&client, &request.name, args).await;
+        Ok(to_call_result(r).into())
+    }
+}

@@ -1,0 +1,276 @@
+//! Client identities for HTTP: a name, a grant, and a token stored only as a hash.
+//!
+//! The token created on first run lives in `state/token` (0600) so `archgate client-config` can
+//! print it; it belongs to the client `default`. Tokens of clients added later are printed once
+//! and stored as SHA-256 hashes in `state/clients.json`. Every comparison is constant-time.
+//! The stdio client is `local`; its grant comes from `[clients.local]` in config.
+
+use archgate_policy::{Grant, Preset};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+use subtle::ConstantTimeEq;
+
+use crate::config::Config;
+use crate::gate::Client;
+use crate::paths::write_private_file;
+
+pub const DEFAULT_CLIENT: &str = "default";
+pub const LOCAL_CLIENT: &str = "local";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StoredClient {
+    pub name: String,
+    /// hex SHA-256 of the token.
+    pub token_sha256: String,
+    pub preset: String,
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    pub created: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("a client named {0:?} exists already")]
+    Exists(String),
+    #[error("no client named {0:?}")]
+    NotFound(String),
+    #[error("{0:?} is not a valid client name (letters, digits, '-', '_', at most 64)")]
+    BadName(String),
+    #[error("{0:?} is not a preset (read-only, desktop, full)")]
+    BadPreset(String),
+    #[error("cannot store clients at {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the OS random generator failed: {0}")]
+    Random(String),
+}
+
+impl ClientError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ClientError::Exists(_) => "exists",
+            ClientError::NotFound(_) => "not_found",
+            ClientError::BadName(_) => "invalid_name",
+            ClientError::BadPreset(_) => "invalid_preset",
+            ClientError::Io { .. } => "io",
+            ClientError::Random(_) => "random",
+        }
+    }
+}
+
+/// 256 random bits, hex-encoded.
+pub fn new_token() -> Result<String, ClientError> {
+    let mut b = [0u8; 32];
+    getrandom::fill(&mut b).map_err(|e| ClientError::Random(e.to_string()))?;
+    Ok(hex::encode(b))
+}
+
+fn hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+/// Constant-time equality of two secrets of possibly different lengths.
+pub fn secrets_equal(a: &str, b: &str) -> bool {
+    // Compare digests so the time does not depend on where the strings differ or their length.
+    hash(a).ct_eq(&hash(b)).into()
+}
+
+pub fn parse_preset(s: &str) -> Result<Preset, ClientError> {
+    match s {
+        "read-only" => Ok(Preset::ReadOnly),
+        "desktop" => Ok(Preset::Desktop),
+        "full" => Ok(Preset::Full),
+        other => Err(ClientError::BadPreset(other.to_owned())),
+    }
+}
+
+fn grant_of(preset: &str, tools: Option<&[String]>) -> Grant {
+    let g = Grant::preset(parse_preset(preset).unwrap_or(Preset::ReadOnly));
+    match tools {
+        Some(t) => g.with_tools(t.iter().cloned()),
+        None => g,
+    }
+}
+
+/// The grant of a named client: `[clients.NAME]` in config wins, then the stored record.
+pub fn grant_for(name: &str, stored: Option<&StoredClient>, config: &Config) -> Grant {
+    if let Some(c) = config.clients.get(name) {
+        return grant_of(&c.preset, c.tools.as_ref().map(|t| t.iter().cloned().collect::<Vec<_>>()).as_deref());
+    }
+    match stored {
+        Some(s) => grant_of(&s.preset, s.tools.as_deref()),
+        None => Grant::full(),
+    }
+}
+
+#[derive(Debug)]
+pub struct ClientStore {
+    token_file: PathBuf,
+    clients_file: PathBuf,
+    default_token: RwLock<String>,
+    clients: RwLock<Vec<StoredClient>>,
+}
+
+impl ClientStore {
+    /// Loads the store, creating the first-run token (0600) when there is none.
+    pub fn open(token_file: &Path, clients_file: &Path) -> Result<ClientStore, ClientError> {
+        let token = match std::fs::read_to_string(token_file) {
+            Ok(t) if t.trim().len() >= 32 => t.trim().to_owned(),
+            _ => {
+                let t = new_token()?;
+                write_private_file(token_file, format!("{t}\n").as_bytes())
+                    .map_err(|source| ClientError::Io { path: token_file.to_owned(), source })?;
+                t
+            }
+        };
+        let clients: Vec<StoredClient> = std::fs::read(clients_file)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Ok(ClientStore {
+            token_file: token_file.to_owned(),
+            clients_file: clients_file.to_owned(),
+            default_token: RwLock::new(token),
+            clients: RwLock::new(clients),
+        })
+    }
+
+    pub fn default_token(&self) -> String {
+        self.default_token.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Re-reads clients.json (the CLI changes it while the daemon runs).
+    pub fn reload(&self) {
+        if let Some(c) = std::fs::read(&self.clients_file).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+            *self.clients.write().unwrap_or_else(|p| p.into_inner()) = c;
+        }
+        if let Ok(t) = std::fs::read_to_string(&self.token_file) {
+            *self.default_token.write().unwrap_or_else(|p| p.into_inner()) = t.trim().to_owned();
+        }
+    }
+
+    pub fn list(&self) -> Vec<StoredClient> {
+        self.clients.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The client a bearer token belongs to. Every stored hash is compared, in constant time.
+    pub fn authenticate(&self, token: &str, config: &Config) -> Option<Client> {
+        let mut found: Option<Client> = None;
+        if secrets_equal(token, &self.default_token()) {
+            found = Some(Client { name: DEFAULT_CLIENT.into(), grant: grant_for(DEFAULT_CLIENT, None, config) });
+        }
+        let h = hash(token);
+        for c in self.list() {
+            let Ok(stored) = hex::decode(&c.token_sha256) else { continue };
+            if stored.len() == 32 && bool::from(h.ct_eq(stored.as_slice())) {
+                found = Some(Client { name: c.name.clone(), grant: grant_for(&c.name, Some(&c), config) });
+            }
+        }
+        found
+    }
+
+    fn save(&self, list: &[StoredClient]) -> Result<(), ClientError> {
+        let bytes = serde_json::to_vec_pretty(list).unwrap_or_default();
+        write_private_file(&self.clients_file, &bytes).map_err(|source| ClientError::Io { path: self.clients_file.clone(), source })
+    }
+
+    /// Adds a client and returns its token (shown once; only its hash is kept).
+    pub fn add(&self, name: &str, preset: &str, tools: Option<Vec<String>>) -> Result<String, ClientError> {
+        valid_name(name)?;
+        parse_preset(preset)?;
+        let mut list = self.clients.write().unwrap_or_else(|p| p.into_inner());
+        if name == DEFAULT_CLIENT || name == LOCAL_CLIENT || list.iter().any(|c| c.name == name) {
+            return Err(ClientError::Exists(name.to_owned()));
+        }
+        let token = new_token()?;
+        list.push(StoredClient {
+            name: name.to_owned(),
+            token_sha256: hex::encode(hash(&token)),
+            preset: preset.to_owned(),
+            tools,
+            created: crate::audit::now_rfc3339(),
+        });
+        self.save(&list)?;
+        Ok(token)
+    }
+
+    pub fn revoke(&self, name: &str) -> Result<(), ClientError> {
+        if name == DEFAULT_CLIENT {
+            // Revoking the default client rotates its token.
+            let t = new_token()?;
+            write_private_file(&self.token_file, format!("{t}\n").as_bytes())
+                .map_err(|source| ClientError::Io { path: self.token_file.clone(), source })?;
+            *self.default_token.write().unwrap_or_else(|p| p.into_inner()) = t;
+            return Ok(());
+        }
+        let mut list = self.clients.write().unwrap_or_else(|p| p.into_inner());
+        let before = list.len();
+        list.retain(|c| c.name != name);
+        if list.len() == before {
+            return Err(ClientError::NotFound(name.to_owned()));
+        }
+        self.save(&list)
+    }
+
+    pub fn rename(&self, from: &str, to: &str) -> Result<(), ClientError> {
+        valid_name(to)?;
+        let mut list = self.clients.write().unwrap_or_else(|p| p.into_inner());
+        if to == DEFAULT_CLIENT || to == LOCAL_CLIENT || list.iter().any(|c| c.name == to) {
+            return Err(ClientError::Exists(to.to_owned()));
+        }
+        let c = list.iter_mut().find(|c| c.name == from).ok_or_else(|| ClientError::NotFound(from.to_owned()))?;
+        c.name = to.to_owned();
+        self.save(&list)
+    }
+}
+
+fn valid_name(name: &str) -> Result<(), ClientError> {
+    let ok = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok { Ok(()) } else { Err(ClientError::BadName(name.to_owned())) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn first_run_token_is_256_bits_0600_and_authenticates_default() {
+        let t = tempfile::tempdir().unwrap();
+        let s = ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
+        let tok = s.default_token();
+        assert_eq!(tok.len(), 64);
+        assert_eq!(std::fs::metadata(t.path().join("token")).unwrap().permissions().mode() & 0o777, 0o600);
+        let cfg = Config::default();
+        assert_eq!(s.authenticate(&tok, &cfg).unwrap().name, "default");
+        assert!(s.authenticate("wrong", &cfg).is_none());
+        assert!(s.authenticate("", &cfg).is_none());
+        // Re-opening keeps the token.
+        let s2 = ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
+        assert_eq!(s2.default_token(), tok);
+    }
+
+    #[test]
+    fn added_clients_store_only_hashes_and_can_be_revoked_and_renamed() {
+        let t = tempfile::tempdir().unwrap();
+        let s = ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
+        let tok = s.add("chat", "read-only", None).unwrap();
+        let stored = std::fs::read_to_string(t.path().join("clients.json")).unwrap();
+        assert!(!stored.contains(&tok), "the token itself is never stored");
+        let cfg = Config::default();
+        let c = s.authenticate(&tok, &cfg).unwrap();
+        assert_eq!(c.name, "chat");
+        assert!(!c.grant.permits("theme", archgate_policy::Tier::Act));
+        assert!(s.add("chat", "full", None).is_err());
+        assert_eq!(s.add("bad name", "full", None).unwrap_err().kind(), "invalid_name");
+        s.rename("chat", "chat2").unwrap();
+        assert_eq!(s.authenticate(&tok, &cfg).unwrap().name, "chat2");
+        s.revoke("chat2").unwrap();
+        assert!(s.authenticate(&tok, &cfg).is_none());
+    }
+}
