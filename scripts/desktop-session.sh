@@ -1,0 +1,248 @@
+#!/bin/bash
+# desktop-session.sh — a private, headless Wayland desktop for archgate's desktop tests.
+#
+# Usage: desktop-session.sh start|stop|env|status DIR
+#
+#   start   idempotently starts, as user `nobody` with its own 0700 runtime dir under DIR:
+#           a private D-Bus session bus, headless Sway (HEADLESS-1 at 1280x720, pixman renderer),
+#           mako (notifications), PipeWire + WirePlumber with a null sink set as the default.
+#           Concurrent starts on one DIR are serialised by a lock file; a second start finds the
+#           session alive and returns at once.
+#   env     prints the `export` lines a client needs (XDG_RUNTIME_DIR, WAYLAND_DISPLAY, SWAYSOCK,
+#           DBUS_SESSION_BUS_ADDRESS). Exits 1 if no session is running in DIR.
+#   status  exits 0 if every process started is alive, 1 otherwise.
+#   stop    kills exactly the processes `start` recorded (by pid), then removes the runtime dir.
+#
+# Why `nobody`: Sway refuses to run as root. Clients running as root (the tests) can still reach
+# every socket in the nobody-owned runtime dir; the D-Bus config written here admits them.
+set -euo pipefail
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+usage() {
+    echo "usage: $0 start|stop|env|status DIR" >&2
+    exit 2
+}
+
+[ $# -eq 2 ] || usage
+cmd=$1
+DIR=$2
+case "$cmd" in start | stop | env | status) ;; *) usage ;; esac
+
+RUN_USER=nobody
+RUN_GROUP=$(id -gn "$RUN_USER")
+RUN_UID=$(id -u "$RUN_USER")
+
+mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd)
+RUNDIR=$DIR/run
+HOMEDIR=$DIR/home
+LOGDIR=$DIR/log
+PIDS=$DIR/pids
+ENVFILE=$DIR/env
+LOCK=$DIR/lock
+
+user_prefix() {
+    # The argv prefix that runs a command as the session user with the session's environment.
+    USER_PREFIX=(setpriv --reuid="$RUN_USER" --regid="$RUN_GROUP" --clear-groups \
+        env -i PATH="$PATH" HOME="$HOMEDIR" USER="$RUN_USER" LOGNAME="$RUN_USER" \
+        XDG_RUNTIME_DIR="$RUNDIR" XDG_CONFIG_HOME="$HOMEDIR/.config" \
+        XDG_STATE_HOME="$HOMEDIR/.local/state" XDG_DATA_HOME="$HOMEDIR/.local/share" \
+        DBUS_SESSION_BUS_ADDRESS="unix:path=$RUNDIR/bus" \
+        ${WAYLAND_DISPLAY:+WAYLAND_DISPLAY="$WAYLAND_DISPLAY"} \
+        ${SWAYSOCK:+SWAYSOCK="$SWAYSOCK"})
+}
+
+as_user() {
+    user_prefix
+    "${USER_PREFIX[@]}" "$@"
+}
+
+# Starts a long-running program as the session user in its own session (so no caller's
+# process-group cleanup reaches it) and records its pid.
+start_daemon() {
+    local name=$1
+    shift
+    user_prefix
+    setsid "${USER_PREFIX[@]}" "$@" >"$LOGDIR/$name.log" 2>&1 </dev/null &
+    local pid=$!
+    echo "$name $pid" >>"$PIDS"
+}
+
+alive() {
+    local pid=$1
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+all_alive() {
+    [ -s "$PIDS" ] || return 1
+    [ -s "$ENVFILE" ] || return 1
+    local name pid
+    while read -r name pid; do
+        alive "$pid" || return 1
+    done <"$PIDS"
+    return 0
+}
+
+wait_for() {
+    # wait_for DESCRIPTION TENTHS COMMAND... : polls until COMMAND succeeds.
+    local what=$1 tenths=$2
+    shift 2
+    local i
+    for ((i = 0; i < tenths; i++)); do
+        if "$@" >/dev/null 2>&1; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "desktop-session: timed out waiting for $what (logs in $LOGDIR)" >&2
+    return 1
+}
+
+do_stop() {
+    if [ -s "$PIDS" ]; then
+        local name pid
+        # Reverse order: clients before the servers they talk to.
+        tac "$PIDS" | while read -r name pid; do
+            if alive "$pid"; then
+                kill -TERM "$pid" 2>/dev/null || true
+            fi
+        done
+        local i
+        for ((i = 0; i < 30; i++)); do
+            local any=0
+            while read -r name pid; do
+                if alive "$pid"; then any=1; fi
+            done <"$PIDS"
+            [ $any -eq 0 ] && break
+            sleep 0.1
+        done
+        while read -r name pid; do
+            if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+        done <"$PIDS"
+    fi
+    rm -f "$PIDS" "$ENVFILE"
+    rm -rf "$RUNDIR"
+}
+
+socket_exists() { [ -S "$1" ]; }
+
+have_sink() {
+    as_user wpctl status | grep -q "archgate-test-sink"
+}
+
+sway_answers() {
+    as_user swaymsg -s "$1" -t get_outputs
+}
+
+do_start() {
+    if all_alive; then
+        return 0
+    fi
+    # A half-dead session (a crash, a reboot that kept /tmp) is cleaned up and started afresh.
+    do_stop
+
+    mkdir -p "$LOGDIR" "$HOMEDIR/.config/mako" "$HOMEDIR/.config/wireplumber"
+    install -d -m 0700 -o "$RUN_USER" -g "$RUN_GROUP" "$RUNDIR"
+    chown -R "$RUN_USER:$RUN_GROUP" "$HOMEDIR"
+    chmod 0755 "$DIR"
+    : >"$PIDS"
+
+    # --- D-Bus: a private session bus. The default session policy admits only its own uid and
+    # root; EXTERNAL auth over the unix socket is kept.
+    cat >"$DIR/dbus.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$RUNDIR/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="root"/>
+    <allow user="$RUN_USER"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+EOF
+    start_daemon dbus dbus-daemon --nofork --nopidfile --config-file="$DIR/dbus.conf"
+    wait_for "the D-Bus socket" 100 socket_exists "$RUNDIR/bus"
+
+    # --- Sway, headless.
+    cat >"$DIR/sway.conf" <<'EOF'
+output HEADLESS-1 resolution 1280x720 position 0 0
+# No bar, no wallpaper: the screen shows only what tests draw.
+output * background #202020 solid_color
+default_border normal
+focus_follows_mouse no
+EOF
+    chmod 0644 "$DIR/sway.conf" "$DIR/dbus.conf"
+    start_daemon sway env WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 \
+        WLR_RENDERER=pixman sway -c "$DIR/sway.conf"
+    local sway_pid
+    sway_pid=$(awk '$1 == "sway" { print $2 }' "$PIDS")
+    local swaysock="$RUNDIR/sway-ipc.$RUN_UID.$sway_pid.sock"
+    wait_for "the Sway IPC socket" 150 socket_exists "$swaysock"
+    wait_for "Sway to answer" 100 sway_answers "$swaysock"
+    local display=""
+    local f
+    for f in "$RUNDIR"/wayland-*; do
+        case "$f" in *.lock) continue ;; esac
+        [ -S "$f" ] && display=$(basename "$f") && break
+    done
+    if [ -z "$display" ]; then
+        echo "desktop-session: Sway started but no Wayland socket appeared in $RUNDIR" >&2
+        return 1
+    fi
+    export WAYLAND_DISPLAY=$display SWAYSOCK=$swaysock
+
+    # --- mako: notifications on the private bus.
+    start_daemon mako mako
+    wait_for "mako on the bus" 100 as_user makoctl list
+
+    # --- PipeWire + WirePlumber, and a null sink made the default.
+    start_daemon pipewire pipewire
+    wait_for "the PipeWire socket" 100 socket_exists "$RUNDIR/pipewire-0"
+    start_daemon wireplumber wireplumber
+    wait_for "WirePlumber" 100 as_user wpctl status
+    as_user pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=archgate-test-sink node.description=archgate-test-sink media.class=Audio/Sink object.linger=true audio.position=[FL FR] }' \
+        >"$LOGDIR/pw-cli.log" 2>&1
+    wait_for "the null sink" 100 have_sink
+    local sink_id
+    sink_id=$(as_user wpctl status | sed -n 's/^[^0-9]*\([0-9][0-9]*\)\. archgate-test-sink.*/\1/p' | head -n1)
+    if [ -n "$sink_id" ]; then
+        as_user wpctl set-default "$sink_id" || true
+    fi
+
+    cat >"$ENVFILE" <<EOF
+export XDG_RUNTIME_DIR='$RUNDIR'
+export WAYLAND_DISPLAY='$display'
+export SWAYSOCK='$swaysock'
+export DBUS_SESSION_BUS_ADDRESS='unix:path=$RUNDIR/bus'
+EOF
+}
+
+case "$cmd" in
+start)
+    exec 9>"$LOCK"
+    flock 9
+    do_start
+    cat "$ENVFILE"
+    ;;
+stop)
+    exec 9>"$LOCK"
+    flock 9
+    do_stop
+    ;;
+env)
+    if all_alive; then
+        cat "$ENVFILE"
+    else
+        echo "desktop-session: no session running in $DIR" >&2
+        exit 1
+    fi
+    ;;
+status)
+    all_alive
+    ;;
+esac

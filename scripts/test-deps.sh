@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what archgate's tests use, skipping what is already there. Debian 12 (CI) or Arch.
+set -euo pipefail
+
+DEBS=(pacman-package-manager makepkg libarchive-tools fakeroot zstd
+      sway grim wl-clipboard tesseract-ocr tesseract-ocr-eng libnotify-bin mako-notifier dbus
+      pipewire pipewire-bin wireplumber chromium swaybg curl python3-venv)
+
+if command -v apt-get >/dev/null 2>&1; then
+  missing=()
+  for p in "${DEBS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "test-deps: installing ${missing[*]}" >&2
+    sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+elif command -v pacman >/dev/null 2>&1; then
+  pkgs=(sway grim wl-clipboard tesseract tesseract-data-eng libnotify mako dbus pipewire wireplumber chromium python)
+  missing=()
+  for p in "${pkgs[@]}"; do pacman -Qq "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    $sudo_cmd pacman -S --needed --noconfirm "${missing[@]}"
+  fi
+fi
+
+# Independent MCP clients: the official Python SDK (in a venv), the TypeScript SDK client, the
+# conformance suite and Node 22 (from npm) under tests/clients/.
+top=$(cd "$(dirname "$0")/.." && pwd)
+venv="${ARCHGATE_TEST_VENV:-$top/target/test-venv}"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp, pytest' 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q 'mcp>=2,<3' 'pytest>=8' 'httpx' 'anyio'
+fi
+if [ -f "$top/tests/clients/package.json" ] && [ ! -d "$top/tests/clients/node_modules" ]; then
+  (cd "$top/tests/clients" && npm ci --no-audit --no-fund --silent)
+fi
