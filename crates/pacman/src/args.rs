@@ -1,0 +1,91 @@
+//! Arguments agents send to the package tools (their JSON schemas come from these types).
+
+use serde::Deserialize;
+
+use crate::list::ListFilter;
+use crate::log::LogAction;
+
+/// Arguments of `pkg_search`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Search terms separated by spaces; every term must match the name, description, a
+    /// provision or a group (like `pacman -Ss`).
+    pub query: String,
+    /// Only this repository (e.g. `extra`).
+    pub repo: Option<String>,
+    /// `true`: terms are regular expressions (an invalid one is an error); `false`: plain text;
+    /// absent: like pacman (regex when valid, else plain text).
+    pub regex: Option<bool>,
+    /// Most results returned (default 50, at most 1000).
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `pkg_info`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InfoArgs {
+    /// Package name, optionally `repo/name`.
+    pub name: String,
+}
+
+/// Arguments of `pkg_files`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FilesArgs {
+    /// Package name.
+    pub name: String,
+    /// Most paths returned (default 2000).
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `pkg_owner`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OwnerArgs {
+    /// Absolute path of a file or directory.
+    pub path: String,
+}
+
+/// Arguments of `pkg_deps`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DepsArgs {
+    /// Package name.
+    pub name: String,
+    /// Levels to descend (default 3, at most 16).
+    pub depth: Option<u32>,
+    /// List installed packages that need it instead of what it needs.
+    pub reverse: Option<bool>,
+}
+
+/// Arguments of `pkg_list`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// explicit, deps, orphans, foreign or upgradable.
+    pub filter: ListFilter,
+}
+
+/// Arguments of `pacman_log`.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogArgs {
+    /// Only entries of this package.
+    pub package: Option<String>,
+    /// Only this action (installed, upgraded, removed, downgraded, reinstalled,
+    /// transaction_started, transaction_completed, full_upgrade, synchronized).
+    pub action: Option<LogAction>,
+    /// Only entries at or after this time: RFC 3339, YYYY-MM-DD or Unix seconds.
+    pub since: Option<String>,
+    /// Most recent entries returned (default 100, at most 2000).
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `pkg_install_plan`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstallPlanArgs {
+    /// Packages to install (`name` or `repo/name`).
+    pub names: Vec<String>,
+}

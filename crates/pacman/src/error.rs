@@ -1,0 +1,217 @@
+//! Typed errors of the pacman crate, each with a stable snake_case `kind()` code.
+
+use std::path::PathBuf;
+
+/// What is wrong inside one database entry (`desc`/`files`) or archive.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryProblem {
+    /// The entry is not UTF-8 text.
+    #[error("not UTF-8 text")]
+    NotUtf8,
+    /// A required section (`%NAME%`, `%VERSION%`) is absent or empty.
+    #[error("missing section %{0}%")]
+    MissingSection(&'static str),
+    /// A numeric section holds something that is not a number.
+    #[error("section %{section}% is not a number: {value:?}")]
+    NotANumber {
+        /// Section keyword.
+        section: &'static str,
+        /// The offending value (truncated).
+        value: String,
+    },
+    /// A line outside any `%SECTION%`.
+    #[error("line {line} is outside any section")]
+    StrayLine {
+        /// 1-based line number.
+        line: usize,
+    },
+    /// The entry is larger than the per-entry cap.
+    #[error("entry larger than {limit} bytes")]
+    TooLarge {
+        /// The cap in bytes.
+        limit: u64,
+    },
+}
+
+/// What is wrong on one line of pacman.conf.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfProblem {
+    /// A `[section]` header that does not close.
+    #[error("unterminated section header")]
+    BadSectionHeader,
+    /// An empty `[]` section name.
+    #[error("empty section name")]
+    EmptySectionName,
+    /// A directive before any section.
+    #[error("directive outside any section")]
+    OutsideSection,
+    /// A directive that needs a value has none.
+    #[error("directive {0} needs a value")]
+    MissingValue(String),
+    /// `Include` nested too deep (probably a loop).
+    #[error("Include nested deeper than {0} levels")]
+    IncludeTooDeep(usize),
+    /// A repository section has an invalid name.
+    #[error("invalid repository name {0:?}")]
+    BadRepoName(String),
+}
+
+/// Every failure of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum PacmanError {
+    /// pacman.conf (or a file it includes) cannot be read.
+    #[error("cannot read pacman configuration {path}: {source}")]
+    ConfUnreadable {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// pacman.conf has a line pacman would reject.
+    #[error("{path}:{line}: {problem}")]
+    ConfMalformed {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        problem: ConfProblem,
+    },
+    /// A repository's database file does not exist (pacman -Sy was never run for it).
+    #[error("database of repository {repo} is missing: {path}")]
+    DbMissing {
+        /// Repository name (`local` for the local database).
+        repo: String,
+        /// Where it was expected.
+        path: PathBuf,
+    },
+    /// A database file or directory could not be read.
+    #[error("cannot read database {path}: {source}")]
+    DbUnreadable {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The archive ends early or its compression stream is broken.
+    #[error("database archive {path} is truncated or damaged: {source}")]
+    DbTruncated {
+        /// The archive.
+        path: PathBuf,
+        /// What the decoder said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An entry inside a database cannot be understood.
+    #[error("database {path}, entry {entry}: {problem}")]
+    DbCorrupt {
+        /// The archive or directory.
+        path: PathBuf,
+        /// The entry (e.g. `zlib-1.3-1/desc`).
+        entry: String,
+        /// What is wrong.
+        problem: EntryProblem,
+    },
+    /// The archive uses a compression this crate does not read (xz, bzip2, …).
+    #[error("database {path} uses an unsupported compression ({format})")]
+    UnsupportedCompression {
+        /// The archive.
+        path: PathBuf,
+        /// The detected format.
+        format: &'static str,
+    },
+    /// A file is larger than the configured cap.
+    #[error("{what} is larger than {limit} bytes")]
+    TooLarge {
+        /// The file or URL.
+        what: String,
+        /// The cap.
+        limit: u64,
+    },
+    /// A repository name that pacman.conf does not define.
+    #[error("unknown repository {repo}; configured: {known:?}")]
+    UnknownRepo {
+        /// The name asked for.
+        repo: String,
+        /// The repositories pacman.conf defines, in order.
+        known: Vec<String>,
+    },
+    /// No package by that name (near misses attached).
+    #[error("no package named {name}")]
+    PackageNotFound {
+        /// The name asked for.
+        name: String,
+        /// Similar names, best first.
+        near: Vec<String>,
+    },
+    /// An argument is not acceptable.
+    #[error("invalid {argument}: {problem}")]
+    InvalidArgument {
+        /// Argument name.
+        argument: &'static str,
+        /// Why.
+        problem: String,
+    },
+    /// A search term is not a valid regular expression.
+    #[error("invalid regular expression {pattern:?}: {source}")]
+    InvalidRegex {
+        /// The term.
+        pattern: String,
+        /// The regex error.
+        #[source]
+        source: Box<regex::Error>,
+    },
+    /// The pacman log cannot be read.
+    #[error("cannot read pacman log {path}: {source}")]
+    LogUnreadable {
+        /// The log file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The package files list needs a `.files` database that is not there.
+    #[error("no file list for {name}: not installed and no .files database (pacman -Fy)")]
+    FilesUnavailable {
+        /// The package.
+        name: String,
+    },
+    /// The archlinux.org packages API failed.
+    #[error(transparent)]
+    Remote(#[from] crate::remote::RemoteError),
+    /// Background work could not finish (the runtime is shutting down).
+    #[error("background task failed: {0}")]
+    Task(String),
+}
+
+impl PacmanError {
+    /// A stable snake_case code for agents and the audit log.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PacmanError::ConfUnreadable { source, .. }
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                "not_found"
+            }
+            PacmanError::ConfUnreadable { .. } => "unreadable",
+            PacmanError::ConfMalformed { .. } => "malformed",
+            PacmanError::DbMissing { .. } => "db_missing",
+            PacmanError::DbUnreadable { .. } => "unreadable",
+            PacmanError::DbTruncated { .. } => "truncated",
+            PacmanError::DbCorrupt { .. } => "malformed",
+            PacmanError::UnsupportedCompression { .. } => "not_supported",
+            PacmanError::TooLarge { .. } => "too_large",
+            PacmanError::UnknownRepo { .. } => "unknown_repo",
+            PacmanError::PackageNotFound { .. } => "not_found",
+            PacmanError::InvalidArgument { .. } | PacmanError::InvalidRegex { .. } => {
+                "invalid_argument"
+            }
+            PacmanError::LogUnreadable { .. } => "unreadable",
+            PacmanError::FilesUnavailable { .. } => "not_available",
+            PacmanError::Remote(e) => e.kind(),
+            PacmanError::Task(_) => "internal",
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! `PacmanDb`: the shared, cheap-to-query handle the tools call.
+//!
+//! It holds the current `Snapshot` in an `Arc`; every query first checks the stamps of the files
+//! behind it (a handful of `stat` calls) and reloads what changed on a blocking thread. Queries
+//! run against one immutable snapshot, so concurrent callers never see a half-loaded state.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::args::{
+    DepsArgs, FilesArgs, InfoArgs, InstallPlanArgs, ListArgs, LogArgs, OwnerArgs, SearchArgs,
+};
+use crate::conf::PacmanConf;
+use crate::db::Snapshot;
+use crate::deps::DepsResult;
+use crate::error::PacmanError;
+use crate::files::{FilesResult, OwnerResult};
+use crate::info::{InfoResult, Timestamp};
+use crate::list::ListResult;
+use crate::log::{LogQuery, LogResult};
+use crate::plan::InstallPlan;
+use crate::remote::{RemoteClient, RemoteSettings};
+use crate::search::{SearchResult, TermMode};
+use crate::updates::{FetchSettings, UpdatesResult};
+
+/// Where pacman's files are and how to reach the network.
+#[derive(Debug, Clone)]
+pub struct PacmanSettings {
+    /// pacman.conf (config key `arch.pacman_conf`, default `/etc/pacman.conf`).
+    pub conf_path: PathBuf,
+    /// The archlinux.org packages API, used when there are no pacman databases.
+    pub remote: RemoteSettings,
+    /// Limits for fetching databases in `updates`.
+    pub fetch: FetchSettings,
+}
+
+impl Default for PacmanSettings {
+    fn default() -> Self {
+        PacmanSettings {
+            conf_path: PathBuf::from("/etc/pacman.conf"),
+            remote: RemoteSettings::default(),
+            fetch: FetchSettings::default(),
+        }
+    }
+}
+
+/// The handle. Clone it freely (it is an `Arc` inside).
+#[derive(Debug, Clone)]
+pub struct PacmanDb {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    settings: PacmanSettings,
+    current: Mutex<Option<Arc<Snapshot>>>,
+    reload: tokio::sync::Mutex<()>,
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, PacmanError> + Send + 'static,
+) -> Result<T, PacmanError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| PacmanError::Task(e.to_string()))?
+}
+
+impl PacmanDb {
+    /// A handle; nothing is read until the first query.
+    pub fn new(settings: PacmanSettings) -> PacmanDb {
+        PacmanDb {
+            inner: Arc::new(Inner {
+                settings,
+                current: Mutex::new(None),
+                reload: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    /// The settings in use.
+    pub fn settings(&self) -> &PacmanSettings {
+        &self.inner.settings
+    }
+
+    fn cached(&self) -> Option<Arc<Snapshot>> {
+        self.inner
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The current snapshot, reloading what changed on disk (synchronous; for benchmarks and
+    /// callers outside a runtime).
+    pub fn snapshot_blocking(&self) -> Result<Arc<Snapshot>, PacmanError> {
+        if let Some(s) = self.cached()
+            && !s.is_stale()
+        {
+            return Ok(s);
+        }
+        let previous = self.cached();
+        let conf = Arc::new(PacmanConf::load(&self.inner.settings.conf_path)?);
+        let fresh = Arc::new(Snapshot::load(conf, previous.as_deref())?);
+        *self
+            .inner
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(fresh.clone());
+        Ok(fresh)
+    }
+
+    /// The current snapshot, reloading on a blocking thread when files changed.
+    pub async fn snapshot(&self) -> Result<Arc<Snapshot>, PacmanError> {
+        if let Some(s) = self.cached() {
+            let check = s.clone();
+            if !blocking(move || Ok(check.is_stale())).await? {
+                return Ok(s);
+            }
+        }
+        let _one_reload = self.inner.reload.lock().await;
+        let this = self.clone();
+        blocking(move || this.snapshot_blocking()).await
+    }
+
+    /// Whether this machine has pacman databases (else search/info go remote).
+    async fn local_or_remote(&self) -> Result<Option<Arc<Snapshot>>, PacmanError> {
+        match self.snapshot().await {
+            Ok(s) if !s.is_empty() => Ok(Some(s)),
+            Ok(_) => Ok(None),
+            Err(e @ PacmanError::ConfUnreadable { .. }) if e.kind() == "not_found" => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn remote(&self) -> Result<RemoteClient, PacmanError> {
+        Ok(RemoteClient::new(self.inner.settings.remote.clone())?)
+    }
+
+    /// `pacman_conf`.
+    pub async fn conf(&self) -> Result<Arc<PacmanConf>, PacmanError> {
+        Ok(self.snapshot().await?.conf.clone())
+    }
+
+    /// `pkg_search`.
+    pub async fn search(&self, args: &SearchArgs) -> Result<SearchResult, PacmanError> {
+        let limit = args.limit.unwrap_or(50).clamp(1, 1000);
+        match self.local_or_remote().await? {
+            Some(snap) => {
+                let mode = match args.regex {
+                    None => TermMode::Pacman,
+                    Some(true) => TermMode::Regex,
+                    Some(false) => TermMode::Literal,
+                };
+                crate::search::search(&snap, &args.query, args.repo.as_deref(), mode, limit)
+            }
+            None => Ok(self
+                .remote()?
+                .search(&args.query, args.repo.as_deref(), limit)
+                .await?),
+        }
+    }
+
+    /// `pkg_info`.
+    pub async fn info(&self, args: &InfoArgs) -> Result<InfoResult, PacmanError> {
+        match self.local_or_remote().await? {
+            Some(snap) => crate::info::info(&snap, &args.name),
+            None => {
+                self.remote()?
+                    .info(&args.name)
+                    .await?
+                    .ok_or_else(|| PacmanError::PackageNotFound {
+                        name: args.name.clone(),
+                        near: Vec::new(),
+                    })
+            }
+        }
+    }
+
+    /// `pkg_files`.
+    pub async fn files(&self, args: &FilesArgs) -> Result<FilesResult, PacmanError> {
+        let snap = self.snapshot().await?;
+        let (name, limit) = (args.name.clone(), args.limit.unwrap_or(2000).max(1));
+        blocking(move || crate::files::files(&snap, &name, limit)).await
+    }
+
+    /// `pkg_owner`.
+    pub async fn owner(&self, args: &OwnerArgs) -> Result<OwnerResult, PacmanError> {
+        let snap = self.snapshot().await?;
+        let path = args.path.clone();
+        blocking(move || crate::files::owner(&snap, &path)).await
+    }
+
+    /// `pkg_deps`.
+    pub async fn deps(&self, args: &DepsArgs) -> Result<DepsResult, PacmanError> {
+        let snap = self.snapshot().await?;
+        crate::deps::deps(
+            &snap,
+            &args.name,
+            args.depth.unwrap_or(3).clamp(1, 16),
+            args.reverse.unwrap_or(false),
+        )
+    }
+
+    /// `pkg_list`.
+    pub async fn list(&self, args: &ListArgs) -> Result<ListResult, PacmanError> {
+        let snap = self.snapshot().await?;
+        let filter = args.filter;
+        blocking(move || Ok(crate::list::list(&snap, filter))).await
+    }
+
+    /// `pkg_updates`.
+    pub async fn updates(&self) -> Result<UpdatesResult, PacmanError> {
+        let snap = self.snapshot().await?;
+        crate::updates::updates(&snap, &self.inner.settings.fetch).await
+    }
+
+    /// `pacman_log`.
+    pub async fn pacman_log(&self, args: &LogArgs) -> Result<LogResult, PacmanError> {
+        let snap = self.snapshot().await?;
+        let query = LogQuery {
+            package: args.package.clone(),
+            action: args.action,
+            since: args
+                .since
+                .as_deref()
+                .map(crate::log::parse_since)
+                .transpose()?,
+            limit: Some(
+                args.limit
+                    .unwrap_or(crate::log::DEFAULT_LIMIT)
+                    .clamp(1, 2000),
+            ),
+        };
+        let path = snap.conf.log_file.clone();
+        blocking(move || crate::log::read_log(&path, &query)).await
+    }
+
+    /// When the last full system upgrade started (for the news tool).
+    pub async fn last_full_upgrade(&self) -> Result<Option<Timestamp>, PacmanError> {
+        let path = self.snapshot().await?.conf.log_file.clone();
+        blocking(move || crate::log::last_full_upgrade(&path)).await
+    }
+
+    /// `pkg_install_plan`.
+    pub async fn install_plan(&self, args: &InstallPlanArgs) -> Result<InstallPlan, PacmanError> {
+        let snap = self.snapshot().await?;
+        crate::plan::install_plan(&snap, &args.names)
+    }
+}

@@ -1,0 +1,36 @@
+//! Arch Linux packages for archgate: pacman.conf, the sync and local databases, the pacman log,
+//! pending updates and install plans — read in pure Rust, without libalpm, root or processes.
+//!
+//! Entry point: [`PacmanDb`], a cheap-to-clone handle whose async methods back the tools
+//! `pacman_conf`, `pkg_search`, `pkg_info`, `pkg_files`, `pkg_owner`, `pkg_deps`, `pkg_list`,
+//! `pkg_updates`, `pacman_log` and `pkg_install_plan`. The pure functions in each module work
+//! on a [`Snapshot`] and are what tests and benchmarks call directly.
+//!
+//! Nothing here elevates privilege: installing is answered with a plan and the exact
+//! `sudo pacman …` command for the person to run.
+
+#![forbid(unsafe_code)]
+
+pub mod archive;
+pub mod args;
+pub mod conf;
+pub mod db;
+pub mod deps;
+pub mod desc;
+pub mod error;
+pub mod files;
+pub mod handle;
+pub mod info;
+pub mod list;
+pub mod log;
+pub mod plan;
+pub mod remote;
+pub mod search;
+pub mod updates;
+pub mod version;
+
+pub use conf::{PacmanConf, RepoConf};
+pub use db::{LocalDb, Snapshot, SyncRepo};
+pub use error::{ConfProblem, EntryProblem, PacmanError};
+pub use handle::{PacmanDb, PacmanSettings};
+pub use version::vercmp;
