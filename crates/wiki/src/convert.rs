@@ -147,16 +147,96 @@ pub fn html_to_markdown(clean: &str) -> String {
     let converter = htmd::HtmlToMarkdown::builder()
         .options(htmd::options::Options {
             bullet_list_marker: htmd::options::BulletListMarker::Dash,
+            br_style: htmd::options::BrStyle::Backslash,
             ul_bullet_spacing: 1,
             ol_number_spacing: 1,
             ..Default::default()
         })
+        .add_handler(vec!["td"], |e: htmd::Element| Some(marked(CELL, e.content)))
+        .add_handler(vec!["th"], |e: htmd::Element| Some(marked(HEAD_CELL, e.content)))
+        .add_handler(vec!["tr"], |e: htmd::Element| {
+            Some(format!("{ROW}{}{ROW_END}", e.content))
+        })
+        .add_handler(vec!["table"], |e: htmd::Element| Some(markdown_table(e.content)))
         .build();
     match converter.convert(clean) {
         Ok(md) => tidy_markdown(&md),
         // htmd only fails on I/O errors of its in-memory reader; fall back to the plain text.
         Err(_) => tidy_text(clean),
     }
+}
+
+// Private-use characters that carry the table structure from the cell and row handlers to
+// the table handler (htmd gives a handler only its children's Markdown).
+const CELL: char = '\u{E000}';
+const HEAD_CELL: char = '\u{E001}';
+const CELL_END: char = '\u{E002}';
+const ROW: char = '\u{E003}';
+const ROW_END: char = '\u{E004}';
+
+fn marked(kind: char, content: &str) -> String {
+    let flat = content.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("{kind}{}{CELL_END}", flat.replace('|', "\\|"))
+}
+
+/// A pipe table from the marked rows and cells; the first row is the header.
+fn markdown_table(content: &str) -> String {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut caption = String::new();
+    let mut outside = String::new();
+    let mut row: Option<Vec<String>> = None;
+    let mut cell: Option<String> = None;
+    for ch in content.chars() {
+        match ch {
+            ROW => row = Some(Vec::new()),
+            ROW_END => {
+                if let Some(r) = row.take().filter(|r| !r.is_empty()) {
+                    rows.push(r);
+                }
+            }
+            CELL | HEAD_CELL => cell = Some(String::new()),
+            CELL_END => {
+                if let (Some(c), Some(r)) = (cell.take(), row.as_mut()) {
+                    r.push(c.trim().to_owned());
+                }
+            }
+            _ => match cell.as_mut() {
+                Some(c) => c.push(ch),
+                None if row.is_none() => outside.push(ch),
+                None => {}
+            },
+        }
+    }
+    let outside = outside.trim();
+    if !outside.is_empty() {
+        caption = outside.split_whitespace().collect::<Vec<_>>().join(" ");
+    }
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    if cols == 0 {
+        return format!("\n\n{caption}\n\n");
+    }
+    let mut md = String::from("\n\n");
+    if !caption.is_empty() {
+        md.push_str(&format!("*{caption}*\n\n"));
+    }
+    for (i, r) in rows.iter().enumerate() {
+        md.push('|');
+        for c in 0..cols {
+            md.push(' ');
+            md.push_str(r.get(c).map(String::as_str).unwrap_or(""));
+            md.push_str(" |");
+        }
+        md.push('\n');
+        if i == 0 {
+            md.push('|');
+            for _ in 0..cols {
+                md.push_str(" --- |");
+            }
+            md.push('\n');
+        }
+    }
+    md.push('\n');
+    md
 }
 
 /// Converts raw wiki HTML straight to Markdown.
@@ -254,6 +334,9 @@ impl Cleaner {
             "kbd" | "tt" | "samp" | "var" => self.wrap(el, "code"),
             "br" => self.html.push_str("<br>"),
             "hr" => self.html.push_str("<hr>"),
+            "div" if e.classes().any(|c| c == "archwiki-template-meta-related-articles-start") => {
+                self.related(el)
+            }
             "div" => match BOXES
                 .iter()
                 .find(|(class, _)| e.classes().any(|c| c == *class))
@@ -266,8 +349,6 @@ impl Cleaner {
         }
         if BLOCK_TAGS.contains(&name) {
             self.text.push('\n');
-        } else if name == "td" || name == "th" {
-            self.text.push(' ');
         }
     }
 
@@ -279,6 +360,11 @@ impl Cleaner {
         self.html.push_str("</");
         self.html.push_str(tag);
         self.html.push('>');
+        // A separator between siblings: htmd merges adjacent elements of the same tag
+        // (two `<td>` side by side would become one cell).
+        if BLOCK_TAGS.contains(&tag) {
+            self.html.push('\n');
+        }
     }
 
     fn pre(&mut self, el: ElementRef<'_>) {
@@ -305,6 +391,20 @@ impl Cleaner {
         }
         self.children(el);
         self.html.push_str("</p></blockquote>");
+    }
+
+    /// ArchWiki's "Related articles" box as one line of links.
+    fn related(&mut self, el: ElementRef<'_>) {
+        let Some(sel) = selector("a") else { return };
+        self.html.push_str("<p><strong>Related articles:</strong> ");
+        for (i, a) in el.select(&sel).enumerate() {
+            if i > 0 {
+                self.html.push_str(", ");
+            }
+            self.link(a);
+            self.text.push(' ');
+        }
+        self.html.push_str("</p>");
     }
 
     fn link(&mut self, el: ElementRef<'_>) {
@@ -481,7 +581,7 @@ fn tidy_markdown(md: &str) -> String {
             continue;
         }
         blank_run = 0;
-        out.push_str(line);
+        out.push_str(if in_fence { line } else { line.trim_end() });
         out.push('\n');
     }
     let trimmed = out.trim_matches('\n');

@@ -120,7 +120,7 @@ impl OfflineWiki {
         let f = self.fields;
         let cleaned = sanitize_query(query);
         let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.headings, f.body]);
-        parser.set_field_boost(f.title, 4.0);
+        parser.set_field_boost(f.title, 3.0);
         parser.set_field_boost(f.headings, 1.5);
         let (text_query, errors) = parser.parse_query_lenient(&cleaned);
         if !errors.is_empty() {

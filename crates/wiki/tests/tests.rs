@@ -1,0 +1,3 @@
+//! Integration tests of archgate-wiki: one test binary, one module per topic.
+
+mod it;
