@@ -1,0 +1,365 @@
+//! Code fetched or decoded and then executed; `eval`; downloads that are later run; network
+//! access and background programs by phase; privilege elevation.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{Ctx, Sink};
+use crate::audit::names::{self, basename};
+use crate::audit::report::Severity;
+use crate::audit::shell::{Cmd, Phase, Taint, Word};
+
+pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
+    pipelines(ctx, sink);
+    for cmd in &ctx.an.cmds {
+        code_words(ctx, cmd, sink);
+        elevation(cmd, sink);
+        network(cmd, sink);
+        background(cmd, sink);
+        dev_tcp(cmd, sink);
+    }
+    downloaded_then_run(ctx, sink);
+}
+
+/// Where a word's text came from, for the why.
+fn origin(ctx: &Ctx, w: &Word) -> Option<(&'static str, Severity, &'static str)> {
+    let net = w.taint.has(Taint::NET) || w.subs.iter().any(|&s| ctx.an.substs.get(s).is_some_and(|s| s.net));
+    let dec = w.taint.has(Taint::DECODED)
+        || w.subs.iter().any(|&s| ctx.an.substs.get(s).is_some_and(|s| s.decoded));
+    if net {
+        Some(("AUR-EXEC-REMOTE", Severity::Critical, "code downloaded at run time"))
+    } else if dec {
+        Some(("AUR-EXEC-DECODED", Severity::Critical, "code that is decoded first (base64, hex, rot13 …)"))
+    } else if w.taint.has(Taint::OBFUSCATED) {
+        Some(("AUR-EXEC-OBFUSCATED", Severity::Critical, "code hidden behind escapes, split quotes or ${IFS}"))
+    } else {
+        None
+    }
+}
+
+/// Words that end up executed as code by this command.
+fn code_words<'a>(ctx: &Ctx, cmd: &'a Cmd, sink: &mut Sink) {
+    if cmd.argv.is_empty() {
+        return;
+    }
+    let i = names::effective(&cmd.argv);
+    let name = basename(&cmd.argv[i].text);
+    let args = &cmd.argv[i + 1..];
+    let mut code: Vec<(&Word, &'static str)> = vec![(&cmd.argv[i], "runs a command whose name is")];
+    match name {
+        "eval" => code.extend(args.iter().map(|a| (a, "evaluates"))),
+        "source" | "." => code.extend(args.first().map(|a| (a, "sources"))),
+        "su" | "runuser" => {
+            if let Some(p) = args.iter().position(|a| a.text == "-c") {
+                code.extend(args.get(p + 1).map(|a| (a, "runs")));
+            }
+        }
+        _ => {}
+    }
+    if let Some(k) = names::shell_c_arg(name, args) {
+        code.push((&args[k], "runs"));
+    }
+    if let Some(w) = names::inline_code(name, args) {
+        code.push((w, "runs"));
+    }
+    if names::is_interpreter(name)
+        && let Some(script) = args.iter().find(|a| !a.text.starts_with('-'))
+        && !script.subs.is_empty()
+    {
+        code.push((script, "runs a script from"));
+    }
+    if names::reads_script_from_stdin(cmd)
+        && let Some(s) = &cmd.stdin
+    {
+        code.push((s, "feeds a shell"));
+    }
+    for (w, verb) in code {
+        if let Some((id, sev, what)) = origin(ctx, w) {
+            sink.cmd(id, sev, cmd, format!("{verb} {what}; nobody can review what will run"));
+        }
+    }
+    if name == "eval" && args.iter().any(|a| a.dynamic) {
+        sink.cmd(
+            "AUR-EVAL",
+            Severity::Medium,
+            cmd,
+            "eval runs text that is only known at run time".into(),
+        );
+    }
+    if let Some(e) = cmd.embed
+        && (e.taint.has(Taint::DECODED) || e.taint.has(Taint::OBFUSCATED))
+    {
+        sink.cmd(
+            "AUR-EXEC-DECODED",
+            Severity::Critical,
+            cmd,
+            "this command only appears after decoding text the package hides".into(),
+        );
+    }
+}
+
+/// `curl … | sh`, `base64 -d | bash`, `echo "$x" | python -`.
+fn pipelines(ctx: &Ctx, sink: &mut Sink) {
+    let mut pipes: BTreeMap<(u32, Option<usize>), Vec<&Cmd>> = BTreeMap::new();
+    for c in &ctx.an.cmds {
+        if let Some((id, _, _)) = c.pipe {
+            pipes.entry((id, c.in_subst)).or_default().push(c);
+        }
+    }
+    for cmds in pipes.values() {
+        for (k, c) in cmds.iter().enumerate() {
+            let stage = c.pipe.map_or(0, |p| p.1);
+            if stage == 0 || !names::reads_script_from_stdin(c) {
+                continue;
+            }
+            let before: Vec<&&Cmd> = cmds[..k].iter().filter(|p| p.pipe.map_or(0, |x| x.1) < stage).collect();
+            let first = before.first().copied().copied().unwrap_or(c);
+            let net = before.iter().any(|p| {
+                names::is_downloader(p) || p.argv.iter().chain(p.stdin.iter()).any(|w| w.taint.has(Taint::NET))
+            });
+            let dec = before.iter().any(|p| {
+                names::is_decoder(p)
+                    || p.argv.iter().chain(p.stdin.iter()).any(|w| w.taint.has(Taint::DECODED) || w.taint.has(Taint::OBFUSCATED))
+            });
+            let prog = names::program(c).0;
+            if net {
+                sink.cmd(
+                    "AUR-EXEC-REMOTE",
+                    Severity::Critical,
+                    first,
+                    format!("pipes a download straight into {prog}: whatever the server sends runs, unchecked"),
+                );
+            } else if dec {
+                sink.cmd(
+                    "AUR-EXEC-DECODED",
+                    Severity::Critical,
+                    first,
+                    format!("decodes hidden text and pipes it into {prog}: a classic way to hide malware"),
+                );
+            } else if before.iter().any(|p| p.argv.iter().any(|w| w.dynamic && w.taint.has(Taint::SUBST))) {
+                sink.cmd(
+                    "AUR-EXEC-STDIN",
+                    Severity::Medium,
+                    first,
+                    format!("pipes text produced at run time into {prog}"),
+                );
+            }
+        }
+    }
+}
+
+fn elevation(cmd: &Cmd, sink: &mut Sink) {
+    let wrappers = names::wrappers(cmd);
+    let (name, args) = names::program(cmd);
+    let elevated = wrappers.iter().any(|w| matches!(*w, "sudo" | "doas" | "pkexec" | "run0"))
+        || matches!(name, "sudo" | "doas" | "pkexec" | "run0")
+        || (name == "su" && args.iter().any(|a| a.text == "-c"));
+    if cmd.phase.runs_on_system() {
+        let as_user = (wrappers.contains(&"sudo") && cmd.argv.iter().any(|a| a.text == "-u"))
+            || matches!(name, "su" | "runuser")
+            || (name == "machinectl" && args.first().is_some_and(|a| a.text == "shell"));
+        if as_user {
+            sink.cmd(
+                "AUR-INSTALL-AS-USER",
+                Severity::High,
+                cmd,
+                "runs code as a desktop user from a root install script: it reaches into that person's session and files".into(),
+            );
+        }
+        return;
+    }
+    if elevated {
+        sink.cmd(
+            "AUR-SUDO",
+            Severity::High,
+            cmd,
+            format!("asks for root {}: building a package never needs it", cmd.phase.label()),
+        );
+    }
+}
+
+/// The kind of network access a command makes, if any.
+pub(super) fn network_kind(cmd: &Cmd) -> Option<&'static str> {
+    if names::is_downloader(cmd) {
+        return Some("downloads");
+    }
+    let (name, args) = names::program(cmd);
+    let first = args.iter().find(|a| !a.text.starts_with('-')).map(|a| a.text.as_str());
+    match (name, first) {
+        ("git", Some("clone" | "fetch" | "pull" | "ls-remote" | "push" | "submodule")) => Some("uses git over the network"),
+        ("svn", Some("checkout" | "co" | "export" | "update")) | ("hg", Some("clone" | "pull")) => Some("checks out code"),
+        ("scp" | "sftp" | "ssh", _) => Some("opens an SSH connection"),
+        ("rsync", _) if args.iter().any(|a| a.text.contains("::") || a.text.contains("rsync://") || a.text.contains("@")) => Some("syncs from a remote host"),
+        ("docker" | "podman", Some("pull" | "run")) => Some("pulls a container image"),
+        ("ping" | "dig" | "nslookup" | "host", _) => Some("contacts the network"),
+        _ => None,
+    }
+}
+
+fn network(cmd: &Cmd, sink: &mut Sink) {
+    let Some(kind) = network_kind(cmd) else { return };
+    if names::pkg_manager(cmd).is_some() {
+        return;
+    }
+    match cmd.phase {
+        Phase::Install | Phase::Hook => sink.cmd(
+            "AUR-INSTALL-NETWORK",
+            Severity::High,
+            cmd,
+            format!("{kind} {}: install scripts never need the network, and this runs as root", cmd.phase.label()),
+        ),
+        Phase::Global => sink.cmd(
+            "AUR-NETWORK-GLOBAL",
+            Severity::High,
+            cmd,
+            format!("{kind} {}", Phase::Global.label()),
+        ),
+        Phase::Package => sink.cmd(
+            "AUR-NETWORK-PACKAGE",
+            Severity::Low,
+            cmd,
+            format!("{kind} in package(); files should come from source=() with checksums"),
+        ),
+        Phase::Runtime => {}
+        _ => sink.cmd(
+            "AUR-NETWORK-BUILD",
+            Severity::Info,
+            cmd,
+            format!("{kind} {}; this is not covered by the checksums in the PKGBUILD", cmd.phase.label()),
+        ),
+    }
+}
+
+fn background(cmd: &Cmd, sink: &mut Sink) {
+    let (name, args) = names::program(cmd);
+    let wrappers = names::wrappers(cmd);
+    let detached = cmd.background
+        || wrappers.iter().any(|w| matches!(*w, "nohup" | "setsid" | "daemonize" | "systemd-run"))
+        || matches!(name, "disown" | "daemonize" | "start-stop-daemon" | "at" | "batch")
+        || (name == "screen" && args.iter().any(|a| a.text.starts_with("-d")))
+        || (name == "tmux" && args.iter().any(|a| a.text == "-d"));
+    if !detached || name.is_empty() {
+        return;
+    }
+    let sev = match cmd.phase {
+        Phase::Install | Phase::Hook | Phase::Global => Severity::High,
+        Phase::Package | Phase::Pkgver | Phase::Prepare => Severity::Medium,
+        _ => Severity::Info,
+    };
+    if cmd.phase == Phase::Runtime {
+        return;
+    }
+    sink.cmd(
+        "AUR-BACKGROUND",
+        sev,
+        cmd,
+        format!("starts `{name}` in the background {}: it keeps running after the build or install is over", cmd.phase.label()),
+    );
+}
+
+fn dev_tcp(cmd: &Cmd, sink: &mut Sink) {
+    let hit = cmd
+        .argv
+        .iter()
+        .map(|w| w.text.as_str())
+        .chain(cmd.redirs.iter().map(|r| r.target.text.as_str()))
+        .any(|t| t.contains("/dev/tcp/") || t.contains("/dev/udp/"));
+    if hit {
+        let (name, _) = names::program(cmd);
+        let sev = if names::is_shell(name) || name == "exec" || cmd.phase.runs_on_system() {
+            Severity::Critical
+        } else {
+            Severity::High
+        };
+        sink.cmd(
+            "AUR-NET-DEVTCP",
+            sev,
+            cmd,
+            "opens a raw network socket through bash's /dev/tcp, the way reverse shells do".into(),
+        );
+    }
+}
+
+/// The file a download command writes, if any.
+fn download_target(cmd: &Cmd) -> Option<String> {
+    let (name, args) = names::program(cmd);
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let url = texts.iter().find(|t| t.contains("://")).copied();
+    let opt = |names: &[&str]| {
+        texts.iter().enumerate().find_map(|(i, t)| {
+            if names.contains(t) {
+                texts.get(i + 1).copied()
+            } else {
+                names.iter().find_map(|n| t.strip_prefix(&format!("{n}=")))
+            }
+        })
+    };
+    let from_url = || url.map(|u| basename(u.split(['?', '#']).next().unwrap_or(u)));
+    let out = match name {
+        "curl" => opt(&["-o", "--output"]).or_else(|| {
+            texts
+                .iter()
+                .any(|t| *t == "-O" || *t == "--remote-name" || (t.starts_with('-') && !t.starts_with("--") && t.contains('O')))
+                .then(from_url)
+                .flatten()
+        }),
+        "wget" | "wget2" => opt(&["-O", "--output-document"]).or_else(from_url),
+        "aria2c" => opt(&["-o", "--out"]).or_else(from_url),
+        _ => None,
+    }?;
+    if out == "-" || out.is_empty() || out == "/dev/stdout" {
+        return None;
+    }
+    Some(basename(out).to_owned())
+}
+
+/// Is `w` (a program or script path) the downloaded file `f`?
+fn names_file(w: &str, f: &str) -> bool {
+    basename(w) == f
+}
+
+fn downloaded_then_run(ctx: &Ctx, sink: &mut Sink) {
+    // Per file and function: downloads seen so far, in order.
+    let mut seen: HashMap<(usize, Option<&str>), Vec<String>> = HashMap::new();
+    for cmd in &ctx.an.cmds {
+        let scope = (cmd.file, cmd.func.as_deref());
+        let files = seen.entry(scope).or_default();
+        if let Some(f) = download_target(cmd) {
+            files.push(f);
+            continue;
+        }
+        if files.is_empty() || cmd.argv.is_empty() {
+            continue;
+        }
+        let i = names::effective(&cmd.argv);
+        let name = basename(&cmd.argv[i].text);
+        let args = &cmd.argv[i + 1..];
+        let runs = |f: &String| {
+            (cmd.argv[i].text.contains('/') || name == f.as_str()) && names_file(&cmd.argv[i].text, f)
+                || ((names::is_interpreter(name) || name == "source" || name == ".")
+                    && args.iter().find(|a| !a.text.starts_with('-')).is_some_and(|a| names_file(&a.text, f)))
+        };
+        if let Some(f) = files.iter().find(|f| runs(f)) {
+            let sev = if cmd.phase.is_build() || cmd.phase == Phase::Package {
+                Severity::High
+            } else {
+                Severity::Critical
+            };
+            sink.cmd(
+                "AUR-EXEC-DOWNLOADED",
+                sev,
+                cmd,
+                format!("runs `{f}`, which was downloaded earlier without a checksum: the server decides what runs"),
+            );
+        } else if name == "chmod"
+            && args.iter().any(|a| a.text.contains('x') || a.text.starts_with('7') || a.text.starts_with('5'))
+            && let Some(f) = files.iter().find(|f| args.iter().any(|a| names_file(&a.text, f)))
+        {
+            sink.cmd(
+                "AUR-EXEC-DOWNLOADED",
+                Severity::Medium,
+                cmd,
+                format!("makes the downloaded file `{f}` executable"),
+            );
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! Files a package touches: writes outside `$pkgdir`/`$srcdir`, persistence (systemd units
+//! enabled, cron, linger, autostart, shell rc files, `~/.local/bin` shadows), and secrets
+//! (`~/.ssh`, `~/.gnupg`, browser profiles, tokens).
+
+use super::{Ctx, Sink};
+use crate::audit::names::{self, basename};
+use crate::audit::report::Severity;
+use crate::audit::shell::{Cmd, Phase, Word};
+
+pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
+    for cmd in &ctx.an.cmds {
+        let (name, _) = names::program(cmd);
+        let message = names::is_message(name);
+        // Secrets: any path a command reads or writes.
+        let mut paths: Vec<&Word> = cmd.redirs.iter().map(|r| &r.target).collect();
+        if !message {
+            paths.extend(cmd.argv.iter().skip(1));
+            paths.extend(cmd.env.iter().map(|(_, w)| w));
+        }
+        for w in &paths {
+            let p = absolute(cmd, &w.text);
+            if let Some(what) = secret(&p) {
+                sink.cmd(
+                    "AUR-SECRETS",
+                    Severity::Critical,
+                    cmd,
+                    format!("touches {what} ({}): a package has no business there; this is how credentials get stolen", w.text),
+                );
+            }
+        }
+        credential_vars(cmd, sink);
+        for t in write_targets(cmd) {
+            let p = absolute(cmd, &t.text);
+            judge_write(cmd, &p, &t.text, sink);
+        }
+        services(cmd, sink);
+    }
+}
+
+/// Paths relative to a known `cd` directory become absolute.
+fn absolute(cmd: &Cmd, p: &str) -> String {
+    if p.starts_with('/') || p.starts_with('$') {
+        return p.to_owned();
+    }
+    match &cmd.cwd {
+        Some(c) if c.starts_with("$HOME") || c.starts_with('/') => format!("{c}/{p}"),
+        _ => p.to_owned(),
+    }
+}
+
+fn secret(p: &str) -> Option<&'static str> {
+    if p.starts_with("$pkgdir") || p.starts_with("$srcdir") || p.starts_with("$startdir") {
+        return None;
+    }
+    let l = p.to_ascii_lowercase();
+    const SECRETS: &[(&str, &str)] = &[
+        ("/.ssh", "SSH keys"),
+        (".ssh/", "SSH keys"),
+        ("id_rsa", "an SSH private key"),
+        ("id_ed25519", "an SSH private key"),
+        ("id_ecdsa", "an SSH private key"),
+        ("authorized_keys", "SSH authorized keys"),
+        ("/.gnupg", "GnuPG keys"),
+        (".gnupg/", "GnuPG keys"),
+        ("/.mozilla", "a Firefox profile"),
+        ("/.librewolf", "a browser profile"),
+        ("/.zen", "a browser profile"),
+        ("/.waterfox", "a browser profile"),
+        ("/.floorp", "a browser profile"),
+        ("/.thunderbird", "a mail profile"),
+        (".config/google-chrome", "a Chrome profile"),
+        (".config/chromium", "a Chromium profile"),
+        (".config/bravesoftware", "a Brave profile"),
+        (".config/vivaldi", "a Vivaldi profile"),
+        (".config/opera", "an Opera profile"),
+        (".config/microsoft-edge", "an Edge profile"),
+        ("cookies.sqlite", "browser cookies"),
+        ("login data", "saved browser passwords"),
+        ("logins.json", "saved browser passwords"),
+        ("key4.db", "the Firefox password store"),
+        (".config/discord", "the Discord token store"),
+        ("local storage/leveldb", "app tokens"),
+        (".local/share/telegramdesktop", "the Telegram session"),
+        (".config/signal", "the Signal database"),
+        ("/.aws", "AWS credentials"),
+        (".config/gcloud", "Google Cloud credentials"),
+        ("/.azure", "Azure credentials"),
+        ("/.kube", "Kubernetes credentials"),
+        (".docker/config.json", "Docker registry credentials"),
+        (".git-credentials", "git credentials"),
+        ("/.netrc", "login credentials"),
+        ("/.npmrc", "npm tokens"),
+        ("/.pypirc", "PyPI tokens"),
+        (".cargo/credentials", "crates.io tokens"),
+        (".config/gh/", "GitHub CLI tokens"),
+        (".config/hub", "GitHub tokens"),
+        (".local/share/keyrings", "the desktop keyring"),
+        (".password-store", "the pass password store"),
+        ("wallet.dat", "a cryptocurrency wallet"),
+        ("/.electrum", "a cryptocurrency wallet"),
+        ("/.bitcoin", "a cryptocurrency wallet"),
+        ("/.ethereum", "a cryptocurrency wallet"),
+        ("/exodus", "a cryptocurrency wallet"),
+        ("/etc/shadow", "the password hashes"),
+        ("/etc/gshadow", "the password hashes"),
+        ("/etc/sudoers", "the sudo rules"),
+    ];
+    let homeish = l.starts_with("$home")
+        || l.starts_with("/home/")
+        || l.starts_with("/root")
+        || l.starts_with("${home")
+        || l.starts_with("$user")
+        || l.starts_with('.')
+        || l.starts_with("/etc/");
+    if !homeish && !l.contains("id_rsa") && !l.contains("id_ed25519") {
+        return None;
+    }
+    SECRETS.iter().find(|(m, _)| l.contains(m)).map(|(_, w)| *w)
+}
+
+fn credential_vars(cmd: &Cmd, sink: &mut Sink) {
+    const VARS: &[&str] = &[
+        "${GITHUB_TOKEN}", "${GH_TOKEN}", "${NPM_TOKEN}", "${AWS_SECRET_ACCESS_KEY}",
+        "${AWS_ACCESS_KEY_ID}", "${OPENAI_API_KEY}", "${ANTHROPIC_API_KEY}", "${SSH_AUTH_SOCK}",
+        "${GITLAB_TOKEN}", "${CARGO_REGISTRY_TOKEN}", "${PYPI_TOKEN}",
+    ];
+    if let Some(w) = cmd.argv.iter().find(|w| VARS.iter().any(|v| w.text.contains(v))) {
+        sink.cmd(
+            "AUR-SECRETS",
+            Severity::High,
+            cmd,
+            format!("reads a credential from the environment ({}): a build has no use for it", w.text),
+        );
+    }
+}
+
+/// Files and directories a command creates, changes or deletes.
+fn write_targets(cmd: &Cmd) -> Vec<&Word> {
+    let mut out: Vec<&Word> = cmd
+        .redirs
+        .iter()
+        .filter(|r| r.op.starts_with('>') || r.op == "&>" || r.op == "&>>")
+        .filter(|r| !(r.op == ">&" && r.target.text.chars().all(|c| c.is_ascii_digit() || c == '-')))
+        .map(|r| &r.target)
+        .collect();
+    let (name, args) = names::program(cmd);
+    let plain: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
+    let opt_val = |o: &[&str]| {
+        args.iter().enumerate().find_map(|(i, a)| {
+            if o.contains(&a.text.as_str()) {
+                args.get(i + 1)
+            } else {
+                None
+            }
+        })
+    };
+    match name {
+        "tee" | "mkdir" | "touch" | "rm" | "rmdir" | "truncate" | "shred" | "unlink" => out.extend(plain),
+        "chmod" | "chown" | "chgrp" => out.extend(plain.into_iter().skip(1)),
+        "cp" | "mv" | "install" | "ln" | "rsync" => {
+            if let Some(t) = opt_val(&["-t", "--target-directory"]) {
+                out.push(t);
+            } else if name == "install" && args.iter().any(|a| a.text == "-d" || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('d') && !a.text.contains('D'))) {
+                let skip_m = args.iter().any(|a| a.text == "-m" || a.text == "-o" || a.text == "-g");
+                out.extend(plain.into_iter().filter(|w| !(skip_m && w.text.chars().all(|c| c.is_ascii_digit()))));
+            } else {
+                let vals: Vec<&Word> = plain
+                    .into_iter()
+                    .filter(|w| !w.text.chars().all(|c| c.is_ascii_digit()))
+                    .collect();
+                if vals.len() >= 2 {
+                    out.extend(vals.last().copied());
+                }
+            }
+        }
+        "sed" if args.iter().any(|a| a.text.starts_with("-i") || a.text == "--in-place") => {
+            let has_e = args.iter().any(|a| a.text == "-e" || a.text == "--expression");
+            out.extend(plain.into_iter().skip(usize::from(!has_e)));
+        }
+        "dd" => out.extend(args.iter().filter(|a| a.text.starts_with("of="))),
+        "curl" => out.extend(opt_val(&["-o", "--output"])),
+        "wget" => out.extend(opt_val(&["-O", "-P"])),
+        "tar" | "bsdtar" => out.extend(opt_val(&["-C", "--directory"])),
+        "unzip" => out.extend(opt_val(&["-d"])),
+        "crontab" => out.extend(plain),
+        _ => {}
+    }
+    out
+}
+
+fn strip_dd(w: &str) -> &str {
+    w.strip_prefix("of=").unwrap_or(w)
+}
+
+const SYSTEM_COMMANDS: &[&str] = &[
+    "ls", "cd", "cp", "mv", "rm", "cat", "sudo", "su", "ssh", "scp", "git", "gpg", "pacman", "yay",
+    "paru", "makepkg", "curl", "wget", "bash", "sh", "zsh", "fish", "python", "python3", "node",
+    "npm", "passwd", "doas", "pkexec", "systemctl", "ps", "top", "grep", "find", "vim", "nvim",
+    "code", "firefox", "chromium", "kitty", "alacritty", "hyprctl", "swaymsg", "omarchy",
+];
+
+/// Persistence locations: (what, severity) — also checked inside `$pkgdir` where relevant.
+fn persistence(p: &str) -> Option<(&'static str, Severity)> {
+    let (in_pkg, rest) = match p.strip_prefix("$pkgdir") {
+        Some(r) => (true, r),
+        None => (false, p),
+    };
+    let l = rest.to_ascii_lowercase();
+    let home = l.starts_with("$home") || l.starts_with("/home/") || l.starts_with("/root") || l.starts_with("${home");
+    if l.contains("/etc/ld.so.preload") {
+        return Some(("/etc/ld.so.preload, which injects a library into every program", Severity::Critical));
+    }
+    if l.contains("/systemd/") && (l.contains(".wants/") || l.contains(".requires/") || l.ends_with(".wants") ) {
+        return Some(("a systemd .wants link, which enables a unit without asking", Severity::High));
+    }
+    if in_pkg {
+        if l.starts_with("/home/") || l.starts_with("/root") {
+            return Some(("a user's home directory inside the package", Severity::Medium));
+        }
+        if l.starts_with("/etc/sudoers.d") {
+            return Some(("sudo rules", Severity::High));
+        }
+        if l.starts_with("/etc/cron") || l.starts_with("/var/spool/cron") {
+            return Some(("a cron job", Severity::Medium));
+        }
+        return None;
+    }
+    let rules: &[(&str, &str, Severity)] = &[
+        ("/etc/systemd/", "a systemd unit directory", Severity::High),
+        ("/usr/lib/systemd/", "a systemd unit directory", Severity::High),
+        ("/lib/systemd/", "a systemd unit directory", Severity::High),
+        (".config/systemd/user", "a user systemd unit", Severity::High),
+        ("/etc/cron", "a cron job", Severity::High),
+        ("/var/spool/cron", "a cron job", Severity::High),
+        ("/etc/anacrontab", "a cron job", Severity::High),
+        (".config/autostart", "desktop autostart", Severity::High),
+        ("/etc/xdg/autostart", "desktop autostart", Severity::High),
+        (".bashrc", "a shell startup file", Severity::High),
+        (".bash_profile", "a shell startup file", Severity::High),
+        (".bash_login", "a shell startup file", Severity::High),
+        (".profile", "a shell startup file", Severity::High),
+        (".zshrc", "a shell startup file", Severity::High),
+        (".zprofile", "a shell startup file", Severity::High),
+        (".zshenv", "a shell startup file", Severity::High),
+        (".zlogin", "a shell startup file", Severity::High),
+        ("config.fish", "a shell startup file", Severity::High),
+        (".xinitrc", "an X session startup file", Severity::High),
+        (".xprofile", "an X session startup file", Severity::High),
+        ("/etc/profile", "a system-wide shell startup file", Severity::High),
+        ("/etc/bash.bashrc", "a system-wide shell startup file", Severity::High),
+        ("/etc/zsh/", "a system-wide shell startup file", Severity::High),
+        ("/etc/environment", "the system environment", Severity::High),
+        (".config/hypr/", "the Hyprland config (exec-once runs at login)", Severity::High),
+        (".config/sway/", "the Sway config (exec runs at login)", Severity::High),
+        (".config/i3/", "the i3 config", Severity::High),
+        ("/etc/pam.d/", "PAM authentication", Severity::High),
+        ("/etc/sudoers", "sudo rules", Severity::Critical),
+        ("/etc/udev/rules.d", "udev rules", Severity::High),
+        ("/etc/pacman.d/hooks", "an ALPM hook", Severity::High),
+        ("/usr/share/libalpm/hooks", "an ALPM hook", Severity::High),
+        ("/etc/pacman.conf", "pacman's configuration", Severity::High),
+    ];
+    if let Some((_, what, sev)) = rules.iter().find(|(m, _, _)| l.contains(m)) {
+        return Some((what, *sev));
+    }
+    if home && l.contains("/.local/bin/") {
+        let prog = basename(&l);
+        return Some(if SYSTEM_COMMANDS.contains(&prog) {
+            ("~/.local/bin with the name of a system command, which shadows it", Severity::High)
+        } else {
+            ("~/.local/bin", Severity::Medium)
+        });
+    }
+    None
+}
+
+fn judge_write(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
+    let p = strip_dd(p);
+    if let Some((what, sev)) = persistence(p) {
+        sink.cmd(
+            "AUR-PERSISTENCE",
+            sev,
+            cmd,
+            format!("writes to {what} ({raw}) {}: code that comes back after every boot or login", cmd.phase.label()),
+        );
+        return;
+    }
+    if p.is_empty()
+        || p.starts_with("$pkgdir")
+        || p.starts_with("$srcdir")
+        || p.starts_with("$startdir")
+        || p.starts_with("${")
+        || p.starts_with("$(")
+        || !(p.starts_with('/') || p.starts_with("$HOME") || p.starts_with("$USER"))
+    {
+        return;
+    }
+    const HARMLESS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/", "/tmp", "/var/tmp", "/dev/shm"];
+    if HARMLESS.iter().any(|h| p.starts_with(h)) {
+        return;
+    }
+    let home = p.starts_with("$HOME") || p.starts_with("/home/") || p.starts_with("/root");
+    match cmd.phase {
+        Phase::Install | Phase::Hook => {
+            if home {
+                sink.cmd(
+                    "AUR-WRITE-HOME",
+                    Severity::High,
+                    cmd,
+                    format!("a root install script writes into a home directory ({raw})"),
+                );
+            }
+        }
+        Phase::Runtime => {}
+        _ => {
+            let (id, what) = if home {
+                ("AUR-WRITE-HOME", "the builder's home directory")
+            } else {
+                ("AUR-WRITE-SYSTEM", "the live system")
+            };
+            sink.cmd(
+                id,
+                Severity::High,
+                cmd,
+                format!("writes to {what} ({raw}) {} instead of into $pkgdir or $srcdir", cmd.phase.label()),
+            );
+        }
+    }
+}
+
+fn services(cmd: &Cmd, sink: &mut Sink) {
+    let (name, args) = names::program(cmd);
+    let words: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let sub = words.iter().find(|w| !w.starts_with('-')).copied().unwrap_or("");
+    let finding = match name {
+        "systemctl" => match sub {
+            "enable" | "reenable" | "link" | "preset" | "add-wants" | "add-requires" | "set-default" => {
+                Some(("AUR-PERSISTENCE", Severity::High, "enables a systemd unit; packages must leave that choice to the person"))
+            }
+            "start" | "restart" if words.contains(&"--now") || cmd.phase.runs_on_system() => {
+                Some(("AUR-PERSISTENCE", Severity::Medium, "starts a service on its own"))
+            }
+            "edit" | "mask" | "unmask" | "import-environment" | "set-environment" => {
+                Some(("AUR-PERSISTENCE", Severity::Medium, "changes systemd's configuration"))
+            }
+            _ if words.contains(&"--now") => Some(("AUR-PERSISTENCE", Severity::High, "enables and starts a unit")),
+            _ => None,
+        },
+        "loginctl" if sub == "enable-linger" => Some((
+            "AUR-PERSISTENCE",
+            Severity::High,
+            "enables lingering, so a user's services keep running without a login",
+        )),
+        "crontab" if !words.iter().all(|w| *w == "-l") => Some(("AUR-PERSISTENCE", Severity::High, "installs a cron job")),
+        "update-rc.d" | "chkconfig" | "rc-update" => Some(("AUR-PERSISTENCE", Severity::High, "registers a boot service")),
+        "at" | "batch" => Some(("AUR-PERSISTENCE", Severity::High, "schedules a command for later")),
+        _ => None,
+    };
+    if let Some((id, sev, why)) = finding {
+        if cmd.phase == Phase::Runtime {
+            return;
+        }
+        sink.cmd(id, sev, cmd, format!("{why} ({})", cmd.phase.label()));
+    }
+}

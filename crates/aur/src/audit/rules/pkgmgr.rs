@@ -1,0 +1,116 @@
+//! Language package managers (npm, bun, pip, cargo install …): fine in build() of a package
+//! built with them, dangerous in install scripts, hooks and package(), and suspicious as
+//! runtime dependencies of a package that is not built with them.
+
+use super::{Ctx, Sink};
+use crate::audit::names;
+use crate::audit::report::Severity;
+use crate::audit::shell::{Cmd, Phase};
+
+pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
+    for cmd in &ctx.an.cmds {
+        let Some(pm) = names::pkg_manager(cmd) else {
+            continue;
+        };
+        let fam = names::family(pm);
+        match cmd.phase {
+            Phase::Install | Phase::Hook | Phase::Global | Phase::Runtime => sink.cmd(
+                "AUR-PKGMGR-INSTALL",
+                Severity::Critical,
+                cmd,
+                format!(
+                    "runs {pm} {}: it fetches and runs code from a package registry that nobody reviewed, outside pacman's control",
+                    cmd.phase.label()
+                ),
+            ),
+            Phase::Package => {
+                if !contained(cmd) {
+                    sink.cmd(
+                        "AUR-PKGMGR-PACKAGE",
+                        Severity::High,
+                        cmd,
+                        format!("runs {pm} in package() without installing into $pkgdir: it changes the system, not the package"),
+                    );
+                }
+            }
+            _ => {
+                if !ctx.built_with.contains(fam) {
+                    sink.cmd(
+                        "AUR-PKGMGR-UNDECLARED",
+                        Severity::Medium,
+                        cmd,
+                        format!("runs {pm} {} although nothing in makedepends says the package is built with it", cmd.phase.label()),
+                    );
+                } else if installs_globally(cmd, pm) {
+                    sink.cmd(
+                        "AUR-PKGMGR-GLOBAL",
+                        Severity::Medium,
+                        cmd,
+                        format!("{pm} installs into the builder's home or system, not into $srcdir"),
+                    );
+                }
+            }
+        }
+    }
+    depends(ctx, sink);
+}
+
+/// The install goes into `$pkgdir` (or `$srcdir`): prefix/root/target options or DESTDIR.
+fn contained(cmd: &Cmd) -> bool {
+    cmd.argv.iter().any(|a| a.text.contains("$pkgdir"))
+        || cmd.env.iter().any(|(_, w)| w.text.contains("$pkgdir"))
+}
+
+fn installs_globally(cmd: &Cmd, pm: &str) -> bool {
+    let (_, args) = names::program(cmd);
+    let has = |o: &str| args.iter().any(|a| a.text == o || a.text.starts_with(&format!("{o}=")));
+    let inside = args
+        .iter()
+        .chain(cmd.env.iter().map(|(_, w)| w))
+        .any(|a| a.text.contains("$srcdir") || a.text.contains("$pkgdir"));
+    match pm {
+        "npm" | "pnpm" | "yarn" | "bun" => (has("-g") || has("--global") || has("global")) && !inside,
+        "cargo" => !has("--root") && !inside,
+        "go" => !inside && !cmd.env.iter().any(|(k, _)| k == "GOBIN" || k == "GOPATH"),
+        "pip" | "pip3" => has("--user") || (!has("--target") && !has("--prefix") && !has("--root") && !inside),
+        "gem" => !has("--install-dir") && !has("-i") && !inside,
+        _ => false,
+    }
+}
+
+fn depends(ctx: &Ctx, sink: &mut Sink) {
+    let mut seen = Vec::new();
+    for key in ["depends", "depends_x86_64"] {
+        for d in ctx.an.all_values(key) {
+            if !names::is_pkg_manager_package(&d.text) || seen.contains(&d.text) {
+                continue;
+            }
+            let fam = match d.text.split(['>', '<', '=']).next().unwrap_or("") {
+                "npm" | "yarn" | "pnpm" | "bun" | "bun-bin" | "deno" => "node",
+                "python-pip" | "python-pipx" | "pipx" | "uv" => "python",
+                "composer" => "php",
+                "rubygems" => "ruby",
+                "luarocks" => "lua",
+                _ => "perl",
+            };
+            if ctx.built_with.contains(fam) {
+                continue;
+            }
+            seen.push(d.text.clone());
+            let (pos, snippet) = ctx
+                .value_pos(&["depends", "depends_x86_64"], &d.text)
+                .unwrap_or_default();
+            sink.at(
+                "AUR-DEPENDS-PKGMGR",
+                Severity::Medium,
+                0,
+                pos,
+                &snippet,
+                format!(
+                    "depends on the package manager `{}` although the package is not built with it; at run time it only serves to fetch more code",
+                    d.text
+                ),
+            );
+        }
+    }
+}

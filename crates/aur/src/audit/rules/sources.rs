@@ -1,0 +1,285 @@
+//! `source=()` entries and URLs in commands: insecure or throwaway hosts, `SKIP` checksums on
+//! downloads, sources from someone other than the upstream in `url=` that the build then runs,
+//! and downloaded binaries run during the build.
+
+use super::{Ctx, Sink};
+use crate::audit::names::{self, basename};
+use crate::audit::report::Severity;
+use crate::audit::shell::{Cmd, Phase, Pos};
+use crate::audit::urls::{self, ParsedUrl};
+
+/// One `source=()` entry.
+pub(crate) struct Source {
+    pub raw: String,
+    /// The name it gets in `$srcdir`.
+    pub local: String,
+    pub renamed: bool,
+    pub vcs: bool,
+    pub url: Option<ParsedUrl>,
+    pub array: String,
+    pub index: usize,
+    pub dynamic: bool,
+}
+
+pub(crate) fn parse_source(raw: &str, array: &str, index: usize, dynamic: bool) -> Source {
+    let (renamed_to, rest) = match raw.split_once("::") {
+        Some((n, r)) if !n.contains('/') && !n.contains("://") => (Some(n.to_owned()), r),
+        _ => (None, raw),
+    };
+    let no_frag = rest.split('#').next().unwrap_or(rest);
+    let (vcs, url_part) = match no_frag.split_once('+') {
+        Some((v, u)) if matches!(v, "git" | "hg" | "svn" | "bzr" | "fossil") && u.contains("://") => (true, u),
+        _ => (no_frag.starts_with("git://") || no_frag.starts_with("svn://"), no_frag),
+    };
+    let url = if url_part.contains("://") {
+        urls::parse(url_part)
+    } else {
+        None
+    };
+    let derived = {
+        let b = basename(url_part.trim_end_matches('/'));
+        let b = b.split('?').next().unwrap_or(b);
+        if vcs {
+            b.trim_end_matches(".git").to_owned()
+        } else {
+            b.to_owned()
+        }
+    };
+    Source {
+        raw: raw.to_owned(),
+        local: renamed_to.clone().unwrap_or(derived),
+        renamed: renamed_to.is_some(),
+        vcs,
+        url,
+        array: array.to_owned(),
+        index,
+        dynamic,
+    }
+}
+
+pub(crate) fn sources(ctx: &Ctx) -> Vec<Source> {
+    let mut out = Vec::new();
+    let mut arrays: Vec<String> = ctx
+        .an
+        .global
+        .keys()
+        .filter(|k| *k == "source" || k.starts_with("source_"))
+        .cloned()
+        .collect();
+    arrays.sort();
+    for a in arrays {
+        for (i, s) in ctx.an.global_list(&a).into_iter().enumerate() {
+            out.push(parse_source(&s.text, &a, i, s.dynamic));
+        }
+    }
+    out
+}
+
+fn checksum(ctx: &Ctx, src: &Source) -> Option<String> {
+    let suffix = src.array.strip_prefix("source").unwrap_or("");
+    for algo in ["sha256sums", "sha512sums", "b2sums", "sha1sums", "md5sums", "sha224sums", "sha384sums", "cksums"] {
+        let list = ctx.an.global_list(&format!("{algo}{suffix}"));
+        if let Some(v) = list.get(src.index) {
+            return Some(v.text.clone());
+        }
+    }
+    None
+}
+
+pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
+    let srcs = sources(ctx);
+    let url_var = ctx.an.global_str("url").and_then(|u| urls::parse(&u.text));
+    for s in &srcs {
+        let (pos, snippet) = ctx
+            .value_pos(&[s.array.as_str()], &s.raw)
+            .or_else(|| ctx.assign_pos(&s.array))
+            .unwrap_or_default();
+        let Some(u) = &s.url else { continue };
+        if let Some((id, sev, why)) = urls::classify(u) {
+            sink.at(id, sev, 0, pos, &snippet, format!("source {}: {why}", s.raw));
+        }
+        let sum = checksum(ctx, s);
+        let skip = sum.as_deref() == Some("SKIP");
+        let sig = [".sig", ".asc", ".sign", ".minisig"].iter().any(|e| s.local.ends_with(e));
+        if matches!(u.scheme.as_str(), "http" | "ftp") && !s.vcs {
+            sink.at(
+                "AUR-SOURCE-INSECURE",
+                if skip { Severity::Medium } else { Severity::Low },
+                0,
+                pos,
+                &snippet,
+                format!("{} is fetched over unencrypted {}", s.raw, u.scheme),
+            );
+        }
+        if skip && !s.vcs && !sig {
+            sink.at(
+                "AUR-SOURCE-SKIP",
+                Severity::Medium,
+                0,
+                pos,
+                &snippet,
+                format!("the download {} has its checksum set to SKIP: any file the server hands out is accepted", s.local),
+            );
+        }
+        foreign_exec(ctx, s, skip, url_var.as_ref(), pos, &snippet, sink);
+    }
+    bundled(ctx, &srcs, sink);
+    command_urls(ctx, sink);
+}
+
+fn norm(s: &str) -> String {
+    s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase()
+}
+
+/// Package name without -git/-bin/… suffixes, normalised.
+fn stem(name: &str) -> String {
+    let mut n = name.to_owned();
+    for suf in ["-git", "-bin", "-appimage", "-nightly", "-beta", "-svn", "-hg", "-latest", "-stable"] {
+        if let Some(s) = n.strip_suffix(suf) {
+            n = s.to_owned();
+        }
+    }
+    norm(&n)
+}
+
+fn foreign_exec(ctx: &Ctx, s: &Source, skip: bool, url_var: Option<&ParsedUrl>, pos: Pos, snippet: &str, sink: &mut Sink) {
+    let Some(u) = &s.url else { return };
+    let foreign = match url_var {
+        None => true,
+        Some(home) => match (urls::forge_owner(u), urls::forge_owner(home)) {
+            (Some((h1, o1, _)), Some((h2, o2, _))) => h1 != h2 || o1 != o2,
+            (Some((_, owner, _)), None) => {
+                // A forge source for a project whose url= is its own site: fine if the owner
+                // or repo is named like the site or the package.
+                let site = norm(&urls::registrable(&home.host));
+                let site = site.trim_end_matches("com").trim_end_matches("org").trim_end_matches("io").trim_end_matches("net").to_owned();
+                !(site.contains(&norm(&owner)) || norm(&owner).contains(&site))
+            }
+            _ => urls::registrable(&u.host) != urls::registrable(&home.host),
+        },
+    };
+    if !foreign {
+        return;
+    }
+    let repo = urls::forge_owner(u).map(|(_, _, r)| r).unwrap_or_else(|| s.local.clone());
+    let main = ctx.pkgnames.iter().any(|p| {
+        let st = stem(p);
+        let r = norm(&repo);
+        !st.is_empty() && !r.is_empty() && (st.contains(&r) || r.contains(&st))
+    });
+    let runner = executed(ctx, &s.local);
+    let deceptive = s.renamed && norm(&s.local) != norm(&repo);
+    match runner {
+        Some(cmd) if s.vcs && (deceptive || !main || s.renamed) => sink.cmd(
+            "AUR-SOURCE-FOREIGN-EXEC",
+            if deceptive || !main { Severity::Critical } else { Severity::High },
+            cmd,
+            format!(
+                "runs code from the source `{}` ({}), a git repository of someone other than the upstream named in url=; it can change at any time",
+                s.local, s.raw
+            ),
+        ),
+        Some(cmd) if !s.vcs && skip => sink.cmd(
+            "AUR-SOURCE-FOREIGN-EXEC",
+            Severity::High,
+            cmd,
+            format!("runs `{}`, downloaded from a host other than url= with no checksum", s.local),
+        ),
+        None if s.vcs && s.renamed && !main => sink.at(
+            "AUR-SOURCE-FOREIGN",
+            Severity::Low,
+            0,
+            pos,
+            snippet,
+            format!("the git source `{}` comes from someone other than the upstream in url=", s.local),
+        ),
+        _ => {}
+    }
+}
+
+/// Does `path` name something inside the source directory `local`?
+fn under(path: &str, local: &str) -> bool {
+    let p = path.trim_start_matches("$srcdir/").trim_start_matches("./");
+    p == local || p.starts_with(&format!("{local}/")) || p.contains(&format!("/{local}/")) || p.ends_with(&format!("/{local}"))
+}
+
+/// A build or package command that runs code from the source named `local`.
+fn executed<'a>(ctx: &'a Ctx, local: &str) -> Option<&'a Cmd> {
+    if local.is_empty() {
+        return None;
+    }
+    ctx.an.cmds.iter().find(|c| {
+        if !(c.phase.is_build() || c.phase == Phase::Package) || c.argv.is_empty() {
+            return false;
+        }
+        let i = names::effective(&c.argv);
+        let prog = &c.argv[i].text;
+        let name = basename(prog);
+        let args = &c.argv[i + 1..];
+        if prog.contains('/') && under(prog, local) {
+            return true;
+        }
+        let script = args.iter().find(|a| !a.text.starts_with('-'));
+        if (names::is_interpreter(name) || matches!(name, "source" | "." | "make" | "cmake" | "meson" | "ninja"))
+            && args.iter().any(|a| under(&a.text, local))
+            && script.is_some()
+        {
+            return true;
+        }
+        let in_dir = c.cwd.as_deref().is_some_and(|d| under(d, local));
+        in_dir
+            && (prog.starts_with("./")
+                || matches!(name, "make" | "cmake" | "meson" | "ninja" | "npm" | "yarn" | "pnpm" | "bun" | "cargo" | "go" | "python" | "python3" | "sh" | "bash" | "node" | "perl"))
+    })
+}
+
+fn bundled(ctx: &Ctx, srcs: &[Source], sink: &mut Sink) {
+    for s in srcs.iter().filter(|s| !s.vcs && s.url.is_some()) {
+        let l = s.local.to_ascii_lowercase();
+        let binaryish = l.ends_with(".appimage") || l.ends_with(".run") || l.ends_with(".bin") || l.ends_with(".exe") || !l.contains('.');
+        if !binaryish {
+            continue;
+        }
+        let run = ctx.an.cmds.iter().find(|c| {
+            (c.phase.is_build() || c.phase == Phase::Package)
+                && !c.argv.is_empty()
+                && {
+                    let p = &c.argv[names::effective(&c.argv)].text;
+                    p.contains('/') && basename(p) == s.local
+                }
+        });
+        if let Some(cmd) = run {
+            sink.cmd(
+                "AUR-EXEC-BUNDLED",
+                Severity::Medium,
+                cmd,
+                format!("runs the downloaded binary `{}` during the build, with the builder's rights", s.local),
+            );
+        }
+    }
+}
+
+/// URLs to throwaway or exfiltration hosts anywhere in commands.
+fn command_urls(ctx: &Ctx, sink: &mut Sink) {
+    for cmd in ctx.acting() {
+        let (name, args) = names::program(cmd);
+        let mut found: Vec<ParsedUrl> = Vec::new();
+        for w in cmd.argv.iter().chain(cmd.stdin.iter()) {
+            for u in urls::find_urls(&w.text) {
+                found.extend(urls::parse(u));
+            }
+        }
+        if names::DOWNLOADERS.contains(&name) {
+            for a in args.iter().filter(|a| !a.text.starts_with('-') && !a.text.contains("://")) {
+                if a.text.contains('.') && a.text.contains('/') {
+                    found.extend(urls::parse(&a.text));
+                }
+            }
+        }
+        for u in found {
+            if let Some((id, sev, why)) = urls::classify(&u) {
+                sink.cmd(id, sev, cmd, why);
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! Spreading: SSH use, `git push`, and anything that talks to the AUR's SSH endpoint — how the
+//! 2026 worm used its victims' keys to push itself into their own AUR packages.
+
+use super::{Ctx, Sink};
+use crate::audit::names;
+use crate::audit::report::Severity;
+use crate::audit::shell::Phase;
+
+pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
+    for cmd in ctx.acting() {
+        let (name, args) = names::program(cmd);
+        let aur_ssh = cmd.argv.iter().chain(cmd.stdin.iter()).any(|w| {
+            let t = w.text.to_ascii_lowercase();
+            t.contains("aur@aur.archlinux.org") || t.contains("ssh://aur@") || t.contains("aur.archlinux.org:")
+        });
+        if aur_ssh {
+            sink.cmd(
+                "AUR-AUR-PUSH",
+                Severity::Critical,
+                cmd,
+                "talks to the AUR over SSH with the person's key: the way AUR worms publish themselves into other packages".into(),
+            );
+        }
+        let sub = args.iter().find(|a| !a.text.starts_with('-')).map(|a| a.text.as_str());
+        match (name, sub) {
+            ("git", Some("push")) => sink.cmd(
+                "AUR-GIT-PUSH",
+                Severity::High,
+                cmd,
+                format!("pushes to a git remote {}: building or installing never publishes anything", cmd.phase.label()),
+            ),
+            ("git", Some("commit")) if cmd.phase.runs_on_system() => sink.cmd(
+                "AUR-GIT-PUSH",
+                Severity::High,
+                cmd,
+                "commits to a git repository from an install script".into(),
+            ),
+            ("ssh" | "scp" | "sftp" | "ssh-add" | "ssh-agent" | "ssh-keyscan" | "ssh-copy-id", _) => sink.cmd(
+                "AUR-SSH",
+                Severity::High,
+                cmd,
+                format!("uses SSH ({name}) {}: that means the person's keys and remote hosts", cmd.phase.label()),
+            ),
+            ("makepkg", _) if cmd.phase.runs_on_system() || cmd.phase == Phase::Global => sink.cmd(
+                "AUR-GIT-PUSH",
+                Severity::High,
+                cmd,
+                "runs makepkg from inside a package's scripts, as tools that rewrite other packages do".into(),
+            ),
+            _ => {}
+        }
+        if cmd.env.iter().any(|(k, _)| k == "GIT_SSH_COMMAND" || k == "GIT_SSH") {
+            sink.cmd(
+                "AUR-SSH",
+                Severity::High,
+                cmd,
+                "sets GIT_SSH_COMMAND to drive git over SSH with chosen keys".into(),
+            );
+        }
+    }
+    for a in &ctx.an.assigns {
+        if a.name == "GIT_SSH_COMMAND" || a.name == "GIT_SSH" {
+            sink.at(
+                "AUR-SSH",
+                Severity::High,
+                a.file,
+                a.pos,
+                &a.snippet,
+                "sets GIT_SSH_COMMAND to drive git over SSH with chosen keys".into(),
+            );
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! Works out, without running anything, what small "string producing" pipelines print:
+//! `echo`/`printf` (with escapes), `base64 -d`, `xxd -r -p`, `rev`, `tr`, `cat`. This is how
+//! `$(echo Y3VybA== | base64 -d)` becomes `curl` before the rules look at it.
+
+use super::expand::{EscapeMode, decode_escapes};
+use super::{Cmd, Taint, Word};
+use crate::audit::names;
+
+/// Output of a single command or one pipeline, if every stage is understood.
+pub(crate) fn run_pipeline(cmds: &[&Cmd]) -> Option<(String, Taint)> {
+    let first = cmds.first()?;
+    if cmds.len() > 1 {
+        let id = first.pipe?.0;
+        if !cmds.iter().all(|c| c.pipe.map(|p| p.0) == Some(id)) {
+            return None;
+        }
+    }
+    let mut taint = Taint::default();
+    let mut data: Option<Vec<u8>> = None;
+    for (k, c) in cmds.iter().enumerate() {
+        if c.argv.iter().any(|w| w.dynamic) {
+            return None;
+        }
+        let input = if k == 0 {
+            c.stdin.as_ref().map(|s| {
+                taint = taint.with(s.taint);
+                s.text.clone().into_bytes()
+            })
+        } else {
+            data.take()
+        };
+        data = Some(step(c, input, &mut taint)?);
+    }
+    let mut s = String::from_utf8(data?).ok()?;
+    while s.ends_with('\n') {
+        s.pop();
+    }
+    Some((s, taint))
+}
+
+fn step(cmd: &Cmd, input: Option<Vec<u8>>, taint: &mut Taint) -> Option<Vec<u8>> {
+    let (name, args) = names::program(cmd);
+    for a in args {
+        *taint = taint.with(a.taint);
+    }
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    match name {
+        "echo" => {
+            let mut newline = true;
+            let mut escapes = false;
+            let mut i = 0;
+            while i < texts.len()
+                && texts[i].len() > 1
+                && texts[i].starts_with('-')
+                && texts[i][1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+            {
+                if texts[i].contains('n') {
+                    newline = false;
+                }
+                if texts[i].contains('e') {
+                    escapes = true;
+                }
+                i += 1;
+            }
+            let mut out = texts[i..].join(" ");
+            if escapes {
+                let (t, printable) = decode_escapes(&out, EscapeMode::Echo);
+                if printable >= 2 {
+                    *taint = taint.with(Taint::OBFUSCATED);
+                }
+                out = t;
+            }
+            if newline {
+                out.push('\n');
+            }
+            Some(out.into_bytes())
+        }
+        "printf" => {
+            if texts.first() == Some(&"-v") {
+                return None;
+            }
+            let words: Vec<&Word> = args.iter().collect();
+            let (out, t) = printf(&words);
+            *taint = taint.with(t);
+            Some(out.into_bytes())
+        }
+        "cat" | "tee" if texts.iter().all(|t| *t == "-") => input,
+        _ if names::is_decoder(cmd) => {
+            *taint = taint.with(Taint::DECODED);
+            let input = input?;
+            match name {
+                "base64" | "openssl" => base64_decode(&input),
+                "base32" => None,
+                "xxd" if texts.iter().any(|t| t.contains('p')) => hex_decode(&input),
+                "rev" => {
+                    let s = String::from_utf8(input).ok()?;
+                    let mut out: Vec<String> =
+                        s.lines().map(|l| l.chars().rev().collect()).collect();
+                    if s.ends_with('\n') {
+                        out.push(String::new());
+                    }
+                    Some(out.join("\n").into_bytes())
+                }
+                "tr" => {
+                    let sets: Vec<&str> = texts
+                        .iter()
+                        .copied()
+                        .filter(|t| !t.starts_with('-'))
+                        .collect();
+                    let s = String::from_utf8(input).ok()?;
+                    Some(tr(&s, sets.first()?, sets.get(1)?).into_bytes())
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `printf FORMAT ARGS…` for the common conversions; also reports escape obfuscation.
+pub(crate) fn printf(args: &[&Word]) -> (String, Taint) {
+    let mut taint = Taint::default();
+    let Some(fmt) = args.first() else {
+        return (String::new(), taint);
+    };
+    let (fmt, printable) = decode_escapes(&fmt.text, EscapeMode::Echo);
+    if printable >= 2 {
+        taint = taint.with(Taint::OBFUSCATED);
+    }
+    let rest: Vec<&str> = args[1..].iter().map(|w| w.text.as_str()).collect();
+    let mut out = String::new();
+    let mut ai = 0;
+    let chars: Vec<char> = fmt.chars().collect();
+    let mut rounds = 0;
+    loop {
+        let mut i = 0;
+        let mut used = false;
+        while i < chars.len() {
+            if chars[i] != '%' || i + 1 >= chars.len() {
+                out.push(chars[i]);
+                i += 1;
+                continue;
+            }
+            let mut j = i + 1;
+            while j < chars.len() && (chars[j].is_ascii_digit() || "-+ #.".contains(chars[j])) {
+                j += 1;
+            }
+            let conv = chars.get(j).copied().unwrap_or('%');
+            let arg = rest.get(ai).copied();
+            match conv {
+                '%' => out.push('%'),
+                's' => {
+                    out.push_str(arg.unwrap_or(""));
+                    ai += 1;
+                    used = true;
+                }
+                'b' => {
+                    let (t, p) = decode_escapes(arg.unwrap_or(""), EscapeMode::Echo);
+                    if p >= 2 {
+                        taint = taint.with(Taint::OBFUSCATED);
+                    }
+                    out.push_str(&t);
+                    ai += 1;
+                    used = true;
+                }
+                'c' => {
+                    if let Some(c) = arg.and_then(|a| a.chars().next()) {
+                        out.push(c);
+                    }
+                    ai += 1;
+                    used = true;
+                }
+                'd' | 'i' | 'u' => {
+                    out.push_str(&arg.and_then(parse_int).unwrap_or(0).to_string());
+                    ai += 1;
+                    used = true;
+                }
+                'x' | 'X' | 'o' => {
+                    let v = arg.and_then(parse_int).unwrap_or(0);
+                    out.push_str(&match conv {
+                        'x' => format!("{v:x}"),
+                        'X' => format!("{v:X}"),
+                        _ => format!("{v:o}"),
+                    });
+                    ai += 1;
+                    used = true;
+                }
+                _ => {}
+            }
+            i = j + 1;
+        }
+        rounds += 1;
+        if !used || ai >= rest.len() || rounds > 64 {
+            break;
+        }
+    }
+    (out, taint)
+}
+
+fn parse_int(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        return i64::from_str_radix(h, 16).ok();
+    }
+    if let Some(c) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
+        return c.chars().next().map(|c| c as i64);
+    }
+    if s.len() > 1 && s.starts_with('0') {
+        return i64::from_str_radix(&s[1..], 8).ok();
+    }
+    s.parse().ok()
+}
+
+/// Standard and URL-safe base64; whitespace ignored, padding optional.
+pub(crate) fn base64_decode(input: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(input.len() * 3 / 4);
+    let mut buf = 0u32;
+    let mut bits = 0;
+    for &c in input {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => break,
+            b' ' | b'\n' | b'\r' | b'\t' => continue,
+            _ => return None,
+        };
+        buf = (buf << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buf >> bits) as u8);
+            buf &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+pub(crate) fn hex_decode(input: &[u8]) -> Option<Vec<u8>> {
+    let digits: Vec<u8> = input
+        .iter()
+        .copied()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    if digits.len() % 2 != 0 {
+        return None;
+    }
+    digits
+        .chunks(2)
+        .map(|p| {
+            let s = std::str::from_utf8(p).ok()?;
+            u8::from_str_radix(s, 16).ok()
+        })
+        .collect()
+}
+
+fn expand_set(set: &str) -> Vec<char> {
+    let set = set
+        .replace("[:upper:]", "A-Z")
+        .replace("[:lower:]", "a-z")
+        .replace("[:digit:]", "0-9")
+        .replace("[:alpha:]", "a-zA-Z");
+    let (set, _) = decode_escapes(&set, EscapeMode::Echo);
+    let c: Vec<char> = set.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        if i + 2 < c.len() && c[i + 1] == '-' && c[i] <= c[i + 2] && (c[i + 2] as u32 - c[i] as u32) < 512 {
+            let (a, b) = (c[i] as u32, c[i + 2] as u32);
+            out.extend((a..=b).filter_map(char::from_u32));
+            i += 3;
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn tr(s: &str, set1: &str, set2: &str) -> String {
+    let a = expand_set(set1);
+    let b = expand_set(set2);
+    if b.is_empty() {
+        return s.to_owned();
+    }
+    s.chars()
+        .map(|ch| match a.iter().position(|&x| x == ch) {
+            Some(i) => *b.get(i).unwrap_or(&b[b.len() - 1]),
+            None => ch,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoders_work() {
+        assert_eq!(base64_decode(b"Y3VybA==").as_deref(), Some(&b"curl"[..]));
+        assert_eq!(hex_decode(b"62756e").as_deref(), Some(&b"bun"[..]));
+        assert_eq!(tr("phey", "a-zA-Z", "n-za-mN-ZA-M"), "curl");
+        let w = |t: &str| Word {
+            text: t.into(),
+            ..Word::default()
+        };
+        let (out, taint) = printf(&[&w(r"\x62\x75%s"), &w("n")]);
+        assert_eq!(out, "bun");
+        assert!(taint.has(Taint::OBFUSCATED));
+    }
+}

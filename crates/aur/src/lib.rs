@@ -1,0 +1,13 @@
+//! archgate's AUR crate: a client for the AUR (RPC v5 and cgit), a static audit of PKGBUILDs,
+//! install scripts and hooks that never executes them, operations that combine both (audit a
+//! package, audit an update's diff, review all pending updates), and the evaluation corpus.
+//!
+//! AUR packages are made by users and reviewed by nobody; every answer type carries
+//! [`AUR_NOTICE`] so that reminder travels with the data.
+
+pub mod audit;
+pub mod corpus;
+pub mod local;
+
+pub use audit::{AuditInput, AuditReport, ChangeAudit, Finding, ScriptFile, Severity, Verdict, audit, audit_change};
+pub use local::{LocalError, load_path};
