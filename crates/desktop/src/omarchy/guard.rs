@@ -1,0 +1,189 @@
+//! Recognising calls that would stop, restart, reconfigure or remove archgate itself or Omarchy's
+//! plugin machinery (the shell that supervises archgate), so policy can block them.
+//!
+//! An agent must not be able to switch off the thing that watches it. archgate runs under
+//! Omarchy's shell (Quickshell, `omarchy-shell`) as a plugin service; restarting or quitting that
+//! shell, or adding, removing or disabling plugins, ends or changes archgate's supervision.
+
+/// A route or a shell call about to run.
+#[derive(Debug, Clone, Copy)]
+pub enum Invocation<'a> {
+    /// `omarchy <words…> <args…>`.
+    Route {
+        /// The route words.
+        words: &'a [String],
+        /// Its arguments.
+        args: &'a [String],
+    },
+    /// `qs ipc call <target> <method> <args…>`.
+    ShellCall {
+        /// The IPC target.
+        target: &'a str,
+        /// The method.
+        method: &'a str,
+        /// Its arguments.
+        args: &'a [String],
+    },
+}
+
+/// Names of archgate and of the processes that supervise it.
+const SELF_NAMES: &[&str] = &["archgate"];
+/// The supervising shell, by the names it goes by in routes and IPC targets.
+const SHELL_NAMES: &[&str] = &[
+    "shell",
+    "omarchy-shell",
+    "quickshell",
+    "qs",
+    "plugin",
+    "plugins",
+    "omarchy",
+];
+/// Verbs that stop, restart, reconfigure or remove.
+const LIFECYCLE_VERBS: &[&str] = &[
+    "restart",
+    "reload",
+    "quit",
+    "exit",
+    "stop",
+    "kill",
+    "disable",
+    "remove",
+    "uninstall",
+    "unload",
+    "refresh",
+    "reset",
+    "add",
+    "install",
+    "update",
+    "enable",
+    "reconfigure",
+    "reloadconfig",
+    "rebuild",
+    "toggle",
+];
+
+fn parts(s: &str) -> Vec<String> {
+    // camelCase and kebab-case both split into words: `reloadConfig` → reload, config.
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn names_self(s: &str) -> bool {
+    let lower = s.to_lowercase();
+    SELF_NAMES.iter().any(|n| lower.contains(n))
+}
+
+/// Whether running this route or call would stop, restart, reconfigure or remove archgate or
+/// Omarchy's plugin machinery. Errs on the side of `true` for anything naming archgate.
+pub fn targets_archgate(inv: Invocation<'_>) -> bool {
+    match inv {
+        Invocation::Route { words, args } => {
+            if words.iter().chain(args).any(|w| names_self(w)) {
+                return true;
+            }
+            let ws: Vec<String> = words.iter().flat_map(|w| parts(w)).collect();
+            let has_verb = ws.iter().any(|w| LIFECYCLE_VERBS.contains(&w.as_str()));
+            let plugin = ws.iter().any(|w| w == "plugin" || w == "plugins");
+            let shell = ws
+                .iter()
+                .any(|w| matches!(w.as_str(), "shell" | "quickshell" | "qs"));
+            // Any change to plugins, and any lifecycle verb aimed at the shell.
+            (plugin && has_verb) || (shell && has_verb)
+        }
+        Invocation::ShellCall {
+            target,
+            method,
+            args,
+        } => {
+            if names_self(target) || names_self(method) || args.iter().any(|a| names_self(a)) {
+                return true;
+            }
+            let t = parts(target);
+            let m = parts(method);
+            let verb = m.iter().any(|w| LIFECYCLE_VERBS.contains(&w.as_str()));
+            let shell_target = t.iter().any(|w| SHELL_NAMES.contains(&w.as_str()));
+            let plugin_word = t.iter().chain(&m).any(|w| w == "plugin" || w == "plugins");
+            (shell_target && verb) || (plugin_word && verb)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(words: &[&str], args: &[&str]) -> bool {
+        let w: Vec<String> = words.iter().map(|s| s.to_string()).collect();
+        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        targets_archgate(Invocation::Route {
+            words: &w,
+            args: &a,
+        })
+    }
+
+    fn call(target: &str, method: &str, args: &[&str]) -> bool {
+        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        targets_archgate(Invocation::ShellCall {
+            target,
+            method,
+            args: &a,
+        })
+    }
+
+    #[test]
+    fn routes() {
+        // (words, args, targets archgate?)
+        let cases: &[(&[&str], &[&str], bool)] = &[
+            (&["plugin", "remove"], &["io.example.archgate"], true),
+            (&["plugin", "disable"], &["weather"], true),
+            (&["plugin", "add"], &["https://example.invalid/x"], true),
+            (&["restart", "shell"], &[], true),
+            (&["refresh", "quickshell"], &[], true),
+            (&["restart", "app"], &["archgate"], true),
+            (&["plugin", "list"], &[], false),
+            (&["theme", "set"], &["tokyo-night"], false),
+            (&["restart", "waybar"], &[], false),
+            (&["toggle", "nightlight"], &[], false),
+        ];
+        for (w, a, want) in cases {
+            assert_eq!(route(w, a), *want, "{w:?} {a:?}");
+        }
+    }
+
+    #[test]
+    fn shell_calls() {
+        let cases: &[(&str, &str, &[&str], bool)] = &[
+            ("io.github.person.archgate", "status", &[], true),
+            ("shell", "restart", &[], true),
+            ("omarchy-shell", "quit", &[], true),
+            ("plugins", "disable", &["weather"], true),
+            ("shell", "reloadConfig", &[], true),
+            ("menu", "open", &["archgate"], true),
+            ("bar", "toggle", &[], false),
+            ("volume", "setVolume", &["50"], false),
+            ("launcher", "open", &[], false),
+        ];
+        for (t, m, a, want) in cases {
+            assert_eq!(call(t, m, a), *want, "{t} {m} {a:?}");
+        }
+    }
+}

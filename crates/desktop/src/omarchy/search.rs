@@ -1,0 +1,103 @@
+//! Ranking Omarchy's routes against a query by name, description and group.
+
+use serde::Serialize;
+
+use super::registry::{Registry, Route};
+
+/// One search result.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchHit {
+    /// Relevance; higher is better.
+    pub score: u32,
+    /// The route, with its tier and whether it is blocked.
+    pub route: Route,
+}
+
+fn tokens(s: &str) -> Vec<String> {
+    s.to_lowercase()
+        .split(|c: char| !(c.is_alphanumeric()))
+        .filter(|t| !t.is_empty() && *t != "omarchy")
+        .map(str::to_owned)
+        .collect()
+}
+
+fn score_token(route: &Route, desc_words: &[String], token: &str) -> u32 {
+    let mut best = 0;
+    for w in &route.words {
+        let w = w.to_lowercase();
+        let parts: Vec<&str> = w.split('-').collect();
+        let s = if w == token {
+            12
+        } else if parts.contains(&token) {
+            10
+        } else if w.starts_with(token) {
+            8
+        } else if w.contains(token) {
+            5
+        } else {
+            0
+        };
+        best = best.max(s);
+    }
+    if route.group.to_lowercase() == token {
+        best = best.max(6);
+    }
+    if desc_words.iter().any(|d| d == token) {
+        best += 3;
+    } else if token.len() >= 3 && desc_words.iter().any(|d| d.starts_with(token)) {
+        best += 2;
+    }
+    if route.tags.iter().any(|t| t == token) {
+        best += 2;
+    }
+    best
+}
+
+impl Registry {
+    /// The routes matching `query`, best first, at most `limit`. Every word of the query counts;
+    /// a route matching all of them ranks above one matching some. An exact route ranks first.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        let toks = tokens(query);
+        if toks.is_empty() {
+            return Vec::new();
+        }
+        let exact = toks.join(" ");
+        let mut scored: Vec<(u32, &Route)> = self
+            .routes
+            .iter()
+            .filter_map(|route| {
+                let desc_words = tokens(&route.description);
+                let per: Vec<u32> = toks
+                    .iter()
+                    .map(|t| score_token(route, &desc_words, t))
+                    .collect();
+                let matched = per.iter().filter(|s| **s > 0).count();
+                if matched == 0 {
+                    return None;
+                }
+                let mut score: u32 = per.iter().sum();
+                if matched == toks.len() {
+                    score += 20;
+                }
+                let joined = route.words.join(" ").to_lowercase().replace('-', " ");
+                if joined == exact || route.route.to_lowercase() == query.trim().to_lowercase() {
+                    score += 100;
+                }
+                Some((score, route))
+            })
+            .collect();
+        scored.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then(a.1.words.len().cmp(&b.1.words.len()))
+                .then(a.1.route.cmp(&b.1.route))
+        });
+        scored
+            .into_iter()
+            .take(limit)
+            .map(|(score, route)| SearchHit {
+                score,
+                route: route.clone(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,398 @@
+//! Screenshots (grim, scaled to a maximum size) and screen text (grim + preprocessing +
+//! tesseract). Images pass through a private temporary directory: they are larger than the
+//! executor's output cap, and never reach a log.
+
+use std::path::Path;
+
+use archgate_exec::Permit;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::compositor::{DesktopState, Rect};
+use crate::desktop::Desktop;
+use crate::error::{DesktopError, Result};
+use crate::image;
+use crate::programs::{self, Program};
+
+/// What to capture.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CaptureTarget {
+    /// Every output, as laid out.
+    Output,
+    /// One monitor.
+    Monitor {
+        /// Monitor (output) name, e.g. `DP-1`, as `desktop_state` lists it.
+        name: String,
+    },
+    /// One window.
+    Window {
+        /// Window id, as `desktop_state` lists it.
+        id: String,
+    },
+    /// A rectangle in layout coordinates (logical pixels).
+    Region {
+        /// Left edge.
+        x: i32,
+        /// Top edge.
+        y: i32,
+        /// Width, at least 1.
+        width: u32,
+        /// Height, at least 1.
+        height: u32,
+    },
+}
+
+/// A screenshot. `png` is image content for the agent; it is never serialized into records.
+#[derive(Debug, Clone, Serialize)]
+pub struct Screenshot {
+    /// The PNG bytes.
+    #[serde(skip)]
+    pub png: Vec<u8>,
+    /// Image width in pixels.
+    pub width: u32,
+    /// Image height in pixels.
+    pub height: u32,
+    /// The scale grim was asked for (image pixels per logical pixel).
+    pub scale: f64,
+    /// What was captured, in words.
+    pub target: String,
+}
+
+/// Text read from the screen.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScreenText {
+    /// The text tesseract read (trimmed).
+    pub text: String,
+    /// What was read, in words.
+    pub target: String,
+}
+
+/// A capture target resolved against live state: grim's arguments and the logical size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedCapture {
+    /// Arguments for grim selecting the area (`-o NAME` or `-g "X,Y WxH"`, or none).
+    pub grim_args: Vec<String>,
+    /// Logical size of the area, when known.
+    pub logical: Option<(u32, u32)>,
+    /// The natural scale of the area (its monitor's scale, or the largest).
+    pub scale: f64,
+    /// What it is, in words.
+    pub description: String,
+}
+
+const MAX_SIDE: u32 = 16_384;
+
+fn geometry(r: &Rect) -> String {
+    format!("{},{} {}x{}", r.x, r.y, r.width, r.height)
+}
+
+fn bounding(state: &DesktopState) -> Option<(u32, u32)> {
+    let ms = &state.monitors;
+    let x0 = ms.iter().map(|m| m.logical.x).min()?;
+    let y0 = ms.iter().map(|m| m.logical.y).min()?;
+    let x1 = ms
+        .iter()
+        .map(|m| m.logical.x + m.logical.width as i32)
+        .max()?;
+    let y1 = ms
+        .iter()
+        .map(|m| m.logical.y + m.logical.height as i32)
+        .max()?;
+    Some(((x1 - x0).max(0) as u32, (y1 - y0).max(0) as u32))
+}
+
+/// Resolves a target against the state (which may be unavailable for `output` and `region`).
+pub fn resolve_capture(
+    target: &CaptureTarget,
+    state: Option<&DesktopState>,
+) -> Result<ResolvedCapture> {
+    let max_scale = state.map_or(1.0, DesktopState::max_scale);
+    let need_state = || {
+        state.ok_or_else(|| DesktopError::NotAvailable {
+            what: "a compositor (Hyprland or Sway)",
+            package: "hyprland",
+            why: "monitors and windows are known only through the compositor".to_owned(),
+        })
+    };
+    match target {
+        CaptureTarget::Output => Ok(ResolvedCapture {
+            grim_args: Vec::new(),
+            logical: state.and_then(bounding),
+            scale: max_scale,
+            description: "all outputs".to_owned(),
+        }),
+        CaptureTarget::Monitor { name } => {
+            let st = need_state()?;
+            let m = st.monitor(name).ok_or_else(|| DesktopError::NotFound {
+                what: "monitor",
+                name: name.clone(),
+                near: st.monitors.iter().map(|m| m.name.clone()).collect(),
+            })?;
+            Ok(ResolvedCapture {
+                grim_args: vec!["-o".to_owned(), m.name.clone()],
+                logical: Some((m.logical.width, m.logical.height)),
+                scale: m.scale,
+                description: format!("monitor {}", m.name),
+            })
+        }
+        CaptureTarget::Window { id } => {
+            let st = need_state()?;
+            let w = st.window(id).ok_or_else(|| DesktopError::NotFound {
+                what: "window",
+                name: id.clone(),
+                near: st
+                    .windows
+                    .iter()
+                    .map(|w| format!("{} ({})", w.id, w.title))
+                    .take(10)
+                    .collect(),
+            })?;
+            if w.geometry.width == 0 || w.geometry.height == 0 {
+                return Err(DesktopError::invalid(
+                    "window",
+                    format!("window {} has no visible area", w.id),
+                ));
+            }
+            Ok(ResolvedCapture {
+                grim_args: vec!["-g".to_owned(), geometry(&w.geometry)],
+                logical: Some((w.geometry.width, w.geometry.height)),
+                scale: max_scale,
+                description: format!("window {} ({})", w.id, w.title),
+            })
+        }
+        CaptureTarget::Region {
+            x,
+            y,
+            width,
+            height,
+        } => {
+            if *width == 0 || *height == 0 || *width > MAX_SIDE || *height > MAX_SIDE {
+                return Err(DesktopError::invalid(
+                    "region",
+                    format!("width and height must be between 1 and {MAX_SIDE}"),
+                ));
+            }
+            let r = Rect {
+                x: *x,
+                y: *y,
+                width: *width,
+                height: *height,
+            };
+            Ok(ResolvedCapture {
+                grim_args: vec!["-g".to_owned(), geometry(&r)],
+                logical: Some((*width, *height)),
+                scale: max_scale,
+                description: format!("region {}", geometry(&r)),
+            })
+        }
+    }
+}
+
+/// The grim scale that keeps the longer side within `max_dim` (never above the natural scale).
+pub fn scale_for(logical: Option<(u32, u32)>, natural: f64, max_dim: u32) -> f64 {
+    let natural = if natural.is_finite() && natural > 0.0 {
+        natural
+    } else {
+        1.0
+    };
+    match logical {
+        Some((w, h)) if w.max(h) > 0 => {
+            let fit = f64::from(max_dim) / f64::from(w.max(h));
+            // Three decimals, rounded down, so rounding never pushes a side past the limit.
+            ((natural.min(fit)) * 1000.0).floor().max(1.0) / 1000.0
+        }
+        _ => natural,
+    }
+}
+
+async fn read_capped(path: &Path, cap: usize) -> Result<Vec<u8>> {
+    let meta = tokio::fs::metadata(path)
+        .await
+        .map_err(|source| DesktopError::Io {
+            what: "reading the capture",
+            path: path.to_owned(),
+            source,
+        })?;
+    if meta.len() > cap as u64 {
+        return Err(DesktopError::TooLarge {
+            what: "screenshot",
+            limit: cap,
+        });
+    }
+    tokio::fs::read(path)
+        .await
+        .map_err(|source| DesktopError::Io {
+            what: "reading the capture",
+            path: path.to_owned(),
+            source,
+        })
+}
+
+fn temp_dir() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("archgate-screen-")
+        .tempdir()
+        .map_err(|source| DesktopError::Io {
+            what: "creating a private temporary directory",
+            path: std::env::temp_dir(),
+            source,
+        })
+}
+
+fn path_arg(p: &Path) -> Result<String> {
+    p.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| DesktopError::invalid("path", "temporary path is not UTF-8"))
+}
+
+impl Desktop {
+    async fn resolve_live(&self, target: &CaptureTarget) -> Result<ResolvedCapture> {
+        let state = match self.desktop_state().await {
+            Ok(s) => Some(s),
+            Err(e) if matches!(target, CaptureTarget::Output | CaptureTarget::Region { .. }) => {
+                tracing::debug!(error = %e, "capturing without compositor state");
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        resolve_capture(target, state.as_ref())
+    }
+
+    /// `screenshot`: a PNG of the target, scaled so neither side exceeds `max_dim` pixels.
+    pub async fn screenshot(
+        &self,
+        permit: &Permit,
+        target: &CaptureTarget,
+        max_dim: u32,
+    ) -> Result<Screenshot> {
+        if max_dim < 16 {
+            return Err(DesktopError::invalid(
+                "max_dim",
+                "must be at least 16 pixels",
+            ));
+        }
+        let resolved = self.resolve_live(target).await?;
+        let mut scale = scale_for(resolved.logical, resolved.scale, max_dim);
+        let dir = temp_dir()?;
+        let file = dir.path().join("shot.png");
+        let mut attempt = 0;
+        loop {
+            let spec = Program::Grim
+                .spec(&self.env)
+                .args(["-l", "1", "-s", &format!("{scale}")])
+                .args(resolved.grim_args.iter().cloned())
+                .arg(path_arg(&file)?)
+                .timeout(self.config.program_timeout);
+            programs::run_ok(permit, Program::Grim, spec).await?;
+            let png = read_capped(&file, self.config.max_image_bytes).await?;
+            let (width, height) = image::png_dimensions(&png)?;
+            // Without compositor state the size is known only now: capture again, scaled.
+            if width.max(height) > max_dim && attempt == 0 {
+                attempt += 1;
+                scale = scale_for(Some((width, height)), 1.0, max_dim) * scale;
+                scale = (scale * 1000.0).floor().max(1.0) / 1000.0;
+                continue;
+            }
+            return Ok(Screenshot {
+                png,
+                width,
+                height,
+                scale,
+                target: resolved.description,
+            });
+        }
+    }
+
+    /// `screen_text`: the text on the target, read by tesseract after preprocessing (grayscale,
+    /// inverted when dark, 2× upscale). OCR works best on a region or a window.
+    pub async fn screen_text(&self, permit: &Permit, target: &CaptureTarget) -> Result<ScreenText> {
+        let resolved = self.resolve_live(target).await?;
+        let dir = temp_dir()?;
+        let ppm = dir.path().join("shot.ppm");
+        let spec = Program::Grim
+            .spec(&self.env)
+            .args(["-t", "ppm"])
+            .args(resolved.grim_args.iter().cloned())
+            .arg(path_arg(&ppm)?)
+            .timeout(self.config.program_timeout);
+        programs::run_ok(permit, Program::Grim, spec).await?;
+        let raw = read_capped(&ppm, self.config.max_image_bytes).await?;
+        let gray = image::prepare_for_ocr(image::ppm_to_gray(&raw)?);
+        drop(raw);
+        let pgm = dir.path().join("ocr.pgm");
+        tokio::fs::write(&pgm, gray.to_pgm())
+            .await
+            .map_err(|source| DesktopError::Io {
+                what: "writing the OCR input",
+                path: pgm.clone(),
+                source,
+            })?;
+        drop(gray);
+        let spec = Program::Tesseract
+            .spec(&self.env)
+            .arg(path_arg(&pgm)?)
+            .args(["stdout", "--psm", "6", "-l", "eng"])
+            .timeout(self.config.program_timeout);
+        let out = programs::run_ok(permit, Program::Tesseract, spec).await?;
+        Ok(ScreenText {
+            text: out.stdout_lossy().trim().to_owned(),
+            target: resolved.description,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_keeps_the_longer_side_within_the_limit() {
+        assert_eq!(scale_for(Some((1280, 720)), 1.0, 2000), 1.0);
+        let s = scale_for(Some((1280, 720)), 1.0, 640);
+        assert_eq!(s, 0.5);
+        let s = scale_for(Some((3000, 1000)), 2.0, 1000);
+        assert!((3000.0 * s).round() <= 1000.0, "{s}");
+        assert_eq!(scale_for(None, 1.5, 100), 1.5);
+    }
+
+    #[test]
+    fn region_bounds_are_checked() {
+        let zero = CaptureTarget::Region {
+            x: 0,
+            y: 0,
+            width: 0,
+            height: 5,
+        };
+        assert_eq!(
+            resolve_capture(&zero, None).unwrap_err().kind(),
+            "invalid_argument"
+        );
+        let ok = CaptureTarget::Region {
+            x: -5,
+            y: 10,
+            width: 20,
+            height: 30,
+        };
+        let r = resolve_capture(&ok, None).expect("resolves");
+        assert_eq!(r.grim_args, vec!["-g", "-5,10 20x30"]);
+        let mon = CaptureTarget::Monitor {
+            name: "DP-1".into(),
+        };
+        assert_eq!(
+            resolve_capture(&mon, None).unwrap_err().kind(),
+            "not_available"
+        );
+    }
+
+    #[test]
+    fn capture_target_json_is_strict() {
+        let t: CaptureTarget =
+            serde_json::from_str(r#"{"kind":"window","id":"12"}"#).expect("parses");
+        assert_eq!(t, CaptureTarget::Window { id: "12".into() });
+        assert!(
+            serde_json::from_str::<CaptureTarget>(r#"{"kind":"window","id":"1","x":2}"#).is_err()
+        );
+        assert!(serde_json::from_str::<CaptureTarget>(r#"{"kind":"screen"}"#).is_err());
+    }
+}
