@@ -153,11 +153,15 @@ pub fn html_to_markdown(clean: &str) -> String {
             ..Default::default()
         })
         .add_handler(vec!["td"], |e: htmd::Element| Some(marked(CELL, e.content)))
-        .add_handler(vec!["th"], |e: htmd::Element| Some(marked(HEAD_CELL, e.content)))
+        .add_handler(vec!["th"], |e: htmd::Element| {
+            Some(marked(HEAD_CELL, e.content))
+        })
         .add_handler(vec!["tr"], |e: htmd::Element| {
             Some(format!("{ROW}{}{ROW_END}", e.content))
         })
-        .add_handler(vec!["table"], |e: htmd::Element| Some(markdown_table(e.content)))
+        .add_handler(vec!["table"], |e: htmd::Element| {
+            Some(markdown_table(e.content))
+        })
         .build();
     match converter.convert(clean) {
         Ok(md) => tidy_markdown(&md),
@@ -334,7 +338,10 @@ impl Cleaner {
             "kbd" | "tt" | "samp" | "var" => self.wrap(el, "code"),
             "br" => self.html.push_str("<br>"),
             "hr" => self.html.push_str("<hr>"),
-            "div" if e.classes().any(|c| c == "archwiki-template-meta-related-articles-start") => {
+            "div"
+                if e.classes()
+                    .any(|c| c == "archwiki-template-meta-related-articles-start") =>
+            {
                 self.related(el)
             }
             "div" => match BOXES

@@ -62,7 +62,7 @@ impl NewsClient {
             .into_iter()
             .filter(|i| since.is_none_or(|s| i.published > s))
             .collect();
-        items.sort_by(|a, b| b.published.cmp(&a.published));
+        items.sort_by_key(|i| std::cmp::Reverse(i.published));
         let matched = items.len();
         items.truncate(limit.max(1));
         let items: Vec<NewsItem> = items.into_iter().map(|d| d.item).collect();

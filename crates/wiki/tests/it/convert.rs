@@ -13,8 +13,12 @@ fn golden(name: &str, input: &std::path::Path) -> String {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &md).unwrap();
     }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("golden {} missing ({e}); run with UPDATE_GOLDENS=1", path.display()));
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "golden {} missing ({e}); run with UPDATE_GOLDENS=1",
+            path.display()
+        )
+    });
     assert_eq!(md, want, "Markdown of {name} differs from its golden file");
     md
 }
@@ -24,12 +28,24 @@ fn golden_pacman_page_has_fences_tables_boxes_and_links() {
     let md = golden("pacman", &fixtures().join("corpus/en/Pacman.html"));
     assert!(md.contains("```\n# pacman -Syu\n```"), "code fenced");
     assert!(md.contains("| Option | Meaning |"), "table header kept");
-    assert!(md.contains("> **Warning:** Never remove packages"), "warning box");
+    assert!(
+        md.contains("> **Warning:** Never remove packages"),
+        "warning box"
+    );
     assert!(md.contains("> **Note:** Partial upgrades"), "note box");
-    assert!(md.contains("(archwiki://page/System_maintenance)"), "internal link");
-    assert!(md.contains("(archwiki://page/Systemd/Timers)"), "subpage link");
+    assert!(
+        md.contains("(archwiki://page/System_maintenance)"),
+        "internal link"
+    );
+    assert!(
+        md.contains("(archwiki://page/Systemd/Timers)"),
+        "subpage link"
+    );
     assert!(!md.contains("Pacman-contrib]("), "red link is plain text");
-    assert!(!md.contains("edit") || !md.contains("[edit]"), "edit links stripped");
+    assert!(
+        !md.contains("edit") || !md.contains("[edit]"),
+        "edit links stripped"
+    );
     assert!(!md.contains("Contents"), "TOC stripped");
     assert!(!md.contains("Main page"), "navbox stripped");
     assert!(!md.contains("Retrieved from"), "footer stripped");
@@ -37,13 +53,22 @@ fn golden_pacman_page_has_fences_tables_boxes_and_links() {
 
 #[test]
 fn golden_systemd_boot_page() {
-    golden("systemd-boot", &fixtures().join("corpus/en/Systemd-boot.html"));
+    golden(
+        "systemd-boot",
+        &fixtures().join("corpus/en/Systemd-boot.html"),
+    );
 }
 
 #[test]
 fn golden_parse_api_fragment_with_legacy_markup() {
-    let md = golden("parse-fragment", &fixtures().join("parse/legacy-markup.html"));
-    assert!(md.contains("```\n$ ls -l /etc/fstab\n```"), "syntaxhighlight pre fenced");
+    let md = golden(
+        "parse-fragment",
+        &fixtures().join("parse/legacy-markup.html"),
+    );
+    assert!(
+        md.contains("```\n$ ls -l /etc/fstab\n```"),
+        "syntaxhighlight pre fenced"
+    );
     assert!(md.contains("## Old style heading"), "mw-headline heading");
     assert!(!md.contains("thumbnail.png"), "images dropped");
     assert!(md.contains("[the tips](archwiki://page/Pacman/Tips_and_tricks#Cleaning_the_cache)"));
@@ -56,7 +81,13 @@ fn clean_html_reports_title_headings_and_text() {
     assert_eq!(page.title.as_deref(), Some("GRUB"));
     assert_eq!(
         page.headings,
-        vec!["Installation", "UEFI systems", "BIOS systems", "Generating the configuration", "Dual booting"]
+        vec![
+            "Installation",
+            "UEFI systems",
+            "BIOS systems",
+            "Generating the configuration",
+            "Dual booting"
+        ]
     );
     assert!(page.text.contains("grub-mkconfig -o /boot/grub/grub.cfg"));
     assert!(!page.text.contains("Contents"));

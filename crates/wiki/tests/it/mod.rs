@@ -1,6 +1,7 @@
 //! Test modules and the helpers they share.
 
 mod convert;
+mod facade;
 mod news;
 mod offline;
 mod online;

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use archgate_wiki::{
-    IndexPhase, IndexProgress, OfflineWiki, SectionArg, Source, WikiError, WikiPageArgs, build_index,
+    IndexPhase, IndexProgress, OfflineWiki, SectionArg, Source, WikiError, WikiPageArgs,
+    build_index,
 };
 
 use super::{copy_tree, fixtures};
@@ -74,7 +75,11 @@ fn every_query_finds_its_page_in_the_top_three() {
             misses.push(format!("{query:?} → {titles:?}, wanted {want:?}"));
         }
     }
-    assert!(misses.is_empty(), "queries that missed:\n{}", misses.join("\n"));
+    assert!(
+        misses.is_empty(),
+        "queries that missed:\n{}",
+        misses.join("\n")
+    );
 }
 
 #[test]
@@ -84,8 +89,16 @@ fn search_hits_have_snippets_uris_and_the_exact_title_first() {
     assert_eq!(r.hits[0].title, "Swap");
     assert_eq!(r.hits[0].uri, "archwiki://page/Swap");
     let r = wiki.search("hibernate", 5).unwrap();
-    let hit = r.hits.iter().find(|h| h.title == "Power management").unwrap();
-    assert!(hit.snippet.to_lowercase().contains("hibernat"), "snippet: {}", hit.snippet);
+    let hit = r
+        .hits
+        .iter()
+        .find(|h| h.title == "Power management")
+        .unwrap();
+    assert!(
+        hit.snippet.to_lowercase().contains("hibernat"),
+        "snippet: {}",
+        hit.snippet
+    );
     assert!(wiki.search("qwertyuiopasdf", 5).unwrap().hits.is_empty());
     // Query syntax in an agent's words is not an error.
     assert!(wiki.search("title:(grub OR \"", 5).is_ok());
@@ -102,7 +115,12 @@ fn page_sections_toc_and_paging() {
         title: title.into(),
         ..Default::default()
     };
-    let p = wiki.page(&WikiPageArgs { toc: Some(true), ..args("pacman") }).unwrap();
+    let p = wiki
+        .page(&WikiPageArgs {
+            toc: Some(true),
+            ..args("pacman")
+        })
+        .unwrap();
     assert_eq!(p.title, "Pacman");
     assert_eq!((p.page, p.pages, p.next_page), (1, 1, None));
     assert_eq!(p.origin.source, Source::Offline);
@@ -125,19 +143,38 @@ fn page_sections_toc_and_paging() {
     );
 
     let s = wiki
-        .page(&WikiPageArgs { section: Some(SectionArg::Name("querying the database".into())), ..args("Pacman") })
+        .page(&WikiPageArgs {
+            section: Some(SectionArg::Name("querying the database".into())),
+            ..args("Pacman")
+        })
         .unwrap();
     assert!(s.markdown.starts_with("## Querying the database"));
-    assert!(s.markdown.contains("| `-Qo /path` | which package owns a file |"));
+    assert!(
+        s.markdown
+            .contains("| `-Qo /path` | which package owns a file |")
+    );
     assert!(!s.markdown.contains("## Configuration"));
     assert_eq!(s.section.unwrap().index, 5);
-    let s = wiki.page(&WikiPageArgs { section: Some(SectionArg::Index(1)), ..args("Pacman") }).unwrap();
-    assert!(s.markdown.contains("### Removing packages"), "a section includes its subsections");
+    let s = wiki
+        .page(&WikiPageArgs {
+            section: Some(SectionArg::Index(1)),
+            ..args("Pacman")
+        })
+        .unwrap();
+    assert!(
+        s.markdown.contains("### Removing packages"),
+        "a section includes its subsections"
+    );
 
-    match wiki.page(&WikiPageArgs { section: Some(SectionArg::Name("Nope".into())), ..args("Pacman") }) {
+    match wiki.page(&WikiPageArgs {
+        section: Some(SectionArg::Name("Nope".into())),
+        ..args("Pacman")
+    }) {
         Err(e @ WikiError::NoSuchSection { .. }) => {
             assert_eq!(e.kind(), "not_found");
-            let WikiError::NoSuchSection { available, .. } = e else { unreachable!() };
+            let WikiError::NoSuchSection { available, .. } = e else {
+                unreachable!()
+            };
             assert!(available.contains(&"6 Configuration".to_owned()));
         }
         other => panic!("expected NoSuchSection, got {other:?}"),
@@ -150,27 +187,41 @@ fn page_sections_toc_and_paging() {
     assert_eq!(first.next_page, Some(2));
     let mut all = first.markdown.clone();
     for n in 2..=first.pages {
-        let p = small.1.page(&WikiPageArgs { page: Some(n), ..args("Pacman") }).unwrap();
+        let p = small
+            .1
+            .page(&WikiPageArgs {
+                page: Some(n),
+                ..args("Pacman")
+            })
+            .unwrap();
         assert_eq!(p.page, n);
         assert_eq!(p.next_page, (n < first.pages).then_some(n + 1));
         assert!(p.markdown.len() <= 1024 + 8);
         all.push_str(&p.markdown);
     }
     assert_eq!(all.replace("```\n```\n", ""), golden);
-    let past = small.1.page(&WikiPageArgs { page: Some(first.pages + 1), ..args("Pacman") });
+    let past = small.1.page(&WikiPageArgs {
+        page: Some(first.pages + 1),
+        ..args("Pacman")
+    });
     assert_eq!(past.unwrap_err().kind(), "invalid_argument");
 }
 
 fn wiki_with_page_bytes(n: usize) -> (tempfile::TempDir, OfflineWiki) {
     let (dir, _) = corpus_index();
-    let wiki = OfflineWiki::open(&dir.path().join("index")).unwrap().with_page_bytes(n);
+    let wiki = OfflineWiki::open(&dir.path().join("index"))
+        .unwrap()
+        .with_page_bytes(n);
     (dir, wiki)
 }
 
 #[test]
 fn missing_pages_languages_and_uri_titles() {
     let (_dir, wiki) = corpus_index();
-    match wiki.page(&WikiPageArgs { title: "Pacmann".into(), ..Default::default() }) {
+    match wiki.page(&WikiPageArgs {
+        title: "Pacmann".into(),
+        ..Default::default()
+    }) {
         Err(WikiError::NotFound { title, suggestions }) => {
             assert_eq!(title, "Pacmann");
             let _ = suggestions;
@@ -178,17 +229,29 @@ fn missing_pages_languages_and_uri_titles() {
         other => panic!("expected NotFound, got {other:?}"),
     }
     let es = wiki
-        .page(&WikiPageArgs { title: "Pacman".into(), lang: Some("es".into()), ..Default::default() })
+        .page(&WikiPageArgs {
+            title: "Pacman".into(),
+            lang: Some("es".into()),
+            ..Default::default()
+        })
         .unwrap();
     assert_eq!(es.title, "Pacman (Español)");
     assert_eq!(es.lang, "es");
     assert!(es.markdown.contains("gestor de paquetes"));
     let sub = wiki
-        .page(&WikiPageArgs { title: "archwiki://page/Systemd/Timers".into(), ..Default::default() })
+        .page(&WikiPageArgs {
+            title: "archwiki://page/Systemd/Timers".into(),
+            ..Default::default()
+        })
         .unwrap();
     assert_eq!(sub.title, "Systemd/Timers");
     assert!(sub.markdown.contains("OnCalendar=daily"));
-    let spaced = wiki.page(&WikiPageArgs { title: "power_management".into(), ..Default::default() }).unwrap();
+    let spaced = wiki
+        .page(&WikiPageArgs {
+            title: "power_management".into(),
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(spaced.title, "Power management");
 }
 
@@ -214,18 +277,31 @@ fn incremental_rebuild_reindexes_changed_pages_and_drops_removed_ones() {
     assert_eq!(first.pages, 35);
     assert_eq!(progress.first().unwrap().phase, IndexPhase::Scanning);
     assert_eq!(progress.last().unwrap().phase, IndexPhase::Done);
-    let last_indexing = progress.iter().rfind(|p| p.phase == IndexPhase::Indexing).unwrap();
+    let last_indexing = progress
+        .iter()
+        .rfind(|p| p.phase == IndexPhase::Indexing)
+        .unwrap();
     assert_eq!((last_indexing.done, last_indexing.total), (35, 35));
 
     // Nothing changed: nothing re-read.
     let (again, _) = build(&src, &index);
-    assert_eq!((again.added, again.updated, again.removed, again.unchanged), (0, 0, 0, 35));
+    assert_eq!(
+        (again.added, again.updated, again.removed, again.unchanged),
+        (0, 0, 0, 35)
+    );
     assert!(!again.full_rebuild);
 
     // Change one page, remove one, touch one without changing it.
     let docker = src.join("en/Docker.html");
     let html = std::fs::read_to_string(&docker).unwrap();
-    std::fs::write(&docker, html.replace("isolated from the host", "isolated from the host, see also zeppelinquartz")).unwrap();
+    std::fs::write(
+        &docker,
+        html.replace(
+            "isolated from the host",
+            "isolated from the host, see also zeppelinquartz",
+        ),
+    )
+    .unwrap();
     std::fs::remove_file(src.join("en/Git.html")).unwrap();
     let rust = src.join("en/Rust.html");
     let body = std::fs::read(&rust).unwrap();
@@ -233,17 +309,34 @@ fn incremental_rebuild_reindexes_changed_pages_and_drops_removed_ones() {
     std::fs::write(&rust, body).unwrap();
 
     let (third, _) = build(&src, &index);
-    assert_eq!((third.added, third.updated, third.removed, third.unchanged), (0, 1, 1, 33));
+    assert_eq!(
+        (third.added, third.updated, third.removed, third.unchanged),
+        (0, 1, 1, 33)
+    );
     assert_eq!(third.pages, 34);
     let wiki = OfflineWiki::open(&index).unwrap();
     assert_eq!(wiki.page_count(), 34);
     let hits = wiki.search("zeppelinquartz", 5).unwrap().hits;
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].title, "Docker");
-    let err = wiki.page(&WikiPageArgs { title: "Git".into(), ..Default::default() }).unwrap_err();
+    let err = wiki
+        .page(&WikiPageArgs {
+            title: "Git".into(),
+            ..Default::default()
+        })
+        .unwrap_err();
     assert_eq!(err.kind(), "not_found");
-    assert!(wiki.search("git config user email", 5).unwrap().hits.iter().all(|h| h.title != "Git"));
+    assert!(
+        wiki.search("git config user email", 5)
+            .unwrap()
+            .hits
+            .iter()
+            .all(|h| h.title != "Git")
+    );
     // Docker is in the index once, not twice.
     let docker_hits = wiki.search("docker", 10).unwrap().hits;
-    assert_eq!(docker_hits.iter().filter(|h| h.title == "Docker").count(), 1);
+    assert_eq!(
+        docker_hits.iter().filter(|h| h.title == "Docker").count(),
+        1
+    );
 }
