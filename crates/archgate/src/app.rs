@@ -17,6 +17,7 @@ pub struct App {
     pub paths: Paths,
     pub gate: Arc<Gate>,
     pub clients: Arc<ClientStore>,
+    pub sessions: Arc<crate::sessions::Sessions>,
     pub started: std::time::Instant,
 }
 
@@ -80,6 +81,7 @@ impl App {
             paths,
             gate: Arc::new(gate),
             clients,
+            sessions: Arc::default(),
             started: std::time::Instant::now(),
         })
     }

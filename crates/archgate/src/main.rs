@@ -2,10 +2,16 @@
 
 mod app;
 mod cli;
+mod channels;
 mod commands;
+mod control;
 mod frames;
 mod instances;
+mod notify;
+mod page;
+mod person_actions;
 mod server;
+mod sessions;
 mod tools;
 
 use clap::Parser;

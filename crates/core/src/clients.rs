@@ -100,7 +100,13 @@ fn grant_of(preset: &str, tools: Option<&[String]>) -> Grant {
 /// The grant of a named client: `[clients.NAME]` in config wins, then the stored record.
 pub fn grant_for(name: &str, stored: Option<&StoredClient>, config: &Config) -> Grant {
     if let Some(c) = config.clients.get(name) {
-        return grant_of(&c.preset, c.tools.as_ref().map(|t| t.iter().cloned().collect::<Vec<_>>()).as_deref());
+        return grant_of(
+            &c.preset,
+            c.tools
+                .as_ref()
+                .map(|t| t.iter().cloned().collect::<Vec<_>>())
+                .as_deref(),
+        );
     }
     match stored {
         Some(s) => grant_of(&s.preset, s.tools.as_deref()),
@@ -114,6 +120,12 @@ pub struct ClientStore {
     clients_file: PathBuf,
     default_token: RwLock<String>,
     clients: RwLock<Vec<StoredClient>>,
+    /// Modification times of the two files when last read.
+    stamp: std::sync::Mutex<(Option<std::time::SystemTime>, Option<std::time::SystemTime>)>,
+}
+
+fn mtime(p: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
 }
 
 impl ClientStore {
@@ -123,8 +135,12 @@ impl ClientStore {
             Ok(t) if t.trim().len() >= 32 => t.trim().to_owned(),
             _ => {
                 let t = new_token()?;
-                write_private_file(token_file, format!("{t}\n").as_bytes())
-                    .map_err(|source| ClientError::Io { path: token_file.to_owned(), source })?;
+                write_private_file(token_file, format!("{t}\n").as_bytes()).map_err(|source| {
+                    ClientError::Io {
+                        path: token_file.to_owned(),
+                        source,
+                    }
+                })?;
                 t
             }
         };
@@ -137,38 +153,73 @@ impl ClientStore {
             clients_file: clients_file.to_owned(),
             default_token: RwLock::new(token),
             clients: RwLock::new(clients),
+            stamp: std::sync::Mutex::new((mtime(token_file), mtime(clients_file))),
         })
     }
 
     pub fn default_token(&self) -> String {
-        self.default_token.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.default_token
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
-    /// Re-reads clients.json (the CLI changes it while the daemon runs).
+    /// Re-reads the files if either changed since the last read (the CLI changes them while a
+    /// server runs). Cheap: two `stat`s. Returns whether anything was re-read.
+    pub fn reload_if_changed(&self) -> bool {
+        let now = (mtime(&self.token_file), mtime(&self.clients_file));
+        let mut st = self.stamp.lock().unwrap_or_else(|p| p.into_inner());
+        if *st == now {
+            return false;
+        }
+        *st = now;
+        drop(st);
+        self.reload();
+        true
+    }
+
+    /// Re-reads clients.json and the token file.
     pub fn reload(&self) {
-        if let Some(c) = std::fs::read(&self.clients_file).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+        if let Some(c) = std::fs::read(&self.clients_file)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+        {
             *self.clients.write().unwrap_or_else(|p| p.into_inner()) = c;
         }
         if let Ok(t) = std::fs::read_to_string(&self.token_file) {
-            *self.default_token.write().unwrap_or_else(|p| p.into_inner()) = t.trim().to_owned();
+            *self
+                .default_token
+                .write()
+                .unwrap_or_else(|p| p.into_inner()) = t.trim().to_owned();
         }
     }
 
     pub fn list(&self) -> Vec<StoredClient> {
-        self.clients.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.clients
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The client a bearer token belongs to. Every stored hash is compared, in constant time.
     pub fn authenticate(&self, token: &str, config: &Config) -> Option<Client> {
         let mut found: Option<Client> = None;
         if secrets_equal(token, &self.default_token()) {
-            found = Some(Client { name: DEFAULT_CLIENT.into(), grant: grant_for(DEFAULT_CLIENT, None, config) });
+            found = Some(Client {
+                name: DEFAULT_CLIENT.into(),
+                grant: grant_for(DEFAULT_CLIENT, None, config),
+            });
         }
         let h = hash(token);
         for c in self.list() {
-            let Ok(stored) = hex::decode(&c.token_sha256) else { continue };
+            let Ok(stored) = hex::decode(&c.token_sha256) else {
+                continue;
+            };
             if stored.len() == 32 && bool::from(h.ct_eq(stored.as_slice())) {
-                found = Some(Client { name: c.name.clone(), grant: grant_for(&c.name, Some(&c), config) });
+                found = Some(Client {
+                    name: c.name.clone(),
+                    grant: grant_for(&c.name, Some(&c), config),
+                });
             }
         }
         found
@@ -176,11 +227,19 @@ impl ClientStore {
 
     fn save(&self, list: &[StoredClient]) -> Result<(), ClientError> {
         let bytes = serde_json::to_vec_pretty(list).unwrap_or_default();
-        write_private_file(&self.clients_file, &bytes).map_err(|source| ClientError::Io { path: self.clients_file.clone(), source })
+        write_private_file(&self.clients_file, &bytes).map_err(|source| ClientError::Io {
+            path: self.clients_file.clone(),
+            source,
+        })
     }
 
     /// Adds a client and returns its token (shown once; only its hash is kept).
-    pub fn add(&self, name: &str, preset: &str, tools: Option<Vec<String>>) -> Result<String, ClientError> {
+    pub fn add(
+        &self,
+        name: &str,
+        preset: &str,
+        tools: Option<Vec<String>>,
+    ) -> Result<String, ClientError> {
         valid_name(name)?;
         parse_preset(preset)?;
         let mut list = self.clients.write().unwrap_or_else(|p| p.into_inner());
@@ -203,9 +262,16 @@ impl ClientStore {
         if name == DEFAULT_CLIENT {
             // Revoking the default client rotates its token.
             let t = new_token()?;
-            write_private_file(&self.token_file, format!("{t}\n").as_bytes())
-                .map_err(|source| ClientError::Io { path: self.token_file.clone(), source })?;
-            *self.default_token.write().unwrap_or_else(|p| p.into_inner()) = t;
+            write_private_file(&self.token_file, format!("{t}\n").as_bytes()).map_err(
+                |source| ClientError::Io {
+                    path: self.token_file.clone(),
+                    source,
+                },
+            )?;
+            *self
+                .default_token
+                .write()
+                .unwrap_or_else(|p| p.into_inner()) = t;
             return Ok(());
         }
         let mut list = self.clients.write().unwrap_or_else(|p| p.into_inner());
@@ -223,15 +289,26 @@ impl ClientStore {
         if to == DEFAULT_CLIENT || to == LOCAL_CLIENT || list.iter().any(|c| c.name == to) {
             return Err(ClientError::Exists(to.to_owned()));
         }
-        let c = list.iter_mut().find(|c| c.name == from).ok_or_else(|| ClientError::NotFound(from.to_owned()))?;
+        let c = list
+            .iter_mut()
+            .find(|c| c.name == from)
+            .ok_or_else(|| ClientError::NotFound(from.to_owned()))?;
         c.name = to.to_owned();
         self.save(&list)
     }
 }
 
 fn valid_name(name: &str) -> Result<(), ClientError> {
-    let ok = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok { Ok(()) } else { Err(ClientError::BadName(name.to_owned())) }
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(ClientError::BadName(name.to_owned()))
+    }
 }
 
 #[cfg(test)]
@@ -245,13 +322,21 @@ mod tests {
         let s = ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
         let tok = s.default_token();
         assert_eq!(tok.len(), 64);
-        assert_eq!(std::fs::metadata(t.path().join("token")).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(t.path().join("token"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o600
+        );
         let cfg = Config::default();
         assert_eq!(s.authenticate(&tok, &cfg).unwrap().name, "default");
         assert!(s.authenticate("wrong", &cfg).is_none());
         assert!(s.authenticate("", &cfg).is_none());
         // Re-opening keeps the token.
-        let s2 = ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
+        let s2 =
+            ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
         assert_eq!(s2.default_token(), tok);
     }
 
@@ -267,7 +352,10 @@ mod tests {
         assert_eq!(c.name, "chat");
         assert!(!c.grant.permits("theme", archgate_policy::Tier::Act));
         assert!(s.add("chat", "full", None).is_err());
-        assert_eq!(s.add("bad name", "full", None).unwrap_err().kind(), "invalid_name");
+        assert_eq!(
+            s.add("bad name", "full", None).unwrap_err().kind(),
+            "invalid_name"
+        );
         s.rename("chat", "chat2").unwrap();
         assert_eq!(s.authenticate(&tok, &cfg).unwrap().name, "chat2");
         s.revoke("chat2").unwrap();

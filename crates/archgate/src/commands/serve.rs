@@ -34,6 +34,13 @@ pub async fn run(
     let shutdown = CancellationToken::new();
     spawn_signal_handlers(app.clone(), shutdown.clone())?;
     spawn_config_poll(app.clone(), shutdown.clone());
+    // The person's approval channels: page, control socket, notifications.
+    let _channels = crate::channels::start(
+        app.clone(),
+        if http { "http" } else { "stdio" },
+        shutdown.clone(),
+    )
+    .await;
 
     let served = if http {
         let port = port.unwrap_or(app.gate.config.current().server.port);
@@ -57,7 +64,11 @@ fn spawn_signal_handlers(app: Arc<App>, shutdown: CancellationToken) -> anyhow::
             tokio::select! {
                 _ = term.recv() => break,
                 _ = int.recv() => break,
-                _ = hup.recv() => reload_now(&app, "SIGHUP"),
+                _ = hup.recv() => {
+                    app.clients.reload_if_changed();
+                    reload_now(&app, "SIGHUP");
+                    refresh_sessions(&app).await;
+                }
             }
         }
         tracing::info!("stopping");
@@ -66,21 +77,37 @@ fn spawn_signal_handlers(app: Arc<App>, shutdown: CancellationToken) -> anyhow::
     Ok(())
 }
 
+/// Clients every 500 ms (a revoked token's sessions end within a second), config every 2 s.
 fn spawn_config_poll(app: Arc<App>, shutdown: CancellationToken) {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(2));
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        let mut n: u64 = 0;
         loop {
             tokio::select! {
-                _ = tick.tick() => reload_now(&app, "poll"),
+                _ = tick.tick() => {
+                    n += 1;
+                    let clients_changed = app.clients.reload_if_changed();
+                    let config_changed = n % 4 == 0 && reload_now(&app, "poll");
+                    if clients_changed || config_changed {
+                        refresh_sessions(&app).await;
+                    }
+                }
                 _ = shutdown.cancelled() => break,
             }
         }
     });
 }
 
-pub fn reload_now(app: &App, why: &str) {
+async fn refresh_sessions(app: &App) {
+    let config = app.gate.config.current();
+    app.sessions
+        .refresh(&app.gate.catalogue, &config, &app.clients)
+        .await;
+}
+
+/// Re-reads the config; true when a new snapshot is in force.
+pub fn reload_now(app: &App, why: &str) -> bool {
     use archgate_core::config::ReloadOutcome;
-    app.clients.reload();
     let (outcome, old) = app.gate.config.reload();
     match outcome {
         ReloadOutcome::Applied => {
@@ -94,6 +121,7 @@ pub fn reload_now(app: &App, why: &str) {
                     tracing::warn!("[paths] and [audit] changes apply at the next start");
                 }
             }
+            return true;
         }
         ReloadOutcome::Rejected => tracing::warn!(
             trigger = why,
@@ -101,6 +129,7 @@ pub fn reload_now(app: &App, why: &str) {
         ),
         ReloadOutcome::WaitingForFile | ReloadOutcome::Unchanged => {}
     }
+    false
 }
 
 pub fn reload(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {

@@ -89,9 +89,11 @@ pub fn router(
     config.allowed_origins = allowed_origins(port);
     config.cancellation_token = shutdown.child_token();
     let mcp_app = app.clone();
+    let manager = Arc::new(LocalSessionManager::default());
+    app.sessions.set_manager(manager.clone());
     let service = StreamableHttpService::new(
         move || Ok(McpServer::http(mcp_app.clone())),
-        Arc::new(LocalSessionManager::default()),
+        manager,
         config,
     );
     let shared = Shared {
@@ -198,7 +200,7 @@ async fn limit_body(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = v.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
@@ -211,6 +213,8 @@ async fn authenticate(
     next: Next,
 ) -> Response {
     let config = s.app.gate.config.current();
+    // A client revoked a moment ago is refused on its very next request.
+    s.app.clients.reload_if_changed();
     if !s.require_token {
         let grant = archgate_core::clients::grant_for("conformance", None, &config);
         req.extensions_mut().insert(archgate_core::gate::Client {

@@ -15,7 +15,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -145,6 +145,30 @@ fn render_error(e: &ToolError) -> String {
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         server_info()
+    }
+
+    async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
+        let parts = cx.extensions.get::<http::request::Parts>();
+        let client = match (
+            &self.fixed_client,
+            parts.and_then(|p| p.extensions.get::<Client>()),
+        ) {
+            (Some(c), _) => c.clone(),
+            (None, Some(c)) => c.clone(),
+            (None, None) => return,
+        };
+        let token = parts
+            .and_then(|p| crate::server::http::bearer(&p.headers))
+            .map(str::to_owned);
+        let session_id = parts
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+            .map(|s| s.to_owned().into());
+        let config = self.app.gate.config.current();
+        let visible = crate::sessions::visible_names(&self.app.gate.catalogue, &client, &config);
+        self.app
+            .sessions
+            .register(&client, token, session_id, cx.peer, visible);
     }
 
     async fn list_tools(
