@@ -112,7 +112,14 @@ pub fn parse_tar(
             }));
         }
         buf.clear();
+        let expected = entry.size();
         entry.read_to_end(&mut buf).map_err(damaged)?;
+        if buf.len() as u64 != expected {
+            return Err(damaged(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("{entry_path}: {} of {expected} bytes", buf.len()),
+            )));
+        }
         if leaf == "files" {
             let list = desc::parse_files(&buf).map_err(corrupt)?;
             lists.insert(dir.to_owned(), list);

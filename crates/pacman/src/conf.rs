@@ -114,7 +114,8 @@ struct Raw {
     files: Vec<PathBuf>,
     section: Option<String>,
     options: BTreeMap<String, Vec<String>>,
-    repos: Vec<(String, Vec<String>, Vec<String>, Vec<String>)>,
+    /// Repositories with `Server` values not yet substituted.
+    repos: Vec<RepoConf>,
 }
 
 fn read_file(path: &Path, raw: &mut Raw, depth: usize) -> Result<(), PacmanError> {
@@ -150,9 +151,13 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
                 if name == "local" || name.contains('/') || name.contains(char::is_whitespace) {
                     return Err(err(line_no, ConfProblem::BadRepoName(name.to_owned())));
                 }
-                if !raw.repos.iter().any(|r| r.0 == name) {
-                    raw.repos
-                        .push((name.to_owned(), Vec::new(), Vec::new(), Vec::new()));
+                if !raw.repos.iter().any(|r| r.name == name) {
+                    raw.repos.push(RepoConf {
+                        name: name.to_owned(),
+                        servers: Vec::new(),
+                        sig_level: Vec::new(),
+                        usage: Vec::new(),
+                    });
                 }
             }
             raw.section = Some(name.to_owned());
@@ -193,16 +198,16 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
                     _ => words,
                 };
             }
-        } else if let Some(repo) = raw.repos.iter_mut().find(|r| r.0 == section) {
+        } else if let Some(repo) = raw.repos.iter_mut().find(|r| r.name == section) {
             match key {
                 "Server" => {
                     let v = value
                         .filter(|v| !v.is_empty())
                         .ok_or_else(|| err(line_no, ConfProblem::MissingValue(key.to_owned())))?;
-                    repo.1.push(v.to_owned());
+                    repo.servers.push(v.to_owned());
                 }
-                "SigLevel" => repo.2 = words,
-                "Usage" => repo.3 = words,
+                "SigLevel" => repo.sig_level = words,
+                "Usage" => repo.usage = words,
                 _ => {}
             }
         }
@@ -306,14 +311,13 @@ impl Raw {
         let repos = self
             .repos
             .into_iter()
-            .map(|(name, servers, sig_level, usage)| RepoConf {
-                servers: servers
+            .map(|repo| RepoConf {
+                servers: repo
+                    .servers
                     .iter()
-                    .map(|s| s.replace("$repo", &name).replace("$arch", &arch))
+                    .map(|s| s.replace("$repo", &repo.name).replace("$arch", &arch))
                     .collect(),
-                name,
-                sig_level,
-                usage,
+                ..repo
             })
             .collect();
         PacmanConf {

@@ -155,7 +155,7 @@ pub fn search(
             }
         }
     }
-    hits.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    hits.sort_by_key(|h| (h.0, h.1, h.2));
     let total = hits.len();
     let warnings = if repo.is_none() {
         snap.missing

@@ -1,0 +1,12 @@
+//! Integration tests of archgate-pacman against the real pacman tools (one test binary).
+//!
+//! These tests spawn processes: real `pacman`, `vercmp` and the fixture script are the oracle
+//! archgate's answers are compared with. Only tests may do that outside crates/exec.
+#![allow(clippy::disallowed_methods)]
+
+mod errors;
+mod oracle;
+mod remote;
+mod support;
+mod updates;
+mod vercmp_table;
