@@ -89,6 +89,37 @@ pub enum Command {
     },
     /// Tell a running archgate to re-read its config now.
     Reload,
+    /// List the calls waiting for your approval, from every running archgate.
+    Approvals {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a waiting call by its id (see `archgate approvals`).
+    Approve {
+        id: String,
+        /// Also create a standing rule that approves identical calls (24 h, 20 uses a day).
+        #[arg(long)]
+        always: bool,
+    },
+    /// Deny a waiting call by its id.
+    Deny { id: String },
+    /// Developer mode: approve every call except blocked ones, for a bounded time (at most 8 h).
+    DevMode {
+        #[command(subcommand)]
+        action: DevModeAction,
+    },
+    /// Standing rules created with "Always…" or `approve --always`.
+    Rules {
+        #[command(subcommand)]
+        action: RulesAction,
+    },
+    /// Open the approval page in the browser, logged in with a one-time link.
+    Ui {
+        /// Print the one-time link instead of opening a browser.
+        #[arg(long)]
+        print: bool,
+    },
     /// Print shell completions.
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
@@ -124,6 +155,34 @@ pub enum PolicyAction {
     },
     /// Acknowledge a route held at ask under an allow prefix.
     Ack { route: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DevModeAction {
+    /// Turn it on in every running archgate.
+    On {
+        /// How long: 30m, 2h, 1h30m (at most 8h).
+        #[arg(long = "for", value_name = "DURATION", default_value = "1h")]
+        duration: String,
+    },
+    /// Turn it off in every running archgate.
+    Off,
+    /// Show whether it is on, and until when.
+    Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RulesAction {
+    /// List the standing rules in force.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke one rule by its id.
+    Revoke { id: String },
+    /// Revoke every rule at once.
+    RevokeAll,
 }
 
 #[derive(Debug, Subcommand)]

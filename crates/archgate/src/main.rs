@@ -1,8 +1,8 @@
 //! archgate: the binary. CLI for people, MCP server for agents, both on the same gate.
 
 mod app;
-mod cli;
 mod channels;
+mod cli;
 mod commands;
 mod control;
 mod frames;

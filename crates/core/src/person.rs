@@ -27,8 +27,19 @@ struct Inner {
     rules_enabled: bool,
     acknowledged: BTreeSet<String>,
     dev_mode_until: Option<u64>,
+    /// The rules file as last read or written (inode, length, mtime): another archgate instance
+    /// (one per stdio client) may have changed it since, and then it is read again.
+    rules_stamp: Option<FileStamp>,
     nag: NagGuard,
     budgets: HashMap<String, BudgetState>,
+}
+
+type FileStamp = (u64, u64, i64, i64);
+
+fn stamp(path: &std::path::Path) -> Option<FileStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
 }
 
 pub fn now_secs() -> u64 {
@@ -71,11 +82,13 @@ impl PersonState {
     pub fn load(rules_file: PathBuf, ack_file: PathBuf) -> PersonState {
         let rules: Vec<StandingRule> = read_json(&rules_file).unwrap_or_default();
         let acknowledged: BTreeSet<String> = read_json(&ack_file).unwrap_or_default();
+        let rules_stamp = stamp(&rules_file);
         PersonState {
             rules_file,
             ack_file,
             inner: Mutex::new(Inner {
                 rules,
+                rules_stamp,
                 rules_enabled: true,
                 acknowledged,
                 ..Default::default()
@@ -85,6 +98,21 @@ impl PersonState {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The state with the rules as currently stored: re-read when another instance wrote them.
+    fn lock_rules(&self) -> std::sync::MutexGuard<'_, Inner> {
+        let mut g = self.lock();
+        let now = stamp(&self.rules_file);
+        if now != g.rules_stamp {
+            g.rules = if now.is_some() {
+                read_json(&self.rules_file).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            g.rules_stamp = stamp(&self.rules_file);
+        }
+        g
     }
 
     pub fn acknowledged(&self) -> BTreeSet<String> {
@@ -122,7 +150,7 @@ impl PersonState {
     }
 
     pub fn rules(&self) -> Vec<StandingRule> {
-        self.lock().rules.clone()
+        self.lock_rules().rules.clone()
     }
 
     pub fn rules_enabled(&self) -> bool {
@@ -138,7 +166,7 @@ impl PersonState {
         args: &serde_json::Value,
         now: u64,
     ) -> Option<String> {
-        let mut g = self.lock();
+        let mut g = self.lock_rules();
         if !g.rules_enabled {
             return None;
         }
@@ -148,7 +176,7 @@ impl PersonState {
         if let Some(r) = g.rules.iter_mut().find(|r| r.id == id) {
             r.record_use(now);
         }
-        self.save_rules(&g);
+        self.save_rules(&mut g);
         Some(id)
     }
 
@@ -161,7 +189,7 @@ impl PersonState {
         args: &serde_json::Value,
         now: u64,
     ) -> Option<StandingRule> {
-        let g = self.lock();
+        let g = self.lock_rules();
         if !g.rules_enabled {
             return None;
         }
@@ -174,37 +202,38 @@ impl PersonState {
         now: u64,
     ) -> Result<StandingRule, PersonError> {
         let rule = archgate_policy::new_rule(spec, now)?;
-        let mut g = self.lock();
+        let mut g = self.lock_rules();
         g.rules.retain(|r| !r.is_expired(now));
         g.rules.push(rule.clone());
         g.rules_enabled = true;
-        self.save_rules(&g);
+        self.save_rules(&mut g);
         Ok(rule)
     }
 
     pub fn revoke_rule(&self, id: &str) -> Result<(), PersonError> {
-        let mut g = self.lock();
+        let mut g = self.lock_rules();
         let before = g.rules.len();
         g.rules.retain(|r| r.id != id);
         if g.rules.len() == before {
             return Err(PersonError::NoRule(id.to_owned()));
         }
-        self.save_rules(&g);
+        self.save_rules(&mut g);
         Ok(())
     }
 
     /// One action switches every rule off.
     pub fn revoke_all_rules(&self) {
-        let mut g = self.lock();
+        let mut g = self.lock_rules();
         g.rules.clear();
-        self.save_rules(&g);
+        self.save_rules(&mut g);
     }
 
-    fn save_rules(&self, g: &Inner) {
+    fn save_rules(&self, g: &mut Inner) {
         let bytes = serde_json::to_vec_pretty(&g.rules).unwrap_or_default();
         if let Err(e) = write_private_file(&self.rules_file, &bytes) {
             tracing::error!(path = %self.rules_file.display(), "standing rules could not be saved: {e}");
         }
+        g.rules_stamp = stamp(&self.rules_file);
     }
 
     pub fn nag_may_ask(
@@ -275,5 +304,53 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Option<T
             let _ = std::fs::rename(path, bad);
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use archgate_policy::{ArgPattern, NewRule};
+
+    fn rule(id: &str) -> NewRule {
+        NewRule {
+            id: id.into(),
+            client: "local".into(),
+            tool: "system_status".into(),
+            route: "system_status".into(),
+            args: ArgPattern::exact(serde_json::json!({})),
+            ttl: None,
+            max_uses_per_day: None,
+        }
+    }
+
+    #[test]
+    fn two_instances_share_the_stored_rules() {
+        let t = tempfile::tempdir().unwrap();
+        let open = || {
+            PersonState::load(
+                t.path().join("standing-rules.json"),
+                t.path().join("acknowledged-routes.json"),
+            )
+        };
+        let (a, b) = (open(), open());
+        let now = now_secs();
+        let args = serde_json::json!({});
+        a.add_rule(rule("r-1"), now).unwrap();
+        // The other instance sees the rule the person created through the first one.
+        assert_eq!(
+            b.use_matching_rule("local", "system_status", "system_status", &args, now),
+            Some("r-1".into())
+        );
+        // Revoked through the second, it no longer approves through the first, and the first
+        // does not write it back.
+        b.revoke_rule("r-1").unwrap();
+        assert!(
+            a.matching_rule("local", "system_status", "system_status", &args, now)
+                .is_none()
+        );
+        a.add_rule(rule("r-2"), now).unwrap();
+        let ids: Vec<String> = b.rules().into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, vec!["r-2".to_string()]);
     }
 }

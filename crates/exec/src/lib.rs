@@ -21,6 +21,9 @@
 //!
 //! Detached launches ([`Permit::spawn_detached`]) get their own process group and no output; they
 //! are not waited for (a background thread reaps them).
+//!
+//! One launch needs no permit: [`spawn_for_person`], for the person's own command (`archgate ui`
+//! opening the browser). A tidy test keeps it to the CLI's command modules.
 
 #![forbid(unsafe_code)]
 
@@ -29,6 +32,7 @@ mod config;
 pub mod env;
 mod error;
 mod permit;
+mod person;
 mod resolve;
 mod run;
 mod spec;
@@ -37,4 +41,5 @@ pub use capture::{ExitInfo, Output};
 pub use config::{ExecConfig, Executor};
 pub use error::{ExecError, UntrustedReason};
 pub use permit::Permit;
+pub use person::spawn_for_person;
 pub use spec::CommandSpec;

@@ -1,5 +1,6 @@
 //! One module per command family; `run` dispatches.
 
+mod approvals;
 mod call;
 mod client_config;
 mod clients;
@@ -34,6 +35,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => log::run(config, follow, tool, since, json).await,
         Command::Clients { action } => clients::run(config, action),
         Command::Reload => serve::reload(config),
+        Command::Approvals { json } => approvals::list(config, json),
+        Command::Approve { id, always } => approvals::answer(config, &id, always, false),
+        Command::Deny { id } => approvals::answer(config, &id, false, true),
+        Command::DevMode { action } => approvals::dev_mode(config, action),
+        Command::Rules { action } => approvals::rules(config, action),
+        Command::Ui { print } => approvals::ui(config, print),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

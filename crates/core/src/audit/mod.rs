@@ -50,6 +50,25 @@ mod tests {
     }
 
     #[test]
+    fn person_events_are_read_back_as_events_with_a_time() {
+        let t = tempfile::tempdir().unwrap();
+        let log = AuditLog::start(settings(t.path(), 16));
+        log.record(&rec(1));
+        log.event(&serde_json::json!({"event": "developer_mode", "on": true, "channel": "cli"}));
+        assert!(log.flush(Duration::from_secs(10)));
+        let r = read_log(&t.path().join("activity.jsonl")).unwrap();
+        assert_eq!(r.entries.len(), 2);
+        match &r.entries[1] {
+            Entry::Event(v) => {
+                assert_eq!(v["event"], "developer_mode");
+                assert_eq!(v["channel"], "cli");
+                assert!(v["time"].is_string());
+            }
+            Entry::Call(_) => panic!("an event was read as a call"),
+        }
+    }
+
+    #[test]
     fn concurrent_records_are_whole_lines_one_each() {
         let t = tempfile::tempdir().unwrap();
         let log = AuditLog::start(settings(t.path(), 100_000));

@@ -85,6 +85,22 @@ impl AuditLog {
         }
     }
 
+    /// Enqueues one event line (what the person changed: developer mode, standing rules). It
+    /// must be an object with an `"event"` key, so readers tell it from a call record; a `time`
+    /// is added when it has none.
+    pub fn event(&self, event: &serde_json::Value) {
+        let mut v = event.clone();
+        if let Some(o) = v.as_object_mut() {
+            debug_assert!(
+                o.contains_key("event"),
+                "an audit event needs an \"event\" key"
+            );
+            o.entry("time")
+                .or_insert_with(|| super::record::now_rfc3339().into());
+            self.enqueue(v.to_string());
+        }
+    }
+
     fn enqueue(&self, line: String) {
         match self.tx.try_send(Msg::Line(line)) {
             Ok(()) => {}

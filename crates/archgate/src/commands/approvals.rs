@@ -1,0 +1,329 @@
+//! The person's approval commands over the control socket: `archgate approvals`, `approve`,
+//! `deny`, `dev-mode`, `rules`, and `ui` (opens the approval page with a one-time login link).
+//!
+//! Each stdio client runs its own archgate, so these commands speak to every live instance:
+//! listing gathers all of them, an answer goes to the one holding that id, developer mode is
+//! switched in all of them.
+
+use archgate_core::paths::{PathEnv, Paths};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use super::out;
+use crate::cli::{DevModeAction, RulesAction};
+use crate::control::{self, Request};
+use crate::person_actions::{Choice, parse_duration};
+
+fn runtime_dir(config: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let env = PathEnv::from_process();
+    let file = crate::app::config_path(config)?;
+    let loaded = archgate_core::config::load(&file);
+    Ok(Paths::resolve(&env, Some(file), &loaded.config.paths)?.runtime_dir)
+}
+
+fn paths(config: Option<PathBuf>) -> anyhow::Result<Paths> {
+    let env = PathEnv::from_process();
+    let file = crate::app::config_path(config)?;
+    let loaded = archgate_core::config::load(&file);
+    Ok(Paths::resolve(&env, Some(file), &loaded.config.paths)?)
+}
+
+const NONE_RUNNING: &str = "no running archgate found (nothing can be waiting for approval)";
+
+fn reason(v: &Value) -> String {
+    format!(
+        "{}: {}",
+        v["error"].as_str().unwrap_or("error"),
+        v["reason"].as_str().unwrap_or("")
+    )
+}
+
+fn ok(v: &Value) -> bool {
+    v["ok"] == true
+}
+
+pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    let dir = runtime_dir(config)?;
+    let mut all: Vec<Value> = Vec::new();
+    let mut reached = 0;
+    for (sock, reply) in control::request_all(&dir, &Request::Pending) {
+        match reply {
+            Ok(v) if ok(&v) => {
+                reached += 1;
+                let now = v["now"].as_u64().unwrap_or(0);
+                for mut q in v["pending"].as_array().cloned().unwrap_or_default() {
+                    let left = q["deadline"].as_u64().unwrap_or(0).saturating_sub(now);
+                    q["seconds_left"] = left.into();
+                    q["pid"] = v["pid"].clone();
+                    all.push(q);
+                }
+            }
+            Ok(v) => tracing::warn!(socket = %sock.display(), "{}", reason(&v)),
+            Err(e) => tracing::debug!(socket = %sock.display(), "not reachable: {e}"),
+        }
+    }
+    if json {
+        out(serde_json::to_string_pretty(&all)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if reached == 0 {
+        out(NONE_RUNNING);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if all.is_empty() {
+        out("nothing is waiting for your approval");
+        return Ok(ExitCode::SUCCESS);
+    }
+    out(format!(
+        "{:<14} {:<18} {:<12} {:<12} {:>5}  COMMAND",
+        "ID", "TOOL", "TIER", "CLIENT", "LEFT"
+    ));
+    for q in &all {
+        out(format!(
+            "{:<14} {:<18} {:<12} {:<12} {:>4}s  {}",
+            q["id"].as_str().unwrap_or(""),
+            q["tool"].as_str().unwrap_or(""),
+            q["tier"].as_str().unwrap_or(""),
+            q["client"].as_str().unwrap_or(""),
+            q["seconds_left"],
+            q["summary"].as_str().unwrap_or(""),
+        ));
+    }
+    out("\napprove: archgate approve ID [--always]   deny: archgate deny ID");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn answer(
+    config: Option<PathBuf>,
+    id: &str,
+    always: bool,
+    deny: bool,
+) -> anyhow::Result<ExitCode> {
+    let dir = runtime_dir(config)?;
+    let choice = match (deny, always) {
+        (true, _) => Choice::Deny,
+        (false, true) => Choice::AllowAlways,
+        (false, false) => Choice::Allow,
+    };
+    let req = Request::Answer {
+        id: id.to_owned(),
+        answer: choice,
+    };
+    let sockets = control::sockets(&dir);
+    if sockets.is_empty() {
+        out(NONE_RUNNING);
+        return Ok(ExitCode::from(1));
+    }
+    for sock in sockets {
+        let v = match control::request(&sock, &req) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::debug!(socket = %sock.display(), "not reachable: {e}");
+                continue;
+            }
+        };
+        if ok(&v) {
+            let what = match choice {
+                Choice::Allow => "approved",
+                Choice::AllowAlways => "approved, with a standing rule for identical calls,",
+                Choice::Deny => "denied",
+            };
+            out(format!("{what} {id}"));
+            return Ok(ExitCode::SUCCESS);
+        }
+        if v["error"] == "too_late" || v["error"] == "refused" {
+            out(reason(&v));
+            return Ok(ExitCode::from(1));
+        }
+    }
+    out(format!(
+        "no pending approval {id}: it was already decided, withdrawn, or never existed (see `archgate approvals`)"
+    ));
+    Ok(ExitCode::from(1))
+}
+
+pub fn dev_mode(config: Option<PathBuf>, action: DevModeAction) -> anyhow::Result<ExitCode> {
+    let dir = runtime_dir(config)?;
+    let req = match &action {
+        DevModeAction::On { duration } => {
+            let Some(secs) = parse_duration(duration) else {
+                out(format!(
+                    "{duration:?} is not a duration; use e.g. 30m, 2h, 1h30m"
+                ));
+                return Ok(ExitCode::from(2));
+            };
+            if secs > archgate_core::person::DEV_MODE_MAX_SECS {
+                out("developer mode lasts at most 8 hours");
+                return Ok(ExitCode::from(2));
+            }
+            Request::DevModeOn { secs }
+        }
+        DevModeAction::Off => Request::DevModeOff,
+        DevModeAction::Status => Request::DevModeStatus,
+    };
+    let replies = control::request_all(&dir, &req);
+    let mut reached = 0;
+    let mut until: Option<u64> = None;
+    for (sock, reply) in replies {
+        match reply {
+            Ok(v) if ok(&v) => {
+                reached += 1;
+                if let Some(u) = v["developer_mode"]["until"].as_u64() {
+                    until = Some(until.map_or(u, |x| x.max(u)));
+                }
+            }
+            Ok(v) => {
+                out(reason(&v));
+                return Ok(ExitCode::from(1));
+            }
+            Err(e) => tracing::debug!(socket = %sock.display(), "not reachable: {e}"),
+        }
+    }
+    if reached == 0 {
+        out("no running archgate found; developer mode is off at every start");
+        return Ok(ExitCode::from(match action {
+            DevModeAction::Status | DevModeAction::Off => 0,
+            DevModeAction::On { .. } => 1,
+        }));
+    }
+    let now = archgate_core::person::now_secs();
+    match until {
+        Some(u) => out(format!(
+            "developer mode is ON in {reached} running archgate(s) for {} more minutes: every call except blocked ones is approved and audited",
+            u.saturating_sub(now).div_ceil(60)
+        )),
+        None => out(format!(
+            "developer mode is off in {reached} running archgate(s)"
+        )),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn rules(config: Option<PathBuf>, action: RulesAction) -> anyhow::Result<ExitCode> {
+    let paths = paths(config)?;
+    let req = match &action {
+        RulesAction::List { .. } => Request::Rules,
+        RulesAction::Revoke { id } => Request::Revoke { id: id.clone() },
+        RulesAction::RevokeAll => Request::RevokeAll,
+    };
+    // Rules are stored once for every instance: one live instance is enough (it audits the
+    // change); with none running, the stored file is changed directly.
+    let reply = control::sockets(&paths.runtime_dir)
+        .iter()
+        .find_map(|s| control::request(s, &req).ok());
+    let reply = match reply {
+        Some(v) => v,
+        None => offline_rules(&paths, &req),
+    };
+    if !ok(&reply) {
+        out(reason(&reply));
+        return Ok(ExitCode::from(1));
+    }
+    match action {
+        RulesAction::List { json } => {
+            let rules = reply["rules"].as_array().cloned().unwrap_or_default();
+            if json {
+                out(serde_json::to_string_pretty(&rules)?);
+            } else if rules.is_empty() {
+                out("no standing rules");
+            } else {
+                let now = archgate_core::person::now_secs();
+                for r in &rules {
+                    out(format!(
+                        "{:<22} {:<12} {:<18} {} uses today of {}, {} min left\n    args: {}",
+                        r["id"].as_str().unwrap_or(""),
+                        r["client"].as_str().unwrap_or(""),
+                        r["tool"].as_str().unwrap_or(""),
+                        r["uses"].as_array().map_or(0, |u| u.len()),
+                        r["max_uses_per_day"],
+                        r["expires"].as_u64().unwrap_or(0).saturating_sub(now) / 60,
+                        r["args"],
+                    ));
+                }
+            }
+        }
+        RulesAction::Revoke { id } => out(format!("revoked standing rule {id}")),
+        RulesAction::RevokeAll => out(format!(
+            "revoked all standing rules ({})",
+            reply["revoked"].as_u64().unwrap_or(0)
+        )),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn offline_rules(paths: &Paths, req: &Request) -> Value {
+    let person = archgate_core::person::PersonState::load(
+        paths.standing_rules_file(),
+        paths.acknowledged_file(),
+    );
+    let now = archgate_core::person::now_secs();
+    match req {
+        Request::Rules => serde_json::json!({
+            "ok": true,
+            "rules": person.rules().into_iter().filter(|r| !r.is_expired(now)).collect::<Vec<_>>(),
+        }),
+        Request::Revoke { id } => match person.revoke_rule(id) {
+            Ok(()) => serde_json::json!({"ok": true}),
+            Err(e) => serde_json::json!({"ok": false, "error": e.kind(), "reason": e.to_string()}),
+        },
+        _ => {
+            let n = person.rules().len();
+            person.revoke_all_rules();
+            serde_json::json!({"ok": true, "revoked": n})
+        }
+    }
+}
+
+/// Variables the browser opener needs beyond the executor's allow-list.
+const OPENER_ENV: [&str; 6] = [
+    "BROWSER",
+    "XDG_CURRENT_DESKTOP",
+    "XDG_CONFIG_HOME",
+    "XDG_CONFIG_DIRS",
+    "XDG_DATA_HOME",
+    "XDG_DATA_DIRS",
+];
+
+pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
+    let dir = runtime_dir(config)?;
+    let Some(link) = login_link(&dir) else {
+        out(
+            "no running archgate serves the approval page; start `archgate serve` (your MCP client does this) with [approval] page = true",
+        );
+        return Ok(ExitCode::from(1));
+    };
+    if print {
+        out(&link);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut spec = archgate_exec::CommandSpec::new("xdg-open").arg(link.clone());
+    for k in OPENER_ENV {
+        if let Ok(v) = std::env::var(k) {
+            spec = spec.env(k, v);
+        }
+    }
+    match archgate_exec::spawn_for_person(spec) {
+        Ok(_) => {
+            out("opened the approval page in your browser (the login link works once)");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            out(format!(
+                "could not open a browser ({e}); open this link yourself, it works once:\n{link}"
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// A one-time login link from the first instance that serves a page (`control.sock` first).
+fn login_link(dir: &Path) -> Option<String> {
+    control::sockets(dir).iter().find_map(|s| {
+        let v = control::request(s, &Request::LoginLink).ok()?;
+        v["link"]
+            .as_str()
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+    })
+}

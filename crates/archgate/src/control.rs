@@ -1,0 +1,325 @@
+//! The control socket: how the person's CLI reaches a running archgate.
+//!
+//! A Unix socket in the runtime directory (`control.sock`, or `control-<pid>.sock` when another
+//! live instance already holds that name — each stdio client starts its own archgate), mode 0600
+//! inside the 0700 runtime directory. Every connection's peer credentials (SO_PEERCRED) must be
+//! this process's uid, otherwise it is refused before a byte is read. Requests and replies are
+//! one JSON object per line. While the socket is up it counts as a pull channel of the broker,
+//! so calls that need approval park instead of being refused `unsupported`.
+//!
+//! **Invariant:** no tool can reach this socket: resolution refuses archgate's runtime directory,
+//! and nothing here is exposed over MCP. The one-time page login link travels only here.
+
+use archgate_core::approval::PullChannelGuard;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::app::App;
+use crate::page::PageHandle;
+use crate::person_actions::{self as actions, Choice};
+
+/// Longest request line accepted.
+pub const MAX_LINE: u64 = 64 * 1024;
+/// A connection that sends nothing for this long is closed.
+const IDLE: Duration = Duration::from_secs(60);
+/// How long the CLI waits for one instance's answer.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One request on the control socket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    /// Who is this instance (pid, mode, page URL, developer mode).
+    Hello,
+    /// The questions waiting for the person.
+    Pending,
+    /// The person's answer to one question.
+    Answer {
+        id: String,
+        answer: Choice,
+    },
+    /// Developer mode on for `secs` seconds (at most 8 h).
+    DevModeOn {
+        secs: u64,
+    },
+    DevModeOff,
+    DevModeStatus,
+    /// Standing rules in force.
+    Rules,
+    Revoke {
+        id: String,
+    },
+    RevokeAll,
+    /// A one-time login link for the approval page.
+    LoginLink,
+}
+
+/// A running control socket; removed when dropped.
+pub struct ControlServer {
+    path: PathBuf,
+    task: tokio::task::JoinHandle<()>,
+    _pull: PullChannelGuard,
+}
+
+impl Drop for ControlServer {
+    fn drop(&mut self) {
+        self.task.abort();
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Binds the socket and serves it until dropped.
+pub fn start(
+    app: Arc<App>,
+    page: Option<PageHandle>,
+    mode: &'static str,
+) -> std::io::Result<ControlServer> {
+    let (listener, path) = bind(&app.paths.runtime_dir)?;
+    tracing::info!(socket = %path.display(), "control socket ready");
+    let pull = app.gate.broker.register_pull_channel();
+    let cx = Arc::new(Cx { app, page, mode });
+    let task = tokio::spawn(async move {
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    let cx = cx.clone();
+                    tokio::spawn(async move { serve_connection(cx, stream).await });
+                }
+                Err(e) => {
+                    tracing::warn!("control socket accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+    });
+    Ok(ControlServer {
+        path,
+        task,
+        _pull: pull,
+    })
+}
+
+fn bind(runtime_dir: &Path) -> std::io::Result<(UnixListener, PathBuf)> {
+    let primary = runtime_dir.join("control.sock");
+    match bind_private(&primary) {
+        Ok(l) => return Ok((l, primary)),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            if std::os::unix::net::UnixStream::connect(&primary).is_err() {
+                // Left behind by an instance that died: take the name over.
+                let _ = std::fs::remove_file(&primary);
+                if let Ok(l) = bind_private(&primary) {
+                    return Ok((l, primary));
+                }
+            }
+        }
+        Err(e) => return Err(e),
+    }
+    let own = runtime_dir.join(format!("control-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&own);
+    Ok((bind_private(&own)?, own))
+}
+
+fn bind_private(path: &Path) -> std::io::Result<UnixListener> {
+    let l = UnixListener::bind(path)?;
+    // The directory is 0700 already; the socket itself is 0600 as well.
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(l)
+}
+
+struct Cx {
+    app: Arc<App>,
+    page: Option<PageHandle>,
+    mode: &'static str,
+}
+
+/// The uid on the other end of a Unix stream, from SO_PEERCRED.
+pub fn peer_uid(stream: &UnixStream) -> std::io::Result<u32> {
+    let cred = nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
+        .map_err(std::io::Error::from)?;
+    Ok(cred.uid())
+}
+
+async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
+    let me = nix::unistd::getuid().as_raw();
+    match peer_uid(&stream) {
+        Ok(uid) if uid == me => {}
+        Ok(uid) => {
+            tracing::warn!(
+                uid,
+                "control socket: refused a connection from another user"
+            );
+            let _ = stream
+                .write_all(
+                    format!(
+                        "{}\n",
+                        refusal("refused", "this socket answers only its own user")
+                    )
+                    .as_bytes(),
+                )
+                .await;
+            return;
+        }
+        Err(e) => {
+            tracing::warn!("control socket: no peer credentials ({e}); refused");
+            return;
+        }
+    }
+    let (read, mut write) = stream.into_split();
+    let mut reader = tokio::io::BufReader::new(read);
+    loop {
+        let mut line = Vec::new();
+        let n = match tokio::time::timeout(
+            IDLE,
+            (&mut reader).take(MAX_LINE).read_until(b'\n', &mut line),
+        )
+        .await
+        {
+            Ok(Ok(n)) => n,
+            _ => return,
+        };
+        if n == 0 {
+            return;
+        }
+        let reply = if line.last() != Some(&b'\n') && n as u64 >= MAX_LINE {
+            refusal("too_large", "request lines are limited to 64 KiB")
+        } else {
+            match serde_json::from_slice::<Request>(&line) {
+                Ok(req) => handle(&cx, req),
+                Err(e) => refusal("malformed", &format!("not a control request: {e}")),
+            }
+        };
+        if write
+            .write_all(format!("{reply}\n").as_bytes())
+            .await
+            .is_err()
+        {
+            return;
+        }
+        if n as u64 >= MAX_LINE {
+            return;
+        }
+    }
+}
+
+fn refusal(kind: &str, reason: &str) -> Value {
+    json!({"ok": false, "error": kind, "reason": reason})
+}
+
+fn ok(mut v: Value) -> Value {
+    if let Some(o) = v.as_object_mut() {
+        o.insert("ok".into(), true.into());
+        o.insert("pid".into(), std::process::id().into());
+    }
+    v
+}
+
+fn handle(cx: &Cx, req: Request) -> Value {
+    let gate = &cx.app.gate;
+    match req {
+        Request::Hello => ok(json!({
+            "mode": cx.mode,
+            "page_url": cx.page.as_ref().map(|p| p.url()),
+            "pending": actions::pending(gate).len(),
+            "developer_mode": actions::dev_mode(gate),
+        })),
+        Request::Pending => ok(json!({
+            "now": archgate_core::person::now_secs(),
+            "pending": actions::pending(gate),
+        })),
+        Request::Answer { id, answer } => match actions::answer(gate, &id, answer, "cli") {
+            Ok(()) => ok(json!({"id": id, "answer": answer})),
+            Err(e) => refusal(e.kind(), &e.to_string()),
+        },
+        Request::DevModeOn { secs } => match actions::set_dev_mode(gate, Some(secs), "cli") {
+            Ok(d) => ok(json!({"developer_mode": d})),
+            Err(e) => refusal(e.kind(), &e.to_string()),
+        },
+        Request::DevModeOff => match actions::set_dev_mode(gate, None, "cli") {
+            Ok(d) => ok(json!({"developer_mode": d})),
+            Err(e) => refusal(e.kind(), &e.to_string()),
+        },
+        Request::DevModeStatus => ok(json!({"developer_mode": actions::dev_mode(gate)})),
+        Request::Rules => ok(json!({"rules": actions::rules(gate)})),
+        Request::Revoke { id } => match actions::revoke(gate, &id, "cli") {
+            Ok(()) => ok(json!({"revoked": id})),
+            Err(e) => refusal(e.kind(), &e.to_string()),
+        },
+        Request::RevokeAll => ok(json!({"revoked": actions::revoke_all(gate, "cli")})),
+        Request::LoginLink => match &cx.page {
+            Some(p) => ok(json!({"link": p.login_link()})),
+            None => refusal(
+                "not_available",
+                "this instance serves no approval page ([approval] page = false, or it could not start)",
+            ),
+        },
+    }
+}
+
+/// The control sockets of live instances: `control.sock` first. Sockets of instances that are
+/// gone are removed.
+pub fn sockets(runtime_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let primary = runtime_dir.join("control.sock");
+    if primary.exists() {
+        out.push(primary);
+    }
+    let Ok(rd) = std::fs::read_dir(runtime_dir) else {
+        return out;
+    };
+    let mut others: Vec<PathBuf> = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("control-"))
+            .and_then(|n| n.strip_suffix(".sock"))
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok() {
+            others.push(e.path());
+        } else {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    others.sort();
+    out.extend(others);
+    out
+}
+
+/// Sends one request to one socket and reads the one-line reply (blocking; for the CLI).
+pub fn request(socket: &Path, req: &Request) -> std::io::Result<Value> {
+    let mut s = std::os::unix::net::UnixStream::connect(socket)?;
+    s.set_read_timeout(Some(CLIENT_TIMEOUT))?;
+    s.set_write_timeout(Some(CLIENT_TIMEOUT))?;
+    let mut line = serde_json::to_string(req).map_err(std::io::Error::other)?;
+    line.push('\n');
+    s.write_all(line.as_bytes())?;
+    let mut reply = String::new();
+    BufReader::new(std::io::Read::take(s, MAX_LINE * 64)).read_line(&mut reply)?;
+    serde_json::from_str(&reply).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the control socket answered something that is not JSON: {e}"),
+        )
+    })
+}
+
+/// Sends the request to every live instance; each reply with the socket it came from.
+pub fn request_all(runtime_dir: &Path, req: &Request) -> Vec<(PathBuf, std::io::Result<Value>)> {
+    sockets(runtime_dir)
+        .into_iter()
+        .map(|s| {
+            let r = request(&s, req);
+            (s, r)
+        })
+        .collect()
+}

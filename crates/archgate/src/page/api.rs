@@ -1,0 +1,217 @@
+//! The approval page's routes: the login link, the embedded page, its state (JSON and live
+//! server-sent events), and the person's actions.
+
+use axum::Json;
+use axum::extract::{Extension, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::Stream;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::convert::Infallible;
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::{Shared, refuse};
+use crate::person_actions::{self as actions, Choice};
+
+const INDEX: &str = include_str!("assets/index.html");
+const SCRIPT: &str = include_str!("assets/app.js");
+const STYLE: &str = include_str!("assets/style.css");
+
+/// How many recent calls the page shows.
+const ACTIVITY: usize = 25;
+/// The live view is refreshed at least this often (rules, developer mode and activity change
+/// from other channels too).
+const REFRESH: Duration = Duration::from_secs(5);
+
+/// The session's CSRF token, put here by `require_session`.
+#[derive(Clone)]
+pub(crate) struct Csrf(pub String);
+
+#[derive(Deserialize)]
+pub(crate) struct LoginQuery {
+    t: Option<String>,
+}
+
+pub(crate) async fn login(State(s): State<Shared>, Query(q): Query<LoginQuery>) -> Response {
+    match q.t.as_deref().and_then(|t| s.auth.redeem(t)) {
+        Some(session) => {
+            tracing::info!("approval page: a browser logged in");
+            (
+                StatusCode::SEE_OTHER,
+                [
+                    (header::SET_COOKIE, s.auth.set_cookie(&session)),
+                    (header::LOCATION, "/".to_owned()),
+                ],
+            )
+                .into_response()
+        }
+        None => (
+            StatusCode::UNAUTHORIZED,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "This login link was already used, has expired, or is not one archgate made.\n\
+             Run `archgate ui` for a new one.\n",
+        )
+            .into_response(),
+    }
+}
+
+pub(crate) async fn index(Extension(Csrf(csrf)): Extension<Csrf>) -> Response {
+    // The token is hex, so it needs no escaping inside the attribute.
+    let html = INDEX.replace("{{CSRF}}", &csrf);
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
+}
+
+pub(crate) async fn script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCRIPT,
+    )
+        .into_response()
+}
+
+pub(crate) async fn style() -> Response {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
+}
+
+/// Recent activity, read from the audit log again only when records were written since.
+#[derive(Default)]
+pub(crate) struct ActivityCache {
+    last: Mutex<Option<(u64, Vec<Value>)>>,
+}
+
+#[derive(Serialize)]
+struct ActivityItem<'a> {
+    time: &'a str,
+    client: &'a str,
+    tool: &'a str,
+    target: Option<&'a str>,
+    outcome: &'a str,
+    approval: Option<&'a str>,
+    channel: Option<&'a str>,
+    rule_id: Option<&'a str>,
+    dev_mode: bool,
+}
+
+impl ActivityCache {
+    fn get(&self, s: &Shared) -> Vec<Value> {
+        let gate = &s.app.gate;
+        let written = gate.audit.stats().written.load(Ordering::Relaxed);
+        let mut g = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((w, v)) = g.as_ref()
+            && *w == written
+        {
+            return v.clone();
+        }
+        let records = archgate_core::audit::recent(&s.app.paths.audit_log(), None, ACTIVITY)
+            .unwrap_or_default();
+        let items: Vec<Value> = records
+            .iter()
+            .rev()
+            .map(|r| {
+                serde_json::to_value(ActivityItem {
+                    time: &r.time,
+                    client: &r.client,
+                    tool: &r.tool,
+                    target: r.target.as_deref(),
+                    outcome: r.outcome.as_str(),
+                    approval: r.approval.as_ref().map(|a| a.outcome.as_str()),
+                    channel: r.approval.as_ref().and_then(|a| a.channel.as_deref()),
+                    rule_id: r.approval.as_ref().and_then(|a| a.rule_id.as_deref()),
+                    dev_mode: r.dev_mode,
+                })
+                .unwrap_or(Value::Null)
+            })
+            .collect();
+        *g = Some((written, items.clone()));
+        items
+    }
+}
+
+fn view(s: &Shared) -> Value {
+    let gate = &s.app.gate;
+    json!({
+        "now": archgate_core::person::now_secs(),
+        "pid": std::process::id(),
+        "pending": actions::pending(gate),
+        "rules": actions::rules(gate),
+        "developer_mode": actions::dev_mode(gate),
+        "activity": s.activity.get(s),
+    })
+}
+
+pub(crate) async fn state(State(s): State<Shared>) -> Response {
+    Json(view(&s)).into_response()
+}
+
+/// The whole view on connect, on every broker event, and every few seconds.
+pub(crate) async fn events(
+    State(s): State<Shared>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let rx = s.app.gate.broker.subscribe();
+    let tick = tokio::time::interval(REFRESH);
+    let stream = futures::stream::unfold((s, rx, tick), |(s, mut rx, mut tick)| async move {
+        tokio::select! {
+            _ = tick.tick() => {}
+            r = rx.recv() => {
+                if let Err(tokio::sync::broadcast::error::RecvError::Closed) = r {
+                    return None;
+                }
+                // Lagged or an event: either way the whole view is sent again.
+            }
+        }
+        let ev = Event::default().event("state").data(view(&s).to_string());
+        Some((Ok(ev), (s, rx, tick)))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AnswerBody {
+    id: String,
+    answer: Choice,
+}
+
+pub(crate) async fn answer(State(s): State<Shared>, Json(b): Json<AnswerBody>) -> Response {
+    match actions::answer(&s.app.gate, &b.id, b.answer, "page") {
+        Ok(()) => Json(json!({"ok": true})).into_response(),
+        Err(e) => refuse(StatusCode::CONFLICT, e.kind(), &e.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DevModeBody {
+    /// Minutes to turn it on for; `null` turns it off.
+    minutes: Option<u64>,
+}
+
+pub(crate) async fn dev_mode(State(s): State<Shared>, Json(b): Json<DevModeBody>) -> Response {
+    let secs = b.minutes.map(|m| m.saturating_mul(60));
+    match actions::set_dev_mode(&s.app.gate, secs, "page") {
+        Ok(d) => Json(json!({"ok": true, "developer_mode": d})).into_response(),
+        Err(e) => refuse(StatusCode::BAD_REQUEST, e.kind(), &e.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RevokeBody {
+    id: String,
+}
+
+pub(crate) async fn revoke(State(s): State<Shared>, Json(b): Json<RevokeBody>) -> Response {
+    match actions::revoke(&s.app.gate, &b.id, "page") {
+        Ok(()) => Json(json!({"ok": true})).into_response(),
+        Err(e) => refuse(StatusCode::NOT_FOUND, e.kind(), &e.to_string()),
+    }
+}
+
+pub(crate) async fn revoke_all(State(s): State<Shared>) -> Response {
+    let n = actions::revoke_all(&s.app.gate, "page");
+    Json(json!({"ok": true, "revoked": n})).into_response()
+}

@@ -1,0 +1,240 @@
+//! Who may use the approval page: one-time login links, session cookies, CSRF tokens, and the
+//! Host/Origin checks that keep other web pages out.
+//!
+//! - A login link carries a random token that works once, within two minutes. It is handed out
+//!   only over the control socket (`archgate ui`), never in a tool result or the audit log.
+//! - Using it sets a session cookie: `HttpOnly` (no script reads it), `SameSite=Strict` (no other
+//!   site's page sends it), named after the port (cookies do not separate ports, instances do).
+//! - Every state change carries the session's CSRF token in `X-CSRF-Token`, compared in constant
+//!   time; a foreign `Origin`, a cross-site `Sec-Fetch-Site`, or a foreign `Host` is refused.
+//!
+//! Secrets are kept as SHA-256 digests, so a lookup's timing says nothing about a token.
+
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use subtle::ConstantTimeEq;
+
+/// A login link works this long.
+pub const LINK_TTL: Duration = Duration::from_secs(120);
+/// A session lasts this long.
+pub const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
+/// At most this many unused links and live sessions are kept; the oldest go first.
+const MAX_LINKS: usize = 8;
+const MAX_SESSIONS: usize = 16;
+
+#[derive(Debug)]
+struct Session {
+    csrf: String,
+    created: Instant,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    links: HashMap<[u8; 32], Instant>,
+    sessions: HashMap<[u8; 32], Session>,
+}
+
+/// Login links and sessions of one page.
+#[derive(Debug)]
+pub struct Auth {
+    port: u16,
+    inner: Mutex<Inner>,
+}
+
+/// A session that was just created: the cookie value and its CSRF token.
+#[derive(Debug)]
+pub struct NewSession {
+    pub cookie_value: String,
+}
+
+fn digest(s: &str) -> [u8; 32] {
+    Sha256::digest(s.as_bytes()).into()
+}
+
+/// 256 random bits, hex. `None` when the OS random number generator fails: then there is no
+/// safe token, and none is made.
+pub fn random_token() -> Option<String> {
+    let mut b = [0u8; 32];
+    match getrandom::fill(&mut b) {
+        Ok(()) => Some(hex::encode(b)),
+        Err(e) => {
+            tracing::error!("the OS random number generator failed: {e}");
+            None
+        }
+    }
+}
+
+impl Auth {
+    pub fn new(port: u16) -> Auth {
+        Auth {
+            port,
+            inner: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn cookie_name(&self) -> String {
+        format!("archgate_page_{}", self.port)
+    }
+
+    /// A new one-time login token.
+    pub fn mint_link_token(&self) -> Option<String> {
+        let t = random_token()?;
+        let mut g = self.lock();
+        g.links.retain(|_, at| at.elapsed() < LINK_TTL);
+        if g.links.len() >= MAX_LINKS
+            && let Some(oldest) = g.links.iter().min_by_key(|(_, at)| **at).map(|(k, _)| *k)
+        {
+            g.links.remove(&oldest);
+        }
+        g.links.insert(digest(&t), Instant::now());
+        Some(t)
+    }
+
+    /// Uses a login token: at most once, within its lifetime. Returns the new session.
+    pub fn redeem(&self, token: &str) -> Option<NewSession> {
+        let mut g = self.lock();
+        let at = g.links.remove(&digest(token))?;
+        if at.elapsed() >= LINK_TTL {
+            return None;
+        }
+        g.sessions.retain(|_, s| s.created.elapsed() < SESSION_TTL);
+        if g.sessions.len() >= MAX_SESSIONS
+            && let Some(oldest) = g
+                .sessions
+                .iter()
+                .min_by_key(|(_, s)| s.created)
+                .map(|(k, _)| *k)
+        {
+            g.sessions.remove(&oldest);
+        }
+        let cookie_value = random_token()?;
+        let csrf = random_token()?;
+        g.sessions.insert(
+            digest(&cookie_value),
+            Session {
+                csrf,
+                created: Instant::now(),
+            },
+        );
+        Some(NewSession { cookie_value })
+    }
+
+    /// The CSRF token of a live session, if the cookie names one.
+    pub fn session_csrf(&self, cookie_value: &str) -> Option<String> {
+        let g = self.lock();
+        let s = g.sessions.get(&digest(cookie_value))?;
+        (s.created.elapsed() < SESSION_TTL).then(|| s.csrf.clone())
+    }
+
+    /// The `Set-Cookie` value for a new session.
+    pub fn set_cookie(&self, s: &NewSession) -> String {
+        format!(
+            "{}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
+            self.cookie_name(),
+            s.cookie_value,
+            SESSION_TTL.as_secs()
+        )
+    }
+
+    /// The session cookie's value from a `Cookie` header.
+    pub fn cookie_from(&self, header: Option<&str>) -> Option<String> {
+        let name = self.cookie_name();
+        header?.split(';').find_map(|kv| {
+            let (k, v) = kv.trim().split_once('=')?;
+            (k == name).then(|| v.to_owned())
+        })
+    }
+
+    pub fn allowed_hosts(&self) -> [String; 2] {
+        [
+            format!("127.0.0.1:{}", self.port),
+            format!("localhost:{}", self.port),
+        ]
+    }
+
+    pub fn host_ok(&self, host: Option<&str>) -> bool {
+        host.is_some_and(|h| {
+            self.allowed_hosts()
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(h))
+        })
+    }
+
+    /// No Origin (a top-level navigation) or this page's own.
+    pub fn origin_ok(&self, origin: Option<&str>) -> bool {
+        match origin {
+            None => true,
+            Some(o) => self
+                .allowed_hosts()
+                .iter()
+                .any(|a| o.eq_ignore_ascii_case(&format!("http://{a}"))),
+        }
+    }
+}
+
+/// Constant-time equality for the CSRF token.
+pub fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_works_once_and_makes_a_session() {
+        let a = Auth::new(8766);
+        let t = a.mint_link_token().unwrap();
+        let s = a.redeem(&t).expect("first use");
+        assert!(a.redeem(&t).is_none(), "second use");
+        let csrf = a.session_csrf(&s.cookie_value).expect("session");
+        assert_eq!(csrf.len(), 64);
+        assert!(a.session_csrf("nonsense").is_none());
+        let header = format!("x=1; {}={}", a.cookie_name(), s.cookie_value);
+        assert_eq!(a.cookie_from(Some(&header)), Some(s.cookie_value.clone()));
+        let cookie = a.set_cookie(&s);
+        assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
+    }
+
+    #[test]
+    fn only_this_pages_host_and_origin() {
+        let a = Auth::new(8766);
+        assert!(a.host_ok(Some("127.0.0.1:8766")));
+        assert!(a.host_ok(Some("localhost:8766")));
+        assert!(!a.host_ok(Some("127.0.0.1:8765")));
+        assert!(!a.host_ok(Some("evil.example:8766")));
+        assert!(!a.host_ok(None));
+        assert!(a.origin_ok(None));
+        assert!(a.origin_ok(Some("http://127.0.0.1:8766")));
+        assert!(!a.origin_ok(Some("http://127.0.0.1:8765")));
+        assert!(!a.origin_ok(Some("https://evil.example")));
+        assert!(!a.origin_ok(Some("null")));
+    }
+
+    #[test]
+    fn oldest_links_give_way() {
+        let a = Auth::new(1);
+        let first = a.mint_link_token().unwrap();
+        for _ in 0..MAX_LINKS {
+            a.mint_link_token();
+        }
+        assert!(a.redeem(&first).is_none());
+    }
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abc", "abd"));
+        assert!(!same_secret("abc", "ab"));
+    }
+}

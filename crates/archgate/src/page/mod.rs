@@ -1,0 +1,228 @@
+//! The approval page: a small loopback web page where the person answers pending approvals,
+//! sees recent activity, revokes standing rules and switches developer mode.
+//!
+//! It listens on `127.0.0.1:approval.page_port` (default 8766), or on a free port when that one
+//! is taken (another instance has it). Its URL (without any secret) is written to
+//! `page-<pid>.url` in the runtime directory. Access: see `auth` — a one-time login link from
+//! `archgate ui`, then a session cookie; every page, asset and API answers 401 without it.
+//! Assets are embedded (no build step) and served with a strict Content-Security-Policy.
+
+mod api;
+pub mod auth;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::App;
+use auth::Auth;
+
+/// Request bodies on the page's API are small JSON objects.
+const MAX_BODY: usize = 16 * 1024;
+
+/// What the control socket needs of a running page.
+#[derive(Clone)]
+pub struct PageHandle {
+    auth: Arc<Auth>,
+}
+
+impl PageHandle {
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.auth.port())
+    }
+
+    /// A link that logs a browser in, once. Empty when no safe random token could be made.
+    pub fn login_link(&self) -> String {
+        match self.auth.mint_link_token() {
+            Some(t) => format!("http://127.0.0.1:{}/login?t={t}", self.auth.port()),
+            None => String::new(),
+        }
+    }
+}
+
+/// The running page; its URL file is removed when dropped.
+pub struct Page {
+    pub handle: PageHandle,
+    url_file: PathBuf,
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.url_file);
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub app: Arc<App>,
+    pub auth: Arc<Auth>,
+    pub activity: Arc<api::ActivityCache>,
+}
+
+/// Binds the page and serves it until `shutdown`.
+pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Result<Page> {
+    let wanted = app.gate.config.current().approval.page_port;
+    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", wanted)).await {
+        Ok(l) => l,
+        Err(e) if wanted != 0 => {
+            tracing::info!("approval page port {wanted} is taken ({e}); using a free one");
+            tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?
+        }
+        Err(e) => return Err(e),
+    };
+    let port = listener.local_addr()?.port();
+    let auth = Arc::new(Auth::new(port));
+    let shared = Shared {
+        app: app.clone(),
+        auth: auth.clone(),
+        activity: Arc::default(),
+    };
+    let router = router(shared);
+    let url = format!("http://127.0.0.1:{port}/");
+    let url_file = app
+        .paths
+        .runtime_dir
+        .join(format!("page-{}.url", std::process::id()));
+    if let Err(e) = archgate_core::paths::write_private_file(&url_file, url.as_bytes()) {
+        tracing::warn!("could not record the page URL: {e}");
+    }
+    tracing::info!("approval page at {url} (open it with `archgate ui`)");
+    tokio::spawn(async move {
+        let served = axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown.cancelled_owned())
+            .await;
+        if let Err(e) = served {
+            tracing::warn!("approval page stopped: {e}");
+        }
+    });
+    Ok(Page {
+        handle: PageHandle { auth },
+        url_file,
+    })
+}
+
+fn router(shared: Shared) -> Router {
+    let authed = Router::new()
+        .route("/", get(api::index))
+        .route("/app.js", get(api::script))
+        .route("/style.css", get(api::style))
+        .route("/api/state", get(api::state))
+        .route("/events", get(api::events))
+        .route("/api/answer", post(api::answer))
+        .route("/api/dev-mode", post(api::dev_mode))
+        .route("/api/rules/revoke", post(api::revoke))
+        .route("/api/rules/revoke-all", post(api::revoke_all))
+        .layer(middleware::from_fn_with_state(
+            shared.clone(),
+            require_session,
+        ));
+    Router::new()
+        .route("/login", get(api::login))
+        .merge(authed)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn_with_state(shared.clone(), guard))
+        .layer(middleware::from_fn(security_headers))
+        .with_state(shared)
+}
+
+pub(crate) fn refuse(status: StatusCode, error: &str, reason: &str) -> Response {
+    (
+        status,
+        axum::Json(serde_json::json!({"error": error, "reason": reason})),
+    )
+        .into_response()
+}
+
+/// Host, Origin and Sec-Fetch-Site: only this page itself, on loopback.
+async fn guard(State(s): State<Shared>, req: Request, next: Next) -> Response {
+    let h = req.headers();
+    let host = h.get(header::HOST).and_then(|v| v.to_str().ok());
+    if !s.auth.host_ok(host) {
+        return refuse(
+            StatusCode::MISDIRECTED_REQUEST,
+            "foreign_host",
+            "the approval page answers only to 127.0.0.1 and localhost on its own port",
+        );
+    }
+    let origin = match h.get(header::ORIGIN).map(|v| v.to_str()) {
+        Some(Ok(o)) => Some(o),
+        Some(Err(_)) => Some("invalid"),
+        None => None,
+    };
+    let cross_site = h
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == "cross-site" || v == "same-site");
+    // A login link is opened from outside the browser ("none"); a cross-site *navigation* to it
+    // is refused too, so another page cannot log the browser in with a link it learned.
+    if !s.auth.origin_ok(origin) || cross_site {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "foreign_origin",
+            "requests from other web pages are refused",
+        );
+    }
+    next.run(req).await
+}
+
+/// The session cookie, and the CSRF token for anything but GET.
+async fn require_session(State(s): State<Shared>, mut req: Request, next: Next) -> Response {
+    let cookie = req
+        .headers()
+        .get(header::COOKIE)
+        .and_then(|v| v.to_str().ok());
+    let Some(csrf) = s
+        .auth
+        .cookie_from(cookie)
+        .and_then(|c| s.auth.session_csrf(&c))
+    else {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "no_session",
+            "log in with the link `archgate ui` opens",
+        );
+    };
+    if req.method() != http::Method::GET && req.method() != http::Method::HEAD {
+        let sent = req
+            .headers()
+            .get("x-csrf-token")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if !auth::same_secret(sent, &csrf) {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "csrf",
+                "a change needs the page's CSRF token; reload the page",
+            );
+        }
+    }
+    req.extensions_mut().insert(api::Csrf(csrf));
+    next.run(req).await
+}
+
+async fn security_headers(req: Request, next: Next) -> Response {
+    let mut res = next.run(req).await;
+    let h = res.headers_mut();
+    for (k, v) in [
+        (
+            "content-security-policy",
+            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \
+             img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'",
+        ),
+        ("x-frame-options", "DENY"),
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "no-referrer"),
+        ("cache-control", "no-store"),
+        ("cross-origin-opener-policy", "same-origin"),
+        ("cross-origin-resource-policy", "same-origin"),
+    ] {
+        h.insert(k, HeaderValue::from_static(v));
+    }
+    res
+}

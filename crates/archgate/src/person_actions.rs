@@ -1,0 +1,156 @@
+//! What the person does, from whichever of their channels: answer a pending approval, switch
+//! developer mode, list and revoke standing rules. One implementation behind the control socket
+//! (the CLI) and the approval page, so both behave — and are audited — the same way.
+//!
+//! No tool reaches this module: it is called only by `control` and `page`, which only the person
+//! can reach (a 0600 socket checked by peer uid; a loopback page behind a one-time login).
+
+use archgate_core::approval::{Answer, AnswerError, Question};
+use archgate_core::gate::Gate;
+use archgate_core::person::{DEV_MODE_MAX_SECS, PersonError, now_secs};
+use archgate_policy::StandingRule;
+use serde::{Deserialize, Serialize};
+
+/// An answer as the person's channels send it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Choice {
+    Allow,
+    AllowAlways,
+    Deny,
+}
+
+impl Choice {
+    pub fn answer(self) -> Answer {
+        match self {
+            Choice::Allow => Answer::Allow,
+            Choice::AllowAlways => Answer::AllowAlways,
+            Choice::Deny => Answer::Deny,
+        }
+    }
+}
+
+/// Developer mode as shown to the person.
+#[derive(Debug, Clone, Serialize)]
+pub struct DevMode {
+    pub on: bool,
+    /// Unix seconds when it ends.
+    pub until: Option<u64>,
+    pub max_secs: u64,
+}
+
+pub fn pending(gate: &Gate) -> Vec<Question> {
+    gate.broker.pending()
+}
+
+pub fn answer(gate: &Gate, id: &str, choice: Choice, channel: &str) -> Result<(), AnswerError> {
+    let r = gate.broker.answer(id, choice.answer(), channel);
+    match &r {
+        Ok(()) => tracing::info!(id, channel, answer = ?choice, "the person answered"),
+        Err(e) => tracing::info!(id, channel, "answer did nothing: {e}"),
+    }
+    r
+}
+
+pub fn dev_mode(gate: &Gate) -> DevMode {
+    let until = gate.person.dev_mode_until(now_secs());
+    DevMode {
+        on: until.is_some(),
+        until,
+        max_secs: DEV_MODE_MAX_SECS,
+    }
+}
+
+/// Turns developer mode on for `secs` (at most 8 h) or off (`None`). Audited as an event.
+pub fn set_dev_mode(gate: &Gate, secs: Option<u64>, channel: &str) -> Result<DevMode, PersonError> {
+    let now = now_secs();
+    gate.person.set_dev_mode(secs, now)?;
+    let state = dev_mode(gate);
+    gate.audit.event(&serde_json::json!({
+        "event": "developer_mode",
+        "on": state.on,
+        "until": state.until,
+        "channel": channel,
+    }));
+    tracing::warn!(on = state.on, until = ?state.until, channel, "developer mode changed");
+    Ok(state)
+}
+
+pub fn rules(gate: &Gate) -> Vec<StandingRule> {
+    let now = now_secs();
+    gate.person
+        .rules()
+        .into_iter()
+        .filter(|r| !r.is_expired(now))
+        .collect()
+}
+
+pub fn revoke(gate: &Gate, id: &str, channel: &str) -> Result<(), PersonError> {
+    gate.person.revoke_rule(id)?;
+    gate.audit.event(&serde_json::json!({
+        "event": "standing_rule_revoked", "rule_id": id, "channel": channel,
+    }));
+    Ok(())
+}
+
+pub fn revoke_all(gate: &Gate, channel: &str) -> usize {
+    let n = gate.person.rules().len();
+    gate.person.revoke_all_rules();
+    gate.audit.event(&serde_json::json!({
+        "event": "standing_rules_revoked_all", "count": n, "channel": channel,
+    }));
+    n
+}
+
+/// Parses a duration the person types: `90s`, `30m`, `2h`, `1h30m`, or bare seconds.
+pub fn parse_duration(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if let Ok(n) = s.parse::<u64>() {
+        return Some(n);
+    }
+    let mut total: u64 = 0;
+    let mut num = String::new();
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            num.push(c);
+            continue;
+        }
+        let n: u64 = num.parse().ok()?;
+        num.clear();
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86400,
+            _ => return None,
+        };
+        total = total.checked_add(n.checked_mul(unit)?)?;
+    }
+    if !num.is_empty() {
+        return None;
+    }
+    (total > 0).then_some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations_the_person_types() {
+        for (s, want) in [
+            ("2h", Some(7200)),
+            ("30m", Some(1800)),
+            ("1h30m", Some(5400)),
+            ("90", Some(90)),
+            ("45s", Some(45)),
+            ("", None),
+            ("h", None),
+            ("2x", None),
+            ("2h5", None),
+            ("0m", None),
+        ] {
+            assert_eq!(parse_duration(s), want, "{s:?}");
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! Starting a program for the person at their own command — not for an agent.
+//!
+//! `archgate ui` opens the person's browser on the approval page. That is the person acting in
+//! their own terminal, so no gate permit exists (the gate decides agents' calls); it still goes
+//! through this crate, the one spawn site, with the same trust checks as every launch: argv
+//! only, the program found in the fixed trusted directories (root-owned, not writable by
+//! others), a clean environment, its own process group, no stdin or output.
+//!
+//! **Invariant:** only `crates/archgate/src/commands/` calls [`spawn_for_person`]; a tidy test
+//! (`tests/tidy.rs`) fails the build's tests when anything else does. No tool may use it.
+
+use crate::config::{ExecConfig, Executor};
+use crate::error::ExecError;
+use crate::spec::CommandSpec;
+
+/// Starts `spec` detached for the person (see the module documentation) and returns its pid.
+/// Uses the default [`ExecConfig`]: the trusted search directories and root ownership checks.
+pub fn spawn_for_person(spec: CommandSpec) -> Result<u32, ExecError> {
+    let executor = Executor::new(ExecConfig::default());
+    crate::run::spawn_detached(&executor, spec)
+}
