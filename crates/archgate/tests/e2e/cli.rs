@@ -1,0 +1,117 @@
+//! The binary's start-up refusals and its CLI for people: symlinked state, a broken config,
+//! `config check`, and `archgate call` on the same gate as MCP.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Env, HttpServer};
+use crate::mcp_http::{McpHttp, check_system_status};
+
+#[test]
+fn a_symlinked_state_directory_is_refused_at_start() {
+    let env = Env::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), env.state_dir()).unwrap();
+
+    // HTTP: a failed frame with the reason, then a non-zero exit.
+    let (frame, status, stderr) = match HttpServer::try_start(&env) {
+        Ok(_) => panic!("archgate served with a symlinked state directory"),
+        Err(e) => e,
+    };
+    assert_eq!(frame["event"], "failed", "{frame}");
+    let reason = frame["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("symbolic link"), "{reason}");
+    assert!(
+        reason.contains(&env.state_dir().display().to_string()),
+        "{reason}"
+    );
+    assert!(!status.expect("exited").success());
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+
+    // stdio and the CLI refuse it the same way.
+    let out = env.run(&["serve"]);
+    assert!(!out.status.success());
+    assert!(
+        out.stdout.is_empty(),
+        "stdout in stdio mode is protocol only"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("symbolic link"));
+    let out = env.run(&["call", "system_status", "{}"]);
+    assert!(!out.status.success());
+    // Nothing was written through the link.
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_broken_config_still_serves_on_defaults_and_config_check_names_the_line() {
+    let env = Env::new();
+    env.write_config("# archgate\n[server]\nport = \"not a number\n");
+
+    let server = HttpServer::start(&env);
+    let (mcp, _) = McpHttp::initialize(server.port, &env.token());
+    check_system_status(&mcp.call_tool(1, "system_status", json!({})));
+    let health = crate::wire::Request::get("/health")
+        .send(server.port)
+        .json();
+    assert_eq!(health["config"]["ok"], false, "{health}");
+    drop(server);
+
+    let out = env.run(&["config", "check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("line 3"), "config check output: {text}");
+    assert!(
+        text.contains(&env.config_file().display().to_string()),
+        "{text}"
+    );
+
+    // An unknown key is reported with its line but is not fatal.
+    env.write_config("[server]\nport = 9000\nfavourite_colour = \"green\"\n");
+    let out = env.run(&["config", "check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("line 3"), "{text}");
+    assert!(text.contains("favourite_colour"), "{text}");
+
+    // A good file passes.
+    env.write_config("[server]\nport = 9000\n");
+    let out = env.run(&["config", "check"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn archgate_call_runs_the_tool_through_the_gate_and_sets_the_exit_status() {
+    let env = Env::new();
+    let out = env.run(&["call", "system_status", "{}"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("call prints JSON");
+    check_system_status(&v);
+
+    let out = env.run(&["call", "no_such_tool", "{}"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("an error is JSON too");
+    assert_eq!(v["isError"], true);
+
+    let out = env.run(&["call", "system_status", r#"{"bogus": 1}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["isError"], true);
+
+    // Same audit as MCP: one record per call, the refused ones included.
+    let records = env.audit_records();
+    let tools: Vec<&str> = records
+        .iter()
+        .map(|r| r["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["system_status", "no_such_tool", "system_status"]);
+    assert_eq!(records[0]["outcome"], "ok");
+    assert!(records[1..].iter().all(|r| r["outcome"] != "ok"));
+}

@@ -1,0 +1,86 @@
+//! MCP over stdio: raw JSON-RPC lines in and out; stdout carries nothing else.
+
+use serde_json::json;
+
+use crate::harness::{Env, StdioServer};
+use crate::mcp_http::{PROTOCOL, check_system_status, check_tool_list};
+
+#[test]
+fn stdio_initialize_list_tools_and_call_system_status() {
+    let env = Env::new();
+    let mut s = StdioServer::start(&env);
+
+    let init = s.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": PROTOCOL, "capabilities": {},
+               "clientInfo": {"name": "archgate-e2e", "version": "0.0.0"}}),
+    );
+    let info = &init["result"]["serverInfo"];
+    assert_eq!(info["name"], "archgate", "{init}");
+    assert_eq!(info["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(init["result"]["protocolVersion"], PROTOCOL);
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let list = s.request(2, "tools/list", json!({}));
+    check_tool_list(&list["result"]);
+
+    let call = s.request(
+        3,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}}),
+    );
+    check_system_status(&call["result"]);
+
+    // Unknown arguments are refused as a tool result the agent can read.
+    let bad = s.request(
+        4,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {"bogus": true}}),
+    );
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+
+    let (status, stdout) = s.close();
+    assert!(status.success(), "exit after stdin closed: {status}");
+    // stdout belongs to the protocol: every line is a JSON-RPC 2.0 message, nothing else.
+    assert!(stdout.len() >= 4, "{stdout:?}");
+    for line in &stdout {
+        let v: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("non-JSON on stdout ({e}): {line}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{line}");
+        assert_ne!(v["event"], "call", "a frame leaked onto stdio: {line}");
+    }
+    // One audit record per call: the good one and the refused one.
+    let records = env.audit_records();
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert!(records.iter().all(|r| r["tool"] == "system_status"));
+    assert!(records.iter().all(|r| r["client"] == "local"));
+}
+
+#[test]
+fn stdio_unknown_tool_is_recorded_once() {
+    let env = Env::new();
+    let mut s = StdioServer::start(&env);
+    s.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": PROTOCOL, "capabilities": {},
+               "clientInfo": {"name": "archgate-e2e", "version": "0.0.0"}}),
+    );
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let r = s.request(
+        2,
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {}}),
+    );
+    assert!(
+        r.get("error").is_some() || r["result"]["isError"] == true,
+        "{r}"
+    );
+    let (status, _) = s.close();
+    assert!(status.success());
+    let records = env.audit_records();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["tool"], "no_such_tool");
+}
