@@ -1,0 +1,99 @@
+// The official TypeScript SDK v2 client (@modelcontextprotocol/client) against a running
+// archgate over streamable HTTP, in both of the SDK's version-negotiation modes ('legacy':
+// the initialize handshake; 'auto': probe server/discover, fall back to initialize).
+// Connects with the bearer token, lists tools, calls system_status and checks its answer
+// against what Node itself reads from this machine. Exits non-zero on the first failure.
+//
+// Environment: ARCHGATE_URL (http://127.0.0.1:PORT/mcp), ARCHGATE_TOKEN.
+import assert from 'node:assert/strict';
+import os from 'node:os';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+const url = process.env.ARCHGATE_URL;
+const token = process.env.ARCHGATE_TOKEN;
+assert.ok(url, 'ARCHGATE_URL is not set');
+assert.ok(token, 'ARCHGATE_TOKEN is not set');
+
+let passed = 0;
+let failed = 0;
+
+async function check(name, fn) {
+  try {
+    await fn();
+    passed += 1;
+    console.log(`ok - ${name}`);
+  } catch (e) {
+    failed += 1;
+    console.log(`not ok - ${name}\n  ${String(e && e.stack ? e.stack : e).replace(/\n/g, '\n  ')}`);
+  }
+}
+
+async function session(mode, fn) {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    authProvider: { token: async () => token },
+  });
+  const client = new Client(
+    { name: 'archgate-ts-check', version: '0.0.0' },
+    { versionNegotiation: { mode } },
+  );
+  await client.connect(transport);
+  try {
+    await fn(client);
+  } finally {
+    await client.close();
+  }
+}
+
+for (const mode of ['legacy', 'auto']) {
+  await check(`${mode}: initialize, list tools, call system_status`, () =>
+    session(mode, async (client) => {
+      const info = client.getServerVersion();
+      assert.equal(info?.name, 'archgate', `serverInfo: ${JSON.stringify(info)}`);
+      assert.match(info?.version ?? '', /^\d+\.\d+\.\d+/);
+      const version = client.getNegotiatedProtocolVersion();
+      assert.ok(version, 'no protocol version was negotiated');
+      console.log(`# ${mode}: negotiated ${version}`);
+      if (mode === 'legacy') {
+        assert.ok(version < '2026-07-28', `legacy mode negotiated ${version}`);
+      } else {
+        // archgate speaks the stateless era: the probe must land there, not fall back.
+        assert.ok(version >= '2026-07-28', `auto mode fell back to ${version}`);
+      }
+
+      const { tools } = await client.listTools();
+      const status = tools.find((t) => t.name === 'system_status');
+      assert.ok(status, `system_status missing from ${tools.map((t) => t.name).join(', ')}`);
+      assert.equal(status.annotations?.readOnlyHint, true);
+      assert.equal(status.annotations?.destructiveHint, false);
+      assert.equal(status.inputSchema.type, 'object');
+
+      const result = await client.callTool({ name: 'system_status', arguments: {} });
+      assert.notEqual(result.isError, true, JSON.stringify(result));
+      const s = result.structuredContent;
+      assert.ok(s, `no structured content: ${JSON.stringify(result)}`);
+      assert.equal(s.cpus, os.cpus().length);
+      assert.equal(s.kernel.release, os.release());
+      assert.equal(s.hostname, os.hostname());
+      assert.ok(s.memory.total_bytes > 0);
+      assert.ok(Math.abs(s.memory.total_bytes - os.totalmem()) < 1024 * 1024 * 16,
+        `memory ${s.memory.total_bytes} vs ${os.totalmem()}`);
+      const text = result.content.find((c) => c.type === 'text');
+      assert.ok(text, 'no text content');
+      assert.deepEqual(JSON.parse(text.text).cpus, s.cpus);
+
+      const bad = await client.callTool({ name: 'system_status', arguments: { nope: 1 } });
+      assert.equal(bad.isError, true, `unknown argument accepted: ${JSON.stringify(bad)}`);
+    }));
+}
+
+await check('a wrong token is refused', async () => {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    authProvider: { token: async () => 'not-the-token' },
+  });
+  const client = new Client({ name: 'archgate-ts-check', version: '0.0.0' });
+  await assert.rejects(client.connect(transport));
+  await client.close().catch(() => {});
+});
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The official MCP Python SDK client against the real archgate binary ($ARCHGATE_BIN), over stdio
+# and streamable HTTP, in the SDK's legacy and auto modes. Uses the venv scripts/test-deps.sh makes.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+: "${ARCHGATE_BIN:?set ARCHGATE_BIN to the archgate binary under test}"
+export ARCHGATE_BIN
+venv="${ARCHGATE_TEST_VENV:-$top/target/test-venv}"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp, pytest, httpx2' 2>/dev/null; then
+  ARCHGATE_TEST_VENV="$venv" bash "$top/scripts/test-deps.sh"
+fi
+cd "$top/tests/python"
+status=0
+"$venv/bin/python" -m pytest -q -p no:cacheprovider test_clients.py "$@" || status=$?
+# pytest exits 5 when it collected no test: that is a failure here, not a pass.
+if [ "$status" -eq 5 ]; then
+  echo "run-python: pytest ran no test" >&2
+  exit 1
+fi
+exit "$status"
