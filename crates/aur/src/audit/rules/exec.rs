@@ -60,6 +60,18 @@ fn code_words<'a>(ctx: &Ctx, cmd: &'a Cmd, sink: &mut Sink) {
     }
     if let Some(w) = names::inline_code(name, args) {
         code.push((w, "runs"));
+        let t = &w.text;
+        let runs = ["exec(", "eval(", "os.system", "subprocess", "popen", "system(", "child_process", "`"]
+            .iter()
+            .any(|m| t.contains(m));
+        if runs && names::is_downloader(cmd) {
+            sink.cmd(
+                "AUR-EXEC-REMOTE",
+                Severity::Critical,
+                cmd,
+                format!("inline {name} code downloads and runs a program; nobody can review what will run"),
+            );
+        }
     }
     if names::is_interpreter(name)
         && let Some(script) = args.iter().find(|a| !a.text.starts_with('-'))

@@ -29,8 +29,12 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             }
         }
         credential_vars(cmd, sink);
+        let deleting = matches!(name, "rm" | "rmdir" | "unlink" | "shred");
         for t in write_targets(cmd) {
             let p = absolute(cmd, &t.text);
+            if deleting && p.starts_with("$pkgdir") {
+                continue;
+            }
             judge_write(cmd, &p, &t.text, sink);
         }
         services(cmd, sink);
@@ -105,13 +109,12 @@ fn secret(p: &str) -> Option<&'static str> {
         ("/etc/gshadow", "the password hashes"),
         ("/etc/sudoers", "the sudo rules"),
     ];
-    let homeish = l.starts_with("$home")
-        || l.starts_with("/home/")
-        || l.starts_with("/root")
-        || l.starts_with("${home")
-        || l.starts_with("$user")
+    let homeish = l.contains("$home")
+        || l.contains("/home/")
+        || l.contains("/root/")
+        || l.contains("${home")
         || l.starts_with('.')
-        || l.starts_with("/etc/");
+        || l.contains("/etc/");
     if !homeish && !l.contains("id_rsa") && !l.contains("id_ed25519") {
         return None;
     }
@@ -337,7 +340,7 @@ fn services(cmd: &Cmd, sink: &mut Sink) {
             "enable" | "reenable" | "link" | "preset" | "add-wants" | "add-requires" | "set-default" => {
                 Some(("AUR-PERSISTENCE", Severity::High, "enables a systemd unit; packages must leave that choice to the person"))
             }
-            "start" | "restart" if words.contains(&"--now") || cmd.phase.runs_on_system() => {
+            "start" if cmd.phase.runs_on_system() => {
                 Some(("AUR-PERSISTENCE", Severity::Medium, "starts a service on its own"))
             }
             "edit" | "mask" | "unmask" | "import-environment" | "set-environment" => {

@@ -18,10 +18,9 @@ pub(crate) struct Source {
     pub url: Option<ParsedUrl>,
     pub array: String,
     pub index: usize,
-    pub dynamic: bool,
 }
 
-pub(crate) fn parse_source(raw: &str, array: &str, index: usize, dynamic: bool) -> Source {
+pub(crate) fn parse_source(raw: &str, array: &str, index: usize) -> Source {
     let (renamed_to, rest) = match raw.split_once("::") {
         Some((n, r)) if !n.contains('/') && !n.contains("://") => (Some(n.to_owned()), r),
         _ => (None, raw),
@@ -53,7 +52,6 @@ pub(crate) fn parse_source(raw: &str, array: &str, index: usize, dynamic: bool) 
         url,
         array: array.to_owned(),
         index,
-        dynamic,
     }
 }
 
@@ -69,7 +67,9 @@ pub(crate) fn sources(ctx: &Ctx) -> Vec<Source> {
     arrays.sort();
     for a in arrays {
         for (i, s) in ctx.an.global_list(&a).into_iter().enumerate() {
-            out.push(parse_source(&s.text, &a, i, s.dynamic));
+            if !s.dynamic {
+                out.push(parse_source(&s.text, &a, i));
+            }
         }
     }
     out

@@ -317,7 +317,6 @@ impl Walker {
             pos,
             target: target.clone(),
             body: body.clone(),
-            phase: self.phase,
         });
         let is_hook = target.ends_with(".hook") || body.contains("[Trigger]");
         let saved = self.phase;
@@ -500,10 +499,7 @@ impl Walker {
         process: bool,
     ) -> (Option<String>, Taint, usize) {
         let id = self.an.substs.len();
-        self.an.substs.push(Subst {
-            process,
-            ..Subst::default()
-        });
+        self.an.substs.push(Subst::default());
         let saved_pipe = self.pipe.take();
         let saved_bg = std::mem::replace(&mut self.background, false);
         let saved_in = self.in_subst.replace(id);
@@ -552,12 +548,7 @@ impl Walker {
         } else {
             statics::run_pipeline(&direct)
         };
-        self.an.substs[id] = Subst {
-            cmds: all,
-            net,
-            decoded,
-            process,
-        };
+        self.an.substs[id] = Subst { net, decoded };
         match out {
             Some((text, t)) => (Some(text), taint.with(t), id),
             None => (None, taint, id),
@@ -566,7 +557,7 @@ impl Walker {
 
     /// Parses `text` and walks it as code run from here.
     pub(super) fn embed_text(&mut self, text: String, base: Base, embed: Embed) {
-        if self.depth >= MAX_DEPTH || text.len() > 256 * 1024 || text.trim().is_empty() {
+        if self.depth >= MAX_DEPTH || text.len() > super::walk::MAX_EMBED_BYTES || text.trim().is_empty() {
             return;
         }
         let Some(src) = ParsedSrc::new(&mut self.parser, text, self.file, base) else {

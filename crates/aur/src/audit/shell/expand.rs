@@ -73,7 +73,7 @@ impl Acc {
         if has {
             out.push(cur);
         }
-        out
+        out.into_iter().flat_map(|f| brace_expand(&f)).collect()
     }
     fn joined(&self) -> String {
         let mut s = String::new();
@@ -89,8 +89,65 @@ impl Acc {
             }
             first = false;
         }
-        s
+        unmark(&s)
     }
+}
+
+const BRACE_OPEN: &str = "\u{E000}";
+const BRACE_CLOSE: &str = "\u{E001}";
+const BRACE_COMMA: &str = "\u{E002}";
+
+fn unmark(s: &str) -> String {
+    s.replace(BRACE_OPEN, "{").replace(BRACE_CLOSE, "}").replace(BRACE_COMMA, ",")
+}
+
+/// Bash brace expansion (`a{,.sig}` → `a`, `a.sig`) on unquoted braces only.
+fn brace_expand(s: &str) -> Vec<String> {
+    fn go(s: &str, out: &mut Vec<String>, budget: &mut usize) {
+        if *budget == 0 {
+            out.push(unmark(s));
+            return;
+        }
+        *budget -= 1;
+        let Some(open) = s.find(BRACE_OPEN) else {
+            out.push(unmark(s));
+            return;
+        };
+        let body_start = open + BRACE_OPEN.len();
+        let mut depth = 0;
+        let mut parts = Vec::new();
+        let mut last = body_start;
+        let mut close = None;
+        for (i, c) in s[body_start..].char_indices() {
+            let i = body_start + i;
+            match c {
+                '\u{E000}' => depth += 1,
+                '\u{E001}' if depth == 0 => {
+                    parts.push(&s[last..i]);
+                    close = Some(i);
+                    break;
+                }
+                '\u{E001}' => depth -= 1,
+                '\u{E002}' if depth == 0 => {
+                    parts.push(&s[last..i]);
+                    last = i + BRACE_COMMA.len();
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close.filter(|_| parts.len() > 1) else {
+            out.push(unmark(s));
+            return;
+        };
+        let (pre, post) = (&s[..open], &s[close + BRACE_CLOSE.len()..]);
+        for p in parts {
+            go(&format!("{pre}{p}{post}"), out, budget);
+        }
+    }
+    let mut out = Vec::new();
+    let mut budget = 256;
+    go(s, &mut out, &mut budget);
+    out
 }
 
 /// The result of expanding one word node.
@@ -209,6 +266,9 @@ impl Walker {
                     t = format!("$HOME{}", &t[1..]);
                 }
                 acc.frag(&t);
+                if !quoted && t.contains(['{', '}', ',']) && !raw.contains('\\') {
+                    t = t.replace('{', BRACE_OPEN).replace('}', BRACE_CLOSE).replace(',', BRACE_COMMA);
+                }
                 acc.text(t, false);
             }
             "raw_string" => {

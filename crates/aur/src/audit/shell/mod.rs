@@ -214,10 +214,10 @@ pub(crate) struct Cmd {
 /// A `$(…)`, backquote or `<(…)` substitution.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Subst {
-    pub cmds: Vec<usize>,
+    /// A downloader ran inside it.
     pub net: bool,
+    /// A decoder ran inside it.
     pub decoded: bool,
-    pub process: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,7 +231,6 @@ pub(crate) enum FileKind {
 pub(crate) struct FileSrc {
     pub name: String,
     pub kind: FileKind,
-    pub text: String,
 }
 
 /// A variable assignment as written (for arrays like `depends` set inside `package_foo()`).
@@ -273,7 +272,6 @@ pub(crate) struct Generated {
     pub pos: Pos,
     pub target: String,
     pub body: String,
-    pub phase: Phase,
 }
 
 /// Everything the rules look at.

@@ -85,6 +85,16 @@ fn step(cmd: &Cmd, input: Option<Vec<u8>>, taint: &mut Taint) -> Option<Vec<u8>>
             Some(out.into_bytes())
         }
         "cat" | "tee" if texts.iter().all(|t| *t == "-") => input,
+        "tr" if !names::is_decoder(cmd) => {
+            let s = String::from_utf8(input?).ok()?;
+            let sets: Vec<&str> = texts.iter().copied().filter(|t| !t.starts_with('-')).collect();
+            if texts.iter().any(|t| t.starts_with('-') && t.contains('d')) {
+                let del = expand_set(sets.first()?);
+                Some(s.chars().filter(|c| !del.contains(c)).collect::<String>().into_bytes())
+            } else {
+                Some(tr(&s, sets.first()?, sets.get(1)?).into_bytes())
+            }
+        }
         _ if names::is_decoder(cmd) => {
             *taint = taint.with(Taint::DECODED);
             let input = input?;

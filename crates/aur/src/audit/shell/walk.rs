@@ -17,7 +17,7 @@ use crate::audit::names;
 /// Limits that keep hostile input from making the analysis slow.
 const MAX_STEPS: u64 = 400_000;
 const MAX_DEPTH: u32 = 8;
-const MAX_EMBED_BYTES: usize = 256 * 1024;
+pub(super) const MAX_EMBED_BYTES: usize = 256 * 1024;
 const MAX_LOOP_UNROLL: usize = 16;
 
 /// Where the positions of a parsed text point to in the original file.
@@ -157,7 +157,6 @@ pub(crate) fn analyze(pkgbuild: &str, extra: &[(String, String)]) -> Analysis {
     w.an.files.push(FileSrc {
         name: "PKGBUILD".into(),
         kind: FileKind::Pkgbuild,
-        text: pkgbuild.to_owned(),
     });
     w.walk_file(0, pkgbuild, true);
     for (name, text) in extra {
@@ -170,7 +169,6 @@ pub(crate) fn analyze(pkgbuild: &str, extra: &[(String, String)]) -> Analysis {
         w.an.files.push(FileSrc {
             name: name.clone(),
             kind,
-            text: text.clone(),
         });
         if kind == FileKind::Hook {
             w.walk_hook(idx, text);
