@@ -6,8 +6,16 @@
 //! [`AUR_NOTICE`] so that reminder travels with the data.
 
 pub mod audit;
+pub mod client;
 pub mod corpus;
 pub mod local;
+pub mod ops;
+pub mod vercmp;
 
 pub use audit::{AuditInput, AuditReport, ChangeAudit, Finding, ScriptFile, Severity, Verdict, audit, audit_change};
+pub use client::{AurClient, AurConfig, AurError, Commit, InfoResults, PackageFiles, PackageInfo, RepoFile, SearchBy, SearchResults};
 pub use local::{LocalError, load_path};
+pub use ops::{PackageAudit, PackageDiff, UpdateReview, audit_package, diff, review_updates};
+
+/// Sent with every AUR answer.
+pub const AUR_NOTICE: &str = "AUR packages are made by users and reviewed by nobody: read the PKGBUILD and install scripts (and this audit) before building, and prefer official packages.";

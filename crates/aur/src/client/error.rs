@@ -1,0 +1,45 @@
+//! Errors of the AUR client, each with a stable `kind()` code.
+
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AurError {
+    #[error("could not reach {url}: {reason}")]
+    CouldNotReach { url: String, reason: String },
+    #[error("{url} did not answer within {after:?}")]
+    TimedOut { url: String, after: Duration },
+    #[error("the AUR is rate limiting requests ({url}); try again later")]
+    RateLimited { url: String, retry_after: Option<u64> },
+    #[error("{what} was not found")]
+    NotFound { what: String },
+    #[error("{name} has no version {version} in its history")]
+    VersionNotFound { name: String, version: String },
+    #[error("{url} answered with HTTP {status}")]
+    Status { url: String, status: u16 },
+    #[error("the answer from {url} is larger than {limit} bytes")]
+    TooLarge { url: String, limit: usize },
+    #[error("the answer from {url} is not what the AUR sends: {reason}")]
+    Malformed { url: String, reason: String },
+    #[error("the AUR RPC reported an error: {message}")]
+    Rpc { message: String },
+    #[error("invalid argument: {reason}")]
+    InvalidArgument { reason: String },
+}
+
+impl AurError {
+    /// Stable snake_case code for agents.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AurError::CouldNotReach { .. } => "could_not_reach",
+            AurError::TimedOut { .. } => "timed_out",
+            AurError::RateLimited { .. } => "rate_limited",
+            AurError::NotFound { .. } => "not_found",
+            AurError::VersionNotFound { .. } => "version_not_found",
+            AurError::Status { .. } => "http_error",
+            AurError::TooLarge { .. } => "too_large",
+            AurError::Malformed { .. } => "malformed",
+            AurError::Rpc { .. } => "rpc_error",
+            AurError::InvalidArgument { .. } => "invalid_argument",
+        }
+    }
+}
