@@ -39,7 +39,7 @@ HOMEDIR=$DIR/home
 LOGDIR=$DIR/log
 PIDS=$DIR/pids
 ENVFILE=$DIR/env
-LOCK=$DIR/lock
+LOCK=$DIR/session.lock
 
 user_prefix() {
     # The argv prefix that runs a command as the session user with the session's environment.
@@ -63,7 +63,8 @@ start_daemon() {
     local name=$1
     shift
     user_prefix
-    setsid "${USER_PREFIX[@]}" "$@" >"$LOGDIR/$name.log" 2>&1 </dev/null &
+    # 9>&- : the daemon must not inherit the lock, or it would hold it for its whole life.
+    setsid "${USER_PREFIX[@]}" "$@" >"$LOGDIR/$name.log" 2>&1 </dev/null 9>&- &
     local pid=$!
     echo "$name $pid" >>"$PIDS"
 }
@@ -222,16 +223,23 @@ export DBUS_SESSION_BUS_ADDRESS='unix:path=$RUNDIR/bus'
 EOF
 }
 
+take_lock() {
+    if ! flock -w 120 9; then
+        echo "desktop-session: $LOCK is held by another start or stop for over 120 s" >&2
+        exit 1
+    fi
+}
+
 case "$cmd" in
 start)
     exec 9>"$LOCK"
-    flock 9
+    take_lock
     do_start
     cat "$ENVFILE"
     ;;
 stop)
     exec 9>"$LOCK"
-    flock 9
+    take_lock
     do_stop
     ;;
 env)

@@ -174,18 +174,22 @@ impl Desktop {
         let toggles = reg.toggles();
         toggles
             .iter()
-            .find(|r| {
-                r.words.last().is_some_and(|w| w.to_lowercase() == want)
-                    || r.words[1..].join("-").to_lowercase() == want
+            .find(|r| r.toggle_name() == want)
+            .or_else(|| {
+                // A unique toggle whose name ends with the word asked for (`gaps`).
+                let mut ends = toggles
+                    .iter()
+                    .filter(|r| r.toggle_name().ends_with(&format!("-{want}")));
+                match (ends.next(), ends.next()) {
+                    (Some(one), None) => Some(one),
+                    _ => None,
+                }
             })
             .map(|r| (*r).clone())
             .ok_or_else(|| DesktopError::NotFound {
                 what: "toggle",
                 name: name.to_owned(),
-                near: toggles
-                    .iter()
-                    .map(|r| r.words.last().cloned().unwrap_or_default())
-                    .collect(),
+                near: toggles.iter().map(|r| r.toggle_name()).collect(),
             })
     }
 

@@ -76,7 +76,7 @@ impl DesktopEnv {
 
     /// Adds the session variables to a command, so it reaches this session whatever archgate's
     /// own environment says.
-    pub(crate) fn apply(&self, mut spec: CommandSpec) -> CommandSpec {
+    pub fn apply_to(&self, mut spec: CommandSpec) -> CommandSpec {
         let pairs: [(&str, Option<String>); 7] = [
             ("XDG_RUNTIME_DIR", path_str(&self.xdg_runtime_dir)),
             ("WAYLAND_DISPLAY", self.wayland_display.clone()),
@@ -130,7 +130,7 @@ mod tests {
     fn apply_passes_session_variables() {
         let env =
             DesktopEnv::from_vars([("WAYLAND_DISPLAY", "wayland-1"), ("XDG_RUNTIME_DIR", "/r")]);
-        let spec = env.apply(CommandSpec::new("grim"));
+        let spec = env.apply_to(CommandSpec::new("grim"));
         let list = spec.env_list();
         assert!(list.contains(&("WAYLAND_DISPLAY".into(), "wayland-1".into())));
         assert!(list.contains(&("XDG_RUNTIME_DIR".into(), "/r".into())));

@@ -163,12 +163,12 @@ impl Desktop {
                                 "desktop entry without an Exec line",
                             )
                         })?;
-                        return Ok(self.env.apply(
+                        return Ok(self.env.apply_to(
                             CommandSpec::new(argv[0].clone()).args(argv[1..].iter().cloned()),
                         ));
                     }
                 }
-                Ok(self.env.apply(CommandSpec::new(id)))
+                Ok(self.env.apply_to(CommandSpec::new(id)))
             }
         }
     }

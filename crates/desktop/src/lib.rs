@@ -34,7 +34,8 @@ pub mod theme;
 pub use audio::{AudioAction, AudioReport, Sink, Volume};
 pub use clipboard::ClipboardText;
 pub use compositor::{
-    Compositor, CompositorKind, DesktopState, Focus, Monitor, Rect, Window, Workspace,
+    Compositor, CompositorKind, DesktopState, Focus, HyprlandClient, Monitor, Rect, SwayClient,
+    Window, Workspace,
 };
 pub use controls::{Brightness, BrightnessAction, MediaAction, MediaStatus};
 pub use desktop::{Desktop, DesktopConfig};

@@ -74,7 +74,7 @@ impl Desktop {
             }
         };
         if let Some(route) = registry.as_deref().and_then(osd_route) {
-            let spec = self.env.apply(
+            let spec = self.env.apply_to(
                 crate::omarchy::route_command(route, &[message.to_owned()])?
                     .timeout(self.config.program_timeout),
             );

@@ -115,7 +115,7 @@ impl Program {
 
     /// A command for this program with the session's environment.
     pub(crate) fn spec(self, env: &DesktopEnv) -> CommandSpec {
-        env.apply(CommandSpec::new(self.name()))
+        env.apply_to(CommandSpec::new(self.name()))
     }
 }
 

@@ -290,7 +290,7 @@ impl Desktop {
             // Without compositor state the size is known only now: capture again, scaled.
             if width.max(height) > max_dim && attempt == 0 {
                 attempt += 1;
-                scale = scale_for(Some((width, height)), 1.0, max_dim) * scale;
+                scale *= scale_for(Some((width, height)), 1.0, max_dim);
                 scale = (scale * 1000.0).floor().max(1.0) / 1000.0;
                 continue;
             }

@@ -156,7 +156,12 @@ pub fn parse_ipc_show(text: &str) -> Result<Vec<ShellTarget>> {
         if trimmed.is_empty() {
             continue;
         }
-        if let Some(name) = trimmed.strip_prefix("target ") {
+        let target_name = if trimmed == "target" {
+            Some("")
+        } else {
+            trimmed.strip_prefix("target ")
+        };
+        if let Some(name) = target_name {
             let name = name.trim();
             if name.is_empty() {
                 return Err(DesktopError::malformed(

@@ -227,7 +227,7 @@ impl Desktop {
                             && !r.needs_sudo
                     })
                 {
-                    let spec = self.env.apply(
+                    let spec = self.env.apply_to(
                         crate::omarchy::route_command(route, std::slice::from_ref(&image_s))?
                             .timeout(self.config.program_timeout),
                     );

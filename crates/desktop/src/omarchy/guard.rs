@@ -107,7 +107,7 @@ pub fn targets_archgate(inv: Invocation<'_>) -> bool {
                 .iter()
                 .any(|w| matches!(w.as_str(), "shell" | "quickshell" | "qs"));
             // Any change to plugins, and any lifecycle verb aimed at the shell.
-            (plugin && has_verb) || (shell && has_verb)
+            has_verb && (plugin || shell)
         }
         Invocation::ShellCall {
             target,
@@ -122,7 +122,7 @@ pub fn targets_archgate(inv: Invocation<'_>) -> bool {
             let verb = m.iter().any(|w| LIFECYCLE_VERBS.contains(&w.as_str()));
             let shell_target = t.iter().any(|w| SHELL_NAMES.contains(&w.as_str()));
             let plugin_word = t.iter().chain(&m).any(|w| w == "plugin" || w == "plugins");
-            (shell_target && verb) || (plugin_word && verb)
+            verb && (shell_target || plugin_word)
         }
     }
 }

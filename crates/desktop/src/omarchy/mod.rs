@@ -155,7 +155,7 @@ impl Desktop {
                 reason: "the route would stop, restart, reconfigure or remove archgate or its supervisor",
             });
         }
-        let spec = self.env.apply(spec);
+        let spec = self.env.apply_to(spec);
         let shown = spec.display();
         let out = programs::run_any(permit, Program::Omarchy, spec).await?;
         Ok(CommandOutcome::from_output(shown, &out))

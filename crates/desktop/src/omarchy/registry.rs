@@ -93,6 +93,23 @@ impl Route {
     pub fn is_toggle(&self) -> bool {
         self.group == "toggle" || self.tags.iter().any(|t| t == "toggle")
     }
+
+    /// The name a toggle goes by: its words without the group and without `toggle`, joined by
+    /// dashes (`toggle nightlight` → `nightlight`, `hyprland window gaps toggle` →
+    /// `window-gaps`).
+    pub fn toggle_name(&self) -> String {
+        let rest: Vec<&str> = self
+            .words
+            .iter()
+            .map(String::as_str)
+            .filter(|w| *w != "toggle" && *w != self.group)
+            .collect();
+        if rest.is_empty() {
+            self.route.replace(' ', "-")
+        } else {
+            rest.join("-").to_lowercase()
+        }
+    }
 }
 
 /// The parsed registry.

@@ -1,0 +1,136 @@
+//! Themes resolved against installed theme directories, set through a fixture
+//! `omarchy-theme-set` that moves the `current/theme` symlink as Omarchy's does.
+
+use archgate_desktop::{BackgroundAction, Desktop, DesktopConfig, DesktopEnv, ThemeAction};
+
+use crate::common::{empty_permit, permit_with, script};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    desktop: Desktop,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let omarchy = dir.path().join("omarchy");
+    for t in ["tokyo-night", "catppuccin-latte"] {
+        std::fs::create_dir_all(omarchy.join("themes").join(t)).unwrap();
+    }
+    std::fs::create_dir_all(home.join(".config/omarchy/themes/my-own")).unwrap();
+    std::fs::write(home.join(".config/omarchy/themes/not-a-dir"), "").unwrap();
+    std::fs::create_dir_all(home.join(".config/omarchy/current")).unwrap();
+    std::os::unix::fs::symlink(
+        omarchy.join("themes/tokyo-night"),
+        home.join(".config/omarchy/current/theme"),
+    )
+    .unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    script(
+        &bin,
+        "omarchy-theme-set",
+        r#"for d in "$HOME/.config/omarchy/themes/$1" "$OMARCHY_PATH/themes/$1"; do
+  if [ -d "$d" ]; then ln -sfn "$d" "$HOME/.config/omarchy/current/theme"; exit 0; fi
+done
+echo "no theme $1" >&2; exit 1"#,
+    );
+    let desktop = Desktop::new(
+        DesktopEnv::from_vars([
+            ("HOME", home.to_str().unwrap()),
+            ("OMARCHY_PATH", omarchy.to_str().unwrap()),
+        ]),
+        DesktopConfig::default(),
+    );
+    Fixture { dir, desktop }
+}
+
+#[tokio::test]
+async fn list_current_and_set() {
+    let f = fixture();
+    let permit = permit_with(&f.dir.path().join("bin"));
+    let listed = f.desktop.theme(&permit, &ThemeAction::List).await.unwrap();
+    assert_eq!(
+        listed.themes,
+        vec!["catppuccin-latte", "my-own", "tokyo-night"]
+    );
+    assert_eq!(listed.current.as_deref(), Some("tokyo-night"));
+    // Matched as Omarchy matches: lowercased, spaces to dashes.
+    let set = f
+        .desktop
+        .theme(
+            &permit,
+            &ThemeAction::Set {
+                name: "Catppuccin Latte".into(),
+            },
+        )
+        .await
+        .expect("set");
+    assert_eq!(set.current.as_deref(), Some("catppuccin-latte"));
+    let current = f
+        .desktop
+        .theme(&permit, &ThemeAction::Current)
+        .await
+        .unwrap();
+    assert_eq!(current.current.as_deref(), Some("catppuccin-latte"));
+}
+
+#[tokio::test]
+async fn unknown_themes_are_refused_before_anything_runs() {
+    let f = fixture();
+    // A permit that can run nothing: resolution must refuse first.
+    let permit = empty_permit(f.dir.path());
+    let err = f
+        .desktop
+        .theme(
+            &permit,
+            &ThemeAction::Set {
+                name: "tokyo".into(),
+            },
+        )
+        .await
+        .expect_err("no such theme");
+    assert_eq!(err.kind(), "not_found");
+    assert!(err.to_string().contains("tokyo-night"), "{err}");
+    for bad in ["../../etc", ""] {
+        let err = f.desktop.resolve_theme(bad).expect_err(bad);
+        assert_eq!(err.kind(), "invalid_argument");
+    }
+    // A real theme with the program missing: not_available naming what to install.
+    let err = f
+        .desktop
+        .theme(
+            &permit,
+            &ThemeAction::Set {
+                name: "my-own".into(),
+            },
+        )
+        .await
+        .expect_err("no omarchy-theme-set");
+    assert_eq!(err.kind(), "not_available");
+}
+
+#[test]
+fn background_paths_are_checked() {
+    let f = fixture();
+    let img = f.dir.path().join("wall.png");
+    std::fs::write(&img, b"\x89PNG").unwrap();
+    assert_eq!(
+        f.desktop.resolve_background(img.to_str().unwrap()).unwrap(),
+        img
+    );
+    let txt = f.dir.path().join("notes.txt");
+    std::fs::write(&txt, "x").unwrap();
+    for (p, kind) in [
+        ("relative.png", "invalid_argument"),
+        (txt.to_str().unwrap(), "invalid_argument"),
+        ("/nonexistent/wall.png", "not_found"),
+    ] {
+        assert_eq!(
+            f.desktop.resolve_background(p).unwrap_err().kind(),
+            kind,
+            "{p}"
+        );
+    }
+    let _ = BackgroundAction::Next;
+}
