@@ -336,6 +336,23 @@ pub(crate) fn is_pkg_manager_package(dep: &str) -> bool {
     )
 }
 
+/// The git subcommand, skipping `-C DIR`, `-c KEY=VAL` and other global options.
+pub(crate) fn git_subcommand(args: &[Word]) -> Option<&str> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let t = a.text.as_str();
+        if matches!(t, "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace") {
+            it.next();
+            continue;
+        }
+        if t.starts_with('-') {
+            continue;
+        }
+        return Some(t);
+    }
+    None
+}
+
 /// Does this command run a language package manager that fetches code? Returns its name.
 pub(crate) fn pkg_manager(cmd: &Cmd) -> Option<&'static str> {
     let (name, args) = program(cmd);

@@ -195,7 +195,11 @@ pub(super) fn network_kind(cmd: &Cmd) -> Option<&'static str> {
         return Some("downloads");
     }
     let (name, args) = names::program(cmd);
-    let first = args.iter().find(|a| !a.text.starts_with('-')).map(|a| a.text.as_str());
+    let first = if name == "git" {
+        names::git_subcommand(args)
+    } else {
+        args.iter().find(|a| !a.text.starts_with('-')).map(|a| a.text.as_str())
+    };
     match (name, first) {
         ("git", Some("clone" | "fetch" | "pull" | "ls-remote" | "push" | "submodule")) => Some("uses git over the network"),
         ("svn", Some("checkout" | "co" | "export" | "update")) | ("hg", Some("clone" | "pull")) => Some("checks out code"),

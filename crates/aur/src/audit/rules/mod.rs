@@ -155,7 +155,10 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
         }
     }
     for c in &an.cmds {
-        if c.phase.is_build() || c.phase == Phase::Package {
+        // Installing named packages does not show what the package is built with.
+        let named_install = names::pkg_manager(c).is_some()
+            && names::program(c).1.iter().filter(|a| !a.text.starts_with('-')).count() > 1;
+        if (c.phase.is_build() || c.phase == Phase::Package) && !named_install && c.embed.is_none() {
             let fam = match names::program(c).0 {
                 "npm" | "yarn" | "pnpm" | "bun" | "node" | "npx" | "electron-builder" => "node",
                 "cargo" | "rustc" => "rust",

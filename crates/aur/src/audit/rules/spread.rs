@@ -21,7 +21,11 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 "talks to the AUR over SSH with the person's key: the way AUR worms publish themselves into other packages".into(),
             );
         }
-        let sub = args.iter().find(|a| !a.text.starts_with('-')).map(|a| a.text.as_str());
+        let sub = if name == "git" {
+            names::git_subcommand(args)
+        } else {
+            args.iter().find(|a| !a.text.starts_with('-')).map(|a| a.text.as_str())
+        };
         match (name, sub) {
             ("git", Some("push")) => sink.cmd(
                 "AUR-GIT-PUSH",

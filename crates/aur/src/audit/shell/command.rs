@@ -74,10 +74,13 @@ impl Walker {
                 .collect();
             argv.splice(0..1, extra);
         }
-        let snip_node = match node.parent() {
+        let mut snip_node = match node.parent() {
             Some(p) if p.kind() == "redirected_statement" => p,
             _ => node,
         };
+        if let Some(p) = snip_node.parent().filter(|p| p.kind() == "pipeline") {
+            snip_node = p;
+        }
         let (snippet, decoded) = src_snippet(src, snip_node);
         let cmd = Cmd {
             file: src.file,

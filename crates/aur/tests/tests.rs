@@ -1,0 +1,15 @@
+//! Integration tests of archgate-aur (one test binary; modules under `it/`).
+
+#[path = "it/support/mod.rs"]
+mod support;
+
+#[path = "it/client.rs"]
+mod client;
+#[path = "it/corpus_eval.rs"]
+mod corpus_eval;
+#[path = "it/garbage.rs"]
+mod garbage;
+#[path = "it/ops.rs"]
+mod ops;
+#[path = "it/rules.rs"]
+mod rules;
