@@ -13,8 +13,9 @@
 #   status  exits 0 if every process started is alive, 1 otherwise.
 #   stop    kills exactly the processes `start` recorded (by pid), then removes the runtime dir.
 #
-# Why `nobody`: Sway refuses to run as root. Clients running as root (the tests) can still reach
-# every socket in the nobody-owned runtime dir; the D-Bus config written here admits them.
+# Why `nobody`: Sway refuses to run as root, so when started by root everything runs as nobody.
+# Clients running as root (the tests) can still reach every socket in the nobody-owned runtime
+# dir; the D-Bus config written here admits them. Started by another user, it runs as that user.
 set -euo pipefail
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -28,7 +29,12 @@ cmd=$1
 DIR=$2
 case "$cmd" in start | stop | env | status) ;; *) usage ;; esac
 
-RUN_USER=nobody
+# As root the session runs as nobody (Sway refuses root); as anyone else, as that user.
+if [ "$(id -u)" -eq 0 ]; then
+    RUN_USER=nobody
+else
+    RUN_USER=$(id -un)
+fi
 RUN_GROUP=$(id -gn "$RUN_USER")
 RUN_UID=$(id -u "$RUN_USER")
 
@@ -43,8 +49,11 @@ LOCK=$DIR/session.lock
 
 user_prefix() {
     # The argv prefix that runs a command as the session user with the session's environment.
-    USER_PREFIX=(setpriv --reuid="$RUN_USER" --regid="$RUN_GROUP" --clear-groups \
-        env -i PATH="$PATH" HOME="$HOMEDIR" USER="$RUN_USER" LOGNAME="$RUN_USER" \
+    USER_PREFIX=()
+    if [ "$(id -u)" -eq 0 ]; then
+        USER_PREFIX=(setpriv --reuid="$RUN_USER" --regid="$RUN_GROUP" --clear-groups)
+    fi
+    USER_PREFIX+=(env -i PATH="$PATH" HOME="$HOMEDIR" USER="$RUN_USER" LOGNAME="$RUN_USER" \
         XDG_RUNTIME_DIR="$RUNDIR" XDG_CONFIG_HOME="$HOMEDIR/.config" \
         XDG_STATE_HOME="$HOMEDIR/.local/state" XDG_DATA_HOME="$HOMEDIR/.local/share" \
         DBUS_SESSION_BUS_ADDRESS="unix:path=$RUNDIR/bus" \
@@ -143,8 +152,12 @@ do_start() {
     do_stop
 
     mkdir -p "$LOGDIR" "$HOMEDIR/.config/mako" "$HOMEDIR/.config/wireplumber"
-    install -d -m 0700 -o "$RUN_USER" -g "$RUN_GROUP" "$RUNDIR"
-    chown -R "$RUN_USER:$RUN_GROUP" "$HOMEDIR"
+    if [ "$(id -u)" -eq 0 ]; then
+        install -d -m 0700 -o "$RUN_USER" -g "$RUN_GROUP" "$RUNDIR"
+        chown -R "$RUN_USER:$RUN_GROUP" "$HOMEDIR"
+    else
+        install -d -m 0700 "$RUNDIR"
+    fi
     chmod 0755 "$DIR"
     : >"$PIDS"
 

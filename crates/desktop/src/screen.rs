@@ -1,5 +1,6 @@
 //! Screenshots (grim, scaled to a maximum size) and screen text (grim + preprocessing +
-//! tesseract). Images pass through a private temporary directory: they are larger than the
+//! tesseract). Images pass through a private temporary directory (in `XDG_RUNTIME_DIR` when
+//! set), deleted at once: they are larger than the
 //! executor's output cap, and never reach a log.
 
 use std::path::Path;
@@ -229,13 +230,18 @@ async fn read_capped(path: &Path, cap: usize) -> Result<Vec<u8>> {
         })
 }
 
-fn temp_dir() -> Result<tempfile::TempDir> {
+/// A private (0700) directory for one capture, removed when dropped: under `XDG_RUNTIME_DIR`
+/// (memory-backed, the person's own) when there is one, else the system temporary directory.
+fn temp_dir(runtime: Option<&Path>) -> Result<tempfile::TempDir> {
+    let base = runtime
+        .filter(|d| d.is_dir())
+        .map_or_else(std::env::temp_dir, Path::to_path_buf);
     tempfile::Builder::new()
         .prefix("archgate-screen-")
-        .tempdir()
+        .tempdir_in(&base)
         .map_err(|source| DesktopError::Io {
             what: "creating a private temporary directory",
-            path: std::env::temp_dir(),
+            path: base,
             source,
         })
 }
@@ -274,7 +280,7 @@ impl Desktop {
         }
         let resolved = self.resolve_live(target).await?;
         let mut scale = scale_for(resolved.logical, resolved.scale, max_dim);
-        let dir = temp_dir()?;
+        let dir = temp_dir(self.env.xdg_runtime_dir.as_deref())?;
         let file = dir.path().join("shot.png");
         let mut attempt = 0;
         loop {
@@ -308,7 +314,7 @@ impl Desktop {
     /// inverted when dark, 2× upscale). OCR works best on a region or a window.
     pub async fn screen_text(&self, permit: &Permit, target: &CaptureTarget) -> Result<ScreenText> {
         let resolved = self.resolve_live(target).await?;
-        let dir = temp_dir()?;
+        let dir = temp_dir(self.env.xdg_runtime_dir.as_deref())?;
         let ppm = dir.path().join("shot.ppm");
         let spec = Program::Grim
             .spec(&self.env)

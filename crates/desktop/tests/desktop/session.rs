@@ -218,14 +218,13 @@ async fn screenshot_returns_a_png_of_the_output_scaled_to_the_limit() {
 async fn screen_text_reads_light_on_dark_text() {
     let d = desktop().await;
     let permit = system_permit();
-    permit
-        .spawn_detached(d.env().clone().apply_to(CommandSpec::new("swaynag").args([
-            "-m",
-            "ARCHGATE OCR 42",
-            "--font",
-            "monospace 28",
-        ])))
-        .expect("swaynag starts");
+    // swaynag runs under its own permit; dropping that run (aborting the task) ends it.
+    let nag = d.env().clone().apply_to(
+        CommandSpec::new("swaynag")
+            .args(["-m", "ARCHGATE OCR 42", "--font", "monospace 28"])
+            .timeout(Duration::from_secs(120)),
+    );
+    let nag = tokio::spawn(async move { system_permit().run(nag).await });
     // swaynag's bar is drawn across the top of the output.
     let region = CaptureTarget::Region {
         x: 0,
@@ -239,6 +238,7 @@ async fn screen_text_reads_light_on_dark_text() {
     })
     .await
     .expect("OCR reads the bar");
+    nag.abort();
     assert!(text.target.starts_with("region"));
 }
 
