@@ -35,6 +35,13 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp, pytest' 2
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q 'mcp>=2,<3' 'pytest>=8' 'httpx' 'anyio'
 fi
-if [ -f "$top/tests/clients/package.json" ] && [ ! -d "$top/tests/clients/node_modules" ]; then
-  (cd "$top/tests/clients" && npm ci --no-audit --no-fund --silent)
+# Reinstalled whenever package-lock.json changed since the last install (a stale node_modules
+# would test other versions than the committed ones).
+clients="$top/tests/clients"
+if [ -f "$clients/package.json" ]; then
+  want=$(sha256sum "$clients/package-lock.json" | cut -d' ' -f1)
+  if [ "$(cat "$clients/node_modules/.archgate-lock-sha256" 2>/dev/null)" != "$want" ]; then
+    (cd "$clients" && npm ci --no-audit --no-fund --silent)
+    echo "$want" >"$clients/node_modules/.archgate-lock-sha256"
+  fi
 fi

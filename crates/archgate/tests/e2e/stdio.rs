@@ -84,3 +84,52 @@ fn stdio_unknown_tool_is_recorded_once() {
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(records[0]["tool"], "no_such_tool");
 }
+
+#[test]
+fn a_stdio_client_that_leaves_before_initializing_is_an_ordinary_end() {
+    let env = Env::new();
+    // Closed at once, without a word.
+    let out = env.run(&["serve"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+
+    // A stateless-era client that only probed with server/discover, then went away.
+    let mut s = StdioServer::start(&env);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let found = s.request(1, "server/discover", json!({"_meta": meta}));
+    let versions = found["result"]["supportedVersions"].as_array().unwrap();
+    assert!(versions.iter().any(|v| v == "2026-07-28"), "{found}");
+    assert!(versions.iter().any(|v| v == "2025-11-25"), "{found}");
+    let (status, _) = s.close();
+    assert!(
+        status.success(),
+        "exit after a discover-only session: {status}"
+    );
+}
+
+#[test]
+fn stdio_stateless_era_discover_list_and_call_without_initialize() {
+    let env = Env::new();
+    let mut s = StdioServer::start(&env);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let found = s.request(1, "server/discover", json!({"_meta": meta}));
+    assert!(found.get("error").is_none(), "{found}");
+    let list = s.request(2, "tools/list", json!({"_meta": meta}));
+    check_tool_list(&list["result"]);
+    let call = s.request(
+        3,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}, "_meta": meta}),
+    );
+    check_system_status(&call["result"]);
+    let (status, stdout) = s.close();
+    assert!(status.success());
+    assert!(stdout.iter().all(|l| l.contains("\"jsonrpc\":\"2.0\"")));
+    assert_eq!(env.audit_records().len(), 1);
+}
