@@ -23,7 +23,10 @@ fn main() {
         }
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&report.to_json()).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
+        );
     } else {
         print!("{}", report.to_text());
     }

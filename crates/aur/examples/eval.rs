@@ -16,15 +16,31 @@ fn main() {
     let report = archgate_aur::corpus::evaluate_corpus(&dir);
     let took = start.elapsed();
     print!("{}", report.to_text());
-    println!("audited {} samples in {:.1} ms", report.malicious + report.benign, took.as_secs_f64() * 1000.0);
+    println!(
+        "audited {} samples in {:.1} ms",
+        report.malicious + report.benign,
+        took.as_secs_f64() * 1000.0
+    );
     if verbose {
         for class in ["malicious", "benign"] {
-            let mut v: Vec<_> = std::fs::read_dir(dir.join(class)).map(|r| r.filter_map(Result::ok).map(|e| e.path()).collect()).unwrap_or_default();
+            let mut v: Vec<_> = std::fs::read_dir(dir.join(class))
+                .map(|r| r.filter_map(Result::ok).map(|e| e.path()).collect())
+                .unwrap_or_default();
             v.sort();
             for s in v {
                 if let Ok(r) = archgate_aur::corpus::judge_sample(&s) {
-                    let top: Vec<String> = r.findings.iter().filter(|f| f.severity >= archgate_aur::audit::Severity::Medium).map(|f| format!("{}({})@{}:{}", f.id, f.severity.as_str(), f.file, f.line)).collect();
-                    println!("{class}/{} {} {}", s.file_name().unwrap_or_default().to_string_lossy(), r.verdict.as_str(), top.join(" "));
+                    let top: Vec<String> = r
+                        .findings
+                        .iter()
+                        .filter(|f| f.severity >= archgate_aur::audit::Severity::Medium)
+                        .map(|f| format!("{}({})@{}:{}", f.id, f.severity.as_str(), f.file, f.line))
+                        .collect();
+                    println!(
+                        "{class}/{} {} {}",
+                        s.file_name().unwrap_or_default().to_string_lossy(),
+                        r.verdict.as_str(),
+                        top.join(" ")
+                    );
                 }
             }
         }

@@ -46,7 +46,12 @@ impl EvalReport {
             self.false_positive_rate * 100.0
         );
         for m in &self.misses {
-            s.push_str(&format!("MISS {} -> {} [{}]\n", m.sample, m.verdict.as_str(), m.top_findings.join(", ")));
+            s.push_str(&format!(
+                "MISS {} -> {} [{}]\n",
+                m.sample,
+                m.verdict.as_str(),
+                m.top_findings.join(", ")
+            ));
         }
         for (n, e) in &self.errors {
             s.push_str(&format!("ERROR {n}: {e}\n"));
@@ -69,7 +74,12 @@ pub fn judge_sample(dir: &Path) -> Result<audit::AuditReport, LocalError> {
 
 fn samples(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|r| r.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect())
+        .map(|r| {
+            r.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -89,7 +99,12 @@ pub fn evaluate_corpus(dir: &Path) -> EvalReport {
     };
     for (class, bad) in [("malicious", true), ("benign", false)] {
         for s in samples(&dir.join(class)) {
-            let name = format!("{class}/{}", s.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            let name = format!(
+                "{class}/{}",
+                s.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            );
             let rep = match judge_sample(&s) {
                 Ok(r) => r,
                 Err(e) => {
@@ -119,7 +134,15 @@ pub fn evaluate_corpus(dir: &Path) -> EvalReport {
             }
         }
     }
-    r.detection_rate = if r.malicious == 0 { 0.0 } else { r.detected as f64 / r.malicious as f64 };
-    r.false_positive_rate = if r.benign == 0 { 0.0 } else { r.false_positives as f64 / r.benign as f64 };
+    r.detection_rate = if r.malicious == 0 {
+        0.0
+    } else {
+        r.detected as f64 / r.malicious as f64
+    };
+    r.false_positive_rate = if r.benign == 0 {
+        0.0
+    } else {
+        r.false_positives as f64 / r.benign as f64
+    };
     r
 }

@@ -12,8 +12,14 @@ pub mod local;
 pub mod ops;
 pub mod vercmp;
 
-pub use audit::{AuditInput, AuditReport, ChangeAudit, Finding, ScriptFile, Severity, Verdict, audit, audit_change};
-pub use client::{AurClient, AurConfig, AurError, Commit, InfoResults, PackageFiles, PackageInfo, RepoFile, SearchBy, SearchResults};
+pub use audit::{
+    AuditInput, AuditReport, ChangeAudit, Finding, ScriptFile, Severity, Verdict, audit,
+    audit_change,
+};
+pub use client::{
+    AurClient, AurConfig, AurError, Commit, InfoResults, PackageFiles, PackageInfo, RepoFile,
+    SearchBy, SearchResults,
+};
 pub use local::{LocalError, load_path};
 pub use ops::{PackageAudit, PackageDiff, UpdateReview, audit_package, diff, review_updates};
 

@@ -56,7 +56,8 @@ pub fn load_path(path: &Path) -> Result<AuditInput, LocalError> {
         (path.to_owned(), path.join("PKGBUILD"))
     } else {
         (
-            path.parent().map_or_else(|| PathBuf::from("."), Path::to_owned),
+            path.parent()
+                .map_or_else(|| PathBuf::from("."), Path::to_owned),
             path.to_owned(),
         )
     };

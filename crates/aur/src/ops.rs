@@ -111,7 +111,10 @@ fn trust_signals(p: &PackageInfo, history: &[Commit]) -> Vec<TrustSignal> {
     let mut out = Vec::new();
     let mut push = |level, s: String| out.push(TrustSignal { level, signal: s });
     if p.orphaned {
-        push("warning", "orphaned: anyone can adopt it and push an update".into());
+        push(
+            "warning",
+            "orphaned: anyone can adopt it and push an update".into(),
+        );
     }
     if let Some(d) = &p.out_of_date {
         push("caution", format!("flagged out of date since {d}"));
@@ -119,18 +122,23 @@ fn trust_signals(p: &PackageInfo, history: &[Commit]) -> Vec<TrustSignal> {
     if p.votes == 0 {
         push("caution", "no votes: few people, if any, use it".into());
     } else {
-        push("info", format!("{} votes, popularity {:.2}", p.votes, p.popularity));
+        push(
+            "info",
+            format!("{} votes, popularity {:.2}", p.votes, p.popularity),
+        );
     }
     let now = time::OffsetDateTime::now_utc();
     let age_days = |s: &Option<String>| {
         s.as_deref()
-            .and_then(|d| time::OffsetDateTime::parse(d, &time::format_description::well_known::Rfc3339).ok())
+            .and_then(|d| {
+                time::OffsetDateTime::parse(d, &time::format_description::well_known::Rfc3339).ok()
+            })
             .map(|t| (now - t).whole_days())
     };
-    if let Some(d) = age_days(&p.first_submitted) {
-        if d < 30 {
-            push("caution", format!("first submitted {d} days ago"));
-        }
+    if let Some(d) = age_days(&p.first_submitted)
+        && d < 30
+    {
+        push("caution", format!("first submitted {d} days ago"));
     }
     if let Some(d) = age_days(&p.last_modified)
         && d < 2
@@ -143,14 +151,19 @@ fn trust_signals(p: &PackageInfo, history: &[Commit]) -> Vec<TrustSignal> {
         push("info", format!("maintained by {m}, first submitted by {s}"));
     }
     if !p.co_maintainers.is_empty() {
-        push("info", format!("co-maintainers: {}", p.co_maintainers.join(", ")));
+        push(
+            "info",
+            format!("co-maintainers: {}", p.co_maintainers.join(", ")),
+        );
     }
     if history.len() >= 2 {
         let latest = &history[0].author;
         if !history[1..].iter().any(|c| &c.author == latest) {
             push(
                 "warning",
-                format!("the latest change is by {latest}, who never changed this package before (adoption or takeover)"),
+                format!(
+                    "the latest change is by {latest}, who never changed this package before (adoption or takeover)"
+                ),
             );
         }
     }
@@ -168,9 +181,18 @@ fn to_input(pkgbuild: String, srcinfo: Option<String>, scripts: Vec<ScriptFile>)
 /// Fetches a package and audits it, with trust and history signals (`aur_audit`).
 pub async fn audit_package(client: &AurClient, name: &str) -> Result<PackageAudit, AurError> {
     let package = client.info_one(name).await?;
-    let files = client.package_files_at(name, &package.package_base, None).await?;
-    let history = client.history(&package.package_base).await.unwrap_or_default();
-    let report = audit::audit(&to_input(files.pkgbuild, files.srcinfo, files.install_scripts));
+    let files = client
+        .package_files_at(name, &package.package_base, None)
+        .await?;
+    let history = client
+        .history(&package.package_base)
+        .await
+        .unwrap_or_default();
+    let report = audit::audit(&to_input(
+        files.pkgbuild,
+        files.srcinfo,
+        files.install_scripts,
+    ));
     let trust = trust_signals(&package, &history);
     Ok(PackageAudit {
         notice: AUR_NOTICE,
@@ -188,11 +210,22 @@ async fn version_at(client: &AurClient, pkgbase: &str, commit: &str) -> Option<S
 }
 
 /// The newest commit whose .SRCINFO says `version` (also matched without pkgrel or epoch).
-async fn find_version(client: &AurClient, name: &str, pkgbase: &str, history: &[Commit], version: &str) -> Result<usize, AurError> {
+async fn find_version(
+    client: &AurClient,
+    name: &str,
+    pkgbase: &str,
+    history: &[Commit],
+    version: &str,
+) -> Result<usize, AurError> {
     let bare = |v: &str| v.split_once(':').map_or(v, |(_, r)| r).to_owned();
     for (i, c) in history.iter().enumerate() {
         if let Some(v) = version_at(client, pkgbase, &c.id).await
-            && (v == version || bare(&v) == bare(version) || (!version.contains('-') && bare(&v).rsplit_once('-').is_some_and(|(p, _)| p == bare(version))))
+            && (v == version
+                || bare(&v) == bare(version)
+                || (!version.contains('-')
+                    && bare(&v)
+                        .rsplit_once('-')
+                        .is_some_and(|(p, _)| p == bare(version))))
         {
             return Ok(i);
         }
@@ -203,9 +236,16 @@ async fn find_version(client: &AurClient, name: &str, pkgbase: &str, history: &[
     })
 }
 
-async fn resolve(client: &AurClient, name: &str, pkgbase: &str, history: &[Commit], spec: &str) -> Result<usize, AurError> {
+async fn resolve(
+    client: &AurClient,
+    name: &str,
+    pkgbase: &str,
+    history: &[Commit],
+    spec: &str,
+) -> Result<usize, AurError> {
     let s = spec.trim().to_ascii_lowercase();
-    if (7..=40).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
+    if (7..=40).contains(&s.len())
+        && s.bytes().all(|b| b.is_ascii_hexdigit())
         && let Some(i) = history.iter().position(|c| c.id.starts_with(&s))
     {
         return Ok(i);
@@ -213,7 +253,11 @@ async fn resolve(client: &AurClient, name: &str, pkgbase: &str, history: &[Commi
     find_version(client, name, pkgbase, history, spec.trim()).await
 }
 
-async fn snapshot(client: &AurClient, pkgbase: &str, commit: &str) -> Result<BTreeMap<String, Option<String>>, AurError> {
+async fn snapshot(
+    client: &AurClient,
+    pkgbase: &str,
+    commit: &str,
+) -> Result<BTreeMap<String, Option<String>>, AurError> {
     let mut out = BTreeMap::new();
     for f in client.list_files(pkgbase, Some(commit)).await? {
         if f.kind != "file" {
@@ -234,9 +278,18 @@ fn input_of(files: &BTreeMap<String, Option<String>>) -> AuditInput {
     let scripts = files
         .iter()
         .filter(|(n, _)| n.ends_with(".install") || n.ends_with(".hook"))
-        .filter_map(|(n, c)| c.clone().map(|content| ScriptFile { name: n.clone(), content }))
+        .filter_map(|(n, c)| {
+            c.clone().map(|content| ScriptFile {
+                name: n.clone(),
+                content,
+            })
+        })
         .collect();
-    to_input(get("PKGBUILD").unwrap_or_default(), get(".SRCINFO"), scripts)
+    to_input(
+        get("PKGBUILD").unwrap_or_default(),
+        get(".SRCINFO"),
+        scripts,
+    )
 }
 
 fn unified(path: &str, a: &str, b: &str) -> String {
@@ -257,7 +310,10 @@ fn unified(path: &str, a: &str, b: &str) -> String {
     s
 }
 
-fn file_diffs(a: &BTreeMap<String, Option<String>>, b: &BTreeMap<String, Option<String>>) -> Vec<FileDiff> {
+fn file_diffs(
+    a: &BTreeMap<String, Option<String>>,
+    b: &BTreeMap<String, Option<String>>,
+) -> Vec<FileDiff> {
     let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
     paths.sort();
     paths.dedup();
@@ -293,7 +349,12 @@ async fn version_ref(client: &AurClient, pkgbase: &str, c: &Commit) -> VersionRe
 
 /// The change between two versions of a package and the audit of what it adds (`aur_diff`).
 /// `from`/`to` are commit ids or versions; defaults: `to` = newest, `from` = the commit before.
-pub async fn diff(client: &AurClient, name: &str, from: Option<&str>, to: Option<&str>) -> Result<PackageDiff, AurError> {
+pub async fn diff(
+    client: &AurClient,
+    name: &str,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<PackageDiff, AurError> {
     let info = client.info_one(name).await?;
     let pkgbase = info.package_base.clone();
     let history = client.history(&pkgbase).await?;
@@ -319,7 +380,11 @@ pub async fn diff(client: &AurClient, name: &str, from: Option<&str>, to: Option
     let after = snapshot(client, &pkgbase, &tc.id).await?;
     let files = file_diffs(&before, &after);
     let audit = audit::audit_change(&input_of(&before), &input_of(&after));
-    let commits = if fi > ti { history[ti..fi].to_vec() } else { Vec::new() };
+    let commits = if fi > ti {
+        history[ti..fi].to_vec()
+    } else {
+        Vec::new()
+    };
     Ok(PackageDiff {
         notice: AUR_NOTICE,
         name: name.to_owned(),
@@ -334,7 +399,10 @@ pub async fn diff(client: &AurClient, name: &str, from: Option<&str>, to: Option
 
 /// For every installed foreign package with a newer AUR version: the diff since the installed
 /// version and its audit, most dangerous first (`aur_review_updates`).
-pub async fn review_updates(client: &AurClient, installed: &[(String, String)]) -> Result<UpdateReview, AurError> {
+pub async fn review_updates(
+    client: &AurClient,
+    installed: &[(String, String)],
+) -> Result<UpdateReview, AurError> {
     let names: Vec<String> = installed
         .iter()
         .map(|(n, _)| n.clone())
@@ -383,7 +451,9 @@ pub async fn review_updates(client: &AurClient, installed: &[(String, String)]) 
                     })
                 }
             },
-            Err(err @ (AurError::RateLimited { .. } | AurError::CouldNotReach { .. })) => return Err(err),
+            Err(err @ (AurError::RateLimited { .. } | AurError::CouldNotReach { .. })) => {
+                return Err(err);
+            }
             Err(err) => {
                 e.error = Some(EntryError {
                     kind: err.kind(),

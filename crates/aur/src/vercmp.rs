@@ -49,7 +49,11 @@ pub fn rpmvercmp(a: &str, b: &str) -> Ordering {
             break;
         }
         if one - p1 != two - p2 {
-            return if one - p1 < two - p2 { Ordering::Less } else { Ordering::Greater };
+            return if one - p1 < two - p2 {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
         }
         p1 = one;
         p2 = two;
@@ -70,7 +74,11 @@ pub fn rpmvercmp(a: &str, b: &str) -> Ordering {
             }
         }
         if p2 == two {
-            return if isnum { Ordering::Greater } else { Ordering::Less };
+            return if isnum {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            };
         }
         let (mut s1, mut s2) = (&a[one..p1], &b[two..p2]);
         if isnum {

@@ -38,10 +38,17 @@ pub(crate) fn credits(pkgbuild: &str) -> Vec<(u32, String, String)> {
     let mut out = Vec::new();
     for (i, l) in pkgbuild.lines().enumerate() {
         let t = l.trim_start();
-        let Some(c) = t.strip_prefix('#') else { continue };
-        let Some((role, name)) = c.split_once(':') else { continue };
+        let Some(c) = t.strip_prefix('#') else {
+            continue;
+        };
+        let Some((role, name)) = c.split_once(':') else {
+            continue;
+        };
         let role = role.trim().to_ascii_lowercase();
-        if matches!(role.as_str(), "maintainer" | "contributor" | "co-maintainer" | "comaintainer") {
+        if matches!(
+            role.as_str(),
+            "maintainer" | "contributor" | "co-maintainer" | "comaintainer"
+        ) {
             let name = name.trim().to_owned();
             if !name.is_empty() {
                 out.push((i as u32 + 1, role, name));
@@ -67,7 +74,11 @@ pub fn audit_change(before: &AuditInput, after: &AuditInput) -> ChangeAudit {
         .filter(|f| !old_keys.contains(&key(f)))
         .cloned()
         .collect();
-    let findings_removed = old.findings.iter().filter(|f| !new_keys.contains(&key(f))).count();
+    let findings_removed = old
+        .findings
+        .iter()
+        .filter(|f| !new_keys.contains(&key(f)))
+        .count();
     let cb = credits(&before.pkgbuild);
     let ca = credits(&after.pkgbuild);
     change_signals(before, after, &old, &new, &cb, &ca, &mut added);
@@ -77,8 +88,14 @@ pub fn audit_change(before: &AuditInput, after: &AuditInput) -> ChangeAudit {
         new_version_verdict: whole.verdict,
         new_version_max_severity: whole.max_severity,
         findings_removed,
-        credits_before: cb.into_iter().map(|(_, r, n)| format!("{r}: {n}")).collect(),
-        credits_after: ca.into_iter().map(|(_, r, n)| format!("{r}: {n}")).collect(),
+        credits_before: cb
+            .into_iter()
+            .map(|(_, r, n)| format!("{r}: {n}"))
+            .collect(),
+        credits_after: ca
+            .into_iter()
+            .map(|(_, r, n)| format!("{r}: {n}"))
+            .collect(),
     }
 }
 
@@ -95,11 +112,18 @@ fn finding(id: &'static str, severity: Severity, line: u32, snippet: &str, why: 
 }
 
 fn list(an: &Analysis, name: &str) -> Vec<String> {
-    an.all_values(name).into_iter().map(|s| s.text).filter(|s| !s.is_empty()).collect()
+    an.all_values(name)
+        .into_iter()
+        .map(|s| s.text)
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 fn line_of(an: &Analysis, name: &str) -> u32 {
-    an.assigns.iter().find(|a| a.file == 0 && a.name == name).map_or(1, |a| a.pos.line)
+    an.assigns
+        .iter()
+        .find(|a| a.file == 0 && a.name == name)
+        .map_or(1, |a| a.pos.line)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -132,8 +156,16 @@ fn change_signals(
             ),
         ));
     } else {
-        let mb: Vec<String> = cb.iter().filter(|(_, r, _)| r == "maintainer").map(|(_, _, n)| person(n)).collect();
-        let ma: Vec<String> = ca.iter().filter(|(_, r, _)| r == "maintainer").map(|(_, _, n)| person(n)).collect();
+        let mb: Vec<String> = cb
+            .iter()
+            .filter(|(_, r, _)| r == "maintainer")
+            .map(|(_, _, n)| person(n))
+            .collect();
+        let ma: Vec<String> = ca
+            .iter()
+            .filter(|(_, r, _)| r == "maintainer")
+            .map(|(_, _, n)| person(n))
+            .collect();
         if !mb.is_empty() && mb != ma {
             out.push(finding(
                 "AUR-DIFF-MAINTAINER-CHANGED",
@@ -153,13 +185,29 @@ fn change_signals(
             continue;
         }
         let (id, why) = if ib.is_empty() {
-            ("AUR-DIFF-INSTALL-NEW", format!("the change adds the install script {i}, which will run as root"))
+            (
+                "AUR-DIFF-INSTALL-NEW",
+                format!("the change adds the install script {i}, which will run as root"),
+            )
         } else {
-            ("AUR-DIFF-INSTALL-RENAMED", format!("the install script changes from {} to {i}", ib.join(", ")))
+            (
+                "AUR-DIFF-INSTALL-RENAMED",
+                format!("the install script changes from {} to {i}", ib.join(", ")),
+            )
         };
-        out.push(finding(id, Severity::Medium, install_line, &format!("install={i}"), why));
+        out.push(finding(
+            id,
+            Severity::Medium,
+            install_line,
+            &format!("install={i}"),
+            why,
+        ));
     }
-    let names_before: HashSet<&str> = before.install_scripts.iter().map(|s| s.name.as_str()).collect();
+    let names_before: HashSet<&str> = before
+        .install_scripts
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
     for s in &after.install_scripts {
         if !names_before.contains(s.name.as_str()) && !ia.contains(&s.name) {
             out.push(Finding {
@@ -195,7 +243,11 @@ fn change_signals(
             Severity::Low,
             line_of(&new.an, "url"),
             &ua.join(" "),
-            format!("the upstream URL changes from {} to {}", ub.join(" "), ua.join(" ")),
+            format!(
+                "the upstream URL changes from {} to {}",
+                ub.join(" "),
+                ua.join(" ")
+            ),
         ));
     }
 }

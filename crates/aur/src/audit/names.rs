@@ -13,35 +13,111 @@ pub(crate) const SHELLS: &[&str] = &[
 ];
 
 pub(crate) const INTERPRETERS: &[&str] = &[
-    "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "bun", "deno", "php",
-    "lua", "luajit", "tclsh", "pwsh", "osascript", "Rscript", "awk", "gawk",
+    "python",
+    "python2",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "bun",
+    "deno",
+    "php",
+    "lua",
+    "luajit",
+    "tclsh",
+    "pwsh",
+    "osascript",
+    "Rscript",
+    "awk",
+    "gawk",
 ];
 
 /// Programs whose output is bytes from the network.
 pub(crate) const DOWNLOADERS: &[&str] = &[
-    "curl", "wget", "wget2", "aria2c", "axel", "fetch", "lwp-download", "lwp-request", "GET",
-    "http", "https", "xh", "curlie", "lynx", "links", "w3m", "nc", "ncat", "netcat", "socat",
-    "telnet", "tftp",
+    "curl",
+    "wget",
+    "wget2",
+    "aria2c",
+    "axel",
+    "fetch",
+    "lwp-download",
+    "lwp-request",
+    "GET",
+    "http",
+    "https",
+    "xh",
+    "curlie",
+    "lynx",
+    "links",
+    "w3m",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "telnet",
+    "tftp",
 ];
 
 /// Wrappers that run the command that follows them.
 const WRAPPERS: &[&str] = &[
-    "sudo", "doas", "pkexec", "run0", "env", "nohup", "exec", "builtin", "command", "time",
-    "unbuffer", "setsid", "fakeroot", "stdbuf", "nice", "ionice", "chrt", "taskset", "xargs",
-    "timeout", "systemd-run", "busybox", "daemonize", "torsocks", "proxychains", "proxychains4",
-    "eatmydata", "catchsegv", "strace", "firejail", "unshare", "flock", "script",
+    "sudo",
+    "doas",
+    "pkexec",
+    "run0",
+    "env",
+    "nohup",
+    "exec",
+    "builtin",
+    "command",
+    "time",
+    "unbuffer",
+    "setsid",
+    "fakeroot",
+    "stdbuf",
+    "nice",
+    "ionice",
+    "chrt",
+    "taskset",
+    "xargs",
+    "timeout",
+    "systemd-run",
+    "busybox",
+    "daemonize",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "eatmydata",
+    "catchsegv",
+    "strace",
+    "firejail",
+    "unshare",
+    "flock",
+    "script",
 ];
 
 /// Options of wrappers that take a separate value.
 fn takes_value(wrapper: &str, opt: &str) -> bool {
     match wrapper {
-        "sudo" | "doas" => matches!(opt, "-u" | "-g" | "-C" | "-D" | "-p" | "-r" | "-t" | "-U" | "-h"),
+        "sudo" | "doas" => matches!(
+            opt,
+            "-u" | "-g" | "-C" | "-D" | "-p" | "-r" | "-t" | "-U" | "-h"
+        ),
         "env" => matches!(opt, "-u" | "-C" | "-S" | "--unset" | "--chdir"),
         "nice" => matches!(opt, "-n"),
         "ionice" => matches!(opt, "-c" | "-n" | "-p"),
         "timeout" => matches!(opt, "-s" | "-k" | "--signal" | "--kill-after"),
         "xargs" => matches!(opt, "-I" | "-n" | "-P" | "-d" | "-a" | "-L" | "-s" | "-E"),
-        "systemd-run" => matches!(opt, "-p" | "-u" | "-E" | "--unit" | "--property" | "--setenv" | "--on-calendar" | "--on-active"),
+        "systemd-run" => matches!(
+            opt,
+            "-p" | "-u"
+                | "-E"
+                | "--unit"
+                | "--property"
+                | "--setenv"
+                | "--on-calendar"
+                | "--on-active"
+        ),
         "flock" => matches!(opt, "-w" | "-E"),
         "script" => matches!(opt, "-c"),
         "chrt" | "taskset" => true,
@@ -58,7 +134,11 @@ pub(crate) fn effective(argv: &[Word]) -> usize {
         if !WRAPPERS.contains(&w) {
             return i;
         }
-        if w == "command" && argv.get(i + 1).is_some_and(|a| a.text == "-v" || a.text == "-V") {
+        if w == "command"
+            && argv
+                .get(i + 1)
+                .is_some_and(|a| a.text == "-v" || a.text == "-V")
+        {
             return i;
         }
         let mut j = i + 1;
@@ -131,7 +211,10 @@ pub(crate) fn inline_code<'a>(name: &str, args: &'a [Word]) -> Option<&'a Word> 
     while let Some(a) = it.next() {
         let t = a.text.as_str();
         if matches!(t, "-c" | "-e" | "-E" | "--eval" | "-r" | "-p" | "--print")
-            || (t.starts_with('-') && !t.starts_with("--") && (t.ends_with('c') || t.ends_with('e')) && t.len() <= 4)
+            || (t.starts_with('-')
+                && !t.starts_with("--")
+                && (t.ends_with('c') || t.ends_with('e'))
+                && t.len() <= 4)
         {
             return it.next();
         }
@@ -150,7 +233,11 @@ pub(crate) fn shell_c_arg(name: &str, args: &[Word]) -> Option<usize> {
     for (i, a) in args.iter().enumerate() {
         let t = a.text.as_str();
         if t.starts_with('-') && !t.starts_with("--") && t.contains('c') {
-            return if i + 1 < args.len() { Some(i + 1) } else { None };
+            return if i + 1 < args.len() {
+                Some(i + 1)
+            } else {
+                None
+            };
         }
         if !t.starts_with('-') && !t.starts_with('+') {
             return None;
@@ -186,18 +273,44 @@ pub(crate) fn reads_script_from_stdin(cmd: &Cmd) -> bool {
 /// Inline interpreter code that reaches the network.
 fn code_uses_network(code: &str) -> bool {
     const MARKS: &[&str] = &[
-        "urllib", "urlopen", "requests.get", "requests.post", "http.client", "socket.",
-        "import socket", "LWP::", "IO::Socket", "HTTP::Tiny", "open-uri", "Net::HTTP",
-        "fetch(", "http.get", "https.get", "XMLHttpRequest", "/dev/tcp/", "URI.open",
+        "urllib",
+        "urlopen",
+        "requests.get",
+        "requests.post",
+        "http.client",
+        "socket.",
+        "import socket",
+        "LWP::",
+        "IO::Socket",
+        "HTTP::Tiny",
+        "open-uri",
+        "Net::HTTP",
+        "fetch(",
+        "http.get",
+        "https.get",
+        "XMLHttpRequest",
+        "/dev/tcp/",
+        "URI.open",
     ];
     MARKS.iter().any(|m| code.contains(m))
 }
 
 fn code_decodes(code: &str) -> bool {
     const MARKS: &[&str] = &[
-        "b64decode", "base64", "decode('hex')", "bytes.fromhex", "codecs.decode", "unhexlify",
-        "decode_base64", "pack(", "Buffer.from", "atob(", "zlib.decompress", "marshal.loads",
-        "rot13", "rot_13",
+        "b64decode",
+        "base64",
+        "decode('hex')",
+        "bytes.fromhex",
+        "codecs.decode",
+        "unhexlify",
+        "decode_base64",
+        "pack(",
+        "Buffer.from",
+        "atob(",
+        "zlib.decompress",
+        "marshal.loads",
+        "rot13",
+        "rot_13",
     ];
     MARKS.iter().any(|m| code.contains(m))
 }
@@ -230,9 +343,7 @@ pub(crate) fn is_decoder(cmd: &Cmd) -> bool {
     match name {
         "base64" | "base32" | "basenc" => has(&["--decode"]) || has_flag('d') || has_flag('D'),
         "xxd" => has_flag('r') || has(&["--revert"]),
-        "openssl" => {
-            (has(&["base64", "enc", "-base64", "-a"])) && has_flag('d')
-        }
+        "openssl" => (has(&["base64", "enc", "-base64", "-a"])) && has_flag('d'),
         "uudecode" | "rev" | "gunzip" | "zcat" | "unxz" | "xzcat" | "bunzip2" | "bzcat"
         | "unzstd" | "zstdcat" | "unlzma" | "lzcat" | "uncompress" => true,
         "gzip" | "xz" | "bzip2" | "zstd" | "lzma" => has_flag('d') || has(&["--decompress"]),
@@ -244,7 +355,9 @@ pub(crate) fn is_decoder(cmd: &Cmd) -> bool {
                 .collect();
             sets.len() == 2
                 && sets[0] != sets[1]
-                && sets.iter().all(|s| s.contains("a-z") || s.contains("A-Z") || s.contains("n-z") || s.contains("N-Z"))
+                && sets.iter().all(|s| {
+                    s.contains("a-z") || s.contains("A-Z") || s.contains("n-z") || s.contains("N-Z")
+                })
         }
         _ => inline_code(name, args).is_some_and(|c| code_decodes(&c.text)),
     }
@@ -254,9 +367,30 @@ pub(crate) fn is_decoder(cmd: &Cmd) -> bool {
 pub(crate) fn is_message(name: &str) -> bool {
     matches!(
         name,
-        "echo" | "printf" | "msg" | "msg2" | "warning" | "error" | "plain" | "stat_busy"
-            | "stat_done" | "note" | "notice" | "_msg" | "info" | "log" | "say" | ":" | "true"
-            | "false" | "test" | "[" | "[[" | "logger" | "print" | "read"
+        "echo"
+            | "printf"
+            | "msg"
+            | "msg2"
+            | "warning"
+            | "error"
+            | "plain"
+            | "stat_busy"
+            | "stat_done"
+            | "note"
+            | "notice"
+            | "_msg"
+            | "info"
+            | "log"
+            | "say"
+            | ":"
+            | "true"
+            | "false"
+            | "test"
+            | "["
+            | "[["
+            | "logger"
+            | "print"
+            | "read"
     ) || name.starts_with("_msg")
         || name.starts_with("_echo")
         || name.starts_with("msg_")
@@ -264,12 +398,24 @@ pub(crate) fn is_message(name: &str) -> bool {
 
 /// Package managers of languages: (program, the subcommands that fetch and install code).
 pub(crate) const PKG_MANAGERS: &[(&str, &[&str])] = &[
-    ("npm", &["install", "i", "add", "ci", "exec", "x", "update", "isntall", "in", "ins", "inst", "insta", "instal", "link", "rebuild"]),
+    (
+        "npm",
+        &[
+            "install", "i", "add", "ci", "exec", "x", "update", "isntall", "in", "ins", "inst",
+            "insta", "instal", "link", "rebuild",
+        ],
+    ),
     ("npx", &[]),
     ("pnpm", &["install", "i", "add", "dlx", "exec", "update"]),
     ("pnpx", &[]),
-    ("yarn", &["add", "install", "global", "dlx", "exec", "up", "upgrade"]),
-    ("bun", &["install", "i", "add", "a", "x", "update", "link", "pm"]),
+    (
+        "yarn",
+        &["add", "install", "global", "dlx", "exec", "up", "upgrade"],
+    ),
+    (
+        "bun",
+        &["install", "i", "add", "a", "x", "update", "link", "pm"],
+    ),
     ("bunx", &[]),
     ("pip", &["install", "download"]),
     ("pip3", &["install", "download"]),
@@ -304,17 +450,26 @@ pub(crate) fn family(pm: &str) -> &'static str {
 
 /// Arch packages that provide a language's tooling, by family.
 pub(crate) fn family_of_package(dep: &str) -> Option<&'static str> {
-    let d = dep
-        .split(['>', '<', '=', ':'])
-        .next()
-        .unwrap_or(dep)
-        .trim();
+    let d = dep.split(['>', '<', '=', ':']).next().unwrap_or(dep).trim();
     Some(match d {
-        "nodejs" | "nodejs-lts-iron" | "nodejs-lts-jod" | "nodejs-lts-hydrogen" | "npm" | "yarn"
-        | "pnpm" | "bun" | "bun-bin" | "deno" | "electron" | "corepack" | "node-gyp" => "node",
+        "nodejs"
+        | "nodejs-lts-iron"
+        | "nodejs-lts-jod"
+        | "nodejs-lts-hydrogen"
+        | "npm"
+        | "yarn"
+        | "pnpm"
+        | "bun"
+        | "bun-bin"
+        | "deno"
+        | "electron"
+        | "corepack"
+        | "node-gyp" => "node",
         d if d.starts_with("electron") || d.starts_with("nodejs") => "node",
         "python" | "python-pip" | "python-pipx" | "python-build" | "python-installer"
-        | "python-setuptools" | "python-wheel" | "uv" | "python-poetry" | "python-hatchling" => "python",
+        | "python-setuptools" | "python-wheel" | "uv" | "python-poetry" | "python-hatchling" => {
+            "python"
+        }
         d if d.starts_with("python-") => "python",
         "rust" | "cargo" | "rustup" => "rust",
         "go" | "go-tools" => "go",
@@ -331,8 +486,20 @@ pub(crate) fn is_pkg_manager_package(dep: &str) -> bool {
     let d = dep.split(['>', '<', '=', ':']).next().unwrap_or(dep).trim();
     matches!(
         d,
-        "npm" | "yarn" | "pnpm" | "bun" | "bun-bin" | "python-pip" | "python-pipx" | "pipx"
-            | "uv" | "composer" | "rubygems" | "luarocks" | "cpanminus" | "deno"
+        "npm"
+            | "yarn"
+            | "pnpm"
+            | "bun"
+            | "bun-bin"
+            | "python-pip"
+            | "python-pipx"
+            | "pipx"
+            | "uv"
+            | "composer"
+            | "rubygems"
+            | "luarocks"
+            | "cpanminus"
+            | "deno"
     )
 }
 
@@ -356,22 +523,21 @@ pub(crate) fn git_subcommand(args: &[Word]) -> Option<&str> {
 /// Does this command run a language package manager that fetches code? Returns its name.
 pub(crate) fn pkg_manager(cmd: &Cmd) -> Option<&'static str> {
     let (name, args) = program(cmd);
-    let (pm, subs) = if matches!(name, "python" | "python3" | "python2")
-        || name.starts_with("python3.")
-    {
-        // python -m pip install …
-        let m = args.iter().position(|a| a.text == "-m")?;
-        let module = args.get(m + 1)?.text.as_str();
-        let (pm, subs) = PKG_MANAGERS.iter().find(|(p, _)| *p == module)?;
-        let rest = &args[m + 2..];
-        return rest
-            .iter()
-            .find(|a| !a.text.starts_with('-'))
-            .filter(|a| subs.contains(&a.text.as_str()))
-            .map(|_| *pm);
-    } else {
-        PKG_MANAGERS.iter().find(|(p, _)| *p == name)?
-    };
+    let (pm, subs) =
+        if matches!(name, "python" | "python3" | "python2") || name.starts_with("python3.") {
+            // python -m pip install …
+            let m = args.iter().position(|a| a.text == "-m")?;
+            let module = args.get(m + 1)?.text.as_str();
+            let (pm, subs) = PKG_MANAGERS.iter().find(|(p, _)| *p == module)?;
+            let rest = &args[m + 2..];
+            return rest
+                .iter()
+                .find(|a| !a.text.starts_with('-'))
+                .filter(|a| subs.contains(&a.text.as_str()))
+                .map(|_| *pm);
+        } else {
+            PKG_MANAGERS.iter().find(|(p, _)| *p == name)?
+        };
     if subs.is_empty() {
         return Some(pm);
     }

@@ -102,7 +102,14 @@ impl AuditReport {
         medium_ids.dedup();
         let verdict = if !serious.is_empty() {
             for f in serious.iter().take(8) {
-                reasons.push(format!("{} ({}, {} line {}): {}", f.id, f.severity.as_str(), f.file, f.line, f.why));
+                reasons.push(format!(
+                    "{} ({}, {} line {}): {}",
+                    f.id,
+                    f.severity.as_str(),
+                    f.file,
+                    f.line,
+                    f.why
+                ));
             }
             Verdict::Dangerous
         } else if medium_ids.len() >= 3 {
@@ -112,7 +119,11 @@ impl AuditReport {
             ));
             Verdict::Dangerous
         } else if !medium_ids.is_empty() {
-            for f in findings.iter().filter(|f| f.severity == Severity::Medium).take(8) {
+            for f in findings
+                .iter()
+                .filter(|f| f.severity == Severity::Medium)
+                .take(8)
+            {
                 reasons.push(format!("{} ({} line {}): {}", f.id, f.file, f.line, f.why));
             }
             Verdict::Review

@@ -3,10 +3,13 @@
 
 use std::collections::BTreeMap;
 
+/// `key → [(line, value)]` of one section.
+pub(crate) type Section = BTreeMap<String, Vec<(u32, String)>>;
+
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Srcinfo {
-    pub base: BTreeMap<String, Vec<(u32, String)>>,
-    pub packages: Vec<(String, BTreeMap<String, Vec<(u32, String)>>)>,
+    pub base: Section,
+    pub packages: Vec<(String, Section)>,
 }
 
 pub(crate) fn parse(text: &str) -> Srcinfo {
@@ -37,7 +40,11 @@ pub(crate) fn parse(text: &str) -> Srcinfo {
 impl Srcinfo {
     /// Every value of `key` in the base and all package sections.
     pub(crate) fn values(&self, key: &str) -> Vec<&(u32, String)> {
-        let mut out: Vec<&(u32, String)> = self.base.get(key).map(|v| v.iter().collect()).unwrap_or_default();
+        let mut out: Vec<&(u32, String)> = self
+            .base
+            .get(key)
+            .map(|v| v.iter().collect())
+            .unwrap_or_default();
         for (_, m) in &self.packages {
             if let Some(v) = m.get(key) {
                 out.extend(v.iter());
@@ -47,17 +54,22 @@ impl Srcinfo {
     }
 
     pub(crate) fn first(&self, key: &str) -> Option<&str> {
-        self.base.get(key).and_then(|v| v.first()).map(|(_, s)| s.as_str())
+        self.base
+            .get(key)
+            .and_then(|v| v.first())
+            .map(|(_, s)| s.as_str())
     }
 
     /// `[epoch:]pkgver-pkgrel` of the package base.
     pub(crate) fn version(&self) -> Option<String> {
         let ver = self.first("pkgver")?;
         let rel = self.first("pkgrel").unwrap_or("1");
-        Some(match self.first("epoch").filter(|e| !e.is_empty() && *e != "0") {
-            Some(e) => format!("{e}:{ver}-{rel}"),
-            None => format!("{ver}-{rel}"),
-        })
+        Some(
+            match self.first("epoch").filter(|e| !e.is_empty() && *e != "0") {
+                Some(e) => format!("{e}:{ver}-{rel}"),
+                None => format!("{ver}-{rel}"),
+            },
+        )
     }
 }
 
@@ -67,9 +79,15 @@ mod tests {
 
     #[test]
     fn reads_sections_and_version() {
-        let s = parse("pkgbase = foo\n\tpkgver = 1.2\n\tpkgrel = 3\n\tepoch = 1\n\tdepends = a\n\npkgname = foo\n\tdepends = b\n");
+        let s = parse(
+            "pkgbase = foo\n\tpkgver = 1.2\n\tpkgrel = 3\n\tepoch = 1\n\tdepends = a\n\npkgname = foo\n\tdepends = b\n",
+        );
         assert_eq!(s.version().as_deref(), Some("1:1.2-3"));
-        let d: Vec<&str> = s.values("depends").iter().map(|(_, v)| v.as_str()).collect();
+        let d: Vec<&str> = s
+            .values("depends")
+            .iter()
+            .map(|(_, v)| v.as_str())
+            .collect();
         assert_eq!(d, ["a", "b"]);
     }
 }

@@ -48,33 +48,148 @@ pub(crate) fn find_urls(text: &str) -> Vec<&str> {
 }
 
 const PASTE: &[&str] = &[
-    "pastebin.com", "paste.ee", "pastes.io", "hastebin.com", "hastebin.skyra.pw", "ghostbin.co",
-    "ghostbin.com", "rentry.co", "rentry.org", "termbin.com", "ix.io", "sprunge.us", "dpaste.com",
-    "dpaste.org", "paste.rs", "0x0.st", "transfer.sh", "paste.c-net.org", "controlc.com",
-    "justpaste.it", "pastebin.pl", "bpa.st", "privatebin.net", "ptpb.pw", "clbin.com", "paste.gg",
-    "hst.sh", "katb.in", "pastie.org", "telegra.ph", "files.catbox.moe", "litter.catbox.moe",
-    "catbox.moe", "gofile.io", "temp.sh", "file.io", "bashupload.com", "oshi.at", "uguu.se",
-    "pixeldrain.com", "anonfiles.com", "paste.sh", "pastebin.ubuntu.com", "paste.debian.net",
-    "paste.centos.org", "snippet.host", "pastecode.io", "paste.mozilla.org", "p.ip.fi",
+    "pastebin.com",
+    "paste.ee",
+    "pastes.io",
+    "hastebin.com",
+    "hastebin.skyra.pw",
+    "ghostbin.co",
+    "ghostbin.com",
+    "rentry.co",
+    "rentry.org",
+    "termbin.com",
+    "ix.io",
+    "sprunge.us",
+    "dpaste.com",
+    "dpaste.org",
+    "paste.rs",
+    "0x0.st",
+    "transfer.sh",
+    "paste.c-net.org",
+    "controlc.com",
+    "justpaste.it",
+    "pastebin.pl",
+    "bpa.st",
+    "privatebin.net",
+    "ptpb.pw",
+    "clbin.com",
+    "paste.gg",
+    "hst.sh",
+    "katb.in",
+    "pastie.org",
+    "telegra.ph",
+    "files.catbox.moe",
+    "litter.catbox.moe",
+    "catbox.moe",
+    "gofile.io",
+    "temp.sh",
+    "file.io",
+    "bashupload.com",
+    "oshi.at",
+    "uguu.se",
+    "pixeldrain.com",
+    "anonfiles.com",
+    "paste.sh",
+    "pastebin.ubuntu.com",
+    "paste.debian.net",
+    "paste.centos.org",
+    "snippet.host",
+    "pastecode.io",
+    "paste.mozilla.org",
+    "p.ip.fi",
 ];
 
 const SHORTENERS: &[&str] = &[
-    "bit.ly", "bitly.com", "tinyurl.com", "t.co", "goo.gl", "is.gd", "v.gd", "cutt.ly", "rb.gy",
-    "shorturl.at", "tiny.cc", "ow.ly", "rebrand.ly", "s.id", "t.ly", "buff.ly", "shorte.st",
-    "adf.ly", "bl.ink", "lnkd.in", "u.to", "qr.ae", "git.io", "tiny.one", "urlz.fr", "short.io",
-    "clck.ru", "soo.gd", "shorturl.gg", "surl.li", "tinu.be", "2no.co", "iplogger.org",
+    "bit.ly",
+    "bitly.com",
+    "tinyurl.com",
+    "t.co",
+    "goo.gl",
+    "is.gd",
+    "v.gd",
+    "cutt.ly",
+    "rb.gy",
+    "shorturl.at",
+    "tiny.cc",
+    "ow.ly",
+    "rebrand.ly",
+    "s.id",
+    "t.ly",
+    "buff.ly",
+    "shorte.st",
+    "adf.ly",
+    "bl.ink",
+    "lnkd.in",
+    "u.to",
+    "qr.ae",
+    "git.io",
+    "tiny.one",
+    "urlz.fr",
+    "short.io",
+    "clck.ru",
+    "soo.gd",
+    "shorturl.gg",
+    "surl.li",
+    "tinu.be",
+    "2no.co",
+    "iplogger.org",
 ];
 
 const DYNDNS: &[&str] = &[
-    "duckdns.org", "no-ip.org", "no-ip.com", "no-ip.biz", "no-ip.info", "noip.me", "ddns.net",
-    "hopto.org", "zapto.org", "sytes.net", "serveftp.com", "servehttp.com", "myftp.org",
-    "myftp.biz", "redirectme.net", "servebeer.com", "dynu.net", "dynu.com", "freedns.afraid.org",
-    "mooo.com", "chickenkiller.com", "strangled.net", "dyndns.org", "dyndns.info", "dynv6.net",
-    "ngrok.io", "ngrok-free.app", "ngrok.app", "trycloudflare.com", "serveo.net", "loca.lt",
-    "localtunnel.me", "pagekite.me", "portmap.io", "3utilities.com", "bounceme.net",
-    "ddnsking.com", "gotdns.ch", "kozow.com", "ooguy.com", "theworkpc.com", "webhop.me",
-    "duckdns.com", "dyn.com", "changeip.com", "dnsalias.com", "dnsalias.net", "homeip.net",
-    "publicvm.com", "ydns.eu", "afraid.org", "pinggy.link", "bore.pub", "playit.gg",
+    "duckdns.org",
+    "no-ip.org",
+    "no-ip.com",
+    "no-ip.biz",
+    "no-ip.info",
+    "noip.me",
+    "ddns.net",
+    "hopto.org",
+    "zapto.org",
+    "sytes.net",
+    "serveftp.com",
+    "servehttp.com",
+    "myftp.org",
+    "myftp.biz",
+    "redirectme.net",
+    "servebeer.com",
+    "dynu.net",
+    "dynu.com",
+    "freedns.afraid.org",
+    "mooo.com",
+    "chickenkiller.com",
+    "strangled.net",
+    "dyndns.org",
+    "dyndns.info",
+    "dynv6.net",
+    "ngrok.io",
+    "ngrok-free.app",
+    "ngrok.app",
+    "trycloudflare.com",
+    "serveo.net",
+    "loca.lt",
+    "localtunnel.me",
+    "pagekite.me",
+    "portmap.io",
+    "3utilities.com",
+    "bounceme.net",
+    "ddnsking.com",
+    "gotdns.ch",
+    "kozow.com",
+    "ooguy.com",
+    "theworkpc.com",
+    "webhop.me",
+    "duckdns.com",
+    "dyn.com",
+    "changeip.com",
+    "dnsalias.com",
+    "dnsalias.net",
+    "homeip.net",
+    "publicvm.com",
+    "ydns.eu",
+    "afraid.org",
+    "pinggy.link",
+    "bore.pub",
+    "playit.gg",
 ];
 
 fn host_in(host: &str, list: &[&str]) -> bool {
@@ -88,7 +203,9 @@ fn is_ip_literal(host: &str) -> bool {
     }
     let parts: Vec<&str> = host.split('.').collect();
     parts.len() == 4
-        && parts.iter().all(|p| !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()))
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()))
         && !host.starts_with("127.")
         && host != "0.0.0.0"
 }
@@ -98,13 +215,30 @@ pub(crate) fn classify(u: &ParsedUrl) -> Option<(&'static str, Severity, String)
     let h = u.host.as_str();
     let path = u.path.to_ascii_lowercase();
     if (host_in(h, &["discord.com", "discordapp.com"]) && path.contains("/api/webhooks"))
-        || host_in(h, &["hooks.slack.com", "webhook.site", "pipedream.net", "requestbin.net", "interact.sh", "oast.fun", "oast.live", "oast.me", "oast.pro", "burpcollaborator.net", "canarytokens.com"])
+        || host_in(
+            h,
+            &[
+                "hooks.slack.com",
+                "webhook.site",
+                "pipedream.net",
+                "requestbin.net",
+                "interact.sh",
+                "oast.fun",
+                "oast.live",
+                "oast.me",
+                "oast.pro",
+                "burpcollaborator.net",
+                "canarytokens.com",
+            ],
+        )
         || (h == "api.telegram.org" && path.starts_with("/bot"))
     {
         return Some((
             "AUR-URL-WEBHOOK",
             Severity::Critical,
-            format!("{h} is a chat webhook or collection endpoint: the usual way stolen data leaves a machine"),
+            format!(
+                "{h} is a chat webhook or collection endpoint: the usual way stolen data leaves a machine"
+            ),
         ));
     }
     if h.ends_with(".onion") {
@@ -139,7 +273,9 @@ pub(crate) fn classify(u: &ParsedUrl) -> Option<(&'static str, Severity, String)
         return Some((
             "AUR-URL-DYNDNS",
             Severity::High,
-            format!("{h} is a dynamic-DNS or tunnel domain, typical for throwaway attacker servers"),
+            format!(
+                "{h} is a dynamic-DNS or tunnel domain, typical for throwaway attacker servers"
+            ),
         ));
     }
     None
@@ -147,10 +283,24 @@ pub(crate) fn classify(u: &ParsedUrl) -> Option<(&'static str, Severity, String)
 
 /// Code forges where the first path segment names the owner.
 const FORGES: &[&str] = &[
-    "github.com", "gitlab.com", "codeberg.org", "bitbucket.org", "git.sr.ht", "gitee.com",
-    "gitea.com", "framagit.org", "salsa.debian.org", "gitlab.gnome.org", "invent.kde.org",
-    "gitlab.freedesktop.org", "sr.ht", "notabug.org", "pagure.io", "raw.githubusercontent.com",
-    "objects.githubusercontent.com", "codeload.github.com",
+    "github.com",
+    "gitlab.com",
+    "codeberg.org",
+    "bitbucket.org",
+    "git.sr.ht",
+    "gitee.com",
+    "gitea.com",
+    "framagit.org",
+    "salsa.debian.org",
+    "gitlab.gnome.org",
+    "invent.kde.org",
+    "gitlab.freedesktop.org",
+    "sr.ht",
+    "notabug.org",
+    "pagure.io",
+    "raw.githubusercontent.com",
+    "objects.githubusercontent.com",
+    "codeload.github.com",
 ];
 
 /// (host, owner, repo) for forge URLs; GitHub's raw/codeload hosts count as github.com.
@@ -197,7 +347,10 @@ mod tests {
         assert_eq!(c("https://pastebin.com/raw/x"), Some("AUR-URL-PASTE"));
         assert_eq!(c("http://45.13.2.9:8080/a"), Some("AUR-URL-RAW-IP"));
         assert_eq!(c("https://x.duckdns.org/p"), Some("AUR-URL-DYNDNS"));
-        assert_eq!(c("https://discord.com/api/webhooks/1/2"), Some("AUR-URL-WEBHOOK"));
+        assert_eq!(
+            c("https://discord.com/api/webhooks/1/2"),
+            Some("AUR-URL-WEBHOOK")
+        );
         assert_eq!(c("https://github.com/foo/bar"), None);
         assert_eq!(c("http://127.0.0.1:8000/"), None);
         let p = parse("git+https://github.com/Foo/bar.git#tag=v1").and_then(|p| forge_owner(&p));

@@ -34,10 +34,12 @@ fn re(p: &str) -> Regex {
 
 static TD: LazyLock<Regex> = LazyLock::new(|| re(r"(?s)<td[^>]*>(.*?)</td>"));
 static TAG: LazyLock<Regex> = LazyLock::new(|| re(r"(?s)<[^>]*>"));
-static LS: LazyLock<Regex> = LazyLock::new(|| re(r#"class=['"](ls-blob|ls-dir|ls-mod)[^'"]*['"][^>]*>([^<]+)</a>"#));
+static LS: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"class=['"](ls-blob|ls-dir|ls-mod)[^'"]*['"][^>]*>([^<]+)</a>"#));
 static MODE: LazyLock<Regex> = LazyLock::new(|| re(r#"class=['"]ls-mode['"]>([^<]*)<"#));
 static SIZE: LazyLock<Regex> = LazyLock::new(|| re(r#"class=['"]ls-size['"]>\s*(\d*)\s*<"#));
-static COMMIT_ID: LazyLock<Regex> = LazyLock::new(|| re(r#"/commit/[^'"]*?[?&;]id=([0-9a-f]{7,40})"#));
+static COMMIT_ID: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"/commit/[^'"]*?[?&;]id=([0-9a-f]{7,40})"#));
 static TITLE: LazyLock<Regex> = LazyLock::new(|| re(r#"title=['"](\d{4}-\d\d-\d\d [^'"]*)['"]"#));
 
 pub(crate) fn unescape(s: &str) -> String {
@@ -76,7 +78,10 @@ pub(super) fn parse_tree(page: &str) -> Vec<RepoFile> {
         out.push(RepoFile {
             name: unescape(ls[2].trim()),
             kind,
-            mode: MODE.captures(row).map(|c| c[1].to_owned()).unwrap_or_default(),
+            mode: MODE
+                .captures(row)
+                .map(|c| c[1].to_owned())
+                .unwrap_or_default(),
             size: SIZE.captures(row).and_then(|c| c[1].parse().ok()),
         });
     }
@@ -87,7 +92,9 @@ pub(super) fn parse_tree(page: &str) -> Vec<RepoFile> {
 pub(super) fn parse_log(page: &str) -> Vec<Commit> {
     let mut out = Vec::new();
     for row in page.split("<tr") {
-        let Some(id) = COMMIT_ID.captures(row) else { continue };
+        let Some(id) = COMMIT_ID.captures(row) else {
+            continue;
+        };
         let cells: Vec<String> = TD.captures_iter(row).map(|c| c[1].to_owned()).collect();
         if cells.len() < 3 {
             continue;
@@ -96,7 +103,10 @@ pub(super) fn parse_log(page: &str) -> Vec<Commit> {
             .captures(&cells[0])
             .map(|c| c[1].to_owned())
             .unwrap_or_else(|| text(&cells[0]));
-        let subject_html = cells[1].split("<span class='decoration'>").next().unwrap_or(&cells[1]);
+        let subject_html = cells[1]
+            .split("<span class='decoration'>")
+            .next()
+            .unwrap_or(&cells[1]);
         out.push(Commit {
             id: id[1].to_owned(),
             subject: text(subject_html),

@@ -9,7 +9,10 @@ pub enum AurError {
     #[error("{url} did not answer within {after:?}")]
     TimedOut { url: String, after: Duration },
     #[error("the AUR is rate limiting requests ({url}); try again later")]
-    RateLimited { url: String, retry_after: Option<u64> },
+    RateLimited {
+        url: String,
+        retry_after: Option<u64>,
+    },
     #[error("{what} was not found")]
     NotFound { what: String },
     #[error("{name} has no version {version} in its history")]

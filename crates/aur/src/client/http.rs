@@ -38,9 +38,10 @@ impl Http {
     /// `base_url` + `path` with the query pairs encoded.
     pub(super) fn url(&self, path: &str, query: &[(&str, &str)]) -> Result<String, AurError> {
         let base = self.config.base_url.trim_end_matches('/');
-        let mut url = Url::parse(&format!("{base}{path}")).map_err(|e| AurError::InvalidArgument {
-            reason: format!("bad AUR base URL {base}: {e}"),
-        })?;
+        let mut url =
+            Url::parse(&format!("{base}{path}")).map_err(|e| AurError::InvalidArgument {
+                reason: format!("bad AUR base URL {base}: {e}"),
+            })?;
         if !query.is_empty() {
             let mut qp = url.query_pairs_mut();
             for (k, v) in query {
@@ -51,7 +52,12 @@ impl Http {
     }
 
     /// Fetches `url` (cached). `immutable` answers (addressed by commit id) never expire.
-    pub(super) async fn get(&self, url: &str, limit: usize, immutable: bool) -> Result<Vec<u8>, AurError> {
+    pub(super) async fn get(
+        &self,
+        url: &str,
+        limit: usize,
+        immutable: bool,
+    ) -> Result<Vec<u8>, AurError> {
         if let Some(c) = &self.cache
             && let Some(hit) = c.get(url, immutable).await
         {
@@ -75,7 +81,12 @@ impl Http {
     }
 
     async fn fetch(&self, url: &str, limit: usize) -> Result<Vec<u8>, AurError> {
-        let mut resp = self.client.get(url).send().await.map_err(|e| self.send_error(url, &e))?;
+        let mut resp = self
+            .client
+            .get(url)
+            .send()
+            .await
+            .map_err(|e| self.send_error(url, &e))?;
         let status = resp.status().as_u16();
         match status {
             200 => {}
@@ -146,4 +157,3 @@ impl Http {
         }
     }
 }
-

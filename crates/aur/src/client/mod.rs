@@ -93,14 +93,27 @@ impl AurClient {
                 reason: "the query must be 1 to 256 characters".into(),
             });
         }
-        let url = self
+        let url = self.inner.url(
+            "/rpc/",
+            &[
+                ("v", "5"),
+                ("type", "search"),
+                ("by", by.as_str()),
+                ("arg", q),
+            ],
+        )?;
+        let body = self
             .inner
-            .url("/rpc/", &[("v", "5"), ("type", "search"), ("by", by.as_str()), ("arg", q)])?;
-        let body = self.inner.get(&url, self.inner.config.max_rpc_bytes, false).await?;
+            .get(&url, self.inner.config.max_rpc_bytes, false)
+            .await?;
         let mut pkgs = rpc::parse(&url, &body)?;
         let total = pkgs.len();
         let cap = self.inner.config.max_search_results;
-        pkgs.sort_by(|a, b| b.popularity.total_cmp(&a.popularity).then_with(|| a.name.cmp(&b.name)));
+        pkgs.sort_by(|a, b| {
+            b.popularity
+                .total_cmp(&a.popularity)
+                .then_with(|| a.name.cmp(&b.name))
+        });
         pkgs.truncate(cap);
         Ok(SearchResults {
             notice: AUR_NOTICE,
@@ -122,7 +135,10 @@ impl AurClient {
             let mut q: Vec<(&str, &str)> = vec![("v", "5"), ("type", "info")];
             q.extend(chunk.iter().map(|n| ("arg[]", n.as_str())));
             let url = self.inner.url("/rpc/", &q)?;
-            let body = self.inner.get(&url, self.inner.config.max_rpc_bytes, false).await?;
+            let body = self
+                .inner
+                .get(&url, self.inner.config.max_rpc_bytes, false)
+                .await?;
             packages.extend(rpc::parse(&url, &body)?);
         }
         let not_found = names
@@ -149,7 +165,11 @@ impl AurClient {
     }
 
     /// The files in a package base's repository (at a commit, or the head).
-    pub async fn list_files(&self, pkgbase: &str, commit: Option<&str>) -> Result<Vec<RepoFile>, AurError> {
+    pub async fn list_files(
+        &self,
+        pkgbase: &str,
+        commit: Option<&str>,
+    ) -> Result<Vec<RepoFile>, AurError> {
         check_name(pkgbase)?;
         let mut q = vec![("h", pkgbase)];
         if let Some(c) = commit {
@@ -157,16 +177,27 @@ impl AurClient {
             q.push(("id", c));
         }
         let url = self.inner.url("/cgit/aur.git/tree/", &q)?;
-        let body = self.inner.get(&url, self.inner.config.max_page_bytes, commit.is_some()).await?;
+        let body = self
+            .inner
+            .get(&url, self.inner.config.max_page_bytes, commit.is_some())
+            .await?;
         let text = String::from_utf8_lossy(&body);
         cgit::check_branch(&text, pkgbase)?;
         Ok(cgit::parse_tree(&text))
     }
 
     /// One file's text (at a commit, or the head).
-    pub async fn file(&self, pkgbase: &str, path: &str, commit: Option<&str>) -> Result<String, AurError> {
+    pub async fn file(
+        &self,
+        pkgbase: &str,
+        path: &str,
+        commit: Option<&str>,
+    ) -> Result<String, AurError> {
         check_name(pkgbase)?;
-        if path.is_empty() || path.starts_with('/') || path.split('/').any(|s| s == ".." || s.is_empty()) {
+        if path.is_empty()
+            || path.starts_with('/')
+            || path.split('/').any(|s| s == ".." || s.is_empty())
+        {
             return Err(AurError::InvalidArgument {
                 reason: format!("{path:?} is not a file path in a package repository"),
             });
@@ -179,7 +210,11 @@ impl AurClient {
         let url = self.inner.url(&format!("/cgit/aur.git/plain/{path}"), &q)?;
         let body = self
             .inner
-            .get(&url, self.inner.config.max_file_bytes, commit.is_some_and(|c| c.len() == 40))
+            .get(
+                &url,
+                self.inner.config.max_file_bytes,
+                commit.is_some_and(|c| c.len() == 40),
+            )
             .await?;
         if body.contains(&0) {
             return Err(AurError::Malformed {
@@ -202,7 +237,10 @@ impl AurClient {
                 q.push(("ofs", ofs_s.as_str()));
             }
             let url = self.inner.url("/cgit/aur.git/log/", &q)?;
-            let body = self.inner.get(&url, self.inner.config.max_page_bytes, false).await?;
+            let body = self
+                .inner
+                .get(&url, self.inner.config.max_page_bytes, false)
+                .await?;
             let text = String::from_utf8_lossy(&body);
             cgit::check_branch(&text, pkgbase)?;
             let page = cgit::parse_log(&text);
@@ -223,7 +261,12 @@ impl AurClient {
     }
 
     /// PKGBUILD, .SRCINFO, install scripts and hooks of a package (head, or a commit).
-    pub async fn package_files_at(&self, name: &str, pkgbase: &str, commit: Option<&str>) -> Result<PackageFiles, AurError> {
+    pub async fn package_files_at(
+        &self,
+        name: &str,
+        pkgbase: &str,
+        commit: Option<&str>,
+    ) -> Result<PackageFiles, AurError> {
         let files = self.list_files(pkgbase, commit).await?;
         let pkgbuild = self.file(pkgbase, "PKGBUILD", commit).await?;
         let srcinfo = if files.iter().any(|f| f.name == ".SRCINFO") {
@@ -242,7 +285,9 @@ impl AurClient {
                     name: f.name.clone(),
                     content,
                 }),
-                Err(AurError::TooLarge { .. } | AurError::Malformed { .. }) => skipped.push(f.name.clone()),
+                Err(AurError::TooLarge { .. } | AurError::Malformed { .. }) => {
+                    skipped.push(f.name.clone())
+                }
                 Err(e) => return Err(e),
             }
         }

@@ -140,7 +140,8 @@ pub struct PackageInfo {
 
 pub(crate) fn rfc3339(ts: Option<i64>) -> Option<String> {
     let t = time::OffsetDateTime::from_unix_timestamp(ts?).ok()?;
-    t.format(&time::format_description::well_known::Rfc3339).ok()
+    t.format(&time::format_description::well_known::Rfc3339)
+        .ok()
 }
 
 impl From<Raw> for PackageInfo {
@@ -198,7 +199,11 @@ pub(super) fn parse(url: &str, body: &[u8]) -> Result<Vec<PackageInfo>, AurError
             reason: format!("unexpected answer type {:?}", a.kind),
         });
     }
-    Ok(a.results.into_iter().filter(|r| !r.name.is_empty()).map(PackageInfo::from).collect())
+    Ok(a.results
+        .into_iter()
+        .filter(|r| !r.name.is_empty())
+        .map(PackageInfo::from)
+        .collect())
 }
 
 /// The answer of `aur_search`.

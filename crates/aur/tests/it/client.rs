@@ -33,17 +33,30 @@ async fn search_sends_the_field_and_reads_trust_signals() {
         s2.lock().expect("lock").push(q.to_vec());
         fake_aur::route(&pkgs, p, q)
     });
-    let r = client(&srv.base).search("pkg", SearchBy::Maintainer).await.expect("search");
+    let r = client(&srv.base)
+        .search("pkg", SearchBy::Maintainer)
+        .await
+        .expect("search");
     assert_eq!(r.total, 2);
     assert!(r.notice.contains("reviewed by nobody"));
-    let by = seen.lock().expect("lock")[0].iter().find(|(k, _)| k == "by").map(|(_, v)| v.clone());
+    let by = seen.lock().expect("lock")[0]
+        .iter()
+        .find(|(k, _)| k == "by")
+        .map(|(_, v)| v.clone());
     assert_eq!(by.as_deref(), Some("maintainer"));
     // Most popular first; orphaned flagged.
     assert_eq!(r.packages[0].name, "evil-pkg");
-    let good = r.packages.iter().find(|p| p.name == "good-pkg").expect("good");
+    let good = r
+        .packages
+        .iter()
+        .find(|p| p.name == "good-pkg")
+        .expect("good");
     assert!(good.orphaned);
     assert_eq!(good.maintainer, None);
-    assert_eq!(good.first_submitted.as_deref(), Some("2020-09-13T12:26:40Z"));
+    assert_eq!(
+        good.first_submitted.as_deref(),
+        Some("2020-09-13T12:26:40Z")
+    );
 }
 
 #[tokio::test]
@@ -75,59 +88,125 @@ async fn every_search_field_has_its_rpc_name() {
 #[tokio::test]
 async fn info_takes_many_names_and_reports_unknown_ones() {
     let srv = fake();
-    let names = vec!["good-pkg".to_owned(), "evil-pkg".to_owned(), "nope".to_owned()];
+    let names = vec![
+        "good-pkg".to_owned(),
+        "evil-pkg".to_owned(),
+        "nope".to_owned(),
+    ];
     let r = client(&srv.base).info(&names).await.expect("info");
     assert_eq!(r.packages.len(), 2);
     assert_eq!(r.not_found, vec!["nope".to_owned()]);
-    let e = client(&srv.base).info_one("nope").await.expect_err("missing");
+    let e = client(&srv.base)
+        .info_one("nope")
+        .await
+        .expect_err("missing");
     assert_eq!(e.kind(), "not_found");
 }
 
 #[tokio::test]
 async fn rpc_error_answer_is_typed() {
     let srv = fake();
-    let e = client(&srv.base).search("x", SearchBy::Name).await.expect_err("too short");
+    let e = client(&srv.base)
+        .search("x", SearchBy::Name)
+        .await
+        .expect_err("too short");
     assert_eq!(e.kind(), "rpc_error");
     assert!(matches!(e, AurError::Rpc { ref message } if message.contains("too small")));
 }
 
 #[tokio::test]
 async fn http_429_and_rate_limit_messages_are_rate_limited() {
-    let srv = Server::start(|_, _| Reply::Status(429, vec![("Retry-After", "60".into())], b"slow down".to_vec()));
-    let e = client(&srv.base).search("foo", SearchBy::Name).await.expect_err("429");
-    assert!(matches!(e, AurError::RateLimited { retry_after: Some(60), .. }), "{e:?}");
+    let srv = Server::start(|_, _| {
+        Reply::Status(
+            429,
+            vec![("Retry-After", "60".into())],
+            b"slow down".to_vec(),
+        )
+    });
+    let e = client(&srv.base)
+        .search("foo", SearchBy::Name)
+        .await
+        .expect_err("429");
+    assert!(
+        matches!(
+            e,
+            AurError::RateLimited {
+                retry_after: Some(60),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     let srv = Server::start(|_, _| {
         let b = json!({"error": "Rate limit reached", "resultcount": 0, "results": [], "type": "error", "version": 5});
         Reply::Ok("application/json", b.to_string().into_bytes())
     });
-    let e = client(&srv.base).search("foo", SearchBy::Name).await.expect_err("json rate limit");
+    let e = client(&srv.base)
+        .search("foo", SearchBy::Name)
+        .await
+        .expect_err("json rate limit");
     assert_eq!(e.kind(), "rate_limited");
 }
 
 #[tokio::test]
 async fn malformed_and_oversized_answers_are_typed() {
-    let srv = Server::start(|_, _| Reply::Ok("application/json", b"{\"resultcount\": 1, \"results\": [".to_vec()));
-    let e = client(&srv.base).search("foo", SearchBy::Name).await.expect_err("malformed");
+    let srv = Server::start(|_, _| {
+        Reply::Ok(
+            "application/json",
+            b"{\"resultcount\": 1, \"results\": [".to_vec(),
+        )
+    });
+    let e = client(&srv.base)
+        .search("foo", SearchBy::Name)
+        .await
+        .expect_err("malformed");
     assert_eq!(e.kind(), "malformed");
-    let srv = Server::start(|_, _| Reply::Ok("application/json", b"{\"type\":\"weird\",\"results\":[]}".to_vec()));
-    assert_eq!(client(&srv.base).search("foo", SearchBy::Name).await.expect_err("type").kind(), "malformed");
+    let srv = Server::start(|_, _| {
+        Reply::Ok(
+            "application/json",
+            b"{\"type\":\"weird\",\"results\":[]}".to_vec(),
+        )
+    });
+    assert_eq!(
+        client(&srv.base)
+            .search("foo", SearchBy::Name)
+            .await
+            .expect_err("type")
+            .kind(),
+        "malformed"
+    );
     // Declared length over the cap.
     let srv = Server::start(|_, _| Reply::Ok("application/json", vec![b' '; 200 * 1024]));
-    let e = client(&srv.base).search("foo", SearchBy::Name).await.expect_err("too large");
-    assert!(matches!(e, AurError::TooLarge { limit: 65536, .. }), "{e:?}");
+    let e = client(&srv.base)
+        .search("foo", SearchBy::Name)
+        .await
+        .expect_err("too large");
+    assert!(
+        matches!(e, AurError::TooLarge { limit: 65536, .. }),
+        "{e:?}"
+    );
     // Streamed without a length.
     let srv = Server::start(|_, _| Reply::Huge(1024 * 1024));
-    let e = client(&srv.base).search("foo", SearchBy::Name).await.expect_err("streamed too large");
+    let e = client(&srv.base)
+        .search("foo", SearchBy::Name)
+        .await
+        .expect_err("streamed too large");
     assert_eq!(e.kind(), "too_large");
     let srv = Server::start(|_, _| Reply::Status(500, vec![], b"oops".to_vec()));
-    let e = client(&srv.base).search("foo", SearchBy::Name).await.expect_err("500");
+    let e = client(&srv.base)
+        .search("foo", SearchBy::Name)
+        .await
+        .expect_err("500");
     assert!(matches!(e, AurError::Status { status: 500, .. }));
 }
 
 #[tokio::test]
 async fn a_hanging_server_times_out() {
     let srv = Server::start(|_, _| Reply::Hang);
-    let e = client(&srv.base).search("foo", SearchBy::Name).await.expect_err("hang");
+    let e = client(&srv.base)
+        .search("foo", SearchBy::Name)
+        .await
+        .expect_err("hang");
     assert_eq!(e.kind(), "timed_out", "{e:?}");
 }
 
@@ -155,7 +234,10 @@ async fn cgit_listing_files_and_history() {
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, [".SRCINFO", "PKGBUILD", "evil-pkg-deps.install"]);
     assert!(files.iter().all(|f| f.kind == "file" && f.size.is_some()));
-    let old = c.file("evil-pkg", "PKGBUILD", Some(&fake_aur::id(0x11))).await.expect("old");
+    let old = c
+        .file("evil-pkg", "PKGBUILD", Some(&fake_aur::id(0x11)))
+        .await
+        .expect("old");
     assert!(!old.contains("curl"));
     let new = c.file("evil-pkg", "PKGBUILD", None).await.expect("new");
     assert!(new.contains("curl"));
@@ -165,15 +247,26 @@ async fn cgit_listing_files_and_history() {
     assert_eq!(h[0].author, "New Owner");
     assert_eq!(h[0].subject, "update deps");
     assert_eq!(h[1].date, "2024-01-01 12:00:00 +0000");
-    let e = c.list_files("no-such-base", None).await.expect_err("branch");
+    let e = c
+        .list_files("no-such-base", None)
+        .await
+        .expect_err("branch");
     assert_eq!(e.kind(), "not_found");
-    let e = c.file("evil-pkg", "../../etc/passwd", None).await.expect_err("path");
+    let e = c
+        .file("evil-pkg", "../../etc/passwd", None)
+        .await
+        .expect_err("path");
     assert_eq!(e.kind(), "invalid_argument");
     let e = c.file("evil-pkg", "missing", None).await.expect_err("404");
     assert_eq!(e.kind(), "not_found");
     let files = c.package_files("evil-pkg").await.expect("files");
     assert_eq!(files.install_scripts.len(), 1);
-    assert!(files.srcinfo.as_deref().is_some_and(|s| s.contains("pkgrel = 2")));
+    assert!(
+        files
+            .srcinfo
+            .as_deref()
+            .is_some_and(|s| s.contains("pkgrel = 2"))
+    );
 }
 
 #[tokio::test]
@@ -190,14 +283,22 @@ async fn cache_serves_repeats_and_writes_atomically() {
     let a = c.search("pkg", SearchBy::Name).await.expect("first");
     let hits = srv.hits();
     let b = c.search("pkg", SearchBy::Name).await.expect("second");
-    assert_eq!(srv.hits(), hits, "the second search must come from the cache");
+    assert_eq!(
+        srv.hits(),
+        hits,
+        "the second search must come from the cache"
+    );
     assert_eq!(a.packages, b.packages);
     let entries: Vec<String> = std::fs::read_dir(dir.path().join("aur"))
         .expect("cache dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(entries.len(), 1);
-    assert!(entries.iter().all(|n| n.len() == 64 && !n.starts_with(".tmp")));
+    assert!(
+        entries
+            .iter()
+            .all(|n| n.len() == 64 && !n.starts_with(".tmp"))
+    );
     // A zero TTL refetches.
     let c0 = AurClient::new(AurConfig {
         base_url: srv.base.clone(),

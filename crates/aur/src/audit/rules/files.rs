@@ -123,16 +123,31 @@ fn secret(p: &str) -> Option<&'static str> {
 
 fn credential_vars(cmd: &Cmd, sink: &mut Sink) {
     const VARS: &[&str] = &[
-        "${GITHUB_TOKEN}", "${GH_TOKEN}", "${NPM_TOKEN}", "${AWS_SECRET_ACCESS_KEY}",
-        "${AWS_ACCESS_KEY_ID}", "${OPENAI_API_KEY}", "${ANTHROPIC_API_KEY}", "${SSH_AUTH_SOCK}",
-        "${GITLAB_TOKEN}", "${CARGO_REGISTRY_TOKEN}", "${PYPI_TOKEN}",
+        "${GITHUB_TOKEN}",
+        "${GH_TOKEN}",
+        "${NPM_TOKEN}",
+        "${AWS_SECRET_ACCESS_KEY}",
+        "${AWS_ACCESS_KEY_ID}",
+        "${OPENAI_API_KEY}",
+        "${ANTHROPIC_API_KEY}",
+        "${SSH_AUTH_SOCK}",
+        "${GITLAB_TOKEN}",
+        "${CARGO_REGISTRY_TOKEN}",
+        "${PYPI_TOKEN}",
     ];
-    if let Some(w) = cmd.argv.iter().find(|w| VARS.iter().any(|v| w.text.contains(v))) {
+    if let Some(w) = cmd
+        .argv
+        .iter()
+        .find(|w| VARS.iter().any(|v| w.text.contains(v)))
+    {
         sink.cmd(
             "AUR-SECRETS",
             Severity::High,
             cmd,
-            format!("reads a credential from the environment ({}): a build has no use for it", w.text),
+            format!(
+                "reads a credential from the environment ({}): a build has no use for it",
+                w.text
+            ),
         );
     }
 }
@@ -143,7 +158,13 @@ fn write_targets(cmd: &Cmd) -> Vec<&Word> {
         .redirs
         .iter()
         .filter(|r| r.op.starts_with('>') || r.op == "&>" || r.op == "&>>")
-        .filter(|r| !(r.op == ">&" && r.target.text.chars().all(|c| c.is_ascii_digit() || c == '-')))
+        .filter(|r| {
+            !(r.op == ">&"
+                && r.target
+                    .text
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == '-'))
+        })
         .map(|r| &r.target)
         .collect();
     let (name, args) = names::program(cmd);
@@ -158,14 +179,30 @@ fn write_targets(cmd: &Cmd) -> Vec<&Word> {
         })
     };
     match name {
-        "tee" | "mkdir" | "touch" | "rm" | "rmdir" | "truncate" | "shred" | "unlink" => out.extend(plain),
+        "tee" | "mkdir" | "touch" | "rm" | "rmdir" | "truncate" | "shred" | "unlink" => {
+            out.extend(plain)
+        }
         "chmod" | "chown" | "chgrp" => out.extend(plain.into_iter().skip(1)),
         "cp" | "mv" | "install" | "ln" | "rsync" => {
             if let Some(t) = opt_val(&["-t", "--target-directory"]) {
                 out.push(t);
-            } else if name == "install" && args.iter().any(|a| a.text == "-d" || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('d') && !a.text.contains('D'))) {
-                let skip_m = args.iter().any(|a| a.text == "-m" || a.text == "-o" || a.text == "-g");
-                out.extend(plain.into_iter().filter(|w| !(skip_m && w.text.chars().all(|c| c.is_ascii_digit()))));
+            } else if name == "install"
+                && args.iter().any(|a| {
+                    a.text == "-d"
+                        || (a.text.starts_with('-')
+                            && !a.text.starts_with("--")
+                            && a.text.contains('d')
+                            && !a.text.contains('D'))
+                })
+            {
+                let skip_m = args
+                    .iter()
+                    .any(|a| a.text == "-m" || a.text == "-o" || a.text == "-g");
+                out.extend(
+                    plain
+                        .into_iter()
+                        .filter(|w| !(skip_m && w.text.chars().all(|c| c.is_ascii_digit()))),
+                );
             } else {
                 let vals: Vec<&Word> = plain
                     .into_iter()
@@ -176,8 +213,14 @@ fn write_targets(cmd: &Cmd) -> Vec<&Word> {
                 }
             }
         }
-        "sed" if args.iter().any(|a| a.text.starts_with("-i") || a.text == "--in-place") => {
-            let has_e = args.iter().any(|a| a.text == "-e" || a.text == "--expression");
+        "sed"
+            if args
+                .iter()
+                .any(|a| a.text.starts_with("-i") || a.text == "--in-place") =>
+        {
+            let has_e = args
+                .iter()
+                .any(|a| a.text == "-e" || a.text == "--expression");
             out.extend(plain.into_iter().skip(usize::from(!has_e)));
         }
         "dd" => out.extend(args.iter().filter(|a| a.text.starts_with("of="))),
@@ -196,10 +239,50 @@ fn strip_dd(w: &str) -> &str {
 }
 
 const SYSTEM_COMMANDS: &[&str] = &[
-    "ls", "cd", "cp", "mv", "rm", "cat", "sudo", "su", "ssh", "scp", "git", "gpg", "pacman", "yay",
-    "paru", "makepkg", "curl", "wget", "bash", "sh", "zsh", "fish", "python", "python3", "node",
-    "npm", "passwd", "doas", "pkexec", "systemctl", "ps", "top", "grep", "find", "vim", "nvim",
-    "code", "firefox", "chromium", "kitty", "alacritty", "hyprctl", "swaymsg", "omarchy",
+    "ls",
+    "cd",
+    "cp",
+    "mv",
+    "rm",
+    "cat",
+    "sudo",
+    "su",
+    "ssh",
+    "scp",
+    "git",
+    "gpg",
+    "pacman",
+    "yay",
+    "paru",
+    "makepkg",
+    "curl",
+    "wget",
+    "bash",
+    "sh",
+    "zsh",
+    "fish",
+    "python",
+    "python3",
+    "node",
+    "npm",
+    "passwd",
+    "doas",
+    "pkexec",
+    "systemctl",
+    "ps",
+    "top",
+    "grep",
+    "find",
+    "vim",
+    "nvim",
+    "code",
+    "firefox",
+    "chromium",
+    "kitty",
+    "alacritty",
+    "hyprctl",
+    "swaymsg",
+    "omarchy",
 ];
 
 /// Persistence locations: (what, severity) — also checked inside `$pkgdir` where relevant.
@@ -209,16 +292,30 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
         None => (false, p),
     };
     let l = rest.to_ascii_lowercase();
-    let home = l.starts_with("$home") || l.starts_with("/home/") || l.starts_with("/root") || l.starts_with("${home");
+    let home = l.starts_with("$home")
+        || l.starts_with("/home/")
+        || l.starts_with("/root")
+        || l.starts_with("${home");
     if l.contains("/etc/ld.so.preload") {
-        return Some(("/etc/ld.so.preload, which injects a library into every program", Severity::Critical));
+        return Some((
+            "/etc/ld.so.preload, which injects a library into every program",
+            Severity::Critical,
+        ));
     }
-    if l.contains("/systemd/") && (l.contains(".wants/") || l.contains(".requires/") || l.ends_with(".wants") ) {
-        return Some(("a systemd .wants link, which enables a unit without asking", Severity::High));
+    if l.contains("/systemd/")
+        && (l.contains(".wants/") || l.contains(".requires/") || l.ends_with(".wants"))
+    {
+        return Some((
+            "a systemd .wants link, which enables a unit without asking",
+            Severity::High,
+        ));
     }
     if in_pkg {
         if l.starts_with("/home/") || l.starts_with("/root") {
-            return Some(("a user's home directory inside the package", Severity::Medium));
+            return Some((
+                "a user's home directory inside the package",
+                Severity::Medium,
+            ));
         }
         if l.starts_with("/etc/sudoers.d") {
             return Some(("sudo rules", Severity::High));
@@ -230,9 +327,17 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
     }
     let rules: &[(&str, &str, Severity)] = &[
         ("/etc/systemd/", "a systemd unit directory", Severity::High),
-        ("/usr/lib/systemd/", "a systemd unit directory", Severity::High),
+        (
+            "/usr/lib/systemd/",
+            "a systemd unit directory",
+            Severity::High,
+        ),
         ("/lib/systemd/", "a systemd unit directory", Severity::High),
-        (".config/systemd/user", "a user systemd unit", Severity::High),
+        (
+            ".config/systemd/user",
+            "a user systemd unit",
+            Severity::High,
+        ),
         ("/etc/cron", "a cron job", Severity::High),
         ("/var/spool/cron", "a cron job", Severity::High),
         ("/etc/anacrontab", "a cron job", Severity::High),
@@ -249,12 +354,32 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
         ("config.fish", "a shell startup file", Severity::High),
         (".xinitrc", "an X session startup file", Severity::High),
         (".xprofile", "an X session startup file", Severity::High),
-        ("/etc/profile", "a system-wide shell startup file", Severity::High),
-        ("/etc/bash.bashrc", "a system-wide shell startup file", Severity::High),
-        ("/etc/zsh/", "a system-wide shell startup file", Severity::High),
+        (
+            "/etc/profile",
+            "a system-wide shell startup file",
+            Severity::High,
+        ),
+        (
+            "/etc/bash.bashrc",
+            "a system-wide shell startup file",
+            Severity::High,
+        ),
+        (
+            "/etc/zsh/",
+            "a system-wide shell startup file",
+            Severity::High,
+        ),
         ("/etc/environment", "the system environment", Severity::High),
-        (".config/hypr/", "the Hyprland config (exec-once runs at login)", Severity::High),
-        (".config/sway/", "the Sway config (exec runs at login)", Severity::High),
+        (
+            ".config/hypr/",
+            "the Hyprland config (exec-once runs at login)",
+            Severity::High,
+        ),
+        (
+            ".config/sway/",
+            "the Sway config (exec runs at login)",
+            Severity::High,
+        ),
         (".config/i3/", "the i3 config", Severity::High),
         ("/etc/pam.d/", "PAM authentication", Severity::High),
         ("/etc/sudoers", "sudo rules", Severity::Critical),
@@ -269,7 +394,10 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
     if home && l.contains("/.local/bin/") {
         let prog = basename(&l);
         return Some(if SYSTEM_COMMANDS.contains(&prog) {
-            ("~/.local/bin with the name of a system command, which shadows it", Severity::High)
+            (
+                "~/.local/bin with the name of a system command, which shadows it",
+                Severity::High,
+            )
         } else {
             ("~/.local/bin", Severity::Medium)
         });
@@ -284,7 +412,10 @@ fn judge_write(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
             "AUR-PERSISTENCE",
             sev,
             cmd,
-            format!("writes to {what} ({raw}) {}: code that comes back after every boot or login", cmd.phase.label()),
+            format!(
+                "writes to {what} ({raw}) {}: code that comes back after every boot or login",
+                cmd.phase.label()
+            ),
         );
         return;
     }
@@ -298,7 +429,16 @@ fn judge_write(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
     {
         return;
     }
-    const HARMLESS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/", "/tmp", "/var/tmp", "/dev/shm"];
+    const HARMLESS: &[&str] = &[
+        "/dev/null",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/fd/",
+        "/proc/self/",
+        "/tmp",
+        "/var/tmp",
+        "/dev/shm",
+    ];
     if HARMLESS.iter().any(|h| p.starts_with(h)) {
         return;
     }
@@ -325,7 +465,10 @@ fn judge_write(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
                 id,
                 Severity::High,
                 cmd,
-                format!("writes to {what} ({raw}) {} instead of into $pkgdir or $srcdir", cmd.phase.label()),
+                format!(
+                    "writes to {what} ({raw}) {} instead of into $pkgdir or $srcdir",
+                    cmd.phase.label()
+                ),
             );
         }
     }
@@ -334,19 +477,34 @@ fn judge_write(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
 fn services(cmd: &Cmd, sink: &mut Sink) {
     let (name, args) = names::program(cmd);
     let words: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
-    let sub = words.iter().find(|w| !w.starts_with('-')).copied().unwrap_or("");
+    let sub = words
+        .iter()
+        .find(|w| !w.starts_with('-'))
+        .copied()
+        .unwrap_or("");
     let finding = match name {
         "systemctl" => match sub {
-            "enable" | "reenable" | "link" | "preset" | "add-wants" | "add-requires" | "set-default" => {
-                Some(("AUR-PERSISTENCE", Severity::High, "enables a systemd unit; packages must leave that choice to the person"))
-            }
-            "start" if cmd.phase.runs_on_system() => {
-                Some(("AUR-PERSISTENCE", Severity::Medium, "starts a service on its own"))
-            }
-            "edit" | "mask" | "unmask" | "import-environment" | "set-environment" => {
-                Some(("AUR-PERSISTENCE", Severity::Medium, "changes systemd's configuration"))
-            }
-            _ if words.contains(&"--now") => Some(("AUR-PERSISTENCE", Severity::High, "enables and starts a unit")),
+            "enable" | "reenable" | "link" | "preset" | "add-wants" | "add-requires"
+            | "set-default" => Some((
+                "AUR-PERSISTENCE",
+                Severity::High,
+                "enables a systemd unit; packages must leave that choice to the person",
+            )),
+            "start" if cmd.phase.runs_on_system() => Some((
+                "AUR-PERSISTENCE",
+                Severity::Medium,
+                "starts a service on its own",
+            )),
+            "edit" | "mask" | "unmask" | "import-environment" | "set-environment" => Some((
+                "AUR-PERSISTENCE",
+                Severity::Medium,
+                "changes systemd's configuration",
+            )),
+            _ if words.contains(&"--now") => Some((
+                "AUR-PERSISTENCE",
+                Severity::High,
+                "enables and starts a unit",
+            )),
             _ => None,
         },
         "loginctl" if sub == "enable-linger" => Some((
@@ -354,9 +512,19 @@ fn services(cmd: &Cmd, sink: &mut Sink) {
             Severity::High,
             "enables lingering, so a user's services keep running without a login",
         )),
-        "crontab" if !words.iter().all(|w| *w == "-l") => Some(("AUR-PERSISTENCE", Severity::High, "installs a cron job")),
-        "update-rc.d" | "chkconfig" | "rc-update" => Some(("AUR-PERSISTENCE", Severity::High, "registers a boot service")),
-        "at" | "batch" => Some(("AUR-PERSISTENCE", Severity::High, "schedules a command for later")),
+        "crontab" if !words.iter().all(|w| *w == "-l") => {
+            Some(("AUR-PERSISTENCE", Severity::High, "installs a cron job"))
+        }
+        "update-rc.d" | "chkconfig" | "rc-update" => Some((
+            "AUR-PERSISTENCE",
+            Severity::High,
+            "registers a boot service",
+        )),
+        "at" | "batch" => Some((
+            "AUR-PERSISTENCE",
+            Severity::High,
+            "schedules a command for later",
+        )),
         _ => None,
     };
     if let Some((id, sev, why)) = finding {

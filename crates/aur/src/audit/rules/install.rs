@@ -91,7 +91,11 @@ fn judge_name(name: &str, file: usize, pos: Pos, snippet: &str, sink: &mut Sink)
         );
     }
     let l = name.to_ascii_lowercase();
-    if l.ends_with("-deps.install") || l.ends_with("_deps.install") || l == "deps.install" || l.ends_with("-dependencies.install") {
+    if l.ends_with("-deps.install")
+        || l.ends_with("_deps.install")
+        || l == "deps.install"
+        || l.ends_with("-dependencies.install")
+    {
         sink.at(
             "AUR-INSTALL-DEPS-NAME",
             Severity::Medium,

@@ -40,7 +40,10 @@ pub(super) struct Ctx<'a> {
 
 impl Ctx<'_> {
     pub(super) fn file_name(&self, file: usize) -> &str {
-        self.an.files.get(file).map_or("PKGBUILD", |f| f.name.as_str())
+        self.an
+            .files
+            .get(file)
+            .map_or("PKGBUILD", |f| f.name.as_str())
     }
     /// Commands that are not just printing messages.
     pub(super) fn acting(&self) -> impl Iterator<Item = &Cmd> {
@@ -115,7 +118,15 @@ impl Sink {
         self.add(id, severity, &file, cmd.pos, &cmd.snippet, why);
     }
 
-    pub(super) fn at(&mut self, id: &'static str, severity: Severity, file: usize, pos: Pos, snippet: &str, why: String) {
+    pub(super) fn at(
+        &mut self,
+        id: &'static str,
+        severity: Severity,
+        file: usize,
+        pos: Pos,
+        snippet: &str,
+        why: String,
+    ) {
         let f = self.files.get(file).cloned().unwrap_or_default();
         self.add(id, severity, &f, pos, snippet, why);
     }
@@ -157,8 +168,14 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
     for c in &an.cmds {
         // Installing named packages does not show what the package is built with.
         let named_install = names::pkg_manager(c).is_some()
-            && names::program(c).1.iter().filter(|a| !a.text.starts_with('-')).count() > 1;
-        if (c.phase.is_build() || c.phase == Phase::Package) && !named_install && c.embed.is_none() {
+            && names::program(c)
+                .1
+                .iter()
+                .filter(|a| !a.text.starts_with('-'))
+                .count()
+                > 1;
+        if (c.phase.is_build() || c.phase == Phase::Package) && !named_install && c.embed.is_none()
+        {
             let fam = match names::program(c).0 {
                 "npm" | "yarn" | "pnpm" | "bun" | "node" | "npx" | "electron-builder" => "node",
                 "cargo" | "rustc" => "rust",
@@ -171,7 +188,11 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
             built_with.insert(fam);
         }
     }
-    let pkgnames = an.global_list("pkgname").into_iter().map(|s| s.text).collect();
+    let pkgnames = an
+        .global_list("pkgname")
+        .into_iter()
+        .map(|s| s.text)
+        .collect();
     let ctx = Ctx {
         an: &an,
         srcinfo,
@@ -197,7 +218,9 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
             "PKGBUILD",
             Pos { line: 1, col: 1 },
             "",
-            format!("a file is larger than {MAX_INPUT_BYTES} bytes; only its beginning was audited"),
+            format!(
+                "a file is larger than {MAX_INPUT_BYTES} bytes; only its beginning was audited"
+            ),
         );
     }
     if an.truncated {
@@ -218,7 +241,8 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
             &name,
             *pos,
             "",
-            "the shell parser could not read this part; findings around it may be incomplete".into(),
+            "the shell parser could not read this part; findings around it may be incomplete"
+                .into(),
         );
     }
     let findings = sink.out.into_values().collect();

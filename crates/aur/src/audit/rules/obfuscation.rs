@@ -29,17 +29,31 @@ fn blob(text: &str) -> Option<&str> {
 }
 
 fn checksum_var(name: &str) -> bool {
-    name.contains("sums") || name == "validpgpkeys" || name.starts_with("_commit") || name.ends_with("_sha") || name.contains("hash")
+    name.contains("sums")
+        || name == "validpgpkeys"
+        || name.starts_with("_commit")
+        || name.ends_with("_sha")
+        || name.contains("hash")
 }
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     for n in &ctx.an.notes {
         let (what, sev) = match n.kind {
-            ObfKind::QuoteSplit => ("is glued together from short quoted pieces", Severity::Medium),
-            ObfKind::PrintableEscapes => ("writes ordinary characters as escape codes", Severity::Medium),
+            ObfKind::QuoteSplit => (
+                "is glued together from short quoted pieces",
+                Severity::Medium,
+            ),
+            ObfKind::PrintableEscapes => (
+                "writes ordinary characters as escape codes",
+                Severity::Medium,
+            ),
             ObfKind::Ifs => ("uses ${IFS} in place of spaces", Severity::High),
         };
-        let sev = if n.phase.runs_on_system() { sev.max(Severity::High) } else { sev };
+        let sev = if n.phase.runs_on_system() {
+            sev.max(Severity::High)
+        } else {
+            sev
+        };
         sink.at(
             "AUR-OBFUSCATION",
             sev,
@@ -76,7 +90,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 format!("a long encoded string ({} characters) is used here; its content is hidden from readers", b.len()),
             );
         }
-        if names::is_decoder(cmd) && matches!(cmd.phase, Phase::Install | Phase::Hook | Phase::Global) {
+        if names::is_decoder(cmd)
+            && matches!(cmd.phase, Phase::Install | Phase::Hook | Phase::Global)
+        {
             sink.cmd(
                 "AUR-DECODE",
                 Severity::Medium,
@@ -93,7 +109,11 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 g.file,
                 g.pos,
                 &g.target,
-                format!("the file written to {} contains a long encoded string ({} characters)", g.target, b.len()),
+                format!(
+                    "the file written to {} contains a long encoded string ({} characters)",
+                    g.target,
+                    b.len()
+                ),
             );
         }
     }

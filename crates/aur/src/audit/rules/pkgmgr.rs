@@ -63,16 +63,23 @@ fn contained(cmd: &Cmd) -> bool {
 
 fn installs_globally(cmd: &Cmd, pm: &str) -> bool {
     let (_, args) = names::program(cmd);
-    let has = |o: &str| args.iter().any(|a| a.text == o || a.text.starts_with(&format!("{o}=")));
+    let has = |o: &str| {
+        args.iter()
+            .any(|a| a.text == o || a.text.starts_with(&format!("{o}=")))
+    };
     let inside = args
         .iter()
         .chain(cmd.env.iter().map(|(_, w)| w))
         .any(|a| a.text.contains("$srcdir") || a.text.contains("$pkgdir"));
     match pm {
-        "npm" | "pnpm" | "yarn" | "bun" => (has("-g") || has("--global") || has("global")) && !inside,
+        "npm" | "pnpm" | "yarn" | "bun" => {
+            (has("-g") || has("--global") || has("global")) && !inside
+        }
         "cargo" => !has("--root") && !inside,
         "go" => !inside && !cmd.env.iter().any(|(k, _)| k == "GOBIN" || k == "GOPATH"),
-        "pip" | "pip3" => has("--user") || (!has("--target") && !has("--prefix") && !has("--root") && !inside),
+        "pip" | "pip3" => {
+            has("--user") || (!has("--target") && !has("--prefix") && !has("--root") && !inside)
+        }
         "gem" => !has("--install-dir") && !has("-i") && !inside,
         _ => false,
     }

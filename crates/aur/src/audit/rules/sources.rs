@@ -27,8 +27,15 @@ pub(crate) fn parse_source(raw: &str, array: &str, index: usize) -> Source {
     };
     let no_frag = rest.split('#').next().unwrap_or(rest);
     let (vcs, url_part) = match no_frag.split_once('+') {
-        Some((v, u)) if matches!(v, "git" | "hg" | "svn" | "bzr" | "fossil") && u.contains("://") => (true, u),
-        _ => (no_frag.starts_with("git://") || no_frag.starts_with("svn://"), no_frag),
+        Some((v, u))
+            if matches!(v, "git" | "hg" | "svn" | "bzr" | "fossil") && u.contains("://") =>
+        {
+            (true, u)
+        }
+        _ => (
+            no_frag.starts_with("git://") || no_frag.starts_with("svn://"),
+            no_frag,
+        ),
     };
     let url = if url_part.contains("://") {
         urls::parse(url_part)
@@ -77,7 +84,16 @@ pub(crate) fn sources(ctx: &Ctx) -> Vec<Source> {
 
 fn checksum(ctx: &Ctx, src: &Source) -> Option<String> {
     let suffix = src.array.strip_prefix("source").unwrap_or("");
-    for algo in ["sha256sums", "sha512sums", "b2sums", "sha1sums", "md5sums", "sha224sums", "sha384sums", "cksums"] {
+    for algo in [
+        "sha256sums",
+        "sha512sums",
+        "b2sums",
+        "sha1sums",
+        "md5sums",
+        "sha224sums",
+        "sha384sums",
+        "cksums",
+    ] {
         let list = ctx.an.global_list(&format!("{algo}{suffix}"));
         if let Some(v) = list.get(src.index) {
             return Some(v.text.clone());
@@ -96,15 +112,28 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             .unwrap_or_default();
         let Some(u) = &s.url else { continue };
         if let Some((id, sev, why)) = urls::classify(u) {
-            sink.at(id, sev, 0, pos, &snippet, format!("source {}: {why}", s.raw));
+            sink.at(
+                id,
+                sev,
+                0,
+                pos,
+                &snippet,
+                format!("source {}: {why}", s.raw),
+            );
         }
         let sum = checksum(ctx, s);
         let skip = sum.as_deref() == Some("SKIP");
-        let sig = [".sig", ".asc", ".sign", ".minisig"].iter().any(|e| s.local.ends_with(e));
+        let sig = [".sig", ".asc", ".sign", ".minisig"]
+            .iter()
+            .any(|e| s.local.ends_with(e));
         if matches!(u.scheme.as_str(), "http" | "ftp") && !s.vcs {
             sink.at(
                 "AUR-SOURCE-INSECURE",
-                if skip { Severity::Medium } else { Severity::Low },
+                if skip {
+                    Severity::Medium
+                } else {
+                    Severity::Low
+                },
                 0,
                 pos,
                 &snippet,
@@ -128,13 +157,26 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
 }
 
 fn norm(s: &str) -> String {
-    s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase()
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_lowercase()
 }
 
 /// Package name without -git/-bin/… suffixes, normalised.
 fn stem(name: &str) -> String {
     let mut n = name.to_owned();
-    for suf in ["-git", "-bin", "-appimage", "-nightly", "-beta", "-svn", "-hg", "-latest", "-stable"] {
+    for suf in [
+        "-git",
+        "-bin",
+        "-appimage",
+        "-nightly",
+        "-beta",
+        "-svn",
+        "-hg",
+        "-latest",
+        "-stable",
+    ] {
         if let Some(s) = n.strip_suffix(suf) {
             n = s.to_owned();
         }
@@ -142,7 +184,15 @@ fn stem(name: &str) -> String {
     norm(&n)
 }
 
-fn foreign_exec(ctx: &Ctx, s: &Source, skip: bool, url_var: Option<&ParsedUrl>, pos: Pos, snippet: &str, sink: &mut Sink) {
+fn foreign_exec(
+    ctx: &Ctx,
+    s: &Source,
+    skip: bool,
+    url_var: Option<&ParsedUrl>,
+    pos: Pos,
+    snippet: &str,
+    sink: &mut Sink,
+) {
     let Some(u) = &s.url else { return };
     let foreign = match url_var {
         None => true,
@@ -152,7 +202,12 @@ fn foreign_exec(ctx: &Ctx, s: &Source, skip: bool, url_var: Option<&ParsedUrl>, 
                 // A forge source for a project whose url= is its own site: fine if the owner
                 // or repo is named like the site or the package.
                 let site = norm(&urls::registrable(&home.host));
-                let site = site.trim_end_matches("com").trim_end_matches("org").trim_end_matches("io").trim_end_matches("net").to_owned();
+                let site = site
+                    .trim_end_matches("com")
+                    .trim_end_matches("org")
+                    .trim_end_matches("io")
+                    .trim_end_matches("net")
+                    .to_owned();
                 !(site.contains(&norm(&owner)) || norm(&owner).contains(&site))
             }
             _ => urls::registrable(&u.host) != urls::registrable(&home.host),
@@ -161,7 +216,9 @@ fn foreign_exec(ctx: &Ctx, s: &Source, skip: bool, url_var: Option<&ParsedUrl>, 
     if !foreign {
         return;
     }
-    let repo = urls::forge_owner(u).map(|(_, _, r)| r).unwrap_or_else(|| s.local.clone());
+    let repo = urls::forge_owner(u)
+        .map(|(_, _, r)| r)
+        .unwrap_or_else(|| s.local.clone());
     let main = ctx.pkgnames.iter().any(|p| {
         let st = stem(p);
         let r = norm(&repo);
@@ -200,7 +257,10 @@ fn foreign_exec(ctx: &Ctx, s: &Source, skip: bool, url_var: Option<&ParsedUrl>, 
 /// Does `path` name something inside the source directory `local`?
 fn under(path: &str, local: &str) -> bool {
     let p = path.trim_start_matches("$srcdir/").trim_start_matches("./");
-    p == local || p.starts_with(&format!("{local}/")) || p.contains(&format!("/{local}/")) || p.ends_with(&format!("/{local}"))
+    p == local
+        || p.starts_with(&format!("{local}/"))
+        || p.contains(&format!("/{local}/"))
+        || p.ends_with(&format!("/{local}"))
 }
 
 /// A build or package command that runs code from the source named `local`.
@@ -220,7 +280,8 @@ fn executed<'a>(ctx: &'a Ctx, local: &str) -> Option<&'a Cmd> {
             return true;
         }
         let script = args.iter().find(|a| !a.text.starts_with('-'));
-        if (names::is_interpreter(name) || matches!(name, "source" | "." | "make" | "cmake" | "meson" | "ninja"))
+        if (names::is_interpreter(name)
+            || matches!(name, "source" | "." | "make" | "cmake" | "meson" | "ninja"))
             && args.iter().any(|a| under(&a.text, local))
             && script.is_some()
         {
@@ -229,31 +290,54 @@ fn executed<'a>(ctx: &'a Ctx, local: &str) -> Option<&'a Cmd> {
         let in_dir = c.cwd.as_deref().is_some_and(|d| under(d, local));
         in_dir
             && (prog.starts_with("./")
-                || matches!(name, "make" | "cmake" | "meson" | "ninja" | "npm" | "yarn" | "pnpm" | "bun" | "cargo" | "go" | "python" | "python3" | "sh" | "bash" | "node" | "perl"))
+                || matches!(
+                    name,
+                    "make"
+                        | "cmake"
+                        | "meson"
+                        | "ninja"
+                        | "npm"
+                        | "yarn"
+                        | "pnpm"
+                        | "bun"
+                        | "cargo"
+                        | "go"
+                        | "python"
+                        | "python3"
+                        | "sh"
+                        | "bash"
+                        | "node"
+                        | "perl"
+                ))
     })
 }
 
 fn bundled(ctx: &Ctx, srcs: &[Source], sink: &mut Sink) {
     for s in srcs.iter().filter(|s| !s.vcs && s.url.is_some()) {
         let l = s.local.to_ascii_lowercase();
-        let binaryish = l.ends_with(".appimage") || l.ends_with(".run") || l.ends_with(".bin") || l.ends_with(".exe") || !l.contains('.');
+        let binaryish = l.ends_with(".appimage")
+            || l.ends_with(".run")
+            || l.ends_with(".bin")
+            || l.ends_with(".exe")
+            || !l.contains('.');
         if !binaryish {
             continue;
         }
         let run = ctx.an.cmds.iter().find(|c| {
-            (c.phase.is_build() || c.phase == Phase::Package)
-                && !c.argv.is_empty()
-                && {
-                    let p = &c.argv[names::effective(&c.argv)].text;
-                    p.contains('/') && basename(p) == s.local
-                }
+            (c.phase.is_build() || c.phase == Phase::Package) && !c.argv.is_empty() && {
+                let p = &c.argv[names::effective(&c.argv)].text;
+                p.contains('/') && basename(p) == s.local
+            }
         });
         if let Some(cmd) = run {
             sink.cmd(
                 "AUR-EXEC-BUNDLED",
                 Severity::Medium,
                 cmd,
-                format!("runs the downloaded binary `{}` during the build, with the builder's rights", s.local),
+                format!(
+                    "runs the downloaded binary `{}` during the build, with the builder's rights",
+                    s.local
+                ),
             );
         }
     }
@@ -270,7 +354,10 @@ fn command_urls(ctx: &Ctx, sink: &mut Sink) {
             }
         }
         if names::DOWNLOADERS.contains(&name) {
-            for a in args.iter().filter(|a| !a.text.starts_with('-') && !a.text.contains("://")) {
+            for a in args
+                .iter()
+                .filter(|a| !a.text.starts_with('-') && !a.text.contains("://"))
+            {
                 if a.text.contains('.') && a.text.contains('/') {
                     found.extend(urls::parse(&a.text));
                 }

@@ -11,7 +11,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         let (name, args) = names::program(cmd);
         let aur_ssh = cmd.argv.iter().chain(cmd.stdin.iter()).any(|w| {
             let t = w.text.to_ascii_lowercase();
-            t.contains("aur@aur.archlinux.org") || t.contains("ssh://aur@") || t.contains("aur.archlinux.org:")
+            t.contains("aur@aur.archlinux.org")
+                || t.contains("ssh://aur@")
+                || t.contains("aur.archlinux.org:")
         });
         if aur_ssh {
             sink.cmd(
@@ -24,7 +26,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         let sub = if name == "git" {
             names::git_subcommand(args)
         } else {
-            args.iter().find(|a| !a.text.starts_with('-')).map(|a| a.text.as_str())
+            args.iter()
+                .find(|a| !a.text.starts_with('-'))
+                .map(|a| a.text.as_str())
         };
         match (name, sub) {
             ("git", Some("push")) => sink.cmd(
@@ -53,7 +57,11 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             ),
             _ => {}
         }
-        if cmd.env.iter().any(|(k, _)| k == "GIT_SSH_COMMAND" || k == "GIT_SSH") {
+        if cmd
+            .env
+            .iter()
+            .any(|(k, _)| k == "GIT_SSH_COMMAND" || k == "GIT_SSH")
+        {
             sink.cmd(
                 "AUR-SSH",
                 Severity::High,

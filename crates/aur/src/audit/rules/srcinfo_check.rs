@@ -8,13 +8,28 @@ use crate::audit::report::Severity;
 use crate::audit::shell::Pos;
 
 const ARRAYS: &[&str] = &[
-    "source", "source_x86_64", "depends", "depends_x86_64", "makedepends", "install",
+    "source",
+    "source_x86_64",
+    "depends",
+    "depends_x86_64",
+    "makedepends",
+    "install",
 ];
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     let Some(si) = &ctx.srcinfo else { return };
     let add = |sink: &mut Sink, id, sev, line: u32, why: String| {
-        sink.add(id, sev, ".SRCINFO", Pos { line: line.max(1), col: 1 }, "", why);
+        sink.add(
+            id,
+            sev,
+            ".SRCINFO",
+            Pos {
+                line: line.max(1),
+                col: 1,
+            },
+            "",
+            why,
+        );
     };
     // Version.
     let pkgver = ctx.an.global_str("pkgver");
@@ -23,8 +38,14 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         && !v.dynamic
         && !r.dynamic
     {
-        let line = si.base.get("pkgver").and_then(|x| x.first()).map_or(1, |(l, _)| *l);
-        if si.first("pkgver") != Some(v.text.as_str()) || si.first("pkgrel").is_some_and(|x| x != r.text) {
+        let line = si
+            .base
+            .get("pkgver")
+            .and_then(|x| x.first())
+            .map_or(1, |(l, _)| *l);
+        if si.first("pkgver") != Some(v.text.as_str())
+            || si.first("pkgrel").is_some_and(|x| x != r.text)
+        {
             add(
                 sink,
                 "AUR-SRCINFO-MISMATCH",
@@ -44,7 +65,11 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         if pk.iter().any(|s| s.dynamic) {
             continue;
         }
-        let pk: Vec<String> = pk.into_iter().map(|s| s.text).filter(|s| !s.is_empty()).collect();
+        let pk: Vec<String> = pk
+            .into_iter()
+            .map(|s| s.text)
+            .filter(|s| !s.is_empty())
+            .collect();
         let sv: Vec<&(u32, String)> = si.values(arr);
         if pk.is_empty() && sv.is_empty() {
             continue;
@@ -52,13 +77,26 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         let svals: Vec<&str> = sv.iter().map(|(_, v)| v.as_str()).collect();
         for p in pk.iter().filter(|p| !svals.contains(&p.as_str())) {
             let (sev, why) = match *arr {
-                "install" => (Severity::High, format!("the PKGBUILD runs the install script {p}, which .SRCINFO does not show")),
+                "install" => (
+                    Severity::High,
+                    format!(
+                        "the PKGBUILD runs the install script {p}, which .SRCINFO does not show"
+                    ),
+                ),
                 a if a.starts_with("depends") && names::is_pkg_manager_package(p) => (
                     Severity::High,
-                    format!("the PKGBUILD depends on the package manager {p}, which .SRCINFO does not show"),
+                    format!(
+                        "the PKGBUILD depends on the package manager {p}, which .SRCINFO does not show"
+                    ),
                 ),
-                a if a.starts_with("source") => (Severity::Medium, format!("the PKGBUILD has the source {p}, which .SRCINFO does not list")),
-                _ => (Severity::Medium, format!("the PKGBUILD's {arr} has {p}, which .SRCINFO does not list")),
+                a if a.starts_with("source") => (
+                    Severity::Medium,
+                    format!("the PKGBUILD has the source {p}, which .SRCINFO does not list"),
+                ),
+                _ => (
+                    Severity::Medium,
+                    format!("the PKGBUILD's {arr} has {p}, which .SRCINFO does not list"),
+                ),
             };
             let (pos, snip) = ctx.value_pos(&[arr], p).unwrap_or_default();
             sink.at("AUR-SRCINFO-MISMATCH", sev, 0, pos, &snip, why);

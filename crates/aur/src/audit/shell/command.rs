@@ -8,8 +8,7 @@ use tree_sitter::Node;
 
 use super::walk::{Base, ParsedSrc, Walker};
 use super::{
-    Assignment, Cmd, Embed, EmbedKind, Generated, Phase, Str, Subst, Taint, Val, Word,
-    statics,
+    Assignment, Cmd, Embed, EmbedKind, Generated, Phase, Str, Subst, Taint, Val, Word, statics,
 };
 use crate::audit::names;
 
@@ -190,7 +189,10 @@ impl Walker {
                             continue;
                         }
                         if a.text.starts_with('-') {
-                            skip = matches!(a.text.as_str(), "-d" | "-n" | "-N" | "-p" | "-t" | "-u" | "-a");
+                            skip = matches!(
+                                a.text.as_str(),
+                                "-d" | "-n" | "-N" | "-p" | "-t" | "-u" | "-a"
+                            );
                             continue;
                         }
                         out.push(a);
@@ -246,7 +248,9 @@ impl Walker {
                 }
             }
             "su" | "runuser" => {
-                if let Some(p) = args.iter().position(|a| a.text == "-c" || a.text == "--command")
+                if let Some(p) = args
+                    .iter()
+                    .position(|a| a.text == "-c" || a.text == "--command")
                     && let Some(code) = args.get(p + 1)
                 {
                     let embed = Embed {
@@ -349,7 +353,9 @@ impl Walker {
             };
             let unitish = body.lines().any(|l| {
                 let l = l.trim_start();
-                l.starts_with("ExecStart") || l.starts_with("ExecStartPre") || l.starts_with("Exec=")
+                l.starts_with("ExecStart")
+                    || l.starts_with("ExecStartPre")
+                    || l.starts_with("Exec=")
             });
             if unitish {
                 for (n, line) in body.lines().enumerate() {
@@ -367,7 +373,9 @@ impl Walker {
                 }
             } else if body.starts_with("#!")
                 && body.lines().next().is_some_and(|l| {
-                    names::SHELLS.iter().any(|s| l.ends_with(&format!("/{s}")) || l.ends_with(&format!(" {s}")))
+                    names::SHELLS
+                        .iter()
+                        .any(|s| l.ends_with(&format!("/{s}")) || l.ends_with(&format!(" {s}")))
                 })
             {
                 self.embed_text(body, Base::Offset(pos), embed);
@@ -560,7 +568,10 @@ impl Walker {
 
     /// Parses `text` and walks it as code run from here.
     pub(super) fn embed_text(&mut self, text: String, base: Base, embed: Embed) {
-        if self.depth >= MAX_DEPTH || text.len() > super::walk::MAX_EMBED_BYTES || text.trim().is_empty() {
+        if self.depth >= MAX_DEPTH
+            || text.len() > super::walk::MAX_EMBED_BYTES
+            || text.trim().is_empty()
+        {
             return;
         }
         let Some(src) = ParsedSrc::new(&mut self.parser, text, self.file, base) else {

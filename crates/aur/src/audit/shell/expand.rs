@@ -98,7 +98,9 @@ const BRACE_CLOSE: &str = "\u{E001}";
 const BRACE_COMMA: &str = "\u{E002}";
 
 fn unmark(s: &str) -> String {
-    s.replace(BRACE_OPEN, "{").replace(BRACE_CLOSE, "}").replace(BRACE_COMMA, ",")
+    s.replace(BRACE_OPEN, "{")
+        .replace(BRACE_CLOSE, "}")
+        .replace(BRACE_COMMA, ",")
 }
 
 /// Bash brace expansion (`a{,.sig}` → `a`, `a.sig`) on unquoted braces only.
@@ -216,7 +218,14 @@ impl Walker {
     /// An unquoted here-document body: expansions happen, quotes are literal.
     pub(super) fn expand_heredoc(&mut self, src: &Rc<ParsedSrc>, node: Node) -> Word {
         let mut acc = Acc::default();
-        self.expand_between(src, node, node.start_byte(), node.end_byte(), &mut acc, true);
+        self.expand_between(
+            src,
+            node,
+            node.start_byte(),
+            node.end_byte(),
+            &mut acc,
+            true,
+        );
         Word {
             text: acc.joined(),
             pos: src.pos(node),
@@ -267,7 +276,10 @@ impl Walker {
                 }
                 acc.frag(&t);
                 if !quoted && t.contains(['{', '}', ',']) && !raw.contains('\\') {
-                    t = t.replace('{', BRACE_OPEN).replace('}', BRACE_CLOSE).replace(',', BRACE_COMMA);
+                    t = t
+                        .replace('{', BRACE_OPEN)
+                        .replace('}', BRACE_CLOSE)
+                        .replace(',', BRACE_COMMA);
                 }
                 acc.text(t, false);
             }
@@ -597,7 +609,8 @@ impl Walker {
                 if use_default {
                     let d = self.operand(src, &operands, acc);
                     if op.ends_with('=') {
-                        self.env.insert(name.clone(), Val::Scalar(Str::lit(d.clone())));
+                        self.env
+                            .insert(name.clone(), Val::Scalar(Str::lit(d.clone())));
                     }
                     acc.text(d, !quoted);
                 } else {
@@ -673,7 +686,11 @@ fn apply_op(op: &str, v: &str, a: &str, b: Option<&str>) -> String {
             let chars: Vec<char> = v.chars().collect();
             let len = chars.len() as i64;
             let off = a.trim().parse::<i64>().unwrap_or(0);
-            let start = if off < 0 { (len + off).max(0) } else { off.min(len) };
+            let start = if off < 0 {
+                (len + off).max(0)
+            } else {
+                off.min(len)
+            };
             let end = match b.map(|b| b.trim().parse::<i64>().unwrap_or(0)) {
                 None => len,
                 Some(l) if l < 0 => (len + l).max(start),
@@ -749,7 +766,10 @@ fn replace(v: &str, op: &str, pat: &str, rep: &str) -> String {
                     Some(e) => {
                         out.push_str(rep);
                         replaced = true;
-                        i = bounds.iter().position(|&b| b == e).unwrap_or(bounds.len() - 1);
+                        i = bounds
+                            .iter()
+                            .position(|&b| b == e)
+                            .unwrap_or(bounds.len() - 1);
                     }
                     None => {
                         out.push_str(&v[s..bounds[i + 1]]);
@@ -794,13 +814,12 @@ pub(crate) fn glob_match(pat: &str, s: &str) -> bool {
                         continue;
                     }
                 }
-                '\\' if pi + 1 < p.len() => {
-                    if p[pi + 1] == t[ti] {
-                        pi += 2;
-                        ti += 1;
-                        continue;
-                    }
+                '\\' if pi + 1 < p.len() && p[pi + 1] == t[ti] => {
+                    pi += 2;
+                    ti += 1;
+                    continue;
                 }
+                '\\' if pi + 1 < p.len() => {}
                 c if c == t[ti] => {
                     pi += 1;
                     ti += 1;

@@ -87,10 +87,19 @@ fn step(cmd: &Cmd, input: Option<Vec<u8>>, taint: &mut Taint) -> Option<Vec<u8>>
         "cat" | "tee" if texts.iter().all(|t| *t == "-") => input,
         "tr" if !names::is_decoder(cmd) => {
             let s = String::from_utf8(input?).ok()?;
-            let sets: Vec<&str> = texts.iter().copied().filter(|t| !t.starts_with('-')).collect();
+            let sets: Vec<&str> = texts
+                .iter()
+                .copied()
+                .filter(|t| !t.starts_with('-'))
+                .collect();
             if texts.iter().any(|t| t.starts_with('-') && t.contains('d')) {
                 let del = expand_set(sets.first()?);
-                Some(s.chars().filter(|c| !del.contains(c)).collect::<String>().into_bytes())
+                Some(
+                    s.chars()
+                        .filter(|c| !del.contains(c))
+                        .collect::<String>()
+                        .into_bytes(),
+                )
             } else {
                 Some(tr(&s, sets.first()?, sets.get(1)?).into_bytes())
             }
@@ -254,7 +263,7 @@ pub(crate) fn hex_decode(input: &[u8]) -> Option<Vec<u8>> {
         .copied()
         .filter(|c| !c.is_ascii_whitespace())
         .collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
     digits
@@ -277,7 +286,11 @@ fn expand_set(set: &str) -> Vec<char> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < c.len() {
-        if i + 2 < c.len() && c[i + 1] == '-' && c[i] <= c[i + 2] && (c[i + 2] as u32 - c[i] as u32) < 512 {
+        if i + 2 < c.len()
+            && c[i + 1] == '-'
+            && c[i] <= c[i + 2]
+            && (c[i + 2] as u32 - c[i] as u32) < 512
+        {
             let (a, b) = (c[i] as u32, c[i + 2] as u32);
             out.extend((a..=b).filter_map(char::from_u32));
             i += 3;

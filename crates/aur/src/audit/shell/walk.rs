@@ -9,8 +9,8 @@ use tree_sitter::{Node, Parser, Tree};
 
 use super::statics;
 use super::{
-    Analysis, Cmd, Embed, EmbedKind, Env, FileKind, FileSrc, Phase, Pos, Redir, Str,
-    Taint, Val, Word,
+    Analysis, Cmd, Embed, EmbedKind, Env, FileKind, FileSrc, Phase, Pos, Redir, Str, Taint, Val,
+    Word,
 };
 use crate::audit::names;
 
@@ -39,7 +39,12 @@ pub(super) struct ParsedSrc {
 }
 
 impl ParsedSrc {
-    pub(super) fn new(parser: &mut Parser, text: String, file: usize, base: Base) -> Option<Rc<ParsedSrc>> {
+    pub(super) fn new(
+        parser: &mut Parser,
+        text: String,
+        file: usize,
+        base: Base,
+    ) -> Option<Rc<ParsedSrc>> {
         let tree = parser.parse(text.as_bytes(), None)?;
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
@@ -427,8 +432,9 @@ impl Walker {
                 }
             }
             "program" | "compound_statement" | "do_group" | "list" | "if_statement"
-            | "elif_clause" | "else_clause" | "while_statement" | "negated_command"
-            | "ERROR" => self.walk_block(src, node),
+            | "elif_clause" | "else_clause" | "while_statement" | "negated_command" | "ERROR" => {
+                self.walk_block(src, node)
+            }
             _ => self.scan_substs(src, node),
         }
         self.background = saved_bg;

