@@ -3,16 +3,107 @@
 //! A tool is a type implementing `archgate_core::tool::Tool` in one of the family modules below.
 //! Its `ToolSpec` gives the name, description, tier and annotations; its argument type's doc
 //! comments become the JSON schema. tools/list, `archgate tools`, TOOLS.md and the policy tier all
-//! derive from those definitions.
+//! derive from those definitions. Most read tools are one domain call; `read_tool!` declares
+//! those in one place each.
 
 use archgate_core::config::Config;
 use archgate_core::gate::Catalogue;
 use archgate_core::paths::Paths;
+use archgate_core::tool::ToolError;
+use std::sync::Arc;
 
+mod packages;
+pub mod services;
 mod system;
 
-pub fn catalogue(_paths: &Paths, _config: &Config) -> Catalogue {
+pub use services::Services;
+
+/// Errors of the domain crates carry a stable snake_case kind.
+pub trait Kinded: std::fmt::Display {
+    fn kind(&self) -> &'static str;
+}
+
+impl Kinded for archgate_pacman::PacmanError {
+    fn kind(&self) -> &'static str {
+        archgate_pacman::PacmanError::kind(self)
+    }
+}
+
+/// What an agent can do about an error of this kind.
+fn next_for(kind: &str) -> &'static str {
+    match kind {
+        "not_found" => "check the name (search first), then call again",
+        "could_not_reach" | "timed_out" => "the network or the service is unavailable: retry later, or answer from what is known offline",
+        "rate_limited" => "wait a minute before asking the AUR again",
+        "not_available" | "not_installed" => "tell the person what to install (see `archgate doctor`)",
+        "too_large" => "narrow the request and call again",
+        "malformed" | "corrupt" => "tell the person; a file or an answer is damaged",
+        _ => "tell the person what happened",
+    }
+}
+
+pub fn domain_err<E: Kinded>(e: E) -> ToolError {
+    let kind = e.kind();
+    ToolError::new(kind, e.to_string()).next(next_for(kind))
+}
+
+/// Declares a `read`-tier tool that is one domain call returning a serializable answer.
+macro_rules! read_tool {
+    (
+        $ty:ident {
+            name: $name:literal,
+            title: $title:literal,
+            open_world: $ow:literal,
+            args: $args:ty,
+            description: $desc:expr,
+        }
+        |$svc:ident, $cx:ident, $a:ident| $body:expr
+    ) => {
+        pub struct $ty(pub std::sync::Arc<$crate::tools::Services>);
+
+        impl archgate_core::tool::Tool for $ty {
+            type Args = $args;
+
+            fn spec(&self) -> &'static archgate_core::tool::ToolSpec {
+                static SPEC: archgate_core::tool::ToolSpec = archgate_core::tool::ToolSpec {
+                    name: $name,
+                    title: $title,
+                    description: $desc,
+                    tier: archgate_core::policy::Tier::Read,
+                    read_only: true,
+                    destructive: false,
+                    idempotent: true,
+                    open_world: $ow,
+                    private_args: &[],
+                };
+                &SPEC
+            }
+
+            fn execute<'a>(
+                &'a self,
+                cx: &'a archgate_core::tool::CallCx,
+                _permit: archgate_core::exec::Permit,
+                args: $args,
+            ) -> futures::future::BoxFuture<'a, Result<archgate_core::tool::ToolOutput, archgate_core::tool::ToolError>> {
+                let $svc = &*self.0;
+                let $cx = cx;
+                let $a = args;
+                Box::pin(async move {
+                    let v = $body.map_err($crate::tools::domain_err)?;
+                    Ok(archgate_core::tool::ToolOutput::json(v))
+                })
+            }
+        }
+    };
+}
+pub(crate) use read_tool;
+
+pub fn catalogue(paths: &Paths, _config: &Config) -> Catalogue {
+    let svc = Arc::new(Services::new(paths.clone()));
     let mut c = Catalogue::default();
     c.add(system::SystemStatus);
+    packages::register(&mut c, &svc);
+    #[cfg(feature = "conformance")]
+    crate::server::conformance::add_fixtures(&mut c);
     c
 }
