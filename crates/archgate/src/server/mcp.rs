@@ -15,6 +15,16 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
+#[cfg(feature = "conformance")]
+#[allow(deprecated)]
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    ReadResourceResponse, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
+};
+#[cfg(feature = "conformance")]
+use rmcp::service::SubscriptionContext;
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use serde_json::Value;
 use std::sync::Arc;
@@ -74,16 +84,18 @@ impl McpServer {
 }
 
 pub fn server_info() -> ServerConfig {
-    ServerConfig::new(
-        ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build(),
-    )
-    .with_server_info(
-        Implementation::new("archgate", env!("CARGO_PKG_VERSION")).with_title("archgate"),
-    )
-    .with_instructions(INSTRUCTIONS)
+    #[cfg(not(feature = "conformance"))]
+    let capabilities = ServerCapabilities::builder()
+        .enable_tools()
+        .enable_tool_list_changed()
+        .build();
+    #[cfg(feature = "conformance")]
+    let capabilities: ServerCapabilities = super::conformance::capabilities();
+    ServerConfig::new(capabilities)
+        .with_server_info(
+            Implementation::new("archgate", env!("CARGO_PKG_VERSION")).with_title("archgate"),
+        )
+        .with_instructions(INSTRUCTIONS)
 }
 
 pub fn to_mcp_tool(t: &dyn DynTool) -> Tool {
@@ -198,6 +210,10 @@ impl ServerHandler for McpServer {
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let client = self.client(&cx)?;
+        #[cfg(feature = "conformance")]
+        if super::conformance::is_fixture(&request.name) {
+            return super::conformance::call_fixture(&self.app.gate, &client, request, cx).await;
+        }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         if self.app.gate.catalogue.get(&request.name).is_none() {
             // Still recorded, then answered as the protocol asks for an unknown tool.
@@ -207,5 +223,99 @@ impl ServerHandler for McpServer {
         }
         let r = self.app.gate.call(&client, &request.name, args).await;
         Ok(to_call_result(r).into())
+    }
+    // The conformance suite's resources, prompts, completions, logging and subscriptions
+    // (cargo feature `conformance` only; see server/conformance.rs).
+    #[cfg(feature = "conformance")]
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let t = self.app.gate.catalogue.get(name)?;
+        Some(to_mcp_tool(t.as_ref()))
+    }
+    #[cfg(feature = "conformance")]
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        super::conformance::list_resources()
+    }
+    #[cfg(feature = "conformance")]
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        super::conformance::list_resource_templates()
+    }
+    #[cfg(feature = "conformance")]
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        super::conformance::read_resource(request)
+    }
+    #[cfg(feature = "conformance")]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        super::conformance::subscribe(request.uri);
+        Ok(())
+    }
+    #[cfg(feature = "conformance")]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        super::conformance::unsubscribe(&request.uri);
+        Ok(())
+    }
+    #[cfg(feature = "conformance")]
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(super::conformance::accepted_subscription_filter(requested))
+    }
+    #[cfg(feature = "conformance")]
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        super::conformance::listen(context).await
+    }
+    #[cfg(feature = "conformance")]
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        super::conformance::list_prompts()
+    }
+    #[cfg(feature = "conformance")]
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        super::conformance::get_prompt(request)
+    }
+    #[cfg(feature = "conformance")]
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        super::conformance::complete(request)
+    }
+    #[cfg(feature = "conformance")]
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        super::conformance::set_level(request);
+        Ok(())
     }
 }

@@ -1,5 +1,7 @@
 //! Transports: stdio and streamable HTTP, sharing one MCP handler.
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod http;
 pub mod mcp;
 pub mod stdio;

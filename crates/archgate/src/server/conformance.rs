@@ -1,0 +1,178 @@
+//! The MCP conformance suite's fixtures: built only with the cargo feature `conformance`.
+//!
+//! The official suite (`@modelcontextprotocol/conformance`) drives a server through scenarios that
+//! expect particular tools (`test_simple_text`, `test_sampling`, the input-required family …),
+//! resources under `test://`, prompts, completions, logging and subscriptions. archgate serves them
+//! here so the suite can judge the real handler, transport and guards — never in a default build.
+//!
+//! The fixture tools are ordinary catalogue tools of tier `read`: a call passes the same gate as
+//! every tool (admission, policy, audit record). What the gate cannot carry — the request context
+//! a fixture needs to talk back to the client, and MCP answers richer than archgate's text and
+//! images — travels around it: `call_fixture` puts the request in a task-local for the duration of
+//! the gate call, and a fixture's output is its own MCP result as JSON, which `call_fixture` turns
+//! back into the protocol answer. Resources, prompts, completions, logging and subscriptions have no
+//! gate equivalent; `McpServer` hands them to this module directly.
+
+// Logging, sampling and roots are deprecated by SEP-2577; the suite still exercises them.
+#![allow(deprecated)]
+
+use archgate_core::gate::{Catalogue, Client, Gate};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, InputResponses, LoggingLevel, ServerCapabilities,
+    SetLevelRequestParams, SubscriptionFilter,
+};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext, SubscriptionSink};
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+mod client;
+mod input_required;
+mod prompts;
+mod resources;
+mod tools;
+
+pub use prompts::{complete, get_prompt, list_prompts};
+pub use resources::{list_resource_templates, list_resources, read_resource};
+
+/// A 1×1 PNG (the suite asks for "a minimal test image").
+const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+/// The `ToolError` kind that carries a JSON-RPC error a fixture must answer with (a tampered
+/// `requestState`, a missing client capability): `details` holds the `ErrorData`.
+const PROTOCOL_ERROR: &str = "protocol_error";
+
+/// What every fixture sees of the request that called it.
+struct FixtureRequest {
+    cx: RequestContext<RoleServer>,
+    input_responses: Option<InputResponses>,
+    request_state: Option<String>,
+}
+
+tokio::task_local! {
+    static REQUEST: Arc<FixtureRequest>;
+}
+
+/// Process-wide fixture state. The HTTP transport builds one `McpServer` per session (and per
+/// request when stateless), so what outlives a request lives here.
+struct State {
+    /// Open `subscriptions/listen` streams (2026-07-28), by a local key.
+    listeners: Mutex<HashMap<u64, SubscriptionSink>>,
+    next_listener: AtomicU64,
+    /// URIs named by `resources/subscribe` (handshake era).
+    subscribed: Mutex<BTreeSet<String>>,
+    /// The level `logging/setLevel` asked for (handshake era).
+    log_level: Mutex<LoggingLevel>,
+}
+
+static STATE: LazyLock<State> = LazyLock::new(|| State {
+    listeners: Mutex::default(),
+    next_listener: AtomicU64::new(0),
+    subscribed: Mutex::default(),
+    log_level: Mutex::new(LoggingLevel::Debug),
+});
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The capabilities of the conformance build: archgate's tools plus everything the fixtures serve.
+pub fn capabilities() -> ServerCapabilities {
+    ServerCapabilities::builder()
+        .enable_logging()
+        .enable_completions()
+        .enable_prompts()
+        .enable_prompts_list_changed()
+        .enable_resources()
+        .enable_resources_subscribe()
+        .enable_resources_list_changed()
+        .enable_tools()
+        .enable_tool_list_changed()
+        .build()
+}
+
+/// Adds the fixture tools to the catalogue (tier `read`).
+pub fn add_fixtures(catalogue: &mut Catalogue) {
+    tools::add_all(catalogue);
+}
+
+pub fn is_fixture(name: &str) -> bool {
+    tools::is_fixture(name)
+}
+
+/// Runs a fixture tool through the gate with its request at hand, then renders its answer.
+pub async fn call_fixture(
+    gate: &Gate,
+    client: &Client,
+    request: CallToolRequestParams,
+    cx: RequestContext<RoleServer>,
+) -> Result<CallToolResponse, McpError> {
+    let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+    let fixture = Arc::new(FixtureRequest {
+        cx,
+        input_responses: request.input_responses,
+        request_state: request.request_state,
+    });
+    let r = REQUEST
+        .scope(fixture, gate.call(client, &request.name, args))
+        .await;
+    match &r.output {
+        Ok(out) => tools::answer_of(out),
+        Err(e) if e.kind == PROTOCOL_ERROR => Err(e
+            .details
+            .clone()
+            .and_then(|d| serde_json::from_value::<McpError>(d).ok())
+            .unwrap_or_else(|| McpError::internal_error(e.message.clone(), None))),
+        Err(_) => Ok(super::mcp::to_call_result(r).into()),
+    }
+}
+
+pub fn set_level(request: SetLevelRequestParams) {
+    *lock(&STATE.log_level) = request.level;
+}
+
+/// Whether a handshake-era log message at `level` passes the level the client set.
+fn log_enabled(level: LoggingLevel) -> bool {
+    severity(level) >= severity(*lock(&STATE.log_level))
+}
+
+fn severity(l: LoggingLevel) -> u8 {
+    match l {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+pub fn subscribe(uri: String) {
+    lock(&STATE.subscribed).insert(uri);
+}
+
+pub fn unsubscribe(uri: &str) {
+    lock(&STATE.subscribed).remove(uri);
+}
+
+/// Every notification kind the conformance build advertises is accepted.
+pub fn accepted_subscription_filter(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    requested.supported_by(&capabilities())
+}
+
+/// Holds a `subscriptions/listen` stream open until the client cancels it.
+pub async fn listen(context: SubscriptionContext) -> Result<(), McpError> {
+    let key = STATE.next_listener.fetch_add(1, Ordering::Relaxed);
+    lock(&STATE.listeners).insert(key, context.sink().clone());
+    context.cancelled().await;
+    lock(&STATE.listeners).remove(&key);
+    Ok(())
+}
+
+fn listeners() -> Vec<SubscriptionSink> {
+    lock(&STATE.listeners).values().cloned().collect()
+}
