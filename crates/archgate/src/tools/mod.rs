@@ -12,9 +12,11 @@ use archgate_core::paths::Paths;
 use archgate_core::tool::ToolError;
 use std::sync::Arc;
 
+mod aur;
 mod packages;
 pub mod services;
 mod system;
+mod wiki;
 
 pub use services::Services;
 
@@ -23,11 +25,16 @@ pub trait Kinded: std::fmt::Display {
     fn kind(&self) -> &'static str;
 }
 
-impl Kinded for archgate_pacman::PacmanError {
-    fn kind(&self) -> &'static str {
-        archgate_pacman::PacmanError::kind(self)
-    }
+macro_rules! kinded {
+    ($($t:ty),*) => {$(
+        impl Kinded for $t {
+            fn kind(&self) -> &'static str {
+                <$t>::kind(self)
+            }
+        }
+    )*};
 }
+kinded!(archgate_pacman::PacmanError, archgate_aur::AurError, archgate_wiki::WikiError);
 
 /// What an agent can do about an error of this kind.
 fn next_for(kind: &str) -> &'static str {
@@ -47,7 +54,8 @@ pub fn domain_err<E: Kinded>(e: E) -> ToolError {
     ToolError::new(kind, e.to_string()).next(next_for(kind))
 }
 
-/// Declares a `read`-tier tool that is one domain call returning a serializable answer.
+/// Declares a `read`-tier tool that is one domain call returning a serializable answer
+/// (`Result<T, ToolError>`; domain errors go through `domain_err`).
 macro_rules! read_tool {
     (
         $ty:ident {
@@ -89,7 +97,7 @@ macro_rules! read_tool {
                 let $cx = cx;
                 let $a = args;
                 Box::pin(async move {
-                    let v = $body.map_err($crate::tools::domain_err)?;
+                    let v = $body?;
                     Ok(archgate_core::tool::ToolOutput::json(v))
                 })
             }
@@ -103,6 +111,8 @@ pub fn catalogue(paths: &Paths, _config: &Config) -> Catalogue {
     let mut c = Catalogue::default();
     c.add(system::SystemStatus);
     packages::register(&mut c, &svc);
+    aur::register(&mut c, &svc);
+    wiki::register(&mut c, &svc);
     #[cfg(feature = "conformance")]
     crate::server::conformance::add_fixtures(&mut c);
     c
