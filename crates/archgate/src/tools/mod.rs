@@ -12,11 +12,9 @@ use archgate_core::paths::Paths;
 use archgate_core::tool::ToolError;
 use std::sync::Arc;
 
-mod aur;
 mod packages;
 pub mod services;
 mod system;
-mod wiki;
 
 pub use services::Services;
 
@@ -25,16 +23,11 @@ pub trait Kinded: std::fmt::Display {
     fn kind(&self) -> &'static str;
 }
 
-macro_rules! kinded {
-    ($($t:ty),*) => {$(
-        impl Kinded for $t {
-            fn kind(&self) -> &'static str {
-                <$t>::kind(self)
-            }
-        }
-    )*};
+impl Kinded for archgate_pacman::PacmanError {
+    fn kind(&self) -> &'static str {
+        archgate_pacman::PacmanError::kind(self)
+    }
 }
-kinded!(archgate_pacman::PacmanError, archgate_aur::AurError, archgate_wiki::WikiError);
 
 /// What an agent can do about an error of this kind.
 fn next_for(kind: &str) -> &'static str {
@@ -54,8 +47,7 @@ pub fn domain_err<E: Kinded>(e: E) -> ToolError {
     ToolError::new(kind, e.to_string()).next(next_for(kind))
 }
 
-/// Declares a `read`-tier tool that is one domain call returning a serializable answer
-/// (`Result<T, ToolError>`; domain errors go through `domain_err`).
+/// Declares a `read`-tier tool that is one domain call returning a serializable answer.
 macro_rules! read_tool {
     (
         $ty:ident {
@@ -97,7 +89,7 @@ macro_rules! read_tool {
                 let $cx = cx;
                 let $a = args;
                 Box::pin(async move {
-                    let v = $body?;
+                    let v = $body.map_err($crate::tools::domain_err)?;
                     Ok(archgate_core::tool::ToolOutput::json(v))
                 })
             }
@@ -111,8 +103,8 @@ pub fn catalogue(paths: &Paths, _config: &Config) -> Catalogue {
     let mut c = Catalogue::default();
     c.add(system::SystemStatus);
     packages::register(&mut c, &svc);
-    aur::register(&mut c, &svc);
-    wiki::register(&mut c, &svc);
+    #[cfg(feature = "conformance")]
+    crate::server::conformance::add_fixtures(&mut c);
     #[cfg(feature = "conformance")]
     crate::server::conformance::add_fixtures(&mut c);
     c
