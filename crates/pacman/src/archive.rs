@@ -67,7 +67,12 @@ pub fn read_archive(path: &Path, with_files: bool) -> Result<ArchiveContents, Pa
             });
         }
     };
-    parse_tar(path, decoded, with_files)
+    // tar reads 512-byte headers and small entries: buffer above the decoder too.
+    parse_tar(
+        path,
+        BufReader::with_capacity(256 * 1024, decoded),
+        with_files,
+    )
 }
 
 /// Parses the tar stream of a database.

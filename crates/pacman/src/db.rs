@@ -133,7 +133,7 @@ pub struct LocalDb {
     /// Entries that could not be parsed.
     pub skipped: Vec<SkippedEntry>,
     pub(crate) stamp: (Stamp, Stamp),
-    files: OnceLock<Arc<Vec<FileList>>>,
+    files: OnceLock<Arc<Vec<String>>>,
 }
 
 impl LocalDb {
@@ -148,16 +148,21 @@ impl LocalDb {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(source) => return Err(PacmanError::DbUnreadable { path: dir, source }),
         };
+        let mut dirs = Vec::new();
         for entry in read.into_iter().flatten() {
             let entry = entry.map_err(|source| PacmanError::DbUnreadable {
                 path: dir.clone(),
                 source,
             })?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if !entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                continue;
+            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                dirs.push(entry.file_name().to_string_lossy().into_owned());
             }
-            match read_local_entry(&entry.path()) {
+        }
+        let parsed = parallel_map(&dirs, |name| {
+            Ok::<_, PacmanError>(read_local_entry(&dir.join(name)))
+        })?;
+        for (name, result) in dirs.into_iter().zip(parsed) {
+            match result {
                 Ok(pkg) => rows.push((name, pkg)),
                 Err(problem) => {
                     tracing::warn!(entry = %name, %problem, "skipping unreadable local entry");
@@ -190,46 +195,86 @@ impl LocalDb {
         self.by_name.get(name).copied()
     }
 
-    /// The `files` entry of one installed package (read now, not cached).
+    /// The `files` entry of one installed package.
     pub fn read_files(&self, name: &str) -> Result<Option<FileList>, PacmanError> {
         let Some(i) = self.position(name) else {
             return Ok(None);
         };
-        if let Some(all) = self.files.get() {
-            return Ok(Some(all[i].clone()));
-        }
-        self.read_files_at(i).map(Some)
-    }
-
-    fn read_files_at(&self, i: usize) -> Result<FileList, PacmanError> {
-        let path = self.dir.join(&self.entries[i]).join("files");
-        match std::fs::read(&path) {
-            Ok(bytes) => desc::parse_files(&bytes).map_err(|problem| PacmanError::DbCorrupt {
+        let text = match self.files.get() {
+            Some(all) => all[i].clone(),
+            None => self.read_files_text(i)?,
+        };
+        desc::parse_files(text.as_bytes())
+            .map(Some)
+            .map_err(|problem| PacmanError::DbCorrupt {
                 entry: format!("{}/files", self.entries[i]),
                 path: self.dir.clone(),
                 problem,
+            })
+    }
+
+    fn read_files_text(&self, i: usize) -> Result<String, PacmanError> {
+        let path = self.dir.join(&self.entries[i]).join("files");
+        match std::fs::read(&path) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| PacmanError::DbCorrupt {
+                entry: format!("{}/files", self.entries[i]),
+                path: self.dir.clone(),
+                problem: crate::error::EntryProblem::NotUtf8,
             }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileList::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
             Err(source) => Err(PacmanError::DbUnreadable { path, source }),
         }
     }
 
-    /// Every installed package's file list, index-aligned with `packages` (loaded once).
-    pub fn all_files(&self) -> Result<Arc<Vec<FileList>>, PacmanError> {
+    /// Every installed package's `files` entry as text, index-aligned with `packages`
+    /// (read once, on worker threads; kept as text because owner lookups only scan lines).
+    pub fn all_files_text(&self) -> Result<Arc<Vec<String>>, PacmanError> {
         if let Some(all) = self.files.get() {
             return Ok(all.clone());
         }
-        let lists = (0..self.packages.len())
-            .map(|i| self.read_files_at(i))
-            .collect::<Result<Vec<_>, _>>()?;
-        let lists = Arc::new(lists);
-        Ok(self.files.get_or_init(|| lists).clone())
+        let indices: Vec<usize> = (0..self.packages.len()).collect();
+        let texts = parallel_map(&indices, |&i| self.read_files_text(i))?;
+        let texts = Arc::new(texts);
+        Ok(self.files.get_or_init(|| texts).clone())
     }
 
     /// Whether the file lists are already in memory.
     pub fn files_loaded(&self) -> bool {
         self.files.get().is_some()
     }
+}
+
+/// Maps `f` over `items` on up to `available_parallelism` scoped threads, keeping order.
+pub(crate) fn parallel_map<T: Sync, R: Send, E: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, E> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    if threads <= 1 || items.len() < 64 {
+        return items.iter().map(&f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let results: Vec<Result<Vec<R>, E>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Result<Vec<R>, E>>()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for part in results {
+        out.extend(part?);
+    }
+    Ok(out)
 }
 
 /// Reads one local entry directory's `desc`.
@@ -269,29 +314,7 @@ impl Snapshot {
         previous: Option<&Snapshot>,
     ) -> Result<Snapshot, PacmanError> {
         let conf_stamps = conf.files.iter().map(|p| (p.clone(), stamp(p))).collect();
-        let mut repos = Vec::new();
-        let mut missing = Vec::new();
-        for repo in &conf.repos {
-            let path = conf.sync_db_path(&repo.name, "db");
-            let now = stamp(&path);
-            if now.is_none() {
-                missing.push(MissingRepo {
-                    repo: repo.name.clone(),
-                    path,
-                });
-                continue;
-            }
-            let reused = previous.and_then(|p| {
-                p.repos
-                    .iter()
-                    .find(|r| r.name == repo.name && r.db_file == path && r.stamp == now)
-                    .cloned()
-            });
-            match reused {
-                Some(r) => repos.push(r),
-                None => repos.push(Arc::new(SyncRepo::load(&repo.name, &path)?)),
-            }
-        }
+        let (repos, missing) = load_repos(&conf, previous)?;
         let local_stamp = (stamp(&conf.local_db_dir()), stamp(&conf.db_path));
         let local = match previous {
             Some(p) if p.local.stamp == local_stamp && p.local.dir == conf.local_db_dir() => {
@@ -379,6 +402,54 @@ impl Snapshot {
             .map(|(_, n)| n.to_owned())
             .collect()
     }
+}
+
+/// Loads every configured sync database in parallel (one thread per repository), reusing those
+/// of `previous` whose file did not change. Returns the loaded ones and the missing ones.
+pub fn load_repos(
+    conf: &PacmanConf,
+    previous: Option<&Snapshot>,
+) -> Result<(Vec<Arc<SyncRepo>>, Vec<MissingRepo>), PacmanError> {
+    let mut present = Vec::new();
+    let mut missing = Vec::new();
+    for repo in &conf.repos {
+        let path = conf.sync_db_path(&repo.name, "db");
+        let now = stamp(&path);
+        if now.is_none() {
+            missing.push(MissingRepo {
+                repo: repo.name.clone(),
+                path,
+            });
+            continue;
+        }
+        let reused = previous.and_then(|p| {
+            p.repos
+                .iter()
+                .find(|r| r.name == repo.name && r.db_file == path && r.stamp == now)
+                .cloned()
+        });
+        present.push((repo.name.clone(), path, reused));
+    }
+    // Each repository decompresses and parses on its own thread.
+    let repos: Vec<Arc<SyncRepo>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = present
+            .iter()
+            .map(|(name, path, reused)| {
+                scope.spawn(move || match reused {
+                    Some(r) => Ok(r.clone()),
+                    None => SyncRepo::load(name, path).map(Arc::new),
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect::<Result<Vec<_>, PacmanError>>()
+    })?;
+    Ok((repos, missing))
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {

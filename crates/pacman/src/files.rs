@@ -164,13 +164,15 @@ pub fn owner(snap: &Snapshot, path: &str) -> Result<OwnerResult, PacmanError> {
         .iter()
         .map(|c| (c.clone(), format!("{c}/")))
         .collect();
-    let lists = snap.local.all_files()?;
+    let texts = snap.local.all_files_text()?;
     let mut owners = Vec::new();
-    for (pkg, list) in snap.local.packages.iter().zip(lists.iter()) {
-        let owned = list
-            .files
-            .iter()
-            .any(|f| wanted.iter().any(|(file, dir)| f == file || f == dir));
+    for (pkg, text) in snap.local.packages.iter().zip(texts.iter()) {
+        // Paths are whole lines of the %FILES% section (the only section with such lines).
+        let owned = text.lines().any(|line| {
+            wanted
+                .iter()
+                .any(|(file, dir)| line == file.as_str() || line == dir.as_str())
+        });
         if owned {
             owners.push(Owner {
                 name: pkg.name.clone(),
