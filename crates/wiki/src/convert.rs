@@ -9,6 +9,7 @@
 
 use scraper::{ElementRef, Html, Node, Selector};
 
+use crate::md_table::{CELL, HEAD_CELL, ROW, ROW_END, markdown_table, marked};
 use crate::types::{normalize_title, page_uri, percent_decode};
 
 /// An article reduced to what matters.
@@ -168,79 +169,6 @@ pub fn html_to_markdown(clean: &str) -> String {
         // htmd only fails on I/O errors of its in-memory reader; fall back to the plain text.
         Err(_) => tidy_text(clean),
     }
-}
-
-// Private-use characters that carry the table structure from the cell and row handlers to
-// the table handler (htmd gives a handler only its children's Markdown).
-const CELL: char = '\u{E000}';
-const HEAD_CELL: char = '\u{E001}';
-const CELL_END: char = '\u{E002}';
-const ROW: char = '\u{E003}';
-const ROW_END: char = '\u{E004}';
-
-fn marked(kind: char, content: &str) -> String {
-    let flat = content.split_whitespace().collect::<Vec<_>>().join(" ");
-    format!("{kind}{}{CELL_END}", flat.replace('|', "\\|"))
-}
-
-/// A pipe table from the marked rows and cells; the first row is the header.
-fn markdown_table(content: &str) -> String {
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut caption = String::new();
-    let mut outside = String::new();
-    let mut row: Option<Vec<String>> = None;
-    let mut cell: Option<String> = None;
-    for ch in content.chars() {
-        match ch {
-            ROW => row = Some(Vec::new()),
-            ROW_END => {
-                if let Some(r) = row.take().filter(|r| !r.is_empty()) {
-                    rows.push(r);
-                }
-            }
-            CELL | HEAD_CELL => cell = Some(String::new()),
-            CELL_END => {
-                if let (Some(c), Some(r)) = (cell.take(), row.as_mut()) {
-                    r.push(c.trim().to_owned());
-                }
-            }
-            _ => match cell.as_mut() {
-                Some(c) => c.push(ch),
-                None if row.is_none() => outside.push(ch),
-                None => {}
-            },
-        }
-    }
-    let outside = outside.trim();
-    if !outside.is_empty() {
-        caption = outside.split_whitespace().collect::<Vec<_>>().join(" ");
-    }
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    if cols == 0 {
-        return format!("\n\n{caption}\n\n");
-    }
-    let mut md = String::from("\n\n");
-    if !caption.is_empty() {
-        md.push_str(&format!("*{caption}*\n\n"));
-    }
-    for (i, r) in rows.iter().enumerate() {
-        md.push('|');
-        for c in 0..cols {
-            md.push(' ');
-            md.push_str(r.get(c).map(String::as_str).unwrap_or(""));
-            md.push_str(" |");
-        }
-        md.push('\n');
-        if i == 0 {
-            md.push('|');
-            for _ in 0..cols {
-                md.push_str(" --- |");
-            }
-            md.push('\n');
-        }
-    }
-    md.push('\n');
-    md
 }
 
 /// Converts raw wiki HTML straight to Markdown.

@@ -17,6 +17,7 @@ mod error;
 mod facade;
 mod http;
 mod lang;
+mod md_table;
 mod news;
 mod offline;
 mod online;
