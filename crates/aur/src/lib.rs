@@ -5,6 +5,7 @@
 //! AUR packages are made by users and reviewed by nobody; every answer type carries
 //! [`AUR_NOTICE`] so that reminder travels with the data.
 
+pub mod args;
 pub mod audit;
 pub mod client;
 pub mod corpus;
