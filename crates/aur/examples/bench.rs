@@ -8,8 +8,12 @@ use std::time::Instant;
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     let typical = archgate_aur::load_path(&root.join("benign/b05-paru-cargo")).unwrap_or_default();
-    let big = archgate_aur::load_path(&root.join("benign/b02-chrome-bin-install-caches")).unwrap_or_default();
-    for (label, input) in [("typical PKGBUILD (paru)", &typical), ("-bin PKGBUILD with install script (chrome)", &big)] {
+    let big = archgate_aur::load_path(&root.join("benign/b02-chrome-bin-install-caches"))
+        .unwrap_or_default();
+    for (label, input) in [
+        ("typical PKGBUILD (paru)", &typical),
+        ("-bin PKGBUILD with install script (chrome)", &big),
+    ] {
         let n = 200;
         let _ = archgate_aur::audit(input);
         let t = Instant::now();
@@ -27,5 +31,7 @@ fn main() {
         samples = r.malicious + r.benign;
     }
     let per = t.elapsed().as_secs_f64() * 1000.0 / f64::from(runs);
-    println!("whole corpus ({samples} samples, files read from disk): {per:.1} ms per run ({runs} runs)");
+    println!(
+        "whole corpus ({samples} samples, files read from disk): {per:.1} ms per run ({runs} runs)"
+    );
 }

@@ -9,6 +9,7 @@
 mod command;
 mod expand;
 pub(crate) mod statics;
+mod text;
 mod walk;
 
 use std::collections::HashMap;

@@ -2,7 +2,7 @@
 //! `echo`/`printf` (with escapes), `base64 -d`, `xxd -r -p`, `rev`, `tr`, `cat`. This is how
 //! `$(echo Y3VybA== | base64 -d)` becomes `curl` before the rules look at it.
 
-use super::expand::{EscapeMode, decode_escapes};
+use super::text::{EscapeMode, decode_escapes};
 use super::{Cmd, Taint, Word};
 use crate::audit::names;
 
