@@ -89,8 +89,27 @@ const WORDS: &[&str] = &[
     "path",
 ];
 
+/// Syllables of the generated part of the vocabulary.
+const SYLLABLES: &[&str] = &[
+    "ka", "to", "ri", "men", "sul", "ax", "tor", "vi", "lo", "dra", "pen", "qu", "ek", "zim", "fa",
+    "nor", "bel", "ush", "ti", "gro",
+];
+
+/// The vocabulary: the domain words first (most frequent), then ~4,000 generated words.
+fn vocabulary() -> Vec<String> {
+    let mut v: Vec<String> = WORDS.iter().map(|w| (*w).to_owned()).collect();
+    for a in SYLLABLES {
+        for b in SYLLABLES {
+            for c in SYLLABLES.iter().take(10) {
+                v.push(format!("{a}{b}{c}"));
+            }
+        }
+    }
+    v
+}
+
 /// A small deterministic generator (no dependency, same corpus every run).
-struct Lcg(u64);
+struct Lcg(u64, Vec<String>);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
@@ -100,12 +119,18 @@ impl Lcg {
             .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
-    fn word(&mut self) -> &'static str {
-        WORDS[self.next() as usize % WORDS.len()]
+    fn uniform(&mut self) -> f64 {
+        (self.next() % 1_000_000) as f64 / 1_000_000.0
+    }
+    /// A word with a Zipf-like distribution: low ranks are common, the tail is rare.
+    fn word(&mut self) -> String {
+        let n = self.1.len() as f64;
+        let rank = (n.powf(self.uniform()) - 1.0) as usize;
+        self.1[rank.min(self.1.len() - 1)].clone()
     }
     fn sentence(&mut self, n: usize) -> String {
-        let mut s: Vec<&str> = (0..n).map(|_| self.word()).collect();
-        s[0] = "The";
+        let mut s: Vec<String> = (0..n).map(|_| self.word()).collect();
+        s[0] = "The".to_owned();
         s.join(" ") + "."
     }
 }
@@ -166,7 +191,7 @@ fn page_html(i: usize, rng: &mut Lcg) -> String {
 fn generate(dir: &Path) -> u64 {
     let en = dir.join("en");
     std::fs::create_dir_all(&en).unwrap();
-    let mut rng = Lcg(42);
+    let mut rng = Lcg(42, vocabulary());
     let mut bytes = 0;
     for i in 0..PAGES {
         let html = page_html(i, &mut rng);
@@ -261,7 +286,7 @@ fn main() {
     assert_eq!(again.unchanged, PAGES);
     rows.push(("rebuild, nothing changed".into(), ms(t.elapsed())));
 
-    let mut rng = Lcg(7);
+    let mut rng = Lcg(7, vocabulary());
     for i in 0..50 {
         let p = src
             .join("en")
@@ -291,6 +316,11 @@ fn main() {
         ms(percentile(&q, 0.5)),
     ));
     rows.push(("warm search p99".into(), ms(percentile(&q, 0.99))));
+    let one = measure(2_000, |i| {
+        wiki.search(&queries[i % queries.len()], 1).unwrap();
+    });
+    rows.push(("warm search p50 (1 hit)".into(), ms(percentile(&one, 0.5))));
+    rows.push(("warm search p99 (1 hit)".into(), ms(percentile(&one, 0.99))));
     let p = measure(300, |i| {
         wiki.page(&WikiPageArgs {
             title: title(i * 13 % PAGES),

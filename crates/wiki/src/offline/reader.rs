@@ -147,18 +147,21 @@ impl OfflineWiki {
         let mut snippets =
             SnippetGenerator::create(&searcher, &*text_query, f.body).map_err(|e| self.err(e))?;
         snippets.set_max_num_chars(200);
+        let stems = self.stems(&cleaned);
         let mut out = Vec::with_capacity(hits.len());
         for (score, addr) in hits {
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| self.err(e))?;
             let title = text(&doc, f.title);
-            let snippet = snippets.snippet_from_doc(&doc);
+            let body = text(&doc, f.body);
+            // Only a window around the first match is tokenized: whole pages cost milliseconds.
+            let snippet = snippets.snippet(match_window(&body, &stems));
             let mut frag = snippet
                 .fragment()
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
             if frag.is_empty() {
-                frag = text(&doc, f.body).chars().take(160).collect::<String>();
+                frag = body.chars().take(160).collect::<String>();
                 frag = frag.split_whitespace().collect::<Vec<_>>().join(" ");
             }
             out.push(SearchHit {
@@ -175,6 +178,19 @@ impl OfflineWiki {
             api: None,
             origin: self.origin(),
         })
+    }
+
+    /// The query's terms as the index analyzer makes them (lower-cased stems).
+    fn stems(&self, query: &str) -> Vec<String> {
+        let Ok(mut analyzer) = self.index.tokenizer_for_field(self.fields.body) else {
+            return Vec::new();
+        };
+        let mut stream = analyzer.token_stream(query);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push(stream.token().text.clone());
+        }
+        out
     }
 
     /// The document whose title key is `key` in `lang`.
@@ -274,6 +290,26 @@ impl OfflineWiki {
     }
 }
 
+/// About 1 KiB of `body` around the earliest occurrence of any stem (the start when none occurs).
+fn match_window<'a>(body: &'a str, stems: &[String]) -> &'a str {
+    let lower = body.to_ascii_lowercase();
+    let first = stems
+        .iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| lower.find(s.as_str()))
+        .min()
+        .unwrap_or(0);
+    let mut start = first.saturating_sub(300);
+    while !body.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (first + 700).min(body.len());
+    while !body.is_char_boundary(end) {
+        end += 1;
+    }
+    &body[start..end]
+}
+
 fn text(doc: &TantivyDocument, field: tantivy::schema::Field) -> String {
     doc.get_first(field)
         .and_then(|v| v.as_str())
@@ -308,5 +344,17 @@ mod tests {
             "systemd-boot loader entries x"
         );
         assert_eq!(sanitize_query("title:foo^2"), "title foo 2");
+    }
+
+    #[test]
+    fn snippet_window_surrounds_the_first_match() {
+        let body = format!(
+            "{}hibernation needs swap{}",
+            "a ".repeat(1000),
+            " b".repeat(1000)
+        );
+        let w = match_window(&body, &["hibern".to_owned(), "zzz".to_owned()]);
+        assert!(w.contains("hibernation needs swap") && w.len() <= 1001);
+        assert!(match_window("é short", &["none".to_owned()]).starts_with('é'));
     }
 }
