@@ -45,7 +45,7 @@ impl App {
     /// symlinked one stops the start with a clear error.
     pub fn open(
         config_file: Option<PathBuf>,
-        observer: Option<Box<dyn Fn(&archgate_core::audit::Record) + Send + Sync>>,
+        observer: Option<archgate_core::gate::Observer>,
     ) -> anyhow::Result<App> {
         let env = PathEnv::from_process();
         let file = config_path(config_file)?;

@@ -28,6 +28,9 @@ use crate::person::{PersonState, now_secs};
 use crate::resolve::Resolver;
 use crate::tool::{CallCx, DynTool, ToolError, ToolOutput};
 
+/// Told of every finished call (HTTP mode prints a frame per call).
+pub type Observer = Box<dyn Fn(&Record) + Send + Sync>;
+
 /// Who is calling.
 #[derive(Debug, Clone)]
 pub struct Client {
@@ -90,8 +93,7 @@ pub struct Gate {
     pub catalogue: Catalogue,
     home: Option<PathBuf>,
     next_id: AtomicU64,
-    /// Told of every finished call (HTTP mode prints a frame per call).
-    observer: Option<Box<dyn Fn(&Record) + Send + Sync>>,
+    observer: Option<Observer>,
 }
 
 impl Gate {

@@ -15,7 +15,7 @@ pub async fn run(
     http: bool,
     port: Option<u16>,
 ) -> anyhow::Result<ExitCode> {
-    let observer: Option<Box<dyn Fn(&archgate_core::audit::Record) + Send + Sync>> = if http {
+    let observer: Option<archgate_core::gate::Observer> = if http {
         Some(Box::new(frames::call_frame))
     } else {
         None
@@ -87,7 +87,7 @@ fn spawn_config_poll(app: Arc<App>, shutdown: CancellationToken) {
                 _ = tick.tick() => {
                     n += 1;
                     let clients_changed = app.clients.reload_if_changed();
-                    let config_changed = n % 4 == 0 && reload_now(&app, "poll");
+                    let config_changed = n.is_multiple_of(4) && reload_now(&app, "poll");
                     if clients_changed || config_changed {
                         refresh_sessions(&app).await;
                     }

@@ -12,9 +12,11 @@ use archgate_core::paths::Paths;
 use archgate_core::tool::ToolError;
 use std::sync::Arc;
 
+mod aur;
 mod packages;
 pub mod services;
 mod system;
+mod wiki;
 
 pub use services::Services;
 
@@ -23,19 +25,32 @@ pub trait Kinded: std::fmt::Display {
     fn kind(&self) -> &'static str;
 }
 
-impl Kinded for archgate_pacman::PacmanError {
-    fn kind(&self) -> &'static str {
-        archgate_pacman::PacmanError::kind(self)
-    }
+macro_rules! kinded {
+    ($($t:ty),*) => {$(
+        impl Kinded for $t {
+            fn kind(&self) -> &'static str {
+                <$t>::kind(self)
+            }
+        }
+    )*};
 }
+kinded!(
+    archgate_pacman::PacmanError,
+    archgate_aur::AurError,
+    archgate_wiki::WikiError
+);
 
 /// What an agent can do about an error of this kind.
 fn next_for(kind: &str) -> &'static str {
     match kind {
         "not_found" => "check the name (search first), then call again",
-        "could_not_reach" | "timed_out" => "the network or the service is unavailable: retry later, or answer from what is known offline",
+        "could_not_reach" | "timed_out" => {
+            "the network or the service is unavailable: retry later, or answer from what is known offline"
+        }
         "rate_limited" => "wait a minute before asking the AUR again",
-        "not_available" | "not_installed" => "tell the person what to install (see `archgate doctor`)",
+        "not_available" | "not_installed" => {
+            "tell the person what to install (see `archgate doctor`)"
+        }
         "too_large" => "narrow the request and call again",
         "malformed" | "corrupt" => "tell the person; a file or an answer is damaged",
         _ => "tell the person what happened",
@@ -47,7 +62,8 @@ pub fn domain_err<E: Kinded>(e: E) -> ToolError {
     ToolError::new(kind, e.to_string()).next(next_for(kind))
 }
 
-/// Declares a `read`-tier tool that is one domain call returning a serializable answer.
+/// Declares a `read`-tier tool that is one domain call returning a serializable answer
+/// (`Result<T, ToolError>`; domain errors go through `domain_err`).
 macro_rules! read_tool {
     (
         $ty:ident {
@@ -84,12 +100,15 @@ macro_rules! read_tool {
                 cx: &'a archgate_core::tool::CallCx,
                 _permit: archgate_core::exec::Permit,
                 args: $args,
-            ) -> futures::future::BoxFuture<'a, Result<archgate_core::tool::ToolOutput, archgate_core::tool::ToolError>> {
+            ) -> futures::future::BoxFuture<
+                'a,
+                Result<archgate_core::tool::ToolOutput, archgate_core::tool::ToolError>,
+            > {
                 let $svc = &*self.0;
                 let $cx = cx;
                 let $a = args;
                 Box::pin(async move {
-                    let v = $body.map_err($crate::tools::domain_err)?;
+                    let v = $body?;
                     Ok(archgate_core::tool::ToolOutput::json(v))
                 })
             }
@@ -103,8 +122,8 @@ pub fn catalogue(paths: &Paths, _config: &Config) -> Catalogue {
     let mut c = Catalogue::default();
     c.add(system::SystemStatus);
     packages::register(&mut c, &svc);
-    #[cfg(feature = "conformance")]
-    crate::server::conformance::add_fixtures(&mut c);
+    aur::register(&mut c, &svc);
+    wiki::register(&mut c, &svc);
     #[cfg(feature = "conformance")]
     crate::server::conformance::add_fixtures(&mut c);
     c

@@ -4,7 +4,9 @@
 
 use archgate_core::config::Config;
 use archgate_core::paths::Paths;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use archgate_core::tool::ToolError;
 
 /// One value per settings key; rebuilt when the key changes.
 pub struct Cached<K, V> {
@@ -13,7 +15,9 @@ pub struct Cached<K, V> {
 
 impl<K, V> Default for Cached<K, V> {
     fn default() -> Self {
-        Cached { slot: Mutex::new(None) }
+        Cached {
+            slot: Mutex::new(None),
+        }
     }
 }
 
@@ -35,17 +39,27 @@ impl<K: PartialEq, V: Clone> Cached<K, V> {
 pub struct Services {
     pub paths: Paths,
     pacman: Cached<archgate_core::config::ArchConfig, archgate_pacman::PacmanDb>,
+    aur: Cached<archgate_core::config::ArchConfig, Result<archgate_aur::AurClient, String>>,
+    wiki: Cached<archgate_core::config::WikiConfig, Result<Arc<archgate_wiki::Wiki>, String>>,
 }
 
 impl Services {
     pub fn new(paths: Paths) -> Services {
-        Services { paths, pacman: Cached::default() }
+        Services {
+            paths,
+            pacman: Cached::default(),
+            aur: Cached::default(),
+            wiki: Cached::default(),
+        }
     }
 
     pub fn pacman(&self, config: &Config) -> archgate_pacman::PacmanDb {
         let cache = self.paths.cache_dir.clone();
         self.pacman.get(config.arch.clone(), |arch| {
-            let mut s = archgate_pacman::PacmanSettings { conf_path: arch.pacman_conf.clone(), ..Default::default() };
+            let mut s = archgate_pacman::PacmanSettings {
+                conf_path: arch.pacman_conf.clone(),
+                ..Default::default()
+            };
             s.remote.base_url = arch.packages_url.clone();
             s.remote.timeout = arch.http_timeout;
             s.remote.ttl = arch.cache_ttl;
@@ -53,5 +67,45 @@ impl Services {
             s.fetch.timeout = arch.http_timeout;
             archgate_pacman::PacmanDb::new(s)
         })
+    }
+
+    pub fn aur(&self, config: &Config) -> Result<archgate_aur::AurClient, ToolError> {
+        let cache = self.paths.cache_dir.join("aur");
+        self.aur
+            .get(config.arch.clone(), |arch| {
+                let c = archgate_aur::AurConfig {
+                    base_url: arch.aur_url.trim_end_matches('/').to_owned(),
+                    timeout: arch.http_timeout,
+                    cache_dir: Some(cache),
+                    cache_ttl: arch.cache_ttl,
+                    ..Default::default()
+                };
+                archgate_aur::AurClient::new(c).map_err(|e| e.to_string())
+            })
+            .map_err(|e| ToolError::new("not_available", e))
+    }
+
+    pub fn wiki(&self, config: &Config) -> Result<Arc<archgate_wiki::Wiki>, ToolError> {
+        let cache = self.paths.cache_dir.join("wiki");
+        let index = self.paths.wiki_index_dir();
+        let timeout = config.arch.http_timeout;
+        let ttl = config.arch.cache_ttl;
+        self.wiki
+            .get(config.wiki.clone(), |w| {
+                let mut c = archgate_wiki::WikiConfig::for_base_url(&w.url);
+                c.cache_dir = Some(cache);
+                c.request_timeout = timeout;
+                c.cache_ttl = ttl;
+                let pref = match w.prefer.as_str() {
+                    "online_first" => archgate_wiki::Preference::OnlineFirst,
+                    "offline_only" => archgate_wiki::Preference::OfflineOnly,
+                    "online_only" => archgate_wiki::Preference::OnlineOnly,
+                    _ => archgate_wiki::Preference::OfflineFirst,
+                };
+                archgate_wiki::Wiki::new(c, &index, pref)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|e| ToolError::new("not_available", e))
     }
 }

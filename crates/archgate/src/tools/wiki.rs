@@ -1,0 +1,81 @@
+//! The ArchWiki (offline index first, online otherwise; every answer says which and how old) and
+//! the Arch news, by default since the last full system upgrade.
+
+use archgate_core::gate::Catalogue;
+use archgate_wiki::{ArchNewsArgs, WikiPageArgs, WikiSearchArgs};
+use std::sync::Arc;
+
+use super::{Services, domain_err, read_tool};
+
+read_tool!(
+    WikiSearch {
+        name: "wiki_search",
+        title: "Search the ArchWiki",
+        open_world: true,
+        args: WikiSearchArgs,
+        description: "Search the ArchWiki; the first place to look for how something works on Arch. \
+                  Answers from the offline index when there is one, else online, and says which.",
+    } | svc,
+    cx,
+    a | {
+        let limit = a.limit.unwrap_or(10).clamp(1, 50) as usize;
+        svc.wiki(&cx.config)?
+            .search(&a.query, limit)
+            .await
+            .map_err(domain_err)
+    }
+);
+
+read_tool!(
+    WikiPage {
+        name: "wiki_page",
+        title: "Read an ArchWiki page",
+        open_world: true,
+        args: WikiPageArgs,
+        description: "An ArchWiki page as clean Markdown (code fenced, tables kept, notes and warnings as \
+                  quotes, links as archwiki://page/… references), a section at a time if asked; long \
+                  pages come in pages with next_page.",
+    } | svc,
+    cx,
+    a | svc.wiki(&cx.config)?.page(&a).await.map_err(domain_err)
+);
+
+read_tool!(
+    ArchNews {
+        name: "arch_news",
+        title: "Arch news",
+        open_world: true,
+        args: ArchNewsArgs,
+        description: "Arch Linux news, flagging items that require manual intervention; by default the \
+                  items since the last full system upgrade. Check it before any update.",
+    } | svc,
+    cx,
+    a | {
+        let since = match a.since.as_deref() {
+            Some(s) => Some(archgate_wiki::parse_since(s).ok_or_else(|| {
+                archgate_core::tool::ToolError::new(
+                    "invalid_arguments",
+                    format!("since: {s:?} is not RFC 3339 or YYYY-MM-DD"),
+                )
+            })?),
+            None => svc
+                .pacman(&cx.config)
+                .last_full_upgrade()
+                .await
+                .ok()
+                .flatten()
+                .and_then(|t| time::OffsetDateTime::from_unix_timestamp(t.0).ok()),
+        };
+        let limit = a.limit.unwrap_or(10).clamp(1, 100) as usize;
+        svc.wiki(&cx.config)?
+            .news(&cx.config.arch.news_url, limit, since)
+            .await
+            .map_err(domain_err)
+    }
+);
+
+pub fn register(c: &mut Catalogue, svc: &Arc<Services>) {
+    c.add(WikiSearch(svc.clone()));
+    c.add(WikiPage(svc.clone()));
+    c.add(ArchNews(svc.clone()));
+}
