@@ -233,20 +233,109 @@ pub trait DynTool: Send + Sync {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
 
-/// The JSON schema of an argument type, as MCP wants it (an object schema).
+/// The JSON schema of an argument type, as MCP wants it: an object schema at the top (never a
+/// bare `oneOf`), compacted so the tool list stays small in an agent's context.
 pub fn schema_of<T: JsonSchema>() -> Arc<Map<String, Value>> {
     let settings = schemars::generate::SchemaSettings::draft2020_12();
     let schema = settings.into_generator().into_root_schema_for::<T>();
     let mut v = serde_json::to_value(schema).unwrap_or_default();
+    compact(&mut v);
+    // Unknown fields are refused by the server whatever the schema says; say it once, at the top.
+    if let Some(m) = v.as_object_mut() {
+        for nested in m.values_mut().filter(|x| x.is_object()) {
+            strip_key(nested, "additionalProperties");
+        }
+    }
     if let Some(m) = v.as_object_mut() {
         m.remove("$schema");
         m.remove("title");
+        // The tool's own description says what the arguments are for.
+        m.remove("description");
+        // MCP (and some clients' APIs) want an object schema at the top, never a bare oneOf.
+        m.entry("type")
+            .or_insert_with(|| Value::String("object".into()));
         if !m.contains_key("properties") && m.get("type").and_then(Value::as_str) == Some("object")
         {
             m.insert("properties".into(), Value::Object(Map::new()));
         }
     }
     Arc::new(v.as_object().cloned().unwrap_or_default())
+}
+
+fn strip_key(v: &mut Value, key: &str) {
+    match v {
+        Value::Object(m) => {
+            if m.get(key) == Some(&Value::Bool(false)) {
+                m.remove(key);
+            }
+            m.values_mut().for_each(|c| strip_key(c, key));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|c| strip_key(c, key)),
+        _ => {}
+    }
+}
+
+/// Shrinks a generated schema without changing what it accepts: a `oneOf` of string constants
+/// becomes an `enum`; numeric `format` annotations (which JSON Schema does not check), `default:
+/// null` and descriptions of definitions (described where they are used) go.
+pub fn compact(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for child in m.values_mut() {
+                compact(child);
+            }
+            if m.get("default") == Some(&Value::Null) {
+                m.remove("default");
+            }
+            // A definition is described where it is used.
+            if let Some(Value::Object(defs)) = m.get_mut("$defs") {
+                for d in defs.values_mut().filter_map(Value::as_object_mut) {
+                    d.remove("description");
+                }
+            }
+            if let Some(fmt) = m.get("format").and_then(Value::as_str)
+                && matches!(
+                    fmt,
+                    "uint"
+                        | "uint8"
+                        | "uint16"
+                        | "uint32"
+                        | "uint64"
+                        | "int"
+                        | "int8"
+                        | "int16"
+                        | "int32"
+                        | "int64"
+                        | "double"
+                        | "float"
+                )
+            {
+                m.remove("format");
+            }
+            let consts: Option<Vec<Value>> =
+                m.get("oneOf")
+                    .and_then(Value::as_array)
+                    .and_then(|branches| {
+                        branches
+                            .iter()
+                            .map(|b| {
+                                let o = b.as_object()?;
+                                let c = o.get("const")?.as_str()?;
+                                o.keys()
+                                    .all(|k| k == "const" || k == "type" || k == "description")
+                                    .then(|| Value::String(c.to_owned()))
+                            })
+                            .collect()
+                    });
+            if let Some(values) = consts {
+                m.remove("oneOf");
+                m.insert("type".into(), Value::String("string".into()));
+                m.insert("enum".into(), Value::Array(values));
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(compact),
+        _ => {}
+    }
 }
 
 fn downcast<T: 'static>(b: &(dyn Any + Send + Sync)) -> &T {

@@ -73,8 +73,7 @@ pub struct ListArgs {
 pub struct LogArgs {
     /// Only entries of this package.
     pub package: Option<String>,
-    /// Only this action (installed, upgraded, removed, downgraded, reinstalled,
-    /// transaction_started, transaction_completed, full_upgrade, synchronized).
+    /// Only this action.
     pub action: Option<LogAction>,
     /// Only entries at or after this time: RFC 3339, YYYY-MM-DD or Unix seconds.
     pub since: Option<String>,

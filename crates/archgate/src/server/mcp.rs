@@ -100,11 +100,15 @@ pub fn server_info() -> ServerConfig {
 
 pub fn to_mcp_tool(t: &dyn DynTool) -> Tool {
     let s = t.spec();
-    let annotations = ToolAnnotations::with_title(s.title)
-        .read_only(s.read_only)
-        .destructive(s.destructive)
-        .idempotent(s.idempotent)
-        .open_world(s.open_world);
+    // Hints are sent only where they differ from MCP's defaults (readOnly false, destructive
+    // true, idempotent false, openWorld true): the same meaning in fewer tokens.
+    let annotations = ToolAnnotations::from_raw(
+        None,
+        s.read_only.then_some(true),
+        (!s.read_only && !s.destructive).then_some(false),
+        s.idempotent.then_some(true),
+        (!s.open_world).then_some(false),
+    );
     Tool::new(s.name, s.description, t.input_schema())
         .with_title(s.title)
         .with_annotations(annotations)

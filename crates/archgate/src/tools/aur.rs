@@ -18,8 +18,7 @@ read_tool!(
         title: "Search the AUR",
         open_world: true,
         args: SearchArgs,
-        description: "Search the AUR (by name and description, or by maintainer, depends, provides, \
-                  keywords …). Only after pkg_search found nothing official.",
+        description: "Search the AUR, only after pkg_search found nothing official.",
     } | svc,
     cx,
     a | svc
@@ -35,8 +34,7 @@ read_tool!(
         title: "AUR package details",
         open_world: true,
         args: InfoArgs,
-        description: "Details and trust signals of AUR packages: votes, popularity, maintainer or \
-                  orphaned, co-maintainers, first submitted, last modified, out-of-date.",
+        description: "AUR packages' details and trust signals: votes, popularity, maintainer or orphaned, dates, out-of-date.",
     } | svc,
     cx,
     a | svc
@@ -68,9 +66,8 @@ read_tool!(
         title: "Audit an AUR package",
         open_world: true,
         args: PackageArgs,
-        description: "Before anyone builds an AUR package: fetch it, audit its PKGBUILD and install \
-                  scripts statically (never executed), and add trust and history signals. Ends in a \
-                  verdict: ok, review or dangerous, with the reasons.",
+        description: "Before building an AUR package: its PKGBUILD and install scripts audited statically \
+                  (never run), with trust and history signals and a verdict: ok, review or dangerous.",
     } | svc,
     cx,
     a | archgate_aur::audit_package(&svc.aur(&cx.config)?, &a.name)
@@ -84,9 +81,7 @@ read_tool!(
         title: "What an AUR update changes",
         open_world: true,
         args: DiffArgs,
-        description: "The change between two versions of an AUR package, and an audit of what the change \
-                  adds (new install scripts, new sources, rewritten maintainer lines). Use it before \
-                  updating.",
+        description: "The diff between two versions of an AUR package and an audit of what it adds. Use before updating.",
     } | svc,
     cx,
     a | archgate_aur::diff(
@@ -105,9 +100,8 @@ read_tool!(
         title: "Review pending AUR updates",
         open_world: true,
         args: NoArgs,
-        description: "For every installed foreign package with a newer AUR version: the diff since the \
-                  installed version and its audit, most dangerous first — so the person decides \
-                  before their AUR helper updates anything.",
+        description: "Every installed AUR package with a newer version: the diff since the installed one \
+                  and its audit, most dangerous first, before any AUR helper updates.",
     } | svc,
     cx,
     _a | {
@@ -135,8 +129,8 @@ read_tool!(
         title: "Audit a PKGBUILD",
         open_world: false,
         args: AuditInput,
-        description: "Audit PKGBUILD text (and install scripts, .SRCINFO) statically: a real bash parser, \
-                  never executed; findings with line, column, severity and why, and a verdict.",
+        description: "Audit PKGBUILD text (and install scripts, .SRCINFO) with a real bash parser, never \
+                  executed: findings with line, severity and why, and a verdict.",
     } | _svc,
     _cx,
     a | Ok::<_, archgate_core::tool::ToolError>(archgate_aur::audit(&a))

@@ -13,6 +13,7 @@ use archgate_core::tool::ToolError;
 use std::sync::Arc;
 
 mod aur;
+mod desktop;
 mod packages;
 pub mod services;
 mod system;
@@ -37,7 +38,8 @@ macro_rules! kinded {
 kinded!(
     archgate_pacman::PacmanError,
     archgate_aur::AurError,
-    archgate_wiki::WikiError
+    archgate_wiki::WikiError,
+    archgate_desktop::DesktopError
 );
 
 /// What an agent can do about an error of this kind.
@@ -124,6 +126,7 @@ pub fn catalogue(paths: &Paths, _config: &Config) -> Catalogue {
     packages::register(&mut c, &svc);
     aur::register(&mut c, &svc);
     wiki::register(&mut c, &svc);
+    desktop::register(&mut c);
     #[cfg(feature = "conformance")]
     crate::server::conformance::add_fixtures(&mut c);
     c

@@ -22,8 +22,7 @@ read_tool!(
         title: "pacman configuration",
         open_world: false,
         args: NoArgs,
-        description: "The machine's pacman.conf with its Include files: repositories in order, servers, \
-                  architecture, DBPath, RootDir, IgnorePkg/IgnoreGroup and options.",
+        description: "pacman.conf with its Includes: repositories, servers, architecture, paths, ignores, options.",
     } | svc,
     cx,
     _a | svc
@@ -40,9 +39,7 @@ read_tool!(
         title: "Search official packages",
         open_world: true,
         args: SearchArgs,
-        description: "Search the official repositories like `pacman -Ss` (name, description, provides, \
-                  groups), best matches first, with an installed marker. Use it before suggesting a \
-                  package, and before the AUR.",
+        description: "Search official packages like `pacman -Ss`, best first, installed ones marked. Use before the AUR.",
     } | svc,
     cx,
     a | svc.pacman(&cx.config).search(&a).await.map_err(domain_err)
@@ -54,10 +51,8 @@ read_tool!(
         title: "Package details",
         open_world: true,
         args: InfoArgs,
-        description: "Everything about one package, from the sync and local databases: version, \
-                  dependencies, optional dependencies with reasons, provides, conflicts, sizes, \
-                  packager, dates; for installed packages also install reason, required-by and \
-                  optional-for.",
+        description: "One package from the sync and local databases, like `pacman -Si`/`-Qi`: versions, \
+                  dependencies, optional ones with reasons, sizes, dates, install reason, required-by.",
     } | svc,
     cx,
     a | svc.pacman(&cx.config).info(&a).await.map_err(domain_err)
@@ -94,8 +89,7 @@ read_tool!(
         title: "Dependency tree",
         open_world: false,
         args: DepsArgs,
-        description: "A package's dependency tree (or, with reverse, what needs it), resolved through \
-                  provides so you see which package satisfies each dependency.",
+        description: "A package's dependency tree (or reverse: what needs it), resolved through provides.",
     } | svc,
     cx,
     a | svc.pacman(&cx.config).deps(&a).await.map_err(domain_err)
@@ -107,8 +101,7 @@ read_tool!(
         title: "List installed packages",
         open_world: false,
         args: ListArgs,
-        description: "Installed packages by kind: explicit, deps, orphans (unneeded dependencies), \
-                  foreign (not in any repository: AUR or local builds), upgradable.",
+        description: "Installed packages: explicit, deps, orphans, foreign (AUR or local builds) or upgradable.",
     } | svc,
     cx,
     a | svc.pacman(&cx.config).list(&a).await.map_err(domain_err)
@@ -120,9 +113,8 @@ read_tool!(
         title: "Pending updates",
         open_world: true,
         args: NoArgs,
-        description: "Pending official updates, checked against freshly downloaded databases in a \
-                  temporary copy (the real ones are never touched), and the command the person runs \
-                  to apply them. Says so when a refresh was impossible.",
+        description: "Pending official updates against freshly downloaded databases (a temporary copy; \
+                  the real ones are untouched), and the command for the person to apply them.",
     } | svc,
     cx,
     _a | svc.pacman(&cx.config).updates().await.map_err(domain_err)
@@ -134,9 +126,7 @@ read_tool!(
         title: "pacman's log",
         open_world: false,
         args: LogArgs,
-        description: "Recent transactions from pacman's log: what was installed, upgraded or removed and \
-                  when, optionally for one package, one action or since a time. Use it when something \
-                  broke after an update.",
+        description: "Recent transactions from pacman's log. Use it when something broke after an update.",
     } | svc,
     cx,
     a | svc
@@ -152,9 +142,8 @@ read_tool!(
         title: "Plan an install",
         open_world: false,
         args: InstallPlanArgs,
-        description: "What installing packages would do — targets, dependencies pulled in, conflicts, \
-                  download and installed size — and the exact command for the person to run. \
-                  archgate never installs or elevates privilege itself.",
+        description: "What installing packages would pull in, conflict with and cost, and the exact \
+                  command for the person to run: archgate never installs or elevates itself.",
     } | svc,
     cx,
     a | svc

@@ -32,9 +32,7 @@ read_tool!(
         title: "Read an ArchWiki page",
         open_world: true,
         args: WikiPageArgs,
-        description: "An ArchWiki page as clean Markdown (code fenced, tables kept, notes and warnings as \
-                  quotes, links as archwiki://page/… references), a section at a time if asked; long \
-                  pages come in pages with next_page.",
+        description: "An ArchWiki page (or one section) as clean Markdown; long pages come in pages (next_page).",
     } | svc,
     cx,
     a | svc.wiki(&cx.config)?.page(&a).await.map_err(domain_err)
