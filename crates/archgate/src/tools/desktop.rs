@@ -40,11 +40,9 @@ impl DesktopService {
         }
     }
 
-    fn remember(&self) -> impl Future<Output = ()> + '_ {
-        async move {
-            if let Some(r) = self.desktop.cached_registry().await {
-                *self.registry.write().unwrap_or_else(|p| p.into_inner()) = Some(r);
-            }
+    async fn remember(&self) {
+        if let Some(r) = self.desktop.cached_registry().await {
+            *self.registry.write().unwrap_or_else(|p| p.into_inner()) = Some(r);
         }
     }
 
