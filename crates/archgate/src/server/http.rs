@@ -12,6 +12,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -64,6 +65,13 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
     );
     frames::emit(&json!({"event": "listening", "port": port}));
     tracing::info!("serving MCP at http://127.0.0.1:{port}/mcp");
+    // TCP_NODELAY: an answer goes out in several small writes (head, SSE event, last chunk); on a
+    // kept-alive connection Nagle would hold the last one until the client's delayed ACK, ~40 ms.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     let server = axum::serve(
         listener,
         router.into_make_service_with_connect_info::<SocketAddr>(),
