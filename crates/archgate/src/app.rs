@@ -40,6 +40,17 @@ pub fn config_path(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// The config and the paths, without starting anything (for commands that only read files).
+pub fn config_and_paths(
+    explicit: Option<PathBuf>,
+) -> anyhow::Result<(archgate_core::config::Config, Paths)> {
+    let env = PathEnv::from_process();
+    let file = config_path(explicit)?;
+    let config = archgate_core::config::load(&file).config;
+    let paths = Paths::resolve(&env, Some(file), &config.paths)?;
+    Ok((config, paths))
+}
+
 impl App {
     /// Everything a command that touches state needs. Directories are created 0700; a
     /// symlinked one stops the start with a clear error.

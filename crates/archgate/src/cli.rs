@@ -39,6 +39,9 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Print the Markdown reference (TOOLS.md is generated from this).
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
     },
     /// Run one tool exactly as an MCP call would (same checks, same audit); prints JSON.
     Call {
@@ -120,6 +123,20 @@ pub enum Command {
         #[arg(long)]
         print: bool,
     },
+    /// Audit a PKGBUILD statically (never executed): a directory with a PKGBUILD, a PKGBUILD
+    /// file, or an AUR package name. Exit status 0 ok, 1 review, 3 dangerous.
+    Audit {
+        /// A directory, a PKGBUILD file, or an AUR package name.
+        target: String,
+        /// Print `{"verdict","max_severity","findings":[…]}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The offline ArchWiki.
+    Wiki {
+        #[command(subcommand)]
+        action: WikiAction,
+    },
     /// Print shell completions.
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
@@ -132,6 +149,16 @@ pub enum ClientKind {
     ClaudeDesktop,
     Cursor,
     Vscode,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WikiAction {
+    /// Build or update the offline index from arch-wiki-docs HTML (incremental).
+    Index {
+        /// HTML directory (default: wiki.docs_dir in config, /usr/share/doc/arch-wiki/html).
+        #[arg(long)]
+        from: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -99,10 +99,7 @@ pub async fn run(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let since = since.as_deref().map(parse_since).transpose()?;
-    let env = archgate_core::paths::PathEnv::from_process();
-    let file = crate::app::config_path(config)?;
-    let loaded = archgate_core::config::load(&file);
-    let paths = archgate_core::paths::Paths::resolve(&env, Some(file), &loaded.config.paths)?;
+    let (_, paths) = crate::app::config_and_paths(config)?;
     let path = paths.audit_log();
     let mut skipped = 0;
     let mut pos = 0u64;

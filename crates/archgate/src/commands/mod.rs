@@ -1,6 +1,7 @@
 //! One module per command family; `run` dispatches.
 
 mod approvals;
+mod audit;
 mod call;
 mod client_config;
 mod clients;
@@ -9,6 +10,7 @@ mod doctor;
 mod log;
 mod policy;
 mod serve;
+mod wiki;
 
 use std::process::ExitCode;
 
@@ -21,7 +23,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         port: None,
     }) {
         Command::Serve { http, port } => serve::run(config, http, port).await,
-        Command::Tools { json } => call::tools(config, json),
+        Command::Tools { json, markdown } => call::tools(config, json, markdown),
+        Command::Audit { target, json } => audit::run(config, &target, json).await,
+        Command::Wiki { action } => wiki::run(config, action).await,
         Command::Call { tool, args } => call::call(config, &tool, &args).await,
         Command::Doctor => doctor::run(config).await,
         Command::ClientConfig { client, http } => client_config::run(config, client, http),

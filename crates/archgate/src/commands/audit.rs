@@ -1,0 +1,42 @@
+//! `archgate audit PATH|PACKAGE [--json]`: the PKGBUILD audit for people, same engine as the tools.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use super::out;
+
+pub async fn run(config: Option<PathBuf>, target: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let path = Path::new(target);
+    let report = if path.exists() {
+        let input = archgate_aur::load_path(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+        archgate_aur::audit(&input)
+    } else {
+        if target.contains('/') {
+            anyhow::bail!("{target}: no such file or directory (and not an AUR package name)");
+        }
+        let (cfg, paths) = crate::app::config_and_paths(config)?;
+        let client = archgate_aur::AurClient::new(archgate_aur::AurConfig {
+            base_url: cfg.arch.aur_url.trim_end_matches('/').to_owned(),
+            timeout: cfg.arch.http_timeout,
+            cache_dir: Some(paths.cache_dir.join("aur")),
+            cache_ttl: cfg.arch.cache_ttl,
+            ..Default::default()
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let audited = archgate_aur::audit_package(&client, target)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        eprintln!("{}", archgate_aur::AUR_NOTICE);
+        audited.report
+    };
+    if json {
+        out(serde_json::to_string_pretty(&report.to_json())?);
+    } else {
+        out(report.to_text());
+    }
+    Ok(match report.verdict {
+        archgate_aur::Verdict::Ok => ExitCode::SUCCESS,
+        archgate_aur::Verdict::Review => ExitCode::from(1),
+        archgate_aur::Verdict::Dangerous => ExitCode::from(3),
+    })
+}

@@ -1,0 +1,107 @@
+//! The catalogue as agents and people see it: TOOLS.md is current, and the complete tools/list of
+//! the `full` preset fits the context budget (6,000 tokens at four JSON bytes a token).
+
+// These tests run the real binary as a person would.
+#![allow(clippy::disallowed_methods)]
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn archgate(dir: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_archgate"));
+    c.env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("HOME", dir);
+    c
+}
+
+#[test]
+fn tools_md_is_generated_from_the_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = archgate(dir.path())
+        .args(["tools", "--markdown"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let generated = String::from_utf8(out.stdout).unwrap();
+    let committed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../TOOLS.md")).unwrap();
+    assert!(
+        generated == committed,
+        "TOOLS.md is stale: regenerate it with `archgate tools --markdown > TOOLS.md`"
+    );
+    // Every tool is documented with its schema.
+    let listed = archgate(dir.path())
+        .args(["tools", "--json"])
+        .output()
+        .unwrap();
+    let tools: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).unwrap();
+    assert!(tools.len() >= 30);
+    for t in tools {
+        assert!(committed.contains(&format!("\n## {}\n", t["name"].as_str().unwrap())));
+    }
+}
+
+#[test]
+fn full_tools_list_stays_within_the_context_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = archgate(dir.path())
+        .arg("serve")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"}}"#).unwrap();
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let list = loop {
+        line.clear();
+        assert!(
+            std::io::BufRead::read_line(&mut reader, &mut line).unwrap() > 0,
+            "server closed stdout"
+        );
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 {
+            break v["result"]["tools"].clone();
+        }
+    };
+    drop(stdin);
+    let _ = child.wait();
+    let tools = list.as_array().unwrap();
+    // The stdio client `local` has the full preset: every tool is listed.
+    assert!(tools.len() >= 39, "{} tools", tools.len());
+    let bytes = serde_json::to_string(&serde_json::json!({ "tools": list }))
+        .unwrap()
+        .len();
+    let tokens = bytes / 4;
+    eprintln!(
+        "tools/list (full preset): {} tools, {bytes} bytes, ~{tokens} tokens",
+        tools.len()
+    );
+    assert!(
+        tokens <= 6000,
+        "tools/list is {tokens} tokens; the budget is 6,000"
+    );
+    for t in tools {
+        assert_eq!(
+            t["inputSchema"]["type"], "object",
+            "{}: an object schema at the top",
+            t["name"]
+        );
+        assert!(
+            t["inputSchema"].get("oneOf").is_none() && t["inputSchema"].get("anyOf").is_none(),
+            "{}",
+            t["name"]
+        );
+    }
+}
