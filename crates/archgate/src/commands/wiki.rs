@@ -30,11 +30,10 @@ pub async fn run(config: Option<PathBuf>, action: WikiAction) -> anyhow::Result<
                         if last.elapsed().as_millis() >= 100 || p.done == p.total {
                             last = std::time::Instant::now();
                             let width = 30;
-                            let filled = if p.total == 0 {
-                                width
-                            } else {
-                                p.done * width / p.total
-                            };
+                            let filled = (p.done * width)
+                                .checked_div(p.total)
+                                .unwrap_or(width)
+                                .min(width);
                             eprint!(
                                 "\r{:<10} [{}{}] {}/{}   ",
                                 format!("{:?}", p.phase).to_lowercase(),
