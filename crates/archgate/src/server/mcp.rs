@@ -23,6 +23,11 @@ use rmcp::model::{
     ReadResourceResponse, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams,
 };
+#[cfg(not(feature = "conformance"))]
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse,
+};
 #[cfg(feature = "conformance")]
 use rmcp::service::SubscriptionContext;
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
@@ -88,6 +93,8 @@ pub fn server_info() -> ServerConfig {
     let capabilities = ServerCapabilities::builder()
         .enable_tools()
         .enable_tool_list_changed()
+        .enable_resources()
+        .enable_prompts()
         .build();
     #[cfg(feature = "conformance")]
     let capabilities: ServerCapabilities = super::conformance::capabilities();
@@ -225,7 +232,14 @@ impl ServerHandler for McpServer {
             let msg = r.output.err().map(|e| e.message).unwrap_or_default();
             return Err(McpError::invalid_params(msg, None));
         }
-        let r = self.app.gate.call(&client, &request.name, args).await;
+        // A cancelled request (the client's notifications/cancelled, or the session ending)
+        // drops the call: a question still parked is withdrawn and recorded `unreachable`.
+        let r = tokio::select! {
+            r = self.app.gate.call(&client, &request.name, args) => r,
+            _ = cx.ct.cancelled() => {
+                return Err(McpError::internal_error("the request was cancelled", None));
+            }
+        };
         Ok(to_call_result(r).into())
     }
     // The conformance suite's resources, prompts, completions, logging and subscriptions
@@ -321,5 +335,52 @@ impl ServerHandler for McpServer {
     ) -> Result<(), McpError> {
         super::conformance::set_level(request);
         Ok(())
+    }
+
+    // archgate's own resources and prompts (the conformance build serves the suite's instead).
+    #[cfg(not(feature = "conformance"))]
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(super::resources::list())
+    }
+    #[cfg(not(feature = "conformance"))]
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(super::resources::templates())
+    }
+    #[cfg(not(feature = "conformance"))]
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let client = self.client(&cx)?;
+        Ok(
+            super::resources::read(&self.app.gate, &client, &request.uri)
+                .await?
+                .into(),
+        )
+    }
+    #[cfg(not(feature = "conformance"))]
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(super::prompts::list())
+    }
+    #[cfg(not(feature = "conformance"))]
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        Ok(super::prompts::get(&request.name, &request.arguments)?.into())
     }
 }

@@ -4,4 +4,6 @@
 pub mod conformance;
 pub mod http;
 pub mod mcp;
+pub mod prompts;
+pub mod resources;
 pub mod stdio;

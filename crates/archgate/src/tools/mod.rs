@@ -12,6 +12,7 @@ use archgate_core::paths::Paths;
 use archgate_core::tool::ToolError;
 use std::sync::Arc;
 
+mod archgate;
 mod aur;
 mod desktop;
 mod packages;
@@ -127,6 +128,8 @@ pub fn catalogue(paths: &Paths, _config: &Config) -> Catalogue {
     aur::register(&mut c, &svc);
     wiki::register(&mut c, &svc);
     desktop::register(&mut c);
+    // Last: the policy view lists every tool registered before it.
+    archgate::register(&mut c, &svc);
     #[cfg(feature = "conformance")]
     crate::server::conformance::add_fixtures(&mut c);
     c

@@ -1,0 +1,225 @@
+//! MCP prompts: the person's common Arch tasks as ready-made instructions that name the tools to
+//! use, in order. `safe_system_update` also lists the `.pacnew` files waiting under /etc.
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage, Role,
+};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+struct Def {
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    args: &'static [(&'static str, &'static str)],
+}
+
+const PROMPTS: [Def; 4] = [
+    Def {
+        name: "troubleshoot",
+        title: "Troubleshoot a problem",
+        description: "Find the cause of a problem on this Arch machine with the ArchWiki, the machine's state and pacman's history.",
+        args: &[("symptom", "What is wrong, in the person's words.")],
+    },
+    Def {
+        name: "audit_aur_package",
+        title: "Audit an AUR package before installing",
+        description: "Decide whether an AUR package is safe to build, before anything runs.",
+        args: &[("name", "The AUR package name.")],
+    },
+    Def {
+        name: "safe_system_update",
+        title: "Update the system safely",
+        description: "Everything to check before a system update, and the commands to run.",
+        args: &[],
+    },
+    Def {
+        name: "explain_package",
+        title: "Explain a package",
+        description: "What a package is, why it is installed, and what depends on it.",
+        args: &[("name", "The package name.")],
+    },
+];
+
+pub fn list() -> ListPromptsResult {
+    ListPromptsResult::with_all_items(
+        PROMPTS
+            .iter()
+            .map(|d| {
+                let args: Vec<PromptArgument> = d
+                    .args
+                    .iter()
+                    .map(|(n, desc)| {
+                        PromptArgument::new(*n)
+                            .with_description(*desc)
+                            .with_required(true)
+                    })
+                    .collect();
+                let mut p = Prompt::new(
+                    d.name,
+                    Some(d.description),
+                    (!args.is_empty()).then_some(args),
+                );
+                p.title = Some(d.title.to_owned());
+                p
+            })
+            .collect(),
+    )
+}
+
+fn arg(args: &Option<Map<String, Value>>, name: &str) -> Result<String, McpError> {
+    args.as_ref()
+        .and_then(|a| a.get(name))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| McpError::invalid_params(format!("argument `{name}` is required"), None))
+}
+
+/// `.pacnew` files under `dir`, at most `limit`, not following symlinks.
+pub fn pacnew_files(dir: &Path, limit: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((d, depth)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let p = e.path();
+            if ft.is_dir() && depth < 6 {
+                stack.push((p, depth + 1));
+            } else if ft.is_file() && p.extension().is_some_and(|x| x == "pacnew") {
+                out.push(p.display().to_string());
+                if out.len() >= limit {
+                    return out;
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+pub fn get(name: &str, args: &Option<Map<String, Value>>) -> Result<GetPromptResult, McpError> {
+    let (description, text) = match name {
+        "troubleshoot" => {
+            let symptom = arg(args, "symptom")?;
+            (
+                "Troubleshoot with the wiki, the machine's state and package history",
+                format!(
+                    "The person reports: \"{symptom}\".\n\nWork it out on this Arch Linux machine with archgate, step by step:\n\
+                     1. `system_status` — failed units, full disks, memory pressure.\n\
+                     2. `wiki_search` for the symptom, then `wiki_page` on the best hit (a section at a time).\n\
+                     3. `pacman_log` (since a few days ago) — did an upgrade or removal happen just before it began?\n\
+                     4. `pkg_info` / `pkg_owner` on the packages or files involved; `arch_news` for known breakage.\n\
+                     Explain the most likely cause with the evidence, and give the fix as commands the person runs \
+                     themselves (archgate never elevates privilege)."
+                ),
+            )
+        }
+        "audit_aur_package" => {
+            let pkg = arg(args, "name")?;
+            (
+                "Audit an AUR package before installing it",
+                format!(
+                    "Before anyone builds the AUR package `{pkg}`:\n\
+                     1. `pkg_search` — is there an official package that does the same? Prefer it.\n\
+                     2. `aur_info` with names [\"{pkg}\"] — votes, popularity, maintainer or orphaned, last modified, out-of-date.\n\
+                     3. `aur_audit` with name \"{pkg}\" — read every finding of medium severity or more; quote the line.\n\
+                     4. `aur_diff` — what the latest change added (a new install script or source is a warning sign).\n\
+                     Give a verdict the person can act on: install, read first (say what), or do not install. Remind \
+                     them that AUR packages are user-made and unreviewed."
+                ),
+            )
+        }
+        "safe_system_update" => {
+            let pacnew = pacnew_files(Path::new("/etc"), 50);
+            let pacnew_text = if pacnew.is_empty() {
+                "No .pacnew files wait under /etc right now.".to_owned()
+            } else {
+                format!(
+                    ".pacnew files waiting under /etc (merge them after the update, e.g. with pacdiff):\n{}",
+                    pacnew
+                        .iter()
+                        .map(|p| format!("- {p}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                )
+            };
+            (
+                "Check everything before a system update",
+                format!(
+                    "Prepare a safe full system update:\n\
+                     1. `arch_news` (defaults to items since the last full upgrade) — any item that requires manual \
+                     intervention comes first, with its steps.\n\
+                     2. `pkg_updates` — pending official updates; call out kernels, glibc, systemd, the bootloader and \
+                     graphics drivers.\n\
+                     3. `aur_review_updates` — pending AUR updates with the audit of what each change adds; list any \
+                     `dangerous` verdict before anything else.\n\
+                     4. {pacnew_text}\n\
+                     Then give the commands in order for the person to run themselves: first any manual intervention, \
+                     then `sudo pacman -Syu`, then the AUR updates they chose to trust, then merging .pacnew files."
+                ),
+            )
+        }
+        "explain_package" => {
+            let pkg = arg(args, "name")?;
+            (
+                "Explain a package",
+                format!(
+                    "Explain the package `{pkg}` to the person:\n\
+                     1. `pkg_info` with name \"{pkg}\" — what it is, its version, whether it is installed and why \
+                     (explicitly or as a dependency).\n\
+                     2. `pkg_deps` with reverse true — what needs it; and without reverse — what it pulls in.\n\
+                     3. `pkg_files` if they ask where it put things.\n\
+                     Say plainly whether removing it would break anything."
+                ),
+            )
+        }
+        other => {
+            return Err(McpError::invalid_params(
+                format!("no prompt named {other:?}"),
+                None,
+            ));
+        }
+    };
+    Ok(
+        GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+            .with_description(description),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_need_their_arguments_and_name_real_tools() {
+        assert!(get("troubleshoot", &None).is_err());
+        let mut a = Map::new();
+        a.insert("symptom".into(), Value::String("wifi drops".into()));
+        let r = get("troubleshoot", &Some(a)).unwrap();
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains("wifi drops") && text.contains("wiki_search"));
+        assert!(get("nope", &None).is_err());
+        assert_eq!(list().prompts.len(), 4);
+    }
+
+    #[test]
+    fn pacnew_files_are_found() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("a/b")).unwrap();
+        std::fs::write(t.path().join("a/b/pacman.conf.pacnew"), "").unwrap();
+        std::fs::write(t.path().join("a/b/pacman.conf"), "").unwrap();
+        assert_eq!(
+            pacnew_files(t.path(), 10),
+            [t.path()
+                .join("a/b/pacman.conf.pacnew")
+                .display()
+                .to_string()]
+        );
+    }
+}
