@@ -118,7 +118,15 @@ pub trait Channel: Send + Sync {
 struct Entry {
     question: Question,
     deadline: Instant,
-    tx: oneshot::Sender<(Answer, String)>,
+    /// `Some` carries the person's answer; `None` says the client is gone (`withdraw_all`).
+    tx: oneshot::Sender<Option<(Answer, String)>>,
+}
+
+/// How a parked question ended.
+enum Got {
+    Answer(Answer, String),
+    Withdrawn,
+    Deadline,
 }
 
 struct Inner {
@@ -276,31 +284,36 @@ impl Broker {
         }
 
         let mut rx = rx;
+        let got = |r: Result<Option<(Answer, String)>, _>| match r {
+            Ok(Some((a, c))) => Got::Answer(a, c),
+            _ => Got::Withdrawn,
+        };
         let answer = tokio::select! {
-            a = &mut rx => a.ok(),
+            a = &mut rx => got(a),
             _ = tokio::time::sleep_until(deadline.into()) => {
                 if self.take(&id).is_some() {
                     // The deadline removed it first: that is the decision.
-                    None
+                    Got::Deadline
                 } else {
                     // An answer removed it first (before the deadline): it is in the channel.
-                    rx.await.ok()
+                    got(rx.await)
                 }
             }
         };
         std::mem::forget(guard); // decided; nothing left to withdraw
         let outcome = match answer {
-            Some((Answer::Allow, channel)) => ApprovalOutcome::Accepted {
+            Got::Answer(Answer::Allow, channel) => ApprovalOutcome::Accepted {
                 channel,
                 always: false,
             },
-            Some((Answer::AllowAlways, channel)) => ApprovalOutcome::Accepted {
+            Got::Answer(Answer::AllowAlways, channel) => ApprovalOutcome::Accepted {
                 channel,
                 always: true,
             },
-            Some((Answer::Deny, channel)) => ApprovalOutcome::Declined { channel },
-            Some((Answer::Cancel, channel)) => ApprovalOutcome::Cancelled { channel },
-            None => ApprovalOutcome::TimedOut,
+            Got::Answer(Answer::Deny, channel) => ApprovalOutcome::Declined { channel },
+            Got::Answer(Answer::Cancel, channel) => ApprovalOutcome::Cancelled { channel },
+            Got::Withdrawn => ApprovalOutcome::Unreachable,
+            Got::Deadline => ApprovalOutcome::TimedOut,
         };
         self.decided(&id, outcome.name());
         outcome
@@ -323,8 +336,27 @@ impl Broker {
             answer
         };
         // The waiter may have been dropped this instant (client gone); then nothing runs.
-        let _ = entry.tx.send((answer, channel.to_owned()));
+        let _ = entry.tx.send(Some((answer, channel.to_owned())));
         Ok(())
+    }
+
+    /// The only client of this process went away (stdio's stdin closed): every parked question
+    /// ends `unreachable` at once, so no answer given afterwards can run its call. Returns how
+    /// many were withdrawn.
+    pub fn withdraw_all(&self) -> usize {
+        let entries: Vec<Entry> = self
+            .inner
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .map(|(_, e)| e)
+            .collect();
+        let n = entries.len();
+        for e in entries {
+            let _ = e.tx.send(None);
+        }
+        n
     }
 }
 
@@ -429,6 +461,23 @@ mod tests {
             }
         }
         assert!(saw);
+    }
+
+    #[tokio::test]
+    async fn withdraw_all_makes_parked_questions_unreachable_and_later_answers_do_nothing() {
+        let b = Broker::new();
+        let _g = b.register_pull_channel();
+        let b2 = b.clone();
+        let t = tokio::spawn(async move { b2.ask(q("a"), Duration::from_secs(5)).await });
+        while b.pending().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(b.withdraw_all(), 1);
+        assert_eq!(t.await.unwrap(), ApprovalOutcome::Unreachable);
+        assert_eq!(
+            b.answer("a", Answer::Allow, "cli"),
+            Err(AnswerError::NotPending("a".into()))
+        );
     }
 
     #[tokio::test]

@@ -93,6 +93,8 @@ pub struct Gate {
     pub catalogue: Catalogue,
     home: Option<PathBuf>,
     next_id: AtomicU64,
+    /// Calls between admission and their audit record (see `wait_idle`).
+    in_flight: std::sync::atomic::AtomicUsize,
     observer: Option<Observer>,
 }
 
@@ -114,8 +116,28 @@ impl Gate {
             catalogue,
             home: std::env::var_os("HOME").map(PathBuf::from),
             next_id: AtomicU64::new(1),
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
             observer: None,
         }
+    }
+
+    /// Calls started and not yet recorded.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Waits (at most `within`) until every call in flight has written its audit record: a
+    /// server stopping calls this before it flushes the audit log, so a call whose client went
+    /// away mid-approval is still recorded (its future is dropped on another task).
+    pub async fn wait_idle(&self, within: std::time::Duration) -> bool {
+        let until = Instant::now() + within;
+        while self.in_flight() > 0 {
+            if Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        true
     }
 
     pub fn set_observer(&mut self, f: impl Fn(&Record) + Send + Sync + 'static) {
@@ -544,6 +566,7 @@ impl<'g> Pending<'g> {
         _config: &Config,
     ) -> Pending<'g> {
         let recorded = truncate_args(&redact(args, private));
+        gate.in_flight.fetch_add(1, Ordering::SeqCst);
         Pending {
             gate,
             r: Record {
@@ -590,6 +613,7 @@ impl<'g> Pending<'g> {
             o(&self.r);
         }
         self.done = true;
+        self.gate.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -51,6 +51,11 @@ pub async fn run(
             _ = shutdown.cancelled() => Ok(()),
         }
     };
+    // Calls still in flight (a client gone mid-approval) write their records before the audit
+    // log is flushed.
+    if !app.gate.wait_idle(Duration::from_secs(3)).await {
+        tracing::warn!("calls still running at shutdown; their records may be missing");
+    }
     app.shutdown();
     served.map(|_| ExitCode::SUCCESS)
 }

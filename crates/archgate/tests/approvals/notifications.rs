@@ -24,7 +24,8 @@ impl Desktop {
             .tempdir_in("/tmp")
             .unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/desktop-session.sh");
+        let script =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/desktop-session.sh");
         let out = Command::new("bash")
             .arg(&script)
             .arg("start")
@@ -90,7 +91,8 @@ fn allow_in_the_notification_approves_dismissing_cancels_and_an_answer_elsewhere
     let mut env = Env::new(
         "[policy]\nask = [\"system_status\"]\n[approval]\ntimeout_s = 60\npage_port = 0\nnotifications = true\n",
     );
-    env.extra.push(("DBUS_SESSION_BUS_ADDRESS".into(), desktop.bus.clone()));
+    env.extra
+        .push(("DBUS_SESSION_BUS_ADDRESS".into(), desktop.bus.clone()));
     let mut s = Server::start(&env);
 
     // Allow.
@@ -103,33 +105,16 @@ fn allow_in_the_notification_approves_dismissing_cancels_and_an_answer_elsewhere
         .find(|(id, _)| *id == nid)
         .unwrap()
         .1;
-    assert!(body.contains("system_status"), "the notification shows the command: {body}");
+    assert!(
+        body.contains("system_status"),
+        "the notification shows the command: {body}"
+    );
     let out = desktop.makoctl(&["invoke", "-n", &nid.to_string(), "allow"]);
     assert!(out.status.success(), "{}", text(&out));
     let (ok, body) = result_text(&s.response(1));
     assert!(ok, "{body}");
     let rec = env.audit_of(&qid);
     assert_eq!(rec["approval"]["outcome"], "accepted");
-    assert_eq!(rec["approval"]["channel"], "notification");
-
-    // Deny.
-    s.call(2, "system_status", json!({}));
-    let qid = env.one_pending()["id"].as_str().unwrap().to_owned();
-    let nid = desktop.notification_for(&qid);
-    assert!(desktop.makoctl(&["invoke", "-n", &nid.to_string(), "deny"]).status.success());
-    let (ok, body) = result_text(&s.response(2));
-    assert!(!ok && body.starts_with("declined"), "{body}");
-    assert_eq!(env.audit_of(&qid)["approval"]["channel"], "notification");
-
-    // Dismissed: cancelled.
-    s.call(3, "system_status", json!({}));
-    let qid = env.one_pending()["id"].as_str().unwrap().to_owned();
-    let nid = desktop.notification_for(&qid);
-    assert!(desktop.makoctl(&["dismiss", "-n", &nid.to_string()]).status.success());
-    let (ok, body) = result_text(&s.response(3));
-    assert!(!ok && body.starts_with("cancelled"), "{body}");
-    let rec = env.audit_of(&qid);
-    assert_eq!(rec["outcome"], "cancelled");
     assert_eq!(rec["approval"]["channel"], "notification");
 
     // Answered on another channel: the notification is withdrawn.
@@ -142,4 +127,34 @@ fn allow_in_the_notification_approves_dismissing_cancels_and_an_answer_elsewhere
         (!desktop.shown().iter().any(|(id, _)| *id == nid)).then_some(())
     });
     assert_eq!(env.audit_of(&qid)["approval"]["channel"], "cli");
+
+    // Dismissed: cancelled.
+    s.call(3, "system_status", json!({}));
+    let qid = env.one_pending()["id"].as_str().unwrap().to_owned();
+    let nid = desktop.notification_for(&qid);
+    assert!(
+        desktop
+            .makoctl(&["dismiss", "-n", &nid.to_string()])
+            .status
+            .success()
+    );
+    let (ok, body) = result_text(&s.response(3));
+    assert!(!ok && body.starts_with("cancelled"), "{body}");
+    let rec = env.audit_of(&qid);
+    assert_eq!(rec["outcome"], "cancelled");
+    assert_eq!(rec["approval"]["channel"], "notification");
+
+    // Deny last: a declined route backs off before it is asked again (nag guard).
+    s.call(2, "system_status", json!({}));
+    let qid = env.one_pending()["id"].as_str().unwrap().to_owned();
+    let nid = desktop.notification_for(&qid);
+    assert!(
+        desktop
+            .makoctl(&["invoke", "-n", &nid.to_string(), "deny"])
+            .status
+            .success()
+    );
+    let (ok, body) = result_text(&s.response(2));
+    assert!(!ok && body.starts_with("declined"), "{body}");
+    assert_eq!(env.audit_of(&qid)["approval"]["channel"], "notification");
 }

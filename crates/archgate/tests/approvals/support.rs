@@ -81,17 +81,37 @@ impl Env {
 
     /// The audit record of one call, once it is written.
     pub fn audit_of(&self, id: &str) -> Value {
-        wait_for(&format!("the audit record of {id}"), || {
-            self.audit()
+        let start = Instant::now();
+        loop {
+            if let Some(r) = self
+                .audit()
                 .into_iter()
                 .find(|r| r["id"] == id && r.get("event").is_none())
-        })
+            {
+                return r;
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "timed out waiting for the audit record of {id}; the server said:\n{}",
+                self.server_log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// What `archgate serve` wrote to stderr.
+    pub fn server_log(&self) -> String {
+        std::fs::read_to_string(self.root.path().join("serve.log")).unwrap_or_default()
     }
 
     /// What `archgate approvals --json` lists.
     pub fn pending(&self) -> Vec<Value> {
         let out = self.run(&["approvals", "--json"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice::<Vec<Value>>(&out.stdout).expect("approvals --json")
     }
 
@@ -138,9 +158,7 @@ impl Server {
             .command(&["serve"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(
-                std::fs::File::create(env.root.path().join("serve.log")).expect("log file"),
-            )
+            .stderr(std::fs::File::create(env.root.path().join("serve.log")).expect("log file"))
             .spawn()
             .expect("start archgate serve");
         let stdout = child.stdout.take().unwrap();
@@ -161,9 +179,11 @@ impl Server {
             lines: rx,
             got: HashMap::new(),
         };
-        s.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        s.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "approvals-test", "version": "1"}}}));
+            "clientInfo": {"name": "approvals-test", "version": "1"}}}),
+        );
         s.response(0);
         s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         // The control socket is up once the CLI reaches this instance.
@@ -230,7 +250,6 @@ impl Drop for Server {
         }
     }
 }
-
 
 /// Whether a tools/call result is a success, and its text.
 pub fn result_text(r: &Value) -> (bool, String) {
