@@ -135,7 +135,7 @@ async def test_initialize_list_and_call_system_status(
         status_tool = tools["system_status"]
         assert status_tool.annotations is not None
         assert status_tool.annotations.read_only_hint is True
-        assert status_tool.annotations.destructive_hint is False
+        assert status_tool.annotations.destructive_hint is not True
         assert status_tool.input_schema["type"] == "object"
 
         result = await client.call_tool("system_status", {})
