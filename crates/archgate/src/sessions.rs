@@ -7,7 +7,8 @@
 
 use archgate_core::config::Config;
 use archgate_core::gate::Catalogue;
-use rmcp::service::{Peer, RoleServer};
+use rmcp::model::{ServerNotification, ToolListChangedNotification};
+use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use rmcp::transport::streamable_http_server::session::SessionId;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -23,8 +24,38 @@ struct Live {
     /// The bearer token the session authenticated with (HTTP); `None` for stdio.
     token: Option<String>,
     session_id: Option<SessionId>,
-    peer: Peer<RoleServer>,
+    to: Notify,
     visible: BTreeSet<String>,
+}
+
+/// Where a session's notifications go: its peer (handshake era) or its open
+/// `subscriptions/listen` stream (2026-07-28).
+#[derive(Clone)]
+pub enum Notify {
+    Peer(Peer<RoleServer>),
+    Listen(SubscriptionSink),
+}
+
+impl Notify {
+    fn closed(&self) -> bool {
+        match self {
+            Notify::Peer(p) => p.is_transport_closed(),
+            Notify::Listen(_) => false,
+        }
+    }
+
+    async fn tools_changed(&self) {
+        let r = match self {
+            Notify::Peer(p) => p.notify_tool_list_changed().await.map_err(|e| e.to_string()),
+            Notify::Listen(s) => s
+                .send(ServerNotification::ToolListChangedNotification(ToolListChangedNotification::default()))
+                .await
+                .map_err(|e| e.to_string()),
+        };
+        if let Err(e) = r {
+            tracing::debug!("tools/list_changed not delivered: {e}");
+        }
+    }
 }
 
 #[derive(Default)]
@@ -46,14 +77,15 @@ impl Sessions {
         *self.manager.lock().unwrap_or_else(|p| p.into_inner()) = Some(m);
     }
 
+    /// Registers a session; returns its key (for `unregister`).
     pub fn register(
         &self,
         client: &Client,
         token: Option<String>,
         session_id: Option<SessionId>,
-        peer: Peer<RoleServer>,
+        to: Notify,
         visible: BTreeSet<String>,
-    ) {
+    ) -> u64 {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
         // A session id seen again replaces its old entry (re-initialize).
@@ -66,10 +98,15 @@ impl Sessions {
                 client: client.name.clone(),
                 token,
                 session_id,
-                peer,
+                to,
                 visible,
             },
         );
+        id
+    }
+
+    pub fn unregister(&self, key: u64) {
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
     }
 
     /// Recomputes every session against the config and clients in force now.
@@ -78,7 +115,7 @@ impl Sessions {
         let mut close = Vec::new();
         {
             let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
-            live.retain(|_, l| !l.peer.is_transport_closed());
+            live.retain(|_, l| !l.to.closed());
             let mut gone = Vec::new();
             for (id, l) in live.iter_mut() {
                 let client = match &l.token {
@@ -101,7 +138,7 @@ impl Sessions {
                         let now = visible_names(catalogue, &c, config);
                         if now != l.visible {
                             l.visible = now;
-                            notify.push(l.peer.clone());
+                            notify.push(l.to.clone());
                         }
                     }
                 }
@@ -110,10 +147,8 @@ impl Sessions {
                 live.remove(&id);
             }
         }
-        for p in notify {
-            if let Err(e) = p.notify_tool_list_changed().await {
-                tracing::debug!("tools/list_changed not delivered: {e}");
-            }
+        for n in notify {
+            n.tools_changed().await;
         }
         let manager = self
             .manager

@@ -42,6 +42,8 @@ pub struct Client {
 #[derive(Default, Clone)]
 pub struct Catalogue {
     tools: BTreeMap<&'static str, Arc<dyn DynTool>>,
+    /// Tools that back resources only: callable through the gate, never listed.
+    hidden: std::collections::BTreeSet<&'static str>,
 }
 
 impl Catalogue {
@@ -52,11 +54,19 @@ impl Catalogue {
             "tool {name} declared twice"
         );
     }
+    /// A tool that backs a resource: it passes the gate and the audit like any tool, but is not
+    /// listed in tools/list, `archgate tools` or TOOLS.md.
+    pub fn add_hidden(&mut self, t: impl DynTool + 'static) {
+        self.hidden.insert(t.spec().name);
+        self.add(t);
+    }
     pub fn get(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
         self.tools.get(name)
     }
     pub fn all(&self) -> impl Iterator<Item = &Arc<dyn DynTool>> {
-        self.tools.values()
+        self.tools
+            .values()
+            .filter(|t| !self.hidden.contains(t.spec().name))
     }
     /// The tools this client sees under this config: enabled, granted by name and by tier.
     pub fn visible<'a>(

@@ -1,7 +1,7 @@
 //! `archgate doctor`: what this machine has, and what each missing piece disables.
 
 use archgate_core::exec::{ExecConfig, Executor};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -75,54 +75,28 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     ec.require_root_owned = cfg.exec.require_root_owned;
     let exec = Executor::new(ec);
     let mut checks = vec![
-        Check {
-            name: "pacman.conf".into(),
-            ok: cfg.arch.pacman_conf.exists(),
-            detail: cfg.arch.pacman_conf.display().to_string(),
-            disables: "package tools read archlinux.org instead of this machine's databases",
-        },
-        Check {
-            name: "pacman sync databases".into(),
-            ok: Path::new("/var/lib/pacman/sync")
-                .read_dir()
-                .is_ok_and(|mut d| d.next().is_some()),
-            detail: "/var/lib/pacman/sync".into(),
-            disables: "pkg_search/pkg_info answer from archlinux.org; pkg_updates cannot compare",
+        match archgate_pacman::PacmanConf::load(&cfg.arch.pacman_conf) {
+            Ok(conf) => {
+                let sync = conf.db_path.join("sync");
+                let dbs = sync.read_dir().map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "db")).count()).unwrap_or(0);
+                Check {
+                    name: "pacman databases".into(),
+                    ok: dbs > 0,
+                    detail: format!("{} ({} repositories configured, {dbs} sync databases in {})", conf.path.display(), conf.repos.len(), sync.display()),
+                    disables: "pkg_search/pkg_info answer from archlinux.org; pkg_updates cannot compare",
+                }
+            }
+            Err(e) => Check {
+                name: "pacman databases".into(),
+                ok: false,
+                detail: e.to_string(),
+                disables: "package tools read archlinux.org instead of this machine's databases",
+            },
         },
         program(
             &exec,
             "pacman",
             "nothing: archgate reads the databases itself; only used by people",
-        ),
-        Check {
-            name: "compositor".into(),
-            ok: std::env::var_os("HYPRLAND_INSTANCE_SIGNATURE").is_some()
-                || std::env::var_os("SWAYSOCK").is_some(),
-            detail: if std::env::var_os("HYPRLAND_INSTANCE_SIGNATURE").is_some() {
-                "Hyprland".into()
-            } else if std::env::var_os("SWAYSOCK").is_some() {
-                "Sway".into()
-            } else {
-                "neither HYPRLAND_INSTANCE_SIGNATURE nor SWAYSOCK is set".into()
-            },
-            disables: "desktop_state, windows and workspaces (install hyprland or sway and run archgate inside the session)",
-        },
-        program(&exec, "grim", "screenshot and screen_text (install grim)"),
-        program(
-            &exec,
-            "tesseract",
-            "screen_text (install tesseract and tesseract-data-eng)",
-        ),
-        program(&exec, "wl-copy", "clipboard_write (install wl-clipboard)"),
-        program(&exec, "wl-paste", "clipboard_read (install wl-clipboard)"),
-        program(&exec, "notify-send", "notify (install libnotify)"),
-        program(&exec, "wpctl", "audio (install wireplumber)"),
-        program(&exec, "brightnessctl", "brightness (install brightnessctl)"),
-        program(&exec, "playerctl", "media (install playerctl)"),
-        program(
-            &exec,
-            "omarchy",
-            "omarchy_search/omarchy_run and Omarchy's toggles (Omarchy is not installed)",
         ),
         program(&exec, "systemctl", "failed units in system_status"),
         Check {
