@@ -46,9 +46,14 @@ impl Notify {
 
     async fn tools_changed(&self) {
         let r = match self {
-            Notify::Peer(p) => p.notify_tool_list_changed().await.map_err(|e| e.to_string()),
+            Notify::Peer(p) => p
+                .notify_tool_list_changed()
+                .await
+                .map_err(|e| e.to_string()),
             Notify::Listen(s) => s
-                .send(ServerNotification::ToolListChangedNotification(ToolListChangedNotification::default()))
+                .send(ServerNotification::ToolListChangedNotification(
+                    ToolListChangedNotification::default(),
+                ))
                 .await
                 .map_err(|e| e.to_string()),
         };
@@ -106,7 +111,10 @@ impl Sessions {
     }
 
     pub fn unregister(&self, key: u64) {
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
+        self.live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
     }
 
     /// Recomputes every session against the config and clients in force now.

@@ -78,11 +78,23 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         match archgate_pacman::PacmanConf::load(&cfg.arch.pacman_conf) {
             Ok(conf) => {
                 let sync = conf.db_path.join("sync");
-                let dbs = sync.read_dir().map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "db")).count()).unwrap_or(0);
+                let dbs = sync
+                    .read_dir()
+                    .map(|d| {
+                        d.flatten()
+                            .filter(|e| e.path().extension().is_some_and(|x| x == "db"))
+                            .count()
+                    })
+                    .unwrap_or(0);
                 Check {
                     name: "pacman databases".into(),
                     ok: dbs > 0,
-                    detail: format!("{} ({} repositories configured, {dbs} sync databases in {})", conf.path.display(), conf.repos.len(), sync.display()),
+                    detail: format!(
+                        "{} ({} repositories configured, {dbs} sync databases in {})",
+                        conf.path.display(),
+                        conf.repos.len(),
+                        sync.display()
+                    ),
                     disables: "pkg_search/pkg_info answer from archlinux.org; pkg_updates cannot compare",
                 }
             }

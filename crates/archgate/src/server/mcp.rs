@@ -90,20 +90,33 @@ impl McpServer {
 
 impl McpServer {
     /// Records a live session so person-made changes reach it (see `sessions.rs`).
-    fn register_session(&self, parts: Option<&http::request::Parts>, to: crate::sessions::Notify) -> Option<u64> {
-        let client = match (&self.fixed_client, parts.and_then(|p| p.extensions.get::<Client>())) {
+    fn register_session(
+        &self,
+        parts: Option<&http::request::Parts>,
+        to: crate::sessions::Notify,
+    ) -> Option<u64> {
+        let client = match (
+            &self.fixed_client,
+            parts.and_then(|p| p.extensions.get::<Client>()),
+        ) {
             (Some(c), _) => c.clone(),
             (None, Some(c)) => c.clone(),
             (None, None) => return None,
         };
-        let token = parts.and_then(|p| crate::server::http::bearer(&p.headers)).map(str::to_owned);
+        let token = parts
+            .and_then(|p| crate::server::http::bearer(&p.headers))
+            .map(str::to_owned);
         let session_id = parts
             .and_then(|p| p.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok())
             .map(|s| s.to_owned().into());
         let config = self.app.gate.config.current();
         let visible = crate::sessions::visible_names(&self.app.gate.catalogue, &client, &config);
-        Some(self.app.sessions.register(&client, token, session_id, to, visible))
+        Some(
+            self.app
+                .sessions
+                .register(&client, token, session_id, to, visible),
+        )
     }
 }
 
@@ -205,8 +218,14 @@ impl ServerHandler for McpServer {
 
     #[cfg(not(feature = "conformance"))]
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
-        let parts = context.request_context().extensions.get::<http::request::Parts>();
-        let key = self.register_session(parts, crate::sessions::Notify::Listen(context.sink().clone()));
+        let parts = context
+            .request_context()
+            .extensions
+            .get::<http::request::Parts>();
+        let key = self.register_session(
+            parts,
+            crate::sessions::Notify::Listen(context.sink().clone()),
+        );
         context.cancelled().await;
         if let Some(k) = key {
             self.app.sessions.unregister(k);
