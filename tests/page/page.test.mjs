@@ -155,12 +155,11 @@ before(async () => {
   const hello = await until("the control socket", () => control({ op: "hello" }).catch(() => null));
   base = hello.page_url;
   assert.match(base, /^http:\/\/127\.0\.0\.1:\d+\/$/);
-  const userDataDir = mkdtempSync(join(tmpdir(), "archgate-chromium-"));
+  // playwright-core gives every launch a fresh temporary profile (its own --user-data-dir).
   browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      `--user-data-dir=${userDataDir}`],
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
 });
 

@@ -189,9 +189,14 @@ function renderActivity(items) {
     what.append(head);
     if (a.target) what.append(el("code", "small", a.target));
     let how = a.outcome;
-    if (a.approval) how += " · " + a.approval + (a.channel ? " via " + a.channel : "");
-    if (a.rule_id) how += " (" + a.rule_id + ")";
-    if (a.dev_mode) how += " · developer mode";
+    if (a.approval) {
+      const by = a.approval === "auto"
+        ? (a.channel === "standing_rule" ? "by rule" : "by " + (a.channel || "policy").replace("_", " "))
+        : a.approval + (a.channel ? " via " + a.channel : "");
+      how = a.approval === a.outcome ? by : a.outcome + " · " + by;
+    }
+    if (a.rule_id) how += " " + a.rule_id;
+    if (a.dev_mode && a.channel !== "developer_mode") how += " · developer mode";
     const tag = el("span", "tag " + (a.outcome === "ok" ? "ok" : "bad"), how);
     li.append(when, what, tag);
     ul.append(li);
