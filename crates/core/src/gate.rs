@@ -166,9 +166,11 @@ impl Gate {
     /// The one path every call takes.
     pub async fn call(&self, client: &Client, tool_name: &str, args: Value) -> CallResult {
         let config = self.config.current(); // one snapshot for the whole call
+        // Unique across the instances the CLI may answer (each stdio client starts its own).
         let id = format!(
-            "{:x}-{}",
+            "{:x}-{}-{}",
             now_secs(),
+            std::process::id(),
             self.next_id.fetch_add(1, Ordering::Relaxed)
         );
         let tool = self.catalogue.get(tool_name).cloned();

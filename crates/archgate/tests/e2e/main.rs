@@ -7,6 +7,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod cli;
+mod clients;
 mod harness;
 mod http;
 mod mcp_http;
