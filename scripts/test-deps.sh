@@ -4,7 +4,8 @@ set -euo pipefail
 
 DEBS=(pacman-package-manager makepkg libarchive-tools fakeroot zstd
       sway grim wl-clipboard tesseract-ocr tesseract-ocr-eng libnotify-bin mako-notifier dbus
-      pipewire pipewire-bin wireplumber chromium swaybg foot curl python3-venv)
+      pipewire pipewire-bin wireplumber chromium swaybg foot curl python3-venv
+      qt6-declarative-dev-tools qml6-module-qtquick qml6-module-qtqml systemd git)
 
 if command -v apt-get >/dev/null 2>&1; then
   missing=()
@@ -18,7 +19,8 @@ if command -v apt-get >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
 elif command -v pacman >/dev/null 2>&1; then
-  pkgs=(sway grim wl-clipboard tesseract tesseract-data-eng libnotify mako dbus pipewire wireplumber chromium foot python)
+  pkgs=(sway grim wl-clipboard tesseract tesseract-data-eng libnotify mako dbus pipewire wireplumber chromium foot python
+        qt6-declarative systemd git)
   missing=()
   for p in "${pkgs[@]}"; do pacman -Qq "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if [ ${#missing[@]} -gt 0 ]; then

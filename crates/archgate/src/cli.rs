@@ -137,6 +137,26 @@ pub enum Command {
         #[command(subcommand)]
         action: WikiAction,
     },
+    /// Is archgate serving, and what waits for you (from /health, else state.json). Exit 0 when
+    /// serving, 3 when not.
+    Status {
+        /// Print the JSON a Waybar custom module reads (text, tooltip, class, alt); exit 0.
+        #[arg(long, conflicts_with = "json")]
+        waybar: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Ask the archgate on this port (default: the one in state.json, then server.port).
+        #[arg(long)]
+        port: Option<u16>,
+    },
+    /// archgate as a systemd user service, for desktops without the Omarchy plugin.
+    Service {
+        #[command(subcommand)]
+        action: ServiceAction,
+    },
+    /// First run: a policy preset, the plugin or a service, and the commands for your clients.
+    Setup(SetupArgs),
     /// Print shell completions.
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
@@ -233,4 +253,72 @@ pub enum ClientsAction {
 
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServiceAction {
+    /// Write ~/.config/systemd/user/archgate.service, import the session's variables into the
+    /// user manager, enable and start it.
+    Install {
+        /// Only write the unit; print the systemctl commands instead of running them.
+        #[arg(long)]
+        write_only: bool,
+    },
+    /// Stop and disable the service and remove the user unit.
+    Uninstall,
+    /// The unit, whether it is enabled and active, and whether archgate answers.
+    Status,
+    /// Print the unit (the Arch package installs this text).
+    Print {
+        /// The binary the unit runs (default: this one).
+        #[arg(long, value_name = "PATH")]
+        exec: Option<PathBuf>,
+    },
+}
+
+/// How archgate runs on this desktop (`archgate setup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMode {
+    Plugin,
+    Service,
+    Stdio,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SetupArgs {
+    /// A client to connect (repeatable): claude-code, claude-desktop, cursor, vscode.
+    #[arg(long, value_enum)]
+    pub client: Vec<ClientKind>,
+    /// What agents may use: read-only, desktop or full (written only into a new config.toml).
+    #[arg(long, value_parser = ["read-only", "desktop", "full"])]
+    pub preset: Option<String>,
+    /// Run archgate as a systemd user service.
+    #[arg(long, group = "mode")]
+    pub service: bool,
+    /// Run archgate from the Omarchy plugin (copied into ~/.config/omarchy/plugins).
+    #[arg(long, group = "mode")]
+    pub plugin: bool,
+    /// Let each client start archgate over stdio (no daemon).
+    #[arg(long, group = "mode")]
+    pub stdio: bool,
+    /// Where the plugin's files are (default: /usr/share/archgate/plugin).
+    #[arg(long, value_name = "DIR")]
+    pub plugin_dir: Option<PathBuf>,
+    /// With --service: only write the unit, run no systemctl.
+    #[arg(long)]
+    pub write_only: bool,
+    /// Ask nothing: defaults for every answer not given (preset read-only, stdio, no clients).
+    #[arg(long, short)]
+    pub yes: bool,
+}
+
+impl SetupArgs {
+    pub fn mode(&self) -> Option<RunMode> {
+        match (self.plugin, self.service, self.stdio) {
+            (true, _, _) => Some(RunMode::Plugin),
+            (_, true, _) => Some(RunMode::Service),
+            (_, _, true) => Some(RunMode::Stdio),
+            _ => None,
+        }
+    }
 }

@@ -22,8 +22,9 @@
 //! Detached launches ([`Permit::spawn_detached`]) get their own process group and no output; they
 //! are not waited for (a background thread reaps them).
 //!
-//! One launch needs no permit: [`spawn_for_person`], for the person's own command (`archgate ui`
-//! opening the browser). A tidy test keeps it to the CLI's command modules.
+//! Two launches need no permit: [`spawn_for_person`] and [`run_for_person`], for the person's own
+//! commands (`archgate ui` opening the browser, `archgate service` running `systemctl --user`). A
+//! tidy test keeps them to the CLI's command modules.
 
 #![forbid(unsafe_code)]
 
@@ -41,5 +42,5 @@ pub use capture::{ExitInfo, Output};
 pub use config::{ExecConfig, Executor};
 pub use error::{ExecError, UntrustedReason};
 pub use permit::Permit;
-pub use person::spawn_for_person;
+pub use person::{run_for_person, spawn_for_person};
 pub use spec::CommandSpec;

@@ -1,14 +1,17 @@
 //! Starting a program for the person at their own command — not for an agent.
 //!
-//! `archgate ui` opens the person's browser on the approval page. That is the person acting in
-//! their own terminal, so no gate permit exists (the gate decides agents' calls); it still goes
+//! `archgate ui` opens the person's browser on the approval page; `archgate service install`
+//! runs `systemctl --user` for them. That is the person acting in their own terminal, so no gate permit exists (the gate decides agents' calls); it still goes
 //! through this crate, the one spawn site, with the same trust checks as every launch: argv
 //! only, the program found in the fixed trusted directories (root-owned, not writable by
-//! others), a clean environment, its own process group, no stdin or output.
+//! others), a clean environment, its own process group, no stdin. [`spawn_for_person`] detaches
+//! and keeps no output; [`run_for_person`] waits (bounded) and hands back the capped output.
 //!
-//! **Invariant:** only `crates/archgate/src/commands/` calls [`spawn_for_person`]; a tidy test
-//! (`tests/tidy.rs`) fails the build's tests when anything else does. No tool may use it.
+//! **Invariant:** only `crates/archgate/src/commands/` calls [`spawn_for_person`] or
+//! [`run_for_person`]; a tidy test (`tests/tidy.rs`) fails the build's tests when anything else
+//! does. No tool may use them.
 
+use crate::capture::Output;
 use crate::config::{ExecConfig, Executor};
 use crate::error::ExecError;
 use crate::spec::CommandSpec;
@@ -18,4 +21,12 @@ use crate::spec::CommandSpec;
 pub fn spawn_for_person(spec: CommandSpec) -> Result<u32, ExecError> {
     let executor = Executor::new(ExecConfig::default());
     crate::run::spawn_detached(&executor, spec)
+}
+
+/// Runs `spec` to its end for the person (see the module documentation) and returns its output,
+/// whatever the exit code. Uses the default [`ExecConfig`] (trusted directories, root ownership,
+/// 30 s unless the spec names a timeout, output capped).
+pub async fn run_for_person(spec: CommandSpec) -> Result<Output, ExecError> {
+    let executor = Executor::new(ExecConfig::default());
+    crate::run::run(&executor, None, spec).await
 }

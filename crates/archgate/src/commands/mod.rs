@@ -7,9 +7,15 @@ mod client_config;
 mod clients;
 mod config;
 mod doctor;
+mod health_probe;
 mod log;
 mod policy;
 mod serve;
+mod service;
+mod setup;
+pub(crate) mod state_file;
+mod status;
+mod unit;
 mod wiki;
 
 use std::process::ExitCode;
@@ -45,6 +51,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::DevMode { action } => approvals::dev_mode(config, action),
         Command::Rules { action } => approvals::rules(config, action),
         Command::Ui { print } => approvals::ui(config, print),
+        Command::Status { waybar, json, port } => status::run(config, waybar, json, port),
+        Command::Service { action } => service::run(config, action).await,
+        Command::Setup(args) => setup::run(config, args).await,
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

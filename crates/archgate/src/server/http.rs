@@ -53,6 +53,7 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
         Err(e) => {
             let reason = format!("cannot listen on 127.0.0.1:{port}: {e}");
             frames::emit(&json!({"event": "failed", "reason": reason}));
+            crate::commands::state_file::failed(&app.paths, &reason);
             anyhow::bail!(reason);
         }
     };
@@ -63,6 +64,9 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
         !cfg!(feature = "conformance"),
         shutdown.clone(),
     );
+    // state.json for bars, kept current while serving; marked stopped when this guard drops.
+    // Written before the listening frame, so a supervisor that sees the frame finds the file.
+    let _bar_state = crate::commands::state_file::start(app.clone(), port, shutdown.clone());
     frames::emit(&json!({"event": "listening", "port": port}));
     tracing::info!("serving MCP at http://127.0.0.1:{port}/mcp");
     // TCP_NODELAY: an answer goes out in several small writes (head, SSE event, last chunk); on a
