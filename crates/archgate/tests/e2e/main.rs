@@ -8,6 +8,7 @@
 
 mod cli;
 mod clients;
+mod desktop;
 mod harness;
 mod http;
 mod mcp_http;
