@@ -106,6 +106,7 @@ pub struct Gate {
     /// Calls between admission and their audit record (see `wait_idle`).
     in_flight: std::sync::atomic::AtomicUsize,
     observer: Option<Observer>,
+    resolver_cache: std::sync::Mutex<Option<(Arc<Config>, Resolver)>>,
 }
 
 impl Gate {
@@ -128,6 +129,7 @@ impl Gate {
             next_id: AtomicU64::new(1),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
             observer: None,
+            resolver_cache: std::sync::Mutex::new(None),
         }
     }
 
@@ -154,13 +156,26 @@ impl Gate {
         self.observer = Some(Box::new(f));
     }
 
-    fn resolver(&self, config: &Config) -> Resolver {
-        Resolver::new(
+    /// The resolver for a config snapshot, built once per snapshot: building one canonicalizes
+    /// every protected path, which is too much work for every call.
+    fn resolver(&self, config: &Arc<Config>) -> Resolver {
+        let mut cache = self
+            .resolver_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some((c, r)) = &*cache
+            && Arc::ptr_eq(c, config)
+        {
+            return r.clone();
+        }
+        let r = Resolver::new(
             &self.paths.private_dirs(),
             self.home.as_deref(),
             config.resolve.protect_sensitive,
             &config.resolve.protected,
-        )
+        );
+        *cache = Some((config.clone(), r.clone()));
+        r
     }
 
     /// The one path every call takes.
@@ -328,9 +343,13 @@ impl Gate {
         let dev = self.person.dev_mode_until(now);
         rec.r.dev_mode = dev.is_some();
         let always_ask = decision.tier == Tier::Destructive;
-        let rule = self
-            .person
-            .matching_rule(&client.name, spec.name, &plan.route, &canonical, now);
+        // Standing rules only matter for a call that would otherwise ask.
+        let rule = (decision.verdict == Verdict::Ask)
+            .then(|| {
+                self.person
+                    .matching_rule(&client.name, spec.name, &plan.route, &canonical, now)
+            })
+            .flatten();
         match archgate_policy::route_approval(&decision, always_ask, dev, now, rule.as_ref()) {
             Routing::Refuse(reason) => {
                 return Err((
