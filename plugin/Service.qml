@@ -244,9 +244,11 @@ Item {
     }
   }
 
+  // setpriv --pdeathsig: the kernel ends archgate whenever the shell exits, however it exits;
+  // an orphan would keep the port and make the next shell's archgate fail to bind.
   Process {
     id: daemon
-    command: [root.bin, "serve", "--http"]
+    command: ["setpriv", "--pdeathsig", "TERM", root.bin, "serve", "--http"]
     stdout: SplitParser {
       onRead: function(line) { root.frame(line) }
     }

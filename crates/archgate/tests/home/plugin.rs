@@ -87,7 +87,7 @@ fn archgate_commands() -> Vec<Vec<String>> {
     let mut cmds = Vec::new();
     for file in ["Service.qml", "BarWidget.qml"] {
         let src = qml(file);
-        for l in lists_after(&src, "[root.bin, ")
+        for l in lists_after(&src, "root.bin, ")
             .into_iter()
             .chain(lists_after(&src, "[\"archgate\", "))
         {
@@ -355,8 +355,19 @@ fn the_plugin_never_writes_inside_its_own_directory() {
                 "\"mkdir\", \"-p\", \"-m\", \"0700\", root.runtimeDir, root.stateDir"
             );
         }
+        if list.starts_with("\"setpriv\"") {
+            assert_eq!(
+                list,
+                "\"setpriv\", \"--pdeathsig\", \"TERM\", root.bin, \"serve\", \"--http\""
+            );
+        }
     }
-    assert_eq!(programs, ["\"mkdir\"", "root.bin"].map(String::from).into());
+    assert_eq!(
+        programs,
+        ["\"mkdir\"", "\"setpriv\"", "root.bin"]
+            .map(String::from)
+            .into()
+    );
     for src in [&service, &bar] {
         for (i, _) in src.match_indices("execDetached([") {
             let first = src[i + "execDetached([".len()..].split(',').next().unwrap();
