@@ -296,6 +296,39 @@ impl Channel for Notifications {
     }
 }
 
+/// A plain notification without actions (e.g. a config file that does not parse). Best effort:
+/// no session bus or no server is an error the caller may ignore.
+pub async fn plain(summary: &str, body: &str) -> Result<(), NotifyError> {
+    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
+        return Err(NotifyError::NoBus);
+    }
+    let send = async {
+        let conn = Connection::session().await?;
+        let hints: HashMap<&str, Value<'_>> = HashMap::new();
+        conn.call_method(
+            Some(DEST),
+            PATH,
+            Some(DEST),
+            "Notify",
+            &(
+                "archgate",
+                0u32,
+                "dialog-warning",
+                summary,
+                body,
+                Vec::<&str>::new(),
+                hints,
+                -1i32,
+            ),
+        )
+        .await?;
+        Ok::<(), NotifyError>(())
+    };
+    tokio::time::timeout(CONNECT_TIMEOUT, send)
+        .await
+        .map_err(|_| NotifyError::TimedOut(CONNECT_TIMEOUT))?
+}
+
 #[cfg(test)]
 mod tests {
     use super::escape;

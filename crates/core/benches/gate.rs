@@ -2,6 +2,9 @@
 //! enqueue — no program run) and the audit writer's sustained rate to disk. Prints figures; not a
 //! test. Run: `cargo bench -p archgate-core --bench gate`.
 
+// A benchmark prints its figures on stdout.
+#![allow(clippy::print_stdout)]
+
 use archgate_core::audit::{AuditLog, AuditSettings, Outcome, Record, args_digest};
 use archgate_core::config::{Config, ConfigHandle};
 use archgate_core::exec::Permit;

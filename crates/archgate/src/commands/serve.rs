@@ -128,10 +128,31 @@ pub fn reload_now(app: &App, why: &str) -> bool {
             }
             return true;
         }
-        ReloadOutcome::Rejected => tracing::warn!(
-            trigger = why,
-            "config file does not parse; the previous config stays in force"
-        ),
+        ReloadOutcome::Rejected => {
+            tracing::warn!(
+                trigger = why,
+                "config file does not parse; the previous config stays in force"
+            );
+            // Once per broken version of the file (an unchanged file is not re-reported).
+            let problems: Vec<String> = app
+                .gate
+                .config
+                .problems()
+                .iter()
+                .map(|p| p.to_string())
+                .collect();
+            tokio::spawn(async move {
+                let body = format!(
+                    "The previous config stays in force. {}",
+                    problems.join("; ")
+                );
+                if let Err(e) =
+                    crate::notify::plain("archgate: config.toml does not parse", &body).await
+                {
+                    tracing::debug!("no notification about the config: {e}");
+                }
+            });
+        }
         ReloadOutcome::WaitingForFile | ReloadOutcome::Unchanged => {}
     }
     false

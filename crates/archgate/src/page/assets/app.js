@@ -211,6 +211,18 @@ function render(v) {
   renderDev(v.developer_mode);
   renderRules(v.rules);
   renderActivity(v.activity);
+  renderConfig(v.config);
+}
+
+// A config.toml that does not parse leaves the previous config in force; say so until it does.
+function renderConfig(c) {
+  const el = $("config-broken");
+  if (!c || c.ok) {
+    el.hidden = true;
+    return;
+  }
+  el.textContent = "config.toml does not parse; the previous config stays in force: " + (c.problems || []).join("; ");
+  el.hidden = false;
 }
 
 async function refresh() {
