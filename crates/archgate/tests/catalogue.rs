@@ -78,8 +78,15 @@ fn full_tools_list_stays_within_the_context_budget() {
     drop(stdin);
     let _ = child.wait();
     let tools = list.as_array().unwrap();
-    // The stdio client `local` has the full preset: every tool is listed.
+    // The stdio client `local` has the full preset: every tool is listed, and the read-only
+    // tools behind archgate's own resources are not.
     assert!(tools.len() >= 39, "{} tools", tools.len());
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t["name"] == "archgate_policy" || t["name"] == "archgate_activity"),
+        "resource-only tools are not listed"
+    );
     let bytes = serde_json::to_string(&serde_json::json!({ "tools": list }))
         .unwrap()
         .len();

@@ -74,8 +74,7 @@ impl Catalogue {
         client: &'a Client,
         config: &'a Config,
     ) -> impl Iterator<Item = &'a Arc<dyn DynTool>> + 'a {
-        self.tools
-            .values()
+        self.all()
             .filter(move |t| is_visible(t.as_ref(), client, config))
     }
 }
