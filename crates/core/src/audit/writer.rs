@@ -257,6 +257,13 @@ impl Writer {
                 .mode(0o600)
                 .open(&self.settings.path)?;
             self.size = f.metadata()?.len();
+            // A previous process killed mid-write may have left a torn last line without its
+            // newline: end it, so the first new record is not glued to the fragment (the reader
+            // skips and reports the fragment; the new record stays whole).
+            if self.size > 0 && !ends_with_newline(&self.settings.path)? {
+                (&f).write_all(b"\n")?;
+                self.size += 1;
+            }
             self.file = Some(f);
         }
         let f = self.file.as_mut().expect("opened above");
@@ -264,6 +271,15 @@ impl Writer {
         self.size += bytes.len() as u64;
         Ok(())
     }
+}
+
+fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = File::open(path)?;
+    f.seek(SeekFrom::End(-1))?;
+    let mut b = [0u8; 1];
+    f.read_exact(&mut b)?;
+    Ok(b[0] == b'\n')
 }
 
 /// activity.jsonl → activity.jsonl.1 → … → activity.jsonl.KEEP (the oldest is removed).
