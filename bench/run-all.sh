@@ -75,6 +75,11 @@ keep() {
     grep -vE '^\s*$|^test result|^running [0-9]+ tests?' || true
 }
 
+# Sections of the previous results for benches not run now (kept, marked as earlier).
+previous="$work/previous.md"
+cp "$results" "$previous" 2>/dev/null || : >"$previous"
+section() { awk -v h="## $1" '$0 == h {on = 1; next} /^## / {on = 0} on' "$previous"; }
+
 {
   echo "# Benchmark results"
   echo
@@ -92,7 +97,16 @@ keep() {
   echo "| --- | --- | ---: |"
   for b in "${all[@]}"; do echo "| $b | ${status[$b]} | ${took[$b]} |"; done
   for b in "${all[@]}"; do
-    [ -f "$work/$b.out" ] || continue
+    if [ ! -f "$work/$b.out" ]; then
+      if [ -n "$(section "$b")" ]; then
+        echo
+        echo "## $b"
+        echo
+        echo "_Not run this time; kept from the previous bench/RESULTS.md._"
+        section "$b" | grep -v '^_Not run this time'
+      fi
+      continue
+    fi
     echo
     echo "## $b"
     echo
@@ -106,6 +120,14 @@ keep() {
       echo '```'
     fi
   done
-} >"$results"
+  # Results written before run-all.sh existed (one bench per file), kept whole.
+  if [ -s "$previous" ] && ! grep -q 'bench/run-all.sh' "$previous"; then
+    echo
+    echo "## Earlier results (written before run-all.sh)"
+    echo
+    sed -e '1{/^# /d}' -e 's/^## /### /' "$previous"
+  fi
+} >"$results.new"
+mv "$results.new" "$results"
 echo "wrote $results" >&2
 for b in "${want[@]}"; do [ "${status[$b]}" = ok ] || exit 1; done
