@@ -1,0 +1,489 @@
+//! Look and sound, toggles and launching: theme, background, audio, brightness, media, toggle,
+//! launch — each with flat arguments (an action and its fields) so the schema stays an object.
+
+use archgate_core::exec::Permit;
+use archgate_core::policy::Tier;
+use archgate_core::tool::{CallCx, Plan, Tool, ToolError, ToolOutput, ToolSpec};
+use archgate_desktop::*;
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::sync::Arc;
+
+use super::{DesktopService, json};
+use crate::tools::domain_err;
+
+// ---- look and sound ------------------------------------------------------------------------
+
+/// Arguments of `theme`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThemeArgs {
+    /// list, current or set.
+    pub action: ThemeVerb,
+    /// For set: the theme's name as listed (case and spaces are forgiven).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// What to do with themes.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ThemeVerb {
+    List,
+    Current,
+    Set,
+}
+
+impl ThemeArgs {
+    fn action(&self) -> Result<ThemeAction, ToolError> {
+        Ok(match self.action {
+            ThemeVerb::List => ThemeAction::List,
+            ThemeVerb::Current => ThemeAction::Current,
+            ThemeVerb::Set => ThemeAction::Set {
+                name: need(&self.name, "name", "set")?,
+            },
+        })
+    }
+}
+
+fn need<T: Clone>(v: &Option<T>, field: &str, action: &str) -> Result<T, ToolError> {
+    v.clone().ok_or_else(|| {
+        ToolError::new(
+            "invalid_arguments",
+            format!("action {action} needs `{field}`"),
+        )
+    })
+}
+
+pub struct Theme(pub(super) Arc<DesktopService>);
+impl Tool for Theme {
+    type Args = ThemeArgs;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [],
+            "List the installed Omarchy themes, show the current one, or switch.")
+    }
+    fn plan(&self, a: &ThemeArgs) -> Plan {
+        match a.action {
+            ThemeVerb::List => Plan::with_tier(self.spec(), Tier::Read, &["list"]),
+            ThemeVerb::Current => Plan::with_tier(self.spec(), Tier::Read, &["current"]),
+            ThemeVerb::Set => Plan::with_tier(self.spec(), Tier::Act, &["set"]),
+        }
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        a: &'a mut ThemeArgs,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        Box::pin(async move {
+            if let ThemeAction::Set { name } = a.action()? {
+                let resolved = self.0.desktop.resolve_theme(&name).map_err(domain_err)?;
+                a.name = Some(resolved.clone());
+                return Ok(Some(format!("omarchy-theme-set {resolved}")));
+            }
+            Ok(None)
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        a: ThemeArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            json(
+                self.0
+                    .desktop
+                    .theme(&p, &a.action()?)
+                    .await
+                    .map_err(domain_err)?,
+            )
+        })
+    }
+}
+
+/// Arguments of `background`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundArgs {
+    /// next (the theme's next background) or set.
+    pub action: BackgroundVerb,
+    /// For set: absolute path of a PNG, JPEG or WebP image.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// What to do with the background.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundVerb {
+    Next,
+    Set,
+}
+
+impl BackgroundArgs {
+    fn action(&self) -> Result<BackgroundAction, ToolError> {
+        Ok(match self.action {
+            BackgroundVerb::Next => BackgroundAction::Next,
+            BackgroundVerb::Set => BackgroundAction::Set {
+                path: need(&self.path, "path", "set")?,
+            },
+        })
+    }
+}
+
+pub struct Background(pub(super) Arc<DesktopService>);
+impl Tool for Background {
+    type Args = BackgroundArgs;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [],
+            "Switch to the next background of the theme, or set an image file as background.")
+    }
+    fn plan(&self, a: &BackgroundArgs) -> Plan {
+        match a.action {
+            BackgroundVerb::Next => Plan::with_tier(self.spec(), Tier::Act, &["next"]),
+            BackgroundVerb::Set => Plan::with_tier(self.spec(), Tier::Act, &["set"]),
+        }
+    }
+    fn resolve<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        a: &'a mut BackgroundArgs,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        Box::pin(async move {
+            if let BackgroundAction::Set { path } = a.action()? {
+                // archgate's own files and the person's secrets are refused before anything else.
+                let t = cx.resolver.existing_path(&path)?;
+                let p = self
+                    .0
+                    .desktop
+                    .resolve_background(&t.value)
+                    .map_err(domain_err)?;
+                let shown = p.display().to_string();
+                a.path = Some(shown.clone());
+                return Ok(Some(format!("background {shown}")));
+            }
+            Ok(None)
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        a: BackgroundArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let done = self
+                .0
+                .desktop
+                .background(&p, &a.action()?)
+                .await
+                .map_err(domain_err)?;
+            json(serde_json::json!({ "background": done }))
+        })
+    }
+}
+
+/// Arguments of `audio`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AudioArgs {
+    /// get, set (percent), mute (muted; absent toggles), sinks, or switch (sink).
+    pub action: AudioVerb,
+    /// For set: volume in percent, 0 to 150.
+    #[serde(default)]
+    pub percent: Option<u32>,
+    /// For mute: true mutes, false unmutes, absent toggles.
+    #[serde(default)]
+    pub muted: Option<bool>,
+    /// For switch: sink id or name as sinks lists them.
+    #[serde(default)]
+    pub sink: Option<String>,
+}
+
+/// What to do with audio.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AudioVerb {
+    Get,
+    Set,
+    Mute,
+    Sinks,
+    Switch,
+}
+
+impl AudioArgs {
+    fn action(&self) -> Result<AudioAction, ToolError> {
+        Ok(match self.action {
+            AudioVerb::Get => AudioAction::Get,
+            AudioVerb::Sinks => AudioAction::Sinks,
+            AudioVerb::Set => AudioAction::Set {
+                percent: need(&self.percent, "percent", "set")?,
+            },
+            AudioVerb::Mute => AudioAction::Mute { muted: self.muted },
+            AudioVerb::Switch => AudioAction::Switch {
+                sink: need(&self.sink, "sink", "switch")?,
+            },
+        })
+    }
+}
+
+pub struct Audio(pub(super) Arc<DesktopService>);
+impl Tool for Audio {
+    type Args = AudioArgs;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("audio", "Audio", Act, read_only: false, destructive: false, private: [],
+            "Volume and mute of the default output, the list of outputs, and switching between them.")
+    }
+    fn plan(&self, a: &AudioArgs) -> Plan {
+        match a.action {
+            AudioVerb::Get => Plan::with_tier(self.spec(), Tier::Read, &["get"]),
+            AudioVerb::Sinks => Plan::with_tier(self.spec(), Tier::Read, &["sinks"]),
+            AudioVerb::Set => Plan::with_tier(self.spec(), Tier::Act, &["set"]),
+            AudioVerb::Mute => Plan::with_tier(self.spec(), Tier::Act, &["mute"]),
+            AudioVerb::Switch => Plan::with_tier(self.spec(), Tier::Act, &["switch"]),
+        }
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        a: &'a mut AudioArgs,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        Box::pin(async move { a.action().map(|_| None) })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        a: AudioArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            json(
+                self.0
+                    .desktop
+                    .audio(&p, &a.action()?)
+                    .await
+                    .map_err(domain_err)?,
+            )
+        })
+    }
+}
+
+/// Arguments of `brightness`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BrightnessArgs {
+    /// get or set.
+    pub action: BrightnessVerb,
+    /// For set: brightness in percent, 1 to 100.
+    #[serde(default)]
+    pub percent: Option<u32>,
+}
+
+/// What to do with brightness.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BrightnessVerb {
+    Get,
+    Set,
+}
+
+impl BrightnessArgs {
+    fn action(&self) -> Result<BrightnessAction, ToolError> {
+        Ok(match self.action {
+            BrightnessVerb::Get => BrightnessAction::Get,
+            BrightnessVerb::Set => BrightnessAction::Set {
+                percent: need(&self.percent, "percent", "set")?,
+            },
+        })
+    }
+}
+
+pub struct BrightnessTool(pub(super) Arc<DesktopService>);
+impl Tool for BrightnessTool {
+    type Args = BrightnessArgs;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("brightness", "Screen brightness", Act, read_only: false, destructive: false, private: [],
+            "Read or set the screen's brightness.")
+    }
+    fn plan(&self, a: &BrightnessArgs) -> Plan {
+        match a.action {
+            BrightnessVerb::Get => Plan::with_tier(self.spec(), Tier::Read, &["get"]),
+            BrightnessVerb::Set => Plan::with_tier(self.spec(), Tier::Act, &["set"]),
+        }
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        a: &'a mut BrightnessArgs,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        Box::pin(async move { a.action().map(|_| None) })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        a: BrightnessArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            json(
+                self.0
+                    .desktop
+                    .brightness(&p, &a.action()?)
+                    .await
+                    .map_err(domain_err)?,
+            )
+        })
+    }
+}
+
+/// Arguments of `media`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MediaArgs {
+    /// play, pause, toggle, next, previous or status.
+    pub action: MediaAction,
+}
+
+pub struct Media(pub(super) Arc<DesktopService>);
+impl Tool for Media {
+    type Args = MediaArgs;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("media", "Media player", Act, read_only: false, destructive: false, private: [],
+            "Control the media player (play, pause, next …) or see what is playing.")
+    }
+    fn plan(&self, a: &MediaArgs) -> Plan {
+        let tier = if matches!(a.action, MediaAction::Status) {
+            Tier::Read
+        } else {
+            Tier::Act
+        };
+        let word = format!("{:?}", a.action).to_lowercase();
+        Plan::with_tier(self.spec(), tier, &[&word])
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        a: MediaArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            json(
+                self.0
+                    .desktop
+                    .media(&p, a.action)
+                    .await
+                    .map_err(domain_err)?,
+            )
+        })
+    }
+}
+
+/// Arguments of `toggle`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToggleArgs {
+    /// A toggle Omarchy offers (e.g. "nightlight", "idle"); omarchy_search "toggle" lists them.
+    pub name: String,
+}
+
+pub struct Toggle(pub(super) Arc<DesktopService>);
+impl Tool for Toggle {
+    type Args = ToggleArgs;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [],
+            "Switch one of Omarchy's toggles (night light, idle lock, …).")
+    }
+    fn plan(&self, a: &ToggleArgs) -> Plan {
+        let mut p = Plan::with_tier(self.spec(), Tier::Act, &[&a.name]);
+        p.argv = vec!["omarchy".into(), "toggle".into(), a.name.clone()];
+        p
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        a: ToggleArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let r = self.0.desktop.toggle(&p, &a.name).await;
+            self.0.remember().await;
+            json(r.map_err(domain_err)?)
+        })
+    }
+}
+
+/// Arguments of `launch`: exactly one of `app` and `url`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchArgs {
+    /// An application: desktop-entry id (e.g. "org.gnome.Nautilus") or program name.
+    #[serde(default)]
+    pub app: Option<String>,
+    /// An http(s) or mailto: address, opened with the default handler.
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+impl LaunchArgs {
+    fn target(&self) -> Result<LaunchTarget, ToolError> {
+        match (&self.app, &self.url) {
+            (Some(app), None) => Ok(LaunchTarget::App { app: app.clone() }),
+            (None, Some(url)) => Ok(LaunchTarget::Url { url: url.clone() }),
+            _ => Err(ToolError::new(
+                "invalid_arguments",
+                "give exactly one of `app` and `url`",
+            )),
+        }
+    }
+}
+
+pub struct Launch(pub(super) Arc<DesktopService>);
+impl Tool for Launch {
+    type Args = LaunchArgs;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [],
+            "Start an application (desktop entry or program) or open an http(s) address, detached.")
+    }
+    fn plan(&self, a: &LaunchArgs) -> Plan {
+        match (&a.app, &a.url) {
+            (Some(app), _) => {
+                let mut p = Plan::with_tier(self.spec(), Tier::Act, &["app", app]);
+                p.argv = vec![app.clone()];
+                p
+            }
+            _ => Plan::with_tier(self.spec(), Tier::Act, &["url"]),
+        }
+    }
+    fn resolve<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        a: &'a mut LaunchArgs,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        Box::pin(async move {
+            let target = a.target()?;
+            if let LaunchTarget::Url { url } = &target
+                && !url.starts_with("mailto:")
+            {
+                cx.resolver.url(url)?;
+            }
+            let spec = self.0.desktop.plan_launch(&target).map_err(domain_err)?;
+            Ok(Some(spec.display()))
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        a: LaunchArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            json(
+                self.0
+                    .desktop
+                    .launch(&p, &a.target()?)
+                    .map_err(domain_err)?,
+            )
+        })
+    }
+}
