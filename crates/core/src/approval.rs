@@ -155,20 +155,6 @@ impl Default for Broker {
     }
 }
 
-/// Removes the question when the waiting future ends, however it ends.
-struct Withdraw<'a> {
-    broker: &'a Broker,
-    id: String,
-}
-
-impl Drop for Withdraw<'_> {
-    fn drop(&mut self) {
-        if self.broker.take(&self.id).is_some() {
-            self.broker.decided(&self.id, "unreachable");
-        }
-    }
-}
-
 impl Broker {
     pub fn new() -> Broker {
         let (events, _) = broadcast::channel(256);
@@ -246,10 +232,35 @@ impl Broker {
     /// Asks every channel at once and waits for the first answer or the deadline.
     /// Cancel-safe: dropping the future withdraws the question.
     pub async fn ask(&self, question: Question, timeout: Duration) -> ApprovalOutcome {
-        if !self.has_channels() {
-            return ApprovalOutcome::Unsupported {
-                reason: "no approval channel is running (start `archgate serve`, open `archgate ui`, or enable notifications)".into(),
-            };
+        self.ask_via(question, timeout, None).await
+    }
+
+    /// `ask`, with one more channel for this question only: the calling client itself, when the
+    /// person trusts it to relay their answer (`trusted_relay`).
+    pub async fn ask_via(
+        &self,
+        question: Question,
+        timeout: Duration,
+        relay: Option<Arc<dyn Channel>>,
+    ) -> ApprovalOutcome {
+        match self.park(question, timeout, relay) {
+            Ok(parked) => parked.wait().await,
+            Err(e) => ApprovalOutcome::Unsupported {
+                reason: e.to_string(),
+            },
+        }
+    }
+
+    /// Puts the question to every channel (and `relay`, for this question only) at once, before
+    /// returning: from here an answer can decide it. `Err` when nobody can be asked.
+    pub fn park(
+        &self,
+        question: Question,
+        timeout: Duration,
+        relay: Option<Arc<dyn Channel>>,
+    ) -> Result<Parked, NoChannel> {
+        if relay.is_none() && !self.has_channels() {
+            return Err(NoChannel);
         }
         let id = question.id.clone();
         let (tx, rx) = oneshot::channel();
@@ -266,10 +277,6 @@ impl Broker {
                     tx,
                 },
             );
-        let guard = Withdraw {
-            broker: self,
-            id: id.clone(),
-        };
         let _ = self.inner.events.send(BrokerEvent::Asked {
             question: question.clone(),
         });
@@ -279,44 +286,17 @@ impl Broker {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        for c in push {
+        for c in push.iter().chain(relay.as_ref()) {
             c.ask(&question, self.clone());
         }
-
-        let mut rx = rx;
-        let got = |r: Result<Option<(Answer, String)>, _>| match r {
-            Ok(Some((a, c))) => Got::Answer(a, c),
-            _ => Got::Withdrawn,
-        };
-        let answer = tokio::select! {
-            a = &mut rx => got(a),
-            _ = tokio::time::sleep_until(deadline.into()) => {
-                if self.take(&id).is_some() {
-                    // The deadline removed it first: that is the decision.
-                    Got::Deadline
-                } else {
-                    // An answer removed it first (before the deadline): it is in the channel.
-                    got(rx.await)
-                }
-            }
-        };
-        std::mem::forget(guard); // decided; nothing left to withdraw
-        let outcome = match answer {
-            Got::Answer(Answer::Allow, channel) => ApprovalOutcome::Accepted {
-                channel,
-                always: false,
-            },
-            Got::Answer(Answer::AllowAlways, channel) => ApprovalOutcome::Accepted {
-                channel,
-                always: true,
-            },
-            Got::Answer(Answer::Deny, channel) => ApprovalOutcome::Declined { channel },
-            Got::Answer(Answer::Cancel, channel) => ApprovalOutcome::Cancelled { channel },
-            Got::Withdrawn => ApprovalOutcome::Unreachable,
-            Got::Deadline => ApprovalOutcome::TimedOut,
-        };
-        self.decided(&id, outcome.name());
-        outcome
+        Ok(Parked {
+            broker: self.clone(),
+            id,
+            deadline,
+            rx,
+            relay,
+            decided: false,
+        })
     }
 
     /// The person's answer through `channel`. The first answer wins; a late one does nothing.
@@ -357,6 +337,77 @@ impl Broker {
             let _ = e.tx.send(None);
         }
         n
+    }
+}
+
+/// Nobody can be asked: no channel of the person's is running and there is no relay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no approval channel is running (start `archgate serve`, open `archgate ui`, or enable notifications)"
+)]
+pub struct NoChannel;
+
+/// A question out with the channels. `wait` gives its outcome; dropping it unanswered withdraws
+/// the question (the client went away): it ends `unreachable` and nothing runs later.
+pub struct Parked {
+    broker: Broker,
+    id: String,
+    deadline: Instant,
+    rx: oneshot::Receiver<Option<(Answer, String)>>,
+    relay: Option<Arc<dyn Channel>>,
+    decided: bool,
+}
+
+impl Parked {
+    /// Waits for the first answer or the deadline, whichever removes the question first.
+    pub async fn wait(mut self) -> ApprovalOutcome {
+        let got = |r: Result<Option<(Answer, String)>, _>| match r {
+            Ok(Some((a, c))) => Got::Answer(a, c),
+            _ => Got::Withdrawn,
+        };
+        let answer = tokio::select! {
+            a = &mut self.rx => got(a),
+            _ = tokio::time::sleep_until(self.deadline.into()) => {
+                if self.broker.take(&self.id).is_some() {
+                    // The deadline removed it first: that is the decision.
+                    Got::Deadline
+                } else {
+                    // An answer removed it first (before the deadline): it is in the channel.
+                    got((&mut self.rx).await)
+                }
+            }
+        };
+        self.decided = true;
+        let outcome = match answer {
+            Got::Answer(Answer::Allow, channel) => ApprovalOutcome::Accepted {
+                channel,
+                always: false,
+            },
+            Got::Answer(Answer::AllowAlways, channel) => ApprovalOutcome::Accepted {
+                channel,
+                always: true,
+            },
+            Got::Answer(Answer::Deny, channel) => ApprovalOutcome::Declined { channel },
+            Got::Answer(Answer::Cancel, channel) => ApprovalOutcome::Cancelled { channel },
+            Got::Withdrawn => ApprovalOutcome::Unreachable,
+            Got::Deadline => ApprovalOutcome::TimedOut,
+        };
+        self.broker.decided(&self.id, outcome.name());
+        outcome
+    }
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        // Unanswered (the waiter went away before an outcome): withdraw the question.
+        if !self.decided && self.broker.take(&self.id).is_some() {
+            self.broker.decided(&self.id, "unreachable");
+        }
+        // However it ended, this question's relay is taken down with it (the shared push
+        // channels are withdrawn by `decided`).
+        if let Some(r) = &self.relay {
+            r.withdraw(&self.id);
+        }
     }
 }
 

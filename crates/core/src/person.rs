@@ -236,13 +236,23 @@ impl PersonState {
         g.rules_stamp = stamp(&self.rules_file);
     }
 
+    /// Whether a question may go to the person now, under the cap `max_questions` of the call's
+    /// config snapshot (`approval.max_questions`); when it may, it is counted.
     pub fn nag_may_ask(
         &self,
         client: &str,
         route: &str,
         now: u64,
+        max_questions: u32,
     ) -> Result<(), archgate_policy::NagRefusal> {
         let mut g = self.lock();
+        if g.nag.config().max_questions != max_questions {
+            let limits = archgate_policy::NagConfig {
+                max_questions,
+                ..*g.nag.config()
+            };
+            g.nag.set_config(limits);
+        }
         g.nag.may_ask(client, route, now)?;
         g.nag.on_asked(client, route, now);
         Ok(())

@@ -9,10 +9,12 @@
 //! `/`) is an elevating program, compared case-insensitively, blocks the call. So `env sudo`, `/usr/bin/sudo`,
 //! `--exec=sudo`, `VAR=x sudo`, `sh -c "ls; sudo rm"` are all caught.
 //!
-//! The price is false positives: free text that contains the bare word `sudo` or `su` (a
-//! notification body, say) is blocked too. That errs the safe way; the person can run it
-//! themselves. archgate never passes anything through a shell, so this is defence in depth, not
-//! the only barrier.
+//! The price is false positives: a word given here that merely contains `sudo` or `su` is
+//! blocked too. That errs the safe way; the person can run it themselves. Tools decide which
+//! words they give: text that is shown or stored rather than run (a notification body, an OSD
+//! message, clipboard text) is not given, since it never reaches a program as a command.
+//! archgate never passes anything through a shell, so this is defence in depth, not the only
+//! barrier.
 
 /// Programs that elevate privilege, by basename; the matching name is what is reported.
 const ELEVATORS: &[&str] = &[

@@ -264,6 +264,8 @@ impl ServerHandler for McpServer {
         if super::conformance::is_fixture(&request.name) {
             return super::conformance::call_fixture(&self.app.gate, &client, request, cx).await;
         }
+        let relay =
+            super::relay::for_request(&self.app.gate.config.current(), &client, &request, &cx);
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         if self.app.gate.catalogue.get(&request.name).is_none() {
             // Still recorded, then answered as the protocol asks for an unknown tool.
@@ -274,11 +276,14 @@ impl ServerHandler for McpServer {
         // A cancelled request (the client's notifications/cancelled, or the session ending)
         // drops the call: a question still parked is withdrawn and recorded `unreachable`.
         let r = tokio::select! {
-            r = self.app.gate.call(&client, &request.name, args) => r,
+            r = self.app.gate.call_relayed(&client, &request.name, args, &relay) => r,
             _ = cx.ct.cancelled() => {
                 return Err(McpError::internal_error("the request was cancelled", None));
             }
         };
+        if let Some(asked) = super::relay::input_required(&r) {
+            return asked.map(Into::into);
+        }
         Ok(to_call_result(r).into())
     }
     // The conformance suite's resources, prompts, completions, logging and subscriptions

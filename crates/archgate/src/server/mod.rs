@@ -5,5 +5,6 @@ pub mod conformance;
 pub mod http;
 pub mod mcp;
 pub mod prompts;
+pub mod relay;
 pub mod resources;
 pub mod stdio;

@@ -35,6 +35,10 @@ pub enum Outcome {
     Unsupported,
     /// The client went away while the call was pending.
     Unreachable,
+    /// The call needs the person's yes and the client (a trusted relay on the stateless protocol)
+    /// was asked to bring it: the question stays parked, and the client's next request with the
+    /// answer is a call of its own.
+    InputRequired,
     /// The tool panicked; archgate kept serving.
     Panicked,
 }
@@ -54,6 +58,7 @@ impl Outcome {
             Outcome::TimedOut => "timed_out",
             Outcome::Unsupported => "unsupported",
             Outcome::Unreachable => "unreachable",
+            Outcome::InputRequired => "input_required",
             Outcome::Panicked => "panicked",
         }
     }
@@ -68,8 +73,9 @@ impl std::fmt::Display for Outcome {
 /// The approval part of a record, present when approval was considered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRecord {
-    /// accepted, declined, cancelled, timed_out, unsupported, unreachable, or `auto` when a
-    /// policy allow, a standing rule or developer mode approved without asking.
+    /// accepted, declined, cancelled, timed_out, unsupported, unreachable, `input_required` (the
+    /// client was asked to relay the answer in its next request), or `auto` when a policy allow,
+    /// a standing rule or developer mode approved without asking.
     pub outcome: String,
     /// Who answered: page, notification, cli, client, standing_rule, developer_mode, policy.
     pub channel: Option<String>,

@@ -34,6 +34,9 @@ page = true
 notifications = true
 # Port of the approval page on 127.0.0.1.
 page_port = 8766
+# The nag guard: at most this many questions to the person in any 10 minutes, all clients
+# together; past it, calls that need a yes are refused `unsupported` (1..=1000).
+max_questions = 12
 
 [exec]
 # Where programs are looked up (never the inherited PATH). Unset: $OMARCHY_PATH/bin,

@@ -52,6 +52,7 @@ pub struct RawApproval {
     pub page: Option<bool>,
     pub notifications: Option<bool>,
     pub page_port: Option<u16>,
+    pub max_questions: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

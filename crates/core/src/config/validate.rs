@@ -48,6 +48,8 @@ pub struct ApprovalConfig {
     pub page: bool,
     pub notifications: bool,
     pub page_port: u16,
+    /// The nag guard's cap: questions to the person per rolling 10 minutes, all clients together.
+    pub max_questions: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -312,6 +314,14 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
             page: approval.page.unwrap_or(true),
             notifications: approval.notifications.unwrap_or(true),
             page_port: approval.page_port.unwrap_or(DEFAULT_APPROVAL_PORT),
+            max_questions: bounded(
+                approval.max_questions,
+                archgate_policy::NagConfig::default().max_questions,
+                1,
+                1000,
+                "approval.max_questions",
+                report,
+            ),
         },
         exec: ExecSettings {
             search_dirs: exec_dirs,

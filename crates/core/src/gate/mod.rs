@@ -7,7 +7,7 @@
 //! permit no tool can start a program.
 
 use archgate_exec::{ExecConfig, Executor, Permit};
-use archgate_policy::{Budget, CallFacts, Decision, Grant, PolicyInput, Routing, Tier, Verdict};
+use archgate_policy::{Budget, CallFacts, Grant, PolicyInput, Routing, Tier, Verdict};
 use futures::FutureExt;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -17,10 +17,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::approval::{ApprovalOutcome, Broker, Question};
-use crate::audit::{
-    ApprovalRecord, AuditLog, Outcome, Record, args_digest, now_rfc3339, redact, truncate_args,
-};
+mod ask;
+mod record;
+
+pub use ask::Relay;
+use record::Pending;
+
+use crate::approval::Broker;
+use crate::audit::{ApprovalRecord, AuditLog, Outcome, Record};
 use crate::config::{Config, ConfigHandle};
 use crate::counters::Counters;
 use crate::paths::Paths;
@@ -106,6 +110,8 @@ pub struct Gate {
     in_flight: std::sync::atomic::AtomicUsize,
     observer: Option<Observer>,
     resolver_cache: std::sync::Mutex<Option<(Arc<Config>, Resolver)>>,
+    /// Questions handed to relaying clients on the stateless protocol, by ticket (`ask.rs`).
+    tickets: ask::Tickets,
 }
 
 impl Gate {
@@ -129,6 +135,7 @@ impl Gate {
             in_flight: std::sync::atomic::AtomicUsize::new(0),
             observer: None,
             resolver_cache: std::sync::Mutex::new(None),
+            tickets: Default::default(),
         }
     }
 
@@ -179,6 +186,19 @@ impl Gate {
 
     /// The one path every call takes.
     pub async fn call(&self, client: &Client, tool_name: &str, args: Value) -> CallResult {
+        self.call_relayed(client, tool_name, args, &Relay::None)
+            .await
+    }
+
+    /// `call`, for a client the person trusts to relay their answer (`trusted_relay`): the
+    /// client is one more channel when the call needs asking (see `ask.rs`).
+    pub async fn call_relayed(
+        &self,
+        client: &Client,
+        tool_name: &str,
+        args: Value,
+        relay: &Relay,
+    ) -> CallResult {
         let config = self.config.current(); // one snapshot for the whole call
         // Unique across the instances the CLI may answer (each stdio client starts its own).
         let id = format!(
@@ -189,17 +209,9 @@ impl Gate {
         );
         let tool = self.catalogue.get(tool_name).cloned();
         let private = tool.as_ref().map(|t| t.spec().private_args).unwrap_or(&[]);
-        let mut rec = Pending::new(
-            self,
-            &id,
-            client,
-            tool_name,
-            &args,
-            private,
-            config.as_ref(),
-        );
+        let mut rec = Pending::new(self, &id, client, tool_name, &args, private);
 
-        let result = self.run(&mut rec, &config, client, tool, args).await;
+        let result = self.run(&mut rec, &config, client, tool, args, relay).await;
         let outcome = match &result {
             Ok(_) => Outcome::Ok,
             Err((o, _)) => *o,
@@ -228,6 +240,7 @@ impl Gate {
         client: &Client,
         tool: Option<Arc<dyn DynTool>>,
         args: Value,
+        relay: &Relay,
     ) -> Result<ToolOutput, (Outcome, ToolError)> {
         let now = now_secs();
         // Admit: the tool exists, is enabled and granted; the budget has room; the arguments fit.
@@ -381,19 +394,18 @@ impl Gate {
                 }
             }
             Routing::AskPerson => {
-                self.ask_person(
-                    rec,
+                let ask = ask::Ask {
                     config,
                     client,
-                    spec.name,
-                    &plan.route,
-                    &summary,
-                    decision.tier,
-                    &canonical,
-                    &budget,
-                    !always_ask,
-                )
-                .await?;
+                    tool: spec.name,
+                    route: &plan.route,
+                    summary: &summary,
+                    tier: decision.tier,
+                    canonical: &canonical,
+                    budget: &budget,
+                    rule_allowed: !always_ask,
+                };
+                self.ask_person(rec, ask, relay).await?;
             }
         }
 
@@ -436,133 +448,6 @@ impl Gate {
         }
         Ok(output)
     }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn ask_person(
-        &self,
-        rec: &mut Pending<'_>,
-        config: &Config,
-        client: &Client,
-        tool: &str,
-        route: &str,
-        summary: &str,
-        tier: Tier,
-        canonical: &Value,
-        budget: &Budget,
-        rule_allowed: bool,
-    ) -> Result<(), (Outcome, ToolError)> {
-        let now = now_secs();
-        let run_yourself = format!("The person can run it themselves: {summary}");
-        if let Err(e) = self.person.nag_may_ask(&client.name, route, now) {
-            rec.r.approval = Some(ApprovalRecord {
-                outcome: "unsupported".into(),
-                channel: None,
-                rule_id: None,
-            });
-            return Err((
-                Outcome::Unsupported,
-                ToolError::new("unsupported", e.to_string())
-                    .next("do not ask again now; tell the person in chat what you wanted to do"),
-            ));
-        }
-        if let Err(e) = self.person.charge_question(&client.name, budget, now) {
-            return Err((
-                Outcome::BudgetExhausted,
-                ToolError::new("budget_exhausted", e.to_string())
-                    .next("retry after the reset time"),
-            ));
-        }
-        let timeout = config.approval.timeout;
-        let q = Question {
-            id: rec.r.id.clone(),
-            client: client.name.clone(),
-            tool: tool.to_owned(),
-            route: route.to_owned(),
-            summary: summary.to_owned(),
-            tier,
-            args: rec.r.args.clone(),
-            created: now,
-            deadline: now + timeout.as_secs(),
-            rule_allowed,
-        };
-        rec.asking = true;
-        let outcome = self.broker.ask(q, timeout).await;
-        rec.asking = false;
-        rec.r.approval = Some(ApprovalRecord {
-            outcome: outcome.name().into(),
-            channel: outcome.channel().map(str::to_owned),
-            rule_id: None,
-        });
-        let (o, kind, msg, next) = match outcome {
-            ApprovalOutcome::Accepted { always, .. } => {
-                self.person.nag_approved(&client.name, route);
-                if always {
-                    match self.person.add_rule(
-                        archgate_policy::NewRule {
-                            id: format!("r-{}", rec.r.id),
-                            client: client.name.clone(),
-                            tool: tool.to_owned(),
-                            route: route.to_owned(),
-                            args: archgate_policy::ArgPattern::exact(canonical.clone()),
-                            ttl: None,
-                            max_uses_per_day: None,
-                        },
-                        now,
-                    ) {
-                        Ok(r) => {
-                            if let Some(a) = rec.r.approval.as_mut() {
-                                a.rule_id = Some(r.id);
-                            }
-                        }
-                        Err(e) => tracing::warn!("standing rule not created: {e}"),
-                    }
-                }
-                return Ok(());
-            }
-            ApprovalOutcome::Declined { .. } => {
-                self.person.nag_declined(&client.name, route, now);
-                (
-                    Outcome::Declined,
-                    "declined",
-                    "the person declined this call".to_owned(),
-                    "do not retry; ask the person in chat what they want instead",
-                )
-            }
-            ApprovalOutcome::Cancelled { .. } => (
-                Outcome::Cancelled,
-                "cancelled",
-                "the person dismissed the question without answering".to_owned(),
-                "ask the person in chat before trying again",
-            ),
-            ApprovalOutcome::TimedOut => (
-                Outcome::TimedOut,
-                "timed_out",
-                format!(
-                    "nobody answered within {} s; silence is no",
-                    timeout.as_secs()
-                ),
-                "retry later when the person is present, or ask them in chat",
-            ),
-            ApprovalOutcome::Unsupported { reason } => (
-                Outcome::Unsupported,
-                "unsupported",
-                format!("this call needs the person's approval: {reason}. {run_yourself}"),
-                "tell the person the command, or ask them to start the approval page",
-            ),
-            ApprovalOutcome::Unreachable => (
-                Outcome::Unreachable,
-                "unreachable",
-                "the client went away".to_owned(),
-                "give up",
-            ),
-        };
-        Err((
-            o,
-            ToolError::new(kind, msg)
-                .next(next)
-                .details(serde_json::json!({ "command": summary })),
-        ))
-    }
 }
 
 fn exec_config(config: &Config, _tool: &str) -> ExecConfig {
@@ -574,95 +459,4 @@ fn exec_config(config: &Config, _tool: &str) -> ExecConfig {
     c.default_timeout = config.exec.timeout;
     c.output_cap = config.exec.output_cap;
     c
-}
-
-/// The record under construction. Writes itself when dropped if `finish` did not.
-struct Pending<'g> {
-    gate: &'g Gate,
-    r: Record,
-    started: Instant,
-    asking: bool,
-    done: bool,
-}
-
-impl<'g> Pending<'g> {
-    fn new(
-        gate: &'g Gate,
-        id: &str,
-        client: &Client,
-        tool: &str,
-        args: &Value,
-        private: &[&str],
-        _config: &Config,
-    ) -> Pending<'g> {
-        let recorded = truncate_args(&redact(args, private));
-        gate.in_flight.fetch_add(1, Ordering::SeqCst);
-        Pending {
-            gate,
-            r: Record {
-                time: now_rfc3339(),
-                id: id.to_owned(),
-                client: client.name.clone(),
-                tool: tool.to_owned(),
-                route: None,
-                target: None,
-                tier: None,
-                decision: None,
-                reason: None,
-                rule: None,
-                approval: None,
-                outcome: Outcome::Unreachable,
-                error_kind: None,
-                exit_code: None,
-                duration_ms: 0,
-                args_sha256: args_digest(args),
-                args: recorded,
-                dev_mode: false,
-            },
-            started: Instant::now(),
-            asking: false,
-            done: false,
-        }
-    }
-
-    fn decision(&mut self, d: &Decision) {
-        self.r.tier = Some(d.tier.to_string());
-        self.r.decision = Some(d.verdict.to_string());
-        self.r.reason = Some(d.reason.to_string());
-        self.r.rule = d.rule.clone();
-    }
-
-    fn finish(&mut self, outcome: Outcome) {
-        self.r.outcome = outcome;
-        self.r.duration_ms = self.started.elapsed().as_millis() as u64;
-        self.gate.audit.record(&self.r);
-        self.gate
-            .counters
-            .bump(&self.r.client, &self.r.tool, outcome);
-        if let Some(o) = &self.gate.observer {
-            o(&self.r);
-        }
-        self.done = true;
-        self.gate.in_flight.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-impl Drop for Pending<'_> {
-    fn drop(&mut self) {
-        if !self.done {
-            let outcome = if std::thread::panicking() {
-                Outcome::Panicked
-            } else {
-                Outcome::Unreachable
-            };
-            if self.asking {
-                self.r.approval = Some(ApprovalRecord {
-                    outcome: "unreachable".into(),
-                    channel: None,
-                    rule_id: None,
-                });
-            }
-            self.finish(outcome);
-        }
-    }
 }

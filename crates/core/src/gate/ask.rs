@@ -1,0 +1,443 @@
+//! Asking the person: the nag guard and the question budget, the broker (every channel at once,
+//! plus the calling client when the person trusts it to relay), and what each outcome tells the
+//! agent.
+//!
+//! A client the person marked `trusted_relay = true` is one more channel, in one of two ways.
+//! On the handshake era it is asked while the call waits (MCP elicitation: `Relay::Live`). On the
+//! stateless era a request cannot wait on its client, so the call ends `input_required` with a
+//! ticket — the question stays parked on every other channel under its deadline — and the
+//! client's next request (the same call, the person's answer, the ticket) settles it
+//! (`Relay::Resume`). A ticket belongs to one client and one exact call (tool, route, resolved
+//! command, arguments), and is used at most once. Whatever answers first wins, as always.
+
+use archgate_policy::{Budget, Tier};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::watch;
+
+use super::record::Pending;
+use super::{Client, Gate};
+use crate::approval::{Answer, ApprovalOutcome, Broker, Channel, Question};
+use crate::audit::{ApprovalRecord, Outcome, args_digest};
+use crate::config::Config;
+use crate::person::{PersonState, now_secs};
+use crate::tool::ToolError;
+
+/// How long a settled ticket waits for its client to come back before it is forgotten.
+const KEEP_SETTLED: Duration = Duration::from_secs(120);
+
+/// The calling client as a channel to the person, for this call.
+#[derive(Clone, Default)]
+pub enum Relay {
+    /// The person's own channels only.
+    #[default]
+    None,
+    /// The client is asked while the call waits (handshake-era elicitation).
+    Live(Arc<dyn Channel>),
+    /// The client answers between requests (input-required, 2026-07-28): `ticket` is `None` on
+    /// the first request, and the ticket it was given, with the person's answer, on the next.
+    Resume {
+        ticket: Option<String>,
+        answer: Option<Answer>,
+    },
+}
+
+impl std::fmt::Debug for Relay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Relay::None => f.write_str("None"),
+            Relay::Live(c) => write!(f, "Live({})", c.name()),
+            Relay::Resume { ticket, answer } => f
+                .debug_struct("Resume")
+                .field("ticket", ticket)
+                .field("answer", answer)
+                .finish(),
+        }
+    }
+}
+
+/// What a question ended with, and the standing rule an "Always…" created.
+#[derive(Debug, Clone)]
+struct Settled {
+    outcome: ApprovalOutcome,
+    rule_id: Option<String>,
+}
+
+/// A question handed to a relaying client, waiting for it to come back.
+pub(super) struct Ticket {
+    client: String,
+    tool: String,
+    route: String,
+    summary: String,
+    args_sha256: String,
+    settled: watch::Receiver<Option<Settled>>,
+}
+
+pub(super) type Tickets = Arc<Mutex<HashMap<String, Ticket>>>;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The relaying client's place among a ticket's channels: it is not reached while the question
+/// is parked (it is between requests), it answers through `Broker::answer` when it comes back.
+struct Deferred;
+
+impl Channel for Deferred {
+    fn name(&self) -> &'static str {
+        "client"
+    }
+    fn ask(&self, _q: &Question, _broker: Broker) {}
+    fn withdraw(&self, _id: &str) {}
+}
+
+/// The call that needs asking.
+pub(super) struct Ask<'a> {
+    pub config: &'a Config,
+    pub client: &'a Client,
+    pub tool: &'a str,
+    pub route: &'a str,
+    pub summary: &'a str,
+    pub tier: Tier,
+    pub canonical: &'a Value,
+    pub budget: &'a Budget,
+    /// Whether "Always…" may be offered (false for always-ask tools).
+    pub rule_allowed: bool,
+}
+
+impl Gate {
+    /// Asks the person (and a trusted relay) and returns `Ok` only when the call may run.
+    pub(super) async fn ask_person(
+        &self,
+        rec: &mut Pending<'_>,
+        a: Ask<'_>,
+        relay: &Relay,
+    ) -> Result<(), (Outcome, ToolError)> {
+        let settled = match relay {
+            Relay::Resume {
+                ticket: Some(t),
+                answer,
+            } => self.resume(rec, &a, t, *answer).await?,
+            _ => {
+                let q = self.question(rec, &a)?;
+                let timeout = a.config.approval.timeout;
+                let outcome = match relay {
+                    Relay::Resume { .. } => return Err(self.issue_ticket(rec, &a, q)),
+                    Relay::Live(c) => {
+                        rec.asking = true;
+                        let o = self.broker.ask_via(q, timeout, Some(c.clone())).await;
+                        rec.asking = false;
+                        o
+                    }
+                    Relay::None => {
+                        rec.asking = true;
+                        let o = self.broker.ask(q, timeout).await;
+                        rec.asking = false;
+                        o
+                    }
+                };
+                let rule_id = OwnedAsk::of(&a).after_answer(&self.person, &outcome, &rec.r.id);
+                Settled { outcome, rule_id }
+            }
+        };
+        rec.r.approval = Some(ApprovalRecord {
+            outcome: settled.outcome.name().into(),
+            channel: settled.outcome.channel().map(str::to_owned),
+            rule_id: settled.rule_id,
+        });
+        refusal(settled.outcome, &a).map_or(Ok(()), Err)
+    }
+
+    /// The question for this call, once the nag guard and the question budget allow one.
+    fn question(
+        &self,
+        rec: &mut Pending<'_>,
+        a: &Ask<'_>,
+    ) -> Result<Question, (Outcome, ToolError)> {
+        let now = now_secs();
+        if let Err(e) = self.person.nag_may_ask(
+            &a.client.name,
+            a.route,
+            now,
+            a.config.approval.max_questions,
+        ) {
+            rec.r.approval = Some(ApprovalRecord {
+                outcome: "unsupported".into(),
+                channel: None,
+                rule_id: None,
+            });
+            return Err((
+                Outcome::Unsupported,
+                ToolError::new("unsupported", e.to_string())
+                    .next("do not ask again now; tell the person in chat what you wanted to do"),
+            ));
+        }
+        if let Err(e) = self.person.charge_question(&a.client.name, a.budget, now) {
+            return Err((
+                Outcome::BudgetExhausted,
+                ToolError::new("budget_exhausted", e.to_string())
+                    .next("retry after the reset time"),
+            ));
+        }
+        Ok(Question {
+            id: rec.r.id.clone(),
+            client: a.client.name.clone(),
+            tool: a.tool.to_owned(),
+            route: a.route.to_owned(),
+            summary: a.summary.to_owned(),
+            tier: a.tier,
+            args: rec.r.args.clone(),
+            created: now,
+            deadline: now + a.config.approval.timeout.as_secs(),
+            rule_allowed: a.rule_allowed,
+        })
+    }
+
+    /// Parks `q` on the person's channels without a waiter in this request, and answers the
+    /// client `input_required` with the ticket to come back with.
+    fn issue_ticket(
+        &self,
+        rec: &mut Pending<'_>,
+        a: &Ask<'_>,
+        q: Question,
+    ) -> (Outcome, ToolError) {
+        let id = q.id.clone();
+        let (tx, rx) = watch::channel(None);
+        lock(&self.tickets).insert(
+            id.clone(),
+            Ticket {
+                client: a.client.name.clone(),
+                tool: a.tool.to_owned(),
+                route: a.route.to_owned(),
+                summary: a.summary.to_owned(),
+                args_sha256: args_digest(a.canonical),
+                settled: rx,
+            },
+        );
+        let question = json!({
+            "client": q.client, "tool": q.tool, "command": q.summary, "tier": q.tier,
+            "deadline": q.deadline, "rule_allowed": false,
+        });
+        let (broker, person, tickets) = (
+            self.broker.clone(),
+            self.person.clone(),
+            self.tickets.clone(),
+        );
+        let timeout = a.config.approval.timeout;
+        let owned = OwnedAsk::of(a);
+        // Parked before this request answers, so the client's next request finds it.
+        let parked = match broker.park(q, timeout, Some(Arc::new(Deferred))) {
+            Ok(p) => p,
+            Err(e) => {
+                lock(&self.tickets).remove(&id);
+                rec.r.approval = Some(ApprovalRecord {
+                    outcome: "unsupported".into(),
+                    channel: None,
+                    rule_id: None,
+                });
+                return (
+                    Outcome::Unsupported,
+                    ToolError::new("unsupported", e.to_string()),
+                );
+            }
+        };
+        let ticket = id.clone();
+        tokio::spawn(async move {
+            let outcome = parked.wait().await;
+            let rule_id = owned.after_answer(&person, &outcome, &ticket);
+            let _ = tx.send(Some(Settled { outcome, rule_id }));
+            // The client may still be on its way back; then nothing more is kept.
+            tokio::time::sleep(KEEP_SETTLED).await;
+            lock(&tickets).remove(&ticket);
+        });
+        rec.r.approval = Some(ApprovalRecord {
+            outcome: "input_required".into(),
+            channel: Some("client".into()),
+            rule_id: None,
+        });
+        (
+            Outcome::InputRequired,
+            ToolError::new(
+                "input_required",
+                format!("this call needs the person's yes: {}", a.summary),
+            )
+            .next("ask the person, then call again with their answer and this ticket")
+            .details(json!({ "ticket": id, "question": question })),
+        )
+    }
+
+    /// The client came back with `ticket` (and maybe the person's answer): the ticket must be
+    /// this client's, for this exact call; then its question's outcome is this call's.
+    async fn resume(
+        &self,
+        rec: &mut Pending<'_>,
+        a: &Ask<'_>,
+        ticket: &str,
+        answer: Option<Answer>,
+    ) -> Result<Settled, (Outcome, ToolError)> {
+        let unknown = || {
+            (
+                Outcome::Refused,
+                ToolError::new(
+                    "ticket_unknown",
+                    format!("no approval is waiting under ticket {ticket:?}: it was used, expired, or never issued to this client"),
+                )
+                .next("call again without the ticket to ask the person anew"),
+            )
+        };
+        let taken = {
+            let mut m = lock(&self.tickets);
+            let t = m
+                .get(ticket)
+                .filter(|t| t.client == a.client.name)
+                .ok_or_else(unknown)?;
+            if t.tool != a.tool
+                || t.route != a.route
+                || t.summary != a.summary
+                || t.args_sha256 != args_digest(a.canonical)
+            {
+                return Err((
+                    Outcome::Refused,
+                    ToolError::new(
+                        "ticket_mismatch",
+                        format!(
+                            "ticket {ticket:?} was issued for a different call ({}: {}), not this one ({}: {})",
+                            t.tool, t.summary, a.tool, a.summary
+                        ),
+                    )
+                    .next("repeat exactly the call the ticket was issued for, or call again without it"),
+                ));
+            }
+            m.remove(ticket).ok_or_else(unknown)?
+        };
+        if let Some(answer) = answer {
+            // A relay never creates standing rules: only the person does, on their own channels.
+            let answer = if answer == Answer::AllowAlways {
+                Answer::Allow
+            } else {
+                answer
+            };
+            // Already decided elsewhere, or too late: then that decision stands.
+            let _ = self.broker.answer(ticket, answer, "client");
+        }
+        rec.asking = true;
+        let mut rx = taken.settled;
+        let settled = match rx.wait_for(Option::is_some).await {
+            Ok(s) => s.clone().unwrap_or(Settled {
+                outcome: ApprovalOutcome::Unreachable,
+                rule_id: None,
+            }),
+            Err(_) => Settled {
+                outcome: ApprovalOutcome::Unreachable,
+                rule_id: None,
+            },
+        };
+        rec.asking = false;
+        Ok(settled)
+    }
+}
+
+/// What settling an answer needs of the call (kept past the request for a ticket).
+struct OwnedAsk {
+    client: String,
+    tool: String,
+    route: String,
+    canonical: Value,
+    rule_allowed: bool,
+}
+
+impl OwnedAsk {
+    fn of(a: &Ask<'_>) -> OwnedAsk {
+        OwnedAsk {
+            client: a.client.name.clone(),
+            tool: a.tool.to_owned(),
+            route: a.route.to_owned(),
+            canonical: a.canonical.clone(),
+            rule_allowed: a.rule_allowed,
+        }
+    }
+
+    /// What an answer changes for the person: the nag guard learns of it, and "Always…" creates
+    /// the standing rule (returned by id).
+    fn after_answer(&self, person: &PersonState, o: &ApprovalOutcome, id: &str) -> Option<String> {
+        let now = now_secs();
+        match o {
+            ApprovalOutcome::Accepted { always, .. } => {
+                person.nag_approved(&self.client, &self.route);
+                if !(*always && self.rule_allowed) {
+                    return None;
+                }
+                let rule = archgate_policy::NewRule {
+                    id: format!("r-{id}"),
+                    client: self.client.clone(),
+                    tool: self.tool.clone(),
+                    route: self.route.clone(),
+                    args: archgate_policy::ArgPattern::exact(self.canonical.clone()),
+                    ttl: None,
+                    max_uses_per_day: None,
+                };
+                match person.add_rule(rule, now) {
+                    Ok(r) => Some(r.id),
+                    Err(e) => {
+                        tracing::warn!("standing rule not created: {e}");
+                        None
+                    }
+                }
+            }
+            ApprovalOutcome::Declined { .. } => {
+                person.nag_declined(&self.client, &self.route, now);
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The refusal an outcome means for the agent (`None`: accepted, the call runs).
+fn refusal(outcome: ApprovalOutcome, a: &Ask<'_>) -> Option<(Outcome, ToolError)> {
+    let run_yourself = format!("The person can run it themselves: {}", a.summary);
+    let (o, kind, msg, next) = match outcome {
+        ApprovalOutcome::Accepted { .. } => return None,
+        ApprovalOutcome::Declined { .. } => (
+            Outcome::Declined,
+            "declined",
+            "the person declined this call".to_owned(),
+            "do not retry; ask the person in chat what they want instead",
+        ),
+        ApprovalOutcome::Cancelled { .. } => (
+            Outcome::Cancelled,
+            "cancelled",
+            "the person dismissed the question without answering".to_owned(),
+            "ask the person in chat before trying again",
+        ),
+        ApprovalOutcome::TimedOut => (
+            Outcome::TimedOut,
+            "timed_out",
+            format!(
+                "nobody answered within {} s; silence is no",
+                a.config.approval.timeout.as_secs()
+            ),
+            "retry later when the person is present, or ask them in chat",
+        ),
+        ApprovalOutcome::Unsupported { reason } => (
+            Outcome::Unsupported,
+            "unsupported",
+            format!("this call needs the person's approval: {reason}. {run_yourself}"),
+            "tell the person the command, or ask them to start the approval page",
+        ),
+        ApprovalOutcome::Unreachable => (
+            Outcome::Unreachable,
+            "unreachable",
+            "the client went away".to_owned(),
+            "give up",
+        ),
+    };
+    Some((
+        o,
+        ToolError::new(kind, msg)
+            .next(next)
+            .details(json!({ "command": a.summary })),
+    ))
+}
