@@ -444,6 +444,14 @@ mod tests {
         }
     }
 
+    /// `q("a")` parked on `b` (out with the channels on return), waited for on its own task.
+    fn parked(b: &Broker, timeout: Duration) -> tokio::task::JoinHandle<ApprovalOutcome> {
+        let p = b
+            .park(q("a"), timeout, None)
+            .expect("a channel is registered");
+        tokio::spawn(p.wait())
+    }
+
     #[tokio::test]
     async fn no_channel_is_unsupported() {
         let b = Broker::new();
@@ -457,11 +465,7 @@ mod tests {
     async fn first_answer_wins_and_second_finds_nothing() {
         let b = Broker::new();
         let _g = b.register_pull_channel();
-        let b2 = b.clone();
-        let t = tokio::spawn(async move { b2.ask(q("a"), Duration::from_secs(5)).await });
-        while b.pending().is_empty() {
-            tokio::task::yield_now().await;
-        }
+        let t = parked(&b, Duration::from_secs(5));
         assert_eq!(b.answer("a", Answer::Allow, "cli"), Ok(()));
         assert_eq!(
             b.answer("a", Answer::Deny, "page"),
@@ -480,11 +484,7 @@ mod tests {
     async fn deadline_decides_and_a_late_answer_does_nothing() {
         let b = Broker::new();
         let _g = b.register_pull_channel();
-        let b2 = b.clone();
-        let t = tokio::spawn(async move { b2.ask(q("a"), Duration::from_millis(50)).await });
-        while b.pending().is_empty() {
-            tokio::task::yield_now().await;
-        }
+        let t = parked(&b, Duration::from_millis(50));
         tokio::time::sleep(Duration::from_millis(51)).await;
         // Either the deadline already removed it, or answer() sees the deadline passed.
         assert!(b.answer("a", Answer::Allow, "cli").is_err());
@@ -518,11 +518,7 @@ mod tests {
     async fn withdraw_all_makes_parked_questions_unreachable_and_later_answers_do_nothing() {
         let b = Broker::new();
         let _g = b.register_pull_channel();
-        let b2 = b.clone();
-        let t = tokio::spawn(async move { b2.ask(q("a"), Duration::from_secs(5)).await });
-        while b.pending().is_empty() {
-            tokio::task::yield_now().await;
-        }
+        let t = parked(&b, Duration::from_secs(5));
         assert_eq!(b.withdraw_all(), 1);
         assert_eq!(t.await.unwrap(), ApprovalOutcome::Unreachable);
         assert_eq!(
@@ -536,11 +532,7 @@ mod tests {
         for _ in 0..50 {
             let b = Broker::new();
             let _g = b.register_pull_channel();
-            let b2 = b.clone();
-            let t = tokio::spawn(async move { b2.ask(q("a"), Duration::from_secs(5)).await });
-            while b.pending().is_empty() {
-                tokio::task::yield_now().await;
-            }
+            let t = parked(&b, Duration::from_secs(5));
             let (x, y) = (b.clone(), b.clone());
             let h1 = std::thread::spawn(move || x.answer("a", Answer::Allow, "page").is_ok());
             let h2 =

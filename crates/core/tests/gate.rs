@@ -370,13 +370,28 @@ fn resume(ticket: Option<&str>, answer: Option<Answer>) -> Relay {
     }
 }
 
+/// `secret {text}` from a relaying client on the stateless protocol, with `ticket` and `answer`.
+async fn relayed(
+    e: &Env,
+    c: &Client,
+    text: &str,
+    ticket: Option<&str>,
+    answer: Option<Answer>,
+) -> archgate_core::gate::CallResult {
+    e.gate
+        .call_relayed(
+            c,
+            "secret",
+            json!({ "text": text }),
+            &resume(ticket, answer),
+        )
+        .await
+}
+
 /// The first request of a relaying client on the stateless protocol: `input_required` with the
 /// ticket, the question parked.
 async fn first_request(e: &Env, c: &Client, text: &str) -> String {
-    let r = e
-        .gate
-        .call_relayed(c, "secret", json!({ "text": text }), &resume(None, None))
-        .await;
+    let r = relayed(e, c, text, None, None).await;
     assert_eq!(r.outcome, Outcome::InputRequired);
     let err = r.output.unwrap_err();
     assert_eq!(err.kind, "input_required");
@@ -397,25 +412,9 @@ async fn a_relaying_client_brings_the_answer_back_once_and_only_for_that_call() 
         name: "other".into(),
         grant: Grant::full(),
     };
-    let r = e
-        .gate
-        .call_relayed(
-            &other,
-            "secret",
-            json!({"text": "a"}),
-            &resume(Some(&ticket), Some(Answer::Allow)),
-        )
-        .await;
+    let r = relayed(&e, &other, "a", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.output.unwrap_err().kind, "ticket_unknown");
-    let r = e
-        .gate
-        .call_relayed(
-            &c,
-            "secret",
-            json!({"text": "b"}),
-            &resume(Some(&ticket), Some(Answer::Allow)),
-        )
-        .await;
+    let r = relayed(&e, &c, "b", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.output.unwrap_err().kind, "ticket_mismatch");
     assert!(
         e.gate.broker.pending().iter().any(|q| q.id == ticket),
@@ -423,28 +422,12 @@ async fn a_relaying_client_brings_the_answer_back_once_and_only_for_that_call() 
     );
 
     // The right call with the person's yes runs, once.
-    let r = e
-        .gate
-        .call_relayed(
-            &c,
-            "secret",
-            json!({"text": "a"}),
-            &resume(Some(&ticket), Some(Answer::AllowAlways)),
-        )
-        .await;
+    let r = relayed(&e, &c, "a", Some(&ticket), Some(Answer::AllowAlways)).await;
     assert_eq!(r.outcome, Outcome::Ok);
     assert!(
         matches!(&r.output.unwrap().content[..], [archgate_core::tool::Content::Text(t)] if t == "output a")
     );
-    let r = e
-        .gate
-        .call_relayed(
-            &c,
-            "secret",
-            json!({"text": "a"}),
-            &resume(Some(&ticket), Some(Answer::Allow)),
-        )
-        .await;
+    let r = relayed(&e, &c, "a", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.output.unwrap_err().kind, "ticket_unknown");
 
     let recs = records(&e);
@@ -499,15 +482,7 @@ async fn a_ticket_keeps_the_first_answer_whichever_channel_gave_it() {
     // The page's no came first: the client's later yes changes nothing.
     let ticket = first_request(&e, &c, "x").await;
     e.gate.broker.answer(&ticket, Answer::Deny, "page").unwrap();
-    let r = e
-        .gate
-        .call_relayed(
-            &c,
-            "secret",
-            json!({"text": "x"}),
-            &resume(Some(&ticket), Some(Answer::Allow)),
-        )
-        .await;
+    let r = relayed(&e, &c, "x", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.outcome, Outcome::Declined);
     let recs = records(&e);
     let a = recs[3].approval.as_ref().unwrap();
@@ -523,15 +498,7 @@ async fn a_ticket_past_its_deadline_runs_nothing() {
     let c = client();
     let ticket = first_request(&e, &c, "late").await;
     tokio::time::sleep(Duration::from_millis(5_050)).await;
-    let r = e
-        .gate
-        .call_relayed(
-            &c,
-            "secret",
-            json!({"text": "late"}),
-            &resume(Some(&ticket), Some(Answer::Allow)),
-        )
-        .await;
+    let r = relayed(&e, &c, "late", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.outcome, Outcome::TimedOut);
     assert!(e.gate.broker.pending().is_empty());
 }
