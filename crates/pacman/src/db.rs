@@ -12,7 +12,8 @@ use std::time::SystemTime;
 use crate::archive;
 use crate::conf::PacmanConf;
 use crate::desc::{self, FileList, Package};
-use crate::error::PacmanError;
+use crate::entry_file::EntryDir;
+use crate::error::{EntryProblem, PacmanError};
 
 /// (mtime, size) of a file, or `None` when it does not exist.
 pub type Stamp = Option<(SystemTime, u64)>;
@@ -158,8 +159,14 @@ impl LocalDb {
                 dirs.push(entry.file_name().to_string_lossy().into_owned());
             }
         }
+        let entry_dir = EntryDir::open(&dir).ok();
         let parsed = parallel_map(&dirs, |name| {
-            Ok::<_, PacmanError>(read_local_entry(&dir.join(name)))
+            Ok::<_, PacmanError>(match &entry_dir {
+                Some(d) => d
+                    .read(name, "desc", desc::parse_desc)
+                    .unwrap_or(Err(EntryProblem::MissingSection("NAME"))),
+                None => read_local_entry(&dir.join(name)),
+            })
         })?;
         for (name, result) in dirs.into_iter().zip(parsed) {
             match result {
@@ -202,7 +209,7 @@ impl LocalDb {
         };
         let text = match self.files.get() {
             Some(all) => all[i].clone(),
-            None => self.read_files_text(i)?,
+            None => self.read_files_text(EntryDir::open(&self.dir).ok().as_ref(), i)?,
         };
         desc::parse_files(text.as_bytes())
             .map(Some)
@@ -213,16 +220,30 @@ impl LocalDb {
             })
     }
 
-    fn read_files_text(&self, i: usize) -> Result<String, PacmanError> {
-        let path = self.dir.join(&self.entries[i]).join("files");
-        match std::fs::read(&path) {
-            Ok(bytes) => String::from_utf8(bytes).map_err(|_| PacmanError::DbCorrupt {
+    /// One package's `files` entry, through `entry_dir` when the directory could be opened.
+    fn read_files_text(
+        &self,
+        entry_dir: Option<&EntryDir>,
+        i: usize,
+    ) -> Result<String, PacmanError> {
+        let read = match entry_dir {
+            Some(d) => d.read(&self.entries[i], "files", |b| {
+                std::str::from_utf8(b).map(str::to_owned)
+            }),
+            None => std::fs::read(self.dir.join(&self.entries[i]).join("files"))
+                .map(|bytes| String::from_utf8(bytes).map_err(|e| e.utf8_error())),
+        };
+        match read {
+            Ok(text) => text.map_err(|_| PacmanError::DbCorrupt {
                 entry: format!("{}/files", self.entries[i]),
                 path: self.dir.clone(),
-                problem: crate::error::EntryProblem::NotUtf8,
+                problem: EntryProblem::NotUtf8,
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-            Err(source) => Err(PacmanError::DbUnreadable { path, source }),
+            Err(source) => Err(PacmanError::DbUnreadable {
+                path: self.dir.join(&self.entries[i]).join("files"),
+                source,
+            }),
         }
     }
 
@@ -233,7 +254,8 @@ impl LocalDb {
             return Ok(all.clone());
         }
         let indices: Vec<usize> = (0..self.packages.len()).collect();
-        let texts = parallel_map(&indices, |&i| self.read_files_text(i))?;
+        let entry_dir = EntryDir::open(&self.dir).ok();
+        let texts = parallel_map(&indices, |&i| self.read_files_text(entry_dir.as_ref(), i))?;
         let texts = Arc::new(texts);
         Ok(self.files.get_or_init(|| texts).clone())
     }

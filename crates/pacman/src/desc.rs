@@ -64,37 +64,89 @@ pub struct FileList {
     pub backup: Vec<String>,
 }
 
+/// The value lines of one section, kept as the slice of the entry they span (no copy).
+///
+/// A value line is never blank (a blank line ends its section), so an empty block means the
+/// section has no values. Lines keep their text except trailing `\r`s, as pacman reads them.
+#[derive(Debug, Clone, Copy)]
+struct Values<'a> {
+    block: &'a str,
+}
+
+impl<'a> Values<'a> {
+    fn iter(self) -> impl Iterator<Item = &'a str> {
+        // The block never ends with `\n`, so an empty block yields no line.
+        self.block
+            .split_terminator('\n')
+            .map(|l| l.trim_end_matches('\r'))
+    }
+
+    fn first(self) -> Option<&'a str> {
+        if self.block.is_empty() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', self.block.as_bytes()).unwrap_or(self.block.len());
+        Some(self.block[..end].trim_end_matches('\r'))
+    }
+
+    fn is_empty(self) -> bool {
+        self.block.is_empty()
+    }
+
+    /// The lines joined with `\n` (the block itself unless it holds `\r`s).
+    fn joined(self) -> String {
+        if memchr::memchr(b'\r', self.block.as_bytes()).is_none() {
+            self.block.to_owned()
+        } else {
+            self.iter().collect::<Vec<_>>().join("\n")
+        }
+    }
+}
+
 /// Walks `%KEY%` sections: calls `f(key, values)` for each.
 fn sections<'a>(
     text: &'a str,
-    mut f: impl FnMut(&'a str, Vec<&'a str>) -> Result<(), EntryProblem>,
+    mut f: impl FnMut(&'a str, Values<'a>) -> Result<(), EntryProblem>,
 ) -> Result<(), EntryProblem> {
-    let mut current: Option<(&str, Vec<&str>)> = None;
-    for (index, raw) in text.lines().enumerate() {
-        let line = raw.trim_end_matches('\r');
+    // (key, start and end of its value lines in `text`)
+    let mut current: Option<(&str, usize, usize)> = None;
+    let mut flush = |current: &mut Option<(&'a str, usize, usize)>| match current.take() {
+        Some((key, start, end)) => f(
+            key,
+            Values {
+                block: &text[start..end],
+            },
+        ),
+        None => Ok(()),
+    };
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    let mut index = 0;
+    // Same lines as `str::lines`: split at `\n`, no empty line after a final `\n`.
+    while pos < bytes.len() {
+        let eol = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i);
+        let line = text[pos..eol].trim_end_matches('\r');
+        index += 1;
         let trimmed = line.trim();
         if trimmed.len() > 2 && trimmed.starts_with('%') && trimmed.ends_with('%') {
-            if let Some((key, values)) = current.take() {
-                f(key, values)?;
-            }
-            current = Some((&trimmed[1..trimmed.len() - 1], Vec::new()));
+            flush(&mut current)?;
+            current = Some((&trimmed[1..trimmed.len() - 1], eol, eol));
         } else if trimmed.is_empty() {
-            if let Some((key, values)) = current.take() {
-                f(key, values)?;
+            flush(&mut current)?;
+        } else if let Some((_, start, end)) = current.as_mut() {
+            if *start == *end {
+                *start = pos;
             }
-        } else if let Some((_, values)) = current.as_mut() {
-            values.push(line);
+            *end = pos + line.len();
         } else {
-            return Err(EntryProblem::StrayLine { line: index + 1 });
+            return Err(EntryProblem::StrayLine { line: index });
         }
+        pos = eol + 1;
     }
-    if let Some((key, values)) = current.take() {
-        f(key, values)?;
-    }
-    Ok(())
+    flush(&mut current)
 }
 
-fn number(section: &'static str, values: &[&str]) -> Result<Option<u64>, EntryProblem> {
+fn number(section: &'static str, values: Values<'_>) -> Result<Option<u64>, EntryProblem> {
     match values.first() {
         None => Ok(None),
         Some(v) => v
@@ -108,7 +160,7 @@ fn number(section: &'static str, values: &[&str]) -> Result<Option<u64>, EntryPr
     }
 }
 
-fn date(section: &'static str, values: &[&str]) -> Result<Option<i64>, EntryProblem> {
+fn date(section: &'static str, values: Values<'_>) -> Result<Option<i64>, EntryProblem> {
     match values.first() {
         None => Ok(None),
         Some(v) => v
@@ -122,16 +174,16 @@ fn date(section: &'static str, values: &[&str]) -> Result<Option<i64>, EntryProb
     }
 }
 
-fn first(values: &[&str]) -> Option<String> {
-    values.first().map(|s| (*s).to_owned())
+fn first(values: Values<'_>) -> Option<String> {
+    values.first().map(str::to_owned)
 }
 
-fn strings(values: Vec<&str>) -> Vec<String> {
-    values.into_iter().map(str::to_owned).collect()
+fn strings(values: Values<'_>) -> Vec<String> {
+    values.iter().map(str::to_owned).collect()
 }
 
-fn depends(values: Vec<&str>) -> Vec<Depend> {
-    values.into_iter().map(Depend::parse).collect()
+fn depends(values: Values<'_>) -> Vec<Depend> {
+    values.iter().map(Depend::parse).collect()
 }
 
 /// Parses a `desc` entry (also the old split `depends` entry) into `pkg`, keeping what is set.
@@ -139,13 +191,13 @@ pub fn parse_desc_into(pkg: &mut Package, bytes: &[u8]) -> Result<(), EntryProbl
     let text = std::str::from_utf8(bytes).map_err(|_| EntryProblem::NotUtf8)?;
     sections(text, |key, values| {
         match key {
-            "NAME" => pkg.name = first(&values).unwrap_or_default(),
-            "VERSION" => pkg.version = first(&values).unwrap_or_default(),
-            "BASE" => pkg.base = first(&values),
-            "DESC" => pkg.description = values.join("\n"),
-            "FILENAME" => pkg.filename = first(&values),
-            "URL" => pkg.url = first(&values),
-            "ARCH" => pkg.arch = first(&values),
+            "NAME" => pkg.name = first(values).unwrap_or_default(),
+            "VERSION" => pkg.version = first(values).unwrap_or_default(),
+            "BASE" => pkg.base = first(values),
+            "DESC" => pkg.description = values.joined(),
+            "FILENAME" => pkg.filename = first(values),
+            "URL" => pkg.url = first(values),
+            "ARCH" => pkg.arch = first(values),
             "LICENSE" => pkg.licenses = strings(values),
             "GROUPS" => pkg.groups = strings(values),
             "PROVIDES" => pkg.provides = depends(values),
@@ -155,18 +207,18 @@ pub fn parse_desc_into(pkg: &mut Package, bytes: &[u8]) -> Result<(), EntryProbl
             "CHECKDEPENDS" => pkg.checkdepends = depends(values),
             "CONFLICTS" => pkg.conflicts = depends(values),
             "REPLACES" => pkg.replaces = depends(values),
-            "CSIZE" => pkg.download_size = number("CSIZE", &values)?,
-            "ISIZE" => pkg.installed_size = number("ISIZE", &values)?,
-            "SIZE" => pkg.installed_size = number("SIZE", &values)?,
-            "PACKAGER" => pkg.packager = first(&values),
-            "BUILDDATE" => pkg.build_date = date("BUILDDATE", &values)?,
-            "INSTALLDATE" => pkg.install_date = date("INSTALLDATE", &values)?,
+            "CSIZE" => pkg.download_size = number("CSIZE", values)?,
+            "ISIZE" => pkg.installed_size = number("ISIZE", values)?,
+            "SIZE" => pkg.installed_size = number("SIZE", values)?,
+            "PACKAGER" => pkg.packager = first(values),
+            "BUILDDATE" => pkg.build_date = date("BUILDDATE", values)?,
+            "INSTALLDATE" => pkg.install_date = date("INSTALLDATE", values)?,
             "REASON" => {
-                pkg.reason = number("REASON", &values)?.map(|r| u8::from(r != 0));
+                pkg.reason = number("REASON", values)?.map(|r| u8::from(r != 0));
             }
             "VALIDATION" => pkg.validation = strings(values),
-            "MD5SUM" => pkg.md5sum = first(&values),
-            "SHA256SUM" => pkg.sha256sum = first(&values),
+            "MD5SUM" => pkg.md5sum = first(values),
+            "SHA256SUM" => pkg.sha256sum = first(values),
             "PGPSIG" => pkg.has_signature = !values.is_empty(),
             _ => {}
         }
@@ -202,7 +254,7 @@ pub fn parse_files(bytes: &[u8]) -> Result<FileList, EntryProblem> {
             "FILES" => list.files = strings(values),
             "BACKUP" => {
                 list.backup = values
-                    .into_iter()
+                    .iter()
                     .map(|v| v.split('\t').next().unwrap_or(v).to_owned())
                     .collect();
             }
@@ -275,7 +327,65 @@ mod tests {
         assert_eq!(split_entry_dir("-1-1"), None);
     }
 
+    /// The line-by-line walker this module used before it worked on slices: the oracle.
+    fn reference_sections(text: &str) -> Result<Vec<(String, Vec<String>)>, EntryProblem> {
+        let mut out = Vec::new();
+        let mut current: Option<(String, Vec<String>)> = None;
+        for (index, raw) in text.lines().enumerate() {
+            let line = raw.trim_end_matches('\r');
+            let trimmed = line.trim();
+            if trimmed.len() > 2 && trimmed.starts_with('%') && trimmed.ends_with('%') {
+                out.extend(current.take());
+                current = Some((trimmed[1..trimmed.len() - 1].to_owned(), Vec::new()));
+            } else if trimmed.is_empty() {
+                out.extend(current.take());
+            } else if let Some((_, values)) = current.as_mut() {
+                values.push(line.to_owned());
+            } else {
+                return Err(EntryProblem::StrayLine { line: index + 1 });
+            }
+        }
+        out.extend(current.take());
+        Ok(out)
+    }
+
+    fn walked(text: &str) -> Result<Vec<(String, Vec<String>)>, EntryProblem> {
+        let mut out = Vec::new();
+        sections(text, |key, values| {
+            let lines: Vec<String> = values.iter().map(str::to_owned).collect();
+            assert_eq!(values.first(), lines.first().map(String::as_str));
+            assert_eq!(values.is_empty(), lines.is_empty());
+            assert_eq!(values.joined(), lines.join("\n"));
+            out.push((key.to_owned(), lines));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
     proptest! {
+        #[test]
+        fn slices_walk_like_lines(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    Just("%NAME%"), Just("%DESC%"), Just(" %DEPENDS% "), Just("%%"),
+                    Just(""), Just("\r"), Just(" "), Just("\r\r"), Just("a b\r"),
+                    Just("x\ry"), Just(" v "), Just("%"), Just("é"),
+                ],
+                0..30,
+            ),
+            ends in proptest::collection::vec(prop_oneof![Just("\n"), Just("\r\n")], 30),
+            last_newline in any::<bool>(),
+        ) {
+            let mut text = String::new();
+            for (i, part) in parts.iter().enumerate() {
+                text.push_str(part);
+                if i + 1 < parts.len() || last_newline {
+                    text.push_str(ends[i]);
+                }
+            }
+            prop_assert_eq!(walked(&text), reference_sections(&text));
+        }
+
         #[test]
         fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
             let _ = parse_desc(&bytes);

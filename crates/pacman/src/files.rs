@@ -160,20 +160,15 @@ pub fn owner(snap: &Snapshot, path: &str) -> Result<OwnerResult, PacmanError> {
             candidates.push(rel);
         }
     }
-    let wanted: Vec<(String, String)> = candidates
+    let finders: Vec<memchr::memmem::Finder<'_>> = candidates
         .iter()
-        .map(|c| (c.clone(), format!("{c}/")))
+        .map(|c| memchr::memmem::Finder::new(c.as_bytes()))
         .collect();
     let texts = snap.local.all_files_text()?;
     let mut owners = Vec::new();
     for (pkg, text) in snap.local.packages.iter().zip(texts.iter()) {
         // Paths are whole lines of the %FILES% section (the only section with such lines).
-        let owned = text.lines().any(|line| {
-            wanted
-                .iter()
-                .any(|(file, dir)| line == file.as_str() || line == dir.as_str())
-        });
-        if owned {
+        if finders.iter().any(|f| has_path_line(text.as_bytes(), f)) {
             owners.push(Owner {
                 name: pkg.name.clone(),
                 version: pkg.version.clone(),
@@ -185,4 +180,66 @@ pub fn owner(snap: &Snapshot, path: &str) -> Result<OwnerResult, PacmanError> {
         resolved: format!("/{}", candidates[0]),
         owners,
     })
+}
+
+/// Whether one line of `text` (as `str::lines` splits it) is the finder's path, or the path
+/// with a `/` (a directory). One substring search instead of comparing every line.
+fn has_path_line(text: &[u8], path: &memchr::memmem::Finder<'_>) -> bool {
+    let needle = path.needle();
+    if needle.contains(&b'\n') {
+        return false;
+    }
+    let line_ends = |rest: &[u8]| rest.is_empty() || rest[0] == b'\n' || rest.starts_with(b"\r\n");
+    path.find_iter(text).any(|at| {
+        // (An empty path also "matches" after a final newline, where `lines` sees no line.)
+        if at == text.len() || (at > 0 && text[at - 1] != b'\n') {
+            return false;
+        }
+        let rest = &text[at + needle.len()..];
+        line_ends(rest) || (rest.first() == Some(&b'/') && line_ends(&rest[1..]))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_way(text: &str, path: &str) -> bool {
+        let dir = format!("{path}/");
+        text.lines().any(|l| l == path || l == dir)
+    }
+
+    #[test]
+    fn path_lines_match_like_comparing_lines() {
+        let texts = [
+            "%FILES%\nusr/\nusr/bin/\nusr/bin/foo\n\n%BACKUP%\netc/foo.conf\tabc\n",
+            "usr/bin/foo",
+            "usr/bin/foo\r\nusr/bin/foobar\n",
+            "xusr/bin/foo\nusr/bin/foo.d/\nusr/bin/foo\r",
+            "%FILES%\nusr/bin/foo/\r\n",
+            "%FILES%\n\nusr/bin/foo/x\n",
+            "",
+            "a\n",
+            "a\n/",
+            "\r\n",
+        ];
+        let paths = [
+            "usr/bin/foo",
+            "usr/bin",
+            "usr",
+            "",
+            "usr/bin/foo/x",
+            "usr/bin/foo\nusr",
+        ];
+        for text in texts {
+            for path in paths {
+                let finder = memchr::memmem::Finder::new(path.as_bytes());
+                assert_eq!(
+                    has_path_line(text.as_bytes(), &finder),
+                    lines_way(text, path),
+                    "{text:?} {path:?}"
+                );
+            }
+        }
+    }
 }

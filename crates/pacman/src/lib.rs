@@ -17,6 +17,7 @@ pub mod conf;
 pub mod db;
 pub mod deps;
 pub mod desc;
+mod entry_file;
 pub mod error;
 pub mod files;
 pub mod handle;
