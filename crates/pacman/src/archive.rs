@@ -64,6 +64,7 @@ pub fn read_archive(path: &Path, with_files: bool) -> Result<ArchiveContents, Pa
         path: path.to_owned(),
         source,
     })?;
+    let compressed_len = file.metadata().map_or(0, |m| m.len());
     let mut reader = BufReader::with_capacity(256 * 1024, file);
     let head = {
         use std::io::BufRead;
@@ -86,10 +87,18 @@ pub fn read_archive(path: &Path, with_files: bool) -> Result<ArchiveContents, Pa
     };
     // tar reads 512-byte headers and small entries: buffer above the decoder too, so the
     // decoder inflates in large runs.
-    parse_tar(
+    // A compressed `.db` holds a package in a few hundred bytes; reserving for one per 512
+    // spares most regrowth of the package list without reserving much too much.
+    let expected = if with_files {
+        0
+    } else {
+        usize::try_from(compressed_len / 512).unwrap_or(0)
+    };
+    parse_tar_sized(
         path,
         BufReader::with_capacity(256 * 1024, decoded),
         with_files,
+        expected,
     )
 }
 
@@ -206,8 +215,18 @@ pub fn parse_tar(
     reader: impl Read,
     with_files: bool,
 ) -> Result<ArchiveContents, PacmanError> {
+    parse_tar_sized(path, reader, with_files, 0)
+}
+
+/// `parse_tar` with room reserved for about `expected` packages.
+fn parse_tar_sized(
+    path: &Path,
+    reader: impl Read,
+    with_files: bool,
+    expected: usize,
+) -> Result<ArchiveContents, PacmanError> {
     let damaged = truncated(path);
-    let mut collector = Collector::new(path, with_files, 0);
+    let mut collector = Collector::new(path, with_files, expected);
     let mut archive = tar::Archive::new(reader);
     let mut buf = Vec::new();
     for entry in archive.entries().map_err(&damaged)? {
@@ -227,14 +246,23 @@ pub fn parse_tar(
                 },
             ));
         }
-        buf.clear();
+        // Sized to the entry, so the reused buffer is zeroed only where it grows (read_to_end
+        // would zero its spare capacity for every entry).
         let expected = entry.size();
-        buf.reserve(expected as usize);
-        entry.read_to_end(&mut buf).map_err(&damaged)?;
-        if buf.len() as u64 != expected {
+        buf.resize(expected as usize, 0);
+        let mut filled = 0;
+        while filled < buf.len() {
+            match entry.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(damaged(e)),
+            }
+        }
+        if filled as u64 != expected {
             return Err(damaged(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
-                format!("{entry_path}: {} of {expected} bytes", buf.len()),
+                format!("{entry_path}: {filled} of {expected} bytes"),
             )));
         }
         collector.entry(&entry_path, &buf)?;
