@@ -265,7 +265,11 @@ test("Always… creates a rule for the identical call only; revoke-all ends it",
   // The identical call: approved by the rule, no question.
   id = call("pkg_search", { query: "vim" });
   await response(id);
-  const ruled = audit().filter((r) => r.tool === "pkg_search" && !r.event).at(-1);
+  // Its record is written by the audit writer thread, possibly just after the answer.
+  const ruled = await until("the ruled call's record", () => {
+    const recs = audit().filter((r) => r.tool === "pkg_search" && !r.event);
+    return recs.length === 2 && recs[1];
+  });
   assert.equal(ruled.approval.channel, "standing_rule");
   assert.equal(ruled.approval.rule_id, ruleId);
   assert.equal((await pending()).length, 0);

@@ -19,6 +19,8 @@ pub struct App {
     pub clients: Arc<ClientStore>,
     pub sessions: Arc<crate::sessions::Sessions>,
     pub started: std::time::Instant,
+    /// The port `serve --http` listens on, once it does (none in stdio mode).
+    pub http_port: std::sync::OnceLock<u16>,
 }
 
 /// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP).
@@ -94,7 +96,25 @@ impl App {
             clients,
             sessions: Arc::default(),
             started: std::time::Instant::now(),
+            http_port: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Recomputes live sessions against the config and clients in force now (a revoked
+    /// client's sessions end; changed tool sets get `tools/list_changed`).
+    pub async fn refresh_sessions(&self) {
+        let config = self.gate.config.current();
+        self.sessions
+            .refresh(&self.gate.catalogue, &config, &self.clients)
+            .await;
+    }
+
+    /// Re-reads the clients file if another process changed it, and then refreshes live
+    /// sessions. Whoever notices a change must refresh: the next poll will not see it again.
+    pub async fn sync_clients(&self) {
+        if self.clients.reload_if_changed() {
+            self.refresh_sessions().await;
+        }
     }
 
     /// Flushes the audit log within a bounded wait.

@@ -3,6 +3,7 @@
 mod app;
 mod channels;
 mod cli;
+mod client_actions;
 mod commands;
 mod control;
 mod frames;
@@ -12,6 +13,7 @@ mod page;
 mod person_actions;
 mod server;
 mod sessions;
+mod snippets;
 mod tools;
 
 use clap::Parser;

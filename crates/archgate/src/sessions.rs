@@ -3,7 +3,10 @@
 //! After a config reload or a change to the clients file, `refresh` recomputes each session's
 //! visible tool set: a session whose set changed gets exactly one `tools/list_changed` (a
 //! policy-only edit sends nothing); a session whose token no longer authenticates (revoked) is
-//! closed.
+//! closed; a session whose client was renamed carries on under the new name.
+//!
+//! It also remembers when each HTTP client last made an authenticated request, and counts live
+//! sessions per client, for the approval page (in memory, since this process started).
 
 use archgate_core::config::Config;
 use archgate_core::gate::Catalogue;
@@ -68,6 +71,8 @@ pub struct Sessions {
     live: Mutex<HashMap<u64, Live>>,
     next: AtomicU64,
     manager: Mutex<Option<Arc<LocalSessionManager>>>,
+    /// Client name → Unix seconds of its last authenticated HTTP request.
+    seen: Mutex<HashMap<String, u64>>,
 }
 
 pub fn visible_names(catalogue: &Catalogue, client: &Client, config: &Config) -> BTreeSet<String> {
@@ -117,6 +122,53 @@ impl Sessions {
             .remove(&key);
     }
 
+    /// Notes an authenticated request from this client, now.
+    pub fn touch(&self, client: &str) {
+        let now = archgate_core::person::now_secs();
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        match seen.get_mut(client) {
+            Some(t) => *t = now,
+            None => {
+                seen.insert(client.to_owned(), now);
+            }
+        }
+    }
+
+    /// When this client last made an authenticated request (Unix seconds), if it did since start.
+    pub fn last_seen(&self, client: &str) -> Option<u64> {
+        self.seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(client)
+            .copied()
+    }
+
+    /// A client was renamed: what is remembered of it follows the new name.
+    pub fn renamed(&self, from: &str, to: &str) {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = seen.remove(from) {
+            seen.insert(to.to_owned(), t);
+        }
+    }
+
+    /// A client was revoked: forget when it was last seen.
+    pub fn forget(&self, client: &str) {
+        self.seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(client);
+    }
+
+    /// Live (not yet closed) sessions per client name.
+    pub fn count_by_client(&self) -> std::collections::BTreeMap<String, usize> {
+        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        let mut n = std::collections::BTreeMap::new();
+        for l in live.values().filter(|l| !l.to.closed()) {
+            *n.entry(l.client.clone()).or_insert(0) += 1;
+        }
+        n
+    }
+
     /// Recomputes every session against the config and clients in force now.
     pub async fn refresh(&self, catalogue: &Catalogue, config: &Config, clients: &ClientStore) {
         let mut notify = Vec::new();
@@ -131,9 +183,9 @@ impl Sessions {
                         name: LOCAL_CLIENT.into(),
                         grant: archgate_core::clients::grant_for(LOCAL_CLIENT, None, config),
                     }),
-                    Some(t) => clients
-                        .authenticate(t, config)
-                        .filter(|c| c.name == l.client),
+                    // Tokens are unique, so a token that now names another client is that
+                    // client renamed: the session follows the new name.
+                    Some(t) => clients.authenticate(t, config),
                 };
                 match client {
                     None => {
@@ -143,6 +195,9 @@ impl Sessions {
                         }
                     }
                     Some(c) => {
+                        if c.name != l.client {
+                            l.client = c.name.clone();
+                        }
                         let now = visible_names(catalogue, &c, config);
                         if now != l.visible {
                             l.visible = now;

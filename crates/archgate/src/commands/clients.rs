@@ -1,28 +1,45 @@
-//! `archgate clients add|list|revoke|rename`.
+//! `archgate clients add|list|revoke|rename`, through `client_actions` (as the approval page).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::out;
 use crate::app::App;
-use crate::cli::ClientsAction;
+use crate::cli::{ClientKind, ClientsAction};
+use crate::client_actions;
+use crate::snippets::{self, Connect};
 
-pub fn run(config: Option<PathBuf>, action: ClientsAction) -> anyhow::Result<ExitCode> {
+pub async fn run(config: Option<PathBuf>, action: ClientsAction) -> anyhow::Result<ExitCode> {
     let app = App::open(config, None)?;
+    let done = act(&app, action).await;
+    app.shutdown();
+    done?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn act(app: &App, action: ClientsAction) -> anyhow::Result<()> {
     match action {
         ClientsAction::Add {
             name,
             preset,
             tools,
         } => {
-            let token = app.clients.add(&name, &preset, tools)?;
-            let port = app.gate.config.current().server.port;
+            let added = client_actions::add(app, &name, &preset, tools, "cli").await?;
+            let url = snippets::mcp_url(app.gate.config.current().server.port);
             out(format!(
-                "client {name:?} added with preset {preset}. Its token is shown once:\n\n  {token}\n"
+                "client {name:?} added with preset {preset}. Its token is shown once:\n\n  {}\n",
+                added.token
             ));
             out("Connect it over HTTP, for example (Claude Code):");
             out(format!(
-                "  claude mcp add --transport http archgate http://127.0.0.1:{port}/mcp --header \"Authorization: Bearer {token}\""
+                "  {}",
+                snippets::snippet(
+                    ClientKind::ClaudeCode,
+                    &Connect::Http {
+                        url: &url,
+                        token: &added.token,
+                    },
+                )
             ));
         }
         ClientsAction::List => {
@@ -30,29 +47,29 @@ pub fn run(config: Option<PathBuf>, action: ClientsAction) -> anyhow::Result<Exi
                 "{:<20} {:<10} {:<26} tools",
                 "name", "preset", "created"
             ));
-            out(format!(
-                "{:<20} {:<10} {:<26} all",
-                "default", "full", "(first run)"
-            ));
-            for c in app.clients.list() {
+            for c in client_actions::list(app) {
+                let created = match (&c.created, c.name.as_str()) {
+                    (Some(t), _) => t.clone(),
+                    (None, archgate_core::clients::LOCAL_CLIENT) => "(stdio)".into(),
+                    (None, _) => "(first run)".into(),
+                };
                 let tools = c.tools.map(|t| t.join(",")).unwrap_or_else(|| "all".into());
                 out(format!(
                     "{:<20} {:<10} {:<26} {tools}",
-                    c.name, c.preset, c.created
+                    c.name, c.preset, created
                 ));
             }
         }
         ClientsAction::Revoke { name } => {
-            app.clients.revoke(&name)?;
+            client_actions::revoke(app, &name, "cli").await?;
             out(format!(
                 "client {name:?} revoked; running servers refuse its token from the next request"
             ));
         }
         ClientsAction::Rename { from, to } => {
-            app.clients.rename(&from, &to)?;
+            client_actions::rename(app, &from, &to, "cli").await?;
             out(format!("client {from:?} is now {to:?}"));
         }
     }
-    app.shutdown();
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

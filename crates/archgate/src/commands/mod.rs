@@ -43,7 +43,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             since,
             json,
         } => log::run(config, follow, tool, since, json).await,
-        Command::Clients { action } => clients::run(config, action),
+        Command::Clients { action } => clients::run(config, action).await,
         Command::Reload => serve::reload(config),
         Command::Approvals { json } => approvals::list(config, json),
         Command::Approve { id, always } => approvals::answer(config, &id, always, false),

@@ -140,6 +140,7 @@ fn view(s: &Shared) -> Value {
         "rules": actions::rules(gate),
         "developer_mode": actions::dev_mode(gate),
         "activity": s.activity.get(s),
+        "clients": crate::client_actions::list(&s.app),
         "config": {
             "ok": !gate.config.is_broken(),
             "problems": gate.config.problems().iter().map(|p| p.to_string()).collect::<Vec<_>>(),

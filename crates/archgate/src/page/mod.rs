@@ -1,5 +1,6 @@
 //! The approval page: a small loopback web page where the person answers pending approvals,
-//! sees recent activity, revokes standing rules and switches developer mode.
+//! sees recent activity, revokes standing rules, switches developer mode, and manages HTTP
+//! clients (their grants, budget counters and sessions; add, revoke, rename).
 //!
 //! It listens on `127.0.0.1:approval.page_port` (default 8766), or on a free port when that one
 //! is taken (another instance has it). Its URL (without any secret) is written to
@@ -9,6 +10,7 @@
 
 mod api;
 pub mod auth;
+mod clients;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -118,6 +120,9 @@ fn router(shared: Shared) -> Router {
         .route("/api/dev-mode", post(api::dev_mode))
         .route("/api/rules/revoke", post(api::revoke))
         .route("/api/rules/revoke-all", post(api::revoke_all))
+        .route("/api/clients/add", post(clients::add))
+        .route("/api/clients/revoke", post(clients::revoke))
+        .route("/api/clients/rename", post(clients::rename))
         .layer(middleware::from_fn_with_state(
             shared.clone(),
             require_session,

@@ -58,6 +58,8 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
         }
     };
     let port = listener.local_addr()?.port();
+    // The approval page's "add client" snippet names the port actually listened on.
+    let _ = app.http_port.set(port);
     let router = router(
         app.clone(),
         port,
@@ -225,8 +227,13 @@ async fn authenticate(
     next: Next,
 ) -> Response {
     let config = s.app.gate.config.current();
-    // A client revoked a moment ago is refused on its very next request.
-    s.app.clients.reload_if_changed();
+    // A client revoked a moment ago is refused on its very next request. Its sessions end too:
+    // whoever notices a change refreshes them (the poll will not see this change again), here
+    // beside the request rather than in its way.
+    if s.app.clients.reload_if_changed() {
+        let app = s.app.clone();
+        tokio::spawn(async move { app.refresh_sessions().await });
+    }
     if !s.require_token {
         let grant = archgate_core::clients::grant_for("conformance", None, &config);
         req.extensions_mut().insert(archgate_core::gate::Client {
@@ -260,6 +267,7 @@ async fn authenticate(
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&peer.ip());
+            s.app.sessions.touch(&c.name);
             req.extensions_mut().insert(c);
             next.run(req).await
         }

@@ -12,5 +12,6 @@ mod desktop;
 mod harness;
 mod http;
 mod mcp_http;
+mod page_clients;
 mod stdio;
 mod wire;

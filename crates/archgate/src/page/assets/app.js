@@ -23,7 +23,8 @@ function toast(msg) {
   toast.timer = setTimeout(() => { t.hidden = true; }, 5000);
 }
 
-async function post(path, body) {
+// A state change: the session cookie goes along by itself, the CSRF token in a header.
+async function send(path, body) {
   const res = await fetch(path, {
     method: "POST",
     credentials: "same-origin",
@@ -32,12 +33,17 @@ async function post(path, body) {
   });
   let data = {};
   try { data = await res.json(); } catch (_) { /* not JSON */ }
-  if (!res.ok) {
-    toast(data.reason || ("failed: HTTP " + res.status));
-    throw new Error(data.error || String(res.status));
+  return { ok: res.ok, data, reason: data.reason || ("failed: HTTP " + res.status) };
+}
+
+async function post(path, body) {
+  const r = await send(path, body);
+  if (!r.ok) {
+    toast(r.reason);
+    throw new Error(r.data.error || "failed");
   }
   await refresh();
-  return data;
+  return r.data;
 }
 
 function now() { return Date.now() / 1000 + skew; }
@@ -204,12 +210,207 @@ function renderActivity(items) {
   $("activity-empty").hidden = items.length > 0;
 }
 
+// ---- clients: one row per name, kept across updates so focus stays on its buttons.
+const clientRows = new Map();
+
+function fmtWhen(t) {
+  const d = new Date(t);
+  return isNaN(d) ? String(t) : d.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+}
+
+function meter(label, n, limit, resets) {
+  const m = el("span", "meter", label + " " + n + "/" + limit);
+  m.title = "resets at " + fmtUntil(resets);
+  if (n >= limit) m.classList.add("full");
+  else if (n >= 0.8 * limit) m.classList.add("near");
+  return m;
+}
+
+function clientText(c) {
+  const box = el("div", "grow");
+  const head = el("div", "head");
+  head.append(el("strong", "name", c.name), el("span", "tag", c.preset));
+  const live = c.live_sessions === 1 ? "1 live session" : c.live_sessions + " live sessions";
+  head.append(el("span", "muted small", c.transport + (c.transport === "http" ? " · " + live : "")));
+  const grant = [c.visible_tools + " tools"];
+  if (c.tools) grant.push("only " + c.tools.join(", "));
+  if (c.grant_from_config) grant.push("grant from config.toml");
+  if (c.transport === "http") {
+    grant.push(c.created ? "added " + fmtWhen(c.created) : "made on first run");
+    grant.push(c.last_request ? "last request " + fmtWhen(c.last_request * 1000) : "no request since start");
+  }
+  const b = c.budget;
+  const meters = el("div", "meters small");
+  meters.append(
+    meter("calls this minute", b.calls_this_minute, b.per_minute, b.minute_resets_at),
+    meter("today", b.calls_today, b.per_day, b.day_resets_at),
+    meter("questions this hour", b.questions_this_hour, b.questions_per_hour, b.hour_resets_at));
+  const outcomes = Object.entries(c.calls || {}).map(([k, n]) => n + " " + k.replace("_", " "));
+  if (outcomes.length) meters.append(el("span", "muted", "since start: " + outcomes.join(", ")));
+  box.append(head, el("div", "muted small", grant.join(" · ")), meters);
+  return box;
+}
+
+function clientRow(c) {
+  const li = el("li", "item client");
+  li.dataset.name = c.name;
+  const actions = el("div", "actions");
+  if (c.name !== "local") {
+    if (!c.builtin) {
+      const rn = el("button", "btn small", "Rename…");
+      rn.setAttribute("aria-label", "Rename client " + c.name);
+      rn.addEventListener("click", () => openRename(c.name));
+      actions.append(rn);
+    }
+    const rv = el("button", "btn small danger", c.builtin ? "New token…" : "Revoke…");
+    rv.setAttribute("aria-label", (c.builtin ? "Give a new token to client " : "Revoke client ") + c.name);
+    rv.addEventListener("click", () => openRevoke(c.name, c.builtin));
+    actions.append(rv);
+  }
+  li.append(clientText(c), actions);
+  return li;
+}
+
+function renderClients(list) {
+  const ul = $("clients");
+  const names = new Set(list.map((c) => c.name));
+  for (const [name, li] of clientRows) {
+    if (!names.has(name)) { li.remove(); clientRows.delete(name); }
+  }
+  list.forEach((c, i) => {
+    let li = clientRows.get(c.name);
+    if (!li) {
+      li = clientRow(c);
+      clientRows.set(c.name, li);
+    } else {
+      li.firstChild.replaceWith(clientText(c));
+    }
+    // In the server's order, moving only what is out of place (a moved node loses focus).
+    if (ul.children[i] !== li) ul.insertBefore(li, ul.children[i] || null);
+  });
+  $("clients-count").textContent = list.length;
+}
+
+function fieldError(id, msg) {
+  const e = $(id);
+  e.textContent = msg || "";
+  e.hidden = !msg;
+}
+
+$("add-client").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const tools = $("add-tools").value.split(",").map((t) => t.trim()).filter(Boolean);
+  const body = { name: $("add-name").value.trim(), preset: $("add-preset").value };
+  if (tools.length) body.tools = tools;
+  $("add-submit").disabled = true;
+  const r = await send("/api/clients/add", body).finally(() => { $("add-submit").disabled = false; });
+  if (!r.ok) {
+    fieldError("add-error", r.reason);
+    $("add-name").focus();
+    return;
+  }
+  fieldError("add-error", null);
+  $("add-name").value = "";
+  $("add-tools").value = "";
+  showToken(r.data);
+  refresh().catch(() => {});
+});
+
+// The token lives only in this dialog, and only until it closes.
+let shownSnippets = [];
+function showToken(d) {
+  $("token-name").textContent = d.name;
+  $("token-value").textContent = d.token;
+  shownSnippets = d.snippets || [];
+  const sel = $("snippet-kind");
+  sel.replaceChildren(...shownSnippets.map((s, i) => {
+    const o = el("option", null, s.label);
+    o.value = String(i);
+    return o;
+  }));
+  showSnippet();
+  $("token-dialog").showModal();
+  $("token-copy").focus();
+}
+
+function showSnippet() {
+  const s = shownSnippets[Number($("snippet-kind").value) || 0];
+  $("snippet-text").textContent = s ? s.text : "";
+}
+
+$("snippet-kind").addEventListener("change", showSnippet);
+
+async function copy(text, what) {
+  try {
+    await navigator.clipboard.writeText(text);
+    toast(what + " copied.");
+  } catch (_) {
+    toast("Could not copy; select the text and copy it by hand.");
+  }
+}
+
+$("token-copy").addEventListener("click", () => copy($("token-value").textContent, "Token"));
+$("snippet-copy").addEventListener("click", () => copy($("snippet-text").textContent, "Snippet"));
+$("token-dialog").addEventListener("close", () => {
+  $("token-value").textContent = "";
+  $("snippet-text").textContent = "";
+  shownSnippets = [];
+  $("snippet-kind").replaceChildren();
+  $("add-name").focus();
+});
+
+let revoking = null;
+function openRevoke(name, builtin) {
+  revoking = name;
+  $("revoke-name").textContent = name;
+  $("revoke-what").textContent = builtin
+    ? "It gets a new token at once: the old one stops working and its live sessions end. "
+      + "`archgate client-config --http` prints the new one."
+    : "Its token stops working at once and its live sessions end. To connect that agent again, add a new client.";
+  $("revoke-confirm").textContent = builtin ? "Give a new token" : "Revoke";
+  $("revoke-dialog").showModal();
+}
+
+$("revoke-dialog").addEventListener("close", () => {
+  const name = revoking;
+  revoking = null;
+  if (name && $("revoke-dialog").returnValue === "confirm") {
+    post("/api/clients/revoke", { name }).then(() => toast("Client " + name + " revoked.")).catch(() => {});
+  }
+});
+
+let renaming = null;
+function openRename(name) {
+  renaming = name;
+  $("rename-from").textContent = name;
+  $("rename-to").value = name;
+  fieldError("rename-error", null);
+  $("rename-dialog").showModal();
+  $("rename-to").select();
+}
+
+$("rename-cancel").addEventListener("click", () => $("rename-dialog").close());
+$("rename-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const to = $("rename-to").value.trim();
+  const r = await send("/api/clients/rename", { from: renaming, to });
+  if (!r.ok) {
+    fieldError("rename-error", r.reason);
+    $("rename-to").focus();
+    return;
+  }
+  $("rename-dialog").close();
+  toast("Client " + renaming + " is now " + to + ".");
+  refresh().catch(() => {});
+});
+
 function render(v) {
   view = v;
   skew = v.now - Date.now() / 1000;
   renderPending(v.pending);
   renderDev(v.developer_mode);
   renderRules(v.rules);
+  renderClients(v.clients || []);
   renderActivity(v.activity);
   renderConfig(v.config);
 }

@@ -1,0 +1,107 @@
+//! The exact configuration a person pastes into an MCP client to connect it to archgate: over
+//! stdio (the client starts `archgate serve`) or over HTTP (a URL and a bearer token).
+//!
+//! One definition behind `archgate client-config`, `archgate clients add` and the approval
+//! page's "add client", so the three never disagree.
+
+use serde_json::json;
+
+use crate::cli::ClientKind;
+
+/// How the client reaches archgate.
+pub enum Connect<'a> {
+    /// The client starts this executable with `serve`.
+    Stdio { exe: &'a str },
+    /// The client connects to `url` (`http://127.0.0.1:PORT/mcp`) with this bearer token.
+    Http { url: &'a str, token: &'a str },
+}
+
+/// Every client kind, in the order they are offered.
+pub const KINDS: [ClientKind; 4] = [
+    ClientKind::ClaudeCode,
+    ClientKind::ClaudeDesktop,
+    ClientKind::Cursor,
+    ClientKind::Vscode,
+];
+
+/// The name on the command line (`claude-code`) and for people (`Claude Code`).
+pub fn names(kind: ClientKind) -> (&'static str, &'static str) {
+    match kind {
+        ClientKind::ClaudeCode => ("claude-code", "Claude Code"),
+        ClientKind::ClaudeDesktop => ("claude-desktop", "Claude Desktop"),
+        ClientKind::Cursor => ("cursor", "Cursor"),
+        ClientKind::Vscode => ("vscode", "VS Code"),
+    }
+}
+
+/// The MCP URL of an HTTP server on this port.
+pub fn mcp_url(port: u16) -> String {
+    format!("http://127.0.0.1:{port}/mcp")
+}
+
+/// The snippet: a command line (Claude Code) or a JSON config block (the others).
+pub fn snippet(kind: ClientKind, connect: &Connect<'_>) -> String {
+    let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
+    match connect {
+        Connect::Stdio { exe } => match kind {
+            ClientKind::ClaudeCode => format!("claude mcp add archgate -- {exe} serve"),
+            ClientKind::ClaudeDesktop | ClientKind::Cursor => {
+                pretty(json!({"mcpServers": {"archgate": {"command": exe, "args": ["serve"]}}}))
+            }
+            ClientKind::Vscode => pretty(
+                json!({"servers": {"archgate": {"type": "stdio", "command": exe, "args": ["serve"]}}}),
+            ),
+        },
+        Connect::Http { url, token } => {
+            let auth = format!("Bearer {token}");
+            match kind {
+                ClientKind::ClaudeCode => format!(
+                    "claude mcp add --transport http archgate {url} --header \"Authorization: {auth}\""
+                ),
+                ClientKind::ClaudeDesktop => pretty(json!({"mcpServers": {"archgate": {
+                    "command": "npx",
+                    "args": ["-y", "mcp-remote", url, "--header", format!("Authorization:{auth}")]
+                }}})),
+                ClientKind::Cursor => pretty(
+                    json!({"mcpServers": {"archgate": {"url": url, "headers": {"Authorization": auth}}}}),
+                ),
+                ClientKind::Vscode => pretty(
+                    json!({"servers": {"archgate": {"type": "http", "url": url, "headers": {"Authorization": auth}}}}),
+                ),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_snippets_carry_the_url_and_token_and_json_ones_parse() {
+        let c = Connect::Http {
+            url: "http://127.0.0.1:9/mcp",
+            token: "abc",
+        };
+        for kind in KINDS {
+            let s = snippet(kind, &c);
+            assert!(s.contains("http://127.0.0.1:9/mcp"), "{s}");
+            assert!(s.contains("Bearer abc"), "{s}");
+            if !matches!(kind, ClientKind::ClaudeCode) {
+                serde_json::from_str::<serde_json::Value>(&s).expect("JSON");
+            }
+        }
+        assert_eq!(
+            snippet(ClientKind::ClaudeCode, &c),
+            "claude mcp add --transport http archgate http://127.0.0.1:9/mcp --header \"Authorization: Bearer abc\""
+        );
+        for kind in KINDS {
+            let clap_name = clap::ValueEnum::to_possible_value(&kind).unwrap();
+            assert_eq!(
+                names(kind).0,
+                clap_name.get_name(),
+                "the spelling clap accepts"
+            );
+        }
+    }
+}
