@@ -12,6 +12,8 @@
 #   aur      PKGBUILD audit timings (crates/aur/examples/bench.rs)
 #   gate     the gate's own overhead and the audit writer (crates/core/benches/gate.rs)
 #   context  the tool list's size in an agent's context per preset (bench/context/run.py)
+#   approvals  read latency with 100 calls parked on approval (crates/archgate/benches/approvals.rs)
+#   clients  50 concurrent clients with their own tokens and grants (crates/archgate/benches/clients.rs)
 # Each runs with a timeout (BENCH_TIMEOUT_S, default 1200 s); one that fails or times out is
 # recorded as such and the others still run. Loopback only.
 set -uo pipefail
@@ -21,7 +23,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/target}"
 results="${BENCH_RESULTS:-$top/bench/RESULTS.md}"
 per_bench="${BENCH_TIMEOUT_S:-1200}"
 budget="${BENCH_BUDGET_S:-0}"
-all=(issue2 pacman wiki aur gate context)
+all=(issue2 pacman wiki aur gate context approvals clients)
 want=("$@")
 [ ${#want[@]} -gt 0 ] || want=("${all[@]}")
 work=$(mktemp -d)
@@ -41,6 +43,8 @@ run_context() {
   cargo build --locked --release -p archgate >&2 &&
     python3 bench/context/run.py "$CARGO_TARGET_DIR/release/archgate"
 }
+run_approvals() { cargo bench --locked -p archgate --bench approvals; }
+run_clients() { cargo bench --locked -p archgate --bench clients; }
 
 declare -A status took
 for b in "${all[@]}"; do status[$b]="not run"; took[$b]="-"; done
