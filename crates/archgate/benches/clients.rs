@@ -412,7 +412,11 @@ async fn run() -> anyhow::Result<()> {
         "CPU time in total: server {server_cpu:.2} s, load generator {bench_cpu:.2} s (one thread)"
     );
     if let Some(h) = health {
-        println!("server /health calls: {}", h["calls"]);
+        println!(
+            "server /health: {} calls, by outcome {} (not_granted: the refused calls; tool_error: \
+             pkg_info's not_found)",
+            h["calls"]["total"], h["calls"]["by_outcome"]
+        );
     }
     println!(
         "the packages API stand-in on loopback answered {} requests",
