@@ -397,6 +397,7 @@ impl Snapshot {
     /// Names close to `name` (for not-found answers), best first.
     pub fn near_names(&self, name: &str) -> Vec<String> {
         let needle = name.to_lowercase();
+        let needle_chars = needle.chars().count();
         let mut scored: Vec<(usize, &str)> = self
             .local
             .packages
@@ -406,6 +407,10 @@ impl Snapshot {
                 let n = p.name.as_str();
                 let score = if n.contains(&needle) || needle.contains(n) {
                     n.len().abs_diff(needle.len())
+                } else if n.len().abs_diff(needle_chars) > 2 {
+                    // The distance is at least the difference in length (package names are
+                    // ASCII, so bytes are characters): skip the full comparison.
+                    return None;
                 } else {
                     let d = edit_distance(&needle, n);
                     if d > 2 {

@@ -55,6 +55,8 @@ struct Inner {
     settings: PacmanSettings,
     current: Mutex<Option<Arc<Snapshot>>>,
     reload: tokio::sync::Mutex<()>,
+    /// The packages-API client, built once: its connection pool and TLS setup are reused.
+    remote: std::sync::OnceLock<RemoteClient>,
 }
 
 async fn blocking<T: Send + 'static>(
@@ -73,6 +75,7 @@ impl PacmanDb {
                 settings,
                 current: Mutex::new(None),
                 reload: tokio::sync::Mutex::new(()),
+                remote: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -133,7 +136,11 @@ impl PacmanDb {
     }
 
     fn remote(&self) -> Result<RemoteClient, PacmanError> {
-        Ok(RemoteClient::new(self.inner.settings.remote.clone())?)
+        if let Some(c) = self.inner.remote.get() {
+            return Ok(c.clone());
+        }
+        let c = RemoteClient::new(self.inner.settings.remote.clone())?;
+        Ok(self.inner.remote.get_or_init(|| c).clone())
     }
 
     /// `pacman_conf`.
