@@ -17,9 +17,6 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// How long the writer lets records gather after the first one of a batch arrives.
-const COALESCE: Duration = Duration::from_millis(1);
-
 #[derive(Debug, Clone)]
 pub struct AuditSettings {
     pub path: PathBuf,
@@ -189,12 +186,6 @@ impl Writer {
                 }
                 Err(RecvTimeoutError::Disconnected) => break,
             };
-            // Let a burst gather: one wake-up and one write for many records, and callers'
-            // sends seldom find this thread asleep (waking it is a syscall on their path). A
-            // flush is answered at once.
-            if matches!(first, Msg::Line(_)) {
-                std::thread::sleep(COALESCE);
-            }
             let mut next = Some(first);
             while let Some(m) = next {
                 match m {
