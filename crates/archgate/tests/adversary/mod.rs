@@ -5,8 +5,7 @@
 #![allow(dead_code)] // each test binary uses part of this
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
@@ -314,159 +313,14 @@ pub fn call_request(token: &str, tool: &str, args: Value, id: u64) -> Request<'s
     r
 }
 
-pub struct Response {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Response {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", self.text()))
-    }
-    /// JSON-RPC messages: a JSON body, or the `data:` lines of an event stream.
-    pub fn messages(&self) -> Vec<Value> {
-        if self
-            .header("content-type")
-            .is_some_and(|c| c.starts_with("text/event-stream"))
-        {
-            self.text()
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .filter_map(|d| serde_json::from_str(d.trim()).ok())
-                .collect()
-        } else if self.body.is_empty() {
-            Vec::new()
-        } else {
-            vec![self.json()]
-        }
-    }
-}
-
-/// One HTTP/1.1 request; `Host` is `127.0.0.1:PORT` unless `headers` names one (or `raw_host`
-/// is set, which may be absent or anything at all).
-pub struct Request<'a> {
-    pub method: &'a str,
-    pub path: &'a str,
-    pub headers: Vec<(&'a str, String)>,
-    pub body: Vec<u8>,
-}
-
-impl<'a> Request<'a> {
-    pub fn get(path: &'a str) -> Self {
-        Request {
-            method: "GET",
-            path,
-            headers: Vec::new(),
-            body: Vec::new(),
-        }
-    }
-    pub fn post(path: &'a str, body: impl Into<Vec<u8>>) -> Self {
-        Request {
-            method: "POST",
-            path,
-            headers: Vec::new(),
-            body: body.into(),
-        }
-    }
-    pub fn header(mut self, k: &'a str, v: impl Into<String>) -> Self {
-        self.headers.push((k, v.into()));
-        self
-    }
-
-    pub fn bytes(&self, port: u16) -> Vec<u8> {
-        let mut head = format!("{} {} HTTP/1.1\r\n", self.method, self.path);
-        if !self
-            .headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("host"))
-        {
-            head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
-        }
-        for (k, v) in &self.headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        if self.method == "POST" {
-            head.push_str("Content-Type: application/json\r\n");
-            head.push_str("Accept: application/json, text/event-stream\r\n");
-            head.push_str(&format!("Content-Length: {}\r\n", self.body.len()));
-        }
-        head.push_str("Connection: close\r\n\r\n");
-        let mut b = head.into_bytes();
-        b.extend_from_slice(&self.body);
-        b
-    }
-}
-
-pub fn connect(port: u16) -> TcpStream {
-    let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(PATIENCE)).unwrap();
-    s
-}
+#[path = "../e2e/wire.rs"]
+mod wire;
+#[allow(unused_imports)] // not every test binary opens its own connections
+pub use wire::{Request, Response, connect};
 
 /// Sends one request on a fresh connection and reads the answer to EOF.
 pub fn send(port: u16, req: &Request) -> Response {
-    let mut s = connect(port);
-    s.write_all(&req.bytes(port)).expect("send");
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read the answer");
-    parse(&raw)
-}
-
-fn parse(raw: &[u8]) -> Response {
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no header end in {:?}", String::from_utf8_lossy(raw)));
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("status line");
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    let mut body = raw[split + 4..].to_vec();
-    if headers
-        .iter()
-        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"))
-    {
-        body = dechunk(&body);
-    }
-    Response {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut rest: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
-        let size_text = String::from_utf8_lossy(&rest[..eol]);
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("0").trim(), 16)
-            .unwrap_or(0);
-        rest = &rest[eol + 2..];
-        if size == 0 || rest.len() < size {
-            break;
-        }
-        out.extend_from_slice(&rest[..size]);
-        rest = &rest[(size + 2).min(rest.len())..];
-    }
-    out
+    req.send(port)
 }
 
 /// Pids of live processes whose command line contains `needle` (zombies excluded).

@@ -83,30 +83,40 @@ impl<'a> Request<'a> {
         self
     }
 
-    pub fn send(&self, port: u16) -> Response {
-        let mut s = connect(port);
+    /// The request as bytes on the wire. A POST without them gets `Content-Type:
+    /// application/json` and the `Accept` streamable HTTP asks for; every request gets a
+    /// `Content-Length` unless it names one, and `Connection: close`.
+    pub fn bytes(&self, port: u16) -> Vec<u8> {
+        let named = |h: &str| self.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(h));
         let mut head = format!("{} {} HTTP/1.1\r\n", self.method, self.path);
-        if !self
-            .headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("host"))
-        {
+        if !named("host") {
             head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
         }
         for (k, v) in &self.headers {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
-        if !self
-            .headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        {
+        if self.method == "POST" {
+            if !named("content-type") {
+                head.push_str("Content-Type: application/json\r\n");
+            }
+            if !named("accept") {
+                head.push_str("Accept: application/json, text/event-stream\r\n");
+            }
+        }
+        if !named("content-length") {
             head.push_str(&format!("Content-Length: {}\r\n", self.body.len()));
         }
         head.push_str("Connection: close\r\n\r\n");
-        s.write_all(head.as_bytes()).expect("write request head");
+        let mut b = head.into_bytes();
+        b.extend_from_slice(&self.body);
+        b
+    }
+
+    /// Sends the request on a fresh connection and reads the answer to EOF.
+    pub fn send(&self, port: u16) -> Response {
+        let mut s = connect(port);
         // The server may answer (and close) before it has read a body it refuses.
-        let _ = s.write_all(&self.body);
+        let _ = s.write_all(&self.bytes(port));
         read_response(&mut s)
     }
 }
