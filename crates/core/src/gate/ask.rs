@@ -123,21 +123,14 @@ impl Gate {
             _ => {
                 let q = self.question(rec, &a)?;
                 let timeout = a.config.approval.timeout;
-                let outcome = match relay {
+                let live = match relay {
                     Relay::Resume { .. } => return Err(self.issue_ticket(rec, &a, q)),
-                    Relay::Live(c) => {
-                        rec.asking = true;
-                        let o = self.broker.ask_via(q, timeout, Some(c.clone())).await;
-                        rec.asking = false;
-                        o
-                    }
-                    Relay::None => {
-                        rec.asking = true;
-                        let o = self.broker.ask(q, timeout).await;
-                        rec.asking = false;
-                        o
-                    }
+                    Relay::Live(c) => Some(c.clone()),
+                    Relay::None => None,
                 };
+                rec.asking = true;
+                let outcome = self.broker.ask_via(q, timeout, live).await;
+                rec.asking = false;
                 let rule_id = OwnedAsk::of(&a).after_answer(&self.person, &outcome, &rec.r.id);
                 Settled { outcome, rule_id }
             }
