@@ -363,6 +363,9 @@ async fn an_approved_call_runs_once_and_a_declined_one_never() {
 use archgate_core::approval::{Answer, Broker, Channel, Question};
 use archgate_core::gate::Relay;
 
+/// The person trusts the client `local` (the tests' client) to relay their answer.
+const TRUSTED: &str = "[clients.local]\ntrusted_relay = true\n";
+
 fn resume(ticket: Option<&str>, answer: Option<Answer>) -> Relay {
     Relay::Resume {
         ticket: ticket.map(str::to_owned),
@@ -402,8 +405,9 @@ async fn first_request(e: &Env, c: &Client, text: &str) -> String {
 
 #[tokio::test]
 async fn a_relaying_client_brings_the_answer_back_once_and_only_for_that_call() {
-    // No channel of the person's is running: the relaying client is the only one.
-    let e = env("");
+    // No channel of the person's is running: the relaying client is the only one. `other` is
+    // trusted too, so only the ticket's binding can refuse it.
+    let e = env(&format!("{TRUSTED}[clients.other]\ntrusted_relay = true\n"));
     let c = client();
     let ticket = first_request(&e, &c, "a").await;
 
@@ -459,7 +463,7 @@ async fn a_relaying_client_brings_the_answer_back_once_and_only_for_that_call() 
 
 #[tokio::test]
 async fn a_ticket_keeps_the_first_answer_whichever_channel_gave_it() {
-    let e = env("");
+    let e = env(TRUSTED);
     let _page = e.gate.broker.register_pull_channel();
     let c = client();
     // Coming back without an answer waits for the person's other channels.
@@ -494,7 +498,7 @@ async fn a_ticket_keeps_the_first_answer_whichever_channel_gave_it() {
 
 #[tokio::test]
 async fn a_ticket_past_its_deadline_runs_nothing() {
-    let e = env("[approval]\ntimeout_s = 5\n");
+    let e = env(&format!("{TRUSTED}[approval]\ntimeout_s = 5\n"));
     let c = client();
     let ticket = first_request(&e, &c, "late").await;
     tokio::time::sleep(Duration::from_millis(5_050)).await;
@@ -520,7 +524,7 @@ impl Channel for Elicited {
 
 #[tokio::test]
 async fn a_live_relay_answers_while_the_call_waits_and_is_withdrawn_after() {
-    let e = env("");
+    let e = env(TRUSTED);
     let c = client();
     for (answer, expect) in [
         (Answer::Allow, Outcome::Ok),
@@ -543,4 +547,26 @@ async fn a_live_relay_answers_while_the_call_waits_and_is_withdrawn_after() {
     // Without the relay, and with no channel of the person's, nobody can be asked.
     let r = e.gate.call(&c, "secret", json!({"text": "z"})).await;
     assert_eq!(r.outcome, Outcome::Unsupported);
+}
+
+#[tokio::test]
+async fn a_client_the_person_does_not_trust_is_never_a_relay() {
+    let e = env("");
+    let c = client();
+    // Offered by the transport, refused by the gate: nobody else can be asked.
+    let r = relayed(&e, &c, "t", None, None).await;
+    assert_eq!(r.outcome, Outcome::Unsupported);
+    let withdrawn = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let relay = Relay::Live(Arc::new(Elicited(Answer::Allow, withdrawn.clone())));
+    let r = e
+        .gate
+        .call_relayed(&c, "secret", json!({"text": "t"}), &relay)
+        .await;
+    assert_eq!(r.outcome, Outcome::Unsupported);
+    assert_eq!(
+        withdrawn.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "never asked"
+    );
+    assert!(e.gate.broker.pending().is_empty());
 }

@@ -115,6 +115,13 @@ impl Gate {
         a: Ask<'_>,
         relay: &Relay,
     ) -> Result<(), (Outcome, ToolError)> {
+        // Whether this client may relay is the person's word, read from this call's snapshot.
+        let trusted = a
+            .config
+            .clients
+            .get(&a.client.name)
+            .is_some_and(|c| c.trusted_relay);
+        let relay = if trusted { relay } else { &Relay::None };
         let settled = match relay {
             Relay::Resume {
                 ticket: Some(t),
