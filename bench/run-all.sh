@@ -13,7 +13,7 @@
 #   gate     the gate's own overhead and the audit writer (crates/core/benches/gate.rs)
 #   context  the tool list's size in an agent's context per preset (bench/context/run.py)
 #   approvals  read latency with 100 calls parked on approval (crates/archgate/benches/approvals.rs)
-#   clients  50 concurrent clients with their own tokens and grants (crates/archgate/benches/clients.rs)
+#   clients  50 concurrent clients with their own tokens and grants (crates/archgate/benches/clients/)
 # Each runs with a timeout (BENCH_TIMEOUT_S, default 1200 s); one that fails or times out is
 # recorded as such and the others still run. Loopback only.
 set -uo pipefail
