@@ -7,38 +7,19 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, chmodSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import net from "node:net";
 import http from "node:http";
 import { chromium } from "playwright-core";
+import { BIN, PATIENCE, privateHome, until, control as controlAt, auditText as auditTextOf, readAudit, rawRequest, newPage as newPageIn } from "./support.mjs";
 
-const BIN = process.env.ARCHGATE_BIN;
-assert.ok(BIN, "set ARCHGATE_BIN");
 const HERE = dirname(fileURLToPath(import.meta.url));
-const PATIENCE = 30_000;
-
-const root = mkdtempSync(join(tmpdir(), "archgate-page-clients-"));
-for (const d of ["config/archgate", "state", "runtime", "cache"]) mkdirSync(join(root, d), { recursive: true });
-chmodSync(join(root, "runtime"), 0o700);
-writeFileSync(join(root, "config/archgate/config.toml"), `
+const { root, env, socket: SOCKET, auditFile: AUDIT } = privateHome("archgate-page-clients-", `
 [approval]
 page_port = 0
 notifications = false
 `);
-const env = {
-  PATH: process.env.PATH,
-  HOME: root,
-  XDG_CONFIG_HOME: join(root, "config"),
-  XDG_STATE_HOME: join(root, "state"),
-  XDG_RUNTIME_DIR: join(root, "runtime"),
-  XDG_CACHE_HOME: join(root, "cache"),
-  ARCHGATE_LOG: "info",
-};
-const SOCKET = join(root, "runtime/archgate/control.sock");
-const AUDIT = join(root, "state/archgate/activity.jsonl");
 const CLIENTS = join(root, "state/archgate/clients.json");
 mkdirSync(join(HERE, "screenshots"), { recursive: true });
 
@@ -46,34 +27,11 @@ let server, browser, base, mcpPort;
 let chat; // the client added on the page: { token, session, full }
 let serverLog = "";
 
-async function until(what, f) {
-  const start = Date.now();
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() - start > PATIENCE) throw new Error("timed out waiting for " + what);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
-function control(req) {
-  return new Promise((resolve, reject) => {
-    const s = net.createConnection(SOCKET);
-    let buf = "";
-    s.on("connect", () => s.write(JSON.stringify(req) + "\n"));
-    s.on("data", (d) => {
-      buf += d;
-      const i = buf.indexOf("\n");
-      if (i >= 0) { s.end(); resolve(JSON.parse(buf.slice(0, i))); }
-    });
-    s.on("error", reject);
-  });
-}
 
-function auditText() {
-  try { return readFileSync(AUDIT, "utf8"); } catch { return ""; }
-}
-const audit = () => auditText().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+const control = (req) => controlAt(SOCKET, req);
+const auditText = () => auditTextOf(AUDIT);
+const audit = () => readAudit(AUDIT);
 const clientsFile = () => (existsSync(CLIENTS) ? readFileSync(CLIENTS, "utf8") : "");
 
 function archgate(args) {
@@ -82,19 +40,7 @@ function archgate(args) {
   return r.stdout;
 }
 
-// A raw HTTP request, so headers such as Origin and Cookie are exactly what we say.
-function raw(port, method, path, headers = {}, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port, path, method, headers }, (res) => {
-      let data = "";
-      res.on("data", (d) => (data += d));
-      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
-    });
-    req.on("error", reject);
-    if (body !== undefined) req.write(body);
-    req.end();
-  });
-}
+const raw = rawRequest;
 const pagePort = () => Number(new URL(base).port);
 
 // ---- MCP over streamable HTTP, as a client with a bearer token
@@ -162,10 +108,7 @@ class Mcp {
   }
 }
 
-async function newPage(width, height) {
-  const ctx = await browser.newContext({ viewport: { width, height } });
-  return { ctx, page: await ctx.newPage() };
-}
+const newPage = (width, height) => newPageIn(browser, width, height);
 
 async function loggedIn(width = 1280, height = 900) {
   const { ctx, page } = await newPage(width, height);

@@ -5,23 +5,14 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, chmodSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import net from "node:net";
-import http from "node:http";
 import { chromium } from "playwright-core";
+import { BIN, PATIENCE, privateHome, until, control as controlAt, readAudit, rawRequest, newPage as newPageIn } from "./support.mjs";
 
-const BIN = process.env.ARCHGATE_BIN;
-assert.ok(BIN, "set ARCHGATE_BIN");
 const HERE = dirname(fileURLToPath(import.meta.url));
-const PATIENCE = 30_000;
-
-const root = mkdtempSync(join(tmpdir(), "archgate-page-"));
-for (const d of ["config/archgate", "state", "runtime", "cache"]) mkdirSync(join(root, d), { recursive: true });
-chmodSync(join(root, "runtime"), 0o700);
-writeFileSync(join(root, "config/archgate/config.toml"), `
+const { root, env, socket: SOCKET, auditFile } = privateHome("archgate-page-", `
 [policy]
 ask = ["system_status", "pkg_search", "pkg_info", "pacman_conf"]
 [approval]
@@ -29,16 +20,6 @@ timeout_s = 120
 page_port = 0
 notifications = false
 `);
-const env = {
-  PATH: process.env.PATH,
-  HOME: root,
-  XDG_CONFIG_HOME: join(root, "config"),
-  XDG_STATE_HOME: join(root, "state"),
-  XDG_RUNTIME_DIR: join(root, "runtime"),
-  XDG_CACHE_HOME: join(root, "cache"),
-  ARCHGATE_LOG: "info",
-};
-const SOCKET = join(root, "runtime/archgate/control.sock");
 mkdirSync(join(HERE, "screenshots"), { recursive: true });
 
 // ---- archgate over stdio
@@ -61,30 +42,9 @@ function call(tool, args) {
   return id;
 }
 
-async function until(what, f) {
-  const start = Date.now();
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() - start > PATIENCE) throw new Error("timed out waiting for " + what);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 // ---- the control socket, as `archgate` itself speaks it
-function control(req) {
-  return new Promise((resolve, reject) => {
-    const s = net.createConnection(SOCKET);
-    let buf = "";
-    s.on("connect", () => s.write(JSON.stringify(req) + "\n"));
-    s.on("data", (d) => {
-      buf += d;
-      const i = buf.indexOf("\n");
-      if (i >= 0) { s.end(); resolve(JSON.parse(buf.slice(0, i))); }
-    });
-    s.on("error", reject);
-  });
-}
+const control = (req) => controlAt(SOCKET, req);
 const pending = async () => (await control({ op: "pending" })).pending;
 const onePending = () => until("a pending approval", async () => { const p = await pending(); return p.length === 1 && p[0]; });
 async function loginLink() {
@@ -93,34 +53,15 @@ async function loginLink() {
   return r.link;
 }
 
-function audit() {
-  let text = "";
-  try { text = readFileSync(join(root, "state/archgate/activity.jsonl"), "utf8"); } catch { /* none yet */ }
-  return text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
-}
+const audit = () => readAudit(auditFile);
 const auditOf = (id) => until("audit record " + id, () => audit().find((r) => r.id === id && !r.event));
 const isError = (r) => r.result?.isError === true || !!r.error;
 const text = (r) => (r.result?.content || []).map((c) => c.text || "").join("\n");
 
-// A raw HTTP request, so headers such as Origin are exactly what we say.
-function raw(method, path, headers = {}, body) {
-  const u = new URL(path, base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers }, (res) => {
-      let data = "";
-      res.on("data", (d) => (data += d));
-      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
-    });
-    req.on("error", reject);
-    if (body !== undefined) req.write(body);
-    req.end();
-  });
-}
+// A raw HTTP request to the page, so headers such as Origin are exactly what we say.
+const raw = (method, path, headers = {}, body) => rawRequest(Number(new URL(base).port), method, path, headers, body);
 
-async function newPage(width, height) {
-  const ctx = await browser.newContext({ viewport: { width, height } });
-  return { ctx, page: await ctx.newPage() };
-}
+const newPage = (width, height) => newPageIn(browser, width, height);
 
 async function loggedIn(width = 1280, height = 860) {
   const { ctx, page } = await newPage(width, height);
