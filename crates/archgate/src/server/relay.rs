@@ -28,7 +28,9 @@ use tokio::task::AbortHandle;
 /// The key of the approval question among an `InputRequiredResult`'s requests.
 pub const INPUT_KEY: &str = "archgate_approval";
 
-/// The relay this request's client offers, if the person trusts it and it can be asked.
+/// The relay this request's client offers, if the person trusts it and it can be asked. The trust
+/// check here only spares building a channel nobody may use; the gate decides again under the
+/// call's own config snapshot (`gate::ask`).
 pub fn for_request(
     config: &Config,
     client: &Client,
