@@ -7,12 +7,12 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { mkdirSync, readFileSync, existsSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import http from "node:http";
 import { chromium } from "playwright-core";
-import { BIN, PATIENCE, privateHome, until, control as controlAt, auditText as auditTextOf, readAudit, rawRequest, newPage as newPageIn } from "./support.mjs";
+import { BIN, PATIENCE, privateHome, until, control as controlAt, auditText as auditTextOf, readAudit, rawRequest, newPage as newPageIn, stopAndRemove } from "./support.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const { root, env, socket: SOCKET, auditFile: AUDIT } = privateHome("archgate-page-clients-", `
@@ -166,8 +166,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  server?.kill("SIGTERM");
-  rmSync(root, { recursive: true, force: true });
+  await stopAndRemove(server, root);
 });
 
 const ENDPOINTS = [

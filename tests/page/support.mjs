@@ -2,7 +2,7 @@
 // config, waiting for a condition, the control socket as `archgate` speaks it, the audit log, and
 // raw HTTP requests whose headers (Origin, Cookie) are exactly what the test says.
 import assert from "node:assert/strict";
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, chmodSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, chmodSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import net from "node:net";
@@ -82,4 +82,15 @@ export function rawRequest(port, method, path, headers = {}, body) {
 export async function newPage(browser, width, height) {
   const ctx = await browser.newContext({ viewport: { width, height } });
   return { ctx, page: await ctx.newPage() };
+}
+
+/// Stops the server and waits for it to exit (it removes its socket and instance files as it
+/// goes), then removes the private home.
+export async function stopAndRemove(server, root) {
+  if (server && server.exitCode === null && server.signalCode === null) {
+    const exited = new Promise((resolve) => server.once("exit", resolve));
+    server.kill("SIGTERM");
+    await Promise.race([exited, new Promise((r) => setTimeout(r, PATIENCE))]);
+  }
+  rmSync(root, { recursive: true, force: true });
 }
