@@ -193,9 +193,15 @@ pub enum ConfigAction {
 
 #[derive(Debug, Subcommand)]
 pub enum PolicyAction {
-    /// Print the decision, the tier and the rule that decided for ROUTE (e.g. 'omarchy_run theme set').
+    /// Print what the gate would decide for a call of TOOL with ARGS (JSON, default `{}`): the
+    /// canonical route, the exact command, the tier, the rule that decided, and whether a
+    /// standing rule or developer mode would approve it. Nothing runs but read-only look-ups.
+    /// E.g. `archgate policy explain omarchy_run '{"route":"theme set","args":["nord"]}'`.
     Explain {
-        route: String,
+        tool: String,
+        /// The call's arguments as JSON.
+        #[arg(default_value = "{}")]
+        args: String,
         /// The client to decide for.
         #[arg(long, default_value = "local")]
         client: String,

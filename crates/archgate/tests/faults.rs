@@ -316,18 +316,21 @@ fn stubborn_omarchy(env: &mut Env) -> std::path::PathBuf {
     let marks = env.path("scratch/marks");
     std::fs::create_dir_all(omarchy.join("bin")).unwrap();
     std::fs::create_dir_all(&marks).unwrap();
-    std::fs::write(omarchy.join("version"), "3.1.0\n").unwrap();
+    std::fs::write(omarchy.join("version"), "4.0.0\n").unwrap();
+    // Omarchy 4's registry shape (`omarchy commands --all --json`); our own summary.
     std::fs::write(
         omarchy.join("commands.json"),
-        r#"{"version": "3.1.0", "commands": [{"route": ["toggle", "nightlight"], "group": "toggle", "description": "Toggle the nightlight", "bin": "omarchy-toggle-nightlight", "tier": "act"}]}"#,
+        r#"{"ok": true, "commands": [{"route": "omarchy toggle nightlight", "binary": "omarchy-toggle-nightlight", "group": "toggle", "name": "nightlight", "summary": "Warm colours on or off", "requires_sudo": false, "hidden": false, "args": "[--status]", "examples": [], "aliases": [], "filename_route": "omarchy toggle nightlight", "routes": ["omarchy toggle nightlight"]}]}"#,
     )
     .unwrap();
     let m = marks.display();
+    let dispatcher = format!(
+        "#!/bin/sh\ncase \"$1\" in\n  version) echo 4.0.0 ;;\n  commands) cat \"{dir}/commands.json\" ;;\nesac\n",
+        dir = omarchy.display()
+    );
     let script = format!(
         r#"#!/bin/sh
-case "$1" in
-  version) echo 3.1.0 ;;
-  commands) cat "{dir}/commands.json" ;;
+case "toggle" in
   toggle)
     trap '' TERM
     sh -c 'trap "" TERM; echo $$ > {m}/child; exec sleep 300' &
@@ -335,13 +338,17 @@ case "$1" in
     echo $$ > {m}/leader
     while :; do sleep 1; done ;;
 esac
-"#,
-        dir = omarchy.display()
+"#
     );
-    let bin = omarchy.join("bin/omarchy");
-    std::fs::write(&bin, script).unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (name, text) in [
+        ("omarchy", dispatcher),
+        ("omarchy-toggle-nightlight", script),
+    ] {
+        let bin = omarchy.join("bin").join(name);
+        std::fs::write(&bin, text).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     env.vars
         .push(("OMARCHY_PATH".into(), omarchy.display().to_string()));
     marks

@@ -12,7 +12,7 @@ use archgate_core::gate::{Catalogue, Client, Gate};
 use archgate_core::paths::{PathEnv, PathOverrides, Paths};
 use archgate_core::person::PersonState;
 use archgate_core::policy::{Grant, Tier};
-use archgate_core::tool::{CallCx, Tool, ToolError, ToolOutput, ToolSpec};
+use archgate_core::tool::{CallCx, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec};
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -48,14 +48,17 @@ const THEMES: [&str; 6] = [
 ];
 impl Tool for Noop {
     type Args = NoopArgs;
+    type Run = NoopArgs;
     fn spec(&self) -> &'static ToolSpec {
         &SPEC
     }
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
-        a: &'a mut NoopArgs,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: NoopArgs,
+    ) -> BoxFuture<'a, Result<Resolved<NoopArgs>, ToolError>> {
         Box::pin(async move {
             let t = archgate_core::resolve::match_name(
                 "theme",
@@ -63,7 +66,9 @@ impl Tool for Noop {
                 THEMES.iter().copied(),
                 archgate_core::resolve::omarchy_name,
             )?;
-            Ok(Some(t.human))
+            let mut r = Resolved::planned(plan, a);
+            r.action.target = Some(t.human);
+            Ok(r)
         })
     }
     fn execute<'a>(

@@ -28,7 +28,9 @@ pub struct Question {
     /// The exact resolved command or target.
     pub summary: String,
     pub tier: Tier,
-    /// Arguments as recorded in the audit (truncated, private values redacted).
+    /// Every argument, whole: the person sees exactly what will happen (clipboard text
+    /// included). Only the person's channels read questions; the audit record keeps its
+    /// truncation and redaction.
     pub args: serde_json::Value,
     /// Unix seconds.
     pub created: u64,

@@ -163,6 +163,7 @@ impl PersonState {
         client: &str,
         tool: &str,
         route: &str,
+        command: &str,
         args: &serde_json::Value,
         now: u64,
     ) -> Option<String> {
@@ -170,7 +171,7 @@ impl PersonState {
         if !g.rules_enabled {
             return None;
         }
-        let id = archgate_policy::find_matching(&g.rules, client, tool, route, args, now)?
+        let id = archgate_policy::find_matching(&g.rules, client, tool, route, command, args, now)?
             .id
             .clone();
         if let Some(r) = g.rules.iter_mut().find(|r| r.id == id) {
@@ -186,6 +187,7 @@ impl PersonState {
         client: &str,
         tool: &str,
         route: &str,
+        command: &str,
         args: &serde_json::Value,
         now: u64,
     ) -> Option<StandingRule> {
@@ -193,7 +195,7 @@ impl PersonState {
         if !g.rules_enabled {
             return None;
         }
-        archgate_policy::find_matching(&g.rules, client, tool, route, args, now).cloned()
+        archgate_policy::find_matching(&g.rules, client, tool, route, command, args, now).cloned()
     }
 
     pub fn add_rule(
@@ -328,6 +330,7 @@ mod tests {
             client: "local".into(),
             tool: "system_status".into(),
             route: "system_status".into(),
+            command: "fp".into(),
             args: ArgPattern::exact(serde_json::json!({})),
             ttl: None,
             max_uses_per_day: None,
@@ -349,14 +352,14 @@ mod tests {
         a.add_rule(rule("r-1"), now).unwrap();
         // The other instance sees the rule the person created through the first one.
         assert_eq!(
-            b.use_matching_rule("local", "system_status", "system_status", &args, now),
+            b.use_matching_rule("local", "system_status", "system_status", "fp", &args, now),
             Some("r-1".into())
         );
         // Revoked through the second, it no longer approves through the first, and the first
         // does not write it back.
         b.revoke_rule("r-1").unwrap();
         assert!(
-            a.matching_rule("local", "system_status", "system_status", &args, now)
+            a.matching_rule("local", "system_status", "system_status", "fp", &args, now)
                 .is_none()
         );
         a.add_rule(rule("r-2"), now).unwrap();

@@ -6,7 +6,7 @@
 //! `execute`, which receives the `Permit` only the gate can issue. `DynTool` erases the argument
 //! type so the catalogue can hold every tool in one map.
 
-use archgate_exec::Permit;
+use archgate_exec::{CommandSpec, Permit};
 use archgate_policy::Tier;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
@@ -41,6 +41,9 @@ pub struct ToolSpec {
 pub struct Plan {
     /// Space-separated words: the tool name, or for families the route inside it.
     pub route: String,
+    /// Other names of the target the words already tell (rules on them apply before any
+    /// look-up).
+    pub names: Vec<String>,
     /// `None` when the route is unclassified (then it is asked).
     pub tier: Option<Tier>,
     /// The command that will run, when known before resolution (policy scans it for sudo).
@@ -53,6 +56,7 @@ impl Plan {
     pub fn simple(spec: &ToolSpec) -> Plan {
         Plan {
             route: spec.name.to_owned(),
+            names: Vec::new(),
             tier: Some(spec.tier),
             argv: Vec::new(),
             needs_sudo: false,
@@ -67,6 +71,7 @@ impl Plan {
         }
         Plan {
             route,
+            names: Vec::new(),
             tier: Some(tier),
             argv: Vec::new(),
             needs_sudo: false,
@@ -181,32 +186,176 @@ pub struct CallCx {
     pub resolver: Resolver,
 }
 
+/// What resolution settled, as policy, the person, a standing rule and the audit see it: the
+/// canonical route, the exact commands that will run and the target. Built by the tool's
+/// `resolve` next to the typed value its `execute` takes ([`Resolved`]), from the same data, so
+/// the two cannot disagree; the gate binds the call's permit to `commands`, so a command built
+/// again differently in `execute` is refused.
+#[derive(Debug, Clone)]
+pub struct Action {
+    /// The canonical route: one spelling per target, whatever words or tool reached it
+    /// (`omarchy theme set` for `omarchy_run "theme set"`, `theme set` and an alias alike).
+    pub route: String,
+    /// The target's other names (aliases, the words the agent used): rules on any of them apply.
+    pub names: Vec<String>,
+    /// The route's tier; `None` when it could not be classified (never auto-approved).
+    pub tier: Option<Tier>,
+    /// Exactly what will run, in order (empty when nothing runs).
+    pub commands: Vec<CommandSpec>,
+    /// What the call acts on, in words (a path, a URL, a window, a theme).
+    pub target: Option<String>,
+    /// Text the call will write or show (clipboard text, a notification), for the person's
+    /// question only: the audit keeps its redaction.
+    pub shown: Option<String>,
+    pub needs_sudo: bool,
+    pub targets_archgate: bool,
+}
+
+impl Action {
+    /// The action a plan describes, before anything was looked up: its route, tier and, when the
+    /// plan knows it, the command.
+    pub fn from_plan(plan: &Plan) -> Action {
+        Action {
+            route: plan.route.clone(),
+            names: plan.names.clone(),
+            tier: plan.tier,
+            commands: Vec::new(),
+            target: None,
+            shown: None,
+            needs_sudo: plan.needs_sudo,
+            targets_archgate: plan.targets_archgate,
+        }
+    }
+
+    /// One line for the person and the audit: the commands, else the target, else the route.
+    pub fn summary(&self) -> String {
+        if !self.commands.is_empty() {
+            return self
+                .commands
+                .iter()
+                .map(CommandSpec::display)
+                .collect::<Vec<_>>()
+                .join(" && ");
+        }
+        self.target.clone().unwrap_or_else(|| self.route.clone())
+    }
+
+    /// The argv of each command, as policy reads them.
+    pub fn argvs(&self) -> Vec<Vec<String>> {
+        self.commands
+            .iter()
+            .map(|c| {
+                std::iter::once(c.program().to_owned())
+                    .chain(c.arg_list().iter().cloned())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A digest of everything that makes this action what it is — route, commands (program,
+    /// arguments, stdin), target and shown text. A standing rule keeps it, so a changed command
+    /// behind the same words asks again.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        let mut field = |tag: &[u8], bytes: &[u8]| {
+            h.update(tag);
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        };
+        field(b"route", self.route.as_bytes());
+        for c in &self.commands {
+            field(b"program", c.program().as_bytes());
+            for a in c.arg_list() {
+                field(b"arg", a.as_bytes());
+            }
+            if let Some(stdin) = c.stdin_value() {
+                field(b"stdin", stdin);
+            }
+        }
+        if let Some(t) = &self.target {
+            field(b"target", t.as_bytes());
+        }
+        if let Some(t) = &self.shown {
+            field(b"shown", t.as_bytes());
+        }
+        hex::encode(h.finalize())
+    }
+}
+
+/// A resolved call: the action everyone judges and the typed value `execute` takes.
+#[derive(Debug)]
+pub struct Resolved<R> {
+    pub action: Action,
+    pub run: R,
+}
+
+impl<R> Resolved<R> {
+    /// Nothing to look up: the plan is the action and the arguments are what runs.
+    pub fn planned(plan: &Plan, run: R) -> Resolved<R> {
+        Resolved {
+            action: Action::from_plan(plan),
+            run,
+        }
+    }
+}
+
+/// What resolution may use that policy allowed before anyone is asked: read-only look-ups
+/// (a registry listing, the outputs, the sinks). The permit is unbound and issued by the gate
+/// only after the plan was not denied.
+pub struct Probe {
+    pub permit: Permit,
+}
+
 pub trait Tool: Send + Sync + 'static {
     type Args: DeserializeOwned + JsonSchema + Send + Sync + 'static;
+    /// What `execute` takes: the resolved value, never the raw arguments of a tool whose
+    /// resolution changes them.
+    type Run: Send + Sync + 'static;
 
     fn spec(&self) -> &'static ToolSpec;
 
-    /// Route, tier and what will run. Pure: no I/O.
+    /// Route and tier as the words say, before any look-up. Pure: no I/O. Policy refuses a
+    /// denied plan before resolution runs.
     fn plan(&self, _args: &Self::Args) -> Plan {
         Plan::simple(self.spec())
     }
 
-    /// Checks what the agent named against live state, rewriting arguments to the resolved
-    /// values. Returns the line the person is shown when asked (the exact command or target).
+    /// Checks what the agent named against live state and settles exactly what will run: the
+    /// action (canonical route, commands, target) and the typed value for `execute`.
     fn resolve<'a>(
         &'a self,
-        _cx: &'a CallCx,
-        _args: &'a mut Self::Args,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
-        Box::pin(async { Ok(None) })
-    }
+        cx: &'a CallCx,
+        probe: &'a Probe,
+        plan: &'a Plan,
+        args: Self::Args,
+    ) -> BoxFuture<'a, Result<Resolved<Self::Run>, ToolError>>;
 
     fn execute<'a>(
         &'a self,
         cx: &'a CallCx,
         permit: Permit,
-        args: Self::Args,
+        run: Self::Run,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// `resolve` for a tool that looks nothing up: the plan is the action, the arguments run.
+#[macro_export]
+macro_rules! resolve_as_planned {
+    () => {
+        fn resolve<'a>(
+            &'a self,
+            _cx: &'a $crate::tool::CallCx,
+            _probe: &'a $crate::tool::Probe,
+            plan: &'a $crate::tool::Plan,
+            args: Self::Args,
+        ) -> futures::future::BoxFuture<
+            'a,
+            Result<$crate::tool::Resolved<Self::Run>, $crate::tool::ToolError>,
+        > {
+            Box::pin(async move { Ok($crate::tool::Resolved::planned(plan, args)) })
+        }
+    };
 }
 
 /// Arguments that did not deserialize: the message names the field.
@@ -214,22 +363,27 @@ pub trait Tool: Send + Sync + 'static {
 #[error("{0}")]
 pub struct ArgsError(pub String);
 
+/// A value behind `dyn Any`: parsed arguments or a resolved run value.
+pub type Erased = Box<dyn Any + Send + Sync>;
+
 /// The type-erased face of a `Tool`.
 pub trait DynTool: Send + Sync {
     fn spec(&self) -> &'static ToolSpec;
     fn input_schema(&self) -> Arc<Map<String, Value>>;
-    fn parse(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ArgsError>;
+    fn parse(&self, args: Value) -> Result<Erased, ArgsError>;
     fn plan(&self, args: &(dyn Any + Send + Sync)) -> Plan;
     fn resolve<'a>(
         &'a self,
         cx: &'a CallCx,
-        args: &'a mut Box<dyn Any + Send + Sync>,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>>;
+        probe: &'a Probe,
+        plan: &'a Plan,
+        args: Erased,
+    ) -> BoxFuture<'a, Result<(Action, Erased), ToolError>>;
     fn execute<'a>(
         &'a self,
         cx: &'a CallCx,
         permit: Permit,
-        args: Box<dyn Any + Send + Sync>,
+        run: Erased,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
 
@@ -350,7 +504,7 @@ impl<T: Tool> DynTool for T {
     fn input_schema(&self) -> Arc<Map<String, Value>> {
         schema_of::<T::Args>()
     }
-    fn parse(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ArgsError> {
+    fn parse(&self, args: Value) -> Result<Erased, ArgsError> {
         // MCP allows absent arguments for tools without parameters.
         let args = if args.is_null() {
             Value::Object(Map::new())
@@ -358,7 +512,7 @@ impl<T: Tool> DynTool for T {
             args
         };
         serde_json::from_value::<T::Args>(args)
-            .map(|a| Box::new(a) as Box<dyn Any + Send + Sync>)
+            .map(|a| Box::new(a) as Erased)
             .map_err(|e| ArgsError(e.to_string()))
     }
     fn plan(&self, args: &(dyn Any + Send + Sync)) -> Plan {
@@ -367,22 +521,25 @@ impl<T: Tool> DynTool for T {
     fn resolve<'a>(
         &'a self,
         cx: &'a CallCx,
-        args: &'a mut Box<dyn Any + Send + Sync>,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
-        let a = args
-            .downcast_mut::<T::Args>()
+        probe: &'a Probe,
+        plan: &'a Plan,
+        args: Erased,
+    ) -> BoxFuture<'a, Result<(Action, Erased), ToolError>> {
+        let a = *args
+            .downcast::<T::Args>()
             .expect("arguments parsed by the same tool");
-        Tool::resolve(self, cx, a)
+        Box::pin(async move {
+            let r = Tool::resolve(self, cx, probe, plan, a).await?;
+            Ok((r.action, Box::new(r.run) as Erased))
+        })
     }
     fn execute<'a>(
         &'a self,
         cx: &'a CallCx,
         permit: Permit,
-        args: Box<dyn Any + Send + Sync>,
+        run: Erased,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        let a = *args
-            .downcast::<T::Args>()
-            .expect("arguments parsed by the same tool");
-        Tool::execute(self, cx, permit, a)
+        let r = *run.downcast::<T::Run>().expect("resolved by the same tool");
+        Tool::execute(self, cx, permit, r)
     }
 }

@@ -8,7 +8,7 @@ use archgate_core::gate::{Catalogue, Client, Gate};
 use archgate_core::paths::{PathEnv, PathOverrides, Paths};
 use archgate_core::person::PersonState;
 use archgate_core::policy::{Grant, Tier};
-use archgate_core::tool::{CallCx, Plan, Tool, ToolError, ToolOutput, ToolSpec};
+use archgate_core::tool::{CallCx, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec};
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -37,6 +37,8 @@ static ECHO: ToolSpec = ToolSpec {
 };
 impl Tool for Echo {
     type Args = EchoArgs;
+    type Run = EchoArgs;
+    archgate_core::resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         &ECHO
     }
@@ -86,6 +88,8 @@ static SECRET: ToolSpec = ToolSpec {
 };
 impl Tool for Secret {
     type Args = SecretArgs;
+    type Run = SecretArgs;
+    archgate_core::resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         &SECRET
     }
@@ -98,6 +102,75 @@ impl Tool for Secret {
         Box::pin(async move {
             assert!(!a.panic, "asked to panic");
             Ok(ToolOutput::text(format!("output {}", a.text)))
+        })
+    }
+}
+
+/// Resolves its command from a file the test rewrites, as a desktop entry's `Exec=` line is
+/// read: one word a line. Asked to `drift`, it runs another command than it resolved — the
+/// permit must refuse that.
+struct FromFile(std::path::PathBuf);
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct FromFileArgs {
+    /// Run another command than the resolved one.
+    #[serde(default)]
+    drift: bool,
+}
+static FROM_FILE: ToolSpec = ToolSpec {
+    name: "from_file",
+    title: "From a file",
+    description: "runs the command a file names",
+    tier: Tier::Act,
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+    private_args: &[],
+};
+impl Tool for FromFile {
+    type Args = FromFileArgs;
+    type Run = (CommandSpec, bool);
+    fn spec(&self) -> &'static ToolSpec {
+        &FROM_FILE
+    }
+    fn plan(&self, _a: &FromFileArgs) -> Plan {
+        // What the words say: an "app"; the command is only known after reading the file.
+        let mut p = Plan::with_tier(&FROM_FILE, Tier::Act, &["app"]);
+        p.argv = vec!["app".into()];
+        p
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: FromFileArgs,
+    ) -> BoxFuture<'a, Result<Resolved<Self::Run>, ToolError>> {
+        Box::pin(async move {
+            let text = std::fs::read_to_string(&self.0)
+                .map_err(|e| ToolError::new("not_found", e.to_string()))?;
+            let words: Vec<&str> = text.lines().collect();
+            let spec = CommandSpec::new(words[0]).args(words[1..].iter().copied());
+            let mut r = Resolved::planned(plan, (spec.clone(), a.drift));
+            r.action.commands = vec![spec];
+            Ok(r)
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        permit: Permit,
+        (spec, drift): Self::Run,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let spec = if drift {
+                CommandSpec::new("printf").arg("drifted")
+            } else {
+                spec
+            };
+            let out = permit.run(spec).await?;
+            Ok(ToolOutput::text(out.stdout_lossy()))
         })
     }
 }
@@ -134,6 +207,7 @@ fn env(config: &str) -> Env {
     let mut cat = Catalogue::default();
     cat.add(Echo);
     cat.add(Secret);
+    cat.add(FromFile(dir.path().join("entry")));
     let log = paths.audit_log();
     Env {
         _dir: dir,
@@ -345,9 +419,11 @@ async fn an_approved_call_runs_once_and_a_declined_one_never() {
         };
         let q = e.gate.broker.pending().remove(0);
         assert_eq!(q.tool, "secret");
-        assert!(
-            !q.args.to_string().contains("\"x\""),
-            "private args are redacted in the question too"
+        // Issue 16, attack 6: the person approves what they see, private text included; the
+        // audit record (below) keeps its redaction.
+        assert_eq!(
+            q.args["text"], "x",
+            "the question shows the private text whole"
         );
         e.gate.broker.answer(&id, answer, "cli").unwrap();
         assert_eq!(t.await.unwrap().outcome, expect);
@@ -358,6 +434,154 @@ async fn an_approved_call_runs_once_and_a_declined_one_never() {
         Some("cli")
     );
     assert_eq!(recs[1].approval.as_ref().unwrap().outcome, "declined");
+    assert!(
+        !serde_json::to_string(&recs).unwrap().contains("\"x\""),
+        "the log never has it"
+    );
+}
+
+fn entry(e: &Env, words: &[&str]) {
+    std::fs::write(e._dir.path().join("entry"), words.join("\n")).unwrap();
+}
+
+async fn parked(e: &Env) -> Question {
+    loop {
+        if let Some(q) = e.gate.broker.pending().first() {
+            break q.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Issue 16, attack 1: policy judges the command resolution built, not the plan's words. An
+/// entry that resolves to `su …` is blocked under an allow-everything rule and developer mode.
+#[tokio::test]
+async fn elevation_through_resolution_is_blocked_whatever_allows_it() {
+    let e = env("[policy]\nallow = [\"*\"]\n");
+    e.gate
+        .person
+        .set_dev_mode(Some(600), archgate_core::person::now_secs())
+        .unwrap();
+    for argv in [
+        &["su", "-c", "id", "root"][..],
+        &["/usr/bin/pkexec", "id"],
+        &["env", "sudo", "id"],
+    ] {
+        entry(&e, argv);
+        let r = e.gate.call(&client(), "from_file", json!({})).await;
+        assert_eq!(r.outcome, Outcome::Refused, "{argv:?}");
+        let err = r.output.unwrap_err();
+        assert!(
+            err.message.contains("elevates privilege"),
+            "{}",
+            err.message
+        );
+    }
+    // The honest path: the same tool with a harmless entry runs under the allow rule.
+    entry(&e, &["printf", "fine"]);
+    let r = e.gate.call(&client(), "from_file", json!({})).await;
+    assert_eq!(r.outcome, Outcome::Ok, "{:?}", r.output);
+    let recs = records(&e);
+    assert!(
+        recs[0]
+            .target
+            .as_deref()
+            .unwrap()
+            .starts_with("su -c id root"),
+        "{:?}",
+        recs[0].target
+    );
+}
+
+/// Issue 16, attack 2: a standing rule covers the resolved command. After "Always" for an entry
+/// that ran `printf a`, the same words behind which the entry now runs `printf b` ask again.
+#[tokio::test]
+async fn a_standing_rule_does_not_cover_a_changed_command() {
+    let e = env("");
+    let _channel = e.gate.broker.register_pull_channel();
+    entry(&e, &["printf", "a"]);
+    let g = e.gate.clone();
+    let t = tokio::spawn(async move { g.call(&client(), "from_file", json!({})).await });
+    let q = parked(&e).await;
+    assert_eq!(
+        q.summary, "printf a",
+        "the question shows the resolved command"
+    );
+    e.gate
+        .broker
+        .answer(&q.id, Answer::AllowAlways, "cli")
+        .unwrap();
+    assert_eq!(t.await.unwrap().outcome, Outcome::Ok);
+    // Same command: the rule approves without asking.
+    let r = e.gate.call(&client(), "from_file", json!({})).await;
+    assert_eq!(r.outcome, Outcome::Ok);
+    // The entry changed: the same words ask again.
+    entry(&e, &["printf", "b"]);
+    let g = e.gate.clone();
+    let t = tokio::spawn(async move { g.call(&client(), "from_file", json!({})).await });
+    let q = parked(&e).await;
+    assert_eq!(q.summary, "printf b");
+    e.gate.broker.answer(&q.id, Answer::Deny, "cli").unwrap();
+    assert_eq!(t.await.unwrap().outcome, Outcome::Declined);
+    let recs = records(&e);
+    assert_eq!(
+        recs[1].approval.as_ref().unwrap().channel.as_deref(),
+        Some("standing_rule")
+    );
+}
+
+/// What is approved is what runs: a tool that builds another command in `execute` than the one
+/// resolution showed is refused by the permit, and nothing of it runs.
+#[tokio::test]
+async fn a_command_built_again_differently_is_refused() {
+    let e = env("[policy]\nallow = [\"from_file app\"]\n");
+    entry(&e, &["printf", "resolved"]);
+    let r = e
+        .gate
+        .call(&client(), "from_file", json!({"drift": true}))
+        .await;
+    assert_eq!(r.outcome, Outcome::ToolError);
+    assert_eq!(r.output.unwrap_err().kind, "not_approved");
+    let r = e.gate.call(&client(), "from_file", json!({})).await;
+    assert_eq!(r.outcome, Outcome::Ok);
+}
+
+/// `Gate::explain` (behind `archgate policy explain`) takes the gate's own decision: the
+/// resolved command, the blocked elevation and the standing rule.
+#[tokio::test]
+async fn explain_is_the_gate_decision() {
+    let e = env("[policy]\nallow = [\"from_file app\"]\n");
+    entry(&e, &["su", "-c", "id"]);
+    let x = e
+        .gate
+        .explain(&client(), "from_file", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(x.decision.tier, Tier::Blocked);
+    assert_eq!(x.action.summary(), "su -c id");
+    entry(&e, &["printf", "ok"]);
+    let x = e
+        .gate
+        .explain(&client(), "from_file", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(x.decision.verdict, archgate_core::policy::Verdict::Allow);
+    assert!(records(&e).is_empty(), "explaining is not a call");
+}
+
+/// Issue 16, attack 7: an unknown tool is charged to the client's budget like any call.
+#[tokio::test]
+async fn unknown_tools_are_charged() {
+    let e = env("[budgets]\nper_minute = 3\n");
+    for i in 0..3 {
+        let r = e.gate.call(&client(), &format!("nope{i}"), json!({})).await;
+        assert_eq!(r.output.unwrap_err().kind, "unknown_tool");
+    }
+    let r = e
+        .gate
+        .call(&client(), "echo", json!({"words": ["x"]}))
+        .await;
+    assert_eq!(r.output.unwrap_err().kind, "budget_exhausted");
 }
 
 use archgate_core::approval::{Answer, Broker, Channel, Question};

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
-use crate::omarchy::{CommandOutcome, Route};
+use crate::omarchy::{Route, RouteCall};
 use crate::programs::{self, Program};
 
 /// What to do with the screen brightness.
@@ -193,10 +193,10 @@ impl Desktop {
             })
     }
 
-    /// `toggle`: runs one of Omarchy's toggles, by name.
-    pub async fn toggle(&self, permit: &Permit, name: &str) -> Result<CommandOutcome> {
+    /// `toggle`, resolved: one of Omarchy's toggles by name, with the exact command it runs.
+    pub async fn resolve_toggle_call(&self, permit: &Permit, name: &str) -> Result<RouteCall> {
         let route = self.resolve_toggle(permit, name).await?;
-        self.omarchy_run(permit, &route.route, &[]).await
+        self.resolve_route(permit, &route.route, &[]).await
     }
 }
 

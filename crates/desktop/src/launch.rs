@@ -153,7 +153,7 @@ impl Desktop {
             }
             LaunchTarget::App { app } => {
                 check_app(app)?;
-                let id = app.strip_suffix(".desktop").unwrap_or(app);
+                let id = Self::app_id(app);
                 for dir in self.application_dirs() {
                     let file = dir.join(format!("{id}.desktop"));
                     if let Ok(text) = std::fs::read_to_string(&file) {
@@ -173,9 +173,19 @@ impl Desktop {
         }
     }
 
-    /// `launch`: starts an application or opens a URL, detached.
-    pub fn launch(&self, permit: &Permit, target: &LaunchTarget) -> Result<Launched> {
-        let spec = self.plan_launch(target)?;
+    /// The one name of an application target, whatever the spelling: a desktop-entry id
+    /// without `.desktop` (`org.gnome.Nautilus.desktop` and `org.gnome.Nautilus` are one app).
+    pub fn app_id(app: &str) -> &str {
+        app.strip_suffix(".desktop").unwrap_or(app)
+    }
+
+    /// `launch`: starts what [`Desktop::plan_launch`] resolved, detached.
+    pub fn launch(
+        &self,
+        permit: &Permit,
+        target: &LaunchTarget,
+        spec: CommandSpec,
+    ) -> Result<Launched> {
         let command = spec.display();
         let pid = permit.spawn_detached(spec).map_err(|e| match (target, e) {
             (LaunchTarget::App { app }, archgate_exec::ExecError::NotInstalled { .. }) => {

@@ -43,11 +43,12 @@ pub use env::DesktopEnv;
 pub use error::{DesktopError, Result};
 pub use facts::{Check, DesktopFacts, OutputFact};
 pub use launch::{LaunchTarget, Launched};
-pub use notify::OsdShown;
+pub use notify::{OsdCommand, OsdShown};
 pub use omarchy::{
-    CommandOutcome, Invocation, Registry, Route, SearchHit, SuggestedTier, targets_archgate,
+    CommandOutcome, Invocation, Registry, Route, RouteCall, RouteTier, SearchHit, Usage,
+    targets_archgate,
 };
 pub use programs::Program;
 pub use screen::{CaptureTarget, ScreenText, Screenshot};
 pub use shell::{IpcFunction, IpcParam, IpcProperty, IpcType, ShellTarget};
-pub use theme::{BackgroundAction, ThemeAction, ThemeReport};
+pub use theme::{BackgroundAction, BackgroundPlan, ThemeAction, ThemeReport};

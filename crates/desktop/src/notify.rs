@@ -1,7 +1,7 @@
 //! Notifications (notify-send) and the on-screen display (Omarchy's osd route when its registry
 //! offers one, else a short transient notification).
 
-use archgate_exec::Permit;
+use archgate_exec::{CommandSpec, Permit};
 use serde::Serialize;
 
 use crate::desktop::Desktop;
@@ -34,39 +34,74 @@ fn check_text(what: &'static str, s: &str) -> Result<()> {
     Ok(())
 }
 
+/// What `osd` will run: Omarchy's osd route (`route`), or a transient notification.
+#[derive(Debug, Clone)]
+pub struct OsdCommand {
+    /// Exactly what runs.
+    pub spec: CommandSpec,
+    /// The route, when it is Omarchy's.
+    pub route: Option<crate::omarchy::RouteCall>,
+}
+
 /// The registry's route for on-screen display messages, if it has one: a route whose words
-/// include `osd` and which takes an argument.
+/// include `osd`, runnable (no sudo, not archgate's own).
 pub fn osd_route(reg: &Registry) -> Option<&Route> {
     reg.routes
         .iter()
-        .filter(|r| r.words.iter().any(|w| w == "osd") && !r.needs_sudo && !r.targets_archgate)
-        .min_by_key(|r| (r.args.is_empty(), r.words.len()))
+        .filter(|r| {
+            r.words.iter().any(|w| w == "osd")
+                && !r.requires_sudo
+                && !r.targets_archgate
+                && !r.hidden
+        })
+        .min_by_key(|r| r.words.len())
+}
+
+/// The arguments that make `route` show `message`: `--message TEXT` when its usage has that
+/// flag (Omarchy 4's `omarchy osd [-m|--message <text>]`), else the message as its one value.
+pub fn osd_args(route: &Route, message: &str) -> Vec<String> {
+    let has_flag = match &route.usage {
+        crate::omarchy::Usage::Read { flags, .. } => flags
+            .iter()
+            .any(|f| f.names.iter().any(|n| n == "--message")),
+        _ => false,
+    };
+    if has_flag {
+        vec!["--message".to_owned(), message.to_owned()]
+    } else {
+        vec![message.to_owned()]
+    }
 }
 
 impl Desktop {
-    /// `notify`: a desktop notification from archgate.
-    pub async fn notify(&self, permit: &Permit, title: &str, body: &str) -> Result<()> {
+    /// The command `notify` runs: `notify-send --app-name archgate -- TITLE BODY`. Pure, so the
+    /// person is shown exactly this.
+    pub fn notify_command(&self, title: &str, body: &str) -> Result<CommandSpec> {
         check_text("title", title)?;
         check_text("body", body)?;
         if title.trim().is_empty() {
             return Err(DesktopError::invalid("title", "must not be empty"));
         }
-        let spec = Program::NotifySend
+        Ok(Program::NotifySend
             .spec(&self.env)
             .args(["--app-name", "archgate", "--", title, body])
-            .timeout(self.config.program_timeout);
+            .timeout(self.config.program_timeout))
+    }
+
+    /// `notify`: runs the command [`Desktop::notify_command`] built.
+    pub async fn notify(&self, permit: &Permit, spec: CommandSpec) -> Result<()> {
         programs::run_ok(permit, Program::NotifySend, spec).await?;
         Ok(())
     }
 
-    /// `osd`: a short on-screen message. Uses Omarchy's osd route when the registry (loaded
-    /// through this permit when Omarchy is installed) has one, else a transient notification.
-    pub async fn osd(&self, permit: &Permit, message: &str) -> Result<OsdShown> {
+    /// The command `osd` runs: Omarchy's osd route when the registry (read through `probe`
+    /// when Omarchy is installed) has one, else a transient notification.
+    pub async fn osd_command(&self, probe: &Permit, message: &str) -> Result<OsdCommand> {
         check_text("message", message)?;
         if message.trim().is_empty() {
             return Err(DesktopError::invalid("message", "must not be empty"));
         }
-        let registry = match self.omarchy_registry(permit).await {
+        let registry = match self.omarchy_registry(probe).await {
             Ok(r) => Some(r),
             Err(e) => {
                 tracing::debug!(error = %e, "no Omarchy registry; osd falls back to a notification");
@@ -74,15 +109,12 @@ impl Desktop {
             }
         };
         if let Some(route) = registry.as_deref().and_then(osd_route) {
-            let spec = self.env.apply_to(
-                crate::omarchy::route_command(route, &[message.to_owned()])?
-                    .timeout(self.config.program_timeout),
-            );
-            let shown = spec.display();
-            programs::run_ok(permit, Program::Omarchy, spec).await?;
-            return Ok(OsdShown {
-                via: "omarchy",
-                command: shown,
+            let call = self
+                .resolve_route(probe, &route.route, &osd_args(route, message))
+                .await?;
+            return Ok(OsdCommand {
+                spec: call.spec.clone(),
+                route: Some(call),
             });
         }
         let spec = Program::NotifySend
@@ -98,10 +130,19 @@ impl Desktop {
                 message,
             ])
             .timeout(self.config.program_timeout);
-        let shown = spec.display();
-        programs::run_ok(permit, Program::NotifySend, spec).await?;
+        Ok(OsdCommand { spec, route: None })
+    }
+
+    /// `osd`: runs the command [`Desktop::osd_command`] built.
+    pub async fn osd(&self, permit: &Permit, cmd: OsdCommand) -> Result<OsdShown> {
+        let shown = cmd.spec.display();
+        let (program, via) = match cmd.route {
+            Some(_) => (Program::Omarchy, "omarchy"),
+            None => (Program::NotifySend, "notification"),
+        };
+        programs::run_ok(permit, program, cmd.spec).await?;
         Ok(OsdShown {
-            via: "notification",
+            via,
             command: shown,
         })
     }

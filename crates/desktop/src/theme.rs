@@ -202,55 +202,84 @@ impl Desktop {
         Ok(canon)
     }
 
-    /// `background`: `next` runs `omarchy-theme-bg-next`; `set` uses the registry's
-    /// background-set route when Omarchy offers one, else Sway's `output * bg PATH fill`.
-    pub async fn background(&self, permit: &Permit, action: &BackgroundAction) -> Result<String> {
+    /// What `background` will do, resolved: Omarchy's `theme bg next` / `theme bg set PATH`
+    /// route when the registry (read through `probe`) has it, else (for `set` on Sway) the
+    /// compositor command `output * bg PATH fill`.
+    pub async fn background_plan(
+        &self,
+        probe: &Permit,
+        action: &BackgroundAction,
+    ) -> Result<BackgroundPlan> {
         match action {
-            BackgroundAction::Next => {
-                let spec = Program::OmarchyThemeBgNext
-                    .spec(&self.env)
-                    .timeout(self.config.program_timeout);
-                let shown = spec.display();
-                programs::run_ok(permit, Program::OmarchyThemeBgNext, spec).await?;
-                Ok(shown)
-            }
+            BackgroundAction::Next => Ok(BackgroundPlan::Route(Box::new(
+                self.resolve_route(probe, "theme bg next", &[]).await?,
+            ))),
             BackgroundAction::Set { path } => {
                 let image = self.resolve_background(path)?;
                 let image_s = image
                     .to_str()
                     .ok_or_else(|| DesktopError::invalid("path", "not UTF-8"))?
                     .to_owned();
-                if let Ok(reg) = self.omarchy_registry(permit).await
-                    && let Some(route) = reg.routes.iter().find(|r| {
-                        r.words.iter().any(|w| w == "bg" || w == "background")
-                            && r.words.last().is_some_and(|w| w == "set")
-                            && !r.needs_sudo
-                    })
+                if let Ok(reg) = self.omarchy_registry(probe).await
+                    && reg.get("theme bg set").is_some()
                 {
-                    let spec = self.env.apply_to(
-                        crate::omarchy::route_command(route, std::slice::from_ref(&image_s))?
-                            .timeout(self.config.program_timeout),
-                    );
-                    let shown = spec.display();
-                    programs::run_ok(permit, Program::Omarchy, spec).await?;
-                    return Ok(shown);
+                    let call = self
+                        .resolve_route(probe, "theme bg set", &[image_s])
+                        .await?;
+                    return Ok(BackgroundPlan::Route(Box::new(call)));
                 }
                 match self.compositor()? {
-                    Compositor::Sway(s) => {
+                    Compositor::Sway(_) => {
                         let quoted = image_s.replace('\\', "\\\\").replace('"', "\\\"");
-                        let cmd = format!("output * bg \"{quoted}\" fill");
-                        s.run_command(&cmd).await?;
-                        Ok(cmd)
+                        Ok(BackgroundPlan::Sway(format!(
+                            "output * bg \"{quoted}\" fill"
+                        )))
                     }
                     Compositor::Hyprland(_) => Err(DesktopError::NotAvailable {
                         what: "a background-set command",
                         package: "omarchy (https://omarchy.org)",
-                        why: "Omarchy's registry offers no background set route".to_owned(),
+                        why: "Omarchy's registry offers no `theme bg set` route".to_owned(),
                     }),
                 }
             }
         }
     }
+
+    /// `background`: does what [`Desktop::background_plan`] resolved, and says what ran.
+    pub async fn background(&self, permit: &Permit, plan: &BackgroundPlan) -> Result<String> {
+        match plan {
+            BackgroundPlan::Route(call) => {
+                let out = self.run_route(permit, call).await?;
+                if !out.success {
+                    return Err(DesktopError::CommandFailed {
+                        command: out.command,
+                        code: out.exit_code,
+                        stderr: out.stderr,
+                    });
+                }
+                Ok(out.command)
+            }
+            BackgroundPlan::Sway(cmd) => match self.compositor()? {
+                Compositor::Sway(s) => {
+                    s.run_command(cmd).await?;
+                    Ok(cmd.clone())
+                }
+                Compositor::Hyprland(_) => Err(DesktopError::invalid(
+                    "background",
+                    "the compositor changed since the call was resolved",
+                )),
+            },
+        }
+    }
+}
+
+/// What `background` resolved to.
+#[derive(Debug, Clone)]
+pub enum BackgroundPlan {
+    /// An Omarchy route.
+    Route(Box<crate::omarchy::RouteCall>),
+    /// A Sway command (over its IPC socket; no program runs).
+    Sway(String),
 }
 
 #[cfg(test)]

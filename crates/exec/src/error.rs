@@ -31,6 +31,13 @@ pub enum ExecError {
         /// The timeout that applied.
         after: Duration,
     },
+    /// The permit was bound to the commands the person (or policy) approved, and this is not
+    /// one of them: what runs must be exactly what was approved.
+    #[error("refusing to run `{command}`: it is not the command that was approved")]
+    NotApproved {
+        /// The command as written (shell-quoted).
+        command: String,
+    },
     /// The operating system refused to start the program.
     #[error("could not start `{command}`: {source}")]
     Spawn {
@@ -50,6 +57,7 @@ impl ExecError {
             ExecError::Untrusted { .. } => "untrusted_program",
             ExecError::TimedOut { .. } => "timed_out",
             ExecError::Spawn { .. } => "spawn_failed",
+            ExecError::NotApproved { .. } => "not_approved",
         }
     }
 }

@@ -15,6 +15,8 @@ use crate::spec::CommandSpec;
 pub struct Permit {
     executor: Arc<Executor>,
     timeout: Option<Duration>,
+    /// When not empty, the only commands this permit runs (see [`Permit::bound_to`]).
+    bound: Vec<CommandSpec>,
 }
 
 impl Permit {
@@ -22,7 +24,36 @@ impl Permit {
     /// tool's own timeout, used when a spec names none.
     #[doc(hidden)]
     pub fn __issued_by_gate(executor: Arc<Executor>, timeout: Option<Duration>) -> Permit {
-        Permit { executor, timeout }
+        Permit {
+            executor,
+            timeout,
+            bound: Vec::new(),
+        }
+    }
+
+    /// The same permit, bound to exactly these commands: every `run` and `spawn_detached` must
+    /// then be one of them (same program, arguments and stdin), else it is refused with
+    /// [`ExecError::NotApproved`]. The gate binds the permit of a call whose resolution named
+    /// the commands it will run, so what runs is exactly what policy judged and the person saw,
+    /// however the tool builds its command again. An empty list leaves the permit unbound.
+    pub fn bound_to(mut self, commands: Vec<CommandSpec>) -> Permit {
+        self.bound = commands;
+        self
+    }
+
+    /// The commands this permit is bound to (empty: unbound).
+    pub fn bound(&self) -> &[CommandSpec] {
+        &self.bound
+    }
+
+    fn check_bound(&self, spec: &CommandSpec) -> Result<(), ExecError> {
+        if self.bound.is_empty() || self.bound.iter().any(|b| b.same_command(spec)) {
+            Ok(())
+        } else {
+            Err(ExecError::NotApproved {
+                command: spec.display(),
+            })
+        }
     }
 
     /// For tests of crates that run programs; behind the `test-support` cargo feature.
@@ -31,6 +62,7 @@ impl Permit {
         Permit {
             executor: Arc::new(Executor::new(cfg)),
             timeout: None,
+            bound: Vec::new(),
         }
     }
 
@@ -50,6 +82,7 @@ impl Permit {
     /// grace period, and the answer is [`ExecError::TimedOut`]. Any exit code is an `Ok`: check
     /// [`Output::success`]. Whatever the program started in its group does not outlive the call.
     pub async fn run(&self, spec: CommandSpec) -> Result<Output, ExecError> {
+        self.check_bound(&spec)?;
         crate::run::run(&self.executor, self.timeout, spec).await
     }
 
@@ -57,6 +90,7 @@ impl Permit {
     /// ends of archgate's calls never reach it), stdin, stdout and stderr on `/dev/null`. Meant
     /// for launching desktop applications. A spec with stdin bytes is refused.
     pub fn spawn_detached(&self, spec: CommandSpec) -> Result<u32, ExecError> {
+        self.check_bound(&spec)?;
         crate::run::spawn_detached(&self.executor, spec)
     }
 }

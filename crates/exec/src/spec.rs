@@ -99,6 +99,17 @@ impl CommandSpec {
         self.cwd.as_deref()
     }
 
+    /// Whether `other` runs the same thing: the same program, arguments and stdin bytes (the
+    /// environment, timeout and working directory are the caller's plumbing, not the command).
+    pub fn same_command(&self, other: &CommandSpec) -> bool {
+        self.program == other.program && self.args == other.args && self.stdin == other.stdin
+    }
+
+    /// The bytes given on stdin, if any.
+    pub fn stdin_value(&self) -> Option<&[u8]> {
+        self.stdin.as_deref()
+    }
+
     /// The command as written, each word shell-quoted where needed, for records and questions to
     /// the person. Nothing ever runs this string: it is for reading (and pasting) only.
     pub fn display(&self) -> String {

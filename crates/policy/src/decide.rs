@@ -1,10 +1,12 @@
 //! The policy decision: may this call run, must the person be asked, or is it refused?
 //!
 //! Read top to bottom, [`decide`] is the whole policy:
-//! 1. anything that elevates privilege (in the route or in the argv that would run), a route that
+//! 1. anything that elevates privilege (in any name of the route or in a command that would
+//!    run, as resolution built it), a route that
 //!    needs sudo, a call that reaches archgate's own files, or a route defined as blocked →
 //!    `blocked`, denied; nothing below can change that;
-//! 2. the person's rules, read deny → ask → allow, first match wins; an allow never lets a
+//! 2. the person's rules, read deny → ask → allow against every name of the route (the
+//!    canonical route and its other spellings), first match wins; an allow never lets a
 //!    destructive route skip the question, and an allow *prefix* covers a route that is more than
 //!    a read only once the person has acknowledged that route (restrictions extend forward,
 //!    grants do not);
@@ -26,12 +28,17 @@ pub struct CallFacts<'a> {
     pub client: &'a str,
     /// The tool called.
     pub tool: &'a str,
-    /// The route: space-separated words naming what will happen (`"theme set"`).
+    /// The canonical route: space-separated words naming what will happen
+    /// (`"omarchy theme set"`), the same whatever the spelling or the tool that reached it.
     pub route: &'a str,
+    /// Other names of the same target (aliases, the words the agent used, another tool's
+    /// spelling). A rule written against any of them applies: a deny on any name denies.
+    pub names: &'a [String],
     /// The route's tier from its definition; `None` when the route is unclassified.
     pub declared_tier: Option<Tier>,
-    /// The command that will run, if any (may be empty).
-    pub argv: &'a [String],
+    /// The exact commands that will run (program and arguments each), as resolution built
+    /// them; empty when nothing runs or before resolution.
+    pub commands: &'a [Vec<String>],
     /// The route's registry entry says it needs sudo.
     pub needs_sudo: bool,
     /// The call reaches archgate's own config, state, runtime or cache directories.
@@ -263,11 +270,22 @@ pub fn decide(facts: &CallFacts<'_>, input: &PolicyInput<'_>) -> Decision {
             found_in: FoundIn::Route,
         });
     }
-    if let Some(program) = elevates_privilege(facts.argv) {
-        return blocked(Reason::PrivilegeElevation {
-            program,
-            found_in: FoundIn::Command,
-        });
+    for name in facts.names {
+        let words: Vec<&str> = name.split_whitespace().collect();
+        if let Some(program) = elevates_privilege(&words) {
+            return blocked(Reason::PrivilegeElevation {
+                program,
+                found_in: FoundIn::Route,
+            });
+        }
+    }
+    for argv in facts.commands {
+        if let Some(program) = elevates_privilege(argv) {
+            return blocked(Reason::PrivilegeElevation {
+                program,
+                found_in: FoundIn::Command,
+            });
+        }
     }
     if facts.needs_sudo {
         return blocked(Reason::NeedsSudo);
@@ -290,7 +308,10 @@ pub fn decide(facts: &CallFacts<'_>, input: &PolicyInput<'_>) -> Decision {
     };
 
     // 2. The person's rules: deny → ask → allow, first match wins.
-    if let Some(hit) = input.rules.first_match(facts.route) {
+    let mut names: Vec<&str> = Vec::with_capacity(1 + facts.names.len());
+    names.push(facts.route);
+    names.extend(facts.names.iter().map(String::as_str));
+    if let Some(hit) = input.rules.first_match_any(&names) {
         let rule = hit.describe();
         return match hit.list {
             RuleList::Deny => decision(

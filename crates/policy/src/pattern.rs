@@ -274,6 +274,27 @@ impl Rules {
             .or_else(|| find(RuleList::Allow, &self.allow, route))
     }
 
+    /// [`Rules::first_match`] over several names of one target: a deny on any name wins over
+    /// an ask on any, which wins over an exact allow on any, which wins over a prefix allow.
+    /// Another spelling of a denied target is still denied.
+    pub fn first_match_any(&self, names: &[&str]) -> Option<RuleMatch<'_>> {
+        fn find<'p>(
+            list: RuleList,
+            patterns: &'p [Pattern],
+            names: &[&str],
+            want: impl Fn(&Pattern) -> bool,
+        ) -> Option<RuleMatch<'p>> {
+            patterns
+                .iter()
+                .find(|p| want(p) && names.iter().any(|n| p.matches(n)))
+                .map(|pattern| RuleMatch { list, pattern })
+        }
+        find(RuleList::Deny, &self.deny, names, |_| true)
+            .or_else(|| find(RuleList::Ask, &self.ask, names, |_| true))
+            .or_else(|| find(RuleList::Allow, &self.allow, names, |p| !p.is_prefix()))
+            .or_else(|| find(RuleList::Allow, &self.allow, names, |_| true))
+    }
+
     /// Whether there are no rules at all.
     pub fn is_empty(&self) -> bool {
         self.deny.is_empty() && self.ask.is_empty() && self.allow.is_empty()

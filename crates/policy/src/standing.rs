@@ -1,4 +1,5 @@
-//! Standing rules: the person's "Always…" for one (client, tool, route, arguments).
+//! Standing rules: the person's "Always…" for one (client, tool, route, resolved action,
+//! arguments).
 //!
 //! Only the person creates them (core stores them 0600 in the state directory); no tool can.
 //! A rule matches exactly the client, the tool, the route and an argument pattern — the exact
@@ -113,6 +114,11 @@ pub struct StandingRule {
     pub tool: String,
     /// The route it covers (normalized).
     pub route: String,
+    /// The fingerprint of the resolved action it was created for (the exact commands and
+    /// target): a changed command behind the same words is not covered. Rules stored before
+    /// fingerprints existed have none and cover nothing.
+    #[serde(default)]
+    pub command: Option<String>,
     /// The arguments it covers.
     pub args: ArgPattern,
     /// Created, unix seconds.
@@ -139,6 +145,8 @@ pub struct NewRule {
     pub tool: String,
     /// The route.
     pub route: String,
+    /// The fingerprint of the resolved action (see [`StandingRule::command`]).
+    pub command: String,
     /// The argument pattern (exact by default).
     pub args: ArgPattern,
     /// Lifetime; `None` takes the default (24 h exact, 60 min broad).
@@ -198,6 +206,7 @@ pub fn new_rule(spec: NewRule, now: u64) -> Result<StandingRule, RuleError> {
         ("client", &spec.client),
         ("tool", &spec.tool),
         ("route", &spec.route),
+        ("command", &spec.command),
     ] {
         if value.trim().is_empty() {
             return Err(RuleError::Empty { field });
@@ -227,6 +236,7 @@ pub fn new_rule(spec: NewRule, now: u64) -> Result<StandingRule, RuleError> {
         client: spec.client,
         tool: spec.tool,
         route: normalize_route(&spec.route),
+        command: Some(spec.command),
         args: spec.args,
         created: now,
         expires: now.saturating_add(ttl_secs),
@@ -266,11 +276,21 @@ impl StandingRule {
             && self.uses_today(now) < self.max_uses_per_day.min(MAX_USES_PER_DAY)
     }
 
-    /// Whether the rule covers this call (ignores expiry and caps; see [`is_usable`](Self::is_usable)).
-    pub fn covers(&self, client: &str, tool: &str, route: &str, canonical_args: &Value) -> bool {
+    /// Whether the rule covers this call (ignores expiry and caps; see [`is_usable`](Self::is_usable)):
+    /// the same client, tool and route, the same resolved action (`command`, its fingerprint),
+    /// and arguments its pattern covers.
+    pub fn covers(
+        &self,
+        client: &str,
+        tool: &str,
+        route: &str,
+        command: &str,
+        canonical_args: &Value,
+    ) -> bool {
         self.client == client
             && self.tool == tool
             && normalize_route(&self.route) == normalize_route(route)
+            && self.command.as_deref() == Some(command)
             && self.args.matches(canonical_args)
     }
 
@@ -291,12 +311,13 @@ pub fn find_matching<'a>(
     client: &str,
     tool: &str,
     route: &str,
+    command: &str,
     canonical_args: &Value,
     now: u64,
 ) -> Option<&'a StandingRule> {
     let mut usable = rules
         .iter()
-        .filter(|r| r.is_usable(now) && r.covers(client, tool, route, canonical_args));
+        .filter(|r| r.is_usable(now) && r.covers(client, tool, route, command, canonical_args));
     let is_broad = |r: &StandingRule| r.broad || r.args.is_broad();
     let first = usable.next()?;
     if !is_broad(first) {

@@ -36,7 +36,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor => doctor::run(config).await,
         Command::ClientConfig { client, http } => client_config::run(config, client, http),
         Command::Config { action } => config::run(config, action),
-        Command::Policy { action } => policy::run(config, action),
+        Command::Policy { action } => policy::run(config, action).await,
         Command::Log {
             follow,
             tool,

@@ -1,6 +1,6 @@
-//! `archgate policy explain ROUTE` and `archgate policy ack ROUTE`.
+//! `archgate policy explain TOOL [ARGS]` (the gate's own decision for that call) and
+//! `archgate policy ack ROUTE`.
 
-use archgate_core::policy::{CallFacts, PolicyInput, Tier};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -8,46 +8,52 @@ use super::out;
 use crate::app::App;
 use crate::cli::PolicyAction;
 
-pub fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Result<ExitCode> {
+pub async fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Result<ExitCode> {
     let app = App::open(config, None)?;
     let code = match action {
-        PolicyAction::Explain { route, client } => {
+        PolicyAction::Explain { tool, args, client } => {
+            let args: serde_json::Value = serde_json::from_str(&args).map_err(|e| {
+                anyhow::anyhow!(
+                    "ARGS must be the call's arguments as JSON ({e}); e.g. archgate policy explain \
+                     omarchy_run '{{\"route\":\"theme set\",\"args\":[\"nord\"]}}'"
+                )
+            })?;
             let cfg = app.gate.config.current();
-            let route = archgate_core::policy::normalize_route(&route);
-            let first = route.split_whitespace().next().unwrap_or("");
-            // The tier a route has is the tool's declared tier when the route names a tool.
-            let tool = app.gate.catalogue.get(first);
-            let declared: Option<Tier> = tool.map(|t| t.spec().tier);
-            let words: Vec<String> = route.split_whitespace().map(str::to_owned).collect();
-            let acknowledged = app.gate.person.acknowledged();
-            let e = archgate_core::policy::explain(
-                &CallFacts {
-                    client: &client,
-                    tool: first,
-                    route: &route,
-                    declared_tier: declared,
-                    argv: &words,
-                    needs_sudo: false,
-                    targets_archgate: false,
-                },
-                &PolicyInput {
-                    rules: &cfg.policy.rules,
-                    acknowledged: &acknowledged,
-                },
-            );
-            out(format!("route:    {}", e.route));
-            out(format!("decision: {}", e.decision));
-            out(format!(
-                "tier:     {}{}",
-                e.tier,
-                if e.classified { "" } else { " (unclassified)" }
-            ));
-            out(format!(
-                "rule:     {}",
-                e.rule.as_deref().unwrap_or("(built-in)")
-            ));
-            out(format!("reason:   {}", e.reason));
-            ExitCode::SUCCESS
+            let who = archgate_core::gate::Client {
+                grant: archgate_core::clients::grant_for(&client, None, &cfg),
+                name: client,
+            };
+            match app.gate.explain(&who, &tool, args).await {
+                Ok(e) => {
+                    let d = &e.decision;
+                    out(format!("route:    {}", e.action.route));
+                    if !e.action.names.is_empty() {
+                        out(format!("also:     {}", e.action.names.join(", ")));
+                    }
+                    out(format!("runs:     {}", e.action.summary()));
+                    out(format!("decision: {}", d.verdict));
+                    out(format!(
+                        "tier:     {}{}",
+                        d.tier,
+                        if d.classified { "" } else { " (unclassified)" }
+                    ));
+                    out(format!(
+                        "rule:     {}",
+                        d.rule.as_deref().unwrap_or("(built-in)")
+                    ));
+                    out(format!("reason:   {}", d.reason));
+                    if let Some(id) = &e.standing_rule {
+                        out(format!("approved: by standing rule {id}, without asking"));
+                    } else if e.developer_mode {
+                        out("approved: by developer mode, without asking".to_string());
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    out(format!("{}: {}", e.kind, e.message));
+                    ExitCode::from(2)
+                }
+            }
         }
         PolicyAction::Ack { route } => {
             app.gate.person.acknowledge(&route)?;

@@ -33,6 +33,8 @@ static POLICY: ToolSpec = ToolSpec {
 
 impl Tool for PolicyView {
     type Args = NoArgs;
+    type Run = NoArgs;
+    archgate_core::resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         &POLICY
     }
@@ -53,14 +55,14 @@ impl Tool for PolicyView {
                 .tools
                 .iter()
                 .map(|(name, tier)| {
-                    let words = [name.to_string()];
                     archgate_core::policy::explain(
                         &CallFacts {
                             client: &cx.client,
                             tool: name,
                             route: name,
+                            names: &[],
                             declared_tier: Some(*tier),
-                            argv: &words,
+                            commands: &[],
                             needs_sudo: false,
                             targets_archgate: false,
                         },
@@ -104,6 +106,8 @@ static ACTIVITY: ToolSpec = ToolSpec {
 
 impl Tool for ActivityView {
     type Args = NoArgs;
+    type Run = NoArgs;
+    archgate_core::resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         &ACTIVITY
     }

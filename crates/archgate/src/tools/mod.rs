@@ -82,6 +82,8 @@ macro_rules! read_tool {
 
         impl archgate_core::tool::Tool for $ty {
             type Args = $args;
+            type Run = $args;
+            archgate_core::resolve_as_planned!();
 
             fn spec(&self) -> &'static archgate_core::tool::ToolSpec {
                 static SPEC: archgate_core::tool::ToolSpec = archgate_core::tool::ToolSpec {

@@ -30,6 +30,8 @@ static SPEC: ToolSpec = ToolSpec {
 
 impl Tool for SystemStatus {
     type Args = SystemStatusArgs;
+    type Run = SystemStatusArgs;
+    archgate_core::resolve_as_planned!();
 
     fn spec(&self) -> &'static ToolSpec {
         &SPEC

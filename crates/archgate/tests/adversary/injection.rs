@@ -143,7 +143,7 @@ n=${{0##*/}}
 f="{log}/$n.$$.$(cat /proc/sys/kernel/random/uuid)"
 printf '%s\0' "$n" "$@" > "$f"
 case "$n $1" in
-  "omarchy version") echo 3.1.0 ;;
+  "omarchy version") echo 4.0.0 ;;
   "omarchy commands") cat "{fx}/commands.json" ;;
   "qs ipc") [ "$2" = show ] && cat "{fx}/ipc-show.txt" ;;
   "wpctl status") cat "{fx}/wpctl-status.txt" ;;
@@ -176,13 +176,14 @@ fn rig() -> Rig {
     for d in [&bin, &log, &canary, &fixtures, &omarchy] {
         std::fs::create_dir_all(d).unwrap();
     }
-    std::fs::write(omarchy.join("version"), "3.1.0\n").unwrap();
+    std::fs::write(omarchy.join("version"), "4.0.0\n").unwrap();
+    // Omarchy 4's registry shape (`omarchy commands --all --json`); our own summaries.
     std::fs::write(
         fixtures.join("commands.json"),
-        r#"{"version": "3.1.0", "commands": [
-  {"route": ["theme", "set"], "group": "theme", "description": "Switch theme", "args": [{"name": "name", "required": true}], "bin": "omarchy-theme-set", "tier": "act"},
-  {"route": ["osd"], "group": "osd", "description": "Show a message", "args": [{"name": "message", "required": true}], "bin": "omarchy-osd", "tier": "act"},
-  {"route": ["font", "set"], "group": "font", "description": "Set the font", "args": [{"name": "font", "required": true, "variadic": true}], "bin": "omarchy-font-set", "tier": "act"}
+        r#"{"ok": true, "commands": [
+  {"route": "omarchy theme set", "binary": "omarchy-theme-set", "group": "theme", "name": "set", "summary": "Switch theme", "requires_sudo": false, "hidden": false, "args": "<theme-name>", "examples": [], "aliases": [], "filename_route": "omarchy theme set", "routes": ["omarchy theme set"]},
+  {"route": "omarchy osd", "binary": "omarchy-osd", "group": "osd", "name": "", "summary": "Show a message", "requires_sudo": false, "hidden": false, "args": "[-i|--icon <icon>] [-m|--message <text>]", "examples": [], "aliases": [], "filename_route": "omarchy osd", "routes": ["omarchy osd"]},
+  {"route": "omarchy font set", "binary": "omarchy-font-set", "group": "font", "name": "set", "summary": "Set the font", "requires_sudo": false, "hidden": false, "args": "<font-name> [style...]", "examples": [], "aliases": [], "filename_route": "omarchy font set", "routes": ["omarchy font set"]}
 ]}"#,
     )
     .unwrap();
@@ -199,6 +200,7 @@ fn rig() -> Rig {
     for name in [
         "omarchy",
         "omarchy-osd",
+        "omarchy-font-set",
         "omarchy-theme-set",
         "omarchy-theme-bg-next",
         "notify-send",

@@ -71,6 +71,7 @@ pub(super) struct Ticket {
     tool: String,
     route: String,
     summary: String,
+    fingerprint: String,
     args_sha256: String,
     settled: watch::Receiver<Option<Settled>>,
 }
@@ -100,6 +101,9 @@ pub(super) struct Ask<'a> {
     pub tool: &'a str,
     pub route: &'a str,
     pub summary: &'a str,
+    /// The resolved action's fingerprint: a standing rule made from the answer covers this
+    /// exact action only, a relay's ticket this exact call only.
+    pub fingerprint: &'a str,
     pub tier: Tier,
     pub canonical: &'a Value,
     pub budget: &'a Budget,
@@ -188,7 +192,9 @@ impl Gate {
             route: a.route.to_owned(),
             summary: a.summary.to_owned(),
             tier: a.tier,
-            args: rec.r.args.clone(),
+            // The person sees every argument whole (clipboard text included); the audit record
+            // keeps its truncation and redaction.
+            args: a.canonical.clone(),
             created: now,
             deadline: now + a.config.approval.timeout.as_secs(),
             rule_allowed: a.rule_allowed,
@@ -212,6 +218,7 @@ impl Gate {
                 tool: a.tool.to_owned(),
                 route: a.route.to_owned(),
                 summary: a.summary.to_owned(),
+                fingerprint: a.fingerprint.to_owned(),
                 args_sha256: args_digest(a.canonical),
                 settled: rx,
             },
@@ -296,6 +303,7 @@ impl Gate {
             if t.tool != a.tool
                 || t.route != a.route
                 || t.summary != a.summary
+                || t.fingerprint != a.fingerprint
                 || t.args_sha256 != args_digest(a.canonical)
             {
                 return Err((
@@ -344,6 +352,7 @@ struct OwnedAsk {
     client: String,
     tool: String,
     route: String,
+    fingerprint: String,
     canonical: Value,
     rule_allowed: bool,
 }
@@ -354,6 +363,7 @@ impl OwnedAsk {
             client: a.client.name.clone(),
             tool: a.tool.to_owned(),
             route: a.route.to_owned(),
+            fingerprint: a.fingerprint.to_owned(),
             canonical: a.canonical.clone(),
             rule_allowed: a.rule_allowed,
         }
@@ -374,6 +384,7 @@ impl OwnedAsk {
                     client: self.client.clone(),
                     tool: self.tool.clone(),
                     route: self.route.clone(),
+                    command: self.fingerprint.clone(),
                     args: archgate_policy::ArgPattern::exact(self.canonical.clone()),
                     ttl: None,
                     max_uses_per_day: None,

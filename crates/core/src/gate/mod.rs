@@ -30,7 +30,7 @@ use crate::counters::Counters;
 use crate::paths::Paths;
 use crate::person::{PersonState, now_secs};
 use crate::resolve::Resolver;
-use crate::tool::{CallCx, DynTool, ToolError, ToolOutput};
+use crate::tool::{Action, CallCx, DynTool, Plan, Probe, ToolError, ToolOutput};
 
 /// Told of every finished call (HTTP mode prints a frame per call).
 pub type Observer = Box<dyn Fn(&Record) + Send + Sync>;
@@ -86,6 +86,19 @@ impl Catalogue {
 pub fn is_visible(t: &dyn DynTool, client: &Client, config: &Config) -> bool {
     let s = t.spec();
     !config.tools.disabled.contains(s.name) && client.grant.permits(s.name, s.tier)
+}
+
+/// What the gate would decide for one call (see [`Gate::explain`]).
+#[derive(Debug)]
+pub struct Explained {
+    /// What resolution settled (the plan's words when the plan was already denied).
+    pub action: Action,
+    /// Policy's decision on it.
+    pub decision: archgate_policy::Decision,
+    /// The standing rule that would approve it without asking, if any.
+    pub standing_rule: Option<String>,
+    /// Whether developer mode would approve it without asking.
+    pub developer_mode: bool,
 }
 
 /// How one call ended, for the transport to render.
@@ -233,6 +246,81 @@ impl Gate {
         }
     }
 
+    /// What the gate would decide for this call, without charging, asking or running anything
+    /// but resolution's read-only look-ups: the same plan, resolution and decision `call` takes,
+    /// and whether a standing rule or developer mode would approve it. `archgate policy explain`
+    /// prints this, so it can never explain a different decision than the gate takes.
+    pub async fn explain(
+        &self,
+        client: &Client,
+        tool_name: &str,
+        args: Value,
+    ) -> Result<Explained, ToolError> {
+        let config = self.config.current();
+        let tool = self.catalogue.get(tool_name).cloned().ok_or_else(|| {
+            ToolError::new("unknown_tool", format!("no tool named {tool_name:?}"))
+        })?;
+        let spec = tool.spec();
+        if !is_visible(tool.as_ref(), client, &config) {
+            return Err(ToolError::new(
+                "not_granted",
+                format!("{} is not available to client {:?}", spec.name, client.name),
+            ));
+        }
+        let parsed = tool
+            .parse(args.clone())
+            .map_err(|e| ToolError::new("invalid_arguments", e.0))?;
+        let plan = tool.plan(parsed.as_ref());
+        let early = self.decide(
+            &config,
+            client,
+            spec.name,
+            &Action::from_plan(&plan),
+            &plan.argv,
+        );
+        if early.verdict == Verdict::Deny {
+            return Ok(Explained {
+                action: Action::from_plan(&plan),
+                decision: early,
+                standing_rule: None,
+                developer_mode: false,
+            });
+        }
+        let cx = CallCx {
+            id: "explain".into(),
+            client: client.name.clone(),
+            config: config.clone(),
+            resolver: self.resolver(&config),
+        };
+        let (action, _run) = self
+            .resolve(&cx, &config, &*tool, &plan, parsed)
+            .await
+            .map_err(|(_, e)| e)?;
+        let decision = self.decide(&config, client, spec.name, &action, &[]);
+        let now = now_secs();
+        let standing_rule = (decision.verdict == Verdict::Ask
+            && decision.tier != Tier::Destructive)
+            .then(|| {
+                self.person.matching_rule(
+                    &client.name,
+                    spec.name,
+                    &action.route,
+                    &action.fingerprint(),
+                    &args,
+                    now,
+                )
+            })
+            .flatten()
+            .map(|r| r.id);
+        Ok(Explained {
+            developer_mode: decision.verdict == Verdict::Ask
+                && self.person.dev_mode_until(now).is_some(),
+            action,
+            decision,
+            standing_rule,
+        })
+    }
+
     async fn run(
         &self,
         rec: &mut Pending<'_>,
@@ -243,7 +331,82 @@ impl Gate {
         relay: &Relay,
     ) -> Result<ToolOutput, (Outcome, ToolError)> {
         let now = now_secs();
-        // Admit: the tool exists, is enabled and granted; the budget has room; the arguments fit.
+        let budget = budget_of(config);
+        let (tool, parsed) = self.admit(rec, config, client, tool, &args, &budget, now)?;
+        let spec = tool.spec();
+
+        // Decide on the words alone: a denied plan is refused before anything is looked up.
+        let plan = tool.plan(parsed.as_ref());
+        rec.r.route = Some(plan.route.clone());
+        let early = self.decide(
+            config,
+            client,
+            spec.name,
+            &Action::from_plan(&plan),
+            &plan.argv,
+        );
+        if early.verdict == Verdict::Deny {
+            rec.decision(&early);
+            return Err(refused(&early));
+        }
+
+        // Resolve: what exactly will run, on what, under which canonical route.
+        let cx = CallCx {
+            id: rec.r.id.clone(),
+            client: client.name.clone(),
+            config: config.clone(),
+            resolver: self.resolver(config),
+        };
+        let (action, run) = self.resolve(&cx, config, &*tool, &plan, parsed).await?;
+        rec.r.route = Some(action.route.clone());
+        rec.r.target = Some(action.summary());
+
+        // Decide on what resolution settled: this is the decision that counts.
+        let decision = self.decide(config, client, spec.name, &action, &[]);
+        rec.decision(&decision);
+        if decision.verdict == Verdict::Deny {
+            return Err(refused(&decision));
+        }
+        if !client.grant.permits(spec.name, decision.tier) {
+            return Err(not_granted_tier(client, decision.tier));
+        }
+
+        // Approve: policy, developer mode, a standing rule on this exact action, or the person.
+        self.approve(
+            rec, config, client, spec.name, &action, &decision, &args, &budget, now, relay,
+        )
+        .await?;
+
+        // Execute with a permit bound to exactly the commands that were judged and approved.
+        let permit = Permit::__issued_by_gate(
+            Arc::new(Executor::new(exec_config(config, spec.name))),
+            config.tools.timeouts.get(spec.name).copied(),
+        )
+        .bound_to(action.commands.clone());
+        self.execute(&cx, config, &*tool, permit, run).await
+    }
+
+    /// Admission: the budget is charged first (so unknown tools, ungranted tools and malformed
+    /// arguments cost the client too), then the tool must exist, be enabled and granted, and the
+    /// arguments must fit and parse.
+    #[allow(clippy::too_many_arguments)]
+    fn admit(
+        &self,
+        rec: &mut Pending<'_>,
+        config: &Config,
+        client: &Client,
+        tool: Option<Arc<dyn DynTool>>,
+        args: &Value,
+        budget: &Budget,
+        now: u64,
+    ) -> Result<(Arc<dyn DynTool>, crate::tool::Erased), (Outcome, ToolError)> {
+        if let Err(e) = self.person.charge_call(&client.name, budget, now) {
+            return Err((
+                Outcome::BudgetExhausted,
+                ToolError::new("budget_exhausted", e.to_string())
+                    .next("retry after the reset time"),
+            ));
+        }
         let Some(tool) = tool else {
             return Err((
                 Outcome::NotGranted,
@@ -259,18 +422,6 @@ impl Gate {
                     .next("give up, or ask the person to grant it (`archgate clients`) or enable it in config"),
             ));
         }
-        let budget = Budget {
-            per_minute: config.budgets.per_minute,
-            per_day: config.budgets.per_day,
-            questions_per_hour: config.budgets.questions_per_hour,
-        };
-        if let Err(e) = self.person.charge_call(&client.name, &budget, now) {
-            return Err((
-                Outcome::BudgetExhausted,
-                ToolError::new("budget_exhausted", e.to_string())
-                    .next("retry after the reset time"),
-            ));
-        }
         let size = args.to_string().len();
         if size > config.limits.max_args_bytes {
             return Err((
@@ -284,141 +435,202 @@ impl Gate {
                 ),
             ));
         }
-        let mut parsed = tool.parse(args.clone()).map_err(|e| {
+        let parsed = tool.parse(args.clone()).map_err(|e| {
             (
                 Outcome::InvalidArguments,
                 ToolError::new("invalid_arguments", e.0)
                     .next("correct the arguments against the tool's schema"),
             )
         })?;
+        Ok((tool, parsed))
+    }
 
-        // Policy: pure, under this call's snapshot.
-        let plan = tool.plan(parsed.as_ref());
-        rec.r.route = Some(plan.route.clone());
+    /// Policy, pure, under this call's snapshot: on the plan (`plan_argv`, before resolution)
+    /// or on the resolved action (its commands).
+    fn decide(
+        &self,
+        config: &Config,
+        client: &Client,
+        tool: &str,
+        action: &Action,
+        plan_argv: &[String],
+    ) -> archgate_policy::Decision {
         let acknowledged = self.person.acknowledged();
-        let decision = archgate_policy::decide(
+        let mut commands = action.argvs();
+        if !plan_argv.is_empty() {
+            commands.push(plan_argv.to_vec());
+        }
+        archgate_policy::decide(
             &CallFacts {
                 client: &client.name,
-                tool: spec.name,
-                route: &plan.route,
-                declared_tier: plan.tier,
-                argv: &plan.argv,
-                needs_sudo: plan.needs_sudo,
-                targets_archgate: plan.targets_archgate,
+                tool,
+                route: &action.route,
+                names: &action.names,
+                declared_tier: action.tier,
+                commands: &commands,
+                needs_sudo: action.needs_sudo,
+                targets_archgate: action.targets_archgate,
             },
             &PolicyInput {
                 rules: &config.policy.rules,
                 acknowledged: &acknowledged,
             },
-        );
-        rec.decision(&decision);
-        if decision.verdict == Verdict::Deny {
-            let next = if decision.tier == Tier::Blocked {
-                "give up: archgate never elevates privilege or touches itself; tell the person the command to run themselves"
-            } else {
-                "give up, or ask the person in chat to change their policy"
-            };
-            return Err((
-                Outcome::Refused,
-                ToolError::new("refused", decision.reason.to_string()).next(next),
-            ));
-        }
-        if !client.grant.permits(spec.name, decision.tier) {
-            return Err((
-                Outcome::NotGranted,
-                ToolError::new(
-                    "not_granted",
-                    format!(
-                        "client {:?} is not granted {} calls",
-                        client.name, decision.tier
-                    ),
-                ),
-            ));
-        }
+        )
+    }
 
-        // Resolution, before anyone is asked.
-        let cx = CallCx {
-            id: rec.r.id.clone(),
-            client: client.name.clone(),
-            config: config.clone(),
-            resolver: self.resolver(config),
+    /// Resolution, with an unbound permit for read-only look-ups (policy did not deny the
+    /// plan). The plan's words stay a name of the target, so a rule on them still applies.
+    async fn resolve(
+        &self,
+        cx: &CallCx,
+        config: &Config,
+        tool: &dyn DynTool,
+        plan: &Plan,
+        parsed: crate::tool::Erased,
+    ) -> Result<(Action, crate::tool::Erased), (Outcome, ToolError)> {
+        let spec = tool.spec();
+        let probe = Probe {
+            permit: Permit::__issued_by_gate(
+                Arc::new(Executor::new(exec_config(config, spec.name))),
+                config.tools.timeouts.get(spec.name).copied(),
+            ),
         };
-        let summary = tool
-            .resolve(&cx, &mut parsed)
+        let (mut action, run) = match AssertUnwindSafe(tool.resolve(cx, &probe, plan, parsed))
+            .catch_unwind()
             .await
-            .map_err(|e| (Outcome::Unresolved, e))?;
-        let summary = summary.unwrap_or_else(|| plan.route.clone());
-        rec.r.target = Some(summary.clone());
+        {
+            Ok(r) => r.map_err(|e| (Outcome::Unresolved, e))?,
+            Err(_) => {
+                tracing::error!(
+                    tool = spec.name,
+                    "resolution panicked; archgate keeps serving"
+                );
+                return Err((
+                    Outcome::Panicked,
+                    ToolError::new(
+                        "internal_error",
+                        "resolving the call failed unexpectedly; this is a bug in archgate",
+                    ),
+                ));
+            }
+        };
+        if action.route != plan.route && !action.names.contains(&plan.route) {
+            action.names.push(plan.route.clone());
+        }
+        // What the plan knew of sudo and of archgate itself is never unlearned by resolution.
+        action.needs_sudo |= plan.needs_sudo;
+        action.targets_archgate |= plan.targets_archgate;
+        Ok((action, run))
+    }
 
-        // Approval.
-        let canonical = args;
+    /// Approval: runs when policy allows; otherwise developer mode, a standing rule on this
+    /// exact action (its use and this call are one step: a rule that cannot be used asks), or
+    /// the person.
+    #[allow(clippy::too_many_arguments)]
+    async fn approve(
+        &self,
+        rec: &mut Pending<'_>,
+        config: &Arc<Config>,
+        client: &Client,
+        tool: &str,
+        action: &Action,
+        decision: &archgate_policy::Decision,
+        args: &Value,
+        budget: &Budget,
+        now: u64,
+        relay: &Relay,
+    ) -> Result<(), (Outcome, ToolError)> {
+        use archgate_policy::ApprovedBy;
         let dev = self.person.dev_mode_until(now);
         rec.r.dev_mode = dev.is_some();
         let always_ask = decision.tier == Tier::Destructive;
-        // Standing rules only matter for a call that would otherwise ask.
+        let fingerprint = action.fingerprint();
         let rule = (decision.verdict == Verdict::Ask)
             .then(|| {
-                self.person
-                    .matching_rule(&client.name, spec.name, &plan.route, &canonical, now)
+                self.person.matching_rule(
+                    &client.name,
+                    tool,
+                    &action.route,
+                    &fingerprint,
+                    args,
+                    now,
+                )
             })
             .flatten();
-        match archgate_policy::route_approval(&decision, always_ask, dev, now, rule.as_ref()) {
-            Routing::Refuse(reason) => {
-                return Err((
-                    Outcome::Refused,
-                    ToolError::new("refused", reason.to_string()),
-                ));
-            }
-            Routing::Approved { by } => {
-                use archgate_policy::ApprovedBy;
-                let (channel, rule_id) = match by {
-                    ApprovedBy::Policy => ("policy", None),
-                    ApprovedBy::DeveloperMode => ("developer_mode", None),
-                    ApprovedBy::StandingRule(id) => {
-                        let used = self.person.use_matching_rule(
-                            &client.name,
-                            spec.name,
-                            &plan.route,
-                            &canonical,
-                            now,
-                        );
-                        ("standing_rule", used.or(Some(id)))
+        let mut routing =
+            archgate_policy::route_approval(decision, always_ask, dev, now, rule.as_ref());
+        if let Routing::Approved {
+            by: ApprovedBy::StandingRule(_),
+        } = routing
+        {
+            // The rule may have been revoked or used up since the peek: then the person decides.
+            match self.person.use_matching_rule(
+                &client.name,
+                tool,
+                &action.route,
+                &fingerprint,
+                args,
+                now,
+            ) {
+                Some(id) => {
+                    routing = Routing::Approved {
+                        by: ApprovedBy::StandingRule(id),
                     }
-                };
-                if channel != "policy" {
-                    rec.r.approval = Some(ApprovalRecord {
-                        outcome: "auto".into(),
-                        channel: Some(channel.into()),
-                        rule_id,
-                    });
                 }
+                None => routing = Routing::AskPerson,
+            }
+        }
+        match routing {
+            Routing::Refuse(reason) => Err((
+                Outcome::Refused,
+                ToolError::new("refused", reason.to_string()),
+            )),
+            Routing::Approved { by } => {
+                let (channel, rule_id) = match by {
+                    ApprovedBy::Policy => return Ok(()),
+                    ApprovedBy::DeveloperMode => ("developer_mode", None),
+                    ApprovedBy::StandingRule(id) => ("standing_rule", Some(id)),
+                };
+                rec.r.approval = Some(ApprovalRecord {
+                    outcome: "auto".into(),
+                    channel: Some(channel.into()),
+                    rule_id,
+                });
+                Ok(())
             }
             Routing::AskPerson => {
+                let summary = action.summary();
                 let ask = ask::Ask {
                     config,
                     client,
-                    tool: spec.name,
-                    route: &plan.route,
+                    tool,
+                    route: &action.route,
                     summary: &summary,
+                    fingerprint: &fingerprint,
                     tier: decision.tier,
-                    canonical: &canonical,
-                    budget: &budget,
+                    canonical: args,
+                    budget,
                     rule_allowed: !always_ask,
                 };
-                self.ask_person(rec, ask, relay).await?;
+                self.ask_person(rec, ask, relay).await
             }
         }
+    }
 
-        // Execute, with the permit only this function issues.
-        let exec_cfg = exec_config(config, spec.name);
-        let permit = Permit::__issued_by_gate(
-            Arc::new(Executor::new(exec_cfg)),
-            config.tools.timeouts.get(spec.name).copied(),
-        );
-        let run = AssertUnwindSafe(tool.execute(&cx, permit, parsed))
+    /// Execution, with a panic caught and the answer held to the output limit.
+    async fn execute(
+        &self,
+        cx: &CallCx,
+        config: &Config,
+        tool: &dyn DynTool,
+        permit: Permit,
+        run: crate::tool::Erased,
+    ) -> Result<ToolOutput, (Outcome, ToolError)> {
+        let spec = tool.spec();
+        let output = match AssertUnwindSafe(tool.execute(cx, permit, run))
             .catch_unwind()
-            .await;
-        let output = match run {
+            .await
+        {
             Ok(Ok(o)) => o,
             Ok(Err(e)) => return Err((Outcome::ToolError, e)),
             Err(_) => {
@@ -448,6 +660,36 @@ impl Gate {
         }
         Ok(output)
     }
+}
+
+fn budget_of(config: &Config) -> Budget {
+    Budget {
+        per_minute: config.budgets.per_minute,
+        per_day: config.budgets.per_day,
+        questions_per_hour: config.budgets.questions_per_hour,
+    }
+}
+
+fn refused(d: &archgate_policy::Decision) -> (Outcome, ToolError) {
+    let next = if d.tier == Tier::Blocked {
+        "give up: archgate never elevates privilege or touches itself; tell the person the command to run themselves"
+    } else {
+        "give up, or ask the person in chat to change their policy"
+    };
+    (
+        Outcome::Refused,
+        ToolError::new("refused", d.reason.to_string()).next(next),
+    )
+}
+
+fn not_granted_tier(client: &Client, tier: Tier) -> (Outcome, ToolError) {
+    (
+        Outcome::NotGranted,
+        ToolError::new(
+            "not_granted",
+            format!("client {:?} is not granted {tier} calls", client.name),
+        ),
+    )
 }
 
 fn exec_config(config: &Config, _tool: &str) -> ExecConfig {

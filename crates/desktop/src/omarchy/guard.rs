@@ -100,7 +100,8 @@ pub fn targets_archgate(inv: Invocation<'_>) -> bool {
             if words.iter().chain(args).any(|w| names_self(w)) {
                 return true;
             }
-            let ws: Vec<String> = words.iter().flat_map(|w| parts(w)).collect();
+            // The verb may be the route's word or its first arguments (`omarchy plugin disable X`).
+            let ws: Vec<String> = words.iter().chain(args).flat_map(|w| parts(w)).collect();
             let has_verb = ws.iter().any(|w| LIFECYCLE_VERBS.contains(&w.as_str()));
             let plugin = ws.iter().any(|w| w == "plugin" || w == "plugins");
             let shell = ws

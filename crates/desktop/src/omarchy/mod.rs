@@ -1,9 +1,11 @@
 //! Omarchy's commands: the registry (cached until Omarchy's version changes), search, and
 //! running a route through a [`Permit`].
 
+pub mod classify;
 pub mod guard;
 pub mod registry;
 pub mod search;
+pub mod usage;
 
 use std::sync::Arc;
 
@@ -14,9 +16,11 @@ use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
 use crate::programs::{self, Program};
 
+pub use classify::{RouteTier, classify};
 pub use guard::{Invocation, targets_archgate};
-pub use registry::{Registry, Route, RouteArg, SuggestedTier};
+pub use registry::{Registry, Route, spelling};
 pub use search::SearchHit;
+pub use usage::{Flag, Slot, Usage};
 
 /// How a program run by a route or call ended, as the agent sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -48,13 +52,25 @@ impl CommandOutcome {
     }
 }
 
-/// The command that runs `route` with `args`: `omarchy <route words…> <args…>`, after checking
-/// the arguments against the registry. Pure: the gate shows this before anything runs.
+/// The command that runs `route` with `args`: the route's own script (found in the trusted
+/// program directories) with the arguments as given, after checking them against the route's
+/// usage. Pure: the gate shows and judges exactly this before anything runs. No `--` is added:
+/// Omarchy's scripts do not parse it (the dispatcher hands it to them as an argument).
 pub fn route_command(route: &Route, args: &[String]) -> Result<CommandSpec> {
     Registry::check_args(route, args)?;
-    Ok(CommandSpec::new(Program::Omarchy.name())
-        .args(route.words.iter().cloned())
-        .args(args.iter().cloned()))
+    Ok(CommandSpec::new(route.binary.clone()).args(args.iter().cloned()))
+}
+
+/// A route resolved with its arguments: the command and the exact spec that will run.
+#[derive(Debug, Clone)]
+pub struct RouteCall {
+    /// The registry entry.
+    pub route: Route,
+    /// Exactly what runs (the environment of the person's session applied).
+    pub spec: CommandSpec,
+    /// The call would stop, restart, reconfigure or remove archgate or its supervisor (by the
+    /// route or by its arguments).
+    pub targets_archgate: bool,
 }
 
 impl Desktop {
@@ -93,7 +109,7 @@ impl Desktop {
         }
         let spec = Program::Omarchy
             .spec(&self.env)
-            .args(["commands", "--json"])
+            .args(["commands", "--all", "--json"])
             .timeout(self.config.program_timeout);
         let out = programs::run_ok(permit, Program::Omarchy, spec).await?;
         if out.truncated {
@@ -102,10 +118,7 @@ impl Desktop {
                 limit: permit.executor().config().output_cap,
             });
         }
-        let mut reg = Registry::parse(&out.stdout)?;
-        // The cache key is the version we checked, whatever the listing says about itself.
-        reg.version = Some(version);
-        let reg = Arc::new(reg);
+        let reg = Arc::new(Registry::parse(&out.stdout, Some(&version))?);
         *cache = Some(Arc::clone(&reg));
         Ok(reg)
     }
@@ -126,38 +139,60 @@ impl Desktop {
         Ok(self.omarchy_registry(permit).await?.search(query, limit))
     }
 
-    /// `omarchy_run`: runs `omarchy <route> <args…>`. The route must exist in the registry.
-    /// Policy has already judged the route (`needs_sudo` and `targets_archgate` are blocked)
-    /// before the permit was issued; this refuses them again, as a second lock.
-    pub async fn omarchy_run(
+    /// Resolves `route` (any spelling) with `args` against the registry: the usage is checked
+    /// and the exact command built. Whether it needs root or reaches archgate is said in the
+    /// answer, for policy to block; [`Desktop::run_route`] refuses those again.
+    pub async fn resolve_route(
         &self,
         permit: &Permit,
         route: &str,
         args: &[String],
-    ) -> Result<CommandOutcome> {
+    ) -> Result<RouteCall> {
         let reg = self.omarchy_registry(permit).await?;
-        let route = reg.resolve(route)?;
-        let spec = route_command(route, args)?;
-        if route.needs_sudo {
-            return Err(DesktopError::Blocked {
-                command: spec.display(),
-                reason: "the route elevates privilege; run it yourself in a terminal",
-            });
-        }
-        if route.targets_archgate
+        let route = reg.resolve(route)?.clone();
+        let spec = route_command(&route, args)?;
+        let targets = route.targets_archgate
             || targets_archgate(Invocation::Route {
                 words: &route.words,
                 args,
-            })
-        {
+            });
+        let spec = self.env.apply_to(spec.timeout(self.config.program_timeout));
+        Ok(RouteCall {
+            route,
+            spec,
+            targets_archgate: targets,
+        })
+    }
+
+    /// Runs a resolved route: exactly its spec. Sudo routes and calls that reach archgate are
+    /// refused here too, as a second lock behind policy.
+    pub async fn run_route(&self, permit: &Permit, call: &RouteCall) -> Result<CommandOutcome> {
+        if call.route.requires_sudo {
             return Err(DesktopError::Blocked {
-                command: spec.display(),
+                command: call.spec.display(),
+                reason: "the route needs root; run it yourself in a terminal",
+            });
+        }
+        if call.targets_archgate {
+            return Err(DesktopError::Blocked {
+                command: call.spec.display(),
                 reason: "the route would stop, restart, reconfigure or remove archgate or its supervisor",
             });
         }
-        let spec = self.env.apply_to(spec);
+        self.run_command(permit, Program::Omarchy, call.spec.clone())
+            .await
+    }
+
+    /// Runs a command resolution built (a route, a shell call), reporting how it ended; a
+    /// missing program is named by the package that provides `program`'s family.
+    pub async fn run_command(
+        &self,
+        permit: &Permit,
+        program: Program,
+        spec: CommandSpec,
+    ) -> Result<CommandOutcome> {
         let shown = spec.display();
-        let out = programs::run_any(permit, Program::Omarchy, spec).await?;
+        let out = programs::run_any(permit, program, spec).await?;
         Ok(CommandOutcome::from_output(shown, &out))
     }
 }

@@ -1,97 +1,75 @@
-//! Omarchy's command registry, as `omarchy commands --json` prints it, parsed leniently.
+//! Omarchy's command registry, exactly as Omarchy 4's dispatcher prints it.
 //!
-//! # The shape we expect
+//! # The shape
 //!
-//! Omarchy's own listing is the documentation of every route, so archgate never hard-codes
-//! routes. The shape below is what this parser accepts (our snapshot files under
-//! `crates/desktop/tests/data/` are written in it). Either a top-level array of commands or an
-//! object with the array under `commands` (or `routes`), plus an optional `version`:
+//! Learned from the real program: `OMARCHY_PATH=DIR DIR/bin/omarchy commands --all --json` in
+//! the public Omarchy repository (4.0.0.alpha, ~370 commands), which builds each entry from a
+//! script's `# omarchy:…=` header lines:
 //!
 //! ```json
-//! { "version": "3.1.2",
+//! { "ok": true,
 //!   "commands": [
-//!     { "route": ["theme", "set"],          // or "theme set"; alias: "name"
-//!       "group": "theme",                    // default: the first route word
-//!       "description": "Switch to an installed theme",
-//!       "usage": "omarchy theme set <name>",
-//!       "args": [{ "name": "name", "required": true, "description": "theme name" }],
-//!       "bin": "omarchy-theme-set",          // the script behind the route (alias: "script")
-//!       "sudo": false,                       // aliases: "needs_sudo", "requires_sudo", "root"
-//!       "tier": "act",                       // read | act | destructive (alias: "safety")
-//!       "interactive": false,                // opens a terminal UI or asks the person
-//!       "tags": ["toggle"] } ] }
+//!     { "route": "omarchy theme set", "binary": "omarchy-theme-set", "group": "theme",
+//!       "name": "set", "summary": "…", "requires_sudo": false, "hidden": false,
+//!       "args": "<theme-name>", "examples": ["omarchy theme set tokyo-night"],
+//!       "aliases": [], "filename_route": "omarchy theme set",
+//!       "routes": ["omarchy theme set"] } ] }
 //! ```
 //!
-//! Every field but the route is optional. Where `sudo` is absent a route still counts as needing
-//! privilege when its tags say `sudo`/`root`/`privileged` or its description mentions `sudo`.
-//! Where `tier` is absent it is suggested from the route's verbs (see [`suggest_tier`]).
+//! `route` is the canonical spelling; `routes`, `aliases` and `filename_route` are other
+//! spellings of the same command. `args` is a usage string (see [`Usage`]). There are no tiers:
+//! [`classify`] gives them. The version is not in the listing; the caller passes the version it
+//! read (`$OMARCHY_PATH/version`), which is also the cache key.
+//!
+//! archgate runs a route's `binary` itself (found in the trusted program directories), never
+//! the dispatcher: what the person approves is the script that runs.
+
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::error::{DesktopError, Result};
+use crate::omarchy::classify::{RouteTier, classify};
 use crate::omarchy::guard::{Invocation, targets_archgate};
+use crate::omarchy::usage::Usage;
 
-/// How much a route can change, as Omarchy's metadata (or its verbs) suggest. Policy takes it as
-/// a hint; `needs_sudo` routes are blocked whatever the tier says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SuggestedTier {
-    /// Only looks.
-    Read,
-    /// Changes something that is easy to change back.
-    Act,
-    /// Removes, resets or stops something.
-    Destructive,
-}
-
-/// One argument a route takes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RouteArg {
-    /// Its name.
-    pub name: String,
-    /// Whether it must be given.
-    pub required: bool,
-    /// Whether it takes any number of values (must be last).
-    pub variadic: bool,
-    /// What it means.
-    pub description: Option<String>,
-}
-
-/// One route of `omarchy`, with what policy needs to judge it.
+/// One command of the registry, with what policy needs to judge it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Route {
-    /// The route words joined by spaces, e.g. `theme set`.
+    /// The canonical route, e.g. `omarchy theme set`.
     pub route: String,
-    /// The route words, e.g. `["theme", "set"]`.
+    /// Its words after `omarchy`, e.g. `["theme", "set"]`.
     pub words: Vec<String>,
-    /// Its group (first word unless the registry says otherwise).
+    /// The script that runs (a file name in Omarchy's `bin/`).
+    pub binary: String,
+    /// Its group.
     pub group: String,
     /// What it does.
-    pub description: String,
-    /// How it is called, as the registry says.
-    pub usage: Option<String>,
-    /// Its arguments, when the registry lists them.
-    pub args: Vec<RouteArg>,
-    /// The script behind it, when the registry names it.
-    pub bin: Option<String>,
-    /// It elevates privilege (sudo, pkexec…): policy blocks it, always.
-    pub needs_sudo: bool,
-    /// Suggested tier.
-    pub tier: SuggestedTier,
-    /// It opens an interactive terminal UI or asks the person.
-    pub interactive: bool,
-    /// Tags from the registry.
-    pub tags: Vec<String>,
+    pub summary: String,
+    /// It needs root: policy blocks it, always.
+    pub requires_sudo: bool,
+    /// Omarchy hides it from its own listings (internal helpers); it can still be run by name.
+    pub hidden: bool,
+    /// The usage string as the registry gives it.
+    pub args: String,
+    /// The usage, read.
+    pub usage: Usage,
+    /// Examples from the registry.
+    pub examples: Vec<String>,
+    /// Every other spelling of this command (`omarchy background` for
+    /// `omarchy theme bg-switcher`).
+    pub aliases: Vec<String>,
+    /// Its tier from the classification table; at least `act` when the usage is unreadable.
+    pub tier: RouteTier,
     /// It would stop, restart, reconfigure or remove archgate or Omarchy's plugin machinery:
     /// policy blocks it.
     pub targets_archgate: bool,
 }
 
 impl Route {
-    /// Whether the registry marks this route as one of Omarchy's toggles.
+    /// Whether this is one of Omarchy's toggles (`omarchy toggle …`, `… toggle`).
     pub fn is_toggle(&self) -> bool {
-        self.group == "toggle" || self.tags.iter().any(|t| t == "toggle")
+        self.group == "toggle" || self.words.iter().any(|w| w == "toggle")
     }
 
     /// The name a toggle goes by: its words without the group and without `toggle`, joined by
@@ -105,283 +83,225 @@ impl Route {
             .filter(|w| *w != "toggle" && *w != self.group)
             .collect();
         if rest.is_empty() {
-            self.route.replace(' ', "-")
+            self.words.join("-")
         } else {
             rest.join("-").to_lowercase()
         }
     }
+
+    /// Every name of this command: the canonical route and its aliases.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.route.as_str()).chain(self.aliases.iter().map(String::as_str))
+    }
 }
 
 /// The parsed registry.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Registry {
-    /// Omarchy's version, when the listing or the caller says.
+    /// Omarchy's version this listing was read under.
     pub version: Option<String>,
-    /// Every route, sorted by route.
+    /// Every command, sorted by canonical route.
     pub routes: Vec<Route>,
+    /// Every spelling (words after `omarchy`, one space apart) → index in `routes`.
+    #[serde(skip)]
+    by_name: HashMap<String, usize>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
+impl PartialEq for Registry {
+    fn eq(&self, other: &Self) -> bool {
+        self.version == other.version && self.routes == other.routes
+    }
+}
+
+/// The top of `omarchy commands --json`.
+#[derive(Deserialize)]
+struct Listing {
+    ok: bool,
+    #[serde(default)]
+    commands: Option<Vec<serde_json::Value>>,
+}
+
+/// One entry as the dispatcher prints it. Fields Omarchy may add later are ignored.
+#[derive(Deserialize)]
 struct RawCommand {
-    #[serde(alias = "name", alias = "command")]
-    route: Option<Value>,
-    group: Option<String>,
-    #[serde(alias = "summary", alias = "help")]
-    description: Option<String>,
-    usage: Option<String>,
-    #[serde(alias = "arguments")]
-    args: Option<Vec<Value>>,
-    #[serde(alias = "script", alias = "exec")]
-    bin: Option<String>,
-    #[serde(alias = "needs_sudo", alias = "requires_sudo", alias = "root")]
-    sudo: Option<bool>,
-    #[serde(alias = "safety", alias = "risk")]
-    tier: Option<String>,
-    interactive: Option<bool>,
-    tags: Vec<String>,
+    route: String,
+    binary: String,
+    #[serde(default)]
+    group: String,
+    #[serde(default)]
+    summary: String,
+    #[serde(default)]
+    requires_sudo: bool,
+    #[serde(default)]
+    hidden: bool,
+    #[serde(default)]
+    args: String,
+    #[serde(default)]
+    examples: Vec<String>,
+    #[serde(default)]
+    aliases: Vec<String>,
+    #[serde(default)]
+    filename_route: String,
+    #[serde(default)]
+    routes: Vec<String>,
 }
 
-/// Route verbs that only look.
-const READ_VERBS: &[&str] = &[
-    "list",
-    "current",
-    "show",
-    "status",
-    "get",
-    "info",
-    "version",
-    "search",
-    "present",
-    "missing",
-    "remaining",
-    "check",
-    "help",
-    "print",
-    "which",
-    "debug",
-    "keybindings",
-    "commands",
-];
-/// Route verbs that remove, reset, stop or end something.
-const DESTRUCTIVE_VERBS: &[&str] = &[
-    "remove",
-    "uninstall",
-    "delete",
-    "reset",
-    "refresh",
-    "reinstall",
-    "wipe",
-    "purge",
-    "shutdown",
-    "reboot",
-    "logout",
-    "password",
-    "format",
-    "clean",
-    "kill",
-    "close-all",
-    "migrate",
-    "update",
-    "upgrade",
-    "downgrade",
-    "channel-set",
-    "branch-set",
-];
-
-/// The tier suggested by a route's words when the registry gives none: read verbs read,
-/// destructive verbs are destructive, everything else acts.
-pub fn suggest_tier(words: &[String]) -> SuggestedTier {
-    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
-    if lower
-        .iter()
-        .any(|w| DESTRUCTIVE_VERBS.contains(&w.as_str()))
-    {
-        SuggestedTier::Destructive
-    } else if lower
-        .last()
-        .is_some_and(|w| READ_VERBS.contains(&w.as_str()))
-    {
-        SuggestedTier::Read
-    } else {
-        SuggestedTier::Act
+/// `omarchy theme  set` / `theme set` → `theme set`; `None` when it has no words or a word
+/// that is not printable.
+pub fn spelling(route: &str) -> Option<String> {
+    let mut words: Vec<&str> = route.split_whitespace().collect();
+    if words.first() == Some(&"omarchy") {
+        words.remove(0);
     }
-}
-
-fn parse_tier(s: &str) -> Option<SuggestedTier> {
-    match s.to_ascii_lowercase().as_str() {
-        "read" | "safe" | "readonly" | "read-only" | "read_only" => Some(SuggestedTier::Read),
-        "act" | "write" | "change" | "normal" => Some(SuggestedTier::Act),
-        "destructive" | "danger" | "dangerous" => Some(SuggestedTier::Destructive),
-        _ => None,
-    }
-}
-
-fn route_words(v: &Value) -> Option<Vec<String>> {
-    let words: Vec<String> = match v {
-        Value::String(s) => s
-            .trim()
-            .trim_start_matches("omarchy ")
-            .split_whitespace()
-            .map(str::to_owned)
-            .collect(),
-        Value::Array(a) => a
-            .iter()
-            .map(|w| w.as_str().map(str::to_owned))
-            .collect::<Option<Vec<_>>>()?,
-        _ => return None,
-    };
     let ok = !words.is_empty()
         && words
             .iter()
-            .all(|w| !w.is_empty() && !w.starts_with('-') && !w.chars().any(char::is_whitespace));
-    ok.then_some(words)
+            .all(|w| !w.starts_with('-') && w.chars().all(|c| c.is_ascii_graphic()));
+    ok.then(|| words.join(" ").to_ascii_lowercase())
 }
 
-fn parse_arg(v: &Value) -> Option<RouteArg> {
-    match v {
-        Value::String(s) => {
-            let variadic = s.contains("...") || s.contains('…');
-            let required = !s.starts_with('[');
-            let name = s.trim_matches(|c| "<>[].… ".contains(c)).to_owned();
-            Some(RouteArg {
-                name,
-                required,
-                variadic,
-                description: None,
-            })
-        }
-        Value::Object(o) => Some(RouteArg {
-            name: o.get("name")?.as_str()?.to_owned(),
-            required: o.get("required").and_then(Value::as_bool).unwrap_or(false),
-            variadic: o.get("variadic").and_then(Value::as_bool).unwrap_or(false),
-            description: o
-                .get("description")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        }),
-        _ => None,
-    }
-}
-
-fn mentions_sudo(text: &str) -> bool {
-    let lower = text.to_lowercase();
-    lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .any(|w| matches!(w, "sudo" | "pkexec" | "doas" | "run0" | "su"))
-        || lower.contains("root privileges")
-        || lower.contains("as root")
+fn bad_entry(version: Option<&str>, index: usize, route: Option<&str>, why: &str) -> String {
+    format!(
+        "Omarchy {}: entry {index}{}: {why}",
+        version.unwrap_or("(unknown version)"),
+        route.map(|r| format!(" ({r:?})")).unwrap_or_default()
+    )
 }
 
 impl Registry {
-    /// Parses the JSON of `omarchy commands --json`. Entries without a usable route are skipped
-    /// (and logged); a listing that is not JSON, or has no routes at all, is `malformed`.
-    pub fn parse(json: &[u8]) -> Result<Registry> {
-        let top: Value = serde_json::from_slice(json)
-            .map_err(|e| DesktopError::malformed("omarchy commands --json", e))?;
-        let (version, list) = match top {
-            Value::Array(a) => (None, a),
-            Value::Object(mut o) => {
-                let version = o.get("version").and_then(Value::as_str).map(str::to_owned);
-                let list = ["commands", "routes"]
-                    .iter()
-                    .find_map(|k| match o.remove(*k) {
-                        Some(Value::Array(a)) => Some(a),
-                        _ => None,
-                    })
-                    .ok_or_else(|| {
-                        DesktopError::malformed("omarchy commands --json", "no `commands` array")
-                    })?;
-                (version, list)
-            }
-            _ => {
-                return Err(DesktopError::malformed(
-                    "omarchy commands --json",
-                    "neither an array nor an object",
-                ));
-            }
+    /// Parses `omarchy commands --all --json` as Omarchy `version` printed it. An entry that
+    /// cannot be read is skipped with one warning for the whole listing; a listing that is not
+    /// that JSON, says `ok: false`, or has no readable entry is `malformed`, naming the version
+    /// and the first bad entry.
+    pub fn parse(json: &[u8], version: Option<&str>) -> Result<Registry> {
+        const WHAT: &str = "omarchy commands --json";
+        let listing: Listing = serde_json::from_slice(json).map_err(|e| {
+            DesktopError::malformed(
+                WHAT,
+                format!("Omarchy {}: {e}", version.unwrap_or("(unknown version)")),
+            )
+        })?;
+        if !listing.ok {
+            return Err(DesktopError::malformed(
+                WHAT,
+                format!(
+                    "Omarchy {} answered ok: false",
+                    version.unwrap_or("(unknown version)")
+                ),
+            ));
+        }
+        let Some(list) = listing.commands else {
+            return Err(DesktopError::malformed(WHAT, "no `commands` array"));
         };
-        let mut routes = Vec::with_capacity(list.len());
-        for entry in list {
-            let raw: RawCommand = match serde_json::from_value(entry) {
-                Ok(r) => r,
-                Err(e) => {
-                    tracing::warn!(error = %e, "skipping an unreadable Omarchy registry entry");
-                    continue;
+        let mut routes: Vec<Route> = Vec::with_capacity(list.len());
+        let mut skipped = 0usize;
+        let mut first_bad: Option<String> = None;
+        for (i, entry) in list.into_iter().enumerate() {
+            let shown = entry
+                .get("route")
+                .and_then(|r| r.as_str())
+                .map(str::to_owned);
+            match Self::route_from(entry) {
+                Ok(r) => routes.push(r),
+                Err(why) => {
+                    skipped += 1;
+                    first_bad.get_or_insert_with(|| bad_entry(version, i, shown.as_deref(), &why));
                 }
-            };
-            let Some(words) = raw.route.as_ref().and_then(route_words) else {
-                tracing::warn!("skipping an Omarchy registry entry without a usable route");
-                continue;
-            };
-            routes.push(Self::route_from(raw, words));
+            }
         }
         if routes.is_empty() {
             return Err(DesktopError::malformed(
-                "omarchy commands --json",
-                "no routes listed",
+                WHAT,
+                first_bad.unwrap_or_else(|| "no commands listed".to_owned()),
             ));
+        }
+        if let Some(first) = &first_bad {
+            tracing::warn!(skipped, first = %first, "skipped unreadable Omarchy registry entries");
         }
         routes.sort_by(|a, b| a.route.cmp(&b.route));
         routes.dedup_by(|a, b| a.route == b.route);
-        Ok(Registry { version, routes })
+        let mut by_name = HashMap::with_capacity(routes.len() * 2);
+        for (i, r) in routes.iter().enumerate() {
+            for name in r.names() {
+                if let Some(key) = spelling(name) {
+                    // The first command to claim a spelling keeps it (as the dispatcher does).
+                    by_name.entry(key).or_insert(i);
+                }
+            }
+        }
+        Ok(Registry {
+            version: version.map(str::to_owned),
+            routes,
+            by_name,
+        })
     }
 
-    fn route_from(raw: RawCommand, words: Vec<String>) -> Route {
-        let description = raw.description.unwrap_or_default();
-        let tags: Vec<String> = raw.tags.iter().map(|t| t.to_lowercase()).collect();
-        let needs_sudo = raw.sudo.unwrap_or(false)
-            || tags
-                .iter()
-                .any(|t| matches!(t.as_str(), "sudo" | "root" | "privileged"))
-            || mentions_sudo(&description);
-        let tier = raw
-            .tier
-            .as_deref()
-            .and_then(parse_tier)
-            .unwrap_or_else(|| suggest_tier(&words));
-        let args: Vec<RouteArg> = raw
-            .args
-            .unwrap_or_default()
+    fn route_from(entry: serde_json::Value) -> std::result::Result<Route, String> {
+        let raw: RawCommand = serde_json::from_value(entry).map_err(|e| e.to_string())?;
+        let canonical = spelling(&raw.route).ok_or("the route has no usable words")?;
+        let words: Vec<String> = canonical.split(' ').map(str::to_owned).collect();
+        let binary_ok = raw.binary.starts_with("omarchy")
+            && raw
+                .binary
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            && !raw.binary.starts_with('.');
+        if !binary_ok {
+            return Err(format!(
+                "binary {:?} is not a script name in Omarchy's bin/",
+                raw.binary
+            ));
+        }
+        let route = format!("omarchy {canonical}");
+        let mut aliases: Vec<String> = raw
+            .routes
             .iter()
-            .filter_map(parse_arg)
+            .chain(&raw.aliases)
+            .chain(std::iter::once(&raw.filename_route))
+            .filter_map(|r| spelling(r))
+            .map(|s| format!("omarchy {s}"))
+            .filter(|r| *r != route)
             .collect();
+        aliases.sort();
+        aliases.dedup();
+        let usage = Usage::parse(&raw.args);
+        let mut tier = classify(&words);
+        if !usage.is_readable() && tier == RouteTier::Read {
+            tier = RouteTier::Act;
+        }
         let targets = targets_archgate(Invocation::Route {
             words: &words,
             args: &[],
-        }) || description.to_lowercase().contains("archgate");
-        Route {
-            route: words.join(" "),
-            group: raw
-                .group
-                .filter(|g| !g.is_empty())
-                .unwrap_or_else(|| words[0].clone()),
-            description,
-            usage: raw.usage,
-            args,
-            bin: raw.bin,
-            needs_sudo,
+        }) || raw.binary.contains("archgate");
+        Ok(Route {
+            route,
+            group: if raw.group.is_empty() {
+                words[0].clone()
+            } else {
+                raw.group
+            },
+            summary: raw.summary,
+            requires_sudo: raw.requires_sudo,
+            hidden: raw.hidden,
+            args: raw.args,
+            usage,
+            examples: raw.examples,
+            aliases,
             tier,
-            interactive: raw.interactive.unwrap_or(false),
-            tags,
             targets_archgate: targets,
+            binary: raw.binary,
             words,
-        }
+        })
     }
 
-    /// The route with exactly these words (`theme set`, or `["theme","set"]` joined).
+    /// The command any of whose spellings this is (`theme set`, `omarchy theme set`, an alias).
     pub fn get(&self, route: &str) -> Option<&Route> {
-        let want: Vec<&str> = route
-            .trim()
-            .trim_start_matches("omarchy ")
-            .split_whitespace()
-            .collect();
-        self.routes
-            .iter()
-            .find(|r| r.words.iter().map(String::as_str).eq(want.iter().copied()))
+        self.by_name
+            .get(&spelling(route)?)
+            .map(|&i| &self.routes[i])
     }
 
-    /// The route, or `not_found` with up to five near misses.
+    /// The command, or `not_found` with up to five near misses.
     pub fn resolve(&self, route: &str) -> Result<&Route> {
         self.get(route).ok_or_else(|| DesktopError::NotFound {
             what: "Omarchy route",
@@ -394,51 +314,35 @@ impl Registry {
         })
     }
 
-    /// The routes Omarchy offers as toggles, by the name after `toggle`.
+    /// The routes Omarchy offers as toggles.
     pub fn toggles(&self) -> Vec<&Route> {
         self.routes.iter().filter(|r| r.is_toggle()).collect()
     }
 
-    /// Checks `args` against what the registry says the route takes: too few required values
-    /// or too many values is `invalid_argument`. Routes without listed arguments take anything.
+    /// Checks `args` against the route's usage string (see [`Usage::check`]); NUL bytes are
+    /// refused everywhere.
     pub fn check_args(route: &Route, args: &[String]) -> Result<()> {
-        if route.args.is_empty() {
-            return Ok(());
-        }
-        let required = route.args.iter().filter(|a| a.required).count();
-        let variadic = route.args.last().is_some_and(|a| a.variadic);
-        if args.len() < required {
-            return Err(DesktopError::invalid(
-                "args",
-                format!(
-                    "`omarchy {}` needs {required} argument(s): {}",
-                    route.route,
-                    route
-                        .args
-                        .iter()
-                        .map(|a| a.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
-        }
-        if !variadic && args.len() > route.args.len() {
-            return Err(DesktopError::invalid(
-                "args",
-                format!(
-                    "`omarchy {}` takes at most {} argument(s), got {}",
-                    route.route,
-                    route.args.len(),
-                    args.len()
-                ),
-            ));
-        }
         if let Some(bad) = args.iter().find(|a| a.contains('\0')) {
             return Err(DesktopError::invalid(
                 "args",
                 format!("argument {bad:?} contains a NUL byte"),
             ));
         }
-        Ok(())
+        route.usage.check(args).map_err(|m| {
+            DesktopError::invalid(
+                "args",
+                format!(
+                    "`{}` {}; usage: {} {}",
+                    route.route,
+                    m.message,
+                    route.route,
+                    if route.args.is_empty() {
+                        "(no arguments)"
+                    } else {
+                        route.args.as_str()
+                    }
+                ),
+            )
+        })
     }
 }

@@ -47,15 +47,13 @@ fn score_token(route: &Route, desc_words: &[String], token: &str) -> u32 {
     } else if token.len() >= 3 && desc_words.iter().any(|d| d.starts_with(token)) {
         best += 2;
     }
-    if route.tags.iter().any(|t| t == token) {
-        best += 2;
-    }
     best
 }
 
 impl Registry {
     /// The routes matching `query`, best first, at most `limit`. Every word of the query counts;
-    /// a route matching all of them ranks above one matching some. An exact route ranks first.
+    /// a route matching all of them ranks above one matching some. An exact route (any of its
+    /// spellings) ranks first. Routes Omarchy hides are left out unless named exactly.
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
         let toks = tokens(query);
         if toks.is_empty() {
@@ -66,21 +64,26 @@ impl Registry {
             .routes
             .iter()
             .filter_map(|route| {
-                let desc_words = tokens(&route.description);
+                let named = route.names().any(|n| {
+                    n.trim_start_matches("omarchy ").replace('-', " ") == exact.replace('-', " ")
+                });
+                if route.hidden && !named {
+                    return None;
+                }
+                let desc_words = tokens(&route.summary);
                 let per: Vec<u32> = toks
                     .iter()
                     .map(|t| score_token(route, &desc_words, t))
                     .collect();
                 let matched = per.iter().filter(|s| **s > 0).count();
-                if matched == 0 {
+                if matched == 0 && !named {
                     return None;
                 }
                 let mut score: u32 = per.iter().sum();
                 if matched == toks.len() {
                     score += 20;
                 }
-                let joined = route.words.join(" ").to_lowercase().replace('-', " ");
-                if joined == exact || route.route.to_lowercase() == query.trim().to_lowercase() {
+                if named {
                     score += 100;
                 }
                 Some((score, route))

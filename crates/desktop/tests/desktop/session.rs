@@ -333,11 +333,17 @@ async fn notify_appears_in_makoctl_list() {
     let d = desktop().await;
     let permit = system_permit();
     let title = format!("archgate-notify-{}", std::process::id());
-    d.notify(&permit, &title, "body text")
-        .await
-        .expect("notify");
+    let spec = d
+        .notify_command(&title, "body text")
+        .expect("a notification");
+    d.notify(&permit, spec).await.expect("notify");
     // No Omarchy here: osd falls back to a notification.
-    let shown = d.osd(&permit, "Volume 40%").await.expect("osd");
+    let cmd = d
+        .osd_command(&permit, "Volume 40%")
+        .await
+        .expect("osd command");
+    assert!(cmd.route.is_none());
+    let shown = d.osd(&permit, cmd).await.expect("osd");
     assert_eq!(shown.via, "notification");
     let listed = poll(25, || async {
         let out = permit
@@ -359,8 +365,9 @@ async fn notify_appears_in_makoctl_list() {
 async fn launch_starts_an_application_detached() {
     let d = desktop().await;
     let permit = system_permit();
+    let foot = LaunchTarget::App { app: "foot".into() };
     let launched = d
-        .launch(&permit, &LaunchTarget::App { app: "foot".into() })
+        .launch(&permit, &foot, d.plan_launch(&foot).expect("resolves"))
         .expect("launches");
     assert!(launched.pid > 0);
     let found = poll(50, || async {
@@ -377,22 +384,21 @@ async fn launch_starts_an_application_detached() {
         .command(&format!("[con_id={}] kill", found.id))
         .await
         .expect("closed");
+    let unknown = LaunchTarget::App {
+        app: "no-such-app-here".into(),
+    };
     let err = d
         .launch(
             &permit,
-            &LaunchTarget::App {
-                app: "no-such-app-here".into(),
-            },
+            &unknown,
+            d.plan_launch(&unknown).expect("a program name"),
         )
         .expect_err("unknown app");
     assert_eq!(err.kind(), "not_found");
     let err = d
-        .launch(
-            &permit,
-            &LaunchTarget::Url {
-                url: "file:///etc/shadow".into(),
-            },
-        )
+        .plan_launch(&LaunchTarget::Url {
+            url: "file:///etc/shadow".into(),
+        })
         .expect_err("bad url");
     assert_eq!(err.kind(), "invalid_argument");
 }

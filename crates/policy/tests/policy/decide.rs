@@ -33,12 +33,14 @@ fn tier(word: &str) -> Option<Tier> {
 fn run(cfg: &str, route: &str, declared: &str, argv: &[&str], flags: &[&str]) -> Decision {
     let cfg = config(cfg);
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+    let commands: Vec<Vec<String>> = if argv.is_empty() { vec![] } else { vec![argv] };
     let facts = CallFacts {
         client: "local",
         tool: "test_tool",
         route,
+        names: &[],
         declared_tier: tier(declared),
-        argv: &argv,
+        commands: &commands,
         needs_sudo: flags.contains(&"needs_sudo"),
         targets_archgate: flags.contains(&"targets_archgate"),
     };
@@ -249,8 +251,9 @@ fn explain_shows_decision_tier_rule_and_reason() {
         client: "local",
         tool: "theme_set",
         route: "theme   set",
+        names: &[],
         declared_tier: Some(Tier::Act),
-        argv: &[],
+        commands: &[],
         needs_sudo: false,
         targets_archgate: false,
     };
@@ -283,4 +286,101 @@ fn decision_serializes_reason_with_its_code() {
     assert_eq!(json["reason"]["code"], "privilege_elevation");
     assert_eq!(json["reason"]["program"], "pkexec");
     assert_eq!(json["reason"]["found_in"], "command");
+}
+
+/// Attack 3 of issue 16: another spelling of a denied target. A rule written against any name
+/// of the target (the canonical route, an alias, another tool's words) decides for all of them.
+#[test]
+fn a_rule_on_any_name_of_the_target_applies() {
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let check = |rules: &str, route: &str, other: &[&str], want: Verdict| {
+        let cfg = config(rules);
+        let other = names(other);
+        let d = decide(
+            &CallFacts {
+                client: "local",
+                tool: "omarchy_run",
+                route,
+                names: &other,
+                declared_tier: Some(Tier::Act),
+                commands: &[],
+                needs_sudo: false,
+                targets_archgate: false,
+            },
+            &PolicyInput {
+                rules: &cfg.rules,
+                acknowledged: &cfg.ack,
+            },
+        );
+        assert_eq!(d.verdict, want, "{rules} / {route} {other:?}: {d:?}");
+    };
+    // The person denied the words of one tool; the call arrives under the canonical route.
+    check(
+        r#"rules = {deny=["omarchy_run theme set"]}"#,
+        "omarchy theme set",
+        &["omarchy_run theme set", "theme set"],
+        Verdict::Deny,
+    );
+    // Denied by an alias the registry lists.
+    check(
+        r#"rules = {deny=["omarchy background"]}"#,
+        "omarchy theme bg-switcher",
+        &["omarchy background"],
+        Verdict::Deny,
+    );
+    // A deny on one name beats an allow on another.
+    check(
+        r#"rules = {deny=["toggle nightlight"], allow=["omarchy toggle nightlight"]}"#,
+        "omarchy toggle nightlight",
+        &["toggle nightlight"],
+        Verdict::Deny,
+    );
+    // An allow on an alias allows (the person wrote it), when nothing denies.
+    check(
+        r#"rules = {allow=["omarchy background"]}"#,
+        "omarchy theme bg-switcher",
+        &["omarchy background"],
+        Verdict::Allow,
+    );
+    // Names that are not the target's are not consulted.
+    check(
+        r#"rules = {deny=["omarchy theme *"]}"#,
+        "omarchy font set",
+        &["font set"],
+        Verdict::Ask,
+    );
+}
+
+/// Attack 1 of issue 16: the privilege check reads every command resolution built, not the plan.
+#[test]
+fn elevation_in_any_resolved_command_blocks() {
+    let cfg = config(ALLOW_ALL);
+    let commands = vec![
+        vec!["gtk-launch".to_string(), "x".to_string()],
+        vec![
+            "su".to_string(),
+            "-c".to_string(),
+            "id".to_string(),
+            "root".to_string(),
+        ],
+    ];
+    let d = decide(
+        &CallFacts {
+            client: "local",
+            tool: "launch",
+            route: "launch app x",
+            names: &[],
+            declared_tier: Some(Tier::Act),
+            commands: &commands,
+            needs_sudo: false,
+            targets_archgate: false,
+        },
+        &PolicyInput {
+            rules: &cfg.rules,
+            acknowledged: &cfg.ack,
+        },
+    );
+    assert_eq!(d.verdict, Verdict::Deny);
+    assert_eq!(d.tier, Tier::Blocked);
+    assert_eq!(d.reason.code(), "privilege_elevation");
 }

@@ -13,13 +13,15 @@ const NOW: u64 = 1_800_000_000;
 fn decision(rules: &str, tier: Option<Tier>, argv: &[&str]) -> Decision {
     let rules: Rules = toml::from_str(rules).expect("rules");
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+    let commands: Vec<Vec<String>> = if argv.is_empty() { vec![] } else { vec![argv] };
     decide(
         &CallFacts {
             client: "local",
             tool: "t",
             route: "r x",
+            names: &[],
             declared_tier: tier,
-            argv: &argv,
+            commands: &commands,
             needs_sudo: false,
             targets_archgate: false,
         },
@@ -37,6 +39,7 @@ fn rule(expires_in: u64) -> StandingRule {
             client: "local".into(),
             tool: "t".into(),
             route: "r x".into(),
+            command: "fp".into(),
             args: ArgPattern::exact(json!({})),
             ttl: Some(std::time::Duration::from_secs(expires_in)),
             max_uses_per_day: None,

@@ -18,6 +18,7 @@ fn spec(id: &str, args: ArgPattern) -> NewRule {
         client: "local".into(),
         tool: "theme_set".into(),
         route: "theme set".into(),
+        command: "fp".into(),
         args,
         ttl: None,
         max_uses_per_day: None,
@@ -38,7 +39,7 @@ fn fields(list: &[(&str, FieldPattern)]) -> ArgPattern {
 }
 
 fn find<'a>(rules: &'a [StandingRule], args: &Value, now: u64) -> Option<&'a str> {
-    find_matching(rules, "local", "theme_set", "theme set", args, now).map(|r| r.id.as_str())
+    find_matching(rules, "local", "theme_set", "theme set", "fp", args, now).map(|r| r.id.as_str())
 }
 
 #[test]
@@ -123,11 +124,46 @@ fn client_tool_and_route_must_match() {
     let rules = [exact(json!({}))];
     let args = json!({});
     let at = NOW + 1;
-    assert!(find_matching(&rules, "local", "theme_set", "theme set", &args, at).is_some());
-    assert!(find_matching(&rules, "local", "theme_set", " Theme  set ", &args, at).is_some());
-    assert!(find_matching(&rules, "other", "theme_set", "theme set", &args, at).is_none());
-    assert!(find_matching(&rules, "local", "theme_next", "theme set", &args, at).is_none());
-    assert!(find_matching(&rules, "local", "theme_set", "theme remove", &args, at).is_none());
+    assert!(find_matching(&rules, "local", "theme_set", "theme set", "fp", &args, at).is_some());
+    assert!(
+        find_matching(
+            &rules,
+            "local",
+            "theme_set",
+            " Theme  set ",
+            "fp",
+            &args,
+            at
+        )
+        .is_some()
+    );
+    assert!(find_matching(&rules, "other", "theme_set", "theme set", "fp", &args, at).is_none());
+    assert!(find_matching(&rules, "local", "theme_next", "theme set", "fp", &args, at).is_none());
+    assert!(
+        find_matching(
+            &rules,
+            "local",
+            "theme_set",
+            "theme remove",
+            "fp",
+            &args,
+            at
+        )
+        .is_none()
+    );
+    // Issue 16, attack 2: the same words behind which another command now stands.
+    assert!(
+        find_matching(
+            &rules,
+            "local",
+            "theme_set",
+            "theme set",
+            "other-fp",
+            &args,
+            at
+        )
+        .is_none()
+    );
 }
 
 #[test]
@@ -257,4 +293,30 @@ fn stored_form_round_trips() {
         exact_json["args"],
         json!({"kind": "exact", "args": {"a": 1}})
     );
+}
+
+/// A rule stored before rules kept the resolved action's fingerprint covers nothing: it was bound
+/// to words only, and the command behind those words may have changed since.
+#[test]
+fn a_rule_without_a_fingerprint_covers_nothing() {
+    let mut r = exact(json!({}));
+    r.command = None;
+    assert!(
+        find_matching(
+            std::slice::from_ref(&r),
+            "local",
+            "theme_set",
+            "theme set",
+            "fp",
+            &json!({}),
+            NOW + 1
+        )
+        .is_none()
+    );
+    let stored = serde_json::to_value(&r).unwrap();
+    let mut legacy = stored.as_object().unwrap().clone();
+    legacy.remove("command");
+    let back: StandingRule =
+        serde_json::from_value(serde_json::Value::Object(legacy)).expect("old files still load");
+    assert_eq!(back.command, None);
 }

@@ -269,9 +269,12 @@ impl DynTool for FixtureTool {
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
-        _args: &'a mut Box<dyn Any + Send + Sync>,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
-        Box::pin(async { Ok(None) })
+        _probe: &'a archgate_core::tool::Probe,
+        plan: &'a Plan,
+        args: Box<dyn Any + Send + Sync>,
+    ) -> BoxFuture<'a, Result<(archgate_core::tool::Action, Box<dyn Any + Send + Sync>), ToolError>>
+    {
+        Box::pin(async move { Ok((archgate_core::tool::Action::from_plan(plan), args)) })
     }
 
     fn execute<'a>(

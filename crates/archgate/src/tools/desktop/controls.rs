@@ -1,16 +1,20 @@
 //! The screen, the clipboard and notifications: doors that read what the person sees or tell
 //! them something.
 
+use archgate_core::exec::CommandSpec;
 use archgate_core::exec::Permit;
 use archgate_core::policy::Tier;
-use archgate_core::tool::{CallCx, Content, Tool, ToolError, ToolOutput, ToolSpec};
+use archgate_core::resolve_as_planned;
+use archgate_core::tool::{
+    Action, CallCx, Content, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
+};
 use archgate_desktop::*;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
 
-use super::{DesktopService, json};
+use super::{DesktopService, json, route_action};
 use crate::tools::domain_err;
 use crate::tools::packages::NoArgs;
 
@@ -28,6 +32,8 @@ pub struct CaptureArgs {
 pub struct Screenshot(pub(super) Arc<DesktopService>);
 impl Tool for Screenshot {
     type Args = CaptureArgs;
+    type Run = CaptureArgs;
+    resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         spec!("screenshot", "Screenshot", Act, read_only: true, destructive: false, private: [],
             "A PNG of the screen, a monitor, a window or a region, scaled to at most the configured size.")
@@ -62,6 +68,8 @@ impl Tool for Screenshot {
 pub struct ScreenText(pub(super) Arc<DesktopService>);
 impl Tool for ScreenText {
     type Args = CaptureArgs;
+    type Run = CaptureArgs;
+    resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         spec!("screen_text", "Read text on screen", Act, read_only: true, destructive: false, private: [],
             "The text shown on screen (OCR), best on a region or a window.")
@@ -88,6 +96,8 @@ impl Tool for ScreenText {
 pub struct ClipboardRead(pub(super) Arc<DesktopService>);
 impl Tool for ClipboardRead {
     type Args = NoArgs;
+    type Run = NoArgs;
+    resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         spec!("clipboard_read", "Read the clipboard", Act, read_only: true, destructive: false, private: [],
             "The text on the clipboard. Its contents never reach the audit log.")
@@ -121,6 +131,22 @@ pub struct ClipboardWriteArgs {
 pub struct ClipboardWrite(pub(super) Arc<DesktopService>);
 impl Tool for ClipboardWrite {
     type Args = ClipboardWriteArgs;
+    type Run = ClipboardWriteArgs;
+    /// The person is asked with the text itself (the audit keeps only its length).
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: ClipboardWriteArgs,
+    ) -> BoxFuture<'a, Result<Resolved<ClipboardWriteArgs>, ToolError>> {
+        Box::pin(async move {
+            let mut action = Action::from_plan(plan);
+            action.shown = Some(a.text.clone());
+            action.target = Some(format!("the clipboard ({} bytes of text)", a.text.len()));
+            Ok(Resolved { action, run: a })
+        })
+    }
     fn spec(&self) -> &'static ToolSpec {
         spec!("clipboard_write", "Write the clipboard", Act, read_only: false, destructive: false, private: ["text"],
             "Put text on the clipboard.")
@@ -158,22 +184,38 @@ pub struct NotifyArgs {
 pub struct Notify(pub(super) Arc<DesktopService>);
 impl Tool for Notify {
     type Args = NotifyArgs;
+    type Run = CommandSpec;
     fn spec(&self) -> &'static ToolSpec {
         spec!("notify", "Desktop notification", Act, read_only: false, destructive: false, private: [],
             "Show the person a desktop notification.")
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: NotifyArgs,
+    ) -> BoxFuture<'a, Result<Resolved<CommandSpec>, ToolError>> {
+        Box::pin(async move {
+            let spec = self
+                .0
+                .desktop
+                .notify_command(&a.title, &a.body)
+                .map_err(domain_err)?;
+            let mut action = Action::from_plan(plan);
+            action.commands = vec![spec.clone()];
+            action.shown = Some(format!("{}\n{}", a.title, a.body));
+            Ok(Resolved { action, run: spec })
+        })
     }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: NotifyArgs,
+        spec: CommandSpec,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            self.0
-                .desktop
-                .notify(&p, &a.title, &a.body)
-                .await
-                .map_err(domain_err)?;
+            self.0.desktop.notify(&p, spec).await.map_err(domain_err)?;
             json(serde_json::json!({"shown": true}))
         })
     }
@@ -190,24 +232,44 @@ pub struct OsdArgs {
 pub struct Osd(pub(super) Arc<DesktopService>);
 impl Tool for Osd {
     type Args = OsdArgs;
+    type Run = OsdCommand;
     fn spec(&self) -> &'static ToolSpec {
         spec!("osd", "On-screen message", Act, read_only: false, destructive: false, private: [],
             "Flash a short on-screen message (Omarchy's OSD, else a notification).")
+    }
+    /// Omarchy's osd route, when there is one, is judged as that route (its rules, its tier).
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        probe: &'a Probe,
+        plan: &'a Plan,
+        a: OsdArgs,
+    ) -> BoxFuture<'a, Result<Resolved<OsdCommand>, ToolError>> {
+        Box::pin(async move {
+            let cmd = self
+                .0
+                .desktop
+                .osd_command(&probe.permit, &a.message)
+                .await
+                .map_err(domain_err)?;
+            let mut action = match &cmd.route {
+                Some(call) => route_action(call),
+                None => {
+                    let mut a = Action::from_plan(plan);
+                    a.commands = vec![cmd.spec.clone()];
+                    a
+                }
+            };
+            action.shown = Some(a.message.clone());
+            Ok(Resolved { action, run: cmd })
+        })
     }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: OsdArgs,
+        cmd: OsdCommand,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .osd(&p, &a.message)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
+        Box::pin(async move { json(self.0.desktop.osd(&p, cmd).await.map_err(domain_err)?) })
     }
 }

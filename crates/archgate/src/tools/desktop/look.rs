@@ -1,16 +1,19 @@
 //! Look and sound, toggles and launching: theme, background, audio, brightness, media, toggle,
 //! launch — each with flat arguments (an action and its fields) so the schema stays an object.
 
+use archgate_core::exec::CommandSpec;
 use archgate_core::exec::Permit;
 use archgate_core::policy::Tier;
-use archgate_core::tool::{CallCx, Plan, Tool, ToolError, ToolOutput, ToolSpec};
+use archgate_core::tool::{
+    Action, CallCx, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
+};
 use archgate_desktop::*;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
 
-use super::{DesktopService, json};
+use super::{DesktopService, json, route_action};
 use crate::tools::domain_err;
 
 // ---- look and sound ------------------------------------------------------------------------
@@ -56,9 +59,18 @@ fn need<T: Clone>(v: &Option<T>, field: &str, action: &str) -> Result<T, ToolErr
     })
 }
 
+/// What `theme` will do, resolved.
+pub enum ThemeRun {
+    /// List or show (reads files; nothing runs).
+    Look(ThemeAction),
+    /// Switch: Omarchy's `theme set` route with the resolved theme name.
+    Set(Box<RouteCall>),
+}
+
 pub struct Theme(pub(super) Arc<DesktopService>);
 impl Tool for Theme {
     type Args = ThemeArgs;
+    type Run = ThemeRun;
     fn spec(&self) -> &'static ToolSpec {
         spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [],
             "List the installed Omarchy themes, show the current one, or switch.")
@@ -70,34 +82,52 @@ impl Tool for Theme {
             ThemeVerb::Set => Plan::with_tier(self.spec(), Tier::Act, &["set"]),
         }
     }
+    /// `set` is Omarchy's `theme set` route: one decision whether reached here or through
+    /// omarchy_run.
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
-        a: &'a mut ThemeArgs,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        probe: &'a Probe,
+        plan: &'a Plan,
+        a: ThemeArgs,
+    ) -> BoxFuture<'a, Result<Resolved<ThemeRun>, ToolError>> {
         Box::pin(async move {
-            if let ThemeAction::Set { name } = a.action()? {
-                let resolved = self.0.desktop.resolve_theme(&name).map_err(domain_err)?;
-                a.name = Some(resolved.clone());
-                return Ok(Some(format!("omarchy-theme-set {resolved}")));
+            match a.action()? {
+                ThemeAction::Set { name } => {
+                    let theme = self.0.desktop.resolve_theme(&name).map_err(domain_err)?;
+                    let call = self
+                        .0
+                        .desktop
+                        .resolve_route(&probe.permit, "theme set", std::slice::from_ref(&theme))
+                        .await
+                        .map_err(domain_err)?;
+                    let mut action = route_action(&call);
+                    action.target = Some(format!("theme {theme}"));
+                    Ok(Resolved {
+                        action,
+                        run: ThemeRun::Set(Box::new(call)),
+                    })
+                }
+                look => Ok(Resolved::planned(plan, ThemeRun::Look(look))),
             }
-            Ok(None)
         })
     }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: ThemeArgs,
+        run: ThemeRun,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .theme(&p, &a.action()?)
-                    .await
-                    .map_err(domain_err)?,
-            )
+            let d = &self.0.desktop;
+            match run {
+                ThemeRun::Look(look) => json(d.theme(&p, &look).await.map_err(domain_err)?),
+                ThemeRun::Set(call) => {
+                    let out = d.run_route(&p, &call).await.map_err(domain_err)?;
+                    let current = d.current_theme();
+                    json(serde_json::json!({ "ran": out, "current": current }))
+                }
+            }
         })
     }
 }
@@ -135,6 +165,7 @@ impl BackgroundArgs {
 pub struct Background(pub(super) Arc<DesktopService>);
 impl Tool for Background {
     type Args = BackgroundArgs;
+    type Run = BackgroundPlan;
     fn spec(&self) -> &'static ToolSpec {
         spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [],
             "Switch to the next background of the theme, or set an image file as background.")
@@ -148,35 +179,57 @@ impl Tool for Background {
     fn resolve<'a>(
         &'a self,
         cx: &'a CallCx,
-        a: &'a mut BackgroundArgs,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        probe: &'a Probe,
+        plan: &'a Plan,
+        a: BackgroundArgs,
+    ) -> BoxFuture<'a, Result<Resolved<BackgroundPlan>, ToolError>> {
         Box::pin(async move {
-            if let BackgroundAction::Set { path } = a.action()? {
+            let mut action = a.action()?;
+            let mut target = None;
+            if let BackgroundAction::Set { path } = &action {
                 // archgate's own files and the person's secrets are refused before anything else.
-                let t = cx.resolver.existing_path(&path)?;
+                let t = cx.resolver.existing_path(path)?;
                 let p = self
                     .0
                     .desktop
                     .resolve_background(&t.value)
                     .map_err(domain_err)?;
                 let shown = p.display().to_string();
-                a.path = Some(shown.clone());
-                return Ok(Some(format!("background {shown}")));
+                target = Some(shown.clone());
+                action = BackgroundAction::Set { path: shown };
             }
-            Ok(None)
+            let bg = self
+                .0
+                .desktop
+                .background_plan(&probe.permit, &action)
+                .await
+                .map_err(domain_err)?;
+            let mut act = match &bg {
+                BackgroundPlan::Route(call) => route_action(call),
+                BackgroundPlan::Sway(cmd) => {
+                    let mut a = Action::from_plan(plan);
+                    a.shown = Some(format!("swaymsg {cmd}"));
+                    a
+                }
+            };
+            act.target = target;
+            Ok(Resolved {
+                action: act,
+                run: bg,
+            })
         })
     }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: BackgroundArgs,
+        bg: BackgroundPlan,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let done = self
                 .0
                 .desktop
-                .background(&p, &a.action()?)
+                .background(&p, &bg)
                 .await
                 .map_err(domain_err)?;
             json(serde_json::json!({ "background": done }))
@@ -231,6 +284,7 @@ impl AudioArgs {
 pub struct Audio(pub(super) Arc<DesktopService>);
 impl Tool for Audio {
     type Args = AudioArgs;
+    type Run = AudioAction;
     fn spec(&self) -> &'static ToolSpec {
         spec!("audio", "Audio", Act, read_only: false, destructive: false, private: [],
             "Volume and mute of the default output, the list of outputs, and switching between them.")
@@ -247,25 +301,19 @@ impl Tool for Audio {
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
-        a: &'a mut AudioArgs,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
-        Box::pin(async move { a.action().map(|_| None) })
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: AudioArgs,
+    ) -> BoxFuture<'a, Result<Resolved<AudioAction>, ToolError>> {
+        Box::pin(async move { Ok(Resolved::planned(plan, a.action()?)) })
     }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: AudioArgs,
+        a: AudioAction,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .audio(&p, &a.action()?)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
+        Box::pin(async move { json(self.0.desktop.audio(&p, &a).await.map_err(domain_err)?) })
     }
 }
 
@@ -302,6 +350,7 @@ impl BrightnessArgs {
 pub struct BrightnessTool(pub(super) Arc<DesktopService>);
 impl Tool for BrightnessTool {
     type Args = BrightnessArgs;
+    type Run = BrightnessAction;
     fn spec(&self) -> &'static ToolSpec {
         spec!("brightness", "Screen brightness", Act, read_only: false, destructive: false, private: [],
             "Read or set the screen's brightness.")
@@ -315,21 +364,23 @@ impl Tool for BrightnessTool {
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
-        a: &'a mut BrightnessArgs,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
-        Box::pin(async move { a.action().map(|_| None) })
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: BrightnessArgs,
+    ) -> BoxFuture<'a, Result<Resolved<BrightnessAction>, ToolError>> {
+        Box::pin(async move { Ok(Resolved::planned(plan, a.action()?)) })
     }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: BrightnessArgs,
+        a: BrightnessAction,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             json(
                 self.0
                     .desktop
-                    .brightness(&p, &a.action()?)
+                    .brightness(&p, &a)
                     .await
                     .map_err(domain_err)?,
             )
@@ -348,6 +399,8 @@ pub struct MediaArgs {
 pub struct Media(pub(super) Arc<DesktopService>);
 impl Tool for Media {
     type Args = MediaArgs;
+    type Run = MediaArgs;
+    archgate_core::resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         spec!("media", "Media player", Act, read_only: false, destructive: false, private: [],
             "Control the media player (play, pause, next …) or see what is playing.")
@@ -390,25 +443,51 @@ pub struct ToggleArgs {
 pub struct Toggle(pub(super) Arc<DesktopService>);
 impl Tool for Toggle {
     type Args = ToggleArgs;
+    type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
         spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [],
             "Switch one of Omarchy's toggles (night light, idle lock, …).")
     }
     fn plan(&self, a: &ToggleArgs) -> Plan {
         let mut p = Plan::with_tier(self.spec(), Tier::Act, &[&a.name]);
-        p.argv = vec!["omarchy".into(), "toggle".into(), a.name.clone()];
+        p.argv = vec!["toggle".into(), a.name.clone()];
         p
+    }
+    /// A toggle is an Omarchy route: its rules and its tier apply (a destructive toggle asks).
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        probe: &'a Probe,
+        _plan: &'a Plan,
+        a: ToggleArgs,
+    ) -> BoxFuture<'a, Result<Resolved<RouteCall>, ToolError>> {
+        Box::pin(async move {
+            let call = self
+                .0
+                .desktop
+                .resolve_toggle_call(&probe.permit, &a.name)
+                .await
+                .map_err(domain_err)?;
+            Ok(Resolved {
+                action: route_action(&call),
+                run: call,
+            })
+        })
     }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: ToggleArgs,
+        call: RouteCall,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let r = self.0.desktop.toggle(&p, &a.name).await;
-            self.0.remember().await;
-            json(r.map_err(domain_err)?)
+            json(
+                self.0
+                    .desktop
+                    .run_route(&p, &call)
+                    .await
+                    .map_err(domain_err)?,
+            )
         })
     }
 }
@@ -441,25 +520,32 @@ impl LaunchArgs {
 pub struct Launch(pub(super) Arc<DesktopService>);
 impl Tool for Launch {
     type Args = LaunchArgs;
+    type Run = (LaunchTarget, CommandSpec);
     fn spec(&self) -> &'static ToolSpec {
         spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [],
             "Start an application (desktop entry or program) or open an http(s) address, detached.")
     }
+    /// One route per application, whatever the spelling (`X` and `X.desktop`).
     fn plan(&self, a: &LaunchArgs) -> Plan {
         match (&a.app, &a.url) {
             (Some(app), _) => {
-                let mut p = Plan::with_tier(self.spec(), Tier::Act, &["app", app]);
-                p.argv = vec![app.clone()];
+                let id = Desktop::app_id(app);
+                let mut p = Plan::with_tier(self.spec(), Tier::Act, &["app", id]);
+                p.argv = vec![id.to_owned()];
                 p
             }
             _ => Plan::with_tier(self.spec(), Tier::Act, &["url"]),
         }
     }
+    /// The command the entry or URL resolves to is what policy judges (an `Exec=su …` entry is
+    /// blocked), what the person sees, and the only thing the permit runs.
     fn resolve<'a>(
         &'a self,
         cx: &'a CallCx,
-        a: &'a mut LaunchArgs,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: LaunchArgs,
+    ) -> BoxFuture<'a, Result<Resolved<Self::Run>, ToolError>> {
         Box::pin(async move {
             let target = a.target()?;
             if let LaunchTarget::Url { url } = &target
@@ -468,20 +554,29 @@ impl Tool for Launch {
                 cx.resolver.url(url)?;
             }
             let spec = self.0.desktop.plan_launch(&target).map_err(domain_err)?;
-            Ok(Some(spec.display()))
+            let mut action = Action::from_plan(plan);
+            action.commands = vec![spec.clone()];
+            action.target = Some(match &target {
+                LaunchTarget::App { app } => format!("application {}", Desktop::app_id(app)),
+                LaunchTarget::Url { url } => url.clone(),
+            });
+            Ok(Resolved {
+                action,
+                run: (target, spec),
+            })
         })
     }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: LaunchArgs,
+        (target, spec): Self::Run,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             json(
                 self.0
                     .desktop
-                    .launch(&p, &a.target()?)
+                    .launch(&p, &target, spec)
                     .map_err(domain_err)?,
             )
         })

@@ -3,27 +3,30 @@
 //! theme, background, audio, brightness, media, toggles, launch.
 //!
 //! Tiers follow risk, not only change: reading the screen or the clipboard is `act` (it exposes
-//! what the person sees), so it asks unless the person allows it. Routes from Omarchy's registry
-//! take the registry's tier; until the registry has been read once in this process, a route is
-//! unclassified and asked, and the desktop crate refuses sudo routes again when it runs them.
+//! what the person sees), so it asks unless the person allows it. An Omarchy route, whichever
+//! tool reaches it (`omarchy_run`, `toggle`, `theme`, `background`, `osd`), resolves to one
+//! action (`route_action`): its canonical route and every spelling, the tier from the
+//! classification table (sudo routes blocked) and exactly the script that runs.
 
 use archgate_core::exec::Permit;
 use archgate_core::gate::Catalogue;
 use archgate_core::policy::Tier;
-use archgate_core::tool::{CallCx, Plan, Tool, ToolError, ToolOutput, ToolSpec};
-use archgate_desktop::{Desktop, Invocation, Registry, SuggestedTier};
+use archgate_core::resolve_as_planned;
+use archgate_core::tool::{
+    Action, CallCx, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
+};
+use archgate_desktop::{Desktop, Invocation, RouteCall, RouteTier};
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use super::domain_err;
 use super::packages::NoArgs;
 
-/// The desktop handle and the last registry read (policy reads it without running anything).
+/// The desktop handle every desktop tool shares (its registry cache among them).
 pub struct DesktopService {
     pub(super) desktop: Desktop,
-    registry: RwLock<Option<Arc<Registry>>>,
 }
 
 impl DesktopService {
@@ -33,29 +36,41 @@ impl DesktopService {
                 archgate_desktop::DesktopEnv::from_process(),
                 archgate_desktop::DesktopConfig::default(),
             ),
-            registry: RwLock::new(None),
         }
-    }
-
-    pub(super) async fn remember(&self) {
-        if let Some(r) = self.desktop.cached_registry().await {
-            *self.registry.write().unwrap_or_else(|p| p.into_inner()) = Some(r);
-        }
-    }
-
-    fn registry(&self) -> Option<Arc<Registry>> {
-        self.registry
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
     }
 }
 
-pub(super) fn tier_of(t: SuggestedTier) -> Tier {
+pub(super) fn tier_of(t: RouteTier) -> Tier {
     match t {
-        SuggestedTier::Read => Tier::Read,
-        SuggestedTier::Act => Tier::Act,
-        SuggestedTier::Destructive => Tier::Destructive,
+        RouteTier::Read => Tier::Read,
+        RouteTier::Act => Tier::Act,
+        RouteTier::Destructive => Tier::Destructive,
+    }
+}
+
+/// The action of an Omarchy route, whichever tool reached it: the canonical route, every other
+/// spelling (aliases, with and without `omarchy`, as `omarchy_run` words), the route's tier and
+/// exactly the command that runs.
+pub(super) fn route_action(call: &RouteCall) -> Action {
+    let r = &call.route;
+    let mut names = Vec::new();
+    for n in r.names() {
+        let bare = n.trim_start_matches("omarchy ");
+        if n != r.route {
+            names.push(n.to_owned());
+        }
+        names.push(bare.to_owned());
+        names.push(format!("omarchy_run {bare}"));
+    }
+    Action {
+        route: r.route.clone(),
+        names,
+        tier: Some(tier_of(r.tier)),
+        commands: vec![call.spec.clone()],
+        target: None,
+        shown: None,
+        needs_sudo: r.requires_sudo,
+        targets_archgate: call.targets_archgate,
     }
 }
 
@@ -90,6 +105,8 @@ use look::*;
 pub struct DesktopState(Arc<DesktopService>);
 impl Tool for DesktopState {
     type Args = NoArgs;
+    type Run = NoArgs;
+    resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         spec!("desktop_state", "Desktop state", Read, read_only: true, destructive: false, private: [],
             "Monitors, workspaces and windows (class, title, workspace, geometry, floating, fullscreen) \
@@ -119,6 +136,8 @@ pub struct OmarchySearchArgs {
 pub struct OmarchySearch(Arc<DesktopService>);
 impl Tool for OmarchySearch {
     type Args = OmarchySearchArgs;
+    type Run = OmarchySearchArgs;
+    resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         spec!("omarchy_search", "Find an Omarchy command", Read, read_only: true, destructive: false, private: [],
             "Search Omarchy's own command registry (everything its menus can do) by name, description \
@@ -136,7 +155,6 @@ impl Tool for OmarchySearch {
                 .desktop
                 .omarchy_search(&p, &a.query, a.limit.unwrap_or(10).clamp(1, 50))
                 .await;
-            self.0.remember().await;
             json(hits.map_err(domain_err)?)
         })
     }
@@ -156,48 +174,64 @@ pub struct OmarchyRunArgs {
 pub struct OmarchyRun(Arc<DesktopService>);
 impl Tool for OmarchyRun {
     type Args = OmarchyRunArgs;
+    type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
         spec!("omarchy_run", "Run an Omarchy command", Act, read_only: false, destructive: false, private: [],
             "Run a route of Omarchy's command registry with its arguments, through the gate.")
     }
+    /// The route's tier comes from the classification table, before anything read the registry.
     fn plan(&self, a: &OmarchyRunArgs) -> Plan {
         let words: Vec<String> = a.route.split_whitespace().map(str::to_owned).collect();
         let mut p = Plan::simple(self.spec());
-        p.route = format!("omarchy_run {}", words.join(" "));
-        p.argv = std::iter::once("omarchy".to_owned())
-            .chain(words.iter().cloned())
+        let bare = archgate_desktop::omarchy::spelling(&a.route).unwrap_or_else(|| words.join(" "));
+        p.route = format!("omarchy {bare}");
+        p.names = vec![bare.clone(), format!("omarchy_run {bare}")];
+        p.tier = Some(tier_of(archgate_desktop::omarchy::classify(&words)));
+        p.argv = words
+            .iter()
+            .cloned()
             .chain(a.args.iter().cloned())
             .collect();
         p.targets_archgate = archgate_desktop::targets_archgate(Invocation::Route {
             words: &words,
             args: &a.args,
         });
-        match self
-            .0
-            .registry()
-            .as_ref()
-            .and_then(|r| r.get(&a.route).cloned())
-        {
-            Some(route) => {
-                p.tier = Some(tier_of(route.tier));
-                p.needs_sudo = route.needs_sudo;
-                p.targets_archgate |= route.targets_archgate;
-            }
-            // Not read yet in this process: unclassified, so the person is asked.
-            None => p.tier = None,
-        }
         p
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        probe: &'a Probe,
+        _plan: &'a Plan,
+        a: OmarchyRunArgs,
+    ) -> BoxFuture<'a, Result<Resolved<RouteCall>, ToolError>> {
+        Box::pin(async move {
+            let call = self
+                .0
+                .desktop
+                .resolve_route(&probe.permit, &a.route, &a.args)
+                .await
+                .map_err(domain_err)?;
+            Ok(Resolved {
+                action: route_action(&call),
+                run: call,
+            })
+        })
     }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: OmarchyRunArgs,
+        call: RouteCall,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let r = self.0.desktop.omarchy_run(&p, &a.route, &a.args).await;
-            self.0.remember().await;
-            json(r.map_err(domain_err)?)
+            json(
+                self.0
+                    .desktop
+                    .run_route(&p, &call)
+                    .await
+                    .map_err(domain_err)?,
+            )
         })
     }
 }
@@ -205,6 +239,8 @@ impl Tool for OmarchyRun {
 pub struct ShellTargets(Arc<DesktopService>);
 impl Tool for ShellTargets {
     type Args = NoArgs;
+    type Run = NoArgs;
+    resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         spec!("shell_targets", "Quickshell IPC targets", Read, read_only: true, destructive: false, private: [],
             "The desktop shell's IPC targets (Omarchy's bar, launcher, OSD …) with typed method signatures.")
@@ -235,6 +271,7 @@ pub struct ShellCallArgs {
 pub struct ShellCall(Arc<DesktopService>);
 impl Tool for ShellCall {
     type Args = ShellCallArgs;
+    type Run = archgate_core::exec::CommandSpec;
     fn spec(&self) -> &'static ToolSpec {
         spec!("shell_call", "Call the desktop shell", Act, read_only: false, destructive: false, private: [],
             "Call a Quickshell IPC method; arguments are checked against its signature first.")
@@ -262,17 +299,38 @@ impl Tool for ShellCall {
             .collect();
         p
     }
+    /// The method and its signature are read from `qs ipc show` before anyone is asked: a
+    /// wrong method or argument is refused first, and the person sees the exact command.
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        probe: &'a Probe,
+        plan: &'a Plan,
+        a: ShellCallArgs,
+    ) -> BoxFuture<'a, Result<Resolved<Self::Run>, ToolError>> {
+        Box::pin(async move {
+            let spec = self
+                .0
+                .desktop
+                .plan_shell_call(&probe.permit, &a.target, &a.method, &a.args)
+                .await
+                .map_err(domain_err)?;
+            let mut action = Action::from_plan(plan);
+            action.commands = vec![spec.clone()];
+            Ok(Resolved { action, run: spec })
+        })
+    }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: ShellCallArgs,
+        spec: Self::Run,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             json(
                 self.0
                     .desktop
-                    .shell_call(&p, &a.target, &a.method, &a.args)
+                    .run_command(&p, archgate_desktop::Program::Qs, spec)
                     .await
                     .map_err(domain_err)?,
             )
