@@ -324,6 +324,10 @@ pub fn decide(facts: &CallFacts<'_>, input: &PolicyInput<'_>) -> Decision {
                 Reason::AskByRule { rule: rule.clone() },
                 Some(rule),
             ),
+            // An allow never covers a route nobody could classify.
+            RuleList::Allow if !classified => {
+                decision(Verdict::Ask, Reason::Unclassified, Some(rule))
+            }
             RuleList::Allow if tier == Tier::Destructive => decision(
                 Verdict::Ask,
                 Reason::DestructiveAlwaysAsks {

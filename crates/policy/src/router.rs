@@ -1,7 +1,7 @@
 //! The approval router: after policy, who (if anyone) approves a call.
 //!
 //! In this order: blocked or denied → refused, never asked; allowed by policy → approved;
-//! developer mode (which never covers blocked) → approved; always-ask tools (every destructive
+//! an unclassified route → the person, always; developer mode (which never covers blocked) → approved; always-ask tools (every destructive
 //! one) skip standing rules and go to the person; a usable matching standing rule → approved with
 //! its id; otherwise the person is asked.
 
@@ -56,6 +56,10 @@ pub fn route_approval(
         return Routing::Approved {
             by: ApprovedBy::Policy,
         };
+    }
+    // A route nobody could classify is never approved on the person's behalf.
+    if !d.classified {
+        return Routing::AskPerson;
     }
     if dev_mode_until.is_some_and(|until| now < until) {
         return Routing::Approved {

@@ -56,9 +56,13 @@ fn rig(policy: &str) -> Rig {
         "omarchy-pkg-add",
         "true",
     ] {
+        // Route scripts carry Omarchy 4's header lines, as the real ones in its bin/ do.
         script(
             &bin.join(name),
-            &format!("echo \"${{0##*/}} $*\" >> {}", ran.display()),
+            &format!(
+                "# omarchy:summary=Fixture for {name}\n# omarchy:group=fixture\necho \"${{0##*/}} $*\" >> {}",
+                ran.display()
+            ),
         );
     }
     env.write_config(&format!(

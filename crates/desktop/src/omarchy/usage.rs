@@ -312,6 +312,34 @@ impl Usage {
         Ok(())
     }
 
+    /// Which slot each value argument fills, as `(slot, index in args)`, for resolving names
+    /// (themes, files) before the question. Flags and their values are skipped; an unreadable
+    /// usage fills nothing.
+    pub fn values(&self, args: &[String]) -> Vec<(&Slot, usize)> {
+        let Usage::Read { slots, flags } = self else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut slot = 0;
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i];
+            let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+            if let Some(f) = flags.iter().find(|f| f.names.iter().any(|n| n == name)) {
+                if f.takes_value && !a.contains('=') {
+                    i += 1;
+                }
+            } else if let Some(s) = slots.get(slot) {
+                out.push((s, i));
+                if !s.variadic {
+                    slot += 1;
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
     /// The value slots, for resolution of names (themes, files).
     pub fn slots(&self) -> &[Slot] {
         match self {

@@ -127,10 +127,10 @@ ack = ["theme set"]"#, "theme set", act, [] => Allow act "allowed_by_rule";
 ack = ["Theme   Set"]"#, "theme set", act, [] => Allow act "allowed_by_rule";
     acknowledging_one_route_covers_no_other: r#"rules = {allow=["theme *"]}
 ack = ["theme set"]"#, "theme remove", act, [] => Ask act "needs_acknowledgement";
-    unclassified_under_allow_star_held: r#"rules = {allow=["*"]}"#, "brand new", none, [] => Ask act "needs_acknowledgement";
+    unclassified_under_allow_star_held: r#"rules = {allow=["*"]}"#, "brand new", none, [] => Ask act "unclassified";
     exact_allow_grants_directly: r#"rules = {allow=["theme set"]}"#, "theme set", act, [] => Allow act "allowed_by_rule";
     exact_allow_wins_over_earlier_prefix: r#"rules = {allow=["theme *", "theme set"]}"#, "theme set", act, [] => Allow act "allowed_by_rule";
-    exact_allow_for_unclassified: r#"rules = {allow=["brand new"]}"#, "brand new", none, [] => Allow act "allowed_by_rule";
+    exact_allow_never_covers_unclassified: r#"rules = {allow=["brand new"]}"#, "brand new", none, [] => Ask act "unclassified";
     read_under_allow_prefix_still_runs: r#"rules = {allow=["theme *"]}"#, "theme list", read, [] => Allow read "allowed_by_rule";
 
     // Destructive routes always ask.

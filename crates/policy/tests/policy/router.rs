@@ -80,7 +80,8 @@ routing! {
     always_ask_skips_standing_rule: decision(ASK, Some(Tier::Act), &[]), always_ask true, dev false, rule Some(rule(3600)) => Routing::AskPerson,
     destructive_skips_standing_rule: decision("", Some(Tier::Destructive), &[]), always_ask false, dev false, rule Some(rule(3600)) => Routing::AskPerson,
     standing_rule_approves: decision(ASK, Some(Tier::Act), &[]), always_ask false, dev false, rule Some(rule(3600)) => Routing::Approved { by: ApprovedBy::StandingRule(_) },
-    standing_rule_approves_unclassified: decision("", None, &[]), always_ask false, dev false, rule Some(rule(3600)) => Routing::Approved { by: ApprovedBy::StandingRule(_) },
+    standing_rule_never_approves_unclassified: decision("", None, &[]), always_ask false, dev false, rule Some(rule(3600)) => Routing::AskPerson,
+    dev_mode_never_approves_unclassified: decision("", None, &[]), always_ask false, dev true, rule None => Routing::AskPerson,
     expired_standing_rule_asks: decision(ASK, Some(Tier::Act), &[]), always_ask false, dev false, rule Some(rule(5)) => Routing::AskPerson,
     nothing_matches_asks: decision(ASK, Some(Tier::Act), &[]), always_ask false, dev false, rule None => Routing::AskPerson,
 }

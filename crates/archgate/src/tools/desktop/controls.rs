@@ -29,11 +29,35 @@ pub struct CaptureArgs {
     pub target: Option<CaptureTarget>,
 }
 
+/// The monitor or window a capture names, looked up before the person is asked: an unknown name
+/// is refused first, and the question says what will be captured.
+async fn resolve_capture_target(
+    svc: &DesktopService,
+    plan: &Plan,
+    a: CaptureArgs,
+) -> Result<Resolved<CaptureArgs>, ToolError> {
+    let target = a.target.clone().unwrap_or(CaptureTarget::Output);
+    let state = svc.desktop.desktop_state().await.ok();
+    let resolved =
+        archgate_desktop::screen::resolve_capture(&target, state.as_ref()).map_err(domain_err)?;
+    let mut r = Resolved::planned(plan, a);
+    r.action.target = Some(resolved.description);
+    Ok(r)
+}
+
 pub struct Screenshot(pub(super) Arc<DesktopService>);
 impl Tool for Screenshot {
     type Args = CaptureArgs;
     type Run = CaptureArgs;
-    resolve_as_planned!();
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: CaptureArgs,
+    ) -> BoxFuture<'a, Result<Resolved<CaptureArgs>, ToolError>> {
+        Box::pin(resolve_capture_target(&self.0, plan, a))
+    }
     fn spec(&self) -> &'static ToolSpec {
         spec!("screenshot", "Screenshot", Act, read_only: true, destructive: false, private: [],
             "A PNG of the screen, a monitor, a window or a region, scaled to at most the configured size.")
@@ -69,7 +93,15 @@ pub struct ScreenText(pub(super) Arc<DesktopService>);
 impl Tool for ScreenText {
     type Args = CaptureArgs;
     type Run = CaptureArgs;
-    resolve_as_planned!();
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: CaptureArgs,
+    ) -> BoxFuture<'a, Result<Resolved<CaptureArgs>, ToolError>> {
+        Box::pin(resolve_capture_target(&self.0, plan, a))
+    }
     fn spec(&self) -> &'static ToolSpec {
         spec!("screen_text", "Read text on screen", Act, read_only: true, destructive: false, private: [],
             "The text shown on screen (OCR), best on a region or a window.")

@@ -198,20 +198,42 @@ impl Tool for OmarchyRun {
         });
         p
     }
+    /// The route, its arity, flags and choices from its usage string, and the names its values
+    /// give — a theme, a file — are all checked before anyone is asked: a yes is never followed
+    /// by a refusal resolution could have given first.
     fn resolve<'a>(
         &'a self,
-        _cx: &'a CallCx,
+        cx: &'a CallCx,
         probe: &'a Probe,
         _plan: &'a Plan,
         a: OmarchyRunArgs,
     ) -> BoxFuture<'a, Result<Resolved<RouteCall>, ToolError>> {
         Box::pin(async move {
-            let call = self
-                .0
-                .desktop
+            let d = &self.0.desktop;
+            let mut call = d
                 .resolve_route(&probe.permit, &a.route, &a.args)
                 .await
                 .map_err(domain_err)?;
+            let mut args = a.args.clone();
+            for (slot, i) in call.route.usage.values(&a.args) {
+                let name = slot.name.to_ascii_lowercase();
+                if name.contains("theme") && !name.contains("dir") && !name.contains('.') {
+                    args[i] = d.resolve_theme(&args[i]).map_err(domain_err)?;
+                } else if ["path", "file", "image", "dir"]
+                    .iter()
+                    .any(|w| name.contains(w))
+                    && !args[i].contains("://")
+                {
+                    // archgate's own files and the person's secrets are refused here too.
+                    args[i] = cx.resolver.existing_path(&args[i])?.value;
+                }
+            }
+            if args != a.args {
+                call = d
+                    .resolve_route(&probe.permit, &call.route.route, &args)
+                    .await
+                    .map_err(domain_err)?;
+            }
             Ok(Resolved {
                 action: route_action(&call),
                 run: call,
