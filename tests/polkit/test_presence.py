@@ -187,21 +187,26 @@ class Agent:
     """pkttyagent for one subject process, on a pty that is its controlling terminal; types
     `password` when polkit asks."""
 
-    def __init__(self, subject: str, password: str) -> None:
+    def __init__(self, subject: str, password: str | None) -> None:
         self.master, slave = pty.openpty()
+        # pkttyagent closes --notify-fd once polkitd has registered it.
+        registered, notify = os.pipe()
         self.proc = subprocess.Popen(
-            ["pkttyagent", "--process", subject],
-            stdin=slave, stdout=slave, stderr=slave,
+            ["pkttyagent", "--notify-fd", str(notify), "--process", subject],
+            stdin=slave, stdout=slave, stderr=slave, pass_fds=(notify,),
             start_new_session=True, preexec_fn=_controlling_tty, **as_user(),
         )
         os.close(slave)
+        os.close(notify)
+        ready, _, _ = select.select([registered], [], [], 15)
+        assert ready and os.read(registered, 1) == b"", "pkttyagent did not register"
+        os.close(registered)
         self.password = password
         self.seen = b""
         self.prompts = 0
         self._stop = False
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
-        time.sleep(1.0)  # registered with polkitd
 
     def _run(self) -> None:
         buf = b""
@@ -219,7 +224,14 @@ class Agent:
             buf += d
             if b"Password:" in buf:
                 self.prompts += 1
-                os.write(self.master, (self.password + "\n").encode())
+                if self.password is not None:
+                    # pkttyagent turns echo off (flushing input) after the prompt: typing
+                    # before that would be lost, as it would be for a person typing too early.
+                    end = time.monotonic() + 5
+                    while termios.tcgetattr(self.master)[3] & termios.ECHO and time.monotonic() < end:
+                        time.sleep(0.02)
+                    time.sleep(0.05)
+                    os.write(self.master, (self.password + "\n").encode())
                 buf = b""
 
     def stop(self) -> None:
@@ -236,6 +248,9 @@ def approve_with_agent(home: Home, password: str | None, *args: str) -> tuple[in
     held.release()
     try:
         rc, out = held.result()
+    except subprocess.TimeoutExpired:
+        held.proc.kill()
+        raise AssertionError(f"no answer; the agent saw {agent.seen if agent else None!r}")
     finally:
         if agent:
             agent.stop()
@@ -313,6 +328,31 @@ def test_a_same_user_process_without_the_password_cannot_approve(polkit_up) -> N
         rc, out, _ = approve_with_agent(home, PASSWORD, "dev-mode", "on", "--for", "10m")
         assert rc == 0 and "ON" in out, out
         assert home.cli("dev-mode", "off").returncode == 0
+        assert home.cli("deny", qid).returncode == 0
+    finally:
+        srv.close()
+
+
+def test_one_polkit_dialog_at_a_time(polkit_up) -> None:
+    """While the person has a dialog open, another `archgate approve` (an agent's shell repeating
+    it) gets no second dialog: refused at once."""
+    home = Home("busy", "polkit")
+    srv = Server(home)
+    try:
+        qid = srv.ask()
+        held = Held(home, "approve", qid)
+        agent = Agent(held.subject, None)  # shows the prompt; nobody types
+        held.release()
+        end = time.monotonic() + 15
+        while b"Password:" not in agent.seen and time.monotonic() < end:
+            time.sleep(0.1)
+        assert b"Password:" in agent.seen, agent.seen
+        r = home.cli("approve", qid, timeout=30)
+        assert r.returncode == 1 and "presence_busy" in r.stdout, r.stdout
+        agent.stop()  # the dialog goes away unanswered
+        rc, out = held.result()
+        assert rc == 1 and "presence_" in out, out
+        assert qid in srv.pending_ids()
         assert home.cli("deny", qid).returncode == 0
     finally:
         srv.close()

@@ -97,6 +97,10 @@ pub enum PresenceError {
     NoSubject(String),
     #[error("polkit could not check it ({0}). Refused; nothing was changed")]
     Failed(String),
+    #[error(
+        "another yes is being confirmed through polkit right now; answer that dialog first. Refused; nothing was changed"
+    )]
+    Busy,
 }
 
 impl PresenceError {
@@ -108,6 +112,7 @@ impl PresenceError {
             PresenceError::TimedOut(_) => "presence_timed_out",
             PresenceError::NoSubject(_) => "presence_no_subject",
             PresenceError::Failed(_) => "presence_failed",
+            PresenceError::Busy => "presence_busy",
         }
     }
 }
@@ -204,6 +209,11 @@ pub async fn confirm(
         return Ok(());
     };
     let subject = subject.map_err(PresenceError::NoSubject)?;
+    // One polkit dialog at a time: a same-user process repeating `archgate approve` cannot
+    // stack dialogs on the person's screen.
+    let Ok(_one) = IN_FLIGHT.try_lock() else {
+        return Err(PresenceError::Busy);
+    };
     let conn = match availability().await {
         Availability::Ready(c) => c,
         Availability::Missing(reason) if required => {
@@ -229,6 +239,7 @@ pub async fn confirm(
 }
 
 static CANCEL_SEQ: AtomicU64 = AtomicU64::new(0);
+static IN_FLIGHT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 async fn check(
     conn: &Connection,
