@@ -15,7 +15,10 @@ time, so the agent is registered for exactly the process that will connect to th
 from __future__ import annotations
 
 import fcntl
+import http.client
 import json
+import re
+import socket
 import os
 import pty
 import queue
@@ -48,7 +51,7 @@ def as_user(**kw):
 class Home:
     """A private home of the test user: config, state, runtime."""
 
-    def __init__(self, name: str, presence: str | None) -> None:
+    def __init__(self, name: str, presence: str | None, page_port: int | None = None) -> None:
         self.root = WORK / name
         self.env = {
             "PATH": "/usr/bin:/bin",
@@ -65,9 +68,10 @@ class Home:
             os.chown(p, UID, GID)
         line = f'presence = "{presence}"\n' if presence else ""
         cfg = self.root / "config" / "archgate" / "config.toml"
+        page = f"page = true\npage_port = {page_port}\n" if page_port else "page = false\n"
         cfg.write_text(
             '[policy]\nask = ["system_status"]\n'
-            f"[approval]\npage = false\nnotifications = false\ntimeout_s = 60\n{line}"
+            f"[approval]\n{page}notifications = false\ntimeout_s = 60\n{line}"
         )
         os.chown(cfg, UID, GID)
         os.chmod(cfg, 0o600)
@@ -354,6 +358,73 @@ def test_one_polkit_dialog_at_a_time(polkit_up) -> None:
         assert rc == 1 and "presence_" in out, out
         assert qid in srv.pending_ids()
         assert home.cli("deny", qid).returncode == 0
+    finally:
+        srv.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Page:
+    """The approval page, logged in with the one-time link an agent's shell can get too
+    (`archgate ui --print`)."""
+
+    def __init__(self, home: Home, port: int) -> None:
+        self.port = port
+        r = home.cli("ui", "--print")
+        assert r.returncode == 0, r.stdout + r.stderr
+        path = r.stdout.strip().split(str(port), 1)[1]
+        status, headers, _ = self.request("GET", path)
+        assert status == 303, status
+        self.cookie = headers["set-cookie"].split(";", 1)[0]
+        _, _, html = self.request("GET", "/")
+        self.csrf = re.search(r'name="csrf-token" content="([0-9a-f]+)"', html).group(1)
+
+    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict, str]:
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        headers = {"Origin": f"http://127.0.0.1:{self.port}"}
+        if getattr(self, "cookie", None):
+            headers["Cookie"] = self.cookie
+        if getattr(self, "csrf", None):
+            headers["X-CSRF-Token"] = self.csrf
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            headers["Content-Type"] = "application/json"
+        c.request(method, path, body=data, headers=headers)
+        r = c.getresponse()
+        text = r.read().decode()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, text
+
+
+def test_the_page_needs_the_password_too(polkit_up) -> None:
+    """The page's yes is confirmed for the daemon itself. Logged in (as any same-user process
+    can be), Allow without the password is refused; with it, the call runs. Developer mode on
+    from the page likewise."""
+    port = free_port()
+    home = Home("page", "polkit", page_port=port)
+    srv = Server(home)
+    try:
+        qid = srv.ask()
+        page = Page(home, port)
+        status, _, body = page.request("POST", "/api/answer", {"id": qid, "answer": "allow"})
+        assert status == 403 and "presence_no_agent" in body, (status, body)
+        status, _, body = page.request("POST", "/api/dev-mode", {"minutes": 60})
+        assert status == 403 and "presence_" in body, (status, body)
+        assert "off" in home.cli("dev-mode", "status").stdout
+        assert qid in srv.pending_ids()
+        daemon = f"{srv.proc.pid},{start_time(srv.proc.pid)},{UID}"
+        agent = Agent(daemon, PASSWORD)
+        try:
+            status, _, body = page.request("POST", "/api/answer", {"id": qid, "answer": "allow"})
+        finally:
+            agent.stop()
+        assert status == 200, (status, body)
+        assert agent.prompts == 1
+        assert "memory" in json.dumps(srv.reply(2)["result"]).lower()
     finally:
         srv.close()
 
