@@ -429,6 +429,12 @@ def test_the_page_needs_the_password_too(polkit_up) -> None:
         srv.close()
 
 
+def test_doctor_says_presence_is_available(polkit_up) -> None:
+    home = Home("doctor", "polkit")
+    out = home.cli("doctor", timeout=60).stdout
+    assert re.search(r"ok +person presence \(polkit, presence = polkit\)", out), out
+
+
 def test_deny_never_needs_presence(polkit_up) -> None:
     home = Home("deny", "polkit")
     srv = Server(home)
