@@ -130,6 +130,7 @@ for f in usr/bin/archgate \
   usr/share/fish/vendor_completions.d/archgate.fish \
   usr/share/man/man1/archgate.1.gz \
   usr/lib/systemd/user/archgate.service \
+  usr/share/polkit-1/actions/org.archgate.policy \
   usr/share/archgate/plugin/manifest.json \
   usr/share/archgate/plugin/Service.qml \
   usr/share/archgate/plugin/BarWidget.qml \
@@ -141,6 +142,8 @@ for f in usr/bin/archgate \
 done
 cmp -s "$r/usr/lib/systemd/user/archgate.service" "$top/packaging/systemd/archgate.service" ||
   fail "the packaged unit differs from packaging/systemd/archgate.service"
+cmp -s "$r/usr/share/polkit-1/actions/org.archgate.policy" "$top/packaging/polkit/org.archgate.policy" ||
+  fail "the packaged polkit actions differ from packaging/polkit/org.archgate.policy"
 grep -q 'complete -F' "$r/usr/share/bash-completion/completions/archgate" || fail "bash completion looks wrong"
 grep -q '#compdef archgate' "$r/usr/share/zsh/site-functions/_archgate" || fail "zsh completion looks wrong"
 zcat "$r/usr/share/man/man1/archgate.1.gz" | grep -q '^\.TH archgate' || fail "the man page looks wrong"

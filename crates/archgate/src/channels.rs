@@ -40,7 +40,7 @@ pub async fn start(app: Arc<App>, mode: &'static str, shutdown: CancellationToke
         }
     };
     let notifications = if config.approval.notifications {
-        match notify::start(app.gate.broker.clone()).await {
+        match notify::start(app.clone()).await {
             Ok(n) => {
                 app.gate.broker.add_push_channel(n.clone());
                 Some(n)

@@ -18,6 +18,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 use crate::app::App;
+use crate::presence::{self, PresenceError, Subject};
 use crate::sessions::visible_names;
 
 /// A client as the person sees it. Counts and names only: never a token or its hash.
@@ -71,6 +72,8 @@ pub enum ClientActionError {
     UnknownTool { name: String },
     #[error("{name:?} is archgate's stdio client; its grant is `[clients.local]` in config")]
     Local { name: String },
+    #[error(transparent)]
+    Presence(#[from] PresenceError),
 }
 
 impl ClientActionError {
@@ -79,6 +82,7 @@ impl ClientActionError {
             ClientActionError::Store(e) => e.kind(),
             ClientActionError::UnknownTool { .. } => "unknown_tool",
             ClientActionError::Local { .. } => "not_allowed",
+            ClientActionError::Presence(e) => e.kind(),
         }
     }
 
@@ -88,11 +92,39 @@ impl ClientActionError {
             ClientActionError::Store(ClientError::Exists(_)) => 409,
             ClientActionError::Store(ClientError::NotFound(_)) => 404,
             ClientActionError::Store(ClientError::Io { .. } | ClientError::Random(_)) => 500,
+            ClientActionError::Presence(_) => 403,
             ClientActionError::Store(_)
             | ClientActionError::UnknownTool { .. }
             | ClientActionError::Local { .. } => 400,
         }
     }
+}
+
+/// Adding, renaming and revoking a client are confirmed through polkit first when
+/// `approval.presence` needs it (`subject`: the process that asked). Audited when refused.
+async fn confirm(
+    app: &App,
+    what: &str,
+    name: &str,
+    channel: &str,
+    subject: Result<Subject, String>,
+) -> Result<(), ClientActionError> {
+    let setting = app.gate.config.current().approval.presence;
+    let act = archgate_core::presence::Act::ChangeClient;
+    if let Err(e) = presence::confirm(setting, act, subject, presence::CHANGE_WAIT).await {
+        app.gate.audit.event(&serde_json::json!({
+            "event": "presence_refused", "what": what, "client": name,
+            "channel": channel, "kind": e.kind(),
+        }));
+        tracing::warn!(
+            what,
+            client = name,
+            channel,
+            "presence refused a client change: {e}"
+        );
+        return Err(e.into());
+    }
+    Ok(())
 }
 
 /// Every client: `local`, `default`, then the added ones in the order they were added.
@@ -160,6 +192,7 @@ pub async fn add(
     preset: &str,
     tools: Option<Vec<String>>,
     channel: &str,
+    subject: Result<Subject, String>,
 ) -> Result<Added, ClientActionError> {
     let tools: Option<Vec<String>> = tools
         .map(|t| {
@@ -178,6 +211,7 @@ pub async fn add(
             name: unknown.clone(),
         });
     }
+    confirm(app, "client_add", name, channel, subject).await?;
     // Another process may have changed the file a moment ago: start from what it wrote.
     app.sync_clients().await;
     let token = app.clients.add(name, preset, tools.clone())?;
@@ -198,12 +232,18 @@ pub async fn add(
 
 /// Revokes a client: its token is refused from the next request and its live sessions end.
 /// Revoking `default` gives it a new token (in the token file).
-pub async fn revoke(app: &App, name: &str, channel: &str) -> Result<(), ClientActionError> {
+pub async fn revoke(
+    app: &App,
+    name: &str,
+    channel: &str,
+    subject: Result<Subject, String>,
+) -> Result<(), ClientActionError> {
     if name == LOCAL_CLIENT {
         return Err(ClientActionError::Local {
             name: name.to_owned(),
         });
     }
+    confirm(app, "client_revoke", name, channel, subject).await?;
     app.sync_clients().await;
     app.clients.revoke(name)?;
     app.gate.audit.event(&serde_json::json!({
@@ -221,12 +261,14 @@ pub async fn rename(
     from: &str,
     to: &str,
     channel: &str,
+    subject: Result<Subject, String>,
 ) -> Result<(), ClientActionError> {
     if from == LOCAL_CLIENT {
         return Err(ClientActionError::Local {
             name: from.to_owned(),
         });
     }
+    confirm(app, "client_rename", from, channel, subject).await?;
     app.sync_clients().await;
     app.clients.rename(from, to)?;
     app.gate.audit.event(&serde_json::json!({

@@ -24,6 +24,7 @@ use tokio::net::{UnixListener, UnixStream};
 use crate::app::App;
 use crate::page::PageHandle;
 use crate::person_actions::{self as actions, Choice};
+use crate::presence::Subject;
 
 /// Longest request line accepted.
 pub const MAX_LINE: u64 = 64 * 1024;
@@ -141,9 +142,20 @@ struct Cx {
 
 /// The uid on the other end of a Unix stream, from SO_PEERCRED.
 pub fn peer_uid(stream: &UnixStream) -> std::io::Result<u32> {
-    let cred = nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
-        .map_err(std::io::Error::from)?;
-    Ok(cred.uid())
+    Ok(peer(stream)?.uid())
+}
+
+fn peer(stream: &UnixStream) -> std::io::Result<nix::sys::socket::UnixCredentials> {
+    nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
+        .map_err(std::io::Error::from)
+}
+
+/// The process on the other end, for polkit: its pid from SO_PEERCRED and its start time read
+/// now, at connect time, so a pid reused later is a different subject to polkit.
+fn peer_subject(stream: &UnixStream) -> Result<Subject, String> {
+    let cred = peer(stream).map_err(|e| e.to_string())?;
+    let pid = u32::try_from(cred.pid()).map_err(|_| "no peer pid".to_owned())?;
+    Subject::of(pid, cred.uid()).map_err(|e| format!("process {pid}: {e}"))
 }
 
 async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
@@ -171,6 +183,7 @@ async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
             return;
         }
     }
+    let subject = peer_subject(&stream);
     let (read, mut write) = stream.into_split();
     let mut reader = tokio::io::BufReader::new(read);
     loop {
@@ -191,7 +204,7 @@ async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
             refusal("too_large", "request lines are limited to 64 KiB")
         } else {
             match serde_json::from_slice::<Request>(&line) {
-                Ok(req) => handle(&cx, req),
+                Ok(req) => handle(&cx, req, &subject).await,
                 Err(e) => refusal("malformed", &format!("not a control request: {e}")),
             }
         };
@@ -220,7 +233,7 @@ fn ok(mut v: Value) -> Value {
     v
 }
 
-fn handle(cx: &Cx, req: Request) -> Value {
+async fn handle(cx: &Cx, req: Request, subject: &Result<Subject, String>) -> Value {
     let gate = &cx.app.gate;
     match req {
         Request::Hello => ok(json!({
@@ -233,18 +246,24 @@ fn handle(cx: &Cx, req: Request) -> Value {
             "now": archgate_core::person::now_secs(),
             "pending": actions::pending(gate),
         })),
-        Request::Answer { id, answer } => match actions::answer(gate, &id, answer, "cli") {
-            Ok(()) => ok(json!({"id": id, "answer": answer})),
-            Err(e) => refusal(e.kind(), &e.to_string()),
-        },
-        Request::DevModeOn { secs } => match actions::set_dev_mode(gate, Some(secs), "cli") {
-            Ok(d) => ok(json!({"developer_mode": d})),
-            Err(e) => refusal(e.kind(), &e.to_string()),
-        },
-        Request::DevModeOff => match actions::set_dev_mode(gate, None, "cli") {
-            Ok(d) => ok(json!({"developer_mode": d})),
-            Err(e) => refusal(e.kind(), &e.to_string()),
-        },
+        Request::Answer { id, answer } => {
+            match actions::answer_confirmed(gate, &id, answer, "cli", subject.clone()).await {
+                Ok(()) => ok(json!({"id": id, "answer": answer})),
+                Err(e) => refusal(e.kind(), &e.to_string()),
+            }
+        }
+        Request::DevModeOn { secs } => {
+            match actions::set_dev_mode_confirmed(gate, Some(secs), "cli", subject.clone()).await {
+                Ok(d) => ok(json!({"developer_mode": d})),
+                Err(e) => refusal(e.kind(), &e.to_string()),
+            }
+        }
+        Request::DevModeOff => {
+            match actions::set_dev_mode_confirmed(gate, None, "cli", Err(String::new())).await {
+                Ok(d) => ok(json!({"developer_mode": d})),
+                Err(e) => refusal(e.kind(), &e.to_string()),
+            }
+        }
         Request::DevModeStatus => ok(json!({"developer_mode": actions::dev_mode(gate)})),
         Request::Rules => ok(json!({"rules": actions::rules(gate)})),
         Request::Revoke { id } => match actions::revoke(gate, &id, "cli") {
@@ -298,7 +317,14 @@ pub fn sockets(runtime_dir: &Path) -> Vec<PathBuf> {
 /// Sends one request to one socket and reads the one-line reply (blocking; for the CLI).
 pub fn request(socket: &Path, req: &Request) -> std::io::Result<Value> {
     let mut s = std::os::unix::net::UnixStream::connect(socket)?;
-    s.set_read_timeout(Some(CLIENT_TIMEOUT))?;
+    // A yes may wait for the person to authenticate to polkit (presence): up to the longest
+    // question deadline, or the time given for a change.
+    let read = match req {
+        Request::Answer { .. } => Duration::from_secs(605),
+        Request::DevModeOn { .. } => crate::presence::CHANGE_WAIT + CLIENT_TIMEOUT,
+        _ => CLIENT_TIMEOUT,
+    };
+    s.set_read_timeout(Some(read))?;
     s.set_write_timeout(Some(CLIENT_TIMEOUT))?;
     let mut line = serde_json::to_string(req).map_err(std::io::Error::other)?;
     line.push('\n');

@@ -11,6 +11,7 @@ mod instances;
 mod notify;
 mod page;
 mod person_actions;
+mod presence;
 mod server;
 mod sessions;
 mod snippets;

@@ -18,6 +18,10 @@ use std::time::Duration;
 use zbus::Variant as Value;
 use zbus::{Connection, MatchRule, MessageStream};
 
+use crate::app::App;
+use crate::person_actions::{Choice, answer_confirmed};
+use crate::presence::Subject;
+
 const DEST: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";
 const CHANNEL: &str = "notification";
@@ -83,16 +87,17 @@ fn lock(m: &Mutex<Map>) -> std::sync::MutexGuard<'_, Map> {
 }
 
 /// Connects to the session bus and checks for a notification server with actions.
-pub async fn start(broker: Broker) -> Result<Arc<Notifications>, NotifyError> {
+pub async fn start(app: Arc<App>) -> Result<Arc<Notifications>, NotifyError> {
     if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
         return Err(NotifyError::NoBus);
     }
-    tokio::time::timeout(CONNECT_TIMEOUT, connect(broker))
+    tokio::time::timeout(CONNECT_TIMEOUT, connect(app))
         .await
         .map_err(|_| NotifyError::TimedOut(CONNECT_TIMEOUT))?
 }
 
-async fn connect(broker: Broker) -> Result<Arc<Notifications>, NotifyError> {
+async fn connect(app: Arc<App>) -> Result<Arc<Notifications>, NotifyError> {
+    let broker = app.gate.broker.clone();
     let conn = Connection::session().await?;
     let owner: String = conn
         .call_method(
@@ -139,14 +144,21 @@ async fn connect(broker: Broker) -> Result<Arc<Notifications>, NotifyError> {
                     let Some(qid) = forget(&listen_map, nid) else {
                         continue;
                     };
-                    let answer = match action.as_str() {
-                        "allow" => Answer::Allow,
-                        "deny" => Answer::Deny,
+                    let choice = match action.as_str() {
+                        "allow" => Choice::Allow,
+                        "deny" => Choice::Deny,
                         _ => continue,
                     };
-                    if let Err(e) = broker.answer(&qid, answer, CHANNEL) {
-                        tracing::info!(id = %qid, "notification answer did nothing: {e}");
-                    }
+                    // Anyone of this user can invoke an action (`makoctl invoke`): a yes is
+                    // confirmed through polkit, for the daemon itself, when presence needs it.
+                    let app = app.clone();
+                    tokio::spawn(async move {
+                        let me = Subject::this_process().map_err(|e| e.to_string());
+                        if let Err(e) = answer_confirmed(&app.gate, &qid, choice, CHANNEL, me).await
+                        {
+                            tracing::info!(id = %qid, "notification answer did nothing: {e}");
+                        }
+                    });
                 }
                 Some("NotificationClosed") => {
                     let Ok((nid, reason)) = msg.body().deserialize::<(u32, u32)>() else {

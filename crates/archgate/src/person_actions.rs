@@ -2,14 +2,23 @@
 //! developer mode, list and revoke standing rules. One implementation behind the control socket
 //! (the CLI) and the approval page, so both behave — and are audited — the same way.
 //!
+//! A yes — Allow, Always, developer mode on — goes through `presence::confirm` first
+//! (`answer_confirmed`, `set_dev_mode_confirmed`): when `approval.presence` needs it, the person
+//! authenticates to their polkit agent, and a yes that is not confirmed does nothing (the
+//! question stays pending until another answer or its deadline). A no never waits for polkit.
+//!
 //! No tool reaches this module: it is called only by `control` and `page`, which only the person
 //! can reach (a 0600 socket checked by peer uid; a loopback page behind a one-time login).
 
 use archgate_core::approval::{Answer, AnswerError, Question};
 use archgate_core::gate::Gate;
 use archgate_core::person::{DEV_MODE_MAX_SECS, PersonError, now_secs};
+use archgate_core::presence::Act;
 use archgate_policy::StandingRule;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+use crate::presence::{self, PresenceError, Subject};
 
 /// An answer as the person's channels send it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,13 +52,99 @@ pub fn pending(gate: &Gate) -> Vec<Question> {
     gate.broker.pending()
 }
 
-pub fn answer(gate: &Gate, id: &str, choice: Choice, channel: &str) -> Result<(), AnswerError> {
+/// Unconfirmed: reached only through `answer_confirmed`.
+fn answer(gate: &Gate, id: &str, choice: Choice, channel: &str) -> Result<(), AnswerError> {
     let r = gate.broker.answer(id, choice.answer(), channel);
     match &r {
         Ok(()) => tracing::info!(id, channel, answer = ?choice, "the person answered"),
         Err(e) => tracing::info!(id, channel, "answer did nothing: {e}"),
     }
     r
+}
+
+/// Why a yes did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum YesError {
+    #[error(transparent)]
+    Answer(#[from] AnswerError),
+    #[error(transparent)]
+    Presence(#[from] PresenceError),
+    #[error(transparent)]
+    Person(#[from] PersonError),
+}
+
+impl YesError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            YesError::Answer(e) => e.kind(),
+            YesError::Presence(e) => e.kind(),
+            YesError::Person(e) => e.kind(),
+        }
+    }
+}
+
+/// A yes that presence refused: audited, so the person sees attempts made in their name.
+fn refused(gate: &Gate, what: &str, id: Option<&str>, channel: &str, e: &PresenceError) {
+    gate.audit.event(&serde_json::json!({
+        "event": "presence_refused",
+        "what": what,
+        "id": id,
+        "channel": channel,
+        "kind": e.kind(),
+    }));
+    tracing::warn!(what, id, channel, "presence refused a yes: {e}");
+}
+
+/// Answers one question. A yes is confirmed through polkit first when `approval.presence`
+/// needs it, within the question's remaining time; refused, the question stays pending.
+pub async fn answer_confirmed(
+    gate: &Gate,
+    id: &str,
+    choice: Choice,
+    channel: &str,
+    subject: Result<Subject, String>,
+) -> Result<(), YesError> {
+    if choice != Choice::Deny {
+        // Only a question waiting here is confirmed: the person is not asked for one that
+        // another instance holds.
+        let Some(q) = gate.broker.pending().into_iter().find(|q| q.id == id) else {
+            return Err(AnswerError::NotPending(id.to_owned()).into());
+        };
+        let act = match choice {
+            Choice::AllowAlways if q.rule_allowed => Act::AllowAlways(q.tier),
+            _ => Act::Allow(q.tier),
+        };
+        let left = Duration::from_secs(q.deadline.saturating_sub(now_secs()).max(1));
+        let setting = gate.config.current().approval.presence;
+        if let Err(e) = presence::confirm(setting, act, subject, left).await {
+            refused(gate, "answer", Some(id), channel, &e);
+            return Err(e.into());
+        }
+    }
+    Ok(answer(gate, id, choice, channel)?)
+}
+
+/// Developer mode on (confirmed through polkit first when presence needs it) or off.
+pub async fn set_dev_mode_confirmed(
+    gate: &Gate,
+    secs: Option<u64>,
+    channel: &str,
+    subject: Result<Subject, String>,
+) -> Result<DevMode, YesError> {
+    if secs.is_some() {
+        // A duration that would be refused anyway is refused before the person is asked.
+        if secs.is_some_and(|s| s > DEV_MODE_MAX_SECS) {
+            return Ok(set_dev_mode(gate, secs, channel)?);
+        }
+        let setting = gate.config.current().approval.presence;
+        if let Err(e) =
+            presence::confirm(setting, Act::DevModeOn, subject, presence::CHANGE_WAIT).await
+        {
+            refused(gate, "developer_mode", None, channel, &e);
+            return Err(e.into());
+        }
+    }
+    Ok(set_dev_mode(gate, secs, channel)?)
 }
 
 pub fn dev_mode(gate: &Gate) -> DevMode {
@@ -62,7 +157,8 @@ pub fn dev_mode(gate: &Gate) -> DevMode {
 }
 
 /// Turns developer mode on for `secs` (at most 8 h) or off (`None`). Audited as an event.
-pub fn set_dev_mode(gate: &Gate, secs: Option<u64>, channel: &str) -> Result<DevMode, PersonError> {
+/// Unconfirmed: reached only through `set_dev_mode_confirmed`.
+fn set_dev_mode(gate: &Gate, secs: Option<u64>, channel: &str) -> Result<DevMode, PersonError> {
     let now = now_secs();
     gate.person.set_dev_mode(secs, now)?;
     let state = dev_mode(gate);

@@ -16,6 +16,7 @@ pub mod counters;
 pub mod gate;
 pub mod paths;
 pub mod person;
+pub mod presence;
 pub mod resolve;
 pub mod tool;
 

@@ -115,6 +115,11 @@ pub fn answer(
         out(NONE_RUNNING);
         return Ok(ExitCode::from(1));
     }
+    if choice != Choice::Deny {
+        eprintln!(
+            "approving {id}: if your polkit agent asks for your password now, it is for this approval"
+        );
+    }
     for sock in sockets {
         let v = match control::request(&sock, &req) {
             Ok(v) => v,
@@ -132,7 +137,10 @@ pub fn answer(
             out(format!("{what} {id}"));
             return Ok(ExitCode::SUCCESS);
         }
-        if v["error"] == "too_late" || v["error"] == "refused" {
+        let presence = v["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("presence_"));
+        if v["error"] == "too_late" || v["error"] == "refused" || presence {
             out(reason(&v));
             return Ok(ExitCode::from(1));
         }
@@ -157,6 +165,9 @@ pub fn dev_mode(config: Option<PathBuf>, action: DevModeAction) -> anyhow::Resul
                 out("developer mode lasts at most 8 hours");
                 return Ok(ExitCode::from(2));
             }
+            eprintln!(
+                "developer mode on: if your polkit agent asks for your password, it is for this (once per running archgate)"
+            );
             Request::DevModeOn { secs }
         }
         DevModeAction::Off => Request::DevModeOff,

@@ -17,6 +17,11 @@ pub async fn run(config: Option<PathBuf>, action: ClientsAction) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
+/// This command changes the clients file itself, so polkit is asked about this process.
+fn me() -> Result<crate::presence::Subject, String> {
+    crate::presence::Subject::this_process().map_err(|e| e.to_string())
+}
+
 async fn act(app: &App, action: ClientsAction) -> anyhow::Result<()> {
     match action {
         ClientsAction::Add {
@@ -24,7 +29,7 @@ async fn act(app: &App, action: ClientsAction) -> anyhow::Result<()> {
             preset,
             tools,
         } => {
-            let added = client_actions::add(app, &name, &preset, tools, "cli").await?;
+            let added = client_actions::add(app, &name, &preset, tools, "cli", me()).await?;
             let url = snippets::mcp_url(app.gate.config.current().server.port);
             out(format!(
                 "client {name:?} added with preset {preset}. Its token is shown once:\n\n  {}\n",
@@ -61,13 +66,13 @@ async fn act(app: &App, action: ClientsAction) -> anyhow::Result<()> {
             }
         }
         ClientsAction::Revoke { name } => {
-            client_actions::revoke(app, &name, "cli").await?;
+            client_actions::revoke(app, &name, "cli", me()).await?;
             out(format!(
                 "client {name:?} revoked; running servers refuse its token from the next request"
             ));
         }
         ClientsAction::Rename { from, to } => {
-            client_actions::rename(app, &from, &to, "cli").await?;
+            client_actions::rename(app, &from, &to, "cli", me()).await?;
             out(format!("client {from:?} is now {to:?}"));
         }
     }

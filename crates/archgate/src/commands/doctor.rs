@@ -65,6 +65,36 @@ async fn reachable(name: &str, url: &str, disables: &'static str) -> Check {
     }
 }
 
+/// Whether person presence can be confirmed here: polkit on the system bus with archgate's
+/// actions installed. (Whether an agent answers is known only when one is asked.)
+async fn presence(setting: archgate_core::presence::Presence) -> Check {
+    use archgate_core::presence::Presence;
+    let name = format!("person presence (polkit, presence = {})", setting.as_str());
+    let (ok, detail) = match crate::presence::availability().await {
+        crate::presence::Availability::Ready(_) => (
+            true,
+            "polkit and archgate's actions are installed; your desktop's polkit agent is asked"
+                .to_owned(),
+        ),
+        crate::presence::Availability::Missing(reason) => (false, reason),
+    };
+    Check {
+        name,
+        ok: ok || setting == Presence::Off,
+        detail: if setting == Presence::Off {
+            format!("off in config: any process of yours can say yes through the CLI ({detail})")
+        } else {
+            detail
+        },
+        disables: match setting {
+            Presence::Polkit => {
+                "every yes is refused until polkit and archgate's actions are installed"
+            }
+            _ => "presence: another process of yours can approve in your name (see SECURITY.md)",
+        },
+    }
+}
+
 pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let file = crate::app::config_path(config)?;
     let cfg = archgate_core::config::load(&file).config;
@@ -135,6 +165,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         )
         .await,
     );
+    checks.push(presence(cfg.approval.presence).await);
     let mut missing = 0;
     for c in &checks {
         if c.ok {

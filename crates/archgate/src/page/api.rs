@@ -182,8 +182,13 @@ pub(crate) struct AnswerBody {
 }
 
 pub(crate) async fn answer(State(s): State<Shared>, Json(b): Json<AnswerBody>) -> Response {
-    match actions::answer(&s.app.gate, &b.id, b.answer, "page") {
+    // The page's yes is confirmed for the daemon itself: it runs in the person's session.
+    let me = crate::presence::Subject::this_process().map_err(|e| e.to_string());
+    match actions::answer_confirmed(&s.app.gate, &b.id, b.answer, "page", me).await {
         Ok(()) => Json(json!({"ok": true})).into_response(),
+        Err(e @ actions::YesError::Presence(_)) => {
+            refuse(StatusCode::FORBIDDEN, e.kind(), &e.to_string())
+        }
         Err(e) => refuse(StatusCode::CONFLICT, e.kind(), &e.to_string()),
     }
 }
@@ -197,8 +202,12 @@ pub(crate) struct DevModeBody {
 
 pub(crate) async fn dev_mode(State(s): State<Shared>, Json(b): Json<DevModeBody>) -> Response {
     let secs = b.minutes.map(|m| m.saturating_mul(60));
-    match actions::set_dev_mode(&s.app.gate, secs, "page") {
+    let me = crate::presence::Subject::this_process().map_err(|e| e.to_string());
+    match actions::set_dev_mode_confirmed(&s.app.gate, secs, "page", me).await {
         Ok(d) => Json(json!({"ok": true, "developer_mode": d})).into_response(),
+        Err(e @ actions::YesError::Presence(_)) => {
+            refuse(StatusCode::FORBIDDEN, e.kind(), &e.to_string())
+        }
         Err(e) => refuse(StatusCode::BAD_REQUEST, e.kind(), &e.to_string()),
     }
 }

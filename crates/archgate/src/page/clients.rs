@@ -17,6 +17,11 @@ use super::{Shared, refuse};
 use crate::client_actions::{self, ClientActionError};
 use crate::snippets::{self, Connect};
 
+/// Presence for the page is confirmed for the daemon itself (it runs in the person's session).
+fn me() -> Result<crate::presence::Subject, String> {
+    crate::presence::Subject::this_process().map_err(|e| e.to_string())
+}
+
 fn refused(e: &ClientActionError) -> Response {
     let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
     refuse(status, e.kind(), &e.to_string())
@@ -40,7 +45,7 @@ struct Snippet {
 }
 
 pub(crate) async fn add(State(s): State<Shared>, Json(b): Json<AddBody>) -> Response {
-    match client_actions::add(&s.app, &b.name, &b.preset, b.tools, "page").await {
+    match client_actions::add(&s.app, &b.name, &b.preset, b.tools, "page", me()).await {
         Ok(added) => {
             // The port this process serves MCP on; a stdio instance names the configured one,
             // as `archgate clients add` does.
@@ -87,7 +92,7 @@ pub(crate) struct RevokeBody {
 }
 
 pub(crate) async fn revoke(State(s): State<Shared>, Json(b): Json<RevokeBody>) -> Response {
-    match client_actions::revoke(&s.app, &b.name, "page").await {
+    match client_actions::revoke(&s.app, &b.name, "page", me()).await {
         Ok(()) => Json(json!({"ok": true})).into_response(),
         Err(e) => refused(&e),
     }
@@ -101,7 +106,7 @@ pub(crate) struct RenameBody {
 }
 
 pub(crate) async fn rename(State(s): State<Shared>, Json(b): Json<RenameBody>) -> Response {
-    match client_actions::rename(&s.app, &b.from, &b.to, "page").await {
+    match client_actions::rename(&s.app, &b.from, &b.to, "page", me()).await {
         Ok(()) => Json(json!({"ok": true})).into_response(),
         Err(e) => refused(&e),
     }

@@ -158,3 +158,44 @@ fn allow_in_the_notification_approves_dismissing_cancels_and_an_answer_elsewhere
     assert!(!ok && body.starts_with("declined"), "{body}");
     assert_eq!(env.audit_of(&qid)["approval"]["channel"], "notification");
 }
+
+/// `makoctl invoke … allow` is what an agent's shell can do too. Under `presence = "polkit"` the
+/// click is a yes that polkit must confirm for the daemon; with no polkit to ask here (no system
+/// bus, or archgate's actions not installed) it fails closed: the call does not run, the refusal
+/// is audited, and the question stays pending for the person's own answer.
+#[test]
+fn a_notification_click_under_presence_is_refused_without_polkit_and_nothing_runs() {
+    let desktop = Desktop::start();
+    let mut env = Env::new(
+        "[policy]\nask = [\"system_status\"]\n[approval]\ntimeout_s = 60\npage_port = 0\nnotifications = true\npresence = \"polkit\"\n",
+    );
+    env.extra
+        .push(("DBUS_SESSION_BUS_ADDRESS".into(), desktop.bus.clone()));
+    let mut s = Server::start(&env);
+
+    s.call(1, "system_status", json!({}));
+    let qid = env.one_pending()["id"].as_str().unwrap().to_owned();
+    let nid = desktop.notification_for(&qid);
+    let out = desktop.makoctl(&["invoke", "-n", &nid.to_string(), "allow"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let refused = wait_for("the refusal in the audit log", || {
+        env.audit()
+            .into_iter()
+            .find(|r| r["event"] == "presence_refused" && r["id"] == qid.as_str())
+    });
+    assert_eq!(refused["channel"], "notification");
+    assert_eq!(refused["kind"], "presence_unavailable");
+    // Still waiting for the person; nothing ran.
+    assert_eq!(env.one_pending()["id"], qid.as_str());
+    assert!(
+        !env.audit()
+            .iter()
+            .any(|r| r["id"] == qid.as_str() && r.get("event").is_none()),
+        "the call was decided: {:?}",
+        env.audit()
+    );
+    // The person's no needs nothing.
+    assert!(env.run(&["deny", &qid]).status.success());
+    let (ok, body) = result_text(&s.response(1));
+    assert!(!ok && body.starts_with("declined"), "{body}");
+}

@@ -37,6 +37,12 @@ page_port = 8766
 # The nag guard: at most this many questions to the person in any 10 minutes, all clients
 # together; past it, calls that need a yes are refused `unsupported` (1..=1000).
 max_questions = 12
+# Person presence: which yeses you confirm by authenticating to your desktop's polkit agent, so
+# that another program running as you (an agent's shell) cannot approve in your name.
+# "auto": Allow of a destructive call, Always, developer mode on and client changes, wherever
+# polkit and archgate's actions are installed; "polkit": every Allow and Always as well, and
+# without polkit every yes is refused; "off": never. Deny never asks. See SECURITY.md.
+presence = "auto"
 
 [exec]
 # Where programs are looked up (never the inherited PATH). Unset: $OMARCHY_PATH/bin,

@@ -177,6 +177,28 @@ mod tests {
     }
 
     #[test]
+    fn a_presence_typo_is_the_strictest_setting_not_the_weakest() {
+        use crate::presence::Presence;
+        assert_eq!(load_str("").config.approval.presence, Presence::Auto);
+        for (v, want) in [
+            ("off", Presence::Off),
+            ("auto", Presence::Auto),
+            ("polkit", Presence::Polkit),
+        ] {
+            let l = load_str(&format!("[approval]\npresence = \"{v}\"\n"));
+            assert_eq!(l.config.approval.presence, want);
+            assert!(l.problems.is_empty(), "{:?}", l.problems);
+        }
+        let l = load_str("[approval]\npresence = \"of\"\n");
+        assert_eq!(l.config.approval.presence, Presence::Polkit);
+        assert!(
+            l.problems
+                .iter()
+                .any(|p| p.key.as_deref() == Some("approval.presence") && p.line == Some(2))
+        );
+    }
+
+    #[test]
     fn out_of_range_values_fall_back_with_a_problem() {
         let l = load_str("[approval]\ntimeout_s = 4000\n[policy]\nallow = [\"theme **\"]\n");
         assert_eq!(l.config.approval.timeout.as_secs(), 60);

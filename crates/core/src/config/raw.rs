@@ -53,6 +53,8 @@ pub struct RawApproval {
     pub notifications: Option<bool>,
     pub page_port: Option<u16>,
     pub max_questions: Option<u32>,
+    /// `off`, `auto` or `polkit` (see `crate::presence`).
+    pub presence: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

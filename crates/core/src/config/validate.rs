@@ -50,6 +50,8 @@ pub struct ApprovalConfig {
     pub page_port: u16,
     /// The nag guard's cap: questions to the person per rolling 10 minutes, all clients together.
     pub max_questions: u32,
+    /// Which yeses the person confirms through polkit (`crate::presence`).
+    pub presence: crate::presence::Presence,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +176,22 @@ fn url(
             default.to_owned()
         }
         None => default.to_owned(),
+    }
+}
+
+/// A value that is not one of the three is a mistake, and a mistake must not weaken presence:
+/// it reads as the strictest setting.
+fn presence(v: Option<&str>, report: &mut dyn FnMut(&str, String)) -> crate::presence::Presence {
+    use crate::presence::Presence;
+    match v {
+        None => Presence::default(),
+        Some(s) => Presence::parse(s).unwrap_or_else(|| {
+            report(
+                "approval.presence",
+                format!("{s:?} is not off, auto or polkit; using polkit"),
+            );
+            Presence::Polkit
+        }),
     }
 }
 
@@ -322,6 +340,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 "approval.max_questions",
                 report,
             ),
+            presence: presence(approval.presence.as_deref(), report),
         },
         exec: ExecSettings {
             search_dirs: exec_dirs,
