@@ -584,6 +584,43 @@ async fn unknown_tools_are_charged() {
     assert_eq!(r.output.unwrap_err().kind, "budget_exhausted");
 }
 
+/// Issue 16, attack 7: a 4 MiB unknown tool name leaves a record of bounded size that still
+/// identifies it (its digest), and the refusal does not echo it whole.
+#[tokio::test]
+async fn a_huge_unknown_name_leaves_a_small_record() {
+    let e = env("");
+    let name = "x".repeat(4 << 20);
+    let r = e.gate.call(&client(), &name, json!({})).await;
+    let err = r.output.unwrap_err();
+    assert_eq!(err.kind, "unknown_tool");
+    assert!(err.message.len() < 1024, "{} bytes", err.message.len());
+    let recs = records(&e);
+    let line = serde_json::to_string(&recs[0]).unwrap();
+    assert!(line.len() < 2048, "{} bytes", line.len());
+    use sha2::Digest;
+    let digest = hex::encode(sha2::Sha256::digest(name.as_bytes()));
+    assert!(recs[0].tool.contains(&digest));
+}
+
+/// Under `approval.presence = "polkit"` a trusted relaying client is never asked: it cannot
+/// show that the person is there. The question waits on the person's own channels.
+#[tokio::test]
+async fn a_relay_is_not_asked_where_presence_is_needed() {
+    let e = env(&format!("{TRUSTED}[approval]\npresence = \"polkit\"\n"));
+    let r = relayed(&e, &client(), "a", None, None).await;
+    assert_ne!(
+        r.outcome,
+        Outcome::InputRequired,
+        "no ticket is handed to the client"
+    );
+    let r = relayed(&e, &client(), "a", Some("made-up"), Some(Answer::Allow)).await;
+    assert_ne!(
+        r.outcome,
+        Outcome::Ok,
+        "a relayed yes does not run the call"
+    );
+}
+
 use archgate_core::approval::{Answer, Broker, Channel, Question};
 use archgate_core::gate::Relay;
 

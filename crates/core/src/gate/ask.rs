@@ -125,7 +125,21 @@ impl Gate {
             .clients
             .get(&a.client.name)
             .is_some_and(|c| c.trusted_relay);
-        let relay = if trusted { relay } else { &Relay::None };
+        // A client cannot show the person's presence: where a yes to this call must be confirmed
+        // through polkit, the client is not asked at all and the person answers on their own
+        // channels.
+        let needs_presence = !matches!(
+            crate::presence::need(
+                a.config.approval.presence,
+                crate::presence::Act::Allow(a.tier)
+            ),
+            crate::presence::Need::Nothing
+        );
+        let relay = if trusted && !needs_presence {
+            relay
+        } else {
+            &Relay::None
+        };
         let settled = match relay {
             Relay::Resume {
                 ticket: Some(t),
