@@ -123,6 +123,11 @@ fn dns_rebinding_shaped_hosts_and_origins_are_refused_before_anything_runs() {
         req.headers.push(("Origin", origin.clone()));
         assert_eq!(send(p, &req).status, 200, "{origin}");
     }
+    // The log is written behind the answers: wait for the three, then make sure no more come.
+    wait_for("the 3 allowed calls' records", || {
+        (env.calls().len() >= 3).then_some(())
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
     assert_eq!(
         env.calls().len(),
         3,

@@ -504,7 +504,7 @@ async fn a_standing_rule_does_not_cover_a_changed_command() {
     let t = tokio::spawn(async move { g.call(&client(), "from_file", json!({})).await });
     let q = parked(&e).await;
     assert_eq!(
-        q.summary, "printf a",
+        q.summary, "/usr/bin/printf a",
         "the question shows the resolved command"
     );
     e.gate
@@ -520,7 +520,7 @@ async fn a_standing_rule_does_not_cover_a_changed_command() {
     let g = e.gate.clone();
     let t = tokio::spawn(async move { g.call(&client(), "from_file", json!({})).await });
     let q = parked(&e).await;
-    assert_eq!(q.summary, "printf b");
+    assert_eq!(q.summary, "/usr/bin/printf b");
     e.gate.broker.answer(&q.id, Answer::Deny, "cli").unwrap();
     assert_eq!(t.await.unwrap().outcome, Outcome::Declined);
     let recs = records(&e);
@@ -528,6 +528,26 @@ async fn a_standing_rule_does_not_cover_a_changed_command() {
         recs[1].approval.as_ref().unwrap().channel.as_deref(),
         Some("standing_rule")
     );
+}
+
+/// The program is judged as the file it is: a harmless name that is a symlink to `su` is `su`.
+#[tokio::test]
+async fn a_program_is_judged_as_the_file_it_resolves_to() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/usr/bin/su", dir.path().join("helper")).unwrap();
+    let e = env(&format!(
+        "[exec]\nsearch_dirs = [\"{}\", \"/usr/bin\"]\nrequire_root_owned = false\n[policy]\nallow = [\"from_file app\"]\n",
+        dir.path().display()
+    ));
+    entry(&e, &["helper", "-c", "id"]);
+    let r = e.gate.call(&client(), "from_file", json!({})).await;
+    assert_eq!(r.outcome, Outcome::Refused, "{:?}", r.output);
+    assert!(r.output.unwrap_err().message.contains("elevates privilege"));
+    // A program that is not there is refused before anyone is asked.
+    entry(&e, &["no-such-program-here"]);
+    let r = e.gate.call(&client(), "from_file", json!({})).await;
+    assert_eq!(r.outcome, Outcome::Unresolved);
+    assert_eq!(r.output.unwrap_err().kind, "not_installed");
 }
 
 /// What is approved is what runs: a tool that builds another command in `execute` than the one

@@ -46,14 +46,24 @@ impl Permit {
         &self.bound
     }
 
+    /// A bound permit runs `spec` only if it is one of the approved commands: the same
+    /// arguments and stdin, and a program that resolves to the same file (`omarchy-theme-set`
+    /// and the path it was pinned to at approval are one program; another file is not).
     fn check_bound(&self, spec: &CommandSpec) -> Result<(), ExecError> {
-        if self.bound.is_empty() || self.bound.iter().any(|b| b.same_command(spec)) {
-            Ok(())
-        } else {
-            Err(ExecError::NotApproved {
-                command: spec.display(),
-            })
+        if self.bound.is_empty() {
+            return Ok(());
         }
+        let refused = || ExecError::NotApproved {
+            command: spec.display(),
+        };
+        let file = self.executor.resolve_program(spec.program()).ok();
+        let same = self.bound.iter().any(|b| {
+            b.args == spec.args
+                && b.stdin == spec.stdin
+                && (b.program == spec.program
+                    || (file.is_some() && self.executor.resolve_program(b.program()).ok() == file))
+        });
+        if same { Ok(()) } else { Err(refused()) }
     }
 
     /// For tests of crates that run programs; behind the `test-support` cargo feature.

@@ -105,6 +105,12 @@ impl CommandSpec {
         self.program == other.program && self.args == other.args && self.stdin == other.stdin
     }
 
+    /// The same command with `program` replaced (the gate pins a resolved program's path).
+    pub fn with_program(mut self, program: impl Into<String>) -> Self {
+        self.program = program.into();
+        self
+    }
+
     /// The bytes given on stdin, if any.
     pub fn stdin_value(&self) -> Option<&[u8]> {
         self.stdin.as_deref()

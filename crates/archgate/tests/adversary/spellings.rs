@@ -39,6 +39,8 @@ fn rig(policy: &str) -> Rig {
     let bin = omarchy.join("bin");
     let ran = env.path("scratch/ran.log");
     std::fs::create_dir_all(&bin).unwrap();
+    // An installed theme (a value `theme set` resolves before the question).
+    std::fs::create_dir_all(omarchy.join("themes/nord")).unwrap();
     std::fs::write(omarchy.join("version"), "4.0.0\n").unwrap();
     std::fs::write(omarchy.join("commands.json"), REGISTRY).unwrap();
     script(

@@ -19,7 +19,10 @@ port = 8765
 log = "info"
 
 [policy]
-# Routes are a tool name, or for command families the words after it ("omarchy_run theme set").
+# Routes are a tool name, or for command families the words after it ("theme set"). An Omarchy
+# route has one canonical name ("omarchy theme set"); a rule on any of its names — an alias
+# ("omarchy background"), "omarchy_run theme set", "toggle nightlight" — applies to it, and a
+# deny on any name wins. `archgate policy explain TOOL '{json}'` shows the names of a call.
 # Entries are exact routes or "prefix *". Read deny → ask → allow; the first match wins.
 # Anything that elevates privilege (sudo, pkexec, doas, su, run0) is blocked whatever is here.
 deny = []

@@ -6,7 +6,7 @@
 //! recorded too. **Invariant:** `Permit::__issued_by_gate` appears only in this file; without a
 //! permit no tool can start a program.
 
-use archgate_exec::{ExecConfig, Executor, Permit};
+use archgate_exec::{CommandSpec, ExecConfig, Executor, Permit};
 use archgate_policy::{Budget, CallFacts, Grant, PolicyInput, Routing, Tier, Verdict};
 use futures::FutureExt;
 use serde_json::Value;
@@ -296,6 +296,17 @@ impl Gate {
             .resolve(&cx, &config, &*tool, &plan, parsed)
             .await
             .map_err(|(_, e)| e)?;
+        let words = self.decide(&config, client, spec.name, &action, &[]);
+        if words.verdict == Verdict::Deny {
+            return Ok(Explained {
+                action,
+                decision: words,
+                standing_rule: None,
+                developer_mode: false,
+            });
+        }
+        let action = pin_programs(&Executor::new(exec_config(&config, spec.name)), action)
+            .map_err(|(_, e)| e)?;
         let decision = self.decide(&config, client, spec.name, &action, &[]);
         let now = now_secs();
         let standing_rule = (decision.verdict == Verdict::Ask
@@ -361,7 +372,15 @@ impl Gate {
         rec.r.route = Some(action.route.clone());
         rec.r.target = Some(action.summary());
 
-        // Decide on what resolution settled: this is the decision that counts.
+        // Decide on what resolution settled, then on the files its programs are: a symlink to
+        // `sudo` is `sudo`. The second decision is the one that counts.
+        let words = self.decide(config, client, spec.name, &action, &[]);
+        if words.verdict == Verdict::Deny {
+            rec.decision(&words);
+            return Err(refused(&words));
+        }
+        let action = pin_programs(&Executor::new(exec_config(config, spec.name)), action)?;
+        rec.r.target = Some(action.summary());
         let decision = self.decide(config, client, spec.name, &action, &[]);
         rec.decision(&decision);
         if decision.verdict == Verdict::Deny {
@@ -517,6 +536,7 @@ impl Gate {
         if action.route != plan.route && !action.names.contains(&plan.route) {
             action.names.push(plan.route.clone());
         }
+
         // What the plan knew of sudo and of archgate itself is never unlearned by resolution.
         action.needs_sudo |= plan.needs_sudo;
         action.targets_archgate |= plan.targets_archgate;
@@ -660,6 +680,20 @@ impl Gate {
         }
         Ok(output)
     }
+}
+
+/// Each program of the action found and checked now, and pinned to the file found: the person
+/// sees its path, policy judges that file, the permit runs only it, and a program that is
+/// missing or untrusted is refused before anyone is asked.
+fn pin_programs(executor: &Executor, mut action: Action) -> Result<Action, (Outcome, ToolError)> {
+    for c in &mut action.commands {
+        let file = executor
+            .resolve_program(c.program())
+            .map_err(|e| (Outcome::Unresolved, ToolError::from(e)))?;
+        *c = std::mem::replace(c, CommandSpec::new(""))
+            .with_program(file.to_string_lossy().into_owned());
+    }
+    Ok(action)
 }
 
 fn budget_of(config: &Config) -> Budget {

@@ -5,12 +5,48 @@ use serde::Serialize;
 use super::registry::{Registry, Route};
 
 /// One search result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct SearchHit {
     /// Relevance; higher is better.
     pub score: u32,
     /// The route, with its tier and whether it is blocked.
     pub route: Route,
+}
+
+/// What an agent reads of a hit: enough to call it (route, usage) and to know what it needs
+/// (tier, blocked and why), in few tokens.
+#[derive(Serialize)]
+struct HitView<'a> {
+    route: &'a str,
+    summary: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    args: &'a str,
+    tier: super::classify::RouteTier,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    blocked: Option<&'static str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    aliases: &'a [String],
+}
+
+impl Serialize for SearchHit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = &self.route;
+        HitView {
+            route: &r.route,
+            summary: &r.summary,
+            args: &r.args,
+            tier: r.tier,
+            blocked: if r.requires_sudo {
+                Some("needs root: the person runs it in a terminal")
+            } else if r.targets_archgate {
+                Some("reaches archgate or its supervisor")
+            } else {
+                None
+            },
+            aliases: &r.aliases,
+        }
+        .serialize(s)
+    }
 }
 
 fn tokens(s: &str) -> Vec<String> {

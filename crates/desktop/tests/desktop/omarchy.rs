@@ -207,7 +207,13 @@ fn search_ranks_by_name_then_group_then_summary_and_hides_hidden() {
     assert!(reg.search("zzzz-nothing", 5).is_empty());
     assert!(reg.search("", 5).is_empty());
     let json = serde_json::to_value(reg.search("pkg add", 1)).unwrap();
-    assert_eq!(json[0]["route"]["requires_sudo"], true);
+    assert_eq!(json[0]["route"], "omarchy pkg add");
+    assert_eq!(json[0]["args"], "<packages...>");
+    assert!(json[0]["blocked"].as_str().unwrap().contains("root"));
+    assert!(
+        json[0].get("binary").is_none(),
+        "agents get what they need, in few tokens"
+    );
 }
 
 #[test]
