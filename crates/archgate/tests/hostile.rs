@@ -524,3 +524,10 @@ fn rpc(token: &str, method: &str, params: Value) -> Request<'static> {
 
 #[path = "adversary/injection.rs"]
 mod injection;
+
+#[path = "adversary/bounds.rs"]
+mod bounds;
+#[path = "adversary/failclosed.rs"]
+mod failclosed;
+#[path = "adversary/withdraw.rs"]
+mod withdraw;
