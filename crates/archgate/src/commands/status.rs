@@ -374,6 +374,7 @@ mod tests {
             developer_mode: false,
             developer_mode_until: None,
             config_ok: true,
+            config_problem: None,
             reason: None,
             updated_at: 0,
         }));

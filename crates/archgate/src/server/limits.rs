@@ -5,8 +5,9 @@
 //!   connection that has not sent a whole request header in time — counted from the accept, and
 //!   on a kept-alive connection from the end of the previous answer.
 //! - **Idle timeout** (`server.idle_timeout_s`): a connection on which no byte moved either way
-//!   for that long is closed, whatever it is doing (a stalled request body included). Event
-//!   streams send a keep-alive well within it.
+//!   for that long is closed — a stalled request body, an answer nobody reads — except while
+//!   archgate itself is working on a request it has received whole (a call waiting for the
+//!   person is bounded by the approval deadline, not by this). Event streams ping within it.
 //! - **Connection caps** (`server.max_connections`, `server.max_connections_per_peer`): when a
 //!   new connection would pass either, the connection of that scope that has been quiet longest
 //!   and has no request in flight is closed to make room; when every one is busy, the new one is
@@ -25,7 +26,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -110,6 +111,20 @@ struct Conn {
     /// `now_ms()` when a byte last moved.
     last: Arc<AtomicU64>,
     close: CancellationToken,
+}
+
+/// The request on a connection (HTTP/1: one at a time): received whole, answered yet?
+#[derive(Default)]
+struct Current {
+    body_done: AtomicBool,
+    head_ready: AtomicBool,
+}
+
+impl Current {
+    /// archgate is working on a request it has whole: no byte need move until it answers.
+    fn thinking(&self) -> bool {
+        self.body_done.load(Ordering::SeqCst) && !self.head_ready.load(Ordering::SeqCst)
+    }
 }
 
 #[derive(Default)]
@@ -236,12 +251,25 @@ async fn serve_connection(
         last: conn.last.clone(),
     };
     let in_flight = conn.in_flight.clone();
+    let current = Arc::new(Current::default());
+    let now = current.clone();
     let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
         req.extensions_mut().insert(ConnectInfo(peer));
         let guard = InFlight::enter(in_flight.clone());
         let mut router = router.clone();
+        let now = now.clone();
+        now.head_ready.store(false, Ordering::SeqCst);
+        now.body_done
+            .store(http_body::Body::is_end_stream(req.body()), Ordering::SeqCst);
+        let req = req.map(|b| {
+            Body::new(EndWatch {
+                inner: b,
+                now: now.clone(),
+            })
+        });
         async move {
-            let res = router.call(req.map(Body::new)).await;
+            let res = router.call(req).await;
+            now.head_ready.store(true, Ordering::SeqCst);
             res.map(|r| {
                 r.map(|b| {
                     Body::new(Guarded {
@@ -274,7 +302,10 @@ async fn serve_connection(
             }
             _ = tick.tick() => {
                 let quiet = now_ms().saturating_sub(conn.last.load(Ordering::Relaxed));
-                if quiet >= limits.idle_timeout.as_millis() as u64 {
+                if current.thinking() {
+                    // Quiet because archgate is working: the clock starts again after it answers.
+                    conn.last.store(now_ms(), Ordering::Relaxed);
+                } else if quiet >= limits.idle_timeout.as_millis() as u64 {
                     stats.idle_closed.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(%peer, "connection closed: idle for {quiet} ms");
                     return;
@@ -320,6 +351,36 @@ impl http_body::Body for Guarded {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
         Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A request body that notes when it has been received whole.
+struct EndWatch {
+    inner: Incoming,
+    now: Arc<Current>,
+}
+
+impl http_body::Body for EndWatch {
+    type Data = axum::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let r = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(r, Poll::Ready(None)) || self.inner.is_end_stream() {
+            self.now.body_done.store(true, Ordering::SeqCst);
+        }
+        r
     }
 
     fn is_end_stream(&self) -> bool {

@@ -194,6 +194,58 @@ fn a_connection_flood_past_the_descriptor_limit_leaves_mcp_the_page_and_the_cont
     );
 }
 
+#[test]
+fn a_stalled_body_is_closed_after_the_idle_timeout_and_a_call_waiting_for_the_person_is_not() {
+    let env = Env::new(&config(
+        "idle_timeout_s = 20\n[policy]\nask = [\"pacman_conf\"]\n",
+    ));
+    let d = Daemon::start(&env);
+    let token = env.token();
+    // Headers whole, then 10 of 1,000 body bytes, then silence.
+    let mut stalled = TcpStream::connect(("127.0.0.1", d.port)).unwrap();
+    stalled
+        .write_all(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {token}\r\n\
+                 Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+                 Content-Length: 1000\r\n\r\n{{\"jsonrpc\"",
+                d.port
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    // A call that waits for the person longer than the idle timeout.
+    let mut parked = connect(d.port);
+    parked
+        .write_all(&call_request(&token, "pacman_conf", json!({}), 9).bytes(d.port))
+        .unwrap();
+    let id = wait_for("the call to be parked", || {
+        let out = env.run(&["approvals", "--json"]);
+        let v: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v.first().map(|q| q["id"].as_str().unwrap().to_owned())
+    });
+    let start = Instant::now();
+    assert!(
+        !closed_within(&mut stalled, Duration::from_secs(12)),
+        "closed before the idle timeout"
+    );
+    assert!(
+        closed_within(&mut stalled, Duration::from_secs(16)),
+        "a stalled body held its connection for {:?}",
+        start.elapsed()
+    );
+    std::thread::sleep(Duration::from_secs(22).saturating_sub(start.elapsed()));
+    assert!(env.run(&["approve", &id]).status.success());
+    let r = read_response(&mut parked);
+    assert!(
+        r.messages()
+            .iter()
+            .any(|m| m["id"] == 9 && m["result"].is_object()),
+        "the parked call's answer: {}",
+        r.text()
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sessions
 // ---------------------------------------------------------------------------------------------
