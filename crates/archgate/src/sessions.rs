@@ -94,6 +94,37 @@ pub struct Sessions {
     /// Client name → Unix seconds of its last authenticated HTTP request.
     seen: Mutex<HashMap<String, u64>>,
     opened: Mutex<HashMap<SessionId, Opened>>,
+    /// `tools/call` answers under way in a session, by (session, JSON-RPC id as JSON): cancelled
+    /// when the answer's stream is dropped unfinished (the client hung up) or the session ends.
+    streams: Mutex<HashMap<(SessionId, String), CancellationToken>>,
+}
+
+/// Watches one `tools/call` answer in a session: dropped before `finished`, it cancels the call
+/// (its parked question is withdrawn).
+pub struct AnswerWatch {
+    sessions: Arc<Sessions>,
+    key: (SessionId, String),
+    token: CancellationToken,
+    finished: bool,
+}
+
+impl AnswerWatch {
+    pub fn finished(&mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for AnswerWatch {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.token.cancel();
+        }
+        self.sessions
+            .streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key);
+    }
 }
 
 pub fn visible_names(catalogue: &Catalogue, client: &Client, config: &Config) -> BTreeSet<String> {
@@ -179,6 +210,40 @@ impl Sessions {
         if let Some(s) = self.lock_opened().remove(sid) {
             s.ended.cancel();
         }
+    }
+
+    /// A `tools/call` with JSON-RPC id `id` (as JSON) is sent in session `sid`; the guard goes
+    /// with its answer's body.
+    pub fn call_started(self: &Arc<Self>, sid: &SessionId, id: String) -> AnswerWatch {
+        let token = self.end_token(Some(sid)).child_token();
+        let key = (sid.clone(), id);
+        self.streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone(), token.clone());
+        AnswerWatch {
+            sessions: self.clone(),
+            key,
+            token,
+            finished: false,
+        }
+    }
+
+    /// Cancelled when this call must stop for archgate's reasons: its session ended, or its
+    /// answer's stream was dropped unfinished. Never, outside a tracked session.
+    pub fn call_token(&self, sid: Option<&str>, id: &str) -> CancellationToken {
+        if let Some(sid) = sid {
+            let key = (SessionId::from(sid.to_owned()), id.to_owned());
+            if let Some(t) = self
+                .streams
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&key)
+            {
+                return t.clone();
+            }
+        }
+        self.end_token(sid)
     }
 
     /// Cancelled when this session ends; never, for no session or one not tracked.

@@ -376,7 +376,36 @@ async fn track_session(State(s): State<Shared>, req: Request, next: Next) -> Res
         }
         s.app.sessions.used(sid);
     }
+    // A `tools/call` inside a session: its answer's stream is watched, so a client that hangs
+    // up withdraws its question (the SDK keeps a session's calls running otherwise).
+    let (req, watch) = match &sid {
+        Some(sid) if req.method() == http::Method::POST => {
+            let (parts, body) = req.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
+                return reject(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "too_large",
+                    "request bodies are limited to 4 MiB",
+                );
+            };
+            let watch = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .filter(|v| v["method"] == "tools/call")
+                .and_then(|v| v.get("id").map(|id| id.to_string()))
+                .map(|id| s.app.sessions.call_started(sid, id));
+            (Request::from_parts(parts, Body::from(bytes)), watch)
+        }
+        _ => (req, None),
+    };
     let mut res = next.run(req).await;
+    if let Some(watch) = watch {
+        res = res.map(|b| {
+            Body::new(Watched {
+                inner: b,
+                watch: Some(watch),
+            })
+        });
+    }
     match &sid {
         Some(sid) if delete && res.status().is_success() => {
             s.app.sessions.ended(sid);
@@ -397,6 +426,37 @@ async fn track_session(State(s): State<Shared>, req: Request, next: Next) -> Res
         }
     }
     res
+}
+
+/// An answer's body that tells its `AnswerWatch` when it was sent to its end.
+struct Watched {
+    inner: Body,
+    watch: Option<crate::sessions::AnswerWatch>,
+}
+
+impl http_body::Body for Watched {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
+        let end = matches!(r, std::task::Poll::Ready(None)) || self.inner.is_end_stream();
+        if end && let Some(w) = self.watch.as_mut() {
+            w.finished();
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 impl Shared {

@@ -138,22 +138,29 @@ impl Registry {
     /// `None`: every connection in scope is busy; the new one must be closed.
     fn admit(&self, peer: IpAddr, limits: &Limits, stats: &Stats) -> Option<(u64, Conn)> {
         let mut m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
-        let from_peer = m.values().filter(|c| c.peer == peer).count();
+        // A connection told to close keeps its descriptor until its task has dropped it: past a
+        // ceiling of those too, a new one is closed at once, so a flood cannot outrun the closing.
+        if m.len() >= limits.max_connections + limits.max_connections / 4 {
+            stats.refused.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        let open = |c: &&Conn| !c.close.is_cancelled();
+        let from_peer = m.values().filter(open).filter(|c| c.peer == peer).count();
         let scope_peer = if from_peer >= limits.max_per_peer {
             Some(true)
-        } else if m.len() >= limits.max_connections {
+        } else if m.values().filter(open).count() >= limits.max_connections {
             Some(false)
         } else {
             None
         };
         if let Some(same_peer) = scope_peer {
             let victim = m
-                .iter()
-                .filter(|(_, c)| !same_peer || c.peer == peer)
-                .filter(|(_, c)| c.in_flight.load(Ordering::SeqCst) == 0)
-                .min_by_key(|(_, c)| c.last.load(Ordering::Relaxed))
-                .map(|(id, _)| *id);
-            match victim.and_then(|id| m.remove(&id)) {
+                .values()
+                .filter(open)
+                .filter(|c| !same_peer || c.peer == peer)
+                .filter(|c| c.in_flight.load(Ordering::SeqCst) == 0)
+                .min_by_key(|c| c.last.load(Ordering::Relaxed));
+            match victim {
                 Some(c) => {
                     c.close.cancel();
                     stats.evicted.fetch_add(1, Ordering::Relaxed);
@@ -477,12 +484,14 @@ mod tests {
         let a: IpAddr = "127.0.0.1".parse().unwrap();
         let b: IpAddr = "127.0.0.2".parse().unwrap();
         let l = limits(4, 2);
-        let (_, first) = r.admit(a, &l, &s).unwrap();
+        let (first_id, first) = r.admit(a, &l, &s).unwrap();
         first.last.store(0, Ordering::Relaxed);
         let (_, second) = r.admit(a, &l, &s).unwrap();
         // Per peer: the third from `a` closes the quietest of `a`'s.
         let (_, third) = r.admit(a, &l, &s).unwrap();
         assert!(first.close.is_cancelled() && !second.close.is_cancelled());
+        // Its task ends and lets it go.
+        r.remove(first_id);
         // Busy connections are never closed: with both of `a`'s busy, a new one is refused.
         second.in_flight.fetch_add(1, Ordering::SeqCst);
         third.in_flight.fetch_add(1, Ordering::SeqCst);
@@ -492,7 +501,12 @@ mod tests {
         assert!(r.admit(b, &l, &s).is_some());
         assert!(r.admit(b, &l, &s).is_some());
         assert!(r.admit("127.0.0.3".parse().unwrap(), &l, &s).is_some());
-        assert_eq!(r.conns.lock().unwrap().len(), 4, "the global cap holds");
+        let m = r.conns.lock().unwrap();
+        let open = m.values().filter(|c| !c.close.is_cancelled()).count();
+        assert_eq!(open, 4, "the global cap holds");
+        drop(m);
+        // Closing ones count against a ceiling until their tasks have let them go.
+        assert!(r.admit("127.0.0.4".parse().unwrap(), &l, &s).is_none());
     }
 
     #[test]

@@ -138,3 +138,31 @@ fn a_parked_call_of_a_deleted_session_is_withdrawn_at_once() {
         r.text()
     );
 }
+
+#[test]
+fn a_parked_call_whose_answer_stream_is_dropped_is_withdrawn_and_its_session_lives_on() {
+    let env = Env::new(ASK);
+    let d = Daemon::start(&env);
+    let token = env.token();
+    let sid = initialize(d.port, &token);
+    initialized(d.port, &token, &sid);
+    let mut s = connect(d.port);
+    let call = in_session(
+        &token,
+        &sid,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+               "params": {"name": "pacman_conf", "arguments": {}}}),
+    );
+    s.write_all(&call.bytes(d.port)).unwrap();
+    let id = question_of(&env, "default");
+    drop(s); // the client hangs up on the answer
+    withdrawn(&env, &id, Duration::from_secs(3));
+    // The session itself is not ended by that.
+    let r = in_session(
+        &token,
+        &sid,
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}),
+    )
+    .send(d.port);
+    assert_eq!(r.status, 200, "{}", r.text());
+}
