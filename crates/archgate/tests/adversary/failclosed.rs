@@ -148,6 +148,10 @@ fn a_group_writable_config_is_refused() {
     let d = Daemon::start(&env);
     rules_hold(&env, &d);
     says_last_good(&env, &d, "writable by group or others");
+    let check = env.run(&["config", "check"]);
+    assert_eq!(check.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(said.contains("writable by group or others"), "{said}");
     // Its directory writable by others is refused the same way.
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
     let dir = f.parent().unwrap();
