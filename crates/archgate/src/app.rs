@@ -64,9 +64,12 @@ impl App {
         let file = config_path(config_file)?;
         // Fail closed: a config file that cannot be applied gives the last one that parsed
         // (kept in the default state directory), never defaults; with none, nothing starts.
-        let last_good = Paths::resolve(&env, Some(file.clone()), &Default::default())?
-            .state_dir
-            .join(archgate_core::config::guard::LAST_GOOD);
+        let defaults = Paths::resolve(&env, None, &Default::default())?;
+        let last_good = archgate_core::config::guard::last_good_for(
+            &defaults.state_dir,
+            &file,
+            &defaults.config_file,
+        );
         let (handle, loaded) = ConfigHandle::open_guarded(file.clone(), last_good, env.uid)?;
         for p in &loaded.problems {
             tracing::warn!(config = %file.display(), "{p}");

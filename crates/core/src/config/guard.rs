@@ -3,9 +3,9 @@
 //! A config file (or its directory) owned by another user, or writable by group or others, is
 //! not applied: anyone who can write it could lift the person's deny rules. Such a file is
 //! treated like one that does not parse. Every config that parses and passes that check is kept
-//! as `config.last-good.toml` (0600, written atomically) in archgate's default state directory
-//! — the default one even when `[paths] state_dir` moves the rest, so a broken file can still
-//! find it. At start, a file that cannot be applied falls back to that copy, never to defaults;
+//! as `config.last-good.toml` (0600, written atomically; another `--config` file has its own
+//! name, `last_good_for`) in archgate's default state directory — the default one even when
+//! `[paths] state_dir` moves the rest, so a broken file can still find it. At start, a file that cannot be applied falls back to that copy, never to defaults;
 //! with no copy, starting is refused (`ConfigRefused`).
 
 use std::os::unix::fs::MetadataExt;
@@ -13,6 +13,18 @@ use std::path::{Path, PathBuf};
 
 /// The name of the last good copy in the state directory.
 pub const LAST_GOOD: &str = "config.last-good.toml";
+
+/// Where the last good copy of `config_file` is kept in `state_dir`: `config.last-good.toml` for
+/// the default config file, a name with a digest of the path for any other (`--config`), so two
+/// files never share a copy.
+pub fn last_good_for(state_dir: &Path, config_file: &Path, default_file: &Path) -> PathBuf {
+    if config_file == default_file {
+        return state_dir.join(LAST_GOOD);
+    }
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(config_file.as_os_str().as_encoded_bytes());
+    state_dir.join(format!("config.last-good-{}.toml", hex::encode(&d[..8])))
+}
 
 /// Why a config file may not be applied whatever it says: `None` when it may.
 pub fn unsafe_owner(path: &Path, uid: u32) -> Option<String> {
@@ -168,5 +180,16 @@ mod tests {
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(read_last_good(&f, uid()).is_none());
         assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        let (state, default) = (Path::new("/s"), Path::new("/c/config.toml"));
+        assert_eq!(
+            last_good_for(state, default, default),
+            state.join(LAST_GOOD)
+        );
+        let other = last_good_for(state, Path::new("/elsewhere.toml"), default);
+        assert_ne!(other, state.join(LAST_GOOD));
+        assert_eq!(
+            other,
+            last_good_for(state, Path::new("/elsewhere.toml"), default)
+        );
     }
 }
