@@ -246,6 +246,41 @@ fn a_stalled_body_is_closed_after_the_idle_timeout_and_a_call_waiting_for_the_pe
     );
 }
 
+#[test]
+fn a_half_sent_control_line_is_closed_after_the_timeout_and_the_cli_still_answers() {
+    use std::os::unix::net::UnixStream;
+    let env = Env::new(&config(""));
+    let d = Daemon::start(&env);
+    let sock = env.path("runtime/archgate/control.sock");
+    let mut held: Vec<UnixStream> = (0..40)
+        .map(|_| {
+            let mut s = UnixStream::connect(&sock).expect("connect the control socket");
+            let _ = s.write_all(b"{\"op\": \"pend");
+            s
+        })
+        .collect();
+    // Past the connection cap the new ones are closed, and the CLI still gets its answer.
+    let out = env.run(&["approvals", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let start = Instant::now();
+    for s in held.iter_mut() {
+        s.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
+        let mut buf = [0u8; 64];
+        let closed =
+            matches!(s.read(&mut buf), Ok(0) | Err(_)) && start.elapsed() < Duration::from_secs(8);
+        assert!(
+            closed,
+            "a half-sent line held the control socket for {:?}",
+            start.elapsed()
+        );
+    }
+    drop(d);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sessions
 // ---------------------------------------------------------------------------------------------
