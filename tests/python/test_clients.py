@@ -10,6 +10,7 @@ directories, and the HTTP server binds port 0 and is found through its listening
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -154,3 +155,24 @@ async def test_http_without_the_token_is_refused(http_server: HttpServer) -> Non
     with pytest.raises(Exception):
         async with Client(streamable_http_client(http_server.url, http_client=http), mode="legacy"):
             pass
+
+
+@pytest.mark.anyio
+async def test_closing_an_http_session_is_a_clean_delete(
+    http_server: HttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK ends its session with DELETE /mcp on close: archgate answers 200 (not 202, which the
+    SDK logs as "Session termination failed"), and the session is gone on the server."""
+    caplog.set_level(logging.DEBUG, logger="mcp")
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {http_server.token}"}, timeout=30)
+    async with Client(streamable_http_client(http_server.url, http_client=http), mode="legacy") as client:
+        assert client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+        assert (await client.list_tools()).tools
+    failed = [r.getMessage() for r in caplog.records if "Session termination failed" in r.getMessage()]
+    assert not failed, failed
+    async with httpx2.AsyncClient(timeout=10) as plain:
+        health = (await plain.get(f"http://127.0.0.1:{http_server.port}/health")).json()
+    assert health["sessions"]["live"] == 0, health
+    # Without a token, /health names no client.
+    assert "by_client" not in health["calls"], health
+

@@ -62,7 +62,15 @@ impl App {
     ) -> anyhow::Result<App> {
         let env = PathEnv::from_process();
         let file = config_path(config_file)?;
-        let (handle, loaded) = ConfigHandle::open(file.clone());
+        // Fail closed: a config file that cannot be applied gives the last one that parsed
+        // (kept in the default state directory), never defaults; with none, nothing starts.
+        let defaults = Paths::resolve(&env, None, &Default::default())?;
+        let last_good = archgate_core::config::guard::last_good_for(
+            &defaults.state_dir,
+            &file,
+            &defaults.config_file,
+        );
+        let (handle, loaded) = ConfigHandle::open_guarded(file.clone(), last_good, env.uid)?;
         for p in &loaded.problems {
             tracing::warn!(config = %file.display(), "{p}");
         }
@@ -87,6 +95,9 @@ impl App {
         )?);
         let catalogue = tools::catalogue(&paths, &config);
         let mut gate = Gate::new(handle, paths.clone(), audit, person, catalogue);
+        // The catalogue's names are always counted by name; others fold into `other`.
+        gate.counters
+            .set_known(gate.catalogue.all().map(|t| t.spec().name.to_owned()));
         if let Some(o) = observer {
             gate.set_observer(o);
         }

@@ -4,7 +4,8 @@
 //! live instance already holds that name — each stdio client starts its own archgate), mode 0600
 //! inside the 0700 runtime directory. Every connection's peer credentials (SO_PEERCRED) must be
 //! this process's uid, otherwise it is refused before a byte is read. Requests and replies are
-//! one JSON object per line. While the socket is up it counts as a pull channel of the broker,
+//! one JSON object per line, each within `server.header_timeout_s`; at most 32 connections are
+//! served at once. While the socket is up it counts as a pull channel of the broker,
 //! so calls that need approval park instead of being refused `unsupported`.
 //!
 //! **Invariant:** no tool can reach this socket: resolution refuses archgate's runtime directory,
@@ -28,8 +29,9 @@ use crate::presence::Subject;
 
 /// Longest request line accepted.
 pub const MAX_LINE: u64 = 64 * 1024;
-/// A connection that sends nothing for this long is closed.
-const IDLE: Duration = Duration::from_secs(60);
+/// Connections served at once; past it a new one is closed at once (the CLI sends one line and
+/// reads one, so a handful is plenty).
+const MAX_CONNECTIONS: usize = 32;
 /// How long the CLI waits for one instance's answer.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -86,12 +88,20 @@ pub fn start(
     tracing::info!(socket = %path.display(), "control socket ready");
     let pull = app.gate.broker.register_pull_channel();
     let cx = Arc::new(Cx { app, page, mode });
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let task = tokio::spawn(async move {
         loop {
             match listener.accept().await {
                 Ok((stream, _)) => {
+                    let Ok(slot) = slots.clone().try_acquire_owned() else {
+                        tracing::debug!("control socket: too many connections; closed a new one");
+                        continue;
+                    };
                     let cx = cx.clone();
-                    tokio::spawn(async move { serve_connection(cx, stream).await });
+                    tokio::spawn(async move {
+                        serve_connection(cx, stream).await;
+                        drop(slot);
+                    });
                 }
                 Err(e) => {
                     tracing::warn!("control socket accept failed: {e}");
@@ -186,10 +196,13 @@ async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
     let subject = peer_subject(&stream);
     let (read, mut write) = stream.into_split();
     let mut reader = tokio::io::BufReader::new(read);
+    // A line (or the wait for the next one) gets `server.header_timeout_s`, like an HTTP
+    // request header: a half-sent line cannot hold a connection.
+    let patience = cx.app.gate.config.current().server.header_timeout;
     loop {
         let mut line = Vec::new();
         let n = match tokio::time::timeout(
-            IDLE,
+            patience,
             (&mut reader).take(MAX_LINE).read_until(b'\n', &mut line),
         )
         .await

@@ -532,3 +532,9 @@ mod injection;
 
 #[path = "adversary/spellings.rs"]
 mod spellings;
+#[path = "adversary/bounds.rs"]
+mod bounds;
+#[path = "adversary/failclosed.rs"]
+mod failclosed;
+#[path = "adversary/withdraw.rs"]
+mod withdraw;

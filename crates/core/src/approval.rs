@@ -340,6 +340,25 @@ impl Broker {
         }
         n
     }
+
+    /// This client is gone (revoked): its parked questions end `unreachable` at once, so no
+    /// answer given afterwards can run their calls. Returns how many were withdrawn.
+    pub fn withdraw_client(&self, client: &str) -> usize {
+        let entries: Vec<Entry> = {
+            let mut m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
+            let ids: Vec<String> = m
+                .iter()
+                .filter(|(_, e)| e.question.client == client)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| m.remove(id)).collect()
+        };
+        let n = entries.len();
+        for e in entries {
+            let _ = e.tx.send(None);
+        }
+        n
+    }
 }
 
 /// Nobody can be asked: no channel of the person's is running and there is no relay.
@@ -546,5 +565,27 @@ mod tests {
             assert_eq!(wins, 1);
             assert!(matches!(t.await.unwrap(), ApprovalOutcome::Accepted { .. }));
         }
+    }
+
+    #[tokio::test]
+    async fn withdraw_client_ends_only_that_clients_questions() {
+        let b = Broker::new();
+        let _g = b.register_pull_channel();
+        let mut theirs = q("t");
+        theirs.client = "bot".into();
+        let t = tokio::spawn(b.park(theirs, Duration::from_secs(5), None).unwrap().wait());
+        let mine = parked(&b, Duration::from_secs(5));
+        assert_eq!(b.withdraw_client("nobody"), 0);
+        assert_eq!(b.withdraw_client("bot"), 1);
+        assert_eq!(t.await.unwrap(), ApprovalOutcome::Unreachable);
+        assert_eq!(
+            b.answer("t", Answer::Allow, "cli"),
+            Err(AnswerError::NotPending("t".into()))
+        );
+        assert_eq!(b.answer("a", Answer::Allow, "cli"), Ok(()));
+        assert!(matches!(
+            mine.await.unwrap(),
+            ApprovalOutcome::Accepted { .. }
+        ));
     }
 }

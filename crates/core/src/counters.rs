@@ -1,13 +1,58 @@
 //! Call counters by client, tool and outcome, taken at the same seam as the audit record, for
 //! `/health` and the approval page. Counts only: never arguments.
+//!
+//! Bounded whatever the agents send: the catalogue's tool names (`set_known`) are always
+//! counted by name; at most `MAX_UNKNOWN_TOOLS` other names are, and every further one counts
+//! under `OTHER`, as do client names past `MAX_CLIENTS`. Names are cut to `MAX_NAME` bytes.
 
 use crate::audit::Outcome;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
+
+/// The bucket for names past a bound.
+pub const OTHER: &str = "other";
+/// Names not in the catalogue counted one by one before they fold into `OTHER`.
+pub const MAX_UNKNOWN_TOOLS: usize = 32;
+/// Client names counted one by one before they fold into `OTHER`.
+pub const MAX_CLIENTS: usize = 256;
+/// Longest name kept (bytes, cut at a character boundary).
+pub const MAX_NAME: usize = 64;
 
 #[derive(Debug, Default)]
 pub struct Counters {
-    inner: Mutex<BTreeMap<(String, String, Outcome), u64>>,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    counts: BTreeMap<(String, String, Outcome), u64>,
+    known: BTreeSet<String>,
+    unknown: BTreeSet<String>,
+    clients: BTreeSet<String>,
+}
+
+fn cut(name: &str) -> &str {
+    if name.len() <= MAX_NAME {
+        return name;
+    }
+    let mut end = MAX_NAME;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
+/// `name` if it is in `seen` or there is room for it there (then it is added), else `OTHER`.
+fn admit(seen: &mut BTreeSet<String>, name: &str, room: usize) -> String {
+    let name = cut(name);
+    if seen.contains(name) {
+        return name.to_owned();
+    }
+    if seen.len() < room {
+        seen.insert(name.to_owned());
+        return name.to_owned();
+    }
+    OTHER.to_owned()
 }
 
 #[derive(Debug, Clone, serde::Serialize, PartialEq, Eq)]
@@ -19,14 +64,27 @@ pub struct CounterSnapshot {
 }
 
 impl Counters {
+    /// The tool names that are always counted by name (the catalogue's).
+    pub fn set_known(&self, names: impl IntoIterator<Item = String>) {
+        let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        m.known = names.into_iter().collect();
+    }
+
     pub fn bump(&self, client: &str, tool: &str, outcome: Outcome) {
         let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        *m.entry((client.to_owned(), tool.to_owned(), outcome))
-            .or_default() += 1;
+        let m = &mut *m;
+        let tool = if m.known.contains(tool) {
+            tool.to_owned()
+        } else {
+            admit(&mut m.unknown, tool, MAX_UNKNOWN_TOOLS)
+        };
+        let client = admit(&mut m.clients, client, MAX_CLIENTS);
+        *m.counts.entry((client, tool, outcome)).or_default() += 1;
     }
 
     pub fn snapshot(&self) -> CounterSnapshot {
         let m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let m = &m.counts;
         let mut s = CounterSnapshot {
             total: 0,
             by_outcome: BTreeMap::new(),
@@ -66,5 +124,35 @@ mod tests {
         assert_eq!(s.by_outcome["ok"], 2);
         assert_eq!(s.by_tool["pkg_search"]["refused"], 1);
         assert_eq!(s.by_client["local"]["ok"], 2);
+    }
+
+    #[test]
+    fn ten_thousand_unknown_names_fold_into_one_bucket_and_known_ones_stay() {
+        let c = Counters::default();
+        c.set_known(["system_status".to_owned()]);
+        for i in 0..10_000 {
+            c.bump(
+                &format!("client{i}"),
+                &format!("{i}{}", "x".repeat(4096)),
+                Outcome::NotGranted,
+            );
+        }
+        c.bump("local", "system_status", Outcome::Ok);
+        let s = c.snapshot();
+        assert_eq!(s.total, 10_001);
+        assert_eq!(
+            s.by_tool.len(),
+            MAX_UNKNOWN_TOOLS + 2,
+            "{:?}",
+            s.by_tool.keys()
+        );
+        assert_eq!(
+            s.by_tool[OTHER]["not_granted"],
+            (10_000 - MAX_UNKNOWN_TOOLS) as u64
+        );
+        assert_eq!(s.by_tool["system_status"]["ok"], 1);
+        assert!(s.by_tool.keys().all(|k| k.len() <= MAX_NAME));
+        assert_eq!(s.by_client.len(), MAX_CLIENTS + 1);
+        assert!(serde_json::to_string(&s).unwrap().len() < 64 * 1024);
     }
 }

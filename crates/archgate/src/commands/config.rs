@@ -12,7 +12,23 @@ pub fn run(config: Option<PathBuf>, action: ConfigAction) -> anyhow::Result<Exit
         ConfigAction::Path => out(file.display()),
         ConfigAction::Example => out(archgate_core::config::EXAMPLE),
         ConfigAction::Check => {
-            let loaded = archgate_core::config::load(&file);
+            let mut loaded = archgate_core::config::load(&file);
+            // Whoever may write it decides what it says: such a file is never applied.
+            let uid = nix::unistd::getuid().as_raw();
+            if let Some(why) = archgate_core::config::guard::unsafe_owner(&file, uid)
+                && loaded.exists
+            {
+                loaded.parsed = false;
+                loaded.problems.insert(
+                    0,
+                    archgate_core::config::Problem {
+                        line: None,
+                        key: None,
+                        message: why,
+                        fatal_to_file: true,
+                    },
+                );
+            }
             if !loaded.exists {
                 out(format!(
                     "{}: no file; archgate runs on defaults (`archgate config example` prints one)",
@@ -29,7 +45,7 @@ pub fn run(config: Option<PathBuf>, action: ConfigAction) -> anyhow::Result<Exit
             }
             if !loaded.parsed {
                 out(
-                    "the file does not parse: archgate runs on defaults (or keeps the last good config) until it does",
+                    "the file is not applied: archgate runs on the last config that parsed (and refuses to start without one) until it is fixed",
                 );
             }
             return Ok(ExitCode::from(1));

@@ -20,11 +20,15 @@ pub async fn run(
     } else {
         None
     };
-    let app = match App::open(config, observer) {
+    let app = match App::open(config.clone(), observer) {
         Ok(a) => Arc::new(a),
         Err(e) => {
             if http {
                 frames::emit(&serde_json::json!({"event": "failed", "reason": format!("{e:#}")}));
+                // A config that cannot be applied refuses the start; the bar says why.
+                if let Ok((_, paths)) = crate::app::config_and_paths(config) {
+                    crate::commands::state_file::failed(&paths, &format!("{e:#}"));
+                }
             }
             return Err(e);
         }

@@ -46,6 +46,9 @@ pub struct BarState {
     /// False when the config file does not parse (the previous config stays in force).
     #[serde(default = "yes")]
     pub config_ok: bool,
+    /// While the config file is not applied: why, and which config is in force instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_problem: Option<String>,
     /// Why it is not serving, in words for the person.
     #[serde(default)]
     pub reason: Option<String>,
@@ -104,9 +107,21 @@ fn snapshot(app: &App, port: u16) -> BarState {
         developer_mode: until.is_some(),
         developer_mode_until: until,
         config_ok: !gate.config.is_broken(),
+        config_problem: config_problem(&gate.config.status()),
         reason: None,
         updated_at: now,
     }
+}
+
+/// One line for a bar while the config file is not applied.
+pub fn config_problem(s: &archgate_core::config::ConfigStatus) -> Option<String> {
+    (!s.ok).then(|| {
+        format!(
+            "config.toml is not applied ({}); using {}",
+            s.error.as_deref().unwrap_or("see `archgate config check`"),
+            s.using
+        )
+    })
 }
 
 /// Marks the file `stopped` when the daemon that owns it ends (dropped at the end of serving).
@@ -130,6 +145,7 @@ impl Drop for Writer {
                     developer_mode: false,
                     developer_mode_until: None,
                     config_ok: true,
+                    config_problem: None,
                     reason: None,
                     updated_at: archgate_core::person::now_secs(),
                 },
@@ -203,6 +219,7 @@ pub fn failed(paths: &Paths, reason: &str) {
             developer_mode: false,
             developer_mode_until: None,
             config_ok: true,
+            config_problem: None,
             reason: Some(reason.into()),
             updated_at: archgate_core::person::now_secs(),
         },
@@ -236,6 +253,7 @@ mod tests {
             developer_mode: false,
             developer_mode_until: None,
             config_ok: true,
+            config_problem: None,
             reason: None,
             updated_at: 0,
         };

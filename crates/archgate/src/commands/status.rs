@@ -164,8 +164,11 @@ pub fn waybar(seen: &Seen, now: u64) -> Waybar {
                     .as_array()
                     .map(|a| a.iter().filter_map(Value::as_str).collect())
                     .unwrap_or_default();
+                let using = health["config"]["using"]
+                    .as_str()
+                    .unwrap_or("the previous config");
                 tooltip.push(format!(
-                    "The config file has problems; the previous config stays in force: {}",
+                    "config.toml is not applied; using {using}: {}",
                     problems.join("; ")
                 ));
             }
@@ -371,6 +374,7 @@ mod tests {
             developer_mode: false,
             developer_mode_until: None,
             config_ok: true,
+            config_problem: None,
             reason: None,
             updated_at: 0,
         }));

@@ -141,10 +141,7 @@ fn view(s: &Shared) -> Value {
         "developer_mode": actions::dev_mode(gate),
         "activity": s.activity.get(s),
         "clients": crate::client_actions::list(&s.app),
-        "config": {
-            "ok": !gate.config.is_broken(),
-            "problems": gate.config.problems().iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-        },
+        "config": gate.config.status(),
     })
 }
 

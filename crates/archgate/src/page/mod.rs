@@ -7,6 +7,7 @@
 //! `page-<pid>.url` in the runtime directory. Access: see `auth` — a one-time login link from
 //! `archgate ui`, then a session cookie; every page, asset and API answers 401 without it.
 //! Assets are embedded (no build step) and served with a strict Content-Security-Policy.
+//! Connections are bounded as on `/mcp` (`server/limits.rs`).
 
 mod api;
 pub mod auth;
@@ -95,14 +96,17 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
         tracing::warn!("could not record the page URL: {e}");
     }
     tracing::info!("approval page at {url} (open it with `archgate ui`)");
-    tokio::spawn(async move {
-        let served = axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown.cancelled_owned())
-            .await;
-        if let Err(e) = served {
-            tracing::warn!("approval page stopped: {e}");
-        }
-    });
+    // Bounded like /mcp (header and idle timeouts, connection caps): a flood of half-open
+    // connections to the page cannot keep the person from answering.
+    let limits = crate::server::limits::Limits::from_config(&app.gate.config.current().server, 2);
+    tokio::spawn(crate::server::limits::serve(
+        listener,
+        router,
+        limits,
+        Arc::default(),
+        shutdown,
+        std::time::Duration::from_millis(500),
+    ));
     Ok(Page {
         handle: PageHandle { auth },
         url_file,

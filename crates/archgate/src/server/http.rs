@@ -1,10 +1,17 @@
 //! Streamable HTTP on loopback: `/mcp` behind the guards, `/health` without a token.
 //!
-//! Guards, outermost first: a foreign `Host` → 421 (DNS rebinding; archgate answers before the
-//! SDK, whose own check would say 403); a foreign `Origin` → 403; a body over 4 MiB → 413; on
-//! `/mcp`, a missing or wrong bearer token → 401 with a JSON reason, compared in constant time,
-//! with a growing delay after repeated failures from one peer. The token names the client, which
-//! travels to the MCP handler in the request's extensions.
+//! Connections are bounded first (`limits.rs`: header and idle timeouts, caps per peer and in
+//! all). Guards, outermost first: a foreign `Host` → 421 (DNS rebinding; archgate answers before
+//! the SDK, whose own check would say 403); a foreign `Origin` → 403; a body over 4 MiB → 413; on
+//! `/mcp`, a missing or wrong bearer token → 401 with `WWW-Authenticate: Bearer realm="archgate"`
+//! (RFC 6750; `error="invalid_token"` when a token was sent) and a JSON reason, compared in
+//! constant time, with a growing delay after repeated failures from one peer. The token names
+//! the client, which travels to the MCP handler in the request's extensions. A stateful session
+//! belongs to the token that opened it (another token gets 404), each client keeps at most
+//! `server.max_sessions_per_client` live, and `DELETE /mcp` answers 200 for a live session, 404
+//! for an unknown one. archgate has no OAuth: the discovery URLs clients probe answer 404
+//! without a token, so a client reports the missing token instead of a failed OAuth flow.
+//! `/health` shows counts to anyone, client names and per-client details only with a token.
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
@@ -12,8 +19,8 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use axum::{Json, Router};
+use rmcp::transport::streamable_http_server::session::SessionId;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
@@ -23,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
+use super::limits::{self, Limits, Stats};
 use super::mcp::McpServer;
 use crate::app::App;
 use crate::frames;
@@ -45,6 +53,8 @@ struct Shared {
     /// Whether `/mcp` requires a bearer token (always, except the conformance build).
     require_token: bool,
     failures: Arc<Mutex<HashMap<IpAddr, (u32, Instant)>>>,
+    /// What the listener did with its connections.
+    connections: Arc<Stats>,
 }
 
 pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> anyhow::Result<()> {
@@ -60,51 +70,72 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
     let port = listener.local_addr()?.port();
     // The approval page's "add client" snippet names the port actually listened on.
     let _ = app.http_port.set(port);
+    let config = app.gate.config.current();
+    // Two listeners (this and the page) share the descriptors.
+    let limits = Limits::from_config(&config.server, 2);
+    let stats = Arc::new(Stats::default());
     let router = router(
         app.clone(),
         port,
         !cfg!(feature = "conformance"),
         shutdown.clone(),
+        stats.clone(),
     );
     // state.json for bars, kept current while serving; marked stopped when this guard drops.
     // Written before the listening frame, so a supervisor that sees the frame finds the file.
     let _bar_state = crate::commands::state_file::start(app.clone(), port, shutdown.clone());
     frames::emit(&json!({"event": "listening", "port": port}));
-    tracing::info!("serving MCP at http://127.0.0.1:{port}/mcp");
-    // TCP_NODELAY: an answer goes out in several small writes (head, SSE event, last chunk); on a
-    // kept-alive connection Nagle would hold the last one until the client's delayed ACK, ~40 ms.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    let server = axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    tracing::info!(
+        header_timeout_s = limits.header_timeout.as_secs(),
+        idle_timeout_s = limits.idle_timeout.as_secs(),
+        max_connections = limits.max_connections,
+        max_connections_per_peer = limits.max_per_peer,
+        "serving MCP at http://127.0.0.1:{port}/mcp"
+    );
     // Open streams (SSE) would hold a graceful shutdown open; bound it.
-    tokio::select! {
-        r = server => r?,
-        _ = async { shutdown.cancelled().await; tokio::time::sleep(Duration::from_millis(1500)).await } => {}
-    }
+    limits::serve(
+        listener,
+        router,
+        limits,
+        stats,
+        shutdown,
+        Duration::from_millis(1500),
+    )
+    .await;
     Ok(())
 }
+
+/// The paths OAuth-aware clients probe before they send a token (RFC 9728, RFC 8414, OpenID
+/// discovery, dynamic registration). archgate has no OAuth: each answers 404 without a token.
+pub const OAUTH_PROBES: [&str; 7] = [
+    "/.well-known/oauth-protected-resource",
+    "/.well-known/oauth-protected-resource/mcp",
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/oauth-authorization-server/mcp",
+    "/.well-known/openid-configuration",
+    "/.well-known/openid-configuration/mcp",
+    "/register",
+];
 
 pub fn router(
     app: Arc<App>,
     port: u16,
     require_token: bool,
     shutdown: CancellationToken,
+    connections: Arc<Stats>,
 ) -> Router {
     let hosts = allowed_hosts(port);
+    let server = app.gate.config.current().server.clone();
     let mut config = StreamableHttpServerConfig::default();
     config.allowed_hosts = hosts;
     config.allowed_origins = allowed_origins(port);
     config.cancellation_token = shutdown.child_token();
+    // A stream pings well within the idle timeout, so a quiet stream is never taken for idle.
+    config.sse_keep_alive = Some((server.idle_timeout / 4).min(Duration::from_secs(15)));
     let mcp_app = app.clone();
     let manager = Arc::new(LocalSessionManager::default());
     app.sessions.set_manager(manager.clone());
+    app.sessions.set_broker(app.gate.broker.clone());
     let service = StreamableHttpService::new(
         move || Ok(McpServer::http(mcp_app.clone())),
         manager,
@@ -115,14 +146,22 @@ pub fn router(
         port,
         require_token,
         failures: Arc::default(),
+        connections,
     };
 
     let mcp = Router::new()
-        .nest_service("/mcp", service)
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(
+            shared.clone(),
+            track_session,
+        ))
         .layer(middleware::from_fn_with_state(shared.clone(), authenticate));
-    Router::new()
-        .route("/health", get(health))
-        .merge(mcp)
+    let mut open = Router::new().route("/health", get(health));
+    for p in OAUTH_PROBES {
+        open = open.route(p, axum::routing::any(no_oauth));
+    }
+    open.merge(mcp)
+        .fallback(not_found)
         .layer(middleware::from_fn(limit_body))
         .layer(middleware::from_fn_with_state(shared.clone(), check_origin))
         .layer(middleware::from_fn_with_state(shared.clone(), check_host))
@@ -145,6 +184,37 @@ fn allowed_origins(port: u16) -> Vec<String> {
 
 fn reject(status: StatusCode, error: &str, reason: &str) -> Response {
     (status, Json(json!({"error": error, "reason": reason}))).into_response()
+}
+
+/// 401 in RFC 6750's form: the realm always, `error="invalid_token"` when a token was sent.
+fn unauthorized(error: &str, reason: &str, token_sent: bool) -> Response {
+    let challenge = if token_sent {
+        "Bearer realm=\"archgate\", error=\"invalid_token\", error_description=\"the bearer token is not valid for any client\""
+    } else {
+        "Bearer realm=\"archgate\""
+    };
+    let mut r = reject(StatusCode::UNAUTHORIZED, error, reason);
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static(challenge),
+    );
+    r
+}
+
+async fn no_oauth() -> Response {
+    reject(
+        StatusCode::NOT_FOUND,
+        "no_oauth",
+        "archgate has no OAuth: send Authorization: Bearer <token> (see `archgate client-config`)",
+    )
+}
+
+async fn not_found() -> Response {
+    reject(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "archgate serves /mcp and /health here",
+    )
 }
 
 async fn check_host(State(s): State<Shared>, req: Request, next: Next) -> Response {
@@ -242,22 +312,14 @@ async fn authenticate(
         });
         return next.run(req).await;
     }
-    // Back off after repeated failures from one peer: each failure past the fifth within ten
-    // minutes delays the answer a little more (at most 5 s), which makes guessing pointless.
-    let delay = {
-        let f = s.failures.lock().unwrap_or_else(|p| p.into_inner());
-        f.get(&peer.ip())
-            .filter(|(_, since)| since.elapsed() < Duration::from_secs(600))
-            .map(|(n, _)| Duration::from_millis(((*n).saturating_sub(5) as u64 * 250).min(5000)))
-            .unwrap_or_default()
-    };
+    let delay = s.backoff(peer.ip());
     let client = match bearer(req.headers()) {
         Some(t) => s.clients_authenticate(t, &config),
         None => {
-            return reject(
-                StatusCode::UNAUTHORIZED,
+            return unauthorized(
                 "missing_token",
                 "send Authorization: Bearer <token> (see `archgate client-config`)",
+                false,
             );
         }
     };
@@ -272,25 +334,158 @@ async fn authenticate(
             next.run(req).await
         }
         None => {
-            {
-                let mut f = s.failures.lock().unwrap_or_else(|p| p.into_inner());
-                let e = f.entry(peer.ip()).or_insert((0, Instant::now()));
-                if e.1.elapsed() > Duration::from_secs(600) {
-                    *e = (0, Instant::now());
-                }
-                e.0 += 1;
-            }
+            s.failed(peer.ip());
             tokio::time::sleep(delay).await;
-            reject(
-                StatusCode::UNAUTHORIZED,
+            unauthorized(
                 "wrong_token",
                 "the bearer token is not valid for any client",
+                true,
             )
         }
     }
 }
 
+/// Stateful sessions: bound to the token that opened them, capped per client, and ended at
+/// once for archgate too when the client deletes one (its parked questions are withdrawn).
+async fn track_session(State(s): State<Shared>, req: Request, next: Next) -> Response {
+    let token = bearer(req.headers()).unwrap_or("").to_owned();
+    let client = req
+        .extensions()
+        .get::<archgate_core::gate::Client>()
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    let sid: Option<SessionId> = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.to_owned().into());
+    let delete = req.method() == http::Method::DELETE;
+    if let Some(sid) = &sid {
+        let unknown = || {
+            reject(
+                StatusCode::NOT_FOUND,
+                "unknown_session",
+                "no live session has this id: initialize a new one",
+            )
+        };
+        if s.app.sessions.owned_by_other(sid, &token) {
+            return unknown();
+        }
+        if delete && !s.app.sessions.exists(sid).await {
+            return unknown();
+        }
+        s.app.sessions.used(sid);
+    }
+    // A `tools/call` inside a session: its answer's stream is watched, so a client that hangs
+    // up withdraws its question (the SDK keeps a session's calls running otherwise).
+    let (req, watch) = match &sid {
+        Some(sid) if req.method() == http::Method::POST => {
+            let (parts, body) = req.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
+                return reject(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "too_large",
+                    "request bodies are limited to 4 MiB",
+                );
+            };
+            let watch = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .filter(|v| v["method"] == "tools/call")
+                .and_then(|v| v.get("id").map(|id| id.to_string()))
+                .map(|id| s.app.sessions.call_started(sid, id));
+            (Request::from_parts(parts, Body::from(bytes)), watch)
+        }
+        _ => (req, None),
+    };
+    let mut res = next.run(req).await;
+    if let Some(watch) = watch {
+        res = res.map(|b| {
+            Body::new(Watched {
+                inner: b,
+                watch: Some(watch),
+            })
+        });
+    }
+    match &sid {
+        Some(sid) if delete && res.status().is_success() => {
+            s.app.sessions.ended(sid);
+            // The session is gone and nothing follows: 200, as the spec's clients expect.
+            *res.status_mut() = StatusCode::OK;
+        }
+        Some(_) => {}
+        None => {
+            let opened = res
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+                .map(|v| SessionId::from(v.to_owned()));
+            if let Some(new) = opened {
+                let cap = s.app.gate.config.current().server.max_sessions_per_client;
+                s.app.sessions.opened(&client, &token, new, cap).await;
+            }
+        }
+    }
+    res
+}
+
+/// An answer's body that tells its `AnswerWatch` when it was sent to its end.
+struct Watched {
+    inner: Body,
+    watch: Option<crate::sessions::AnswerWatch>,
+}
+
+impl http_body::Body for Watched {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
+        let end = matches!(r, std::task::Poll::Ready(None)) || self.inner.is_end_stream();
+        if end && let Some(w) = self.watch.as_mut() {
+            w.finished();
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 impl Shared {
+    /// Back off after repeated failures from one peer: each failure past the fifth within ten
+    /// minutes delays the answer a little more (at most 5 s), which makes guessing pointless.
+    fn backoff(&self, peer: IpAddr) -> Duration {
+        let f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        f.get(&peer)
+            .filter(|(_, since)| since.elapsed() < Duration::from_secs(600))
+            .map(|(n, _)| Duration::from_millis(((*n).saturating_sub(5) as u64 * 250).min(5000)))
+            .unwrap_or_default()
+    }
+
+    fn failed(&self, peer: IpAddr) {
+        let mut f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        // Bounded: a flood of peers (all of 127/8) cannot grow the map without end.
+        if f.len() >= 4096 {
+            f.retain(|_, (_, since)| since.elapsed() < Duration::from_secs(600));
+            if f.len() >= 4096 {
+                f.clear();
+            }
+        }
+        let e = f.entry(peer).or_insert((0, Instant::now()));
+        if e.1.elapsed() > Duration::from_secs(600) {
+            *e = (0, Instant::now());
+        }
+        e.0 += 1;
+    }
+
     fn clients_authenticate(
         &self,
         token: &str,
@@ -300,32 +495,58 @@ impl Shared {
     }
 }
 
-async fn health(State(s): State<Shared>) -> Response {
-    Json(health_body(&s.app)).into_response()
+async fn health(
+    State(s): State<Shared>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    let mut body = health_body(&s.app);
+    body["connections"] = s.connections.json();
+    body["sessions"] = json!({"live": s.app.sessions.live_total().await});
+    let Some(token) = bearer(&headers) else {
+        return Json(body).into_response();
+    };
+    let delay = s.backoff(peer.ip());
+    let config = s.app.gate.config.current();
+    if s.clients_authenticate(token, &config).is_none() {
+        s.failed(peer.ip());
+        tokio::time::sleep(delay).await;
+        return unauthorized(
+            "wrong_token",
+            "the bearer token is not valid for any client; without one /health shows counts only",
+            true,
+        );
+    }
+    let now = archgate_core::person::now_secs();
+    let calls = s.app.gate.counters.snapshot();
+    body["calls"]["by_tool"] = json!(calls.by_tool);
+    body["calls"]["by_client"] = json!(calls.by_client);
+    body["budgets"] = json!(s.app.gate.person.budget_counters(now));
+    body["sessions"]["by_client"] = json!(s.app.sessions.tracked_by_client());
+    Json(body).into_response()
 }
 
-/// Status for people and bars. Counts only: never arguments, never secrets.
+/// Status for people and bars: counts only, never names, arguments or secrets (`/health` adds
+/// client and tool names when the request carries a valid token). Small whatever happened:
+/// every map in it is bounded.
 pub fn health_body(app: &App) -> serde_json::Value {
     let gate = &app.gate;
     let now = archgate_core::person::now_secs();
+    let calls = gate.counters.snapshot();
     json!({
         "status": "serving",
         "name": "archgate",
         "version": env!("CARGO_PKG_VERSION"),
         "uptime_s": app.started.elapsed().as_secs(),
         "protocol_versions": PROTOCOL_VERSIONS,
-        "calls": gate.counters.snapshot(),
+        "calls": {"total": calls.total, "by_outcome": calls.by_outcome},
         "pending_approvals": gate.broker.pending().len(),
         "developer_mode": gate.person.dev_mode_until(now).is_some(),
-        "config": {
-            "ok": !gate.config.is_broken(),
-            "problems": gate.config.problems().iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-        },
+        "config": gate.config.status(),
         "audit": {
             "written": gate.audit.stats().written.load(std::sync::atomic::Ordering::Relaxed),
             "dropped": gate.audit.stats().dropped_total.load(std::sync::atomic::Ordering::Relaxed),
             "write_failures": gate.audit.stats().write_failures.load(std::sync::atomic::Ordering::Relaxed),
         },
-        "budgets": gate.person.budget_counters(now),
     })
 }

@@ -275,10 +275,22 @@ impl ServerHandler for McpServer {
         }
         // A cancelled request (the client's notifications/cancelled, or the session ending)
         // drops the call: a question still parked is withdrawn and recorded `unreachable`.
+        // `ended` fires the moment archgate ends the session (DELETE, evicted, revoked) or the
+        // client drops this call's answer stream.
+        let ended = self.app.sessions.call_token(
+            cx.extensions
+                .get::<http::request::Parts>()
+                .and_then(|p| p.headers.get("mcp-session-id"))
+                .and_then(|v| v.to_str().ok()),
+            &serde_json::to_string(&cx.id).unwrap_or_default(),
+        );
         let r = tokio::select! {
             r = self.app.gate.call_relayed(&client, &request.name, args, &relay) => r,
             _ = cx.ct.cancelled() => {
                 return Err(McpError::internal_error("the request was cancelled", None));
+            }
+            _ = ended.cancelled() => {
+                return Err(McpError::internal_error("the session ended", None));
             }
         };
         if let Some(asked) = super::relay::input_required(&r) {

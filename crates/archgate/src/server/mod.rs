@@ -3,6 +3,7 @@
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod http;
+pub mod limits;
 pub mod mcp;
 pub mod prompts;
 pub mod relay;

@@ -194,8 +194,12 @@ pub struct Daemon {
 
 impl Daemon {
     pub fn start(env: &Env) -> Daemon {
-        let mut child = env
-            .command(&["serve", "--http", "--port", "0"])
+        Daemon::spawn(env.command(&["serve", "--http", "--port", "0"]))
+    }
+
+    /// Starts `serve --http` from a prepared command (e.g. under `prlimit`).
+    pub fn spawn(mut command: Command) -> Daemon {
+        let mut child = command
             .env("ARCHGATE_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -316,7 +320,7 @@ pub fn call_request(token: &str, tool: &str, args: Value, id: u64) -> Request<'s
 #[path = "../e2e/wire.rs"]
 mod wire;
 #[allow(unused_imports)] // not every test binary opens its own connections
-pub use wire::{Request, Response, connect};
+pub use wire::{Request, Response, connect, read_response};
 
 /// Sends one request on a fresh connection and reads the answer to EOF.
 pub fn send(port: u16, req: &Request) -> Response {

@@ -42,10 +42,17 @@ fn a_symlinked_state_directory_is_refused_at_start() {
 }
 
 #[test]
-fn a_broken_config_still_serves_on_defaults_and_config_check_names_the_line() {
+fn a_broken_config_serves_on_the_last_good_one_and_config_check_names_the_line() {
     let env = Env::new();
+    // Never on defaults: with no config that parsed before, a broken file refuses the start.
     env.write_config("# archgate\n[server]\nport = \"not a number\n");
-
+    let out = env.run(&["serve", "--http", "--port", "0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no last good config"));
+    // Once a config has parsed, a broken file at start gives that one.
+    env.write_config("# archgate\n[server]\nport = 8765\n");
+    drop(HttpServer::start(&env));
+    env.write_config("# archgate\n[server]\nport = \"not a number\n");
     let server = HttpServer::start(&env);
     let (mcp, _) = McpHttp::initialize(server.port, &env.token());
     check_system_status(&mcp.call_tool(1, "system_status", json!({})));
@@ -53,6 +60,13 @@ fn a_broken_config_still_serves_on_defaults_and_config_check_names_the_line() {
         .send(server.port)
         .json();
     assert_eq!(health["config"]["ok"], false, "{health}");
+    assert!(
+        health["config"]["using"]
+            .as_str()
+            .unwrap()
+            .starts_with("last good from"),
+        "{health}"
+    );
     drop(server);
 
     let out = env.run(&["config", "check"]);

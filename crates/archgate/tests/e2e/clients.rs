@@ -100,7 +100,11 @@ fn clients_see_only_their_grants_and_revocation_applies_at_once() {
     assert_eq!(status, 401, "a revoked token is refused");
     // The other client is untouched.
     assert!(names(&f.request(4, "tools/list", json!({}))).len() == full_tools.len());
-    let health = Request::get("/health").send(server.port).json();
+    // Client names are in /health only for a request with a valid token.
+    let health = Request::get("/health")
+        .header("Authorization", format!("Bearer {full}"))
+        .send(server.port)
+        .json();
     assert!(
         health["calls"]["by_client"]["reader"].is_object(),
         "{health}"

@@ -17,6 +17,17 @@ pub const EXAMPLE: &str = r#"# archgate configuration — every key, with its de
 port = 8765
 # Log level on stderr: error, warn, info, debug, trace (restart; --log / ARCHGATE_LOG win).
 log = "info"
+# Seconds a connection has to send a whole request header, and to start its next request on a
+# kept-alive connection; then it is closed. Applies to /mcp, /health and the approval page (1..=300).
+header_timeout_s = 10
+# Seconds without a byte either way before a connection is closed; streams ping within it (20..=3600).
+idle_timeout_s = 120
+# Open connections per listener, and per peer address; past either the connection that has been
+# quiet longest without a request in flight is closed, else the new one (lowered to fit RLIMIT_NOFILE).
+max_connections = 512
+max_connections_per_peer = 256
+# Live MCP sessions per client; opening one more closes its least recently used one (1..=4096).
+max_sessions_per_client = 32
 
 [policy]
 # Routes are a tool name, or for command families the words after it ("theme set"). An Omarchy

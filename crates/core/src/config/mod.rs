@@ -2,17 +2,20 @@
 //!
 //! `load` always yields a usable `Config`: a file that does not parse gives the defaults plus a
 //! list of `Problem`s with line numbers, and a key that is out of range falls back to its default
-//! with a problem naming it. The running server holds the config as an immutable
+//! with a problem naming it. What *runs* never starts on those defaults when a file exists:
+//! `ConfigHandle::open_guarded` falls back to the last config that parsed (`guard.rs`). The running server holds the config as an immutable
 //! `Arc<Config>` snapshot (`ConfigHandle`); one call is decided under one snapshot.
 
 mod example;
+pub mod guard;
 mod locate;
 pub mod raw;
 mod reload;
 mod validate;
 
 pub use example::EXAMPLE;
-pub use reload::{ConfigHandle, ReloadOutcome};
+pub use guard::ConfigRefused;
+pub use reload::{ConfigHandle, ConfigStatus, ReloadOutcome};
 pub use validate::*;
 
 use std::path::Path;

@@ -37,6 +37,11 @@ pub struct RawPaths {
 pub struct RawServer {
     pub port: Option<u16>,
     pub log: Option<String>,
+    pub header_timeout_s: Option<u64>,
+    pub idle_timeout_s: Option<u64>,
+    pub max_connections: Option<usize>,
+    pub max_connections_per_peer: Option<usize>,
+    pub max_sessions_per_client: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]

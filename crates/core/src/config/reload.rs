@@ -4,8 +4,11 @@
 //! decided under it to the end. `reload()` re-reads the file: a file that parses replaces the
 //! snapshot; one that does not leaves the running config in force and records why; a file that
 //! is missing once is waited out (editors replace files by rename), and only a second missing
-//! poll falls back to defaults.
+//! poll falls back to defaults. `open_guarded` starts the same way (see `guard.rs`): a file that
+//! cannot be applied at start gives the last config that parsed, never defaults; a file owned by
+//! another user or writable by group/others is not applied, at start or on reload.
 
+use super::guard::{self, ConfigRefused};
 use super::{Config, Loaded, Problem, load};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -29,6 +32,25 @@ struct ReloadState {
     broken: bool,
     missing_polls: u32,
     last_text: Option<Option<String>>,
+    /// Where each config that parses is kept (`guard::LAST_GOOD`); `None` keeps nothing.
+    last_good: Option<PathBuf>,
+    uid: u32,
+    /// Unix seconds when the snapshot in force was read from a file; `None`: defaults, no file.
+    good_at: Option<u64>,
+    /// Why the file on disk may not be applied whatever it says (owner, mode), when so.
+    refusal: Option<String>,
+}
+
+/// How the config in force came to be, for `/health`, the page and the bar.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ConfigStatus {
+    /// False while the file on disk is not applied.
+    pub ok: bool,
+    pub problems: Vec<String>,
+    /// Why the file is not applied (the first fatal problem), while it is not.
+    pub error: Option<String>,
+    /// `the file`, `defaults (no config file)` or `last good from <UTC time>`.
+    pub using: String,
 }
 
 #[derive(Debug, Clone)]
@@ -51,9 +73,95 @@ impl ConfigHandle {
                 broken: !loaded.parsed,
                 missing_polls: 0,
                 last_text: Some(text),
+                last_good: None,
+                uid: nix::unistd::getuid().as_raw(),
+                good_at: loaded.exists.then(crate::person::now_secs),
+                refusal: None,
             })),
         };
         (handle, loaded)
+    }
+
+    /// Opens the config fail-closed: a file that parses (and is the person's own, not writable
+    /// by group or others) is applied and kept at `last_good`; one that cannot be applied gives
+    /// the config kept there, with the problems saying so. With no file: defaults. With a file
+    /// that cannot be applied and nothing kept: `Err`, and the caller must not start.
+    pub fn open_guarded(
+        path: PathBuf,
+        last_good: PathBuf,
+        uid: u32,
+    ) -> Result<(ConfigHandle, Loaded), ConfigRefused> {
+        let text = std::fs::read_to_string(&path);
+        let refused = if text.is_ok() {
+            guard::unsafe_owner(&path, uid)
+        } else {
+            None
+        };
+        let mut loaded = match (&text, refused.clone()) {
+            (Ok(_), Some(why)) => Loaded {
+                config: Config::default(),
+                problems: vec![Problem {
+                    line: None,
+                    key: None,
+                    message: why,
+                    fatal_to_file: true,
+                }],
+                parsed: false,
+                exists: true,
+            },
+            (Ok(t), None) => super::load_str(t),
+            (Err(_), _) => load(&path),
+        };
+        let mut good_at = loaded.exists.then(crate::person::now_secs);
+        if loaded.parsed {
+            if let Ok(t) = &text {
+                guard::save_last_good(&last_good, uid, t);
+            }
+        } else {
+            let problems = loaded
+                .problems
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join("; ");
+            let refuse = || ConfigRefused {
+                file: path.clone(),
+                last_good: last_good.clone(),
+                problems: problems.clone(),
+            };
+            let (kept, at) = guard::read_last_good(&last_good, uid).ok_or_else(refuse)?;
+            let from = super::load_str(&kept);
+            if !from.parsed {
+                return Err(refuse());
+            }
+            loaded.config = from.config;
+            good_at = Some(at);
+            loaded.problems.push(Problem {
+                line: None,
+                key: None,
+                message: format!(
+                    "using the last config that parsed, from {} ({})",
+                    guard::utc(at),
+                    last_good.display()
+                ),
+                fatal_to_file: false,
+            });
+        }
+        let handle = ConfigHandle {
+            path,
+            current: Arc::new(RwLock::new(Arc::new(loaded.config.clone()))),
+            state: Arc::new(Mutex::new(ReloadState {
+                problems: loaded.problems.clone(),
+                broken: !loaded.parsed,
+                missing_polls: 0,
+                last_text: Some(text.ok()),
+                last_good: Some(last_good),
+                uid,
+                good_at,
+                refusal: refused,
+            })),
+        };
+        Ok((handle, loaded))
     }
 
     /// A handle that never touches the disk (for tests and one-shot tools).
@@ -66,6 +174,10 @@ impl ConfigHandle {
                 broken: false,
                 missing_polls: 0,
                 last_text: None,
+                last_good: None,
+                uid: 0,
+                good_at: None,
+                refusal: None,
             })),
         }
     }
@@ -92,6 +204,27 @@ impl ConfigHandle {
         self.lock_state().broken
     }
 
+    /// How the config in force came to be (see `ConfigStatus`).
+    pub fn status(&self) -> ConfigStatus {
+        let st = self.lock_state();
+        let problems: Vec<String> = st.problems.iter().map(|p| p.to_string()).collect();
+        let using = match (st.broken, st.good_at) {
+            (false, Some(_)) => "the file".to_owned(),
+            (_, None) => "defaults (no config file)".to_owned(),
+            (true, Some(at)) => format!("last good from {}", guard::utc(at)),
+        };
+        ConfigStatus {
+            ok: !st.broken,
+            error: st
+                .broken
+                .then(|| st.problems.iter().find(|p| p.fatal_to_file))
+                .flatten()
+                .map(|p| p.to_string()),
+            problems,
+            using,
+        }
+    }
+
     fn lock_state(&self) -> std::sync::MutexGuard<'_, ReloadState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -112,13 +245,30 @@ impl ConfigHandle {
             return (ReloadOutcome::WaitingForFile, None);
         }
         st.missing_polls = 0;
-        if st.last_text.as_ref() == Some(&text) {
+        // Only a guarded handle checks owner and mode (every poll: they can change alone).
+        let refused = match (&text, &st.last_good) {
+            (Some(_), Some(_)) => guard::unsafe_owner(&self.path, st.uid),
+            _ => None,
+        };
+        if st.last_text.as_ref() == Some(&text) && st.refusal == refused {
             return (ReloadOutcome::Unchanged, None);
         }
         st.last_text = Some(text.clone());
-        let loaded = match &text {
-            Some(t) => super::load_str(t),
-            None => load(&self.path),
+        st.refusal = refused.clone();
+        let loaded = match (&text, refused) {
+            (Some(_), Some(why)) => Loaded {
+                config: Config::default(),
+                problems: vec![Problem {
+                    line: None,
+                    key: None,
+                    message: why,
+                    fatal_to_file: true,
+                }],
+                parsed: false,
+                exists: true,
+            },
+            (Some(t), None) => super::load_str(t),
+            (None, _) => load(&self.path),
         };
         st.problems = loaded.problems.clone();
         if !loaded.parsed {
@@ -129,6 +279,10 @@ impl ConfigHandle {
             return (ReloadOutcome::Rejected, None);
         }
         st.broken = false;
+        st.good_at = loaded.exists.then(crate::person::now_secs);
+        if let (Some(t), Some(lg)) = (&text, &st.last_good) {
+            guard::save_last_good(lg, st.uid, t);
+        }
         for p in &loaded.problems {
             tracing::warn!(config = %self.path.display(), "{p}");
         }

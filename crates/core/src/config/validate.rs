@@ -35,6 +35,18 @@ pub struct Config {
 pub struct ServerConfig {
     pub port: u16,
     pub log: String,
+    /// Time a connection has to send a whole request header (also the wait for the next request
+    /// on a kept-alive connection); every listener.
+    pub header_timeout: Duration,
+    /// A connection on which no byte moves either way for this long is closed (streams send a
+    /// keep-alive well within it).
+    pub idle_timeout: Duration,
+    /// Open connections per listener (lowered further below the descriptor limit).
+    pub max_connections: usize,
+    /// Open connections per peer address per listener.
+    pub max_connections_per_peer: usize,
+    /// Live stateful MCP sessions per client; past it the least recently used one is closed.
+    pub max_sessions_per_client: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -318,6 +330,46 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         server: ServerConfig {
             port: server.port.unwrap_or(DEFAULT_PORT),
             log,
+            header_timeout: Duration::from_secs(bounded(
+                server.header_timeout_s,
+                10,
+                1,
+                300,
+                "server.header_timeout_s",
+                report,
+            )),
+            idle_timeout: Duration::from_secs(bounded(
+                server.idle_timeout_s,
+                120,
+                20,
+                3600,
+                "server.idle_timeout_s",
+                report,
+            )),
+            max_connections: bounded(
+                server.max_connections,
+                512,
+                16,
+                1 << 16,
+                "server.max_connections",
+                report,
+            ),
+            max_connections_per_peer: bounded(
+                server.max_connections_per_peer,
+                256,
+                4,
+                1 << 16,
+                "server.max_connections_per_peer",
+                report,
+            ),
+            max_sessions_per_client: bounded(
+                server.max_sessions_per_client,
+                32,
+                1,
+                4096,
+                "server.max_sessions_per_client",
+                report,
+            ),
         },
         policy: PolicyConfig { rules },
         approval: ApprovalConfig {

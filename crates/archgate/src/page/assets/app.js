@@ -422,7 +422,7 @@ function renderConfig(c) {
     el.hidden = true;
     return;
   }
-  el.textContent = "config.toml does not parse; the previous config stays in force: " + (c.problems || []).join("; ");
+  el.textContent = "config.toml is not applied; using " + (c.using || "the previous config") + ": " + (c.problems || []).join("; ");
   el.hidden = false;
 }
 

@@ -1,0 +1,520 @@
+//! Bounded listeners: every TCP listener archgate serves (`/mcp` and `/health`, the approval
+//! page) goes through `serve` here instead of `axum::serve`, which has no header timeout.
+//!
+//! - **Header timeout** (`server.header_timeout_s`): hyper's `header_read_timeout` closes a
+//!   connection that has not sent a whole request header in time — counted from the accept, and
+//!   on a kept-alive connection from the end of the previous answer.
+//! - **Idle timeout** (`server.idle_timeout_s`): a connection on which no byte moved either way
+//!   for that long is closed — a stalled request body, an answer nobody reads — except while
+//!   archgate itself is working on a request it has received whole (a call waiting for the
+//!   person is bounded by the approval deadline, not by this). Event streams ping within it.
+//! - **Connection caps** (`server.max_connections`, `server.max_connections_per_peer`): when a
+//!   new connection would pass either, the connection of that scope that has been quiet longest
+//!   and has no request in flight is closed to make room; when every one is busy, the new one is
+//!   closed at once. The global cap is lowered to fit the process's `RLIMIT_NOFILE` with
+//!   headroom, so a flood of connections cannot take the descriptors the rest of archgate needs
+//!   (the audit log, the control socket, the other listener).
+//!
+//! An honest client's connection is new and sends its header at once, so it is never the one
+//! closed; 200 half-open connections cost archgate nothing they can keep.
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower::Service;
+
+/// Descriptors kept free for everything but this listener's connections.
+const HEADROOM: u64 = 128;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub header_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_connections: usize,
+    pub max_per_peer: usize,
+}
+
+impl Limits {
+    /// From the config in force, the global cap lowered to `share` of the descriptors this
+    /// process may open (less headroom).
+    pub fn from_config(c: &archgate_core::config::ServerConfig, share: u64) -> Limits {
+        let fit = (nofile_limit().saturating_sub(HEADROOM) / share.max(1)).max(8) as usize;
+        let max_connections = c.max_connections.min(fit);
+        Limits {
+            header_timeout: c.header_timeout,
+            idle_timeout: c.idle_timeout,
+            max_connections,
+            max_per_peer: c.max_connections_per_peer.min(max_connections),
+        }
+    }
+}
+
+/// The soft `RLIMIT_NOFILE` of this process (from /proc; 1024 when it cannot be read).
+pub fn nofile_limit() -> u64 {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(3).map(str::to_owned))
+        })
+        .and_then(|soft| soft.parse().ok())
+        .unwrap_or(1024)
+}
+
+/// What a listener did with its connections, for `/health`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub open: AtomicUsize,
+    pub accepted: AtomicU64,
+    /// Closed at once: every connection in scope was busy.
+    pub refused: AtomicU64,
+    /// Closed to make room for a new one.
+    pub evicted: AtomicU64,
+    /// Closed by the idle timeout (the header timeout is hyper's and not counted here).
+    pub idle_closed: AtomicU64,
+}
+
+impl Stats {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "open": self.open.load(Ordering::Relaxed),
+            "accepted": self.accepted.load(Ordering::Relaxed),
+            "refused": self.refused.load(Ordering::Relaxed),
+            "evicted": self.evicted.load(Ordering::Relaxed),
+            "idle_closed": self.idle_closed.load(Ordering::Relaxed),
+        })
+    }
+}
+
+fn now_ms() -> u64 {
+    static BASE: OnceLock<Instant> = OnceLock::new();
+    BASE.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
+struct Conn {
+    peer: IpAddr,
+    /// Requests whose answer has not been sent to its end.
+    in_flight: Arc<AtomicUsize>,
+    /// `now_ms()` when a byte last moved.
+    last: Arc<AtomicU64>,
+    close: CancellationToken,
+}
+
+/// The request on a connection (HTTP/1: one at a time): received whole, answered yet?
+#[derive(Default)]
+struct Current {
+    body_done: AtomicBool,
+    head_ready: AtomicBool,
+}
+
+impl Current {
+    /// archgate is working on a request it has whole: no byte need move until it answers.
+    fn thinking(&self) -> bool {
+        self.body_done.load(Ordering::SeqCst) && !self.head_ready.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(Default)]
+struct Registry {
+    conns: Mutex<HashMap<u64, Conn>>,
+    next: AtomicU64,
+}
+
+impl Registry {
+    /// Admits a connection from `peer`, closing a quiet one to make room when a cap is reached.
+    /// `None`: every connection in scope is busy; the new one must be closed.
+    fn admit(&self, peer: IpAddr, limits: &Limits, stats: &Stats) -> Option<(u64, Conn)> {
+        let mut m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
+        // A connection told to close keeps its descriptor until its task has dropped it: past a
+        // ceiling of those too, a new one is closed at once, so a flood cannot outrun the closing.
+        if m.len() >= limits.max_connections + limits.max_connections / 4 {
+            stats.refused.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        let open = |c: &&Conn| !c.close.is_cancelled();
+        let from_peer = m.values().filter(open).filter(|c| c.peer == peer).count();
+        let scope_peer = if from_peer >= limits.max_per_peer {
+            Some(true)
+        } else if m.values().filter(open).count() >= limits.max_connections {
+            Some(false)
+        } else {
+            None
+        };
+        if let Some(same_peer) = scope_peer {
+            let victim = m
+                .values()
+                .filter(open)
+                .filter(|c| !same_peer || c.peer == peer)
+                .filter(|c| c.in_flight.load(Ordering::SeqCst) == 0)
+                .min_by_key(|c| c.last.load(Ordering::Relaxed));
+            match victim {
+                Some(c) => {
+                    c.close.cancel();
+                    stats.evicted.fetch_add(1, Ordering::Relaxed);
+                }
+                None => {
+                    stats.refused.fetch_add(1, Ordering::Relaxed);
+                    return None;
+                }
+            }
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let conn = Conn {
+            peer,
+            in_flight: Arc::default(),
+            last: Arc::new(AtomicU64::new(now_ms())),
+            close: CancellationToken::new(),
+        };
+        let handle = Conn {
+            peer,
+            in_flight: conn.in_flight.clone(),
+            last: conn.last.clone(),
+            close: conn.close.clone(),
+        };
+        m.insert(id, conn);
+        Some((id, handle))
+    }
+
+    fn remove(&self, id: u64) {
+        self.conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+    }
+}
+
+/// Serves `router` on `listener` under `limits` until `shutdown`; open connections get a
+/// graceful close and at most `drain` to finish.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    stats: Arc<Stats>,
+    shutdown: CancellationToken,
+    drain: Duration,
+) {
+    let registry = Arc::new(Registry::default());
+    loop {
+        let (tcp, peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    // EMFILE and friends: wait a little instead of spinning.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        let Some((id, conn)) = registry.admit(peer.ip(), &limits, &stats) else {
+            tracing::debug!(%peer, "connection refused: every connection in scope is busy");
+            drop(tcp);
+            continue;
+        };
+        stats.accepted.fetch_add(1, Ordering::Relaxed);
+        // TCP_NODELAY: an answer goes out in several small writes (head, SSE event, last
+        // chunk); Nagle would hold the last one until the client's delayed ACK, ~40 ms.
+        let _ = tcp.set_nodelay(true);
+        let router = router.clone();
+        let registry = registry.clone();
+        let stats = stats.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            stats.open.fetch_add(1, Ordering::Relaxed);
+            serve_connection(tcp, peer, router, &conn, limits, &stats, shutdown, drain).await;
+            stats.open.fetch_sub(1, Ordering::Relaxed);
+            registry.remove(id);
+        });
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn serve_connection(
+    tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    conn: &Conn,
+    limits: Limits,
+    stats: &Stats,
+    shutdown: CancellationToken,
+    drain: Duration,
+) {
+    let io = Watched {
+        inner: tcp,
+        last: conn.last.clone(),
+    };
+    let in_flight = conn.in_flight.clone();
+    let current = Arc::new(Current::default());
+    let now = current.clone();
+    let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+        req.extensions_mut().insert(ConnectInfo(peer));
+        let guard = InFlight::enter(in_flight.clone());
+        let mut router = router.clone();
+        let now = now.clone();
+        now.head_ready.store(false, Ordering::SeqCst);
+        now.body_done
+            .store(http_body::Body::is_end_stream(req.body()), Ordering::SeqCst);
+        let req = req.map(|b| {
+            Body::new(EndWatch {
+                inner: b,
+                now: now.clone(),
+            })
+        });
+        async move {
+            let res = router.call(req).await;
+            now.head_ready.store(true, Ordering::SeqCst);
+            res.map(|r| {
+                r.map(|b| {
+                    Body::new(Guarded {
+                        inner: b,
+                        _guard: guard,
+                    })
+                })
+            })
+        }
+    });
+    let http = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Some(limits.header_timeout))
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(io), service);
+    tokio::pin!(http);
+    let mut tick = tokio::time::interval((limits.idle_timeout / 4).max(Duration::from_millis(100)));
+    let mut drain_until: Option<tokio::time::Instant> = None;
+    loop {
+        tokio::select! {
+            r = http.as_mut() => {
+                if let Err(e) = r {
+                    tracing::debug!(%peer, "connection ended: {e}");
+                }
+                return;
+            }
+            _ = conn.close.cancelled() => {
+                tracing::debug!(%peer, "connection closed to make room for a new one");
+                return;
+            }
+            _ = tick.tick() => {
+                let quiet = now_ms().saturating_sub(conn.last.load(Ordering::Relaxed));
+                if current.thinking() {
+                    // Quiet because archgate is working: the clock starts again after it answers.
+                    conn.last.store(now_ms(), Ordering::Relaxed);
+                } else if quiet >= limits.idle_timeout.as_millis() as u64 {
+                    stats.idle_closed.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%peer, "connection closed: idle for {quiet} ms");
+                    return;
+                }
+            }
+            _ = shutdown.cancelled(), if drain_until.is_none() => {
+                http.as_mut().graceful_shutdown();
+                drain_until = Some(tokio::time::Instant::now() + drain);
+            }
+            _ = tokio::time::sleep_until(drain_until.unwrap_or_else(tokio::time::Instant::now)),
+                if drain_until.is_some() => return,
+        }
+    }
+}
+
+/// Counts a request in flight until its answer's body is dropped (sent, or the client gone).
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn enter(n: Arc<AtomicUsize>) -> InFlight {
+        n.fetch_add(1, Ordering::SeqCst);
+        InFlight(n)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+struct Guarded {
+    inner: Body,
+    _guard: InFlight,
+}
+
+impl http_body::Body for Guarded {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A request body that notes when it has been received whole.
+struct EndWatch {
+    inner: Incoming,
+    now: Arc<Current>,
+}
+
+impl http_body::Body for EndWatch {
+    type Data = axum::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let r = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(r, Poll::Ready(None)) || self.inner.is_end_stream() {
+            self.now.body_done.store(true, Ordering::SeqCst);
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A stream that notes when a byte last moved either way.
+struct Watched<T> {
+    inner: T,
+    last: Arc<AtomicU64>,
+}
+
+impl<T> Watched<T> {
+    fn moved(&self) {
+        self.last.store(now_ms(), Ordering::Relaxed);
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.moved();
+        }
+        r
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.moved();
+        }
+        r
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.moved();
+        }
+        r
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(max: usize, per_peer: usize) -> Limits {
+        Limits {
+            header_timeout: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(20),
+            max_connections: max,
+            max_per_peer: per_peer,
+        }
+    }
+
+    #[test]
+    fn past_a_cap_the_quietest_idle_connection_makes_room_and_busy_ones_never_do() {
+        let r = Registry::default();
+        let s = Stats::default();
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let b: IpAddr = "127.0.0.2".parse().unwrap();
+        let l = limits(4, 2);
+        let (first_id, first) = r.admit(a, &l, &s).unwrap();
+        first.last.store(0, Ordering::Relaxed);
+        let (_, second) = r.admit(a, &l, &s).unwrap();
+        // Per peer: the third from `a` closes the quietest of `a`'s.
+        let (_, third) = r.admit(a, &l, &s).unwrap();
+        assert!(first.close.is_cancelled() && !second.close.is_cancelled());
+        // Its task ends and lets it go.
+        r.remove(first_id);
+        // Busy connections are never closed: with both of `a`'s busy, a new one is refused.
+        second.in_flight.fetch_add(1, Ordering::SeqCst);
+        third.in_flight.fetch_add(1, Ordering::SeqCst);
+        assert!(r.admit(a, &l, &s).is_none());
+        assert_eq!(s.refused.load(Ordering::Relaxed), 1);
+        // Another peer is not affected by `a`'s cap, up to the global one.
+        assert!(r.admit(b, &l, &s).is_some());
+        assert!(r.admit(b, &l, &s).is_some());
+        assert!(r.admit("127.0.0.3".parse().unwrap(), &l, &s).is_some());
+        let m = r.conns.lock().unwrap();
+        let open = m.values().filter(|c| !c.close.is_cancelled()).count();
+        assert_eq!(open, 4, "the global cap holds");
+        drop(m);
+        // Closing ones count against a ceiling until their tasks have let them go.
+        assert!(r.admit("127.0.0.4".parse().unwrap(), &l, &s).is_none());
+    }
+
+    #[test]
+    fn the_descriptor_limit_lowers_the_cap() {
+        let mut c = archgate_core::config::Config::default().server;
+        c.max_connections = 1 << 16;
+        let l = Limits::from_config(&c, 2);
+        assert!((l.max_connections as u64) < nofile_limit(), "{l:?}");
+        assert!(l.max_per_peer <= l.max_connections);
+    }
+}
