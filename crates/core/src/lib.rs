@@ -17,6 +17,7 @@ pub mod gate;
 pub mod paths;
 pub mod person;
 pub mod resolve;
+pub mod schema;
 pub mod tool;
 
 pub use archgate_exec as exec;
