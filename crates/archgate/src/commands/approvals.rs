@@ -123,7 +123,9 @@ fn table(all: &[Value]) -> Vec<String> {
             w4 = w[4],
         )
     };
-    let mut lines = vec![line([HEAD[0], HEAD[1], HEAD[2], HEAD[3], HEAD[4], "COMMAND"])];
+    let mut lines = vec![line([
+        HEAD[0], HEAD[1], HEAD[2], HEAD[3], HEAD[4], "COMMAND",
+    ])];
     for r in &rows {
         lines.push(line(std::array::from_fn(|i| r[i].as_str())));
     }
@@ -393,8 +395,20 @@ mod table_tests {
                 .collect()
         };
         let head = starts(&lines[0], &["ID", "TOOL", "TIER", "CLIENT", "COMMAND"]);
-        let a = starts(&lines[1], &["a1b2", "system_status", "read", "local", "system_status"]);
-        let b = starts(&lines[2], &["7", "clipboard_write", "act", "a-client", "clipboard_write text"]);
+        let a = starts(
+            &lines[1],
+            &["a1b2", "system_status", "read", "local", "system_status"],
+        );
+        let b = starts(
+            &lines[2],
+            &[
+                "7",
+                "clipboard_write",
+                "act",
+                "a-client",
+                "clipboard_write text",
+            ],
+        );
         assert_eq!(head, a, "{lines:#?}");
         assert_eq!(head, b, "{lines:#?}");
         // LEFT is right-aligned under its header.
