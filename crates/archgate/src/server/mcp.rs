@@ -275,8 +275,15 @@ impl ServerHandler for McpServer {
         }
         // A cancelled request (the client's notifications/cancelled, or the session ending)
         // drops the call: a question still parked is withdrawn and recorded `unreachable`.
+        // While the call runs (an approval can wait up to approval.timeout_s), a request that
+        // carries a progressToken hears progress every few seconds: clients that reset their
+        // own timeout on progress then wait for archgate's answer instead of giving up.
+        let call = self
+            .app
+            .gate
+            .call_relayed(&client, &request.name, args, &relay);
         let r = tokio::select! {
-            r = self.app.gate.call_relayed(&client, &request.name, args, &relay) => r,
+            r = super::progress::while_running(call, cx.meta.get_progress_token(), &cx.peer) => r,
             _ = cx.ct.cancelled() => {
                 return Err(McpError::internal_error("the request was cancelled", None));
             }
