@@ -160,3 +160,56 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+mod quiet_drain_tests {
+    use super::QuietDrain;
+    use std::sync::{Arc, Mutex};
+    use tracing_subscriber::layer::SubscriberExt;
+
+    /// Keeps the message of every event that reaches it.
+    struct Seen(Arc<Mutex<Vec<String>>>);
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Seen {
+        fn on_event(&self, e: &tracing::Event<'_>, _cx: tracing_subscriber::layer::Context<'_, S>) {
+            struct M(String);
+            impl tracing::field::Visit for M {
+                fn record_debug(&mut self, _f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                    self.0.push_str(&format!("{v:?} "));
+                }
+            }
+            let mut m = M(String::new());
+            e.record(&mut m);
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("{} {}", e.metadata().target(), m.0));
+        }
+    }
+
+    #[test]
+    fn rmcp_drain_errors_are_kept_out_and_other_errors_are_not() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sub = tracing_subscriber::registry()
+            .with(QuietDrain)
+            .with(Seen(seen.clone()));
+        tracing::subscriber::with_default(sub, || {
+            let error = "Transport closed";
+            tracing::error!(target: "rmcp::service", %error, "failed to send pending response during drain");
+            tracing::error!(target: "rmcp::service", %error, "response send task failed during drain");
+            tracing::error!(target: "rmcp::service", %error, "fail to close sink");
+            tracing::error!(target: "archgate", "during drain, but ours");
+        });
+        let seen = seen.lock().unwrap();
+        assert!(
+            !seen
+                .iter()
+                .any(|l| l.starts_with("rmcp::service") && l.contains("during drain")),
+            "{seen:?}"
+        );
+        assert!(
+            seen.iter().any(|l| l.contains("fail to close sink")),
+            "{seen:?}"
+        );
+        assert!(seen.iter().any(|l| l.contains("but ours")), "{seen:?}");
+    }
+}

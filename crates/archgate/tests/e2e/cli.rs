@@ -72,6 +72,26 @@ fn a_broken_config_still_serves_on_defaults_and_config_check_names_the_line() {
     assert!(text.contains("line 3"), "{text}");
     assert!(text.contains("favourite_colour"), "{text}");
 
+    // Every problem, not only the first: two syntax errors, a wrong type and a value out of
+    // range, each with its line.
+    env.write_config(
+        "[server]\nport = \"eighty\"\n[approval\ntimeout_s = 30\n[policy]\nask = [1,\n[audit]\nmax_files = 0\n",
+    );
+    let out = env.run(&["config", "check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let file = env.config_file().display().to_string();
+    for line in [2, 3] {
+        assert!(
+            text.contains(&format!("{file}:line {line}:")),
+            "line {line}: {text}"
+        );
+    }
+    assert!(
+        text.lines().filter(|l| l.starts_with(&file)).count() >= 3,
+        "at least three problems: {text}"
+    );
+
     // A good file passes.
     env.write_config("[server]\nport = 9000\n");
     let out = env.run(&["config", "check"]);
