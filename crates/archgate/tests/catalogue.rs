@@ -151,10 +151,8 @@ fn every_tool_schema_is_portable() {
             "required",
         ];
         match v {
-            serde_json::Value::Bool(_) => {
-                if !keyword.is_some_and(|k| BOOLEAN_OK.contains(&k)) {
-                    found.push(format!("{at}: a bare boolean schema"));
-                }
+            serde_json::Value::Bool(_) if !keyword.is_some_and(|k| BOOLEAN_OK.contains(&k)) => {
+                found.push(format!("{at}: a bare boolean schema"));
             }
             serde_json::Value::Object(m) => {
                 if m.get("type").is_some_and(|t| t.is_array()) {

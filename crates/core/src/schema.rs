@@ -103,10 +103,8 @@ fn any_value() -> Value {
 
 fn visit(node: &mut Value, keyword: Option<&str>) {
     match node {
-        Value::Bool(b) => {
-            if keyword.is_some_and(|k| !BOOLEAN_OK.contains(&k)) {
-                *node = if *b { any_value() } else { json!({"not": {}}) };
-            }
+        Value::Bool(b) if keyword.is_some_and(|k| !BOOLEAN_OK.contains(&k)) => {
+            *node = if *b { any_value() } else { json!({"not": {}}) };
         }
         Value::Object(m) => {
             let required: Vec<String> = m
@@ -144,10 +142,9 @@ fn visit(node: &mut Value, keyword: Option<&str>) {
             // A subschema that constrains nothing (`{}` or only a description) says so.
             if keyword.is_some_and(|k| k != "not" && !BOOLEAN_OK.contains(&k))
                 && !m.keys().any(|k| CONSTRAINING.contains(&k.as_str()))
+                && let Value::Object(any) = any_value()
             {
-                if let Value::Object(any) = any_value() {
-                    m.extend(any);
-                }
+                m.extend(any);
             }
         }
         _ => {}
