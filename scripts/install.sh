@@ -1,28 +1,68 @@
 #!/usr/bin/env bash
-# Builds archgate and installs it to ~/.local/bin (or $PREFIX/bin). Needs Rust ≥ 1.95 (rustup).
+# Builds archgate and installs it to ~/.local/bin (or $PREFIX/bin), with its man page and bash
+# completion. Needs Rust ≥ 1.95 and a C compiler: when cargo is missing (or older), rustup's
+# stable toolchain is used, and rustup itself is installed for this user (into ~/.cargo, no root)
+# when it is missing too. ARCHGATE_BIN=/path/to/archgate installs that binary instead of building
+# (the tests use it). Works whether or not ~/.local/bin is on PATH: the README runs the installed
+# binary by its full path.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 prefix="${PREFIX:-$HOME/.local}"
-if ! command -v cargo >/dev/null 2>&1; then
-  if command -v rustup >/dev/null 2>&1; then rustup toolchain install stable >/dev/null; else
-    echo "archgate needs Rust ≥ 1.95: install rustup (Arch: pacman -S rustup; Debian: see https://rustup.rs), then run this again" >&2
+
+# A cargo new enough for this workspace (edition 2024, rustc ≥ 1.95).
+cargo_ok() {
+  local v
+  v=$("${1:-cargo}" --version 2>/dev/null | sed -n 's/^cargo \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+  [ -n "$v" ] && set -- $v && { [ "$1" -gt 1 ] || [ "$2" -ge 95 ]; }
+}
+
+need_rust() {
+  cargo_ok && return 0
+  [ -d "$HOME/.cargo/bin" ] && PATH="$HOME/.cargo/bin:$PATH"
+  if ! command -v rustup >/dev/null 2>&1; then
+    if ! command -v curl >/dev/null 2>&1; then
+      echo "archgate needs Rust ≥ 1.95 and neither cargo nor rustup nor curl is here." >&2
+      echo "  Arch: sudo pacman -S --needed rustup base-devel    Debian: sudo apt-get install curl build-essential" >&2
+      echo "  then run scripts/install.sh again" >&2
+      exit 1
+    fi
+    echo "install: installing rustup for $(id -un) into ~/.cargo (https://rustup.rs)" >&2
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs |
+      sh -s -- -y --profile minimal --default-toolchain stable --no-modify-path >&2
+    PATH="$HOME/.cargo/bin:$PATH"
+  fi
+  rustup toolchain install stable --profile minimal >/dev/null
+  cargo_ok "$(rustup which --toolchain stable cargo)" || {
+    echo "archgate needs Rust ≥ 1.95; rustup's stable is older: run \`rustup update stable\`" >&2
+    exit 1
+  }
+  export RUSTUP_TOOLCHAIN=stable
+}
+
+mkdir -p "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions"
+if [ -n "${ARCHGATE_BIN:-}" ]; then
+  [ -x "$ARCHGATE_BIN" ] || { echo "install: ARCHGATE_BIN=$ARCHGATE_BIN is not an executable" >&2; exit 1; }
+  install -m 0755 "$ARCHGATE_BIN" "$prefix/bin/archgate"
+else
+  need_rust
+  if ! command -v cc >/dev/null 2>&1; then
+    echo "archgate's build needs a C compiler (cc):" >&2
+    echo "  Arch: sudo pacman -S --needed base-devel    Debian: sudo apt-get install build-essential" >&2
     exit 1
   fi
+  cargo install --locked --path "$top/crates/archgate" --root "$prefix" --quiet
 fi
-cargo install --locked --path "$top/crates/archgate" --root "$prefix" --quiet
-mkdir -p "$prefix/share/man/man1" "$prefix/share/bash-completion/completions"
 "$prefix/bin/archgate" man > "$prefix/share/man/man1/archgate.1"
 "$prefix/bin/archgate" completions bash > "$prefix/share/bash-completion/completions/archgate"
 echo "installed $prefix/bin/archgate" >&2
-# Person presence (approval.presence) needs archgate's polkit actions in root's directory.
+# Person presence (approval.presence) needs archgate's polkit actions in root's directory. This
+# script installs for the person only; it says what to run as root instead of doing it.
 actions=/usr/share/polkit-1/actions
 if ! cmp -s "$top/packaging/polkit/org.archgate.policy" "$actions/org.archgate.policy" 2>/dev/null; then
-  if [ "$(id -u)" -eq 0 ] && [ -d "$actions" ]; then
-    install -m644 "$top/packaging/polkit/org.archgate.policy" "$actions/org.archgate.policy"
-    echo "installed $actions/org.archgate.policy" >&2
-  else
-    echo "for person presence, install archgate's polkit actions as root:" >&2
-    echo "  sudo install -m644 $top/packaging/polkit/org.archgate.policy $actions/org.archgate.policy" >&2
-  fi
+  echo "for person presence, install archgate's polkit actions as root:" >&2
+  echo "  sudo install -m644 $top/packaging/polkit/org.archgate.policy $actions/org.archgate.policy" >&2
 fi
-case ":$PATH:" in *":$prefix/bin:"*) ;; *) echo "add $prefix/bin to PATH" >&2 ;; esac
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "note: $prefix/bin is not on PATH; run it as $prefix/bin/archgate, or add $prefix/bin to PATH" >&2 ;;
+esac

@@ -21,6 +21,12 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -m 0700 "$tmp/config" "$tmp/state" "$tmp/runtime" "$tmp/cache"
+# One read tool asks the person (nobody answers here), for the approval-wait checks; the wait is
+# longer than the 7 s request timeout those checks give the SDK.
+asked_tool=pacman_conf approval_s=12
+mkdir -p "$tmp/config/archgate"
+printf '[policy]\nask = ["%s"]\n[approval]\ntimeout_s = %s\npage_port = 0\nnotifications = false\n' \
+  "$asked_tool" "$approval_s" >"$tmp/config/archgate/config.toml"
 export XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" \
        XDG_RUNTIME_DIR="$tmp/runtime" XDG_CACHE_HOME="$tmp/cache"
 
@@ -41,6 +47,7 @@ fi
 
 status=0
 ARCHGATE_URL="http://127.0.0.1:$port/mcp" ARCHGATE_TOKEN="$(cat "$tmp/state/archgate/token")" \
+  ARCHGATE_ASKED_TOOL="$asked_tool" ARCHGATE_APPROVAL_TIMEOUT_S="$approval_s" \
   node "$clients/ts-client.mjs" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "--- archgate stderr" >&2

@@ -86,6 +86,42 @@ for (const mode of ['legacy', 'auto']) {
     }));
 }
 
+// An approval that waits longer than the client's own request timeout: archgate sends progress
+// every 5 s while the call waits (the request carries a progressToken because onprogress is
+// set), the SDK resets its timeout on each, and the agent hears archgate's own answer when the
+// person stays silent ("declined"/timed out), not the SDK's -32001. The control: the same wait
+// without resets ends in -32001, so the first check could fail.
+const askedTool = process.env.ARCHGATE_ASKED_TOOL;
+const approvalS = Number(process.env.ARCHGATE_APPROVAL_TIMEOUT_S);
+if (askedTool && approvalS) {
+  const clientTimeoutMs = 7000;
+  await check('an approval wait past the request timeout ends in archgate\'s answer, kept alive by progress', () =>
+    session('legacy', async (client) => {
+      let progress = 0;
+      const started = Date.now();
+      const result = await client.callTool({ name: askedTool, arguments: {} }, {
+        timeout: clientTimeoutMs,
+        resetTimeoutOnProgress: true,
+        onprogress: () => { progress += 1; },
+      });
+      const took = Date.now() - started;
+      assert.equal(result.isError, true, JSON.stringify(result));
+      const text = result.content.find((c) => c.type === 'text')?.text ?? '';
+      assert.match(text, /^(declined|timed_out|timed out)/, text);
+      assert.ok(took > clientTimeoutMs, `answered after ${took} ms, inside the client's timeout: not a test of it`);
+      assert.ok(took >= approvalS * 1000 - 500, `answered after ${took} ms, before approval.timeout_s`);
+      assert.ok(progress >= 2, `${progress} progress notifications in ${took} ms`);
+      console.log(`# answered after ${took} ms with ${progress} progress notifications: ${text.split('\n')[0]}`);
+    }));
+  await check('the control: without progress resets the same wait ends in the client\'s -32001', () =>
+    session('legacy', async (client) => {
+      await assert.rejects(
+        client.callTool({ name: askedTool, arguments: {} }, { timeout: clientTimeoutMs }),
+        (e) => e?.code === -32001 || /timed out/i.test(String(e?.message)),
+      );
+    }));
+}
+
 await check('a wrong token is refused', async () => {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     authProvider: { token: async () => 'not-the-token' },

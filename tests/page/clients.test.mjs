@@ -240,7 +240,7 @@ test("add a client on the page: its token works on /mcp with exactly its preset'
   // The snippet names this server's /mcp and carries the token; it is the one the CLI prints.
   const snippet = await page.locator("#snippet-text").textContent();
   assert.equal(snippet,
-    `claude mcp add --transport http archgate http://127.0.0.1:${mcpPort}/mcp --header "Authorization: Bearer ${token}"`);
+    `claude mcp add --transport http archgate-http http://127.0.0.1:${mcpPort}/mcp --header "Authorization: Bearer ${token}"`);
   const cli = archgate(["clients", "add", "cli-reader", "--preset", "read-only"]);
   const cliToken = cli.split(/\s+/).find((w) => /^[0-9a-f]{64}$/.test(w));
   const cliLine = cli.split("\n").find((l) => l.includes("claude mcp add")).trim();
@@ -250,7 +250,7 @@ test("add a client on the page: its token works on /mcp with exactly its preset'
   assert.deepEqual(kinds, ["Claude Code", "Claude Desktop", "Cursor", "VS Code"]);
   await page.selectOption("#snippet-kind", { label: "VS Code" });
   const vscode = JSON.parse(await page.locator("#snippet-text").textContent());
-  assert.deepEqual(vscode.servers.archgate, {
+  assert.deepEqual(vscode.servers["archgate-http"], {
     type: "http", url: `http://127.0.0.1:${mcpPort}/mcp`, headers: { Authorization: "Bearer " + token },
   });
   await page.screenshot({ path: join(HERE, "screenshots/client-added.png") });

@@ -27,12 +27,48 @@ pub struct App {
 pub fn init_logging(level: Option<&str>) {
     let filter = tracing_subscriber::EnvFilter::try_new(level.unwrap_or("info"))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter)
         .with_target(false)
         .with_ansi(false)
+        .finish()
+        .with(QuietDrain)
         .try_init();
+}
+
+/// rmcp logs at ERROR when a response cannot be delivered while a session drains — the client
+/// has gone (closed its stream, ended the session), which is how sessions end, not a fault.
+/// Those two events are kept out of the log (at debug, under `archgate::drain`, they remain).
+struct QuietDrain;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for QuietDrain {
+    fn event_enabled(
+        &self,
+        event: &tracing::Event<'_>,
+        _cx: tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        let m = event.metadata();
+        if *m.level() != tracing::Level::ERROR || m.target() != "rmcp::service" {
+            return true;
+        }
+        struct Message(String);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                use std::fmt::Write;
+                let _ = write!(self.0, " {}={v:?}", f.name());
+            }
+        }
+        let mut said = Message(String::new());
+        event.record(&mut said);
+        if said.0.contains("during drain") {
+            tracing::debug!(target: "archgate::drain", "rmcp:{}", said.0);
+            return false;
+        }
+        true
+    }
 }
 
 pub fn config_path(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -133,5 +169,58 @@ impl App {
         if !self.gate.audit.shutdown(Duration::from_secs(2)) {
             tracing::warn!("audit log not fully flushed at shutdown");
         }
+    }
+}
+
+#[cfg(test)]
+mod quiet_drain_tests {
+    use super::QuietDrain;
+    use std::sync::{Arc, Mutex};
+    use tracing_subscriber::layer::SubscriberExt;
+
+    /// Keeps the message of every event that reaches it.
+    struct Seen(Arc<Mutex<Vec<String>>>);
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Seen {
+        fn on_event(&self, e: &tracing::Event<'_>, _cx: tracing_subscriber::layer::Context<'_, S>) {
+            struct M(String);
+            impl tracing::field::Visit for M {
+                fn record_debug(&mut self, _f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                    self.0.push_str(&format!("{v:?} "));
+                }
+            }
+            let mut m = M(String::new());
+            e.record(&mut m);
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("{} {}", e.metadata().target(), m.0));
+        }
+    }
+
+    #[test]
+    fn rmcp_drain_errors_are_kept_out_and_other_errors_are_not() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sub = tracing_subscriber::registry()
+            .with(QuietDrain)
+            .with(Seen(seen.clone()));
+        tracing::subscriber::with_default(sub, || {
+            let error = "Transport closed";
+            tracing::error!(target: "rmcp::service", %error, "failed to send pending response during drain");
+            tracing::error!(target: "rmcp::service", %error, "response send task failed during drain");
+            tracing::error!(target: "rmcp::service", %error, "fail to close sink");
+            tracing::error!(target: "archgate", "during drain, but ours");
+        });
+        let seen = seen.lock().unwrap();
+        assert!(
+            !seen
+                .iter()
+                .any(|l| l.starts_with("rmcp::service") && l.contains("during drain")),
+            "{seen:?}"
+        );
+        assert!(
+            seen.iter().any(|l| l.contains("fail to close sink")),
+            "{seen:?}"
+        );
+        assert!(seen.iter().any(|l| l.contains("but ours")), "{seen:?}");
     }
 }

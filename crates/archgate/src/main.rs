@@ -34,7 +34,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match rt.block_on(commands::run(cli)) {
+    let done = rt.block_on(commands::run(cli));
+    // A read of stdin cannot be cancelled (it runs on a blocking thread): dropping the runtime
+    // would wait for the client to close stdin, so a stdio server told to stop (SIGTERM) would
+    // linger as long as its client. Everything worth finishing has finished by now.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    match done {
         Ok(code) => code,
         Err(e) => {
             eprintln!("archgate: {e:#}");

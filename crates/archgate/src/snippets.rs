@@ -34,6 +34,21 @@ pub fn names(kind: ClientKind) -> (&'static str, &'static str) {
     }
 }
 
+/// The name each connection is added under: different for stdio and HTTP, so a client can have
+/// both (`claude mcp add` refuses a name twice).
+pub const STDIO_NAME: &str = "archgate";
+pub const HTTP_NAME: &str = "archgate-http";
+
+/// The port the running HTTP archgate of this runtime dir listens on (its `state.json`, while
+/// its process lives), else `configured`: `serve --http --port N` may differ from config.
+pub fn served_port(paths: &archgate_core::paths::Paths, configured: u16) -> u16 {
+    crate::commands::state_file::read(&paths.state_json())
+        .filter(|s| s.live_daemon())
+        .and_then(|s| s.port)
+        .filter(|p| *p != 0)
+        .unwrap_or(configured)
+}
+
 /// The MCP URL of an HTTP server on this port.
 pub fn mcp_url(port: u16) -> String {
     format!("http://127.0.0.1:{port}/mcp")
@@ -44,29 +59,29 @@ pub fn snippet(kind: ClientKind, connect: &Connect<'_>) -> String {
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
     match connect {
         Connect::Stdio { exe } => match kind {
-            ClientKind::ClaudeCode => format!("claude mcp add archgate -- {exe} serve"),
+            ClientKind::ClaudeCode => format!("claude mcp add {STDIO_NAME} -- {exe} serve"),
             ClientKind::ClaudeDesktop | ClientKind::Cursor => {
-                pretty(json!({"mcpServers": {"archgate": {"command": exe, "args": ["serve"]}}}))
+                pretty(json!({"mcpServers": {STDIO_NAME: {"command": exe, "args": ["serve"]}}}))
             }
             ClientKind::Vscode => pretty(
-                json!({"servers": {"archgate": {"type": "stdio", "command": exe, "args": ["serve"]}}}),
+                json!({"servers": {STDIO_NAME: {"type": "stdio", "command": exe, "args": ["serve"]}}}),
             ),
         },
         Connect::Http { url, token } => {
             let auth = format!("Bearer {token}");
             match kind {
                 ClientKind::ClaudeCode => format!(
-                    "claude mcp add --transport http archgate {url} --header \"Authorization: {auth}\""
+                    "claude mcp add --transport http {HTTP_NAME} {url} --header \"Authorization: {auth}\""
                 ),
-                ClientKind::ClaudeDesktop => pretty(json!({"mcpServers": {"archgate": {
+                ClientKind::ClaudeDesktop => pretty(json!({"mcpServers": {HTTP_NAME: {
                     "command": "npx",
                     "args": ["-y", "mcp-remote", url, "--header", format!("Authorization:{auth}")]
                 }}})),
                 ClientKind::Cursor => pretty(
-                    json!({"mcpServers": {"archgate": {"url": url, "headers": {"Authorization": auth}}}}),
+                    json!({"mcpServers": {HTTP_NAME: {"url": url, "headers": {"Authorization": auth}}}}),
                 ),
                 ClientKind::Vscode => pretty(
-                    json!({"servers": {"archgate": {"type": "http", "url": url, "headers": {"Authorization": auth}}}}),
+                    json!({"servers": {HTTP_NAME: {"type": "http", "url": url, "headers": {"Authorization": auth}}}}),
                 ),
             }
         }
@@ -93,8 +108,17 @@ mod tests {
         }
         assert_eq!(
             snippet(ClientKind::ClaudeCode, &c),
-            "claude mcp add --transport http archgate http://127.0.0.1:9/mcp --header \"Authorization: Bearer abc\""
+            "claude mcp add --transport http archgate-http http://127.0.0.1:9/mcp --header \"Authorization: Bearer abc\""
         );
+        // Both connections can be added to one client: their names differ, in every kind.
+        let stdio = Connect::Stdio {
+            exe: "/usr/bin/archgate",
+        };
+        for kind in KINDS {
+            let (a, b) = (snippet(kind, &stdio), snippet(kind, &c));
+            assert!(a.contains(STDIO_NAME) && !a.contains(HTTP_NAME), "{a}");
+            assert!(b.contains(HTTP_NAME), "{b}");
+        }
         for kind in KINDS {
             let clap_name = clap::ValueEnum::to_possible_value(&kind).unwrap();
             assert_eq!(

@@ -44,8 +44,8 @@ fn tools_md_is_generated_from_the_definitions() {
     }
 }
 
-#[test]
-fn full_tools_list_stays_within_the_context_budget() {
+/// tools/list as the stdio client `local` (the full preset) receives it.
+fn full_tools_list() -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let mut child = archgate(dir.path())
         .arg("serve")
@@ -77,6 +77,12 @@ fn full_tools_list_stays_within_the_context_budget() {
     };
     drop(stdin);
     let _ = child.wait();
+    list
+}
+
+#[test]
+fn full_tools_list_stays_within_the_context_budget() {
+    let list = full_tools_list();
     let tools = list.as_array().unwrap();
     // The stdio client `local` has the full preset: every tool is listed, and the read-only
     // tools behind archgate's own resources are not.
@@ -111,4 +117,83 @@ fn full_tools_list_stays_within_the_context_budget() {
             t["name"]
         );
     }
+}
+
+/// What several clients' schema validators reject (MCP Inspector reports them as portability
+/// problems): a `type` array (nullable `["string", "null"]` included), a bare `true`/`false`
+/// where a schema is expected, and a subschema that constrains nothing. None in any tool.
+#[test]
+fn every_tool_schema_is_portable() {
+    fn walk(v: &serde_json::Value, at: &str, keyword: Option<&str>, found: &mut Vec<String>) {
+        const BOOLEAN_OK: [&str; 4] = [
+            "additionalProperties",
+            "unevaluatedProperties",
+            "additionalItems",
+            "unevaluatedItems",
+        ];
+        const CONSTRAINS: [&str; 17] = [
+            "type",
+            "enum",
+            "const",
+            "$ref",
+            "anyOf",
+            "oneOf",
+            "allOf",
+            "not",
+            "items",
+            "properties",
+            "minimum",
+            "maximum",
+            "minLength",
+            "maxLength",
+            "pattern",
+            "format",
+            "required",
+        ];
+        match v {
+            serde_json::Value::Bool(_) if !keyword.is_some_and(|k| BOOLEAN_OK.contains(&k)) => {
+                found.push(format!("{at}: a bare boolean schema"));
+            }
+            serde_json::Value::Object(m) => {
+                if m.get("type").is_some_and(|t| t.is_array()) {
+                    found.push(format!("{at}: type is an array {}", m["type"]));
+                }
+                if keyword.is_some_and(|k| k != "not")
+                    && !m.keys().any(|k| CONSTRAINS.contains(&k.as_str()))
+                {
+                    found.push(format!("{at}: a schema that constrains nothing"));
+                }
+                for (k, c) in m {
+                    match k.as_str() {
+                        "properties" | "$defs" | "patternProperties" => {
+                            for (name, s) in c.as_object().into_iter().flatten() {
+                                walk(s, &format!("{at}.{k}.{name}"), Some(k), found);
+                            }
+                        }
+                        "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                            for (i, s) in c.as_array().into_iter().flatten().enumerate() {
+                                walk(s, &format!("{at}.{k}[{i}]"), Some(k), found);
+                            }
+                        }
+                        "items" | "not" | "contains" | "additionalProperties" | "propertyNames" => {
+                            walk(c, &format!("{at}.{k}"), Some(k), found)
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let list = full_tools_list();
+    let mut found = Vec::new();
+    for t in list.as_array().unwrap() {
+        walk(
+            &t["inputSchema"],
+            t["name"].as_str().unwrap(),
+            None,
+            &mut found,
+        );
+    }
+    assert!(found.is_empty(), "{found:#?}");
 }

@@ -18,6 +18,7 @@ pub mod paths;
 pub mod person;
 pub mod presence;
 pub mod resolve;
+pub mod schema;
 pub mod tool;
 
 pub use archgate_exec as exec;

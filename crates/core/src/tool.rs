@@ -394,6 +394,8 @@ pub fn schema_of<T: JsonSchema>() -> Arc<Map<String, Value>> {
     let schema = settings.into_generator().into_root_schema_for::<T>();
     let mut v = serde_json::to_value(schema).unwrap_or_default();
     compact(&mut v);
+    // One `type` per schema, no bare `true`: what every client's validator takes.
+    crate::schema::portable(&mut v);
     // Unknown fields are refused by the server whatever the schema says; say it once, at the top.
     if let Some(m) = v.as_object_mut() {
         for nested in m.values_mut().filter(|x| x.is_object()) {

@@ -181,12 +181,64 @@ pub enum PacmanError {
     /// The archlinux.org packages API failed.
     #[error(transparent)]
     Remote(#[from] crate::remote::RemoteError),
+    /// No pacman databases on this machine, and the archlinux.org packages API (the fallback)
+    /// did not answer either.
+    #[error("{}, and the archlinux.org packages API did not answer: {source}", no_local(conf_path, db_path.as_deref()))]
+    NoDatabases {
+        /// The pacman.conf looked at.
+        conf_path: PathBuf,
+        /// Its `DBPath`, when the file could be read.
+        db_path: Option<PathBuf>,
+        /// Why the remote API failed.
+        #[source]
+        source: crate::remote::RemoteError,
+    },
+    /// pacman.conf names no repository: nothing to look for updates in.
+    #[error(
+        "{path} configures no repository (no [core], [extra], … section): there is nothing to compare the installed packages with"
+    )]
+    NoRepositories {
+        /// The pacman.conf read.
+        path: PathBuf,
+    },
     /// Background work could not finish (the runtime is shutting down).
     #[error("background task failed: {0}")]
     Task(String),
 }
 
+/// The local fact when pacman's databases are missing.
+fn no_local(conf: &std::path::Path, db: Option<&std::path::Path>) -> String {
+    match db {
+        Some(db) => format!(
+            "this machine has no pacman sync databases (DBPath {}, from {})",
+            db.display(),
+            conf.display()
+        ),
+        None => format!("this machine has no pacman.conf ({})", conf.display()),
+    }
+}
+
 impl PacmanError {
+    /// What to do about this error, when there is something more precise to say than its kind.
+    pub fn next_step(&self) -> Option<&'static str> {
+        match self {
+            PacmanError::NoDatabases { .. } => Some(
+                "on Arch Linux the person downloads the sync databases with `sudo pacman -Sy`; \
+                 elsewhere pkg_search and pkg_info need archlinux.org: check the network \
+                 (`archgate doctor` shows what this machine has and reaches)",
+            ),
+            PacmanError::NoRepositories { .. } => Some(
+                "tell the person: pacman.conf needs its repository sections (see `archgate doctor`); \
+                 on Arch Linux the default /etc/pacman.conf has them",
+            ),
+            PacmanError::FilesUnavailable { .. } => Some(
+                "the person can download the files databases with `sudo pacman -Fy`; \
+                 pkg_files answers for installed packages meanwhile",
+            ),
+            _ => None,
+        }
+    }
+
     /// A stable snake_case code for agents and the audit log.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -210,7 +262,8 @@ impl PacmanError {
             }
             PacmanError::LogUnreadable { .. } => "unreadable",
             PacmanError::FilesUnavailable { .. } => "not_available",
-            PacmanError::Remote(e) => e.kind(),
+            PacmanError::Remote(e) | PacmanError::NoDatabases { source: e, .. } => e.kind(),
+            PacmanError::NoRepositories { .. } => "not_available",
             PacmanError::Task(_) => "internal",
         }
     }

@@ -125,12 +125,22 @@ impl PacmanDb {
         blocking(move || this.snapshot_blocking()).await
     }
 
-    /// Whether this machine has pacman databases (else search/info go remote).
-    async fn local_or_remote(&self) -> Result<Option<Arc<Snapshot>>, PacmanError> {
+    /// This machine's pacman databases, or (`Err`) why there are none: search and info then go
+    /// to the remote API, and a failure there names this local fact.
+    async fn local_or_remote(&self) -> Result<Result<Arc<Snapshot>, NoLocal>, PacmanError> {
+        let conf_path = self.inner.settings.conf_path.clone();
         match self.snapshot().await {
-            Ok(s) if !s.is_empty() => Ok(Some(s)),
-            Ok(_) => Ok(None),
-            Err(e @ PacmanError::ConfUnreadable { .. }) if e.kind() == "not_found" => Ok(None),
+            Ok(s) if !s.is_empty() => Ok(Ok(s)),
+            Ok(s) => Ok(Err(NoLocal {
+                conf_path,
+                db_path: Some(s.conf.db_path.clone()),
+            })),
+            Err(e @ PacmanError::ConfUnreadable { .. }) if e.kind() == "not_found" => {
+                Ok(Err(NoLocal {
+                    conf_path,
+                    db_path: None,
+                }))
+            }
             Err(e) => Err(e),
         }
     }
@@ -152,7 +162,7 @@ impl PacmanDb {
     pub async fn search(&self, args: &SearchArgs) -> Result<SearchResult, PacmanError> {
         let limit = args.limit.unwrap_or(50).clamp(1, 1000);
         match self.local_or_remote().await? {
-            Some(snap) => {
+            Ok(snap) => {
                 let mode = match args.regex {
                     None => TermMode::Pacman,
                     Some(true) => TermMode::Regex,
@@ -160,26 +170,27 @@ impl PacmanDb {
                 };
                 crate::search::search(&snap, &args.query, args.repo.as_deref(), mode, limit)
             }
-            None => Ok(self
+            Err(here) => self
                 .remote()?
                 .search(&args.query, args.repo.as_deref(), limit)
-                .await?),
+                .await
+                .map_err(|e| here.with(e)),
         }
     }
 
     /// `pkg_info`.
     pub async fn info(&self, args: &InfoArgs) -> Result<InfoResult, PacmanError> {
         match self.local_or_remote().await? {
-            Some(snap) => crate::info::info(&snap, &args.name),
-            None => {
-                self.remote()?
-                    .info(&args.name)
-                    .await?
-                    .ok_or_else(|| PacmanError::PackageNotFound {
-                        name: args.name.clone(),
-                        near: Vec::new(),
-                    })
-            }
+            Ok(snap) => crate::info::info(&snap, &args.name),
+            Err(here) => self
+                .remote()?
+                .info(&args.name)
+                .await
+                .map_err(|e| here.with(e))?
+                .ok_or_else(|| PacmanError::PackageNotFound {
+                    name: args.name.clone(),
+                    near: Vec::new(),
+                }),
         }
     }
 
@@ -215,9 +226,15 @@ impl PacmanDb {
         blocking(move || Ok(crate::list::list(&snap, filter))).await
     }
 
-    /// `pkg_updates`.
+    /// `pkg_updates`. With no repository configured there is nothing to compare against: that
+    /// is said, never "up to date".
     pub async fn updates(&self) -> Result<UpdatesResult, PacmanError> {
         let snap = self.snapshot().await?;
+        if snap.conf.repos.is_empty() {
+            return Err(PacmanError::NoRepositories {
+                path: snap.conf.path.clone(),
+            });
+        }
         crate::updates::updates(&snap, &self.inner.settings.fetch).await
     }
 
@@ -252,5 +269,21 @@ impl PacmanDb {
     pub async fn install_plan(&self, args: &InstallPlanArgs) -> Result<InstallPlan, PacmanError> {
         let snap = self.snapshot().await?;
         crate::plan::install_plan(&snap, &args.names)
+    }
+}
+
+/// Why this machine has no pacman data to answer from.
+struct NoLocal {
+    conf_path: std::path::PathBuf,
+    db_path: Option<std::path::PathBuf>,
+}
+
+impl NoLocal {
+    fn with(self, source: crate::remote::RemoteError) -> PacmanError {
+        PacmanError::NoDatabases {
+            conf_path: self.conf_path,
+            db_path: self.db_path,
+            source,
+        }
     }
 }

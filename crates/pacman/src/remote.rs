@@ -215,9 +215,10 @@ impl RemoteClient {
                     after: self.settings.timeout,
                 }
             } else {
+                // The URL is said once, by this error; reqwest's own text would repeat it.
                 RemoteError::CouldNotReach {
                     url: url.clone(),
-                    source: e,
+                    source: e.without_url(),
                 }
             }
         };

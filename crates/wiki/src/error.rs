@@ -71,6 +71,14 @@ pub enum WikiError {
         /// Where the index was looked for.
         path: PathBuf,
     },
+    /// The online wiki could not answer and there is no offline index to answer instead.
+    #[error("{online}; and this machine has no offline ArchWiki index ({}) to answer instead (`archgate wiki index` builds one)", index.display())]
+    Offline {
+        /// Why the online wiki did not answer.
+        online: Box<WikiError>,
+        /// Where the offline index was looked for.
+        index: PathBuf,
+    },
     /// The source directory for an index build has no HTML pages.
     #[error("no wiki HTML pages found under {path}")]
     NoPages {
@@ -112,6 +120,7 @@ impl WikiError {
     pub fn kind(&self) -> &'static str {
         match self {
             WikiError::CouldNotReach { .. } => "could_not_reach",
+            WikiError::Offline { online, .. } => online.kind(),
             WikiError::TimedOut { .. } => "timed_out",
             WikiError::Malformed { .. } => "malformed",
             WikiError::TooLarge { .. } => "too_large",
@@ -120,6 +129,29 @@ impl WikiError {
             WikiError::NoIndex { .. } | WikiError::NoPages { .. } => "no_index",
             WikiError::Index { .. } => "index_failed",
             WikiError::Io { .. } => "io_error",
+        }
+    }
+
+    /// What to do about this error, when there is something more precise to say than its kind.
+    pub fn next_step(&self) -> Option<&'static str> {
+        match self {
+            WikiError::Offline { .. } | WikiError::NoIndex { .. } => Some(
+                "the person builds the offline index with `archgate wiki index` (after \
+                 `sudo pacman -S arch-wiki-docs`); meanwhile answer from what is known",
+            ),
+            _ => None,
+        }
+    }
+
+    /// An online failure that another source might have covered: when it is a transport one and
+    /// the offline index is missing, the answer says both.
+    pub(crate) fn or_no_index(self, offline: &WikiError) -> WikiError {
+        match offline {
+            WikiError::NoIndex { path } if self.is_transport() => WikiError::Offline {
+                online: Box::new(self),
+                index: path.clone(),
+            },
+            _ => self,
         }
     }
 

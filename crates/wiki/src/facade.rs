@@ -102,7 +102,11 @@ impl Wiki {
                         Ok(empty)
                     }
                 },
-                Err(WikiError::NoIndex { .. }) => self.online.search(query, limit).await,
+                Err(off @ WikiError::NoIndex { .. }) => self
+                    .online
+                    .search(query, limit)
+                    .await
+                    .map_err(|e| e.or_no_index(&off)),
                 Err(e) => {
                     tracing::warn!(error = %e, "offline wiki search failed; asking online");
                     self.online.search(query, limit).await
@@ -111,7 +115,7 @@ impl Wiki {
             Preference::OnlineFirst => match self.online.search(query, limit).await {
                 Err(e) if e.is_transport() => match self.offline_search(query, limit).await {
                     Ok(r) => Ok(r),
-                    Err(_) => Err(e),
+                    Err(off) => Err(e.or_no_index(&off)),
                 },
                 other => other,
             },
@@ -134,12 +138,16 @@ impl Wiki {
                 Err(off @ (WikiError::NoSuchSection { .. } | WikiError::PageOutOfRange { .. })) => {
                     Err(off)
                 }
-                Err(_) => self.online.page(args).await,
+                Err(off) => self
+                    .online
+                    .page(args)
+                    .await
+                    .map_err(|e| e.or_no_index(&off)),
             },
             Preference::OnlineFirst => match self.online.page(args).await {
                 Err(e) if e.is_transport() => match self.offline_page(args).await {
                     Ok(p) => Ok(p),
-                    Err(_) => Err(e),
+                    Err(off) => Err(e.or_no_index(&off)),
                 },
                 other => other,
             },

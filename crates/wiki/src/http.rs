@@ -80,6 +80,8 @@ impl Fetcher {
     }
 
     fn map_err(&self, url: &str, e: reqwest::Error) -> WikiError {
+        // The URL is said once, by our error; reqwest's text would repeat it.
+        let e = e.without_url();
         if e.is_timeout() {
             return WikiError::TimedOut {
                 url: url.to_owned(),

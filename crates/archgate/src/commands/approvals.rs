@@ -75,23 +75,61 @@ pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
         out("nothing is waiting for your approval");
         return Ok(ExitCode::SUCCESS);
     }
-    out(format!(
-        "{:<14} {:<18} {:<12} {:<12} {:>5}  COMMAND",
-        "ID", "TOOL", "TIER", "CLIENT", "LEFT"
-    ));
-    for q in &all {
-        out(format!(
-            "{:<14} {:<18} {:<12} {:<12} {:>4}s  {}",
-            q["id"].as_str().unwrap_or(""),
-            q["tool"].as_str().unwrap_or(""),
-            q["tier"].as_str().unwrap_or(""),
-            q["client"].as_str().unwrap_or(""),
-            q["seconds_left"],
-            q["summary"].as_str().unwrap_or(""),
-        ));
+    for line in table(&all) {
+        out(line);
     }
     out("\napprove: archgate approve ID [--always]   deny: archgate deny ID");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The waiting calls as a table whose columns are as wide as their widest cell (ids are
+/// longer than a fixed column; a row never shifts the ones below).
+fn table(all: &[Value]) -> Vec<String> {
+    const HEAD: [&str; 5] = ["ID", "TOOL", "TIER", "CLIENT", "LEFT"];
+    let rows: Vec<[String; 6]> = all
+        .iter()
+        .map(|q| {
+            [
+                q["id"].as_str().unwrap_or("").to_owned(),
+                q["tool"].as_str().unwrap_or("").to_owned(),
+                q["tier"].as_str().unwrap_or("").to_owned(),
+                q["client"].as_str().unwrap_or("").to_owned(),
+                format!("{}s", q["seconds_left"]),
+                q["summary"].as_str().unwrap_or("").to_owned(),
+            ]
+        })
+        .collect();
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([HEAD[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let w: [usize; 5] = std::array::from_fn(width);
+    let line = |c: [&str; 6]| {
+        format!(
+            "{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:>w4$}  {}",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+            w4 = w[4],
+        )
+    };
+    let mut lines = vec![line([
+        HEAD[0], HEAD[1], HEAD[2], HEAD[3], HEAD[4], "COMMAND",
+    ])];
+    for r in &rows {
+        lines.push(line(std::array::from_fn(|i| r[i].as_str())));
+    }
+    lines
 }
 
 pub fn answer(
@@ -337,4 +375,56 @@ fn login_link(dir: &Path) -> Option<String> {
             .filter(|l| !l.is_empty())
             .map(str::to_owned)
     })
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::table;
+    use serde_json::json;
+
+    /// Each column starts at the same place on every line, whatever the width of the cells
+    /// (a 32-character id, a long client name): no row shifts another.
+    #[test]
+    fn columns_never_shift() {
+        let rows = [
+            json!({"id": "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6", "tool": "system_status", "tier": "read",
+                   "client": "local", "seconds_left": 48, "summary": "system_status"}),
+            json!({"id": "7", "tool": "clipboard_write", "tier": "act",
+                   "client": "a-client-with-a-long-name", "seconds_left": 5, "summary": "clipboard_write text"}),
+        ];
+        let lines = table(&rows);
+        assert_eq!(lines.len(), 3);
+        let starts = |l: &str, cells: &[&str]| -> Vec<usize> {
+            let mut at = 0;
+            cells
+                .iter()
+                .map(|c| {
+                    let i = l[at..].find(c).unwrap() + at;
+                    at = i + c.len();
+                    i
+                })
+                .collect()
+        };
+        let head = starts(&lines[0], &["ID", "TOOL", "TIER", "CLIENT", "COMMAND"]);
+        let a = starts(
+            &lines[1],
+            &["a1b2", "system_status", "read", "local", "system_status"],
+        );
+        let b = starts(
+            &lines[2],
+            &[
+                "7",
+                "clipboard_write",
+                "act",
+                "a-client",
+                "clipboard_write text",
+            ],
+        );
+        assert_eq!(head, a, "{lines:#?}");
+        assert_eq!(head, b, "{lines:#?}");
+        // LEFT is right-aligned under its header.
+        let end = |l: &str, c: &str| l.find(c).unwrap() + c.len();
+        assert_eq!(end(&lines[0], "LEFT"), end(&lines[1], "48s"), "{lines:#?}");
+        assert_eq!(end(&lines[0], "LEFT"), end(&lines[2], " 5s"), "{lines:#?}");
+    }
 }

@@ -1,4 +1,5 @@
-//! `archgate client-config claude-code|claude-desktop|cursor|vscode [--http]`: the exact snippet.
+//! `archgate client-config claude-code|claude-desktop|cursor|vscode [--http]`: the exact snippet,
+//! over HTTP for the port the running server listens on (its state in the runtime dir).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +15,9 @@ pub fn run(config: Option<PathBuf>, client: ClientKind, http: bool) -> anyhow::R
         .unwrap_or_else(|_| "archgate".into());
     if http {
         let app = App::open(config, None)?;
-        let url = snippets::mcp_url(app.gate.config.current().server.port);
+        // The port the running server really listens on (`serve --http --port N`), else config's.
+        let port = snippets::served_port(&app.paths, app.gate.config.current().server.port);
+        let url = snippets::mcp_url(port);
         let token = app.clients.default_token();
         app.shutdown();
         out(snippets::snippet(

@@ -284,8 +284,15 @@ impl ServerHandler for McpServer {
                 .and_then(|v| v.to_str().ok()),
             &serde_json::to_string(&cx.id).unwrap_or_default(),
         );
+        // While the call runs (an approval can wait up to approval.timeout_s), a request that
+        // carries a progressToken hears progress every few seconds: clients that reset their
+        // own timeout on progress then wait for archgate's answer instead of giving up.
+        let call = self
+            .app
+            .gate
+            .call_relayed(&client, &request.name, args, &relay);
         let r = tokio::select! {
-            r = self.app.gate.call_relayed(&client, &request.name, args, &relay) => r,
+            r = super::progress::while_running(call, cx.meta.get_progress_token(), &cx.peer) => r,
             _ = cx.ct.cancelled() => {
                 return Err(McpError::internal_error("the request was cancelled", None));
             }

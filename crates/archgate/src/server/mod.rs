@@ -5,6 +5,7 @@ pub mod conformance;
 pub mod http;
 pub mod limits;
 pub mod mcp;
+pub mod progress;
 pub mod prompts;
 pub mod relay;
 pub mod resources;

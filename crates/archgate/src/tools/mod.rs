@@ -22,9 +22,13 @@ mod wiki;
 
 pub use services::Services;
 
-/// Errors of the domain crates carry a stable snake_case kind.
+/// Errors of the domain crates carry a stable snake_case kind, and some a next step more
+/// precise than their kind's (the local fact that matters: no databases here, no index).
 pub trait Kinded: std::fmt::Display {
     fn kind(&self) -> &'static str;
+    fn next_step(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 macro_rules! kinded {
@@ -35,20 +39,27 @@ macro_rules! kinded {
             }
         }
     )*};
+    (with next: $($t:ty),*) => {$(
+        impl Kinded for $t {
+            fn kind(&self) -> &'static str {
+                <$t>::kind(self)
+            }
+            fn next_step(&self) -> Option<&'static str> {
+                <$t>::next_step(self)
+            }
+        }
+    )*};
 }
-kinded!(
-    archgate_pacman::PacmanError,
-    archgate_aur::AurError,
-    archgate_wiki::WikiError,
-    archgate_desktop::DesktopError
-);
+kinded!(archgate_aur::AurError, archgate_desktop::DesktopError);
+kinded!(with next: archgate_pacman::PacmanError, archgate_wiki::WikiError);
 
 /// What an agent can do about an error of this kind.
 fn next_for(kind: &str) -> &'static str {
     match kind {
         "not_found" => "check the name (search first), then call again",
         "could_not_reach" | "timed_out" => {
-            "the network or the service is unavailable: retry later, or answer from what is known offline"
+            "the network or the service is unavailable: retry later, or answer from what is known \
+             offline; `archgate doctor` shows the person what this machine reaches"
         }
         "rate_limited" => "wait a minute before asking the AUR again",
         "not_available" | "not_installed" => {
@@ -62,7 +73,8 @@ fn next_for(kind: &str) -> &'static str {
 
 pub fn domain_err<E: Kinded>(e: E) -> ToolError {
     let kind = e.kind();
-    ToolError::new(kind, e.to_string()).next(next_for(kind))
+    let next = e.next_step().unwrap_or_else(|| next_for(kind));
+    ToolError::new(kind, e.to_string()).next(next)
 }
 
 /// Declares a `read`-tier tool that is one domain call returning a serializable answer

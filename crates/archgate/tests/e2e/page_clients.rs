@@ -170,7 +170,7 @@ fn a_client_added_renamed_and_revoked_on_the_page() {
     assert_eq!(
         added["snippets"][0]["text"],
         format!(
-            "claude mcp add --transport http archgate {url} --header \"Authorization: Bearer {token}\""
+            "claude mcp add --transport http archgate-http {url} --header \"Authorization: Bearer {token}\""
         )
     );
     let (bot, _) = McpHttp::initialize(server.port, &token);

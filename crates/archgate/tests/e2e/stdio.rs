@@ -133,3 +133,88 @@ fn stdio_stateless_era_discover_list_and_call_without_initialize() {
     assert!(stdout.iter().all(|l| l.contains("\"jsonrpc\":\"2.0\"")));
     assert_eq!(env.audit_records().len(), 1);
 }
+
+/// A stdio server told to stop (SIGTERM) ends at once, with nothing at ERROR on stderr, even
+/// while its client keeps stdin open (a read of stdin cannot be cancelled: the runtime must not
+/// wait for it).
+#[test]
+fn sigterm_ends_a_stdio_server_whose_client_keeps_stdin_open() {
+    let env = Env::new();
+    let mut s = StdioServer::start(&env);
+    s.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": PROTOCOL, "capabilities": {},
+               "clientInfo": {"name": "archgate-e2e", "version": "0.0.0"}}),
+    );
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (status, took) = crate::harness::terminate(&mut s.child);
+    assert!(status.success(), "{status:?}");
+    assert!(
+        took < std::time::Duration::from_secs(3),
+        "ended {took:?} after SIGTERM"
+    );
+    s.stderr.wait_eof();
+    let errors: Vec<String> = s
+        .stderr
+        .all()
+        .into_iter()
+        .filter(|l| l.contains(" ERROR "))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// A call that runs longer than a few seconds (here: waiting for the person) sends progress
+/// when the request carries a progressToken, and none when it does not.
+#[test]
+fn a_waiting_call_with_a_progress_token_hears_progress_every_few_seconds() {
+    let env = Env::new();
+    env.write_config("[policy]\nask = [\"system_status\"]\n[approval]\ntimeout_s = 7\npage_port = 0\nnotifications = false\n");
+    let mut s = StdioServer::start(&env);
+    s.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": PROTOCOL, "capabilities": {},
+               "clientInfo": {"name": "archgate-e2e", "version": "0.0.0"}}),
+    );
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let started = std::time::Instant::now();
+    let r = s.request(
+        2,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}, "_meta": {"progressToken": "p-7"}}),
+    );
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(6),
+        "{r}"
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let progress: Vec<serde_json::Value> = s
+        .stdout
+        .all()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(
+        progress.len(),
+        1,
+        "one tick in 7 s at every 5 s: {progress:?}"
+    );
+    assert_eq!(progress[0]["params"]["progressToken"], "p-7");
+    assert_eq!(progress[0]["params"]["progress"], 1.0);
+
+    let r = s.request(
+        3,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let after = s
+        .stdout
+        .all()
+        .iter()
+        .filter(|l| l.contains("notifications/progress"))
+        .count();
+    assert_eq!(after, 1, "no progress without a token");
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::harness::{BIN, Env};
-use crate::support::{repo, stdout, text};
+use crate::support::{FakeArchgate, hermetic_env, repo, stdout, text};
 
 fn bin() -> PathBuf {
     Path::new(BIN).canonicalize().unwrap()
@@ -136,9 +136,14 @@ fn install_without_a_user_manager_says_what_to_run() {
     );
 }
 
+/// On a developer's desktop an archgate (or anything) may serve on 127.0.0.1:8765: the test's
+/// archgate, with its own runtime dir and a config naming another port, is still not serving.
+/// A fake archgate answers on 8765 during this test (when 8765 is free) so the case is tried
+/// here whatever the machine runs.
 #[test]
 fn uninstall_removes_the_unit_and_status_says_so() {
-    let env = Env::new();
+    let _someone_elses = FakeArchgate::on(8765);
+    let env = hermetic_env();
     assert!(
         env.run(&["service", "install", "--write-only"])
             .status
@@ -171,7 +176,7 @@ fn uninstall_removes_the_unit_and_status_says_so() {
 
 #[test]
 fn a_stale_unit_is_reported() {
-    let env = Env::new();
+    let env = hermetic_env();
     let path = unit_path(&env);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(

@@ -57,3 +57,60 @@ pub fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Private XDG directories and a config whose `server.port` nothing listens on (bound and
+/// released), so commands that look for a running archgate never find the machine's own one
+/// on the default port 8765.
+pub fn hermetic_env() -> crate::harness::Env {
+    let env = crate::harness::Env::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    env.write_config(&format!("[server]\nport = {port}\n"));
+    env
+}
+
+/// Something that answers `GET /health` like a serving archgate, on a fixed port, for as long
+/// as it lives. `on` returns `None` when the port is taken (then whatever holds it plays the
+/// part).
+pub struct FakeArchgate {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl FakeArchgate {
+    pub fn on(port: u16) -> Option<FakeArchgate> {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).ok()?;
+        listener.set_nonblocking(true).ok()?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        std::thread::spawn(move || {
+            while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((mut s, _)) => {
+                        let _ = s.set_nonblocking(false);
+                        let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                        let mut buf = [0u8; 4096];
+                        let _ = s.read(&mut buf);
+                        let body =
+                            r#"{"name":"archgate","status":"serving","version":"0.0.0-fake"}"#;
+                        let _ = write!(
+                            s,
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                            body.len()
+                        );
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                }
+            }
+        });
+        Some(FakeArchgate { stop })
+    }
+}
+
+impl Drop for FakeArchgate {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}

@@ -41,8 +41,9 @@ ask = []
 allow = []
 
 [approval]
-# Seconds a call waits for the person's answer; silence is no (5..=600).
-timeout_s = 60
+# Seconds a call waits for the person's answer; silence is no (5..=600). Keep it below the MCP
+# client's own request timeout (60 s in most; see README "Approval waits and client timeouts").
+timeout_s = 50
 # Channels: the approval page (`archgate ui`) and desktop notifications with actions.
 page = true
 notifications = true

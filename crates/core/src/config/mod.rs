@@ -116,19 +116,100 @@ pub fn load_str(text: &str) -> Loaded {
     }
 }
 
+/// The file is not applied (defaults, or the last good config). Every problem is still
+/// reported: toml and serde stop at the first, so the line at fault is set aside (blanked, or a
+/// table header replaced by a placeholder table so the keys under it stay apart) and the rest
+/// read again, until it reads or no progress is made; then the rest's unknown keys and out-of-
+/// range values are reported too.
 fn syntax_failure(text: &str, e: &toml::de::Error) -> Loaded {
-    let line = e.span().map(|s| locate::line_of_offset(text, s.start));
+    const PLACEHOLDER: &str = "archgate-check-skipped-";
+    let line_of =
+        |t: &str, e: &toml::de::Error| e.span().map(|s| locate::line_of_offset(t, s.start));
+    let mut problems = vec![Problem {
+        line: line_of(text, e),
+        key: None,
+        message: format!("{}; the file was not applied", e.message().trim()),
+        fatal_to_file: true,
+    }];
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    let mut at = problems[0].line;
+    for _ in 0..50 {
+        let Some(l) = at.filter(|l| (1..=lines.len()).contains(l)) else {
+            break;
+        };
+        let was = &mut lines[l - 1];
+        *was = if was.trim_start().starts_with('[') {
+            format!("[{PLACEHOLDER}{l}]")
+        } else {
+            String::new()
+        };
+        let rest = lines.join("\n");
+        let mut again = load_parsed(&rest);
+        match again {
+            Ok(ref mut more) => {
+                problems.extend(
+                    more.drain(..)
+                        .filter(|p| !p.key.as_deref().is_some_and(|k| k.starts_with(PLACEHOLDER))),
+                );
+                break;
+            }
+            Err(e) => {
+                let Some(next) = line_of(&rest, &e) else {
+                    break;
+                };
+                if problems.iter().any(|p| p.line == Some(next)) {
+                    // Reported already (an unclosed array is found lines below its start):
+                    // set aside the nearest line above that is still there, and look again.
+                    at = (1..next.min(l + 1)).rev().find(|&i| {
+                        !lines[i - 1].trim().is_empty() && !lines[i - 1].contains(PLACEHOLDER)
+                    });
+                    continue;
+                }
+                let next = Some(next);
+                problems.push(Problem {
+                    line: next,
+                    key: None,
+                    message: e.message().trim().to_owned(),
+                    fatal_to_file: true,
+                });
+                at = next;
+            }
+        }
+    }
     Loaded {
         config: Config::default(),
-        problems: vec![Problem {
-            line,
-            key: None,
-            message: format!("{}; the file was not applied", e.message().trim()),
-            fatal_to_file: true,
-        }],
+        problems,
         parsed: false,
         exists: true,
     }
+}
+
+/// Stage one and two for text known to need another look: its problems, or the error that
+/// still stops it.
+fn load_parsed(text: &str) -> Result<Vec<Problem>, toml::de::Error> {
+    let de = toml::de::Deserializer::parse(text)?;
+    let mut unknown = Vec::new();
+    let raw: raw::RawConfig = serde_ignored::deserialize(de, |p| {
+        unknown.push(p.to_string().replace("?.", "").replace(".?", ""))
+    })?;
+    let mut problems: Vec<Problem> = unknown
+        .into_iter()
+        .map(|key| Problem {
+            line: locate::line_of_key(text, &key),
+            message: "unknown key, ignored".into(),
+            key: Some(key),
+            fatal_to_file: false,
+        })
+        .collect();
+    validate::validate(raw, &mut |key: &str, message: String| {
+        problems.push(Problem {
+            line: locate::line_of_key(text, key),
+            key: Some(key.to_owned()),
+            message,
+            fatal_to_file: false,
+        })
+    });
+    Ok(problems)
 }
 
 #[cfg(test)]
@@ -149,6 +230,32 @@ mod tests {
         assert_eq!(l.config, Config::default());
         assert_eq!(l.problems.len(), 1);
         assert_eq!(l.problems[0].line, Some(4));
+    }
+
+    #[test]
+    fn every_syntax_type_and_range_problem_is_reported_not_only_the_first() {
+        let text = "[approval]\ntimeout_s = \"soon\"\nmax_questions = 9999\n\n[policy\nallow = [\"theme **\"]\n\
+                    ask = [1,\n[server]\nport = \"x\"\n";
+        let l = load_str(text);
+        assert!(!l.parsed);
+        assert_eq!(l.config, Config::default(), "nothing of it applied");
+        let lines: Vec<Option<usize>> = l.problems.iter().map(|p| p.line).collect();
+        // The first syntax error, then the others and the type and range problems around them.
+        assert_eq!(l.problems[0].line, Some(5), "{:?}", l.problems);
+        for want in [2, 3, 9] {
+            assert!(
+                lines.contains(&Some(want)),
+                "line {want} in {:#?}",
+                l.problems
+            );
+        }
+        assert!(
+            !l.problems
+                .iter()
+                .any(|p| p.key.as_deref().is_some_and(|k| k.contains("skipped"))),
+            "{:?}",
+            l.problems
+        );
     }
 
     #[test]
@@ -204,7 +311,7 @@ mod tests {
     #[test]
     fn out_of_range_values_fall_back_with_a_problem() {
         let l = load_str("[approval]\ntimeout_s = 4000\n[policy]\nallow = [\"theme **\"]\n");
-        assert_eq!(l.config.approval.timeout.as_secs(), 60);
+        assert_eq!(l.config.approval.timeout.as_secs(), 50);
         assert!(
             l.problems
                 .iter()

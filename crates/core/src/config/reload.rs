@@ -327,16 +327,16 @@ mod tests {
         std::fs::remove_file(&f).unwrap();
         assert_eq!(h.reload().0, ReloadOutcome::WaitingForFile);
         assert_eq!(h.current().approval.timeout.as_secs(), 45);
-        std::fs::write(&f, "[approval]\ntimeout_s = 50\n").unwrap();
+        std::fs::write(&f, "[approval]\ntimeout_s = 40\n").unwrap();
         assert_eq!(h.reload().0, ReloadOutcome::Applied);
-        assert_eq!(h.current().approval.timeout.as_secs(), 50);
+        assert_eq!(h.current().approval.timeout.as_secs(), 40);
 
         std::fs::remove_file(&f).unwrap();
         assert_eq!(h.reload().0, ReloadOutcome::WaitingForFile);
         assert_eq!(h.reload().0, ReloadOutcome::Applied);
         assert_eq!(
             h.current().approval.timeout.as_secs(),
-            60,
+            50,
             "gone for two polls: defaults"
         );
     }

@@ -11,6 +11,9 @@ use std::time::Duration;
 use crate::paths::PathOverrides;
 
 pub const DEFAULT_PORT: u16 = 8765;
+/// Seconds a call waits for the person by default: below the 60 s most MCP clients wait for an
+/// answer (the TypeScript SDK, Claude Code), so the agent hears "declined", not a timeout.
+pub const DEFAULT_APPROVAL_TIMEOUT_S: u64 = 50;
 pub const DEFAULT_APPROVAL_PORT: u16 = 8766;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -375,7 +378,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         approval: ApprovalConfig {
             timeout: Duration::from_secs(bounded(
                 approval.timeout_s,
-                60,
+                DEFAULT_APPROVAL_TIMEOUT_S,
                 5,
                 600,
                 "approval.timeout_s",

@@ -153,3 +153,92 @@ async fn remote_failures_are_typed() {
         "could_not_reach"
     );
 }
+
+/// A machine without pacman's databases (Debian, a container): when the remote API fails too,
+/// the answer names the local fact (no pacman.conf, or no sync databases in its DBPath), the URL
+/// once, and what to do; `pkg_updates` with no repository says so instead of "up to date".
+#[tokio::test]
+async fn without_databases_a_failed_fallback_names_this_machine_and_the_next_step() {
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let args = SearchArgs {
+        query: "ripgrep".into(),
+        repo: None,
+        regex: None,
+        limit: None,
+    };
+    let url = format!("http://127.0.0.1:{closed}/packages/search/json/?q=ripgrep");
+
+    // No pacman.conf at all.
+    let err = handle(closed, None, Duration::from_secs(5))
+        .search(&args)
+        .await
+        .unwrap_err();
+    let said = err.to_string();
+    assert_eq!(err.kind(), "could_not_reach", "{said}");
+    assert!(
+        said.starts_with("this machine has no pacman.conf (/nonexistent/pacman.conf)"),
+        "{said}"
+    );
+    assert_eq!(said.matches(&url).count(), 1, "the URL once: {said}");
+    assert!(err.next_step().unwrap().contains("pacman -Sy"), "{err:?}");
+
+    // A pacman.conf whose DBPath holds no sync database.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    std::fs::create_dir_all(db.join("local")).unwrap();
+    std::fs::create_dir_all(db.join("sync")).unwrap();
+    let conf = dir.path().join("pacman.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[options]\nRootDir = {root}\nDBPath = {db}/\nLogFile = {root}/pacman.log\nArchitecture = x86_64\n",
+            root = dir.path().display(),
+            db = db.display()
+        ),
+    )
+    .unwrap();
+    let pacman = PacmanDb::new(PacmanSettings {
+        conf_path: conf.clone(),
+        remote: RemoteSettings {
+            base_url: format!("http://127.0.0.1:{closed}"),
+            timeout: Duration::from_secs(5),
+            max_bytes: 1 << 20,
+            cache_dir: None,
+            ttl: Duration::from_secs(600),
+        },
+        ..PacmanSettings::default()
+    });
+    let err = pacman.search(&args).await.unwrap_err();
+    let said = err.to_string();
+    assert_eq!(err.kind(), "could_not_reach", "{said}");
+    assert!(
+        said.starts_with(&format!(
+            "this machine has no pacman sync databases (DBPath {}/",
+            db.display()
+        )),
+        "{said}"
+    );
+    assert_eq!(said.matches(&url).count(), 1, "the URL once: {said}");
+    let info = pacman
+        .info(&InfoArgs {
+            name: "ripgrep".into(),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        info.to_string().contains("no pacman sync databases"),
+        "{info}"
+    );
+
+    let updates = pacman.updates().await.unwrap_err();
+    assert_eq!(updates.kind(), "not_available", "{updates}");
+    assert!(
+        updates.to_string().contains("configures no repository"),
+        "{updates}"
+    );
+    assert!(updates.next_step().is_some());
+}

@@ -165,3 +165,34 @@ async fn a_rebuilt_index_is_seen_after_reload() {
         "not_found"
     );
 }
+
+/// Offline with no index built: the answer says the wiki was out of reach (its URL once), that
+/// this machine has no offline index, and that `archgate wiki index` builds one — under both
+/// preferences that fall back, for search and for pages.
+#[tokio::test]
+async fn out_of_reach_without_an_index_names_the_missing_index_and_the_command() {
+    let down = closed_port_base();
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    for pref in [Preference::OfflineFirst, Preference::OnlineFirst] {
+        let wiki = Wiki::new(config(&down), &index, pref).unwrap();
+        for err in [
+            wiki.search("journalctl", 3).await.unwrap_err(),
+            wiki.page(&args("Systemd")).await.unwrap_err(),
+        ] {
+            let said = err.to_string();
+            assert_eq!(err.kind(), "could_not_reach", "{pref:?}: {said}");
+            assert!(said.contains("archgate wiki index"), "{pref:?}: {said}");
+            assert!(
+                said.contains(&format!("no offline ArchWiki index ({})", index.display())),
+                "{pref:?}: {said}"
+            );
+            let host = down.trim_start_matches("http://");
+            assert_eq!(said.matches(host).count(), 1, "the URL once: {said}");
+            assert!(
+                err.next_step().unwrap().contains("archgate wiki index"),
+                "{err:?}"
+            );
+        }
+    }
+}
