@@ -98,6 +98,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print one waiting call whole: client, tool, route, tier, the exact command, every
+    /// argument, the deadline.
+    Show {
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Approve a waiting call by its id (see `archgate approvals`).
     Approve {
         id: String,

@@ -118,6 +118,17 @@ pub fn for_terminal_cut(s: &str, max: usize) -> String {
     out
 }
 
+/// Text already made safe (by [`for_terminal`] or [`display_value`]) cut to at most `max`
+/// characters, with `…` when something was left out.
+pub fn cut(shown: &str, max: usize) -> String {
+    if shown.chars().count() <= max {
+        return shown.to_owned();
+    }
+    let mut out: String = shown.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// A JSON value for display: every string in it (object keys too) through [`for_terminal`].
 pub fn json_for_display(v: &serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
@@ -131,6 +142,81 @@ pub fn json_for_display(v: &serde_json::Value) -> serde_json::Value {
         ),
         other => other.clone(),
     }
+}
+
+/// A JSON value as a person reads it on one line: strings always quoted (`"…"`, an inner `"` as
+/// `\"`) and escaped by [`for_terminal`], so `["a", "b"]` and `["a\", \"b"]` never look alike and
+/// leading or trailing spaces stay visible; numbers, booleans and null as JSON; arrays and
+/// objects with their items so rendered.
+pub fn display_value(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    fn quoted(s: &str) -> String {
+        format!("\"{}\"", for_terminal(s).replace('"', "\\\""))
+    }
+    match v {
+        Value::String(s) => quoted(s),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(display_value).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}: {}", quoted(k), display_value(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// The arguments of a call as `(name, value)` lines for a person: an object's keys (escaped) with
+/// [`display_value`]; anything else as one line named `arguments`.
+pub fn display_args(args: &serde_json::Value) -> Vec<(String, String)> {
+    match args {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| (for_terminal(k).into_owned(), display_value(v)))
+            .collect(),
+        serde_json::Value::Null => Vec::new(),
+        other => vec![("arguments".to_owned(), display_value(other))],
+    }
+}
+
+/// JSON text (as serde_json writes it) made safe for a terminal while staying valid JSON: every
+/// character [`for_terminal`] would escape becomes a `\uXXXX` escape (serde_json leaves DEL, C1
+/// controls, bidi and invisible characters raw), CR and TAB between tokens become spaces.
+pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c != '\\' && c != '\n' && needs_escape(c);
+    if !json.contains(unsafe_char) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        match c {
+            '\r' | '\t' => out.push(' '),
+            c if unsafe_char(c) => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{:04x}", u);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `text` cut into lines of at most `width` characters (never inside an escape that
+/// [`for_terminal`] wrote, since it is cut by characters of already-escaped text; a person
+/// reads a cut escape across the line break).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
+    chars.chunks(width).map(|c| c.iter().collect()).collect()
 }
 
 /// Why a route was refused at admission.
@@ -273,6 +359,57 @@ mod tests {
             d,
             serde_json::json!({"k\\x1b": ["\\u{202e}x", 1, null], "n": 2})
         );
+    }
+
+    #[test]
+    fn values_are_shown_quoted_so_pieces_never_pass_for_others() {
+        use serde_json::json;
+        let cases = [
+            (json!("--help; rm -rf ~"), r#""--help; rm -rf ~""#),
+            (json!(["a", "b"]), r#"["a", "b"]"#),
+            (json!(["a\", \"b"]), r#"["a\", \"b"]"#),
+            (json!(" padded "), r#"" padded ""#),
+            (json!("\u{1b}[1A\u{202e}x"), r#""\x1b[1A\u{202e}x""#),
+            (json!({"k": [1, true, null]}), r#"{"k": [1, true, null]}"#),
+            (json!(5), "5"),
+        ];
+        for (v, shown) in cases {
+            assert_eq!(display_value(&v), shown, "{v}");
+        }
+        let args = display_args(&json!({"text": "x\ny", "n": 2}));
+        assert_eq!(
+            args,
+            vec![
+                ("n".into(), "2".into()),
+                ("text".into(), r#""x\ny""#.into())
+            ]
+        );
+    }
+
+    #[test]
+    fn json_stays_json_and_shows_no_bidi_or_control() {
+        let v = serde_json::json!({"route": "su\u{202e}x\u{7f}\u{85}\u{1b}", "n": "\\"});
+        let text = serde_json::to_string(&v).unwrap();
+        assert!(text.contains('\u{202e}'), "serde_json leaves bidi raw");
+        let safe = json_for_terminal(&text);
+        assert!(
+            !safe.chars().any(|c| c != '\\' && needs_escape(c)),
+            "{safe}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, v);
+        let pretty = serde_json::to_string_pretty(&v).unwrap();
+        let back: serde_json::Value = serde_json::from_str(&json_for_terminal(&pretty)).unwrap();
+        assert_eq!(back, v);
+    }
+
+    #[test]
+    fn wrapping_keeps_every_character() {
+        let s = "x".repeat(250);
+        let lines = wrap(&s, 100);
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.concat(), s);
+        assert_eq!(wrap("", 10), vec![String::new()]);
     }
 
     /// One line per case: the route words, and whether admission takes them.

@@ -14,6 +14,7 @@ use super::out;
 use crate::cli::{DevModeAction, RulesAction};
 use crate::control::{self, Request};
 use crate::person_actions::{Choice, parse_duration};
+use archgate_core::text::{for_terminal, json_for_terminal};
 
 fn runtime_dir(config: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let env = PathEnv::from_process();
@@ -29,7 +30,8 @@ fn paths(config: Option<PathBuf>) -> anyhow::Result<Paths> {
     Ok(Paths::resolve(&env, Some(file), &loaded.config.paths)?)
 }
 
-const NONE_RUNNING: &str = "no running archgate found (nothing can be waiting for approval)";
+pub(super) const NONE_RUNNING: &str =
+    "no running archgate found (nothing can be waiting for approval)";
 
 fn reason(v: &Value) -> String {
     format!(
@@ -43,7 +45,9 @@ fn ok(v: &Value) -> bool {
     v["ok"] == true
 }
 
-pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+/// The questions waiting in every live instance (each with `seconds_left` and `pid`), and how
+/// many instances answered.
+pub(super) fn gather(config: Option<PathBuf>) -> anyhow::Result<(usize, Vec<Value>)> {
     let dir = runtime_dir(config)?;
     let mut all: Vec<Value> = Vec::new();
     let mut reached = 0;
@@ -59,12 +63,21 @@ pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
                     all.push(q);
                 }
             }
-            Ok(v) => tracing::warn!(socket = %sock.display(), "{}", reason(&v)),
+            Ok(v) => tracing::warn!(socket = %sock.display(), "{}", for_terminal(&reason(&v))),
             Err(e) => tracing::debug!(socket = %sock.display(), "not reachable: {e}"),
         }
     }
+    Ok((reached, all))
+}
+
+pub(super) const NOTHING_WAITING: &str = "nothing is waiting for your approval";
+
+/// Every string an agent wrote is shown through `for_terminal`: a route or a command cannot move
+/// the cursor, draw a row or reorder what the person reads.
+pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    let (reached, all) = gather(config)?;
     if json {
-        out(serde_json::to_string_pretty(&all)?);
+        out(json_for_terminal(&serde_json::to_string_pretty(&all)?));
         return Ok(ExitCode::SUCCESS);
     }
     if reached == 0 {
@@ -72,25 +85,31 @@ pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if all.is_empty() {
-        out("nothing is waiting for your approval");
+        out(NOTHING_WAITING);
         return Ok(ExitCode::SUCCESS);
     }
     out(format!(
         "{:<14} {:<18} {:<12} {:<12} {:>5}  COMMAND",
         "ID", "TOOL", "TIER", "CLIENT", "LEFT"
     ));
+    let text = |q: &Value, k: &str| for_terminal(q[k].as_str().unwrap_or("")).into_owned();
     for q in &all {
         out(format!(
             "{:<14} {:<18} {:<12} {:<12} {:>4}s  {}",
-            q["id"].as_str().unwrap_or(""),
-            q["tool"].as_str().unwrap_or(""),
-            q["tier"].as_str().unwrap_or(""),
-            q["client"].as_str().unwrap_or(""),
+            text(q, "id"),
+            text(q, "tool"),
+            text(q, "tier"),
+            text(q, "client"),
             q["seconds_left"],
-            q["summary"].as_str().unwrap_or(""),
+            text(q, "summary"),
         ));
+        for line in super::show::detail_lines(q, "    ") {
+            out(line);
+        }
     }
-    out("\napprove: archgate approve ID [--always]   deny: archgate deny ID");
+    out(
+        "\napprove: archgate approve ID [--always]   deny: archgate deny ID   all of one: archgate show ID",
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -224,7 +243,7 @@ pub fn rules(config: Option<PathBuf>, action: RulesAction) -> anyhow::Result<Exi
         RulesAction::List { json } => {
             let rules = reply["rules"].as_array().cloned().unwrap_or_default();
             if json {
-                out(serde_json::to_string_pretty(&rules)?);
+                out(json_for_terminal(&serde_json::to_string_pretty(&rules)?));
             } else if rules.is_empty() {
                 out("no standing rules");
             } else {
@@ -232,13 +251,13 @@ pub fn rules(config: Option<PathBuf>, action: RulesAction) -> anyhow::Result<Exi
                 for r in &rules {
                     out(format!(
                         "{:<22} {:<12} {:<18} {} uses today of {}, {} min left\n    args: {}",
-                        r["id"].as_str().unwrap_or(""),
-                        r["client"].as_str().unwrap_or(""),
-                        r["tool"].as_str().unwrap_or(""),
+                        for_terminal(r["id"].as_str().unwrap_or("")),
+                        for_terminal(r["client"].as_str().unwrap_or("")),
+                        for_terminal(r["tool"].as_str().unwrap_or("")),
                         r["uses"].as_array().map_or(0, |u| u.len()),
                         r["max_uses_per_day"],
                         r["expires"].as_u64().unwrap_or(0).saturating_sub(now) / 60,
-                        r["args"],
+                        archgate_core::text::display_value(&r["args"]),
                     ));
                 }
             }

@@ -188,7 +188,9 @@ impl Gate {
             route: a.route.to_owned(),
             summary: a.summary.to_owned(),
             tier: a.tier,
-            args: rec.r.args.clone(),
+            // The person sees every argument whole (clipboard text too); the audit record keeps
+            // its redaction and cuts.
+            args: a.canonical.clone(),
             created: now,
             deadline: now + a.config.approval.timeout.as_secs(),
             rule_allowed: a.rule_allowed,
