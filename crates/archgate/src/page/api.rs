@@ -131,15 +131,50 @@ impl ActivityCache {
     }
 }
 
+/// A question as the page shows it: every string an agent wrote escaped (`for_terminal`: no
+/// control, bidi or invisible character reaches the page), and the arguments whole, one
+/// `[name, value]` pair each, as `archgate show` prints them.
+fn shown_question(q: &archgate_core::approval::Question) -> Value {
+    use archgate_core::text::{display_args, json_for_display};
+    let mut v = json_for_display(&serde_json::to_value(q).unwrap_or(Value::Null));
+    v["shown_args"] = json!(display_args(&q.args));
+    v
+}
+
+/// Rules and activity for the page, escaped the same way (a rule's arguments shown as a person
+/// reads them); ids are archgate's own and stay usable.
+fn shown_rules(rules: Value) -> Value {
+    use archgate_core::text::{display_value, json_for_display};
+    match rules {
+        Value::Array(list) => list
+            .into_iter()
+            .map(|r| {
+                let mut shown = json_for_display(&r);
+                shown["shown_args"] = json!(display_value(&r["args"]));
+                shown
+            })
+            .collect(),
+        other => other,
+    }
+}
+
 fn view(s: &Shared) -> Value {
     let gate = &s.app.gate;
+    let pending: Vec<Value> = actions::pending(gate).iter().map(shown_question).collect();
+    let rules = shown_rules(serde_json::to_value(actions::rules(gate)).unwrap_or(Value::Null));
+    let activity: Vec<Value> = s
+        .activity
+        .get(s)
+        .iter()
+        .map(archgate_core::text::json_for_display)
+        .collect();
     json!({
         "now": archgate_core::person::now_secs(),
         "pid": std::process::id(),
-        "pending": actions::pending(gate),
-        "rules": actions::rules(gate),
+        "pending": pending,
+        "rules": rules,
         "developer_mode": actions::dev_mode(gate),
-        "activity": s.activity.get(s),
+        "activity": activity,
         "clients": crate::client_actions::list(&s.app),
         "config": {
             "ok": !gate.config.is_broken(),
