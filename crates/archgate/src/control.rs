@@ -59,6 +59,9 @@ pub enum Request {
     RevokeAll,
     /// A one-time login link for the approval page.
     LoginLink,
+    /// A one-time login for the approval page as a 0600 file in the runtime directory (the
+    /// link inside it), for the browser opener: only the file's path travels on a command line.
+    LoginFile,
 }
 
 /// A running control socket; removed when dropped.
@@ -252,6 +255,16 @@ fn handle(cx: &Cx, req: Request) -> Value {
             Err(e) => refusal(e.kind(), &e.to_string()),
         },
         Request::RevokeAll => ok(json!({"revoked": actions::revoke_all(gate, "cli")})),
+        Request::LoginFile => match &cx.page {
+            Some(p) => match p.login_file() {
+                Ok(f) => ok(json!({"file": f})),
+                Err(e) => refusal("could_not_write", &format!("no login file: {e}")),
+            },
+            None => refusal(
+                "not_available",
+                "this instance serves no approval page ([approval] page = false, or it could not start)",
+            ),
+        },
         Request::LoginLink => match &cx.page {
             Some(p) => ok(json!({"link": p.login_link()})),
             None => refusal(

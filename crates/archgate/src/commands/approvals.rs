@@ -304,19 +304,26 @@ const OPENER_ENV: [&str; 6] = [
     "XDG_DATA_DIRS",
 ];
 
+/// Opens the approval page. The one-time login never travels on a command line (every local
+/// user reads `/proc/PID/cmdline`): the instance writes a 0600 login file into the 0700 runtime
+/// directory, and only that file's path goes to the browser opener (`--print` prints the path).
+/// The file is removed when its link is used or after two minutes.
 pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
     let dir = runtime_dir(config)?;
-    let Some(link) = login_link(&dir) else {
+    let Some(file) = login_file(&dir) else {
         out(
             "no running archgate serves the approval page; start `archgate serve` (your MCP client does this) with [approval] page = true",
         );
         return Ok(ExitCode::from(1));
     };
+    let shown = for_terminal(&file.display().to_string()).into_owned();
     if print {
-        out(&link);
+        out(format!(
+            "open this file in your browser (it logs in once, within two minutes, and is then removed):\n{shown}"
+        ));
         return Ok(ExitCode::SUCCESS);
     }
-    let mut spec = archgate_exec::CommandSpec::new("xdg-open").arg(link.clone());
+    let mut spec = archgate_exec::CommandSpec::new("xdg-open").arg(file.display().to_string());
     for k in OPENER_ENV {
         if let Ok(v) = std::env::var(k) {
             spec = spec.env(k, v);
@@ -324,25 +331,26 @@ pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
     }
     match archgate_exec::spawn_for_person(spec) {
         Ok(_) => {
-            out("opened the approval page in your browser (the login link works once)");
+            out("opened the approval page in your browser (the login works once)");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
             out(format!(
-                "could not open a browser ({e}); open this link yourself, it works once:\n{link}"
+                "could not open a browser ({e}); open this file yourself, it logs in once:\n{shown}"
             ));
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-/// A one-time login link from the first instance that serves a page (`control.sock` first).
-fn login_link(dir: &Path) -> Option<String> {
+/// A login file from the first instance that serves a page (`control.sock` first). Only a file
+/// inside the runtime directory is taken.
+fn login_file(dir: &Path) -> Option<PathBuf> {
     control::sockets(dir).iter().find_map(|s| {
-        let v = control::request(s, &Request::LoginLink).ok()?;
-        v["link"]
-            .as_str()
-            .filter(|l| !l.is_empty())
-            .map(str::to_owned)
+        let v = control::request(s, &Request::LoginFile).ok()?;
+        let f = PathBuf::from(v["file"].as_str()?);
+        let canon = |p: &Path| std::fs::canonicalize(p).ok();
+        (f.parent().and_then(canon).is_some() && f.parent().and_then(canon) == canon(dir))
+            .then_some(f)
     })
 }

@@ -36,16 +36,40 @@ pub(crate) struct LoginQuery {
     t: Option<String>,
 }
 
-pub(crate) async fn login(State(s): State<Shared>, Query(q): Query<LoginQuery>) -> Response {
+/// A page that sends the browser on to `/` by itself: after a cross-site arrival (a login file),
+/// a redirect would stay part of that cross-site navigation and the `SameSite=Strict` cookie
+/// would not go along; a navigation the page starts is same-origin.
+const ONWARD: &str = "<!doctype html><html><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"refresh\" content=\"0; url=/\"><title>archgate</title></head>\
+<body><p>Logged in. <a href=\"/\">Open the approval page</a>.</p></body></html>\n";
+
+pub(crate) async fn login(
+    State(s): State<Shared>,
+    headers: axum::http::HeaderMap,
+    Query(q): Query<LoginQuery>,
+) -> Response {
     match q.t.as_deref().and_then(|t| s.auth.redeem(t)) {
         Some(session) => {
             tracing::info!("approval page: a browser logged in");
+            let cookie = (header::SET_COOKIE, s.auth.set_cookie(&session));
+            let cross_site = headers
+                .get("sec-fetch-site")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v != "none" && v != "same-origin");
+            if cross_site {
+                return (
+                    StatusCode::OK,
+                    [
+                        cookie,
+                        (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
+                    ],
+                    ONWARD,
+                )
+                    .into_response();
+            }
             (
                 StatusCode::SEE_OTHER,
-                [
-                    (header::SET_COOKIE, s.auth.set_cookie(&session)),
-                    (header::LOCATION, "/".to_owned()),
-                ],
+                [cookie, (header::LOCATION, "/".to_owned())],
             )
                 .into_response()
         }

@@ -32,6 +32,7 @@ const MAX_BODY: usize = 16 * 1024;
 #[derive(Clone)]
 pub struct PageHandle {
     auth: Arc<Auth>,
+    runtime_dir: PathBuf,
 }
 
 impl PageHandle {
@@ -45,6 +46,18 @@ impl PageHandle {
             Some(t) => format!("http://127.0.0.1:{}/login?t={t}", self.auth.port()),
             None => String::new(),
         }
+    }
+
+    /// A one-time login as a private file in the runtime directory (see `auth`): what
+    /// `archgate ui` hands the browser opener instead of the link. Removed when used or expired.
+    pub fn login_file(&self) -> std::io::Result<PathBuf> {
+        let file = self.auth.mint_login_file(&self.runtime_dir)?;
+        let auth = self.auth.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(auth::LINK_TTL + std::time::Duration::from_secs(1)).await;
+            auth.sweep();
+        });
+        Ok(file)
     }
 }
 
@@ -104,7 +117,10 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
         }
     });
     Ok(Page {
-        handle: PageHandle { auth },
+        handle: PageHandle {
+            auth,
+            runtime_dir: app.paths.runtime_dir.clone(),
+        },
         url_file,
     })
 }
@@ -164,9 +180,15 @@ async fn guard(State(s): State<Shared>, req: Request, next: Next) -> Response {
         .get("sec-fetch-site")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v == "cross-site" || v == "same-site");
-    // A login link is opened from outside the browser ("none"); a cross-site *navigation* to it
-    // is refused too, so another page cannot log the browser in with a link it learned.
-    if !s.auth.origin_ok(origin) || cross_site {
+    // A login link typed or pasted arrives as "none"; one forwarded by a login file (see
+    // `auth`) arrives "cross-site" — a file:// page is a foreign origin to the browser. So a
+    // top-level GET of /login alone may come cross-site: it changes nothing but the browser's
+    // own session, with a token only the person's login file holds. Everything else from
+    // another site is refused.
+    let login_navigation = req.method() == http::Method::GET
+        && req.uri().path() == "/login"
+        && h.get("sec-fetch-mode").and_then(|v| v.to_str().ok()) == Some("navigate");
+    if !s.auth.origin_ok(origin) || (cross_site && !login_navigation) {
         return refuse(
             StatusCode::FORBIDDEN,
             "foreign_origin",
