@@ -524,3 +524,6 @@ fn rpc(token: &str, method: &str, params: Value) -> Request<'static> {
 
 #[path = "adversary/injection.rs"]
 mod injection;
+
+#[path = "adversary/escapes.rs"]
+mod escapes;
