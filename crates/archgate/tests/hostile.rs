@@ -527,3 +527,6 @@ mod injection;
 
 #[path = "adversary/escapes.rs"]
 mod escapes;
+
+#[path = "adversary/flush.rs"]
+mod flush;
