@@ -530,3 +530,6 @@ mod escapes;
 
 #[path = "adversary/flush.rs"]
 mod flush;
+
+#[path = "adversary/login.rs"]
+mod login;

@@ -309,7 +309,14 @@ const OPENER_ENV: [&str; 6] = [
 /// directory, and only that file's path goes to the browser opener (`--print` prints the path).
 /// The file is removed when its link is used or after two minutes.
 pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
-    let dir = runtime_dir(config)?;
+    let file_path = crate::app::config_path(config)?;
+    let loaded = archgate_core::config::load(&file_path);
+    let dir = Paths::resolve(
+        &PathEnv::from_process(),
+        Some(file_path),
+        &loaded.config.paths,
+    )?
+    .runtime_dir;
     let Some(file) = login_file(&dir) else {
         out(
             "no running archgate serves the approval page; start `archgate serve` (your MCP client does this) with [approval] page = true",
@@ -329,7 +336,13 @@ pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
             spec = spec.env(k, v);
         }
     }
-    match archgate_exec::spawn_for_person(spec) {
+    // The opener is found as every program archgate starts is: the person's `[exec]` settings.
+    let mut exec = archgate_exec::ExecConfig::default();
+    if let Some(d) = &loaded.config.exec.search_dirs {
+        exec.search_dirs = d.clone();
+    }
+    exec.require_root_owned = loaded.config.exec.require_root_owned;
+    match archgate_exec::spawn_for_person_with(exec, spec) {
         Ok(_) => {
             out("opened the approval page in your browser (the login works once)");
             Ok(ExitCode::SUCCESS)
