@@ -533,3 +533,6 @@ mod flush;
 
 #[path = "adversary/login.rs"]
 mod login;
+
+#[path = "adversary/blind.rs"]
+mod blind;
