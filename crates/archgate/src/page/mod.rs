@@ -5,7 +5,8 @@
 //! It listens on `127.0.0.1:approval.page_port` (default 8766), or on a free port when that one
 //! is taken (another instance has it). Its URL (without any secret) is written to
 //! `page-<pid>.url` in the runtime directory. Access: see `auth` — a one-time login (a 0600
-//! login file for `archgate ui`'s browser opener), then a session cookie; every page, asset and API answers 401 without it.
+//! login file for `archgate ui`'s browser opener), then a session cookie; every page, asset and
+//! API answers 401 without it.
 //! Assets are embedded (no build step) and served with a strict Content-Security-Policy.
 
 mod api;
