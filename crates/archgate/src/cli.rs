@@ -125,9 +125,10 @@ pub enum Command {
         #[command(subcommand)]
         action: RulesAction,
     },
-    /// Open the approval page in the browser, logged in with a one-time link.
+    /// Open the approval page in the browser, logged in once through a private login file (the
+    /// login never appears on a command line).
     Ui {
-        /// Print the one-time link instead of opening a browser.
+        /// Print the login file's path instead of opening a browser.
         #[arg(long)]
         print: bool,
     },
