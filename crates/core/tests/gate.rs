@@ -345,10 +345,9 @@ async fn an_approved_call_runs_once_and_a_declined_one_never() {
         };
         let q = e.gate.broker.pending().remove(0);
         assert_eq!(q.tool, "secret");
-        assert!(
-            !q.args.to_string().contains("\"x\""),
-            "private args are redacted in the question too"
-        );
+        // Issue 16.4: the person sees exactly what will run, private text too; the audit record
+        // keeps it out (checked below).
+        assert_eq!(q.args, json!({"text": "x"}), "the question holds every argument whole");
         e.gate.broker.answer(&id, answer, "cli").unwrap();
         assert_eq!(t.await.unwrap().outcome, expect);
     }
@@ -358,6 +357,13 @@ async fn an_approved_call_runs_once_and_a_declined_one_never() {
         Some("cli")
     );
     assert_eq!(recs[1].approval.as_ref().unwrap().outcome, "declined");
+    for r in &recs {
+        assert!(
+            !r.args.to_string().contains("\"x\""),
+            "private args stay out of the record: {}",
+            r.args
+        );
+    }
 }
 
 use archgate_core::approval::{Answer, Broker, Channel, Question};
