@@ -347,7 +347,11 @@ async fn an_approved_call_runs_once_and_a_declined_one_never() {
         assert_eq!(q.tool, "secret");
         // Issue 16.4: the person sees exactly what will run, private text too; the audit record
         // keeps it out (checked below).
-        assert_eq!(q.args, json!({"text": "x"}), "the question holds every argument whole");
+        assert_eq!(
+            q.args,
+            json!({"text": "x"}),
+            "the question holds every argument whole"
+        );
         e.gate.broker.answer(&id, answer, "cli").unwrap();
         assert_eq!(t.await.unwrap().outcome, expect);
     }

@@ -21,7 +21,7 @@
 //! words they give: text that is shown or stored rather than run (a notification body, an OSD
 //! message, clipboard text) is not given, since it never reaches a program as a command.
 //! archgate never passes anything through a shell, so this is defence in depth, not the only
-//! barrier.
+//! barrier: a shell string can compute a name (`a=s; ${a}udo`) that no word-level check sees.
 
 /// Programs that elevate privilege (or leave a sandbox for the host) in any form, by basename;
 /// the matching name is what is reported.

@@ -357,7 +357,9 @@ fn rotate(s: &AuditSettings, r: &Retention) -> std::io::Result<Option<serde_json
         if young && total <= r.hard_cap {
             break;
         }
-        std::fs::remove_file(&p)?;
+        if std::fs::remove_file(&p).is_err() {
+            break; // reported by the next write if the directory is the problem
+        }
         total = total.saturating_sub(len);
         if young {
             files += 1;
