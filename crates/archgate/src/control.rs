@@ -62,6 +62,8 @@ pub enum Request {
     /// A one-time login for the approval page as a 0600 file in the runtime directory (the
     /// link inside it), for the browser opener: only the file's path travels on a command line.
     LoginFile,
+    /// A one-time short code for the page's login form, and the form's URL.
+    LoginCode,
 }
 
 /// A running control socket; removed when dropped.
@@ -255,6 +257,16 @@ fn handle(cx: &Cx, req: Request) -> Value {
             Err(e) => refusal(e.kind(), &e.to_string()),
         },
         Request::RevokeAll => ok(json!({"revoked": actions::revoke_all(gate, "cli")})),
+        Request::LoginCode => match &cx.page {
+            Some(p) => match p.login_code() {
+                Some(code) => ok(json!({"code": code, "url": format!("{}login", p.url())})),
+                None => refusal("could_not_write", "no safe random code could be made"),
+            },
+            None => refusal(
+                "not_available",
+                "this instance serves no approval page ([approval] page = false, or it could not start)",
+            ),
+        },
         Request::LoginFile => match &cx.page {
             Some(p) => match p.login_file() {
                 Ok(f) => ok(json!({"file": f})),

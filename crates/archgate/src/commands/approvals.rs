@@ -304,9 +304,12 @@ const OPENER_ENV: [&str; 6] = [
     "XDG_DATA_DIRS",
 ];
 
+const NO_PAGE: &str = "no running archgate serves the approval page; start `archgate serve` (your MCP client does this) with [approval] page = true";
+
 /// Opens the approval page. The one-time login never travels on a command line (every local
 /// user reads `/proc/PID/cmdline`): the instance writes a 0600 login file into the 0700 runtime
-/// directory, and only that file's path goes to the browser opener (`--print` prints the path).
+/// directory, and only that file's path goes to the browser opener. `--print` prints the page's
+/// login form and a short one-time code to type into it.
 /// The file is removed when its link is used or after two minutes.
 pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
     let file_path = crate::app::config_path(config)?;
@@ -317,19 +320,32 @@ pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
         &loaded.config.paths,
     )?
     .runtime_dir;
-    let Some(file) = login_file(&dir) else {
-        out(
-            "no running archgate serves the approval page; start `archgate serve` (your MCP client does this) with [approval] page = true",
-        );
-        return Ok(ExitCode::from(1));
-    };
-    let shown = for_terminal(&file.display().to_string()).into_owned();
     if print {
+        // Nothing usable by pasting leaves the terminal: a short code the person types into the
+        // page's login form.
+        let got = control::sockets(&dir).iter().find_map(|s| {
+            let v = control::request(s, &Request::LoginCode).ok()?;
+            Some((
+                v["url"].as_str()?.to_owned(),
+                v["code"].as_str()?.to_owned(),
+            ))
+        });
+        let Some((url, code)) = got else {
+            out(NO_PAGE);
+            return Ok(ExitCode::from(1));
+        };
         out(format!(
-            "open this file in your browser (it logs in once, within two minutes, and is then removed):\n{shown}"
+            "open {} and type the code {} (it works once, within two minutes)",
+            for_terminal(&url),
+            for_terminal(&code)
         ));
         return Ok(ExitCode::SUCCESS);
     }
+    let Some(file) = login_file(&dir) else {
+        out(NO_PAGE);
+        return Ok(ExitCode::from(1));
+    };
+    let shown = for_terminal(&file.display().to_string()).into_owned();
     let mut spec = archgate_exec::CommandSpec::new("xdg-open").arg(file.display().to_string());
     for k in OPENER_ENV {
         if let Ok(v) = std::env::var(k) {

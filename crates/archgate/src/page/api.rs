@@ -73,6 +73,7 @@ pub(crate) async fn login(
             )
                 .into_response()
         }
+        None if q.t.is_none() => login_form(StatusCode::OK, ""),
         None => (
             StatusCode::UNAUTHORIZED,
             [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
@@ -80,6 +81,58 @@ pub(crate) async fn login(
              Run `archgate ui` for a new one.\n",
         )
             .into_response(),
+    }
+}
+
+/// The form where the person types the short code `archgate ui --print` showed them.
+fn login_form(status: StatusCode, note: &str) -> Response {
+    let html = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>archgate: log in</title></head>\
+         <body><h1>archgate approval page</h1><p>{note}Type the code <code>archgate ui --print</code> \
+         showed you (it works once, for two minutes).</p>\
+         <form method=\"post\" action=\"/login\"><input name=\"code\" autocomplete=\"off\" \
+         autofocus aria-label=\"code\" maxlength=\"32\"> <button>Log in</button></form></body></html>\n"
+    );
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+            ),
+        ],
+        html,
+    )
+        .into_response()
+}
+
+/// The login form's post: `code=XXXX-XXXX` (form-encoded), used once.
+pub(crate) async fn login_code(State(s): State<Shared>, body: String) -> Response {
+    let typed = body
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("code="))
+        .unwrap_or("")
+        .replace('+', " ")
+        .replace("%2D", "-")
+        .replace("%2d", "-");
+    let code = super::auth::Auth::normalize_code(&typed);
+    match (!code.is_empty()).then(|| s.auth.redeem(&code)).flatten() {
+        Some(session) => {
+            tracing::info!("approval page: a browser logged in with a code");
+            (
+                StatusCode::SEE_OTHER,
+                [
+                    (header::SET_COOKIE, s.auth.set_cookie(&session)),
+                    (header::LOCATION, "/".to_owned()),
+                ],
+            )
+                .into_response()
+        }
+        None => login_form(
+            StatusCode::UNAUTHORIZED,
+            "That code was already used, has expired, or is not one archgate made. ",
+        ),
     }
 }
 

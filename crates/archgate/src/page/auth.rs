@@ -34,12 +34,22 @@ struct Session {
     created: Instant,
 }
 
-/// An unused login link: when it was made, and the login file that holds it, if any.
+/// An unused login link: when it was made, the login file that holds it, if any, and whether
+/// it is a short code a person types (guessable in principle, so a few wrong guesses end every
+/// live code).
 #[derive(Debug)]
 struct Link {
     at: Instant,
     file: Option<std::path::PathBuf>,
+    short: bool,
 }
+
+/// Letters and digits a person reads and types without confusion (no 0/O, 1/I/L, U).
+const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTVWXYZ23456789";
+/// A short code has this many characters (30^8: about 39 bits), shown as `XXXX-XXXX`.
+const CODE_LEN: usize = 8;
+/// This many wrong guesses (of anything) while short codes are live end all of them.
+const MAX_WRONG: u32 = 5;
 
 impl Drop for Link {
     fn drop(&mut self) {
@@ -52,6 +62,7 @@ impl Drop for Link {
 #[derive(Debug, Default)]
 struct Inner {
     links: HashMap<[u8; 32], Link>,
+    wrong: u32,
     sessions: HashMap<[u8; 32], Session>,
 }
 
@@ -112,7 +123,43 @@ impl Auth {
         Some(t)
     }
 
+    /// A new one-time short code (`XXXX-XXXX`) for a person to type into the page's login form:
+    /// what `archgate ui --print` shows, so no link usable by pasting leaves the terminal.
+    pub fn mint_code(&self) -> Option<String> {
+        let mut b = [0u8; CODE_LEN];
+        getrandom::fill(&mut b).ok()?;
+        // 256 is not a multiple of 30: redraw the few biased bytes.
+        for x in b.iter_mut() {
+            while *x >= 240 {
+                let mut one = [0u8; 1];
+                getrandom::fill(&mut one).ok()?;
+                *x = one[0];
+            }
+        }
+        let code: String = b
+            .iter()
+            .map(|x| CODE_ALPHABET[*x as usize % CODE_ALPHABET.len()] as char)
+            .collect();
+        self.keep_link_as(&code, None, true);
+        Some(format!("{}-{}", &code[..4], &code[4..]))
+    }
+
+    /// A typed code as it was minted: letters upper-cased, anything but letters and digits
+    /// (the dash, spaces) dropped.
+    pub fn normalize_code(typed: &str) -> String {
+        typed
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_uppercase())
+            .take(64)
+            .collect()
+    }
+
     fn keep_link(&self, token: &str, file: Option<std::path::PathBuf>) {
+        self.keep_link_as(token, file, false);
+    }
+
+    fn keep_link_as(&self, token: &str, file: Option<std::path::PathBuf>, short: bool) {
         let mut g = self.lock();
         g.links.retain(|_, l| l.at.elapsed() < LINK_TTL);
         if g.links.len() >= MAX_LINKS
@@ -125,6 +172,7 @@ impl Auth {
             Link {
                 at: Instant::now(),
                 file,
+                short,
             },
         );
     }
@@ -160,7 +208,17 @@ impl Auth {
     /// Uses a login token: at most once, within its lifetime. Returns the new session.
     pub fn redeem(&self, token: &str) -> Option<NewSession> {
         let mut g = self.lock();
-        let link = g.links.remove(&digest(token))?;
+        let Some(link) = g.links.remove(&digest(token)) else {
+            // Counted only while short codes are live: they are what guessing could find.
+            if g.links.values().any(|l| l.short) {
+                g.wrong += 1;
+            }
+            if g.wrong >= MAX_WRONG {
+                g.links.retain(|_, l| !l.short);
+                g.wrong = 0;
+            }
+            return None;
+        };
         if link.at.elapsed() >= LINK_TTL {
             return None;
         }
@@ -304,6 +362,33 @@ mod tests {
             a.mint_link_token();
         }
         assert!(!first.exists(), "given way: removed");
+    }
+
+    #[test]
+    fn a_short_code_works_once_typed_loosely_and_guessing_ends_it() {
+        let a = Auth::new(8766);
+        let code = a.mint_code().unwrap();
+        assert_eq!(code.len(), CODE_LEN + 1);
+        assert!(
+            code.chars()
+                .all(|c| c == '-' || CODE_ALPHABET.contains(&(c as u8)))
+        );
+        let typed = format!(" {} ", code.to_lowercase().replace('-', " "));
+        assert!(a.redeem(&Auth::normalize_code(&typed)).is_some());
+        assert!(a.redeem(&Auth::normalize_code(&code)).is_none(), "once");
+        let code = a.mint_code().unwrap();
+        let link = a.mint_link_token().unwrap();
+        for _ in 0..MAX_WRONG {
+            assert!(a.redeem("AAAAAAAA").is_none());
+        }
+        assert!(
+            a.redeem(&Auth::normalize_code(&code)).is_none(),
+            "guessing ended it"
+        );
+        assert!(
+            a.redeem(&link).is_some(),
+            "a 256-bit link is not a guess away"
+        );
     }
 
     #[test]

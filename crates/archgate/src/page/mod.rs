@@ -49,6 +49,11 @@ impl PageHandle {
         }
     }
 
+    /// A one-time short code for the page's login form (`archgate ui --print`).
+    pub fn login_code(&self) -> Option<String> {
+        self.auth.mint_code()
+    }
+
     /// A one-time login as a private file in the runtime directory (see `auth`): what
     /// `archgate ui` hands the browser opener instead of the link. Removed when used or expired.
     pub fn login_file(&self) -> std::io::Result<PathBuf> {
@@ -145,7 +150,7 @@ fn router(shared: Shared) -> Router {
             require_session,
         ));
     Router::new()
-        .route("/login", get(api::login))
+        .route("/login", get(api::login).post(api::login_code))
         .merge(authed)
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(shared.clone(), guard))
@@ -237,6 +242,8 @@ async fn require_session(State(s): State<Shared>, mut req: Request, next: Next) 
 async fn security_headers(req: Request, next: Next) -> Response {
     let mut res = next.run(req).await;
     let h = res.headers_mut();
+    // The login form sets a policy of its own (it may post to itself); nothing else does.
+    let own_policy = h.contains_key("content-security-policy");
     for (k, v) in [
         (
             "content-security-policy",
@@ -250,7 +257,9 @@ async fn security_headers(req: Request, next: Next) -> Response {
         ("cross-origin-opener-policy", "same-origin"),
         ("cross-origin-resource-policy", "same-origin"),
     ] {
-        h.insert(k, HeaderValue::from_static(v));
+        if !(own_policy && k == "content-security-policy") {
+            h.insert(k, HeaderValue::from_static(v));
+        }
     }
     res
 }

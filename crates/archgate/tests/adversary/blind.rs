@@ -31,19 +31,25 @@ fn recorder(bin: &std::path::Path, name: &str) {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// A page session from the login file `archgate ui --print` names.
-fn page_cookie(env: &Env, port: u16) -> String {
+/// A page session from the short code `archgate ui --print` shows, typed into the login form.
+pub(super) fn page_cookie(env: &Env, port: u16) -> String {
     let out = env.run(&["ui", "--print"]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let file = text
-        .lines()
-        .find(|l| l.contains("login-"))
-        .unwrap_or_else(|| panic!("no login file: {text}"))
-        .trim()
+    assert!(
+        !text.contains("/login?t="),
+        "a pasteable link was printed: {text}"
+    );
+    let code = text
+        .split("type the code ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no code: {text}"))
         .to_owned();
-    let html = std::fs::read_to_string(file).unwrap();
-    let token: String = html.split("/login?t=").nth(1).unwrap()[..64].to_owned();
-    let r = send(port, &Request::get(&format!("/login?t={token}")));
+    let r = send(
+        port,
+        &Request::post("/login", format!("code={code}"))
+            .header("Content-Type", "application/x-www-form-urlencoded"),
+    );
     assert_eq!(r.status, 303, "{}", r.text());
     r.header("set-cookie")
         .unwrap()

@@ -207,17 +207,33 @@ fn a_second_user_reading_proc_learns_no_login_and_the_persons_login_works_once()
     );
     assert_eq!(foreign.status, 403, "{}", foreign.text());
 
-    // `--print` gives the person the file's path, never a link.
+    // `--print` shows a short code for the page's form, never a link; it works once.
     let out = env.run(&["ui", "--print"]);
     let printed = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{printed}");
     assert!(!printed.contains("/login?t="), "{printed}");
-    let path = printed
-        .lines()
-        .find(|l| l.contains("login-"))
-        .expect("a login file")
-        .trim()
+    let code = printed
+        .split("type the code ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no code: {printed}"))
         .to_owned();
-    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-    assert_eq!(mode & 0o777, 0o600);
+    let post = |code: &str| {
+        send(
+            port,
+            &Request::post("/login", format!("code={code}"))
+                .header("Content-Type", "application/x-www-form-urlencoded"),
+        )
+    };
+    let form = send(port, &Request::get("/login"));
+    assert_eq!(form.status, 200);
+    assert!(
+        form.text().contains("<form method=\"post\""),
+        "{}",
+        form.text()
+    );
+    let r = post(&code.to_lowercase());
+    assert_eq!(r.status, 303, "{}", r.text());
+    assert!(r.header("set-cookie").is_some());
+    assert_eq!(post(&code).status, 401, "a code works once");
 }
