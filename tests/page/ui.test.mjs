@@ -79,6 +79,27 @@ test("archgate ui hands the opener a private login file; opening it logs in once
   await ctx.close();
 });
 
+test("archgate ui --print shows a code, not a link; typed into the page's form it logs in once", async () => {
+  const r = spawnSync(BIN, ["ui", "--print"], { env, encoding: "utf8" });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.doesNotMatch(r.stdout, /login\?t=/);
+  const [, url, code] = r.stdout.match(/open (\S+) and type the code (\S+)/);
+  const { ctx, page } = await newPageIn(browser, 1000, 700);
+  await page.goto(url);
+  await page.fill('input[name="code"]', code.toLowerCase().replace("-", " "));
+  await page.click("button");
+  await page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+  await page.waitForSelector("#conn.ok");
+  await ctx.close();
+  const again = await newPageIn(browser, 1000, 700);
+  await again.page.goto(url);
+  await again.page.fill('input[name="code"]', code);
+  await again.page.click("button");
+  await again.page.waitForLoadState();
+  assert.match(await again.page.textContent("body"), /already used/);
+  await again.ctx.close();
+});
+
 test("escapes and bidi overrides in a waiting call show as visible escapes, every argument whole", async () => {
   const file = await openedFile();
   const { ctx, page } = await newPageIn(browser, 1000, 700);

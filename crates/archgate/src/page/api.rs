@@ -101,6 +101,7 @@ fn login_form(status: StatusCode, note: &str) -> Response {
                 header::CONTENT_SECURITY_POLICY,
                 "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
             ),
+            (header::REFERRER_POLICY, "same-origin"),
         ],
         html,
     )

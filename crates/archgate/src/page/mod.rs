@@ -242,8 +242,8 @@ async fn require_session(State(s): State<Shared>, mut req: Request, next: Next) 
 async fn security_headers(req: Request, next: Next) -> Response {
     let mut res = next.run(req).await;
     let h = res.headers_mut();
-    // The login form sets a policy of its own (it may post to itself); nothing else does.
-    let own_policy = h.contains_key("content-security-policy");
+    // The login form sets a policy of its own (it may post to itself, and its post must carry
+    // its Origin, which `no-referrer` would make "null"); nothing else sets these headers.
     for (k, v) in [
         (
             "content-security-policy",
@@ -257,7 +257,7 @@ async fn security_headers(req: Request, next: Next) -> Response {
         ("cross-origin-opener-policy", "same-origin"),
         ("cross-origin-resource-policy", "same-origin"),
     ] {
-        if !(own_policy && k == "content-security-policy") {
+        if !h.contains_key(k) {
             h.insert(k, HeaderValue::from_static(v));
         }
     }

@@ -59,11 +59,11 @@ fn fourteen_calls_with_four_mebibyte_tool_names_leave_every_earlier_record() {
         .expect("archgate serve");
     let mut stdin = serve.stdin.take().unwrap();
     let mut stdout = std::io::BufReader::new(serve.stdout.take().unwrap());
-    let mut line = |msg: &Value| {
+    fn line(stdin: &mut std::process::ChildStdin, msg: &Value) {
         use std::io::Write;
         writeln!(stdin, "{msg}").unwrap();
         stdin.flush().unwrap();
-    };
+    }
     let read = |stdout: &mut std::io::BufReader<std::process::ChildStdout>| {
         use std::io::BufRead;
         let mut l = String::new();
@@ -71,21 +71,25 @@ fn fourteen_calls_with_four_mebibyte_tool_names_leave_every_earlier_record() {
         serde_json::from_str::<Value>(&l).unwrap_or(Value::Null)
     };
     line(
+        &mut stdin,
         &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "flood", "version": "1"}}}),
     );
     assert_eq!(read(&mut stdout)["id"], 0);
-    line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    line(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
     for i in 0..14 {
         line(
+            &mut stdin,
             &json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
                      "params": {"name": format!("{name}{i}"), "arguments": {}}}),
         );
         let answer = read(&mut stdout);
         assert_eq!(answer["id"], i + 1, "{:.300}", answer.to_string());
     }
-    drop(line);
     drop(stdin); // end of the session: archgate flushes its log and exits
     let _ = serve.wait();
     let flood = wait_for("the flood's records", || {
