@@ -6,7 +6,10 @@
 //!   command line: `archgate ui` gets a *login file* instead (`login-<random>.html`, 0600 in the
 //!   0700 runtime directory, forwarding to the link) and gives the browser opener only its path,
 //!   which every local user may read in `/proc/PID/cmdline` without learning anything. The file
-//!   is removed when its link is used or expires.
+//!   is removed when its link is used or expires. `archgate ui --print` shows a short one-time
+//!   code for the login form at `/login` instead of a link (a few wrong guesses end every live
+//!   code). Against another process of the same user none of this is a barrier — that is what
+//!   person presence is for.
 //! - Using it sets a session cookie: `HttpOnly` (no script reads it), `SameSite=Strict` (no other
 //!   site's page sends it), named after the port (cookies do not separate ports, instances do).
 //! - Every state change carries the session's CSRF token in `X-CSRF-Token`, compared in constant
