@@ -11,4 +11,4 @@ if [ ! -d "$dir/node_modules/playwright-core" ]; then
   (cd "$dir" && npm ci --no-audit --no-fund --silent)
 fi
 export ARCHGATE_BIN
-exec node --test --test-concurrency=1 "$dir/page.test.mjs" "$dir/clients.test.mjs"
+exec node --test --test-concurrency=1 "$dir/page.test.mjs" "$dir/clients.test.mjs" "$dir/ui.test.mjs"

@@ -98,6 +98,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print one waiting call whole: client, tool, route, tier, the exact command, every
+    /// argument, the deadline.
+    Show {
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Approve a waiting call by its id (see `archgate approvals`).
     Approve {
         id: String,
@@ -117,9 +125,10 @@ pub enum Command {
         #[command(subcommand)]
         action: RulesAction,
     },
-    /// Open the approval page in the browser, logged in with a one-time link.
+    /// Open the approval page in the browser, logged in once through a private login file (the
+    /// login never appears on a command line).
     Ui {
-        /// Print the one-time link instead of opening a browser.
+        /// Print the login file's path instead of opening a browser.
         #[arg(long)]
         print: bool,
     },

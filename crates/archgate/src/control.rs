@@ -62,6 +62,11 @@ pub enum Request {
     RevokeAll,
     /// A one-time login link for the approval page.
     LoginLink,
+    /// A one-time login for the approval page as a 0600 file in the runtime directory (the
+    /// link inside it), for the browser opener: only the file's path travels on a command line.
+    LoginFile,
+    /// A one-time short code for the page's login form, and the form's URL.
+    LoginCode,
 }
 
 /// A running control socket; removed when dropped.
@@ -284,6 +289,26 @@ async fn handle(cx: &Cx, req: Request, subject: &Result<Subject, String>) -> Val
             Err(e) => refusal(e.kind(), &e.to_string()),
         },
         Request::RevokeAll => ok(json!({"revoked": actions::revoke_all(gate, "cli")})),
+        Request::LoginCode => match &cx.page {
+            Some(p) => match p.login_code() {
+                Some(code) => ok(json!({"code": code, "url": format!("{}login", p.url())})),
+                None => refusal("could_not_write", "no safe random code could be made"),
+            },
+            None => refusal(
+                "not_available",
+                "this instance serves no approval page ([approval] page = false, or it could not start)",
+            ),
+        },
+        Request::LoginFile => match &cx.page {
+            Some(p) => match p.login_file() {
+                Ok(f) => ok(json!({"file": f})),
+                Err(e) => refusal("could_not_write", &format!("no login file: {e}")),
+            },
+            None => refusal(
+                "not_available",
+                "this instance serves no approval page ([approval] page = false, or it could not start)",
+            ),
+        },
         Request::LoginLink => match &cx.page {
             Some(p) => ok(json!({"link": p.login_link()})),
             None => refusal(

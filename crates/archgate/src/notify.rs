@@ -194,6 +194,47 @@ fn forget(map: &Mutex<Map>, nid: u32) -> Option<String> {
     Some(qid)
 }
 
+/// How much of the command and of the arguments a notification shows; the rest is on the page
+/// and in `archgate show ID`.
+const COMMAND_SHOWN: usize = 200;
+const ARGS_SHOWN: usize = 300;
+
+/// The notification's summary and body for `q`: every agent-written string escaped for the
+/// screen (`for_terminal`) and for markup, the command and the arguments cut to a bounded length,
+/// with a pointer to where the whole question is when something was cut.
+fn texts(q: &Question) -> (String, String) {
+    use archgate_core::text::{cut, display_args, for_terminal, for_terminal_cut};
+    let summary = format!(
+        "archgate: {} asks to run",
+        escape(&for_terminal_cut(&q.tool, 64))
+    );
+    let command = for_terminal(&q.summary);
+    let args: Vec<String> = display_args(&q.args)
+        .into_iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
+    let args = args.join("; ");
+    let was_cut = command.chars().count() > COMMAND_SHOWN || args.chars().count() > ARGS_SHOWN;
+    let mut body = escape(&for_terminal_cut(&q.summary, COMMAND_SHOWN));
+    if !args.is_empty() {
+        body.push('\n');
+        body.push_str(&escape(&cut(&args, ARGS_SHOWN)));
+    }
+    if was_cut {
+        body.push_str(&format!(
+            "\n… see <b>archgate show {}</b> or the approval page for all of it",
+            escape(&for_terminal(&q.id))
+        ));
+    }
+    body.push_str(&format!(
+        "\n<i>{} · {} · id {}</i>",
+        escape(&for_terminal(&q.client)),
+        q.tier,
+        escape(&for_terminal(&q.id))
+    ));
+    (summary, body)
+}
+
 /// Notification bodies may be markup: what an agent wrote is shown as text.
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -222,14 +263,7 @@ impl Channel for Notifications {
         let conn = self.conn.clone();
         let map = self.map.clone();
         let qid = q.id.clone();
-        let summary = format!("archgate: {} asks to run", q.tool);
-        let body = format!(
-            "{}\n<i>{} · {} · id {}</i>",
-            escape(&q.summary),
-            escape(&q.client),
-            q.tier,
-            escape(&q.id)
-        );
+        let (summary, body) = texts(q);
         let now = archgate_core::person::now_secs();
         let expire_ms =
             i32::try_from(q.deadline.saturating_sub(now).saturating_mul(1000)).unwrap_or(i32::MAX);
@@ -343,7 +377,48 @@ pub async fn plain(summary: &str, body: &str) -> Result<(), NotifyError> {
 
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use super::*;
+
+    fn question(summary: &str, args: serde_json::Value) -> Question {
+        Question {
+            id: "c-7".into(),
+            client: "local".into(),
+            tool: "omarchy_run".into(),
+            route: "omarchy_run theme set".into(),
+            summary: summary.into(),
+            tier: archgate_policy::Tier::Act,
+            args,
+            created: 0,
+            deadline: 60,
+            rule_allowed: true,
+        }
+    }
+
+    #[test]
+    fn the_body_shows_the_command_and_the_arguments_escaped() {
+        let q = question(
+            "omarchy-theme-set \u{202e}x",
+            serde_json::json!({"route": "theme set", "args": ["--help; rm -rf ~", "\u{1b}[2K<b>"]}),
+        );
+        let (summary, body) = texts(&q);
+        assert_eq!(summary, "archgate: omarchy_run asks to run");
+        assert!(body.contains("omarchy-theme-set \\u{202e}x"), "{body}");
+        assert!(body.contains("--help; rm -rf ~"), "{body}");
+        assert!(body.contains("\\x1b[2K&lt;b&gt;"), "{body}");
+        assert!(!body.contains("archgate show"), "nothing was cut: {body}");
+        assert!(
+            !body.chars().any(|c| c.is_control() && c != '\n'),
+            "{body:?}"
+        );
+    }
+
+    #[test]
+    fn a_long_body_is_cut_and_points_to_the_whole_question() {
+        let q = question("wl-copy", serde_json::json!({"text": "z".repeat(2048)}));
+        let (_, body) = texts(&q);
+        assert!(body.len() < 1000, "{} bytes", body.len());
+        assert!(body.contains("archgate show c-7"), "{body}");
+    }
 
     #[test]
     fn agent_text_cannot_become_markup() {

@@ -538,3 +538,11 @@ mod bounds;
 mod failclosed;
 #[path = "adversary/withdraw.rs"]
 mod withdraw;
+#[path = "adversary/escapes.rs"]
+mod escapes;
+#[path = "adversary/flush.rs"]
+mod flush;
+#[path = "adversary/login.rs"]
+mod login;
+#[path = "adversary/blind.rs"]
+mod blind;

@@ -4,7 +4,8 @@
 //! rest of the crate is what those steps need: `config` (raw → validated → `Arc` snapshot,
 //! reload), `paths` (every location), `resolve` (names to checked targets), `approval` (the
 //! broker where calls wait for the person), `person` (what only the person changes), `audit`
-//! (one JSON line per call), `counters`, and `tool` (what a tool is to the gate).
+//! (one JSON line per call), `counters`, `text` (agent-written text made safe to show), and
+//! `tool` (what a tool is to the gate).
 //!
 //! This crate knows nothing of MCP or HTTP; the binary adapts it.
 
@@ -19,6 +20,7 @@ pub mod person;
 pub mod presence;
 pub mod resolve;
 pub mod schema;
+pub mod text;
 pub mod tool;
 
 pub use archgate_exec as exec;

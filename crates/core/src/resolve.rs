@@ -133,6 +133,17 @@ impl Resolver {
         self.private.iter().any(|d| canonical.starts_with(d))
     }
 
+    /// Why `p` (a canonical or lexical path) is refused, if it is.
+    fn protection(&self, p: &Path) -> Option<&'static str> {
+        if self.is_private(p) {
+            Some("archgate's own files are never reachable through a tool")
+        } else if self.sensitive.iter().any(|d| p.starts_with(d)) {
+            Some("keys, passwords and browser profiles are refused (resolve.protect_sensitive)")
+        } else {
+            None
+        }
+    }
+
     /// An existing file or directory, canonicalized (symlinks and `..` resolved).
     pub fn existing_path(&self, given: &str) -> Result<Target, Refusal> {
         if given.is_empty() || given.contains('\0') {
@@ -161,13 +172,33 @@ impl Resolver {
         let canonical = match std::fs::canonicalize(path) {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let near = path
+                // Where the missing name would be, through links: a miss inside a protected
+                // directory is refused as protected, and never answered with what is in it.
+                let dir = lexical(path)
                     .parent()
+                    .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_owned()));
+                if let Some(dir) = &dir
+                    && let Some(why) =
+                        self.protection(&dir.join(path.file_name().unwrap_or_default()))
+                {
+                    return Err(Refusal::Protected {
+                        path: given.into(),
+                        why,
+                    });
+                }
+                let near = dir
                     .and_then(|dir| std::fs::read_dir(dir).ok())
                     .map(|rd| {
                         let names: Vec<String> = rd
                             .flatten()
-                            .map(|e| e.path().display().to_string())
+                            .map(|e| e.path())
+                            // A near miss is never a protected file, nor a link to one.
+                            .filter(|p| {
+                                self.protection(p).is_none()
+                                    && std::fs::canonicalize(p)
+                                        .map_or(true, |c| self.protection(&c).is_none())
+                            })
+                            .map(|p| p.display().to_string())
                             .collect();
                         near_misses(given, names.iter().map(String::as_str))
                     })
@@ -374,6 +405,74 @@ mod tests {
             off.existing_path(&home.join(".ssh/id_ed25519").display().to_string())
                 .is_ok()
         );
+    }
+
+    /// Issue 16.11: a "not found" inside a protected directory never lists what is in it, and
+    /// a near miss elsewhere is never a protected file or a link to one.
+    #[test]
+    fn near_misses_are_never_drawn_from_protected_directories() {
+        let t = tempfile::tempdir().unwrap();
+        let state = t.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        std::fs::write(state.join("token"), "x").unwrap();
+        std::fs::write(state.join("clients.json"), "x").unwrap();
+        let home = t.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "k").unwrap();
+        std::fs::write(home.join(".ssh/id_rsa.pub"), "k").unwrap();
+        std::fs::create_dir_all(home.join(".gnupg")).unwrap();
+        std::fs::write(home.join(".gnupg/pubring.kbx"), "k").unwrap();
+        std::fs::create_dir_all(home.join("docs")).unwrap();
+        std::fs::write(home.join("docs/id_rsa.txt"), "n").unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh/id_rsa"), home.join("docs/id_rsa")).unwrap();
+        std::os::unix::fs::symlink(&state, home.join("docs/tokenz")).unwrap();
+        let r = Resolver::new(&[&state], Some(&home), true, &[]);
+        let secrets = ["id_rsa", "id_rsa.pub", "pubring", "token", "clients"];
+        for missing in [
+            home.join(".ssh/id_rsx"),
+            home.join(".ssh/id_rs"),
+            home.join("keys/id_rsx"),
+            home.join(".gnupg/pubring.kb"),
+            home.join("docs/../.ssh/id_rsa.pu"),
+            state.join("toke"),
+            state.join("client.json"),
+            home.join("docs/tokenz/toke"),
+        ] {
+            let e = r.existing_path(&missing.display().to_string()).unwrap_err();
+
+            // What the agent learns beyond the path it gave.
+            let given = missing.display().to_string();
+            let shown =
+                format!("{e} {:?}", ToolError::from(e.clone()).details).replace(&given, "GIVEN");
+            assert_eq!(e.kind(), "protected_path", "{}: {shown}", missing.display());
+            for s in secrets {
+                assert!(
+                    !shown.contains(&format!("/{s}")),
+                    "{}: {shown}",
+                    missing.display()
+                );
+            }
+        }
+        // Elsewhere near misses still help, but leave out protected files and links to them.
+        let e = r
+            .existing_path(&home.join("docs/id_rsa.tx").display().to_string())
+            .unwrap_err();
+        let Refusal::NotFound { near, .. } = &e else {
+            panic!("{e:?}")
+        };
+        assert!(
+            near.iter().any(|n| n.ends_with("docs/id_rsa.txt")),
+            "{near:?}"
+        );
+        assert!(!near.iter().any(|n| n.ends_with("docs/id_rsa")), "{near:?}");
+        assert!(!near.iter().any(|n| n.ends_with("tokenz")), "{near:?}");
+        // With protection off (the person's choice) ~/.ssh is an ordinary directory again.
+        let off = Resolver::new(&[&state], Some(&home), false, &[]);
+        let e = off
+            .existing_path(&home.join(".ssh/id_rsx").display().to_string())
+            .unwrap_err();
+        assert_eq!(e.kind(), "not_found");
     }
 
     #[test]

@@ -42,5 +42,5 @@ pub use capture::{ExitInfo, Output};
 pub use config::{ExecConfig, Executor};
 pub use error::{ExecError, UntrustedReason};
 pub use permit::Permit;
-pub use person::{run_for_person, spawn_for_person};
+pub use person::{run_for_person, spawn_for_person, spawn_for_person_with};
 pub use spec::CommandSpec;

@@ -23,6 +23,13 @@ pub fn spawn_for_person(spec: CommandSpec) -> Result<u32, ExecError> {
     crate::run::spawn_detached(&executor, spec)
 }
 
+/// [`spawn_for_person`] under the person's own executor settings (the `[exec]` section of their
+/// config: search directories, root ownership), so a program they configured is the one started.
+pub fn spawn_for_person_with(config: ExecConfig, spec: CommandSpec) -> Result<u32, ExecError> {
+    let executor = Executor::new(config);
+    crate::run::spawn_detached(&executor, spec)
+}
+
 /// Runs `spec` to its end for the person (see the module documentation) and returns its output,
 /// whatever the exit code. Uses the default [`ExecConfig`] (trusted directories, root ownership,
 /// 30 s unless the spec names a timeout, output capped).

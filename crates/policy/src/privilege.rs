@@ -9,14 +9,22 @@
 //! `/`) is an elevating program, compared case-insensitively, blocks the call. So `env sudo`, `/usr/bin/sudo`,
 //! `--exec=sudo`, `VAR=x sudo`, `sh -c "ls; sudo rm"` are all caught.
 //!
+//! Some programs elevate only in some forms, so the pieces of all words are also read in order
+//! (the argv as one sequence): `systemd-run` talking to the system manager (no `--user`) or
+//! with `--uid`/`-p User=`/`--property=User=`/`--machine`; `machinectl shell|login`;
+//! `flatpak-spawn --host`; a D-Bus client (`busctl`, `gdbus`, `dbus-send`, `qdbus`) naming
+//! `org.freedesktop.systemd1` or `machine1`; `StartTransientUnit` anywhere. A basename is
+//! compared without an executable-looking suffix (`sudo.exe`, `sudo.real`, `su.sh`).
+//!
 //! The price is false positives: a word given here that merely contains `sudo` or `su` is
 //! blocked too. That errs the safe way; the person can run it themselves. Tools decide which
 //! words they give: text that is shown or stored rather than run (a notification body, an OSD
 //! message, clipboard text) is not given, since it never reaches a program as a command.
 //! archgate never passes anything through a shell, so this is defence in depth, not the only
-//! barrier.
+//! barrier: a shell string can compute a name (`a=s; ${a}udo`) that no word-level check sees.
 
-/// Programs that elevate privilege, by basename; the matching name is what is reported.
+/// Programs that elevate privilege (or leave a sandbox for the host) in any form, by basename;
+/// the matching name is what is reported.
 const ELEVATORS: &[&str] = &[
     "sudo",
     "sudoedit",
@@ -26,6 +34,8 @@ const ELEVATORS: &[&str] = &[
     "visudo-rs",
     "su",
     "su-rs",
+    "sux",
+    "su-to-root",
     "pkexec",
     "doas",
     "doasedit",
@@ -35,8 +45,53 @@ const ELEVATORS: &[&str] = &[
     "gksudo",
     "kdesu",
     "kdesudo",
+    "lxqt-sudo",
+    "lxsudo",
+    "lxsu",
+    "gnomesu",
+    "xdg-su",
     "beesu",
     "calife",
+    "pleaseedit",
+    "sg",
+    "newgrp",
+    "runuser",
+    "su-exec",
+    "gosu",
+    "host-spawn",
+    "distrobox-host-exec",
+];
+
+/// Suffixes that do not change which program a basename names.
+const EXEC_SUFFIXES: &[&str] = &[
+    ".exe",
+    ".com",
+    ".bat",
+    ".cmd",
+    ".bin",
+    ".real",
+    ".orig",
+    ".old",
+    ".bak",
+    ".sh",
+    ".bash",
+    ".py",
+    ".pl",
+    ".elf",
+    ".out",
+    ".appimage",
+];
+
+/// D-Bus command-line clients.
+const DBUS_CLIENTS: &[&str] = &[
+    "busctl",
+    "gdbus",
+    "dbus-send",
+    "qdbus",
+    "qdbus6",
+    "qdbus-qt5",
+    "qdbus-qt6",
+    "dbus",
 ];
 
 /// Characters that separate words for a shell or an option parser.
@@ -49,23 +104,74 @@ fn is_separator(c: char) -> bool {
         )
 }
 
-/// The elevating program named by `piece`'s basename, if any.
-fn elevator(piece: &str) -> Option<&'static str> {
+/// A piece's program name: its basename, lowercased, without executable-looking suffixes.
+fn program_name(piece: &str) -> String {
     let base = piece.rsplit('/').next().unwrap_or(piece);
-    ELEVATORS
+    let mut name = base.to_ascii_lowercase();
+    while let Some(s) = EXEC_SUFFIXES
         .iter()
-        .copied()
-        .find(|name| name.eq_ignore_ascii_case(base))
+        .find(|s| name.len() > s.len() && name.ends_with(*s))
+    {
+        name.truncate(name.len() - s.len());
+    }
+    name
+}
+
+/// The elevating program named by `name`, if any.
+fn elevator(name: &str) -> Option<&'static str> {
+    ELEVATORS.iter().copied().find(|e| *e == name)
 }
 
 /// Whether any of `words` names a privilege-elevating program; returns which one.
 ///
 /// See the module documentation for what counts as naming one.
 pub fn elevates_privilege<S: AsRef<str>>(words: &[S]) -> Option<&'static str> {
-    words.iter().find_map(|w| elevates_in_word(w.as_ref()))
+    let pieces: Vec<String> = words.iter().flat_map(|w| pieces(w.as_ref())).collect();
+    let names: Vec<String> = pieces.iter().map(|p| program_name(p)).collect();
+    if let Some(e) = names.iter().find_map(|n| elevator(n)) {
+        return Some(e);
+    }
+    let lower: Vec<String> = pieces.iter().map(|p| p.to_ascii_lowercase()).collect();
+    if lower.iter().any(|p| p.contains("starttransientunit")) {
+        return Some("StartTransientUnit");
+    }
+    for (i, name) in names.iter().enumerate() {
+        let rest = &lower[i + 1..];
+        let has = |w: &str| rest.iter().any(|p| p == w);
+        match name.as_str() {
+            "systemd-run" => {
+                let as_other = ["--uid", "--gid", "user", "-puser", "group", "-pgroup"];
+                let elsewhere = ["--machine", "-m", "--host", "-h"];
+                if as_other.iter().any(|w| has(w)) {
+                    return Some("systemd-run --uid");
+                }
+                if elsewhere.iter().any(|w| has(w)) || rest.iter().any(|p| p.contains('@')) {
+                    return Some("systemd-run --machine");
+                }
+                if !has("--user") {
+                    return Some("systemd-run (system manager)");
+                }
+            }
+            "machinectl" if has("shell") || has("login") => return Some("machinectl shell"),
+            "flatpak-spawn" if has("--host") => return Some("flatpak-spawn --host"),
+            n if DBUS_CLIENTS.contains(&n)
+                && rest.iter().any(|p| {
+                    p.contains("freedesktop.systemd1")
+                        || p.contains("freedesktop/systemd1")
+                        || p.contains("freedesktop.machine1")
+                        || p.contains("freedesktop/machine1")
+                }) =>
+            {
+                return Some("org.freedesktop.systemd1");
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
-fn elevates_in_word(word: &str) -> Option<&'static str> {
+/// A word taken apart the way a shell would see it.
+fn pieces(word: &str) -> Vec<String> {
     // A shell joins `su''do` and `s\udo` into `sudo`: drop quoting before splitting.
     let unquoted: String = word
         .chars()
@@ -74,5 +180,6 @@ fn elevates_in_word(word: &str) -> Option<&'static str> {
     unquoted
         .split(is_separator)
         .filter(|p| !p.is_empty())
-        .find_map(elevator)
+        .map(str::to_owned)
+        .collect()
 }

@@ -14,6 +14,7 @@ use super::out;
 use crate::cli::{DevModeAction, RulesAction};
 use crate::control::{self, Request};
 use crate::person_actions::{Choice, parse_duration};
+use archgate_core::text::{for_terminal, json_for_terminal};
 
 fn runtime_dir(config: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let env = PathEnv::from_process();
@@ -29,7 +30,8 @@ fn paths(config: Option<PathBuf>) -> anyhow::Result<Paths> {
     Ok(Paths::resolve(&env, Some(file), &loaded.config.paths)?)
 }
 
-const NONE_RUNNING: &str = "no running archgate found (nothing can be waiting for approval)";
+pub(super) const NONE_RUNNING: &str =
+    "no running archgate found (nothing can be waiting for approval)";
 
 fn reason(v: &Value) -> String {
     format!(
@@ -43,7 +45,9 @@ fn ok(v: &Value) -> bool {
     v["ok"] == true
 }
 
-pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+/// The questions waiting in every live instance (each with `seconds_left` and `pid`), and how
+/// many instances answered.
+pub(super) fn gather(config: Option<PathBuf>) -> anyhow::Result<(usize, Vec<Value>)> {
     let dir = runtime_dir(config)?;
     let mut all: Vec<Value> = Vec::new();
     let mut reached = 0;
@@ -59,12 +63,21 @@ pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
                     all.push(q);
                 }
             }
-            Ok(v) => tracing::warn!(socket = %sock.display(), "{}", reason(&v)),
+            Ok(v) => tracing::warn!(socket = %sock.display(), "{}", for_terminal(&reason(&v))),
             Err(e) => tracing::debug!(socket = %sock.display(), "not reachable: {e}"),
         }
     }
+    Ok((reached, all))
+}
+
+pub(super) const NOTHING_WAITING: &str = "nothing is waiting for your approval";
+
+/// Every string an agent wrote is shown through `for_terminal`: a route or a command cannot move
+/// the cursor, draw a row or reorder what the person reads.
+pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    let (reached, all) = gather(config)?;
     if json {
-        out(serde_json::to_string_pretty(&all)?);
+        out(json_for_terminal(&serde_json::to_string_pretty(&all)?));
         return Ok(ExitCode::SUCCESS);
     }
     if reached == 0 {
@@ -72,30 +85,40 @@ pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if all.is_empty() {
-        out("nothing is waiting for your approval");
+        out(NOTHING_WAITING);
         return Ok(ExitCode::SUCCESS);
     }
-    for line in table(&all) {
-        out(line);
+    let lines = table(&all);
+    out(lines[0].clone());
+    for (q, row) in all.iter().zip(&lines[1..]) {
+        out(row.clone());
+        for line in super::show::detail_lines(q, "    ") {
+            out(line);
+        }
     }
-    out("\napprove: archgate approve ID [--always]   deny: archgate deny ID");
+    out(
+        "\napprove: archgate approve ID [--always]   deny: archgate deny ID   all of one: archgate show ID",
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 /// The waiting calls as a table whose columns are as wide as their widest cell (ids are
 /// longer than a fixed column; a row never shifts the ones below).
+/// The header and one row per question, each column as wide as its widest cell. Every cell is
+/// escaped for the terminal first, so the widths are those of what is shown.
 fn table(all: &[Value]) -> Vec<String> {
     const HEAD: [&str; 5] = ["ID", "TOOL", "TIER", "CLIENT", "LEFT"];
+    let text = |q: &Value, k: &str| for_terminal(q[k].as_str().unwrap_or("")).into_owned();
     let rows: Vec<[String; 6]> = all
         .iter()
         .map(|q| {
             [
-                q["id"].as_str().unwrap_or("").to_owned(),
-                q["tool"].as_str().unwrap_or("").to_owned(),
-                q["tier"].as_str().unwrap_or("").to_owned(),
-                q["client"].as_str().unwrap_or("").to_owned(),
+                text(q, "id"),
+                text(q, "tool"),
+                text(q, "tier"),
+                text(q, "client"),
                 format!("{}s", q["seconds_left"]),
-                q["summary"].as_str().unwrap_or("").to_owned(),
+                text(q, "summary"),
             ]
         })
         .collect();
@@ -273,7 +296,7 @@ pub fn rules(config: Option<PathBuf>, action: RulesAction) -> anyhow::Result<Exi
         RulesAction::List { json } => {
             let rules = reply["rules"].as_array().cloned().unwrap_or_default();
             if json {
-                out(serde_json::to_string_pretty(&rules)?);
+                out(json_for_terminal(&serde_json::to_string_pretty(&rules)?));
             } else if rules.is_empty() {
                 out("no standing rules");
             } else {
@@ -281,13 +304,13 @@ pub fn rules(config: Option<PathBuf>, action: RulesAction) -> anyhow::Result<Exi
                 for r in &rules {
                     out(format!(
                         "{:<22} {:<12} {:<18} {} uses today of {}, {} min left\n    args: {}",
-                        r["id"].as_str().unwrap_or(""),
-                        r["client"].as_str().unwrap_or(""),
-                        r["tool"].as_str().unwrap_or(""),
+                        for_terminal(r["id"].as_str().unwrap_or("")),
+                        for_terminal(r["client"].as_str().unwrap_or("")),
+                        for_terminal(r["tool"].as_str().unwrap_or("")),
                         r["uses"].as_array().map_or(0, |u| u.len()),
                         r["max_uses_per_day"],
                         r["expires"].as_u64().unwrap_or(0).saturating_sub(now) / 60,
-                        r["args"],
+                        archgate_core::text::display_value(&r["args"]),
                     ));
                 }
             }
@@ -334,46 +357,83 @@ const OPENER_ENV: [&str; 6] = [
     "XDG_DATA_DIRS",
 ];
 
+const NO_PAGE: &str = "no running archgate serves the approval page; start `archgate serve` (your MCP client does this) with [approval] page = true";
+
+/// Opens the approval page. The one-time login never travels on a command line (every local
+/// user reads `/proc/PID/cmdline`): the instance writes a 0600 login file into the 0700 runtime
+/// directory, and only that file's path goes to the browser opener. `--print` prints the page's
+/// login form and a short one-time code to type into it.
+/// The file is removed when its link is used or after two minutes.
 pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
-    let dir = runtime_dir(config)?;
-    let Some(link) = login_link(&dir) else {
-        out(
-            "no running archgate serves the approval page; start `archgate serve` (your MCP client does this) with [approval] page = true",
-        );
-        return Ok(ExitCode::from(1));
-    };
+    let file_path = crate::app::config_path(config)?;
+    let loaded = archgate_core::config::load(&file_path);
+    let dir = Paths::resolve(
+        &PathEnv::from_process(),
+        Some(file_path),
+        &loaded.config.paths,
+    )?
+    .runtime_dir;
     if print {
-        out(&link);
+        // Nothing usable by pasting leaves the terminal: a short code the person types into the
+        // page's login form.
+        let got = control::sockets(&dir).iter().find_map(|s| {
+            let v = control::request(s, &Request::LoginCode).ok()?;
+            Some((
+                v["url"].as_str()?.to_owned(),
+                v["code"].as_str()?.to_owned(),
+            ))
+        });
+        let Some((url, code)) = got else {
+            out(NO_PAGE);
+            return Ok(ExitCode::from(1));
+        };
+        out(format!(
+            "open {} and type the code {} (it works once, within two minutes)",
+            for_terminal(&url),
+            for_terminal(&code)
+        ));
         return Ok(ExitCode::SUCCESS);
     }
-    let mut spec = archgate_exec::CommandSpec::new("xdg-open").arg(link.clone());
+    let Some(file) = login_file(&dir) else {
+        out(NO_PAGE);
+        return Ok(ExitCode::from(1));
+    };
+    let shown = for_terminal(&file.display().to_string()).into_owned();
+    let mut spec = archgate_exec::CommandSpec::new("xdg-open").arg(file.display().to_string());
     for k in OPENER_ENV {
         if let Ok(v) = std::env::var(k) {
             spec = spec.env(k, v);
         }
     }
-    match archgate_exec::spawn_for_person(spec) {
+    // The opener is found as every program archgate starts is: the person's `[exec]` settings.
+    let mut exec = archgate_exec::ExecConfig::default();
+    if let Some(d) = &loaded.config.exec.search_dirs {
+        exec.search_dirs = d.clone();
+    }
+    exec.require_root_owned = loaded.config.exec.require_root_owned;
+    match archgate_exec::spawn_for_person_with(exec, spec) {
         Ok(_) => {
-            out("opened the approval page in your browser (the login link works once)");
+            out("opened the approval page in your browser (the login works once)");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
             out(format!(
-                "could not open a browser ({e}); open this link yourself, it works once:\n{link}"
+                "could not open a browser ({e}); open this file yourself, it logs in once:\n{shown}"
             ));
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-/// A one-time login link from the first instance that serves a page (`control.sock` first).
-fn login_link(dir: &Path) -> Option<String> {
+/// A login file from the first instance that serves a page (`control.sock` first). Only a file
+/// inside the runtime directory is taken.
+fn login_file(dir: &Path) -> Option<PathBuf> {
     control::sockets(dir).iter().find_map(|s| {
-        let v = control::request(s, &Request::LoginLink).ok()?;
-        v["link"]
-            .as_str()
-            .filter(|l| !l.is_empty())
-            .map(str::to_owned)
+        let v = control::request(s, &Request::LoginFile).ok()?;
+        let f = PathBuf::from(v["file"].as_str()?);
+        let canon = |p: &Path| std::fs::canonicalize(p).ok();
+        (f.parent().and_then(canon).is_some() && f.parent().and_then(canon) == canon(dir))
+            .then_some(f)
     })
 }
 

@@ -1,4 +1,8 @@
 //! `archgate log [--follow] [--tool T] [--since TIME] [--json]`: the activity log for people.
+//!
+//! Tool names, routes and targets in the log were written by agents: each is shown through
+//! `for_terminal` (and `--json` through `json_for_terminal`), so a record cannot draw a fake
+//! record over a real one or reorder what the person reads.
 
 use archgate_core::audit::{Entry, Record};
 use std::io::{BufRead, Seek};
@@ -9,6 +13,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::out;
+use archgate_core::text::{for_terminal, json_for_terminal};
 
 fn parse_since(s: &str) -> anyhow::Result<OffsetDateTime> {
     if let Ok(t) = OffsetDateTime::parse(s, &Rfc3339) {
@@ -42,10 +47,12 @@ fn show(
     match entry {
         Entry::Event(v) => {
             if tool.is_none() {
+                let text = v.to_string();
+                let text = json_for_terminal(&text);
                 out(if json {
-                    v.to_string()
+                    text.into_owned()
                 } else {
-                    format!("-- {v}")
+                    format!("-- {text}")
                 });
             }
         }
@@ -58,7 +65,11 @@ fn show(
             {
                 return;
             }
-            out(if json { line.to_owned() } else { human(&r) });
+            out(if json {
+                json_for_terminal(line).into_owned()
+            } else {
+                human(&r)
+            });
         }
     }
 }
@@ -70,21 +81,21 @@ fn human(r: &Record) -> String {
         .map(|a| {
             format!(
                 " approval={}{}",
-                a.outcome,
+                for_terminal(&a.outcome),
                 a.channel
                     .as_deref()
-                    .map(|c| format!("/{c}"))
+                    .map(|c| format!("/{}", for_terminal(c)))
                     .unwrap_or_default()
             )
         })
         .unwrap_or_default();
     format!(
         "{} {:<8} {:<18} {:<16} {}{} {}ms{}",
-        r.time,
-        r.client,
-        r.tool,
+        for_terminal(&r.time),
+        for_terminal(&r.client),
+        for_terminal(&r.tool),
         r.outcome.as_str(),
-        r.target.as_deref().or(r.route.as_deref()).unwrap_or(""),
+        for_terminal(r.target.as_deref().or(r.route.as_deref()).unwrap_or("")),
         approval,
         r.duration_ms,
         if r.dev_mode { " [dev mode]" } else { "" }

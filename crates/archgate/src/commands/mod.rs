@@ -13,6 +13,7 @@ mod policy;
 mod serve;
 mod service;
 mod setup;
+mod show;
 pub(crate) mod state_file;
 mod status;
 mod unit;
@@ -46,6 +47,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Clients { action } => clients::run(config, action).await,
         Command::Reload => serve::reload(config),
         Command::Approvals { json } => approvals::list(config, json),
+        Command::Show { id, json } => show::run(config, &id, json),
         Command::Approve { id, always } => approvals::answer(config, &id, always, false),
         Command::Deny { id } => approvals::answer(config, &id, false, true),
         Command::DevMode { action } => approvals::dev_mode(config, action),

@@ -36,10 +36,91 @@ pub(crate) struct LoginQuery {
     t: Option<String>,
 }
 
-pub(crate) async fn login(State(s): State<Shared>, Query(q): Query<LoginQuery>) -> Response {
+/// A page that sends the browser on to `/` by itself: after a cross-site arrival (a login file),
+/// a redirect would stay part of that cross-site navigation and the `SameSite=Strict` cookie
+/// would not go along; a navigation the page starts is same-origin.
+const ONWARD: &str = "<!doctype html><html><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"refresh\" content=\"0; url=/\"><title>archgate</title></head>\
+<body><p>Logged in. <a href=\"/\">Open the approval page</a>.</p></body></html>\n";
+
+pub(crate) async fn login(
+    State(s): State<Shared>,
+    headers: axum::http::HeaderMap,
+    Query(q): Query<LoginQuery>,
+) -> Response {
     match q.t.as_deref().and_then(|t| s.auth.redeem(t)) {
         Some(session) => {
             tracing::info!("approval page: a browser logged in");
+            let cookie = (header::SET_COOKIE, s.auth.set_cookie(&session));
+            let cross_site = headers
+                .get("sec-fetch-site")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v != "none" && v != "same-origin");
+            if cross_site {
+                return (
+                    StatusCode::OK,
+                    [
+                        cookie,
+                        (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
+                    ],
+                    ONWARD,
+                )
+                    .into_response();
+            }
+            (
+                StatusCode::SEE_OTHER,
+                [cookie, (header::LOCATION, "/".to_owned())],
+            )
+                .into_response()
+        }
+        None if q.t.is_none() => login_form(StatusCode::OK, ""),
+        None => (
+            StatusCode::UNAUTHORIZED,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "This login link was already used, has expired, or is not one archgate made.\n\
+             Run `archgate ui` for a new one.\n",
+        )
+            .into_response(),
+    }
+}
+
+/// The form where the person types the short code `archgate ui --print` showed them.
+fn login_form(status: StatusCode, note: &str) -> Response {
+    let html = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>archgate: log in</title></head>\
+         <body><h1>archgate approval page</h1><p>{note}Type the code <code>archgate ui --print</code> \
+         showed you (it works once, for two minutes).</p>\
+         <form method=\"post\" action=\"/login\"><input name=\"code\" autocomplete=\"off\" \
+         autofocus aria-label=\"code\" maxlength=\"32\"> <button>Log in</button></form></body></html>\n"
+    );
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+            ),
+            (header::REFERRER_POLICY, "same-origin"),
+        ],
+        html,
+    )
+        .into_response()
+}
+
+/// The login form's post: `code=XXXX-XXXX` (form-encoded), used once.
+pub(crate) async fn login_code(State(s): State<Shared>, body: String) -> Response {
+    let typed = body
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("code="))
+        .unwrap_or("")
+        .replace('+', " ")
+        .replace("%2D", "-")
+        .replace("%2d", "-");
+    let code = super::auth::Auth::normalize_code(&typed);
+    match (!code.is_empty()).then(|| s.auth.redeem(&code)).flatten() {
+        Some(session) => {
+            tracing::info!("approval page: a browser logged in with a code");
             (
                 StatusCode::SEE_OTHER,
                 [
@@ -49,13 +130,10 @@ pub(crate) async fn login(State(s): State<Shared>, Query(q): Query<LoginQuery>) 
             )
                 .into_response()
         }
-        None => (
+        None => login_form(
             StatusCode::UNAUTHORIZED,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            "This login link was already used, has expired, or is not one archgate made.\n\
-             Run `archgate ui` for a new one.\n",
-        )
-            .into_response(),
+            "That code was already used, has expired, or is not one archgate made. ",
+        ),
     }
 }
 
@@ -131,15 +209,50 @@ impl ActivityCache {
     }
 }
 
+/// A question as the page shows it: every string an agent wrote escaped (`for_terminal`: no
+/// control, bidi or invisible character reaches the page), and the arguments whole, one
+/// `[name, value]` pair each, as `archgate show` prints them.
+fn shown_question(q: &archgate_core::approval::Question) -> Value {
+    use archgate_core::text::{display_args, json_for_display};
+    let mut v = json_for_display(&serde_json::to_value(q).unwrap_or(Value::Null));
+    v["shown_args"] = json!(display_args(&q.args));
+    v
+}
+
+/// Rules and activity for the page, escaped the same way (a rule's arguments shown as a person
+/// reads them); ids are archgate's own and stay usable.
+fn shown_rules(rules: Value) -> Value {
+    use archgate_core::text::{display_value, json_for_display};
+    match rules {
+        Value::Array(list) => list
+            .into_iter()
+            .map(|r| {
+                let mut shown = json_for_display(&r);
+                shown["shown_args"] = json!(display_value(&r["args"]));
+                shown
+            })
+            .collect(),
+        other => other,
+    }
+}
+
 fn view(s: &Shared) -> Value {
     let gate = &s.app.gate;
+    let pending: Vec<Value> = actions::pending(gate).iter().map(shown_question).collect();
+    let rules = shown_rules(serde_json::to_value(actions::rules(gate)).unwrap_or(Value::Null));
+    let activity: Vec<Value> = s
+        .activity
+        .get(s)
+        .iter()
+        .map(archgate_core::text::json_for_display)
+        .collect();
     json!({
         "now": archgate_core::person::now_secs(),
         "pid": std::process::id(),
-        "pending": actions::pending(gate),
-        "rules": actions::rules(gate),
+        "pending": pending,
+        "rules": rules,
         "developer_mode": actions::dev_mode(gate),
-        "activity": s.activity.get(s),
+        "activity": activity,
         "clients": crate::client_actions::list(&s.app),
         "config": gate.config.status(),
     })

@@ -2,7 +2,14 @@
 //! Host/Origin checks that keep other web pages out.
 //!
 //! - A login link carries a random token that works once, within two minutes. It is handed out
-//!   only over the control socket (`archgate ui`), never in a tool result or the audit log.
+//!   only over the control socket, never in a tool result or the audit log — and never on a
+//!   command line: `archgate ui` gets a *login file* instead (`login-<random>.html`, 0600 in the
+//!   0700 runtime directory, forwarding to the link) and gives the browser opener only its path,
+//!   which every local user may read in `/proc/PID/cmdline` without learning anything. The file
+//!   is removed when its link is used or expires. `archgate ui --print` shows a short one-time
+//!   code for the login form at `/login` instead of a link (a few wrong guesses end every live
+//!   code). Against another process of the same user none of this is a barrier — that is what
+//!   person presence is for.
 //! - Using it sets a session cookie: `HttpOnly` (no script reads it), `SameSite=Strict` (no other
 //!   site's page sends it), named after the port (cookies do not separate ports, instances do).
 //! - Every state change carries the session's CSRF token in `X-CSRF-Token`, compared in constant
@@ -30,9 +37,35 @@ struct Session {
     created: Instant,
 }
 
+/// An unused login link: when it was made, the login file that holds it, if any, and whether
+/// it is a short code a person types (guessable in principle, so a few wrong guesses end every
+/// live code).
+#[derive(Debug)]
+struct Link {
+    at: Instant,
+    file: Option<std::path::PathBuf>,
+    short: bool,
+}
+
+/// Letters and digits a person reads and types without confusion (no 0/O, 1/I/L, U).
+const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTVWXYZ23456789";
+/// A short code has this many characters (30^8: about 39 bits), shown as `XXXX-XXXX`.
+const CODE_LEN: usize = 8;
+/// This many wrong guesses (of anything) while short codes are live end all of them.
+const MAX_WRONG: u32 = 5;
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        if let Some(f) = &self.file {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Inner {
-    links: HashMap<[u8; 32], Instant>,
+    links: HashMap<[u8; 32], Link>,
+    wrong: u32,
     sessions: HashMap<[u8; 32], Session>,
 }
 
@@ -89,24 +122,110 @@ impl Auth {
     /// A new one-time login token.
     pub fn mint_link_token(&self) -> Option<String> {
         let t = random_token()?;
+        self.keep_link(&t, None);
+        Some(t)
+    }
+
+    /// A new one-time short code (`XXXX-XXXX`) for a person to type into the page's login form:
+    /// what `archgate ui --print` shows, so no link usable by pasting leaves the terminal.
+    pub fn mint_code(&self) -> Option<String> {
+        let mut b = [0u8; CODE_LEN];
+        getrandom::fill(&mut b).ok()?;
+        // 256 is not a multiple of 30: redraw the few biased bytes.
+        for x in b.iter_mut() {
+            while *x >= 240 {
+                let mut one = [0u8; 1];
+                getrandom::fill(&mut one).ok()?;
+                *x = one[0];
+            }
+        }
+        let code: String = b
+            .iter()
+            .map(|x| CODE_ALPHABET[*x as usize % CODE_ALPHABET.len()] as char)
+            .collect();
+        self.keep_link_as(&code, None, true);
+        Some(format!("{}-{}", &code[..4], &code[4..]))
+    }
+
+    /// A typed code as it was minted: letters upper-cased, anything but letters and digits
+    /// (the dash, spaces) dropped.
+    pub fn normalize_code(typed: &str) -> String {
+        typed
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_uppercase())
+            .take(64)
+            .collect()
+    }
+
+    fn keep_link(&self, token: &str, file: Option<std::path::PathBuf>) {
+        self.keep_link_as(token, file, false);
+    }
+
+    fn keep_link_as(&self, token: &str, file: Option<std::path::PathBuf>, short: bool) {
         let mut g = self.lock();
-        g.links.retain(|_, at| at.elapsed() < LINK_TTL);
+        g.links.retain(|_, l| l.at.elapsed() < LINK_TTL);
         if g.links.len() >= MAX_LINKS
-            && let Some(oldest) = g.links.iter().min_by_key(|(_, at)| **at).map(|(k, _)| *k)
+            && let Some(oldest) = g.links.iter().min_by_key(|(_, l)| l.at).map(|(k, _)| *k)
         {
             g.links.remove(&oldest);
         }
-        g.links.insert(digest(&t), Instant::now());
-        Some(t)
+        g.links.insert(
+            digest(token),
+            Link {
+                at: Instant::now(),
+                file,
+                short,
+            },
+        );
+    }
+
+    /// A new one-time login, written as a login file in `dir` (0600; `dir` is the 0700 runtime
+    /// directory): an HTML page that forwards the browser to the login link. Only the file's
+    /// path needs to travel (to the browser opener); the token stays inside it. The file is
+    /// removed when the link is used, replaced or expired (`sweep`).
+    pub fn mint_login_file(&self, dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+        let no_random = || std::io::Error::other("the OS random number generator failed");
+        let t = random_token().ok_or_else(no_random)?;
+        let name = random_token().ok_or_else(no_random)?;
+        let file = dir.join(format!("login-{}.html", &name[..24]));
+        let link = format!("http://127.0.0.1:{}/login?t={t}", self.port);
+        let html = format!(
+            "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n\
+             <meta name=\"referrer\" content=\"no-referrer\">\n\
+             <meta http-equiv=\"refresh\" content=\"0; url={link}\">\n\
+             <title>archgate approval page</title></head>\n\
+             <body><p>Opening the archgate approval page… \
+             <a href=\"{link}\">continue</a> (works once, for two minutes).</p></body></html>\n"
+        );
+        archgate_core::paths::write_private_file(&file, html.as_bytes())?;
+        self.keep_link(&t, Some(file.clone()));
+        Ok(file)
+    }
+
+    /// Forgets expired links (and removes their login files).
+    pub fn sweep(&self) {
+        self.lock().links.retain(|_, l| l.at.elapsed() < LINK_TTL);
     }
 
     /// Uses a login token: at most once, within its lifetime. Returns the new session.
     pub fn redeem(&self, token: &str) -> Option<NewSession> {
         let mut g = self.lock();
-        let at = g.links.remove(&digest(token))?;
-        if at.elapsed() >= LINK_TTL {
+        let Some(link) = g.links.remove(&digest(token)) else {
+            // Counted only while short codes are live: they are what guessing could find.
+            if g.links.values().any(|l| l.short) {
+                g.wrong += 1;
+            }
+            if g.wrong >= MAX_WRONG {
+                g.links.retain(|_, l| !l.short);
+                g.wrong = 0;
+            }
+            return None;
+        };
+        if link.at.elapsed() >= LINK_TTL {
             return None;
         }
+        drop(link); // its login file goes with it
         g.sessions.retain(|_, s| s.created.elapsed() < SESSION_TTL);
         if g.sessions.len() >= MAX_SESSIONS
             && let Some(oldest) = g
@@ -219,6 +338,60 @@ mod tests {
         assert!(!a.origin_ok(Some("http://127.0.0.1:8765")));
         assert!(!a.origin_ok(Some("https://evil.example")));
         assert!(!a.origin_ok(Some("null")));
+    }
+
+    #[test]
+    fn a_login_file_is_private_holds_the_link_and_goes_when_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let a = Auth::new(8766);
+        let f = a.mint_login_file(t.path()).unwrap();
+        assert!(f.starts_with(t.path()));
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let mode = std::fs::metadata(&f).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let html = std::fs::read_to_string(&f).unwrap();
+        let token = html.split("/login?t=").nth(1).unwrap()[..64].to_owned();
+        assert!(
+            !name.contains(&token[..24]),
+            "the path says nothing of the token"
+        );
+        assert!(html.contains("http-equiv=\"refresh\""));
+        assert!(a.redeem(&token).is_some());
+        assert!(!f.exists(), "used: removed");
+        // Replaced links take their files along.
+        let first = a.mint_login_file(t.path()).unwrap();
+        for _ in 0..MAX_LINKS {
+            a.mint_link_token();
+        }
+        assert!(!first.exists(), "given way: removed");
+    }
+
+    #[test]
+    fn a_short_code_works_once_typed_loosely_and_guessing_ends_it() {
+        let a = Auth::new(8766);
+        let code = a.mint_code().unwrap();
+        assert_eq!(code.len(), CODE_LEN + 1);
+        assert!(
+            code.chars()
+                .all(|c| c == '-' || CODE_ALPHABET.contains(&(c as u8)))
+        );
+        let typed = format!(" {} ", code.to_lowercase().replace('-', " "));
+        assert!(a.redeem(&Auth::normalize_code(&typed)).is_some());
+        assert!(a.redeem(&Auth::normalize_code(&code)).is_none(), "once");
+        let code = a.mint_code().unwrap();
+        let link = a.mint_link_token().unwrap();
+        for _ in 0..MAX_WRONG {
+            assert!(a.redeem("AAAAAAAA").is_none());
+        }
+        assert!(
+            a.redeem(&Auth::normalize_code(&code)).is_none(),
+            "guessing ended it"
+        );
+        assert!(
+            a.redeem(&link).is_some(),
+            "a 256-bit link is not a guess away"
+        );
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //!
 //! It listens on `127.0.0.1:approval.page_port` (default 8766), or on a free port when that one
 //! is taken (another instance has it). Its URL (without any secret) is written to
-//! `page-<pid>.url` in the runtime directory. Access: see `auth` — a one-time login link from
-//! `archgate ui`, then a session cookie; every page, asset and API answers 401 without it.
+//! `page-<pid>.url` in the runtime directory. Access: see `auth` — a one-time login (a 0600
+//! login file for `archgate ui`'s browser opener), then a session cookie; every page, asset and
+//! API answers 401 without it.
 //! Assets are embedded (no build step) and served with a strict Content-Security-Policy.
 //! Connections are bounded as on `/mcp` (`server/limits.rs`).
 
@@ -33,6 +34,7 @@ const MAX_BODY: usize = 16 * 1024;
 #[derive(Clone)]
 pub struct PageHandle {
     auth: Arc<Auth>,
+    runtime_dir: PathBuf,
 }
 
 impl PageHandle {
@@ -46,6 +48,23 @@ impl PageHandle {
             Some(t) => format!("http://127.0.0.1:{}/login?t={t}", self.auth.port()),
             None => String::new(),
         }
+    }
+
+    /// A one-time short code for the page's login form (`archgate ui --print`).
+    pub fn login_code(&self) -> Option<String> {
+        self.auth.mint_code()
+    }
+
+    /// A one-time login as a private file in the runtime directory (see `auth`): what
+    /// `archgate ui` hands the browser opener instead of the link. Removed when used or expired.
+    pub fn login_file(&self) -> std::io::Result<PathBuf> {
+        let file = self.auth.mint_login_file(&self.runtime_dir)?;
+        let auth = self.auth.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(auth::LINK_TTL + std::time::Duration::from_secs(1)).await;
+            auth.sweep();
+        });
+        Ok(file)
     }
 }
 
@@ -108,7 +127,10 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
         std::time::Duration::from_millis(500),
     ));
     Ok(Page {
-        handle: PageHandle { auth },
+        handle: PageHandle {
+            auth,
+            runtime_dir: app.paths.runtime_dir.clone(),
+        },
         url_file,
     })
 }
@@ -132,7 +154,7 @@ fn router(shared: Shared) -> Router {
             require_session,
         ));
     Router::new()
-        .route("/login", get(api::login))
+        .route("/login", get(api::login).post(api::login_code))
         .merge(authed)
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(shared.clone(), guard))
@@ -168,9 +190,15 @@ async fn guard(State(s): State<Shared>, req: Request, next: Next) -> Response {
         .get("sec-fetch-site")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v == "cross-site" || v == "same-site");
-    // A login link is opened from outside the browser ("none"); a cross-site *navigation* to it
-    // is refused too, so another page cannot log the browser in with a link it learned.
-    if !s.auth.origin_ok(origin) || cross_site {
+    // A login link typed or pasted arrives as "none"; one forwarded by a login file (see
+    // `auth`) arrives "cross-site" — a file:// page is a foreign origin to the browser. So a
+    // top-level GET of /login alone may come cross-site: it changes nothing but the browser's
+    // own session, with a token only the person's login file holds. Everything else from
+    // another site is refused.
+    let login_navigation = req.method() == http::Method::GET
+        && req.uri().path() == "/login"
+        && h.get("sec-fetch-mode").and_then(|v| v.to_str().ok()) == Some("navigate");
+    if !s.auth.origin_ok(origin) || (cross_site && !login_navigation) {
         return refuse(
             StatusCode::FORBIDDEN,
             "foreign_origin",
@@ -218,6 +246,8 @@ async fn require_session(State(s): State<Shared>, mut req: Request, next: Next) 
 async fn security_headers(req: Request, next: Next) -> Response {
     let mut res = next.run(req).await;
     let h = res.headers_mut();
+    // The login form sets a policy of its own (it may post to itself, and its post must carry
+    // its Origin, which `no-referrer` would make "null"); nothing else sets these headers.
     for (k, v) in [
         (
             "content-security-policy",
@@ -231,7 +261,9 @@ async fn security_headers(req: Request, next: Next) -> Response {
         ("cross-origin-opener-policy", "same-origin"),
         ("cross-origin-resource-policy", "same-origin"),
     ] {
-        h.insert(k, HeaderValue::from_static(v));
+        if !h.contains_key(k) {
+            h.insert(k, HeaderValue::from_static(v));
+        }
     }
     res
 }

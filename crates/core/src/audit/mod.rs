@@ -1,5 +1,7 @@
-//! The activity log: exactly one JSON line per call, however it ended.
+//! The activity log: exactly one JSON line per call, however it ended; every line bounded
+//! (`bound`), and rotation that keeps recent history (`writer::Retention`).
 
+pub mod bound;
 pub mod reader;
 pub mod record;
 mod writer;
@@ -9,7 +11,7 @@ pub use record::{
     ApprovalRecord, Outcome, Record, args_digest, canonical_json, now_rfc3339, redact,
     truncate_args,
 };
-pub use writer::{AuditLog, AuditSettings, AuditStats};
+pub use writer::{AuditLog, AuditSettings, AuditStats, HARD_CAP, KEEP_YOUNG, Retention};
 
 #[cfg(test)]
 mod tests {
@@ -155,14 +157,20 @@ mod tests {
     }
 
     #[test]
-    fn rotation_keeps_the_configured_number_of_files() {
+    fn rotation_keeps_the_configured_number_of_files_once_they_are_old() {
         let t = tempfile::tempdir().unwrap();
-        let log = AuditLog::start(AuditSettings {
-            path: t.path().join("activity.jsonl"),
-            queue: 64,
-            max_bytes: 2048,
-            keep: 2,
-        });
+        let log = AuditLog::start_with(
+            AuditSettings {
+                path: t.path().join("activity.jsonl"),
+                queue: 64,
+                max_bytes: 2048,
+                keep: 2,
+            },
+            Retention {
+                keep_young: Duration::ZERO,
+                hard_cap: HARD_CAP,
+            },
+        );
         for i in 0..60 {
             log.record(&rec(i));
             if i % 5 == 0 {
@@ -179,6 +187,121 @@ mod tests {
             names,
             ["activity.jsonl", "activity.jsonl.1", "activity.jsonl.2"]
         );
+    }
+
+    /// Every call record in the log and its rotated files, by id.
+    fn all_ids(dir: &std::path::Path) -> Vec<String> {
+        let mut ids = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            for e in read_log(&e.path()).unwrap().entries {
+                if let Entry::Call(r) = e {
+                    ids.push(r.id.clone());
+                }
+            }
+        }
+        ids.sort();
+        ids
+    }
+
+    fn events(dir: &std::path::Path, name: &str) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            for e in read_log(&e.path()).unwrap().entries {
+                if let Entry::Event(v) = e
+                    && v["event"] == name
+                {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn young_history_survives_rotation_beyond_keep() {
+        let t = tempfile::tempdir().unwrap();
+        let log = AuditLog::start(AuditSettings {
+            path: t.path().join("activity.jsonl"),
+            queue: 64,
+            max_bytes: 2048,
+            keep: 2,
+        });
+        for i in 0..60 {
+            log.record(&rec(i));
+            log.flush(Duration::from_secs(5));
+        }
+        let files = std::fs::read_dir(t.path()).unwrap().count();
+        assert!(files > 3, "rotation happened ({files} files)");
+        let mut want: Vec<String> = (0..60).map(|i| format!("c{i}")).collect();
+        want.sort();
+        assert_eq!(all_ids(t.path()), want, "no young record was rotated away");
+        assert!(events(t.path(), "rotated").is_empty());
+    }
+
+    #[test]
+    fn past_the_hard_cap_young_records_go_and_the_log_says_so() {
+        let t = tempfile::tempdir().unwrap();
+        let log = AuditLog::start_with(
+            AuditSettings {
+                path: t.path().join("activity.jsonl"),
+                queue: 64,
+                max_bytes: 2048,
+                keep: 2,
+            },
+            Retention {
+                keep_young: KEEP_YOUNG,
+                hard_cap: 8192,
+            },
+        );
+        for i in 0..80 {
+            log.record(&rec(i));
+            log.flush(Duration::from_secs(5));
+        }
+        let total: u64 = std::fs::read_dir(t.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.metadata().unwrap().len())
+            .sum();
+        assert!(total <= 8192 + 2 * 2048, "{total} bytes");
+        let rotated = events(t.path(), "rotated");
+        assert!(!rotated.is_empty(), "records went without a word");
+        assert_eq!(rotated[0]["reason"], "hard_cap");
+        assert!(rotated[0]["files"].as_u64().unwrap() >= 1);
+        let ids = all_ids(t.path());
+        assert!(ids.contains(&"c79".to_owned()), "the newest stay");
+    }
+
+    /// Issue 16.8 (attack 7): fourteen calls with 4 MiB unknown tool names used to rotate every
+    /// earlier record out of all six files. Now each makes one small record.
+    #[test]
+    fn huge_tool_names_cannot_flush_the_log() {
+        let t = tempfile::tempdir().unwrap();
+        let log = AuditLog::start(AuditSettings {
+            path: t.path().join("activity.jsonl"),
+            queue: 1024,
+            max_bytes: 16 << 20,
+            keep: 5,
+        });
+        for i in 0..100 {
+            log.record(&rec(i));
+        }
+        let name = "A".repeat(4 << 20);
+        for i in 0..14 {
+            let mut r = rec(1000 + i);
+            r.tool = name.clone();
+            r.route = Some(name.clone());
+            log.record(&r);
+        }
+        assert!(log.flush(Duration::from_secs(10)));
+        let ids = all_ids(t.path());
+        assert_eq!(ids.len(), 114);
+        for i in 0..100 {
+            assert!(ids.contains(&format!("c{i}")), "c{i} is gone");
+        }
+        let len = std::fs::metadata(t.path().join("activity.jsonl"))
+            .unwrap()
+            .len();
+        assert!(len < 14 * 8 * 1024 + 100 * 1024, "{len} bytes");
     }
 
     #[test]

@@ -25,6 +25,31 @@ pub struct AuditSettings {
     pub keep: u32,
 }
 
+/// How long history survives rotation. A rotated file is removed once it is older than
+/// `keep_young` (by its last write) and `keep` newer files exist; a younger one is removed only
+/// when all files together pass `hard_cap` bytes, and then a `rotated` event says so.
+#[derive(Debug, Clone, Copy)]
+pub struct Retention {
+    pub keep_young: Duration,
+    pub hard_cap: u64,
+}
+
+/// Rotated files are kept this long by default, whatever their number.
+pub const KEEP_YOUNG: Duration = Duration::from_secs(7 * 86_400);
+/// All files together never pass this by default (or `max_bytes × (keep + 1)` when larger).
+pub const HARD_CAP: u64 = 256 << 20;
+/// Never more numbered files than this, young or not.
+const MAX_FILES: u32 = 1000;
+
+impl Retention {
+    pub fn default_for(s: &AuditSettings) -> Retention {
+        Retention {
+            keep_young: KEEP_YOUNG,
+            hard_cap: HARD_CAP.max(s.max_bytes.saturating_mul(u64::from(s.keep) + 1)),
+        }
+    }
+}
+
 enum Msg {
     Line(String),
     Flush(std::sync::mpsc::Sender<()>),
@@ -57,6 +82,12 @@ impl std::fmt::Debug for AuditLog {
 impl AuditLog {
     /// Starts the writer thread. Never fails: an unwritable location is reported when writing.
     pub fn start(settings: AuditSettings) -> AuditLog {
+        let retention = Retention::default_for(&settings);
+        AuditLog::start_with(settings, retention)
+    }
+
+    /// [`AuditLog::start`] with its own retention.
+    pub fn start_with(settings: AuditSettings, retention: Retention) -> AuditLog {
         let (tx, rx) = sync_channel(settings.queue.max(1));
         let pending_dropped = Arc::new(AtomicU64::new(0));
         let stats = Arc::new(AuditStats::default());
@@ -65,7 +96,7 @@ impl AuditLog {
             let stats = stats.clone();
             std::thread::Builder::new()
                 .name("archgate-audit".into())
-                .spawn(move || Writer::new(settings, pending_dropped, stats).run(rx))
+                .spawn(move || Writer::new(settings, retention, pending_dropped, stats).run(rx))
                 .expect("spawning the audit writer thread")
         };
         AuditLog {
@@ -79,7 +110,7 @@ impl AuditLog {
 
     /// Enqueues one record without blocking.
     pub fn record(&self, record: &Record) {
-        match serde_json::to_string(record) {
+        match super::bound::record_line(record) {
             Ok(line) => self.enqueue(line),
             Err(e) => tracing::error!("audit record could not be serialized: {e}"),
         }
@@ -97,7 +128,7 @@ impl AuditLog {
             );
             o.entry("time")
                 .or_insert_with(|| super::record::now_rfc3339().into());
-            self.enqueue(v.to_string());
+            self.enqueue(super::bound::bounded_event(&v).to_string());
         }
     }
 
@@ -150,6 +181,7 @@ impl AuditLog {
 
 struct Writer {
     settings: AuditSettings,
+    retention: Retention,
     file: Option<File>,
     size: u64,
     pending_dropped: Arc<AtomicU64>,
@@ -160,11 +192,13 @@ struct Writer {
 impl Writer {
     fn new(
         settings: AuditSettings,
+        retention: Retention,
         pending_dropped: Arc<AtomicU64>,
         stats: Arc<AuditStats>,
     ) -> Writer {
         Writer {
             settings,
+            retention,
             file: None,
             size: 0,
             pending_dropped,
@@ -245,9 +279,10 @@ impl Writer {
     }
 
     fn try_write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut notice = None;
         if self.size + bytes.len() as u64 > self.settings.max_bytes && self.size > 0 {
             self.file = None;
-            rotate(&self.settings.path, self.settings.keep)?;
+            notice = rotate(&self.settings, &self.retention)?;
             self.size = 0;
         }
         if self.file.is_none() {
@@ -267,6 +302,12 @@ impl Writer {
             self.file = Some(f);
         }
         let f = self.file.as_mut().expect("opened above");
+        if let Some(n) = notice {
+            let line = format!("{n}\n");
+            f.write_all(line.as_bytes())?;
+            self.size += line.len() as u64;
+            self.stats.written.fetch_add(1, Ordering::Relaxed);
+        }
         f.write_all(bytes)?;
         self.size += bytes.len() as u64;
         Ok(())
@@ -282,12 +323,65 @@ fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
     Ok(b[0] == b'\n')
 }
 
-/// activity.jsonl → activity.jsonl.1 → … → activity.jsonl.KEEP (the oldest is removed).
-fn rotate(path: &Path, keep: u32) -> std::io::Result<()> {
+/// activity.jsonl → activity.jsonl.1 → activity.jsonl.2 → …; then, from the oldest end, files
+/// beyond `keep` go when they are older than `keep_young` — or, younger, only while all files
+/// together pass `hard_cap`. Returns the `rotated` event to write when young records went.
+fn rotate(s: &AuditSettings, r: &Retention) -> std::io::Result<Option<serde_json::Value>> {
+    let path = &s.path;
     let numbered = |n: u32| PathBuf::from(format!("{}.{n}", path.display()));
-    let _ = std::fs::remove_file(numbered(keep));
-    for n in (1..keep).rev() {
+    let mut last = 0;
+    while last < MAX_FILES && numbered(last + 1).exists() {
+        last += 1;
+    }
+    if last == MAX_FILES {
+        let _ = std::fs::remove_file(numbered(last));
+        last -= 1;
+    }
+    for n in (1..=last).rev() {
         let _ = std::fs::rename(numbered(n), numbered(n + 1));
     }
-    std::fs::rename(path, numbered(1))
+    std::fs::rename(path, numbered(1))?;
+    last += 1;
+    let size = |n: u32| std::fs::metadata(numbered(n)).map_or(0, |m| m.len());
+    let mut total: u64 = (1..=last).map(size).sum();
+    let now = std::time::SystemTime::now();
+    let (mut files, mut bytes, mut newest) = (0u32, 0u64, None);
+    while last > s.keep.max(1) {
+        let p = numbered(last);
+        let meta = std::fs::metadata(&p).ok();
+        let len = meta.as_ref().map_or(0, |m| m.len());
+        let written = meta.and_then(|m| m.modified().ok());
+        let young = written
+            .and_then(|w| now.duration_since(w).ok())
+            .is_none_or(|age| age < r.keep_young);
+        if young && total <= r.hard_cap {
+            break;
+        }
+        if std::fs::remove_file(&p).is_err() {
+            break; // reported by the next write if the directory is the problem
+        }
+        total = total.saturating_sub(len);
+        if young {
+            files += 1;
+            bytes += len;
+            newest = newest.max(written);
+        }
+        last -= 1;
+    }
+    if files == 0 {
+        return Ok(None);
+    }
+    let newest = newest.map(time::OffsetDateTime::from).and_then(|t| {
+        t.format(&time::format_description::well_known::Rfc3339)
+            .ok()
+    });
+    Ok(Some(serde_json::json!({
+        "event": "rotated",
+        "time": super::record::now_rfc3339(),
+        "reason": "hard_cap",
+        "files": files,
+        "bytes": bytes,
+        "newest_removed": newest,
+        "hard_cap": r.hard_cap,
+    })))
 }

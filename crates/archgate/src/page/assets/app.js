@@ -72,8 +72,15 @@ function card(q) {
   meta.append(left);
   const cmd = el("pre", "cmd");
   cmd.append(el("code", null, q.summary));
+  // Every argument, whole: what the person reads is what the call gets. The server escaped
+  // control, bidi and invisible characters (\x1b, \u{202e}) so they show instead of acting.
   const details = el("details");
-  details.append(el("summary", null, "Arguments"), el("pre", "args", JSON.stringify(q.args, null, 2)));
+  details.open = true;
+  const shown = q.shown_args || [];
+  details.append(el("summary", null, shown.length ? "Arguments (" + shown.length + ")" : "No arguments"));
+  const dl = el("dl", "args");
+  for (const [k, v] of shown) dl.append(el("dt", null, k), el("dd", null, v));
+  details.append(dl);
   const bar = el("div", "bar");
   const fill = el("span");
   bar.append(fill);
@@ -164,7 +171,7 @@ function renderRules(rules) {
     const text = el("div", "grow");
     const head = el("div");
     head.append(el("strong", null, r.tool), el("span", "muted", " from " + r.client + " · " + r.id));
-    const args = el("code", "small", JSON.stringify(r.args));
+    const args = el("code", "small", r.shown_args !== undefined ? r.shown_args : JSON.stringify(r.args));
     const caps = el("div", "muted small",
       "until " + fmtUntil(r.expires) + " · " + (r.uses || []).length + "/" + r.max_uses_per_day + " uses today");
     text.append(head, args, caps);

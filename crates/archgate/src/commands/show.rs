@@ -1,0 +1,137 @@
+//! `archgate show ID`: one waiting call, whole — client, tool, route, tier, the exact command,
+//! every argument (unredacted, uncut, escaped, wrapped) and the deadline. What the person reads
+//! here is what the call will do; the activity log keeps its redaction and cuts.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::approvals::{NONE_RUNNING, NOTHING_WAITING, gather};
+use super::out;
+use archgate_core::text::{display_args, for_terminal, json_for_terminal, wrap};
+
+/// Lines are wrapped at this many characters.
+const WIDTH: usize = 100;
+
+/// `label: value`, the value wrapped with its continuation lines under its first character.
+fn field(indent: &str, label: &str, value: &str) -> Vec<String> {
+    let head = format!("{indent}{label}: ");
+    let pad = " ".repeat(head.chars().count());
+    let width = WIDTH.saturating_sub(head.chars().count()).max(20);
+    wrap(value, width)
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| format!("{}{l}", if i == 0 { &head } else { &pad }))
+        .collect()
+}
+
+/// The route and every argument of a question, escaped and wrapped (under its row in
+/// `archgate approvals`, and in `archgate show`).
+pub(super) fn detail_lines(q: &Value, indent: &str) -> Vec<String> {
+    let mut lines = field(
+        indent,
+        "route",
+        &for_terminal(q["route"].as_str().unwrap_or("")),
+    );
+    let args = display_args(&q["args"]);
+    if args.is_empty() {
+        lines.push(format!("{indent}arguments: none"));
+    }
+    for (k, v) in args {
+        lines.extend(field(indent, &format!("argument {k}"), &v));
+    }
+    lines
+}
+
+/// The whole question, one field per line.
+fn whole(q: &Value) -> Vec<String> {
+    let text = |k: &str| for_terminal(q[k].as_str().unwrap_or("")).into_owned();
+    let deadline = q["deadline"]
+        .as_i64()
+        .and_then(|d| time::OffsetDateTime::from_unix_timestamp(d).ok())
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default();
+    let mut lines = Vec::new();
+    lines.extend(field("", "id", &text("id")));
+    lines.extend(field("", "client", &text("client")));
+    lines.extend(field("", "tool", &text("tool")));
+    lines.extend(field("", "tier", &text("tier")));
+    lines.extend(field("", "command", &text("summary")));
+    lines.extend(detail_lines(q, ""));
+    lines.extend(field(
+        "",
+        "deadline",
+        &format!("{deadline} ({} s left; silence is no)", q["seconds_left"]),
+    ));
+    lines.extend(field(
+        "",
+        "always",
+        if q["rule_allowed"] == true {
+            "may be offered (archgate approve ID --always)"
+        } else {
+            "not offered for this tool"
+        },
+    ));
+    lines
+}
+
+pub fn run(config: Option<PathBuf>, id: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let (reached, all) = gather(config)?;
+    if reached == 0 {
+        out(NONE_RUNNING);
+        return Ok(ExitCode::from(1));
+    }
+    let Some(q) = all.iter().find(|q| q["id"] == id) else {
+        out(format!(
+            "no pending approval {}: it was already decided, withdrawn, or never existed ({})",
+            for_terminal(id),
+            if all.is_empty() {
+                NOTHING_WAITING
+            } else {
+                "see `archgate approvals`"
+            }
+        ));
+        return Ok(ExitCode::from(1));
+    };
+    if json {
+        out(json_for_terminal(&serde_json::to_string_pretty(q)?));
+    } else {
+        for l in whole(q) {
+            out(l);
+        }
+        out("\napprove: archgate approve ID [--always]   deny: archgate deny ID");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_question_is_shown_whole_and_escaped() {
+        let long = "y".repeat(2048);
+        let q = json!({
+            "id": "c-1", "client": "local", "tool": "clipboard_write", "tier": "act",
+            "route": "clipboard_write\u{1b}[2K", "summary": "wl-copy \u{202e}txt",
+            "args": {"text": long, "x": "\r\u{1b}[1A"}, "deadline": 0, "seconds_left": 5,
+            "rule_allowed": false,
+        });
+        let lines = whole(&q);
+        let text = lines.concat();
+        assert!(
+            text.replace(' ', "").contains(&long),
+            "every byte of the argument"
+        );
+        assert!(text.contains("\\x1b[2K") && text.contains("\\u{202e}txt"));
+        assert!(text.contains(r#""\r\x1b[1A""#));
+        for l in &lines {
+            assert!(!l.chars().any(|c| c.is_control()), "{l:?}");
+            assert!(l.chars().count() <= WIDTH, "{l:?}");
+        }
+    }
+}
