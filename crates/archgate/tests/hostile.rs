@@ -530,19 +530,19 @@ fn rpc(token: &str, method: &str, params: Value) -> Request<'static> {
 #[path = "adversary/injection.rs"]
 mod injection;
 
-#[path = "adversary/spellings.rs"]
-mod spellings;
+#[path = "adversary/blind.rs"]
+mod blind;
 #[path = "adversary/bounds.rs"]
 mod bounds;
-#[path = "adversary/failclosed.rs"]
-mod failclosed;
-#[path = "adversary/withdraw.rs"]
-mod withdraw;
 #[path = "adversary/escapes.rs"]
 mod escapes;
+#[path = "adversary/failclosed.rs"]
+mod failclosed;
 #[path = "adversary/flush.rs"]
 mod flush;
 #[path = "adversary/login.rs"]
 mod login;
-#[path = "adversary/blind.rs"]
-mod blind;
+#[path = "adversary/spellings.rs"]
+mod spellings;
+#[path = "adversary/withdraw.rs"]
+mod withdraw;

@@ -175,6 +175,45 @@ impl Tool for FromFile {
     }
 }
 
+/// Takes one route word from the agent (as `toggle NAME` or `omarchy_run ROUTE` do).
+struct RouteWord;
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RouteWordArgs {
+    /// A route word.
+    word: String,
+}
+static ROUTE_WORD: ToolSpec = ToolSpec {
+    name: "secret_route",
+    title: "Route word",
+    description: "acts on a named thing",
+    tier: Tier::Act,
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+    private_args: &[],
+};
+impl Tool for RouteWord {
+    type Args = RouteWordArgs;
+    type Run = RouteWordArgs;
+    archgate_core::resolve_as_planned!();
+    fn spec(&self) -> &'static ToolSpec {
+        &ROUTE_WORD
+    }
+    fn plan(&self, a: &RouteWordArgs) -> Plan {
+        Plan::with_tier(&ROUTE_WORD, Tier::Act, &[&a.word])
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _p: Permit,
+        _a: RouteWordArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async { Ok(ToolOutput::default()) })
+    }
+}
+
 struct Env {
     _dir: tempfile::TempDir,
     gate: Arc<Gate>,
@@ -208,6 +247,7 @@ fn env(config: &str) -> Env {
     cat.add(Echo);
     cat.add(Secret);
     cat.add(FromFile(dir.path().join("entry")));
+    cat.add(RouteWord);
     let log = paths.audit_log();
     Env {
         _dir: dir,
@@ -602,6 +642,29 @@ async fn unknown_tools_are_charged() {
         .call(&client(), "echo", json!({"words": ["x"]}))
         .await;
     assert_eq!(r.output.unwrap_err().kind, "budget_exhausted");
+}
+
+/// Issue 16, attack 5: route words that would draw on the person's terminal are refused at
+/// admission; nothing is resolved or asked.
+#[tokio::test]
+async fn route_words_that_draw_on_the_terminal_are_refused() {
+    let e = env("");
+    let _channel = e.gate.broker.register_pull_channel();
+    for bad in ["x\u{1b}[1A\u{1b}[2K\rsu", "xdg\u{202e}nepo", "a\u{200b}b"] {
+        entry(&e, &["printf", "never"]);
+        let r = e
+            .gate
+            .call(&client(), "secret_route", json!({ "word": bad }))
+            .await;
+        assert_eq!(
+            r.outcome,
+            Outcome::InvalidArguments,
+            "{bad:?}: {:?}",
+            r.output
+        );
+        assert_eq!(r.output.unwrap_err().kind, "invalid_route");
+    }
+    assert!(e.gate.broker.pending().is_empty());
 }
 
 /// Issue 16, attack 7: a 4 MiB unknown tool name leaves a record of bounded size that still

@@ -348,6 +348,7 @@ impl Gate {
 
         // Decide on the words alone: a denied plan is refused before anything is looked up.
         let plan = tool.plan(parsed.as_ref());
+        check_route(&plan)?;
         rec.r.route = Some(plan.route.clone());
         let early = self.decide(
             config,
@@ -429,8 +430,14 @@ impl Gate {
         let Some(tool) = tool else {
             return Err((
                 Outcome::NotGranted,
-                ToolError::new("unknown_tool", format!("no tool named {:?}", rec.r.tool))
-                    .next("list the tools and call one of them"),
+                ToolError::new(
+                    "unknown_tool",
+                    format!(
+                        "no tool named {:?}",
+                        crate::audit::bound::cap(&rec.r.tool, crate::audit::bound::TOOL_NAME_LIMIT)
+                    ),
+                )
+                .next("list the tools and call one of them"),
             ));
         };
         let spec = tool.spec();
@@ -680,6 +687,20 @@ impl Gate {
         }
         Ok(output)
     }
+}
+
+/// Route words are printable and bounded (no control, bidi or invisible character): they reach
+/// the person's screen in every question and the log.
+fn check_route(plan: &Plan) -> Result<(), (Outcome, ToolError)> {
+    let words: Vec<&str> = plan.route.split_whitespace().collect();
+    crate::text::check_route_words(&words).map_err(|e| {
+        (
+            Outcome::InvalidArguments,
+            ToolError::new(e.kind(), e.to_string()).next(
+                "call again with the route's words as omarchy_search or the schema give them",
+            ),
+        )
+    })
 }
 
 /// Each program of the action found and checked now, and pinned to the file found: the person

@@ -38,7 +38,7 @@ impl<'g> Pending<'g> {
                 time: now_rfc3339(),
                 id: id.to_owned(),
                 client: client.name.clone(),
-                tool: bounded_name(tool),
+                tool: tool.to_owned(),
                 route: None,
                 target: None,
                 tier: None,
@@ -80,28 +80,6 @@ impl<'g> Pending<'g> {
         self.done = true;
         self.gate.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
-}
-
-/// Longest tool name kept whole in a record; a longer one (no tool has one) is cut and keeps
-/// its digest, so a flood of huge unknown names cannot fill the log.
-pub(super) const MAX_NAME: usize = 128;
-
-/// `name`, or its first `MAX_NAME` bytes and the sha256 of the whole.
-pub(super) fn bounded_name(name: &str) -> String {
-    if name.len() <= MAX_NAME {
-        return name.to_owned();
-    }
-    let mut cut = MAX_NAME;
-    while !name.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    use sha2::{Digest, Sha256};
-    format!(
-        "{}…[{} bytes, sha256 {}]",
-        &name[..cut],
-        name.len(),
-        hex::encode(Sha256::digest(name.as_bytes()))
-    )
 }
 
 impl Drop for Pending<'_> {
