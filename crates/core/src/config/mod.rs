@@ -6,12 +6,14 @@
 //! `Arc<Config>` snapshot (`ConfigHandle`); one call is decided under one snapshot.
 
 mod example;
+mod exec;
 mod locate;
 pub mod raw;
 mod reload;
 mod validate;
 
 pub use example::EXAMPLE;
+pub use exec::{OmarchySource, expand_home};
 pub use reload::{ConfigHandle, ReloadOutcome};
 pub use validate::*;
 
