@@ -27,12 +27,9 @@ pub struct DesktopService {
 }
 
 impl DesktopService {
-    pub fn new() -> DesktopService {
+    pub fn new(env: archgate_desktop::DesktopEnv) -> DesktopService {
         DesktopService {
-            desktop: Desktop::new(
-                archgate_desktop::DesktopEnv::from_process(),
-                archgate_desktop::DesktopConfig::default(),
-            ),
+            desktop: Desktop::new(env, archgate_desktop::DesktopConfig::default()),
             registry: RwLock::new(None),
         }
     }
@@ -280,8 +277,8 @@ impl Tool for ShellCall {
     }
 }
 
-pub fn register(c: &mut Catalogue) {
-    let svc = Arc::new(DesktopService::new());
+pub fn register(c: &mut Catalogue, env: archgate_desktop::DesktopEnv) {
+    let svc = Arc::new(DesktopService::new(env));
     c.add(DesktopState(svc.clone()));
     c.add(OmarchySearch(svc.clone()));
     c.add(OmarchyRun(svc.clone()));
