@@ -106,5 +106,7 @@ docs_dir = "/usr/share/doc/arch-wiki/html"
 # Where Omarchy is (read when archgate starts). Default: $OMARCHY_PATH, else
 # ~/.local/share/omarchy, else /usr/share/omarchy, whichever has bin/omarchy.
 # omarchy_path = "~/.local/share/omarchy"
-screenshot_max_dim = 1920
+# Long side of a screenshot in pixels (what vision models read well); the image is then made
+# to fit [limits] max_output_bytes as JPEG, quality first, size only after (64..=8192).
+screenshot_max_dim = 1568
 "#;

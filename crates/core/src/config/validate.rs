@@ -555,7 +555,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
             },
             screenshot_max_dim: bounded(
                 desktop.screenshot_max_dim,
-                1920,
+                1568,
                 64,
                 8192,
                 "desktop.screenshot_max_dim",
