@@ -499,7 +499,16 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
             pacman_conf: arch
                 .pacman_conf
                 .unwrap_or_else(|| PathBuf::from("/etc/pacman.conf")),
-            pacman_log: arch.pacman_log,
+            pacman_log: match arch.pacman_log {
+                Some(p) if !p.is_absolute() => {
+                    report(
+                        "arch.pacman_log",
+                        format!("{} is not an absolute path; ignored", p.display()),
+                    );
+                    None
+                }
+                p => p,
+            },
             aur_url: url(
                 arch.aur_url,
                 "https://aur.archlinux.org",
