@@ -19,6 +19,7 @@ mod mcp_http;
 #[path = "../e2e/wire.rs"]
 mod wire;
 
+mod doctor;
 mod plugin;
 mod service;
 mod setup;

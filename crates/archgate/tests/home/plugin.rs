@@ -544,7 +544,7 @@ fn the_panel_shows_the_service_and_drives_it() {
     let service = qml("Service.qml");
     let panel = qml("Panel.qml");
     let bar = qml("BarWidget.qml");
-    let used = members_after(&panel, "service.");
+    let used = members_after(&panel, "root.service.");
     for want in [
         "status",
         "reason",
