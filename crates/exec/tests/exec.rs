@@ -441,6 +441,7 @@ async fn stdin_bytes_reach_the_program_and_default_stdin_is_empty() {
 /// The child half of `the_persons_environment_passes_and_secrets_do_not`: run `env` through the
 /// executor and print what it saw between markers. Does nothing unless the parent started it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::print_stdout)] // the parent reads this process's stdout
 async fn env_child_prints_what_a_program_sees() {
     if std::env::var_os("ARCHGATE_EXEC_ENV_CHILD").is_none() {
         return;

@@ -77,7 +77,7 @@ async fn reachable(name: &str, url: &str, disables: &'static str) -> Check {
 /// in the runtime directory rather than the environment.
 fn session(env: &archgate_desktop::DesktopEnv) -> Check {
     let mark = |k: &str| {
-        if env.discovered.iter().any(|d| *d == k) {
+        if env.discovered.contains(&k) {
             " (discovered)"
         } else {
             ""

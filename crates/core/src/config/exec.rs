@@ -80,8 +80,7 @@ impl Config {
     /// (see [`Self::omarchy_install`]), `/usr/local/bin`, `/usr/bin`; `[exec] trust`; the
     /// timeout and output cap.
     pub fn executor_config(&self) -> ExecConfig {
-        let mut c = ExecConfig::default();
-        c.search_dirs = match &self.exec.search_dirs {
+        let search_dirs = match &self.exec.search_dirs {
             Some(d) => d.clone(),
             None => {
                 let mut dirs = Vec::with_capacity(3);
@@ -93,13 +92,18 @@ impl Config {
                 dirs
             }
         };
-        c.require_root_owned = self.exec.trust != ExecTrust::Off;
-        if self.exec.trust == ExecTrust::Root {
-            c.person_uid = None;
+        let defaults = ExecConfig::default();
+        ExecConfig {
+            search_dirs,
+            require_root_owned: self.exec.trust != ExecTrust::Off,
+            person_uid: match self.exec.trust {
+                ExecTrust::Root => None,
+                _ => defaults.person_uid,
+            },
+            default_timeout: self.exec.timeout,
+            output_cap: self.exec.output_cap,
+            ..defaults
         }
-        c.default_timeout = self.exec.timeout;
-        c.output_cap = self.exec.output_cap;
-        c
     }
 }
 
