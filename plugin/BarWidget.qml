@@ -4,7 +4,9 @@ import Quickshell.Io
 import qs.Ui
 
 // archgate in the bar, one per monitor: a view of the service. Serving, stopped or failed; the
-// number of approvals waiting; developer mode. A click opens the approval page.
+// number of approvals waiting; developer mode; a config.toml that does not parse. A click opens
+// the plugin's panel (start, stop, restart, approvals); without the shell's panel host, the
+// approval page.
 //
 // The widget is built before the service exists (serviceFor is null on the first evaluation at
 // every start), so until it resolves the widget reads the state file the service and archgate
@@ -27,12 +29,15 @@ BarWidget {
   readonly property int pending: service ? service.pendingApprovals : (Number(fileState.pending_approvals) || 0)
   readonly property bool devMode: service ? service.developerMode : fileState.developer_mode === true
   readonly property string reason: service ? service.reason : String(fileState.reason || "")
+  readonly property bool configOk: service ? service.configOk : fileState.config_ok !== false
+  readonly property var configProblems: service ? service.configProblems : []
   readonly property bool serving: status === "serving"
 
   readonly property string label: {
     var t = "AG"
     if (devMode) t += " dev"
     if (pending > 0) t += " " + pending
+    if (!configOk) t += " cfg!"
     if (!serving) t += status === "stopped" ? " off" : (status === "starting" ? " …" : " !")
     return t
   }
@@ -47,7 +52,11 @@ BarWidget {
     if (reason !== "") t += "\n" + reason
     t += "\n" + (pending === 1 ? "1 approval waiting" : pending + " approvals waiting")
     if (devMode) t += "\nDeveloper mode is ON: calls are approved without asking"
-    return t + "\nClick: open the approval page"
+    if (!configOk) {
+      t += "\nconfig.toml is broken; the previous config stays in force (archgate config check)"
+      for (var i = 0; i < configProblems.length && i < 3; i++) t += "\n  " + configProblems[i]
+    }
+    return t + "\nClick: the archgate panel"
   }
 
   function readFile() {
@@ -55,7 +64,8 @@ BarWidget {
   }
 
   function open() {
-    if (root.service) root.service.openApprovals()
+    if (host && host.shell && typeof host.shell.toggle === "function") host.shell.toggle(moduleName, "")
+    else if (root.service) root.service.openApprovals()
     else Quickshell.execDetached(["archgate", "ui"])
   }
 
@@ -76,7 +86,7 @@ BarWidget {
     anchors.fill: parent
     bar: root.bar
     text: root.label
-    active: root.pending > 0 || root.devMode
+    active: root.pending > 0 || root.devMode || !root.configOk
     blinking: root.pending > 0
     dimmed: !root.serving
     tooltipText: root.tooltip

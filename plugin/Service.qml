@@ -45,6 +45,8 @@ Item {
   property int pendingApprovals: 0
   property bool developerMode: false
   property bool configOk: true
+  // What is wrong with config.toml, one line per problem (from /health), when it is not ok.
+  property var configProblems: []
   property string lastCall: ""
   property double lastCallAt: 0
   property int restarts: 0
@@ -135,6 +137,7 @@ Item {
       root.pendingApprovals = Number(health.pending_approvals) || 0
       root.developerMode = health.developer_mode === true
       root.configOk = !health.config || health.config.ok !== false
+      root.configProblems = health.config && Array.isArray(health.config.problems) ? health.config.problems.map(String) : []
       root.reason = ""
       root.setStatus("serving")
       if (!stableTimer.running) stableTimer.restart()
@@ -211,6 +214,45 @@ Item {
     }
     if (root.restarts > 0) text += "\nrestarts since it last served a minute: " + root.restarts
     return text
+  }
+
+  // Start, stop and restart: what the IPC functions and the panel's buttons do. Each returns a
+  // sentence for the person.
+  function startDaemon() {
+    root.wantRunning = true
+    stopFlag.setText("")
+    backoff.stop()
+    if (daemon.running) return "archgate is already running (pid " + root.pid + ", " + root.status + ")"
+    root.restarts = 0
+    root.launch()
+    return "starting archgate; `omarchy-shell " + root.pluginId + " status` shows when it serves"
+  }
+
+  function stopDaemon() {
+    root.wantRunning = false
+    stopFlag.setText("stopped\n")
+    backoff.stop()
+    if (!daemon.running) {
+      root.reason = "stopped from the plugin; omarchy-shell " + root.pluginId + " start starts it"
+      root.setStatus("stopped")
+      return "archgate was not running; it stays stopped (also after a shell restart)"
+    }
+    root.terminate()
+    return "stopping archgate (pid " + root.pid + "); it stays stopped until `omarchy-shell " + root.pluginId + " start`"
+  }
+
+  function restartDaemon() {
+    root.wantRunning = true
+    stopFlag.setText("")
+    backoff.stop()
+    root.restarts = 0
+    if (daemon.running) {
+      root.restartNow = true
+      root.terminate()
+      return "restarting archgate (pid " + root.pid + ")"
+    }
+    root.launch()
+    return "starting archgate"
   }
 
   // Opens the approval page in the browser, logged in with a one-time link.
@@ -337,40 +379,15 @@ Item {
     }
 
     function start(): string {
-      root.wantRunning = true
-      stopFlag.setText("")
-      backoff.stop()
-      if (daemon.running) return "archgate is already running (pid " + root.pid + ", " + root.status + ")"
-      root.restarts = 0
-      root.launch()
-      return "starting archgate; `omarchy-shell " + root.pluginId + " status` shows when it serves"
+      return root.startDaemon()
     }
 
     function stop(): string {
-      root.wantRunning = false
-      stopFlag.setText("stopped\n")
-      backoff.stop()
-      if (!daemon.running) {
-        root.reason = "stopped from the plugin; omarchy-shell " + root.pluginId + " start starts it"
-        root.setStatus("stopped")
-        return "archgate was not running; it stays stopped (also after a shell restart)"
-      }
-      root.terminate()
-      return "stopping archgate (pid " + root.pid + "); it stays stopped until `omarchy-shell " + root.pluginId + " start`"
+      return root.stopDaemon()
     }
 
     function restart(): string {
-      root.wantRunning = true
-      stopFlag.setText("")
-      backoff.stop()
-      root.restarts = 0
-      if (daemon.running) {
-        root.restartNow = true
-        root.terminate()
-        return "restarting archgate (pid " + root.pid + ")"
-      }
-      root.launch()
-      return "starting archgate"
+      return root.restartDaemon()
     }
 
     function reloadConfig(): string {

@@ -13,6 +13,9 @@
 #   status  exits 0 if every process started is alive, 1 otherwise.
 #   stop    kills exactly the processes `start` recorded (by pid), then removes the runtime dir.
 #
+# Optional: SESSION_RESOLUTION (default 1280x720) sets HEADLESS-1's mode, and SESSION_BACKGROUND
+# (an image file readable by the session user) is drawn as the wallpaper (swaybg, `fill`).
+#
 # Why `nobody`: Sway refuses to run as root, so when started by root everything runs as nobody.
 # Clients running as root (the tests) can still reach every socket in the nobody-owned runtime
 # dir; the D-Bus config written here admits them. Started by another user, it runs as that user.
@@ -183,10 +186,14 @@ EOF
     wait_for "the D-Bus socket" 100 socket_exists "$RUNDIR/bus"
 
     # --- Sway, headless.
-    cat >"$DIR/sway.conf" <<'EOF'
-output HEADLESS-1 resolution 1280x720 position 0 0
-# No bar, no wallpaper: the screen shows only what tests draw.
-output * background #202020 solid_color
+    local background="#202020 solid_color"
+    if [ -n "${SESSION_BACKGROUND:-}" ]; then
+        background="$SESSION_BACKGROUND fill"
+    fi
+    cat >"$DIR/sway.conf" <<EOF
+output HEADLESS-1 resolution ${SESSION_RESOLUTION:-1280x720} position 0 0
+# No bar; no wallpaper unless asked: the screen shows only what tests draw.
+output * background $background
 default_border normal
 focus_follows_mouse no
 EOF

@@ -19,26 +19,49 @@ pub struct PathEnv {
     pub xdg_cache_home: Option<PathBuf>,
     pub xdg_runtime_dir: Option<PathBuf>,
     pub uid: u32,
+    /// True when `xdg_runtime_dir` was not in the environment but found at `/run/user/UID`.
+    pub runtime_dir_discovered: bool,
 }
+
+/// Where logind puts each user's runtime directory.
+pub const RUN_USER: &str = "/run/user";
 
 impl PathEnv {
     /// Reads the variables of the running process. Empty or relative values are ignored, as the
-    /// XDG specification asks.
+    /// XDG specification asks. Without `XDG_RUNTIME_DIR` (a client that starts archgate with only
+    /// HOME, PATH, SHELL and TERM), `/run/user/UID` is used when it is the person's own private
+    /// directory ([`runtime_dir_fallback`]), so the control socket lands where the person's
+    /// `archgate approvals` looks.
     pub fn from_process() -> Self {
         let var = |k: &str| {
             std::env::var_os(k)
                 .map(PathBuf::from)
                 .filter(|p| p.is_absolute())
         };
-        PathEnv {
+        let uid = nix::unistd::getuid().as_raw();
+        let mut env = PathEnv {
             home: var("HOME"),
             xdg_config_home: var("XDG_CONFIG_HOME"),
             xdg_state_home: var("XDG_STATE_HOME"),
             xdg_cache_home: var("XDG_CACHE_HOME"),
             xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
-            uid: nix::unistd::getuid().as_raw(),
+            uid,
+            runtime_dir_discovered: false,
+        };
+        if env.xdg_runtime_dir.is_none() {
+            env.xdg_runtime_dir = runtime_dir_fallback(Path::new(RUN_USER), uid);
+            env.runtime_dir_discovered = env.xdg_runtime_dir.is_some();
         }
+        env
     }
+}
+
+/// `BASE/UID` when it is a real directory (not a symlink) owned by `uid` with mode 0700 — what
+/// logind makes for a logged-in person; anything else is not trusted to be theirs.
+pub fn runtime_dir_fallback(base: &Path, uid: u32) -> Option<PathBuf> {
+    let dir = base.join(uid.to_string());
+    let m = fs::symlink_metadata(&dir).ok()?;
+    (m.is_dir() && m.uid() == uid && m.mode() & 0o777 == 0o700).then_some(dir)
 }
 
 /// Overrides from `[paths]` in config.toml. Each replaces the derived directory.
@@ -304,6 +327,37 @@ mod tests {
             Paths::resolve(&e, None, &ov).unwrap().cache_dir,
             t.path().join("c")
         );
+    }
+
+    #[test]
+    fn run_user_is_used_only_when_it_is_the_persons_private_dir() {
+        let t = tempfile::tempdir().unwrap();
+        let uid = nix::unistd::getuid().as_raw();
+        assert_eq!(runtime_dir_fallback(t.path(), uid), None, "missing");
+        let dir = t.path().join(uid.to_string());
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(runtime_dir_fallback(t.path(), uid), Some(dir.clone()));
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(runtime_dir_fallback(t.path(), uid), None, "not 0700");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(runtime_dir_fallback(t.path(), uid + 1), None, "another uid");
+        if nix::unistd::geteuid().is_root() {
+            nix::unistd::chown(&dir, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+            assert_eq!(
+                runtime_dir_fallback(t.path(), uid),
+                None,
+                "owned by another"
+            );
+        }
+        // A symlink named like the uid is refused, even to a good directory.
+        let other = t.path().join("real");
+        fs::create_dir(&other).unwrap();
+        fs::set_permissions(&other, fs::Permissions::from_mode(0o700)).unwrap();
+        let link_base = t.path().join("links");
+        fs::create_dir(&link_base).unwrap();
+        std::os::unix::fs::symlink(&other, link_base.join(uid.to_string())).unwrap();
+        assert_eq!(runtime_dir_fallback(&link_base, uid), None, "symlink");
     }
 
     #[test]

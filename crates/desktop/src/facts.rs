@@ -1,6 +1,8 @@
 //! Desktop facts for `system_status`, and `doctor`: each piece the desktop tools need, whether
 //! it is there, and what its absence disables.
 
+use std::path::Path;
+
 use archgate_exec::Executor;
 use serde::Serialize;
 
@@ -34,12 +36,16 @@ pub struct DesktopFacts {
     pub compositor_error: Option<String>,
     /// Outputs.
     pub outputs: Vec<OutputFact>,
-    /// Omarchy's version, from `$OMARCHY_PATH/version`.
+    /// Where Omarchy is installed, if it is.
+    pub omarchy_path: Option<std::path::PathBuf>,
+    /// Omarchy's version (see [`omarchy_version`]).
     pub omarchy_version: Option<String>,
     /// The current Omarchy theme.
     pub theme: Option<String>,
     /// The Wayland display.
     pub wayland_display: Option<String>,
+    /// Session variables found in the runtime directory rather than the environment.
+    pub discovered: Vec<&'static str>,
 }
 
 /// One doctor line.
@@ -55,6 +61,92 @@ pub struct Check {
     pub package: &'static str,
     /// What does not work without it.
     pub disables: &'static str,
+    /// What to do when it is missing.
+    pub fix: String,
+}
+
+/// Omarchy's version for the install at `dir`: its `version` file when there is one; for the
+/// package (`/usr/share/omarchy`) the version pacman recorded (`/var/lib/pacman/local/omarchy-V`);
+/// for a git checkout `dev (SHORT-HASH)`, as `omarchy-version` prints it.
+pub fn omarchy_version(dir: &Path) -> Option<String> {
+    omarchy_version_in(dir, Path::new("/var/lib/pacman/local"))
+}
+
+fn omarchy_version_in(dir: &Path, pacman_local: &Path) -> Option<String> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty() && v.len() < 200)
+    };
+    if let Some(v) = read(&dir.join("version")) {
+        return Some(v);
+    }
+    if dir == Path::new("/usr/share/omarchy") {
+        let entries = std::fs::read_dir(pacman_local).ok()?;
+        return entries.flatten().find_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let v = name.strip_prefix("omarchy-")?;
+            v.starts_with(|c: char| c.is_ascii_digit())
+                .then(|| v.to_owned())
+        });
+    }
+    let git = dir.join(".git");
+    let head = read(&git.join("HEAD"))?;
+    let hash = match head.strip_prefix("ref: ") {
+        Some(r) => read(&git.join(r)).or_else(|| {
+            let packed = std::fs::read_to_string(git.join("packed-refs")).ok()?;
+            packed.lines().find_map(|l| {
+                let (h, name) = l.split_once(' ')?;
+                (name == r).then(|| h.to_owned())
+            })
+        })?,
+        None => head,
+    };
+    let short: String = hash.chars().take(7).collect();
+    short
+        .chars()
+        .all(|c| c.is_ascii_hexdigit())
+        .then(|| format!("dev ({short})"))
+        .or(Some("dev".to_owned()))
+}
+
+/// Notification daemons, by process name (`comm`, at most 15 bytes).
+const NOTIFICATION_DAEMONS: &[&str] = &["mako", "dunst", "swaync", "fnott", "xfce4-notifyd"];
+/// Polkit authentication agents, by process name.
+const POLKIT_AGENTS: &[&str] = &[
+    "hyprpolkitagent",
+    "polkit-gnome-au",
+    "polkit-kde-auth",
+    "polkit-mate-aut",
+    "lxpolkit",
+    "xfce-polkit",
+    "pkttyagent",
+];
+/// Quickshell's process names; Omarchy 4's shell runs in it and serves notifications and polkit
+/// itself (its `notifications` and `polkit` plugins).
+const QUICKSHELL: &[&str] = &["qs", "quickshell"];
+
+/// The `comm` names of the running processes.
+fn running() -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
+        .map(|c| c.trim().to_owned())
+        .collect()
+}
+
+/// The first of `names` that is running.
+fn first_running<'a>(procs: &[String], names: &[&'a str]) -> Option<&'a str> {
+    names.iter().copied().find(|n| procs.iter().any(|p| p == n))
 }
 
 /// Every program the desktop tools use, in doctor order.
@@ -79,20 +171,17 @@ impl Desktop {
     /// Compositor, versions and outputs, for `system_status`. Never fails: what cannot be
     /// learned is absent, with the reason for the compositor.
     pub async fn desktop_facts(&self) -> DesktopFacts {
-        let omarchy_version = self.env.omarchy_path.as_ref().and_then(|p| {
-            std::fs::read_to_string(p.join("version"))
-                .ok()
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        });
+        let omarchy_version = self.env.omarchy_path.as_deref().and_then(omarchy_version);
         let mut facts = DesktopFacts {
             compositor: None,
             compositor_version: None,
             compositor_error: None,
             outputs: Vec::new(),
+            omarchy_path: self.env.omarchy_path.clone(),
             omarchy_version,
             theme: self.current_theme(),
             wayland_display: self.env.wayland_display.clone(),
+            discovered: self.env.discovered.clone(),
         };
         let comp = match self.compositor() {
             Ok(c) => c,
@@ -140,14 +229,17 @@ impl Desktop {
             },
             Err(e) => (false, e.to_string()),
         };
+        let outside = "run archgate inside the desktop session (or start the compositor)";
         checks.push(Check {
             name: "compositor".to_owned(),
             ok,
             detail,
             package: "hyprland (or sway)",
             disables: "desktop_state, window and monitor screenshots, background set on Sway",
+            fix: outside.to_owned(),
         });
         checks.push(Check {
+            fix: outside.to_owned(),
             name: "wayland display".to_owned(),
             ok: self.env.wayland_display.is_some() && self.env.xdg_runtime_dir.is_some(),
             detail: match (&self.env.wayland_display, &self.env.xdg_runtime_dir) {
@@ -157,10 +249,57 @@ impl Desktop {
             package: "hyprland (or sway)",
             disables: "screenshot, screen_text, clipboard_read, clipboard_write",
         });
+        let procs = running();
+        let shell = first_running(&procs, QUICKSHELL);
+        let omarchy_shell = self
+            .env
+            .omarchy_path
+            .as_ref()
+            .is_some_and(|o| o.join("shell/shell.qml").is_file());
+        for (name, names, plugin, package, disables) in [
+            (
+                "notification daemon",
+                NOTIFICATION_DAEMONS,
+                "notifications",
+                "mako",
+                "notify, and approval questions as desktop notifications",
+            ),
+            (
+                "polkit agent",
+                POLKIT_AGENTS,
+                "polkit",
+                "hyprpolkitagent",
+                "nothing archgate runs itself; the person's own pkexec prompts",
+            ),
+        ] {
+            let found = first_running(&procs, names).map(str::to_owned).or_else(|| {
+                shell
+                    .filter(|_| omarchy_shell)
+                    .map(|s| format!("{s} (Omarchy's shell, its {plugin} plugin)"))
+            });
+            checks.push(Check {
+                name: name.to_owned(),
+                ok: found.is_some(),
+                detail: match found {
+                    Some(f) => format!("{f} is running"),
+                    None => format!("none running (looked for {})", names.join(", ")),
+                },
+                package,
+                disables,
+                fix: format!("install {package} and start it with the session"),
+            });
+        }
         for p in PROGRAMS {
             let (ok, detail) = match executor.resolve_program(p.name()) {
                 Ok(path) => (true, path.display().to_string()),
                 Err(e) => (false, e.to_string()),
+            };
+            let fix = match executor.resolve_program(p.name()) {
+                Err(archgate_exec::ExecError::Untrusted { .. }) => {
+                    "make its directory owned by root or you and not writable by group or others"
+                        .to_owned()
+                }
+                _ => format!("pacman -S {}", p.package()),
             };
             checks.push(Check {
                 name: p.name().to_owned(),
@@ -168,8 +307,54 @@ impl Desktop {
                 detail,
                 package: p.package(),
                 disables: p.disables(),
+                fix,
             });
         }
         checks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn omarchy_versions_of_each_install() {
+        let t = tempfile::tempdir().unwrap();
+        let git = t.path().join("omarchy");
+        std::fs::create_dir_all(git.join(".git/refs/heads")).unwrap();
+        std::fs::write(git.join(".git/HEAD"), "ref: refs/heads/master\n").unwrap();
+        let none = t.path().join("none");
+        assert_eq!(
+            omarchy_version_in(&git, &none),
+            None,
+            "a ref that is not there yet"
+        );
+        std::fs::write(
+            git.join(".git/packed-refs"),
+            "# pack-refs\n0123456789abcdef0123456789abcdef01234567 refs/heads/master\n",
+        )
+        .unwrap();
+        assert_eq!(
+            omarchy_version_in(&git, &none).as_deref(),
+            Some("dev (0123456)")
+        );
+        std::fs::write(git.join(".git/refs/heads/master"), "fedcba9876543210\n").unwrap();
+        assert_eq!(
+            omarchy_version_in(&git, &none).as_deref(),
+            Some("dev (fedcba9)")
+        );
+        std::fs::write(git.join("version"), "4.0.0\n").unwrap();
+        assert_eq!(omarchy_version_in(&git, &none).as_deref(), Some("4.0.0"));
+
+        // The package: the version pacman recorded.
+        let local = t.path().join("local");
+        for d in ["omarchy-keyring-1-1", "omarchy-4.0.1-2", "linux-6.1-1"] {
+            std::fs::create_dir_all(local.join(d)).unwrap();
+        }
+        assert_eq!(
+            omarchy_version_in(Path::new("/usr/share/omarchy"), &local).as_deref(),
+            Some("4.0.1-2")
+        );
     }
 }

@@ -1,8 +1,104 @@
-//! The little image handling the screen operations need, without an image library: PNG
-//! dimensions from the header, binary PPM decoding, and the OCR preprocessing (grayscale,
-//! invert when dark, 2× upscale) written as binary PGM, which tesseract reads directly.
+//! The image handling the screen operations need: PNG dimensions from the header, binary PPM
+//! decoding and the OCR preprocessing (grayscale, invert when dark, 2× upscale) written as binary
+//! PGM, which tesseract reads directly — and, through the `image` crate (no codec of our own),
+//! [`encode_for_agent`]: a capture made to fit the output limit as JPEG, quality stepped down
+//! first and the scale only after, so a photo-like 2560×1440 screen still reaches the agent with
+//! its long side at 1024 px or more.
+
+use std::io::Cursor;
+
+use image::codecs::jpeg::JpegEncoder;
+use image::imageops::FilterType;
+use image::{DynamicImage, ImageFormat, RgbImage};
 
 use crate::error::{DesktopError, Result};
+
+/// JPEG qualities tried, best first, before the image is made smaller.
+pub const JPEG_QUALITIES: [u8; 5] = [85, 75, 62, 50, 40];
+/// The long side the encoder keeps while only the quality steps down; below it the scale goes
+/// down too (what vision models still read well).
+pub const MIN_LONG_SIDE: u32 = 1024;
+/// The smallest long side ever sent; an image that does not fit even so is `too_large`.
+const FLOOR_LONG_SIDE: u32 = 256;
+
+/// An image ready for the agent.
+#[derive(Debug, Clone)]
+pub struct Encoded {
+    /// The encoded bytes.
+    pub bytes: Vec<u8>,
+    /// Their MIME type.
+    pub mime: &'static str,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// The JPEG quality used.
+    pub quality: u8,
+}
+
+/// Decodes a PNG capture, scales it so its long side is at most `max_side`, and encodes it as
+/// JPEG within `max_bytes`: each quality of [`JPEG_QUALITIES`] in turn, then (only if none fits)
+/// smaller scales, never below [`MIN_LONG_SIDE`] while a smaller quality could still do, and never
+/// below 256 px. Transparency is dropped (a screen has none).
+pub fn encode_for_agent(png: &[u8], max_side: u32, max_bytes: usize) -> Result<Encoded> {
+    let decoded = image::load_from_memory_with_format(png, ImageFormat::Png).map_err(|e| {
+        DesktopError::malformed("grim", format!("the capture does not decode: {e}"))
+    })?;
+    let mut rgb: RgbImage = decoded.into_rgb8();
+    let max_side = max_side.max(16);
+    if rgb.width().max(rgb.height()) > max_side {
+        rgb = shrink(&rgb, max_side);
+    }
+    loop {
+        let mut smallest = usize::MAX;
+        for q in JPEG_QUALITIES {
+            let bytes = jpeg(&rgb, q)?;
+            if bytes.len() <= max_bytes {
+                return Ok(Encoded {
+                    bytes,
+                    mime: "image/jpeg",
+                    width: rgb.width(),
+                    height: rgb.height(),
+                    quality: q,
+                });
+            }
+            smallest = smallest.min(bytes.len());
+        }
+        let long = rgb.width().max(rgb.height());
+        if long <= FLOOR_LONG_SIDE {
+            return Err(DesktopError::TooLarge {
+                what: "screenshot",
+                limit: max_bytes,
+            });
+        }
+        // Bytes go roughly with the pixel count: aim a little under the limit, by at most half
+        // and at least a tenth per step.
+        let ratio = (max_bytes as f64 / smallest as f64).sqrt() * 0.95;
+        let mut next = (f64::from(long) * ratio.clamp(0.5, 0.9)) as u32;
+        if long > MIN_LONG_SIDE {
+            // Try the readable size before anything smaller.
+            next = next.max(MIN_LONG_SIDE);
+        }
+        rgb = shrink(&rgb, next.max(FLOOR_LONG_SIDE));
+    }
+}
+
+fn shrink(img: &RgbImage, long_side: u32) -> RgbImage {
+    let (w, h) = (img.width(), img.height());
+    let long = w.max(h).max(1);
+    let f = f64::from(long_side) / f64::from(long);
+    let nw = ((f64::from(w) * f).round() as u32).max(1);
+    let nh = ((f64::from(h) * f).round() as u32).max(1);
+    image::imageops::resize(img, nw, nh, FilterType::Triangle)
+}
+
+fn jpeg(img: &RgbImage, quality: u8) -> Result<Vec<u8>> {
+    let mut out = Cursor::new(Vec::with_capacity(256 * 1024));
+    DynamicImage::ImageRgb8(img.clone())
+        .write_with_encoder(JpegEncoder::new_with_quality(&mut out, quality))
+        .map_err(|e| DesktopError::malformed("jpeg encoder", e))?;
+    Ok(out.into_inner())
+}
 
 /// Width and height from a PNG's IHDR chunk.
 pub fn png_dimensions(png: &[u8]) -> Result<(u32, u32)> {
@@ -144,6 +240,57 @@ pub fn prepare_for_ocr(mut gray: Gray) -> Gray {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A photo-like picture: gradients with noise (an xorshift, so the test is repeatable).
+    fn photo_png(w: u32, h: u32) -> Vec<u8> {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let img = RgbImage::from_fn(w, h, |x, y| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let n = (seed % 96) as u32;
+            image::Rgb([
+                ((x * 255 / w + n) % 256) as u8,
+                ((y * 255 / h + n / 2) % 256) as u8,
+                (((x + y) * 128 / (w + h) + n) % 256) as u8,
+            ])
+        });
+        let mut out = Cursor::new(Vec::new());
+        img.write_to(&mut out, ImageFormat::Png).unwrap();
+        out.into_inner()
+    }
+
+    #[test]
+    fn a_photo_fits_the_limit_and_stays_readable() {
+        let png = photo_png(1600, 900);
+        assert!(png.len() > 1_000_000, "a noisy PNG is large: {}", png.len());
+        let e = encode_for_agent(&png, 1568, 190_000).expect("fits");
+        assert!(e.bytes.len() <= 190_000, "{}", e.bytes.len());
+        assert_eq!(e.mime, "image/jpeg");
+        assert!(
+            e.width.max(e.height) >= MIN_LONG_SIDE,
+            "{}x{}",
+            e.width,
+            e.height
+        );
+        assert!(e.width.max(e.height) <= 1568);
+        let back = image::load_from_memory_with_format(&e.bytes, ImageFormat::Jpeg).unwrap();
+        assert_eq!((back.width(), back.height()), (e.width, e.height));
+        // The aspect ratio is kept.
+        assert!((f64::from(e.width) / f64::from(e.height) - 16.0 / 9.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_tight_limit_steps_the_scale_down_and_an_impossible_one_is_too_large() {
+        let png = photo_png(1280, 720);
+        let e = encode_for_agent(&png, 1568, 30_000).expect("fits smaller");
+        assert!(e.bytes.len() <= 30_000);
+        assert!(e.width < 1280, "only a smaller scale fits: {}", e.width);
+        let err = encode_for_agent(&png, 1568, 500).unwrap_err();
+        assert_eq!(err.kind(), "too_large");
+        let err = encode_for_agent(b"not a png", 1568, 100_000).unwrap_err();
+        assert_eq!(err.kind(), "malformed");
+    }
 
     #[test]
     fn ppm_decodes_with_comments_and_inverts_dark_images() {

@@ -41,7 +41,7 @@ pub use controls::{Brightness, BrightnessAction, MediaAction, MediaStatus};
 pub use desktop::{Desktop, DesktopConfig};
 pub use env::DesktopEnv;
 pub use error::{DesktopError, Result};
-pub use facts::{Check, DesktopFacts, OutputFact};
+pub use facts::{Check, DesktopFacts, OutputFact, omarchy_version};
 pub use launch::{LaunchTarget, Launched};
 pub use notify::{OsdCommand, OsdShown};
 pub use omarchy::{

@@ -1,7 +1,7 @@
-//! Screenshots (grim, scaled to a maximum size) and screen text (grim + preprocessing +
-//! tesseract). Images pass through a private temporary directory (in `XDG_RUNTIME_DIR` when
-//! set), deleted at once: they are larger than the
-//! executor's output cap, and never reach a log.
+//! Screenshots (grim, scaled to a maximum size, then encoded to fit the output limit — see
+//! [`image::encode_for_agent`]) and screen text (grim + preprocessing + tesseract). Images pass
+//! through a private temporary directory (in `XDG_RUNTIME_DIR` when set), deleted at once: they
+//! are larger than the executor's output cap, and never reach a log.
 
 use std::path::Path;
 
@@ -44,20 +44,42 @@ pub enum CaptureTarget {
     },
 }
 
-/// A screenshot. `png` is image content for the agent; it is never serialized into records.
+/// A screenshot. `data` is image content for the agent; it is never serialized into records.
 #[derive(Debug, Clone, Serialize)]
 pub struct Screenshot {
-    /// The PNG bytes.
+    /// The encoded image.
     #[serde(skip)]
-    pub png: Vec<u8>,
+    pub data: Vec<u8>,
+    /// Its MIME type (`image/jpeg`).
+    pub mime: &'static str,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// The JPEG quality it was encoded with.
+    pub quality: u8,
     /// Image width in pixels.
     pub width: u32,
     /// Image height in pixels.
     pub height: u32,
-    /// The scale grim was asked for (image pixels per logical pixel).
+    /// The real size of what was captured, in screen pixels (logical size × the output's scale),
+    /// when the compositor said.
+    pub real_width: Option<u32>,
+    /// See `real_width`.
+    pub real_height: Option<u32>,
+    /// Image pixels per logical pixel.
     pub scale: f64,
+    /// Image pixels per real screen pixel (1.0: full resolution), when the real size is known.
+    pub scale_of_real: Option<f64>,
     /// What was captured, in words.
     pub target: String,
+}
+
+/// Bytes of the output limit left for the structured part of a screenshot's answer.
+const STRUCTURED_RESERVE: usize = 2048;
+
+/// The most image bytes that fit `max_output_bytes` once base64-encoded (4 bytes per 3), with the
+/// structured part of the answer counted too.
+pub fn image_budget(max_output_bytes: usize) -> usize {
+    max_output_bytes.saturating_sub(STRUCTURED_RESERVE + 4) / 4 * 3
 }
 
 /// Text read from the screen.
@@ -190,6 +212,10 @@ pub fn resolve_capture(
     }
 }
 
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
 /// The grim scale that keeps the longer side within `max_dim` (never above the natural scale).
 pub fn scale_for(logical: Option<(u32, u32)>, natural: f64, max_dim: u32) -> f64 {
     let natural = if natural.is_finite() && natural > 0.0 {
@@ -265,12 +291,27 @@ impl Desktop {
         resolve_capture(target, state.as_ref())
     }
 
-    /// `screenshot`: a PNG of the target, scaled so neither side exceeds `max_dim` pixels.
+    /// `screenshot` within the default output limit (256 KiB); see [`Self::screenshot_within`].
     pub async fn screenshot(
         &self,
         permit: &Permit,
         target: &CaptureTarget,
         max_dim: u32,
+    ) -> Result<Screenshot> {
+        self.screenshot_within(permit, target, max_dim, 256 * 1024)
+            .await
+    }
+
+    /// `screenshot`: the target captured by grim at the scale that keeps the long side within
+    /// `max_dim` (never above the output's own resolution), then encoded as JPEG so that, in
+    /// base64, the answer fits `max_output_bytes`: quality steps down first, the scale only after
+    /// (see [`image::encode_for_agent`]). The real size and the scales are reported.
+    pub async fn screenshot_within(
+        &self,
+        permit: &Permit,
+        target: &CaptureTarget,
+        max_dim: u32,
+        max_output_bytes: usize,
     ) -> Result<Screenshot> {
         if max_dim < 16 {
             return Err(DesktopError::invalid(
@@ -279,35 +320,52 @@ impl Desktop {
             ));
         }
         let resolved = self.resolve_live(target).await?;
-        let mut scale = scale_for(resolved.logical, resolved.scale, max_dim);
+        let scale = scale_for(resolved.logical, resolved.scale, max_dim);
         let dir = temp_dir(self.env.xdg_runtime_dir.as_deref())?;
         let file = dir.path().join("shot.png");
-        let mut attempt = 0;
-        loop {
-            let spec = Program::Grim
-                .spec(&self.env)
-                .args(["-l", "1", "-s", &format!("{scale}")])
-                .args(resolved.grim_args.iter().cloned())
-                .arg(path_arg(&file)?)
-                .timeout(self.config.program_timeout);
-            programs::run_ok(permit, Program::Grim, spec).await?;
-            let png = read_capped(&file, self.config.max_image_bytes).await?;
-            let (width, height) = image::png_dimensions(&png)?;
-            // Without compositor state the size is known only now: capture again, scaled.
-            if width.max(height) > max_dim && attempt == 0 {
-                attempt += 1;
-                scale *= scale_for(Some((width, height)), 1.0, max_dim);
-                scale = (scale * 1000.0).floor().max(1.0) / 1000.0;
-                continue;
-            }
-            return Ok(Screenshot {
-                png,
-                width,
-                height,
-                scale,
-                target: resolved.description,
-            });
-        }
+        let spec = Program::Grim
+            .spec(&self.env)
+            .args(["-l", "1", "-s", &format!("{scale}")])
+            .args(resolved.grim_args.iter().cloned())
+            .arg(path_arg(&file)?)
+            .timeout(self.config.program_timeout);
+        programs::run_ok(permit, Program::Grim, spec).await?;
+        let png = read_capped(&file, self.config.max_image_bytes).await?;
+        drop(dir);
+        let (captured_w, _) = image::png_dimensions(&png)?;
+        let budget = image_budget(max_output_bytes);
+        let encoded =
+            tokio::task::spawn_blocking(move || image::encode_for_agent(&png, max_dim, budget))
+                .await
+                .map_err(|e| DesktopError::malformed("jpeg encoder", e))??;
+        // grim's scale, times what the encoder took off.
+        let shrink = f64::from(encoded.width) / f64::from(captured_w.max(1));
+        let scale = round3(scale * shrink);
+        let real = resolved.logical.map(|(w, h)| {
+            let n = if resolved.scale.is_finite() && resolved.scale > 0.0 {
+                resolved.scale
+            } else {
+                1.0
+            };
+            (
+                (f64::from(w) * n).round() as u32,
+                (f64::from(h) * n).round() as u32,
+            )
+        });
+        Ok(Screenshot {
+            bytes: encoded.bytes.len(),
+            mime: encoded.mime,
+            quality: encoded.quality,
+            width: encoded.width,
+            height: encoded.height,
+            real_width: real.map(|r| r.0),
+            real_height: real.map(|r| r.1),
+            scale,
+            scale_of_real: real
+                .map(|(rw, _)| round3(f64::from(encoded.width) / f64::from(rw.max(1)))),
+            target: resolved.description,
+            data: encoded.bytes,
+        })
     }
 
     /// `screen_text`: the text on the target, read by tesseract after preprocessing (grayscale,

@@ -12,9 +12,14 @@ pub struct ExecConfig {
     /// path must lie directly in one of them. Default: `$OMARCHY_PATH/bin` (only when
     /// `OMARCHY_PATH` is set), `/usr/local/bin`, `/usr/bin`.
     pub search_dirs: Vec<PathBuf>,
-    /// When true (the default) the program file and every directory on the way to it must be
-    /// owned by root and not writable by group or others.
+    /// When true (the default) the program file and every directory on the way to it (symbolic
+    /// links followed, each hop checked, up to `/`) must be owned by root or by
+    /// [`person_uid`](Self::person_uid), and writable by neither group nor others.
     pub require_root_owned: bool,
+    /// Besides root, the owner whose files and directories are trusted: the person, i.e. the uid
+    /// archgate runs as (the default), so a git install of Omarchy under `~/.local/share` runs.
+    /// `None` trusts root alone.
+    pub person_uid: Option<u32>,
     /// Timeout used when neither the spec nor the permit names one. Default 30 s.
     pub default_timeout: Duration,
     /// Time between SIGTERM to the process group and SIGKILL. Default 2 s.
@@ -44,6 +49,7 @@ impl Default for ExecConfig {
         Self {
             search_dirs: Self::default_search_dirs(),
             require_root_owned: true,
+            person_uid: Some(nix::unistd::geteuid().as_raw()),
             default_timeout: Duration::from_secs(30),
             kill_grace: Duration::from_secs(2),
             output_cap: 256 * 1024,
@@ -72,5 +78,16 @@ impl Executor {
     /// search-directory and ownership checks. Symlinks are followed: the answer is the real file.
     pub fn resolve_program(&self, program: &str) -> Result<PathBuf, ExecError> {
         crate::resolve::resolve(&self.config, program)
+    }
+
+    /// Whether programs in `dir` could be trusted under these settings: the directory and every
+    /// component up to `/` (symbolic links followed, each hop checked) owned by root or the person
+    /// and writable by neither group nor others. The answer is the real directory, or the first
+    /// component that fails and why. With `require_root_owned` off every existing directory passes.
+    pub fn check_directory(
+        &self,
+        dir: &std::path::Path,
+    ) -> Result<PathBuf, crate::UntrustedReason> {
+        crate::resolve::check_directory(&self.config, dir)
     }
 }

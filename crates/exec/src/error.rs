@@ -79,6 +79,16 @@ pub enum UntrustedReason {
         /// Its owner.
         uid: u32,
     },
+    /// A file or directory on the way to the program is owned by neither root nor the person
+    /// (the uid archgate runs as).
+    NotTrustedOwner {
+        /// The offending file or directory.
+        path: PathBuf,
+        /// Its owner.
+        uid: u32,
+        /// The person's uid, which would also have been trusted.
+        person: u32,
+    },
     /// A file or directory on the way to the program is writable by group or others.
     WritableByOthers {
         /// The offending file or directory.
@@ -116,6 +126,11 @@ impl fmt::Display for UntrustedReason {
             UntrustedReason::NotRootOwned { path, uid } => {
                 write!(f, "{} is owned by uid {uid}, not root", path.display())
             }
+            UntrustedReason::NotTrustedOwner { path, uid, person } => write!(
+                f,
+                "{} is owned by uid {uid}, neither root nor you (uid {person})",
+                path.display()
+            ),
             UntrustedReason::WritableByOthers { path, mode } => write!(
                 f,
                 "{} is writable by group or others (mode {:04o})",

@@ -7,11 +7,13 @@
 //! - **argv only, never a shell**: arguments reach the program byte for byte;
 //! - **trusted program**: argv\[0\] is resolved against the fixed [`ExecConfig::search_dirs`], never
 //!   the inherited `PATH`; an absolute path is accepted only inside those directories; by default
-//!   the file and every directory on the way to it must be root-owned and not writable by group or
-//!   others ([`ExecError::Untrusted`] otherwise). The resolved file is what runs, while
-//!   [`CommandSpec::display`] shows the command as written;
-//! - **clean environment**: only an allow-list of desktop variables survives (see [`mod@env`]), `PATH`
-//!   is the search directories, plus what the spec adds;
+//!   the file and every directory on the way to it must be owned by root or by the person (the uid
+//!   archgate runs as) and writable by neither group nor others ([`ExecError::Untrusted`]
+//!   otherwise). The resolved file is what runs, while [`CommandSpec::display`] shows the command
+//!   as written;
+//! - **the person's environment, less archgate's secrets**: everything passes on (`PATH` too, with
+//!   the search directories it lacks appended) except `ARCHGATE_*`, credential-like names and the
+//!   loader's `LD_*` (see [`mod@env`]), plus what the spec adds;
 //! - **stdin** is `/dev/null` unless the spec gives bytes, which are written and then closed;
 //! - **own process group**: on timeout the whole group gets SIGTERM, then SIGKILL after
 //!   [`ExecConfig::kill_grace`]; after a normal exit any member left behind is ended the same way,

@@ -3,8 +3,8 @@
 //! `archgate ui` opens the person's browser on the approval page; `archgate service install`
 //! runs `systemctl --user` for them. That is the person acting in their own terminal, so no gate permit exists (the gate decides agents' calls); it still goes
 //! through this crate, the one spawn site, with the same trust checks as every launch: argv
-//! only, the program found in the fixed trusted directories (root-owned, not writable by
-//! others), a clean environment, its own process group, no stdin. [`spawn_for_person`] detaches
+//! only, the program found in the fixed trusted directories (owned by root or the person, not writable by
+//! others), the person's environment less archgate's secrets, its own process group, no stdin. [`spawn_for_person`] detaches
 //! and keeps no output; [`run_for_person`] waits (bounded) and hands back the capped output.
 //!
 //! **Invariant:** only `crates/archgate/src/commands/` calls [`spawn_for_person`] or
@@ -17,7 +17,7 @@ use crate::error::ExecError;
 use crate::spec::CommandSpec;
 
 /// Starts `spec` detached for the person (see the module documentation) and returns its pid.
-/// Uses the default [`ExecConfig`]: the trusted search directories and root ownership checks.
+/// Uses the default [`ExecConfig`]: the trusted search directories and ownership checks (root or the person).
 pub fn spawn_for_person(spec: CommandSpec) -> Result<u32, ExecError> {
     let executor = Executor::new(ExecConfig::default());
     crate::run::spawn_detached(&executor, spec)
@@ -31,7 +31,7 @@ pub fn spawn_for_person_with(config: ExecConfig, spec: CommandSpec) -> Result<u3
 }
 
 /// Runs `spec` to its end for the person (see the module documentation) and returns its output,
-/// whatever the exit code. Uses the default [`ExecConfig`] (trusted directories, root ownership,
+/// whatever the exit code. Uses the default [`ExecConfig`] (trusted directories, owned by root or the person,
 /// 30 s unless the spec names a timeout, output capped).
 pub async fn run_for_person(spec: CommandSpec) -> Result<Output, ExecError> {
     let executor = Executor::new(ExecConfig::default());

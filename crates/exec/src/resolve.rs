@@ -1,9 +1,12 @@
 //! Finding a program in the fixed search directories and deciding whether it may run.
 //!
-//! The inherited `PATH` is never consulted. With `require_root_owned`, the path to the program is
-//! walked one component at a time from `/`, following symbolic links by hand, and every directory
-//! passed through (including those that hold a followed link) and the final file must be owned by
-//! root and not writable by group or others: nobody but root can then swap what runs.
+//! The inherited `PATH` is never consulted for argv\[0\]. With `require_root_owned`, the path to
+//! the program is walked one component at a time from `/`, following symbolic links by hand, and
+//! every directory passed through (including those that hold a followed link) and the final file
+//! must be owned by root or by the person (the uid archgate runs as, [`ExecConfig::person_uid`])
+//! and writable by neither group nor others: nobody but root and the person can then swap what
+//! runs. A git install of Omarchy in `~/.local/share/omarchy` passes; anything under `/tmp`
+//! (mode 1777) never does.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -54,7 +57,7 @@ pub(crate) fn resolve(cfg: &ExecConfig, program: &str) -> Result<PathBuf, ExecEr
             .ok_or_else(not_installed)?
     };
     let checked = if cfg.require_root_owned {
-        walk_trusted(&candidate)
+        walk_trusted(cfg, &candidate, Want::Executable)
     } else {
         plain_check(&candidate)
     };
@@ -106,12 +109,38 @@ fn plain_check(path: &Path) -> Result<PathBuf, UntrustedReason> {
     }
 }
 
+/// What the end of a trusted walk must be.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Executable,
+    Directory,
+}
+
+/// See [`crate::Executor::check_directory`].
+pub(crate) fn check_directory(cfg: &ExecConfig, dir: &Path) -> Result<PathBuf, UntrustedReason> {
+    if !dir.is_absolute() {
+        return Err(UntrustedReason::RelativePath);
+    }
+    if cfg.require_root_owned {
+        return walk_trusted(cfg, dir, Want::Directory);
+    }
+    let real = dir.canonicalize().map_err(|e| uninspectable(dir, &e))?;
+    if real.is_dir() {
+        Ok(real)
+    } else {
+        Err(UntrustedReason::Uninspectable {
+            path: real,
+            error: std::io::ErrorKind::NotADirectory,
+        })
+    }
+}
+
 /// Walk `path` from `/`, following links by hand; every directory and the final file must be
-/// root-owned and not writable by group or others. Returns the real file.
-fn walk_trusted(path: &Path) -> Result<PathBuf, UntrustedReason> {
+/// owned by root or the person and not writable by group or others. Returns the real path.
+fn walk_trusted(cfg: &ExecConfig, path: &Path, want: Want) -> Result<PathBuf, UntrustedReason> {
     let root = PathBuf::from("/");
     let meta = std::fs::symlink_metadata(&root).map_err(|e| uninspectable(&root, &e))?;
-    check_owner_mode(&root, &meta)?;
+    check_owner_mode(cfg, &root, &meta)?;
 
     let mut pending: VecDeque<OsString> = normal_components(path);
     let mut current = root;
@@ -139,10 +168,20 @@ fn walk_trusted(path: &Path) -> Result<PathBuf, UntrustedReason> {
             }
             continue;
         }
-        check_owner_mode(&next, &meta)?;
+        check_owner_mode(cfg, &next, &meta)?;
         if pending.is_empty() {
-            if meta.is_file() && meta.mode() & 0o111 != 0 {
+            let fits = match want {
+                Want::Executable => meta.is_file() && meta.mode() & 0o111 != 0,
+                Want::Directory => meta.is_dir(),
+            };
+            if fits {
                 return Ok(next);
+            }
+            if want == Want::Directory {
+                return Err(UntrustedReason::Uninspectable {
+                    path: next,
+                    error: std::io::ErrorKind::NotADirectory,
+                });
             }
             return Err(UntrustedReason::NotExecutable { path: next });
         }
@@ -153,6 +192,9 @@ fn walk_trusted(path: &Path) -> Result<PathBuf, UntrustedReason> {
             });
         }
         current = next;
+    }
+    if want == Want::Directory {
+        return Ok(current);
     }
     Err(UntrustedReason::NotExecutable { path: current })
 }
@@ -168,11 +210,19 @@ fn normal_components(path: &Path) -> VecDeque<OsString> {
         .collect()
 }
 
-fn check_owner_mode(path: &Path, meta: &Metadata) -> Result<(), UntrustedReason> {
-    if meta.uid() != 0 {
-        return Err(UntrustedReason::NotRootOwned {
-            path: path.to_owned(),
-            uid: meta.uid(),
+fn check_owner_mode(cfg: &ExecConfig, path: &Path, meta: &Metadata) -> Result<(), UntrustedReason> {
+    let uid = meta.uid();
+    if uid != 0 && cfg.person_uid != Some(uid) {
+        return Err(match cfg.person_uid {
+            Some(person) if person != 0 => UntrustedReason::NotTrustedOwner {
+                path: path.to_owned(),
+                uid,
+                person,
+            },
+            _ => UntrustedReason::NotRootOwned {
+                path: path.to_owned(),
+                uid,
+            },
         });
     }
     if meta.mode() & 0o022 != 0 {

@@ -48,7 +48,7 @@ impl CommandSpec {
         self
     }
 
-    /// Set an environment variable on top of the minimal clean environment (a later value for
+    /// Set an environment variable on top of the inherited one, less archgate's secrets (a later value for
     /// the same key wins). Values are never logged.
     pub fn env(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
         self.env.push((k.into(), v.into()));

@@ -32,6 +32,8 @@ pub struct PacmanSettings {
     pub remote: RemoteSettings,
     /// Limits for fetching databases in `updates`.
     pub fetch: FetchSettings,
+    /// The pacman log to read (config key `arch.pacman_log`); `None`: `LogFile` of pacman.conf.
+    pub log_path: Option<PathBuf>,
 }
 
 impl Default for PacmanSettings {
@@ -40,6 +42,7 @@ impl Default for PacmanSettings {
             conf_path: PathBuf::from("/etc/pacman.conf"),
             remote: RemoteSettings::default(),
             fetch: FetchSettings::default(),
+            log_path: None,
         }
     }
 }
@@ -255,14 +258,24 @@ impl PacmanDb {
                     .clamp(1, 2000),
             ),
         };
-        let path = snap.conf.log_file.clone();
+        let path = self.log_path(&snap);
         blocking(move || crate::log::read_log(&path, &query)).await
     }
 
     /// When the last full system upgrade started (for the news tool).
     pub async fn last_full_upgrade(&self) -> Result<Option<Timestamp>, PacmanError> {
-        let path = self.snapshot().await?.conf.log_file.clone();
+        let snap = self.snapshot().await?;
+        let path = self.log_path(&snap);
         blocking(move || crate::log::last_full_upgrade(&path)).await
+    }
+
+    /// `arch.pacman_log` when set, else `LogFile` from pacman.conf.
+    fn log_path(&self, snap: &Snapshot) -> PathBuf {
+        self.inner
+            .settings
+            .log_path
+            .clone()
+            .unwrap_or_else(|| snap.conf.log_file.clone())
     }
 
     /// `pkg_install_plan`.

@@ -1,6 +1,10 @@
-//! `archgate doctor`: what this machine has, and what each missing piece disables.
+//! `archgate doctor`: what this machine has, and what each missing piece disables: pacman's
+//! databases, the network services, the person's session (what was found in the runtime
+//! directory rather than the environment), Omarchy (where, which version, whether its directory
+//! is trusted and why not) and the desktop (compositor, grim, tesseract, wl-clipboard, the
+//! notification daemon, Quickshell, the polkit agent), each with its fix.
 
-use archgate_core::exec::{ExecConfig, Executor};
+use archgate_core::exec::Executor;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,6 +16,7 @@ struct Check {
     ok: bool,
     detail: String,
     disables: &'static str,
+    fix: Option<String>,
 }
 
 fn program(exec: &Executor, name: &str, disables: &'static str) -> Check {
@@ -21,12 +26,14 @@ fn program(exec: &Executor, name: &str, disables: &'static str) -> Check {
             ok: true,
             detail: p.display().to_string(),
             disables,
+            fix: None,
         },
         Err(e) => Check {
             name: name.into(),
             ok: false,
             detail: e.to_string(),
             disables,
+            fix: None,
         },
     }
 }
@@ -62,6 +69,111 @@ async fn reachable(name: &str, url: &str, disables: &'static str) -> Check {
         ok,
         detail,
         disables,
+        fix: None,
+    }
+}
+
+/// The session: the runtime directory and the session variables, each marked when it was found
+/// in the runtime directory rather than the environment.
+fn session(env: &archgate_desktop::DesktopEnv) -> Check {
+    let mark = |k: &str| {
+        if env.discovered.contains(&k) {
+            " (discovered)"
+        } else {
+            ""
+        }
+    };
+    let mut parts = Vec::new();
+    match &env.xdg_runtime_dir {
+        Some(d) => parts.push(format!(
+            "XDG_RUNTIME_DIR={}{}",
+            d.display(),
+            mark("XDG_RUNTIME_DIR")
+        )),
+        None => parts.push("no XDG_RUNTIME_DIR and no /run/user/UID of yours".to_owned()),
+    }
+    for (k, v) in [
+        ("WAYLAND_DISPLAY", env.wayland_display.clone()),
+        (
+            "HYPRLAND_INSTANCE_SIGNATURE",
+            env.hyprland_instance_signature.clone(),
+        ),
+        (
+            "SWAYSOCK",
+            env.swaysock.as_ref().map(|p| p.display().to_string()),
+        ),
+        (
+            "DBUS_SESSION_BUS_ADDRESS",
+            env.dbus_session_bus_address.clone(),
+        ),
+    ] {
+        if let Some(v) = v {
+            parts.push(format!("{k}={v}{}", mark(k)));
+        }
+    }
+    Check {
+        name: "desktop session".into(),
+        ok: env.xdg_runtime_dir.is_some() && env.wayland_display.is_some(),
+        detail: parts.join("; "),
+        disables: "every desktop tool, and approval notifications",
+        fix: Some(
+            "log in to the desktop (logind makes /run/user/UID), or run archgate inside it".into(),
+        ),
+    }
+}
+
+/// Omarchy: where, from which setting, its version, and whether its `bin/` is trusted.
+fn omarchy(cfg: &archgate_core::config::Config, exec: &Executor) -> Check {
+    let disables = "omarchy_search, omarchy_run, theme, background, osd, shell_call";
+    let Some((path, source)) = cfg.omarchy_install_from_process() else {
+        return Check {
+            name: "Omarchy".into(),
+            ok: false,
+            detail: "not found ([desktop] omarchy_path, $OMARCHY_PATH, ~/.local/share/omarchy, /usr/share/omarchy)".into(),
+            disables,
+            fix: Some("install Omarchy, or set [desktop] omarchy_path".into()),
+        };
+    };
+    let version =
+        archgate_desktop::omarchy_version(&path).unwrap_or_else(|| "version unknown".into());
+    let bin = path.join("bin");
+    let (ok, trust, fix) = if !bin.is_dir() {
+        (
+            false,
+            format!("{} is missing", bin.display()),
+            Some("point [desktop] omarchy_path at the Omarchy checkout".to_owned()),
+        )
+    } else if cfg
+        .exec
+        .search_dirs
+        .as_ref()
+        .is_some_and(|d| !d.contains(&bin))
+    {
+        (
+            false,
+            format!("{} is not in [exec] search_dirs", bin.display()),
+            Some(format!("add {} to [exec] search_dirs", bin.display())),
+        )
+    } else {
+        match exec.check_directory(&bin) {
+            Ok(_) => (true, format!("{} is trusted", bin.display()), None),
+            Err(why) => (
+                false,
+                format!("{} is not trusted: {why}", bin.display()),
+                Some("make every directory up to / owned by root or you and not writable by group or others".to_owned()),
+            ),
+        }
+    };
+    Check {
+        name: "Omarchy".into(),
+        ok,
+        detail: format!(
+            "{version} at {} ({}); {trust}",
+            path.display(),
+            source.describe()
+        ),
+        disables,
+        fix,
     }
 }
 
@@ -92,18 +204,18 @@ async fn presence(setting: archgate_core::presence::Presence) -> Check {
             }
             _ => "presence: another process of yours can approve in your name (see SECURITY.md)",
         },
+        fix: (!ok).then(|| {
+            "sudo install -m644 packaging/polkit/org.archgate.policy /usr/share/polkit-1/actions/ \
+             (the Arch package installs it), and run polkitd with a polkit agent in your session"
+                .to_owned()
+        }),
     }
 }
 
 pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let file = crate::app::config_path(config)?;
     let cfg = archgate_core::config::load(&file).config;
-    let mut ec = ExecConfig::default();
-    if let Some(d) = &cfg.exec.search_dirs {
-        ec.search_dirs = d.clone();
-    }
-    ec.require_root_owned = cfg.exec.require_root_owned;
-    let exec = Executor::new(ec);
+    let exec = Executor::new(cfg.executor_config());
     let mut checks = vec![
         match archgate_pacman::PacmanConf::load(&cfg.arch.pacman_conf) {
             Ok(conf) => {
@@ -126,6 +238,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                         sync.display()
                     ),
                     disables: "pkg_search/pkg_info answer from archlinux.org; pkg_updates cannot compare",
+                    fix: Some("pacman -Sy (as root), or set [arch] pacman_conf".into()),
                 }
             }
             Err(e) => Check {
@@ -133,6 +246,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                 ok: false,
                 detail: e.to_string(),
                 disables: "package tools read archlinux.org instead of this machine's databases",
+                fix: Some("set [arch] pacman_conf to a readable pacman.conf".into()),
             },
         },
         program(
@@ -141,13 +255,6 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             "nothing: archgate reads the databases itself; only used by people",
         ),
         program(&exec, "systemctl", "failed units in system_status"),
-        Check {
-            name: "notification daemon (D-Bus session)".into(),
-            ok: std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some(),
-            detail: std::env::var("DBUS_SESSION_BUS_ADDRESS")
-                .unwrap_or_else(|_| "DBUS_SESSION_BUS_ADDRESS is not set".into()),
-            disables: "approval notifications and notify (run archgate inside the desktop session)",
-        },
     ];
     checks.push(
         reachable(
@@ -166,6 +273,19 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         .await,
     );
     checks.push(presence(cfg.approval.presence).await);
+    let env = crate::tools::session_env(&cfg);
+    checks.push(session(&env));
+    checks.push(omarchy(&cfg, &exec));
+    let desktop = archgate_desktop::Desktop::new(env, archgate_desktop::DesktopConfig::default());
+    for c in desktop.doctor(&exec).await {
+        checks.push(Check {
+            name: c.name,
+            ok: c.ok,
+            detail: c.detail,
+            disables: c.disables,
+            fix: Some(c.fix),
+        });
+    }
     let mut missing = 0;
     for c in &checks {
         if c.ok {
@@ -176,6 +296,9 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                 "  MISSING  {:<36} {}\n           disables: {}",
                 c.name, c.detail, c.disables
             ));
+            if let Some(fix) = &c.fix {
+                out(format!("           fix: {fix}"));
+            }
         }
     }
     out(format!(

@@ -548,5 +548,16 @@ pub fn health_body(app: &App) -> serde_json::Value {
             "dropped": gate.audit.stats().dropped_total.load(std::sync::atomic::Ordering::Relaxed),
             "write_failures": gate.audit.stats().write_failures.load(std::sync::atomic::Ordering::Relaxed),
         },
+        "session": session_facts(app),
+    })
+}
+
+/// Where the control socket is, and which session variables archgate found in the runtime
+/// directory rather than its environment (a client that started it with HOME and PATH only).
+fn session_facts(app: &App) -> serde_json::Value {
+    let env = archgate_desktop::DesktopEnv::from_process();
+    json!({
+        "runtime_dir": app.paths.runtime_dir,
+        "discovered": env.discovered,
     })
 }

@@ -134,17 +134,29 @@ macro_rules! read_tool {
 }
 pub(crate) use read_tool;
 
-pub fn catalogue(paths: &Paths, _config: &Config) -> Catalogue {
+pub fn catalogue(paths: &Paths, config: &Config) -> Catalogue {
     let svc = Arc::new(Services::new(paths.clone()));
+    let desktop_env = session_env(config);
     let mut c = Catalogue::default();
-    c.add(system::SystemStatus);
+    c.add(system::SystemStatus::new(desktop_env.clone()));
     packages::register(&mut c, &svc);
     aur::register(&mut c, &svc);
     wiki::register(&mut c, &svc);
-    desktop::register(&mut c);
+    desktop::register(&mut c, desktop_env);
     // Last: the policy view lists every tool registered before it.
     archgate::register(&mut c, &svc);
     #[cfg(feature = "conformance")]
     crate::server::conformance::add_fixtures(&mut c);
     c
+}
+
+/// The person's desktop session as archgate sees it at start: the process environment completed
+/// from the runtime directory (see `archgate_desktop::DesktopEnv::from_process`), with Omarchy
+/// where `Config::omarchy_install` finds it (`[desktop] omarchy_path` first).
+pub fn session_env(config: &Config) -> archgate_desktop::DesktopEnv {
+    let mut env = archgate_desktop::DesktopEnv::from_process();
+    if let Some((path, _)) = config.omarchy_install_from_process() {
+        env.omarchy_path = Some(path);
+    }
+    env
 }

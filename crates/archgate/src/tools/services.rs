@@ -58,6 +58,7 @@ impl Services {
         self.pacman.get(config.arch.clone(), |arch| {
             let mut s = archgate_pacman::PacmanSettings {
                 conf_path: arch.pacman_conf.clone(),
+                log_path: arch.pacman_log.clone(),
                 ..Default::default()
             };
             s.remote.base_url = arch.packages_url.clone();

@@ -1,4 +1,5 @@
-//! `system_status`: the machine at a glance, from /proc, /sys and one `systemctl`.
+//! `system_status`: the machine at a glance, from /proc, /sys and one `systemctl`, and the
+//! desktop (compositor, Omarchy's version and theme, outputs) from `Desktop::desktop_facts`.
 
 use archgate_core::exec::Permit;
 use archgate_core::policy::Tier;
@@ -12,13 +13,27 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct SystemStatusArgs {}
 
-pub struct SystemStatus;
+pub struct SystemStatus {
+    desktop: archgate_desktop::Desktop,
+}
+
+impl SystemStatus {
+    /// For the session `env` describes (see `tools::session_env`).
+    pub fn new(env: archgate_desktop::DesktopEnv) -> SystemStatus {
+        SystemStatus {
+            desktop: archgate_desktop::Desktop::new(
+                env,
+                archgate_desktop::DesktopConfig::default(),
+            ),
+        }
+    }
+}
 
 static SPEC: ToolSpec = ToolSpec {
     name: "system_status",
     title: "System status",
-    description: "Kernel, uptime, load, memory, swap, disk use of / and /home, failed systemd units and \
-                  battery. Use it first when the person asks how their machine is doing or something \
+    description: "Kernel, uptime, load, memory, swap, disk use of / and /home, failed systemd units, \
+                  battery, and the desktop (compositor, Omarchy version, theme, outputs). Use it first when the person asks how their machine is doing or something \
                   feels slow or broken. Each probe that fails says why without failing the others.",
     tier: Tier::Read,
     read_only: true,
@@ -49,7 +64,15 @@ impl Tool for SystemStatus {
                 &archgate_sysinfo::SysinfoOptions::default(),
             )
             .await;
-            Ok(ToolOutput::json(status))
+            let desktop = self.desktop.desktop_facts().await;
+            let mut v = serde_json::to_value(status).unwrap_or_else(|_| serde_json::json!({}));
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert(
+                    "desktop".into(),
+                    serde_json::to_value(desktop).unwrap_or(serde_json::Value::Null),
+                );
+            }
+            Ok(ToolOutput::json(v))
         })
     }
 }

@@ -1,6 +1,7 @@
 //! The desktop tools through the real binary on a real headless Sway (scripts/desktop-session.sh):
-//! a screenshot comes back as a PNG of the output's size and leaves one audit record with no image
-//! bytes in it; clipboard text round-trips and never reaches the log.
+//! a screenshot comes back as a JPEG of the output's size (within the output limit) and leaves one
+//! audit record with no image bytes in it; clipboard text round-trips and never reaches the log;
+//! `system_status` carries the desktop's facts.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -67,9 +68,11 @@ fn screenshot_and_clipboard_on_a_real_desktop_leave_no_contents_in_the_log() {
         .iter()
         .find(|c| c["type"] == "image")
         .expect("an image");
-    assert_eq!(image["mimeType"], "image/png");
+    assert_eq!(image["mimeType"], "image/jpeg");
+    assert_eq!(shot["structuredContent"]["mime"], "image/jpeg");
+    assert_eq!(shot["structuredContent"]["real_width"], 1280);
     let data = image["data"].as_str().unwrap();
-    assert!(data.starts_with("iVBORw0KGgo"), "base64 of a PNG signature");
+    assert!(data.starts_with("/9j/"), "base64 of a JPEG signature");
 
     let secret = "archgate-e2e-clipboard-7f3a";
     let w = call(
@@ -94,7 +97,7 @@ fn screenshot_and_clipboard_on_a_real_desktop_leave_no_contents_in_the_log() {
     assert_eq!(shots.len(), 1, "one record per call");
     assert_eq!(shots[0]["outcome"], "ok");
     assert!(
-        !log.contains("iVBOR") && !log.contains(&data[..64]),
+        !log.contains("/9j/") && !log.contains(&data[..64]),
         "no image bytes in the log"
     );
     assert!(
@@ -106,4 +109,23 @@ fn screenshot_and_clipboard_on_a_real_desktop_leave_no_contents_in_the_log() {
         "records are small: {} bytes",
         log.len()
     );
+}
+
+#[test]
+fn system_status_carries_the_desktop_facts() {
+    let vars = session();
+    let env = Env::new();
+    env.write_config(&format!(
+        "[paths]\nruntime_dir = \"{}\"\n",
+        env.dir("runtime").join("archgate").display()
+    ));
+    let status = call(&env, &vars, "system_status", "{}");
+    assert_ne!(status["isError"], true, "{status}");
+    let desktop = &status["structuredContent"]["desktop"];
+    assert_eq!(desktop["compositor"], "sway", "{desktop}");
+    assert!(desktop["compositor_version"].is_string(), "{desktop}");
+    assert_eq!(desktop["outputs"][0]["name"], "HEADLESS-1", "{desktop}");
+    assert_eq!(desktop["outputs"][0]["width"], 1280, "{desktop}");
+    // The machine part is still there.
+    assert!(status["structuredContent"]["cpus"].as_u64().unwrap() > 0);
 }

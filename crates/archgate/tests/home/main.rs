@@ -20,6 +20,7 @@ mod mcp_http;
 mod wire;
 
 mod client_config;
+mod doctor;
 mod plugin;
 mod service;
 mod setup;

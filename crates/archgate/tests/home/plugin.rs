@@ -285,7 +285,12 @@ fn the_ipc_surface_is_the_documented_one() {
 fn the_plugin_never_writes_inside_its_own_directory() {
     let service = qml("Service.qml");
     let bar = qml("BarWidget.qml");
-    for (name, src) in [("Service.qml", &service), ("BarWidget.qml", &bar)] {
+    let panel = qml("Panel.qml");
+    for (name, src) in [
+        ("Service.qml", &service),
+        ("BarWidget.qml", &bar),
+        ("Panel.qml", &panel),
+    ] {
         for banned in [
             "Qt.resolvedUrl",
             "shellDir",
@@ -302,8 +307,12 @@ fn the_plugin_never_writes_inside_its_own_directory() {
             assert!(!src.contains(banned), "{name} uses {banned}");
         }
     }
-    // The widget only reads.
+    // The widget and the panel only read; the panel runs nothing of its own.
     assert!(!bar.contains("setText("), "BarWidget.qml writes a file");
+    assert!(!panel.contains("setText("), "Panel.qml writes a file");
+    for runs in ["Process {", "execDetached(", "command:"] {
+        assert!(!panel.contains(runs), "Panel.qml runs a program ({runs})");
+    }
 
     // Every write goes through a FileView whose path is built from the runtime or state dir.
     let writes: BTreeSet<String> = service
@@ -407,7 +416,21 @@ fn the_manifest_is_valid_for_omarchy_plugin_add() {
         .collect();
     assert!(!kinds.is_empty());
     let eps = m["entryPoints"].as_object().unwrap();
-    for (kind, key) in [("service", "service"), ("bar-widget", "barWidget")] {
+    // The kinds Omarchy 4's shell knows (shell/README.md of the public omarchy repository), and
+    // the entry point key its loaders read for each kind we use (shell.qml and
+    // services/PluginRegistry.qml there: the panel loader reads entryPoints[kind]).
+    for k in &kinds {
+        assert!(
+            ["bar-widget", "panel", "overlay", "menu", "service", "bar"].contains(k),
+            "unknown kind {k}"
+        );
+    }
+    assert_eq!(kinds, ["service", "panel", "bar-widget"]);
+    for (kind, key) in [
+        ("service", "service"),
+        ("panel", "panel"),
+        ("bar-widget", "barWidget"),
+    ] {
         if kinds.contains(&kind) {
             assert!(eps.contains_key(key), "kind {kind} needs entryPoints.{key}");
         }
@@ -490,7 +513,7 @@ fn lint(dir: &Path, files: &[&str]) -> Vec<String> {
 #[test]
 fn qmllint_is_clean_on_the_plugin() {
     let dir = repo().join("plugin");
-    let warnings = lint(&dir, &["Service.qml", "BarWidget.qml"]);
+    let warnings = lint(&dir, &["Service.qml", "BarWidget.qml", "Panel.qml"]);
     assert!(warnings.is_empty(), "qmllint:\n{}", warnings.join("\n"));
 
     // The check has teeth: a misspelt property and a wrong handler are caught.
@@ -511,4 +534,73 @@ fn qmllint_is_clean_on_the_plugin() {
         warnings.iter().any(|w| w.contains("onFinished")),
         "{warnings:?}"
     );
+}
+
+/// The panel (kind `panel`): serving or stopped and why, the approvals waiting, the config's
+/// health, and start / stop / restart — each read from or done through the service, whose
+/// members it names must exist; the IPC functions and the buttons share one implementation.
+#[test]
+fn the_panel_shows_the_service_and_drives_it() {
+    let service = qml("Service.qml");
+    let panel = qml("Panel.qml");
+    let bar = qml("BarWidget.qml");
+    let used = members_after(&panel, "root.service.");
+    for want in [
+        "status",
+        "reason",
+        "port",
+        "pendingApprovals",
+        "developerMode",
+        "configOk",
+        "configProblems",
+        "startDaemon",
+        "stopDaemon",
+        "restartDaemon",
+        "openApprovals",
+    ] {
+        assert!(used.contains(want), "Panel.qml does not use service.{want}");
+    }
+    // Everything it names is a property or a top-level function of the service.
+    let ipc = block(&service, "IpcHandler {");
+    let outside_ipc = service.replace(&ipc, "");
+    for m in &used {
+        let declared = outside_ipc.contains(&format!("property string {m}:"))
+            || outside_ipc.contains(&format!("property int {m}:"))
+            || outside_ipc.contains(&format!("property bool {m}:"))
+            || outside_ipc.contains(&format!("property var {m}:"))
+            || outside_ipc.contains(&format!("function {m}("));
+        assert!(declared, "Service.qml has no top-level {m}");
+    }
+    // The IPC functions call the same functions the buttons do.
+    for (ipc_fn, shared) in [
+        ("start", "startDaemon"),
+        ("stop", "stopDaemon"),
+        ("restart", "restartDaemon"),
+    ] {
+        let body = block(&ipc, &format!("function {ipc_fn}("));
+        assert!(
+            body.contains(&format!("root.{shared}()")),
+            "{ipc_fn} does not call {shared}: {body}"
+        );
+        assert!(panel.contains(&format!("root.service.{shared}()")));
+    }
+    // The panel follows the shell's panel contract: open(payload), close(), opened.
+    for contract in [
+        "function open(payload)",
+        "function close()",
+        "property bool opened",
+    ] {
+        assert!(panel.contains(contract), "Panel.qml lacks {contract}");
+    }
+    // The config's problems come from /health, which carries them.
+    assert!(service.contains("health.config.problems"));
+    // The widget shows a broken config: in its label and its tooltip, from the service or from
+    // state.json's config_ok before the service is there.
+    assert!(bar.contains("fileState.config_ok"));
+    let label = block(&bar, "readonly property string label:");
+    assert!(label.contains("!configOk"), "{label}");
+    let tooltip = block(&bar, "readonly property string tooltip:");
+    assert!(tooltip.contains("configProblems"), "{tooltip}");
+    // A click opens the panel through the shell.
+    assert!(bar.contains("host.shell.toggle(moduleName"));
 }

@@ -63,8 +63,10 @@ presence = "auto"
 # Where programs are looked up (never the inherited PATH). Unset: $OMARCHY_PATH/bin,
 # /usr/local/bin, /usr/bin.
 # search_dirs = ["/usr/local/bin", "/usr/bin"]
-# Only run files that root owns and nobody else can write.
-require_root_owned = true
+# Whose programs run: "root-or-person" (files and every directory up to / owned by root or
+# by you, writable by neither group nor others; a git install of Omarchy passes), "root"
+# (root alone), or "off". The older `require_root_owned = true/false` still works.
+trust = "root-or-person"
 # Seconds before a program's process group is terminated (1..=3600).
 timeout_s = 30
 # Bytes of stdout+stderr kept (head and tail).
@@ -107,7 +109,7 @@ questions_per_hour = 30
 
 [arch]
 pacman_conf = "/etc/pacman.conf"
-# pacman_log = "/var/log/pacman.log"   (default: LogFile from pacman.conf)
+# pacman_log = "/var/log/pacman.log"   (default: LogFile from pacman.conf, else this)
 aur_url = "https://aur.archlinux.org"
 packages_url = "https://archlinux.org"
 news_url = "https://archlinux.org/feeds/news/"
@@ -122,6 +124,10 @@ prefer = "offline_first"
 docs_dir = "/usr/share/doc/arch-wiki/html"
 
 [desktop]
-# omarchy_path = "~/.local/share/omarchy"   (default: $OMARCHY_PATH)
-screenshot_max_dim = 1920
+# Where Omarchy is (read when archgate starts). Default: $OMARCHY_PATH, else
+# ~/.local/share/omarchy, else /usr/share/omarchy, whichever has bin/omarchy.
+# omarchy_path = "~/.local/share/omarchy"
+# Long side of a screenshot in pixels (what vision models read well); the image is then made
+# to fit [limits] max_output_bytes as JPEG, quality first, size only after (64..=8192).
+screenshot_max_dim = 1568
 "#;

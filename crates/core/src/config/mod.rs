@@ -7,6 +7,7 @@
 //! `Arc<Config>` snapshot (`ConfigHandle`); one call is decided under one snapshot.
 
 mod example;
+mod exec;
 pub mod guard;
 mod locate;
 pub mod raw;
@@ -14,6 +15,7 @@ mod reload;
 mod validate;
 
 pub use example::EXAMPLE;
+pub use exec::{OmarchySource, expand_home};
 pub use guard::ConfigRefused;
 pub use reload::{ConfigHandle, ConfigStatus, ReloadOutcome};
 pub use validate::*;

@@ -65,6 +65,7 @@ pub struct RawApproval {
 #[derive(Debug, Default, Deserialize)]
 pub struct RawExec {
     pub search_dirs: Option<Vec<PathBuf>>,
+    pub trust: Option<String>,
     pub require_root_owned: Option<bool>,
     pub timeout_s: Option<u64>,
     pub output_cap: Option<usize>,

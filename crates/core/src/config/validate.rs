@@ -73,9 +73,94 @@ pub struct ApprovalConfig {
 pub struct ExecSettings {
     /// `None` means the built-in list ($OMARCHY_PATH/bin, /usr/local/bin, /usr/bin).
     pub search_dirs: Option<Vec<PathBuf>>,
+    /// Whose programs run: `exec.trust` (or the older `exec.require_root_owned`).
+    pub trust: ExecTrust,
+    /// Whether any ownership check applies (`trust` is not `off`); kept for readers of the
+    /// older key.
     pub require_root_owned: bool,
     pub timeout: Duration,
     pub output_cap: usize,
+}
+
+/// Whose files and directories a program may come from (`[exec] trust`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecTrust {
+    /// `"root-or-person"` (the default): owned by root or by the uid archgate runs as, writable
+    /// by neither group nor others, every component up to `/`.
+    RootOrPerson,
+    /// `"root"`: owned by root alone.
+    Root,
+    /// `"off"`: any executable file in the search directories (`require_root_owned = false`).
+    Off,
+}
+
+impl ExecTrust {
+    pub const NAMES: [&'static str; 3] = ["root-or-person", "root", "off"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ExecTrust::RootOrPerson => "root-or-person",
+            ExecTrust::Root => "root",
+            ExecTrust::Off => "off",
+        }
+    }
+
+    fn parse(s: &str) -> Option<ExecTrust> {
+        match s {
+            "root-or-person" => Some(ExecTrust::RootOrPerson),
+            "root" => Some(ExecTrust::Root),
+            "off" => Some(ExecTrust::Off),
+            _ => None,
+        }
+    }
+}
+
+/// `[exec] trust`, with the older `require_root_owned` still honoured: `false` is `off`, `true`
+/// the default check (which now trusts the person's own directories too; `trust = "root"` trusts
+/// root alone). Both given and disagreeing: `trust` wins, with a problem.
+fn exec_trust(
+    trust: Option<String>,
+    legacy: Option<bool>,
+    report: &mut dyn FnMut(&str, String),
+) -> ExecTrust {
+    let from_legacy = legacy.map(|strict| {
+        if strict {
+            ExecTrust::RootOrPerson
+        } else {
+            ExecTrust::Off
+        }
+    });
+    let named = match trust {
+        Some(t) => match ExecTrust::parse(&t) {
+            Some(v) => Some(v),
+            None => {
+                report(
+                    "exec.trust",
+                    format!(
+                        "{t:?} is not one of {}; using root-or-person",
+                        ExecTrust::NAMES.join(", ")
+                    ),
+                );
+                Some(ExecTrust::RootOrPerson)
+            }
+        },
+        None => None,
+    };
+    match (named, from_legacy) {
+        (Some(t), Some(l)) if (t == ExecTrust::Off) != (l == ExecTrust::Off) => {
+            report(
+                "exec.require_root_owned",
+                format!(
+                    "replaced by exec.trust, which says {:?}; remove require_root_owned",
+                    t.name()
+                ),
+            );
+            t
+        }
+        (Some(t), _) => t,
+        (None, Some(l)) => l,
+        (None, None) => ExecTrust::RootOrPerson,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -317,6 +402,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         None => "offline_first".into(),
     };
 
+    let trust = exec_trust(exec.trust, exec.require_root_owned, report);
     let exec_dirs = match exec.search_dirs {
         Some(d) if d.iter().any(|p| !p.is_absolute()) || d.is_empty() => {
             report(
@@ -399,7 +485,8 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         },
         exec: ExecSettings {
             search_dirs: exec_dirs,
-            require_root_owned: exec.require_root_owned.unwrap_or(true),
+            trust,
+            require_root_owned: trust != ExecTrust::Off,
             timeout: Duration::from_secs(bounded(
                 exec.timeout_s,
                 30,
@@ -486,7 +573,16 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
             pacman_conf: arch
                 .pacman_conf
                 .unwrap_or_else(|| PathBuf::from("/etc/pacman.conf")),
-            pacman_log: arch.pacman_log,
+            pacman_log: match arch.pacman_log {
+                Some(p) if !p.is_absolute() => {
+                    report(
+                        "arch.pacman_log",
+                        format!("{} is not an absolute path; ignored", p.display()),
+                    );
+                    None
+                }
+                p => p,
+            },
             aur_url: url(
                 arch.aur_url,
                 "https://aur.archlinux.org",
@@ -530,10 +626,19 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 .unwrap_or_else(|| PathBuf::from("/usr/share/doc/arch-wiki/html")),
         },
         desktop: DesktopConfig {
-            omarchy_path: desktop.omarchy_path,
+            omarchy_path: match desktop.omarchy_path {
+                Some(p) if !p.is_absolute() && !p.starts_with("~") => {
+                    report(
+                        "desktop.omarchy_path",
+                        format!("{} is neither absolute nor under ~/; ignored", p.display()),
+                    );
+                    None
+                }
+                p => p,
+            },
             screenshot_max_dim: bounded(
                 desktop.screenshot_max_dim,
-                1920,
+                1568,
                 64,
                 8192,
                 "desktop.screenshot_max_dim",

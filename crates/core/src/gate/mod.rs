@@ -748,12 +748,5 @@ fn not_granted_tier(client: &Client, tier: Tier) -> (Outcome, ToolError) {
 }
 
 fn exec_config(config: &Config, _tool: &str) -> ExecConfig {
-    let mut c = ExecConfig::default();
-    if let Some(d) = &config.exec.search_dirs {
-        c.search_dirs = d.clone();
-    }
-    c.require_root_owned = config.exec.require_root_owned;
-    c.default_timeout = config.exec.timeout;
-    c.output_cap = config.exec.output_cap;
-    c
+    config.executor_config()
 }

@@ -5,6 +5,7 @@
 mod common;
 mod hyprland;
 mod omarchy;
+mod photo;
 mod quickshell;
 mod session;
 mod theme;

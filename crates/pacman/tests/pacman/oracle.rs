@@ -371,3 +371,57 @@ fn log_records_what_the_fixture_did() {
     .unwrap();
     assert_eq!(future.total, 0);
 }
+
+/// `[arch] pacman_log` (`PacmanSettings::log_path`) replaces pacman.conf's `LogFile` for
+/// `pacman_log` and the last full upgrade; unset, `LogFile` is read.
+#[tokio::test]
+async fn the_configured_log_path_wins_over_log_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("elsewhere.log");
+    std::fs::write(
+        &own,
+        "[2026-11-01T10:00:00+0000] [PACMAN] starting full system upgrade\n\
+         [2026-11-01T10:00:05+0000] [ALPM] installed only-in-my-log (1.0-1)\n",
+    )
+    .unwrap();
+    let args = archgate_pacman::args::LogArgs {
+        package: None,
+        action: None,
+        since: None,
+        limit: None,
+    };
+    let db = archgate_pacman::PacmanDb::new(archgate_pacman::PacmanSettings {
+        conf_path: crate::support::conf_path(),
+        log_path: Some(own.clone()),
+        ..Default::default()
+    });
+    let got = db.pacman_log(&args).await.unwrap();
+    let names: Vec<_> = got
+        .entries
+        .iter()
+        .filter_map(|e| e.package.clone())
+        .collect();
+    assert_eq!(names, ["only-in-my-log"]);
+    assert!(db.last_full_upgrade().await.unwrap().is_some());
+
+    // Unset: the fixture's own LogFile, which knows ca-bundle and not our package.
+    let default = crate::support::db_for(&crate::support::conf_path())
+        .pacman_log(&args)
+        .await
+        .unwrap();
+    let names: Vec<_> = default
+        .entries
+        .iter()
+        .filter_map(|e| e.package.clone())
+        .collect();
+    assert!(names.iter().any(|n| n == "ca-bundle") && !names.iter().any(|n| n == "only-in-my-log"));
+
+    // A configured log that is not there is an error naming it, not the other log.
+    let missing = archgate_pacman::PacmanDb::new(archgate_pacman::PacmanSettings {
+        conf_path: crate::support::conf_path(),
+        log_path: Some(dir.path().join("nope.log")),
+        ..Default::default()
+    });
+    let err = missing.pacman_log(&args).await.unwrap_err();
+    assert!(err.to_string().contains("nope.log"), "{err}");
+}

@@ -73,14 +73,19 @@ impl Tool for Screenshot {
             let shot = self
                 .0
                 .desktop
-                .screenshot(&p, &target, cx.config.desktop.screenshot_max_dim)
+                .screenshot_within(
+                    &p,
+                    &target,
+                    cx.config.desktop.screenshot_max_dim,
+                    cx.config.limits.max_output_bytes,
+                )
                 .await
                 .map_err(domain_err)?;
             let meta = serde_json::to_value(&shot).unwrap_or_default();
             Ok(ToolOutput {
                 content: vec![Content::Image {
-                    data: shot.png,
-                    mime: "image/png",
+                    data: shot.data,
+                    mime: shot.mime,
                 }],
                 structured: Some(meta),
                 exit_code: None,

@@ -30,12 +30,9 @@ pub struct DesktopService {
 }
 
 impl DesktopService {
-    pub fn new() -> DesktopService {
+    pub fn new(env: archgate_desktop::DesktopEnv) -> DesktopService {
         DesktopService {
-            desktop: Desktop::new(
-                archgate_desktop::DesktopEnv::from_process(),
-                archgate_desktop::DesktopConfig::default(),
-            ),
+            desktop: Desktop::new(env, archgate_desktop::DesktopConfig::default()),
         }
     }
 }
@@ -360,8 +357,8 @@ impl Tool for ShellCall {
     }
 }
 
-pub fn register(c: &mut Catalogue) {
-    let svc = Arc::new(DesktopService::new());
+pub fn register(c: &mut Catalogue, env: archgate_desktop::DesktopEnv) {
+    let svc = Arc::new(DesktopService::new(env));
     c.add(DesktopState(svc.clone()));
     c.add(OmarchySearch(svc.clone()));
     c.add(OmarchyRun(svc.clone()));
