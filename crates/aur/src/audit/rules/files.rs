@@ -2,10 +2,10 @@
 //! enabled, cron, linger, autostart, shell rc files, `~/.local/bin` shadows), and secrets
 //! (`~/.ssh`, `~/.gnupg`, browser profiles, tokens).
 
-use super::{Ctx, Sink};
+use super::{Ctx, Sink, argv};
 use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
-use crate::audit::shell::{Cmd, Phase, Word};
+use crate::audit::shell::{Cmd, Phase, Word, join_path};
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     for cmd in &ctx.an.cmds {
@@ -37,17 +37,18 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             }
             judge_write(cmd, &p, &t.text, sink);
         }
-        services(cmd, sink);
+        services(ctx, cmd, sink);
     }
 }
 
-/// Paths relative to a known `cd` directory become absolute.
-fn absolute(cmd: &Cmd, p: &str) -> String {
-    if p.starts_with('/') || p.starts_with('$') {
+/// A path as the command sees it: relative paths are resolved against the directory the
+/// shell model says it runs in (`$srcdir` in PKGBUILD functions, then every `cd`).
+pub(super) fn absolute(cmd: &Cmd, p: &str) -> String {
+    if p.starts_with('/') || p.starts_with('$') || p.is_empty() {
         return p.to_owned();
     }
     match &cmd.cwd {
-        Some(c) if c.starts_with("$HOME") || c.starts_with('/') => format!("{c}/{p}"),
+        Some(c) if c.starts_with('$') || c.starts_with('/') => join_path(Some(c), p),
         _ => p.to_owned(),
     }
 }
@@ -152,8 +153,9 @@ fn credential_vars(cmd: &Cmd, sink: &mut Sink) {
     }
 }
 
-/// Files and directories a command creates, changes or deletes.
-fn write_targets(cmd: &Cmd) -> Vec<&Word> {
+/// Files and directories a command creates, changes or deletes: its written operands, parsed
+/// as the program reads its options (a sed expression, a mode or a suffix is never a path).
+pub(super) fn write_targets(cmd: &Cmd) -> Vec<&Word> {
     let mut out: Vec<&Word> = cmd
         .redirs
         .iter()
@@ -168,67 +170,77 @@ fn write_targets(cmd: &Cmd) -> Vec<&Word> {
         .map(|r| &r.target)
         .collect();
     let (name, args) = names::program(cmd);
-    let plain: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
-    let opt_val = |o: &[&str]| {
-        args.iter().enumerate().find_map(|(i, a)| {
-            if o.contains(&a.text.as_str()) {
-                args.get(i + 1)
-            } else {
-                None
-            }
-        })
-    };
     match name {
-        "tee" | "mkdir" | "touch" | "rm" | "rmdir" | "truncate" | "shred" | "unlink" => {
-            out.extend(plain)
-        }
-        "chmod" | "chown" | "chgrp" => out.extend(plain.into_iter().skip(1)),
-        "cp" | "mv" | "install" | "ln" | "rsync" => {
-            if let Some(t) = opt_val(&["-t", "--target-directory"]) {
-                out.push(t);
-            } else if name == "install"
+        "tee" => out.extend(argv::parse(args, "", "", &[]).operands),
+        "mkdir" => out.extend(argv::parse(args, "m", "", &["--mode"]).operands),
+        "touch" => out.extend(argv::parse(args, "dtr", "", &["--date", "--reference"]).operands),
+        "truncate" => out.extend(argv::parse(args, "sr", "", &["--size", "--reference"]).operands),
+        "rm" | "rmdir" | "unlink" => out.extend(argv::parse(args, "", "", &[]).operands),
+        "shred" => out.extend(argv::parse(args, "ns", "", &["--iterations", "--size"]).operands),
+        "chmod" | "chown" | "chgrp" => {
+            let p = argv::parse(args, "", "", &["--reference"]);
+            let skip = usize::from(p.value(&["--reference"]).is_none());
+            // `chmod -x FILE`: GNU reads a leading `-rwx` cluster as the mode.
+            let mode_as_opt = name == "chmod"
                 && args.iter().any(|a| {
-                    a.text == "-d"
-                        || (a.text.starts_with('-')
-                            && !a.text.starts_with("--")
-                            && a.text.contains('d')
-                            && !a.text.contains('D'))
-                })
-            {
-                let skip_m = args
-                    .iter()
-                    .any(|a| a.text == "-m" || a.text == "-o" || a.text == "-g");
-                out.extend(
-                    plain
-                        .into_iter()
-                        .filter(|w| !(skip_m && w.text.chars().all(|c| c.is_ascii_digit()))),
-                );
-            } else {
-                let vals: Vec<&Word> = plain
+                    a.text.len() > 1
+                        && a.text.starts_with('-')
+                        && a.text[1..].chars().all(|c| "rwxXst".contains(c))
+                });
+            out.extend(
+                p.operands
                     .into_iter()
-                    .filter(|w| !w.text.chars().all(|c| c.is_ascii_digit()))
-                    .collect();
-                if vals.len() >= 2 {
-                    out.extend(vals.last().copied());
-                }
+                    .skip(if mode_as_opt { 0 } else { skip }),
+            );
+        }
+        "install" => {
+            let p = argv::install(args);
+            if let Some(t) = p.value_word(&["-t", "--target-directory"]) {
+                out.push(t);
+            } else if p.has("-d") || p.has("--directory") {
+                out.extend(p.operands);
+            } else if p.operands.len() >= 2 {
+                out.extend(p.operands.last().copied());
             }
         }
-        "sed"
-            if args
-                .iter()
-                .any(|a| a.text.starts_with("-i") || a.text == "--in-place") =>
-        {
-            let has_e = args
-                .iter()
-                .any(|a| a.text == "-e" || a.text == "--expression");
-            out.extend(plain.into_iter().skip(usize::from(!has_e)));
+        "cp" | "mv" | "ln" | "rsync" => {
+            let p = argv::copy_like(args);
+            if let Some(t) = p.value_word(&["-t", "--target-directory"]) {
+                out.push(t);
+            } else if p.operands.len() >= 2 {
+                out.extend(p.operands.last().copied());
+            }
         }
+        "sed" => out.extend(argv::sed_in_place(args)),
+        "perl" => out.extend(argv::perl_in_place(args)),
         "dd" => out.extend(args.iter().filter(|a| a.text.starts_with("of="))),
-        "curl" => out.extend(opt_val(&["-o", "--output"])),
-        "wget" => out.extend(opt_val(&["-O", "-P"])),
-        "tar" | "bsdtar" => out.extend(opt_val(&["-C", "--directory"])),
-        "unzip" => out.extend(opt_val(&["-d"])),
-        "crontab" => out.extend(plain),
+        "curl" => {
+            let p = argv::parse(
+                args,
+                "odHXAuFeTwrmCK",
+                "",
+                &["--output", "--data", "--header"],
+            );
+            out.extend(p.value_word(&["-o", "--output"]));
+        }
+        "wget" => {
+            let p = argv::parse(
+                args,
+                "OPo",
+                "",
+                &["--output-document", "--directory-prefix"],
+            );
+            out.extend(p.value_word(&["-O", "-P", "--output-document", "--directory-prefix"]));
+        }
+        "tar" | "bsdtar" => {
+            let p = argv::parse(args, "CfT", "", &["--directory", "--file"]);
+            out.extend(p.value_word(&["-C", "--directory"]));
+        }
+        "unzip" => {
+            let p = argv::parse(args, "dx", "", &[]);
+            out.extend(p.value_word(&["-d"]));
+        }
+        "crontab" => out.extend(argv::parse(args, "u", "", &[]).operands),
         _ => {}
     }
     out
@@ -474,36 +486,230 @@ fn judge_write(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
     }
 }
 
-fn services(cmd: &Cmd, sink: &mut Sink) {
+const UNIT_SUFFIXES: &[&str] = &[
+    ".service",
+    ".socket",
+    ".timer",
+    ".path",
+    ".target",
+    ".mount",
+    ".automount",
+];
+
+fn unit_stem(u: &str) -> &str {
+    let b = basename(u);
+    UNIT_SUFFIXES
+        .iter()
+        .find_map(|s| b.strip_suffix(s))
+        .unwrap_or(b)
+        .trim_end_matches('@')
+}
+
+/// Units the package itself ships: unit files its package() installs or its sources hold, and
+/// units named after the package (`make install` ships those without naming them).
+fn shipped_unit(ctx: &Ctx, unit: &str) -> bool {
+    let want = unit_stem(unit).trim_end_matches(|c: char| c == '@');
+    if want.is_empty() || want.starts_with('$') {
+        return false;
+    }
+    let named = |w: &str| {
+        let b = basename(w);
+        UNIT_SUFFIXES.iter().any(|s| b.ends_with(s)) && unit_stem(b) == want
+    };
+    let in_package = ctx.an.cmds.iter().any(|c| {
+        c.phase == Phase::Package
+            && c.argv
+                .iter()
+                .chain(c.redirs.iter().map(|r| &r.target))
+                .any(|w| named(&w.text))
+    });
+    let in_sources = ctx
+        .an
+        .global
+        .iter()
+        .filter(|(k, _)| *k == "source" || k.starts_with("source_"))
+        .flat_map(|(_, v)| v.items())
+        .any(|s| named(s.text.rsplit("::").next().unwrap_or(&s.text)));
+    let provided = ctx.an.files.iter().any(|f| named(&f.name));
+    if in_package || in_sources || provided {
+        return true;
+    }
+    let w = want.to_ascii_lowercase();
+    const GENERIC: &[&str] = &[
+        "git", "bin", "utils", "tools", "dkms", "daemon", "service", "linux", "server", "client",
+    ];
+    ctx.pkgnames.iter().any(|p| {
+        p.to_ascii_lowercase()
+            .split(['-', '_', '.'])
+            .filter(|t| t.len() >= 4 && !GENERIC.contains(t))
+            .any(|t| w.contains(t))
+    })
+}
+
+/// A driver enabling its vendor's suspend services (`nvidia-suspend`, `nvidia-resume` …), as
+/// the official driver package does.
+fn vendor_suspend_unit(ctx: &Ctx, unit: &str) -> bool {
+    let u = unit_stem(unit).to_ascii_lowercase();
+    [
+        "-suspend-then-hibernate",
+        "-suspend",
+        "-resume",
+        "-hibernate",
+    ]
+    .iter()
+    .find_map(|s| u.strip_suffix(s))
+    .is_some_and(|vendor| {
+        vendor.len() >= 3
+            && ctx.pkgnames.iter().any(|p| {
+                p.to_ascii_lowercase()
+                    .split(['-', '_'])
+                    .any(|t| t == vendor)
+            })
+    })
+}
+
+/// A rename migration: in the same script function, the old unit is asked `is-enabled` and
+/// disabled, and the new one enabled (only if the old one was).
+fn rename_migration(ctx: &Ctx, cmd: &Cmd, unit: &str) -> bool {
+    let same = |c: &&Cmd| c.file == cmd.file && c.func == cmd.func;
+    let units_of = |c: &Cmd, verb: &str| -> Vec<String> {
+        let (n, a) = names::program(c);
+        if n != "systemctl" {
+            return Vec::new();
+        }
+        let ops: Vec<&str> = a
+            .iter()
+            .map(|w| w.text.as_str())
+            .filter(|t| !t.starts_with('-'))
+            .collect();
+        if ops.first() != Some(&verb) {
+            return Vec::new();
+        }
+        ops[1..].iter().map(|u| unit_stem(u).to_owned()).collect()
+    };
+    let asked: Vec<String> = ctx
+        .an
+        .cmds
+        .iter()
+        .filter(same)
+        .flat_map(|c| units_of(c, "is-enabled"))
+        .collect();
+    let disabled: Vec<String> = ctx
+        .an
+        .cmds
+        .iter()
+        .filter(same)
+        .flat_map(|c| units_of(c, "disable"))
+        .collect();
+    let new = unit_stem(unit);
+    asked.iter().any(|old| old != new && disabled.contains(old))
+}
+
+fn services(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
     let (name, args) = names::program(cmd);
     let words: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
-    let sub = words
+    let ops: Vec<&str> = words
         .iter()
-        .find(|w| !w.starts_with('-'))
         .copied()
-        .unwrap_or("");
-    let finding = match name {
-        "systemctl" => match sub {
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    let sub = ops.first().copied().unwrap_or("");
+    let units: Vec<&str> = ops.iter().skip(1).copied().collect();
+    if name == "systemctl" && cmd.phase != Phase::Runtime {
+        let enabling = matches!(
+            sub,
             "enable" | "reenable" | "link" | "preset" | "add-wants" | "add-requires"
-            | "set-default" => Some((
+        );
+        let starting = sub == "start" && cmd.phase.runs_on_system();
+        if (enabling || starting) && !units.is_empty() {
+            let verb = if enabling { "enables" } else { "starts" };
+            let own: Vec<&str> = units
+                .iter()
+                .copied()
+                .filter(|u| shipped_unit(ctx, u))
+                .collect();
+            let vendor: Vec<&str> = units
+                .iter()
+                .copied()
+                .filter(|u| vendor_suspend_unit(ctx, u))
+                .collect();
+            let moved: Vec<&str> = units
+                .iter()
+                .copied()
+                .filter(|u| rename_migration(ctx, cmd, u))
+                .collect();
+            let outside: Vec<&str> = units
+                .iter()
+                .copied()
+                .filter(|u| !own.contains(u) && !vendor.contains(u) && !moved.contains(u))
+                .collect();
+            if outside.is_empty() {
+                let why = if !moved.is_empty() {
+                    format!(
+                        "{verb} {} only as part of a unit rename (the old unit is checked with is-enabled and disabled); nothing outside the package is reached",
+                        moved.join(" ")
+                    )
+                } else if !vendor.is_empty() && own.len() < units.len() {
+                    format!(
+                        "{verb} the vendor's suspend/resume services ({}), as the official driver package does",
+                        units.join(" ")
+                    )
+                } else {
+                    format!(
+                        "{verb} {}, a unit the package ships itself; the choice is usually left to the person",
+                        units.join(" ")
+                    )
+                };
+                sink.cmd(
+                    "AUR-PERSISTENCE",
+                    Severity::Low,
+                    cmd,
+                    format!("{why} ({})", cmd.phase.label()),
+                );
+            } else {
+                let (sev, what) = if enabling {
+                    (
+                        Severity::High,
+                        "enables a systemd unit the package does not ship",
+                    )
+                } else {
+                    (
+                        Severity::Medium,
+                        "starts a service the package does not ship on its own",
+                    )
+                };
+                sink.cmd(
+                    "AUR-PERSISTENCE",
+                    sev,
+                    cmd,
+                    format!(
+                        "{what} ({}): it reaches outside the package ({})",
+                        outside.join(" "),
+                        cmd.phase.label()
+                    ),
+                );
+            }
+            return;
+        }
+        if enabling || sub == "set-default" {
+            sink.cmd(
                 "AUR-PERSISTENCE",
                 Severity::High,
-                "enables a systemd unit; packages must leave that choice to the person",
-            )),
-            "start" if cmd.phase.runs_on_system() => Some((
-                "AUR-PERSISTENCE",
-                Severity::Medium,
-                "starts a service on its own",
-            )),
+                cmd,
+                format!(
+                    "changes what systemd starts at boot ({})",
+                    cmd.phase.label()
+                ),
+            );
+            return;
+        }
+    }
+    let finding = match name {
+        "systemctl" => match sub {
             "edit" | "mask" | "unmask" | "import-environment" | "set-environment" => Some((
                 "AUR-PERSISTENCE",
                 Severity::Medium,
                 "changes systemd's configuration",
-            )),
-            _ if words.contains(&"--now") => Some((
-                "AUR-PERSISTENCE",
-                Severity::High,
-                "enables and starts a unit",
             )),
             _ => None,
         },

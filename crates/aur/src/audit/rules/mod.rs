@@ -1,8 +1,11 @@
 //! The rules: each module looks at the [`Analysis`] and adds findings to a [`Sink`].
 
+mod argv;
 mod exec;
+mod exhaustion;
 mod files;
 mod install;
+mod modes;
 mod obfuscation;
 mod pkgmgr;
 mod sources;
@@ -206,6 +209,8 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
     exec::check(&ctx, &mut sink);
     pkgmgr::check(&ctx, &mut sink);
     files::check(&ctx, &mut sink);
+    modes::check(&ctx, &mut sink);
+    exhaustion::check(&ctx, &mut sink);
     install::check(&ctx, &mut sink);
     sources::check(&ctx, &mut sink);
     obfuscation::check(&ctx, &mut sink);

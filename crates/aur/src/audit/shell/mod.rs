@@ -17,6 +17,42 @@ use std::rc::Rc;
 
 pub(crate) use walk::analyze;
 
+/// `rel` resolved against the directory `base` (`cd`, relative paths): `.` and `..` are
+/// folded, and `$srcdir/..` is `$startdir`. An absolute or `$`-rooted `rel` stands alone.
+pub(crate) fn join_path(base: Option<&str>, rel: &str) -> String {
+    let joined = match base {
+        _ if rel.starts_with('/') || rel.starts_with('$') => rel.to_owned(),
+        Some(b) if !b.is_empty() => format!("{}/{rel}", b.trim_end_matches('/')),
+        _ => rel.to_owned(),
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    let rooted = joined.starts_with('/');
+    for seg in joined.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&"$srcdir") | Some(&"${srcdir}") if parts.len() == 1 => {
+                    parts[0] = "$startdir";
+                }
+                Some(&l) if l != ".." && !(parts.len() == 1 && l.starts_with('$')) => {
+                    parts.pop();
+                }
+                _ if parts.is_empty() && rooted => {}
+                _ => parts.push(".."),
+            },
+            s => parts.push(s),
+        }
+    }
+    let body = parts.join("/");
+    if rooted {
+        format!("/{body}")
+    } else if body.is_empty() {
+        ".".into()
+    } else {
+        body
+    }
+}
+
 /// A 1-based line and column (in characters) of the original source.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Pos {
@@ -210,6 +246,10 @@ pub(crate) struct Cmd {
     /// The directory set by a preceding `cd` in the same function, if known.
     pub cwd: Option<String>,
     pub embed: Option<Embed>,
+    /// A call of the function this command runs in (directly or through others): recursion.
+    pub recursive: bool,
+    /// Runs inside a loop that never ends by itself (`while true`, `while :`, `for ((;;))`).
+    pub forever: bool,
 }
 
 /// A `$(…)`, backquote or `<(…)` substitution.

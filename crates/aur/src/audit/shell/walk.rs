@@ -135,6 +135,10 @@ pub(super) struct Walker {
     pub(super) file: usize,
     pub(super) embed: Option<Embed>,
     pub(super) cwd: Option<String>,
+    /// Directories saved by `pushd`.
+    pub(super) dir_stack: Vec<Option<String>>,
+    /// Depth of loops that never end by themselves.
+    pub(super) forever: u32,
     pub(super) pipe: Option<(u32, u16, u16)>,
     pub(super) background: bool,
     pub(super) in_subst: Option<usize>,
@@ -199,6 +203,8 @@ impl Walker {
             file: 0,
             embed: None,
             cwd: None,
+            dir_stack: Vec::new(),
+            forever: 0,
             pipe: None,
             background: false,
             in_subst: None,
@@ -239,6 +245,8 @@ impl Walker {
             Phase::Install
         };
         self.func = None;
+        // makepkg reads the PKGBUILD from the directory that holds it.
+        self.cwd = is_pkgbuild.then(|| "$startdir".to_owned());
         self.collect_errors(&src, src.tree.root_node());
         self.walk_block(&src, src.tree.root_node());
         let global = self.env.clone();
@@ -266,7 +274,9 @@ impl Walker {
                 Phase::Install
             };
             self.func = Some(Rc::from(name.as_str()));
-            self.cwd = None;
+            // makepkg runs every PKGBUILD function from $srcdir.
+            self.cwd = is_pkgbuild.then(|| "$srcdir".to_owned());
+            self.dir_stack.clear();
             self.called.insert(name.clone());
             self.stack.push(name.clone());
             self.walk_func_body(f);
@@ -422,17 +432,26 @@ impl Walker {
                     );
                 }
             }
+            "while_statement" => {
+                let endless = endless_loop(src, node);
+                self.forever += u32::from(endless);
+                self.walk_block(src, node);
+                self.forever -= u32::from(endless);
+            }
             "test_command" | "arithmetic_expansion" | "c_style_for_statement" => {
                 if node.kind() == "c_style_for_statement" {
+                    let endless = node.child_by_field_name("condition").is_none();
+                    self.forever += u32::from(endless);
                     if let Some(b) = node.child_by_field_name("body") {
                         self.walk_stmt(src, b, false);
                     }
+                    self.forever -= u32::from(endless);
                 } else {
                     self.scan_substs(src, node);
                 }
             }
             "program" | "compound_statement" | "do_group" | "list" | "if_statement"
-            | "elif_clause" | "else_clause" | "while_statement" | "negated_command" | "ERROR" => {
+            | "elif_clause" | "else_clause" | "negated_command" | "ERROR" => {
                 self.walk_block(src, node)
             }
             _ => self.scan_substs(src, node),
@@ -655,6 +674,27 @@ impl Walker {
             }
             _ => {}
         }
+    }
+}
+
+/// `while true`, `while :`, `while [ 1 ]`, `until false`: a loop only `break` or `exit` ends.
+fn endless_loop(src: &ParsedSrc, node: Node) -> bool {
+    let until = src.raw(node).trim_start().starts_with("until");
+    let Some(cond) = node.child_by_field_name("condition") else {
+        return false;
+    };
+    let body = node.child_by_field_name("body").map_or("", |b| src.raw(b));
+    if ["break", "exit", "return"].iter().any(|k| body.contains(k)) {
+        return false;
+    }
+    let c = src.raw(cond).trim().trim_end_matches(';').trim();
+    if until {
+        matches!(c, "false" | "/bin/false")
+    } else {
+        matches!(
+            c,
+            "true" | ":" | "/bin/true" | "[ 1 ]" | "[[ 1 ]]" | "(( 1 ))" | "((1))"
+        )
     }
 }
 
