@@ -129,7 +129,10 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                     cmd.phase.label()
                 ),
             );
-        } else if cmd.forever && matches!(cmd.phase, Phase::Install | Phase::Hook) {
+        } else if cmd.forever
+            && matches!(cmd.phase, Phase::Install | Phase::Hook)
+            && !names::is_message(name)
+        {
             sink.cmd(
                 "AUR-RESOURCE-EXHAUSTION",
                 Severity::Medium,

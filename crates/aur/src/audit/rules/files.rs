@@ -508,7 +508,7 @@ fn unit_stem(u: &str) -> &str {
 /// Units the package itself ships: unit files its package() installs or its sources hold, and
 /// units named after the package (`make install` ships those without naming them).
 fn shipped_unit(ctx: &Ctx, unit: &str) -> bool {
-    let want = unit_stem(unit).trim_end_matches(|c: char| c == '@');
+    let want = unit_stem(unit).trim_end_matches('@');
     if want.is_empty() || want.starts_with('$') {
         return false;
     }

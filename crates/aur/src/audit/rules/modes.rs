@@ -117,7 +117,7 @@ pub(super) fn check(_ctx: &Ctx, sink: &mut Sink) {
                         None => continue,
                     },
                 };
-                judge_mode(cmd, &mode, &targets, sink);
+                judge_mode(cmd, &mode, &targets, false, sink);
             }
             "install" | "mkdir" => {
                 let p = if name == "install" {
@@ -129,7 +129,14 @@ pub(super) fn check(_ctx: &Ctx, sink: &mut Sink) {
                     continue;
                 };
                 let targets = super::files::write_targets(cmd);
-                judge_mode(cmd, &mode, &targets, sink);
+                // `install -m 4755 /usr/bin/bash "$pkgdir/…/.helper"`: a copy of a shell.
+                let copies_a_shell = name == "install"
+                    && !(p.has("-d") || p.has("--directory"))
+                    && p.operands.len() >= 2
+                    && p.operands[..p.operands.len() - 1]
+                        .iter()
+                        .any(|w| gives_a_shell(&w.text));
+                judge_mode(cmd, &mode, &targets, copies_a_shell, sink);
             }
             "setcap" => {
                 let p = argv::parse(args, "n", "", &[]);
@@ -146,7 +153,7 @@ pub(super) fn check(_ctx: &Ctx, sink: &mut Sink) {
     }
 }
 
-fn judge_mode(cmd: &Cmd, mode: &str, targets: &[&Word], sink: &mut Sink) {
+fn judge_mode(cmd: &Cmd, mode: &str, targets: &[&Word], shell_copy: bool, sink: &mut Sink) {
     let (ww, su, sg, sticky) = argv::mode_bits(mode);
     if !(ww || su || sg) {
         return;
@@ -189,7 +196,7 @@ fn judge_mode(cmd: &Cmd, mode: &str, targets: &[&Word], sink: &mut Sink) {
                 (true, false) => "setuid",
                 _ => "setgid",
             };
-            let (sev, why) = if gives_a_shell(&path) {
+            let (sev, why) = if gives_a_shell(&path) || shell_copy {
                 (
                     Severity::Critical,
                     format!(

@@ -266,6 +266,9 @@ pub(crate) enum FileKind {
     Pkgbuild,
     Install,
     Hook,
+    /// Another file of the package (a `source=` entry, a helper the PKGBUILD reads), walked
+    /// in the role the PKGBUILD gives it: run while building, installed to run later, or data.
+    Local,
 }
 
 #[derive(Clone, Debug)]

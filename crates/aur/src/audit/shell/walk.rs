@@ -167,22 +167,37 @@ pub(crate) fn analyze(pkgbuild: &str, extra: &[(String, String)]) -> Analysis {
         name: "PKGBUILD".into(),
         kind: FileKind::Pkgbuild,
     });
-    w.walk_file(0, pkgbuild, true);
+    w.walk_file(0, pkgbuild, Phase::Global);
+    let pkgbuild_cmds = w.an.cmds.len();
+    let install_names: Vec<String> =
+        w.an.all_values("install")
+            .into_iter()
+            .map(|v| names::basename(&v.text).to_owned())
+            .filter(|v| !v.is_empty())
+            .collect();
     for (name, text) in extra {
-        let kind = if name.ends_with(".hook") || text.contains("[Trigger]") {
+        let base = names::basename(name);
+        let declared_install = install_names.iter().any(|n| n == base);
+        let kind = if declared_install || name.ends_with(".install") {
+            FileKind::Install
+        } else if name.ends_with(".hook") || text.contains("[Trigger]") {
             FileKind::Hook
         } else {
-            FileKind::Install
+            FileKind::Local
         };
         let idx = w.an.files.len();
         w.an.files.push(FileSrc {
             name: name.clone(),
             kind,
         });
-        if kind == FileKind::Hook {
-            w.walk_hook(idx, text);
-        } else {
-            w.walk_file(idx, text, false);
+        match kind {
+            FileKind::Hook => w.walk_hook(idx, text),
+            FileKind::Install => w.walk_file(idx, text, Phase::Install),
+            _ => match local_role(&w.an.cmds[..pkgbuild_cmds], base, text) {
+                Some(LocalRole::Script(phase)) => w.walk_file(idx, text, phase),
+                Some(LocalRole::Unit) => w.walk_exec_lines(idx, text, Phase::Runtime),
+                None => {}
+            },
         }
     }
     w.an.truncated = w.steps > MAX_STEPS;
@@ -231,7 +246,9 @@ impl Walker {
 
     /// Walks one file: the top level in order, then every function (PKGBUILD functions in
     /// makepkg's order), each from a copy of the top-level environment.
-    fn walk_file(&mut self, file: usize, text: &str, is_pkgbuild: bool) {
+    /// `phase` is `Global` for the PKGBUILD; other scripts run wholly in the phase given.
+    fn walk_file(&mut self, file: usize, text: &str, phase: Phase) {
+        let is_pkgbuild = file == 0;
         let Some(src) = ParsedSrc::new(&mut self.parser, text.to_owned(), file, Base::File) else {
             return;
         };
@@ -239,14 +256,16 @@ impl Walker {
         self.funcs.clear();
         self.called.clear();
         self.env = Self::base_env();
-        self.phase = if is_pkgbuild {
-            Phase::Global
-        } else {
-            Phase::Install
-        };
+        self.phase = phase;
         self.func = None;
         // makepkg reads the PKGBUILD from the directory that holds it.
-        self.cwd = is_pkgbuild.then(|| "$startdir".to_owned());
+        self.cwd = if is_pkgbuild {
+            Some("$startdir".to_owned())
+        } else if phase.is_build() || phase == Phase::Package {
+            Some("$srcdir".to_owned())
+        } else {
+            None
+        };
         self.collect_errors(&src, src.tree.root_node());
         self.walk_block(&src, src.tree.root_node());
         let global = self.env.clone();
@@ -271,11 +290,12 @@ impl Walker {
             self.phase = if is_pkgbuild {
                 Phase::of_function(name)
             } else {
-                Phase::Install
+                phase
             };
             self.func = Some(Rc::from(name.as_str()));
             // makepkg runs every PKGBUILD function from $srcdir.
-            self.cwd = is_pkgbuild.then(|| "$srcdir".to_owned());
+            self.cwd = (is_pkgbuild || phase.is_build() || phase == Phase::Package)
+                .then(|| "$srcdir".to_owned());
             self.dir_stack.clear();
             self.called.insert(name.clone());
             self.stack.push(name.clone());
@@ -286,18 +306,27 @@ impl Walker {
     }
 
     fn walk_hook(&mut self, file: usize, text: &str) {
+        self.walk_exec_lines(file, text, Phase::Hook);
+    }
+
+    /// The `Exec…=` lines of an ALPM hook or a systemd unit, each walked as a command line.
+    fn walk_exec_lines(&mut self, file: usize, text: &str, phase: Phase) {
         self.file = file;
         self.env = Self::base_env();
-        self.phase = Phase::Hook;
+        self.phase = phase;
         self.func = None;
         for (i, line) in text.lines().enumerate() {
             let t = line.trim_start();
             let Some(rest) = t.strip_prefix("Exec") else {
                 continue;
             };
-            let Some(cmdline) = rest.trim_start().strip_prefix('=') else {
+            let rest = rest
+                .trim_start_matches(|c: char| c.is_ascii_alphanumeric())
+                .trim_start();
+            let Some(cmdline) = rest.strip_prefix('=') else {
                 continue;
             };
+            let cmdline = cmdline.trim_start_matches(['-', '@', '+', '!', ':']);
             let lead = line.len() - cmdline.len();
             let pos = Pos {
                 line: i as u32 + 1,
@@ -307,7 +336,11 @@ impl Walker {
                 cmdline.to_owned(),
                 Base::Offset(pos),
                 Embed {
-                    kind: EmbedKind::HookExec,
+                    kind: if phase == Phase::Hook {
+                        EmbedKind::HookExec
+                    } else {
+                        EmbedKind::Generated
+                    },
                     taint: Taint::default(),
                 },
             );
@@ -674,6 +707,69 @@ impl Walker {
             }
             _ => {}
         }
+    }
+}
+
+/// What the PKGBUILD does with one of its local files.
+enum LocalRole {
+    /// Run (executed, sourced, given to a shell) in this phase.
+    Script(Phase),
+    /// A systemd unit the package installs: its Exec lines run later.
+    Unit,
+}
+
+/// Shell code: a shell shebang, a `.sh` name, or no extension and shell-looking text.
+fn shell_like(name: &str, text: &str) -> bool {
+    let first = text.lines().next().unwrap_or("");
+    if first.starts_with("#!") {
+        return names::SHELLS.iter().any(|s| {
+            first.ends_with(&format!("/{s}"))
+                || first.contains(&format!("/{s} "))
+                || first.ends_with(&format!(" {s}"))
+        });
+    }
+    name.ends_with(".sh") || name.ends_with(".bash")
+}
+
+/// How the PKGBUILD's commands use the local file `name`: run it, install a script or unit
+/// from it, or neither (data: patches, desktop files, licenses …).
+fn local_role(cmds: &[Cmd], name: &str, text: &str) -> Option<LocalRole> {
+    let names_it = |w: &Word| names::basename(&w.text) == name;
+    for c in cmds {
+        if c.argv.is_empty() || !(c.phase.is_build() || c.phase == Phase::Package) {
+            continue;
+        }
+        let i = names::effective(&c.argv);
+        let prog = names::basename(&c.argv[i].text);
+        let args = &c.argv[i + 1..];
+        // Only shell code is walked: `python helper.py` or a Python shebang is not bash.
+        let runs = (names_it(&c.argv[i]) && shell_like(name, text))
+            || ((names::is_shell(prog) || matches!(prog, "source" | "."))
+                && args
+                    .iter()
+                    .find(|a| !a.text.starts_with('-'))
+                    .is_some_and(names_it));
+        if runs {
+            return Some(LocalRole::Script(c.phase));
+        }
+    }
+    let installed = cmds.iter().any(|c| {
+        c.phase == Phase::Package
+            && matches!(names::program(c).0, "install" | "cp" | "mv" | "ln")
+            && names::program(c).1.iter().any(names_it)
+    });
+    if !installed {
+        return None;
+    }
+    let unit = [".service", ".socket", ".timer", ".path"]
+        .iter()
+        .any(|s| name.ends_with(s));
+    if unit {
+        Some(LocalRole::Unit)
+    } else if shell_like(name, text) {
+        Some(LocalRole::Script(Phase::Runtime))
+    } else {
+        None
     }
 }
 
