@@ -7,6 +7,8 @@ mod support;
 mod blind_spots;
 #[path = "it/client.rs"]
 mod client;
+#[path = "it/commit_binding.rs"]
+mod commit_binding;
 #[path = "it/corpus_eval.rs"]
 mod corpus_eval;
 #[path = "it/garbage.rs"]
