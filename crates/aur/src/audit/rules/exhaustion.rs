@@ -2,28 +2,24 @@
 //! background or twice through a pipe (`:(){ :|:& };:`), endless loops that start processes or
 //! fill files, and writes of endless data (`dd if=/dev/zero` without `count=`, `yes > FILE`).
 
+use std::collections::HashMap;
+
 use super::{Ctx, Sink, argv};
 use crate::audit::names;
 use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, Phase};
 
-/// Is this command a fork bomb's self-replicating call?
-pub(super) fn fork_bomb(ctx: &Ctx, cmd: &Cmd) -> bool {
+/// Is this command a fork bomb's self-replicating call? `pipes` counts the recursive calls
+/// of each (file, pipeline).
+fn fork_bomb(pipes: &HashMap<(usize, u32), usize>, cmd: &Cmd) -> bool {
     if !cmd.recursive {
         return false;
     }
     if cmd.background {
         return true;
     }
-    let Some((pipe, _, _)) = cmd.pipe else {
-        return false;
-    };
-    ctx.an
-        .cmds
-        .iter()
-        .filter(|c| c.recursive && c.pipe.is_some_and(|p| p.0 == pipe) && c.file == cmd.file)
-        .count()
-        >= 2
+    cmd.pipe
+        .is_some_and(|(p, _, _)| pipes.get(&(cmd.file, p)).copied().unwrap_or(0) >= 2)
 }
 
 fn endless_source(t: &str) -> bool {
@@ -59,12 +55,18 @@ fn huge(size: &str) -> bool {
 }
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
+    let mut pipes: HashMap<(usize, u32), usize> = HashMap::new();
+    for c in ctx.an.cmds.iter().filter(|c| c.recursive) {
+        if let Some((p, _, _)) = c.pipe {
+            *pipes.entry((c.file, p)).or_default() += 1;
+        }
+    }
     for cmd in &ctx.an.cmds {
         if cmd.phase == Phase::Runtime {
             continue;
         }
         let (name, args) = names::program(cmd);
-        if fork_bomb(ctx, cmd) {
+        if fork_bomb(&pipes, cmd) {
             sink.cmd(
                 "AUR-FORK-BOMB",
                 Severity::Critical,

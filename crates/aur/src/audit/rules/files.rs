@@ -19,6 +19,11 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         }
         for w in &paths {
             let p = absolute(cmd, &w.text);
+            // A launcher the package installs may touch its own app's profile (a Discord
+            // wrapper and ~/.config/discord); anything else's is still a secret.
+            if cmd.phase == Phase::Runtime && own_app_path(ctx, &p) {
+                continue;
+            }
             if let Some(what) = secret(&p) {
                 sink.cmd(
                     "AUR-SECRETS",
@@ -35,7 +40,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             if deleting && p.starts_with("$pkgdir") {
                 continue;
             }
-            judge_write(cmd, &p, &t.text, sink);
+            judge_write(ctx, cmd, &p, &t.text, sink);
         }
         services(ctx, cmd, sink);
     }
@@ -51,6 +56,16 @@ pub(super) fn absolute(cmd: &Cmd, p: &str) -> String {
         Some(c) if c.starts_with('$') || c.starts_with('/') => join_path(Some(c), p),
         _ => p.to_owned(),
     }
+}
+
+fn own_app_path(ctx: &Ctx, p: &str) -> bool {
+    let l = p.to_ascii_lowercase();
+    ctx.pkgnames.iter().any(|n| {
+        n.to_ascii_lowercase()
+            .split(['-', '_', '.'])
+            .filter(|t| t.len() >= 4 && !matches!(*t, "electron" | "desktop" | "bin" | "git"))
+            .any(|t| l.contains(&format!("/.config/{t}")) || l.contains(&format!("/.{t}")))
+    })
 }
 
 fn secret(p: &str) -> Option<&'static str> {
@@ -400,7 +415,15 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
         ("/usr/share/libalpm/hooks", "an ALPM hook", Severity::High),
         ("/etc/pacman.conf", "pacman's configuration", Severity::High),
     ];
-    if let Some((_, what, sev)) = rules.iter().find(|(m, _, _)| l.contains(m)) {
+    // Dot-file names (`.profile`) match a whole file name, not part of one (`x.profiles`).
+    let hit = |m: &str| {
+        if m.starts_with('.') && !m.contains('/') {
+            basename(&l) == m
+        } else {
+            l.contains(m)
+        }
+    };
+    if let Some((_, what, sev)) = rules.iter().find(|(m, _, _)| hit(m)) {
         return Some((what, *sev));
     }
     if home && l.contains("/.local/bin/") {
@@ -417,9 +440,39 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
     None
 }
 
-fn judge_write(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
+fn judge_write(ctx: &Ctx, cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
     let p = strip_dd(p);
-    if let Some((what, sev)) = persistence(p) {
+    if let Some((what, mut sev)) = persistence(p) {
+        if what.contains(".wants") && p.starts_with("$pkgdir") {
+            // The directory alone enables nothing; a link to a unit the package ships is
+            // how the official packages enable their own sockets and services.
+            if p.ends_with(".wants") || p.ends_with(".wants/") {
+                return;
+            }
+            if shipped_unit(ctx, basename(p)) {
+                sink.cmd(
+                    "AUR-PERSISTENCE",
+                    Severity::Low,
+                    cmd,
+                    format!("links {} into a .wants directory in the package: it enables a unit the package ships itself", basename(p)),
+                );
+                return;
+            }
+        }
+        let (prog, args) = names::program(cmd);
+        let makes_dir = prog == "mkdir"
+            || (prog == "install" && argv::install(args).has("-d"))
+            || (prog == "install" && argv::install(args).has("--directory"));
+        if makes_dir && p.starts_with("$pkgdir") {
+            // An empty directory in the package (`install -d "$pkgdir/etc/sudoers.d"`) holds
+            // no rule and runs nothing.
+            return;
+        }
+        if cmd.phase == Phase::Runtime {
+            // A program the person runs later changing their own session is not the
+            // package reaching out while it is built or installed.
+            sev = sev.min(Severity::Medium);
+        }
         sink.cmd(
             "AUR-PERSISTENCE",
             sev,

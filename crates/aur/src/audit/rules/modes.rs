@@ -82,8 +82,6 @@ fn gives_a_shell(path: &str) -> bool {
                 | "nc"
                 | "socat"
                 | "xargs"
-                | "sudo"
-                | "su"
                 | "install"
                 | "ln"
                 | "cat"

@@ -743,7 +743,8 @@ fn local_role(cmds: &[Cmd], name: &str, text: &str) -> Option<LocalRole> {
         let prog = names::basename(&c.argv[i].text);
         let args = &c.argv[i + 1..];
         // Only shell code is walked: `python helper.py` or a Python shebang is not bash.
-        let runs = (names_it(&c.argv[i]) && shell_like(name, text))
+        // `foo` alone runs the installed program from PATH; `./foo` or `$srcdir/foo` this file.
+        let runs = (names_it(&c.argv[i]) && c.argv[i].text.contains('/') && shell_like(name, text))
             || ((names::is_shell(prog) || matches!(prog, "source" | "."))
                 && args
                     .iter()
