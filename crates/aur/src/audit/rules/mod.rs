@@ -11,6 +11,7 @@ mod pkgmgr;
 mod sources;
 mod spread;
 mod srcinfo_check;
+mod units;
 
 use std::collections::{HashMap, HashSet};
 

@@ -8,6 +8,7 @@
 
 mod command;
 mod expand;
+mod roles;
 pub(crate) mod statics;
 mod text;
 mod walk;
