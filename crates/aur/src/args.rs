@@ -25,12 +25,24 @@ pub struct InfoArgs {
     pub names: Vec<String>,
 }
 
-/// `aur_pkgbuild` and `aur_audit`
+/// `aur_pkgbuild`
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PackageArgs {
     /// AUR package name.
     pub name: String,
+}
+
+/// `aur_audit`
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditArgs {
+    /// AUR package name.
+    pub name: String,
+    /// The AUR git commit to audit (an id or prefix from the package's history); default: the
+    /// newest. The answer says how to build exactly that commit.
+    #[serde(default)]
+    pub commit: Option<String>,
 }
 
 /// `aur_diff`

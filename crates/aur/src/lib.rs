@@ -22,7 +22,10 @@ pub use client::{
     SearchBy, SearchResults,
 };
 pub use local::{LocalError, load_path};
-pub use ops::{PackageAudit, PackageDiff, UpdateReview, audit_package, diff, review_updates};
+pub use ops::{
+    AuditRecord, BuildAt, PackageAudit, PackageDiff, UpdateReview, audit_package, audit_package_at,
+    build_at, diff, last_audit, review_updates,
+};
 
 /// Sent with every AUR answer.
 pub const AUR_NOTICE: &str = "AUR packages are made by users and reviewed by nobody: read the PKGBUILD and install scripts (and this audit) before building, and prefer official packages.";

@@ -1,5 +1,5 @@
 //! Loading a package from disk for `archgate audit PATH`: a directory with a PKGBUILD, or a
-//! PKGBUILD file (its directory is searched for .SRCINFO, `*.install` and `*.hook`).
+//! PKGBUILD file (its directory is searched for .SRCINFO and the files the PKGBUILD names).
 
 use std::path::{Path, PathBuf};
 
@@ -49,8 +49,9 @@ fn read_capped(path: &Path) -> Result<String, LocalError> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Loads a PKGBUILD (a file, or a directory containing one) with its .SRCINFO, install
-/// scripts (`*.install`, dot-named ones too) and ALPM hooks (`*.hook`) from the same directory.
+/// Loads a PKGBUILD (a file, or a directory containing one) with its .SRCINFO and every file
+/// of the same directory the PKGBUILD names (`install=` under any name, local sources, helpers
+/// it runs), plus `*.install` (dot-named ones too) and `*.hook` files.
 pub fn load_path(path: &Path) -> Result<AuditInput, LocalError> {
     let (dir, pkgbuild) = if path.is_dir() {
         (path.to_owned(), path.join("PKGBUILD"))
@@ -73,20 +74,25 @@ pub fn load_path(path: &Path) -> Result<AuditInput, LocalError> {
         path: dir.clone(),
         source,
     })?;
-    let mut names: Vec<(String, PathBuf)> = entries
+    let available: Vec<String> = entries
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            (n.ends_with(".install") || n.ends_with(".hook")).then(|| (n, e.path()))
-        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    names.sort();
-    for (name, p) in names.into_iter().take(64) {
-        input.install_scripts.push(ScriptFile {
-            name,
-            content: read_capped(&p)?,
-        });
+    let wanted = crate::audit::files_to_read(&input.pkgbuild, &available);
+    for name in wanted.into_iter().take(64) {
+        let p = dir.join(&name);
+        let scriptish = name.ends_with(".install") || name.ends_with(".hook");
+        let content = match read_capped(&p) {
+            Ok(c) => c,
+            // Other files are read when they can be; install scripts and hooks must be.
+            Err(e) if scriptish => return Err(e),
+            Err(_) => continue,
+        };
+        if content.contains('\0') && !scriptish {
+            continue;
+        }
+        input.install_scripts.push(ScriptFile { name, content });
     }
     Ok(input)
 }

@@ -18,17 +18,102 @@ pub struct TrustSignal {
     pub signal: String,
 }
 
+/// How to build exactly one commit of a package's AUR repository, and nothing else.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BuildAt {
+    /// The full AUR git commit id the audit read.
+    pub commit: String,
+    pub clone_url: String,
+    /// The directory the commands clone into (named after the commit, so an older clone is
+    /// never reused by accident: `git clone` refuses a directory that exists).
+    pub dir: String,
+    /// Run in this order: clone, check out the audited commit, build it.
+    pub commands: Vec<String>,
+    pub note: &'static str,
+}
+
+const BUILD_NOTE: &str = "An AUR helper (yay, paru …) builds the branch head, which may have moved on since this audit; these commands build the audited commit and nothing else.";
+
+/// The commands that build `commit` of `pkgbase` from the AUR at `base_url`.
+pub fn build_at(base_url: &str, pkgbase: &str, commit: &str) -> BuildAt {
+    let short: String = commit.chars().take(12).collect();
+    let dir = format!("{pkgbase}-{short}");
+    let clone_url = format!("{}/{pkgbase}.git", base_url.trim_end_matches('/'));
+    BuildAt {
+        commit: commit.to_owned(),
+        commands: vec![
+            format!("git clone {clone_url} {dir}"),
+            format!("git -C {dir} checkout {commit}"),
+            format!("cd {dir} && makepkg --syncdeps --install"),
+        ],
+        clone_url,
+        dir,
+        note: BUILD_NOTE,
+    }
+}
+
 /// The answer of `aur_audit`.
 #[derive(Clone, Debug, Serialize)]
 pub struct PackageAudit {
     /// Reminder that AUR packages are user-made and unreviewed.
     pub notice: &'static str,
     pub package: PackageInfo,
+    /// The AUR git commit whose files were audited (`null` if the history could not be read;
+    /// then the branch head was read and no build commands are given).
+    pub commit: Option<String>,
+    /// The newest commit of the package when it was audited.
+    pub head_commit: Option<String>,
+    /// Set when the audited commit is not the newest one: what that means.
+    pub moved_on: Option<String>,
+    /// How to build the audited commit and nothing else.
+    pub build: Option<BuildAt>,
     pub trust: Vec<TrustSignal>,
     /// Newest first (at most 10).
     pub recent_history: Vec<Commit>,
     pub files: Vec<RepoFile>,
     pub report: AuditReport,
+}
+
+/// What `aur_audit` remembers of an audit, for `aur_review_updates` to compare with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct AuditRecord {
+    pub package_base: String,
+    pub commit: String,
+    pub verdict: String,
+    /// Unix seconds.
+    pub audited_at: i64,
+}
+
+fn record_path(client: &AurClient, pkgbase: &str) -> Option<std::path::PathBuf> {
+    let dir = client.config().cache_dir.as_ref()?;
+    crate::client::valid_name(pkgbase).then(|| dir.join("audited").join(format!("{pkgbase}.json")))
+}
+
+async fn remember(client: &AurClient, rec: &AuditRecord) {
+    let Some(p) = record_path(client, &rec.package_base) else {
+        return;
+    };
+    let Ok(body) = serde_json::to_vec(rec) else {
+        return;
+    };
+    let write = async {
+        if let Some(d) = p.parent() {
+            tokio::fs::create_dir_all(d).await?;
+        }
+        let tmp = p.with_extension(format!("tmp-{}", std::process::id()));
+        tokio::fs::write(&tmp, &body).await?;
+        tokio::fs::rename(&tmp, &p).await
+    };
+    if let Err(e) = write.await {
+        tracing::warn!(error = %e, path = %p.display(), "cannot record the audited commit");
+    }
+}
+
+/// The commit `aur_audit` last audited for a package base, if it was recorded.
+pub async fn last_audit(client: &AurClient, pkgbase: &str) -> Option<AuditRecord> {
+    let p = record_path(client, pkgbase)?;
+    let body = tokio::fs::read(&p).await.ok()?;
+    serde_json::from_slice(&body).ok()
 }
 
 /// One side of a diff.
@@ -66,6 +151,8 @@ pub struct PackageDiff {
     pub files: Vec<FileDiff>,
     /// The audit of what the change adds.
     pub audit: ChangeAudit,
+    /// How to build the `to` commit (the one this diff read) and nothing else.
+    pub build: BuildAt,
 }
 
 /// An error for one entry of a review, as data.
@@ -90,6 +177,15 @@ pub struct UpdateEntry {
     pub diff: Option<PackageDiff>,
     /// When the installed version could not be found in the history: the new version's audit.
     pub full_audit: Option<AuditReport>,
+    /// The AUR git commit this review read (the newest).
+    pub commit: Option<String>,
+    /// How to build that commit and nothing else.
+    pub build: Option<BuildAt>,
+    /// The commit `aur_audit` last audited for this package, if recorded.
+    pub audited_commit: Option<String>,
+    /// Set when the package moved on since that audit: the audited commit is not the one
+    /// reviewed here.
+    pub moved_on: Option<String>,
     pub error: Option<EntryError>,
 }
 
@@ -178,24 +274,82 @@ fn to_input(pkgbuild: String, srcinfo: Option<String>, scripts: Vec<ScriptFile>)
     }
 }
 
-/// Fetches a package and audits it, with trust and history signals (`aur_audit`).
+/// Fetches a package and audits its newest commit, with trust and history signals (`aur_audit`).
 pub async fn audit_package(client: &AurClient, name: &str) -> Result<PackageAudit, AurError> {
+    audit_package_at(client, name, None).await
+}
+
+/// Audits one commit of a package (a commit id or prefix from its history; default: the
+/// newest). The files are read at that exact commit, and the answer says how to build it.
+pub async fn audit_package_at(
+    client: &AurClient,
+    name: &str,
+    commit: Option<&str>,
+) -> Result<PackageAudit, AurError> {
     let package = client.info_one(name).await?;
+    let pkgbase = package.package_base.clone();
+    let history = match client.history(&pkgbase).await {
+        Ok(h) => h,
+        Err(e) if commit.is_some() => return Err(e),
+        Err(_) => Vec::new(),
+    };
+    let head = history.first().map(|c| c.id.clone());
+    let at = match commit {
+        Some(c) => {
+            let want = c.trim().to_ascii_lowercase();
+            let found =
+                (4..=40).contains(&want.len()) && want.bytes().all(|b| b.is_ascii_hexdigit());
+            let hit = history.iter().find(|h| found && h.id.starts_with(&want));
+            match hit {
+                Some(h) => Some(h.id.clone()),
+                None => {
+                    return Err(AurError::NotFound {
+                        what: format!("commit {c} in the history of {pkgbase}"),
+                    });
+                }
+            }
+        }
+        None => head.clone(),
+    };
     let files = client
-        .package_files_at(name, &package.package_base, None)
+        .package_files_at(name, &pkgbase, at.as_deref())
         .await?;
-    let history = client
-        .history(&package.package_base)
-        .await
-        .unwrap_or_default();
     let report = audit::audit(&to_input(
         files.pkgbuild,
         files.srcinfo,
         files.install_scripts,
     ));
     let trust = trust_signals(&package, &history);
+    let moved_on = match (&at, &head) {
+        (Some(a), Some(h)) if a != h => {
+            let newer = history.iter().position(|c| &c.id == a).unwrap_or(0);
+            Some(format!(
+                "the package moved on: {newer} newer commit(s) since {a}, the newest is {h}; this audit covers {a} only"
+            ))
+        }
+        _ => None,
+    };
+    let build = at
+        .as_deref()
+        .map(|c| build_at(&client.config().base_url, &pkgbase, c));
+    if let Some(c) = &at {
+        remember(
+            client,
+            &AuditRecord {
+                package_base: pkgbase.clone(),
+                commit: c.clone(),
+                verdict: report.verdict.as_str().to_owned(),
+                audited_at: time::OffsetDateTime::now_utc().unix_timestamp(),
+            },
+        )
+        .await;
+    }
     Ok(PackageAudit {
         notice: AUR_NOTICE,
+        commit: at,
+        head_commit: head,
+        moved_on,
+        build,
         trust,
         recent_history: history.into_iter().take(10).collect(),
         files: files.files,
@@ -275,9 +429,12 @@ async fn snapshot(
 
 fn input_of(files: &BTreeMap<String, Option<String>>) -> AuditInput {
     let get = |n: &str| files.get(n).cloned().flatten();
+    let pkgbuild = get("PKGBUILD").unwrap_or_default();
+    let names: Vec<String> = files.keys().cloned().collect();
+    let wanted = audit::files_to_read(&pkgbuild, &names);
     let scripts = files
         .iter()
-        .filter(|(n, _)| n.ends_with(".install") || n.ends_with(".hook"))
+        .filter(|(n, _)| wanted.contains(n))
         .filter_map(|(n, c)| {
             c.clone().map(|content| ScriptFile {
                 name: n.clone(),
@@ -285,11 +442,7 @@ fn input_of(files: &BTreeMap<String, Option<String>>) -> AuditInput {
             })
         })
         .collect();
-    to_input(
-        get("PKGBUILD").unwrap_or_default(),
-        get(".SRCINFO"),
-        scripts,
-    )
+    to_input(pkgbuild, get(".SRCINFO"), scripts)
 }
 
 fn unified(path: &str, a: &str, b: &str) -> String {
@@ -394,6 +547,7 @@ pub async fn diff(
         commits,
         files,
         audit,
+        build: build_at(&client.config().base_url, &pkgbase, &tc.id),
     })
 }
 
@@ -430,18 +584,26 @@ pub async fn review_updates(
             max_severity: None,
             diff: None,
             full_audit: None,
+            commit: None,
+            build: None,
+            audited_commit: None,
+            moved_on: None,
             error: None,
         };
         match diff(client, name, Some(ver), None).await {
             Ok(d) => {
                 e.verdict = Some(d.audit.report.verdict);
                 e.max_severity = d.audit.report.max_severity;
+                e.commit = Some(d.to.commit.clone());
+                e.build = Some(d.build.clone());
                 e.diff = Some(d);
             }
             Err(AurError::VersionNotFound { .. }) => match audit_package(client, name).await {
                 Ok(a) => {
                     e.verdict = Some(a.report.verdict);
                     e.max_severity = a.report.max_severity;
+                    e.commit = a.commit.clone();
+                    e.build = a.build.clone();
                     e.full_audit = Some(a.report);
                 }
                 Err(err) => {
@@ -459,6 +621,18 @@ pub async fn review_updates(
                     kind: err.kind(),
                     message: err.to_string(),
                 })
+            }
+        }
+        let audited = last_audit(client, &p.package_base).await;
+        if let Some(rec) = &audited {
+            e.audited_commit = Some(rec.commit.clone());
+            if let Some(now) = &e.commit
+                && *now != rec.commit
+            {
+                e.moved_on = Some(format!(
+                    "the package moved on since it was audited: aur_audit read {} (verdict {}), the AUR is now at {now}; what was audited is not what would be built now",
+                    rec.commit, rec.verdict
+                ));
             }
         }
         updates.push(e);

@@ -19,7 +19,7 @@ pub async fn run(config: Option<PathBuf>, target: &str, json: bool) -> anyhow::R
             base_url: cfg.arch.aur_url.trim_end_matches('/').to_owned(),
             timeout: cfg.arch.http_timeout,
             cache_dir: Some(paths.cache_dir.join("aur")),
-            cache_ttl: cfg.arch.cache_ttl,
+            cache_ttl: cfg.arch.aur_cache_ttl,
             ..Default::default()
         })
         .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -3,7 +3,7 @@
 //! packages are user-made and unreviewed.
 
 use archgate_aur::AuditInput;
-use archgate_aur::args::{DiffArgs, InfoArgs, PackageArgs, SearchArgs};
+use archgate_aur::args::{AuditArgs, DiffArgs, InfoArgs, PackageArgs, SearchArgs};
 use archgate_core::gate::Catalogue;
 use archgate_pacman::args::ListArgs;
 use archgate_pacman::list::ListFilter;
@@ -65,12 +65,13 @@ read_tool!(
         name: "aur_audit",
         title: "Audit an AUR package",
         open_world: true,
-        args: PackageArgs,
-        description: "Before building an AUR package: its PKGBUILD and install scripts audited statically \
-                  (never run), with trust and history signals and a verdict: ok, review or dangerous.",
+        args: AuditArgs,
+        description: "Before building an AUR package: its PKGBUILD, install scripts and local files audited \
+                  statically (never run) at one AUR git commit, with trust and history signals, a verdict \
+                  (ok, review or dangerous) and the exact commands that build that commit and nothing else.",
     } | svc,
     cx,
-    a | archgate_aur::audit_package(&svc.aur(&cx.config)?, &a.name)
+    a | archgate_aur::audit_package_at(&svc.aur(&cx.config)?, &a.name, a.commit.as_deref())
         .await
         .map_err(domain_err)
 );
@@ -81,7 +82,8 @@ read_tool!(
         title: "What an AUR update changes",
         open_world: true,
         args: DiffArgs,
-        description: "The diff between two versions of an AUR package and an audit of what it adds. Use before updating.",
+        description: "The diff between two versions of an AUR package and an audit of what it adds, with the \
+                  commands that build the newer commit and nothing else. Use before updating.",
     } | svc,
     cx,
     a | archgate_aur::diff(
@@ -101,7 +103,8 @@ read_tool!(
         open_world: true,
         args: NoArgs,
         description: "Every installed AUR package with a newer version: the diff since the installed one \
-                  and its audit, most dangerous first, before any AUR helper updates.",
+                  and its audit, most dangerous first, the commit read and how to build it, and whether the \
+                  package moved on since aur_audit last audited it — before any AUR helper updates.",
     } | svc,
     cx,
     _a | {

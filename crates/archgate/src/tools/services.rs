@@ -63,7 +63,7 @@ impl Services {
             };
             s.remote.base_url = arch.packages_url.clone();
             s.remote.timeout = arch.http_timeout;
-            s.remote.ttl = arch.cache_ttl;
+            s.remote.ttl = arch.packages_cache_ttl;
             s.remote.cache_dir = Some(cache.join("packages"));
             s.fetch.timeout = arch.http_timeout;
             archgate_pacman::PacmanDb::new(s)
@@ -78,7 +78,7 @@ impl Services {
                     base_url: arch.aur_url.trim_end_matches('/').to_owned(),
                     timeout: arch.http_timeout,
                     cache_dir: Some(cache),
-                    cache_ttl: arch.cache_ttl,
+                    cache_ttl: arch.aur_cache_ttl,
                     ..Default::default()
                 };
                 archgate_aur::AurClient::new(c).map_err(|e| e.to_string())
@@ -90,7 +90,7 @@ impl Services {
         let cache = self.paths.cache_dir.join("wiki");
         let index = self.paths.wiki_index_dir();
         let timeout = config.arch.http_timeout;
-        let ttl = config.arch.cache_ttl;
+        let ttl = config.wiki.cache_ttl;
         self.wiki
             .get(config.wiki.clone(), |w| {
                 let mut c = archgate_wiki::WikiConfig::for_base_url(&w.url);

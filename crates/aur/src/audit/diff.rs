@@ -209,7 +209,9 @@ fn change_signals(
         .map(|s| s.name.as_str())
         .collect();
     for s in &after.install_scripts {
-        if !names_before.contains(s.name.as_str()) && !ia.contains(&s.name) {
+        // New patches and other data files are not scripts; install= names are handled above.
+        let script = s.name.ends_with(".install") || s.name.ends_with(".hook");
+        if script && !names_before.contains(s.name.as_str()) && !ia.contains(&s.name) {
             out.push(Finding {
                 id: "AUR-DIFF-INSTALL-NEW",
                 severity: Severity::Medium,

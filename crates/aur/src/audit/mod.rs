@@ -4,6 +4,7 @@
 //! Entry points: [`audit`] for one version, [`audit_change`] for what an update adds.
 
 mod diff;
+mod local_files;
 pub(crate) mod names;
 mod report;
 mod rules;
@@ -15,12 +16,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use diff::{ChangeAudit, audit_change};
+pub use local_files::files_to_read;
 pub use report::{AuditReport, Finding, Severity, Verdict};
 
 /// The largest PKGBUILD or script the audit reads (bigger inputs are cut and flagged).
 pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
 
-/// A script shipped with the package: an install script (`*.install`) or an ALPM hook (`*.hook`).
+/// A file shipped with the package: an install script (whatever its name: `install=` decides),
+/// an ALPM hook, or another local file the PKGBUILD names (a helper script, a unit …), audited
+/// in the role the PKGBUILD gives it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptFile {
@@ -36,7 +40,8 @@ pub struct ScriptFile {
 pub struct AuditInput {
     /// The PKGBUILD text.
     pub pkgbuild: String,
-    /// Install scripts (`*.install`) and ALPM hooks (`*.hook`) shipped with the package.
+    /// The package's other files: install scripts (`*.install` or any name `install=` gives),
+    /// ALPM hooks, and local `source=` files or helpers the PKGBUILD runs or installs.
     #[serde(default)]
     pub install_scripts: Vec<ScriptFile>,
     /// The .SRCINFO text, if any; compared with what the PKGBUILD declares.

@@ -319,11 +319,21 @@ pub(crate) fn forge_owner(u: &ParsedUrl) -> Option<(String, String, String)> {
     }
     let mut segs = u.path.split('/').filter(|s| !s.is_empty());
     let owner = segs.next()?.trim_start_matches('~').to_ascii_lowercase();
-    let repo = segs
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(".git")
-        .to_ascii_lowercase();
+    let rest: Vec<&str> = segs.collect();
+    // GitLab-style forges nest groups (`/qt/qt/qtsvg`, `/group/sub/repo/-/archive/…`): the
+    // repository is the last segment before `/-/`. GitHub and the others: the second one.
+    let gitlabish = host.starts_with("gitlab.")
+        || matches!(host, "invent.kde.org" | "salsa.debian.org" | "framagit.org");
+    let repo = if gitlabish {
+        rest.iter()
+            .take_while(|s| **s != "-")
+            .last()
+            .copied()
+            .unwrap_or("")
+    } else {
+        rest.first().copied().unwrap_or("")
+    };
+    let repo = repo.trim_end_matches(".git").to_ascii_lowercase();
     Some((host.to_owned(), owner, repo))
 }
 

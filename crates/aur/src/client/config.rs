@@ -19,7 +19,9 @@ pub struct AurConfig {
     pub max_page_bytes: usize,
     /// Cache directory (e.g. `$XDG_CACHE_HOME/archgate/aur`); `None` disables the cache.
     pub cache_dir: Option<PathBuf>,
-    /// How long cached answers stay fresh (files addressed by a full commit id never expire).
+    /// How long cached answers by branch stay fresh — RPC info and search, the tree, the log
+    /// and files at the head; about 10 minutes, the AUR moves fast. Files and listings
+    /// addressed by a full commit id never expire.
     pub cache_ttl: Duration,
     pub max_search_results: usize,
     /// How many commits of history are read at most.

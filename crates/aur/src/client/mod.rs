@@ -36,7 +36,8 @@ pub struct PackageFiles {
     pub commit: Option<String>,
     pub pkgbuild: String,
     pub srcinfo: Option<String>,
-    /// `*.install` scripts and `*.hook` files.
+    /// Install scripts (any name `install=` gives), hooks and the other files the PKGBUILD
+    /// names (local sources, helpers it runs or installs).
     pub install_scripts: Vec<crate::audit::ScriptFile>,
     /// Every file in the package's repository (name and size).
     pub files: Vec<RepoFile>,
@@ -179,7 +180,11 @@ impl AurClient {
         let url = self.inner.url("/cgit/aur.git/tree/", &q)?;
         let body = self
             .inner
-            .get(&url, self.inner.config.max_page_bytes, commit.is_some())
+            .get(
+                &url,
+                self.inner.config.max_page_bytes,
+                commit.is_some_and(|c| c.len() == 40),
+            )
             .await?;
         let text = String::from_utf8_lossy(&body);
         cgit::check_branch(&text, pkgbase)?;
@@ -276,18 +281,16 @@ impl AurClient {
         };
         let mut install_scripts = Vec::new();
         let mut skipped = Vec::new();
-        for f in files.iter().filter(|f| f.kind == "file") {
-            if !(f.name.ends_with(".install") || f.name.ends_with(".hook")) {
-                continue;
-            }
-            match self.file(pkgbase, &f.name, commit).await {
-                Ok(content) => install_scripts.push(crate::audit::ScriptFile {
-                    name: f.name.clone(),
-                    content,
-                }),
-                Err(AurError::TooLarge { .. } | AurError::Malformed { .. }) => {
-                    skipped.push(f.name.clone())
-                }
+        let available: Vec<String> = files
+            .iter()
+            .filter(|f| f.kind == "file")
+            .map(|f| f.name.clone())
+            .collect();
+        let wanted = crate::audit::files_to_read(&pkgbuild, &available);
+        for name in wanted.into_iter().take(64) {
+            match self.file(pkgbase, &name, commit).await {
+                Ok(content) => install_scripts.push(crate::audit::ScriptFile { name, content }),
+                Err(AurError::TooLarge { .. } | AurError::Malformed { .. }) => skipped.push(name),
                 Err(e) => return Err(e),
             }
         }

@@ -114,10 +114,16 @@ aur_url = "https://aur.archlinux.org"
 packages_url = "https://archlinux.org"
 news_url = "https://archlinux.org/feeds/news/"
 http_timeout_s = 15
+# How long cached answers stay fresh, in seconds. A rolling release moves fast: AUR info and
+# PKGBUILDs by branch 10 minutes (files read at a commit id never expire), the official package
+# API 5 minutes; cache_ttl_s covers the rest (Arch news).
 cache_ttl_s = 3600
+aur_cache_ttl_s = 600
+packages_cache_ttl_s = 300
 
 [wiki]
 url = "https://wiki.archlinux.org"
+cache_ttl_s = 3600               # online ArchWiki pages
 # offline_first | online_first | offline_only | online_only
 prefer = "offline_first"
 # Where `archgate wiki index` reads HTML from (the arch-wiki-docs package).

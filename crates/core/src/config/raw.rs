@@ -119,11 +119,14 @@ pub struct RawArch {
     pub pacman_log: Option<PathBuf>,
     pub http_timeout_s: Option<u64>,
     pub cache_ttl_s: Option<u64>,
+    pub aur_cache_ttl_s: Option<u64>,
+    pub packages_cache_ttl_s: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub struct RawWiki {
     pub url: Option<String>,
+    pub cache_ttl_s: Option<u64>,
     pub prefer: Option<String>,
     pub docs_dir: Option<PathBuf>,
 }

@@ -212,12 +212,19 @@ pub struct ArchConfig {
     pub packages_url: String,
     pub news_url: String,
     pub http_timeout: Duration,
+    /// Arch news and other HTTP caches without a key of their own.
     pub cache_ttl: Duration,
+    /// AUR answers by branch (RPC info, PKGBUILD at the head); commit-addressed ones never expire.
+    pub aur_cache_ttl: Duration,
+    /// The official package API (archlinux.org/packages).
+    pub packages_cache_ttl: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WikiConfig {
     pub url: String,
+    /// ArchWiki pages fetched online.
+    pub cache_ttl: Duration,
     pub prefer: String,
     pub docs_dir: PathBuf,
 }
@@ -617,9 +624,33 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 "arch.cache_ttl_s",
                 report,
             )),
+            aur_cache_ttl: Duration::from_secs(bounded(
+                arch.aur_cache_ttl_s,
+                600,
+                0,
+                7 * 86400,
+                "arch.aur_cache_ttl_s",
+                report,
+            )),
+            packages_cache_ttl: Duration::from_secs(bounded(
+                arch.packages_cache_ttl_s,
+                300,
+                0,
+                7 * 86400,
+                "arch.packages_cache_ttl_s",
+                report,
+            )),
         },
         wiki: WikiConfig {
             url: url(wiki.url, "https://wiki.archlinux.org", "wiki.url", report),
+            cache_ttl: Duration::from_secs(bounded(
+                wiki.cache_ttl_s,
+                3600,
+                0,
+                30 * 86400,
+                "wiki.cache_ttl_s",
+                report,
+            )),
             prefer,
             docs_dir: wiki
                 .docs_dir

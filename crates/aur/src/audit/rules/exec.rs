@@ -328,7 +328,8 @@ fn background(cmd: &Cmd, sink: &mut Sink) {
         )
         || (name == "screen" && args.iter().any(|a| a.text.starts_with("-d")))
         || (name == "tmux" && args.iter().any(|a| a.text == "-d"));
-    if !detached || name.is_empty() {
+    if !detached || name.is_empty() || cmd.recursive || cmd.forever {
+        // Self-replicating calls and endless loops are named as fork bombs instead.
         return;
     }
     let sev = match cmd.phase {

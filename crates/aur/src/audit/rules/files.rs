@@ -2,10 +2,10 @@
 //! enabled, cron, linger, autostart, shell rc files, `~/.local/bin` shadows), and secrets
 //! (`~/.ssh`, `~/.gnupg`, browser profiles, tokens).
 
-use super::{Ctx, Sink};
+use super::{Ctx, Sink, argv, units};
 use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
-use crate::audit::shell::{Cmd, Phase, Word};
+use crate::audit::shell::{Cmd, Phase, Word, join_path};
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     for cmd in &ctx.an.cmds {
@@ -19,6 +19,11 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         }
         for w in &paths {
             let p = absolute(cmd, &w.text);
+            // A launcher the package installs may touch its own app's profile (a Discord
+            // wrapper and ~/.config/discord); anything else's is still a secret.
+            if cmd.phase == Phase::Runtime && own_app_path(ctx, &p) {
+                continue;
+            }
             if let Some(what) = secret(&p) {
                 sink.cmd(
                     "AUR-SECRETS",
@@ -35,21 +40,32 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             if deleting && p.starts_with("$pkgdir") {
                 continue;
             }
-            judge_write(cmd, &p, &t.text, sink);
+            judge_write(ctx, cmd, &p, &t.text, sink);
         }
-        services(cmd, sink);
+        units::services(ctx, cmd, sink);
     }
 }
 
-/// Paths relative to a known `cd` directory become absolute.
-fn absolute(cmd: &Cmd, p: &str) -> String {
-    if p.starts_with('/') || p.starts_with('$') {
+/// A path as the command sees it: relative paths are resolved against the directory the
+/// shell model says it runs in (`$srcdir` in PKGBUILD functions, then every `cd`).
+pub(super) fn absolute(cmd: &Cmd, p: &str) -> String {
+    if p.starts_with('/') || p.starts_with('$') || p.is_empty() {
         return p.to_owned();
     }
     match &cmd.cwd {
-        Some(c) if c.starts_with("$HOME") || c.starts_with('/') => format!("{c}/{p}"),
+        Some(c) if c.starts_with('$') || c.starts_with('/') => join_path(Some(c), p),
         _ => p.to_owned(),
     }
+}
+
+fn own_app_path(ctx: &Ctx, p: &str) -> bool {
+    let l = p.to_ascii_lowercase();
+    ctx.pkgnames.iter().any(|n| {
+        n.to_ascii_lowercase()
+            .split(['-', '_', '.'])
+            .filter(|t| t.len() >= 4 && !matches!(*t, "electron" | "desktop" | "bin" | "git"))
+            .any(|t| l.contains(&format!("/.config/{t}")) || l.contains(&format!("/.{t}")))
+    })
 }
 
 fn secret(p: &str) -> Option<&'static str> {
@@ -152,8 +168,9 @@ fn credential_vars(cmd: &Cmd, sink: &mut Sink) {
     }
 }
 
-/// Files and directories a command creates, changes or deletes.
-fn write_targets(cmd: &Cmd) -> Vec<&Word> {
+/// Files and directories a command creates, changes or deletes: its written operands, parsed
+/// as the program reads its options (a sed expression, a mode or a suffix is never a path).
+pub(super) fn write_targets(cmd: &Cmd) -> Vec<&Word> {
     let mut out: Vec<&Word> = cmd
         .redirs
         .iter()
@@ -168,67 +185,77 @@ fn write_targets(cmd: &Cmd) -> Vec<&Word> {
         .map(|r| &r.target)
         .collect();
     let (name, args) = names::program(cmd);
-    let plain: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
-    let opt_val = |o: &[&str]| {
-        args.iter().enumerate().find_map(|(i, a)| {
-            if o.contains(&a.text.as_str()) {
-                args.get(i + 1)
-            } else {
-                None
-            }
-        })
-    };
     match name {
-        "tee" | "mkdir" | "touch" | "rm" | "rmdir" | "truncate" | "shred" | "unlink" => {
-            out.extend(plain)
-        }
-        "chmod" | "chown" | "chgrp" => out.extend(plain.into_iter().skip(1)),
-        "cp" | "mv" | "install" | "ln" | "rsync" => {
-            if let Some(t) = opt_val(&["-t", "--target-directory"]) {
-                out.push(t);
-            } else if name == "install"
+        "tee" => out.extend(argv::parse(args, "", "", &[]).operands),
+        "mkdir" => out.extend(argv::parse(args, "m", "", &["--mode"]).operands),
+        "touch" => out.extend(argv::parse(args, "dtr", "", &["--date", "--reference"]).operands),
+        "truncate" => out.extend(argv::parse(args, "sr", "", &["--size", "--reference"]).operands),
+        "rm" | "rmdir" | "unlink" => out.extend(argv::parse(args, "", "", &[]).operands),
+        "shred" => out.extend(argv::parse(args, "ns", "", &["--iterations", "--size"]).operands),
+        "chmod" | "chown" | "chgrp" => {
+            let p = argv::parse(args, "", "", &["--reference"]);
+            let skip = usize::from(p.value(&["--reference"]).is_none());
+            // `chmod -x FILE`: GNU reads a leading `-rwx` cluster as the mode.
+            let mode_as_opt = name == "chmod"
                 && args.iter().any(|a| {
-                    a.text == "-d"
-                        || (a.text.starts_with('-')
-                            && !a.text.starts_with("--")
-                            && a.text.contains('d')
-                            && !a.text.contains('D'))
-                })
-            {
-                let skip_m = args
-                    .iter()
-                    .any(|a| a.text == "-m" || a.text == "-o" || a.text == "-g");
-                out.extend(
-                    plain
-                        .into_iter()
-                        .filter(|w| !(skip_m && w.text.chars().all(|c| c.is_ascii_digit()))),
-                );
-            } else {
-                let vals: Vec<&Word> = plain
+                    a.text.len() > 1
+                        && a.text.starts_with('-')
+                        && a.text[1..].chars().all(|c| "rwxXst".contains(c))
+                });
+            out.extend(
+                p.operands
                     .into_iter()
-                    .filter(|w| !w.text.chars().all(|c| c.is_ascii_digit()))
-                    .collect();
-                if vals.len() >= 2 {
-                    out.extend(vals.last().copied());
-                }
+                    .skip(if mode_as_opt { 0 } else { skip }),
+            );
+        }
+        "install" => {
+            let p = argv::install(args);
+            if let Some(t) = p.value_word(&["-t", "--target-directory"]) {
+                out.push(t);
+            } else if p.has("-d") || p.has("--directory") {
+                out.extend(p.operands);
+            } else if p.operands.len() >= 2 {
+                out.extend(p.operands.last().copied());
             }
         }
-        "sed"
-            if args
-                .iter()
-                .any(|a| a.text.starts_with("-i") || a.text == "--in-place") =>
-        {
-            let has_e = args
-                .iter()
-                .any(|a| a.text == "-e" || a.text == "--expression");
-            out.extend(plain.into_iter().skip(usize::from(!has_e)));
+        "cp" | "mv" | "ln" | "rsync" => {
+            let p = argv::copy_like(args);
+            if let Some(t) = p.value_word(&["-t", "--target-directory"]) {
+                out.push(t);
+            } else if p.operands.len() >= 2 {
+                out.extend(p.operands.last().copied());
+            }
         }
+        "sed" => out.extend(argv::sed_in_place(args)),
+        "perl" => out.extend(argv::perl_in_place(args)),
         "dd" => out.extend(args.iter().filter(|a| a.text.starts_with("of="))),
-        "curl" => out.extend(opt_val(&["-o", "--output"])),
-        "wget" => out.extend(opt_val(&["-O", "-P"])),
-        "tar" | "bsdtar" => out.extend(opt_val(&["-C", "--directory"])),
-        "unzip" => out.extend(opt_val(&["-d"])),
-        "crontab" => out.extend(plain),
+        "curl" => {
+            let p = argv::parse(
+                args,
+                "odHXAuFeTwrmCK",
+                "",
+                &["--output", "--data", "--header"],
+            );
+            out.extend(p.value_word(&["-o", "--output"]));
+        }
+        "wget" => {
+            let p = argv::parse(
+                args,
+                "OPo",
+                "",
+                &["--output-document", "--directory-prefix"],
+            );
+            out.extend(p.value_word(&["-O", "-P", "--output-document", "--directory-prefix"]));
+        }
+        "tar" | "bsdtar" => {
+            let p = argv::parse(args, "CfT", "", &["--directory", "--file"]);
+            out.extend(p.value_word(&["-C", "--directory"]));
+        }
+        "unzip" => {
+            let p = argv::parse(args, "dx", "", &[]);
+            out.extend(p.value_word(&["-d"]));
+        }
+        "crontab" => out.extend(argv::parse(args, "u", "", &[]).operands),
         _ => {}
     }
     out
@@ -388,7 +415,15 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
         ("/usr/share/libalpm/hooks", "an ALPM hook", Severity::High),
         ("/etc/pacman.conf", "pacman's configuration", Severity::High),
     ];
-    if let Some((_, what, sev)) = rules.iter().find(|(m, _, _)| l.contains(m)) {
+    // Dot-file names (`.profile`) match a whole file name, not part of one (`x.profiles`).
+    let hit = |m: &str| {
+        if m.starts_with('.') && !m.contains('/') {
+            basename(&l) == m
+        } else {
+            l.contains(m)
+        }
+    };
+    if let Some((_, what, sev)) = rules.iter().find(|(m, _, _)| hit(m)) {
         return Some((what, *sev));
     }
     if home && l.contains("/.local/bin/") {
@@ -405,9 +440,39 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
     None
 }
 
-fn judge_write(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
+fn judge_write(ctx: &Ctx, cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
     let p = strip_dd(p);
-    if let Some((what, sev)) = persistence(p) {
+    if let Some((what, mut sev)) = persistence(p) {
+        if what.contains(".wants") && p.starts_with("$pkgdir") {
+            // The directory alone enables nothing; a link to a unit the package ships is
+            // how the official packages enable their own sockets and services.
+            if p.ends_with(".wants") || p.ends_with(".wants/") {
+                return;
+            }
+            if units::shipped_unit(ctx, basename(p)) {
+                sink.cmd(
+                    "AUR-PERSISTENCE",
+                    Severity::Low,
+                    cmd,
+                    format!("links {} into a .wants directory in the package: it enables a unit the package ships itself", basename(p)),
+                );
+                return;
+            }
+        }
+        let (prog, args) = names::program(cmd);
+        let makes_dir = prog == "mkdir"
+            || (prog == "install" && argv::install(args).has("-d"))
+            || (prog == "install" && argv::install(args).has("--directory"));
+        if makes_dir && p.starts_with("$pkgdir") {
+            // An empty directory in the package (`install -d "$pkgdir/etc/sudoers.d"`) holds
+            // no rule and runs nothing.
+            return;
+        }
+        if cmd.phase == Phase::Runtime {
+            // A program the person runs later changing their own session is not the
+            // package reaching out while it is built or installed.
+            sev = sev.min(Severity::Medium);
+        }
         sink.cmd(
             "AUR-PERSISTENCE",
             sev,
@@ -471,66 +536,5 @@ fn judge_write(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
                 ),
             );
         }
-    }
-}
-
-fn services(cmd: &Cmd, sink: &mut Sink) {
-    let (name, args) = names::program(cmd);
-    let words: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
-    let sub = words
-        .iter()
-        .find(|w| !w.starts_with('-'))
-        .copied()
-        .unwrap_or("");
-    let finding = match name {
-        "systemctl" => match sub {
-            "enable" | "reenable" | "link" | "preset" | "add-wants" | "add-requires"
-            | "set-default" => Some((
-                "AUR-PERSISTENCE",
-                Severity::High,
-                "enables a systemd unit; packages must leave that choice to the person",
-            )),
-            "start" if cmd.phase.runs_on_system() => Some((
-                "AUR-PERSISTENCE",
-                Severity::Medium,
-                "starts a service on its own",
-            )),
-            "edit" | "mask" | "unmask" | "import-environment" | "set-environment" => Some((
-                "AUR-PERSISTENCE",
-                Severity::Medium,
-                "changes systemd's configuration",
-            )),
-            _ if words.contains(&"--now") => Some((
-                "AUR-PERSISTENCE",
-                Severity::High,
-                "enables and starts a unit",
-            )),
-            _ => None,
-        },
-        "loginctl" if sub == "enable-linger" => Some((
-            "AUR-PERSISTENCE",
-            Severity::High,
-            "enables lingering, so a user's services keep running without a login",
-        )),
-        "crontab" if !words.iter().all(|w| *w == "-l") => {
-            Some(("AUR-PERSISTENCE", Severity::High, "installs a cron job"))
-        }
-        "update-rc.d" | "chkconfig" | "rc-update" => Some((
-            "AUR-PERSISTENCE",
-            Severity::High,
-            "registers a boot service",
-        )),
-        "at" | "batch" => Some((
-            "AUR-PERSISTENCE",
-            Severity::High,
-            "schedules a command for later",
-        )),
-        _ => None,
-    };
-    if let Some((id, sev, why)) = finding {
-        if cmd.phase == Phase::Runtime {
-            return;
-        }
-        sink.cmd(id, sev, cmd, format!("{why} ({})", cmd.phase.label()));
     }
 }

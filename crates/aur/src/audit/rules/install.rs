@@ -33,7 +33,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 0,
                 pos,
                 &snippet,
-                format!("install={d} names a script that was not given to the audit, so it was not checked"),
+                format!("install={d} names a script that is not among the package's files, so it was not checked (makepkg fails without it)"),
             );
         } else {
             sink.at(
@@ -58,7 +58,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 format!("{n} is an ALPM hook: pacman runs its Exec line as root on matching transactions"),
             );
         }
-        if !declared.iter().any(|d| basename(d) == basename(n)) {
+        if *kind != FileKind::Local && !declared.iter().any(|d| basename(d) == basename(n)) {
             judge_name(basename(n), *i, start, "", sink);
         }
     }

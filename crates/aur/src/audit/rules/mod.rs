@@ -1,13 +1,17 @@
 //! The rules: each module looks at the [`Analysis`] and adds findings to a [`Sink`].
 
+mod argv;
 mod exec;
+mod exhaustion;
 mod files;
 mod install;
+mod modes;
 mod obfuscation;
 mod pkgmgr;
 mod sources;
 mod spread;
 mod srcinfo_check;
+mod units;
 
 use std::collections::{HashMap, HashSet};
 
@@ -206,6 +210,8 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
     exec::check(&ctx, &mut sink);
     pkgmgr::check(&ctx, &mut sink);
     files::check(&ctx, &mut sink);
+    modes::check(&ctx, &mut sink);
+    exhaustion::check(&ctx, &mut sink);
     install::check(&ctx, &mut sink);
     sources::check(&ctx, &mut sink);
     obfuscation::check(&ctx, &mut sink);

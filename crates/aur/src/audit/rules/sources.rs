@@ -5,7 +5,7 @@
 use super::{Ctx, Sink};
 use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
-use crate::audit::shell::{Cmd, Phase, Pos};
+use crate::audit::shell::{Cmd, Phase, Pos, join_path};
 use crate::audit::urls::{self, ParsedUrl};
 
 /// One `source=()` entry.
@@ -105,6 +105,7 @@ fn checksum(ctx: &Ctx, src: &Source) -> Option<String> {
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     let srcs = sources(ctx);
     let url_var = ctx.an.global_str("url").and_then(|u| urls::parse(&u.text));
+    let home = home(ctx, &srcs, url_var.as_ref());
     for s in &srcs {
         let (pos, snippet) = ctx
             .value_pos(&[s.array.as_str()], &s.raw)
@@ -150,7 +151,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 format!("the download {} has its checksum set to SKIP: any file the server hands out is accepted", s.local),
             );
         }
-        foreign_exec(ctx, s, skip, url_var.as_ref(), pos, &snippet, sink);
+        foreign_exec(ctx, s, skip, &home, pos, &snippet, sink);
     }
     bundled(ctx, &srcs, sink);
     command_urls(ctx, sink);
@@ -184,65 +185,152 @@ fn stem(name: &str) -> String {
     norm(&n)
 }
 
+/// The first label of a host's registrable name: `dart.dev` → `dart`, `neovim.io` → `neovim`.
+fn site_label(host: &str) -> String {
+    let r = urls::registrable(host);
+    norm(r.split('.').next().unwrap_or(&r))
+}
+
+/// Do two normalised names name the same project (one contains the other, 3+ characters)?
+fn related(a: &str, b: &str) -> bool {
+    let (a, b) = (norm(a), norm(b));
+    (!a.is_empty() && a == b)
+        || (a.len() >= 3 && b.len() >= 3 && (a.contains(&b) || b.contains(&a)))
+}
+
+/// Is `s` the package's own source: its repository (or file) is named like the package?
+fn own_source(ctx: &Ctx, s: &Source) -> bool {
+    let repo = s
+        .url
+        .as_ref()
+        .and_then(urls::forge_owner)
+        .map(|(_, _, r)| r)
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| s.local.clone());
+    let mut names: Vec<String> = ctx.pkgnames.iter().map(|p| stem(p)).collect();
+    for v in [
+        "pkgbase",
+        "_pkgname",
+        "_name",
+        "_pkgbase",
+        "_gitname",
+        "_repo",
+        "_reponame",
+    ] {
+        if let Some(x) = ctx.an.global_str(v)
+            && !x.dynamic
+        {
+            names.push(stem(&x.text));
+        }
+    }
+    names.iter().any(|n| related(n, &repo))
+}
+
+/// Hosts and forge owners that are the package's own: url= and the package's own sources.
+struct Home {
+    owners: Vec<(String, String)>,
+    hosts: Vec<String>,
+    labels: Vec<String>,
+}
+
+fn home(ctx: &Ctx, srcs: &[Source], url_var: Option<&ParsedUrl>) -> Home {
+    let mut h = Home {
+        owners: Vec::new(),
+        hosts: Vec::new(),
+        labels: Vec::new(),
+    };
+    let add = |u: &ParsedUrl, h: &mut Home| match urls::forge_owner(u) {
+        Some((host, owner, _)) => h.owners.push((host, owner)),
+        None => {
+            h.hosts.push(urls::registrable(&u.host));
+            h.labels.push(site_label(&u.host));
+        }
+    };
+    if let Some(u) = url_var {
+        add(u, &mut h);
+    }
+    for s in srcs.iter().filter(|s| own_source(ctx, s)) {
+        if let Some(u) = &s.url {
+            add(u, &mut h);
+        }
+    }
+    h
+}
+
+/// Neither the package's url= host or owner, nor its own sources' repository or owner.
+fn is_foreign(ctx: &Ctx, s: &Source, home: &Home) -> bool {
+    let Some(u) = &s.url else { return false };
+    if own_source(ctx, s) {
+        return false;
+    }
+    match urls::forge_owner(u) {
+        Some((host, owner, repo)) => {
+            let same_owner = home.owners.iter().any(|(h, o)| *h == host && *o == owner);
+            // A forge repository of a project whose url= is its own website: owner or repo
+            // named like the site (`dart.dev` → `dart-lang/sdk`).
+            let site_named = home
+                .labels
+                .iter()
+                .any(|l| related(l, &owner) || related(l, &repo));
+            !(same_owner || site_named)
+        }
+        None => {
+            let reg = urls::registrable(&u.host);
+            !home.hosts.contains(&reg)
+                && !home
+                    .owners
+                    .iter()
+                    .any(|(_, o)| related(o, &site_label(&u.host)))
+        }
+    }
+}
+
 fn foreign_exec(
     ctx: &Ctx,
     s: &Source,
     skip: bool,
-    url_var: Option<&ParsedUrl>,
+    home: &Home,
     pos: Pos,
     snippet: &str,
     sink: &mut Sink,
 ) {
-    let Some(u) = &s.url else { return };
-    let foreign = match url_var {
-        None => true,
-        Some(home) => match (urls::forge_owner(u), urls::forge_owner(home)) {
-            (Some((h1, o1, _)), Some((h2, o2, _))) => h1 != h2 || o1 != o2,
-            (Some((_, owner, _)), None) => {
-                // A forge source for a project whose url= is its own site: fine if the owner
-                // or repo is named like the site or the package.
-                let site = norm(&urls::registrable(&home.host));
-                let site = site
-                    .trim_end_matches("com")
-                    .trim_end_matches("org")
-                    .trim_end_matches("io")
-                    .trim_end_matches("net")
-                    .to_owned();
-                !(site.contains(&norm(&owner)) || norm(&owner).contains(&site))
-            }
-            _ => urls::registrable(&u.host) != urls::registrable(&home.host),
-        },
-    };
-    if !foreign {
+    if s.url.is_none() || !is_foreign(ctx, s, home) {
         return;
     }
-    let repo = urls::forge_owner(u)
+    let repo = s
+        .url
+        .as_ref()
+        .and_then(urls::forge_owner)
         .map(|(_, _, r)| r)
         .unwrap_or_else(|| s.local.clone());
-    let main = ctx.pkgnames.iter().any(|p| {
-        let st = stem(p);
-        let r = norm(&repo);
-        !st.is_empty() && !r.is_empty() && (st.contains(&r) || r.contains(&st))
-    });
     let runner = executed(ctx, &s.local);
-    let deceptive = s.renamed && norm(&s.local) != norm(&repo);
+    let deceptive = s.renamed && !related(&s.local, &repo);
     match runner {
-        Some(cmd) if s.vcs && (deceptive || !main || s.renamed) => sink.cmd(
+        Some(cmd) if s.vcs && pinned(&s.raw) && !deceptive => sink.cmd(
             "AUR-SOURCE-FOREIGN-EXEC",
-            if deceptive || !main { Severity::Critical } else { Severity::High },
+            Severity::Medium,
             cmd,
             format!(
-                "runs code from the source `{}` ({}), a git repository of someone other than the upstream named in url=; it can change at any time",
+                "runs code from the source `{}` ({}), a git repository of someone other than the upstream in url= and the package's own sources; it is pinned to one commit, so that code is fixed and can be reviewed",
                 s.local, s.raw
             ),
         ),
-        Some(cmd) if !s.vcs && skip => sink.cmd(
+        Some(cmd) if s.vcs => sink.cmd(
+            "AUR-SOURCE-FOREIGN-EXEC",
+            if deceptive { Severity::Critical } else { Severity::High },
+            cmd,
+            format!(
+                "runs code from the source `{}` ({}), a git repository of someone other than the upstream in url= and the package's own sources; it can change at any time",
+                s.local, s.raw
+            ),
+        ),
+        Some(cmd) if skip => sink.cmd(
             "AUR-SOURCE-FOREIGN-EXEC",
             Severity::High,
             cmd,
             format!("runs `{}`, downloaded from a host other than url= with no checksum", s.local),
         ),
-        None if s.vcs && s.renamed && !main => sink.at(
+        None if s.vcs && s.renamed => sink.at(
             "AUR-SOURCE-FOREIGN",
             Severity::Low,
             0,
@@ -254,6 +342,13 @@ fn foreign_exec(
     }
 }
 
+/// A git source fixed to a full commit id (`#commit=<40 hex>`): its code cannot change.
+fn pinned(raw: &str) -> bool {
+    raw.split_once("#commit=")
+        .map(|(_, c)| c.split(['&', '?']).next().unwrap_or(c))
+        .is_some_and(|c| c.len() >= 40 && c.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// Does `path` name something inside the source directory `local`?
 fn under(path: &str, local: &str) -> bool {
     let p = path.trim_start_matches("$srcdir/").trim_start_matches("./");
@@ -261,6 +356,31 @@ fn under(path: &str, local: &str) -> bool {
         || p.starts_with(&format!("{local}/"))
         || p.contains(&format!("/{local}/"))
         || p.ends_with(&format!("/{local}"))
+}
+
+/// Arguments that only ask a tool about itself (`go version`, `cargo --version`): nothing
+/// from any source runs.
+fn asks_only(args: &[crate::audit::shell::Word]) -> bool {
+    args.iter().all(|a| {
+        matches!(
+            a.text.as_str(),
+            "version"
+                | "--version"
+                | "-v"
+                | "-V"
+                | "-version"
+                | "--help"
+                | "-h"
+                | "help"
+                | "env"
+                | "-dumpversion"
+                | "--print"
+                | "config"
+                | "list"
+                | "ls"
+                | "info"
+        )
+    })
 }
 
 /// A build or package command that runs code from the source named `local`.
@@ -276,39 +396,48 @@ fn executed<'a>(ctx: &'a Ctx, local: &str) -> Option<&'a Cmd> {
         let prog = &c.argv[i].text;
         let name = basename(prog);
         let args = &c.argv[i + 1..];
-        if prog.contains('/') && under(prog, local) {
+        let resolve = |p: &str| join_path(c.cwd.as_deref(), p);
+        if prog.contains('/') && under(&resolve(prog), local) {
             return true;
         }
-        let script = args.iter().find(|a| !a.text.starts_with('-'));
-        if (names::is_interpreter(name)
-            || matches!(name, "source" | "." | "make" | "cmake" | "meson" | "ninja"))
-            && args.iter().any(|a| under(&a.text, local))
-            && script.is_some()
+        if asks_only(args) {
+            return false;
+        }
+        if names::is_interpreter(name) || matches!(name, "source" | ".") {
+            // The script it runs decides, resolved from the directory it runs in.
+            return match args.iter().find(|a| !a.text.starts_with('-')) {
+                Some(script) => under(&resolve(&script.text), local),
+                None => c.cwd.as_deref().is_some_and(|d| under(d, local)),
+            };
+        }
+        let builds = matches!(
+            name,
+            "make"
+                | "cmake"
+                | "meson"
+                | "ninja"
+                | "npm"
+                | "yarn"
+                | "pnpm"
+                | "bun"
+                | "cargo"
+                | "go"
+                | "scons"
+                | "gradle"
+                | "mvn"
+                | "autoreconf"
+                | "qmake"
+                | "qmake6"
+        );
+        if builds
+            && args
+                .iter()
+                .any(|a| under(&resolve(&a.text), local) && a.text != ".")
         {
             return true;
         }
         let in_dir = c.cwd.as_deref().is_some_and(|d| under(d, local));
-        in_dir
-            && (prog.starts_with("./")
-                || matches!(
-                    name,
-                    "make"
-                        | "cmake"
-                        | "meson"
-                        | "ninja"
-                        | "npm"
-                        | "yarn"
-                        | "pnpm"
-                        | "bun"
-                        | "cargo"
-                        | "go"
-                        | "python"
-                        | "python3"
-                        | "sh"
-                        | "bash"
-                        | "node"
-                        | "perl"
-                ))
+        in_dir && (prog.starts_with("./") || builds)
     })
 }
 

@@ -97,6 +97,8 @@ impl Walker {
             in_subst: self.in_subst,
             cwd: self.cwd.clone(),
             embed: self.embed,
+            recursive: false,
+            forever: self.forever > 0,
         };
         let heredoc = self.pending_heredoc.clone();
         self.extra_redirs.truncate(saved_r);
@@ -138,22 +140,32 @@ impl Walker {
             self.positional = saved;
             return;
         }
+        if self.funcs.contains_key(&first) && self.stack.contains(&first) {
+            self.an.cmds[idx].recursive = true;
+        }
         let i = names::effective(&cmd.argv);
         let name = names::basename(&cmd.argv[i].text).to_owned();
         let args = &cmd.argv[i + 1..];
         let base = || Base::Fixed(cmd.pos, cmd.snippet.clone());
         let taint_of = |ws: &[Word]| ws.iter().fold(Taint::default(), |t, w| t.with(w.taint));
         match name.as_str() {
-            "cd" => {
-                let target = args.iter().find(|a| !a.text.starts_with('-'));
+            "cd" | "pushd" => {
+                let target = args
+                    .iter()
+                    .find(|a| !a.text.starts_with('-') || a.text == "-");
+                if name == "pushd" {
+                    self.dir_stack.push(self.cwd.clone());
+                }
                 self.cwd = match (target, &self.cwd) {
                     (None, _) => Some("$HOME".into()),
-                    (Some(t), _) if t.text.starts_with('/') || t.text.starts_with('$') => {
-                        Some(t.text.clone())
-                    }
-                    (Some(t), Some(c)) => Some(format!("{c}/{}", t.text)),
-                    (Some(t), None) => Some(t.text.clone()),
+                    (Some(t), _) if t.text == "-" => self.cwd.clone(),
+                    (Some(t), c) => Some(super::join_path(c.as_deref(), &t.text)),
                 };
+            }
+            "popd" => {
+                if let Some(c) = self.dir_stack.pop() {
+                    self.cwd = c;
+                }
             }
             "eval" => {
                 let text: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();

@@ -28,6 +28,9 @@ pub(super) struct Acc {
     pub subs: Vec<usize>,
     lit_frags: u32,
     small_frags: u32,
+    /// Literal pieces written inside quotes (`'b'`, `"u"`, `$'n'`): quote splitting needs them;
+    /// unquoted pieces are brace expansion or globs (`{a,b}`, `*.[ch]`), not obfuscation.
+    quoted_frags: u32,
     exps: u32,
     printable_escapes: u32,
     ifs: bool,
@@ -36,6 +39,10 @@ pub(super) struct Acc {
 impl Acc {
     fn text(&mut self, t: impl Into<String>, split: bool) {
         self.pieces.push(Piece::Text(t.into(), split));
+    }
+    fn quoted_frag(&mut self, t: &str) {
+        self.quoted_frags += 1;
+        self.frag(t);
     }
     fn frag(&mut self, t: &str) {
         self.lit_frags += 1;
@@ -95,6 +102,12 @@ impl Acc {
         }
         unmark(&s)
     }
+}
+
+/// A word glued from short pieces, at least two of them quoted, with no expansion in it:
+/// `'c''u''r''l'`, `"b"u"n"`. Brace expansion and globs have no quotes and do not count.
+fn quote_split(acc: &Acc) -> bool {
+    acc.lit_frags >= 3 && acc.small_frags >= 2 && acc.quoted_frags >= 2 && acc.exps == 0
 }
 
 /// The result of expanding one word node.
@@ -181,9 +194,7 @@ impl Walker {
     }
 
     fn obfuscated(&self, acc: &Acc) -> bool {
-        (acc.ifs && acc.lit_frags > 0)
-            || acc.printable_escapes >= 2
-            || (acc.lit_frags >= 3 && acc.small_frags >= 2 && acc.exps == 0)
+        (acc.ifs && acc.lit_frags > 0) || acc.printable_escapes >= 2 || quote_split(acc)
     }
 
     fn note_obfuscation(&mut self, src: &Rc<ParsedSrc>, node: Node, acc: &Acc) {
@@ -191,7 +202,7 @@ impl Walker {
             ObfKind::Ifs
         } else if acc.printable_escapes >= 2 {
             ObfKind::PrintableEscapes
-        } else if acc.lit_frags >= 3 && acc.small_frags >= 2 && acc.exps == 0 {
+        } else if quote_split(acc) {
             ObfKind::QuoteSplit
         } else {
             return;
@@ -234,7 +245,7 @@ impl Walker {
                     .strip_prefix('\'')
                     .map(|r| r.strip_suffix('\'').unwrap_or(r))
                     .unwrap_or(raw);
-                acc.frag(inner);
+                acc.quoted_frag(inner);
                 acc.text(inner, false);
             }
             "ansi_c_string" => {
@@ -243,7 +254,7 @@ impl Walker {
                 let inner = inner.strip_suffix('\'').unwrap_or(inner);
                 let (t, printable) = decode_escapes(inner, EscapeMode::AnsiC);
                 acc.printable_escapes += printable;
-                acc.frag(&t);
+                acc.quoted_frag(&t);
                 acc.text(t, false);
             }
             "string" | "translated_string" => {
@@ -263,7 +274,7 @@ impl Walker {
                             Piece::Break => "",
                         })
                         .collect();
-                    acc.frag(&text);
+                    acc.quoted_frag(&text);
                 }
                 // An empty "" still makes a field.
                 if acc.pieces.len() == n_before {

@@ -8,6 +8,7 @@
 
 mod command;
 mod expand;
+mod roles;
 pub(crate) mod statics;
 mod text;
 mod walk;
@@ -16,6 +17,42 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 pub(crate) use walk::analyze;
+
+/// `rel` resolved against the directory `base` (`cd`, relative paths): `.` and `..` are
+/// folded, and `$srcdir/..` is `$startdir`. An absolute or `$`-rooted `rel` stands alone.
+pub(crate) fn join_path(base: Option<&str>, rel: &str) -> String {
+    let joined = match base {
+        _ if rel.starts_with('/') || rel.starts_with('$') => rel.to_owned(),
+        Some(b) if !b.is_empty() => format!("{}/{rel}", b.trim_end_matches('/')),
+        _ => rel.to_owned(),
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    let rooted = joined.starts_with('/');
+    for seg in joined.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&"$srcdir") | Some(&"${srcdir}") if parts.len() == 1 => {
+                    parts[0] = "$startdir";
+                }
+                Some(&l) if l != ".." && !(parts.len() == 1 && l.starts_with('$')) => {
+                    parts.pop();
+                }
+                _ if parts.is_empty() && rooted => {}
+                _ => parts.push(".."),
+            },
+            s => parts.push(s),
+        }
+    }
+    let body = parts.join("/");
+    if rooted {
+        format!("/{body}")
+    } else if body.is_empty() {
+        ".".into()
+    } else {
+        body
+    }
+}
 
 /// A 1-based line and column (in characters) of the original source.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -210,6 +247,10 @@ pub(crate) struct Cmd {
     /// The directory set by a preceding `cd` in the same function, if known.
     pub cwd: Option<String>,
     pub embed: Option<Embed>,
+    /// A call of the function this command runs in (directly or through others): recursion.
+    pub recursive: bool,
+    /// Runs inside a loop that never ends by itself (`while true`, `while :`, `for ((;;))`).
+    pub forever: bool,
 }
 
 /// A `$(…)`, backquote or `<(…)` substitution.
@@ -226,6 +267,9 @@ pub(crate) enum FileKind {
     Pkgbuild,
     Install,
     Hook,
+    /// Another file of the package (a `source=` entry, a helper the PKGBUILD reads), walked
+    /// in the role the PKGBUILD gives it: run while building, installed to run later, or data.
+    Local,
 }
 
 #[derive(Clone, Debug)]

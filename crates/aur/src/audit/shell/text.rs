@@ -61,7 +61,45 @@ pub(super) fn brace_expand(s: &str) -> Vec<String> {
 }
 
 /// Applies a `${name OP a [OP b]}` operator to one value.
+/// The longest value pattern operators (`${v//p/r}`, `${v%%p}` …) are applied to.
+const MAX_PATTERN_SUBJECT: usize = 256;
+
 pub(super) fn apply_op(op: &str, v: &str, a: &str, b: Option<&str>) -> String {
+    // Pattern operators try every start and end (quadratic and worse): on long values (a
+    // variable grown in a loop of a big script) the value is kept as it is.
+    let pattern_op = matches!(op, "#" | "##" | "%" | "%%" | "/" | "//" | "/#" | "/%");
+    if pattern_op && !a.contains(['*', '?', '[', '\\']) {
+        // A literal pattern: no glob matching needed.
+        let r = b.unwrap_or("");
+        return match op {
+            "#" | "##" | "/#" => v.strip_prefix(a).map_or_else(
+                || v.to_owned(),
+                |rest| {
+                    if op == "/#" {
+                        format!("{r}{rest}")
+                    } else {
+                        rest.to_owned()
+                    }
+                },
+            ),
+            "%" | "%%" | "/%" => v.strip_suffix(a).map_or_else(
+                || v.to_owned(),
+                |rest| {
+                    if op == "/%" {
+                        format!("{rest}{r}")
+                    } else {
+                        rest.to_owned()
+                    }
+                },
+            ),
+            _ if a.is_empty() => v.to_owned(),
+            "//" => v.replace(a, r),
+            _ => v.replacen(a, r, 1),
+        };
+    }
+    if pattern_op && v.len() > MAX_PATTERN_SUBJECT {
+        return v.to_owned();
+    }
     match op {
         "#" => strip_prefix(v, a, false),
         "##" => strip_prefix(v, a, true),

@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use tree_sitter::{Node, Parser, Tree};
 
+use super::roles::{LocalRole, endless_loop, local_role};
 use super::statics;
 use super::{
     Analysis, Cmd, Embed, EmbedKind, Env, FileKind, FileSrc, Phase, Pos, Redir, Str, Taint, Val,
@@ -135,6 +136,10 @@ pub(super) struct Walker {
     pub(super) file: usize,
     pub(super) embed: Option<Embed>,
     pub(super) cwd: Option<String>,
+    /// Directories saved by `pushd`.
+    pub(super) dir_stack: Vec<Option<String>>,
+    /// Depth of loops that never end by themselves.
+    pub(super) forever: u32,
     pub(super) pipe: Option<(u32, u16, u16)>,
     pub(super) background: bool,
     pub(super) in_subst: Option<usize>,
@@ -163,22 +168,37 @@ pub(crate) fn analyze(pkgbuild: &str, extra: &[(String, String)]) -> Analysis {
         name: "PKGBUILD".into(),
         kind: FileKind::Pkgbuild,
     });
-    w.walk_file(0, pkgbuild, true);
+    w.walk_file(0, pkgbuild, Phase::Global);
+    let pkgbuild_cmds = w.an.cmds.len();
+    let install_names: Vec<String> =
+        w.an.all_values("install")
+            .into_iter()
+            .map(|v| names::basename(&v.text).to_owned())
+            .filter(|v| !v.is_empty())
+            .collect();
     for (name, text) in extra {
-        let kind = if name.ends_with(".hook") || text.contains("[Trigger]") {
+        let base = names::basename(name);
+        let declared_install = install_names.iter().any(|n| n == base);
+        let kind = if declared_install || name.ends_with(".install") {
+            FileKind::Install
+        } else if name.ends_with(".hook") || text.contains("[Trigger]") {
             FileKind::Hook
         } else {
-            FileKind::Install
+            FileKind::Local
         };
         let idx = w.an.files.len();
         w.an.files.push(FileSrc {
             name: name.clone(),
             kind,
         });
-        if kind == FileKind::Hook {
-            w.walk_hook(idx, text);
-        } else {
-            w.walk_file(idx, text, false);
+        match kind {
+            FileKind::Hook => w.walk_hook(idx, text),
+            FileKind::Install => w.walk_file(idx, text, Phase::Install),
+            _ => match local_role(&w.an.cmds[..pkgbuild_cmds], base, text) {
+                Some(LocalRole::Script(phase)) => w.walk_file(idx, text, phase),
+                Some(LocalRole::Unit) => w.walk_exec_lines(idx, text, Phase::Runtime),
+                None => {}
+            },
         }
     }
     w.an.truncated = w.steps > MAX_STEPS;
@@ -199,6 +219,8 @@ impl Walker {
             file: 0,
             embed: None,
             cwd: None,
+            dir_stack: Vec::new(),
+            forever: 0,
             pipe: None,
             background: false,
             in_subst: None,
@@ -225,7 +247,9 @@ impl Walker {
 
     /// Walks one file: the top level in order, then every function (PKGBUILD functions in
     /// makepkg's order), each from a copy of the top-level environment.
-    fn walk_file(&mut self, file: usize, text: &str, is_pkgbuild: bool) {
+    /// `phase` is `Global` for the PKGBUILD; other scripts run wholly in the phase given.
+    fn walk_file(&mut self, file: usize, text: &str, phase: Phase) {
+        let is_pkgbuild = file == 0;
         let Some(src) = ParsedSrc::new(&mut self.parser, text.to_owned(), file, Base::File) else {
             return;
         };
@@ -233,12 +257,16 @@ impl Walker {
         self.funcs.clear();
         self.called.clear();
         self.env = Self::base_env();
-        self.phase = if is_pkgbuild {
-            Phase::Global
-        } else {
-            Phase::Install
-        };
+        self.phase = phase;
         self.func = None;
+        // makepkg reads the PKGBUILD from the directory that holds it.
+        self.cwd = if is_pkgbuild {
+            Some("$startdir".to_owned())
+        } else if phase.is_build() || phase == Phase::Package {
+            Some("$srcdir".to_owned())
+        } else {
+            None
+        };
         self.collect_errors(&src, src.tree.root_node());
         self.walk_block(&src, src.tree.root_node());
         let global = self.env.clone();
@@ -263,10 +291,13 @@ impl Walker {
             self.phase = if is_pkgbuild {
                 Phase::of_function(name)
             } else {
-                Phase::Install
+                phase
             };
             self.func = Some(Rc::from(name.as_str()));
-            self.cwd = None;
+            // makepkg runs every PKGBUILD function from $srcdir.
+            self.cwd = (is_pkgbuild || phase.is_build() || phase == Phase::Package)
+                .then(|| "$srcdir".to_owned());
+            self.dir_stack.clear();
             self.called.insert(name.clone());
             self.stack.push(name.clone());
             self.walk_func_body(f);
@@ -276,18 +307,27 @@ impl Walker {
     }
 
     fn walk_hook(&mut self, file: usize, text: &str) {
+        self.walk_exec_lines(file, text, Phase::Hook);
+    }
+
+    /// The `Exec…=` lines of an ALPM hook or a systemd unit, each walked as a command line.
+    fn walk_exec_lines(&mut self, file: usize, text: &str, phase: Phase) {
         self.file = file;
         self.env = Self::base_env();
-        self.phase = Phase::Hook;
+        self.phase = phase;
         self.func = None;
         for (i, line) in text.lines().enumerate() {
             let t = line.trim_start();
             let Some(rest) = t.strip_prefix("Exec") else {
                 continue;
             };
-            let Some(cmdline) = rest.trim_start().strip_prefix('=') else {
+            let rest = rest
+                .trim_start_matches(|c: char| c.is_ascii_alphanumeric())
+                .trim_start();
+            let Some(cmdline) = rest.strip_prefix('=') else {
                 continue;
             };
+            let cmdline = cmdline.trim_start_matches(['-', '@', '+', '!', ':']);
             let lead = line.len() - cmdline.len();
             let pos = Pos {
                 line: i as u32 + 1,
@@ -297,7 +337,11 @@ impl Walker {
                 cmdline.to_owned(),
                 Base::Offset(pos),
                 Embed {
-                    kind: EmbedKind::HookExec,
+                    kind: if phase == Phase::Hook {
+                        EmbedKind::HookExec
+                    } else {
+                        EmbedKind::Generated
+                    },
                     taint: Taint::default(),
                 },
             );
@@ -422,17 +466,26 @@ impl Walker {
                     );
                 }
             }
+            "while_statement" => {
+                let endless = endless_loop(src, node);
+                self.forever += u32::from(endless);
+                self.walk_block(src, node);
+                self.forever -= u32::from(endless);
+            }
             "test_command" | "arithmetic_expansion" | "c_style_for_statement" => {
                 if node.kind() == "c_style_for_statement" {
+                    let endless = node.child_by_field_name("condition").is_none();
+                    self.forever += u32::from(endless);
                     if let Some(b) = node.child_by_field_name("body") {
                         self.walk_stmt(src, b, false);
                     }
+                    self.forever -= u32::from(endless);
                 } else {
                     self.scan_substs(src, node);
                 }
             }
             "program" | "compound_statement" | "do_group" | "list" | "if_statement"
-            | "elif_clause" | "else_clause" | "while_statement" | "negated_command" | "ERROR" => {
+            | "elif_clause" | "else_clause" | "negated_command" | "ERROR" => {
                 self.walk_block(src, node)
             }
             _ => self.scan_substs(src, node),

@@ -1,0 +1,327 @@
+//! Modes and privileges a package sets on files: world-writable modes (`chmod 777`, `o+w`,
+//! `install -m 666`), setuid/setgid bits (`chmod u+s`, `4755`, `install -m 2755`) and file
+//! capabilities (`setcap`) — in package() on the packaged files, or in install scripts on the
+//! live system.
+
+use super::files::absolute;
+use super::{Ctx, Sink, argv};
+use crate::audit::names::{self, basename};
+use crate::audit::report::Severity;
+use crate::audit::shell::{Cmd, Phase, Word};
+
+/// Where a mode is set: inside the package, or on the live system from a root script.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Package,
+    System,
+}
+
+fn place(cmd: &Cmd, w: &Word) -> Option<(Place, String)> {
+    let p = absolute(cmd, &w.text);
+    if let Some(rest) = p.strip_prefix("$pkgdir") {
+        return Some((
+            Place::Package,
+            if rest.is_empty() {
+                "/".into()
+            } else {
+                rest.to_owned()
+            },
+        ));
+    }
+    if cmd.phase.runs_on_system() && p.starts_with('/') && !p.starts_with("/tmp") {
+        return Some((Place::System, p));
+    }
+    None
+}
+
+/// Directories everyone's programs come from: world-writable there means anyone can replace
+/// what root runs.
+fn system_critical(path: &str) -> bool {
+    let p = path.trim_end_matches('/');
+    p.is_empty()
+        || [
+            "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/opt",
+        ]
+        .contains(&p)
+        || [
+            "/usr/bin",
+            "/usr/sbin",
+            "/usr/lib",
+            "/usr/lib64",
+            "/usr/local/bin",
+            "/etc/",
+            "/usr/share/libalpm",
+            "/boot/",
+        ]
+        .iter()
+        .any(|d| p.starts_with(d))
+}
+
+/// Programs that give a shell (or arbitrary file access) when setuid or with capabilities.
+fn gives_a_shell(path: &str) -> bool {
+    let b = basename(path);
+    names::is_interpreter(b)
+        || matches!(
+            b,
+            "env"
+                | "find"
+                | "vim"
+                | "vi"
+                | "nano"
+                | "less"
+                | "more"
+                | "cp"
+                | "mv"
+                | "dd"
+                | "tee"
+                | "chmod"
+                | "chown"
+                | "busybox"
+                | "tar"
+                | "rsync"
+                | "nc"
+                | "socat"
+                | "xargs"
+                | "install"
+                | "ln"
+                | "cat"
+        )
+}
+
+/// The Chromium/Electron sandbox helper, setuid root by design where user namespaces are off.
+fn sandbox_helper(path: &str) -> bool {
+    let b = basename(path);
+    b == "chrome-sandbox" || b == "chrome_sandbox" || b.ends_with("-sandbox")
+}
+
+pub(super) fn check(_ctx: &Ctx, sink: &mut Sink) {
+    for cmd in &_ctx.an.cmds {
+        if matches!(cmd.phase, Phase::Runtime | Phase::Global) {
+            continue;
+        }
+        let (name, args) = names::program(cmd);
+        match name {
+            "chmod" => {
+                let p = argv::parse(args, "", "", &["--reference"]);
+                let cluster = args.iter().find(|a| {
+                    a.text.len() > 1
+                        && a.text.starts_with('-')
+                        && a.text[1..].chars().all(|c| "rwxXst".contains(c))
+                });
+                let (mode, targets): (String, Vec<&Word>) = match cluster {
+                    Some(c) => (c.text.clone(), p.operands),
+                    None => match p.operands.split_first() {
+                        Some((m, rest)) => (m.text.clone(), rest.to_vec()),
+                        None => continue,
+                    },
+                };
+                judge_mode(cmd, &mode, &targets, false, sink);
+            }
+            "install" | "mkdir" => {
+                let p = if name == "install" {
+                    argv::install(args)
+                } else {
+                    argv::parse(args, "m", "", &["--mode"])
+                };
+                let Some(mode) = p.value(&["-m", "--mode"]) else {
+                    continue;
+                };
+                let targets = super::files::write_targets(cmd);
+                // `install -m 4755 /usr/bin/bash "$pkgdir/…/.helper"`: a copy of a shell.
+                let copies_a_shell = name == "install"
+                    && !(p.has("-d") || p.has("--directory"))
+                    && p.operands.len() >= 2
+                    && p.operands[..p.operands.len() - 1]
+                        .iter()
+                        .any(|w| gives_a_shell(&w.text));
+                judge_mode(cmd, &mode, &targets, copies_a_shell, sink);
+            }
+            "setcap" => {
+                let p = argv::parse(args, "n", "", &[]);
+                if p.has("-r") {
+                    continue;
+                }
+                let mut ops = p.operands.iter();
+                while let (Some(caps), Some(file)) = (ops.next(), ops.next()) {
+                    judge_caps(cmd, &caps.text, file, sink);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn judge_mode(cmd: &Cmd, mode: &str, targets: &[&Word], shell_copy: bool, sink: &mut Sink) {
+    let (ww, su, sg, sticky) = argv::mode_bits(mode);
+    if !(ww || su || sg) {
+        return;
+    }
+    for t in targets {
+        let Some((at, path)) = place(cmd, t) else {
+            continue;
+        };
+        let where_ = match at {
+            Place::Package => format!("{path} in the package"),
+            Place::System => format!("{path} on the live system"),
+        };
+        if ww {
+            let (sev, why) = if sticky {
+                (
+                    Severity::Low,
+                    format!(
+                        "makes {where_} world-writable with the sticky bit (mode {mode}), like /tmp: anyone may add files there"
+                    ),
+                )
+            } else {
+                let sev = if at == Place::System || system_critical(&path) {
+                    Severity::High
+                } else {
+                    Severity::Medium
+                };
+                (
+                    sev,
+                    format!(
+                        "makes {where_} world-writable (mode {mode}) {}: any user or program can change what it holds, and what root later runs from it",
+                        cmd.phase.label()
+                    ),
+                )
+            };
+            sink.cmd("AUR-WORLD-WRITABLE", sev, cmd, why);
+        }
+        if su || sg {
+            let bit = match (su, sg) {
+                (true, true) => "setuid and setgid",
+                (true, false) => "setuid",
+                _ => "setgid",
+            };
+            let (sev, why) = if gives_a_shell(&path) || shell_copy {
+                (
+                    Severity::Critical,
+                    format!(
+                        "sets the {bit} bit (mode {mode}) on {where_}, a program that hands out a shell or any file: a root backdoor for every user"
+                    ),
+                )
+            } else if sandbox_helper(&path) && at == Place::Package {
+                (
+                    Severity::Low,
+                    format!(
+                        "sets the {bit} bit (mode {mode}) on the sandbox helper {where_}; Chromium-based apps need it where user namespaces are off"
+                    ),
+                )
+            } else if !su
+                && [
+                    "/var/lib/",
+                    "/var/cache/",
+                    "/var/log/",
+                    "/var/spool/",
+                    "/var/games",
+                    "/srv/",
+                ]
+                .iter()
+                .any(|d| path.starts_with(d))
+            {
+                (
+                    Severity::Low,
+                    format!(
+                        "sets the setgid bit (mode {mode}) on {where_}, a state directory: files made in it keep its group, the usual way to share it"
+                    ),
+                )
+            } else if at == Place::System {
+                (
+                    Severity::High,
+                    format!(
+                        "sets the {bit} bit (mode {mode}) on {where_} from a root script, outside pacman's file list"
+                    ),
+                )
+            } else {
+                (
+                    Severity::Medium,
+                    format!(
+                        "sets the {bit} bit (mode {mode}) on {where_}: the program runs with its owner's rights (usually root) for every user"
+                    ),
+                )
+            };
+            sink.cmd("AUR-SETUID", sev, cmd, why);
+        }
+    }
+}
+
+fn judge_caps(cmd: &Cmd, caps: &str, file: &Word, sink: &mut Sink) {
+    let Some((at, path)) = place(cmd, file).or_else(|| {
+        // setcap in an install script names the installed path.
+        (file.text.starts_with('/')).then(|| (Place::System, file.text.clone()))
+    }) else {
+        return;
+    };
+    let c = caps.to_ascii_lowercase();
+    const STRONG: &[&str] = &[
+        "cap_sys_admin",
+        "cap_dac_override",
+        "cap_dac_read_search",
+        "cap_setuid",
+        "cap_setgid",
+        "cap_sys_ptrace",
+        "cap_sys_module",
+        "cap_fowner",
+        "cap_chown",
+        "cap_sys_rawio",
+        "cap_setfcap",
+        "cap_sys_chroot",
+        "cap_linux_immutable",
+        "cap_mac_admin",
+        "cap_bpf",
+    ];
+    const COMMON: &[&str] = &[
+        "cap_net_raw",
+        "cap_net_bind_service",
+        "cap_net_admin",
+        "cap_sys_nice",
+        "cap_ipc_lock",
+        "cap_sys_resource",
+        "cap_perfmon",
+        "cap_sys_time",
+        "cap_wake_alarm",
+        "cap_block_suspend",
+        "cap_audit_write",
+    ];
+    let all =
+        c.starts_with('=') || c.starts_with("all") || c.contains(",all") || c.contains(" all");
+    let listed: Vec<&str> = c
+        .split(['=', '+', '-', ','])
+        .filter(|p| p.starts_with("cap_"))
+        .collect();
+    let where_ = match at {
+        Place::Package => format!("{path} in the package"),
+        Place::System => path.clone(),
+    };
+    let (sev, what) = if gives_a_shell(&path) && (all || !listed.is_empty()) {
+        (
+            Severity::Critical,
+            "a program that runs any code or file: every user gets those powers".to_owned(),
+        )
+    } else if all || listed.iter().any(|l| STRONG.contains(l)) {
+        (
+            Severity::High,
+            "powers close to root (reading or changing any file, other users' processes, the kernel)".to_owned(),
+        )
+    } else if !listed.is_empty() && listed.iter().all(|l| COMMON.contains(l)) {
+        (
+            Severity::Low,
+            "a narrow network or scheduling power that tools like this commonly need".to_owned(),
+        )
+    } else {
+        (
+            Severity::Medium,
+            "privileges beyond a normal program's".to_owned(),
+        )
+    };
+    sink.cmd(
+        "AUR-CAPABILITY",
+        sev,
+        cmd,
+        format!(
+            "gives {where_} the file capabilities `{caps}` {}: {what}",
+            cmd.phase.label()
+        ),
+    );
+}

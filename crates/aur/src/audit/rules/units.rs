@@ -1,0 +1,263 @@
+//! systemd units and other boot-time hooks a package turns on: `systemctl enable` of a unit
+//! the package ships (low), a unit rename migration and a driver's vendor suspend services
+//! (low, with the reason), anything reaching outside the package (high); cron, linger, `at`.
+
+use super::{Ctx, Sink};
+use crate::audit::names::{self, basename};
+use crate::audit::report::Severity;
+use crate::audit::shell::{Cmd, Phase};
+
+const UNIT_SUFFIXES: &[&str] = &[
+    ".service",
+    ".socket",
+    ".timer",
+    ".path",
+    ".target",
+    ".mount",
+    ".automount",
+];
+
+fn unit_stem(u: &str) -> &str {
+    let b = basename(u);
+    UNIT_SUFFIXES
+        .iter()
+        .find_map(|s| b.strip_suffix(s))
+        .unwrap_or(b)
+        .trim_end_matches('@')
+}
+
+/// Units the package itself ships: unit files its package() installs or its sources hold, and
+/// units named after the package (`make install` ships those without naming them).
+pub(super) fn shipped_unit(ctx: &Ctx, unit: &str) -> bool {
+    let want = unit_stem(unit).trim_end_matches('@');
+    if want.is_empty() || want.starts_with('$') {
+        return false;
+    }
+    let named = |w: &str| {
+        let b = basename(w);
+        UNIT_SUFFIXES.iter().any(|s| b.ends_with(s)) && unit_stem(b) == want
+    };
+    let in_package = ctx.an.cmds.iter().any(|c| {
+        c.phase == Phase::Package
+            && c.argv
+                .iter()
+                .chain(c.redirs.iter().map(|r| &r.target))
+                .any(|w| named(&w.text))
+    });
+    let in_sources = ctx
+        .an
+        .global
+        .iter()
+        .filter(|(k, _)| *k == "source" || k.starts_with("source_"))
+        .flat_map(|(_, v)| v.items())
+        .any(|s| named(s.text.rsplit("::").next().unwrap_or(&s.text)));
+    let provided = ctx.an.files.iter().any(|f| named(&f.name));
+    if in_package || in_sources || provided {
+        return true;
+    }
+    let w = want.to_ascii_lowercase();
+    const GENERIC: &[&str] = &[
+        "git", "bin", "utils", "tools", "dkms", "daemon", "service", "linux", "server", "client",
+    ];
+    ctx.pkgnames.iter().any(|p| {
+        p.to_ascii_lowercase()
+            .split(['-', '_', '.'])
+            .filter(|t| t.len() >= 4 && !GENERIC.contains(t))
+            .any(|t| w.contains(t))
+    })
+}
+
+/// A driver enabling its vendor's suspend services (`nvidia-suspend`, `nvidia-resume` …), as
+/// the official driver package does.
+fn vendor_suspend_unit(ctx: &Ctx, unit: &str) -> bool {
+    let u = unit_stem(unit).to_ascii_lowercase();
+    [
+        "-suspend-then-hibernate",
+        "-suspend",
+        "-resume",
+        "-hibernate",
+    ]
+    .iter()
+    .find_map(|s| u.strip_suffix(s))
+    .is_some_and(|vendor| {
+        vendor.len() >= 3
+            && ctx.pkgnames.iter().any(|p| {
+                p.to_ascii_lowercase()
+                    .split(['-', '_'])
+                    .any(|t| t == vendor)
+            })
+    })
+}
+
+/// A rename migration: in the same script function, the old unit is asked `is-enabled` and
+/// disabled, and the new one enabled (only if the old one was).
+fn rename_migration(ctx: &Ctx, cmd: &Cmd, unit: &str) -> bool {
+    let same = |c: &&Cmd| c.file == cmd.file && c.func == cmd.func;
+    let units_of = |c: &Cmd, verb: &str| -> Vec<String> {
+        let (n, a) = names::program(c);
+        if n != "systemctl" {
+            return Vec::new();
+        }
+        let ops: Vec<&str> = a
+            .iter()
+            .map(|w| w.text.as_str())
+            .filter(|t| !t.starts_with('-'))
+            .collect();
+        if ops.first() != Some(&verb) {
+            return Vec::new();
+        }
+        ops[1..].iter().map(|u| unit_stem(u).to_owned()).collect()
+    };
+    let asked: Vec<String> = ctx
+        .an
+        .cmds
+        .iter()
+        .filter(same)
+        .flat_map(|c| units_of(c, "is-enabled"))
+        .collect();
+    let disabled: Vec<String> = ctx
+        .an
+        .cmds
+        .iter()
+        .filter(same)
+        .flat_map(|c| units_of(c, "disable"))
+        .collect();
+    let new = unit_stem(unit);
+    asked.iter().any(|old| old != new && disabled.contains(old))
+}
+
+pub(super) fn services(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
+    let (name, args) = names::program(cmd);
+    let words: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let ops: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    let sub = ops.first().copied().unwrap_or("");
+    let units: Vec<&str> = ops.iter().skip(1).copied().collect();
+    if name == "systemctl" && cmd.phase != Phase::Runtime {
+        let enabling = matches!(
+            sub,
+            "enable" | "reenable" | "link" | "preset" | "add-wants" | "add-requires"
+        );
+        let starting = sub == "start" && cmd.phase.runs_on_system();
+        if (enabling || starting) && !units.is_empty() {
+            let verb = if enabling { "enables" } else { "starts" };
+            let own: Vec<&str> = units
+                .iter()
+                .copied()
+                .filter(|u| shipped_unit(ctx, u))
+                .collect();
+            let vendor: Vec<&str> = units
+                .iter()
+                .copied()
+                .filter(|u| vendor_suspend_unit(ctx, u))
+                .collect();
+            let moved: Vec<&str> = units
+                .iter()
+                .copied()
+                .filter(|u| rename_migration(ctx, cmd, u))
+                .collect();
+            let outside: Vec<&str> = units
+                .iter()
+                .copied()
+                .filter(|u| !own.contains(u) && !vendor.contains(u) && !moved.contains(u))
+                .collect();
+            if outside.is_empty() {
+                let why = if !moved.is_empty() {
+                    format!(
+                        "{verb} {} only as part of a unit rename (the old unit is checked with is-enabled and disabled); nothing outside the package is reached",
+                        moved.join(" ")
+                    )
+                } else if !vendor.is_empty() && own.len() < units.len() {
+                    format!(
+                        "{verb} the vendor's suspend/resume services ({}), as the official driver package does",
+                        units.join(" ")
+                    )
+                } else {
+                    format!(
+                        "{verb} {}, a unit the package ships itself; the choice is usually left to the person",
+                        units.join(" ")
+                    )
+                };
+                sink.cmd(
+                    "AUR-PERSISTENCE",
+                    Severity::Low,
+                    cmd,
+                    format!("{why} ({})", cmd.phase.label()),
+                );
+            } else {
+                let (sev, what) = if enabling {
+                    (
+                        Severity::High,
+                        "enables a systemd unit the package does not ship",
+                    )
+                } else {
+                    (
+                        Severity::Medium,
+                        "starts a service the package does not ship on its own",
+                    )
+                };
+                sink.cmd(
+                    "AUR-PERSISTENCE",
+                    sev,
+                    cmd,
+                    format!(
+                        "{what} ({}): it reaches outside the package ({})",
+                        outside.join(" "),
+                        cmd.phase.label()
+                    ),
+                );
+            }
+            return;
+        }
+        if enabling || sub == "set-default" {
+            sink.cmd(
+                "AUR-PERSISTENCE",
+                Severity::High,
+                cmd,
+                format!(
+                    "changes what systemd starts at boot ({})",
+                    cmd.phase.label()
+                ),
+            );
+            return;
+        }
+    }
+    let finding = match name {
+        "systemctl" => match sub {
+            "edit" | "mask" | "unmask" | "import-environment" | "set-environment" => Some((
+                "AUR-PERSISTENCE",
+                Severity::Medium,
+                "changes systemd's configuration",
+            )),
+            _ => None,
+        },
+        "loginctl" if sub == "enable-linger" => Some((
+            "AUR-PERSISTENCE",
+            Severity::High,
+            "enables lingering, so a user's services keep running without a login",
+        )),
+        "crontab" if !words.iter().all(|w| *w == "-l") => {
+            Some(("AUR-PERSISTENCE", Severity::High, "installs a cron job"))
+        }
+        "update-rc.d" | "chkconfig" | "rc-update" => Some((
+            "AUR-PERSISTENCE",
+            Severity::High,
+            "registers a boot service",
+        )),
+        "at" | "batch" => Some((
+            "AUR-PERSISTENCE",
+            Severity::High,
+            "schedules a command for later",
+        )),
+        _ => None,
+    };
+    if let Some((id, sev, why)) = finding {
+        if cmd.phase == Phase::Runtime {
+            return;
+        }
+        sink.cmd(id, sev, cmd, format!("{why} ({})", cmd.phase.label()));
+    }
+}
