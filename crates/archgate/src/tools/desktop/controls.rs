@@ -60,7 +60,7 @@ impl Tool for Screenshot {
     }
     fn spec(&self) -> &'static ToolSpec {
         spec!("screenshot", "Screenshot", Act, read_only: true, destructive: false, private: [],
-            "A PNG of the screen, a monitor, a window or a region, scaled to at most the configured size.")
+            "An image of the screen, a monitor, a window or a region: the long side at most the configured size, encoded (JPEG, else smaller) to fit the answer limit; the real size and scale are reported.")
     }
     fn execute<'a>(
         &'a self,
