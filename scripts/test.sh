@@ -14,7 +14,7 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
-cargo test --workspace --locked 2>&1 | tee "$CARGO_TARGET_DIR/test-output.txt"
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$CARGO_TARGET_DIR/test-output.txt"
 
 # The binary under test for the client suites below.
 cargo build --locked -p archgate

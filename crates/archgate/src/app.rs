@@ -166,6 +166,7 @@ impl App {
 
     /// Flushes the audit log within a bounded wait.
     pub fn shutdown(&self) {
+        self.gate.summarise_floods();
         if !self.gate.audit.shutdown(Duration::from_secs(2)) {
             tracing::warn!("audit log not fully flushed at shutdown");
         }

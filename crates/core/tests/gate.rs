@@ -667,6 +667,51 @@ async fn route_words_that_draw_on_the_terminal_are_refused() {
     assert!(e.gate.broker.pending().is_empty());
 }
 
+/// Issue 16, attack 7: a flood of refused calls is charged and summarised. Past the budget,
+/// the first refusal of the minute is recorded and the rest counted in one `refused_flood`
+/// event, so the log keeps the person's history; the client's next other call closes the count.
+#[tokio::test]
+async fn a_refused_flood_is_summarised_not_recorded_call_by_call() {
+    let e = env("[budgets]\nper_minute = 3\n");
+    for i in 0..20 {
+        e.gate
+            .call(&client(), &format!("flood{i}"), json!({}))
+            .await;
+    }
+    e.gate.summarise_floods();
+    assert!(e.gate.audit.flush(Duration::from_secs(5)));
+    let log = read_log(&e.log).unwrap();
+    let calls: Vec<_> = log
+        .entries
+        .iter()
+        .filter_map(|x| match x {
+            Entry::Call(c) => Some(c.outcome),
+            Entry::Event(_) => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            Outcome::NotGranted,
+            Outcome::NotGranted,
+            Outcome::NotGranted,
+            Outcome::BudgetExhausted
+        ]
+    );
+    let events: Vec<&serde_json::Value> = log
+        .entries
+        .iter()
+        .filter_map(|x| match x {
+            Entry::Event(v) => Some(v),
+            Entry::Call(_) => None,
+        })
+        .collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["event"], "refused_flood");
+    assert_eq!(events[0]["folded"], 16);
+    assert_eq!(events[0]["client"], "local");
+}
+
 /// Issue 16, attack 7: a 4 MiB unknown tool name leaves a record of bounded size that still
 /// identifies it (its digest), and the refusal does not echo it whole.
 #[tokio::test]

@@ -487,6 +487,8 @@ mod tests {
         let (first_id, first) = r.admit(a, &l, &s).unwrap();
         first.last.store(0, Ordering::Relaxed);
         let (_, second) = r.admit(a, &l, &s).unwrap();
+        // Heard from later than `first` (set, not left to the clock: both may read 0 ms).
+        second.last.store(1_000, Ordering::Relaxed);
         // Per peer: the third from `a` closes the quietest of `a`'s.
         let (_, third) = r.admit(a, &l, &s).unwrap();
         assert!(first.close.is_cancelled() && !second.close.is_cancelled());

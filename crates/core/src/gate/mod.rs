@@ -1,36 +1,41 @@
-//! The gate: every call, from MCP or from `archgate call`, passes through `Gate::call`, which
-//! reads top to bottom — admit → policy → resolve → approval → execute → record.
+//! The gate: every call, from MCP or from `archgate call`, passes through `Gate::call`, whose
+//! `run` reads top to bottom — admit → decide(plan) → resolve → decide(action, its programs
+//! pinned) → approve → execute with a permit bound to the action's commands → record. Each
+//! stage is one function in `stages.rs`; `explain.rs` takes the same decision without a call.
 //!
 //! **Invariant:** exactly one audit record per call. `Pending` writes it when dropped unless
 //! `finish` already did, so a call that panics, or whose client goes away mid-approval, is
 //! recorded too. **Invariant:** `Permit::__issued_by_gate` appears only in this file; without a
 //! permit no tool can start a program.
 
-use archgate_exec::{CommandSpec, ExecConfig, Executor, Permit};
-use archgate_policy::{Budget, CallFacts, Grant, PolicyInput, Routing, Tier, Verdict};
-use futures::FutureExt;
+use archgate_exec::{ExecConfig, Executor, Permit};
+use archgate_policy::{Grant, Verdict};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 mod ask;
+mod explain;
+mod flood;
 mod record;
+mod stages;
 
 pub use ask::Relay;
+pub use explain::Explained;
 use record::Pending;
+use stages::{budget_of, check_route, not_granted_tier, pin_programs, refused};
 
 use crate::approval::Broker;
-use crate::audit::{ApprovalRecord, AuditLog, Outcome, Record};
+use crate::audit::{AuditLog, Outcome, Record};
 use crate::config::{Config, ConfigHandle};
 use crate::counters::Counters;
 use crate::paths::Paths;
 use crate::person::{PersonState, now_secs};
 use crate::resolve::Resolver;
-use crate::tool::{Action, CallCx, DynTool, Plan, Probe, ToolError, ToolOutput};
+use crate::tool::{Action, CallCx, DynTool, Probe, ToolError, ToolOutput};
 
 /// Told of every finished call (HTTP mode prints a frame per call).
 pub type Observer = Box<dyn Fn(&Record) + Send + Sync>;
@@ -88,19 +93,6 @@ pub fn is_visible(t: &dyn DynTool, client: &Client, config: &Config) -> bool {
     !config.tools.disabled.contains(s.name) && client.grant.permits(s.name, s.tier)
 }
 
-/// What the gate would decide for one call (see [`Gate::explain`]).
-#[derive(Debug)]
-pub struct Explained {
-    /// What resolution settled (the plan's words when the plan was already denied).
-    pub action: Action,
-    /// Policy's decision on it.
-    pub decision: archgate_policy::Decision,
-    /// The standing rule that would approve it without asking, if any.
-    pub standing_rule: Option<String>,
-    /// Whether developer mode would approve it without asking.
-    pub developer_mode: bool,
-}
-
 /// How one call ended, for the transport to render.
 #[derive(Debug)]
 pub struct CallResult {
@@ -125,6 +117,8 @@ pub struct Gate {
     resolver_cache: std::sync::Mutex<Option<(Arc<Config>, Resolver)>>,
     /// Questions handed to relaying clients on the stateless protocol, by ticket (`ask.rs`).
     tickets: ask::Tickets,
+    /// Budget refusals being counted, per client (`flood.rs`).
+    floods: flood::Floods,
 }
 
 impl Gate {
@@ -149,6 +143,26 @@ impl Gate {
             observer: None,
             resolver_cache: std::sync::Mutex::new(None),
             tickets: Default::default(),
+            floods: Default::default(),
+        }
+    }
+
+    /// The unbound permit resolution uses for read-only look-ups (issued only after the plan
+    /// was not denied).
+    fn probe(&self, config: &Config, tool: &str) -> Probe {
+        Probe {
+            permit: Permit::__issued_by_gate(
+                Arc::new(Executor::new(exec_config(config, tool))),
+                config.tools.timeouts.get(tool).copied(),
+            ),
+        }
+    }
+
+    /// Writes the summary of every refused flood still being counted; a server stopping calls
+    /// this before it flushes the audit log.
+    pub fn summarise_floods(&self) {
+        for s in self.floods.drain() {
+            self.audit.event(&s);
         }
     }
 
@@ -246,92 +260,6 @@ impl Gate {
         }
     }
 
-    /// What the gate would decide for this call, without charging, asking or running anything
-    /// but resolution's read-only look-ups: the same plan, resolution and decision `call` takes,
-    /// and whether a standing rule or developer mode would approve it. `archgate policy explain`
-    /// prints this, so it can never explain a different decision than the gate takes.
-    pub async fn explain(
-        &self,
-        client: &Client,
-        tool_name: &str,
-        args: Value,
-    ) -> Result<Explained, ToolError> {
-        let config = self.config.current();
-        let tool = self.catalogue.get(tool_name).cloned().ok_or_else(|| {
-            ToolError::new("unknown_tool", format!("no tool named {tool_name:?}"))
-        })?;
-        let spec = tool.spec();
-        if !is_visible(tool.as_ref(), client, &config) {
-            return Err(ToolError::new(
-                "not_granted",
-                format!("{} is not available to client {:?}", spec.name, client.name),
-            ));
-        }
-        let parsed = tool
-            .parse(args.clone())
-            .map_err(|e| ToolError::new("invalid_arguments", e.0))?;
-        let plan = tool.plan(parsed.as_ref());
-        let early = self.decide(
-            &config,
-            client,
-            spec.name,
-            &Action::from_plan(&plan),
-            &plan.argv,
-        );
-        if early.verdict == Verdict::Deny {
-            return Ok(Explained {
-                action: Action::from_plan(&plan),
-                decision: early,
-                standing_rule: None,
-                developer_mode: false,
-            });
-        }
-        let cx = CallCx {
-            id: "explain".into(),
-            client: client.name.clone(),
-            config: config.clone(),
-            resolver: self.resolver(&config),
-        };
-        let (action, _run) = self
-            .resolve(&cx, &config, &*tool, &plan, parsed)
-            .await
-            .map_err(|(_, e)| e)?;
-        let words = self.decide(&config, client, spec.name, &action, &[]);
-        if words.verdict == Verdict::Deny {
-            return Ok(Explained {
-                action,
-                decision: words,
-                standing_rule: None,
-                developer_mode: false,
-            });
-        }
-        let action = pin_programs(&Executor::new(exec_config(&config, spec.name)), action)
-            .map_err(|(_, e)| e)?;
-        let decision = self.decide(&config, client, spec.name, &action, &[]);
-        let now = now_secs();
-        let standing_rule = (decision.verdict == Verdict::Ask
-            && decision.tier != Tier::Destructive)
-            .then(|| {
-                self.person.matching_rule(
-                    &client.name,
-                    spec.name,
-                    &action.route,
-                    &action.fingerprint(),
-                    &args,
-                    now,
-                )
-            })
-            .flatten()
-            .map(|r| r.id);
-        Ok(Explained {
-            developer_mode: decision.verdict == Verdict::Ask
-                && self.person.dev_mode_until(now).is_some(),
-            action,
-            decision,
-            standing_rule,
-        })
-    }
-
     async fn run(
         &self,
         rec: &mut Pending<'_>,
@@ -369,7 +297,8 @@ impl Gate {
             config: config.clone(),
             resolver: self.resolver(config),
         };
-        let (action, run) = self.resolve(&cx, config, &*tool, &plan, parsed).await?;
+        let probe = self.probe(config, spec.name);
+        let (action, run) = self.resolve(&cx, &probe, &*tool, &plan, parsed).await?;
         rec.r.route = Some(action.route.clone());
         rec.r.target = Some(action.summary());
 
@@ -380,7 +309,7 @@ impl Gate {
             rec.decision(&words);
             return Err(refused(&words));
         }
-        let action = pin_programs(&Executor::new(exec_config(config, spec.name)), action)?;
+        let action = pin_programs(probe.permit.executor(), action)?;
         rec.r.target = Some(action.summary());
         let decision = self.decide(config, client, spec.name, &action, &[]);
         rec.decision(&decision);
@@ -405,348 +334,7 @@ impl Gate {
         .bound_to(action.commands.clone());
         self.execute(&cx, config, &*tool, permit, run).await
     }
-
-    /// Admission: the budget is charged first (so unknown tools, ungranted tools and malformed
-    /// arguments cost the client too), then the tool must exist, be enabled and granted, and the
-    /// arguments must fit and parse.
-    #[allow(clippy::too_many_arguments)]
-    fn admit(
-        &self,
-        rec: &mut Pending<'_>,
-        config: &Config,
-        client: &Client,
-        tool: Option<Arc<dyn DynTool>>,
-        args: &Value,
-        budget: &Budget,
-        now: u64,
-    ) -> Result<(Arc<dyn DynTool>, crate::tool::Erased), (Outcome, ToolError)> {
-        if let Err(e) = self.person.charge_call(&client.name, budget, now) {
-            return Err((
-                Outcome::BudgetExhausted,
-                ToolError::new("budget_exhausted", e.to_string())
-                    .next("retry after the reset time"),
-            ));
-        }
-        let Some(tool) = tool else {
-            return Err((
-                Outcome::NotGranted,
-                ToolError::new(
-                    "unknown_tool",
-                    format!(
-                        "no tool named {:?}",
-                        crate::audit::bound::cap(&rec.r.tool, crate::audit::bound::TOOL_NAME_LIMIT)
-                    ),
-                )
-                .next("list the tools and call one of them"),
-            ));
-        };
-        let spec = tool.spec();
-        if !is_visible(tool.as_ref(), client, config) {
-            return Err((
-                Outcome::NotGranted,
-                ToolError::new("not_granted", format!("{} is not available to client {:?}", spec.name, client.name))
-                    .next("give up, or ask the person to grant it (`archgate clients`) or enable it in config"),
-            ));
-        }
-        let size = args.to_string().len();
-        if size > config.limits.max_args_bytes {
-            return Err((
-                Outcome::InvalidArguments,
-                ToolError::new(
-                    "too_large",
-                    format!(
-                        "arguments are {size} bytes; the limit is {}",
-                        config.limits.max_args_bytes
-                    ),
-                ),
-            ));
-        }
-        let parsed = tool.parse(args.clone()).map_err(|e| {
-            (
-                Outcome::InvalidArguments,
-                ToolError::new("invalid_arguments", e.0)
-                    .next("correct the arguments against the tool's schema"),
-            )
-        })?;
-        Ok((tool, parsed))
-    }
-
-    /// Policy, pure, under this call's snapshot: on the plan (`plan_argv`, before resolution)
-    /// or on the resolved action (its commands).
-    fn decide(
-        &self,
-        config: &Config,
-        client: &Client,
-        tool: &str,
-        action: &Action,
-        plan_argv: &[String],
-    ) -> archgate_policy::Decision {
-        let acknowledged = self.person.acknowledged();
-        let mut commands = action.argvs();
-        if !plan_argv.is_empty() {
-            commands.push(plan_argv.to_vec());
-        }
-        archgate_policy::decide(
-            &CallFacts {
-                client: &client.name,
-                tool,
-                route: &action.route,
-                names: &action.names,
-                declared_tier: action.tier,
-                commands: &commands,
-                needs_sudo: action.needs_sudo,
-                targets_archgate: action.targets_archgate,
-            },
-            &PolicyInput {
-                rules: &config.policy.rules,
-                acknowledged: &acknowledged,
-            },
-        )
-    }
-
-    /// Resolution, with an unbound permit for read-only look-ups (policy did not deny the
-    /// plan). The plan's words stay a name of the target, so a rule on them still applies.
-    async fn resolve(
-        &self,
-        cx: &CallCx,
-        config: &Config,
-        tool: &dyn DynTool,
-        plan: &Plan,
-        parsed: crate::tool::Erased,
-    ) -> Result<(Action, crate::tool::Erased), (Outcome, ToolError)> {
-        let spec = tool.spec();
-        let probe = Probe {
-            permit: Permit::__issued_by_gate(
-                Arc::new(Executor::new(exec_config(config, spec.name))),
-                config.tools.timeouts.get(spec.name).copied(),
-            ),
-        };
-        let (mut action, run) = match AssertUnwindSafe(tool.resolve(cx, &probe, plan, parsed))
-            .catch_unwind()
-            .await
-        {
-            Ok(r) => r.map_err(|e| (Outcome::Unresolved, e))?,
-            Err(_) => {
-                tracing::error!(
-                    tool = spec.name,
-                    "resolution panicked; archgate keeps serving"
-                );
-                return Err((
-                    Outcome::Panicked,
-                    ToolError::new(
-                        "internal_error",
-                        "resolving the call failed unexpectedly; this is a bug in archgate",
-                    ),
-                ));
-            }
-        };
-        if action.route != plan.route && !action.names.contains(&plan.route) {
-            action.names.push(plan.route.clone());
-        }
-
-        // What the plan knew of sudo and of archgate itself is never unlearned by resolution.
-        action.needs_sudo |= plan.needs_sudo;
-        action.targets_archgate |= plan.targets_archgate;
-        Ok((action, run))
-    }
-
-    /// Approval: runs when policy allows; otherwise developer mode, a standing rule on this
-    /// exact action (its use and this call are one step: a rule that cannot be used asks), or
-    /// the person.
-    #[allow(clippy::too_many_arguments)]
-    async fn approve(
-        &self,
-        rec: &mut Pending<'_>,
-        config: &Arc<Config>,
-        client: &Client,
-        tool: &str,
-        action: &Action,
-        decision: &archgate_policy::Decision,
-        args: &Value,
-        budget: &Budget,
-        now: u64,
-        relay: &Relay,
-    ) -> Result<(), (Outcome, ToolError)> {
-        use archgate_policy::ApprovedBy;
-        let dev = self.person.dev_mode_until(now);
-        rec.r.dev_mode = dev.is_some();
-        let always_ask = decision.tier == Tier::Destructive;
-        let fingerprint = action.fingerprint();
-        let rule = (decision.verdict == Verdict::Ask)
-            .then(|| {
-                self.person.matching_rule(
-                    &client.name,
-                    tool,
-                    &action.route,
-                    &fingerprint,
-                    args,
-                    now,
-                )
-            })
-            .flatten();
-        let mut routing =
-            archgate_policy::route_approval(decision, always_ask, dev, now, rule.as_ref());
-        if let Routing::Approved {
-            by: ApprovedBy::StandingRule(_),
-        } = routing
-        {
-            // The rule may have been revoked or used up since the peek: then the person decides.
-            match self.person.use_matching_rule(
-                &client.name,
-                tool,
-                &action.route,
-                &fingerprint,
-                args,
-                now,
-            ) {
-                Some(id) => {
-                    routing = Routing::Approved {
-                        by: ApprovedBy::StandingRule(id),
-                    }
-                }
-                None => routing = Routing::AskPerson,
-            }
-        }
-        match routing {
-            Routing::Refuse(reason) => Err((
-                Outcome::Refused,
-                ToolError::new("refused", reason.to_string()),
-            )),
-            Routing::Approved { by } => {
-                let (channel, rule_id) = match by {
-                    ApprovedBy::Policy => return Ok(()),
-                    ApprovedBy::DeveloperMode => ("developer_mode", None),
-                    ApprovedBy::StandingRule(id) => ("standing_rule", Some(id)),
-                };
-                rec.r.approval = Some(ApprovalRecord {
-                    outcome: "auto".into(),
-                    channel: Some(channel.into()),
-                    rule_id,
-                });
-                Ok(())
-            }
-            Routing::AskPerson => {
-                let summary = action.summary();
-                let ask = ask::Ask {
-                    config,
-                    client,
-                    tool,
-                    route: &action.route,
-                    summary: &summary,
-                    fingerprint: &fingerprint,
-                    tier: decision.tier,
-                    canonical: args,
-                    budget,
-                    rule_allowed: !always_ask,
-                };
-                self.ask_person(rec, ask, relay).await
-            }
-        }
-    }
-
-    /// Execution, with a panic caught and the answer held to the output limit.
-    async fn execute(
-        &self,
-        cx: &CallCx,
-        config: &Config,
-        tool: &dyn DynTool,
-        permit: Permit,
-        run: crate::tool::Erased,
-    ) -> Result<ToolOutput, (Outcome, ToolError)> {
-        let spec = tool.spec();
-        let output = match AssertUnwindSafe(tool.execute(cx, permit, run))
-            .catch_unwind()
-            .await
-        {
-            Ok(Ok(o)) => o,
-            Ok(Err(e)) => return Err((Outcome::ToolError, e)),
-            Err(_) => {
-                tracing::error!(tool = spec.name, "tool panicked; archgate keeps serving");
-                return Err((
-                    Outcome::Panicked,
-                    ToolError::new(
-                        "internal_error",
-                        "the tool failed unexpectedly; this is a bug in archgate",
-                    ),
-                ));
-            }
-        };
-        let size = output.size();
-        if size > config.limits.max_output_bytes {
-            return Err((
-                Outcome::ToolError,
-                ToolError::new(
-                    "too_large",
-                    format!(
-                        "the answer is {size} bytes; the limit is {}",
-                        config.limits.max_output_bytes
-                    ),
-                )
-                .next("narrow the request (a section, a page, a filter) and call again"),
-            ));
-        }
-        Ok(output)
-    }
 }
-
-/// Route words are printable and bounded (no control, bidi or invisible character): they reach
-/// the person's screen in every question and the log.
-fn check_route(plan: &Plan) -> Result<(), (Outcome, ToolError)> {
-    let words: Vec<&str> = plan.route.split_whitespace().collect();
-    crate::text::check_route_words(&words).map_err(|e| {
-        (
-            Outcome::InvalidArguments,
-            ToolError::new(e.kind(), e.to_string()).next(
-                "call again with the route's words as omarchy_search or the schema give them",
-            ),
-        )
-    })
-}
-
-/// Each program of the action found and checked now, and pinned to the file found: the person
-/// sees its path, policy judges that file, the permit runs only it, and a program that is
-/// missing or untrusted is refused before anyone is asked.
-fn pin_programs(executor: &Executor, mut action: Action) -> Result<Action, (Outcome, ToolError)> {
-    for c in &mut action.commands {
-        let file = executor
-            .resolve_program(c.program())
-            .map_err(|e| (Outcome::Unresolved, ToolError::from(e)))?;
-        *c = std::mem::replace(c, CommandSpec::new(""))
-            .with_program(file.to_string_lossy().into_owned());
-    }
-    Ok(action)
-}
-
-fn budget_of(config: &Config) -> Budget {
-    Budget {
-        per_minute: config.budgets.per_minute,
-        per_day: config.budgets.per_day,
-        questions_per_hour: config.budgets.questions_per_hour,
-    }
-}
-
-fn refused(d: &archgate_policy::Decision) -> (Outcome, ToolError) {
-    let next = if d.tier == Tier::Blocked {
-        "give up: archgate never elevates privilege or touches itself; tell the person the command to run themselves"
-    } else {
-        "give up, or ask the person in chat to change their policy"
-    };
-    (
-        Outcome::Refused,
-        ToolError::new("refused", d.reason.to_string()).next(next),
-    )
-}
-
-fn not_granted_tier(client: &Client, tier: Tier) -> (Outcome, ToolError) {
-    (
-        Outcome::NotGranted,
-        ToolError::new(
-            "not_granted",
-            format!("client {:?} is not granted {tier} calls", client.name),
-        ),
-    )
-}
-
 fn exec_config(config: &Config, _tool: &str) -> ExecConfig {
     config.executor_config()
 }

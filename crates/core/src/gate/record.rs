@@ -6,6 +6,7 @@ use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use super::flood::{Floods, Fold};
 use super::{Client, Gate};
 use crate::audit::{
     ApprovalRecord, Outcome, Record, args_digest, now_rfc3339, redact, truncate_args,
@@ -70,7 +71,26 @@ impl<'g> Pending<'g> {
     pub(super) fn finish(&mut self, outcome: Outcome) {
         self.r.outcome = outcome;
         self.r.duration_ms = self.started.elapsed().as_millis() as u64;
-        self.gate.audit.record(&self.r);
+        // A flood of budget refusals is summarised (`flood.rs`); everything else is recorded.
+        let write = if outcome == Outcome::BudgetExhausted {
+            match self.gate.floods.refused(&self.r.client, Floods::now()) {
+                Fold::Record(before) => {
+                    if let Some(s) = before {
+                        self.gate.audit.event(&s);
+                    }
+                    true
+                }
+                Fold::Folded => false,
+            }
+        } else {
+            if let Some(s) = self.gate.floods.ended(&self.r.client) {
+                self.gate.audit.event(&s);
+            }
+            true
+        };
+        if write {
+            self.gate.audit.record(&self.r);
+        }
         self.gate
             .counters
             .bump(&self.r.client, &self.r.tool, outcome);

@@ -1,0 +1,111 @@
+//! `Gate::explain`: the gate's own decision for a call, without charging, asking or running
+//! anything but resolution's read-only look-ups (`archgate policy explain`).
+
+use archgate_policy::{Tier, Verdict};
+use serde_json::Value;
+
+use super::stages::pin_programs;
+use super::{Client, Gate, is_visible};
+use crate::person::now_secs;
+use crate::tool::{Action, CallCx, ToolError};
+
+/// What the gate would decide for one call (see [`Gate::explain`]).
+#[derive(Debug)]
+pub struct Explained {
+    /// What resolution settled (the plan's words when the plan was already denied).
+    pub action: Action,
+    /// Policy's decision on it.
+    pub decision: archgate_policy::Decision,
+    /// The standing rule that would approve it without asking, if any.
+    pub standing_rule: Option<String>,
+    /// Whether developer mode would approve it without asking.
+    pub developer_mode: bool,
+}
+
+impl Gate {
+    /// What the gate would decide for this call, without charging, asking or running anything
+    /// but resolution's read-only look-ups: the same plan, resolution and decision `call` takes,
+    /// and whether a standing rule or developer mode would approve it. `archgate policy explain`
+    /// prints this, so it can never explain a different decision than the gate takes.
+    pub async fn explain(
+        &self,
+        client: &Client,
+        tool_name: &str,
+        args: Value,
+    ) -> Result<Explained, ToolError> {
+        let config = self.config.current();
+        let tool = self.catalogue.get(tool_name).cloned().ok_or_else(|| {
+            ToolError::new("unknown_tool", format!("no tool named {tool_name:?}"))
+        })?;
+        let spec = tool.spec();
+        if !is_visible(tool.as_ref(), client, &config) {
+            return Err(ToolError::new(
+                "not_granted",
+                format!("{} is not available to client {:?}", spec.name, client.name),
+            ));
+        }
+        let parsed = tool
+            .parse(args.clone())
+            .map_err(|e| ToolError::new("invalid_arguments", e.0))?;
+        let plan = tool.plan(parsed.as_ref());
+        let early = self.decide(
+            &config,
+            client,
+            spec.name,
+            &Action::from_plan(&plan),
+            &plan.argv,
+        );
+        if early.verdict == Verdict::Deny {
+            return Ok(Explained {
+                action: Action::from_plan(&plan),
+                decision: early,
+                standing_rule: None,
+                developer_mode: false,
+            });
+        }
+        let cx = CallCx {
+            id: "explain".into(),
+            client: client.name.clone(),
+            config: config.clone(),
+            resolver: self.resolver(&config),
+        };
+        let probe = self.probe(&config, spec.name);
+        let (action, _run) = self
+            .resolve(&cx, &probe, &*tool, &plan, parsed)
+            .await
+            .map_err(|(_, e)| e)?;
+        let words = self.decide(&config, client, spec.name, &action, &[]);
+        if words.verdict == Verdict::Deny {
+            return Ok(Explained {
+                action,
+                decision: words,
+                standing_rule: None,
+                developer_mode: false,
+            });
+        }
+        let action = pin_programs(probe.permit.executor(), action).map_err(|(_, e)| e)?;
+        let decision = self.decide(&config, client, spec.name, &action, &[]);
+        let now = now_secs();
+        let standing_rule = (decision.verdict == Verdict::Ask
+            && decision.tier != Tier::Destructive)
+            .then(|| {
+                self.person.matching_rule(
+                    &client.name,
+                    spec.name,
+                    &action.route,
+                    &action.fingerprint(),
+                    &args,
+                    now,
+                )
+            })
+            .flatten()
+            .map(|r| r.id);
+        Ok(Explained {
+            developer_mode: decision.verdict == Verdict::Ask
+                && self.person.dev_mode_until(now).is_some(),
+            action,
+            decision,
+            standing_rule,
+        })
+    }
+}
