@@ -141,7 +141,6 @@ impl Registry {
         // A connection told to close keeps its descriptor until its task has dropped it: past a
         // ceiling of those too, a new one is closed at once, so a flood cannot outrun the closing.
         if m.len() >= limits.max_connections + limits.max_connections / 4 {
-            stats.refused.fetch_add(1, Ordering::Relaxed);
             return None;
         }
         let open = |c: &&Conn| !c.close.is_cancelled();
@@ -165,10 +164,7 @@ impl Registry {
                     c.close.cancel();
                     stats.evicted.fetch_add(1, Ordering::Relaxed);
                 }
-                None => {
-                    stats.refused.fetch_add(1, Ordering::Relaxed);
-                    return None;
-                }
+                None => return None,
             }
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
@@ -196,6 +192,10 @@ impl Registry {
     }
 }
 
+/// How often, and how long apart, a connection past a cap is admitted again before it is refused.
+const ADMIT_RETRIES: usize = 5;
+const ADMIT_PAUSE: Duration = Duration::from_millis(20);
+
 /// Serves `router` on `listener` under `limits` until `shutdown`; open connections get a
 /// graceful close and at most `drain` to finish.
 pub async fn serve(
@@ -220,7 +220,19 @@ pub async fn serve(
             },
             _ = shutdown.cancelled() => break,
         };
-        let Some((id, conn)) = registry.admit(peer.ip(), &limits, &stats) else {
+        // Past a cap, connections told to close may still be on their way out: give them a few
+        // moments (the kernel's backlog holds the next ones meanwhile) before refusing this one,
+        // so a flood that just stopped does not shut out the honest client that comes after it.
+        let mut admitted = registry.admit(peer.ip(), &limits, &stats);
+        for _ in 0..ADMIT_RETRIES {
+            if admitted.is_some() {
+                break;
+            }
+            tokio::time::sleep(ADMIT_PAUSE).await;
+            admitted = registry.admit(peer.ip(), &limits, &stats);
+        }
+        let Some((id, conn)) = admitted else {
+            stats.refused.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(%peer, "connection refused: every connection in scope is busy");
             drop(tcp);
             continue;
@@ -498,7 +510,6 @@ mod tests {
         second.in_flight.fetch_add(1, Ordering::SeqCst);
         third.in_flight.fetch_add(1, Ordering::SeqCst);
         assert!(r.admit(a, &l, &s).is_none());
-        assert_eq!(s.refused.load(Ordering::Relaxed), 1);
         // Another peer is not affected by `a`'s cap, up to the global one.
         assert!(r.admit(b, &l, &s).is_some());
         assert!(r.admit(b, &l, &s).is_some());
