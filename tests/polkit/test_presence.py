@@ -369,17 +369,28 @@ def free_port() -> int:
 
 
 class Page:
-    """The approval page, logged in with the one-time link an agent's shell can get too
-    (`archgate ui --print`)."""
+    """The approval page, logged in with the one-time code an agent's shell can get too
+    (`archgate ui --print` prints the login form's address and a code to type there)."""
 
     def __init__(self, home: Home, port: int) -> None:
         self.port = port
         r = home.cli("ui", "--print")
         assert r.returncode == 0, r.stdout + r.stderr
-        path = r.stdout.strip().split(str(port), 1)[1]
-        status, headers, _ = self.request("GET", path)
-        assert status == 303, status
-        self.cookie = headers["set-cookie"].split(";", 1)[0]
+        code = re.search(r"type the code (\S+)", r.stdout).group(1)
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        c.request(
+            "POST",
+            "/login",
+            body=f"code={code}",
+            headers={
+                "Origin": f"http://127.0.0.1:{self.port}",
+                "Content-Type": "application/x-www-form-urlencoded",
+            },
+        )
+        resp = c.getresponse()
+        resp.read()
+        assert resp.status == 303, resp.status
+        self.cookie = resp.getheader("set-cookie").split(";", 1)[0]
         _, _, html = self.request("GET", "/")
         self.csrf = re.search(r'name="csrf-token" content="([0-9a-f]+)"', html).group(1)
 

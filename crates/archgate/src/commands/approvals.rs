@@ -406,12 +406,7 @@ pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
         }
     }
     // The opener is found as every program archgate starts is: the person's `[exec]` settings.
-    let mut exec = archgate_exec::ExecConfig::default();
-    if let Some(d) = &loaded.config.exec.search_dirs {
-        exec.search_dirs = d.clone();
-    }
-    exec.require_root_owned = loaded.config.exec.require_root_owned;
-    match archgate_exec::spawn_for_person_with(exec, spec) {
+    match archgate_exec::spawn_for_person_with(loaded.config.executor_config(), spec) {
         Ok(_) => {
             out("opened the approval page in your browser (the login works once)");
             Ok(ExitCode::SUCCESS)
