@@ -6,6 +6,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/target}"
 export CARGO_TERM_COLOR=never
+# CI builds once from whatever cache it has; incremental state would only grow the cache.
+export CARGO_INCREMENTAL=0
 
 bash scripts/test-deps.sh
 
