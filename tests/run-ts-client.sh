@@ -6,7 +6,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 : "${ARCHGATE_BIN:?set ARCHGATE_BIN to the archgate binary under test}"
 clients="$top/tests/clients"
-if [ ! -d "$clients/node_modules/@modelcontextprotocol/client" ]; then
+if [ ! -d "$clients/node_modules/@modelcontextprotocol/client" ] || [ ! -d "$clients/node_modules/@anthropic-ai/tokenizer" ]; then
   (cd "$clients" && npm ci --no-audit --no-fund --silent)
 fi
 
@@ -25,7 +25,7 @@ mkdir -m 0700 "$tmp/config" "$tmp/state" "$tmp/runtime" "$tmp/cache"
 # longer than the 7 s request timeout those checks give the SDK.
 asked_tool=pacman_conf approval_s=12
 mkdir -p "$tmp/config/archgate"
-printf '[policy]\nask = ["%s"]\n[approval]\ntimeout_s = %s\npage_port = 0\nnotifications = false\n' \
+printf '[policy]\nask = ["%s"]\n[approval]\ntimeout_s = %s\npage_port = 0\nnotifications = false\n[clients.local]\npreset = "full"\n' \
   "$asked_tool" "$approval_s" >"$tmp/config/archgate/config.toml"
 export XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" \
        XDG_RUNTIME_DIR="$tmp/runtime" XDG_CACHE_HOME="$tmp/cache"

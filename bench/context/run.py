@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The context footprint of archgate's tool list, per client preset: the complete tools/list as
-each preset's client receives it over HTTP, in JSON bytes and in tokens (bytes / 4). The target
-for the `full` preset is 6,000 tokens. Usage: bench/context/run.py [path/to/archgate]"""
+each preset's client receives it over HTTP, in JSON bytes and in tokens counted by Claude's BPE
+tokenizer (tests/clients/count-tokens.mjs, @anthropic-ai/tokenizer from npm; `npm ci` in
+tests/clients first). The target for the `full` preset is 6,000 tokens, checked by
+tests/run-ts-client.sh. Usage: bench/context/run.py [path/to/archgate]"""
 
 import json
 import os
@@ -10,6 +12,7 @@ import sys
 import tempfile
 import urllib.request
 
+COUNTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "clients", "count-tokens.mjs")
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("ARCHGATE_BIN", "target/release/archgate")
 
 
@@ -35,6 +38,11 @@ def post(port: int, token: str, body: dict, session: str | None) -> tuple[dict, 
     return (json.loads(text) if text.strip().startswith("{") else {}), sid
 
 
+def tokens(text: str) -> int:
+    out = subprocess.run(["node", COUNTER], input=text, capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[0])
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         env = {**os.environ}
@@ -42,25 +50,25 @@ def main() -> None:
             env[f"XDG_{k}_HOME"] = os.path.join(d, k.lower())
         env["XDG_RUNTIME_DIR"] = os.path.join(d, "run")
         os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700)
-        tokens = {}
+        bearer = {}
         for preset in ("read-only", "desktop", "full"):
             out = subprocess.run([BIN, "clients", "add", f"bench-{preset}", "--preset", preset],
                                  env=env, capture_output=True, text=True, check=True).stdout
-            tokens[preset] = next(w for w in out.split() if len(w) == 64 and all(c in "0123456789abcdef" for c in w))
+            bearer[preset] = next(w for w in out.split() if len(w) == 64 and all(c in "0123456789abcdef" for c in w))
         srv = subprocess.Popen([BIN, "serve", "--http", "--port", "0"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
             port = json.loads(srv.stdout.readline())["port"]
             print(f"{'preset':<10} {'tools':>5} {'bytes':>7} {'tokens':>7}  target (full) 6,000")
-            for preset, tok in tokens.items():
+            for preset, tok in bearer.items():
                 init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
                     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
                 _, sid = post(port, tok, init, None)
                 post(port, tok, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
                 msg, _ = post(port, tok, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, sid)
                 tools = msg["result"]["tools"]
-                size = len(json.dumps({"tools": tools}, separators=(",", ":")))
-                print(f"{preset:<10} {len(tools):>5} {size:>7} {size // 4:>7}")
+                text = json.dumps({"tools": tools}, separators=(",", ":"))
+                print(f"{preset:<10} {len(tools):>5} {len(text):>7} {tokens(text):>7}")
         finally:
             srv.terminate()
             srv.wait(10)

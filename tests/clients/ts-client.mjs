@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { countTokens } from '@anthropic-ai/tokenizer';
 
 const url = process.env.ARCHGATE_URL;
 const token = process.env.ARCHGATE_TOKEN;
@@ -85,6 +86,25 @@ for (const mode of ['legacy', 'auto']) {
       assert.equal(bad.isError, true, `unknown argument accepted: ${JSON.stringify(bad)}`);
     }));
 }
+
+// The context budget (issue 21): the tool list the `full` preset's client receives (the token
+// here is `local`'s, given `preset = "full"` by run-ts-client.sh) costs at most 6,000 tokens of
+// Claude's own BPE tokenizer, counted on the JSON as the SDK received it.
+const BUDGET = 6000;
+await check(`the full preset's tools/list fits ${BUDGET} tokens`, () =>
+  session('legacy', async (client) => {
+    const { tools } = await client.listTools();
+    assert.ok(tools.length >= 30, `only ${tools.length} tools: is this the full preset?`);
+    const n = countTokens(JSON.stringify({ tools }));
+    const biggest = tools
+      .map((t) => [t.name, countTokens(JSON.stringify(t))])
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([name, k]) => `${name} ${k}`)
+      .join(', ');
+    console.log(`# tools/list: ${tools.length} tools, ${n} tokens (largest: ${biggest})`);
+    assert.ok(n <= BUDGET, `${n} tokens > ${BUDGET}; largest: ${biggest}`);
+  }));
 
 // An approval that waits longer than the client's own request timeout: archgate sends progress
 // every 5 s while the call waits (the request carries a progressToken because onprogress is

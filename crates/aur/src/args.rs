@@ -39,8 +39,7 @@ pub struct PackageArgs {
 pub struct AuditArgs {
     /// AUR package name.
     pub name: String,
-    /// The AUR git commit to audit (an id or prefix from the package's history); default: the
-    /// newest. The answer says how to build exactly that commit.
+    /// AUR git commit (id or prefix; default: the newest).
     #[serde(default)]
     pub commit: Option<String>,
 }
@@ -51,10 +50,10 @@ pub struct AuditArgs {
 pub struct DiffArgs {
     /// AUR package name.
     pub name: String,
-    /// Older side: a commit id or a version (`1.2-3`); default: the commit before `to`.
+    /// Older commit or version (default: the one before `to`).
     #[serde(default)]
     pub from: Option<String>,
-    /// Newer side: a commit id or a version; default: the newest commit.
+    /// Newer commit or version (default: the newest).
     #[serde(default)]
     pub to: Option<String>,
 }

@@ -10,6 +10,11 @@
 //!   an explicit "any JSON value" (`anyOf` over the six types), and a bare `false` `{"not": {}}`.
 //!
 //! `additionalProperties` (and its kin) keep their boolean form: that is how they are written.
+//!
+//! Before that, each `$defs` entry that refers to no other definition is written in place of the
+//! `$ref`s to it (a description beside the `$ref` wins over the definition's own): every tool's
+//! schema reads in one pass, and the tool list costs fewer tokens (issue 21's context budget).
+//! A definition that refers to others (recursion) keeps its `$ref`.
 
 use serde_json::{Map, Value, json};
 
@@ -90,7 +95,67 @@ const CONSTRAINING: [&str; 40] = [
 
 /// Rewrites `root` (a whole tool input schema) in place; see the module comment.
 pub fn portable(root: &mut Value) {
+    inline_defs(root);
     visit(root, None);
+}
+
+/// Replaces `$ref`s to self-contained `$defs` entries with the entries; drops `$defs` when
+/// nothing refers to it any more.
+fn inline_defs(root: &mut Value) {
+    let Some(Value::Object(defs)) = root.get("$defs").cloned() else {
+        return;
+    };
+    let plain: Map<String, Value> = defs.into_iter().filter(|(_, d)| !mentions_ref(d)).collect();
+    if plain.is_empty() {
+        return;
+    }
+    if let Value::Object(m) = root {
+        let mut rest = match m.remove("$defs") {
+            Some(Value::Object(d)) => d,
+            _ => Map::new(),
+        };
+        rest.retain(|name, _| !plain.contains_key(name));
+        for v in m.values_mut() {
+            replace_refs(v, &plain);
+        }
+        for v in rest.values_mut() {
+            replace_refs(v, &plain);
+        }
+        if !rest.is_empty() {
+            m.insert("$defs".into(), Value::Object(rest));
+        }
+    }
+}
+
+fn mentions_ref(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key("$ref") || m.values().any(mentions_ref),
+        Value::Array(a) => a.iter().any(mentions_ref),
+        _ => false,
+    }
+}
+
+fn replace_refs(v: &mut Value, plain: &Map<String, Value>) {
+    match v {
+        Value::Object(m) => {
+            let target = m
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|name| plain.get(name));
+            if let Some(Value::Object(def)) = target {
+                m.remove("$ref");
+                for (k, d) in def {
+                    if !m.contains_key(k) {
+                        m.insert(k.clone(), d.clone());
+                    }
+                }
+            }
+            m.values_mut().for_each(|c| replace_refs(c, plain));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|c| replace_refs(c, plain)),
+        _ => {}
+    }
 }
 
 /// "Any JSON value", spelled with one `type` per branch.
@@ -247,12 +312,37 @@ mod tests {
         );
         assert_eq!(
             v["properties"]["by"],
-            json!({"$ref": "#/$defs/By", "description": "d"})
+            json!({"type": "string", "enum": ["a", "b"], "description": "d"})
         );
+        assert!(v.get("$defs").is_none(), "{v}");
         assert_eq!(
             v["properties"]["must"],
             json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
         );
+    }
+
+    #[test]
+    fn self_contained_definitions_are_written_in_place_and_recursive_ones_stay() {
+        let v = done(json!({
+            "type": "object",
+            "properties": {
+                "target": {"$ref": "#/$defs/T", "description": "outer"},
+                "tree": {"$ref": "#/$defs/Node"},
+                "list": {"type": "array", "items": {"$ref": "#/$defs/T"}}
+            },
+            "$defs": {
+                "T": {"description": "inner", "oneOf": [{"const": "a"}, {"const": "b"}]},
+                "Node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}, "t": {"$ref": "#/$defs/T"}}}
+            }
+        }));
+        assert_eq!(v["properties"]["target"]["description"], "outer");
+        assert_eq!(v["properties"]["target"]["oneOf"][1]["const"], "b");
+        assert_eq!(v["properties"]["list"]["items"]["description"], "inner");
+        assert_eq!(v["properties"]["tree"]["$ref"], "#/$defs/Node");
+        let node = &v["$defs"]["Node"];
+        assert!(v["$defs"].get("T").is_none(), "{v}");
+        assert_eq!(node["properties"]["t"]["oneOf"][0]["const"], "a", "{node}");
+        assert_eq!(node["properties"]["kids"]["items"]["$ref"], "#/$defs/Node");
     }
 
     #[test]

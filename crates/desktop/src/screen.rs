@@ -15,8 +15,10 @@ use crate::error::{DesktopError, Result};
 use crate::image;
 use crate::programs::{self, Program};
 
-/// What to capture.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+/// What to capture. Its schema (below) is one flat object rather than schemars' four tagged
+/// variants: the same inputs, in half the tokens of the tool list; serde still refuses a field
+/// that does not belong to the kind.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CaptureTarget {
     /// Every output, as laid out.
@@ -42,6 +44,33 @@ pub enum CaptureTarget {
         /// Height, at least 1.
         height: u32,
     },
+}
+
+impl JsonSchema for CaptureTarget {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CaptureTarget".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let int = |d: &str| serde_json::json!({"type": "integer", "description": d});
+        schemars::json_schema!({
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "enum": ["output", "monitor", "window", "region"]},
+                "name": {"type": "string", "description": "Monitor name, as desktop_state lists it."},
+                "id": {"type": "string", "description": "Window id, as desktop_state lists it."},
+                "x": int("Left edge."),
+                "y": int("Top edge."),
+                "width": int("At least 1."),
+                "height": int("At least 1.")
+            },
+            "required": ["kind"]
+        })
+    }
 }
 
 /// A screenshot. `data` is image content for the agent; it is never serialized into records.

@@ -9,15 +9,13 @@ use crate::log::LogAction;
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// Search terms separated by spaces; every term must match the name, description, a
-    /// provision or a group (like `pacman -Ss`).
+    /// Terms; each must match name, description, a provision or a group.
     pub query: String,
     /// Only this repository (e.g. `extra`).
     pub repo: Option<String>,
-    /// `true`: terms are regular expressions (an invalid one is an error); `false`: plain text;
-    /// absent: like pacman (regex when valid, else plain text).
+    /// Terms are regexes (default: like pacman, when valid).
     pub regex: Option<bool>,
-    /// Most results returned (default 50, at most 1000).
+    /// Most results (default 50).
     pub limit: Option<usize>,
 }
 
@@ -35,7 +33,7 @@ pub struct InfoArgs {
 pub struct FilesArgs {
     /// Package name.
     pub name: String,
-    /// Most paths returned (default 2000).
+    /// Most paths (default 2000).
     pub limit: Option<usize>,
 }
 
@@ -55,7 +53,7 @@ pub struct DepsArgs {
     pub name: String,
     /// Levels to descend (default 3, at most 16).
     pub depth: Option<u32>,
-    /// List installed packages that need it instead of what it needs.
+    /// What needs it instead.
     pub reverse: Option<bool>,
 }
 
@@ -63,7 +61,6 @@ pub struct DepsArgs {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
-    /// explicit, deps, orphans, foreign or upgradable.
     pub filter: ListFilter,
 }
 
@@ -75,9 +72,9 @@ pub struct LogArgs {
     pub package: Option<String>,
     /// Only this action.
     pub action: Option<LogAction>,
-    /// Only entries at or after this time: RFC 3339, YYYY-MM-DD or Unix seconds.
+    /// Since: RFC 3339, YYYY-MM-DD or Unix seconds.
     pub since: Option<String>,
-    /// Most recent entries returned (default 100, at most 2000).
+    /// Most entries (default 100).
     pub limit: Option<usize>,
 }
 

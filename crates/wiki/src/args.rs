@@ -7,7 +7,7 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WikiSearchArgs {
-    /// Words to search the ArchWiki for, e.g. "bluetooth headset pairing".
+    /// Words to search for.
     pub query: String,
     /// Most hits to return (1-50, default 10).
     #[serde(default)]
@@ -18,9 +18,9 @@ pub struct WikiSearchArgs {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum SectionArg {
-    /// Section number from the table of contents (0 is the lead).
+    /// Number in the table of contents (0: the lead).
     Index(u32),
-    /// Section heading (case-insensitive), e.g. "Configuration"; a number in a string is an index.
+    /// Heading (any case).
     Name(String),
 }
 
@@ -28,18 +28,18 @@ pub enum SectionArg {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WikiPageArgs {
-    /// Page title as on the wiki, e.g. "Systemd-boot" or "Power management"; an `archwiki://page/...` reference works too.
+    /// Page title, e.g. "Power management", or an `archwiki://page/...` URI.
     pub title: String,
-    /// Only this section: its heading text or its number from the table of contents.
+    /// Only this section.
     #[serde(default)]
     pub section: Option<SectionArg>,
-    /// Output page to return (1-based, default 1); long pages come in pages of about 24 KiB, see `next_page`.
+    /// Output page, from 1 (see `next_page`).
     #[serde(default)]
     pub page: Option<u32>,
-    /// Include the table of contents (section numbers and headings).
+    /// Include the table of contents.
     #[serde(default)]
     pub toc: Option<bool>,
-    /// Language code of the wanted translation, e.g. "es", "de", "zh-hans" (default English).
+    /// Translation's language code, e.g. "de" (default English).
     #[serde(default)]
     pub lang: Option<String>,
 }
@@ -51,7 +51,7 @@ pub struct ArchNewsArgs {
     /// Most items to return (default 10).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Only items published after this time (RFC 3339 or YYYY-MM-DD); default: the last full system upgrade.
+    /// Only items after this (RFC 3339 or YYYY-MM-DD; default: the last full upgrade).
     #[serde(default)]
     pub since: Option<String>,
 }

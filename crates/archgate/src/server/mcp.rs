@@ -140,12 +140,13 @@ pub fn server_info() -> ServerConfig {
 pub fn to_mcp_tool(t: &dyn DynTool) -> Tool {
     let s = t.spec();
     // Hints are sent only where they differ from MCP's defaults (readOnly false, destructive
-    // true, idempotent false, openWorld true): the same meaning in fewer tokens.
+    // true, idempotent false, openWorld true) and mean something: destructive and idempotent are
+    // meaningful only when readOnly is false. The same meaning in fewer tokens.
     let annotations = ToolAnnotations::from_raw(
         None,
         s.read_only.then_some(true),
         (!s.read_only && !s.destructive).then_some(false),
-        s.idempotent.then_some(true),
+        (!s.read_only && s.idempotent).then_some(true),
         (!s.open_world).then_some(false),
     );
     Tool::new(s.name, s.description, t.input_schema())

@@ -34,7 +34,7 @@ read_tool!(
         title: "AUR package details",
         open_world: true,
         args: InfoArgs,
-        description: "AUR packages' details and trust signals: votes, popularity, maintainer or orphaned, dates, out-of-date.",
+        description: "AUR packages' details and trust signals: votes, popularity, maintainer, dates, out-of-date.",
     } | svc,
     cx,
     a | svc
@@ -66,9 +66,8 @@ read_tool!(
         title: "Audit an AUR package",
         open_world: true,
         args: AuditArgs,
-        description: "Before building an AUR package: its PKGBUILD, install scripts and local files audited \
-                  statically (never run) at one AUR git commit, with trust and history signals, a verdict \
-                  (ok, review or dangerous) and the exact commands that build that commit and nothing else.",
+        description: "Before building an AUR package: its files audited statically at one commit, trust \
+                  signals, a verdict (ok, review, dangerous) and the commands that build exactly that commit.",
     } | svc,
     cx,
     a | archgate_aur::audit_package_at(&svc.aur(&cx.config)?, &a.name, a.commit.as_deref())
@@ -82,8 +81,8 @@ read_tool!(
         title: "What an AUR update changes",
         open_world: true,
         args: DiffArgs,
-        description: "The diff between two versions of an AUR package and an audit of what it adds, with the \
-                  commands that build the newer commit and nothing else. Use before updating.",
+        description: "The diff between two versions of an AUR package, an audit of what it adds, and the \
+                  commands that build the newer commit. Use before updating.",
     } | svc,
     cx,
     a | archgate_aur::diff(
@@ -102,9 +101,8 @@ read_tool!(
         title: "Review pending AUR updates",
         open_world: true,
         args: NoArgs,
-        description: "Every installed AUR package with a newer version: the diff since the installed one \
-                  and its audit, most dangerous first, the commit read and how to build it, and whether the \
-                  package moved on since aur_audit last audited it — before any AUR helper updates.",
+        description: "Every installed AUR package with a newer version: its diff and audit, most dangerous \
+                  first, and how to build the commit read. Before any AUR helper updates.",
     } | svc,
     cx,
     _a | {
@@ -132,8 +130,8 @@ read_tool!(
         title: "Audit a PKGBUILD",
         open_world: false,
         args: AuditInput,
-        description: "Audit PKGBUILD text (and install scripts, .SRCINFO) with a real bash parser, never \
-                  executed: findings with line, severity and why, and a verdict.",
+        description: "Audit PKGBUILD text (and install scripts) with a bash parser, never run: findings with \
+                  line, severity and why, and a verdict.",
     } | _svc,
     _cx,
     a | Ok::<_, archgate_core::tool::ToolError>(archgate_aur::audit(&a))

@@ -64,8 +64,7 @@ read_tool!(
         title: "Files of a package",
         open_world: false,
         args: FilesArgs,
-        description: "The files a package installs (from the files database when present, else the local \
-                  database).",
+        description: "The files a package installs (files database, else the local one).",
     } | svc,
     cx,
     a | svc.pacman(&cx.config).files(&a).await.map_err(domain_err)
@@ -113,8 +112,8 @@ read_tool!(
         title: "Pending updates",
         open_world: true,
         args: NoArgs,
-        description: "Pending official updates against freshly downloaded databases (a temporary copy; \
-                  the real ones are untouched), and the command for the person to apply them.",
+        description: "Pending official updates against fresh databases (a temporary copy), and the command \
+                  for the person.",
     } | svc,
     cx,
     _a | svc.pacman(&cx.config).updates().await.map_err(domain_err)
@@ -142,8 +141,8 @@ read_tool!(
         title: "Plan an install",
         open_world: false,
         args: InstallPlanArgs,
-        description: "What installing packages would pull in, conflict with and cost, and the exact \
-                  command for the person to run: archgate never installs or elevates itself.",
+        description: "What installing packages would pull in, conflict with and cost, and the command for \
+                  the person: archgate never installs.",
     } | svc,
     cx,
     a | svc

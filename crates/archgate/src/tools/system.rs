@@ -32,9 +32,9 @@ impl SystemStatus {
 static SPEC: ToolSpec = ToolSpec {
     name: "system_status",
     title: "System status",
-    description: "Kernel, uptime, load, memory, swap, disk use of / and /home, failed systemd units, \
-                  battery, and the desktop (compositor, Omarchy version, theme, outputs). Use it first when the person asks how their machine is doing or something \
-                  feels slow or broken. Each probe that fails says why without failing the others.",
+    description: "Kernel, uptime, load, memory, swap, disk of / and /home, failed units, battery, and the \
+                  desktop (compositor, Omarchy, theme, outputs). Use it first when the machine feels \
+                  slow or broken.",
     tier: Tier::Read,
     read_only: true,
     destructive: false,

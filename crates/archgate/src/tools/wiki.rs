@@ -13,8 +13,8 @@ read_tool!(
         title: "Search the ArchWiki",
         open_world: true,
         args: WikiSearchArgs,
-        description: "Search the ArchWiki; the first place to look for how something works on Arch. \
-                  Answers from the offline index when there is one, else online, and says which.",
+        description: "Search the ArchWiki, the first place to look for how things work on Arch (offline \
+                  index when there is one, else online).",
     } | svc,
     cx,
     a | {

@@ -28,7 +28,7 @@ pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptFile {
-    /// File name as in the package's git repository, e.g. `foo.install` or `foo.hook`.
+    /// File name, e.g. `foo.install`.
     pub name: String,
     /// The file's text.
     pub content: String,
@@ -40,11 +40,10 @@ pub struct ScriptFile {
 pub struct AuditInput {
     /// The PKGBUILD text.
     pub pkgbuild: String,
-    /// The package's other files: install scripts (`*.install` or any name `install=` gives),
-    /// ALPM hooks, and local `source=` files or helpers the PKGBUILD runs or installs.
+    /// Install scripts, ALPM hooks and local `source=` files.
     #[serde(default)]
     pub install_scripts: Vec<ScriptFile>,
-    /// The .SRCINFO text, if any; compared with what the PKGBUILD declares.
+    /// The .SRCINFO text, if any.
     #[serde(default)]
     pub srcinfo: Option<String>,
 }

@@ -24,7 +24,8 @@ use crate::tools::packages::NoArgs;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureArgs {
-    /// What to capture (default: every output).
+    /// What to capture (default: every output): kind output, monitor (name), window (id) or
+    /// region (x, y, width, height in layout pixels).
     #[serde(default)]
     pub target: Option<CaptureTarget>,
 }
@@ -60,7 +61,7 @@ impl Tool for Screenshot {
     }
     fn spec(&self) -> &'static ToolSpec {
         spec!("screenshot", "Screenshot", Act, read_only: true, destructive: false, private: [],
-            "An image of the screen, a monitor, a window or a region: the long side at most the configured size, encoded (JPEG, else smaller) to fit the answer limit; the real size and scale are reported.")
+            "An image of the screen, a monitor, a window or a region, scaled and encoded to fit the answer limit; the real size and scale are reported.")
     }
     fn execute<'a>(
         &'a self,

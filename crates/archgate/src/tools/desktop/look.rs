@@ -22,9 +22,8 @@ use crate::tools::domain_err;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThemeArgs {
-    /// list, current or set.
     pub action: ThemeVerb,
-    /// For set: the theme's name as listed (case and spaces are forgiven).
+    /// For set: a name as listed (any case).
     #[serde(default)]
     pub name: Option<String>,
 }
@@ -136,9 +135,9 @@ impl Tool for Theme {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackgroundArgs {
-    /// next (the theme's next background) or set.
+    /// next: the theme's next one.
     pub action: BackgroundVerb,
-    /// For set: absolute path of a PNG, JPEG or WebP image.
+    /// For set: a PNG, JPEG or WebP file.
     #[serde(default)]
     pub path: Option<String>,
 }
@@ -241,15 +240,15 @@ impl Tool for Background {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AudioArgs {
-    /// get, set (percent), mute (muted; absent toggles), sinks, or switch (sink).
+    /// set takes percent, mute muted, switch sink.
     pub action: AudioVerb,
-    /// For set: volume in percent, 0 to 150.
+    /// 0 to 150.
     #[serde(default)]
     pub percent: Option<u32>,
-    /// For mute: true mutes, false unmutes, absent toggles.
+    /// Absent toggles.
     #[serde(default)]
     pub muted: Option<bool>,
-    /// For switch: sink id or name as sinks lists them.
+    /// Id or name, as sinks lists them.
     #[serde(default)]
     pub sink: Option<String>,
 }
@@ -321,9 +320,8 @@ impl Tool for Audio {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BrightnessArgs {
-    /// get or set.
     pub action: BrightnessVerb,
-    /// For set: brightness in percent, 1 to 100.
+    /// For set: 1 to 100.
     #[serde(default)]
     pub percent: Option<u32>,
 }
@@ -392,7 +390,6 @@ impl Tool for BrightnessTool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MediaArgs {
-    /// play, pause, toggle, next, previous or status.
     pub action: MediaAction,
 }
 
@@ -436,7 +433,7 @@ impl Tool for Media {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToggleArgs {
-    /// A toggle Omarchy offers (e.g. "nightlight", "idle"); omarchy_search "toggle" lists them.
+    /// E.g. "nightlight"; omarchy_search "toggle" lists them.
     pub name: String,
 }
 
@@ -496,10 +493,10 @@ impl Tool for Toggle {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchArgs {
-    /// An application: desktop-entry id (e.g. "org.gnome.Nautilus") or program name.
+    /// Desktop-entry id or program name.
     #[serde(default)]
     pub app: Option<String>,
-    /// An http(s) or mailto: address, opened with the default handler.
+    /// An http(s) or mailto: address.
     #[serde(default)]
     pub url: Option<String>,
 }

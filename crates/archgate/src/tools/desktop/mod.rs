@@ -123,7 +123,7 @@ impl Tool for DesktopState {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OmarchySearchArgs {
-    /// What the person wants done, in words ("dark theme", "screen recording", "wifi").
+    /// What to do, in words ("dark theme", "wifi").
     pub query: String,
     /// Most routes returned (default 10).
     #[serde(default)]
