@@ -80,8 +80,10 @@ fn full_tools_list() -> serde_json::Value {
     list
 }
 
+/// The full preset's list as `local` gets it. Its cost in tokens is checked with Claude's real
+/// BPE tokenizer by tests/run-ts-client.sh (bytes / 4 is no measure of tokens); here, its shape.
 #[test]
-fn full_tools_list_stays_within_the_context_budget() {
+fn full_tools_list_has_every_tool_each_with_an_object_schema() {
     let list = full_tools_list();
     let tools = list.as_array().unwrap();
     // The stdio client `local` has the full preset: every tool is listed, and the read-only
@@ -92,18 +94,6 @@ fn full_tools_list_stays_within_the_context_budget() {
             .iter()
             .any(|t| t["name"] == "archgate_policy" || t["name"] == "archgate_activity"),
         "resource-only tools are not listed"
-    );
-    let bytes = serde_json::to_string(&serde_json::json!({ "tools": list }))
-        .unwrap()
-        .len();
-    let tokens = bytes / 4;
-    eprintln!(
-        "tools/list (full preset): {} tools, {bytes} bytes, ~{tokens} tokens",
-        tools.len()
-    );
-    assert!(
-        tokens <= 6000,
-        "tools/list is {tokens} tokens; the budget is 6,000"
     );
     for t in tools {
         assert_eq!(
