@@ -51,6 +51,7 @@ const ROOT: &str = "/";
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum HwSection {
     Cpu,
     Gpu,
@@ -98,10 +99,9 @@ pub struct HardwareRun {
 static HARDWARE: ToolSpec = ToolSpec {
     name: "hardware",
     title: "Hardware",
-    description: "This machine's hardware, one section: cpu (microcode, scaling), gpu or pci \
-                  (driver in use, alternative modules), usb, modules (loaded, taint), firmware \
-                  (UEFI, Secure Boot, DMI), temperatures, block (filesystems, mounts, free), \
-                  smart (smartctl, unprivileged).",
+    description: "Hardware by section: cpu (microcode, scaling), gpu/pci (driver, alternative \
+                  modules), usb, modules (taint), firmware (UEFI, Secure Boot, DMI), \
+                  temperatures, block (mounts, free space), smart.",
     tier: Tier::Read,
     read_only: true,
     destructive: false,
@@ -177,9 +177,12 @@ impl Tool for Hardware {
 
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum NetSection {
+    #[default]
+    All,
     Links,
     Routes,
     Dns,
@@ -187,16 +190,17 @@ pub enum NetSection {
     Rfkill,
 }
 
-impl From<NetSection> for network::Section {
-    fn from(s: NetSection) -> Self {
+impl NetSection {
+    fn section(self) -> Option<network::Section> {
         use network::Section as S;
-        match s {
+        Some(match self {
+            NetSection::All => return None,
             NetSection::Links => S::Links,
             NetSection::Routes => S::Routes,
             NetSection::Dns => S::Dns,
             NetSection::Wifi => S::Wifi,
             NetSection::Rfkill => S::Rfkill,
-        }
+        })
     }
 }
 
@@ -204,8 +208,8 @@ impl From<NetSection> for network::Section {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkArgs {
-    /// Omit for all
-    pub section: Option<NetSection>,
+    #[serde(default)]
+    pub section: NetSection,
 }
 
 pub struct Network;
@@ -240,7 +244,7 @@ impl Tool for Network {
         args: NetworkArgs,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let v = network::network(args.section.map(Into::into), Path::new(ROOT))
+            let v = network::network(args.section.section(), Path::new(ROOT))
                 .await
                 .map_err(domain_err)?;
             Ok(ToolOutput::json(v))
@@ -250,9 +254,11 @@ impl Tool for Network {
 
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum Sort {
+    #[default]
     Cpu,
     Memory,
 }
@@ -261,12 +267,13 @@ pub enum Sort {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProcessesArgs {
-    /// One process's details
+    /// One process
     pub pid: Option<u32>,
-    pub sort: Option<Sort>,
-    /// 1-100, default 10
+    #[serde(default)]
+    pub sort: Sort,
+    /// Default 10, max 100
     pub limit: Option<u32>,
-    /// Include command lines (may hold secrets)
+    /// Command lines (may hold secrets)
     pub cmdline: Option<bool>,
 }
 
@@ -275,8 +282,8 @@ pub struct Processes;
 static PROCESSES: ToolSpec = ToolSpec {
     name: "processes",
     title: "Processes",
-    description: "Top processes by cpu (sampled 0.5 s) or memory, or one pid: executable, \
-                  state, start, memory, open files, systemd unit.",
+    description: "Top processes by cpu or memory, or one pid: exe, state, start, memory, open \
+                  files, systemd unit.",
     tier: Tier::Read,
     read_only: true,
     destructive: false,
@@ -318,10 +325,10 @@ impl Tool for Processes {
                     what: format!("limit {l} is out of range: give 1 to 100"),
                 }));
             }
-            if args.pid.is_some() && (args.sort.is_some() || args.limit.is_some()) {
+            if args.pid.is_some() && args.limit.is_some() {
                 return Err(domain_err(MachineError::Invalid {
-                    what: "pid asks for one process; sort and limit are for the top list: \
-                           give one or the other"
+                    what: "pid asks for one process; limit is for the top list: give one or \
+                           the other"
                         .into(),
                 }));
             }
@@ -344,7 +351,7 @@ impl Tool for Processes {
                 ),
                 None => {
                     let opts = processes::TopOptions {
-                        sort: match args.sort.unwrap_or(Sort::Cpu) {
+                        sort: match args.sort {
                             Sort::Cpu => processes::SortBy::Cpu,
                             Sort::Memory => processes::SortBy::Memory,
                         },

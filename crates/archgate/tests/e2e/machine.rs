@@ -332,8 +332,9 @@ fn python(address: &str, script: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// A private bus with python-dbusmock's NetworkManager template on it.
-fn network_manager_mock() -> Bus {
+/// A private bus (a session-configured dbus-daemon on a socket of its own) with `mock` — python
+/// -m dbusmock and its arguments — on it as the system bus, once it owns `name`.
+fn mock_bus(mock_args: &[&str], name: &str) -> Bus {
     let dir = tempfile::tempdir().unwrap();
     let address = format!("unix:path={}", dir.path().join("bus").display());
     let daemon = Command::new("dbus-daemon")
@@ -347,7 +348,8 @@ fn network_manager_mock() -> Bus {
         std::thread::sleep(Duration::from_millis(50));
     }
     let mock = Command::new(PYTHON)
-        .args(["-m", "dbusmock", "--system", "--template", "networkmanager"])
+        .args(["-m", "dbusmock", "--system"])
+        .args(mock_args)
         .env("DBUS_SYSTEM_BUS_ADDRESS", &address)
         .stdout(Stdio::null())
         .spawn()
@@ -358,13 +360,12 @@ fn network_manager_mock() -> Bus {
         address,
         _dir: dir,
     };
+    let probe = format!(
+        "import dbus,sys; b=dbus.bus.BusConnection(sys.argv[1]); print(b.name_has_owner('{name}'))"
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let has = python(
-            &bus.address,
-            "import dbus,sys; b=dbus.bus.BusConnection(sys.argv[1]); print(b.name_has_owner('org.freedesktop.NetworkManager'))",
-        );
-        if has == "True" {
+        if python(&bus.address, &probe) == "True" {
             break;
         }
         assert!(Instant::now() < deadline, "the mock never took its name");
@@ -391,7 +392,10 @@ print(wifi)
 
 #[test]
 fn network_manager_state_and_the_current_wifi_come_from_the_bus() {
-    let mut bus = network_manager_mock();
+    let mut bus = mock_bus(
+        &["--template", "networkmanager"],
+        "org.freedesktop.NetworkManager",
+    );
     let wifi_path = python(&bus.address, SETUP);
     let env = Env::new();
     let bus_env = [("DBUS_SYSTEM_BUS_ADDRESS", bus.address.as_str())];
@@ -636,4 +640,48 @@ fn hardware_sections_answer_or_say_what_is_missing() {
         assert!(last.contains("smartctl"), "{last}");
     }
     assert!(!last.contains("problem"), "{last}");
+}
+
+/// iwd's objects as its D-Bus API documents them (our own values): an adapter's device with a
+/// station connected to a network, and the station's diagnostics.
+const IWD_SETUP: &str = r#"
+import dbus, sys
+b = dbus.bus.BusConnection(sys.argv[1])
+mock = lambda p: dbus.Interface(b.get_object('net.connman.iwd', p), 'org.freedesktop.DBus.Mock')
+dev = '/net/connman/iwd/0/4'
+net = dev + '/486f6d65_psk'
+mock('/').AddObject(dev, 'net.connman.iwd.Device', {'Name': 'wlan0', 'Powered': True, 'Mode': 'station'}, [])
+d = mock(dev)
+d.AddProperties('net.connman.iwd.Station', {'State': 'connected', 'ConnectedNetwork': dbus.ObjectPath(net), 'Scanning': False})
+d.AddMethod('net.connman.iwd.StationDiagnostic', 'GetDiagnostics', '', 'a{sv}',
+            'ret = {"RSSI": dbus.Int16(-58, variant_level=1), "Frequency": dbus.UInt32(2412, variant_level=1), "ConnectedBss": dbus.String("02:aa:bb:cc:dd:ee", variant_level=1)}')
+mock('/').AddObject(net, 'net.connman.iwd.Network', {'Name': 'Home', 'Connected': True, 'Device': dbus.ObjectPath(dev), 'Type': 'psk'}, [])
+"#;
+
+#[test]
+fn without_network_manager_iwd_answers_with_its_station_and_rssi() {
+    let bus = mock_bus(
+        &["-m", "net.connman.iwd", "/", "net.connman.iwd.Daemon"],
+        "net.connman.iwd",
+    );
+    python(&bus.address, IWD_SETUP);
+    let env = Env::new();
+    let v = call(
+        &env,
+        None,
+        &[("DBUS_SYSTEM_BUS_ADDRESS", bus.address.as_str())],
+        "network",
+        r#"{"section":"wifi"}"#,
+    );
+    let w = ok(&v);
+    assert_eq!(w["manager"], "iwd");
+    assert_eq!(w["state"], "connected");
+    let d = &w["devices"][0];
+    assert_eq!(d["interface"], "wlan0");
+    assert_eq!(d["state"], "connected");
+    assert_eq!(d["network"]["ssid"], "Home");
+    assert_eq!(d["network"]["rssi_dbm"], -58);
+    assert_eq!(d["network"]["frequency_mhz"], 2412);
+    assert_eq!(d["network"]["bssid"], "02:aa:bb:cc:dd:ee");
+    assert_eq!(w["devices"].as_array().unwrap().len(), 1, "{w}");
 }
