@@ -14,6 +14,8 @@ mod hardware;
 mod network;
 #[path = "machine/processes.rs"]
 mod processes;
+#[path = "machine/storage.rs"]
+mod storage;
 
 pub(crate) fn write(root: &Path, rel: &str, contents: &str) {
     let path = root.join(rel);

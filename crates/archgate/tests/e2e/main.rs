@@ -13,6 +13,7 @@ mod harness;
 mod http;
 mod machine;
 mod mcp_http;
+mod network_bus;
 mod page_clients;
 mod stdio;
 mod wire;
