@@ -1,9 +1,9 @@
 //! The machine diagnostics through the real binary and its gate: `network` run inside network
 //! namespaces this test builds (a veth pair, private and documentation addresses only) and
 //! compared with `ip -j` there; `hardware` and `processes` with hostile arguments; command lines
-//! shown only when asked; and the activity log holding none of what the tools answered. The namespace
-//! test needs root (CI runs as root) and says so when skipped. The D-Bus half (NetworkManager, iwd) is in
-//! `network_bus.rs`.
+//! shown only when asked; and the activity log holding none of what the tools answered. The
+//! namespace test needs root (CI runs as root) and says so when skipped. The D-Bus half
+//! (NetworkManager, iwd) is in `network_bus.rs`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
