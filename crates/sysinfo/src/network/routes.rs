@@ -1,8 +1,9 @@
-//! The main routing table as `ip route` and `ip -6 route` show it, from `/proc/net/route` (IPv4,
-//! main table only) and `/proc/net/ipv6_route` (every table: the local table's entries —
-//! local and anycast addresses, the multicast `ff00::/8` routes — and the kernel's null entry are
-//! left out, so what remains is what `ip -6 route` prints).
-
+//! Routes as `ip route` and `ip -6 route` show them, from `/proc/net/route` (IPv4, the main
+//! table only) and `/proc/net/ipv6_route`. That file lists every table without naming it: the
+//! local table's entries (local and anycast addresses, the multicast `ff00::/8` routes), cached
+//! routes and the kernel's null entry are left out, so on a machine without policy routing what
+//! remains is what `ip -6 route` prints; with extra tables (wg-quick's 51820) their IPv6 routes
+//! are listed too.
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
@@ -36,7 +37,7 @@ const RTF_ANYCAST: u32 = 0x0010_0000;
 const RTF_CACHE: u32 = 0x0100_0000;
 const RTF_LOCAL: u32 = 0x8000_0000;
 
-/// IPv4 then IPv6 routes of this network namespace's main table.
+/// IPv4 then IPv6 routes of this network namespace (see the module's note on tables).
 pub fn routes(root: &Path) -> Result<Vec<Route>, MachineError> {
     let mut out = ipv4(&read(&root.join("proc/net/route"))?);
     // A kernel without IPv6 has no ipv6_route: then there are no IPv6 routes.
