@@ -37,7 +37,7 @@ pub(crate) async fn disks(root: &Path, timeout: Duration) -> Vec<Disk> {
 
 /// `statvfs` on a blocking thread, given up after `timeout` (a hung network mount must not hang
 /// the whole status).
-async fn probe(path: PathBuf, timeout: Duration) -> Result<Usage, ProbeError> {
+pub(crate) async fn probe(path: PathBuf, timeout: Duration) -> Result<Usage, ProbeError> {
     let asked = path.clone();
     let task = tokio::task::spawn_blocking(move || statvfs(&asked));
     match tokio::time::timeout(timeout, task).await {

@@ -9,13 +9,20 @@
 //! All paths are read under [`SysinfoOptions::root`] (`/` on a real machine), so tests can point
 //! the probes at a tree they wrote.
 //!
+//! The diagnostics behind the `hardware`, `network` and `processes` tools live in [`hardware`],
+//! [`network`] and [`processes`]; their errors are [`MachineError`]s.
+//!
 //! This crate knows nothing of MCP: the binary turns [`SystemStatus`] into a tool result.
 
 #![forbid(unsafe_code)]
 
 mod battery;
 mod disk;
+pub mod hardware;
+mod machine;
+pub mod network;
 mod probe;
+pub mod processes;
 mod procfs;
 mod systemd;
 
@@ -27,6 +34,7 @@ use serde::Serialize;
 
 pub use battery::Battery;
 pub use disk::Disk;
+pub use machine::{Field, MachineError, Unread};
 pub use probe::{Probe, ProbeError};
 pub use procfs::{Kernel, LoadAverage, Usage};
 pub use systemd::{FailedUnit, SYSTEMCTL_ARGS};

@@ -7,7 +7,17 @@ use archgate_exec::{CommandSpec, ExecConfig, Permit};
 use archgate_sysinfo::{SysinfoOptions, SystemStatus, system_status};
 use serde_json::{Value, json};
 
-fn write(root: &Path, rel: &str, contents: &str) {
+// The hardware, network and processes diagnostics, in this one test binary.
+#[path = "machine/hardware.rs"]
+mod hardware;
+#[path = "machine/network.rs"]
+mod network;
+#[path = "machine/processes.rs"]
+mod processes;
+#[path = "machine/storage.rs"]
+mod storage;
+
+pub(crate) fn write(root: &Path, rel: &str, contents: &str) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, contents).unwrap();
@@ -224,7 +234,7 @@ async fn a_missing_root_fails_every_probe_without_panicking() {
 }
 
 /// stdout of a real tool, run the way archgate runs programs.
-async fn tool(program: &str, args: &[&str]) -> String {
+pub(crate) async fn tool(program: &str, args: &[&str]) -> String {
     let out = real_permit()
         .run(
             CommandSpec::new(program)
