@@ -16,6 +16,7 @@ mod archgate;
 mod aur;
 mod desktop;
 mod packages;
+mod pkg_health;
 pub mod services;
 mod system;
 mod wiki;
@@ -140,6 +141,7 @@ pub fn catalogue(paths: &Paths, config: &Config) -> Catalogue {
     let mut c = Catalogue::default();
     c.add(system::SystemStatus::new(desktop_env.clone()));
     packages::register(&mut c, &svc);
+    pkg_health::register(&mut c, &svc);
     aur::register(&mut c, &svc);
     wiki::register(&mut c, &svc);
     desktop::register(&mut c, desktop_env);
