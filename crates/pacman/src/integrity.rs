@@ -314,7 +314,7 @@ fn check_full(snap: &Snapshot, name: &str, spent: &mut u64) -> Result<PackageRep
                 continue;
             }
         };
-        let is_backup = backup.iter().any(|b| *b == e.path);
+        let is_backup = backup.contains(&e.path);
         let (errors, backup_diffs) = compare(e, &path, &meta, is_backup, spent);
         if !errors.is_empty() {
             r.altered += 1;

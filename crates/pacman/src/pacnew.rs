@@ -119,7 +119,7 @@ pub fn pacnew(snap: &Snapshot) -> Result<PacnewResult, PacmanError> {
         let owner = backup_owner.get(&rel).cloned().or_else(|| {
             lists
                 .iter()
-                .find(|(_, files)| files.iter().any(|f| *f == rel))
+                .find(|(_, files)| files.contains(&rel))
                 .map(|(n, _)| n.clone())
         });
         let modified = std::fs::metadata(&path)
