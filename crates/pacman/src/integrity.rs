@@ -20,6 +20,10 @@ use crate::db::Snapshot;
 use crate::error::PacmanError;
 use crate::mtree::{EntryType, MtreeEntry};
 
+/// Most findings listed per package (its `altered` count stays exact): a package whose every
+/// file is gone would otherwise fill the answer.
+pub const MAX_FINDINGS: usize = 50;
+
 /// How much one call may read before it stops at a package boundary.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
@@ -89,6 +93,9 @@ pub struct PackageReport {
     /// What differs, file by file.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
+    /// Findings not listed (past `MAX_FINDINGS`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub omitted: usize,
     /// Backup files (configuration) whose content or time changed: expected after editing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub backup_changed: Vec<Finding>,
@@ -184,6 +191,7 @@ pub fn verify(
                 files: 0,
                 altered: 0,
                 findings: Vec::new(),
+                omitted: 0,
                 backup_changed: Vec::new(),
                 error: Some(CheckError {
                     kind: e.kind(),
@@ -208,6 +216,21 @@ pub fn verify(
         result.command = Some(format!("sudo pacman -S {}", restorable.join(" ")));
     }
     Ok(result)
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl PackageReport {
+    fn push(&mut self, f: Finding) {
+        self.altered += 1;
+        if self.findings.len() < MAX_FINDINGS {
+            self.findings.push(f);
+        } else {
+            self.omitted += 1;
+        }
+    }
 }
 
 fn root_path(snap: &Snapshot, rel: &str) -> PathBuf {
@@ -259,6 +282,7 @@ fn report(name: &str, version: &str) -> PackageReport {
         files: 0,
         altered: 0,
         findings: Vec::new(),
+        omitted: 0,
         backup_changed: Vec::new(),
         error: None,
     }
@@ -278,8 +302,7 @@ fn check_quick(snap: &Snapshot, name: &str) -> Result<PackageReport, PacmanError
             Ok(_) => None,
         };
         if let Some(p) = problem {
-            r.altered += 1;
-            r.findings.push(Finding {
+            r.push(Finding {
                 path: shown(&path),
                 problems: vec![p],
             });
@@ -306,8 +329,7 @@ fn check_full(snap: &Snapshot, name: &str, spent: &mut u64) -> Result<PackageRep
             Ok(m) => m,
             Err(_) if no_extract(snap, &e.path) => continue,
             Err(err) => {
-                r.altered += 1;
-                r.findings.push(Finding {
+                r.push(Finding {
                     path: shown(&path),
                     problems: vec![missing_problem(&err)],
                 });
@@ -317,13 +339,14 @@ fn check_full(snap: &Snapshot, name: &str, spent: &mut u64) -> Result<PackageRep
         let is_backup = backup.contains(&e.path);
         let (errors, backup_diffs) = compare(e, &path, &meta, is_backup, spent);
         if !errors.is_empty() {
-            r.altered += 1;
-            r.findings.push(Finding {
+            r.push(Finding {
                 path: shown(&path),
                 problems: errors,
             });
         }
-        if !backup_diffs.is_empty() {
+        if !backup_diffs.is_empty() && r.backup_changed.len() >= MAX_FINDINGS {
+            r.omitted += 1;
+        } else if !backup_diffs.is_empty() {
             r.backup_changed.push(Finding {
                 path: shown(&path),
                 problems: backup_diffs,

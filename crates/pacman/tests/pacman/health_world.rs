@@ -12,11 +12,11 @@ use crate::support::fixture;
 /// The versions of `conf-keeper` built (1.10 sorts after 1.2 by vercmp, before it as text).
 pub const KEEPER_VERSIONS: [&str; 4] = ["1.0", "1.1", "1.2", "1.10"];
 
-/// Built packages: conf-keeper in every `KEEPER_VERSIONS`, conf-saver 1.0.
+/// Built packages: conf-keeper in every `KEEPER_VERSIONS`, conf-saver 1.0, many-files 1.0.
 pub fn built() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pkghealth-pkgs-v1");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pkghealth-pkgs-v2");
         if out.join(".done").exists() {
             return out;
         }
@@ -26,6 +26,7 @@ pub fn built() -> &'static Path {
             makepkg(&out, "conf-keeper", v, KEEPER_BODY);
         }
         makepkg(&out, "conf-saver", "1.0", SAVER_BODY);
+        makepkg(&out, "many-files", "1.0", MANY_BODY);
         std::fs::write(out.join(".done"), "").unwrap();
         out
     })
@@ -45,6 +46,13 @@ const SAVER_BODY: &str = r#"backup=('etc/saver/saver.conf')
 package() {
   install -d "$pkgdir/etc/saver"
   printf 'saved = no\n' > "$pkgdir/etc/saver/saver.conf"
+}
+"#;
+
+/// More files than an answer lists per package.
+const MANY_BODY: &str = r#"package() {
+  install -d "$pkgdir/usr/share/many"
+  for i in $(seq 1 70); do echo "$i" > "$pkgdir/usr/share/many/f$i"; done
 }
 "#;
 

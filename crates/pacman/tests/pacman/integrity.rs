@@ -84,6 +84,7 @@ fn ours(result: &VerifyResult) -> PacmanReport {
     };
     for p in &result.packages {
         assert!(p.error.is_none(), "{:?}", p.error);
+        assert_eq!(p.omitted, 0, "{}", p.name);
         for f in &p.findings {
             for pr in &f.problems {
                 r.warnings.insert((p.name.clone(), f.path.clone(), *pr));
@@ -354,4 +355,28 @@ fn a_missing_or_damaged_mtree_is_an_error_naming_the_file() {
     assert!(
         matches!(err, PacmanError::PackageNotFound { ref near, .. } if near.contains(&"conf-keeper".to_owned()))
     );
+}
+
+#[test]
+fn a_package_with_every_file_gone_is_counted_whole_and_listed_in_part() {
+    let w = World::new();
+    w.install(&[pkg("many-files", "1.0")]);
+    std::fs::remove_dir_all(w.at("usr/share/many")).unwrap();
+    let pacman = pacman_check(&w, &["-Qk"]);
+    let total = pacman.totals.iter().find(|t| t.0 == "many-files").unwrap();
+    assert_eq!(total.2, 71, "70 files and their directory");
+    for full in [false, true] {
+        let r = verify(
+            &w.snapshot(),
+            Some("many-files"),
+            full,
+            None,
+            Budget::default(),
+        )
+        .unwrap();
+        let p = &r.packages[0];
+        assert_eq!(p.altered, 71);
+        assert_eq!(p.findings.len(), archgate_pacman::integrity::MAX_FINDINGS);
+        assert_eq!(p.omitted, 71 - archgate_pacman::integrity::MAX_FINDINGS);
+    }
 }
