@@ -210,6 +210,56 @@ fn listing(uri: &str, files: &[&str]) -> String {
     s
 }
 
+/// One listing pinned byte for byte: our own records in the shape nginx's autoindex module
+/// writes (read from ngx_http_autoindex_module.c: title and h1 with the URI, `../` first, a
+/// `./` before a name with a colon, the link text cut at 50 columns with `..&gt;`, padding after
+/// `</a>`, the date as `%02d-%s-%d %02d:%02d`, the exact size in 19 columns, CRLF line ends).
+const PINNED: &str = "<html>\r\n<head><title>Index of /packages/c/conf-keeper/</title></head>\r\n<body>\r\n\
+<h1>Index of /packages/c/conf-keeper/</h1><hr><pre><a href=\"../\">../</a>\r\n\
+<a href=\"conf-keeper-0.9-1-x86_64.pkg.tar.zst\">conf-keeper-0.9-1-x86_64.pkg.tar.zst</a>               14-Mar-2026 09:26                1234\r\n\
+<a href=\"./conf-keeper-1:0.1-1-x86_64.pkg.tar.zst\">conf-keeper-1:0.1-1-x86_64.pkg.tar.zst</a>             14-Mar-2026 09:26                1234\r\n\
+<a href=\"conf-keeper-0.8.0.20240101.r123.gabcdef-1-x86_64.pkg.tar.zst\">conf-keeper-0.8.0.20240101.r123.gabcdef-1-x86_6..&gt;</a> 14-Mar-2026 09:26                1234\r\n\
+</pre><hr></body>\r\n</html>\r\n";
+
+#[test]
+fn the_pinned_archive_listing_parses_and_the_stand_in_writes_the_same_shape() {
+    let dir = "/packages/c/conf-keeper/";
+    let names = [
+        "conf-keeper-0.9-1-x86_64.pkg.tar.zst",
+        "conf-keeper-1:0.1-1-x86_64.pkg.tar.zst",
+        "conf-keeper-0.8.0.20240101.r123.gabcdef-1-x86_64.pkg.tar.zst",
+    ];
+    assert_eq!(listing(dir, &names), PINNED);
+    let l = archgate_pacman::ala::parse_listing(
+        PINNED,
+        "http://a/packages/c/conf-keeper/",
+        "conf-keeper",
+    )
+    .unwrap();
+    let got: Vec<(&str, &str)> = l
+        .files
+        .iter()
+        .map(|f| (f.version.as_str(), f.url.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "0.9-1",
+                "http://a/packages/c/conf-keeper/conf-keeper-0.9-1-x86_64.pkg.tar.zst"
+            ),
+            (
+                "1:0.1-1",
+                "http://a/packages/c/conf-keeper/conf-keeper-1:0.1-1-x86_64.pkg.tar.zst"
+            ),
+            (
+                "0.8.0.20240101.r123.gabcdef-1",
+                "http://a/packages/c/conf-keeper/conf-keeper-0.8.0.20240101.r123.gabcdef-1-x86_64.pkg.tar.zst"
+            ),
+        ]
+    );
+}
+
 /// Serves `routes` (path → status, body); anything else is 404.
 fn serve(
     routes: Vec<(String, u16, String)>,
