@@ -2,7 +2,7 @@
 # Installs what archgate's tests use, skipping what is already there. Debian 12 (CI) or Arch.
 set -euo pipefail
 
-DEBS=(pacman-package-manager makepkg libarchive-tools fakeroot zstd
+DEBS=(pacman-package-manager makepkg libarchive-tools fakeroot zstd patch
       sway grim wl-clipboard tesseract-ocr tesseract-ocr-eng libnotify-bin mako-notifier dbus
       pipewire pipewire-bin wireplumber chromium swaybg foot curl python3-venv
       qt6-declarative-dev-tools qml6-module-qtquick qml6-module-qtqml systemd git
@@ -22,7 +22,7 @@ if command -v apt-get >/dev/null 2>&1; then
   fi
 elif command -v pacman >/dev/null 2>&1; then
   pkgs=(sway grim wl-clipboard tesseract tesseract-data-eng libnotify mako dbus pipewire wireplumber chromium foot python
-        qt6-declarative systemd git tmux pciutils usbutils smartmontools python-dbusmock iproute2)
+        qt6-declarative systemd git tmux pciutils usbutils smartmontools python-dbusmock iproute2 patch)
   missing=()
   for p in "${pkgs[@]}"; do pacman -Qq "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if [ ${#missing[@]} -gt 0 ]; then

@@ -68,7 +68,7 @@ pub struct ListArgs {
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LogArgs {
-    /// Only entries of this package.
+    /// Only this package, with its history summary.
     pub package: Option<String>,
     /// Only this action.
     pub action: Option<LogAction>,
@@ -84,4 +84,26 @@ pub struct LogArgs {
 pub struct InstallPlanArgs {
     /// Packages to install (`name` or `repo/name`).
     pub names: Vec<String>,
+}
+
+/// Arguments of `pkg_verify`.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyArgs {
+    /// One package (default: all).
+    pub name: Option<String>,
+    /// -Qkk: also owner, mode, mtime, size, checksums.
+    pub full: Option<bool>,
+    /// Resume at the answer's `next`.
+    pub from: Option<String>,
+}
+
+/// Arguments of `pkg_cache`.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheArgs {
+    /// One package: versions to downgrade to.
+    pub name: Option<String>,
+    /// Versions paccache keeps (default 3).
+    pub keep: Option<usize>,
 }

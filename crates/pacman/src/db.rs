@@ -198,6 +198,11 @@ impl LocalDb {
         self.by_name.get(name).map(|&i| &self.packages[i])
     }
 
+    /// The entry directory of an installed package (`DBPath/local/<name>-<version>`).
+    pub fn entry_path(&self, name: &str) -> Option<PathBuf> {
+        self.position(name).map(|i| self.dir.join(&self.entries[i]))
+    }
+
     pub(crate) fn position(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
     }

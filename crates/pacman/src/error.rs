@@ -56,6 +56,45 @@ pub enum ConfProblem {
     BadRepoName(String),
 }
 
+/// What is wrong inside a package's `mtree` file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MtreeProblem {
+    /// The text is not UTF-8.
+    #[error("not UTF-8 text")]
+    NotUtf8,
+    /// The first line is not `#mtree`.
+    #[error("no #mtree header")]
+    NoHeader,
+    /// A `/command` other than `/set` and `/unset`.
+    #[error("unknown command {0:?}")]
+    UnknownCommand(String),
+    /// An entry relative to a current directory (packages only hold full `./` paths).
+    #[error("relative entry {0:?} (packages hold full ./ paths)")]
+    RelativeEntry(String),
+    /// A `type=` mtree(5) does not define.
+    #[error("unknown type {0:?}")]
+    UnknownType(String),
+    /// A number keyword that is not a number.
+    #[error("{keyword}= is not a number: {value:?}")]
+    BadNumber {
+        /// The keyword.
+        keyword: &'static str,
+        /// The offending value (cut).
+        value: String,
+    },
+    /// A digest of the wrong length or not hex.
+    #[error("{keyword}= is not a digest: {value:?}")]
+    BadDigest {
+        /// The keyword.
+        keyword: &'static str,
+        /// The offending value (cut).
+        value: String,
+    },
+    /// A name with a broken `\` escape or not UTF-8 once decoded.
+    #[error("bad escape in {0:?}")]
+    BadEscape(String),
+}
+
 /// Every failure of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum PacmanError {
@@ -201,6 +240,42 @@ pub enum PacmanError {
         /// The pacman.conf read.
         path: PathBuf,
     },
+    /// An installed package has no `mtree` file in the local database.
+    #[error(
+        "no mtree file {path}: its files cannot be checked (reinstalling the package restores it)"
+    )]
+    MtreeMissing {
+        /// Where it was expected.
+        path: PathBuf,
+    },
+    /// A package's `mtree` file is not a readable gzip stream.
+    #[error("mtree file {path} is damaged: {source}")]
+    MtreeDamaged {
+        /// The file.
+        path: PathBuf,
+        /// What the decoder said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A package's `mtree` file has a line this crate cannot read.
+    #[error("{path}:{line}: {problem}")]
+    MtreeMalformed {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number of the decompressed text (0: the whole text).
+        line: usize,
+        /// What is wrong.
+        problem: MtreeProblem,
+    },
+    /// A package cache directory cannot be listed.
+    #[error("cannot read package cache {path}: {source}")]
+    CacheUnreadable {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Background work could not finish (the runtime is shutting down).
     #[error("background task failed: {0}")]
     Task(String),
@@ -264,6 +339,9 @@ impl PacmanError {
             PacmanError::FilesUnavailable { .. } => "not_available",
             PacmanError::Remote(e) | PacmanError::NoDatabases { source: e, .. } => e.kind(),
             PacmanError::NoRepositories { .. } => "not_available",
+            PacmanError::MtreeMissing { .. } => "not_found",
+            PacmanError::MtreeDamaged { .. } | PacmanError::MtreeMalformed { .. } => "malformed",
+            PacmanError::CacheUnreadable { .. } => "unreadable",
             PacmanError::Task(_) => "internal",
         }
     }

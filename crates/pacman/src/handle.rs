@@ -7,8 +7,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use crate::ala::ArchiveClient;
 use crate::args::{
-    DepsArgs, FilesArgs, InfoArgs, InstallPlanArgs, ListArgs, LogArgs, OwnerArgs, SearchArgs,
+    CacheArgs, DepsArgs, FilesArgs, InfoArgs, InstallPlanArgs, ListArgs, LogArgs, OwnerArgs,
+    SearchArgs, VerifyArgs,
 };
 use crate::conf::PacmanConf;
 use crate::db::Snapshot;
@@ -34,6 +36,10 @@ pub struct PacmanSettings {
     pub fetch: FetchSettings,
     /// The pacman log to read (config key `arch.pacman_log`); `None`: `LogFile` of pacman.conf.
     pub log_path: Option<PathBuf>,
+    /// The Arch Linux Archive (config key `arch.archive_url`), for `pkg_cache` downgrades.
+    pub archive: RemoteSettings,
+    /// What one `pkg_verify` of every package may read before it stops and says `next`.
+    pub verify_budget: crate::integrity::Budget,
 }
 
 impl Default for PacmanSettings {
@@ -43,6 +49,8 @@ impl Default for PacmanSettings {
             remote: RemoteSettings::default(),
             fetch: FetchSettings::default(),
             log_path: None,
+            archive: crate::ala::default_settings(),
+            verify_budget: crate::integrity::Budget::default(),
         }
     }
 }
@@ -60,6 +68,8 @@ struct Inner {
     reload: tokio::sync::Mutex<()>,
     /// The packages-API client, built once: its connection pool and TLS setup are reused.
     remote: std::sync::OnceLock<RemoteClient>,
+    /// The archive client, built once.
+    archive: std::sync::OnceLock<ArchiveClient>,
 }
 
 async fn blocking<T: Send + 'static>(
@@ -79,6 +89,7 @@ impl PacmanDb {
                 current: Mutex::new(None),
                 reload: tokio::sync::Mutex::new(()),
                 remote: std::sync::OnceLock::new(),
+                archive: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -282,6 +293,69 @@ impl PacmanDb {
     pub async fn install_plan(&self, args: &InstallPlanArgs) -> Result<InstallPlan, PacmanError> {
         let snap = self.snapshot().await?;
         crate::plan::install_plan(&snap, &args.names)
+    }
+}
+
+impl PacmanDb {
+    /// `pkg_verify`: one package, or every package from `from` on within the budget.
+    pub async fn verify(
+        &self,
+        args: &VerifyArgs,
+    ) -> Result<crate::integrity::VerifyResult, PacmanError> {
+        let snap = self.snapshot().await?;
+        let args = args.clone();
+        let budget = self.inner.settings.verify_budget;
+        blocking(move || {
+            crate::integrity::verify(
+                &snap,
+                args.name.as_deref(),
+                args.full.unwrap_or(false),
+                args.from.as_deref(),
+                budget,
+            )
+        })
+        .await
+    }
+
+    /// `pkg_pacnew`.
+    pub async fn pacnew(&self) -> Result<crate::pacnew::PacnewResult, PacmanError> {
+        let snap = self.snapshot().await?;
+        blocking(move || crate::pacnew::pacnew(&snap)).await
+    }
+
+    /// `pkg_cache` without a name: the overview.
+    pub async fn cache(&self, keep: usize) -> Result<crate::cache::CacheResult, PacmanError> {
+        let snap = self.snapshot().await?;
+        blocking(move || crate::cache::overview(&snap, keep)).await
+    }
+
+    /// `pkg_cache` with a name: versions to go back to.
+    pub async fn downgrade(
+        &self,
+        name: &str,
+    ) -> Result<crate::cache::DowngradeResult, PacmanError> {
+        let snap = self.snapshot().await?;
+        let archive = match self.inner.archive.get() {
+            Some(c) => c.clone(),
+            None => {
+                let c = ArchiveClient::new(self.inner.settings.archive.clone())?;
+                self.inner.archive.get_or_init(|| c).clone()
+            }
+        };
+        crate::cache::downgrade(&snap, name, &archive).await
+    }
+
+    /// `pkg_cache`: the overview, or with a name the versions to go back to.
+    pub async fn cache_tool(&self, args: &CacheArgs) -> Result<serde_json::Value, PacmanError> {
+        let to_json = |v: Result<serde_json::Value, serde_json::Error>| {
+            v.map_err(|e| PacmanError::Task(e.to_string()))
+        };
+        match &args.name {
+            Some(name) => to_json(serde_json::to_value(self.downgrade(name).await?)),
+            None => to_json(serde_json::to_value(
+                self.cache(args.keep.unwrap_or(3).clamp(0, 100)).await?,
+            )),
+        }
     }
 }
 

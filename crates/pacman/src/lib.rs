@@ -3,7 +3,7 @@
 //!
 //! Entry point: [`PacmanDb`], a cheap-to-clone handle whose async methods back the tools
 //! `pacman_conf`, `pkg_search`, `pkg_info`, `pkg_files`, `pkg_owner`, `pkg_deps`, `pkg_list`,
-//! `pkg_updates`, `pacman_log` and `pkg_install_plan`. The pure functions in each module work
+//! `pkg_updates`, `pacman_log`, `pkg_install_plan`, `pkg_verify`, `pkg_pacnew` and `pkg_cache`. The pure functions in each module work
 //! on a [`Snapshot`] and are what tests and benchmarks call directly.
 //!
 //! Nothing here elevates privilege: installing is answered with a plan and the exact
@@ -11,8 +11,10 @@
 
 #![forbid(unsafe_code)]
 
+pub mod ala;
 pub mod archive;
 pub mod args;
+pub mod cache;
 pub mod conf;
 pub mod db;
 pub mod deps;
@@ -22,8 +24,11 @@ pub mod error;
 pub mod files;
 pub mod handle;
 pub mod info;
+pub mod integrity;
 pub mod list;
 pub mod log;
+pub mod mtree;
+pub mod pacnew;
 pub mod plan;
 pub mod remote;
 pub mod search;
@@ -32,6 +37,6 @@ pub mod version;
 
 pub use conf::{PacmanConf, RepoConf};
 pub use db::{LocalDb, Snapshot, SyncRepo};
-pub use error::{ConfProblem, EntryProblem, PacmanError};
+pub use error::{ConfProblem, EntryProblem, MtreeProblem, PacmanError};
 pub use handle::{PacmanDb, PacmanSettings};
 pub use version::vercmp;

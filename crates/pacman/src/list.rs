@@ -106,7 +106,7 @@ pub fn upgrades(
 }
 
 /// IgnorePkg entries are fnmatch patterns.
-fn glob_match(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
     fn go(p: &[u8], n: &[u8]) -> bool {
         match (p.first(), n.first()) {
             (None, None) => true,

@@ -76,6 +76,59 @@ pub struct LogResult {
     pub entries: Vec<LogEntry>,
     /// When the last `pacman -Syu` started.
     pub last_full_upgrade: Option<Timestamp>,
+    /// With a package filter: its whole history in the log (whatever `since`, `action` and
+    /// `limit` cut from `entries`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<History>,
+}
+
+/// Most versions listed in a history.
+pub const MAX_HISTORY_VERSIONS: usize = 50;
+
+/// One package's life in the log.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct History {
+    /// Installs.
+    pub installed: usize,
+    /// Upgrades.
+    pub upgraded: usize,
+    /// Downgrades.
+    pub downgraded: usize,
+    /// Reinstalls.
+    pub reinstalled: usize,
+    /// Removals.
+    pub removed: usize,
+    /// The first entry.
+    pub first: Option<LogEntry>,
+    /// The last entry: what the log says the package is now.
+    pub last: Option<LogEntry>,
+    /// The versions it had, oldest first (the last `MAX_HISTORY_VERSIONS`).
+    pub versions: Vec<String>,
+}
+
+impl History {
+    fn add(&mut self, e: &LogEntry) {
+        match e.action {
+            LogAction::Installed => self.installed += 1,
+            LogAction::Upgraded => self.upgraded += 1,
+            LogAction::Downgraded => self.downgraded += 1,
+            LogAction::Reinstalled => self.reinstalled += 1,
+            LogAction::Removed => self.removed += 1,
+            _ => return,
+        }
+        if let Some(v) = &e.new_version
+            && self.versions.last() != Some(v)
+        {
+            self.versions.push(v.clone());
+            if self.versions.len() > MAX_HISTORY_VERSIONS {
+                self.versions.remove(0);
+            }
+        }
+        if self.first.is_none() {
+            self.first = Some(e.clone());
+        }
+        self.last = Some(e.clone());
+    }
 }
 
 /// Parses `[2024-01-02T03:04:05+0100]` (pacman ≥ 5.1) or `[2019-01-02 03:04]` (older).
@@ -154,6 +207,16 @@ pub fn read_log(path: &Path, query: &LogQuery) -> Result<LogResult, PacmanError>
     })?;
     let mut matched = Vec::new();
     let mut last_full_upgrade = None;
+    let mut history = query.package.as_ref().map(|_| History {
+        installed: 0,
+        upgraded: 0,
+        downgraded: 0,
+        reinstalled: 0,
+        removed: 0,
+        first: None,
+        last: None,
+        versions: Vec::new(),
+    });
     let mut buf = Vec::new();
     let mut reader = BufReader::new(file);
     loop {
@@ -175,6 +238,11 @@ pub fn read_log(path: &Path, query: &LogQuery) -> Result<LogResult, PacmanError>
         if entry.action == LogAction::FullUpgrade {
             last_full_upgrade = Some(entry.time);
         }
+        if let (Some(h), Some(p)) = (history.as_mut(), query.package.as_ref())
+            && entry.package.as_ref() == Some(p)
+        {
+            h.add(&entry);
+        }
         if query
             .package
             .as_ref()
@@ -194,6 +262,7 @@ pub fn read_log(path: &Path, query: &LogQuery) -> Result<LogResult, PacmanError>
         total,
         entries,
         last_full_upgrade,
+        history,
     })
 }
 

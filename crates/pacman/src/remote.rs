@@ -66,6 +66,14 @@ pub enum RemoteError {
     /// The base URL is not usable.
     #[error("invalid base URL {0:?}")]
     BadBaseUrl(String),
+    /// An HTML directory listing (the Arch Linux Archive's) that is not one.
+    #[error("{url} answered something that is not a directory listing: {problem}")]
+    NotAListing {
+        /// The URL.
+        url: String,
+        /// What is missing or broken.
+        problem: &'static str,
+    },
 }
 
 impl RemoteError {
@@ -77,7 +85,7 @@ impl RemoteError {
             RemoteError::RateLimited { .. } => "rate_limited",
             RemoteError::Status { .. } => "could_not_reach",
             RemoteError::TooLarge { .. } => "too_large",
-            RemoteError::Malformed { .. } => "malformed",
+            RemoteError::Malformed { .. } | RemoteError::NotAListing { .. } => "malformed",
             RemoteError::BadBaseUrl(_) => "invalid_argument",
         }
     }

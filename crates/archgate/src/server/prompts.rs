@@ -1,12 +1,12 @@
 //! MCP prompts: the person's common Arch tasks as ready-made instructions that name the tools to
-//! use, in order. `safe_system_update` also lists the `.pacnew` files waiting under /etc.
+//! use, in order. Prompts read nothing themselves: what the machine holds (`.pacnew` files…) is
+//! found by the tools they name, through the gate.
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage, Role,
 };
 use serde_json::{Map, Value};
-use std::path::Path;
 
 struct Def {
     name: &'static str,
@@ -78,31 +78,6 @@ fn arg(args: &Option<Map<String, Value>>, name: &str) -> Result<String, McpError
         .ok_or_else(|| McpError::invalid_params(format!("argument `{name}` is required"), None))
 }
 
-/// `.pacnew` files under `dir`, at most `limit`, not following symlinks.
-pub fn pacnew_files(dir: &Path, limit: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![(dir.to_path_buf(), 0)];
-    while let Some((d, depth)) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let Ok(ft) = e.file_type() else { continue };
-            let p = e.path();
-            if ft.is_dir() && depth < 6 {
-                stack.push((p, depth + 1));
-            } else if ft.is_file() && p.extension().is_some_and(|x| x == "pacnew") {
-                out.push(p.display().to_string());
-                if out.len() >= limit {
-                    return out;
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 pub fn get(name: &str, args: &Option<Map<String, Value>>) -> Result<GetPromptResult, McpError> {
     let (description, text) = match name {
         "troubleshoot" => {
@@ -136,33 +111,21 @@ pub fn get(name: &str, args: &Option<Map<String, Value>>) -> Result<GetPromptRes
             )
         }
         "safe_system_update" => {
-            let pacnew = pacnew_files(Path::new("/etc"), 50);
-            let pacnew_text = if pacnew.is_empty() {
-                "No .pacnew files wait under /etc right now.".to_owned()
-            } else {
-                format!(
-                    ".pacnew files waiting under /etc (merge them after the update, e.g. with pacdiff):\n{}",
-                    pacnew
-                        .iter()
-                        .map(|p| format!("- {p}"))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                )
-            };
             (
                 "Check everything before a system update",
-                format!(
-                    "Prepare a safe full system update:\n\
+                "Prepare a safe full system update:\n\
                      1. `arch_news` (defaults to items since the last full upgrade) — any item that requires manual \
                      intervention comes first, with its steps.\n\
                      2. `pkg_updates` — pending official updates; call out kernels, glibc, systemd, the bootloader and \
                      graphics drivers.\n\
                      3. `aur_review_updates` — pending AUR updates with the audit of what each change adds; list any \
                      `dangerous` verdict before anything else.\n\
-                     4. {pacnew_text}\n\
+                     4. `pkg_pacnew` — the .pacnew/.pacsave files already waiting, with their diffs: merge them \
+                     before adding new ones.\n\
                      Then give the commands in order for the person to run themselves: first any manual intervention, \
-                     then `sudo pacman -Syu`, then the AUR updates they chose to trust, then merging .pacnew files."
-                ),
+                     then `sudo pacman -Syu`, then the AUR updates they chose to trust, then `pkg_pacnew` again for the \
+                     .pacnew files the update left, with each file's adopt or discard command."
+                    .to_owned(),
             )
         }
         "explain_package" => {
@@ -209,17 +172,9 @@ mod tests {
     }
 
     #[test]
-    fn pacnew_files_are_found() {
-        let t = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(t.path().join("a/b")).unwrap();
-        std::fs::write(t.path().join("a/b/pacman.conf.pacnew"), "").unwrap();
-        std::fs::write(t.path().join("a/b/pacman.conf"), "").unwrap();
-        assert_eq!(
-            pacnew_files(t.path(), 10),
-            [t.path()
-                .join("a/b/pacman.conf.pacnew")
-                .display()
-                .to_string()]
-        );
+    fn the_update_prompt_sends_pacnew_through_the_gate() {
+        let text = serde_json::to_string(&get("safe_system_update", &None).unwrap()).unwrap();
+        assert!(text.contains("pkg_pacnew"), "{text}");
+        assert!(!text.contains("under /etc"), "{text}");
     }
 }

@@ -17,6 +17,7 @@ mod aur;
 mod desktop;
 mod machine;
 mod packages;
+mod pkg_health;
 pub mod services;
 mod system;
 mod wiki;
@@ -142,6 +143,7 @@ pub fn catalogue(paths: &Paths, config: &Config) -> Catalogue {
     c.add(system::SystemStatus::new(desktop_env.clone()));
     machine::register(&mut c);
     packages::register(&mut c, &svc);
+    pkg_health::register(&mut c, &svc);
     aur::register(&mut c, &svc);
     wiki::register(&mut c, &svc);
     desktop::register(&mut c, desktop_env);

@@ -66,6 +66,10 @@ impl Services {
             s.remote.ttl = arch.packages_cache_ttl;
             s.remote.cache_dir = Some(cache.join("packages"));
             s.fetch.timeout = arch.http_timeout;
+            s.archive.base_url = arch.archive_url.clone();
+            s.archive.timeout = arch.http_timeout;
+            s.archive.ttl = arch.cache_ttl;
+            s.archive.cache_dir = Some(cache.join("archive"));
             archgate_pacman::PacmanDb::new(s)
         })
     }

@@ -113,6 +113,8 @@ pacman_conf = "/etc/pacman.conf"
 aur_url = "https://aur.archlinux.org"
 packages_url = "https://archlinux.org"
 news_url = "https://archlinux.org/feeds/news/"
+# The Arch Linux Archive: older package versions pkg_cache offers to go back to.
+archive_url = "https://archive.archlinux.org"
 http_timeout_s = 15
 # How long cached answers stay fresh, in seconds. A rolling release moves fast: AUR info and
 # PKGBUILDs by branch 10 minutes (files read at a commit id never expire), the official package

@@ -211,6 +211,8 @@ pub struct ArchConfig {
     pub aur_url: String,
     pub packages_url: String,
     pub news_url: String,
+    /// The Arch Linux Archive (older package versions).
+    pub archive_url: String,
     pub http_timeout: Duration,
     /// Arch news and other HTTP caches without a key of their own.
     pub cache_ttl: Duration,
@@ -606,6 +608,12 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 arch.news_url,
                 "https://archlinux.org/feeds/news/",
                 "arch.news_url",
+                report,
+            ),
+            archive_url: url(
+                arch.archive_url,
+                "https://archive.archlinux.org",
+                "arch.archive_url",
                 report,
             ),
             http_timeout: Duration::from_secs(bounded(

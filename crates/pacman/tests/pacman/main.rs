@@ -4,8 +4,12 @@
 //! archgate's answers are compared with. Only tests may do that outside crates/exec.
 #![allow(clippy::disallowed_methods)]
 
+mod cache;
 mod errors;
+mod health_world;
+mod integrity;
 mod oracle;
+mod pacnew;
 mod remote;
 mod support;
 mod updates;
