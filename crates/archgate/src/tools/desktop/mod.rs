@@ -284,7 +284,19 @@ pub struct ShellCallArgs {
     pub method: String,
     /// Arguments, checked against the method's signature.
     #[serde(default)]
+    #[schemars(with = "Vec<IpcArg>")]
     pub args: Vec<serde_json::Value>,
+}
+
+/// What an IPC argument can be (the schema's view; the signature check is the real one):
+/// Quickshell's IPC types are strings, numbers and booleans.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum IpcArg {
+    Text(String),
+    Number(f64),
+    Flag(bool),
 }
 
 pub struct ShellCall(Arc<DesktopService>);
