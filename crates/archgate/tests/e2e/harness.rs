@@ -268,8 +268,13 @@ pub struct StdioServer {
 
 impl StdioServer {
     pub fn start(env: &Env) -> StdioServer {
+        Self::start_with(env, &["serve"])
+    }
+
+    /// `archgate` with these arguments (`serve --client NAME` …) as a stdio server.
+    pub fn start_with(env: &Env, args: &[&str]) -> StdioServer {
         let mut child = env
-            .command(&["serve"])
+            .command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -4,9 +4,9 @@
 //! systemd user manager answers `systemctl --user show-environment` (its environment is the
 //! session's — WAYLAND_DISPLAY, DBUS_SESSION_BUS_ADDRESS… — which a client that started this
 //! bridge with HOME and PATH only does not have), or the runtime directory holds the session
-//! bus or a Wayland socket. Then `archgate serve --http --detached` is spawned through
-//! archgate_exec (own process group, stdio on /dev/null; it calls setsid and logs to
-//! `daemon.log` in the state directory), with the manager's variables the bridge lacks. When
+//! bus or a Wayland socket. Then `setsid archgate serve --http --detached` is spawned through
+//! archgate_exec (own session and process group, stdio on /dev/null; it logs to `daemon.log`
+//! in the state directory), with the manager's variables the bridge lacks. When
 //! the configured port is taken (another daemon of another runtime directory), the new one
 //! listens on a free port. Without a session there is no daemon to start: the bridge serves
 //! in-process and says so.
@@ -87,7 +87,9 @@ pub async fn start_daemon(config: Option<PathBuf>, paths: &Paths) -> Result<(), 
     } else {
         0
     };
-    let mut spec = CommandSpec::new(exe.to_string_lossy().into_owned());
+    // Through util-linux's `setsid`: a new session (no terminal's hangup reaches it), which a
+    // process group leader — what archgate_exec makes of every program — cannot enter itself.
+    let mut spec = CommandSpec::new("setsid").arg(exe.to_string_lossy().into_owned());
     if let Some(c) = &config {
         spec = spec.arg("--config").arg(c.to_string_lossy().into_owned());
     }
@@ -100,6 +102,7 @@ pub async fn start_daemon(config: Option<PathBuf>, paths: &Paths) -> Result<(), 
             spec = spec.env(k, v);
         }
     }
+    // `setsid` is found and checked like any program; archgate is the binary running now.
     let pid = spawn_for_person(spec).map_err(|e| format!("starting the daemon failed: {e}"))?;
     tracing::info!(
         pid,
