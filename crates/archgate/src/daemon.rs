@@ -139,15 +139,30 @@ pub fn running(paths: &Paths) -> Option<DaemonInfo> {
     read(&paths.runtime_dir.join(INFO)).or_else(|| read(&paths.state_dir.join(INFO)))
 }
 
-/// Where a bridge looks for the socket, best first (duplicates removed).
+/// Where a bridge looks for the socket, best first (duplicates removed). A client without
+/// `XDG_RUNTIME_DIR` (HOME and PATH only) asks its HOME's state directory first: the runtime
+/// directory it guessed (`/run/user/UID`) may be another HOME's.
 pub fn socket_candidates(paths: &Paths) -> Vec<PathBuf> {
-    let mut out = vec![paths.runtime_dir.join(crate::server::bridge::SOCKET)];
-    for f in [paths.runtime_dir.join(INFO), paths.state_dir.join(INFO)] {
+    let guessed = std::env::var_os("XDG_RUNTIME_DIR").is_none();
+    let mut out = Vec::new();
+    let in_runtime = paths.runtime_dir.join(crate::server::bridge::SOCKET);
+    if !guessed {
+        out.push(in_runtime.clone());
+    }
+    let files = if guessed {
+        [paths.state_dir.join(INFO), paths.runtime_dir.join(INFO)]
+    } else {
+        [paths.runtime_dir.join(INFO), paths.state_dir.join(INFO)]
+    };
+    for f in files {
         if let Some(i) = read(&f)
             && !out.contains(&i.socket)
         {
             out.push(i.socket);
         }
+    }
+    if !out.contains(&in_runtime) {
+        out.push(in_runtime);
     }
     out
 }
