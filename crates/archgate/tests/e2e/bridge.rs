@@ -358,3 +358,29 @@ fn wait_for_records(env: &Env, n: usize) -> Vec<Value> {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn doctor_says_whether_the_daemon_runs() {
+    let env = Env::new();
+    let line = |env: &Env| -> String {
+        let out = env.run(&["doctor"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find(|l| l.contains("archgate daemon"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let none = line(&env);
+    assert!(
+        none.contains("MISSING") && none.contains("serve in-process"),
+        "{none}"
+    );
+    let server = HttpServer::start(&env);
+    let running = line(&env);
+    assert!(running.trim_start().starts_with("ok"), "{running}");
+    assert!(
+        running.contains(&format!("pid {}", server.child.id())),
+        "{running}"
+    );
+    assert!(running.contains("bridge.sock"), "{running}");
+}
