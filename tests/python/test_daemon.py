@@ -94,6 +94,12 @@ async def test_two_stdio_clients_and_an_http_client_share_one_pending_list(xdg_e
                 assert sorted(q["client"] for q in listed) == ["cursor", "default", "local"], listed
                 # Call ids are unique (the daemon's).
                 assert len({q["id"] for q in listed}) == 3
+                # The bar counts all three.
+                def bar() -> dict:
+                    out = cli(xdg_env, "status", "--waybar")
+                    return json.loads(out.stdout)
+
+                assert await wait_until(lambda: bar()["text"] == "3"), bar()
                 # The page lists them too (its own view of the same broker).
                 page = page_pending(xdg_env)
                 assert sorted(q["client"] for q in page) == ["cursor", "default", "local"], page

@@ -384,3 +384,77 @@ fn doctor_says_whether_the_daemon_runs() {
     );
     assert!(running.contains("bridge.sock"), "{running}");
 }
+
+/// A bridged client that goes away mid-approval: the daemon withdraws its parked call at once
+/// and records it once, as an in-process stdio server does.
+#[test]
+fn a_bridged_client_gone_mid_approval_leaves_one_unreachable_record() {
+    let env = Env::new();
+    env.write_config("[approval]\ntimeout_s = 60\npage = false\nnotifications = false\n");
+    let server = HttpServer::start(&env);
+    let mut c = bridged(&env, &["--client", "cursor"]);
+    c.request(1, "initialize", init_params());
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "clipboard_write", "arguments": {"text": "x"}}}));
+    let until = Instant::now() + PATIENCE;
+    while health(&server)["pending_approvals"] != 1 {
+        assert!(Instant::now() < until, "never parked: {}", health(&server));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = Instant::now();
+    let (status, _) = c.close();
+    assert!(status.success());
+    while health(&server)["pending_approvals"] != 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "still parked after the client left"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let recs: Vec<Value> = wait_for_records(&env, 1)
+        .into_iter()
+        .filter(|r| r["tool"] == "clipboard_write")
+        .collect();
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(recs[0]["outcome"], "unreachable", "{}", recs[0]);
+    assert_eq!(recs[0]["client"], "cursor");
+}
+
+/// A daemon stopped (SIGTERM) while a bridged call is parked records and answers the call
+/// itself before its socket goes, so the bridge writes nothing: still exactly one record.
+#[test]
+fn a_daemon_stopped_mid_call_answers_and_records_it_once() {
+    let env = Env::new();
+    env.write_config("[approval]\ntimeout_s = 60\npage = false\nnotifications = false\n");
+    let server = HttpServer::start(&env);
+    let mut c = bridged(&env, &[]);
+    c.request(1, "initialize", init_params());
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "clipboard_write", "arguments": {"text": "y"}}}));
+    let until = Instant::now() + PATIENCE;
+    while health(&server)["pending_approvals"] != 1 {
+        assert!(Instant::now() < until, "never parked");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (status, _, _) = server.stop();
+    assert!(status.success(), "{status:?}");
+    let answer = c.wait_for_id(2);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let recs: Vec<Value> = wait_for_records(&env, 1)
+        .into_iter()
+        .filter(|r| r["tool"] == "clipboard_write")
+        .collect();
+    // A moment more, in case a second record were on its way.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(
+        env.audit_records()
+            .iter()
+            .filter(|r| r["tool"] == "clipboard_write")
+            .count(),
+        1
+    );
+    assert_eq!(recs[0]["outcome"], "unreachable");
+}

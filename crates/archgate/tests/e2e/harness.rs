@@ -325,6 +325,22 @@ impl StdioServer {
         }
     }
 
+    /// Waits for the message with this id (one already sent).
+    pub fn wait_for_id(&mut self, id: u64) -> serde_json::Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.out.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("no answer to id {id}; stderr:\n{}", self.stderr.joined())
+            });
+            let v: serde_json::Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
     /// Closes stdin (the client went away) and waits for the server to end on its own.
     pub fn close(mut self) -> (ExitStatus, Vec<String>) {
         drop(self.stdin.take());

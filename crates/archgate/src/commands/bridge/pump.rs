@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::Link;
@@ -43,7 +43,9 @@ pub struct Inflight {
 
 struct Shared {
     inflight: Mutex<HashMap<String, Inflight>>,
-    out: tokio::sync::Mutex<tokio::io::Stdout>,
+    /// Lines to the client are written straight to fd 1 (a pipe write of one line is quick),
+    /// not through tokio's blocking pool: one thread hand-off less per answer.
+    out: Mutex<std::io::Stdout>,
 }
 
 impl Shared {
@@ -52,12 +54,17 @@ impl Shared {
     }
 
     async fn emit(&self, line: &[u8]) -> std::io::Result<()> {
-        let mut out = self.out.lock().await;
-        out.write_all(line).await?;
-        if line.last() != Some(&b'\n') {
-            out.write_all(b"\n").await?;
-        }
-        out.flush().await
+        use std::io::Write;
+        // A client that stops reading blocks this write; the runtime moves other tasks away.
+        tokio::task::block_in_place(|| {
+            let out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+            let mut out = out.lock();
+            out.write_all(line)?;
+            if line.last() != Some(&b'\n') {
+                out.write_all(b"\n")?;
+            }
+            out.flush()
+        })
     }
 }
 
@@ -166,7 +173,7 @@ struct Replay {
 pub async fn run(link: Link, setup: Setup) -> anyhow::Result<()> {
     let shared = Arc::new(Shared {
         inflight: Mutex::default(),
-        out: tokio::sync::Mutex::new(tokio::io::stdout()),
+        out: Mutex::new(std::io::stdout()),
     });
     let (lost_tx, mut lost_rx) = mpsc::unbounded_channel::<u64>();
     let mut generation = 0u64;
@@ -177,18 +184,12 @@ pub async fn run(link: Link, setup: Setup) -> anyhow::Result<()> {
         generation,
     ));
     let mut replay = Replay::default();
-    let mut stdin = BufReader::new(tokio::io::stdin());
-    let mut line = Vec::new();
+    let mut stdin = stdin_lines();
     loop {
-        line.clear();
-        tokio::select! {
-            r = read_line(&mut stdin, &mut line) => match r {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => {
-                    tracing::warn!("reading the client's stdin failed: {e}");
-                    break;
-                }
+        let line = tokio::select! {
+            l = stdin.recv() => match l {
+                Some(l) => l,
+                None => break,
             },
             Some(g) = lost_rx.recv() => {
                 if g == generation && conn.is_some() {
@@ -198,7 +199,7 @@ pub async fn run(link: Link, setup: Setup) -> anyhow::Result<()> {
                 }
                 continue;
             }
-        }
+        };
         let seen = inspect(&line);
         {
             let mut inflight = shared.inflight();
@@ -255,23 +256,44 @@ pub async fn run(link: Link, setup: Setup) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads one line (newline included); false at the end of input.
-async fn read_line(
-    r: &mut BufReader<tokio::io::Stdin>,
-    line: &mut Vec<u8>,
-) -> std::io::Result<bool> {
-    use tokio::io::AsyncReadExt;
-    let n = r.take(MAX_LINE as u64).read_until(b'\n', line).await?;
-    if n == 0 {
-        return Ok(false);
+/// The client's lines (newline included), read by a thread of their own: a blocking read of
+/// fd 0 wakes the pump directly, without tokio's blocking pool in between. Ends at the end of
+/// input, a read error, or a line over 64 MiB.
+fn stdin_lines() -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
+    let spawned = std::thread::Builder::new()
+        .name("archgate-stdin".into())
+        .spawn(move || {
+            use std::io::{BufRead, Read};
+            let stdin = std::io::stdin();
+            let mut r = stdin.lock();
+            loop {
+                let mut line = Vec::new();
+                match (&mut r).take(MAX_LINE as u64).read_until(b'\n', &mut line) {
+                    Ok(0) => return,
+                    Ok(n) => {
+                        if line.last() != Some(&b'\n') {
+                            if n >= MAX_LINE {
+                                tracing::warn!("the client sent a line of more than 64 MiB");
+                                return;
+                            }
+                            line.push(b'\n');
+                        }
+                        if tx.blocking_send(line).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!("reading the client's stdin failed: {e}");
+                        return;
+                    }
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("no thread to read stdin: {e}");
     }
-    if line.last() != Some(&b'\n') {
-        if n >= MAX_LINE {
-            return Err(std::io::Error::other("a line of more than 64 MiB"));
-        }
-        line.push(b'\n');
-    }
-    Ok(true)
+    rx
 }
 
 /// Spawns the daemon → client copier; returns the write half.
