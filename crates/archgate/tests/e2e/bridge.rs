@@ -438,6 +438,7 @@ fn a_daemon_stopped_mid_call_answers_and_records_it_once() {
         assert!(Instant::now() < until, "never parked");
         std::thread::sleep(Duration::from_millis(20));
     }
+    let daemon = server.child.id();
     let (status, _, _) = server.stop();
     assert!(status.success(), "{status:?}");
     let answer = c.wait_for_id(2);
@@ -457,4 +458,6 @@ fn a_daemon_stopped_mid_call_answers_and_records_it_once() {
         1
     );
     assert_eq!(recs[0]["outcome"], "unreachable");
+    // The daemon's own record (its call id), not the bridge's last resort.
+    assert!(recs[0]["id"].as_str().unwrap().contains(&format!("-{daemon}-")), "{}", recs[0]);
 }
