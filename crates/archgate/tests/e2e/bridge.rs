@@ -459,5 +459,12 @@ fn a_daemon_stopped_mid_call_answers_and_records_it_once() {
     );
     assert_eq!(recs[0]["outcome"], "unreachable");
     // The daemon's own record (its call id), not the bridge's last resort.
-    assert!(recs[0]["id"].as_str().unwrap().contains(&format!("-{daemon}-")), "{}", recs[0]);
+    assert!(
+        recs[0]["id"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("-{daemon}-")),
+        "{}",
+        recs[0]
+    );
 }
