@@ -468,3 +468,79 @@ fn a_daemon_stopped_mid_call_answers_and_records_it_once() {
         recs[0]
     );
 }
+
+/// Socket activation as `archgate.socket` does it (systemd-socket-activate: the socket is bound
+/// first, the daemon started on the first connection with it as `LISTEN_FDS`): a stdio client's
+/// first connection starts the daemon, which serves it on the socket it was given.
+#[test]
+fn the_first_connection_to_an_activated_socket_starts_the_daemon() {
+    let env = Env::new();
+    env.write_config("[approval]\npage = false\nnotifications = false\n");
+    let dir = env.dir("runtime").join("archgate");
+    std::fs::create_dir(&dir).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut activator = std::process::Command::new("systemd-socket-activate");
+    activator.arg(format!("--listen={}", socket(&env).display()));
+    for k in [
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+        "XDG_CACHE_HOME",
+    ] {
+        let d = match k {
+            "XDG_CONFIG_HOME" => "config",
+            "XDG_STATE_HOME" => "state",
+            "XDG_RUNTIME_DIR" => "runtime",
+            _ => "cache",
+        };
+        activator.arg(format!("--setenv={k}={}", env.dir(d).display()));
+    }
+    let mut activator = activator
+        .args([super::harness::BIN, "serve", "--http", "--port", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("systemd-socket-activate (package systemd)");
+    let until = Instant::now() + PATIENCE;
+    while !socket(&env).exists() {
+        assert!(
+            Instant::now() < until,
+            "the activator never bound the socket"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Nothing runs yet: no daemon.json until someone connects.
+    assert!(!dir.join("daemon.json").exists());
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(socket(&env)).unwrap().ino();
+    let mut c = bridged(&env, &[]);
+    let init = c.request(1, "initialize", init_params());
+    assert_eq!(init["result"]["serverInfo"]["name"], "archgate", "{init}");
+    let r = c.request(
+        2,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}}),
+    );
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("daemon.json")).unwrap()).unwrap();
+    // systemd-socket-activate execs the daemon in its own process, which serves the socket it
+    // was given (not one bound again) and served this call itself.
+    assert_eq!(info["pid"], activator.id(), "{info}");
+    assert_eq!(std::fs::metadata(socket(&env)).unwrap().ino(), inode);
+    let recs = wait_for_records(&env, 1);
+    assert!(
+        recs.iter().any(|r| r["tool"] == "system_status"
+            && r["id"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("-{}-", activator.id()))),
+        "{recs:?}"
+    );
+    c.close();
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &activator.id().to_string()])
+        .status();
+    let _ = activator.wait();
+}
