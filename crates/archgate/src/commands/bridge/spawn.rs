@@ -1,10 +1,10 @@
 //! Starting the daemon when no one answers on the bridge socket.
 //!
 //! A daemon belongs to a desktop session, so one is started only where a session is found: the
-//! systemd user manager answers `systemctl --user show-environment` (its environment is the
-//! session's — WAYLAND_DISPLAY, DBUS_SESSION_BUS_ADDRESS… — which a client that started this
-//! bridge with HOME and PATH only does not have), or the runtime directory holds the session
-//! bus or a Wayland socket. Then `setsid archgate serve --http --detached` is spawned through
+//! systemd user manager answers `systemctl --user show-environment` for this runtime directory
+//! (its `XDG_RUNTIME_DIR` is the bridge's; its environment is the session's — WAYLAND_DISPLAY,
+//! DBUS_SESSION_BUS_ADDRESS… — which a client that started this bridge with HOME and PATH only
+//! does not have), or the runtime directory holds the session bus or a Wayland socket. Then `setsid archgate serve --http --detached` is spawned through
 //! archgate_exec (own session and process group, stdio on /dev/null; it logs to `daemon.log`
 //! in the state directory), with the manager's variables the bridge lacks. When
 //! the configured port is taken (another daemon of another runtime directory), the new one
@@ -37,15 +37,23 @@ async fn session_env(paths: &Paths) -> Result<Vec<(String, String)>, String> {
             None
         }
     };
-    if let Some(env) = manager {
-        return Ok(env);
-    }
     let base = paths.runtime_dir.parent().unwrap_or(Path::new("/"));
+    // The manager's session is this runtime directory's only when it names the same one (a
+    // bridge with another XDG_RUNTIME_DIR — a test's, a container's — is not in that session).
+    if let Some(env) = manager {
+        let same = env
+            .iter()
+            .find(|(k, _)| k == "XDG_RUNTIME_DIR")
+            .is_some_and(|(_, v)| same_dir(Path::new(v), base));
+        if same {
+            return Ok(env);
+        }
+    }
     if has_session_socket(base) {
         return Ok(Vec::new());
     }
     Err(format!(
-        "no desktop session to start a daemon in (no systemd user manager, no session bus or Wayland socket in {})",
+        "no desktop session to start a daemon in (no systemd user manager for this runtime directory, no session bus or Wayland socket in {})",
         base.display()
     ))
 }
@@ -62,6 +70,13 @@ pub fn parse_environment(text: &str) -> Vec<(String, String)> {
         })
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect()
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 fn has_session_socket(dir: &Path) -> bool {
