@@ -130,6 +130,7 @@ for f in usr/bin/archgate \
   usr/share/fish/vendor_completions.d/archgate.fish \
   usr/share/man/man1/archgate.1.gz \
   usr/lib/systemd/user/archgate.service \
+  usr/lib/systemd/user/archgate.socket \
   usr/share/polkit-1/actions/org.archgate.policy \
   usr/share/archgate/plugin/manifest.json \
   usr/share/archgate/plugin/Service.qml \
@@ -142,6 +143,8 @@ for f in usr/bin/archgate \
 done
 cmp -s "$r/usr/lib/systemd/user/archgate.service" "$top/packaging/systemd/archgate.service" ||
   fail "the packaged unit differs from packaging/systemd/archgate.service"
+cmp -s "$r/usr/lib/systemd/user/archgate.socket" "$top/packaging/systemd/archgate.socket" ||
+  fail "the packaged socket unit differs from packaging/systemd/archgate.socket"
 cmp -s "$r/usr/share/polkit-1/actions/org.archgate.policy" "$top/packaging/polkit/org.archgate.policy" ||
   fail "the packaged polkit actions differ from packaging/polkit/org.archgate.policy"
 grep -q 'complete -F' "$r/usr/share/bash-completion/completions/archgate" || fail "bash completion looks wrong"

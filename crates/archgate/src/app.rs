@@ -21,6 +21,8 @@ pub struct App {
     pub started: std::time::Instant,
     /// The port `serve --http` listens on, once it does (none in stdio mode).
     pub http_port: std::sync::OnceLock<u16>,
+    /// The daemon's bridge socket for stdio clients (`server/bridge.rs`).
+    pub bridge: Arc<crate::server::bridge::BridgeStats>,
 }
 
 /// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP).
@@ -144,6 +146,7 @@ impl App {
             sessions: Arc::default(),
             started: std::time::Instant::now(),
             http_port: std::sync::OnceLock::new(),
+            bridge: Arc::default(),
         })
     }
 

@@ -33,6 +33,16 @@ pub enum Command {
         /// Port for --http (0 picks a free one). Default: server.port in config, else 8765.
         #[arg(long, requires = "http")]
         port: Option<u16>,
+        /// The client this stdio server speaks for (its grant is `[clients.NAME]`); `local` when
+        /// none is given. A running daemon serves it through its bridge socket.
+        #[arg(long, conflicts_with = "http")]
+        client: Option<String>,
+        /// Serve stdio in this process even when a daemon runs (its own broker and budgets).
+        #[arg(long, conflicts_with = "http")]
+        in_process: bool,
+        /// Started by a stdio bridge: a new session, logs to the state directory.
+        #[arg(long, hide = true, requires = "http")]
+        detached: bool,
     },
     /// List the tools with their tier and schema.
     Tools {

@@ -43,3 +43,14 @@ pub fn live(runtime_dir: &Path) -> Vec<i32> {
     }
     out
 }
+
+/// How many live instances serve stdio in their own process (not through the daemon).
+pub fn in_process(runtime_dir: &Path) -> usize {
+    live(runtime_dir)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(dir(runtime_dir).join(pid.to_string()))
+                .is_ok_and(|m| m.trim() == "stdio")
+        })
+        .count()
+}

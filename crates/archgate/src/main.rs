@@ -6,6 +6,7 @@ mod cli;
 mod client_actions;
 mod commands;
 mod control;
+mod daemon;
 mod frames;
 mod instances;
 mod notify;

@@ -1,5 +1,5 @@
 //! The exact configuration a person pastes into an MCP client to connect it to archgate: over
-//! stdio (the client starts `archgate serve`) or over HTTP (a URL and a bearer token).
+//! stdio (the client starts `archgate serve --client NAME`) or over HTTP (a URL and a bearer token).
 //!
 //! One definition behind `archgate client-config`, `archgate clients add` and the approval
 //! page's "add client", so the three never disagree.
@@ -58,13 +58,17 @@ pub fn mcp_url(port: u16) -> String {
 pub fn snippet(kind: ClientKind, connect: &Connect<'_>) -> String {
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
     match connect {
+        // The client's own name: the daemon serves it under `[clients.NAME]`, with its budget.
         Connect::Stdio { exe } => match kind {
-            ClientKind::ClaudeCode => format!("claude mcp add {STDIO_NAME} -- {exe} serve"),
-            ClientKind::ClaudeDesktop | ClientKind::Cursor => {
-                pretty(json!({"mcpServers": {STDIO_NAME: {"command": exe, "args": ["serve"]}}}))
-            }
+            ClientKind::ClaudeCode => format!(
+                "claude mcp add {STDIO_NAME} -- {exe} serve --client {}",
+                names(kind).0
+            ),
+            ClientKind::ClaudeDesktop | ClientKind::Cursor => pretty(
+                json!({"mcpServers": {STDIO_NAME: {"command": exe, "args": ["serve", "--client", names(kind).0]}}}),
+            ),
             ClientKind::Vscode => pretty(
-                json!({"servers": {STDIO_NAME: {"type": "stdio", "command": exe, "args": ["serve"]}}}),
+                json!({"servers": {STDIO_NAME: {"type": "stdio", "command": exe, "args": ["serve", "--client", names(kind).0]}}}),
             ),
         },
         Connect::Http { url, token } => {

@@ -286,6 +286,9 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             fix: Some(c.fix),
         });
     }
+    if let Ok((_, paths)) = crate::app::config_and_paths(Some(file.clone())) {
+        checks.push(daemon(&paths));
+    }
     let mut missing = 0;
     for c in &checks {
         if c.ok {
@@ -307,4 +310,43 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         checks.len()
     ));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the desktop's one daemon runs, and how many stdio servers serve in their own process.
+fn daemon(paths: &archgate_core::paths::Paths) -> Check {
+    let in_process = crate::instances::in_process(&paths.runtime_dir);
+    let alone = if in_process == 0 {
+        String::new()
+    } else {
+        format!(
+            "; {in_process} stdio server(s) serve in their own process, each with its own pending list and budgets"
+        )
+    };
+    match crate::daemon::running(paths) {
+        Some(d) => Check {
+            name: "archgate daemon".into(),
+            ok: true,
+            detail: format!(
+                "pid {} since {}; stdio clients are bridged through {}{alone}",
+                d.pid,
+                d.since,
+                d.socket.display()
+            ),
+            disables: "",
+            fix: None,
+        },
+        None => Check {
+            name: "archgate daemon".into(),
+            ok: false,
+            detail: format!(
+                "none runs for {}: stdio clients start one when they find your session, else serve in-process{alone}",
+                paths.runtime_dir.display()
+            ),
+            disables: "one pending list, one budget per client and one nag guard for all clients",
+            fix: Some(
+                "archgate service install (a user unit and archgate.socket), or the Omarchy plugin"
+                    .into(),
+            ),
+        },
+    }
 }

@@ -2,6 +2,7 @@
 
 mod approvals;
 mod audit;
+mod bridge;
 mod call;
 mod client_config;
 mod clients;
@@ -28,8 +29,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command.unwrap_or(Command::Serve {
         http: false,
         port: None,
+        client: None,
+        in_process: false,
+        detached: false,
     }) {
-        Command::Serve { http, port } => serve::run(config, http, port).await,
+        Command::Serve {
+            http: true,
+            port,
+            detached,
+            ..
+        } => serve::run_daemon(config, port, detached).await,
+        Command::Serve {
+            client, in_process, ..
+        } => bridge::run(config, client, in_process).await,
         Command::Tools { json, markdown } => call::tools(config, json, markdown),
         Command::Audit { target, json } => audit::run(config, &target, json).await,
         Command::Wiki { action } => wiki::run(config, action).await,

@@ -10,10 +10,52 @@ use tokio_util::sync::CancellationToken;
 use crate::app::App;
 use crate::{frames, instances, server};
 
-pub async fn run(
+/// `archgate serve --http`: the daemon. `detached`: started by a stdio bridge (`bridge/spawn.rs`),
+/// so it leaves the bridge's session and logs to the state directory.
+pub async fn run_daemon(
+    config: Option<PathBuf>,
+    port: Option<u16>,
+    detached: bool,
+) -> anyhow::Result<ExitCode> {
+    if detached {
+        detach(config.clone());
+    }
+    run(config, true, port, detached).await
+}
+
+/// `archgate serve` in this process (no daemon reached, or `--in-process`).
+pub async fn run_in_process(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    run(config, false, None, false).await
+}
+
+/// A new session (away from the bridge's terminal and process group) and stderr to
+/// `daemon.log` in the state directory (0600), since the spawner's stdio is /dev/null.
+fn detach(config: Option<PathBuf>) {
+    let _ = nix::unistd::setsid();
+    let Ok((_, paths)) = crate::app::config_and_paths(config) else {
+        return;
+    };
+    if archgate_core::paths::ensure_private_dir(&paths.state_dir, nix::unistd::getuid().as_raw())
+        .is_err()
+    {
+        return;
+    }
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Ok(f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(paths.state_dir.join("daemon.log"))
+    {
+        let _ = nix::unistd::dup2_stderr(&f);
+    }
+}
+
+async fn run(
     config: Option<PathBuf>,
     http: bool,
     port: Option<u16>,
+    spawned: bool,
 ) -> anyhow::Result<ExitCode> {
     let observer: Option<archgate_core::gate::Observer> = if http {
         Some(Box::new(frames::call_frame))
@@ -33,11 +75,27 @@ pub async fn run(
             return Err(e);
         }
     };
+    // One daemon per runtime directory: a second one refuses and names the first (its
+    // state.json stays the first one's).
+    let _claim = if http {
+        match crate::daemon::claim(&app.paths, spawned) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                frames::emit(&serde_json::json!({"event": "failed", "reason": e.to_string()}));
+                return Err(e.into());
+            }
+        }
+    } else {
+        tracing::info!(
+            "serving stdio in this process: its own broker, budgets and pending list (no daemon)"
+        );
+        None
+    };
     let _registration =
         instances::register(&app.paths.runtime_dir, if http { "http" } else { "stdio" });
     let shutdown = CancellationToken::new();
     spawn_signal_handlers(app.clone(), shutdown.clone())?;
-    spawn_config_poll(app.clone(), shutdown.clone());
+    spawn_config_poll(app.clone(), shutdown.clone(), http);
     // The person's approval channels: page, control socket, notifications.
     let _channels = crate::channels::start(
         app.clone(),
@@ -45,6 +103,20 @@ pub async fn run(
         shutdown.clone(),
     )
     .await;
+    // The daemon's socket for bridged stdio clients.
+    let bridge = if http {
+        match server::bridge::start(app.clone()) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                tracing::warn!(
+                    "the bridge socket could not start (stdio clients will serve in-process): {e}"
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
 
     let served = if http {
         let port = port.unwrap_or(app.gate.config.current().server.port);
@@ -55,10 +127,18 @@ pub async fn run(
             _ = shutdown.cancelled() => Ok(()),
         }
     };
-    // Calls still in flight (a client gone mid-approval) write their records before the audit
-    // log is flushed.
+    // Calls still parked end now (`unreachable`, each recorded and answered); calls still in
+    // flight (a client gone mid-approval) write their records before the audit log is flushed.
+    let withdrawn = app.gate.broker.withdraw_all();
+    if withdrawn > 0 {
+        tracing::info!("stopping: {withdrawn} parked approval(s) withdrawn");
+    }
     if !app.gate.wait_idle(Duration::from_secs(3)).await {
         tracing::warn!("calls still running at shutdown; their records may be missing");
+    }
+    // Bridged calls have answered by now; then their connections close.
+    if let Some(b) = bridge {
+        b.close(Duration::from_secs(1)).await;
     }
     app.shutdown();
     served.map(|_| ExitCode::SUCCESS)
@@ -87,7 +167,9 @@ fn spawn_signal_handlers(app: Arc<App>, shutdown: CancellationToken) -> anyhow::
 }
 
 /// Clients every 500 ms (a revoked token's sessions end within a second), config every 2 s.
-fn spawn_config_poll(app: Arc<App>, shutdown: CancellationToken) {
+/// A daemon whose runtime directory is gone (the session ended, a test's directory removed)
+/// stops: nothing can reach it any more.
+fn spawn_config_poll(app: Arc<App>, shutdown: CancellationToken, daemon: bool) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         let mut n: u64 = 0;
@@ -99,6 +181,10 @@ fn spawn_config_poll(app: Arc<App>, shutdown: CancellationToken) {
                     let config_changed = n.is_multiple_of(4) && reload_now(&app, "poll");
                     if clients_changed || config_changed {
                         refresh_sessions(&app).await;
+                    }
+                    if daemon && n.is_multiple_of(4) && !app.paths.runtime_dir.exists() {
+                        tracing::warn!(dir = %app.paths.runtime_dir.display(), "the runtime directory is gone; stopping");
+                        shutdown.cancel();
                     }
                 }
                 _ = shutdown.cancelled() => break,

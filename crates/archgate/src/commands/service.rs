@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::out;
-use super::unit::{self, PACKAGED_UNIT, SESSION_VARS, UNIT_NAME};
+use super::unit::{self, PACKAGED_UNIT, SESSION_VARS, SOCKET_UNIT, SOCKET_UNIT_NAME, UNIT_NAME};
 use crate::cli::ServiceAction;
 
 pub async fn run(config: Option<PathBuf>, action: ServiceAction) -> anyhow::Result<ExitCode> {
@@ -116,6 +116,13 @@ pub(super) async fn install(config: Option<PathBuf>, write_only: bool) -> anyhow
             exe.display()
         ));
     }
+    // The bridge socket for stdio clients, beside the service (socket activation).
+    let socket_unit = target.with_file_name(SOCKET_UNIT_NAME);
+    if let Some(dir) = socket_unit.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&socket_unit, SOCKET_UNIT)?;
+    out(format!("wrote {}", socket_unit.display()));
     let env = session_env();
     let names: Vec<&str> = env.iter().map(|(k, _)| *k).collect();
     let mut by_hand = Vec::new();
@@ -126,6 +133,7 @@ pub(super) async fn install(config: Option<PathBuf>, write_only: bool) -> anyhow
         ));
     }
     by_hand.push("systemctl --user daemon-reload".to_owned());
+    by_hand.push(format!("systemctl --user enable --now {SOCKET_UNIT_NAME}"));
     by_hand.push(format!("systemctl --user enable --now {UNIT_NAME}"));
     if write_only {
         out("nothing else was run (--write-only); to start it:");
@@ -153,6 +161,10 @@ pub(super) async fn install(config: Option<PathBuf>, write_only: bool) -> anyhow
         );
     }
     steps.push((vec!["daemon-reload"], "reloaded the user manager".into()));
+    steps.push((
+        vec!["enable", "--now", SOCKET_UNIT_NAME],
+        format!("enabled {SOCKET_UNIT_NAME} (stdio clients reach the daemon through it)"),
+    ));
     steps.push((
         vec!["enable", "--now", UNIT_NAME],
         format!("enabled and started {UNIT_NAME}"),
@@ -211,6 +223,16 @@ async fn uninstall() -> anyhow::Result<ExitCode> {
         out(format!(
             "`systemctl --user disable --now {UNIT_NAME}` said: {}",
             disabled.said
+        ));
+    }
+    let socket_off = systemctl(&["disable", "--now", SOCKET_UNIT_NAME], &[]).await;
+    if socket_off.ok {
+        out(format!("stopped and disabled {SOCKET_UNIT_NAME}"));
+    }
+    if remove_if_present(&target.with_file_name(SOCKET_UNIT_NAME))? {
+        out(format!(
+            "removed {}",
+            target.with_file_name(SOCKET_UNIT_NAME).display()
         ));
     }
     let removed = remove_if_present(&target)?;

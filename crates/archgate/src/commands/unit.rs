@@ -11,6 +11,31 @@ use std::path::{Path, PathBuf};
 /// The unit's file name.
 pub const UNIT_NAME: &str = "archgate.service";
 
+/// The socket unit beside it: stdio clients' bridge socket, held by systemd so the first client
+/// starts the daemon (socket activation) and a restarting daemon loses no connection attempt.
+pub const SOCKET_UNIT_NAME: &str = "archgate.socket";
+
+/// The socket unit's text: the daemon's `bridge.sock` in `%t/archgate` (0700), mode 0600; the
+/// daemon takes it from systemd (`LISTEN_FDS`) and checks every peer's uid as well.
+pub const SOCKET_UNIT: &str = r#"# archgate: the socket stdio clients (`archgate serve`) reach the daemon through.
+# Written by `archgate service install` beside archgate.service; the first connection starts the
+# service (socket activation), which takes this socket over from systemd.
+
+[Unit]
+Description=archgate bridge socket for stdio MCP clients
+Documentation=man:archgate(1)
+PartOf=graphical-session.target
+
+[Socket]
+ListenStream=%t/archgate/bridge.sock
+SocketMode=0600
+DirectoryMode=0700
+RemoveOnStop=yes
+
+[Install]
+WantedBy=graphical-session.target
+"#;
+
 /// Where the Arch package installs its copy.
 pub const PACKAGED_UNIT: &str = "/usr/lib/systemd/user/archgate.service";
 
@@ -152,6 +177,21 @@ mod tests {
         assert_eq!(
             exec_word(Path::new("/home/a b/100%/$x/archgate")),
             "\"/home/a b/100%%/$$x/archgate\""
+        );
+    }
+
+    #[test]
+    fn the_socket_unit_is_the_daemons_bridge_socket() {
+        assert!(SOCKET_UNIT.contains(&format!(
+            "ListenStream=%t/archgate/{}\n",
+            crate::server::bridge::SOCKET
+        )));
+        assert!(SOCKET_UNIT.contains("SocketMode=0600\n"));
+        assert!(SOCKET_UNIT.contains("DirectoryMode=0700\n"));
+        // Activates the service of the same name.
+        assert_eq!(
+            SOCKET_UNIT_NAME.strip_suffix(".socket"),
+            UNIT_NAME.strip_suffix(".service")
         );
     }
 

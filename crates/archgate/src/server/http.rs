@@ -549,6 +549,9 @@ pub fn health_body(app: &App) -> serde_json::Value {
             "write_failures": gate.audit.stats().write_failures.load(std::sync::atomic::Ordering::Relaxed),
         },
         "session": session_facts(app),
+        // Stdio clients: bridged through this daemon, and those serving in their own process.
+        "bridge": app.bridge.json(),
+        "in_process_stdio": crate::instances::in_process(&app.paths.runtime_dir),
     })
 }
 

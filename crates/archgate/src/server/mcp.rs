@@ -47,6 +47,8 @@ pub struct McpServer {
     app: Arc<App>,
     /// Set for stdio; over HTTP the client comes with each request.
     fixed_client: Option<Client>,
+    /// A bridged connection's end (`bridge.rs`): its calls end with it.
+    conn_ended: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl McpServer {
@@ -59,6 +61,7 @@ impl McpServer {
                 name: LOCAL_CLIENT.into(),
                 grant,
             }),
+            conn_ended: None,
         }
     }
 
@@ -66,16 +69,42 @@ impl McpServer {
         McpServer {
             app,
             fixed_client: None,
+            conn_ended: None,
+        }
+    }
+
+    /// A bridged stdio client (`server/bridge.rs`): the client its hello named, its calls
+    /// ended when `ended` fires.
+    pub fn bridged(
+        app: Arc<App>,
+        name: &str,
+        ended: tokio_util::sync::CancellationToken,
+    ) -> McpServer {
+        let config = app.gate.config.current();
+        let grant = archgate_core::clients::grant_for(name, None, &config);
+        McpServer {
+            app,
+            fixed_client: Some(Client {
+                name: name.into(),
+                grant,
+            }),
+            conn_ended: Some(ended),
         }
     }
 
     fn client(&self, cx: &RequestContext<RoleServer>) -> Result<Client, McpError> {
         if let Some(c) = &self.fixed_client {
-            // The grant follows live config.
+            // The grant follows live config (and the stored client of that name, if any).
             let config = self.app.gate.config.current();
+            let stored = self
+                .app
+                .clients
+                .list()
+                .into_iter()
+                .find(|s| s.name == c.name);
             return Ok(Client {
                 name: c.name.clone(),
-                grant: archgate_core::clients::grant_for(&c.name, None, &config),
+                grant: archgate_core::clients::grant_for(&c.name, stored.as_ref(), &config),
             });
         }
         cx.extensions
@@ -278,13 +307,16 @@ impl ServerHandler for McpServer {
         // drops the call: a question still parked is withdrawn and recorded `unreachable`.
         // `ended` fires the moment archgate ends the session (DELETE, evicted, revoked) or the
         // client drops this call's answer stream.
-        let ended = self.app.sessions.call_token(
-            cx.extensions
-                .get::<http::request::Parts>()
-                .and_then(|p| p.headers.get("mcp-session-id"))
-                .and_then(|v| v.to_str().ok()),
-            &serde_json::to_string(&cx.id).unwrap_or_default(),
-        );
+        let ended = match &self.conn_ended {
+            Some(t) => t.clone(),
+            None => self.app.sessions.call_token(
+                cx.extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|p| p.headers.get("mcp-session-id"))
+                    .and_then(|v| v.to_str().ok()),
+                &serde_json::to_string(&cx.id).unwrap_or_default(),
+            ),
+        };
         // While the call runs (an approval can wait up to approval.timeout_s), a request that
         // carries a progressToken hears progress every few seconds: clients that reset their
         // own timeout on progress then wait for archgate's answer instead of giving up.

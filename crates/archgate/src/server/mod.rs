@@ -1,5 +1,6 @@
 //! Transports: stdio and streamable HTTP, sharing one MCP handler.
 
+pub mod bridge;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod http;

@@ -39,9 +39,18 @@ pub async fn serve(app: Arc<App>) -> anyhow::Result<()> {
 }
 
 /// A reader that calls `on_eof` once when its inner reader reaches end of file.
-struct WatchEof<R> {
+pub(crate) struct WatchEof<R> {
     inner: R,
     on_eof: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl<R> WatchEof<R> {
+    pub(crate) fn new(inner: R, on_eof: impl FnOnce() + Send + 'static) -> WatchEof<R> {
+        WatchEof {
+            inner,
+            on_eof: Some(Box::new(on_eof)),
+        }
+    }
 }
 
 impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WatchEof<R> {

@@ -268,8 +268,13 @@ pub struct StdioServer {
 
 impl StdioServer {
     pub fn start(env: &Env) -> StdioServer {
+        Self::start_with(env, &["serve"])
+    }
+
+    /// `archgate` with these arguments (`serve --client NAME` …) as a stdio server.
+    pub fn start_with(env: &Env, args: &[&str]) -> StdioServer {
         let mut child = env
-            .command(&["serve"])
+            .command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -311,6 +316,22 @@ impl StdioServer {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = self.out.recv_timeout(left).unwrap_or_else(|_| {
                 panic!("no answer to {method}; stderr:\n{}", self.stderr.joined())
+            });
+            let v: serde_json::Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    /// Waits for the message with this id (one already sent).
+    pub fn wait_for_id(&mut self, id: u64) -> serde_json::Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.out.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("no answer to id {id}; stderr:\n{}", self.stderr.joined())
             });
             let v: serde_json::Value = serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));

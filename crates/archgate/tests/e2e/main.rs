@@ -6,6 +6,7 @@
 // that only crates/exec spawns processes does not apply to them.
 #![allow(clippy::disallowed_methods)]
 
+mod bridge;
 mod cli;
 mod clients;
 mod desktop;

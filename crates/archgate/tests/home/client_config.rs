@@ -33,7 +33,8 @@ fn the_http_line_names_the_running_servers_port_and_the_names_differ() {
     let out = env.run(&["client-config", "claude-code"]);
     let stdio = stdout(&out);
     assert!(
-        stdio.starts_with("claude mcp add archgate -- /") && stdio.trim().ends_with(" serve"),
+        stdio.starts_with("claude mcp add archgate -- /")
+            && stdio.trim().ends_with(" serve --client claude-code"),
         "{stdio}"
     );
     for kind in ["cursor", "vscode", "claude-desktop"] {

@@ -66,6 +66,18 @@ fn install_write_only_writes_the_golden_unit_for_this_binary_and_prints_the_comm
         said.contains("systemctl --user enable --now archgate.service"),
         "{said}"
     );
+    // The bridge socket beside it, as the package ships it, enabled before the service.
+    let socket = unit_path(&env).with_file_name("archgate.socket");
+    assert_eq!(
+        std::fs::read_to_string(&socket).expect("the socket unit is written"),
+        std::fs::read_to_string(repo().join("packaging/systemd/archgate.socket")).unwrap()
+    );
+    let (sock, serv) = (
+        said.find("enable --now archgate.socket")
+            .expect("the socket is enabled"),
+        said.find("enable --now archgate.service").unwrap(),
+    );
+    assert!(sock < serv, "{said}");
 }
 
 /// systemd's own parser and checker accept the unit: every directive is known, the binary exists.
@@ -83,6 +95,31 @@ fn systemd_analyze_verifies_the_unit() {
         .expect("systemd-analyze (package systemd) is installed");
     let said = text(&analyze);
     assert!(analyze.status.success(), "systemd-analyze verify: {said}");
+    // And the socket unit beside it.
+    let socket = Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(unit_path(&env).with_file_name("archgate.socket"))
+        .env("XDG_RUNTIME_DIR", env.dir("runtime"))
+        .env("XDG_CONFIG_HOME", env.dir("config"))
+        .output()
+        .unwrap();
+    let socket_said = text(&socket);
+    assert!(
+        socket.status.success(),
+        "systemd-analyze verify archgate.socket: {socket_said}"
+    );
+    for bad in [
+        "Unknown key",
+        "Unknown section",
+        "Invalid",
+        "ignoring",
+        "Failed",
+    ] {
+        assert!(
+            !socket_said.contains(bad),
+            "systemd-analyze complained: {socket_said}"
+        );
+    }
     let complaints = [
         "Unknown key",
         "Unknown section",

@@ -36,9 +36,11 @@ fn setup_writes_a_config_with_the_preset_and_prints_the_client_command() {
     let exe = std::path::Path::new(BIN).canonicalize().unwrap();
     assert!(
         said.contains(&format!(
-            "claude mcp add archgate -- {} serve",
+            "claude mcp add archgate -- {} serve --client claude-code",
             exe.display()
-        )) || said.contains(&format!("claude mcp add archgate -- {BIN} serve")),
+        )) || said.contains(&format!(
+            "claude mcp add archgate -- {BIN} serve --client claude-code"
+        )),
         "{said}"
     );
 }

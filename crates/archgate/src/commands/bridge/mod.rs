@@ -1,0 +1,177 @@
+//! `archgate serve` (stdio): a thin bridge to the desktop's daemon.
+//!
+//! The client's MCP bytes go to the daemon's bridge socket (`server/bridge.rs`) and the
+//! daemon's come back, line for line and unchanged (`pump.rs`). Where the daemon is: the runtime
+//! directory's `bridge.sock`, else the socket named by `daemon.json` in the runtime or state
+//! directory (`daemon.rs`; a client with HOME and PATH only finds it through HOME). When none
+//! answers: the socket unit's path is the same socket (systemd starts the daemon on connect),
+//! else the daemon is spawned detached (`spawn.rs`), else — or with `--in-process` — this
+//! process serves as before, with its own broker and budgets, and says so in its log.
+
+mod pump;
+mod record;
+mod spawn;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+use archgate_core::clients::LOCAL_CLIENT;
+use archgate_core::paths::Paths;
+
+pub use pump::Inflight;
+
+/// How long one connection attempt (connect, hello, answer) may take.
+const CONNECT_PATIENCE: Duration = Duration::from_secs(5);
+
+/// A connection the daemon accepted: its two halves (the reader keeps what it buffered).
+pub struct Link {
+    pub read: BufReader<tokio::net::unix::OwnedReadHalf>,
+    pub write: tokio::net::unix::OwnedWriteHalf,
+    /// The daemon's pid, from its answer.
+    pub pid: u64,
+}
+
+/// Why a daemon did not take the connection.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    #[error("no daemon at {0}: {1}")]
+    Absent(PathBuf, std::io::Error),
+    #[error("the process at {0} is not this user's")]
+    Foreign(PathBuf),
+    #[error("the daemon refused this client ({kind}): {reason}")]
+    Refused { kind: String, reason: String },
+    #[error("the daemon did not answer the hello: {0}")]
+    NoAnswer(String),
+}
+
+pub async fn run(
+    config: Option<PathBuf>,
+    client: Option<String>,
+    in_process: bool,
+) -> anyhow::Result<ExitCode> {
+    let name = client.unwrap_or_else(|| LOCAL_CLIENT.to_owned());
+    if !crate::server::bridge::valid_name(&name) {
+        anyhow::bail!(
+            "{:?} is not a valid client name (letters, digits, '-', '_', at most 64)",
+            archgate_core::text::for_terminal(&name).into_owned()
+        );
+    }
+    if in_process {
+        return super::serve::run_in_process(config).await;
+    }
+    let (cfg, paths) = crate::app::config_and_paths(config.clone())?;
+    let link = match reach(&paths, &name).await {
+        Ok(l) => Some(l),
+        Err(LinkError::Refused { kind, reason }) => {
+            // The daemon runs and said no: serving anyway would split the truth again.
+            anyhow::bail!("the archgate daemon refused client {name:?} ({kind}): {reason}");
+        }
+        Err(first) => match spawn::start_daemon(config.clone(), &paths).await {
+            Ok(()) => match reach_patiently(&paths, &name, Duration::from_secs(10)).await {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    tracing::warn!(
+                        "no archgate daemon answered ({first}; after starting one: {e}); serving in-process"
+                    );
+                    None
+                }
+            },
+            Err(why) => {
+                tracing::info!(
+                    "no archgate daemon answered ({first}) and {why}; serving in-process"
+                );
+                None
+            }
+        },
+    };
+    let Some(link) = link else {
+        return super::serve::run_in_process(config).await;
+    };
+    tracing::info!(client = %name, daemon = link.pid, "bridging stdio to the archgate daemon");
+    pump::run(
+        link,
+        pump::Setup {
+            name,
+            paths,
+            config: cfg,
+        },
+    )
+    .await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The first socket that takes this client.
+pub async fn reach(paths: &Paths, name: &str) -> Result<Link, LinkError> {
+    let mut last = None;
+    for socket in crate::daemon::socket_candidates(paths) {
+        match connect(&socket, name).await {
+            Ok(l) => return Ok(l),
+            Err(e @ LinkError::Refused { .. }) => return Err(e),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| LinkError::NoAnswer("no socket to try".into())))
+}
+
+/// `reach`, retried until `within` has passed (a daemon starting, or restarting).
+pub async fn reach_patiently(
+    paths: &Paths,
+    name: &str,
+    within: Duration,
+) -> Result<Link, LinkError> {
+    let until = tokio::time::Instant::now() + within;
+    loop {
+        match reach(paths, name).await {
+            Ok(l) => return Ok(l),
+            Err(e @ LinkError::Refused { .. }) => return Err(e),
+            Err(e) if tokio::time::Instant::now() >= until => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+/// Connects, checks that the daemon runs as this user, says hello and reads the answer.
+pub async fn connect(socket: &Path, name: &str) -> Result<Link, LinkError> {
+    let attempt = async {
+        let stream = UnixStream::connect(socket)
+            .await
+            .map_err(|e| LinkError::Absent(socket.to_owned(), e))?;
+        // The other end must be this user's too (a socket someone else put there is not ours).
+        if !crate::server::bridge::peer_is_me(&stream) {
+            return Err(LinkError::Foreign(socket.to_owned()));
+        }
+        let (read, mut write) = stream.into_split();
+        let hello =
+            serde_json::json!({"archgate_bridge": crate::server::bridge::VERSION, "client": name});
+        write
+            .write_all(format!("{hello}\n").as_bytes())
+            .await
+            .map_err(|e| LinkError::NoAnswer(e.to_string()))?;
+        let mut read = BufReader::new(read);
+        let mut line = Vec::new();
+        (&mut read)
+            .take(64 * 1024)
+            .read_until(b'\n', &mut line)
+            .await
+            .map_err(|e| LinkError::NoAnswer(e.to_string()))?;
+        let answer: serde_json::Value = serde_json::from_slice(&line)
+            .map_err(|_| LinkError::NoAnswer("the answer was not JSON".into()))?;
+        if answer["ok"] != true {
+            return Err(LinkError::Refused {
+                kind: answer["error"].as_str().unwrap_or("refused").to_owned(),
+                reason: answer["reason"].as_str().unwrap_or("").to_owned(),
+            });
+        }
+        Ok(Link {
+            read,
+            write,
+            pid: answer["pid"].as_u64().unwrap_or(0),
+        })
+    };
+    tokio::time::timeout(CONNECT_PATIENCE, attempt)
+        .await
+        .unwrap_or_else(|_| Err(LinkError::NoAnswer("no answer within 5 s".into())))
+}

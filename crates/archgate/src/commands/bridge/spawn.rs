@@ -1,0 +1,152 @@
+//! Starting the daemon when no one answers on the bridge socket.
+//!
+//! A daemon belongs to a desktop session, so one is started only where a session is found: the
+//! systemd user manager answers `systemctl --user show-environment` for this runtime directory
+//! (its `XDG_RUNTIME_DIR` is the bridge's; its environment is the session's — WAYLAND_DISPLAY,
+//! DBUS_SESSION_BUS_ADDRESS… — which a client that started this bridge with HOME and PATH only
+//! does not have), or the runtime directory holds the session bus or a Wayland socket. Then `setsid archgate serve --http --detached` is spawned through
+//! archgate_exec (own session and process group, stdio on /dev/null; it logs to `daemon.log`
+//! in the state directory), with the manager's variables the bridge lacks. When
+//! the configured port is taken (another daemon of another runtime directory), the new one
+//! listens on a free port. Without a session there is no daemon to start: the bridge serves
+//! in-process and says so.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use archgate_core::paths::Paths;
+use archgate_exec::{CommandSpec, run_for_person, spawn_for_person};
+
+/// The session's environment as the systemd user manager holds it, or where the runtime
+/// directory shows a session; `Err` says why there is none.
+async fn session_env(paths: &Paths) -> Result<Vec<(String, String)>, String> {
+    let spec = CommandSpec::new("systemctl")
+        .args(["--user", "show-environment"])
+        .timeout(Duration::from_secs(3));
+    let manager = match run_for_person(spec).await {
+        Ok(o) if o.success() => Some(parse_environment(&o.stdout_lossy())),
+        Ok(o) => {
+            tracing::debug!(
+                "systemctl --user show-environment: {}",
+                o.stderr_lossy().trim()
+            );
+            None
+        }
+        Err(e) => {
+            tracing::debug!("systemctl --user show-environment: {e}");
+            None
+        }
+    };
+    let base = paths.runtime_dir.parent().unwrap_or(Path::new("/"));
+    // The manager's session is this runtime directory's only when it names the same one (a
+    // bridge with another XDG_RUNTIME_DIR — a test's, a container's — is not in that session).
+    if let Some(env) = manager {
+        let same = env
+            .iter()
+            .find(|(k, _)| k == "XDG_RUNTIME_DIR")
+            .is_some_and(|(_, v)| same_dir(Path::new(v), base));
+        if same {
+            return Ok(env);
+        }
+    }
+    if has_session_socket(base) {
+        return Ok(Vec::new());
+    }
+    Err(format!(
+        "no desktop session to start a daemon in (no systemd user manager for this runtime directory, no session bus or Wayland socket in {})",
+        base.display()
+    ))
+}
+
+/// `KEY=VALUE` lines (systemd quotes values with `$'…'` only when they hold odd characters;
+/// those are left out rather than guessed at).
+pub fn parse_environment(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .filter(|(k, v)| {
+            !k.is_empty()
+                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !v.starts_with("$'")
+        })
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+fn has_session_socket(dir: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    rd.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        (name == "bus" || (name.starts_with("wayland-") && !name.ends_with(".lock")))
+            && e.file_type().is_ok_and(|t| t.is_socket())
+    })
+}
+
+/// Spawns a detached daemon for these paths; `Err` says why none was started.
+pub async fn start_daemon(config: Option<PathBuf>, paths: &Paths) -> Result<(), String> {
+    let session = session_env(paths).await?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find archgate itself: {e}"))?;
+    let (cfg, _) = crate::app::config_and_paths(config.clone()).map_err(|e| e.to_string())?;
+    let port = if std::net::TcpListener::bind(("127.0.0.1", cfg.server.port)).is_ok() {
+        cfg.server.port
+    } else {
+        0
+    };
+    // Through util-linux's `setsid`: a new session (no terminal's hangup reaches it), which a
+    // process group leader — what archgate_exec makes of every program — cannot enter itself.
+    let mut spec = CommandSpec::new("setsid").arg(exe.to_string_lossy().into_owned());
+    if let Some(c) = &config {
+        spec = spec.arg("--config").arg(c.to_string_lossy().into_owned());
+    }
+    spec = spec
+        .args(["serve", "--http", "--detached", "--port"])
+        .arg(port.to_string());
+    for (k, v) in session {
+        // What the bridge has wins: its XDG directories are where it looks for the daemon.
+        if std::env::var_os(&k).is_none() && !k.starts_with("ARCHGATE_") {
+            spec = spec.env(k, v);
+        }
+    }
+    // `setsid` is found and checked like any program; archgate is the binary running now.
+    let pid = spawn_for_person(spec).map_err(|e| format!("starting the daemon failed: {e}"))?;
+    tracing::info!(
+        pid,
+        port,
+        "started an archgate daemon (its log: {})",
+        paths.state_dir.join("daemon.log").display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_managers_environment_is_read_line_by_line() {
+        let env = parse_environment(
+            "HOME=/home/p\nWAYLAND_DISPLAY=wayland-1\nODD=$'a\\nb'\nnot a line\n=x\nDBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus\n",
+        );
+        assert_eq!(
+            env,
+            vec![
+                ("HOME".to_owned(), "/home/p".to_owned()),
+                ("WAYLAND_DISPLAY".to_owned(), "wayland-1".to_owned()),
+                (
+                    "DBUS_SESSION_BUS_ADDRESS".to_owned(),
+                    "unix:path=/run/user/1000/bus".to_owned()
+                ),
+            ]
+        );
+    }
+}

@@ -1,0 +1,168 @@
+//! One daemon per runtime directory: the lock `serve --http` takes, and the files that say which
+//! daemon runs and where its bridge socket is.
+//!
+//! `daemon.lock` (flock, held for the daemon's life) and `daemon.json` (pid, since, socket) in the
+//! runtime directory; a copy of `daemon.json` in the state directory, so a stdio client started
+//! with a stripped environment (HOME and PATH only, no `XDG_RUNTIME_DIR`) still finds the socket
+//! through HOME. A second `serve --http` on the same runtime directory cannot take the lock and
+//! refuses to start, naming the one that runs. The files are private (0600 in 0700 directories)
+//! and a reader believes them only while the pid lives.
+
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use archgate_core::paths::{Paths, write_private_file};
+
+pub const LOCK: &str = "daemon.lock";
+pub const INFO: &str = "daemon.json";
+
+/// What a running daemon says about itself.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DaemonInfo {
+    pub pid: u32,
+    /// When it started (RFC 3339).
+    pub since: String,
+    /// The runtime directory it owns.
+    pub runtime_dir: PathBuf,
+    /// Its bridge socket.
+    pub socket: PathBuf,
+    /// Started by a stdio bridge (detached) rather than by the person, the plugin or systemd.
+    #[serde(default)]
+    pub spawned: bool,
+}
+
+impl DaemonInfo {
+    pub fn alive(&self) -> bool {
+        i32::try_from(self.pid).is_ok_and(|p| {
+            p > 0 && nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), None).is_ok()
+        })
+    }
+}
+
+/// Another daemon holds this runtime directory.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    #[error(
+        "archgate already runs as the daemon of {dir}: pid {pid} since {since}; stop it first (`archgate service stop`, or the Omarchy plugin's stop) or use it"
+    )]
+    Running {
+        dir: PathBuf,
+        pid: String,
+        since: String,
+    },
+    #[error("cannot take the daemon lock {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Held while the daemon runs; removes its files when dropped.
+pub struct Claim {
+    _lock: nix::fcntl::Flock<File>,
+    files: Vec<PathBuf>,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        for f in &self.files {
+            // Only our own: a file another daemon wrote since stays.
+            if read(f).is_some_and(|i| i.pid == std::process::id()) {
+                let _ = std::fs::remove_file(f);
+            }
+        }
+    }
+}
+
+/// Takes the runtime directory's daemon lock and writes `daemon.json` (both places).
+pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
+    let path = paths.runtime_dir.join(LOCK);
+    let io = |source| ClaimError::Io {
+        path: path.clone(),
+        source,
+    };
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(&path)
+        .map_err(io)?;
+    let lock = match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(l) => l,
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+            let other = read(&paths.runtime_dir.join(INFO));
+            return Err(ClaimError::Running {
+                dir: paths.runtime_dir.clone(),
+                pid: other
+                    .as_ref()
+                    .map(|i| i.pid.to_string())
+                    .unwrap_or_else(|| "unknown".into()),
+                since: other
+                    .map(|i| i.since)
+                    .unwrap_or_else(|| "an unknown time".into()),
+            });
+        }
+        Err((_, e)) => return Err(io(std::io::Error::from(e))),
+    };
+    let info = DaemonInfo {
+        pid: std::process::id(),
+        since: archgate_core::audit::now_rfc3339(),
+        runtime_dir: paths.runtime_dir.clone(),
+        socket: paths.runtime_dir.join(crate::server::bridge::SOCKET),
+        spawned,
+    };
+    let bytes = serde_json::to_vec(&info).unwrap_or_default();
+    let files = vec![paths.runtime_dir.join(INFO), paths.state_dir.join(INFO)];
+    for f in &files {
+        if let Err(e) = write_private_file(f, &bytes) {
+            tracing::warn!(file = %f.display(), "cannot write the daemon's pid file: {e}");
+        }
+    }
+    Ok(Claim { _lock: lock, files })
+}
+
+/// A `daemon.json`, if it parses and its pid lives.
+pub fn read(path: &Path) -> Option<DaemonInfo> {
+    let bytes = std::fs::read(path).ok()?;
+    let info: DaemonInfo = serde_json::from_slice(&bytes).ok()?;
+    info.alive().then_some(info)
+}
+
+/// The running daemon for these paths: the runtime directory's file, else the state
+/// directory's pointer (a client without `XDG_RUNTIME_DIR`).
+pub fn running(paths: &Paths) -> Option<DaemonInfo> {
+    read(&paths.runtime_dir.join(INFO)).or_else(|| read(&paths.state_dir.join(INFO)))
+}
+
+/// Where a bridge looks for the socket, best first (duplicates removed). A client without
+/// `XDG_RUNTIME_DIR` (HOME and PATH only) asks its HOME's state directory first: the runtime
+/// directory it guessed (`/run/user/UID`) may be another HOME's.
+pub fn socket_candidates(paths: &Paths) -> Vec<PathBuf> {
+    let guessed = std::env::var_os("XDG_RUNTIME_DIR").is_none();
+    let mut out = Vec::new();
+    let in_runtime = paths.runtime_dir.join(crate::server::bridge::SOCKET);
+    if !guessed {
+        out.push(in_runtime.clone());
+    }
+    let files = if guessed {
+        [paths.state_dir.join(INFO), paths.runtime_dir.join(INFO)]
+    } else {
+        [paths.runtime_dir.join(INFO), paths.state_dir.join(INFO)]
+    };
+    for f in files {
+        if let Some(i) = read(&f)
+            && !out.contains(&i.socket)
+        {
+            out.push(i.socket);
+        }
+    }
+    if !out.contains(&in_runtime) {
+        out.push(in_runtime);
+    }
+    out
+}

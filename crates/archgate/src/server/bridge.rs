@@ -1,0 +1,426 @@
+//! The daemon's Unix socket for bridged stdio clients (`archgate serve --client NAME`).
+//!
+//! `bridge.sock` in the runtime directory (0700), mode 0600, or the socket systemd's
+//! `archgate.socket` unit passed in (socket activation). Every connection's peer uid
+//! (SO_PEERCRED) must be this process's, else it is closed before a byte is read and counted.
+//! A connection starts with one hello line, `{"archgate_bridge":1,"client":"NAME"}`, within
+//! `server.header_timeout_s` and 4 KiB; the daemon answers one line (`ok`, or the refusal's kind
+//! and reason) and then serves MCP over the same stream, as a session of client NAME with the
+//! grant, budgets and limits an HTTP client of that name has. Bounded like the HTTP listener: at
+//! most 32 connections saying hello at once, `server.max_connections` in all and
+//! `server.max_sessions_per_client` per client name.
+//!
+//! When a bridged connection closes, its calls still parked are withdrawn at once (recorded
+//! `unreachable` by the gate). When the daemon stops, `close` ends parked calls first, so each
+//! bridged call's answer (and its one record) is written before the socket goes.
+
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::mcp::McpServer;
+use crate::app::App;
+
+/// The socket's file name in the runtime directory.
+pub const SOCKET: &str = "bridge.sock";
+/// The hello's protocol version.
+pub const VERSION: u64 = 1;
+/// Longest hello line accepted, newline included.
+pub const MAX_HELLO: usize = 4096;
+/// Connections in their hello at once; past it a new one is closed at once.
+const MAX_GREETING: usize = 32;
+
+/// What the listener did with its connections (shown in `/health`).
+#[derive(Default)]
+pub struct BridgeStats {
+    pub open: AtomicUsize,
+    pub accepted: AtomicU64,
+    /// Another uid at the other end (or no credentials).
+    pub refused_peer: AtomicU64,
+    /// A hello that was too large, unfinished, not JSON or named an unknown client.
+    pub refused_hello: AtomicU64,
+    /// Past a cap (greeting, all connections, sessions of one client).
+    pub refused_cap: AtomicU64,
+    /// Where it listens, once it does.
+    pub socket: std::sync::OnceLock<PathBuf>,
+    /// Open connections per client name.
+    by_client: Mutex<HashMap<String, usize>>,
+}
+
+impl BridgeStats {
+    pub fn json(&self) -> Value {
+        json!({
+            "socket": self.socket.get(),
+            "open": self.open.load(Ordering::Relaxed),
+            "accepted": self.accepted.load(Ordering::Relaxed),
+            "refused_peer": self.refused_peer.load(Ordering::Relaxed),
+            "refused_hello": self.refused_hello.load(Ordering::Relaxed),
+            "refused_cap": self.refused_cap.load(Ordering::Relaxed),
+        })
+    }
+}
+
+/// Why a hello was refused; `kind` is what the bridge reports to its client.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HelloError {
+    #[error("the hello line is longer than {MAX_HELLO} bytes")]
+    TooLarge,
+    #[error("the connection ended (or went quiet) before a whole hello line")]
+    Unfinished,
+    #[error("not a bridge hello: {0}")]
+    Malformed(String),
+    #[error("{0:?} is not a valid client name (letters, digits, '-', '_', at most 64)")]
+    BadName(String),
+    #[error(
+        "no client named {0:?}: use `local`, a [clients.NAME] section of config.toml, a client of `archgate clients list`, or claude-code, claude-desktop, cursor, vscode"
+    )]
+    UnknownClient(String),
+    #[error("client {0:?} has {1} bridged sessions open already (server.max_sessions_per_client)")]
+    TooManySessions(String, usize),
+    #[error("the daemon serves {0} connections already (server.max_connections)")]
+    Busy(usize),
+}
+
+impl HelloError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            HelloError::TooLarge => "too_large",
+            HelloError::Unfinished => "unfinished",
+            HelloError::Malformed(_) => "malformed",
+            HelloError::BadName(_) => "invalid_name",
+            HelloError::UnknownClient(_) => "unknown_client",
+            HelloError::TooManySessions(..) => "too_many_sessions",
+            HelloError::Busy(_) => "busy",
+        }
+    }
+}
+
+/// The hello's line (newline included or not), to the client name it names. `known` says
+/// whether a well-formed name is a client this daemon knows.
+pub fn parse_hello(line: &[u8], known: impl Fn(&str) -> bool) -> Result<String, HelloError> {
+    if line.len() > MAX_HELLO {
+        return Err(HelloError::TooLarge);
+    }
+    let v: Value =
+        serde_json::from_slice(line).map_err(|e| HelloError::Malformed(e.to_string()))?;
+    let Some(o) = v.as_object() else {
+        return Err(HelloError::Malformed("not a JSON object".into()));
+    };
+    if o.get("archgate_bridge").and_then(Value::as_u64) != Some(VERSION) {
+        return Err(HelloError::Malformed(format!(
+            "\"archgate_bridge\" must be {VERSION}"
+        )));
+    }
+    if let Some(k) = o.keys().find(|k| *k != "archgate_bridge" && *k != "client") {
+        return Err(HelloError::Malformed(format!("unknown field {k:?}")));
+    }
+    let name = match o.get("client") {
+        None => archgate_core::clients::LOCAL_CLIENT,
+        Some(Value::String(s)) => s.as_str(),
+        Some(_) => return Err(HelloError::Malformed("\"client\" must be a string".into())),
+    };
+    if !valid_name(name) {
+        return Err(HelloError::BadName(
+            archgate_core::text::for_terminal(name).into_owned(),
+        ));
+    }
+    if !known(name) {
+        return Err(HelloError::UnknownClient(name.to_owned()));
+    }
+    Ok(name.to_owned())
+}
+
+/// The names `archgate clients` accepts: letters, digits, '-', '_', 1 to 64 bytes.
+pub fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Whether `name` is a client of this daemon: `local`, `default`, a `[clients.NAME]` section, a
+/// client of `archgate clients`, or one of the kinds `archgate client-config` names.
+pub fn known_client(app: &App, name: &str) -> bool {
+    use archgate_core::clients::{DEFAULT_CLIENT, LOCAL_CLIENT};
+    name == LOCAL_CLIENT
+        || name == DEFAULT_CLIENT
+        || app.gate.config.current().clients.contains_key(name)
+        || app.clients.list().iter().any(|c| c.name == name)
+        || crate::snippets::KINDS
+            .iter()
+            .any(|k| crate::snippets::names(*k).0 == name)
+}
+
+/// The listening socket; `close` ends it in order.
+pub struct BridgeServer {
+    path: Option<PathBuf>,
+    stop: CancellationToken,
+    tasks: Tasks,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+/// The connections' tasks (finished ones reaped as new ones come).
+type Tasks = Arc<Mutex<JoinSet<()>>>;
+
+impl BridgeServer {
+    /// Ends every bridged connection and waits (at most `within`) for their answers to be
+    /// written. Parked calls are withdrawn by the caller first, so each has answered by now.
+    pub async fn close(self, within: Duration) {
+        self.accept.abort();
+        self.stop.cancel();
+        let mut set = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|p| p.into_inner()));
+        let _ =
+            tokio::time::timeout(within, async { while set.join_next().await.is_some() {} }).await;
+        if let Some(p) = &self.path {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Binds (or takes from systemd) the bridge socket and serves it until closed. The caller holds
+/// the daemon lock, so a `bridge.sock` already there is left over from a daemon that died.
+pub fn start(app: Arc<App>) -> std::io::Result<BridgeServer> {
+    let (listener, own_path) = match activated()? {
+        Some(l) => (l, None),
+        None => {
+            let path = app.paths.runtime_dir.join(SOCKET);
+            (bind_private(&path)?, Some(path))
+        }
+    };
+    let shown = own_path
+        .clone()
+        .unwrap_or_else(|| app.paths.runtime_dir.join(SOCKET));
+    let _ = app.bridge.socket.set(shown.clone());
+    tracing::info!(socket = %shown.display(), activated = own_path.is_none(), "bridge socket ready");
+    let stop = CancellationToken::new();
+    let tasks: Tasks = Arc::default();
+    let accept = tokio::spawn(accept_loop(app, listener, stop.clone(), tasks.clone()));
+    Ok(BridgeServer {
+        path: own_path,
+        stop,
+        tasks,
+        accept,
+    })
+}
+
+/// The socket systemd passed (`LISTEN_FDS`, for this pid), if any.
+fn activated() -> std::io::Result<Option<UnixListener>> {
+    let mut fds = listenfd::ListenFd::from_env();
+    if fds.len() == 0 {
+        return Ok(None);
+    }
+    match fds.take_unix_listener(0)? {
+        Some(l) => {
+            l.set_nonblocking(true)?;
+            Ok(Some(UnixListener::from_std(l)?))
+        }
+        None => Ok(None),
+    }
+}
+
+pub fn bind_private(path: &Path) -> std::io::Result<UnixListener> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() || m.is_dir() => {
+            return Err(std::io::Error::other(format!(
+                "{} is not a socket archgate left; remove it",
+                path.display()
+            )));
+        }
+        Ok(_) => std::fs::remove_file(path)?,
+        Err(_) => {}
+    }
+    let l = UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(l)
+}
+
+async fn accept_loop(app: Arc<App>, listener: UnixListener, stop: CancellationToken, tasks: Tasks) {
+    let greeting = Arc::new(tokio::sync::Semaphore::new(MAX_GREETING));
+    loop {
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    tracing::warn!("bridge socket accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = stop.cancelled() => return,
+        };
+        let stats = &app.bridge;
+        if !peer_is_me(&stream) {
+            stats.refused_peer.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!("bridge socket: refused a connection from another user");
+            continue;
+        }
+        let Ok(slot) = greeting.clone().try_acquire_owned() else {
+            stats.refused_cap.fetch_add(1, Ordering::Relaxed);
+            continue;
+        };
+        let app = app.clone();
+        let stop = stop.clone();
+        let mut set = tasks.lock().unwrap_or_else(|p| p.into_inner());
+        while set.try_join_next().is_some() {}
+        set.spawn(async move {
+            serve_connection(app, stream, slot, stop).await;
+        });
+    }
+}
+
+/// Whether the process at the other end runs as this process's uid.
+pub fn peer_is_me(stream: &UnixStream) -> bool {
+    crate::control::peer_uid(stream).is_ok_and(|uid| uid == nix::unistd::getuid().as_raw())
+}
+
+/// Decrements the open counts when the connection ends.
+struct Open {
+    app: Arc<App>,
+    client: String,
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.app.bridge.open.fetch_sub(1, Ordering::Relaxed);
+        let mut by = self
+            .app
+            .bridge
+            .by_client
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = by.get_mut(&self.client) {
+            *n -= 1;
+            if *n == 0 {
+                by.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// Admits one more connection of `client` under the caps, or says which cap.
+fn admit(app: &Arc<App>, client: &str) -> Result<Open, HelloError> {
+    let server = app.gate.config.current().server.clone();
+    let mut by = app
+        .bridge
+        .by_client
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let open = app.bridge.open.load(Ordering::Relaxed);
+    if open >= server.max_connections {
+        return Err(HelloError::Busy(open));
+    }
+    let n = by.get(client).copied().unwrap_or(0);
+    if n >= server.max_sessions_per_client {
+        return Err(HelloError::TooManySessions(client.to_owned(), n));
+    }
+    by.insert(client.to_owned(), n + 1);
+    app.bridge.open.fetch_add(1, Ordering::Relaxed);
+    Ok(Open {
+        app: app.clone(),
+        client: client.to_owned(),
+    })
+}
+
+async fn read_hello(
+    reader: &mut tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>,
+    patience: Duration,
+) -> Result<Vec<u8>, HelloError> {
+    let mut line = Vec::new();
+    let read = tokio::time::timeout(
+        patience,
+        (&mut *reader)
+            .take(MAX_HELLO as u64 + 1)
+            .read_until(b'\n', &mut line),
+    )
+    .await;
+    match read {
+        Ok(Ok(_)) if line.last() == Some(&b'\n') => Ok(line),
+        Ok(Ok(_)) if line.len() > MAX_HELLO => Err(HelloError::TooLarge),
+        _ => Err(HelloError::Unfinished),
+    }
+}
+
+async fn serve_connection(
+    app: Arc<App>,
+    stream: UnixStream,
+    greeting: tokio::sync::OwnedSemaphorePermit,
+    stop: CancellationToken,
+) {
+    let (read, mut write) = stream.into_split();
+    let mut reader = tokio::io::BufReader::new(read);
+    let patience = app.gate.config.current().server.header_timeout;
+    let admitted = match read_hello(&mut reader, patience).await {
+        Ok(line) => parse_hello(&line, |n| known_client(&app, n))
+            .and_then(|name| admit(&app, &name).map(|open| (name, open))),
+        Err(e) => Err(e),
+    };
+    drop(greeting);
+    let (name, _open) = match admitted {
+        Ok(x) => x,
+        Err(e) => {
+            match e {
+                HelloError::Busy(_) | HelloError::TooManySessions(..) => {
+                    app.bridge.refused_cap.fetch_add(1, Ordering::Relaxed)
+                }
+                _ => app.bridge.refused_hello.fetch_add(1, Ordering::Relaxed),
+            };
+            tracing::info!(kind = e.kind(), "bridge socket: refused a hello: {e}");
+            let reply = json!({"archgate_bridge": VERSION, "ok": false, "error": e.kind(), "reason": e.to_string()});
+            let _ = write.write_all(format!("{reply}\n").as_bytes()).await;
+            let _ = write.shutdown().await;
+            return;
+        }
+    };
+    app.bridge.accepted.fetch_add(1, Ordering::Relaxed);
+    let reply =
+        json!({"archgate_bridge": VERSION, "ok": true, "client": name, "pid": std::process::id()});
+    if write
+        .write_all(format!("{reply}\n").as_bytes())
+        .await
+        .is_err()
+    {
+        return;
+    }
+    tracing::debug!(client = %name, "bridged session opened");
+    // The connection's end (EOF from the bridge, or the daemon stopping) ends its calls.
+    let ended = stop.child_token();
+    let on_eof = ended.clone();
+    let reader = super::stdio::WatchEof::new(reader, move || on_eof.cancel());
+    let server = McpServer::bridged(app.clone(), &name, ended.clone());
+    use rmcp::ServiceExt;
+    let service = match server.serve((reader, write)).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::debug!(client = %name, "bridged session ended before it initialized: {e}");
+            return;
+        }
+    };
+    let mut service = service;
+    let quit = ended.clone();
+    tokio::select! {
+        _ = quit.cancelled() => {
+            // Give the ended calls a moment to send their answers, then close.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let _ = service.close_with_timeout(Duration::from_secs(1)).await;
+        }
+        _ = wait_closed(&service) => {}
+    }
+    tracing::debug!(client = %name, "bridged session closed");
+}
+
+/// Resolves when the service loop has ended by itself (the bridge closed the stream).
+async fn wait_closed<S: rmcp::Service<rmcp::RoleServer>>(
+    service: &rmcp::service::RunningService<rmcp::RoleServer, S>,
+) {
+    while !service.is_closed() {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
