@@ -9,15 +9,24 @@
 //! All paths are read under [`SysinfoOptions::root`] (`/` on a real machine), so tests can point
 //! the probes at a tree they wrote.
 //!
+//! The diagnostics read deeper, each call on its own: the journal ([`journal::query`]), systemd
+//! units ([`units::list`], [`units::status`]), boots and core dumps ([`boots::boots`],
+//! [`boots::crashes`]), through `journalctl`, `systemctl` and `coredumpctl` run with the caller's
+//! permit, never elevating; their errors are [`DiagError`] (see `diag.rs`).
+//!
 //! This crate knows nothing of MCP: the binary turns [`SystemStatus`] into a tool result.
 
 #![forbid(unsafe_code)]
 
 mod battery;
+pub mod boots;
+mod diag;
 mod disk;
+pub mod journal;
 mod probe;
 mod procfs;
 mod systemd;
+pub mod units;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -26,6 +35,7 @@ use archgate_exec::Permit;
 use serde::Serialize;
 
 pub use battery::Battery;
+pub use diag::{DiagError, DiagOptions, JournalSource};
 pub use disk::Disk;
 pub use probe::{Probe, ProbeError};
 pub use procfs::{Kernel, LoadAverage, Usage};
