@@ -149,8 +149,8 @@ pub async fn crashes(
     check_limit(limit)?;
     let access = journal::Access::check(opts)?;
     let mut args = vec![
+        // Not `--quiet`: it would hide "No coredumps found", the one way to tell none from a failure.
         "--no-pager".to_owned(),
-        "--quiet".into(),
         "--json=short".into(),
         "--reverse".into(),
         format!("-n{limit}"),

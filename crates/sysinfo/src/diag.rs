@@ -239,6 +239,14 @@ pub(crate) fn failure(command: String, out: &Output) -> DiagError {
             what: format!("the systemd manager cannot be reached: {stderr}"),
         };
     }
+    if lower.contains("insufficient permissions") || lower.contains("permission denied") {
+        return DiagError::NotReadable {
+            why: format!(
+                "{stderr} (as {}); members of `systemd-journal` may read the whole journal",
+                crate::journal::who()
+            ),
+        };
+    }
     DiagError::CommandFailed {
         command,
         code: out.status.code,

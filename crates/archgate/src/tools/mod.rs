@@ -15,6 +15,7 @@ use std::sync::Arc;
 mod archgate;
 mod aur;
 mod desktop;
+mod journal;
 mod packages;
 pub mod services;
 mod system;
@@ -139,6 +140,7 @@ pub fn catalogue(paths: &Paths, config: &Config) -> Catalogue {
     let desktop_env = session_env(config);
     let mut c = Catalogue::default();
     c.add(system::SystemStatus::new(desktop_env.clone()));
+    journal::register(&mut c);
     packages::register(&mut c, &svc);
     aur::register(&mut c, &svc);
     wiki::register(&mut c, &svc);

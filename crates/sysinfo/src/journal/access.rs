@@ -51,7 +51,8 @@ fn journal_files(dir: &Path, depth: u8, out: &mut Vec<PathBuf>) -> std::io::Resu
     Ok(())
 }
 
-fn who() -> String {
+/// This account and its groups, in words.
+pub(crate) fn who() -> String {
     let uid = nix::unistd::geteuid();
     let name = nix::unistd::User::from_uid(uid)
         .ok()

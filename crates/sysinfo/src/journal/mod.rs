@@ -20,6 +20,7 @@ use serde::Serialize;
 use crate::diag::{self, DiagError, DiagOptions, JournalSource};
 
 pub use access::Access;
+pub(crate) use access::who;
 pub use entry::Entry;
 pub(crate) use entry::parse_lines;
 
@@ -103,11 +104,12 @@ const FIELDS: &str = "--output-fields=_SYSTEMD_UNIT,_SYSTEMD_USER_UNIT,SYSLOG_ID
 /// The source's arguments (`--directory=DIR`, `--user`), first on every journalctl line.
 pub(crate) fn source_args(source: &JournalSource, user: bool) -> Vec<String> {
     let mut a = vec!["--no-pager".to_owned(), "--quiet".to_owned()];
-    if let JournalSource::Directory(d) = source {
-        a.push(format!("--directory={}", d.display()));
-    }
-    if user {
-        a.push("--user".to_owned());
+    match source {
+        // The files of a directory are what they are: `--user` would pick files by their
+        // names (`user-UID.journal`); user units are still matched by `--user-unit`.
+        JournalSource::Directory(d) => a.push(format!("--directory={}", d.display())),
+        JournalSource::Machine if user => a.push("--user".to_owned()),
+        JournalSource::Machine => {}
     }
     a
 }
@@ -200,8 +202,21 @@ pub async fn query(
     let args = journalctl_args(&opts.journal, q)?;
     let access = Access::check(opts)?;
     let (command, out) = diag::run(permit, "journalctl", &args, opts).await?;
-    if !out.success() {
-        return Err(explain_failure(permit, opts, q, command, &out).await);
+    let limited = access.limits(q);
+    // With a pattern, journalctl exits 1 without a word when nothing matched (as grep does).
+    let nothing_matched = q.grep.is_some() && out.status.code == Some(1) && out.stderr.is_empty();
+    if !out.success() && !nothing_matched {
+        return Err(
+            match (
+                explain_failure(permit, opts, q, command, &out).await,
+                limited,
+            ) {
+                (DiagError::NotReadable { .. } | DiagError::CommandFailed { .. }, Some(why)) => {
+                    DiagError::NotReadable { why }
+                }
+                (e, _) => e,
+            },
+        );
     }
     let text = out.stdout_lossy();
     let (mut entries, complete) = parse_lines(&text, &command)?;
@@ -213,7 +228,6 @@ pub async fn query(
         // The answer was cut at the output cap: the next page starts after the last whole entry.
         next = entries.last().map(|e| e.cursor.clone());
     }
-    let limited = access.limits(q);
     if entries.is_empty() {
         if let Some(why) = limited {
             return Err(DiagError::NotReadable { why });
