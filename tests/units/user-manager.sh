@@ -39,6 +39,11 @@ cat >"$units/ag-tick.service" <<'UNIT'
 Type=oneshot
 ExecStart=/bin/true
 UNIT
+# The desktop's own user services (PipeWire, WirePlumber) restart on their own here: masked, so
+# every state the test compares holds still.
+for u in pipewire.service pipewire.socket pipewire-pulse.service pipewire-pulse.socket wireplumber.service; do
+  ln -sf /dev/null "$units/$u"
+done
 chown -R "$user:$group" "$work"
 chmod 700 "$work/run"
 chmod 755 "$work"

@@ -331,7 +331,12 @@ pub async fn status(
         },
     )
     .await
-    .map(|p| p.entries);
+    .map(|p| p.entries)
+    .or_else(|e| match e {
+        // The unit exists; the journal just never heard of it.
+        DiagError::UnknownUnit { .. } => Ok(Vec::new()),
+        e => Err(e),
+    });
     Ok(UnitStatus {
         description: get("Description").unwrap_or("").to_owned(),
         load: get("LoadState").unwrap_or("").to_owned(),

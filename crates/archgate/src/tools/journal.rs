@@ -99,72 +99,64 @@ macro_rules! diag_tool {
     };
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Emerg,
-    Alert,
-    Crit,
-    Err,
-    Warning,
-    Notice,
-    Info,
-    Debug,
-}
-
-impl From<Level> for Priority {
-    fn from(l: Level) -> Priority {
-        match l {
-            Level::Emerg => Priority::Emerg,
-            Level::Alert => Priority::Alert,
-            Level::Crit => Priority::Crit,
-            Level::Err => Priority::Err,
-            Level::Warning => Priority::Warning,
-            Level::Notice => Priority::Notice,
-            Level::Info => Priority::Info,
-            Level::Debug => Priority::Debug,
-        }
-    }
-}
-
+/// The journal's arguments. No field carries a description: the tool's own says what needs
+/// saying (the context budget gives a new tool 150 tokens in all).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JournalArgs {
-    /// Name or glob
     pub unit: Option<String>,
-    /// The person's user journal
-    #[serde(default)]
-    pub user: bool,
-    /// This or worse
-    pub priority: Option<Level>,
-    /// 0 current, -1 previous
+    pub user: Option<bool>,
+    pub priority: Option<String>,
     pub boot: Option<i64>,
     pub since: Option<String>,
     pub until: Option<String>,
-    #[serde(default)]
-    pub kernel: bool,
-    /// Regex on the message
+    pub kernel: Option<bool>,
     pub grep: Option<String>,
-    /// ≤200, default 50
-    pub limit: Option<u32>,
-    /// `next` of the last page
+    pub limit: Option<i64>,
     pub cursor: Option<String>,
 }
 
+/// A priority as people write it: journalctl's names, their long forms, or 0 to 7.
+fn priority(p: &str) -> Result<Priority, DiagError> {
+    Ok(match p.trim().to_ascii_lowercase().as_str() {
+        "emerg" | "emergency" | "0" => Priority::Emerg,
+        "alert" | "1" => Priority::Alert,
+        "crit" | "critical" | "2" => Priority::Crit,
+        "err" | "error" | "3" => Priority::Err,
+        "warning" | "warn" | "4" => Priority::Warning,
+        "notice" | "5" => Priority::Notice,
+        "info" | "6" => Priority::Info,
+        "debug" | "7" => Priority::Debug,
+        _ => {
+            return Err(DiagError::InvalidArgument {
+                field: "priority",
+                why: format!(
+                    "{p:?} is none of emerg, alert, crit, err, warning, notice, info, debug (or 0-7)"
+                ),
+            });
+        }
+    })
+}
+
+fn limit(l: Option<i64>, default: usize) -> usize {
+    // Out of range is refused by the domain call, with the bounds.
+    l.map_or(default, |l| usize::try_from(l).unwrap_or(0))
+}
+
 impl JournalArgs {
-    fn query(self) -> JournalQuery {
-        JournalQuery {
+    fn query(self) -> Result<JournalQuery, DiagError> {
+        Ok(JournalQuery {
             unit: self.unit,
-            user: self.user,
-            priority: self.priority.map(Into::into),
+            user: self.user.unwrap_or(false),
+            priority: self.priority.as_deref().map(priority).transpose()?,
             boot: self.boot,
             since: self.since,
             until: self.until,
-            kernel: self.kernel,
+            kernel: self.kernel.unwrap_or(false),
             grep: self.grep,
-            limit: self.limit.map_or(50, |l| l as usize),
+            limit: limit(self.limit, 50),
             cursor: self.cursor,
-        }
+        })
     }
 }
 
@@ -172,30 +164,19 @@ diag_tool!(
     Journal,
     JournalArgs,
     "journal",
-    "The systemd journal",
-    "Journal entries, newest first, filtered; since/until take journalctl times (-2h, yesterday, \
-     2026-12-01 10:00). More: call again with cursor = next.",
-    |permit, opts, a| journal::query(permit, &opts, &a.query()).await
+    "Journal",
+    "Journal, newest first; boot 0 = current; more: cursor.",
+    |permit, opts, a| async { journal::query(permit, &opts, &a.query()?).await }.await
 );
-
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ListState {
-    Failed,
-    Active,
-    Timers,
-}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UnitsArgs {
-    /// One unit's status
     pub unit: Option<String>,
-    /// List (default failed)
-    pub state: Option<ListState>,
-    /// The person's user units
-    #[serde(default)]
-    pub user: bool,
+    // A string, not an enum, for the context budget: an enum of an optional field costs its own
+    // definition in the schema.
+    pub state: Option<String>,
+    pub user: Option<bool>,
 }
 
 diag_tool!(
@@ -203,16 +184,17 @@ diag_tool!(
     UnitsArgs,
     "units",
     "systemd units",
-    "systemd units listed by state, or one unit's status: states, since, PID, memory, restarts, \
-     last exit, unit file and drop-ins, last log lines.",
+    "Units by state (failed, active or timers), or one unit's status with its files and last log lines.",
     |permit, opts, a| async {
         match &a.unit {
-            Some(u) => units::status(permit, &opts, a.user, u)
+            Some(u) => units::status(permit, &opts, a.user.unwrap_or(false), u)
                 .await
                 .map(|s| serde_json::to_value(s).unwrap_or_default()),
-            None => units::list(permit, &opts, a.user, state(a.state))
-                .await
-                .map(|l| serde_json::to_value(l).unwrap_or_default()),
+            None => match state(a.state.as_deref()) {
+                Ok(st) => units::list(permit, &opts, a.user.unwrap_or(false), st).await,
+                Err(e) => Err(e),
+            }
+            .map(|l| serde_json::to_value(l).unwrap_or_default()),
         }
     }
     .await
@@ -221,11 +203,8 @@ diag_tool!(
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BootsArgs {
-    /// Core dumps instead
-    #[serde(default)]
-    pub crashes: bool,
-    /// ≤50, default 10
-    pub limit: Option<u32>,
+    pub crashes: Option<bool>,
+    pub limit: Option<i64>,
 }
 
 diag_tool!(
@@ -233,10 +212,10 @@ diag_tool!(
     BootsArgs,
     "boots",
     "Boots and crashes",
-    "Boots, newest first, with their error counts; or core dumps: executable, signal, time.",
+    "Boots with their error counts, or core dumps (crashes).",
     |permit, opts, a| async {
-        let limit = a.limit.map_or(10, |l| l as usize);
-        if a.crashes {
+        let limit = limit(a.limit, 10);
+        if a.crashes.unwrap_or(false) {
             boots::crashes(permit, &opts, limit)
                 .await
                 .map(|c| serde_json::to_value(c).unwrap_or_default())
@@ -249,12 +228,18 @@ diag_tool!(
     .await
 );
 
-fn state(s: Option<ListState>) -> UnitState {
-    match s {
-        None | Some(ListState::Failed) => UnitState::Failed,
-        Some(ListState::Active) => UnitState::Active,
-        Some(ListState::Timers) => UnitState::Timers,
-    }
+fn state(s: Option<&str>) -> Result<UnitState, DiagError> {
+    Ok(match s.map(str::trim) {
+        None | Some("failed") => UnitState::Failed,
+        Some("active") => UnitState::Active,
+        Some("timers") => UnitState::Timers,
+        Some(other) => {
+            return Err(DiagError::InvalidArgument {
+                field: "state",
+                why: format!("{other:?} is none of failed, active, timers"),
+            });
+        }
+    })
 }
 
 pub fn register(c: &mut Catalogue) {

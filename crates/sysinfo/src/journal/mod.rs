@@ -211,9 +211,12 @@ pub async fn query(
                 explain_failure(permit, opts, q, command, &out).await,
                 limited,
             ) {
-                (DiagError::NotReadable { .. } | DiagError::CommandFailed { .. }, Some(why)) => {
-                    DiagError::NotReadable { why }
-                }
+                (
+                    DiagError::NotReadable { .. }
+                    | DiagError::NotAvailable { .. }
+                    | DiagError::CommandFailed { .. },
+                    Some(why),
+                ) => DiagError::NotReadable { why },
                 (e, _) => e,
             },
         );
@@ -281,7 +284,7 @@ async fn explain_failure(
             why: stderr,
         };
     }
-    if stderr.contains("No journal files") {
+    if stderr.contains("No journal files") && !stderr.contains("permission") {
         return DiagError::NotAvailable {
             what: "no journal files were found".into(),
         };
