@@ -11,6 +11,7 @@ mod clients;
 mod desktop;
 mod harness;
 mod http;
+mod journal;
 mod mcp_http;
 mod page_clients;
 mod stdio;
