@@ -260,13 +260,13 @@ async fn explain_failure(
             why: "this journal has no entry at that cursor".into(),
         };
     }
-    if stderr.contains("specified boot") || stderr.contains("No such boot ID") {
-        if let Some(asked) = q.boot {
-            return match boot_offsets(permit, opts, q.user).await {
-                Ok(have) => DiagError::BootOutOfRange { asked, have },
-                Err(e) => e,
-            };
-        }
+    if (stderr.contains("specified boot") || stderr.contains("No such boot ID"))
+        && let Some(asked) = q.boot
+    {
+        return match boot_offsets(permit, opts, q.user).await {
+            Ok(have) => DiagError::BootOutOfRange { asked, have },
+            Err(e) => e,
+        };
     }
     if stderr.contains("Bad pattern") || stderr.contains("pattern") && q.grep.is_some() {
         return DiagError::InvalidArgument {
