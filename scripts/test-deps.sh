@@ -7,7 +7,8 @@ DEBS=(pacman-package-manager makepkg libarchive-tools fakeroot zstd patch
       pipewire pipewire-bin wireplumber chromium swaybg foot curl python3-venv
       qt6-declarative-dev-tools qml6-module-qtquick qml6-module-qtqml systemd git
       polkitd pkexec openssl tmux
-      pciutils usbutils smartmontools python3-dbusmock iproute2)
+      pciutils usbutils smartmontools python3-dbusmock iproute2
+      systemd-journal-remote systemd-coredump)
 
 if command -v apt-get >/dev/null 2>&1; then
   missing=()

@@ -11,20 +11,28 @@
 //!
 //! The diagnostics behind the `hardware`, `network` and `processes` tools live in [`hardware`],
 //! [`network`] and [`processes`]; their errors are [`MachineError`]s.
+//! The diagnostics read deeper, each call on its own: the journal ([`journal::query`]), systemd
+//! units ([`units::list`], [`units::status`]), boots and core dumps ([`boots::boots`],
+//! [`boots::crashes`]), through `journalctl`, `systemctl` and `coredumpctl` run with the caller's
+//! permit, never elevating; their errors are [`DiagError`] (see `diag.rs`).
 //!
 //! This crate knows nothing of MCP: the binary turns [`SystemStatus`] into a tool result.
 
 #![forbid(unsafe_code)]
 
 mod battery;
+pub mod boots;
+mod diag;
 mod disk;
 pub mod hardware;
+pub mod journal;
 mod machine;
 pub mod network;
 mod probe;
 pub mod processes;
 mod procfs;
 mod systemd;
+pub mod units;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,6 +41,7 @@ use archgate_exec::Permit;
 use serde::Serialize;
 
 pub use battery::Battery;
+pub use diag::{DiagError, DiagOptions, JournalSource};
 pub use disk::Disk;
 pub use machine::{Field, MachineError, Unread};
 pub use probe::{Probe, ProbeError};

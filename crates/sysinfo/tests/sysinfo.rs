@@ -1,6 +1,9 @@
 //! Tests of archgate-sysinfo: parsing and failure isolation on trees written by the test, and
 //! plausible values on the real machine checked against the system's own tools.
 
+#[path = "sysinfo/journal.rs"]
+mod journal;
+
 use std::path::{Path, PathBuf};
 
 use archgate_exec::{CommandSpec, ExecConfig, Permit};

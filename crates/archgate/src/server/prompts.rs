@@ -19,7 +19,7 @@ const PROMPTS: [Def; 4] = [
     Def {
         name: "troubleshoot",
         title: "Troubleshoot a problem",
-        description: "Find the cause of a problem on this Arch machine with the ArchWiki, the machine's state and pacman's history.",
+        description: "Find the cause of a problem on this Arch machine with its units, journal and boots, the ArchWiki and pacman's history.",
         args: &[("symptom", "What is wrong, in the person's words.")],
     },
     Def {
@@ -83,13 +83,18 @@ pub fn get(name: &str, args: &Option<Map<String, Value>>) -> Result<GetPromptRes
         "troubleshoot" => {
             let symptom = arg(args, "symptom")?;
             (
-                "Troubleshoot with the wiki, the machine's state and package history",
+                "Troubleshoot with the units, the journal, the wiki and package history",
                 format!(
                     "The person reports: \"{symptom}\".\n\nWork it out on this Arch Linux machine with archgate, step by step:\n\
                      1. `system_status` — failed units, full disks, memory pressure.\n\
-                     2. `wiki_search` for the symptom, then `wiki_page` on the best hit (a section at a time).\n\
-                     3. `pacman_log` (since a few days ago) — did an upgrade or removal happen just before it began?\n\
-                     4. `pkg_info` / `pkg_owner` on the packages or files involved; `arch_news` for known breakage.\n\
+                     2. `units` — the failed units (system, and `user: true` for the session's); then `units` with \
+                     `unit` on each suspect: its state, last exit, unit file and last log lines.\n\
+                     3. `journal` with `priority: \"err\"` (and `boot: 0`, or `since` when it began; `kernel: true` for \
+                     drivers and hardware; `unit` or `grep` to narrow); page on with `cursor`.\n\
+                     4. `boots` — did errors start with a particular boot? `boots` with `crashes: true` for core dumps.\n\
+                     5. `wiki_search` for the symptom, then `wiki_page` on the best hit (a section at a time).\n\
+                     6. `pacman_log` (since a few days ago) — did an upgrade or removal happen just before it began?\n\
+                     7. `pkg_info` / `pkg_owner` on the packages or files involved; `arch_news` for known breakage.\n\
                      Explain the most likely cause with the evidence, and give the fix as commands the person runs \
                      themselves (archgate never elevates privilege)."
                 ),
@@ -167,6 +172,9 @@ mod tests {
         let r = get("troubleshoot", &Some(a)).unwrap();
         let text = serde_json::to_string(&r).unwrap();
         assert!(text.contains("wifi drops") && text.contains("wiki_search"));
+        for tool in ["`units`", "`journal`", "`boots`", "crashes: true"] {
+            assert!(text.contains(tool), "{tool}");
+        }
         assert!(get("nope", &None).is_err());
         assert_eq!(list().prompts.len(), 4);
     }

@@ -33,7 +33,7 @@ const STATIC: [(&str, &str, &str); 4] = [
     ),
 ];
 
-const TEMPLATES: [(&str, &str, &str); 4] = [
+const TEMPLATES: [(&str, &str, &str); 6] = [
     (
         "archwiki://page/{title}",
         "ArchWiki page",
@@ -53,6 +53,16 @@ const TEMPLATES: [(&str, &str, &str); 4] = [
         "omarchy://command/{route}",
         "Omarchy command",
         "One route of Omarchy's command registry.",
+    ),
+    (
+        "systemd://unit/{name}",
+        "systemd unit",
+        "A system unit's status, unit file, drop-ins and last journal lines.",
+    ),
+    (
+        "journal://boot/{n}",
+        "boot journal",
+        "Boot n's warnings and worse, newest 200 (0 the current boot, -1 the one before).",
     ),
 ];
 
@@ -120,6 +130,16 @@ pub fn route(uri: &str) -> Option<(&'static str, Value)> {
     }
     if let Some(name) = uri.strip_prefix("pacman://package/") {
         return (!name.is_empty()).then(|| ("pkg_info", json!({"name": decode(name)})));
+    }
+    if let Some(name) = uri.strip_prefix("systemd://unit/") {
+        return (!name.is_empty()).then(|| ("units", json!({"unit": decode(name)})));
+    }
+    if let Some(n) = uri.strip_prefix("journal://boot/") {
+        let n: i64 = decode(n).parse().ok()?;
+        return Some((
+            "journal",
+            json!({"boot": n, "priority": "warning", "limit": 200}),
+        ));
     }
     if let Some(r) = uri.strip_prefix("omarchy://command/") {
         return (!r.is_empty())
@@ -205,6 +225,19 @@ mod tests {
         assert!(route("aur://package/yay").is_none());
         assert!(route("aur://package/a/b/pkgbuild").is_none());
         assert!(route("file:///etc/passwd").is_none());
+        assert_eq!(
+            route("systemd://unit/getty%40tty1.service").unwrap(),
+            ("units", json!({"unit": "getty@tty1.service"}))
+        );
+        assert_eq!(
+            route("journal://boot/-1").unwrap(),
+            (
+                "journal",
+                json!({"boot": -1, "priority": "warning", "limit": 200})
+            )
+        );
+        assert!(route("journal://boot/last").is_none());
+        assert!(route("systemd://unit/").is_none());
         assert_eq!(route("archgate://policy").unwrap().0, "archgate_policy");
         for (uri, _, _) in STATIC {
             assert!(route(uri).is_some(), "{uri}");

@@ -15,6 +15,7 @@ use std::sync::Arc;
 mod archgate;
 mod aur;
 mod desktop;
+mod journal;
 mod machine;
 mod packages;
 mod pkg_health;
@@ -142,6 +143,7 @@ pub fn catalogue(paths: &Paths, config: &Config) -> Catalogue {
     let mut c = Catalogue::default();
     c.add(system::SystemStatus::new(desktop_env.clone()));
     machine::register(&mut c);
+    journal::register(&mut c);
     packages::register(&mut c, &svc);
     pkg_health::register(&mut c, &svc);
     aur::register(&mut c, &svc);

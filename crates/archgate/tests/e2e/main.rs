@@ -12,6 +12,7 @@ mod clients;
 mod desktop;
 mod harness;
 mod http;
+mod journal;
 mod machine;
 mod mcp_http;
 mod network_bus;

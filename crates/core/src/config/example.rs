@@ -138,4 +138,9 @@ docs_dir = "/usr/share/doc/arch-wiki/html"
 # Long side of a screenshot in pixels (what vision models read well); the image is then made
 # to fit [limits] max_output_bytes as JPEG, quality first, size only after (64..=8192).
 screenshot_max_dim = 1568
+
+[diagnostics]
+# A directory of journal files the journal, units and boots tools read instead of this machine's
+# journal (e.g. a rescue mount's /mnt/var/log/journal). Default: the machine's own.
+# journal_dir = "/mnt/var/log/journal"
 "#;

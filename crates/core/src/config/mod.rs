@@ -311,6 +311,23 @@ mod tests {
     }
 
     #[test]
+    fn a_journal_dir_must_be_absolute() {
+        let l = load_str("[diagnostics]\njournal_dir = \"/mnt/var/log/journal\"\n");
+        assert!(l.problems.is_empty(), "{:?}", l.problems);
+        assert_eq!(
+            l.config.diagnostics.journal_dir.as_deref(),
+            Some(Path::new("/mnt/var/log/journal"))
+        );
+        let l = load_str("[diagnostics]\njournal_dir = \"var/log/journal\"\n");
+        assert_eq!(l.config.diagnostics.journal_dir, None);
+        assert!(
+            l.problems
+                .iter()
+                .any(|p| p.key.as_deref() == Some("diagnostics.journal_dir") && p.line == Some(2))
+        );
+    }
+
+    #[test]
     fn out_of_range_values_fall_back_with_a_problem() {
         let l = load_str("[approval]\ntimeout_s = 4000\n[policy]\nallow = [\"theme **\"]\n");
         assert_eq!(l.config.approval.timeout.as_secs(), 50);

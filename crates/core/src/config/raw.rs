@@ -24,6 +24,7 @@ pub struct RawConfig {
     pub arch: Option<RawArch>,
     pub wiki: Option<RawWiki>,
     pub desktop: Option<RawDesktop>,
+    pub diagnostics: Option<RawDiagnostics>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -136,4 +137,9 @@ pub struct RawWiki {
 pub struct RawDesktop {
     pub omarchy_path: Option<PathBuf>,
     pub screenshot_max_dim: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct RawDiagnostics {
+    pub journal_dir: Option<PathBuf>,
 }

@@ -32,6 +32,7 @@ pub struct Config {
     pub arch: ArchConfig,
     pub wiki: WikiConfig,
     pub desktop: DesktopConfig,
+    pub diagnostics: DiagnosticsConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,6 +238,14 @@ pub struct DesktopConfig {
     pub screenshot_max_dim: u32,
 }
 
+/// `[diagnostics]`: where the journal tools read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DiagnosticsConfig {
+    /// A directory of journal files read instead of the machine's journal (a rescue mount's
+    /// `/mnt/var/log/journal`, a copied journal).
+    pub journal_dir: Option<PathBuf>,
+}
+
 impl Default for Config {
     fn default() -> Self {
         validate(RawConfig::default(), &mut |_, _| {})
@@ -318,6 +327,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
     let arch = raw.arch.unwrap_or_default();
     let wiki = raw.wiki.unwrap_or_default();
     let desktop = raw.desktop.unwrap_or_default();
+    let diagnostics = raw.diagnostics.unwrap_or_default();
 
     let mut absolute = |p: Option<PathBuf>, key: &str| match p {
         Some(p) if !p.is_absolute() => {
@@ -683,6 +693,18 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 "desktop.screenshot_max_dim",
                 report,
             ),
+        },
+        diagnostics: DiagnosticsConfig {
+            journal_dir: match diagnostics.journal_dir {
+                Some(p) if !p.is_absolute() => {
+                    report(
+                        "diagnostics.journal_dir",
+                        format!("{} is not an absolute path; ignored", p.display()),
+                    );
+                    None
+                }
+                p => p,
+            },
         },
     }
 }
