@@ -189,6 +189,9 @@ pub struct CallCx {
     /// The snapshot the call is decided and run under.
     pub config: Arc<Config>,
     pub resolver: Resolver,
+    /// The routes the person acknowledged (policy reads them), as they were when the call
+    /// began: what a tool may know of the person's state, to read — nothing more.
+    pub acknowledged: Arc<std::collections::BTreeSet<String>>,
 }
 
 /// What resolution settled, as policy, the person, a standing rule and the audit see it: the

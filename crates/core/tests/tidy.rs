@@ -171,4 +171,19 @@ fn only_the_persons_channels_hold_the_person_channel() {
         offenders.is_empty(),
         "the person's channel reached outside the person's channels: {offenders:?}"
     );
+    // Nor does anything open the person's state beside the gate's own: a tool reads what it
+    // may know of it (the acknowledged routes) from its `CallCx`.
+    let load = ["PersonState", "::load("].concat();
+    let opened: Vec<String> = sources()
+        .into_iter()
+        .filter(|(p, t)| {
+            let r = rel(p);
+            t.contains(&load) && !r.starts_with("crates/core/") && r != "crates/archgate/src/app.rs"
+        })
+        .map(|(p, _)| rel(&p))
+        .collect();
+    assert!(
+        opened.is_empty(),
+        "the person's state opened by: {opened:?}"
+    );
 }

@@ -8,7 +8,7 @@ use super::refusal::{Kind, Refusal};
 use super::stages::{not_granted, pin_programs};
 use super::{Client, Gate, is_visible};
 use crate::audit::Outcome;
-use crate::tool::{Action, CallCx};
+use crate::tool::Action;
 
 /// What the gate would decide for one call (see [`Gate::explain`]).
 #[derive(Debug)]
@@ -65,12 +65,7 @@ impl Gate {
                 developer_mode: false,
             });
         }
-        let cx = CallCx {
-            id: "explain".into(),
-            client: client.name.clone(),
-            config: config.clone(),
-            resolver: self.resolver(&config),
-        };
+        let cx = self.cx_for("explain", client, &config);
         let probe = self.probe(&config, spec.name);
         let (action, _run) = self.resolve(&cx, &probe, &*tool, &plan, parsed).await?;
         let words = self.decide(&config, client, spec.name, &action, &[]);

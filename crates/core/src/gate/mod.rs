@@ -242,11 +242,16 @@ impl Gate {
 
     /// What a tool sees of its call.
     fn call_cx(&self, call: &Call<'_>) -> CallCx {
+        self.cx_for(call.id, call.client, call.config)
+    }
+
+    fn cx_for(&self, id: &str, client: &Client, config: &Arc<Config>) -> CallCx {
         CallCx {
-            id: call.id.to_owned(),
-            client: call.client.name.clone(),
-            config: call.config.clone(),
-            resolver: self.resolver(call.config),
+            id: id.to_owned(),
+            client: client.name.clone(),
+            config: config.clone(),
+            resolver: self.resolver(config),
+            acknowledged: Arc::new(self.person.acknowledged()),
         }
     }
 
