@@ -6,7 +6,7 @@ use archgate_core::clients::ClientStore;
 use archgate_core::config::ConfigHandle;
 use archgate_core::gate::Gate;
 use archgate_core::paths::{PathEnv, Paths};
-use archgate_core::person::PersonState;
+use archgate_core::person::{PersonChannel, PersonState};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +16,10 @@ use crate::tools;
 pub struct App {
     pub paths: Paths,
     pub gate: Arc<Gate>,
+    /// The person's setters (developer mode, acknowledgements, standing rules), taken from the
+    /// gate once: only the person's channels use it (commands/, control.rs, page/,
+    /// person_actions.rs — a tidy test holds that).
+    pub person_channel: PersonChannel,
     pub clients: Arc<ClientStore>,
     pub sessions: Arc<crate::sessions::Sessions>,
     pub started: std::time::Instant,
@@ -134,14 +138,17 @@ impl App {
         let catalogue = tools::catalogue(&paths, &config);
         let mut gate = Gate::new(handle, paths.clone(), audit, person, catalogue);
         // The catalogue's names are always counted by name; others fold into `other`.
-        gate.counters
-            .set_known(gate.catalogue.all().map(|t| t.spec().name.to_owned()));
+        gate.count_known_tools();
         if let Some(o) = observer {
             gate.set_observer(o);
         }
+        let person_channel = gate
+            .take_person_channel()
+            .context("the person's channel is taken once, here")?;
         Ok(App {
             paths,
             gate: Arc::new(gate),
+            person_channel,
             clients,
             sessions: Arc::default(),
             started: std::time::Instant::now(),
@@ -153,9 +160,9 @@ impl App {
     /// Recomputes live sessions against the config and clients in force now (a revoked
     /// client's sessions end; changed tool sets get `tools/list_changed`).
     pub async fn refresh_sessions(&self) {
-        let config = self.gate.config.current();
+        let config = self.gate.config().current();
         self.sessions
-            .refresh(&self.gate.catalogue, &config, &self.clients)
+            .refresh(self.gate.catalogue(), &config, &self.clients)
             .await;
     }
 
@@ -170,7 +177,7 @@ impl App {
     /// Flushes the audit log within a bounded wait.
     pub fn shutdown(&self) {
         self.gate.summarise_floods();
-        if !self.gate.audit.shutdown(Duration::from_secs(2)) {
+        if !self.gate.audit().shutdown(Duration::from_secs(2)) {
             tracing::warn!("audit log not fully flushed at shutdown");
         }
     }

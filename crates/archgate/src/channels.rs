@@ -18,7 +18,7 @@ pub struct Channels {
 }
 
 pub async fn start(app: Arc<App>, mode: &'static str, shutdown: CancellationToken) -> Channels {
-    let config = app.gate.config.current();
+    let config = app.gate.config().current();
     let page = if config.approval.page {
         match page::start(app.clone(), shutdown.clone()).await {
             Ok(p) => Some(p),
@@ -42,7 +42,7 @@ pub async fn start(app: Arc<App>, mode: &'static str, shutdown: CancellationToke
     let notifications = if config.approval.notifications {
         match notify::start(app.clone()).await {
             Ok(n) => {
-                app.gate.broker.add_push_channel(n.clone());
+                app.gate.broker().add_push_channel(n.clone());
                 Some(n)
             }
             Err(e) => {

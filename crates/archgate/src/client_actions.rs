@@ -109,10 +109,10 @@ async fn confirm(
     channel: &str,
     subject: Result<Subject, String>,
 ) -> Result<(), ClientActionError> {
-    let setting = app.gate.config.current().approval.presence;
+    let setting = app.gate.config().current().approval.presence;
     let act = archgate_core::presence::Act::ChangeClient;
     if let Err(e) = presence::confirm(setting, act, subject, presence::CHANGE_WAIT).await {
-        app.gate.audit.event(&serde_json::json!({
+        app.gate.audit().event(&serde_json::json!({
             "event": "presence_refused", "what": what, "client": name,
             "channel": channel, "kind": e.kind(),
         }));
@@ -129,11 +129,11 @@ async fn confirm(
 
 /// Every client: `local`, `default`, then the added ones in the order they were added.
 pub fn list(app: &App) -> Vec<ClientView> {
-    let config = app.gate.config.current();
+    let config = app.gate.config().current();
     let now = archgate_core::person::now_secs();
-    let budgets = app.gate.person.budget_counters(now);
+    let budgets = app.gate.person().budget_counters(now);
     let sessions = app.sessions.count_by_client();
-    let mut calls = app.gate.counters.snapshot().by_client;
+    let mut calls = app.gate.counters().snapshot().by_client;
     let stored = app.clients.list();
     let mut names: Vec<(&str, Option<&StoredClient>)> =
         vec![(LOCAL_CLIENT, None), (DEFAULT_CLIENT, None)];
@@ -144,7 +144,7 @@ pub fn list(app: &App) -> Vec<ClientView> {
             let from_config = config.clients.get(name);
             let (preset, tools) = match (from_config, s) {
                 (Some(c), _) => (
-                    c.preset.clone(),
+                    c.preset.as_str().to_owned(),
                     c.tools.as_ref().map(|t| t.iter().cloned().collect()),
                 ),
                 (None, Some(s)) => (s.preset.clone(), s.tools.clone()),
@@ -165,7 +165,7 @@ pub fn list(app: &App) -> Vec<ClientView> {
                 preset,
                 tools,
                 grant_from_config: from_config.is_some(),
-                visible_tools: visible_names(&app.gate.catalogue, &client, &config).len(),
+                visible_tools: visible_names(app.gate.catalogue(), &client, &config).len(),
                 created: s.map(|s| s.created.clone()),
                 last_request: app.sessions.last_seen(name),
                 live_sessions: sessions.get(name).copied().unwrap_or(0),
@@ -205,7 +205,7 @@ pub async fn add(
     if let Some(unknown) = tools
         .iter()
         .flatten()
-        .find(|t| app.gate.catalogue.get(t).is_none())
+        .find(|t| app.gate.catalogue().get(t).is_none())
     {
         return Err(ClientActionError::UnknownTool {
             name: unknown.clone(),
@@ -215,7 +215,7 @@ pub async fn add(
     // Another process may have changed the file a moment ago: start from what it wrote.
     app.sync_clients().await;
     let token = app.clients.add(name, preset, tools.clone())?;
-    app.gate.audit.event(&serde_json::json!({
+    app.gate.audit().event(&serde_json::json!({
         "event": "client_added",
         "client": name,
         "preset": preset,
@@ -246,7 +246,7 @@ pub async fn revoke(
     confirm(app, "client_revoke", name, channel, subject).await?;
     app.sync_clients().await;
     app.clients.revoke(name)?;
-    app.gate.audit.event(&serde_json::json!({
+    app.gate.audit().event(&serde_json::json!({
         "event": "client_revoked", "client": name, "channel": channel,
     }));
     tracing::warn!(client = name, channel, "client revoked");
@@ -271,7 +271,7 @@ pub async fn rename(
     confirm(app, "client_rename", from, channel, subject).await?;
     app.sync_clients().await;
     app.clients.rename(from, to)?;
-    app.gate.audit.event(&serde_json::json!({
+    app.gate.audit().event(&serde_json::json!({
         "event": "client_renamed", "from": from, "to": to, "channel": channel,
     }));
     tracing::info!(from, to, channel, "client renamed");

@@ -91,7 +91,7 @@ pub fn start(
 ) -> std::io::Result<ControlServer> {
     let (listener, path) = bind(&app.paths.runtime_dir)?;
     tracing::info!(socket = %path.display(), "control socket ready");
-    let pull = app.gate.broker.register_pull_channel();
+    let pull = app.gate.broker().register_pull_channel();
     let cx = Arc::new(Cx { app, page, mode });
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let task = tokio::spawn(async move {
@@ -203,7 +203,7 @@ async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
     let mut reader = tokio::io::BufReader::new(read);
     // A line (or the wait for the next one) gets `server.header_timeout_s`, like an HTTP
     // request header: a half-sent line cannot hold a connection.
-    let patience = cx.app.gate.config.current().server.header_timeout;
+    let patience = cx.app.gate.config().current().server.header_timeout;
     loop {
         let mut line = Vec::new();
         let n = match tokio::time::timeout(
@@ -253,6 +253,7 @@ fn ok(mut v: Value) -> Value {
 
 async fn handle(cx: &Cx, req: Request, subject: &Result<Subject, String>) -> Value {
     let gate = &cx.app.gate;
+    let person = &cx.app.person_channel;
     match req {
         Request::Hello => ok(json!({
             "mode": cx.mode,
@@ -271,24 +272,28 @@ async fn handle(cx: &Cx, req: Request, subject: &Result<Subject, String>) -> Val
             }
         }
         Request::DevModeOn { secs } => {
-            match actions::set_dev_mode_confirmed(gate, Some(secs), "cli", subject.clone()).await {
+            match actions::set_dev_mode_confirmed(gate, person, Some(secs), "cli", subject.clone())
+                .await
+            {
                 Ok(d) => ok(json!({"developer_mode": d})),
                 Err(e) => refusal(e.kind(), &e.to_string()),
             }
         }
         Request::DevModeOff => {
-            match actions::set_dev_mode_confirmed(gate, None, "cli", Err(String::new())).await {
+            match actions::set_dev_mode_confirmed(gate, person, None, "cli", Err(String::new()))
+                .await
+            {
                 Ok(d) => ok(json!({"developer_mode": d})),
                 Err(e) => refusal(e.kind(), &e.to_string()),
             }
         }
         Request::DevModeStatus => ok(json!({"developer_mode": actions::dev_mode(gate)})),
         Request::Rules => ok(json!({"rules": actions::rules(gate)})),
-        Request::Revoke { id } => match actions::revoke(gate, &id, "cli") {
+        Request::Revoke { id } => match actions::revoke(gate, person, &id, "cli") {
             Ok(()) => ok(json!({"revoked": id})),
             Err(e) => refusal(e.kind(), &e.to_string()),
         },
-        Request::RevokeAll => ok(json!({"revoked": actions::revoke_all(gate, "cli")})),
+        Request::RevokeAll => ok(json!({"revoked": actions::revoke_all(gate, person, "cli")})),
         Request::LoginCode => match &cx.page {
             Some(p) => match p.login_code() {
                 Some(code) => ok(json!({"code": code, "url": format!("{}login", p.url())})),

@@ -97,7 +97,7 @@ pub async fn start(app: Arc<App>) -> Result<Arc<Notifications>, NotifyError> {
 }
 
 async fn connect(app: Arc<App>) -> Result<Arc<Notifications>, NotifyError> {
-    let broker = app.gate.broker.clone();
+    let broker = app.gate.broker().clone();
     let conn = Connection::session().await?;
     let owner: String = conn
         .call_method(

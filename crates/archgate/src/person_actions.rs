@@ -12,7 +12,7 @@
 
 use archgate_core::approval::{Answer, AnswerError, Question};
 use archgate_core::gate::Gate;
-use archgate_core::person::{DEV_MODE_MAX_SECS, PersonError, now_secs};
+use archgate_core::person::{DEV_MODE_MAX_SECS, PersonChannel, PersonError};
 use archgate_core::presence::Act;
 use archgate_policy::StandingRule;
 use serde::{Deserialize, Serialize};
@@ -49,12 +49,12 @@ pub struct DevMode {
 }
 
 pub fn pending(gate: &Gate) -> Vec<Question> {
-    gate.broker.pending()
+    gate.broker().pending()
 }
 
 /// Unconfirmed: reached only through `answer_confirmed`.
 fn answer(gate: &Gate, id: &str, choice: Choice, channel: &str) -> Result<(), AnswerError> {
-    let r = gate.broker.answer(id, choice.answer(), channel);
+    let r = gate.broker().answer(id, choice.answer(), channel);
     match &r {
         Ok(()) => tracing::info!(id, channel, answer = ?choice, "the person answered"),
         Err(e) => tracing::info!(id, channel, "answer did nothing: {e}"),
@@ -85,7 +85,7 @@ impl YesError {
 
 /// A yes that presence refused: audited, so the person sees attempts made in their name.
 fn refused(gate: &Gate, what: &str, id: Option<&str>, channel: &str, e: &PresenceError) {
-    gate.audit.event(&serde_json::json!({
+    gate.audit().event(&serde_json::json!({
         "event": "presence_refused",
         "what": what,
         "id": id,
@@ -107,15 +107,15 @@ pub async fn answer_confirmed(
     if choice != Choice::Deny {
         // Only a question waiting here is confirmed: the person is not asked for one that
         // another instance holds.
-        let Some(q) = gate.broker.pending().into_iter().find(|q| q.id == id) else {
+        let Some(q) = gate.broker().pending().into_iter().find(|q| q.id == id) else {
             return Err(AnswerError::NotPending(id.to_owned()).into());
         };
         let act = match choice {
             Choice::AllowAlways if q.rule_allowed => Act::AllowAlways(q.tier),
             _ => Act::Allow(q.tier),
         };
-        let left = Duration::from_secs(q.deadline.saturating_sub(now_secs()).max(1));
-        let setting = gate.config.current().approval.presence;
+        let left = Duration::from_secs(q.deadline.saturating_sub(gate.now_secs()).max(1));
+        let setting = gate.config().current().approval.presence;
         if let Err(e) = presence::confirm(setting, act, subject, left).await {
             refused(gate, "answer", Some(id), channel, &e);
             return Err(e.into());
@@ -127,6 +127,7 @@ pub async fn answer_confirmed(
 /// Developer mode on (confirmed through polkit first when presence needs it) or off.
 pub async fn set_dev_mode_confirmed(
     gate: &Gate,
+    person: &PersonChannel,
     secs: Option<u64>,
     channel: &str,
     subject: Result<Subject, String>,
@@ -134,9 +135,9 @@ pub async fn set_dev_mode_confirmed(
     if secs.is_some() {
         // A duration that would be refused anyway is refused before the person is asked.
         if secs.is_some_and(|s| s > DEV_MODE_MAX_SECS) {
-            return Ok(set_dev_mode(gate, secs, channel)?);
+            return Ok(set_dev_mode(gate, person, secs, channel)?);
         }
-        let setting = gate.config.current().approval.presence;
+        let setting = gate.config().current().approval.presence;
         if let Err(e) =
             presence::confirm(setting, Act::DevModeOn, subject, presence::CHANGE_WAIT).await
         {
@@ -144,11 +145,11 @@ pub async fn set_dev_mode_confirmed(
             return Err(e.into());
         }
     }
-    Ok(set_dev_mode(gate, secs, channel)?)
+    Ok(set_dev_mode(gate, person, secs, channel)?)
 }
 
 pub fn dev_mode(gate: &Gate) -> DevMode {
-    let until = gate.person.dev_mode_until(now_secs());
+    let until = gate.person().dev_mode_until(gate.now_secs());
     DevMode {
         on: until.is_some(),
         until,
@@ -158,11 +159,16 @@ pub fn dev_mode(gate: &Gate) -> DevMode {
 
 /// Turns developer mode on for `secs` (at most 8 h) or off (`None`). Audited as an event.
 /// Unconfirmed: reached only through `set_dev_mode_confirmed`.
-fn set_dev_mode(gate: &Gate, secs: Option<u64>, channel: &str) -> Result<DevMode, PersonError> {
-    let now = now_secs();
-    gate.person.set_dev_mode(secs, now)?;
+fn set_dev_mode(
+    gate: &Gate,
+    person: &PersonChannel,
+    secs: Option<u64>,
+    channel: &str,
+) -> Result<DevMode, PersonError> {
+    let now = gate.now_secs();
+    person.set_dev_mode(secs, now)?;
     let state = dev_mode(gate);
-    gate.audit.event(&serde_json::json!({
+    gate.audit().event(&serde_json::json!({
         "event": "developer_mode",
         "on": state.on,
         "until": state.until,
@@ -173,26 +179,31 @@ fn set_dev_mode(gate: &Gate, secs: Option<u64>, channel: &str) -> Result<DevMode
 }
 
 pub fn rules(gate: &Gate) -> Vec<StandingRule> {
-    let now = now_secs();
-    gate.person
+    let now = gate.now_secs();
+    gate.person()
         .rules()
         .into_iter()
         .filter(|r| !r.is_expired(now))
         .collect()
 }
 
-pub fn revoke(gate: &Gate, id: &str, channel: &str) -> Result<(), PersonError> {
-    gate.person.revoke_rule(id)?;
-    gate.audit.event(&serde_json::json!({
+pub fn revoke(
+    gate: &Gate,
+    person: &PersonChannel,
+    id: &str,
+    channel: &str,
+) -> Result<(), PersonError> {
+    person.revoke_rule(id)?;
+    gate.audit().event(&serde_json::json!({
         "event": "standing_rule_revoked", "rule_id": id, "channel": channel,
     }));
     Ok(())
 }
 
-pub fn revoke_all(gate: &Gate, channel: &str) -> usize {
-    let n = gate.person.rules().len();
-    gate.person.revoke_all_rules();
-    gate.audit.event(&serde_json::json!({
+pub fn revoke_all(gate: &Gate, person: &PersonChannel, channel: &str) -> usize {
+    let n = person.state().rules().len();
+    person.revoke_all_rules();
+    gate.audit().event(&serde_json::json!({
         "event": "standing_rules_revoked_all", "count": n, "channel": channel,
     }));
     n

@@ -45,6 +45,8 @@ struct Live {
 #[derive(Clone)]
 pub enum Notify {
     Peer(Peer<RoleServer>),
+    // The conformance build holds `subscriptions/listen` streams itself.
+    #[cfg_attr(feature = "conformance", allow(dead_code))]
     Listen(SubscriptionSink),
 }
 
@@ -358,6 +360,7 @@ impl Sessions {
         id
     }
 
+    #[cfg_attr(feature = "conformance", allow(dead_code))]
     pub fn unregister(&self, key: u64) {
         self.live
             .lock()

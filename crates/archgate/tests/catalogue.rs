@@ -187,3 +187,44 @@ fn every_tool_schema_is_portable() {
     }
     assert!(found.is_empty(), "{found:#?}");
 }
+
+/// The MCP conformance suite's fixtures (cargo feature `conformance`, which also serves `/mcp`
+/// without a token) are not in the shipped binary: neither their tools' descriptions nor the
+/// function that runs them is linked into `archgate` as built for these tests, nor into a
+/// release build found beside it.
+#[test]
+fn the_conformance_fixtures_are_not_in_the_shipped_binary() {
+    let debug = std::path::PathBuf::from(env!("CARGO_BIN_EXE_archgate"));
+    let release = debug
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|t| t.join("release/archgate"));
+    // grep -a reads the binary as text: fast on a few hundred MB, where a byte loop in a test
+    // build is not.
+    let holds = |bin: &std::path::Path, needle: &str| {
+        Command::new("grep")
+            .args(["-q", "-a", "-F", "-e", needle])
+            .arg(bin)
+            .status()
+            .expect("grep")
+            .success()
+    };
+    let mut checked = 0;
+    for bin in std::iter::once(debug).chain(release.filter(|p| p.exists())) {
+        // The check can see: a name every build links in is found.
+        assert!(
+            holds(&bin, "system_status"),
+            "{} holds no tool names",
+            bin.display()
+        );
+        for marker in ["Conformance fixture: ", "call_fixture"] {
+            assert!(
+                !holds(&bin, marker),
+                "{} links in the conformance fixtures ({marker:?})",
+                bin.display()
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 1);
+}

@@ -135,7 +135,7 @@ fn main() {
             assert_eq!(r.outcome, Outcome::Ok);
             if i % 2000 == 0 {
                 // Let the writer drain so drops do not flatter the figure.
-                gate.audit.flush(Duration::from_secs(5));
+                gate.audit().flush(Duration::from_secs(5));
             }
         }
     });

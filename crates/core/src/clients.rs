@@ -89,8 +89,8 @@ pub fn parse_preset(s: &str) -> Result<Preset, ClientError> {
     }
 }
 
-fn grant_of(preset: &str, tools: Option<&[String]>) -> Grant {
-    let g = Grant::preset(parse_preset(preset).unwrap_or(Preset::ReadOnly));
+fn grant_of(preset: Preset, tools: Option<&[String]>) -> Grant {
+    let g = Grant::preset(preset);
     match tools {
         Some(t) => g.with_tools(t.iter().cloned()),
         None => g,
@@ -101,7 +101,7 @@ fn grant_of(preset: &str, tools: Option<&[String]>) -> Grant {
 pub fn grant_for(name: &str, stored: Option<&StoredClient>, config: &Config) -> Grant {
     if let Some(c) = config.clients.get(name) {
         return grant_of(
-            &c.preset,
+            c.preset,
             c.tools
                 .as_ref()
                 .map(|t| t.iter().cloned().collect::<Vec<_>>())
@@ -109,7 +109,12 @@ pub fn grant_for(name: &str, stored: Option<&StoredClient>, config: &Config) -> 
         );
     }
     match stored {
-        Some(s) => grant_of(&s.preset, s.tools.as_deref()),
+        // A stored preset is checked when `clients add` writes it; one spoiled since grants
+        // the narrowest.
+        Some(s) => grant_of(
+            parse_preset(&s.preset).unwrap_or(Preset::ReadOnly),
+            s.tools.as_deref(),
+        ),
         None => Grant::full(),
     }
 }

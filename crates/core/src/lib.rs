@@ -12,6 +12,7 @@
 pub mod approval;
 pub mod audit;
 pub mod clients;
+pub mod clock;
 pub mod config;
 pub mod counters;
 pub mod gate;

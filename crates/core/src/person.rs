@@ -1,14 +1,16 @@
 //! What only the person changes: standing rules, acknowledged routes, developer mode — and the
 //! per-client counters that protect them from being nagged (nag guard, budgets).
 //!
-//! No tool reaches this module's setters: they are called from the CLI over the control socket
-//! and from the approval page. Standing rules and acknowledgements are stored 0600 in the state
+//! No tool reaches this module's setters: the person's are `PersonChannel`'s, which the gate
+//! hands out once (`Gate::take_person_channel`) and the binary gives only to the CLI's commands,
+//! the control socket and the approval page (a tidy test holds that); the gate's own (budgets,
+//! the nag guard, a rule's use, the rule an "Always…" answer creates) are `pub(crate)`. Standing rules and acknowledgements are stored 0600 in the state
 //! directory; developer mode lives in memory only, so it is off after a restart.
 
 use archgate_policy::{Budget, BudgetState, NagGuard, StandingRule};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::paths::write_private_file;
 
@@ -119,7 +121,7 @@ impl PersonState {
         self.lock().acknowledged.clone()
     }
 
-    pub fn acknowledge(&self, route: &str) -> Result<(), PersonError> {
+    pub(crate) fn acknowledge(&self, route: &str) -> Result<(), PersonError> {
         let mut g = self.lock();
         g.acknowledged
             .insert(archgate_policy::normalize_route(route));
@@ -134,7 +136,11 @@ impl PersonState {
         self.lock().dev_mode_until.filter(|u| *u > now)
     }
 
-    pub fn set_dev_mode(&self, secs: Option<u64>, now: u64) -> Result<Option<u64>, PersonError> {
+    pub(crate) fn set_dev_mode(
+        &self,
+        secs: Option<u64>,
+        now: u64,
+    ) -> Result<Option<u64>, PersonError> {
         let mut g = self.lock();
         match secs {
             Some(s) if s > DEV_MODE_MAX_SECS => Err(PersonError::TooLong(s)),
@@ -158,7 +164,7 @@ impl PersonState {
     }
 
     /// Finds a usable rule for the call and records its use (saved), returning its id.
-    pub fn use_matching_rule(
+    pub(crate) fn use_matching_rule(
         &self,
         client: &str,
         tool: &str,
@@ -198,7 +204,7 @@ impl PersonState {
         archgate_policy::find_matching(&g.rules, client, tool, route, command, args, now).cloned()
     }
 
-    pub fn add_rule(
+    pub(crate) fn add_rule(
         &self,
         spec: archgate_policy::NewRule,
         now: u64,
@@ -212,7 +218,7 @@ impl PersonState {
         Ok(rule)
     }
 
-    pub fn revoke_rule(&self, id: &str) -> Result<(), PersonError> {
+    pub(crate) fn revoke_rule(&self, id: &str) -> Result<(), PersonError> {
         let mut g = self.lock_rules();
         let before = g.rules.len();
         g.rules.retain(|r| r.id != id);
@@ -224,7 +230,7 @@ impl PersonState {
     }
 
     /// One action switches every rule off.
-    pub fn revoke_all_rules(&self) {
+    pub(crate) fn revoke_all_rules(&self) {
         let mut g = self.lock_rules();
         g.rules.clear();
         self.save_rules(&mut g);
@@ -240,7 +246,7 @@ impl PersonState {
 
     /// Whether a question may go to the person now, under the cap `max_questions` of the call's
     /// config snapshot (`approval.max_questions`); when it may, it is counted.
-    pub fn nag_may_ask(
+    pub(crate) fn nag_may_ask(
         &self,
         client: &str,
         route: &str,
@@ -260,15 +266,15 @@ impl PersonState {
         Ok(())
     }
 
-    pub fn nag_declined(&self, client: &str, route: &str, now: u64) {
+    pub(crate) fn nag_declined(&self, client: &str, route: &str, now: u64) {
         self.lock().nag.on_declined(client, route, now);
     }
 
-    pub fn nag_approved(&self, client: &str, route: &str) {
+    pub(crate) fn nag_approved(&self, client: &str, route: &str) {
         self.lock().nag.on_approved(client, route);
     }
 
-    pub fn charge_call(
+    pub(crate) fn charge_call(
         &self,
         client: &str,
         budget: &Budget,
@@ -281,7 +287,7 @@ impl PersonState {
             .charge_call(budget, now)
     }
 
-    pub fn charge_question(
+    pub(crate) fn charge_question(
         &self,
         client: &str,
         budget: &Budget,
@@ -303,6 +309,38 @@ impl PersonState {
             .iter()
             .map(|(c, s)| (c.clone(), s.counters(now)))
             .collect()
+    }
+}
+
+/// The person's setters: developer mode, acknowledged routes, standing rules. Handed out once
+/// by `Gate::take_person_channel`; the binary passes it to the person's channels only.
+#[derive(Debug, Clone)]
+pub struct PersonChannel(Arc<PersonState>);
+
+impl PersonChannel {
+    pub(crate) fn of(state: Arc<PersonState>) -> PersonChannel {
+        PersonChannel(state)
+    }
+    /// The person's CLI when no archgate is running: the stored state, opened directly.
+    pub fn offline(rules_file: PathBuf, ack_file: PathBuf) -> PersonChannel {
+        PersonChannel(Arc::new(PersonState::load(rules_file, ack_file)))
+    }
+    /// What the person's state holds now.
+    pub fn state(&self) -> &PersonState {
+        &self.0
+    }
+    pub fn acknowledge(&self, route: &str) -> Result<(), PersonError> {
+        self.0.acknowledge(route)
+    }
+    pub fn set_dev_mode(&self, secs: Option<u64>, now: u64) -> Result<Option<u64>, PersonError> {
+        self.0.set_dev_mode(secs, now)
+    }
+    pub fn revoke_rule(&self, id: &str) -> Result<(), PersonError> {
+        self.0.revoke_rule(id)
+    }
+    /// One action switches every rule off.
+    pub fn revoke_all_rules(&self) {
+        self.0.revoke_all_rules()
     }
 }
 

@@ -165,12 +165,17 @@ impl ToolError {
 
 impl From<archgate_exec::ExecError> for ToolError {
     fn from(e: archgate_exec::ExecError) -> ToolError {
-        let next = match e.kind() {
-            "not_installed" => "install the package that provides it, or ask the person to",
-            "timed_out" => {
+        use archgate_exec::ExecError;
+        let next = match &e {
+            ExecError::NotInstalled { .. } => {
+                "install the package that provides it, or ask the person to"
+            }
+            ExecError::TimedOut { .. } => {
                 "retry with a smaller request, or ask the person to raise the tool's timeout"
             }
-            _ => "tell the person; this needs a look at the machine",
+            ExecError::Untrusted { .. }
+            | ExecError::Spawn { .. }
+            | ExecError::NotApproved { .. } => "tell the person; this needs a look at the machine",
         };
         ToolError::new(e.kind(), e.to_string()).next(next)
     }
@@ -184,6 +189,9 @@ pub struct CallCx {
     /// The snapshot the call is decided and run under.
     pub config: Arc<Config>,
     pub resolver: Resolver,
+    /// The routes the person acknowledged (policy reads them), as they were when the call
+    /// began: what a tool may know of the person's state, to read — nothing more.
+    pub acknowledged: Arc<std::collections::BTreeSet<String>>,
 }
 
 /// What resolution settled, as policy, the person, a standing rule and the audit see it: the

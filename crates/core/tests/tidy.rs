@@ -115,3 +115,75 @@ fn no_unsafe_blocks() {
         .collect();
     assert!(offenders.is_empty(), "{offenders:?}");
 }
+
+/// The body of `pub struct NAME { … }` in `src` (to its first closing brace at line start).
+fn struct_body<'a>(src: &'a str, name: &str) -> &'a str {
+    let head = format!("pub struct {name} {{");
+    let start = src.find(&head).unwrap_or_else(|| panic!("no {head}")) + head.len();
+    let len = src[start..].find("\n}").expect("the struct's end");
+    &src[start..start + len]
+}
+
+/// `Gate` is no service locator: none of its fields is public (the binary reads through
+/// accessors and cannot swap the audit log, the broker or the person's state).
+#[test]
+fn the_gate_has_no_public_field() {
+    let src = std::fs::read_to_string(workspace().join("crates/core/src/gate/mod.rs")).unwrap();
+    let body = struct_body(&src, "Gate");
+    let public: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("pub ") || l.starts_with("pub("))
+        .collect();
+    assert!(public.is_empty(), "public fields of Gate: {public:?}");
+    // The check itself sees fields.
+    assert!(body.contains("person: Arc<PersonState>"), "{body}");
+}
+
+/// The person's setters are reached only from the person's channels: the CLI's commands, the
+/// control socket, the approval page and what they share (`person_actions.rs`), through the
+/// `PersonChannel` the binary takes from the gate once (`app.rs`). No tool, no server module.
+#[test]
+fn only_the_persons_channels_hold_the_person_channel() {
+    let allowed = |r: &str| {
+        r.starts_with("crates/core/src/")
+            || r.starts_with("crates/core/tests/")
+            || r.starts_with("crates/archgate/src/commands/")
+            || r.starts_with("crates/archgate/src/page/")
+            || [
+                "crates/archgate/src/app.rs",
+                "crates/archgate/src/control.rs",
+                "crates/archgate/src/person_actions.rs",
+            ]
+            .contains(&r)
+    };
+    let offenders: Vec<String> = sources()
+        .into_iter()
+        .filter(|(p, t)| {
+            (t.contains("PersonChannel")
+                || t.contains("person_channel")
+                || t.contains(".state().acknowledge"))
+                && !allowed(&rel(p))
+        })
+        .map(|(p, _)| rel(&p))
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "the person's channel reached outside the person's channels: {offenders:?}"
+    );
+    // Nor does anything open the person's state beside the gate's own: a tool reads what it
+    // may know of it (the acknowledged routes) from its `CallCx`.
+    let load = ["PersonState", "::load("].concat();
+    let opened: Vec<String> = sources()
+        .into_iter()
+        .filter(|(p, t)| {
+            let r = rel(p);
+            t.contains(&load) && !r.starts_with("crates/core/") && r != "crates/archgate/src/app.rs"
+        })
+        .map(|(p, _)| rel(&p))
+        .collect();
+    assert!(
+        opened.is_empty(),
+        "the person's state opened by: {opened:?}"
+    );
+}

@@ -325,7 +325,7 @@ pub fn rules(config: Option<PathBuf>, action: RulesAction) -> anyhow::Result<Exi
 }
 
 fn offline_rules(paths: &Paths, req: &Request) -> Value {
-    let person = archgate_core::person::PersonState::load(
+    let person = archgate_core::person::PersonChannel::offline(
         paths.standing_rules_file(),
         paths.acknowledged_file(),
     );
@@ -333,14 +333,14 @@ fn offline_rules(paths: &Paths, req: &Request) -> Value {
     match req {
         Request::Rules => serde_json::json!({
             "ok": true,
-            "rules": person.rules().into_iter().filter(|r| !r.is_expired(now)).collect::<Vec<_>>(),
+            "rules": person.state().rules().into_iter().filter(|r| !r.is_expired(now)).collect::<Vec<_>>(),
         }),
         Request::Revoke { id } => match person.revoke_rule(id) {
             Ok(()) => serde_json::json!({"ok": true}),
             Err(e) => serde_json::json!({"ok": false, "error": e.kind(), "reason": e.to_string()}),
         },
         _ => {
-            let n = person.rules().len();
+            let n = person.state().rules().len();
             person.revoke_all_rules();
             serde_json::json!({"ok": true, "revoked": n})
         }

@@ -15,10 +15,10 @@ pub fn tools(config: Option<PathBuf>, json: bool, markdown: bool) -> anyhow::Res
         app.shutdown();
         return Ok(ExitCode::SUCCESS);
     }
-    let cfg = app.gate.config.current();
+    let cfg = app.gate.config().current();
     let list: Vec<_> = app
         .gate
-        .catalogue
+        .catalogue()
         .all()
         .map(|t| {
             let s = t.spec();
@@ -59,7 +59,7 @@ pub async fn call(config: Option<PathBuf>, tool: &str, args: &str) -> anyhow::Re
     let args: serde_json::Value =
         serde_json::from_str(args).map_err(|e| anyhow::anyhow!("arguments are not JSON: {e}"))?;
     let app = App::open(config, None)?;
-    let cfg = app.gate.config.current();
+    let cfg = app.gate.config().current();
     let client = Client {
         name: LOCAL_CLIENT.into(),
         grant: archgate_core::clients::grant_for(LOCAL_CLIENT, None, &cfg),
@@ -86,7 +86,7 @@ pub fn tools_markdown(app: &App) -> String {
          some tools take the tier of the action asked (e.g. `theme list` is read, `theme set` is act).\n\n\
          | tool | tier | hints | what it is for |\n| --- | --- | --- | --- |\n",
     );
-    for t in app.gate.catalogue.all() {
+    for t in app.gate.catalogue().all() {
         let sp = t.spec();
         let mut hints = Vec::new();
         if sp.read_only {
@@ -115,7 +115,7 @@ pub fn tools_markdown(app: &App) -> String {
             desc
         ));
     }
-    for t in app.gate.catalogue.all() {
+    for t in app.gate.catalogue().all() {
         let sp = t.spec();
         let desc = sp
             .description

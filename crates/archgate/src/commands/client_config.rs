@@ -16,7 +16,7 @@ pub fn run(config: Option<PathBuf>, client: ClientKind, http: bool) -> anyhow::R
     if http {
         let app = App::open(config, None)?;
         // The port the running server really listens on (`serve --http --port N`), else config's.
-        let port = snippets::served_port(&app.paths, app.gate.config.current().server.port);
+        let port = snippets::served_port(&app.paths, app.gate.config().current().server.port);
         let url = snippets::mcp_url(port);
         let token = app.clients.default_token();
         app.shutdown();

@@ -30,7 +30,7 @@ async fn act(app: &App, action: ClientsAction) -> anyhow::Result<()> {
             tools,
         } => {
             let added = client_actions::add(app, &name, &preset, tools, "cli", me()).await?;
-            let port = snippets::served_port(&app.paths, app.gate.config.current().server.port);
+            let port = snippets::served_port(&app.paths, app.gate.config().current().server.port);
             let url = snippets::mcp_url(port);
             out(format!(
                 "client {name:?} added with preset {preset}. Its token is shown once:\n\n  {}\n",

@@ -18,7 +18,7 @@ pub async fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Resul
                      omarchy_run '{{\"route\":\"theme set\",\"args\":[\"nord\"]}}'"
                 )
             })?;
-            let cfg = app.gate.config.current();
+            let cfg = app.gate.config().current();
             let who = archgate_core::gate::Client {
                 grant: archgate_core::clients::grant_for(&client, None, &cfg),
                 name: client,
@@ -56,7 +56,7 @@ pub async fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Resul
             }
         }
         PolicyAction::Ack { route } => {
-            app.gate.person.acknowledge(&route)?;
+            app.person_channel.acknowledge(&route)?;
             out(format!(
                 "acknowledged {route:?}: an allow prefix may now grant it"
             ));

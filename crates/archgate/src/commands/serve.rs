@@ -119,7 +119,7 @@ async fn run(
     };
 
     let served = if http {
-        let port = port.unwrap_or(app.gate.config.current().server.port);
+        let port = port.unwrap_or(app.gate.config().current().server.port);
         server::http::serve(app.clone(), port, shutdown.clone()).await
     } else {
         tokio::select! {
@@ -194,19 +194,19 @@ fn spawn_config_poll(app: Arc<App>, shutdown: CancellationToken, daemon: bool) {
 }
 
 async fn refresh_sessions(app: &App) {
-    let config = app.gate.config.current();
+    let config = app.gate.config().current();
     app.sessions
-        .refresh(&app.gate.catalogue, &config, &app.clients)
+        .refresh(app.gate.catalogue(), &config, &app.clients)
         .await;
 }
 
 /// Re-reads the config; true when a new snapshot is in force.
 pub fn reload_now(app: &App, why: &str) -> bool {
     use archgate_core::config::ReloadOutcome;
-    let (outcome, old) = app.gate.config.reload();
+    let (outcome, old) = app.gate.config().reload();
     match outcome {
         ReloadOutcome::Applied => {
-            let new = app.gate.config.current();
+            let new = app.gate.config().current();
             tracing::info!(trigger = why, "config reloaded");
             if let Some(old) = old {
                 if old.server.port != new.server.port {
@@ -226,7 +226,7 @@ pub fn reload_now(app: &App, why: &str) -> bool {
             // Once per broken version of the file (an unchanged file is not re-reported).
             let problems: Vec<String> = app
                 .gate
-                .config
+                .config()
                 .problems()
                 .iter()
                 .map(|p| p.to_string())

@@ -96,18 +96,18 @@ fn held_by_another(path: &Path) -> bool {
 fn snapshot(app: &App, port: u16) -> BarState {
     let gate = &app.gate;
     let now = archgate_core::person::now_secs();
-    let until = gate.person.dev_mode_until(now);
+    let until = gate.person().dev_mode_until(now);
     BarState {
         status: "serving".into(),
         writer: "archgate".into(),
         pid: Some(std::process::id()),
         port: Some(port),
         version: Some(env!("CARGO_PKG_VERSION").into()),
-        pending_approvals: gate.broker.pending().len() as u64,
+        pending_approvals: gate.broker().pending().len() as u64,
         developer_mode: until.is_some(),
         developer_mode_until: until,
-        config_ok: !gate.config.is_broken(),
-        config_problem: config_problem(&gate.config.status()),
+        config_ok: !gate.config().is_broken(),
+        config_problem: config_problem(&gate.config().status()),
         reason: None,
         updated_at: now,
     }
@@ -173,7 +173,7 @@ pub fn start(
     }
     let mut last = snapshot(&app, port);
     write(&path, &last);
-    let mut events = app.gate.broker.subscribe();
+    let mut events = app.gate.broker().subscribe();
     let task_path = path.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));

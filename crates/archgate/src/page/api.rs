@@ -177,7 +177,7 @@ struct ActivityItem<'a> {
 impl ActivityCache {
     fn get(&self, s: &Shared) -> Vec<Value> {
         let gate = &s.app.gate;
-        let written = gate.audit.stats().written.load(Ordering::Relaxed);
+        let written = gate.audit().stats().written.load(Ordering::Relaxed);
         let mut g = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((w, v)) = g.as_ref()
             && *w == written
@@ -254,7 +254,7 @@ fn view(s: &Shared) -> Value {
         "developer_mode": actions::dev_mode(gate),
         "activity": activity,
         "clients": crate::client_actions::list(&s.app),
-        "config": gate.config.status(),
+        "config": gate.config().status(),
     })
 }
 
@@ -266,7 +266,7 @@ pub(crate) async fn state(State(s): State<Shared>) -> Response {
 pub(crate) async fn events(
     State(s): State<Shared>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let rx = s.app.gate.broker.subscribe();
+    let rx = s.app.gate.broker().subscribe();
     let tick = tokio::time::interval(REFRESH);
     let stream = futures::stream::unfold((s, rx, tick), |(s, mut rx, mut tick)| async move {
         tokio::select! {
@@ -313,7 +313,9 @@ pub(crate) struct DevModeBody {
 pub(crate) async fn dev_mode(State(s): State<Shared>, Json(b): Json<DevModeBody>) -> Response {
     let secs = b.minutes.map(|m| m.saturating_mul(60));
     let me = crate::presence::Subject::this_process().map_err(|e| e.to_string());
-    match actions::set_dev_mode_confirmed(&s.app.gate, secs, "page", me).await {
+    match actions::set_dev_mode_confirmed(&s.app.gate, &s.app.person_channel, secs, "page", me)
+        .await
+    {
         Ok(d) => Json(json!({"ok": true, "developer_mode": d})).into_response(),
         Err(e @ actions::YesError::Presence(_)) => {
             refuse(StatusCode::FORBIDDEN, e.kind(), &e.to_string())
@@ -329,13 +331,13 @@ pub(crate) struct RevokeBody {
 }
 
 pub(crate) async fn revoke(State(s): State<Shared>, Json(b): Json<RevokeBody>) -> Response {
-    match actions::revoke(&s.app.gate, &b.id, "page") {
+    match actions::revoke(&s.app.gate, &s.app.person_channel, &b.id, "page") {
         Ok(()) => Json(json!({"ok": true})).into_response(),
         Err(e) => refuse(StatusCode::NOT_FOUND, e.kind(), &e.to_string()),
     }
 }
 
 pub(crate) async fn revoke_all(State(s): State<Shared>) -> Response {
-    let n = actions::revoke_all(&s.app.gate, "page");
+    let n = actions::revoke_all(&s.app.gate, &s.app.person_channel, "page");
     Json(json!({"ok": true, "revoked": n})).into_response()
 }

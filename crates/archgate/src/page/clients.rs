@@ -54,7 +54,7 @@ pub(crate) async fn add(State(s): State<Shared>, Json(b): Json<AddBody>) -> Resp
                 .http_port
                 .get()
                 .copied()
-                .unwrap_or_else(|| s.app.gate.config.current().server.port);
+                .unwrap_or_else(|| s.app.gate.config().current().server.port);
             let url = snippets::mcp_url(port);
             let connect = Connect::Http {
                 url: &url,

@@ -89,7 +89,7 @@ pub(crate) struct Shared {
 
 /// Binds the page and serves it until `shutdown`.
 pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Result<Page> {
-    let wanted = app.gate.config.current().approval.page_port;
+    let wanted = app.gate.config().current().approval.page_port;
     let listener = match tokio::net::TcpListener::bind(("127.0.0.1", wanted)).await {
         Ok(l) => l,
         Err(e) if wanted != 0 => {
@@ -117,7 +117,7 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
     tracing::info!("approval page at {url} (open it with `archgate ui`)");
     // Bounded like /mcp (header and idle timeouts, connection caps): a flood of half-open
     // connections to the page cannot keep the person from answering.
-    let limits = crate::server::limits::Limits::from_config(&app.gate.config.current().server, 2);
+    let limits = crate::server::limits::Limits::from_config(&app.gate.config().current().server, 2);
     tokio::spawn(crate::server::limits::serve(
         listener,
         router,

@@ -16,7 +16,7 @@
 // Logging, sampling and roots are deprecated by SEP-2577; the suite still exercises them.
 #![allow(deprecated)]
 
-use archgate_core::gate::{Catalogue, Client, Gate};
+use archgate_core::gate::{Catalogue, Client, Gate, Kind};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, InputResponses, LoggingLevel, ServerCapabilities,
@@ -120,9 +120,9 @@ pub async fn call_fixture(
         .await;
     match &r.output {
         Ok(out) => tools::answer_of(out),
-        Err(e) if e.kind == PROTOCOL_ERROR => Err(e
-            .details
-            .clone()
+        Err(e) if e.kind == Kind::Tool(PROTOCOL_ERROR.into()) => Err(e
+            .tool_details()
+            .cloned()
             .and_then(|d| serde_json::from_value::<McpError>(d).ok())
             .unwrap_or_else(|| McpError::internal_error(e.message.clone(), None))),
         Err(_) => Ok(super::mcp::to_call_result(r).into()),

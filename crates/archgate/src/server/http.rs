@@ -51,6 +51,7 @@ struct Shared {
     app: Arc<App>,
     port: u16,
     /// Whether `/mcp` requires a bearer token (always, except the conformance build).
+    #[cfg_attr(not(feature = "conformance"), allow(dead_code))]
     require_token: bool,
     failures: Arc<Mutex<HashMap<IpAddr, (u32, Instant)>>>,
     /// What the listener did with its connections.
@@ -70,7 +71,7 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
     let port = listener.local_addr()?.port();
     // The approval page's "add client" snippet names the port actually listened on.
     let _ = app.http_port.set(port);
-    let config = app.gate.config.current();
+    let config = app.gate.config().current();
     // Two listeners (this and the page) share the descriptors.
     let limits = Limits::from_config(&config.server, 2);
     let stats = Arc::new(Stats::default());
@@ -125,7 +126,7 @@ pub fn router(
     connections: Arc<Stats>,
 ) -> Router {
     let hosts = allowed_hosts(port);
-    let server = app.gate.config.current().server.clone();
+    let server = app.gate.config().current().server.clone();
     let mut config = StreamableHttpServerConfig::default();
     config.allowed_hosts = hosts;
     config.allowed_origins = allowed_origins(port);
@@ -135,7 +136,7 @@ pub fn router(
     let mcp_app = app.clone();
     let manager = Arc::new(LocalSessionManager::default());
     app.sessions.set_manager(manager.clone());
-    app.sessions.set_broker(app.gate.broker.clone());
+    app.sessions.set_broker(app.gate.broker().clone());
     let service = StreamableHttpService::new(
         move || Ok(McpServer::http(mcp_app.clone())),
         manager,
@@ -296,7 +297,7 @@ async fn authenticate(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let config = s.app.gate.config.current();
+    let config = s.app.gate.config().current();
     // A client revoked a moment ago is refused on its very next request. Its sessions end too:
     // whoever notices a change refreshes them (the poll will not see this change again), here
     // beside the request rather than in its way.
@@ -304,6 +305,9 @@ async fn authenticate(
         let app = s.app.clone();
         tokio::spawn(async move { app.refresh_sessions().await });
     }
+    // Only the conformance build (cargo feature `conformance`) serves without a token: the
+    // shipped binary has no such branch at all.
+    #[cfg(feature = "conformance")]
     if !s.require_token {
         let grant = archgate_core::clients::grant_for("conformance", None, &config);
         req.extensions_mut().insert(archgate_core::gate::Client {
@@ -420,7 +424,7 @@ async fn track_session(State(s): State<Shared>, req: Request, next: Next) -> Res
                 .and_then(|v| v.to_str().ok())
                 .map(|v| SessionId::from(v.to_owned()));
             if let Some(new) = opened {
-                let cap = s.app.gate.config.current().server.max_sessions_per_client;
+                let cap = s.app.gate.config().current().server.max_sessions_per_client;
                 s.app.sessions.opened(&client, &token, new, cap).await;
             }
         }
@@ -507,7 +511,7 @@ async fn health(
         return Json(body).into_response();
     };
     let delay = s.backoff(peer.ip());
-    let config = s.app.gate.config.current();
+    let config = s.app.gate.config().current();
     if s.clients_authenticate(token, &config).is_none() {
         s.failed(peer.ip());
         tokio::time::sleep(delay).await;
@@ -518,10 +522,10 @@ async fn health(
         );
     }
     let now = archgate_core::person::now_secs();
-    let calls = s.app.gate.counters.snapshot();
+    let calls = s.app.gate.counters().snapshot();
     body["calls"]["by_tool"] = json!(calls.by_tool);
     body["calls"]["by_client"] = json!(calls.by_client);
-    body["budgets"] = json!(s.app.gate.person.budget_counters(now));
+    body["budgets"] = json!(s.app.gate.person().budget_counters(now));
     body["sessions"]["by_client"] = json!(s.app.sessions.tracked_by_client());
     Json(body).into_response()
 }
@@ -532,7 +536,7 @@ async fn health(
 pub fn health_body(app: &App) -> serde_json::Value {
     let gate = &app.gate;
     let now = archgate_core::person::now_secs();
-    let calls = gate.counters.snapshot();
+    let calls = gate.counters().snapshot();
     json!({
         "status": "serving",
         "name": "archgate",
@@ -540,13 +544,13 @@ pub fn health_body(app: &App) -> serde_json::Value {
         "uptime_s": app.started.elapsed().as_secs(),
         "protocol_versions": PROTOCOL_VERSIONS,
         "calls": {"total": calls.total, "by_outcome": calls.by_outcome},
-        "pending_approvals": gate.broker.pending().len(),
-        "developer_mode": gate.person.dev_mode_until(now).is_some(),
-        "config": gate.config.status(),
+        "pending_approvals": gate.broker().pending().len(),
+        "developer_mode": gate.person().dev_mode_until(now).is_some(),
+        "config": gate.config().status(),
         "audit": {
-            "written": gate.audit.stats().written.load(std::sync::atomic::Ordering::Relaxed),
-            "dropped": gate.audit.stats().dropped_total.load(std::sync::atomic::Ordering::Relaxed),
-            "write_failures": gate.audit.stats().write_failures.load(std::sync::atomic::Ordering::Relaxed),
+            "written": gate.audit().stats().written.load(std::sync::atomic::Ordering::Relaxed),
+            "dropped": gate.audit().stats().dropped_total.load(std::sync::atomic::Ordering::Relaxed),
+            "write_failures": gate.audit().stats().write_failures.load(std::sync::atomic::Ordering::Relaxed),
         },
         "session": session_facts(app),
         // Stdio clients: bridged through this daemon, and those serving in their own process.

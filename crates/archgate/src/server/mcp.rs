@@ -5,8 +5,8 @@
 //! shows only what that client is granted and config enables; tools/call goes to `Gate::call`.
 
 use archgate_core::clients::LOCAL_CLIENT;
-use archgate_core::gate::{CallResult, Client};
-use archgate_core::tool::{Content, DynTool, ToolError};
+use archgate_core::gate::{CallResult, Client, Refusal};
+use archgate_core::tool::{Content, DynTool};
 use base64::Engine;
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
@@ -53,7 +53,7 @@ pub struct McpServer {
 
 impl McpServer {
     pub fn stdio(app: Arc<App>) -> McpServer {
-        let config = app.gate.config.current();
+        let config = app.gate.config().current();
         let grant = archgate_core::clients::grant_for(LOCAL_CLIENT, None, &config);
         McpServer {
             app,
@@ -95,7 +95,7 @@ impl McpServer {
     fn client(&self, cx: &RequestContext<RoleServer>) -> Result<Client, McpError> {
         if let Some(c) = &self.fixed_client {
             // The grant follows live config (and the stored client of that name, if any).
-            let config = self.app.gate.config.current();
+            let config = self.app.gate.config().current();
             let stored = self
                 .app
                 .clients
@@ -139,8 +139,8 @@ impl McpServer {
             .and_then(|p| p.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok())
             .map(|s| s.to_owned().into());
-        let config = self.app.gate.config.current();
-        let visible = crate::sessions::visible_names(&self.app.gate.catalogue, &client, &config);
+        let config = self.app.gate.config().current();
+        let visible = crate::sessions::visible_names(self.app.gate.catalogue(), &client, &config);
         Some(
             self.app
                 .sessions
@@ -218,7 +218,7 @@ pub fn to_call_result(r: CallResult) -> CallToolResult {
     }
 }
 
-fn render_error(e: &ToolError) -> String {
+fn render_error(e: &Refusal) -> String {
     let mut s = format!("{}: {}", e.kind, e.message);
     if let Some(n) = &e.next {
         s.push_str("\nNext: ");
@@ -269,11 +269,11 @@ impl ServerHandler for McpServer {
         cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let client = self.client(&cx)?;
-        let config = self.app.gate.config.current();
+        let config = self.app.gate.config().current();
         let tools = self
             .app
             .gate
-            .catalogue
+            .catalogue()
             .visible(&client, &config)
             .map(|t| to_mcp_tool(t.as_ref()))
             .collect();
@@ -295,9 +295,9 @@ impl ServerHandler for McpServer {
             return super::conformance::call_fixture(&self.app.gate, &client, request, cx).await;
         }
         let relay =
-            super::relay::for_request(&self.app.gate.config.current(), &client, &request, &cx);
+            super::relay::for_request(&self.app.gate.config().current(), &client, &request, &cx);
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        if self.app.gate.catalogue.get(&request.name).is_none() {
+        if self.app.gate.catalogue().get(&request.name).is_none() {
             // Still recorded, then answered as the protocol asks for an unknown tool.
             let r = self.app.gate.call(&client, &request.name, args).await;
             let msg = r.output.err().map(|e| e.message).unwrap_or_default();
@@ -342,7 +342,7 @@ impl ServerHandler for McpServer {
     // (cargo feature `conformance` only; see server/conformance.rs).
     #[cfg(feature = "conformance")]
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let t = self.app.gate.catalogue.get(name)?;
+        let t = self.app.gate.catalogue().get(name)?;
         Some(to_mcp_tool(t.as_ref()))
     }
     #[cfg(feature = "conformance")]

@@ -7,7 +7,10 @@ pub mod http;
 pub mod limits;
 pub mod mcp;
 pub mod progress;
+// The conformance build serves the suite's prompts and resources instead of archgate's.
+#[cfg_attr(feature = "conformance", allow(dead_code))]
 pub mod prompts;
 pub mod relay;
+#[cfg_attr(feature = "conformance", allow(dead_code))]
 pub mod resources;
 pub mod stdio;

@@ -196,22 +196,16 @@ impl Channel for Elicit {
 /// A call that ended `input_required` becomes the protocol's `InputRequiredResult`: the question
 /// as an elicitation, and the ticket as `requestState`.
 pub fn input_required(r: &CallResult) -> Option<Result<InputRequiredResult, McpError>> {
-    let e = r
-        .output
-        .as_ref()
-        .err()
-        .filter(|e| e.kind == "input_required")?;
-    let details = e.details.as_ref()?;
-    let ticket = details.get("ticket")?.as_str()?;
-    let q = details.get("question")?;
-    let text = |k: &str| q.get(k).and_then(Value::as_str).unwrap_or_default();
+    let asked = r.output.as_ref().err()?.input_required()?;
+    let tier = asked.tier.to_string();
     let view = QuestionView {
-        client: text("client"),
-        tool: text("tool"),
-        command: text("command"),
-        tier: text("tier"),
-        deadline: q.get("deadline").and_then(Value::as_u64).unwrap_or(0),
+        client: &asked.client,
+        tool: &asked.tool,
+        command: &asked.command,
+        tier: &tier,
+        deadline: asked.deadline,
     };
+    let ticket = &asked.ticket;
     let result = json!({
         "resultType": "input_required",
         "inputRequests": { INPUT_KEY: { "method": "elicitation/create", "params": elicitation(&view) } },

@@ -11,7 +11,7 @@ pub async fn serve(app: Arc<App>) -> anyhow::Result<()> {
     // When stdin closes, the one client of this process is gone: its parked approvals end
     // `unreachable` at once, so no later answer can run them (rmcp itself lets in-flight
     // requests drain for a few seconds before it cancels them).
-    let broker = app.gate.broker.clone();
+    let broker = app.gate.broker().clone();
     let stdin = WatchEof {
         inner: tokio::io::stdin(),
         on_eof: Some(Box::new(move || {

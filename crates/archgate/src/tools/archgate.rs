@@ -14,7 +14,6 @@ use super::packages::NoArgs;
 
 /// The rules in force, and what they decide for every tool's plain route.
 pub struct PolicyView {
-    pub svc: Arc<Services>,
     /// (name, tier) of every listed tool, taken when the catalogue was built.
     pub tools: Vec<(&'static str, Tier)>,
 }
@@ -46,11 +45,7 @@ impl Tool for PolicyView {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let rules = &cx.config.policy.rules;
-            let acknowledged: BTreeSet<String> = archgate_core::person::PersonState::load(
-                self.svc.paths.standing_rules_file(),
-                self.svc.paths.acknowledged_file(),
-            )
-            .acknowledged();
+            let acknowledged: &BTreeSet<String> = &cx.acknowledged;
             let decisions: Vec<_> = self
                 .tools
                 .iter()
@@ -68,7 +63,7 @@ impl Tool for PolicyView {
                         },
                         &PolicyInput {
                             rules,
-                            acknowledged: &acknowledged,
+                            acknowledged,
                         },
                     )
                 })
@@ -133,9 +128,6 @@ impl Tool for ActivityView {
 
 pub fn register(c: &mut Catalogue, svc: &Arc<Services>) {
     let tools = c.all().map(|t| (t.spec().name, t.spec().tier)).collect();
-    c.add_hidden(PolicyView {
-        svc: svc.clone(),
-        tools,
-    });
+    c.add_hidden(PolicyView { tools });
     c.add_hidden(ActivityView(svc.clone()));
 }

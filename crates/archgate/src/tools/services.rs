@@ -101,11 +101,12 @@ impl Services {
                 c.cache_dir = Some(cache);
                 c.request_timeout = timeout;
                 c.cache_ttl = ttl;
-                let pref = match w.prefer.as_str() {
-                    "online_first" => archgate_wiki::Preference::OnlineFirst,
-                    "offline_only" => archgate_wiki::Preference::OfflineOnly,
-                    "online_only" => archgate_wiki::Preference::OnlineOnly,
-                    _ => archgate_wiki::Preference::OfflineFirst,
+                use archgate_core::config::WikiPrefer;
+                let pref = match w.prefer {
+                    WikiPrefer::OfflineFirst => archgate_wiki::Preference::OfflineFirst,
+                    WikiPrefer::OnlineFirst => archgate_wiki::Preference::OnlineFirst,
+                    WikiPrefer::OfflineOnly => archgate_wiki::Preference::OfflineOnly,
+                    WikiPrefer::OnlineOnly => archgate_wiki::Preference::OnlineOnly,
                 };
                 archgate_wiki::Wiki::new(c, &index, pref)
                     .map(Arc::new)

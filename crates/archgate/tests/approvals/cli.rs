@@ -76,7 +76,16 @@ fn always_creates_a_rule_that_approves_the_identical_call_until_revoked() {
     // The identical call runs without a question, audited with the rule's id.
     s.call(2, "system_status", json!({}));
     assert!(result_text(&s.response(2)).0);
-    let recs = env.audit();
+    // The writer thread appends the record a moment after the answer: wait for it.
+    let start = std::time::Instant::now();
+    let recs = loop {
+        let recs = env.audit();
+        let calls = recs.iter().filter(|r| r["tool"] == "system_status").count();
+        if calls >= 2 || start.elapsed() > std::time::Duration::from_secs(5) {
+            break recs;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
     let last = recs
         .iter()
         .rev()

@@ -310,6 +310,59 @@ mod tests {
         );
     }
 
+    /// `clients.NAME.preset` and `wiki.prefer` are enums, validated once: every spelling maps
+    /// to its value, and a typo is a problem naming the key, its line and the allowed values —
+    /// a preset typo grants the narrowest preset, never the widest.
+    #[test]
+    fn enum_values_are_validated_once_naming_the_key_and_the_allowed_values() {
+        use archgate_policy::Preset;
+        for (v, want) in [
+            ("read-only", Preset::ReadOnly),
+            ("desktop", Preset::Desktop),
+            ("full", Preset::Full),
+        ] {
+            let l = load_str(&format!("[clients.x]\npreset = \"{v}\"\n"));
+            assert!(l.problems.is_empty(), "{:?}", l.problems);
+            assert_eq!(l.config.clients["x"].preset, want);
+        }
+        assert_eq!(
+            load_str("[clients.x]\n").config.clients["x"].preset,
+            Preset::Full
+        );
+        let l = load_str("[clients.x]\n\npreset = \"admin\"\n");
+        assert_eq!(l.config.clients["x"].preset, Preset::ReadOnly);
+        let p = l
+            .problems
+            .iter()
+            .find(|p| p.key.as_deref() == Some("clients.x.preset"))
+            .expect("a problem on the key");
+        assert_eq!(p.line, Some(3));
+        assert!(
+            p.message.contains("\"admin\"") && p.message.contains("read-only, desktop, full"),
+            "{}",
+            p.message
+        );
+
+        for w in WikiPrefer::ALL {
+            let l = load_str(&format!("[wiki]\nprefer = \"{}\"\n", w.as_str()));
+            assert!(l.problems.is_empty(), "{:?}", l.problems);
+            assert_eq!(l.config.wiki.prefer, w);
+        }
+        let l = load_str("[wiki]\nprefer = \"fastest\"\n");
+        assert_eq!(l.config.wiki.prefer, WikiPrefer::OfflineFirst);
+        let p = l
+            .problems
+            .iter()
+            .find(|p| p.key.as_deref() == Some("wiki.prefer"))
+            .expect("a problem on the key");
+        assert!(
+            p.message
+                .contains("offline_first, online_first, offline_only, online_only"),
+            "{}",
+            p.message
+        );
+    }
+
     #[test]
     fn a_journal_dir_must_be_absolute() {
         let l = load_str("[diagnostics]\njournal_dir = \"/mnt/var/log/journal\"\n");

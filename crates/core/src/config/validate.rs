@@ -200,7 +200,7 @@ pub struct BudgetsConfig {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientConfig {
-    pub preset: String,
+    pub preset: archgate_policy::Preset,
     pub tools: Option<BTreeSet<String>>,
     pub trusted_relay: bool,
 }
@@ -228,8 +228,45 @@ pub struct WikiConfig {
     pub url: String,
     /// ArchWiki pages fetched online.
     pub cache_ttl: Duration,
-    pub prefer: String,
+    pub prefer: WikiPrefer,
     pub docs_dir: PathBuf,
+}
+
+/// `[wiki] prefer`: where ArchWiki answers come from first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WikiPrefer {
+    /// `"offline_first"` (the default): the local index, then the ArchWiki.
+    #[default]
+    OfflineFirst,
+    /// `"online_first"`: the ArchWiki, then the local index.
+    OnlineFirst,
+    /// `"offline_only"`: the local index only.
+    OfflineOnly,
+    /// `"online_only"`: the ArchWiki only.
+    OnlineOnly,
+}
+
+impl WikiPrefer {
+    pub const ALL: [WikiPrefer; 4] = [
+        WikiPrefer::OfflineFirst,
+        WikiPrefer::OnlineFirst,
+        WikiPrefer::OfflineOnly,
+        WikiPrefer::OnlineOnly,
+    ];
+
+    /// The spelling in config.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            WikiPrefer::OfflineFirst => "offline_first",
+            WikiPrefer::OnlineFirst => "online_first",
+            WikiPrefer::OfflineOnly => "offline_only",
+            WikiPrefer::OnlineOnly => "online_only",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<WikiPrefer> {
+        WikiPrefer::ALL.into_iter().find(|p| p.as_str() == s)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,10 +291,10 @@ impl Default for Config {
 
 pub const PRESETS: [&str; 3] = ["read-only", "desktop", "full"];
 pub const WIKI_PREFERENCES: [&str; 4] = [
-    "offline_first",
-    "online_first",
-    "offline_only",
-    "online_only",
+    WikiPrefer::OfflineFirst.as_str(),
+    WikiPrefer::OnlineFirst.as_str(),
+    WikiPrefer::OfflineOnly.as_str(),
+    WikiPrefer::OnlineOnly.as_str(),
 ];
 
 fn bounded<T: PartialOrd + Copy + std::fmt::Display>(
@@ -385,16 +422,21 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
 
     let mut clients = BTreeMap::new();
     for (name, c) in raw.clients.unwrap_or_default() {
-        let preset = match c.preset {
-            Some(p) if PRESETS.contains(&p.as_str()) => p,
-            Some(p) => {
+        use archgate_policy::Preset;
+        let preset = match c.preset.as_deref().map(|p| (p, p.parse::<Preset>())) {
+            Some((_, Ok(p))) => p,
+            Some((p, Err(_))) => {
+                // A mistake never grants more: it reads as the narrowest preset.
                 report(
                     &format!("clients.{name}.preset"),
-                    format!("{p:?} is not one of read-only, desktop, full; using read-only"),
+                    format!(
+                        "{p:?} is not one of {}; using read-only",
+                        PRESETS.join(", ")
+                    ),
                 );
-                "read-only".into()
+                Preset::ReadOnly
             }
-            None => "full".into(),
+            None => Preset::Full,
         };
         clients.insert(
             name,
@@ -406,9 +448,9 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         );
     }
 
-    let prefer = match wiki.prefer {
-        Some(p) if WIKI_PREFERENCES.contains(&p.as_str()) => p,
-        Some(p) => {
+    let prefer = match wiki.prefer.as_deref().map(|p| (p, WikiPrefer::parse(p))) {
+        Some((_, Some(p))) => p,
+        Some((p, None)) => {
             report(
                 "wiki.prefer",
                 format!(
@@ -416,9 +458,9 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                     WIKI_PREFERENCES.join(", ")
                 ),
             );
-            "offline_first".into()
+            WikiPrefer::OfflineFirst
         }
-        None => "offline_first".into(),
+        None => WikiPrefer::OfflineFirst,
     };
 
     let trust = exec_trust(exec.trust, exec.require_root_owned, report);

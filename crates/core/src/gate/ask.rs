@@ -11,19 +11,21 @@
 //! command, arguments), and is used at most once. Whatever answers first wins, as always.
 
 use archgate_policy::{Budget, Tier};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 
-use super::record::Pending;
-use super::{Client, Gate};
+use super::record::{Approval, Trace};
+use super::refusal::{Details, InputRequired, Kind, Refusal};
+use super::stages::budget_exhausted;
+use super::{Call, Client, Gate};
 use crate::approval::{Answer, ApprovalOutcome, Broker, Channel, Question};
-use crate::audit::{ApprovalRecord, Outcome, args_digest};
+use crate::audit::{Outcome, args_digest};
+use crate::clock::Clock;
 use crate::config::Config;
-use crate::person::{PersonState, now_secs};
-use crate::tool::ToolError;
+use crate::person::PersonState;
 
 /// How long a settled ticket waits for its client to come back before it is forgotten.
 const KEEP_SETTLED: Duration = Duration::from_secs(120);
@@ -115,10 +117,11 @@ impl Gate {
     /// Asks the person (and a trusted relay) and returns `Ok` only when the call may run.
     pub(super) async fn ask_person(
         &self,
-        rec: &mut Pending<'_>,
+        call: &Call<'_>,
+        trace: &mut Trace,
         a: Ask<'_>,
-        relay: &Relay,
-    ) -> Result<(), (Outcome, ToolError)> {
+    ) -> Result<(), Refusal> {
+        let relay = call.relay;
         // Whether this client may relay is the person's word, read from this call's snapshot.
         let trusted = a
             .config
@@ -144,63 +147,56 @@ impl Gate {
             Relay::Resume {
                 ticket: Some(t),
                 answer,
-            } => self.resume(rec, &a, t, *answer).await?,
+            } => self.resume(trace, &a, t, *answer).await?,
             _ => {
-                let q = self.question(rec, &a)?;
+                let q = self.question(call, trace, &a)?;
                 let timeout = a.config.approval.timeout;
                 let live = match relay {
-                    Relay::Resume { .. } => return Err(self.issue_ticket(rec, &a, q)),
+                    Relay::Resume { .. } => return Err(self.issue_ticket(trace, &a, q)),
                     Relay::Live(c) => Some(c.clone()),
                     Relay::None => None,
                 };
-                rec.asking = true;
+                trace.asking = true;
                 let outcome = self.broker.ask_via(q, timeout, live).await;
-                rec.asking = false;
-                let rule_id = OwnedAsk::of(&a).after_answer(&self.person, &outcome, &rec.r.id);
+                trace.asking = false;
+                let rule_id =
+                    OwnedAsk::of(&a).after_answer(&self.person, &*self.clock, &outcome, call.id);
                 Settled { outcome, rule_id }
             }
         };
-        rec.r.approval = Some(ApprovalRecord {
-            outcome: settled.outcome.name().into(),
-            channel: settled.outcome.channel().map(str::to_owned),
+        let refused = refusal(&settled.outcome, &a);
+        trace.approval = Some(Approval::Settled {
+            outcome: settled.outcome,
             rule_id: settled.rule_id,
         });
-        refusal(settled.outcome, &a).map_or(Ok(()), Err)
+        refused.map_or(Ok(()), Err)
     }
 
     /// The question for this call, once the nag guard and the question budget allow one.
     fn question(
         &self,
-        rec: &mut Pending<'_>,
+        call: &Call<'_>,
+        trace: &mut Trace,
         a: &Ask<'_>,
-    ) -> Result<Question, (Outcome, ToolError)> {
-        let now = now_secs();
+    ) -> Result<Question, Refusal> {
+        let now = self.clock.now_secs();
         if let Err(e) = self.person.nag_may_ask(
             &a.client.name,
             a.route,
             now,
             a.config.approval.max_questions,
         ) {
-            rec.r.approval = Some(ApprovalRecord {
-                outcome: "unsupported".into(),
-                channel: None,
-                rule_id: None,
-            });
-            return Err((
-                Outcome::Unsupported,
-                ToolError::new("unsupported", e.to_string())
+            trace.approval = Some(Approval::Unsupported);
+            return Err(
+                Refusal::new(Outcome::Unsupported, Kind::Unsupported, e.to_string())
                     .next("do not ask again now; tell the person in chat what you wanted to do"),
-            ));
+            );
         }
         if let Err(e) = self.person.charge_question(&a.client.name, a.budget, now) {
-            return Err((
-                Outcome::BudgetExhausted,
-                ToolError::new("budget_exhausted", e.to_string())
-                    .next("retry after the reset time"),
-            ));
+            return Err(budget_exhausted(e));
         }
         Ok(Question {
-            id: rec.r.id.clone(),
+            id: call.id.to_owned(),
             client: a.client.name.clone(),
             tool: a.tool.to_owned(),
             route: a.route.to_owned(),
@@ -217,12 +213,7 @@ impl Gate {
 
     /// Parks `q` on the person's channels without a waiter in this request, and answers the
     /// client `input_required` with the ticket to come back with.
-    fn issue_ticket(
-        &self,
-        rec: &mut Pending<'_>,
-        a: &Ask<'_>,
-        q: Question,
-    ) -> (Outcome, ToolError) {
+    fn issue_ticket(&self, trace: &mut Trace, a: &Ask<'_>, q: Question) -> Refusal {
         let id = q.id.clone();
         let (tx, rx) = watch::channel(None);
         lock(&self.tickets).insert(
@@ -237,14 +228,19 @@ impl Gate {
                 settled: rx,
             },
         );
-        let question = json!({
-            "client": q.client, "tool": q.tool, "command": q.summary, "tier": q.tier,
-            "deadline": q.deadline, "rule_allowed": false,
-        });
-        let (broker, person, tickets) = (
+        let asked = InputRequired {
+            ticket: id.clone(),
+            client: q.client.clone(),
+            tool: q.tool.clone(),
+            command: q.summary.clone(),
+            tier: q.tier,
+            deadline: q.deadline,
+        };
+        let (broker, person, tickets, clock) = (
             self.broker.clone(),
             self.person.clone(),
             self.tickets.clone(),
+            self.clock.clone(),
         );
         let timeout = a.config.approval.timeout;
         let owned = OwnedAsk::of(a);
@@ -253,60 +249,45 @@ impl Gate {
             Ok(p) => p,
             Err(e) => {
                 lock(&self.tickets).remove(&id);
-                rec.r.approval = Some(ApprovalRecord {
-                    outcome: "unsupported".into(),
-                    channel: None,
-                    rule_id: None,
-                });
-                return (
-                    Outcome::Unsupported,
-                    ToolError::new("unsupported", e.to_string()),
-                );
+                trace.approval = Some(Approval::Unsupported);
+                return Refusal::new(Outcome::Unsupported, Kind::Unsupported, e.to_string());
             }
         };
         let ticket = id.clone();
         tokio::spawn(async move {
             let outcome = parked.wait().await;
-            let rule_id = owned.after_answer(&person, &outcome, &ticket);
+            let rule_id = owned.after_answer(&person, &*clock, &outcome, &ticket);
             let _ = tx.send(Some(Settled { outcome, rule_id }));
             // The client may still be on its way back; then nothing more is kept.
             tokio::time::sleep(KEEP_SETTLED).await;
             lock(&tickets).remove(&ticket);
         });
-        rec.r.approval = Some(ApprovalRecord {
-            outcome: "input_required".into(),
-            channel: Some("client".into()),
-            rule_id: None,
-        });
-        (
+        trace.approval = Some(Approval::Relayed);
+        Refusal::new(
             Outcome::InputRequired,
-            ToolError::new(
-                "input_required",
-                format!("this call needs the person's yes: {}", a.summary),
-            )
-            .next("ask the person, then call again with their answer and this ticket")
-            .details(json!({ "ticket": id, "question": question })),
+            Kind::InputRequired,
+            format!("this call needs the person's yes: {}", a.summary),
         )
+        .next("ask the person, then call again with their answer and this ticket")
+        .details(Details::Ticket(asked))
     }
 
     /// The client came back with `ticket` (and maybe the person's answer): the ticket must be
     /// this client's, for this exact call; then its question's outcome is this call's.
     async fn resume(
         &self,
-        rec: &mut Pending<'_>,
+        trace: &mut Trace,
         a: &Ask<'_>,
         ticket: &str,
         answer: Option<Answer>,
-    ) -> Result<Settled, (Outcome, ToolError)> {
+    ) -> Result<Settled, Refusal> {
         let unknown = || {
-            (
+            Refusal::new(
                 Outcome::Refused,
-                ToolError::new(
-                    "ticket_unknown",
-                    format!("no approval is waiting under ticket {ticket:?}: it was used, expired, or never issued to this client"),
-                )
-                .next("call again without the ticket to ask the person anew"),
+                Kind::TicketUnknown,
+                format!("no approval is waiting under ticket {ticket:?}: it was used, expired, or never issued to this client"),
             )
+            .next("call again without the ticket to ask the person anew")
         };
         let taken = {
             let mut m = lock(&self.tickets);
@@ -320,17 +301,15 @@ impl Gate {
                 || t.fingerprint != a.fingerprint
                 || t.args_sha256 != args_digest(a.canonical)
             {
-                return Err((
+                return Err(Refusal::new(
                     Outcome::Refused,
-                    ToolError::new(
-                        "ticket_mismatch",
-                        format!(
-                            "ticket {ticket:?} was issued for a different call ({}: {}), not this one ({}: {})",
-                            t.tool, t.summary, a.tool, a.summary
-                        ),
-                    )
-                    .next("repeat exactly the call the ticket was issued for, or call again without it"),
-                ));
+                    Kind::TicketMismatch,
+                    format!(
+                        "ticket {ticket:?} was issued for a different call ({}: {}), not this one ({}: {})",
+                        t.tool, t.summary, a.tool, a.summary
+                    ),
+                )
+                .next("repeat exactly the call the ticket was issued for, or call again without it"));
             }
             m.remove(ticket).ok_or_else(unknown)?
         };
@@ -344,7 +323,7 @@ impl Gate {
             // Already decided elsewhere, or too late: then that decision stands.
             let _ = self.broker.answer(ticket, answer, "client");
         }
-        rec.asking = true;
+        trace.asking = true;
         let mut rx = taken.settled;
         let settled = match rx.wait_for(Option::is_some).await {
             Ok(s) => s.clone().unwrap_or(Settled {
@@ -356,7 +335,7 @@ impl Gate {
                 rule_id: None,
             },
         };
-        rec.asking = false;
+        trace.asking = false;
         Ok(settled)
     }
 }
@@ -385,8 +364,14 @@ impl OwnedAsk {
 
     /// What an answer changes for the person: the nag guard learns of it, and "Always…" creates
     /// the standing rule (returned by id).
-    fn after_answer(&self, person: &PersonState, o: &ApprovalOutcome, id: &str) -> Option<String> {
-        let now = now_secs();
+    fn after_answer(
+        &self,
+        person: &PersonState,
+        clock: &dyn Clock,
+        o: &ApprovalOutcome,
+        id: &str,
+    ) -> Option<String> {
+        let now = clock.now_secs();
         match o {
             ApprovalOutcome::Accepted { always, .. } => {
                 person.nag_approved(&self.client, &self.route);
@@ -421,25 +406,25 @@ impl OwnedAsk {
 }
 
 /// The refusal an outcome means for the agent (`None`: accepted, the call runs).
-fn refusal(outcome: ApprovalOutcome, a: &Ask<'_>) -> Option<(Outcome, ToolError)> {
+fn refusal(outcome: &ApprovalOutcome, a: &Ask<'_>) -> Option<Refusal> {
     let run_yourself = format!("The person can run it themselves: {}", a.summary);
     let (o, kind, msg, next) = match outcome {
         ApprovalOutcome::Accepted { .. } => return None,
         ApprovalOutcome::Declined { .. } => (
             Outcome::Declined,
-            "declined",
+            Kind::Declined,
             "the person declined this call".to_owned(),
             "do not retry; ask the person in chat what they want instead",
         ),
         ApprovalOutcome::Cancelled { .. } => (
             Outcome::Cancelled,
-            "cancelled",
+            Kind::Cancelled,
             "the person dismissed the question without answering".to_owned(),
             "ask the person in chat before trying again",
         ),
         ApprovalOutcome::TimedOut => (
             Outcome::TimedOut,
-            "timed_out",
+            Kind::TimedOut,
             format!(
                 "nobody answered within {} s; silence is no",
                 a.config.approval.timeout.as_secs()
@@ -448,21 +433,20 @@ fn refusal(outcome: ApprovalOutcome, a: &Ask<'_>) -> Option<(Outcome, ToolError)
         ),
         ApprovalOutcome::Unsupported { reason } => (
             Outcome::Unsupported,
-            "unsupported",
+            Kind::Unsupported,
             format!("this call needs the person's approval: {reason}. {run_yourself}"),
             "tell the person the command, or ask them to start the approval page",
         ),
         ApprovalOutcome::Unreachable => (
             Outcome::Unreachable,
-            "unreachable",
+            Kind::Unreachable,
             "the client went away".to_owned(),
             "give up",
         ),
     };
-    Some((
-        o,
-        ToolError::new(kind, msg)
+    Some(
+        Refusal::new(o, kind, msg)
             .next(next)
-            .details(json!({ "command": a.summary })),
-    ))
+            .details(Details::Command(a.summary.to_owned())),
+    )
 }

@@ -4,10 +4,11 @@
 use archgate_policy::{Tier, Verdict};
 use serde_json::Value;
 
-use super::stages::pin_programs;
+use super::refusal::{Kind, Refusal};
+use super::stages::{not_granted, pin_programs};
 use super::{Client, Gate, is_visible};
-use crate::person::now_secs;
-use crate::tool::{Action, CallCx, ToolError};
+use crate::audit::Outcome;
+use crate::tool::Action;
 
 /// What the gate would decide for one call (see [`Gate::explain`]).
 #[derive(Debug)]
@@ -32,21 +33,22 @@ impl Gate {
         client: &Client,
         tool_name: &str,
         args: Value,
-    ) -> Result<Explained, ToolError> {
+    ) -> Result<Explained, Refusal> {
         let config = self.config.current();
         let tool = self.catalogue.get(tool_name).cloned().ok_or_else(|| {
-            ToolError::new("unknown_tool", format!("no tool named {tool_name:?}"))
+            Refusal::new(
+                Outcome::NotGranted,
+                Kind::UnknownTool,
+                format!("no tool named {tool_name:?}"),
+            )
         })?;
         let spec = tool.spec();
         if !is_visible(tool.as_ref(), client, &config) {
-            return Err(ToolError::new(
-                "not_granted",
-                format!("{} is not available to client {:?}", spec.name, client.name),
-            ));
+            return Err(not_granted(spec.name, client));
         }
         let parsed = tool
             .parse(args.clone())
-            .map_err(|e| ToolError::new("invalid_arguments", e.0))?;
+            .map_err(|e| Refusal::new(Outcome::InvalidArguments, Kind::InvalidArguments, e.0))?;
         let plan = tool.plan(parsed.as_ref());
         let early = self.decide(
             &config,
@@ -63,17 +65,9 @@ impl Gate {
                 developer_mode: false,
             });
         }
-        let cx = CallCx {
-            id: "explain".into(),
-            client: client.name.clone(),
-            config: config.clone(),
-            resolver: self.resolver(&config),
-        };
+        let cx = self.cx_for("explain", client, &config);
         let probe = self.probe(&config, spec.name);
-        let (action, _run) = self
-            .resolve(&cx, &probe, &*tool, &plan, parsed)
-            .await
-            .map_err(|(_, e)| e)?;
+        let (action, _run) = self.resolve(&cx, &probe, &*tool, &plan, parsed).await?;
         let words = self.decide(&config, client, spec.name, &action, &[]);
         if words.verdict == Verdict::Deny {
             return Ok(Explained {
@@ -83,9 +77,9 @@ impl Gate {
                 developer_mode: false,
             });
         }
-        let action = pin_programs(probe.permit.executor(), action).map_err(|(_, e)| e)?;
+        let action = pin_programs(probe.permit.executor(), action)?;
         let decision = self.decide(&config, client, spec.name, &action, &[]);
-        let now = now_secs();
+        let now = self.clock.now_secs();
         let standing_rule = (decision.verdict == Verdict::Ask
             && decision.tier != Tier::Destructive)
             .then(|| {

@@ -8,8 +8,6 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::person::now_secs;
-
 /// Seconds one summary covers.
 const WINDOW_S: u64 = 60;
 
@@ -83,11 +81,6 @@ impl Floods {
             .drain()
             .filter_map(|(c, f)| summary(&c, &f))
             .collect()
-    }
-
-    /// `now`, for callers that have none.
-    pub(super) fn now() -> u64 {
-        now_secs()
     }
 }
 

@@ -1,15 +1,20 @@
 //! The gate: every call, from MCP or from `archgate call`, passes through `Gate::call`, whose
 //! `run` reads top to bottom — admit → decide(plan) → resolve → decide(action, its programs
 //! pinned) → approve → execute with a permit bound to the action's commands → record. Each
-//! stage is one function in `stages.rs`; `explain.rs` takes the same decision without a call.
+//! stage is one function in `stages.rs` returning one typed `Refusal` (`refusal.rs`); the
+//! record is built once from the stages' typed results (`record.rs`); `explain.rs` takes the
+//! same decision without a call.
 //!
-//! **Invariant:** exactly one audit record per call. `Pending` writes it when dropped unless
-//! `finish` already did, so a call that panics, or whose client goes away mid-approval, is
-//! recorded too. **Invariant:** `Permit::__issued_by_gate` appears only in this file; without a
-//! permit no tool can start a program.
+//! **Invariant:** one audit record per call (a flood of budget refusals is summarised,
+//! `flood.rs`; a full audit queue drops and counts, `audit/writer.rs`). `Pending` writes it
+//! when dropped unless `finish` already did, so a call that panics, or whose client goes away
+//! mid-approval, is recorded too. **Invariant:** `Permit::__issued_by_gate` appears only in
+//! this file; without a permit no tool can start a program. **Invariant:** `Gate` has no public
+//! field; the person's setters are reached only through the `PersonChannel` the binary takes
+//! once (`take_person_channel`).
 
-use archgate_exec::{ExecConfig, Executor, Permit};
-use archgate_policy::{Grant, Verdict};
+use archgate_exec::{Executor, Permit};
+use archgate_policy::Grant;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,21 +26,23 @@ mod ask;
 mod explain;
 mod flood;
 mod record;
+mod refusal;
 mod stages;
 
 pub use ask::Relay;
 pub use explain::Explained;
-use record::Pending;
-use stages::{budget_of, check_route, not_granted_tier, pin_programs, refused};
+use record::{Pending, Trace};
+pub use refusal::{Details, InputRequired, Kind, Refusal};
 
 use crate::approval::Broker;
 use crate::audit::{AuditLog, Outcome, Record};
+use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, ConfigHandle};
 use crate::counters::Counters;
 use crate::paths::Paths;
-use crate::person::{PersonState, now_secs};
+use crate::person::{PersonChannel, PersonState};
 use crate::resolve::Resolver;
-use crate::tool::{Action, CallCx, DynTool, Probe, ToolError, ToolOutput};
+use crate::tool::{CallCx, DynTool, Probe, ToolOutput};
 
 /// Told of every finished call (HTTP mode prints a frame per call).
 pub type Observer = Box<dyn Fn(&Record) + Send + Sync>;
@@ -98,17 +105,32 @@ pub fn is_visible(t: &dyn DynTool, client: &Client, config: &Config) -> bool {
 pub struct CallResult {
     pub id: String,
     pub outcome: Outcome,
-    pub output: Result<ToolOutput, ToolError>,
+    pub output: Result<ToolOutput, Refusal>,
+}
+
+/// What every stage of one call reads: its id, the tool's name, its one config snapshot, its client, its time
+/// and the relay it may ask through.
+struct Call<'a> {
+    id: &'a str,
+    /// The tool's name as the client gave it.
+    tool: &'a str,
+    config: &'a Arc<Config>,
+    client: &'a Client,
+    now: u64,
+    relay: &'a Relay,
 }
 
 pub struct Gate {
-    pub config: ConfigHandle,
-    pub paths: Paths,
-    pub audit: AuditLog,
-    pub counters: Counters,
-    pub broker: Broker,
-    pub person: Arc<PersonState>,
-    pub catalogue: Catalogue,
+    config: ConfigHandle,
+    paths: Paths,
+    audit: AuditLog,
+    counters: Counters,
+    broker: Broker,
+    person: Arc<PersonState>,
+    /// Handed out once, to the binary's person channels (`take_person_channel`).
+    person_channel: std::sync::Mutex<Option<PersonChannel>>,
+    catalogue: Catalogue,
+    clock: Arc<dyn Clock>,
     home: Option<PathBuf>,
     next_id: AtomicU64,
     /// Calls between admission and their audit record (see `wait_idle`).
@@ -135,8 +157,10 @@ impl Gate {
             audit,
             counters: Counters::default(),
             broker: Broker::new(),
+            person_channel: std::sync::Mutex::new(Some(PersonChannel::of(person.clone()))),
             person,
             catalogue,
+            clock: Arc::new(SystemClock),
             home: std::env::var_os("HOME").map(PathBuf::from),
             next_id: AtomicU64::new(1),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
@@ -147,14 +171,87 @@ impl Gate {
         }
     }
 
-    /// The unbound permit resolution uses for read-only look-ups (issued only after the plan
-    /// was not denied).
+    /// The same gate reading the time from `clock` (tests turn a minute without sleeping).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Gate {
+        self.clock = clock;
+        self
+    }
+
+    /// The person's setters (developer mode, acknowledgements, standing rules), handed out
+    /// once: the binary takes it at assembly and gives it to the person's channels only (the
+    /// CLI's commands, the control socket, the approval page). `None` after the first call.
+    pub fn take_person_channel(&self) -> Option<PersonChannel> {
+        self.person_channel
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    pub fn config(&self) -> &ConfigHandle {
+        &self.config
+    }
+    pub fn paths(&self) -> &Paths {
+        &self.paths
+    }
+    pub fn audit(&self) -> &AuditLog {
+        &self.audit
+    }
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+    /// Where calls wait for the person (its answers come from the person's channels).
+    pub fn broker(&self) -> &Broker {
+        &self.broker
+    }
+    pub fn catalogue(&self) -> &Catalogue {
+        &self.catalogue
+    }
+    /// The person's state, to read (its setters are `PersonChannel`'s).
+    pub fn person(&self) -> &PersonState {
+        &self.person
+    }
+    pub fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+    /// Unix seconds on the gate's clock.
+    pub fn now_secs(&self) -> u64 {
+        self.clock.now_secs()
+    }
+
+    /// The catalogue's names are counted by name; others fold into `other`.
+    pub fn count_known_tools(&mut self) {
+        self.counters
+            .set_known(self.catalogue.all().map(|t| t.spec().name.to_owned()));
+    }
+
+    /// A permit under this snapshot's executor settings and the tool's timeout: unbound for
+    /// resolution's read-only look-ups (issued only after the plan was not denied), bound to
+    /// the approved commands for execution.
+    fn permit(&self, config: &Config, tool: &str) -> Permit {
+        Permit::__issued_by_gate(
+            Arc::new(Executor::new(config.executor_config())),
+            config.tools.timeouts.get(tool).copied(),
+        )
+    }
+
     fn probe(&self, config: &Config, tool: &str) -> Probe {
         Probe {
-            permit: Permit::__issued_by_gate(
-                Arc::new(Executor::new(exec_config(config, tool))),
-                config.tools.timeouts.get(tool).copied(),
-            ),
+            permit: self.permit(config, tool),
+        }
+    }
+
+    /// What a tool sees of its call.
+    fn call_cx(&self, call: &Call<'_>) -> CallCx {
+        self.cx_for(call.id, call.client, call.config)
+    }
+
+    fn cx_for(&self, id: &str, client: &Client, config: &Arc<Config>) -> CallCx {
+        CallCx {
+            id: id.to_owned(),
+            client: client.name.clone(),
+            config: config.clone(),
+            resolver: self.resolver(config),
+            acknowledged: Arc::new(self.person.acknowledged()),
         }
     }
 
@@ -227,32 +324,26 @@ impl Gate {
         relay: &Relay,
     ) -> CallResult {
         let config = self.config.current(); // one snapshot for the whole call
+        let now = self.clock.now_secs();
         // Unique across the instances the CLI may answer (each stdio client starts its own).
         let id = format!(
-            "{:x}-{}-{}",
-            now_secs(),
+            "{now:x}-{}-{}",
             std::process::id(),
             self.next_id.fetch_add(1, Ordering::Relaxed)
         );
         let tool = self.catalogue.get(tool_name).cloned();
         let private = tool.as_ref().map(|t| t.spec().private_args).unwrap_or(&[]);
-        let mut rec = Pending::new(self, &id, client, tool_name, &args, private);
-
-        let result = self.run(&mut rec, &config, client, tool, args, relay).await;
-        let outcome = match &result {
-            Ok(_) => Outcome::Ok,
-            Err((o, _)) => *o,
+        let mut pending = Pending::open(self, &id, client, tool_name, &args, private);
+        let call = Call {
+            id: &id,
+            tool: tool_name,
+            config: &config,
+            client,
+            now,
+            relay,
         };
-        let output = result.map_err(|(_, e)| e);
-        if let Err(e) = &output {
-            rec.r.error_kind = Some(e.kind.clone());
-            if rec.r.reason.is_none() {
-                rec.r.reason = Some(e.message.clone());
-            }
-        } else if let Ok(o) = &output {
-            rec.r.exit_code = o.exit_code;
-        }
-        rec.finish(outcome);
+        let output = self.run(&call, &mut pending.trace, tool, args).await;
+        let outcome = pending.finish(&output);
         CallResult {
             id,
             outcome,
@@ -260,81 +351,33 @@ impl Gate {
         }
     }
 
+    /// admit → decide(plan) → resolve → decide(action) → approve → execute. Each stage leaves
+    /// its typed result in `trace` (the record is built from it) or ends the call with a
+    /// `Refusal`.
     async fn run(
         &self,
-        rec: &mut Pending<'_>,
-        config: &Arc<Config>,
-        client: &Client,
+        call: &Call<'_>,
+        trace: &mut Trace,
         tool: Option<Arc<dyn DynTool>>,
         args: Value,
-        relay: &Relay,
-    ) -> Result<ToolOutput, (Outcome, ToolError)> {
-        let now = now_secs();
-        let budget = budget_of(config);
-        let (tool, parsed) = self.admit(rec, config, client, tool, &args, &budget, now)?;
-        let spec = tool.spec();
-
-        // Decide on the words alone: a denied plan is refused before anything is looked up.
-        let plan = tool.plan(parsed.as_ref());
-        check_route(&plan)?;
-        rec.r.route = Some(plan.route.clone());
-        let early = self.decide(
-            config,
-            client,
-            spec.name,
-            &Action::from_plan(&plan),
-            &plan.argv,
-        );
-        if early.verdict == Verdict::Deny {
-            rec.decision(&early);
-            return Err(refused(&early));
-        }
-
-        // Resolve: what exactly will run, on what, under which canonical route.
-        let cx = CallCx {
-            id: rec.r.id.clone(),
-            client: client.name.clone(),
-            config: config.clone(),
-            resolver: self.resolver(config),
-        };
-        let probe = self.probe(config, spec.name);
+    ) -> Result<ToolOutput, Refusal> {
+        // Admission: the budget first, then the tool, its grant, the arguments' size and shape.
+        let (tool, parsed) = self.admit(call, tool, &args)?;
+        let name = tool.spec().name;
+        // The words alone: a denied plan is refused before anything is looked up.
+        let plan = self.decide_plan(call, trace, &*tool, &parsed)?;
+        // Resolution: what exactly will run, on what, under which canonical route.
+        let cx = self.call_cx(call);
+        let probe = self.probe(call.config, name);
         let (action, run) = self.resolve(&cx, &probe, &*tool, &plan, parsed).await?;
-        rec.r.route = Some(action.route.clone());
-        rec.r.target = Some(action.summary());
-
-        // Decide on what resolution settled, then on the files its programs are: a symlink to
-        // `sudo` is `sudo`. The second decision is the one that counts.
-        let words = self.decide(config, client, spec.name, &action, &[]);
-        if words.verdict == Verdict::Deny {
-            rec.decision(&words);
-            return Err(refused(&words));
-        }
-        let action = pin_programs(probe.permit.executor(), action)?;
-        rec.r.target = Some(action.summary());
-        let decision = self.decide(config, client, spec.name, &action, &[]);
-        rec.decision(&decision);
-        if decision.verdict == Verdict::Deny {
-            return Err(refused(&decision));
-        }
-        if !client.grant.permits(spec.name, decision.tier) {
-            return Err(not_granted_tier(client, decision.tier));
-        }
-
-        // Approve: policy, developer mode, a standing rule on this exact action, or the person.
-        self.approve(
-            rec, config, client, spec.name, &action, &decision, &args, &budget, now, relay,
-        )
-        .await?;
-
-        // Execute with a permit bound to exactly the commands that were judged and approved.
-        let permit = Permit::__issued_by_gate(
-            Arc::new(Executor::new(exec_config(config, spec.name))),
-            config.tools.timeouts.get(spec.name).copied(),
-        )
-        .bound_to(action.commands.clone());
-        self.execute(&cx, config, &*tool, permit, run).await
+        trace.resolved(&action);
+        // Policy on what resolution settled, then on the files its programs are.
+        let (action, decision) = self.decide_action(call, trace, name, action, &probe)?;
+        // Approval: policy, developer mode, a standing rule on this exact action, or the person.
+        self.approve(call, trace, name, &action, &decision, &args)
+            .await?;
+        // Execution, with a permit bound to exactly the commands that were judged and approved.
+        let permit = self.permit(call.config, name).bound_to(action.commands);
+        self.execute(&cx, call.config, &*tool, permit, run).await
     }
-}
-fn exec_config(config: &Config, _tool: &str) -> ExecConfig {
-    config.executor_config()
 }

@@ -1,29 +1,80 @@
-//! The call's audit record under construction: `Pending` writes it when the call finishes, and
-//! when dropped unfinished (a panic, the client gone mid-approval), so every call leaves exactly
-//! one record.
+//! The call's audit record. The stages leave typed results in a `Trace` (the route, the target,
+//! the decision, the approval); the record is built once from it and from how the call ended,
+//! when the call finishes — or when `Pending` is dropped unfinished (a panic, the client gone
+//! mid-approval), so every call leaves exactly one record (a flood of budget refusals is
+//! summarised instead, `flood.rs`).
 
+use archgate_policy::Decision;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::flood::{Floods, Fold};
+use super::flood::Fold;
+use super::refusal::Refusal;
 use super::{Client, Gate};
-use crate::audit::{
-    ApprovalRecord, Outcome, Record, args_digest, now_rfc3339, redact, truncate_args,
-};
-use archgate_policy::Decision;
+use crate::approval::ApprovalOutcome;
+use crate::audit::{ApprovalRecord, Outcome, Record, args_digest, redact, truncate_args};
+use crate::tool::{Action, ToolOutput};
 
-/// The record under construction. Writes itself when dropped if `finish` did not.
+/// How approval went, when it was considered.
+#[derive(Debug, Clone)]
+pub(super) enum Approval {
+    /// Approved without asking: developer mode, or the standing rule with this id.
+    DeveloperMode,
+    StandingRule(String),
+    /// The person (or a relay) answered, or nobody did; `rule_id`: the rule "Always…" created.
+    Settled {
+        outcome: ApprovalOutcome,
+        rule_id: Option<String>,
+    },
+    /// A trusted relay was handed the question (`input_required`).
+    Relayed,
+    /// No question could be asked (nag guard, no channel could park it).
+    Unsupported,
+}
+
+/// What the stages settled, typed, for the record.
+#[derive(Debug, Default)]
+pub(super) struct Trace {
+    pub route: Option<String>,
+    /// The resolved target, as shown to the person.
+    pub target: Option<String>,
+    pub decision: Option<Decision>,
+    pub approval: Option<Approval>,
+    pub dev_mode: bool,
+    /// A question is out: a call dropped now was abandoned while asking.
+    pub asking: bool,
+}
+
+impl Trace {
+    /// What resolution settled (before and after its programs are pinned).
+    pub(super) fn resolved(&mut self, action: &Action) {
+        self.route = Some(action.route.clone());
+        self.target = Some(action.summary());
+    }
+}
+
+/// What the record knows before any stage ran.
+struct Opened {
+    time: String,
+    id: String,
+    client: String,
+    tool: String,
+    args_sha256: String,
+    args: Value,
+    started: Instant,
+}
+
+/// The call in flight. Writes its record when dropped if `finish` did not.
 pub(super) struct Pending<'g> {
     gate: &'g Gate,
-    pub(super) r: Record,
-    started: Instant,
-    pub(super) asking: bool,
+    opened: Opened,
+    pub(super) trace: Trace,
     done: bool,
 }
 
 impl<'g> Pending<'g> {
-    pub(super) fn new(
+    pub(super) fn open(
         gate: &'g Gate,
         id: &str,
         client: &Client,
@@ -31,74 +82,123 @@ impl<'g> Pending<'g> {
         args: &Value,
         private: &[&str],
     ) -> Pending<'g> {
-        let recorded = truncate_args(&redact(args, private));
         gate.in_flight.fetch_add(1, Ordering::SeqCst);
         Pending {
             gate,
-            r: Record {
-                time: now_rfc3339(),
+            opened: Opened {
+                time: crate::clock::rfc3339(gate.clock.now()),
                 id: id.to_owned(),
                 client: client.name.clone(),
                 tool: tool.to_owned(),
-                route: None,
-                target: None,
-                tier: None,
-                decision: None,
-                reason: None,
-                rule: None,
-                approval: None,
-                outcome: Outcome::Unreachable,
-                error_kind: None,
-                exit_code: None,
-                duration_ms: 0,
                 args_sha256: args_digest(args),
-                args: recorded,
-                dev_mode: false,
+                args: truncate_args(&redact(args, private)),
+                started: Instant::now(),
             },
-            started: Instant::now(),
-            asking: false,
+            trace: Trace::default(),
             done: false,
         }
     }
 
-    pub(super) fn decision(&mut self, d: &Decision) {
-        self.r.tier = Some(d.tier.to_string());
-        self.r.decision = Some(d.verdict.to_string());
-        self.r.reason = Some(d.reason.to_string());
-        self.r.rule = d.rule.clone();
+    /// The call ended with `result`: its record is built and written; its outcome returned.
+    pub(super) fn finish(mut self, result: &Result<ToolOutput, Refusal>) -> Outcome {
+        let outcome = match result {
+            Ok(_) => Outcome::Ok,
+            Err(r) => r.outcome,
+        };
+        let record = self.record(outcome, result.as_ref().err(), result.as_ref().ok());
+        self.write(record);
+        outcome
     }
 
-    pub(super) fn finish(&mut self, outcome: Outcome) {
-        self.r.outcome = outcome;
-        self.r.duration_ms = self.started.elapsed().as_millis() as u64;
+    /// The one place a record is put together.
+    fn record(
+        &mut self,
+        outcome: Outcome,
+        refusal: Option<&Refusal>,
+        output: Option<&ToolOutput>,
+    ) -> Record {
+        let o = &self.opened;
+        let t = std::mem::take(&mut self.trace);
+        let (tier, decision, reason, rule) = match &t.decision {
+            Some(d) => (
+                Some(d.tier.to_string()),
+                Some(d.verdict.to_string()),
+                Some(d.reason.to_string()),
+                d.rule.clone(),
+            ),
+            None => (None, None, None, None),
+        };
+        Record {
+            time: o.time.clone(),
+            id: o.id.clone(),
+            client: o.client.clone(),
+            tool: o.tool.clone(),
+            route: t.route,
+            target: t.target,
+            tier,
+            decision,
+            reason: reason.or_else(|| refusal.map(|r| r.message.clone())),
+            rule,
+            approval: t.approval.map(approval_record),
+            outcome,
+            error_kind: refusal.map(|r| r.kind.as_str().to_owned()),
+            exit_code: output.and_then(|o| o.exit_code),
+            duration_ms: o.started.elapsed().as_millis() as u64,
+            args_sha256: o.args_sha256.clone(),
+            args: std::mem::take(&mut self.opened.args),
+            dev_mode: t.dev_mode,
+        }
+    }
+
+    fn write(&mut self, record: Record) {
+        let gate = self.gate;
         // A flood of budget refusals is summarised (`flood.rs`); everything else is recorded.
-        let write = if outcome == Outcome::BudgetExhausted {
-            match self.gate.floods.refused(&self.r.client, Floods::now()) {
+        let now = gate.clock.now_secs();
+        let write = if record.outcome == Outcome::BudgetExhausted {
+            match gate.floods.refused(&record.client, now) {
                 Fold::Record(before) => {
                     if let Some(s) = before {
-                        self.gate.audit.event(&s);
+                        gate.audit.event(&s);
                     }
                     true
                 }
                 Fold::Folded => false,
             }
         } else {
-            if let Some(s) = self.gate.floods.ended(&self.r.client) {
-                self.gate.audit.event(&s);
+            if let Some(s) = gate.floods.ended(&record.client) {
+                gate.audit.event(&s);
             }
             true
         };
         if write {
-            self.gate.audit.record(&self.r);
+            gate.audit.record(&record);
         }
-        self.gate
-            .counters
-            .bump(&self.r.client, &self.r.tool, outcome);
-        if let Some(o) = &self.gate.observer {
-            o(&self.r);
+        gate.counters
+            .bump(&record.client, &record.tool, record.outcome);
+        if let Some(o) = &gate.observer {
+            o(&record);
         }
         self.done = true;
-        self.gate.in_flight.fetch_sub(1, Ordering::SeqCst);
+        gate.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn approval_record(a: Approval) -> ApprovalRecord {
+    let (outcome, channel, rule_id) = match a {
+        Approval::DeveloperMode => ("auto".into(), Some("developer_mode".into()), None),
+        Approval::StandingRule(id) => ("auto".into(), Some("standing_rule".into()), Some(id)),
+        Approval::Settled { outcome, rule_id } => (
+            outcome.name().to_owned(),
+            outcome.channel().map(str::to_owned),
+            rule_id,
+        ),
+        Approval::Relayed => ("input_required".into(), Some("client".into()), None),
+        Approval::Unsupported => ("unsupported".into(), None, None),
+    };
+    ApprovalRecord {
+        outcome,
+        channel,
+        rule_id,
     }
 }
 
@@ -110,14 +210,14 @@ impl Drop for Pending<'_> {
             } else {
                 Outcome::Unreachable
             };
-            if self.asking {
-                self.r.approval = Some(ApprovalRecord {
-                    outcome: "unreachable".into(),
-                    channel: None,
+            if self.trace.asking {
+                self.trace.approval = Some(Approval::Settled {
+                    outcome: ApprovalOutcome::Unreachable,
                     rule_id: None,
                 });
             }
-            self.finish(outcome);
+            let record = self.record(outcome, None, None);
+            self.write(record);
         }
     }
 }

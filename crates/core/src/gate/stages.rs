@@ -1,85 +1,130 @@
-//! The stages of `Gate::call`, each one function returning a typed refusal: admission, the
-//! policy decision (on the plan and on the resolved action), resolution, approval and
-//! execution. `mod.rs` strings them together top to bottom; nothing here issues a permit.
+//! The stages of `Gate::call`, each one function returning one typed `Refusal`: admission, the
+//! policy decision on the plan and on the resolved action, resolution, approval and execution.
+//! `mod.rs` strings them together top to bottom; nothing here issues a permit.
 
 use archgate_exec::{CommandSpec, Executor, Permit};
-use archgate_policy::{Budget, CallFacts, PolicyInput, Routing, Tier, Verdict};
+use archgate_policy::{
+    ApprovedBy, Budget, CallFacts, Decision, PolicyInput, Routing, Tier, Verdict,
+};
 use futures::FutureExt;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use super::record::Pending;
-use super::{Client, Gate, ask, is_visible};
-use crate::audit::{ApprovalRecord, Outcome};
+use super::record::{Approval, Trace};
+use super::refusal::{Kind, Refusal};
+use super::{Call, Client, Gate, ask, is_visible};
+use crate::audit::Outcome;
 use crate::config::Config;
-use crate::gate::ask::Relay;
-use crate::tool::{Action, CallCx, DynTool, Plan, Probe, ToolError, ToolOutput};
+use crate::tool::{Action, CallCx, DynTool, Erased, Plan, Probe, ToolError, ToolOutput};
 
 impl Gate {
     /// Admission: the budget is charged first (so unknown tools, ungranted tools and malformed
     /// arguments cost the client too), then the tool must exist, be enabled and granted, and the
     /// arguments must fit and parse.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn admit(
         &self,
-        rec: &mut Pending<'_>,
-        config: &Config,
-        client: &Client,
+        call: &Call<'_>,
         tool: Option<Arc<dyn DynTool>>,
         args: &Value,
-        budget: &Budget,
-        now: u64,
-    ) -> Result<(Arc<dyn DynTool>, crate::tool::Erased), (Outcome, ToolError)> {
-        if let Err(e) = self.person.charge_call(&client.name, budget, now) {
-            return Err((
-                Outcome::BudgetExhausted,
-                ToolError::new("budget_exhausted", e.to_string())
-                    .next("retry after the reset time"),
-            ));
+    ) -> Result<(Arc<dyn DynTool>, Erased), Refusal> {
+        let (config, client) = (call.config, call.client);
+        if let Err(e) = self
+            .person
+            .charge_call(&client.name, &budget_of(config), call.now)
+        {
+            return Err(budget_exhausted(e));
         }
         let Some(tool) = tool else {
-            return Err((
+            return Err(Refusal::new(
                 Outcome::NotGranted,
-                ToolError::new(
-                    "unknown_tool",
-                    format!(
-                        "no tool named {:?}",
-                        crate::audit::bound::cap(&rec.r.tool, crate::audit::bound::TOOL_NAME_LIMIT)
-                    ),
-                )
-                .next("list the tools and call one of them"),
-            ));
+                Kind::UnknownTool,
+                format!(
+                    "no tool named {:?}",
+                    crate::audit::bound::cap(call.tool, crate::audit::bound::TOOL_NAME_LIMIT)
+                ),
+            )
+            .next("list the tools and call one of them"));
         };
         let spec = tool.spec();
         if !is_visible(tool.as_ref(), client, config) {
-            return Err((
-                Outcome::NotGranted,
-                ToolError::new("not_granted", format!("{} is not available to client {:?}", spec.name, client.name))
-                    .next("give up, or ask the person to grant it (`archgate clients`) or enable it in config"),
-            ));
+            return Err(not_granted(spec.name, client));
         }
         let size = args.to_string().len();
         if size > config.limits.max_args_bytes {
-            return Err((
+            return Err(Refusal::new(
                 Outcome::InvalidArguments,
-                ToolError::new(
-                    "too_large",
-                    format!(
-                        "arguments are {size} bytes; the limit is {}",
-                        config.limits.max_args_bytes
-                    ),
+                Kind::TooLarge,
+                format!(
+                    "arguments are {size} bytes; the limit is {}",
+                    config.limits.max_args_bytes
                 ),
             ));
         }
         let parsed = tool.parse(args.clone()).map_err(|e| {
-            (
-                Outcome::InvalidArguments,
-                ToolError::new("invalid_arguments", e.0)
-                    .next("correct the arguments against the tool's schema"),
-            )
+            Refusal::new(Outcome::InvalidArguments, Kind::InvalidArguments, e.0)
+                .next("correct the arguments against the tool's schema")
         })?;
         Ok((tool, parsed))
+    }
+
+    /// Policy on the words alone: a denied plan is refused before anything is looked up, and
+    /// route words that could not be shown safely are refused here too.
+    pub(super) fn decide_plan(
+        &self,
+        call: &Call<'_>,
+        trace: &mut Trace,
+        tool: &dyn DynTool,
+        parsed: &Erased,
+    ) -> Result<Plan, Refusal> {
+        let plan = tool.plan(parsed.as_ref());
+        check_route(&plan)?;
+        trace.route = Some(plan.route.clone());
+        let early = self.decide(
+            call.config,
+            call.client,
+            tool.spec().name,
+            &Action::from_plan(&plan),
+            &plan.argv,
+        );
+        if early.verdict == Verdict::Deny {
+            let r = refused(&early);
+            trace.decision = Some(early);
+            return Err(r);
+        }
+        Ok(plan)
+    }
+
+    /// Policy on what resolution settled, then on the files its programs are: a symlink to
+    /// `sudo` is `sudo`. The second decision is the one that counts, and the client must be
+    /// granted its tier.
+    pub(super) fn decide_action(
+        &self,
+        call: &Call<'_>,
+        trace: &mut Trace,
+        tool: &str,
+        action: Action,
+        probe: &Probe,
+    ) -> Result<(Action, Decision), Refusal> {
+        let words = self.decide(call.config, call.client, tool, &action, &[]);
+        if words.verdict == Verdict::Deny {
+            let r = refused(&words);
+            trace.decision = Some(words);
+            return Err(r);
+        }
+        let action = pin_programs(probe.permit.executor(), action)?;
+        trace.resolved(&action);
+        let decision = self.decide(call.config, call.client, tool, &action, &[]);
+        let denied = (decision.verdict == Verdict::Deny).then(|| refused(&decision));
+        let tier = decision.tier;
+        trace.decision = Some(decision.clone());
+        if let Some(r) = denied {
+            return Err(r);
+        }
+        if !call.client.grant.permits(tool, tier) {
+            return Err(not_granted_tier(call.client, tier));
+        }
+        Ok((action, decision))
     }
 
     /// Policy, pure, under this call's snapshot: on the plan (`plan_argv`, before resolution)
@@ -91,7 +136,7 @@ impl Gate {
         tool: &str,
         action: &Action,
         plan_argv: &[String],
-    ) -> archgate_policy::Decision {
+    ) -> Decision {
         let acknowledged = self.person.acknowledged();
         let mut commands = action.argvs();
         if !plan_argv.is_empty() {
@@ -123,32 +168,28 @@ impl Gate {
         probe: &Probe,
         tool: &dyn DynTool,
         plan: &Plan,
-        parsed: crate::tool::Erased,
-    ) -> Result<(Action, crate::tool::Erased), (Outcome, ToolError)> {
-        let spec = tool.spec();
+        parsed: Erased,
+    ) -> Result<(Action, Erased), Refusal> {
         let (mut action, run) = match AssertUnwindSafe(tool.resolve(cx, probe, plan, parsed))
             .catch_unwind()
             .await
         {
-            Ok(r) => r.map_err(|e| (Outcome::Unresolved, e))?,
+            Ok(r) => r.map_err(|e| Refusal::of_tool(Outcome::Unresolved, e))?,
             Err(_) => {
                 tracing::error!(
-                    tool = spec.name,
+                    tool = tool.spec().name,
                     "resolution panicked; archgate keeps serving"
                 );
-                return Err((
+                return Err(Refusal::new(
                     Outcome::Panicked,
-                    ToolError::new(
-                        "internal_error",
-                        "resolving the call failed unexpectedly; this is a bug in archgate",
-                    ),
+                    Kind::InternalError,
+                    "resolving the call failed unexpectedly; this is a bug in archgate",
                 ));
             }
         };
         if action.route != plan.route && !action.names.contains(&plan.route) {
             action.names.push(plan.route.clone());
         }
-
         // What the plan knew of sudo and of archgate itself is never unlearned by resolution.
         action.needs_sudo |= plan.needs_sudo;
         action.targets_archgate |= plan.targets_archgate;
@@ -158,23 +199,18 @@ impl Gate {
     /// Approval: runs when policy allows; otherwise developer mode, a standing rule on this
     /// exact action (its use and this call are one step: a rule that cannot be used asks), or
     /// the person.
-    #[allow(clippy::too_many_arguments)]
     pub(super) async fn approve(
         &self,
-        rec: &mut Pending<'_>,
-        config: &Arc<Config>,
-        client: &Client,
+        call: &Call<'_>,
+        trace: &mut Trace,
         tool: &str,
         action: &Action,
-        decision: &archgate_policy::Decision,
+        decision: &Decision,
         args: &Value,
-        budget: &Budget,
-        now: u64,
-        relay: &Relay,
-    ) -> Result<(), (Outcome, ToolError)> {
-        use archgate_policy::ApprovedBy;
+    ) -> Result<(), Refusal> {
+        let (client, now) = (call.client, call.now);
         let dev = self.person.dev_mode_until(now);
-        rec.r.dev_mode = dev.is_some();
+        trace.dev_mode = dev.is_some();
         let always_ask = decision.tier == Tier::Destructive;
         let fingerprint = action.fingerprint();
         let rule = (decision.verdict == Verdict::Ask)
@@ -196,7 +232,7 @@ impl Gate {
         } = routing
         {
             // The rule may have been revoked or used up since the peek: then the person decides.
-            match self.person.use_matching_rule(
+            routing = match self.person.use_matching_rule(
                 &client.name,
                 tool,
                 &action.route,
@@ -204,36 +240,30 @@ impl Gate {
                 args,
                 now,
             ) {
-                Some(id) => {
-                    routing = Routing::Approved {
-                        by: ApprovedBy::StandingRule(id),
-                    }
-                }
-                None => routing = Routing::AskPerson,
-            }
+                Some(id) => Routing::Approved {
+                    by: ApprovedBy::StandingRule(id),
+                },
+                None => Routing::AskPerson,
+            };
         }
         match routing {
-            Routing::Refuse(reason) => Err((
+            Routing::Refuse(reason) => Err(Refusal::new(
                 Outcome::Refused,
-                ToolError::new("refused", reason.to_string()),
+                Kind::Refused,
+                reason.to_string(),
             )),
             Routing::Approved { by } => {
-                let (channel, rule_id) = match by {
-                    ApprovedBy::Policy => return Ok(()),
-                    ApprovedBy::DeveloperMode => ("developer_mode", None),
-                    ApprovedBy::StandingRule(id) => ("standing_rule", Some(id)),
+                trace.approval = match by {
+                    ApprovedBy::Policy => None,
+                    ApprovedBy::DeveloperMode => Some(Approval::DeveloperMode),
+                    ApprovedBy::StandingRule(id) => Some(Approval::StandingRule(id)),
                 };
-                rec.r.approval = Some(ApprovalRecord {
-                    outcome: "auto".into(),
-                    channel: Some(channel.into()),
-                    rule_id,
-                });
                 Ok(())
             }
             Routing::AskPerson => {
                 let summary = action.summary();
                 let ask = ask::Ask {
-                    config,
+                    config: call.config,
                     client,
                     tool,
                     route: &action.route,
@@ -241,10 +271,10 @@ impl Gate {
                     fingerprint: &fingerprint,
                     tier: decision.tier,
                     canonical: args,
-                    budget,
+                    budget: &budget_of(call.config),
                     rule_allowed: !always_ask,
                 };
-                self.ask_person(rec, ask, relay).await
+                self.ask_person(call, trace, ask).await
             }
         }
     }
@@ -256,39 +286,37 @@ impl Gate {
         config: &Config,
         tool: &dyn DynTool,
         permit: Permit,
-        run: crate::tool::Erased,
-    ) -> Result<ToolOutput, (Outcome, ToolError)> {
-        let spec = tool.spec();
+        run: Erased,
+    ) -> Result<ToolOutput, Refusal> {
         let output = match AssertUnwindSafe(tool.execute(cx, permit, run))
             .catch_unwind()
             .await
         {
             Ok(Ok(o)) => o,
-            Ok(Err(e)) => return Err((Outcome::ToolError, e)),
+            Ok(Err(e)) => return Err(Refusal::of_tool(Outcome::ToolError, e)),
             Err(_) => {
-                tracing::error!(tool = spec.name, "tool panicked; archgate keeps serving");
-                return Err((
+                tracing::error!(
+                    tool = tool.spec().name,
+                    "tool panicked; archgate keeps serving"
+                );
+                return Err(Refusal::new(
                     Outcome::Panicked,
-                    ToolError::new(
-                        "internal_error",
-                        "the tool failed unexpectedly; this is a bug in archgate",
-                    ),
+                    Kind::InternalError,
+                    "the tool failed unexpectedly; this is a bug in archgate",
                 ));
             }
         };
         let size = output.size();
         if size > config.limits.max_output_bytes {
-            return Err((
+            return Err(Refusal::new(
                 Outcome::ToolError,
-                ToolError::new(
-                    "too_large",
-                    format!(
-                        "the answer is {size} bytes; the limit is {}",
-                        config.limits.max_output_bytes
-                    ),
-                )
-                .next("narrow the request (a section, a page, a filter) and call again"),
-            ));
+                Kind::TooLarge,
+                format!(
+                    "the answer is {size} bytes; the limit is {}",
+                    config.limits.max_output_bytes
+                ),
+            )
+            .next("narrow the request (a section, a page, a filter) and call again"));
         }
         Ok(output)
     }
@@ -296,29 +324,22 @@ impl Gate {
 
 /// Route words are printable and bounded (no control, bidi or invisible character): they reach
 /// the person's screen in every question and the log.
-pub(super) fn check_route(plan: &Plan) -> Result<(), (Outcome, ToolError)> {
+fn check_route(plan: &Plan) -> Result<(), Refusal> {
     let words: Vec<&str> = plan.route.split_whitespace().collect();
     crate::text::check_route_words(&words).map_err(|e| {
-        (
-            Outcome::InvalidArguments,
-            ToolError::new(e.kind(), e.to_string()).next(
-                "call again with the route's words as omarchy_search or the schema give them",
-            ),
-        )
+        Refusal::new(Outcome::InvalidArguments, Kind::InvalidRoute, e.to_string())
+            .next("call again with the route's words as omarchy_search or the schema give them")
     })
 }
 
 /// Each program of the action found and checked now, and pinned to the file found: the person
 /// sees its path, policy judges that file, the permit runs only it, and a program that is
 /// missing or untrusted is refused before anyone is asked.
-pub(super) fn pin_programs(
-    executor: &Executor,
-    mut action: Action,
-) -> Result<Action, (Outcome, ToolError)> {
+pub(super) fn pin_programs(executor: &Executor, mut action: Action) -> Result<Action, Refusal> {
     for c in &mut action.commands {
         let file = executor
             .resolve_program(c.program())
-            .map_err(|e| (Outcome::Unresolved, ToolError::from(e)))?;
+            .map_err(|e| Refusal::of_tool(Outcome::Unresolved, ToolError::from(e)))?;
         *c = std::mem::replace(c, CommandSpec::new(""))
             .with_program(file.to_string_lossy().into_owned());
     }
@@ -333,24 +354,37 @@ pub(super) fn budget_of(config: &Config) -> Budget {
     }
 }
 
-pub(super) fn refused(d: &archgate_policy::Decision) -> (Outcome, ToolError) {
+pub(super) fn budget_exhausted(e: archgate_policy::Exhausted) -> Refusal {
+    Refusal::new(
+        Outcome::BudgetExhausted,
+        Kind::BudgetExhausted,
+        e.to_string(),
+    )
+    .next("retry after the reset time")
+}
+
+pub(super) fn not_granted(tool: &str, client: &Client) -> Refusal {
+    Refusal::new(
+        Outcome::NotGranted,
+        Kind::NotGranted,
+        format!("{tool} is not available to client {:?}", client.name),
+    )
+    .next("give up, or ask the person to grant it (`archgate clients`) or enable it in config")
+}
+
+fn refused(d: &Decision) -> Refusal {
     let next = if d.tier == Tier::Blocked {
         "give up: archgate never elevates privilege or touches itself; tell the person the command to run themselves"
     } else {
         "give up, or ask the person in chat to change their policy"
     };
-    (
-        Outcome::Refused,
-        ToolError::new("refused", d.reason.to_string()).next(next),
-    )
+    Refusal::new(Outcome::Refused, Kind::Refused, d.reason.to_string()).next(next)
 }
 
-pub(super) fn not_granted_tier(client: &Client, tier: Tier) -> (Outcome, ToolError) {
-    (
+fn not_granted_tier(client: &Client, tier: Tier) -> Refusal {
+    Refusal::new(
         Outcome::NotGranted,
-        ToolError::new(
-            "not_granted",
-            format!("client {:?} is not granted {tier} calls", client.name),
-        ),
+        Kind::NotGranted,
+        format!("client {:?} is not granted {tier} calls", client.name),
     )
 }

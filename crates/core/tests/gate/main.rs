@@ -31,6 +31,11 @@ struct Env {
 }
 
 fn env(config: &str) -> Env {
+    env_on(config, Arc::new(archgate_core::clock::SystemClock))
+}
+
+/// `env` on a given clock.
+fn env_on(config: &str, clock: Arc<dyn archgate_core::clock::Clock>) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let penv = PathEnv {
@@ -61,7 +66,7 @@ fn env(config: &str) -> Env {
     let log = paths.audit_log();
     Env {
         _dir: dir,
-        gate: Arc::new(Gate::new(handle, paths, audit, person, cat)),
+        gate: Arc::new(Gate::new(handle, paths, audit, person, cat).with_clock(clock)),
         log,
     }
 }
@@ -74,7 +79,7 @@ fn client() -> Client {
 }
 
 fn records(e: &Env) -> Vec<archgate_core::audit::Record> {
-    assert!(e.gate.audit.flush(Duration::from_secs(5)));
+    assert!(e.gate.audit().flush(Duration::from_secs(5)));
     let r = read_log(&e.log).unwrap();
     assert_eq!(r.skipped, 0);
     r.entries
@@ -92,7 +97,7 @@ fn entry(e: &Env, words: &[&str]) {
 
 async fn parked(e: &Env) -> Question {
     loop {
-        if let Some(q) = e.gate.broker.pending().first() {
+        if let Some(q) = e.gate.broker().pending().first() {
             break q.clone();
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -248,7 +253,7 @@ async fn a_panicking_tool_is_recorded_and_the_gate_keeps_serving() {
 #[tokio::test]
 async fn a_client_going_away_while_parked_is_unreachable_and_nothing_runs() {
     let e = env("");
-    let _channel = e.gate.broker.register_pull_channel();
+    let _channel = e.gate.broker().register_pull_channel();
     let c = client();
     let fut = e.gate.call(&c, "secret", json!({"text": "x"}));
     tokio::select! {
@@ -256,7 +261,7 @@ async fn a_client_going_away_while_parked_is_unreachable_and_nothing_runs() {
         _ = tokio::time::sleep(Duration::from_millis(100)) => {}
     }
     // The future was dropped: the question is withdrawn and the record says unreachable.
-    assert!(e.gate.broker.pending().is_empty());
+    assert!(e.gate.broker().pending().is_empty());
     let recs = records(&e);
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0].outcome, Outcome::Unreachable);
@@ -266,7 +271,7 @@ async fn a_client_going_away_while_parked_is_unreachable_and_nothing_runs() {
 #[tokio::test]
 async fn an_approved_call_runs_once_and_a_declined_one_never() {
     let e = env("");
-    let _channel = e.gate.broker.register_pull_channel();
+    let _channel = e.gate.broker().register_pull_channel();
     for (answer, expect) in [
         (archgate_core::approval::Answer::Allow, Outcome::Ok),
         (archgate_core::approval::Answer::Deny, Outcome::Declined),
@@ -275,12 +280,12 @@ async fn an_approved_call_runs_once_and_a_declined_one_never() {
         let t =
             tokio::spawn(async move { g.call(&client(), "secret", json!({"text": "x"})).await });
         let id = loop {
-            if let Some(q) = e.gate.broker.pending().first() {
+            if let Some(q) = e.gate.broker().pending().first() {
                 break q.id.clone();
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         };
-        let q = e.gate.broker.pending().remove(0);
+        let q = e.gate.broker().pending().remove(0);
         assert_eq!(q.tool, "secret");
         // Issue 16, attack 6: the person approves what they see, private text included; the
         // audit record (below) keeps its redaction.
@@ -288,7 +293,7 @@ async fn an_approved_call_runs_once_and_a_declined_one_never() {
             q.args["text"], "x",
             "the question shows the private text whole"
         );
-        e.gate.broker.answer(&id, answer, "cli").unwrap();
+        e.gate.broker().answer(&id, answer, "cli").unwrap();
         assert_eq!(t.await.unwrap().outcome, expect);
     }
     let recs = records(&e);
@@ -318,12 +323,42 @@ async fn unknown_tools_are_charged() {
     assert_eq!(r.output.unwrap_err().kind, "budget_exhausted");
 }
 
+/// The budget's minute turns on the gate's clock, not the wall's: three calls at 59 s, the fourth
+/// refused (saying when it resets), one second later a new minute runs again — and the record
+/// carries the clock's time. No sleeping to a minute boundary.
+#[tokio::test]
+async fn the_budget_minute_turns_on_the_gates_clock() {
+    let start = 1_790_000_000 - 1_790_000_000 % 60 + 59;
+    let clock = archgate_core::clock::ManualClock::at(start);
+    let e = env_on("[budgets]\nper_minute = 3\n", clock.clone());
+    let echo = || json!({"words": ["x"]});
+    for i in 0..3 {
+        let r = e.gate.call(&client(), "echo", echo()).await;
+        assert_eq!(r.outcome, Outcome::Ok, "call {i}: {:?}", r.output);
+    }
+    let r = e.gate.call(&client(), "echo", echo()).await;
+    assert_eq!(r.outcome, Outcome::BudgetExhausted);
+    let err = r.output.unwrap_err();
+    assert_eq!(err.kind, "budget_exhausted");
+    assert!(err.message.contains("reset"), "{}", err.message);
+    clock.advance(1);
+    let r = e.gate.call(&client(), "echo", echo()).await;
+    assert_eq!(r.outcome, Outcome::Ok, "a new minute: {:?}", r.output);
+    let recs = records(&e);
+    assert_eq!(recs.len(), 5);
+    let want = time::OffsetDateTime::from_unix_timestamp(start + 1)
+        .unwrap()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    assert_eq!(recs[4].time, want, "the record's time is the clock's");
+}
+
 /// Issue 16, attack 5: route words that would draw on the person's terminal are refused at
 /// admission; nothing is resolved or asked.
 #[tokio::test]
 async fn route_words_that_draw_on_the_terminal_are_refused() {
     let e = env("");
-    let _channel = e.gate.broker.register_pull_channel();
+    let _channel = e.gate.broker().register_pull_channel();
     for bad in ["x\u{1b}[1A\u{1b}[2K\rsu", "xdg\u{202e}nepo", "a\u{200b}b"] {
         entry(&e, &["printf", "never"]);
         let r = e
@@ -338,7 +373,7 @@ async fn route_words_that_draw_on_the_terminal_are_refused() {
         );
         assert_eq!(r.output.unwrap_err().kind, "invalid_route");
     }
-    assert!(e.gate.broker.pending().is_empty());
+    assert!(e.gate.broker().pending().is_empty());
 }
 
 /// Issue 16, attack 7: a flood of refused calls is charged and summarised. Past the budget,
@@ -353,7 +388,7 @@ async fn a_refused_flood_is_summarised_not_recorded_call_by_call() {
             .await;
     }
     e.gate.summarise_floods();
-    assert!(e.gate.audit.flush(Duration::from_secs(5)));
+    assert!(e.gate.audit().flush(Duration::from_secs(5)));
     let log = read_log(&e.log).unwrap();
     let calls: Vec<_> = log
         .entries

@@ -57,8 +57,8 @@ async fn first_request(e: &Env, c: &Client, text: &str) -> String {
     assert_eq!(r.outcome, Outcome::InputRequired);
     let err = r.output.unwrap_err();
     assert_eq!(err.kind, "input_required");
-    let ticket = err.details.unwrap()["ticket"].as_str().unwrap().to_owned();
-    assert!(e.gate.broker.pending().iter().any(|q| q.id == ticket));
+    let ticket = err.input_required().expect("typed ticket").ticket.clone();
+    assert!(e.gate.broker().pending().iter().any(|q| q.id == ticket));
     ticket
 }
 
@@ -80,7 +80,7 @@ async fn a_relaying_client_brings_the_answer_back_once_and_only_for_that_call() 
     let r = relayed(&e, &c, "b", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.output.unwrap_err().kind, "ticket_mismatch");
     assert!(
-        e.gate.broker.pending().iter().any(|q| q.id == ticket),
+        e.gate.broker().pending().iter().any(|q| q.id == ticket),
         "still parked"
     );
 
@@ -117,13 +117,13 @@ async fn a_relaying_client_brings_the_answer_back_once_and_only_for_that_call() 
     );
     // A relay never creates a standing rule, even when it says "always".
     assert_eq!(ran.rule_id, None);
-    assert!(e.gate.person.rules().is_empty());
+    assert!(e.gate.person().rules().is_empty());
 }
 
 #[tokio::test]
 async fn a_ticket_keeps_the_first_answer_whichever_channel_gave_it() {
     let e = env(TRUSTED);
-    let _page = e.gate.broker.register_pull_channel();
+    let _page = e.gate.broker().register_pull_channel();
     let c = client();
     // Coming back without an answer waits for the person's other channels.
     let ticket = first_request(&e, &c, "y").await;
@@ -140,11 +140,17 @@ async fn a_ticket_keeps_the_first_answer_whichever_channel_gave_it() {
     });
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!waiting.is_finished());
-    e.gate.broker.answer(&ticket, Answer::Allow, "cli").unwrap();
+    e.gate
+        .broker()
+        .answer(&ticket, Answer::Allow, "cli")
+        .unwrap();
     assert_eq!(waiting.await.unwrap().outcome, Outcome::Ok);
     // The page's no came first: the client's later yes changes nothing.
     let ticket = first_request(&e, &c, "x").await;
-    e.gate.broker.answer(&ticket, Answer::Deny, "page").unwrap();
+    e.gate
+        .broker()
+        .answer(&ticket, Answer::Deny, "page")
+        .unwrap();
     let r = relayed(&e, &c, "x", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.outcome, Outcome::Declined);
     let recs = records(&e);
@@ -163,7 +169,7 @@ async fn a_ticket_past_its_deadline_runs_nothing() {
     tokio::time::sleep(Duration::from_millis(5_050)).await;
     let r = relayed(&e, &c, "late", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.outcome, Outcome::TimedOut);
-    assert!(e.gate.broker.pending().is_empty());
+    assert!(e.gate.broker().pending().is_empty());
 }
 
 /// A client that answers its elicitation at once, and says when it was withdrawn.
@@ -227,5 +233,5 @@ async fn a_client_the_person_does_not_trust_is_never_a_relay() {
         0,
         "never asked"
     );
-    assert!(e.gate.broker.pending().is_empty());
+    assert!(e.gate.broker().pending().is_empty());
 }

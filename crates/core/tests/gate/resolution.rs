@@ -10,7 +10,8 @@ use super::*;
 async fn elevation_through_resolution_is_blocked_whatever_allows_it() {
     let e = env("[policy]\nallow = [\"*\"]\n");
     e.gate
-        .person
+        .take_person_channel()
+        .unwrap()
         .set_dev_mode(Some(600), archgate_core::person::now_secs())
         .unwrap();
     for argv in [
@@ -49,7 +50,7 @@ async fn elevation_through_resolution_is_blocked_whatever_allows_it() {
 #[tokio::test]
 async fn a_standing_rule_does_not_cover_a_changed_command() {
     let e = env("");
-    let _channel = e.gate.broker.register_pull_channel();
+    let _channel = e.gate.broker().register_pull_channel();
     entry(&e, &["printf", "a"]);
     let g = e.gate.clone();
     let t = tokio::spawn(async move { g.call(&client(), "from_file", json!({})).await });
@@ -59,7 +60,7 @@ async fn a_standing_rule_does_not_cover_a_changed_command() {
         "the question shows the resolved command"
     );
     e.gate
-        .broker
+        .broker()
         .answer(&q.id, Answer::AllowAlways, "cli")
         .unwrap();
     assert_eq!(t.await.unwrap().outcome, Outcome::Ok);
@@ -72,7 +73,7 @@ async fn a_standing_rule_does_not_cover_a_changed_command() {
     let t = tokio::spawn(async move { g.call(&client(), "from_file", json!({})).await });
     let q = parked(&e).await;
     assert_eq!(q.summary, "/usr/bin/printf b");
-    e.gate.broker.answer(&q.id, Answer::Deny, "cli").unwrap();
+    e.gate.broker().answer(&q.id, Answer::Deny, "cli").unwrap();
     assert_eq!(t.await.unwrap().outcome, Outcome::Declined);
     let recs = records(&e);
     assert_eq!(

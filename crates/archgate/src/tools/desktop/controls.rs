@@ -186,7 +186,7 @@ impl Tool for ClipboardWrite {
         })
     }
     fn spec(&self) -> &'static ToolSpec {
-        spec!("clipboard_write", "Write the clipboard", Act, read_only: false, destructive: false, private: ["text"],
+        spec!("clipboard_write", "Write the clipboard", Act, read_only: false, destructive: true, private: ["text"],
             "Put text on the clipboard.")
     }
     fn execute<'a>(

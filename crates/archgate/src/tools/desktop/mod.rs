@@ -7,6 +7,13 @@
 //! tool reaches it (`omarchy_run`, `toggle`, `theme`, `background`, `osd`), resolves to one
 //! action (`route_action`): its canonical route and every spelling, the tier from the
 //! classification table (sudo routes blocked) and exactly the script that runs.
+//!
+//! `destructive` (MCP's `destructiveHint`: the call may do more than add) is true where a call
+//! can lose what the person had: `clipboard_write` replaces the clipboard, `omarchy_run` reaches
+//! every route (those the table classifies `destructive` among them; the tier, not the hint,
+//! makes them always ask), `shell_call` any function the shell exports. Settings a call changes
+//! and the person sets back (theme, background, volume, brightness, toggles) and additions
+//! (a notification, a launched app) are not destructive.
 
 use archgate_core::exec::Permit;
 use archgate_core::gate::Catalogue;
@@ -173,7 +180,7 @@ impl Tool for OmarchyRun {
     type Args = OmarchyRunArgs;
     type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("omarchy_run", "Run an Omarchy command", Act, read_only: false, destructive: false, private: [],
+        spec!("omarchy_run", "Run an Omarchy command", Act, read_only: false, destructive: true, private: [],
             "Run a route of Omarchy's command registry with its arguments, through the gate.")
     }
     /// The route's tier comes from the classification table, before anything read the registry.
@@ -304,7 +311,7 @@ impl Tool for ShellCall {
     type Args = ShellCallArgs;
     type Run = archgate_core::exec::CommandSpec;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("shell_call", "Call the desktop shell", Act, read_only: false, destructive: false, private: [],
+        spec!("shell_call", "Call the desktop shell", Act, read_only: false, destructive: true, private: [],
             "Call a Quickshell IPC method; arguments are checked against its signature first.")
     }
     fn plan(&self, a: &ShellCallArgs) -> Plan {
