@@ -129,7 +129,7 @@ async fn run(
     };
     // Calls still parked end now (`unreachable`, each recorded and answered); calls still in
     // flight (a client gone mid-approval) write their records before the audit log is flushed.
-    let withdrawn = app.gate.broker.withdraw_all();
+    let withdrawn = app.gate.broker().withdraw_all();
     if withdrawn > 0 {
         tracing::info!("stopping: {withdrawn} parked approval(s) withdrawn");
     }

@@ -152,7 +152,7 @@ pub fn known_client(app: &App, name: &str) -> bool {
     use archgate_core::clients::{DEFAULT_CLIENT, LOCAL_CLIENT};
     name == LOCAL_CLIENT
         || name == DEFAULT_CLIENT
-        || app.gate.config.current().clients.contains_key(name)
+        || app.gate.config().current().clients.contains_key(name)
         || app.clients.list().iter().any(|c| c.name == name)
         || crate::snippets::KINDS
             .iter()
@@ -307,7 +307,7 @@ impl Drop for Open {
 
 /// Admits one more connection of `client` under the caps, or says which cap.
 fn admit(app: &Arc<App>, client: &str) -> Result<Open, HelloError> {
-    let server = app.gate.config.current().server.clone();
+    let server = app.gate.config().current().server.clone();
     let mut by = app
         .bridge
         .by_client
@@ -356,7 +356,7 @@ async fn serve_connection(
 ) {
     let (read, mut write) = stream.into_split();
     let mut reader = tokio::io::BufReader::new(read);
-    let patience = app.gate.config.current().server.header_timeout;
+    let patience = app.gate.config().current().server.header_timeout;
     let admitted = match read_hello(&mut reader, patience).await {
         Ok(line) => parse_hello(&line, |n| known_client(&app, n))
             .and_then(|name| admit(&app, &name).map(|open| (name, open))),

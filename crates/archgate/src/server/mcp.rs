@@ -80,7 +80,7 @@ impl McpServer {
         name: &str,
         ended: tokio_util::sync::CancellationToken,
     ) -> McpServer {
-        let config = app.gate.config.current();
+        let config = app.gate.config().current();
         let grant = archgate_core::clients::grant_for(name, None, &config);
         McpServer {
             app,
