@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod advisories;
 pub mod archive;
 pub mod args;
 pub mod conf;
@@ -22,8 +23,11 @@ pub mod error;
 pub mod files;
 pub mod handle;
 pub mod info;
+pub mod keyring;
 pub mod list;
 pub mod log;
+pub mod mirrors;
+pub mod netjson;
 pub mod plan;
 pub mod remote;
 pub mod search;

@@ -17,6 +17,8 @@ mod battery;
 mod disk;
 mod probe;
 mod procfs;
+pub mod restart;
+pub mod snapshots;
 mod systemd;
 
 use std::path::PathBuf;

@@ -7,6 +7,9 @@ use archgate_exec::{CommandSpec, ExecConfig, Permit};
 use archgate_sysinfo::{SysinfoOptions, SystemStatus, system_status};
 use serde_json::{Value, json};
 
+#[path = "sysinfo/upkeep.rs"]
+mod upkeep;
+
 fn write(root: &Path, rel: &str, contents: &str) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

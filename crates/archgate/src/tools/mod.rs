@@ -18,6 +18,7 @@ mod desktop;
 mod packages;
 pub mod services;
 mod system;
+mod upkeep;
 mod wiki;
 
 pub use services::Services;
@@ -142,6 +143,7 @@ pub fn catalogue(paths: &Paths, config: &Config) -> Catalogue {
     packages::register(&mut c, &svc);
     aur::register(&mut c, &svc);
     wiki::register(&mut c, &svc);
+    upkeep::register(&mut c, &svc);
     desktop::register(&mut c, desktop_env);
     // Last: the policy view lists every tool registered before it.
     archgate::register(&mut c, &svc);

@@ -14,4 +14,5 @@ mod http;
 mod mcp_http;
 mod page_clients;
 mod stdio;
+mod upkeep;
 mod wire;

@@ -116,6 +116,7 @@ pub struct RawArch {
     pub aur_url: Option<String>,
     pub packages_url: Option<String>,
     pub news_url: Option<String>,
+    pub security_url: Option<String>,
     pub pacman_log: Option<PathBuf>,
     pub http_timeout_s: Option<u64>,
     pub cache_ttl_s: Option<u64>,

@@ -211,6 +211,8 @@ pub struct ArchConfig {
     pub aur_url: String,
     pub packages_url: String,
     pub news_url: String,
+    /// The Arch security tracker (`{url}/all.json`).
+    pub security_url: String,
     pub http_timeout: Duration,
     /// Arch news and other HTTP caches without a key of their own.
     pub cache_ttl: Duration,
@@ -606,6 +608,12 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 arch.news_url,
                 "https://archlinux.org/feeds/news/",
                 "arch.news_url",
+                report,
+            ),
+            security_url: url(
+                arch.security_url,
+                "https://security.archlinux.org",
+                "arch.security_url",
                 report,
             ),
             http_timeout: Duration::from_secs(bounded(

@@ -9,4 +9,5 @@ mod oracle;
 mod remote;
 mod support;
 mod updates;
+mod upkeep;
 mod vercmp_table;
