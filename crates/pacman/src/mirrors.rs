@@ -236,7 +236,9 @@ pub fn report(
                     servers.last_mut().expect("just pushed")
                 }
             };
-            entry.repos.push(repo.name.clone());
+            if !entry.repos.contains(&repo.name) {
+                entry.repos.push(repo.name.clone());
+            }
             if i == 0 {
                 entry.first_for.push(repo.name.clone());
             }
