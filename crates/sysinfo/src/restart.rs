@@ -69,7 +69,6 @@ fn is_library(path: &str) -> bool {
         || path.starts_with("/dev/")
         || path.starts_with("/SYSV")
         || path.starts_with("/run/")
-        || path.starts_with("/tmp/.")
     {
         return false;
     }
