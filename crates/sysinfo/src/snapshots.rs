@@ -75,7 +75,7 @@ fn root_fs(root: &Path) -> String {
             let f: Vec<&str> = l.split_whitespace().collect();
             (f.len() >= 3 && f[1] == "/").then(|| f[2].to_owned())
         })
-        .last()
+        .next_back()
         .unwrap_or_else(|| "unknown".into())
 }
 

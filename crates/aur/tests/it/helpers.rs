@@ -24,7 +24,10 @@ fn paru_and_yay_with_their_settings() {
         root: root.path().to_owned(),
         config_home: Some(home.path().to_owned()),
     };
-    assert!(helpers(&paths).is_empty(), "nothing installed, nothing found");
+    assert!(
+        helpers(&paths).is_empty(),
+        "nothing installed, nothing found"
+    );
 
     write(root.path(), "usr/bin/paru", "");
     // paru.conf in pacman.conf's syntax: the system file, then the person's (later wins).
@@ -33,7 +36,11 @@ fn paru_and_yay_with_their_settings() {
         "etc/paru.conf",
         "[options]\nBottomUp\nSudoLoop\nCloneDir = /var/tmp/paru # comment\n\n[bin]\nSudo = doas\n",
     );
-    write(home.path(), "paru/paru.conf", "[options]\nDevel\nCloneDir = ~/build\n");
+    write(
+        home.path(),
+        "paru/paru.conf",
+        "[options]\nDevel\nCloneDir = ~/build\n",
+    );
     write(root.path(), "usr/local/bin/yay", "");
     write(
         home.path(),
@@ -47,7 +54,10 @@ fn paru_and_yay_with_their_settings() {
     assert_eq!(paru.config_files.len(), 2);
     assert_eq!(paru.settings["BottomUp"], true);
     assert_eq!(paru.settings["CloneDir"], "~/build");
-    assert!(!paru.settings.contains_key("Sudo"), "[bin] is not [options]");
+    assert!(
+        !paru.settings.contains_key("Sudo"),
+        "[bin] is not [options]"
+    );
     assert!(paru.devel);
     assert_eq!(paru.upgrade_command, "paru -Sua");
     let yay = &found[1];
@@ -82,7 +92,9 @@ async fn pending_builds_are_what_review_updates_reviews() {
     );
     assert_eq!(p.vcs, ["tool-git"]);
     assert!(p.not_in_aur.contains(&"local-only".to_owned()));
-    let review = archgate_aur::review_updates(&c, &installed).await.expect("review");
+    let review = archgate_aur::review_updates(&c, &installed)
+        .await
+        .expect("review");
     let reviewed: Vec<&str> = review.updates.iter().map(|u| u.name.as_str()).collect();
     let built: Vec<&str> = p.updates.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(reviewed, built);
