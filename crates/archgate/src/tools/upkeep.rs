@@ -20,8 +20,10 @@ use archgate_pacman::netjson::{self, NetError, NetSettings};
 use archgate_pacman::{advisories, keyring, mirrors};
 use futures::future::BoxFuture;
 
-use super::packages::NoArgs;
-use super::{Services, domain_err, next_for, read_tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Services, domain_err, next_for};
 
 fn net(svc: &Services, config: &Config) -> NetSettings {
     NetSettings {
@@ -54,163 +56,149 @@ pub fn mirror_status_url(config: &Config) -> String {
     )
 }
 
-read_tool!(
-    Mirrors {
-        name: "mirrors",
-        title: "Mirrors and database freshness",
-        open_world: true,
-        args: NoArgs,
-        description: "Servers in use (pacman.conf, mirrorlist), each mirror's last sync from archlinux.org's status, and sync databases older than the mirror.",
-    } | svc,
-    cx,
-    _a | {
-        let conf = svc.pacman(&cx.config).conf().await.map_err(domain_err)?;
-        let url = mirror_status_url(&cx.config);
-        let status = netjson::get_json::<mirrors::StatusDoc>(
-            &net(svc, &cx.config),
-            &url,
-            "mirror-status.json",
-            mirrors::WHAT,
-        )
-        .await
-        .and_then(|(doc, origin)| Ok((mirrors::MirrorStatus::from_doc(doc, &url)?, origin)));
-        Ok::<_, ToolError>(mirrors::report(&conf, &url, status))
-    }
-);
-
-read_tool!(
-    Advisories {
-        name: "advisories",
-        title: "Security advisories",
-        open_world: true,
-        args: NoArgs,
-        description: "Installed packages with open Arch security tracker advisories (like arch-audit): severity, CVEs, fixed version.",
-    } | svc,
-    cx,
-    _a | {
-        let snap = svc
-            .pacman(&cx.config)
-            .snapshot()
-            .await
-            .map_err(domain_err)?;
-        let base = cx.config.arch.security_url.trim_end_matches('/').to_owned();
-        let url = format!("{base}/all.json");
-        let (avgs, origin) = netjson::get_json::<Vec<advisories::Avg>>(
-            &net(svc, &cx.config),
-            &url,
-            "security-all.json",
-            advisories::WHAT,
-        )
-        .await
-        .map_err(net_err)?;
-        Ok::<_, ToolError>(advisories::report(&snap.local, &avgs, &base, &url, origin))
-    }
-);
-
-read_tool!(
-    RestartNeeded {
-        name: "restart_needed",
-        title: "Reboot or restarts needed",
-        open_world: false,
-        args: NoArgs,
-        description: "After an upgrade: running kernel vs /usr/lib/modules, and processes still using deleted libraries, by systemd unit.",
-    } | _svc,
-    _cx,
-    _a | blocking(|| archgate_sysinfo::restart::restart_needed(Path::new("/"))).await
-);
-
-read_tool!(
-    Snapshots {
-        name: "snapshots",
-        title: "Snapshots",
-        open_world: false,
-        args: NoArgs,
-        description: "snapper, Timeshift or btrfs: recent snapshots and the command that takes one before upgrading.",
-    } | _svc,
-    _cx,
-    _a | blocking(|| archgate_sysinfo::snapshots::snapshots(Path::new("/"))).await
-);
-
-read_tool!(
-    AurHelpers {
-        name: "aur_helpers",
-        title: "AUR helpers",
-        open_world: true,
-        args: NoArgs,
-        description: "paru/yay: installed, their config, and the AUR updates they would build (review with aur_review_updates first).",
-    } | svc,
-    cx,
-    _a | {
-        let paths = archgate_aur::helpers::HelperPaths {
-            root: PathBuf::from("/"),
-            config_home: svc.paths.config_dir.parent().map(Path::to_path_buf),
-        };
-        let helpers = blocking(move || archgate_aur::helpers::helpers(&paths)).await?;
-        let installed = svc
-            .pacman(&cx.config)
-            .list(&archgate_pacman::args::ListArgs {
-                filter: archgate_pacman::list::ListFilter::Foreign,
-            })
-            .await
-            .map_err(domain_err)?;
-        let pairs: Vec<(String, String)> = installed
-            .packages
-            .into_iter()
-            .map(|p| (p.name, p.version))
-            .collect();
-        let pending = match svc.aur(&cx.config) {
-            Ok(c) => archgate_aur::helpers::pending(&c, &pairs)
-                .await
-                .map_err(domain_err),
-            Err(e) => Err(e),
-        };
-        let mut v = serde_json::json!({ "helpers": helpers });
-        match pending {
-            Ok(p) => {
-                let next = if p.updates.is_empty() {
-                    None
-                } else {
-                    Some("call aur_review_updates before the person runs the helper's command")
-                };
-                v["pending"] = serde_json::to_value(p).unwrap_or_default();
-                if let Some(n) = next {
-                    v["next"] = n.into();
-                }
-            }
-            Err(e) => v["pending_error"] = serde_json::to_value(e).unwrap_or_default(),
-        }
-        Ok::<_, ToolError>(v)
-    }
-);
-
-/// `keyring`: resolution finds pacman's GnuPG home and, when the person can read it, the exact
-/// `gpg` command that lists its keys — what the action shows and the permit is bound to.
-pub struct Keyring(pub Arc<Services>);
-
-/// What `Keyring::execute` takes: the home and the gpg command (absent: not readable, why).
-pub struct KeyringRun {
-    dir: PathBuf,
-    gpg: Result<CommandSpec, String>,
+async fn mirrors_check(svc: &Services, cx: &CallCx) -> Result<serde_json::Value, ToolError> {
+    let conf = svc.pacman(&cx.config).conf().await.map_err(domain_err)?;
+    let url = mirror_status_url(&cx.config);
+    let status = netjson::get_json::<mirrors::StatusDoc>(
+        &net(svc, &cx.config),
+        &url,
+        "mirror-status.json",
+        mirrors::WHAT,
+    )
+    .await
+    .and_then(|(doc, origin)| Ok((mirrors::MirrorStatus::from_doc(doc, &url)?, origin)));
+    json(mirrors::report(&conf, &url, status))
 }
 
-static KEYRING_SPEC: ToolSpec = ToolSpec {
-    name: "keyring",
-    title: "pacman keyring",
-    description: "Installed archlinux-keyring vs the repositories', and keys in pacman's keyring expired or expiring within 30 days.",
+async fn advisories_check(svc: &Services, cx: &CallCx) -> Result<serde_json::Value, ToolError> {
+    let snap = svc
+        .pacman(&cx.config)
+        .snapshot()
+        .await
+        .map_err(domain_err)?;
+    let base = cx.config.arch.security_url.trim_end_matches('/').to_owned();
+    let url = format!("{base}/all.json");
+    let (avgs, origin) = netjson::get_json::<Vec<advisories::Avg>>(
+        &net(svc, &cx.config),
+        &url,
+        "security-all.json",
+        advisories::WHAT,
+    )
+    .await
+    .map_err(net_err)?;
+    json(advisories::report(&snap.local, &avgs, &base, &url, origin))
+}
+
+async fn aur_helpers_check(svc: &Services, cx: &CallCx) -> Result<serde_json::Value, ToolError> {
+    let paths = archgate_aur::helpers::HelperPaths {
+        root: PathBuf::from("/"),
+        config_home: svc.paths.config_dir.parent().map(Path::to_path_buf),
+    };
+    let helpers = blocking(move || archgate_aur::helpers::helpers(&paths)).await?;
+    let installed = svc
+        .pacman(&cx.config)
+        .list(&archgate_pacman::args::ListArgs {
+            filter: archgate_pacman::list::ListFilter::Foreign,
+        })
+        .await
+        .map_err(domain_err)?;
+    let pairs: Vec<(String, String)> = installed
+        .packages
+        .into_iter()
+        .map(|p| (p.name, p.version))
+        .collect();
+    let pending = match svc.aur(&cx.config) {
+        Ok(c) => archgate_aur::helpers::pending(&c, &pairs)
+            .await
+            .map_err(domain_err),
+        Err(e) => Err(e),
+    };
+    let mut v = serde_json::json!({ "helpers": helpers });
+    match pending {
+        Ok(p) => {
+            if !p.updates.is_empty() {
+                v["next"] =
+                    "call aur_review_updates before the person runs the helper's command".into();
+            }
+            v["pending"] = serde_json::to_value(p).unwrap_or_default();
+        }
+        Err(e) => v["pending_error"] = serde_json::to_value(e).unwrap_or_default(),
+    }
+    Ok(v)
+}
+
+fn json(v: impl serde::Serialize) -> Result<serde_json::Value, ToolError> {
+    serde_json::to_value(v).map_err(|e| ToolError::new("internal", e.to_string()))
+}
+
+/// Which check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    Mirrors,
+    Keyring,
+    Restart,
+    Advisories,
+    Snapshots,
+    Aur,
+}
+
+impl Check {
+    fn word(self) -> &'static str {
+        match self {
+            Check::Mirrors => "mirrors",
+            Check::Keyring => "keyring",
+            Check::Restart => "restart",
+            Check::Advisories => "advisories",
+            Check::Snapshots => "snapshots",
+            Check::Aur => "aur",
+        }
+    }
+}
+
+/// Arguments of `upkeep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpkeepArgs {
+    // No doc comment: the enum says it all, and tools/list has a budget.
+    pub check: Check,
+}
+
+/// `upkeep`: one tool, one check per call. For `keyring`, resolution finds pacman's GnuPG home
+/// and, when the person can read it, the exact `gpg` command that lists its keys — what the
+/// action shows and the permit is bound to; the other checks run no program but read files and
+/// the configured services.
+pub struct Upkeep(pub Arc<Services>);
+
+/// What `Upkeep::execute` takes.
+pub struct UpkeepRun {
+    check: Check,
+    /// For `keyring`: the home and the gpg command (or why the home is not readable).
+    keyring: Option<(PathBuf, Result<CommandSpec, String>)>,
+}
+
+static SPEC: ToolSpec = ToolSpec {
+    name: "upkeep",
+    title: "Upkeep",
+    description: "Upgrade health checks, with the person's commands.",
     tier: Tier::Read,
     read_only: true,
     destructive: false,
     idempotent: true,
-    open_world: false,
+    open_world: true,
     private_args: &[],
 };
 
-impl Tool for Keyring {
-    type Args = NoArgs;
-    type Run = KeyringRun;
+impl Tool for Upkeep {
+    type Args = UpkeepArgs;
+    type Run = UpkeepRun;
 
     fn spec(&self) -> &'static ToolSpec {
-        &KEYRING_SPEC
+        &SPEC
+    }
+
+    fn plan(&self, args: &UpkeepArgs) -> Plan {
+        Plan::with_tier(&SPEC, Tier::Read, &[args.check.word()])
     }
 
     fn resolve<'a>(
@@ -218,26 +206,34 @@ impl Tool for Keyring {
         cx: &'a CallCx,
         _probe: &'a Probe,
         plan: &'a Plan,
-        _args: NoArgs,
-    ) -> BoxFuture<'a, Result<Resolved<KeyringRun>, ToolError>> {
+        args: UpkeepArgs,
+    ) -> BoxFuture<'a, Result<Resolved<UpkeepRun>, ToolError>> {
         Box::pin(async move {
-            let conf = self.0.pacman(&cx.config).conf().await.map_err(domain_err)?;
-            let dir = keyring::gpg_dir(&conf);
-            let check = dir.clone();
-            let gpg = blocking(move || keyring::readable(&check))
-                .await?
-                .map(|()| {
-                    CommandSpec::new("gpg")
-                        .args(keyring::gpg_args(&dir))
-                        .timeout(Duration::from_secs(30))
-                });
             let mut action = Action::from_plan(plan);
-            if let Ok(spec) = &gpg {
-                action.commands = vec![spec.clone()];
-            }
+            let keyring = if args.check == Check::Keyring {
+                let conf = self.0.pacman(&cx.config).conf().await.map_err(domain_err)?;
+                let dir = keyring::gpg_dir(&conf);
+                let check = dir.clone();
+                let gpg = blocking(move || keyring::readable(&check))
+                    .await?
+                    .map(|()| {
+                        CommandSpec::new("gpg")
+                            .args(keyring::gpg_args(&dir))
+                            .timeout(Duration::from_secs(30))
+                    });
+                if let Ok(spec) = &gpg {
+                    action.commands = vec![spec.clone()];
+                }
+                Some((dir, gpg))
+            } else {
+                None
+            };
             Ok(Resolved {
                 action,
-                run: KeyringRun { dir, gpg },
+                run: UpkeepRun {
+                    check: args.check,
+                    keyring,
+                },
             })
         })
     }
@@ -246,50 +242,72 @@ impl Tool for Keyring {
         &'a self,
         cx: &'a CallCx,
         permit: Permit,
-        run: KeyringRun,
+        run: UpkeepRun,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let snap = self
-                .0
-                .pacman(&cx.config)
-                .snapshot()
-                .await
-                .map_err(domain_err)?;
-            let package = keyring::package_state(&snap);
-            let keys = match run.gpg {
-                Err(why) => Err(why),
-                Ok(spec) => match permit.run(spec).await {
-                    Err(e) => Err(e.to_string()),
-                    Ok(out) if !out.success() => {
-                        let err = out.stderr_lossy();
-                        let line = err
-                            .lines()
-                            .rfind(|l| !l.trim().is_empty())
-                            .unwrap_or("gpg failed")
-                            .chars()
-                            .take(300)
-                            .collect::<String>();
-                        Err(line)
-                    }
-                    Ok(out) => {
-                        let now = std::time::SystemTime::now()
-                            .duration_since(std::time::UNIX_EPOCH)
-                            .map(|d| d.as_secs() as i64)
-                            .unwrap_or(0);
-                        Ok(keyring::parse_keys(&out.stdout_lossy(), now))
-                    }
-                },
+            let svc = &*self.0;
+            let v = match run.check {
+                Check::Mirrors => mirrors_check(svc, cx).await?,
+                Check::Advisories => advisories_check(svc, cx).await?,
+                Check::Aur => aur_helpers_check(svc, cx).await?,
+                Check::Restart => json(
+                    blocking(|| archgate_sysinfo::restart::restart_needed(Path::new("/"))).await?,
+                )?,
+                Check::Snapshots => json(
+                    blocking(|| archgate_sysinfo::snapshots::snapshots(Path::new("/"))).await?,
+                )?,
+                Check::Keyring => {
+                    let (dir, gpg) = run
+                        .keyring
+                        .ok_or_else(|| ToolError::new("internal", "keyring was not resolved"))?;
+                    keyring_check(svc, cx, &permit, &dir, gpg).await?
+                }
             };
-            Ok(ToolOutput::json(keyring::report(package, &run.dir, keys)))
+            Ok(ToolOutput::json(v))
         })
     }
 }
 
+async fn keyring_check(
+    svc: &Services,
+    cx: &CallCx,
+    permit: &Permit,
+    dir: &Path,
+    gpg: Result<CommandSpec, String>,
+) -> Result<serde_json::Value, ToolError> {
+    let snap = svc
+        .pacman(&cx.config)
+        .snapshot()
+        .await
+        .map_err(domain_err)?;
+    let package = keyring::package_state(&snap);
+    let keys = match gpg {
+        Err(why) => Err(why),
+        Ok(spec) => match permit.run(spec).await {
+            Err(e) => Err(e.to_string()),
+            Ok(out) if !out.success() => {
+                let err = out.stderr_lossy();
+                let line = err
+                    .lines()
+                    .rfind(|l| !l.trim().is_empty())
+                    .unwrap_or("gpg failed")
+                    .chars()
+                    .take(300)
+                    .collect::<String>();
+                Err(line)
+            }
+            Ok(out) => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs() as i64)
+                    .unwrap_or(0);
+                Ok(keyring::parse_keys(&out.stdout_lossy(), now))
+            }
+        },
+    };
+    json(keyring::report(package, dir, keys))
+}
+
 pub fn register(c: &mut Catalogue, svc: &Arc<Services>) {
-    c.add(Mirrors(svc.clone()));
-    c.add(Keyring(svc.clone()));
-    c.add(RestartNeeded(svc.clone()));
-    c.add(Advisories(svc.clone()));
-    c.add(Snapshots(svc.clone()));
-    c.add(AurHelpers(svc.clone()));
+    c.add(Upkeep(svc.clone()));
 }

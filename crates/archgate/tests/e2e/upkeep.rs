@@ -100,9 +100,13 @@ fn world(dir: &Path, gpg_dir: &Path) -> std::path::PathBuf {
     conf
 }
 
-fn call(s: &mut StdioServer, id: u64, tool: &str) -> Value {
-    let r = s.request(id, "tools/call", json!({"name": tool, "arguments": {}}));
-    assert_ne!(r["result"]["isError"], true, "{tool}: {r}");
+fn call(s: &mut StdioServer, id: u64, check: &str) -> Value {
+    let r = s.request(
+        id,
+        "tools/call",
+        json!({"name": "upkeep", "arguments": {"check": check}}),
+    );
+    assert_ne!(r["result"]["isError"], true, "{check}: {r}");
     r["result"]["structuredContent"].clone()
 }
 
@@ -174,22 +178,13 @@ fn upkeep_tools_answer_through_the_gate_from_the_configured_services() {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
-    for t in [
-        "mirrors",
-        "keyring",
-        "restart_needed",
-        "advisories",
-        "snapshots",
-        "aur_helpers",
-    ] {
-        let spec = list["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["name"] == t)
-            .unwrap_or_else(|| panic!("{t} not listed"));
-        assert_eq!(spec["annotations"]["readOnlyHint"], true, "{spec}");
-    }
+    let spec = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "upkeep")
+        .expect("upkeep listed");
+    assert_eq!(spec["annotations"]["readOnlyHint"], true, "{spec}");
 
     let m = call(&mut s, 3, "mirrors");
     assert_eq!(
@@ -237,7 +232,7 @@ fn upkeep_tools_answer_through_the_gate_from_the_configured_services() {
             .starts_with("sudo pacman -Sy archlinux-keyring")
     );
 
-    let r = call(&mut s, 6, "restart_needed");
+    let r = call(&mut s, 6, "restart");
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     assert_eq!(r["kernel"]["running"], release.trim());
     let snaps = call(&mut s, 7, "snapshots");
@@ -254,12 +249,12 @@ fn upkeep_tools_answer_through_the_gate_from_the_configured_services() {
         .unwrap_or_else(|| panic!("{p}"))
         .to_owned();
     assert!(
-        text.contains("`snapshots`") && text.contains("before_upgrade"),
+        text.contains("`upkeep` check `snapshots`") && text.contains("before_upgrade"),
         "{text}"
     );
     for word in text.split('`').skip(1).step_by(2) {
         let snake = !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase() || c == '_');
-        if snake && (word.contains('_') || ["mirrors", "keyring", "snapshots"].contains(&word)) {
+        if snake && (word.contains('_') || word == "upkeep") {
             assert!(
                 names.iter().any(|n| n == word) || word == "before_upgrade",
                 "the prompt names `{word}`, which is no tool"
@@ -271,19 +266,8 @@ fn upkeep_tools_answer_through_the_gate_from_the_configured_services() {
     // Each call recorded once; none of what the tools answered reached the log.
     let records = env.audit_records();
     let log = std::fs::read_to_string(env.state_dir().join("activity.jsonl")).unwrap();
-    for t in [
-        "mirrors",
-        "advisories",
-        "keyring",
-        "restart_needed",
-        "snapshots",
-    ] {
-        assert_eq!(
-            records.iter().filter(|r| r["tool"] == t).count(),
-            1,
-            "{t}: {records:?}"
-        );
-    }
+    let upkeep: Vec<&Value> = records.iter().filter(|r| r["tool"] == "upkeep").collect();
+    assert_eq!(upkeep.len(), 5, "{records:?}");
     for secret in ["CVE-2026-7777", "m.example", "soon@example.invalid"] {
         assert!(!log.contains(secret), "{secret} reached the activity log");
     }
@@ -304,7 +288,7 @@ fn offline_the_upkeep_tools_say_they_could_not_look() {
          security_url = \"http://127.0.0.1:{closed}\"\n",
         conf.display()
     ));
-    let out = env.run(&["call", "advisories", "{}"]);
+    let out = env.run(&["call", "upkeep", r#"{"check": "advisories"}"#]);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -316,7 +300,7 @@ fn offline_the_upkeep_tools_say_they_could_not_look() {
     assert!(v.to_string().contains("could_not_reach"), "{v}");
 
     // mirrors still answers what it knows locally, and says the status could not be read.
-    let out = env.run(&["call", "mirrors", "{}"]);
+    let out = env.run(&["call", "upkeep", r#"{"check": "mirrors"}"#]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -333,7 +317,7 @@ fn offline_the_upkeep_tools_say_they_could_not_look() {
     assert!(m["databases"][0]["older_than_mirror"].is_null(), "{m}");
 
     // A keyring home that is not there: not readable, said, with the command; no gpg ran.
-    let out = env.run(&["call", "keyring", "{}"]);
+    let out = env.run(&["call", "upkeep", r#"{"check": "keyring"}"#]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let k = &v["structuredContent"];
     assert_eq!(k["keys"]["readable"], false, "{v}");
