@@ -268,6 +268,17 @@ fn upkeep_tools_answer_through_the_gate_from_the_configured_services() {
     let log = std::fs::read_to_string(env.state_dir().join("activity.jsonl")).unwrap();
     let upkeep: Vec<&Value> = records.iter().filter(|r| r["tool"] == "upkeep").collect();
     assert_eq!(upkeep.len(), 5, "{records:?}");
+    // What ran is what was approved: only the keyring check ran a program, the gpg listing.
+    let gpg: Vec<&&Value> = upkeep
+        .iter()
+        .filter(|r| r["target"].as_str().is_some_and(|t| t.contains("gpg")))
+        .collect();
+    assert_eq!(gpg.len(), 1, "{upkeep:?}");
+    let target = gpg[0]["target"].as_str().unwrap();
+    assert!(
+        target.contains("--list-keys") && target.contains(&gpg_home.display().to_string()),
+        "{target}"
+    );
     for secret in ["CVE-2026-7777", "m.example", "soon@example.invalid"] {
         assert!(!log.contains(secret), "{secret} reached the activity log");
     }
