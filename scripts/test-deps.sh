@@ -6,7 +6,7 @@ DEBS=(pacman-package-manager makepkg libarchive-tools fakeroot zstd patch
       sway grim wl-clipboard tesseract-ocr tesseract-ocr-eng libnotify-bin mako-notifier dbus
       pipewire pipewire-bin wireplumber chromium swaybg foot curl python3-venv
       qt6-declarative-dev-tools qml6-module-qtquick qml6-module-qtqml systemd git
-      polkitd pkexec openssl tmux
+      polkitd pkexec openssl tmux gnupg
       pciutils usbutils smartmontools python3-dbusmock iproute2
       systemd-journal-remote systemd-coredump)
 

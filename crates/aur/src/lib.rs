@@ -9,6 +9,7 @@ pub mod args;
 pub mod audit;
 pub mod client;
 pub mod corpus;
+pub mod helpers;
 pub mod local;
 pub mod ops;
 pub mod vercmp;

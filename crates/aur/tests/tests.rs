@@ -13,6 +13,8 @@ mod commit_binding;
 mod corpus_eval;
 #[path = "it/garbage.rs"]
 mod garbage;
+#[path = "it/helpers.rs"]
+mod helpers;
 #[path = "it/misfires.rs"]
 mod misfires;
 #[path = "it/ops.rs"]

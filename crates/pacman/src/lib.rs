@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod advisories;
 pub mod ala;
 pub mod archive;
 pub mod args;
@@ -25,9 +26,12 @@ pub mod files;
 pub mod handle;
 pub mod info;
 pub mod integrity;
+pub mod keyring;
 pub mod list;
 pub mod log;
+pub mod mirrors;
 pub mod mtree;
+pub mod netjson;
 pub mod pacnew;
 pub mod plan;
 pub mod remote;

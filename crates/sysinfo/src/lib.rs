@@ -31,6 +31,8 @@ pub mod network;
 mod probe;
 pub mod processes;
 mod procfs;
+pub mod restart;
+pub mod snapshots;
 mod systemd;
 pub mod units;
 

@@ -20,6 +20,9 @@ mod processes;
 #[path = "machine/storage.rs"]
 mod storage;
 
+#[path = "sysinfo/upkeep.rs"]
+mod upkeep;
+
 pub(crate) fn write(root: &Path, rel: &str, contents: &str) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

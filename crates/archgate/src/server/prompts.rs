@@ -119,6 +119,8 @@ pub fn get(name: &str, args: &Option<Map<String, Value>>) -> Result<GetPromptRes
             (
                 "Check everything before a system update",
                 "Prepare a safe full system update:\n\
+                     0. `upkeep` check `snapshots` — when snapper, Timeshift or btrfs is set up, its `before_upgrade` \
+                     command is the first one the person runs; checks `mirrors` and `keyring` — fix a stale mirror or keyring first.\n\
                      1. `arch_news` (defaults to items since the last full upgrade) — any item that requires manual \
                      intervention comes first, with its steps.\n\
                      2. `pkg_updates` — pending official updates; call out kernels, glibc, systemd, the bootloader and \

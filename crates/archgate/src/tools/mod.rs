@@ -21,6 +21,7 @@ mod packages;
 mod pkg_health;
 pub mod services;
 mod system;
+mod upkeep;
 mod wiki;
 
 pub use services::Services;
@@ -148,6 +149,7 @@ pub fn catalogue(paths: &Paths, config: &Config) -> Catalogue {
     pkg_health::register(&mut c, &svc);
     aur::register(&mut c, &svc);
     wiki::register(&mut c, &svc);
+    upkeep::register(&mut c, &svc);
     desktop::register(&mut c, desktop_env);
     // Last: the policy view lists every tool registered before it.
     archgate::register(&mut c, &svc);

@@ -18,4 +18,5 @@ mod mcp_http;
 mod network_bus;
 mod page_clients;
 mod stdio;
+mod upkeep;
 mod wire;

@@ -111,10 +111,11 @@ questions_per_hour = 30
 pacman_conf = "/etc/pacman.conf"
 # pacman_log = "/var/log/pacman.log"   (default: LogFile from pacman.conf, else this)
 aur_url = "https://aur.archlinux.org"
-packages_url = "https://archlinux.org"
+packages_url = "https://archlinux.org"           # also the mirror status: {url}/mirrors/status/json/
 news_url = "https://archlinux.org/feeds/news/"
 # The Arch Linux Archive: older package versions pkg_cache offers to go back to.
 archive_url = "https://archive.archlinux.org"
+security_url = "https://security.archlinux.org"   # the advisories tool reads {url}/all.json
 http_timeout_s = 15
 # How long cached answers stay fresh, in seconds. A rolling release moves fast: AUR info and
 # PKGBUILDs by branch 10 minutes (files read at a commit id never expire), the official package

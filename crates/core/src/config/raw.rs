@@ -118,6 +118,7 @@ pub struct RawArch {
     pub packages_url: Option<String>,
     pub news_url: Option<String>,
     pub archive_url: Option<String>,
+    pub security_url: Option<String>,
     pub pacman_log: Option<PathBuf>,
     pub http_timeout_s: Option<u64>,
     pub cache_ttl_s: Option<u64>,

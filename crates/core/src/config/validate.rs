@@ -214,6 +214,8 @@ pub struct ArchConfig {
     pub news_url: String,
     /// The Arch Linux Archive (older package versions).
     pub archive_url: String,
+    /// The Arch security tracker (`{url}/all.json`).
+    pub security_url: String,
     pub http_timeout: Duration,
     /// Arch news and other HTTP caches without a key of their own.
     pub cache_ttl: Duration,
@@ -666,6 +668,10 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 arch.archive_url,
                 "https://archive.archlinux.org",
                 "arch.archive_url",
+            security_url: url(
+                arch.security_url,
+                "https://security.archlinux.org",
+                "arch.security_url",
                 report,
             ),
             http_timeout: Duration::from_secs(bounded(

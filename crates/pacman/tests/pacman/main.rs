@@ -13,4 +13,5 @@ mod pacnew;
 mod remote;
 mod support;
 mod updates;
+mod upkeep;
 mod vercmp_table;
