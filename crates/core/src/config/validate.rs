@@ -668,6 +668,8 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 arch.archive_url,
                 "https://archive.archlinux.org",
                 "arch.archive_url",
+                report,
+            ),
             security_url: url(
                 arch.security_url,
                 "https://security.archlinux.org",
