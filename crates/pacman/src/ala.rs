@@ -75,15 +75,12 @@ impl ArchiveClient {
         {
             return Err(RemoteError::BadBaseUrl(settings.base_url));
         }
-        let client = reqwest::Client::builder()
-            .timeout(settings.timeout)
-            .connect_timeout(settings.timeout)
-            .user_agent(concat!("archgate/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|source| RemoteError::CouldNotReach {
+        let client = crate::remote::http_client(settings.timeout).map_err(|source| {
+            RemoteError::CouldNotReach {
                 url: settings.base_url.clone(),
                 source,
-            })?;
+            }
+        })?;
         Ok(ArchiveClient { settings, client })
     }
 

@@ -214,12 +214,8 @@ pub async fn get_json<T: DeserializeOwned>(
 }
 
 async fn fetch(settings: &NetSettings, url: &str) -> Result<Vec<u8>, NetError> {
-    let client = reqwest::Client::builder()
-        .timeout(settings.timeout)
-        .connect_timeout(settings.timeout)
-        .user_agent(concat!("archgate/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|source| NetError::CouldNotReach {
+    let client =
+        crate::remote::http_client(settings.timeout).map_err(|source| NetError::CouldNotReach {
             url: url.to_owned(),
             source,
         })?;

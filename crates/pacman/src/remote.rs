@@ -159,6 +159,16 @@ impl ApiPackage {
     }
 }
 
+/// The HTTP client every network reader of this crate uses: one timeout for connecting and for
+/// the whole request, and archgate's user agent.
+pub(crate) fn http_client(timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .user_agent(concat!("archgate/", env!("CARGO_PKG_VERSION")))
+        .build()
+}
+
 /// Client for the packages API.
 #[derive(Debug, Clone)]
 pub struct RemoteClient {
@@ -177,12 +187,8 @@ impl RemoteClient {
         {
             return Err(RemoteError::BadBaseUrl(settings.base_url));
         }
-        let client = reqwest::Client::builder()
-            .timeout(settings.timeout)
-            .connect_timeout(settings.timeout)
-            .user_agent(concat!("archgate/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|source| RemoteError::CouldNotReach {
+        let client =
+            http_client(settings.timeout).map_err(|source| RemoteError::CouldNotReach {
                 url: settings.base_url.clone(),
                 source,
             })?;

@@ -77,11 +77,7 @@ async fn fetch(url: &str, settings: &FetchSettings) -> Result<Vec<u8>, String> {
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(format!("unsupported server scheme: {url}"));
     }
-    let client = reqwest::Client::builder()
-        .timeout(settings.timeout)
-        .connect_timeout(settings.timeout)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let client = crate::remote::http_client(settings.timeout).map_err(|e| e.to_string())?;
     let mut response = client
         .get(url)
         .send()
