@@ -8,7 +8,7 @@
 //! recorded too. **Invariant:** `Permit::__issued_by_gate` appears only in this file; without a
 //! permit no tool can start a program.
 
-use archgate_exec::{ExecConfig, Executor, Permit};
+use archgate_exec::{Executor, Permit};
 use archgate_policy::{Grant, Verdict};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -152,7 +152,7 @@ impl Gate {
     fn probe(&self, config: &Config, tool: &str) -> Probe {
         Probe {
             permit: Permit::__issued_by_gate(
-                Arc::new(Executor::new(exec_config(config, tool))),
+                executor(config),
                 config.tools.timeouts.get(tool).copied(),
             ),
         }
@@ -328,13 +328,31 @@ impl Gate {
 
         // Execute with a permit bound to exactly the commands that were judged and approved.
         let permit = Permit::__issued_by_gate(
-            Arc::new(Executor::new(exec_config(config, spec.name))),
+            executor(config),
             config.tools.timeouts.get(spec.name).copied(),
         )
         .bound_to(action.commands.clone());
         self.execute(&cx, config, &*tool, permit, run).await
     }
 }
-fn exec_config(config: &Config, _tool: &str) -> ExecConfig {
-    config.executor_config()
+/// The executor for this snapshot's `[exec]` and Omarchy settings. Building one looks for
+/// Omarchy's install (two file checks) and reads the environment, too much for every call
+/// (twice: resolution and execution): it is kept, and built again when those settings change or
+/// after a second, so an Omarchy installed while archgate serves is found as it was before.
+fn executor(config: &Config) -> Arc<Executor> {
+    type Key = (crate::config::ExecSettings, Option<PathBuf>);
+    static CACHE: std::sync::Mutex<Option<(Key, Instant, Arc<Executor>)>> =
+        std::sync::Mutex::new(None);
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((key, at, e)) = &*cache
+        && at.elapsed() < std::time::Duration::from_secs(1)
+        && key.0 == config.exec
+        && key.1 == config.desktop.omarchy_path
+    {
+        return e.clone();
+    }
+    let e = Arc::new(Executor::new(config.executor_config()));
+    let key = (config.exec.clone(), config.desktop.omarchy_path.clone());
+    *cache = Some((key, Instant::now(), e.clone()));
+    e
 }
