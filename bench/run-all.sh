@@ -14,6 +14,7 @@
 #   context  the tool list's size in an agent's context per preset (bench/context/run.py)
 #   approvals  read latency with 100 calls parked on approval (crates/archgate/benches/approvals.rs)
 #   clients  50 concurrent clients with their own tokens and grants (crates/archgate/benches/clients/)
+#   rmcp     archgate vs a bare rmcp server on the same stack, and the gate's p99 (bench/rmcp/run.sh)
 # Each runs with a timeout (BENCH_TIMEOUT_S, default 1200 s); one that fails or times out is
 # recorded as such and the others still run. Loopback only.
 set -uo pipefail
@@ -23,7 +24,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/target}"
 results="${BENCH_RESULTS:-$top/bench/RESULTS.md}"
 per_bench="${BENCH_TIMEOUT_S:-1200}"
 budget="${BENCH_BUDGET_S:-0}"
-all=(issue2 pacman wiki aur gate context approvals clients)
+all=(issue2 pacman wiki aur gate context approvals clients rmcp)
 want=("$@")
 [ ${#want[@]} -gt 0 ] || want=("${all[@]}")
 work=$(mktemp -d)
@@ -45,6 +46,7 @@ run_context() {
 }
 run_approvals() { cargo bench --locked -p archgate --bench approvals; }
 run_clients() { cargo bench --locked -p archgate --bench clients; }
+run_rmcp() { bash bench/rmcp/run.sh; }
 
 declare -A status took
 for b in "${all[@]}"; do status[$b]="not run"; took[$b]="-"; done

@@ -29,9 +29,12 @@ pub struct App {
     pub bridge: Arc<crate::server::bridge::BridgeStats>,
 }
 
-/// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP).
+/// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP). By
+/// default rmcp's service lifecycle is left out below warnings: it speaks at info for every
+/// stateless request ("Service initialized as server", with the client's whole info, then "serve
+/// finished"), two lines to format and write per call that say nothing.
 pub fn init_logging(level: Option<&str>) {
-    let filter = tracing_subscriber::EnvFilter::try_new(level.unwrap_or("info"))
+    let filter = tracing_subscriber::EnvFilter::try_new(level.unwrap_or("info,rmcp::service=warn"))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;

@@ -17,6 +17,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// A read tool whose resolution is a cached-kind lookup (a name against a list) and whose
@@ -147,6 +148,46 @@ fn main() {
         percentile(&times, 0.99),
         times[n - 1]
     );
+    // The figure must not come from a log left behind: every call's record is in the file.
+    let stats = gate.audit.stats();
+    let until = Instant::now() + Duration::from_secs(5);
+    while stats.written.load(Ordering::Relaxed) < n as u64 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let held = std::fs::read_to_string(paths.audit_log())
+        .unwrap_or_default()
+        .matches("\"args_sha256\":")
+        .count();
+    let dropped = stats.dropped_total.load(Ordering::Relaxed);
+    println!("  the log holds {held} of {n} records ({dropped} dropped)");
+    assert!(held == n && dropped == 0, "the log lost records");
+
+    // How long a record takes to reach the file (the log's lag behind its call), paced calls.
+    let mut lag = Vec::with_capacity(500);
+    rt.block_on(async {
+        for i in 0..500u64 {
+            let before = stats.written.load(Ordering::Relaxed);
+            let t = Instant::now();
+            let r = gate
+                .call(&client, "noop", serde_json::json!({"name": "nord"}))
+                .await;
+            assert_eq!(r.outcome, Outcome::Ok);
+            while stats.written.load(Ordering::Relaxed) == before {
+                if t.elapsed() > Duration::from_secs(5) {
+                    panic!("call {i}'s record was not written within 5 s");
+                }
+                std::hint::spin_loop();
+            }
+            lag.push(t.elapsed());
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    lag.sort();
+    println!(
+        "  call start to its record in the file (500 paced calls): p50 {:>8.1?}   p99 {:>8.1?}",
+        percentile(&lag, 0.5),
+        percentile(&lag, 0.99)
+    );
 
     // 2. The audit writer's sustained rate.
     let path = dir.path().join("writer.jsonl");
@@ -183,10 +224,7 @@ fn main() {
     }
     assert!(log.flush(Duration::from_secs(120)));
     let secs = t.elapsed().as_secs_f64();
-    let written = log
-        .stats()
-        .written
-        .load(std::sync::atomic::Ordering::Relaxed);
+    let written = log.stats().written.load(Ordering::Relaxed);
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     println!(
         "audit writer: {written} records ({:.1} MiB) in {secs:.2} s = {:.0} records/s   target ≥ 100,000/s",

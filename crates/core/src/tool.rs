@@ -114,11 +114,22 @@ impl ToolOutput {
     }
     /// Bytes this output would take on the wire (for the output cap).
     pub fn size(&self) -> usize {
-        let s = self
-            .structured
-            .as_ref()
-            .map(|v| v.to_string().len())
-            .unwrap_or(0);
+        // Counted as it is written, without building the text.
+        struct Count(usize);
+        impl std::io::Write for Count {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0 += b.len();
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let s = self.structured.as_ref().map_or(0, |v| {
+            let mut n = Count(0);
+            let _ = serde_json::to_writer(&mut n, v);
+            n.0
+        });
         s + self
             .content
             .iter()

@@ -1,7 +1,8 @@
 //! Disk use of the filesystems holding `/` and `/home`, from `statvfs`.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -20,28 +21,64 @@ pub struct Disk {
 }
 
 /// `/` always, `/home` when it exists; `root` is prefixed to both (it is `/` on a real machine).
+/// Both are asked at once, each with its own timeout.
 pub(crate) async fn disks(root: &Path, timeout: Duration) -> Vec<Disk> {
+    let home = root.join("home");
+    let home = home.is_dir().then_some(home);
+    let (slash, home) = tokio::join!(probe(root.to_owned(), timeout), async {
+        match home {
+            Some(h) => Some(probe(h, timeout).await),
+            None => None,
+        }
+    });
     let mut out = vec![Disk {
         path: "/".to_owned(),
-        usage: probe(root.to_owned(), timeout).await.into(),
+        usage: slash.into(),
     }];
-    let home = root.join("home");
-    if home.is_dir() {
+    if let Some(h) = home {
         out.push(Disk {
             path: "/home".to_owned(),
-            usage: probe(home, timeout).await.into(),
+            usage: h.into(),
         });
     }
     out
 }
 
+/// How long a filesystem's answer is reused: handing `statvfs` to a blocking thread and back costs
+/// far more than the answer (thread wake-ups), and disk use does not move in a second.
+const FRESH: Duration = Duration::from_secs(1);
+
+/// The last answer per path, with when it was had (successes only: a failure is asked again).
+static RECENT: Mutex<Vec<(PathBuf, Instant, Usage)>> = Mutex::new(Vec::new());
+
+fn recent(path: &Path) -> Option<Usage> {
+    let m = RECENT.lock().unwrap_or_else(|p| p.into_inner());
+    m.iter()
+        .find(|(p, at, _)| p == path && at.elapsed() < FRESH)
+        .map(|(_, _, u)| *u)
+}
+
+fn remember(path: &Path, u: Usage) {
+    let mut m = RECENT.lock().unwrap_or_else(|p| p.into_inner());
+    m.retain(|(p, at, _)| p != path && at.elapsed() < FRESH);
+    m.push((path.to_owned(), Instant::now(), u));
+}
+
 /// `statvfs` on a blocking thread, given up after `timeout` (a hung network mount must not hang
-/// the whole status).
+/// the whole status); an answer less than [`FRESH`] old is reused.
 pub(crate) async fn probe(path: PathBuf, timeout: Duration) -> Result<Usage, ProbeError> {
+    if let Some(u) = recent(&path) {
+        return Ok(u);
+    }
     let asked = path.clone();
     let task = tokio::task::spawn_blocking(move || statvfs(&asked));
     match tokio::time::timeout(timeout, task).await {
-        Ok(Ok(r)) => r,
+        Ok(Ok(r)) => {
+            if let Ok(u) = &r {
+                remember(&path, *u);
+            }
+            r
+        }
         Ok(Err(join)) => Err(ProbeError::Unreadable {
             path,
             source: std::io::Error::other(join.to_string()),

@@ -103,14 +103,15 @@ pub async fn system_status(permit: &Permit, opts: &SysinfoOptions) -> SystemStat
         disk::disks(root, opts.disk_timeout),
         systemd::failed_units(permit, root, opts.systemctl_timeout),
     );
+    let (memory, swap) = procfs::memory_and_swap(root);
     let status = SystemStatus {
         kernel: procfs::kernel(root).into(),
         hostname: procfs::hostname(root).into(),
         uptime_seconds: procfs::uptime(root).into(),
         load: procfs::load(root).into(),
         cpus: procfs::cpus(root).into(),
-        memory: procfs::memory(root).into(),
-        swap: procfs::swap(root).into(),
+        memory: memory.into(),
+        swap: swap.into(),
         disks,
         failed_units: failed_units.into(),
         batteries: battery::batteries(root).into(),

@@ -82,11 +82,22 @@ pub(crate) fn load(root: &Path) -> Result<LoadAverage, ProbeError> {
     }
 }
 
-/// Memory, from `/proc/meminfo`.
-pub(crate) fn memory(root: &Path) -> Result<Usage, ProbeError> {
+/// Memory and swap, from one read of `/proc/meminfo` (the same moment for both).
+pub(crate) fn memory_and_swap(
+    root: &Path,
+) -> (Result<Usage, ProbeError>, Result<Usage, ProbeError>) {
     let path = root.join("proc/meminfo");
-    let text = read(path.clone())?;
-    let field = |name| meminfo_field(&text, name);
+    match read(path.clone()) {
+        Ok(text) => (memory_in(&path, &text), swap_in(&path, &text)),
+        // Each probe says why on its own: swap reads again for its own error.
+        Err(e) => (Err(e), swap(root)),
+    }
+}
+
+/// Memory, from the text of `/proc/meminfo`.
+fn memory_in(path: &Path, text: &str) -> Result<Usage, ProbeError> {
+    let path = path.to_owned();
+    let field = |name| meminfo_field(text, name);
     let total = field("MemTotal").ok_or(ProbeError::Malformed {
         path: path.clone(),
         what: "no MemTotal",
@@ -104,16 +115,19 @@ pub(crate) fn memory(root: &Path) -> Result<Usage, ProbeError> {
 }
 
 /// Swap, from `/proc/meminfo`.
-pub(crate) fn swap(root: &Path) -> Result<Usage, ProbeError> {
+fn swap(root: &Path) -> Result<Usage, ProbeError> {
     let path = root.join("proc/meminfo");
-    let text = read(path.clone())?;
+    swap_in(&path, &read(path.clone())?)
+}
+
+fn swap_in(path: &Path, text: &str) -> Result<Usage, ProbeError> {
     match (
-        meminfo_field(&text, "SwapTotal"),
-        meminfo_field(&text, "SwapFree"),
+        meminfo_field(text, "SwapTotal"),
+        meminfo_field(text, "SwapFree"),
     ) {
         (Some(total), Some(free)) => Ok(usage(total, free)),
         _ => Err(ProbeError::Malformed {
-            path,
+            path: path.to_owned(),
             what: "no SwapTotal or SwapFree",
         }),
     }

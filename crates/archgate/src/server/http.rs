@@ -49,7 +49,9 @@ pub const PROTOCOL_VERSIONS: [&str; 5] = [
 #[derive(Clone)]
 struct Shared {
     app: Arc<App>,
-    port: u16,
+    /// `Host` and `Origin` values answered (`allowed_hosts`, `allowed_origins`), made once.
+    hosts: Arc<[String]>,
+    origins: Arc<[String]>,
     /// Whether `/mcp` requires a bearer token (always, except the conformance build).
     #[cfg_attr(not(feature = "conformance"), allow(dead_code))]
     require_token: bool,
@@ -144,7 +146,8 @@ pub fn router(
     );
     let shared = Shared {
         app,
-        port,
+        hosts: allowed_hosts(port).into(),
+        origins: allowed_origins(port).into(),
         require_token,
         failures: Arc::default(),
         connections,
@@ -224,10 +227,7 @@ async fn check_host(State(s): State<Shared>, req: Request, next: Next) -> Respon
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("");
-    if !allowed_hosts(s.port)
-        .iter()
-        .any(|h| h.eq_ignore_ascii_case(host))
-    {
+    if !s.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
         return reject(
             StatusCode::MISDIRECTED_REQUEST,
             "foreign_host",
@@ -240,10 +240,7 @@ async fn check_host(State(s): State<Shared>, req: Request, next: Next) -> Respon
 async fn check_origin(State(s): State<Shared>, req: Request, next: Next) -> Response {
     if let Some(origin) = req.headers().get(header::ORIGIN) {
         let o = origin.to_str().unwrap_or("");
-        if !allowed_origins(s.port)
-            .iter()
-            .any(|a| a.eq_ignore_ascii_case(o))
-        {
+        if !s.origins.iter().any(|a| a.eq_ignore_ascii_case(o)) {
             return reject(
                 StatusCode::FORBIDDEN,
                 "foreign_origin",

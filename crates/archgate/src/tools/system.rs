@@ -72,7 +72,11 @@ impl Tool for SystemStatus {
                     serde_json::to_value(desktop).unwrap_or(serde_json::Value::Null),
                 );
             }
-            Ok(ToolOutput::json(v))
+            // Already a JSON value: `ToolOutput::json` would copy it whole once more.
+            Ok(ToolOutput {
+                structured: Some(v),
+                ..ToolOutput::default()
+            })
         })
     }
 }

@@ -120,6 +120,13 @@ fn bounded_record_at(r: &Record, most: usize) -> Record {
 /// The record's line (without its newline): at most [`LINE_LIMIT`] bytes. Fields full of
 /// characters JSON escapes six bytes wide are cut further until the line fits.
 pub fn record_line(r: &Record) -> Result<String, serde_json::Error> {
+    // Most records are within every limit already: then the record is its own bounded copy.
+    if within_limits(r) {
+        let line = serde_json::to_string(r)?;
+        if line.len() <= LINE_LIMIT {
+            return Ok(line);
+        }
+    }
     let mut line = serde_json::to_string(&bounded_record(r))?;
     for most in [64, 16] {
         if line.len() <= LINE_LIMIT {
@@ -128,6 +135,30 @@ pub fn record_line(r: &Record) -> Result<String, serde_json::Error> {
         line = serde_json::to_string(&bounded_record_at(r, most))?;
     }
     Ok(line)
+}
+
+/// Whether `bounded_record(r)` would be `r` itself: every field within its limit.
+fn within_limits(r: &Record) -> bool {
+    let ok = |s: &str, limit: usize| s.len() <= limit;
+    let opt = |s: &Option<String>, limit: usize| s.as_deref().is_none_or(|s| ok(s, limit));
+    ok(&r.time, FIELD_LIMIT)
+        && ok(&r.id, FIELD_LIMIT)
+        && ok(&r.client, FIELD_LIMIT)
+        && ok(&r.tool, TOOL_NAME_LIMIT)
+        && opt(&r.route, TARGET_LIMIT)
+        && opt(&r.target, TARGET_LIMIT)
+        && opt(&r.tier, FIELD_LIMIT)
+        && opt(&r.decision, FIELD_LIMIT)
+        && opt(&r.reason, FIELD_LIMIT)
+        && opt(&r.rule, FIELD_LIMIT)
+        && r.approval.as_ref().is_none_or(|a| {
+            ok(&a.outcome, FIELD_LIMIT)
+                && opt(&a.channel, FIELD_LIMIT)
+                && opt(&a.rule_id, FIELD_LIMIT)
+        })
+        && opt(&r.error_kind, FIELD_LIMIT)
+        && ok(&r.args_sha256, FIELD_LIMIT)
+        && json_len(&r.args) <= ARGS_LIMIT
 }
 
 /// An event with every string cut to [`FIELD_LIMIT`]; when even that is too long a line, only

@@ -70,6 +70,24 @@ mod tests {
         }
     }
 
+    /// Issue 23: the log does not lag its calls. With nothing queued, a record is in the file
+    /// when `record` returns, written on the caller's thread (no writer thread to wake).
+    #[test]
+    fn an_idle_log_holds_each_record_when_record_returns() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("activity.jsonl");
+        let log = AuditLog::start(settings(t.path(), 16));
+        log.record(&rec(0));
+        assert!(log.flush(Duration::from_secs(10))); // the writer thread opened the file
+        for i in 1..200 {
+            log.record(&rec(i));
+            let r = read_log(&path).unwrap();
+            assert_eq!(r.entries.len(), i + 1, "record {i} was not in the file yet");
+            assert_eq!(r.skipped, 0);
+        }
+        assert_eq!(log.stats().written.load(Ordering::Relaxed), 200);
+    }
+
     #[test]
     fn concurrent_records_are_whole_lines_one_each() {
         let t = tempfile::tempdir().unwrap();
@@ -96,6 +114,19 @@ mod tests {
                 Entry::Event(_) => panic!("no events expected"),
             })
             .collect();
+        // Each thread's records in the order it made them (queued or written at once).
+        for th in 0..8 {
+            let mine: Vec<usize> = ids
+                .iter()
+                .filter_map(|id| id.strip_prefix('c')?.parse::<usize>().ok())
+                .filter(|n| n / 1000 == th)
+                .collect();
+            assert!(
+                mine.windows(2).all(|w| w[0] < w[1]),
+                "thread {th} out of order"
+            );
+            assert_eq!(mine.len(), 500);
+        }
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), 4000);

@@ -1,6 +1,12 @@
-//! The audit writer: a bounded queue drained by one thread, so writing never blocks a call.
+//! The audit writer: one line per record, on the calling thread when the writer is idle, else
+//! through a bounded queue drained by one thread, so a call never waits for another's write.
 //!
-//! `AuditLog::record` serializes on the caller's thread and `try_send`s the line. A full queue
+//! `AuditLog::record` serializes on the caller's thread. When nothing is queued and nobody is
+//! writing, the line goes to the file at once, on that thread (one `write` of one line, the file
+//! open and within its size): the log never lags an unhurried call, and no thread has to be woken
+//! for it. Otherwise — another write under way, lines queued, a file to open or rotate, writing
+//! failing — the line is `try_send`ed to the writer thread, behind the lines already queued, so
+//! each caller's records keep their order. A full queue
 //! drops the record, counts it, warns once on stderr, and when the writer next catches up it
 //! writes `{"event":"dropped","n":N}`. A failing write is reported on stderr (once per burst of
 //! failures, with the count when writing recovers) and the server keeps serving. Each batch of
@@ -12,7 +18,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -65,6 +71,10 @@ pub struct AuditStats {
 #[derive(Clone)]
 pub struct AuditLog {
     tx: SyncSender<Msg>,
+    /// The file and its state, shared by the writer thread and callers writing at once.
+    writer: Arc<Mutex<Writer>>,
+    /// Lines sent to the writer thread and not yet written: while any are, callers queue too.
+    queued: Arc<AtomicUsize>,
     pending_dropped: Arc<AtomicU64>,
     warned_full: Arc<AtomicBool>,
     stats: Arc<AuditStats>,
@@ -91,16 +101,24 @@ impl AuditLog {
         let (tx, rx) = sync_channel(settings.queue.max(1));
         let pending_dropped = Arc::new(AtomicU64::new(0));
         let stats = Arc::new(AuditStats::default());
+        let writer = Arc::new(Mutex::new(Writer::new(
+            settings,
+            retention,
+            pending_dropped.clone(),
+            stats.clone(),
+        )));
+        let queued = Arc::new(AtomicUsize::new(0));
         let thread = {
-            let pending_dropped = pending_dropped.clone();
-            let stats = stats.clone();
+            let (writer, queued) = (writer.clone(), queued.clone());
             std::thread::Builder::new()
                 .name("archgate-audit".into())
-                .spawn(move || Writer::new(settings, retention, pending_dropped, stats).run(rx))
+                .spawn(move || drain(&writer, &queued, rx))
                 .expect("spawning the audit writer thread")
         };
         AuditLog {
             tx,
+            writer,
+            queued,
             pending_dropped,
             warned_full: Arc::new(AtomicBool::new(false)),
             stats,
@@ -133,9 +151,22 @@ impl AuditLog {
     }
 
     fn enqueue(&self, line: String) {
+        // Written at once when nothing is queued and the writer is free (see the module doc).
+        if self.queued.load(Ordering::Acquire) == 0
+            && let Ok(mut w) = self.writer.try_lock()
+            && self.queued.load(Ordering::Acquire) == 0
+            && w.writes_at_once(line.len() + 1)
+        {
+            let mut batch = line;
+            batch.push('\n');
+            w.write_batch(&mut batch);
+            return;
+        }
+        self.queued.fetch_add(1, Ordering::AcqRel);
         match self.tx.try_send(Msg::Line(line)) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                self.queued.fetch_sub(1, Ordering::AcqRel);
                 self.pending_dropped.fetch_add(1, Ordering::Relaxed);
                 self.stats.dropped_total.fetch_add(1, Ordering::Relaxed);
                 if !self.warned_full.swap(true, Ordering::Relaxed) {
@@ -189,6 +220,52 @@ struct Writer {
     failing: Option<u64>,
 }
 
+/// The writer thread: waits for queued lines, then writes them in batches of whole lines, under
+/// the writer's lock (a caller writing at once meanwhile finishes first).
+fn drain(writer: &Mutex<Writer>, queued: &AtomicUsize, rx: Receiver<Msg>) {
+    let lock = || writer.lock().unwrap_or_else(|p| p.into_inner());
+    let mut batch = String::new();
+    let mut waiters = Vec::new();
+    loop {
+        let first = match rx.recv_timeout(Duration::from_millis(500)) {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => {
+                // Idle: report drops that happened with nothing else to write.
+                lock().write_batch(&mut batch);
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        let mut lines = 0;
+        let mut next = Some(first);
+        while let Some(m) = next {
+            match m {
+                Msg::Line(l) => {
+                    batch.push_str(&l);
+                    batch.push('\n');
+                    lines += 1;
+                }
+                Msg::Flush(w) => waiters.push(w),
+            }
+            next = if batch.len() < 256 * 1024 {
+                rx.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        {
+            let mut w = lock();
+            w.write_batch(&mut batch);
+            // Only now may callers write at once again: what they write comes after these.
+            queued.fetch_sub(lines, Ordering::AcqRel);
+        }
+        for w in waiters.drain(..) {
+            let _ = w.send(());
+        }
+    }
+    lock().write_batch(&mut batch);
+}
+
 impl Writer {
     fn new(
         settings: AuditSettings,
@@ -207,40 +284,13 @@ impl Writer {
         }
     }
 
-    fn run(mut self, rx: Receiver<Msg>) {
-        let mut batch = String::new();
-        let mut waiters = Vec::new();
-        loop {
-            let first = match rx.recv_timeout(Duration::from_millis(500)) {
-                Ok(m) => m,
-                Err(RecvTimeoutError::Timeout) => {
-                    // Idle: report drops that happened with nothing else to write.
-                    self.write_batch(&mut batch);
-                    continue;
-                }
-                Err(RecvTimeoutError::Disconnected) => break,
-            };
-            let mut next = Some(first);
-            while let Some(m) = next {
-                match m {
-                    Msg::Line(l) => {
-                        batch.push_str(&l);
-                        batch.push('\n');
-                    }
-                    Msg::Flush(w) => waiters.push(w),
-                }
-                next = if batch.len() < 256 * 1024 {
-                    rx.try_recv().ok()
-                } else {
-                    None
-                };
-            }
-            self.write_batch(&mut batch);
-            for w in waiters.drain(..) {
-                let _ = w.send(());
-            }
-        }
-        self.write_batch(&mut batch);
+    /// Whether a line of `len` bytes can go straight to the open file: no file to open or
+    /// rotate, no failure to recover from, no drop count to report first.
+    fn writes_at_once(&self, len: usize) -> bool {
+        self.file.is_some()
+            && self.failing.is_none()
+            && self.size + len as u64 <= self.settings.max_bytes
+            && self.pending_dropped.load(Ordering::Relaxed) == 0
     }
 
     fn write_batch(&mut self, batch: &mut String) {

@@ -228,10 +228,7 @@ impl Gate {
     /// resolution's read-only look-ups (issued only after the plan was not denied), bound to
     /// the approved commands for execution.
     fn permit(&self, config: &Config, tool: &str) -> Permit {
-        Permit::__issued_by_gate(
-            Arc::new(Executor::new(config.executor_config())),
-            config.tools.timeouts.get(tool).copied(),
-        )
+        Permit::__issued_by_gate(executor(config), config.tools.timeouts.get(tool).copied())
     }
 
     fn probe(&self, config: &Config, tool: &str) -> Probe {
@@ -380,4 +377,25 @@ impl Gate {
         let permit = self.permit(call.config, name).bound_to(action.commands);
         self.execute(&cx, call.config, &*tool, permit, run).await
     }
+}
+/// The executor for this snapshot's `[exec]` and Omarchy settings. Building one looks for
+/// Omarchy's install (two file checks) and reads the environment, too much for every call
+/// (twice: resolution and execution): it is kept, and built again when those settings change or
+/// after a second, so an Omarchy installed while archgate serves is found as it was before.
+fn executor(config: &Config) -> Arc<Executor> {
+    type Key = (crate::config::ExecSettings, Option<PathBuf>);
+    static CACHE: std::sync::Mutex<Option<(Key, Instant, Arc<Executor>)>> =
+        std::sync::Mutex::new(None);
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((key, at, e)) = &*cache
+        && at.elapsed() < std::time::Duration::from_secs(1)
+        && key.0 == config.exec
+        && key.1 == config.desktop.omarchy_path
+    {
+        return e.clone();
+    }
+    let e = Arc::new(Executor::new(config.executor_config()));
+    let key = (config.exec.clone(), config.desktop.omarchy_path.clone());
+    *cache = Some((key, Instant::now(), e.clone()));
+    e
 }

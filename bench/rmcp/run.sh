@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Issue 23's speed check: archgate against a bare rmcp server (crates/archgate/benches/bare_rmcp.rs:
+# one tool answering constant JSON on the same rmcp, axum and TCP settings), side by side in one
+# run with `hey`, then the gate's own overhead (crates/core/benches/gate.rs). Builds both in
+# release; installs Debian's `hey` when missing. Prints the table: archgate / bare at 1 and 16 clients, and the gate's p99.
+#   bash bench/rmcp/run.sh
+# Knobs: BENCH_REQUESTS (per round, 3000), BENCH_ROUNDS (3), BENCH_WARMUP (1000); CARGO_TARGET_DIR.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/target}"
+
+cargo build --release --locked -p archgate --manifest-path "$top/Cargo.toml" >&2
+# The bare server is a bench target of the archgate crate: the same rmcp, axum, hyper and tokio,
+# with the same features, compiled the same way.
+bare=$(cargo bench --locked -p archgate --manifest-path "$top/Cargo.toml" --bench bare_rmcp --no-run \
+  --message-format=json |
+  python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "bare_rmcp" and m.get("executable"):
+        print(m["executable"])')
+[ -x "$bare" ] || { echo "bench/rmcp: building the bare server failed" >&2; exit 1; }
+lock_version() { awk -v n="$1" '$0 == "name = \"" n "\"" {getline; print $3; exit}' "$top/Cargo.lock" | tr -d '"'; }
+export ARCHGATE_BIN="$CARGO_TARGET_DIR/release/archgate"
+export BARE_BIN="$bare"
+
+if ! command -v hey >/dev/null 2>&1; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get install -y -qq --no-install-recommends hey >&2 ||
+    { $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq --no-install-recommends hey >&2; }
+fi
+
+echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- archgate $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?') and the bare server on rmcp $(lock_version rmcp), axum $(lock_version axum), hyper $(lock_version hyper), tokio $(lock_version tokio), release builds, $(rustc --version | awk '{print $1, $2}'); hey $(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo '?'), loopback"
+echo
+python3 "$top/bench/rmcp/bench.py"
+echo
+# The gate alone: admission to record, the tool's work excluded (a tool that returns at once).
+cargo bench --locked -p archgate-core --manifest-path "$top/Cargo.toml" --bench gate |
+  grep -E 'gate overhead|p50|log holds|audit writer'

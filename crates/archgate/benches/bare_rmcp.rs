@@ -1,0 +1,93 @@
+//! A bare rmcp server: one tool, `system_status`, answering a constant JSON value, served by
+//! rmcp's `StreamableHttpService` on axum with TCP_NODELAY — the stack archgate is built on (this
+//! crate's very rmcp, axum, hyper and tokio, with their features), with nothing of archgate's
+//! around it. Not a test: bench/rmcp/run.sh builds it (`cargo bench --no-run`) and measures
+//! archgate against it.
+//!
+//!   bare_rmcp --bench [CONSTANT.json]    answers the file's JSON (else `{"ok":true}`)
+//!
+//! Listens on a free loopback port and prints `{"event":"listening","port":N}` on stdout. The
+//! bench gives it archgate's own `system_status` answer, so both serialize the same value.
+
+use rmcp::ErrorData;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+#[derive(Clone)]
+struct Bare {
+    answer: Arc<Value>,
+}
+
+fn tool() -> Tool {
+    let schema: Map<String, Value> = json!({"type": "object", "properties": {}})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    Tool::new("system_status", "A constant answer", Arc::new(schema))
+}
+
+impl ServerHandler for Bare {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![tool()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != "system_status" {
+            return Err(ErrorData::invalid_params("no such tool", None));
+        }
+        Ok(CallToolResult::structured((*self.answer).clone()).into())
+    }
+}
+
+// A benchmark prints its one line on stdout, as archgate's HTTP mode prints its frame.
+#[allow(clippy::print_stdout)]
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    if !std::env::args().any(|a| a == "--bench") {
+        return Ok(()); // `cargo test --all-targets` builds benches too; bench/rmcp/run.sh runs this.
+    }
+    let answer: Value = match std::env::args().skip(1).find(|a| !a.starts_with("--")) {
+        Some(p) => serde_json::from_slice(&std::fs::read(p)?)?,
+        None => json!({"ok": true}),
+    };
+    let bare = Bare {
+        answer: Arc::new(answer),
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(bare.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().route_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    println!(
+        "{}",
+        json!({"event": "listening", "port": listener.local_addr()?.port()})
+    );
+    use axum::serve::ListenerExt;
+    // Without TCP_NODELAY a kept-alive answer's last write waits for the delayed ACK (~40 ms).
+    let listener = listener.tap_io(|t| {
+        let _ = t.set_nodelay(true);
+    });
+    axum::serve(listener, router).await
+}
