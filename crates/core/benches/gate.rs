@@ -149,7 +149,7 @@ fn main() {
         times[n - 1]
     );
     // The figure must not come from a log left behind: every call's record is in the file.
-    let stats = gate.audit.stats();
+    let stats = gate.audit().stats();
     let until = Instant::now() + Duration::from_secs(5);
     while stats.written.load(Ordering::Relaxed) < n as u64 && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(1));

@@ -304,7 +304,8 @@ pub async fn top(root: &Path, opts: &TopOptions) -> Result<Top, MachineError> {
         .filter_map(|p| Some((p, stat(root, p)?.ticks)))
         .collect();
     tokio::time::sleep(opts.sample).await;
-    let mem_total = crate::procfs::memory(root)
+    let mem_total = crate::procfs::memory_and_swap(root)
+        .0
         .map(|u| u.total_bytes)
         .unwrap_or(0);
     let secs = opts.sample.as_secs_f64().max(0.001);
