@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use archgate_exec::ExecConfig;
 
-use super::validate::{Config, ExecTrust};
+use super::types::{Config, ExecTrust};
 
 /// How an Omarchy install was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

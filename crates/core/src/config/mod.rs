@@ -12,12 +12,14 @@ pub mod guard;
 mod locate;
 pub mod raw;
 mod reload;
+mod types;
 mod validate;
 
 pub use example::EXAMPLE;
 pub use exec::{OmarchySource, expand_home};
 pub use guard::ConfigRefused;
 pub use reload::{ConfigHandle, ConfigStatus, ReloadOutcome};
+pub use types::*;
 pub use validate::*;
 
 use std::path::Path;
