@@ -190,6 +190,26 @@ pub enum ClientKind {
     Vscode,
 }
 
+impl ClientKind {
+    /// Every client kind, in the order they are offered.
+    pub const ALL: [ClientKind; 4] = [
+        ClientKind::ClaudeCode,
+        ClientKind::ClaudeDesktop,
+        ClientKind::Cursor,
+        ClientKind::Vscode,
+    ];
+
+    /// The name on the command line (`claude-code`) and for people (`Claude Code`).
+    pub fn names(self) -> (&'static str, &'static str) {
+        match self {
+            ClientKind::ClaudeCode => ("claude-code", "Claude Code"),
+            ClientKind::ClaudeDesktop => ("claude-desktop", "Claude Desktop"),
+            ClientKind::Cursor => ("cursor", "Cursor"),
+            ClientKind::Vscode => ("vscode", "VS Code"),
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum WikiAction {
     /// Build or update the offline index from arch-wiki-docs HTML (incremental).

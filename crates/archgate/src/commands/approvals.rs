@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::out;
+use crate::channels::control::{self, Request};
 use crate::cli::{DevModeAction, RulesAction};
-use crate::control::{self, Request};
-use crate::person_actions::{Choice, parse_duration};
+use crate::person::actions::{Choice, parse_duration};
 use archgate_core::text::{for_terminal, json_for_terminal};
 
 fn runtime_dir(config: Option<PathBuf>) -> anyhow::Result<PathBuf> {

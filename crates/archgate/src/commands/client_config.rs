@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use super::out;
 use crate::app::App;
 use crate::cli::ClientKind;
-use crate::snippets::{self, Connect};
+use crate::person::snippets::{self, Connect};
 
 pub fn run(config: Option<PathBuf>, client: ClientKind, http: bool) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()

@@ -1,4 +1,4 @@
-//! `archgate clients add|list|revoke|rename`, through `client_actions` (as the approval page).
+//! `archgate clients add|list|revoke|rename`, through `person::clients` (as the approval page).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use super::out;
 use crate::app::App;
 use crate::cli::{ClientKind, ClientsAction};
-use crate::client_actions;
-use crate::snippets::{self, Connect};
+use crate::person::clients;
+use crate::person::snippets::{self, Connect};
 
 pub async fn run(config: Option<PathBuf>, action: ClientsAction) -> anyhow::Result<ExitCode> {
     let app = App::open(config, None)?;
@@ -18,8 +18,8 @@ pub async fn run(config: Option<PathBuf>, action: ClientsAction) -> anyhow::Resu
 }
 
 /// This command changes the clients file itself, so polkit is asked about this process.
-fn me() -> Result<crate::presence::Subject, String> {
-    crate::presence::Subject::this_process().map_err(|e| e.to_string())
+fn me() -> Result<crate::person::presence::Subject, String> {
+    crate::person::presence::Subject::this_process().map_err(|e| e.to_string())
 }
 
 async fn act(app: &App, action: ClientsAction) -> anyhow::Result<()> {
@@ -29,7 +29,7 @@ async fn act(app: &App, action: ClientsAction) -> anyhow::Result<()> {
             preset,
             tools,
         } => {
-            let added = client_actions::add(app, &name, &preset, tools, "cli", me()).await?;
+            let added = clients::add(app, &name, &preset, tools, "cli", me()).await?;
             let port = snippets::served_port(&app.paths, app.gate.config().current().server.port);
             let url = snippets::mcp_url(port);
             out(format!(
@@ -53,7 +53,7 @@ async fn act(app: &App, action: ClientsAction) -> anyhow::Result<()> {
                 "{:<20} {:<10} {:<26} tools",
                 "name", "preset", "created"
             ));
-            for c in client_actions::list(app) {
+            for c in clients::list(app) {
                 let created = match (&c.created, c.name.as_str()) {
                     (Some(t), _) => t.clone(),
                     (None, archgate_core::clients::LOCAL_CLIENT) => "(stdio)".into(),
@@ -67,13 +67,13 @@ async fn act(app: &App, action: ClientsAction) -> anyhow::Result<()> {
             }
         }
         ClientsAction::Revoke { name } => {
-            client_actions::revoke(app, &name, "cli", me()).await?;
+            clients::revoke(app, &name, "cli", me()).await?;
             out(format!(
                 "client {name:?} revoked; running servers refuse its token from the next request"
             ));
         }
         ClientsAction::Rename { from, to } => {
-            client_actions::rename(app, &from, &to, "cli", me()).await?;
+            clients::rename(app, &from, &to, "cli", me()).await?;
             out(format!("client {from:?} is now {to:?}"));
         }
     }

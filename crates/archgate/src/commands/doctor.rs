@@ -182,13 +182,13 @@ fn omarchy(cfg: &archgate_core::config::Config, exec: &Executor) -> Check {
 async fn presence(setting: archgate_core::presence::Presence) -> Check {
     use archgate_core::presence::Presence;
     let name = format!("person presence (polkit, presence = {})", setting.as_str());
-    let (ok, detail) = match crate::presence::availability().await {
-        crate::presence::Availability::Ready(_) => (
+    let (ok, detail) = match crate::person::presence::availability().await {
+        crate::person::presence::Availability::Ready(_) => (
             true,
             "polkit and archgate's actions are installed; your desktop's polkit agent is asked"
                 .to_owned(),
         ),
-        crate::presence::Availability::Missing(reason) => (false, reason),
+        crate::person::presence::Availability::Missing(reason) => (false, reason),
     };
     Check {
         name,
@@ -314,7 +314,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 
 /// Whether the desktop's one daemon runs, and how many stdio servers serve in their own process.
 fn daemon(paths: &archgate_core::paths::Paths) -> Check {
-    let in_process = crate::instances::in_process(&paths.runtime_dir);
+    let in_process = crate::server::instances::in_process(&paths.runtime_dir);
     let alone = if in_process == 0 {
         String::new()
     } else {
@@ -322,7 +322,7 @@ fn daemon(paths: &archgate_core::paths::Paths) -> Check {
             "; {in_process} stdio server(s) serve in their own process, each with its own pending list and budgets"
         )
     };
-    match crate::daemon::running(paths) {
+    match crate::server::daemon::running(paths) {
         Some(d) => Check {
             name: "archgate daemon".into(),
             ok: true,

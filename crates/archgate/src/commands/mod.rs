@@ -15,7 +15,6 @@ mod serve;
 mod service;
 mod setup;
 mod show;
-pub(crate) mod state_file;
 mod status;
 mod unit;
 mod wiki;

@@ -8,7 +8,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
-use crate::{frames, instances, server};
+use crate::server::{self, frames, instances};
 
 /// `archgate serve --http`: the daemon. `detached`: started by a stdio bridge (`bridge/spawn.rs`),
 /// so it leaves the bridge's session and logs to the state directory.
@@ -69,7 +69,7 @@ async fn run(
                 frames::emit(&serde_json::json!({"event": "failed", "reason": format!("{e:#}")}));
                 // A config that cannot be applied refuses the start; the bar says why.
                 if let Ok((_, paths)) = crate::app::config_and_paths(config) {
-                    crate::commands::state_file::failed(&paths, &format!("{e:#}"));
+                    crate::server::state_file::failed(&paths, &format!("{e:#}"));
                 }
             }
             return Err(e);
@@ -78,7 +78,7 @@ async fn run(
     // One daemon per runtime directory: a second one refuses and names the first (its
     // state.json stays the first one's).
     let _claim = if http {
-        match crate::daemon::claim(&app.paths, spawned) {
+        match crate::server::daemon::claim(&app.paths, spawned) {
             Ok(c) => Some(c),
             Err(e) => {
                 frames::emit(&serde_json::json!({"event": "failed", "reason": e.to_string()}));
@@ -237,7 +237,8 @@ pub fn reload_now(app: &App, why: &str) -> bool {
                     problems.join("; ")
                 );
                 if let Err(e) =
-                    crate::notify::plain("archgate: config.toml does not parse", &body).await
+                    crate::channels::notify::plain("archgate: config.toml does not parse", &body)
+                        .await
                 {
                     tracing::debug!("no notification about the config: {e}");
                 }

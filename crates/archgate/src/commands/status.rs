@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use super::health_probe::{self, ProbeError};
 use super::out;
-use super::state_file::{self, BarState};
+use crate::server::state_file::{self, BarState};
 
 const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
 

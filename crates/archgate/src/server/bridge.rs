@@ -15,10 +15,9 @@
 //! bridged call's answer (and its one record) is written before the socket goes.
 
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
@@ -37,36 +36,6 @@ pub const VERSION: u64 = 1;
 pub const MAX_HELLO: usize = 4096;
 /// Connections in their hello at once; past it a new one is closed at once.
 const MAX_GREETING: usize = 32;
-
-/// What the listener did with its connections (shown in `/health`).
-#[derive(Default)]
-pub struct BridgeStats {
-    pub open: AtomicUsize,
-    pub accepted: AtomicU64,
-    /// Another uid at the other end (or no credentials).
-    pub refused_peer: AtomicU64,
-    /// A hello that was too large, unfinished, not JSON or named an unknown client.
-    pub refused_hello: AtomicU64,
-    /// Past a cap (greeting, all connections, sessions of one client).
-    pub refused_cap: AtomicU64,
-    /// Where it listens, once it does.
-    pub socket: std::sync::OnceLock<PathBuf>,
-    /// Open connections per client name.
-    by_client: Mutex<HashMap<String, usize>>,
-}
-
-impl BridgeStats {
-    pub fn json(&self) -> Value {
-        json!({
-            "socket": self.socket.get(),
-            "open": self.open.load(Ordering::Relaxed),
-            "accepted": self.accepted.load(Ordering::Relaxed),
-            "refused_peer": self.refused_peer.load(Ordering::Relaxed),
-            "refused_hello": self.refused_hello.load(Ordering::Relaxed),
-            "refused_cap": self.refused_cap.load(Ordering::Relaxed),
-        })
-    }
-}
 
 /// Why a hello was refused; `kind` is what the bridge reports to its client.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -154,9 +123,9 @@ pub fn known_client(app: &App, name: &str) -> bool {
         || name == DEFAULT_CLIENT
         || app.gate.config().current().clients.contains_key(name)
         || app.clients.list().iter().any(|c| c.name == name)
-        || crate::snippets::KINDS
+        || crate::cli::ClientKind::ALL
             .iter()
-            .any(|k| crate::snippets::names(*k).0 == name)
+            .any(|k| k.names().0 == name)
 }
 
 /// The listening socket; `close` ends it in order.
@@ -278,7 +247,7 @@ async fn accept_loop(app: Arc<App>, listener: UnixListener, stop: CancellationTo
 
 /// Whether the process at the other end runs as this process's uid.
 pub fn peer_is_me(stream: &UnixStream) -> bool {
-    crate::control::peer_uid(stream).is_ok_and(|uid| uid == nix::unistd::getuid().as_raw())
+    super::peer::uid(stream).is_ok_and(|uid| uid == nix::unistd::getuid().as_raw())
 }
 
 /// Decrements the open counts when the connection ends.

@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use super::limits::{self, Limits, Stats};
 use super::mcp::McpServer;
 use crate::app::App;
-use crate::frames;
+use crate::server::frames;
 
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
 
@@ -66,7 +66,7 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
         Err(e) => {
             let reason = format!("cannot listen on 127.0.0.1:{port}: {e}");
             frames::emit(&json!({"event": "failed", "reason": reason}));
-            crate::commands::state_file::failed(&app.paths, &reason);
+            crate::server::state_file::failed(&app.paths, &reason);
             anyhow::bail!(reason);
         }
     };
@@ -86,7 +86,7 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
     );
     // state.json for bars, kept current while serving; marked stopped when this guard drops.
     // Written before the listening frame, so a supervisor that sees the frame finds the file.
-    let _bar_state = crate::commands::state_file::start(app.clone(), port, shutdown.clone());
+    let _bar_state = crate::server::state_file::start(app.clone(), port, shutdown.clone());
     frames::emit(&json!({"event": "listening", "port": port}));
     tracing::info!(
         header_timeout_s = limits.header_timeout.as_secs(),
@@ -432,7 +432,7 @@ async fn track_session(State(s): State<Shared>, req: Request, next: Next) -> Res
 /// An answer's body that tells its `AnswerWatch` when it was sent to its end.
 struct Watched {
     inner: Body,
-    watch: Option<crate::sessions::AnswerWatch>,
+    watch: Option<crate::app::sessions::AnswerWatch>,
 }
 
 impl http_body::Body for Watched {
@@ -552,7 +552,7 @@ pub fn health_body(app: &App) -> serde_json::Value {
         "session": session_facts(app),
         // Stdio clients: bridged through this daemon, and those serving in their own process.
         "bridge": app.bridge.json(),
-        "in_process_stdio": crate::instances::in_process(&app.paths.runtime_dir),
+        "in_process_stdio": crate::server::instances::in_process(&app.paths.runtime_dir),
     })
 }
 

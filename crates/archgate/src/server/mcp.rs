@@ -118,11 +118,11 @@ impl McpServer {
 }
 
 impl McpServer {
-    /// Records a live session so person-made changes reach it (see `sessions.rs`).
+    /// Records a live session so person-made changes reach it (see `app/sessions.rs`).
     fn register_session(
         &self,
         parts: Option<&http::request::Parts>,
-        to: crate::sessions::Notify,
+        to: crate::app::sessions::Notify,
     ) -> Option<u64> {
         let client = match (
             &self.fixed_client,
@@ -140,7 +140,8 @@ impl McpServer {
             .and_then(|v| v.to_str().ok())
             .map(|s| s.to_owned().into());
         let config = self.app.gate.config().current();
-        let visible = crate::sessions::visible_names(self.app.gate.catalogue(), &client, &config);
+        let visible =
+            crate::app::sessions::visible_names(self.app.gate.catalogue(), &client, &config);
         Some(
             self.app
                 .sessions
@@ -234,7 +235,7 @@ impl ServerHandler for McpServer {
 
     async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
         let parts = cx.extensions.get::<http::request::Parts>();
-        self.register_session(parts, crate::sessions::Notify::Peer(cx.peer.clone()));
+        self.register_session(parts, crate::app::sessions::Notify::Peer(cx.peer.clone()));
     }
 
     // 2026-07-28: list_changed travels on the client's `subscriptions/listen` stream.
@@ -254,7 +255,7 @@ impl ServerHandler for McpServer {
             .get::<http::request::Parts>();
         let key = self.register_session(
             parts,
-            crate::sessions::Notify::Listen(context.sink().clone()),
+            crate::app::sessions::Notify::Listen(context.sink().clone()),
         );
         context.cancelled().await;
         if let Some(k) = key {

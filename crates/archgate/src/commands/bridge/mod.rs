@@ -3,7 +3,7 @@
 //! The client's MCP bytes go to the daemon's bridge socket (`server/bridge.rs`) and the
 //! daemon's come back, line for line and unchanged (`pump.rs`). Where the daemon is: the runtime
 //! directory's `bridge.sock`, else the socket named by `daemon.json` in the runtime or state
-//! directory (`daemon.rs`; a client with HOME and PATH only finds it through HOME). When none
+//! directory (`server/daemon.rs`; a client with HOME and PATH only finds it through HOME). When none
 //! answers: the socket unit's path is the same socket (systemd starts the daemon on connect),
 //! else the daemon is spawned detached (`spawn.rs`), else — or with `--in-process` — this
 //! process serves as before, with its own broker and budgets, and says so in its log.
@@ -106,7 +106,7 @@ pub async fn run(
 /// The first socket that takes this client.
 pub async fn reach(paths: &Paths, name: &str) -> Result<Link, LinkError> {
     let mut last = None;
-    for socket in crate::daemon::socket_candidates(paths) {
+    for socket in crate::server::daemon::socket_candidates(paths) {
         match connect(&socket, name).await {
             Ok(l) => return Ok(l),
             Err(e @ LinkError::Refused { .. }) => return Err(e),

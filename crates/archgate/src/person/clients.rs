@@ -18,8 +18,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 use crate::app::App;
-use crate::presence::{self, PresenceError, Subject};
-use crate::sessions::visible_names;
+use crate::app::sessions::visible_names;
+use crate::person::presence::{self, PresenceError, Subject};
 
 /// A client as the person sees it. Counts and names only: never a token or its hash.
 #[derive(Debug, Clone, Serialize)]

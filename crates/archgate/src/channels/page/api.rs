@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::{Shared, refuse};
-use crate::person_actions::{self as actions, Choice};
+use crate::person::actions::{self as actions, Choice};
 
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");
@@ -253,7 +253,7 @@ fn view(s: &Shared) -> Value {
         "rules": rules,
         "developer_mode": actions::dev_mode(gate),
         "activity": activity,
-        "clients": crate::client_actions::list(&s.app),
+        "clients": crate::person::clients::list(&s.app),
         "config": gate.config().status(),
     })
 }
@@ -293,7 +293,7 @@ pub(crate) struct AnswerBody {
 
 pub(crate) async fn answer(State(s): State<Shared>, Json(b): Json<AnswerBody>) -> Response {
     // The page's yes is confirmed for the daemon itself: it runs in the person's session.
-    let me = crate::presence::Subject::this_process().map_err(|e| e.to_string());
+    let me = crate::person::presence::Subject::this_process().map_err(|e| e.to_string());
     match actions::answer_confirmed(&s.app.gate, &b.id, b.answer, "page", me).await {
         Ok(()) => Json(json!({"ok": true})).into_response(),
         Err(e @ actions::YesError::Presence(_)) => {
@@ -312,7 +312,7 @@ pub(crate) struct DevModeBody {
 
 pub(crate) async fn dev_mode(State(s): State<Shared>, Json(b): Json<DevModeBody>) -> Response {
     let secs = b.minutes.map(|m| m.saturating_mul(60));
-    let me = crate::presence::Subject::this_process().map_err(|e| e.to_string());
+    let me = crate::person::presence::Subject::this_process().map_err(|e| e.to_string());
     match actions::set_dev_mode_confirmed(&s.app.gate, &s.app.person_channel, secs, "page", me)
         .await
     {

@@ -23,9 +23,9 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::app::App;
-use crate::page::PageHandle;
-use crate::person_actions::{self as actions, Choice};
-use crate::presence::Subject;
+use crate::channels::page::PageHandle;
+use crate::person::actions::{self as actions, Choice};
+use crate::person::presence::Subject;
 
 /// Longest request line accepted.
 pub const MAX_LINE: u64 = 64 * 1024;
@@ -155,27 +155,17 @@ struct Cx {
     mode: &'static str,
 }
 
-/// The uid on the other end of a Unix stream, from SO_PEERCRED.
-pub fn peer_uid(stream: &UnixStream) -> std::io::Result<u32> {
-    Ok(peer(stream)?.uid())
-}
-
-fn peer(stream: &UnixStream) -> std::io::Result<nix::sys::socket::UnixCredentials> {
-    nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
-        .map_err(std::io::Error::from)
-}
-
 /// The process on the other end, for polkit: its pid from SO_PEERCRED and its start time read
 /// now, at connect time, so a pid reused later is a different subject to polkit.
 fn peer_subject(stream: &UnixStream) -> Result<Subject, String> {
-    let cred = peer(stream).map_err(|e| e.to_string())?;
+    let cred = crate::server::peer::credentials(stream).map_err(|e| e.to_string())?;
     let pid = u32::try_from(cred.pid()).map_err(|_| "no peer pid".to_owned())?;
     Subject::of(pid, cred.uid()).map_err(|e| format!("process {pid}: {e}"))
 }
 
 async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
     let me = nix::unistd::getuid().as_raw();
-    match peer_uid(&stream) {
+    match crate::server::peer::uid(&stream) {
         Ok(uid) if uid == me => {}
         Ok(uid) => {
             tracing::warn!(
@@ -364,7 +354,7 @@ pub fn request(socket: &Path, req: &Request) -> std::io::Result<Value> {
     // question deadline, or the time given for a change.
     let read = match req {
         Request::Answer { .. } => Duration::from_secs(605),
-        Request::DevModeOn { .. } => crate::presence::CHANGE_WAIT + CLIENT_TIMEOUT,
+        Request::DevModeOn { .. } => crate::person::presence::CHANGE_WAIT + CLIENT_TIMEOUT,
         _ => CLIENT_TIMEOUT,
     };
     s.set_read_timeout(Some(read))?;

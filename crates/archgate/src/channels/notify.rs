@@ -19,8 +19,8 @@ use zbus::Variant as Value;
 use zbus::{Connection, MatchRule, MessageStream};
 
 use crate::app::App;
-use crate::person_actions::{Choice, answer_confirmed};
-use crate::presence::Subject;
+use crate::person::actions::{Choice, answer_confirmed};
+use crate::person::presence::Subject;
 
 const DEST: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";

@@ -18,7 +18,7 @@ use archgate_policy::StandingRule;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-use crate::presence::{self, PresenceError, Subject};
+use crate::person::presence::{self, PresenceError, Subject};
 
 /// An answer as the person's channels send it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! The page's client management: add (the token shown once, with the snippets to paste), revoke
-//! and rename, through `client_actions` exactly as `archgate clients` does. The list itself is
+//! and rename, through `person::clients` exactly as `archgate clients` does. The list itself is
 //! part of the page's state view (`api::view`).
 //!
 //! The add answer is the only place a token leaves archgate after the first run, and it goes
@@ -14,12 +14,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{Shared, refuse};
-use crate::client_actions::{self, ClientActionError};
-use crate::snippets::{self, Connect};
+use crate::person::clients::{self, ClientActionError};
+use crate::person::snippets::{self, Connect};
 
 /// Presence for the page is confirmed for the daemon itself (it runs in the person's session).
-fn me() -> Result<crate::presence::Subject, String> {
-    crate::presence::Subject::this_process().map_err(|e| e.to_string())
+fn me() -> Result<crate::person::presence::Subject, String> {
+    crate::person::presence::Subject::this_process().map_err(|e| e.to_string())
 }
 
 fn refused(e: &ClientActionError) -> Response {
@@ -45,7 +45,7 @@ struct Snippet {
 }
 
 pub(crate) async fn add(State(s): State<Shared>, Json(b): Json<AddBody>) -> Response {
-    match client_actions::add(&s.app, &b.name, &b.preset, b.tools, "page", me()).await {
+    match clients::add(&s.app, &b.name, &b.preset, b.tools, "page", me()).await {
         Ok(added) => {
             // The port this process serves MCP on; a stdio instance names the configured one,
             // as `archgate clients add` does.
@@ -60,10 +60,10 @@ pub(crate) async fn add(State(s): State<Shared>, Json(b): Json<AddBody>) -> Resp
                 url: &url,
                 token: &added.token,
             };
-            let list: Vec<Snippet> = snippets::KINDS
+            let list: Vec<Snippet> = crate::cli::ClientKind::ALL
                 .iter()
                 .map(|k| {
-                    let (client, label) = snippets::names(*k);
+                    let (client, label) = k.names();
                     Snippet {
                         client,
                         label,
@@ -92,7 +92,7 @@ pub(crate) struct RevokeBody {
 }
 
 pub(crate) async fn revoke(State(s): State<Shared>, Json(b): Json<RevokeBody>) -> Response {
-    match client_actions::revoke(&s.app, &b.name, "page", me()).await {
+    match clients::revoke(&s.app, &b.name, "page", me()).await {
         Ok(()) => Json(json!({"ok": true})).into_response(),
         Err(e) => refused(&e),
     }
@@ -106,7 +106,7 @@ pub(crate) struct RenameBody {
 }
 
 pub(crate) async fn rename(State(s): State<Shared>, Json(b): Json<RenameBody>) -> Response {
-    match client_actions::rename(&s.app, &b.from, &b.to, "page", me()).await {
+    match clients::rename(&s.app, &b.from, &b.to, "page", me()).await {
         Ok(()) => Json(json!({"ok": true})).into_response(),
         Err(e) => refused(&e),
     }

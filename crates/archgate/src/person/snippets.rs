@@ -16,24 +16,6 @@ pub enum Connect<'a> {
     Http { url: &'a str, token: &'a str },
 }
 
-/// Every client kind, in the order they are offered.
-pub const KINDS: [ClientKind; 4] = [
-    ClientKind::ClaudeCode,
-    ClientKind::ClaudeDesktop,
-    ClientKind::Cursor,
-    ClientKind::Vscode,
-];
-
-/// The name on the command line (`claude-code`) and for people (`Claude Code`).
-pub fn names(kind: ClientKind) -> (&'static str, &'static str) {
-    match kind {
-        ClientKind::ClaudeCode => ("claude-code", "Claude Code"),
-        ClientKind::ClaudeDesktop => ("claude-desktop", "Claude Desktop"),
-        ClientKind::Cursor => ("cursor", "Cursor"),
-        ClientKind::Vscode => ("vscode", "VS Code"),
-    }
-}
-
 /// The name each connection is added under: different for stdio and HTTP, so a client can have
 /// both (`claude mcp add` refuses a name twice).
 pub const STDIO_NAME: &str = "archgate";
@@ -42,7 +24,7 @@ pub const HTTP_NAME: &str = "archgate-http";
 /// The port the running HTTP archgate of this runtime dir listens on (its `state.json`, while
 /// its process lives), else `configured`: `serve --http --port N` may differ from config.
 pub fn served_port(paths: &archgate_core::paths::Paths, configured: u16) -> u16 {
-    crate::commands::state_file::read(&paths.state_json())
+    crate::server::state_file::read(&paths.state_json())
         .filter(|s| s.live_daemon())
         .and_then(|s| s.port)
         .filter(|p| *p != 0)
@@ -62,13 +44,13 @@ pub fn snippet(kind: ClientKind, connect: &Connect<'_>) -> String {
         Connect::Stdio { exe } => match kind {
             ClientKind::ClaudeCode => format!(
                 "claude mcp add {STDIO_NAME} -- {exe} serve --client {}",
-                names(kind).0
+                kind.names().0
             ),
             ClientKind::ClaudeDesktop | ClientKind::Cursor => pretty(
-                json!({"mcpServers": {STDIO_NAME: {"command": exe, "args": ["serve", "--client", names(kind).0]}}}),
+                json!({"mcpServers": {STDIO_NAME: {"command": exe, "args": ["serve", "--client", kind.names().0]}}}),
             ),
             ClientKind::Vscode => pretty(
-                json!({"servers": {STDIO_NAME: {"type": "stdio", "command": exe, "args": ["serve", "--client", names(kind).0]}}}),
+                json!({"servers": {STDIO_NAME: {"type": "stdio", "command": exe, "args": ["serve", "--client", kind.names().0]}}}),
             ),
         },
         Connect::Http { url, token } => {
@@ -102,7 +84,7 @@ mod tests {
             url: "http://127.0.0.1:9/mcp",
             token: "abc",
         };
-        for kind in KINDS {
+        for kind in ClientKind::ALL {
             let s = snippet(kind, &c);
             assert!(s.contains("http://127.0.0.1:9/mcp"), "{s}");
             assert!(s.contains("Bearer abc"), "{s}");
@@ -118,15 +100,15 @@ mod tests {
         let stdio = Connect::Stdio {
             exe: "/usr/bin/archgate",
         };
-        for kind in KINDS {
+        for kind in ClientKind::ALL {
             let (a, b) = (snippet(kind, &stdio), snippet(kind, &c));
             assert!(a.contains(STDIO_NAME) && !a.contains(HTTP_NAME), "{a}");
             assert!(b.contains(HTTP_NAME), "{b}");
         }
-        for kind in KINDS {
+        for kind in ClientKind::ALL {
             let clap_name = clap::ValueEnum::to_possible_value(&kind).unwrap();
             assert_eq!(
-                names(kind).0,
+                kind.names().0,
                 clap_name.get_name(),
                 "the spelling clap accepts"
             );

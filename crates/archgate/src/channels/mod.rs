@@ -8,7 +8,10 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
-use crate::{control, notify, page};
+
+pub mod control;
+pub mod notify;
+pub mod page;
 
 /// Keeps the channels up; dropping it takes them down.
 pub struct Channels {

@@ -13,20 +13,23 @@ use std::time::Duration;
 
 use crate::tools;
 
+pub mod bridge_stats;
+pub mod sessions;
+
 pub struct App {
     pub paths: Paths,
     pub gate: Arc<Gate>,
     /// The person's setters (developer mode, acknowledgements, standing rules), taken from the
-    /// gate once: only the person's channels use it (commands/, control.rs, page/,
-    /// person_actions.rs — a tidy test holds that).
+    /// gate once: only the person's channels use it (commands/, channels/, person/
+    /// — a tidy test holds that).
     pub person_channel: PersonChannel,
     pub clients: Arc<ClientStore>,
-    pub sessions: Arc<crate::sessions::Sessions>,
+    pub sessions: Arc<sessions::Sessions>,
     pub started: std::time::Instant,
     /// The port `serve --http` listens on, once it does (none in stdio mode).
     pub http_port: std::sync::OnceLock<u16>,
     /// The daemon's bridge socket for stdio clients (`server/bridge.rs`).
-    pub bridge: Arc<crate::server::bridge::BridgeStats>,
+    pub bridge: Arc<bridge_stats::BridgeStats>,
 }
 
 /// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP). By

@@ -1,0 +1,48 @@
+//! archgate: the library behind the binary. The CLI for people and the MCP server for agents,
+//! both on the same gate; `main.rs` only calls [`main`].
+//!
+//! Modules by role, each depending only on those listed before it (a tidy test holds the order):
+//! `cli` (the command line's types), `tools` (the catalogue), `app` (what one running archgate
+//! holds), `server` (the transports and the daemon's files), `person` (what the person does, from
+//! any channel), `channels` (the person's channels: control socket, page, notifications),
+//! `commands` (one module per command family).
+
+mod app;
+mod channels;
+mod cli;
+mod commands;
+mod person;
+mod server;
+mod tools;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// The whole program: parse the command line, run the command, and say how it ended.
+pub fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    app::init_logging(cli.log.as_deref());
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("archgate: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let done = rt.block_on(commands::run(cli));
+    // A read of stdin cannot be cancelled (it runs on a blocking thread): dropping the runtime
+    // would wait for the client to close stdin, so a stdio server told to stop (SIGTERM) would
+    // linger as long as its client. Everything worth finishing has finished by now.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    match done {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("archgate: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
