@@ -4,10 +4,15 @@
 //! Read from files, never by running the tools (snapper and Timeshift list through root-only
 //! daemons or need root): snapper's configs in `/etc/snapper/configs/` (`SUBVOLUME="/"`) and
 //! each snapshot's `SUBVOLUME/.snapshots/N/info.xml` (`<snapshot><type>`, `<num>`, `<date>` in
-//! UTC `YYYY-MM-DD HH:MM:SS`, `<description>`, `<cleanup>`); Timeshift's
-//! `/etc/timeshift/timeshift.json` and its snapshot directories named `YYYY-MM-DD_HH-MM-SS`
-//! (`/timeshift/snapshots`, or under `/run/timeshift/backup/timeshift-btrfs/snapshots` while
-//! mounted); the root filesystem's type from `/proc/self/mounts`; `snap-pac` or
+//! UTC `YYYY-MM-DD HH:MM:SS`, `<description>`, `<cleanup>` — snapper's `Snapshot.cc` writes
+//! them with `datetime(date, utc, classic)`); Timeshift's `/etc/timeshift/timeshift.json` and its
+//! snapshot directories, named by their local time `YYYY-MM-DD_HH-MM-SS`, each with an
+//! `info.json` whose `created` is Unix seconds (UTC), `tags` the words `ondemand`, `boot`,
+//! `hourly`, `daily`, `weekly`, `monthly` and `comments` the person's note (Timeshift's
+//! `Snapshot.vala`); they live in `timeshift/snapshots` (rsync) or `timeshift-btrfs/snapshots`
+//! (btrfs) on the backup device, which Timeshift mounts at `/run/timeshift/PID/backup` while it
+//! runs (`/run/timeshift/backup` before 21.09), and is visible at `/timeshift/snapshots` when
+//! the backup device is the root; the root filesystem's type from `/proc/self/mounts`; `snap-pac` or
 //! `timeshift-autosnap` hooks in `/usr/share/libalpm/hooks` (pacman then takes one itself).
 //! A directory the person may not read is said so, with the command that lists it.
 
@@ -20,7 +25,8 @@ use serde::Serialize;
 pub struct Snap {
     /// Number (snapper) or directory name (Timeshift).
     pub id: String,
-    /// When it was taken (UTC, `YYYY-MM-DD HH:MM:SS`).
+    /// When it was taken: UTC `YYYY-MM-DD HH:MM:SS`; a Timeshift snapshot without its
+    /// `info.json` says its directory's local time, `YYYY-MM-DD HH:MM:SS (local)`.
     pub date: String,
     /// `single`, `pre`, `post` (snapper) or Timeshift's tags.
     pub kind: String,
@@ -170,7 +176,7 @@ fn snapper_setups(root: &Path) -> Vec<Setup> {
     out
 }
 
-/// `2024-01-15_10-00-01` → `2024-01-15 10:00:01`.
+/// A snapshot directory's name, local time: `2024-01-15_10-00-01` → `2024-01-15 10:00:01`.
 fn timeshift_date(dir: &str) -> Option<String> {
     let (d, t) = dir.split_once('_')?;
     let ok = d.len() == 10
@@ -181,31 +187,53 @@ fn timeshift_date(dir: &str) -> Option<String> {
     ok.then(|| format!("{d} {}", t.replace('-', ":")))
 }
 
+/// `info.json`'s `created` (Unix seconds as a string) as UTC `YYYY-MM-DD HH:MM:SS`.
+fn utc_from_unix(created: &str) -> Option<String> {
+    let secs: i64 = created.trim().parse().ok()?;
+    let t = time::OffsetDateTime::from_unix_timestamp(secs).ok()?;
+    let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+    t.format(&f).ok()
+}
+
+/// Where Timeshift's snapshots may be seen, first found first: the backup device mounted by a
+/// running Timeshift (`/run/timeshift/PID/backup`, or `/run/timeshift/backup` before 21.09), then
+/// the root itself.
+fn timeshift_dirs(root: &Path, btrfs: bool) -> Vec<String> {
+    let leaf = if btrfs {
+        "timeshift-btrfs/snapshots"
+    } else {
+        "timeshift/snapshots"
+    };
+    let mut mounts: Vec<String> = std::fs::read_dir(root.join("run/timeshift"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                .map(|pid| format!("run/timeshift/{pid}/backup/{leaf}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    mounts.sort();
+    mounts.push(format!("run/timeshift/backup/{leaf}"));
+    mounts.push(leaf.to_owned());
+    mounts
+}
+
 fn timeshift_setup(root: &Path) -> Option<Setup> {
     let conf = std::fs::read_to_string(root.join("etc/timeshift/timeshift.json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&conf).unwrap_or_default();
     let btrfs = v.get("btrfs_mode").and_then(|m| m.as_str()) == Some("true");
-    let candidates = if btrfs {
-        [
-            "run/timeshift/backup/timeshift-btrfs/snapshots",
-            "timeshift-btrfs/snapshots",
-        ]
-    } else {
-        [
-            "timeshift/snapshots",
-            "run/timeshift/backup/timeshift/snapshots",
-        ]
-    };
+    let candidates = timeshift_dirs(root, btrfs);
     let mut snaps = Vec::new();
     let mut readable = false;
-    let mut path = format!("/{}", candidates[0]);
-    for c in candidates {
+    let mut path = format!("/{}", candidates[candidates.len() - 1]);
+    for c in &candidates {
         if let Ok(rd) = std::fs::read_dir(root.join(c)) {
             readable = true;
             path = format!("/{c}");
             for e in rd.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
-                let Some(date) = timeshift_date(&name) else {
+                let Some(local) = timeshift_date(&name) else {
                     continue;
                 };
                 let info: serde_json::Value = std::fs::read_to_string(e.path().join("info.json"))
@@ -218,6 +246,8 @@ fn timeshift_setup(root: &Path) -> Option<Setup> {
                         .unwrap_or("")
                         .to_owned()
                 };
+                let date =
+                    utc_from_unix(&field("created")).unwrap_or_else(|| format!("{local} (local)"));
                 snaps.push(Snap {
                     id: name,
                     date,
@@ -228,7 +258,9 @@ fn timeshift_setup(root: &Path) -> Option<Setup> {
             break;
         }
     }
-    snaps.sort_by(|a, b| b.date.cmp(&a.date));
+    // Newest first by name: the names are the local times they were taken, so they order even
+    // where one snapshot's `info.json` is missing.
+    snaps.sort_by(|a, b| b.id.cmp(&a.id));
     let count = snaps.len();
     snaps.truncate(RECENT);
     Some(Setup {

@@ -249,6 +249,9 @@ fn snapper_snapshots_newest_first_and_the_command_before_upgrading() {
     );
 }
 
+/// The shapes are Timeshift's own (linuxmint/timeshift `src/Core/Snapshot.vala`,
+/// `update_control_file`; `Main.vala` names the directory `dt_created.format("%Y-%m-%d_%H-%M-%S")`
+/// in local time and mounts the backup device at `/run/timeshift/PID/backup`).
 #[test]
 fn timeshift_btrfs_alone_or_nothing() {
     let root = tempfile::tempdir().unwrap();
@@ -260,27 +263,59 @@ fn timeshift_btrfs_alone_or_nothing() {
         "etc/timeshift/timeshift.json",
         "{\"backup_device_uuid\": \"u\", \"btrfs_mode\": \"false\"}",
     );
+    // 1795852801 is 2026-11-28 08:00:01 UTC; the directory says 10:00:01 local (UTC+2).
     write(
         r,
         "timeshift/snapshots/2026-11-28_10-00-01/info.json",
-        "{\"created\": \"1795860001\", \"comments\": \"before the kernel\", \"tags\": \"O\"}",
+        "{\"created\": \"1795852801\", \"sys-uuid\": \"u\", \"sys-distro\": \"Arch Linux\", \
+         \"app-version\": \"25.07.7\", \"file_count\": \"412345\", \"tags\": \"ondemand\", \
+         \"comments\": \"before the kernel\", \"live\": \"false\", \"type\": \"rsync\"}",
     );
-    write(
-        r,
-        "timeshift/snapshots/2026-11-29_10-00-01/info.json",
-        "{\"tags\": \"D\"}",
-    );
+    // No info.json: the directory's local time, said so.
+    std::fs::create_dir_all(r.join("timeshift/snapshots/2026-11-29_10-00-01")).unwrap();
     write(r, "timeshift/snapshots/not-a-snapshot/info.json", "{}");
     let s = snapshots(r);
     assert_eq!(s.setups.len(), 1);
     let t = &s.setups[0];
     assert_eq!((t.tool, t.name.as_str()), ("timeshift", "rsync"));
+    assert_eq!(t.path, "/timeshift/snapshots");
     assert_eq!(t.count, 2);
-    assert_eq!(t.recent[0].date, "2026-11-29 10:00:01");
+    assert_eq!(t.recent[0].id, "2026-11-29_10-00-01");
+    assert_eq!(t.recent[0].date, "2026-11-29 10:00:01 (local)");
+    assert_eq!(t.recent[1].date, "2026-11-28 08:00:01");
+    assert_eq!(t.recent[1].kind, "ondemand");
     assert_eq!(t.recent[1].description, "before the kernel");
     assert_eq!(
         s.before_upgrade.as_deref(),
         Some("sudo timeshift --create --comments \"before upgrade\"")
+    );
+
+    // btrfs mode while Timeshift runs: its backup device is mounted under its pid.
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write(r, "proc/self/mounts", "/dev/vda2 / btrfs rw 0 0\n");
+    write(r, "usr/bin/timeshift", "");
+    write(
+        r,
+        "etc/timeshift/timeshift.json",
+        "{\"btrfs_mode\": \"true\"}",
+    );
+    write(
+        r,
+        "run/timeshift/4242/backup/timeshift-btrfs/snapshots/2026-11-30_21-15-00/info.json",
+        "{\"created\": \"1796073300\", \"tags\": \"boot daily\", \"comments\": \"\", \"type\": \"btrfs\"}",
+    );
+    let s = snapshots(r);
+    let t = &s.setups[0];
+    assert_eq!(t.name, "btrfs");
+    assert_eq!(
+        t.path,
+        "/run/timeshift/4242/backup/timeshift-btrfs/snapshots"
+    );
+    assert!(t.readable);
+    assert_eq!(
+        (t.recent[0].date.as_str(), t.recent[0].kind.as_str()),
+        ("2026-11-30 21:15:00", "boot daily")
     );
 
     let root = tempfile::tempdir().unwrap();
