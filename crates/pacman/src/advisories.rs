@@ -76,8 +76,8 @@ pub struct Avg {
 }
 
 /// Parses the tracker's `all.json`.
-pub fn parse(body: &[u8], url: &str) -> Result<Vec<Avg>, crate::netjson::NetError> {
-    crate::netjson::parse(body, url, WHAT)
+pub fn parse(body: &[u8], url: &str) -> Result<Vec<Avg>, crate::http::HttpError> {
+    crate::http::parse_json(body, url, WHAT)
 }
 
 /// The answer of the `advisories` tool.

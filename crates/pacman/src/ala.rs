@@ -7,11 +7,10 @@
 //! listings are cached in a directory with a TTL. A 404 is the archive's answer "no such
 //! package"; an answer that is not a listing is an error naming what is missing.
 
-use std::time::Duration;
-
 use crate::cache::parse_file_name;
 use crate::error::PacmanError;
-use crate::remote::{RemoteError, RemoteSettings};
+use crate::http::{self, HttpError};
+use crate::remote::RemoteSettings;
 
 /// The archive's public address.
 pub const DEFAULT_URL: &str = "https://archive.archlinux.org";
@@ -70,17 +69,8 @@ pub struct ArchiveClient {
 
 impl ArchiveClient {
     /// Builds a client.
-    pub fn new(settings: RemoteSettings) -> Result<ArchiveClient, RemoteError> {
-        if !(settings.base_url.starts_with("http://") || settings.base_url.starts_with("https://"))
-        {
-            return Err(RemoteError::BadBaseUrl(settings.base_url));
-        }
-        let client = crate::remote::http_client(settings.timeout).map_err(|source| {
-            RemoteError::CouldNotReach {
-                url: settings.base_url.clone(),
-                source,
-            }
-        })?;
+    pub fn new(settings: RemoteSettings) -> Result<ArchiveClient, HttpError> {
+        let client = http::client(&settings.base_url, settings.timeout)?;
         Ok(ArchiveClient { settings, client })
     }
 
@@ -94,7 +84,7 @@ impl ArchiveClient {
     }
 
     /// The package's directory; empty when the archive has no such package (HTTP 404).
-    pub async fn listing(&self, name: &str) -> Result<ArchiveListing, RemoteError> {
+    pub async fn listing(&self, name: &str) -> Result<ArchiveListing, HttpError> {
         let url = self.listing_url(name);
         let cache_file = self
             .settings
@@ -102,71 +92,36 @@ impl ArchiveClient {
             .as_ref()
             .map(|d| d.join(format!("ala-{name}.html")));
         if let Some(file) = &cache_file
-            && fresh(file, self.settings.ttl)
+            && http::age_s(file).is_some_and(|age| age < self.settings.ttl.as_secs())
             && let Ok(bytes) = std::fs::read(file)
             && let Ok(listing) = parse_listing(&String::from_utf8_lossy(&bytes), &url, name)
         {
             return Ok(listing);
         }
-        let timed = |e: reqwest::Error| {
-            if e.is_timeout() {
-                RemoteError::TimedOut {
-                    url: url.clone(),
-                    after: self.settings.timeout,
-                }
-            } else {
-                RemoteError::CouldNotReach {
-                    url: url.clone(),
-                    source: e.without_url(),
-                }
-            }
+        let body = match http::get(
+            &self.client,
+            &url,
+            self.settings.timeout,
+            self.settings.max_bytes,
+        )
+        .await
+        {
+            Ok(body) => body,
+            Err(HttpError::Status { status: 404, .. }) => return Ok(ArchiveListing::default()),
+            Err(e) => return Err(e),
         };
-        let mut response = self.client.get(&url).send().await.map_err(timed)?;
-        let status = response.status().as_u16();
-        if status == 404 {
-            return Ok(ArchiveListing::default());
-        }
-        if status == 429 {
-            return Err(RemoteError::RateLimited { url });
-        }
-        if !response.status().is_success() {
-            return Err(RemoteError::Status { url, status });
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(timed)? {
-            body.extend_from_slice(&chunk);
-            if body.len() as u64 > self.settings.max_bytes {
-                return Err(RemoteError::TooLarge {
-                    url,
-                    limit: self.settings.max_bytes,
-                });
-            }
-        }
         let listing =
             parse_listing(&String::from_utf8_lossy(&body), &url, name).map_err(|problem| {
-                RemoteError::NotAListing {
+                HttpError::NotAListing {
                     url: url.clone(),
                     problem: problem_text(problem),
                 }
             })?;
         if let Some(file) = cache_file {
-            if let Some(dir) = file.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            if let Err(e) = std::fs::write(&file, &body) {
-                tracing::debug!(error = %e, "could not write archive cache");
-            }
+            http::write_cache(&file, &body);
         }
         Ok(listing)
     }
-}
-
-fn fresh(file: &std::path::Path, ttl: Duration) -> bool {
-    std::fs::metadata(file)
-        .ok()
-        .and_then(|m| m.modified().ok())
-        .and_then(|m| m.elapsed().ok())
-        .is_some_and(|age| age < ttl)
 }
 
 /// What is wrong with a listing.

@@ -219,7 +219,7 @@ pub enum PacmanError {
     },
     /// The archlinux.org packages API failed.
     #[error(transparent)]
-    Remote(#[from] crate::remote::RemoteError),
+    Remote(#[from] crate::http::HttpError),
     /// No pacman databases on this machine, and the archlinux.org packages API (the fallback)
     /// did not answer either.
     #[error("{}, and the archlinux.org packages API did not answer: {source}", no_local(conf_path, db_path.as_deref()))]
@@ -228,9 +228,9 @@ pub enum PacmanError {
         conf_path: PathBuf,
         /// Its `DBPath`, when the file could be read.
         db_path: Option<PathBuf>,
-        /// Why the remote API failed.
+        /// Why the remote API failed (boxed: it would make every `PacmanError` larger).
         #[source]
-        source: crate::remote::RemoteError,
+        source: Box<crate::http::HttpError>,
     },
     /// pacman.conf names no repository: nothing to look for updates in.
     #[error(
@@ -337,7 +337,8 @@ impl PacmanError {
             }
             PacmanError::LogUnreadable { .. } => "unreadable",
             PacmanError::FilesUnavailable { .. } => "not_available",
-            PacmanError::Remote(e) | PacmanError::NoDatabases { source: e, .. } => e.kind(),
+            PacmanError::Remote(e) => e.kind(),
+            PacmanError::NoDatabases { source, .. } => source.kind(),
             PacmanError::NoRepositories { .. } => "not_available",
             PacmanError::MtreeMissing { .. } => "not_found",
             PacmanError::MtreeDamaged { .. } | PacmanError::MtreeMalformed { .. } => "malformed",

@@ -366,11 +366,11 @@ struct NoLocal {
 }
 
 impl NoLocal {
-    fn with(self, source: crate::remote::RemoteError) -> PacmanError {
+    fn with(self, source: crate::http::HttpError) -> PacmanError {
         PacmanError::NoDatabases {
             conf_path: self.conf_path,
             db_path: self.db_path,
-            source,
+            source: Box::new(source),
         }
     }
 }

@@ -24,6 +24,7 @@ mod entry_file;
 pub mod error;
 pub mod files;
 pub mod handle;
+pub mod http;
 pub mod info;
 pub mod integrity;
 pub mod keyring;

@@ -14,8 +14,9 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::conf::PacmanConf;
+use crate::http::HttpError;
 use crate::info::Timestamp;
-use crate::netjson::{NetError, Origin};
+use crate::netjson::Origin;
 
 /// What the status JSON is called in errors.
 pub const WHAT: &str = "the mirror status JSON";
@@ -73,9 +74,9 @@ fn rfc3339(s: &str) -> Option<i64> {
 
 impl MirrorStatus {
     /// Checks the times of a parsed document; a time that is not RFC 3339 is
-    /// [`NetError::Malformed`] naming its field.
-    pub fn from_doc(doc: StatusDoc, url: &str) -> Result<MirrorStatus, NetError> {
-        let bad = |field: String, value: &str| NetError::Malformed {
+    /// [`HttpError::Malformed`] naming its field.
+    pub fn from_doc(doc: StatusDoc, url: &str) -> Result<MirrorStatus, HttpError> {
+        let bad = |field: String, value: &str| HttpError::Malformed {
             url: url.to_owned(),
             what: WHAT,
             field,
@@ -99,8 +100,8 @@ impl MirrorStatus {
     }
 
     /// Parses the status JSON.
-    pub fn parse(body: &[u8], url: &str) -> Result<MirrorStatus, NetError> {
-        let doc: StatusDoc = crate::netjson::parse(body, url, WHAT)?;
+    pub fn parse(body: &[u8], url: &str) -> Result<MirrorStatus, HttpError> {
+        let doc: StatusDoc = crate::http::parse_json(body, url, WHAT)?;
         MirrorStatus::from_doc(doc, url)
     }
 
@@ -214,7 +215,7 @@ pub const REFLECTOR: &str =
 pub fn report(
     conf: &PacmanConf,
     status_url: &str,
-    status: Result<(MirrorStatus, Origin), NetError>,
+    status: Result<(MirrorStatus, Origin), HttpError>,
 ) -> MirrorsReport {
     let mut servers: Vec<ServerInUse> = Vec::new();
     for repo in &conf.repos {

@@ -9,87 +9,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::http::{self, HttpError};
 use crate::info::{InfoResult, OptDep, PackageDetails, SyncPackageInfo, Timestamp};
 use crate::search::{SearchHit, SearchResult, Source};
-
-/// Errors talking to the packages API.
-#[derive(Debug, thiserror::Error)]
-pub enum RemoteError {
-    /// Connection failed.
-    #[error("could not reach {url}: {source}")]
-    CouldNotReach {
-        /// The URL.
-        url: String,
-        /// The client error.
-        #[source]
-        source: reqwest::Error,
-    },
-    /// No answer in time.
-    #[error("{url} did not answer within {after:?}")]
-    TimedOut {
-        /// The URL.
-        url: String,
-        /// The timeout.
-        after: Duration,
-    },
-    /// HTTP 429.
-    #[error("{url} is rate limiting")]
-    RateLimited {
-        /// The URL.
-        url: String,
-    },
-    /// Another HTTP error status.
-    #[error("{url} answered HTTP {status}")]
-    Status {
-        /// The URL.
-        url: String,
-        /// The status code.
-        status: u16,
-    },
-    /// The body exceeded the cap.
-    #[error("{url} answered more than {limit} bytes")]
-    TooLarge {
-        /// The URL.
-        url: String,
-        /// The cap.
-        limit: u64,
-    },
-    /// The body is not the API's JSON.
-    #[error("{url} answered something that is not the packages API JSON: {source}")]
-    Malformed {
-        /// The URL.
-        url: String,
-        /// The JSON error.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// The base URL is not usable.
-    #[error("invalid base URL {0:?}")]
-    BadBaseUrl(String),
-    /// An HTML directory listing (the Arch Linux Archive's) that is not one.
-    #[error("{url} answered something that is not a directory listing: {problem}")]
-    NotAListing {
-        /// The URL.
-        url: String,
-        /// What is missing or broken.
-        problem: &'static str,
-    },
-}
-
-impl RemoteError {
-    /// A stable snake_case code.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            RemoteError::CouldNotReach { .. } => "could_not_reach",
-            RemoteError::TimedOut { .. } => "timed_out",
-            RemoteError::RateLimited { .. } => "rate_limited",
-            RemoteError::Status { .. } => "could_not_reach",
-            RemoteError::TooLarge { .. } => "too_large",
-            RemoteError::Malformed { .. } | RemoteError::NotAListing { .. } => "malformed",
-            RemoteError::BadBaseUrl(_) => "invalid_argument",
-        }
-    }
-}
 
 /// Settings for the remote API.
 #[derive(Debug, Clone)]
@@ -159,16 +81,6 @@ impl ApiPackage {
     }
 }
 
-/// The HTTP client every network reader of this crate uses: one timeout for connecting and for
-/// the whole request, and archgate's user agent.
-pub(crate) fn http_client(timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
-        .timeout(timeout)
-        .connect_timeout(timeout)
-        .user_agent(concat!("archgate/", env!("CARGO_PKG_VERSION")))
-        .build()
-}
-
 /// Client for the packages API.
 #[derive(Debug, Clone)]
 pub struct RemoteClient {
@@ -182,32 +94,19 @@ fn hex(s: &str) -> String {
 
 impl RemoteClient {
     /// Builds a client.
-    pub fn new(settings: RemoteSettings) -> Result<RemoteClient, RemoteError> {
-        if !(settings.base_url.starts_with("http://") || settings.base_url.starts_with("https://"))
-        {
-            return Err(RemoteError::BadBaseUrl(settings.base_url));
-        }
-        let client =
-            http_client(settings.timeout).map_err(|source| RemoteError::CouldNotReach {
-                url: settings.base_url.clone(),
-                source,
-            })?;
+    pub fn new(settings: RemoteSettings) -> Result<RemoteClient, HttpError> {
+        let client = http::client(&settings.base_url, settings.timeout)?;
         Ok(RemoteClient { settings, client })
     }
 
-    async fn get(&self, params: &[(&str, &str)], cache_key: &str) -> Result<ApiPage, RemoteError> {
+    async fn get(&self, params: &[(&str, &str)], cache_key: &str) -> Result<ApiPage, HttpError> {
         let cache_file = self
             .settings
             .cache_dir
             .as_ref()
             .map(|d| d.join(format!("pkgapi-{}.json", hex(cache_key))));
         if let Some(file) = &cache_file
-            && let Ok(meta) = std::fs::metadata(file)
-            && meta
-                .modified()
-                .ok()
-                .and_then(|m| m.elapsed().ok())
-                .is_some_and(|age| age < self.settings.ttl)
+            && http::age_s(file).is_some_and(|age| age < self.settings.ttl.as_secs())
             && let Ok(bytes) = std::fs::read(file)
             && let Ok(page) = serde_json::from_slice::<ApiPage>(&bytes)
         {
@@ -222,50 +121,16 @@ impl RemoteClient {
             self.settings.base_url.trim_end_matches('/'),
             query.join("&")
         );
-        let timed = |e: reqwest::Error| {
-            if e.is_timeout() {
-                RemoteError::TimedOut {
-                    url: url.clone(),
-                    after: self.settings.timeout,
-                }
-            } else {
-                // The URL is said once, by this error; reqwest's own text would repeat it.
-                RemoteError::CouldNotReach {
-                    url: url.clone(),
-                    source: e.without_url(),
-                }
-            }
-        };
-        let mut response = self.client.get(&url).send().await.map_err(timed)?;
-        let status = response.status();
-        if status.as_u16() == 429 {
-            return Err(RemoteError::RateLimited { url });
-        }
-        if !status.is_success() {
-            return Err(RemoteError::Status {
-                url,
-                status: status.as_u16(),
-            });
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(timed)? {
-            body.extend_from_slice(&chunk);
-            if body.len() as u64 > self.settings.max_bytes {
-                return Err(RemoteError::TooLarge {
-                    url,
-                    limit: self.settings.max_bytes,
-                });
-            }
-        }
-        let page: ApiPage = serde_json::from_slice(&body)
-            .map_err(|source| RemoteError::Malformed { url, source })?;
+        let body = http::get(
+            &self.client,
+            &url,
+            self.settings.timeout,
+            self.settings.max_bytes,
+        )
+        .await?;
+        let page: ApiPage = http::parse_json(&body, &url, "the packages API JSON")?;
         if let Some(file) = cache_file {
-            if let Some(dir) = file.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            if let Err(e) = std::fs::write(&file, &body) {
-                tracing::debug!(error = %e, "could not write packages API cache");
-            }
+            http::write_cache(&file, &body);
         }
         Ok(page)
     }
@@ -276,7 +141,7 @@ impl RemoteClient {
         query: &str,
         repo: Option<&str>,
         limit: usize,
-    ) -> Result<SearchResult, RemoteError> {
+    ) -> Result<SearchResult, HttpError> {
         let repo_param = repo.map(capitalize);
         let mut params = vec![("q", query)];
         if let Some(r) = &repo_param {
@@ -328,7 +193,7 @@ impl RemoteClient {
     }
 
     /// Exact package by name (`?name=`); `None` when the API knows none.
-    pub async fn info(&self, name: &str) -> Result<Option<InfoResult>, RemoteError> {
+    pub async fn info(&self, name: &str) -> Result<Option<InfoResult>, HttpError> {
         let page = self
             .get(&[("name", name)], &format!("name\0{name}"))
             .await?;

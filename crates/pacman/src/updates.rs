@@ -74,26 +74,10 @@ async fn fetch(url: &str, settings: &FetchSettings) -> Result<Vec<u8>, String> {
         .await
         .map_err(|e| e.to_string())?;
     }
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(format!("unsupported server scheme: {url}"));
-    }
-    let client = crate::remote::http_client(settings.timeout).map_err(|e| e.to_string())?;
-    let mut response = client
-        .get(url)
-        .send()
+    let client = crate::http::client(url, settings.timeout).map_err(|e| e.to_string())?;
+    crate::http::get(&client, url, settings.timeout, settings.max_bytes)
         .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    if !response.status().is_success() {
-        return Err(format!("{url}: HTTP {}", response.status()));
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
-        body.extend_from_slice(&chunk);
-        if body.len() as u64 > settings.max_bytes {
-            return Err(format!("{url} is larger than {} bytes", settings.max_bytes));
-        }
-    }
-    Ok(body)
+        .map_err(|e| e.to_string())
 }
 
 /// Refreshes a temporary copy of every sync database and lists pending updates.

@@ -16,7 +16,8 @@ use archgate_core::policy::Tier;
 use archgate_core::tool::{
     Action, CallCx, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
 };
-use archgate_pacman::netjson::{self, NetError, NetSettings};
+use archgate_pacman::http::HttpError;
+use archgate_pacman::netjson::{self, NetSettings};
 use archgate_pacman::{advisories, keyring, mirrors};
 use futures::future::BoxFuture;
 
@@ -34,7 +35,7 @@ fn net(svc: &Services, config: &Config) -> NetSettings {
     }
 }
 
-fn net_err(e: NetError) -> ToolError {
+fn net_err(e: HttpError) -> ToolError {
     let kind = e.kind();
     ToolError::new(kind, e.to_string()).next(next_for(kind))
 }

@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use archgate_pacman::advisories::{self, Severity, Status};
+use archgate_pacman::http::HttpError;
 use archgate_pacman::mirrors::{self, MirrorStatus};
-use archgate_pacman::netjson::{self, NetError, NetSettings, Origin};
+use archgate_pacman::netjson::{self, NetSettings, Origin};
 use archgate_pacman::{PacmanConf, Snapshot, keyring};
 
 use super::support;
@@ -251,7 +252,7 @@ async fn a_malformed_mirror_status_names_the_field() {
                 .await
                 .and_then(|(d, _)| MirrorStatus::from_doc(d, &url));
         match got {
-            Err(NetError::Malformed { field: f, .. }) => assert_eq!(f, field, "body {body}"),
+            Err(HttpError::Malformed { field: f, .. }) => assert_eq!(f, field, "body {body}"),
             other => panic!("expected malformed at {field}, got {other:?}"),
         }
     }
@@ -318,7 +319,24 @@ async fn offline_is_an_answer_a_stale_cache_or_the_failure() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(e, NetError::Status { status: 503, .. }), "{e:?}");
+    assert!(matches!(e, HttpError::Status { status: 503, .. }), "{e:?}");
+
+    // Rate limited (HTTP 429) is the service not answering: the stale copy stands in, and
+    // without one the failure says so (the packages API and the archive read it the same way).
+    let (port, _) = serve(429, "slow down".into());
+    let limited = format!("http://127.0.0.1:{port}/mirrors/status/json/");
+    let (_, o) = netjson::get_json::<mirrors::StatusDoc>(&s, &limited, "off.json", mirrors::WHAT)
+        .await
+        .unwrap();
+    assert!(
+        matches!(o, Origin::StaleCache { ref network_error, .. } if network_error.contains("rate limiting")),
+        "{o:?}"
+    );
+    let e =
+        netjson::get_json::<mirrors::StatusDoc>(&settings(None), &limited, "z.json", mirrors::WHAT)
+            .await
+            .unwrap_err();
+    assert_eq!(e.kind(), "rate_limited", "{e}");
 }
 
 /// One group in exactly the shape security.archlinux.org/all.json publishes (the field set
@@ -498,7 +516,7 @@ fn a_malformed_tracker_answer_names_the_field() {
     ];
     for (body, field) in cases {
         match advisories::parse(body.as_bytes(), "u") {
-            Err(NetError::Malformed { field: f, what, .. }) => {
+            Err(HttpError::Malformed { field: f, what, .. }) => {
                 assert_eq!(f, field, "{body}");
                 assert_eq!(what, advisories::WHAT);
             }
