@@ -1,4 +1,5 @@
-//! Test modules and the helpers they share.
+//! Integration tests of archgate-wiki (the one test binary of this crate): one module per topic,
+//! and the helpers they share.
 
 mod convert;
 mod facade;
