@@ -1,7 +1,6 @@
 //! Tests of archgate-sysinfo: parsing and failure isolation on trees written by the test, and
 //! plausible values on the real machine checked against the system's own tools.
 
-#[path = "sysinfo/journal.rs"]
 mod journal;
 
 use std::path::{Path, PathBuf};
@@ -11,16 +10,15 @@ use archgate_sysinfo::{SysinfoOptions, SystemStatus, system_status};
 use serde_json::{Value, json};
 
 // The hardware, network and processes diagnostics, in this one test binary.
-#[path = "machine/hardware.rs"]
+
 mod hardware;
-#[path = "machine/network.rs"]
+
 mod network;
-#[path = "machine/processes.rs"]
+
 mod processes;
-#[path = "machine/storage.rs"]
+
 mod storage;
 
-#[path = "sysinfo/upkeep.rs"]
 mod upkeep;
 
 pub(crate) fn write(root: &Path, rel: &str, contents: &str) {
