@@ -187,3 +187,66 @@ fn only_the_persons_channels_hold_the_person_channel() {
         "the person's state opened by: {opened:?}"
     );
 }
+
+/// The integration-test binaries cargo builds for the crate at `dir`: each `tests/NAME.rs`, each
+/// `tests/NAME/main.rs` and each `[[test]]` of its Cargo.toml with a path of its own.
+fn test_binaries(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir.join("tests")) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_file() && p.extension().is_some_and(|x| x == "rs") {
+                found.push(rel(&p));
+            } else if p.join("main.rs").is_file() {
+                found.push(rel(&p.join("main.rs")));
+            }
+        }
+    }
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    for section in manifest.split("[[test]]").skip(1) {
+        let section = section.split("\n[").next().unwrap_or("");
+        let path = section
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("path"))
+            .map(|v| {
+                v.trim_start_matches([' ', '='])
+                    .trim()
+                    .trim_matches('"')
+                    .to_owned()
+            });
+        let path = path.map(|p| rel(&dir.join(p)));
+        if !path.as_ref().is_some_and(|p| found.contains(p)) {
+            found.push(path.unwrap_or_else(|| format!("[[test]] in {}", rel(dir))));
+        }
+    }
+    found.sort();
+    found
+}
+
+/// One integration-test binary per crate: every test of a crate links once, shares one harness
+/// and one set of timeouts (a second `tests/*.rs` or `tests/*/main.rs` would be a second binary).
+#[test]
+fn every_crate_has_at_most_one_integration_test_binary() {
+    let mut seen = 0;
+    let mut offenders = Vec::new();
+    for e in std::fs::read_dir(workspace().join("crates"))
+        .unwrap()
+        .flatten()
+    {
+        let dir = e.path();
+        if !dir.join("Cargo.toml").is_file() {
+            continue;
+        }
+        let bins = test_binaries(&dir);
+        seen += bins.len();
+        if bins.len() > 1 {
+            offenders.push(bins);
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "crates with more than one test binary: {offenders:?}"
+    );
+    // The check itself sees the binaries (this file is in one).
+    assert!(seen >= 5, "found only {seen} test binaries");
+}
