@@ -25,6 +25,22 @@ fn park(d: &HttpServer, token: &str, id: u64) -> TcpStream {
     s
 }
 
+/// Opens a session (initialize, initialized) and parks a `pacman_conf` call with `id` in it; the
+/// connection that waits for the answer and the session id.
+fn park_in_session(d: &HttpServer, token: &str, id: u64) -> (TcpStream, String) {
+    let sid = initialize(d.port, token);
+    initialized(d.port, token, &sid);
+    let mut s = connect(d.port);
+    let call = in_session(
+        token,
+        &sid,
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "pacman_conf", "arguments": {}}}),
+    );
+    s.write_all(&call.bytes(d.port)).unwrap();
+    (s, sid)
+}
+
 fn question_of(env: &Env, client: &str) -> String {
     wait_for("the call to be parked", || {
         pending(env)
@@ -98,16 +114,7 @@ fn a_parked_call_of_a_deleted_session_is_withdrawn_at_once() {
     let env = Env::with_config(ASK);
     let d = HttpServer::start(&env);
     let token = env.token();
-    let sid = initialize(d.port, &token);
-    initialized(d.port, &token, &sid);
-    let mut s = connect(d.port);
-    let call = in_session(
-        &token,
-        &sid,
-        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-               "params": {"name": "pacman_conf", "arguments": {}}}),
-    );
-    s.write_all(&call.bytes(d.port)).unwrap();
+    let (_waiting, sid) = park_in_session(&d, &token, 5);
     let id = question_of(&env, "default");
 
     let del = in_session(&token, &sid, Value::Null).send(d.port);
@@ -116,16 +123,7 @@ fn a_parked_call_of_a_deleted_session_is_withdrawn_at_once() {
     withdrawn(&env, &id, Duration::from_secs(2));
 
     // The honest path: a new session's parked call is still approvable.
-    let sid2 = initialize(d.port, &token);
-    initialized(d.port, &token, &sid2);
-    let mut s2 = connect(d.port);
-    let call = in_session(
-        &token,
-        &sid2,
-        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
-               "params": {"name": "pacman_conf", "arguments": {}}}),
-    );
-    s2.write_all(&call.bytes(d.port)).unwrap();
+    let (mut s2, _) = park_in_session(&d, &token, 6);
     let id2 = question_of(&env, "default");
     assert_ne!(id, id2);
     assert!(env.run(&["approve", &id2]).status.success());
@@ -144,16 +142,7 @@ fn a_parked_call_whose_answer_stream_is_dropped_is_withdrawn_and_its_session_liv
     let env = Env::with_config(ASK);
     let d = HttpServer::start(&env);
     let token = env.token();
-    let sid = initialize(d.port, &token);
-    initialized(d.port, &token, &sid);
-    let mut s = connect(d.port);
-    let call = in_session(
-        &token,
-        &sid,
-        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-               "params": {"name": "pacman_conf", "arguments": {}}}),
-    );
-    s.write_all(&call.bytes(d.port)).unwrap();
+    let (s, sid) = park_in_session(&d, &token, 7);
     let id = question_of(&env, "default");
     drop(s); // the client hangs up on the answer
     withdrawn(&env, &id, Duration::from_secs(3));

@@ -16,6 +16,17 @@ struct Desktop {
 }
 
 impl Desktop {
+    /// A sandbox on this desktop's session bus whose config asks the person about
+    /// `system_status` through notifications (`more` is added to `[approval]`).
+    fn env(&self, more: &str) -> Env {
+        let mut env = Env::with_config(&format!(
+            "[policy]\nask = [\"system_status\"]\n[approval]\ntimeout_s = 60\npage_port = 0\nnotifications = true\n{more}"
+        ));
+        env.vars
+            .push(("DBUS_SESSION_BUS_ADDRESS".into(), self.bus.clone()));
+        env
+    }
+
     fn start() -> Desktop {
         use std::os::unix::fs::PermissionsExt;
         // Under /tmp, traversable: the session runs as `nobody`.
@@ -88,11 +99,7 @@ impl Drop for Desktop {
 #[test]
 fn allow_in_the_notification_approves_dismissing_cancels_and_an_answer_elsewhere_withdraws_it() {
     let desktop = Desktop::start();
-    let mut env = Env::with_config(
-        "[policy]\nask = [\"system_status\"]\n[approval]\ntimeout_s = 60\npage_port = 0\nnotifications = true\n",
-    );
-    env.vars
-        .push(("DBUS_SESSION_BUS_ADDRESS".into(), desktop.bus.clone()));
+    let env = desktop.env("");
     let mut s = StdioServer::session(&env);
 
     // Allow.
@@ -166,11 +173,7 @@ fn allow_in_the_notification_approves_dismissing_cancels_and_an_answer_elsewhere
 #[test]
 fn a_notification_click_under_presence_is_refused_without_polkit_and_nothing_runs() {
     let desktop = Desktop::start();
-    let mut env = Env::with_config(
-        "[policy]\nask = [\"system_status\"]\n[approval]\ntimeout_s = 60\npage_port = 0\nnotifications = true\npresence = \"polkit\"\n",
-    );
-    env.vars
-        .push(("DBUS_SESSION_BUS_ADDRESS".into(), desktop.bus.clone()));
+    let env = desktop.env("presence = \"polkit\"\n");
     let mut s = StdioServer::session(&env);
 
     s.call(1, "system_status", json!({}));
