@@ -8,7 +8,7 @@
 //! and keeps no output; [`run_for_person`] waits (bounded) and hands back the capped output.
 //!
 //! **Invariant:** only `crates/archgate/src/commands/` calls [`spawn_for_person`] or
-//! [`run_for_person`]; a tidy test (`tests/tidy.rs`) fails the build's tests when anything else
+//! [`run_for_person`]; a tidy test (`tests/exec/tidy.rs`) fails the build's tests when anything else
 //! does. No tool may use them.
 
 use crate::capture::Output;

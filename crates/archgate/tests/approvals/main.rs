@@ -1,7 +1,0 @@
-//! Approvals end to end, with the real binary: the CLI over the control socket, the person's
-//! answers and the deadline, a client that goes away, a foreign user, desktop notifications on a
-//! real session bus with mako. (The approval page is tested in real Chromium: tests/page/.)
-
-mod cli;
-mod notifications;
-mod support;

@@ -1,0 +1,537 @@
+//! The daemon's bridge socket and the stdio bridge: who may connect, what a hello may be, one
+//! daemon per runtime directory, and a stdio client reaching (or starting) the daemon.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::Request;
+use crate::support::{Env, HttpServer, PATIENCE, POLL, StdioServer, mode, wait_for};
+
+fn socket(env: &Env) -> PathBuf {
+    env.path("runtime").join("archgate/bridge.sock")
+}
+
+fn health(server: &HttpServer) -> Value {
+    Request::get("/health").send(server.port).json()
+}
+
+/// Sends `bytes` on a new connection and reads what the daemon answers until it closes.
+fn exchange(env: &Env, bytes: &[u8], then_close: bool) -> String {
+    let mut s = UnixStream::connect(socket(env)).expect("connect to bridge.sock");
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    s.write_all(bytes).unwrap();
+    if then_close {
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+    }
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+fn refusal(answer: &str) -> Value {
+    let v: Value = serde_json::from_str(answer.lines().next().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("the answer is not one JSON line ({e}): {answer:?}"));
+    assert_eq!(v["ok"], false, "{v}");
+    v
+}
+
+#[test]
+fn the_bridge_socket_is_private() {
+    let env = Env::new();
+    let server = HttpServer::start(&env);
+    assert_eq!(mode(&env.path("runtime").join("archgate")), 0o700);
+    assert_eq!(mode(&socket(&env)), 0o600);
+    assert_eq!(health(&server)["bridge"]["socket"], json!(socket(&env)));
+}
+
+/// Another uid is refused before a byte is read, and counted. Needs root to be another user;
+/// the socket's own 0600 would stop that user first, so it is opened up for the test.
+#[test]
+fn another_user_is_refused_by_its_peer_uid_and_counted() {
+    if !nix_is_root() {
+        eprintln!("skipped: not root, so no other uid to connect as");
+        return;
+    }
+    let env = Env::new();
+    let server = HttpServer::start(&env);
+    use std::os::unix::fs::PermissionsExt;
+    for p in [
+        env.root.path().to_owned(),
+        env.path("runtime"),
+        env.path("runtime").join("archgate"),
+    ] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o711)).unwrap();
+    }
+    std::fs::set_permissions(socket(&env), std::fs::Permissions::from_mode(0o666)).unwrap();
+    let script = format!(
+        "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect({:?})\ns.settimeout(20)\ntry:\n  s.sendall(b'{{\"archgate_bridge\":1}}\\n')\n  r=s.recv(4096)\nexcept (BrokenPipeError, ConnectionResetError):\n  r=b''\nprint(repr(r))",
+        socket(&env).display().to_string()
+    );
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            &script,
+        ])
+        .output()
+        .expect("setpriv");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(said.trim(), "b''", "another user got an answer: {said}");
+    let h = health(&server);
+    assert_eq!(h["bridge"]["refused_peer"], 1, "{h}");
+    assert_eq!(h["bridge"]["accepted"], 0, "{h}");
+}
+
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+#[test]
+fn hostile_hellos_are_refused_with_their_reason() {
+    let env = Env::new();
+    env.write_config("[server]\nheader_timeout_s = 2\n");
+    let server = HttpServer::start(&env);
+    let huge = vec![b'x'; 5000];
+    let v = refusal(&exchange(&env, &huge, false));
+    assert_eq!(v["error"], "too_large", "{v}");
+    let v = refusal(&exchange(
+        &env,
+        br#"{"archgate_bridge":1,"client":"local"}"#,
+        true,
+    ));
+    assert_eq!(v["error"], "unfinished", "no newline: {v}");
+    let started = Instant::now();
+    let v = refusal(&exchange(&env, br#"{"archgate_bridge":1"#, false));
+    assert_eq!(v["error"], "unfinished", "a half line, then silence: {v}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "held past header_timeout_s"
+    );
+    for (hello, kind) in [
+        (&b"not json\n"[..], "malformed"),
+        (
+            br#"{"archgate_bridge":2,"client":"local"}"#.as_slice(),
+            "malformed",
+        ),
+        (
+            br#"{"archgate_bridge":1,"client":"local","token":"x"}"#,
+            "malformed",
+        ),
+        (br#"{"archgate_bridge":1,"client":7}"#, "malformed"),
+        (
+            br#"{"archgate_bridge":1,"client":"no such client"}"#,
+            "invalid_name",
+        ),
+        (
+            br#"{"archgate_bridge":1,"client":"\u001b[2Jfake"}"#,
+            "invalid_name",
+        ),
+        (
+            br#"{"archgate_bridge":1,"client":"nosuch"}"#,
+            "unknown_client",
+        ),
+    ] {
+        let mut line = hello.to_vec();
+        if line.last() != Some(&b'\n') {
+            line.push(b'\n');
+        }
+        let v = refusal(&exchange(&env, &line, false));
+        assert_eq!(v["error"], kind, "{}: {v}", String::from_utf8_lossy(hello));
+        assert!(
+            v["reason"]
+                .as_str()
+                .is_some_and(|r| !r.is_empty() && !r.contains('\u{1b}')),
+            "{v}"
+        );
+    }
+    let h = health(&server);
+    assert_eq!(h["bridge"]["refused_hello"], 10, "{h}");
+    // The daemon still takes a good hello, and serves MCP on the same stream after its answer.
+    let mut s = UnixStream::connect(socket(&env)).unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    s.write_all(b"{\"archgate_bridge\":1,\"client\":\"cursor\"}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n").unwrap();
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let ok: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(ok["ok"], true, "{ok}");
+    assert_eq!(ok["client"], "cursor");
+    line.clear();
+    r.read_line(&mut line).unwrap();
+    let init: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(init["result"]["serverInfo"]["name"], "archgate", "{init}");
+}
+
+#[test]
+fn a_stdio_client_with_an_unknown_name_is_refused_with_a_clear_error() {
+    let env = Env::new();
+    let _server = HttpServer::start(&env);
+    let out = env.run(&["serve", "--client", "nosuch"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown_client") && err.contains("nosuch"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "stdout belongs to the protocol");
+}
+
+#[test]
+fn a_second_daemon_on_the_same_runtime_dir_refuses_and_names_the_first() {
+    let env = Env::new();
+    let first = HttpServer::start(&env);
+    let out = env.run(&["serve", "--http", "--port", "0"]);
+    assert!(!out.status.success());
+    let frame: Value =
+        serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap_or_default())
+            .expect("a failed frame");
+    assert_eq!(frame["event"], "failed");
+    let reason = frame["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("pid {}", first.child.id())) && reason.contains("since"),
+        "{reason}"
+    );
+    // The first still serves its bridge.
+    let mut c = bridged(&env, &[]);
+    let init = c.request(1, "initialize", init_params());
+    assert_eq!(init["result"]["serverInfo"]["name"], "archgate");
+}
+
+fn init_params() -> Value {
+    json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+}
+
+/// `archgate serve` with extra arguments, through the harness's stdio client.
+fn bridged(env: &Env, extra: &[&str]) -> StdioServer {
+    let mut args = vec!["serve"];
+    args.extend_from_slice(extra);
+    StdioServer::start_with(env, &args)
+}
+
+#[test]
+fn a_bridged_call_is_the_daemons_call_under_the_clients_name() {
+    let env = Env::new();
+    let server = HttpServer::start(&env);
+    let mut c = bridged(&env, &["--client", "claude-code"]);
+    c.request(1, "initialize", init_params());
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let r = c.request(
+        2,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}}),
+    );
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let frames = server.wait_for_call_frames(1);
+    assert_eq!(frames[0]["tool"], "system_status");
+    let rec = wait_for_records(&env, 1);
+    let rec: Vec<&Value> = rec
+        .iter()
+        .filter(|r| r["tool"] == "system_status")
+        .collect();
+    assert_eq!(rec.len(), 1);
+    assert_eq!(rec[0]["client"], "claude-code");
+    // The call id is the daemon's.
+    let pid = server.child.id().to_string();
+    assert!(
+        rec[0]["id"].as_str().unwrap().contains(&format!("-{pid}-")),
+        "{}",
+        rec[0]
+    );
+}
+
+/// With a session (here: a session bus socket in the runtime directory) and no daemon, the
+/// first stdio client starts one, detached, and is served by it.
+#[test]
+fn a_stdio_client_starts_a_detached_daemon_when_a_session_exists() {
+    let env = Env::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    env.write_config(&format!(
+        "[server]\nport = {port}\n[approval]\npage = false\n"
+    ));
+    let _bus = std::os::unix::net::UnixListener::bind(env.path("runtime").join("bus")).unwrap();
+    let mut c = bridged(&env, &[]);
+    c.request(1, "initialize", init_params());
+    let r = c.request(
+        2,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}}),
+    );
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let info: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.path("runtime").join("archgate/daemon.json")).unwrap(),
+    )
+    .unwrap();
+    let daemon = info["pid"].as_u64().unwrap() as i32;
+    let _stop = KillOnDrop(daemon);
+    assert_eq!(info["spawned"], true, "{info}");
+    assert_ne!(daemon as u32, c.child.id());
+    let rec = wait_for_records(&env, 1);
+    assert!(
+        rec.iter().any(|r| r["tool"] == "system_status"
+            && r["id"].as_str().unwrap().contains(&format!("-{daemon}-"))),
+        "{rec:?}"
+    );
+    // Its own session and process group, its log in the state directory.
+    let stat = std::fs::read_to_string(format!("/proc/{daemon}/stat")).unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    // (after the name: state, ppid, process group, session)
+    assert_eq!(fields[2], daemon.to_string(), "process group: {stat}");
+    assert_eq!(fields[3], daemon.to_string(), "session: {stat}");
+    assert!(env.state_dir().join("daemon.log").exists());
+    // The client going away does not take the daemon with it.
+    let (status, _) = c.close();
+    assert!(status.success());
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(std::path::Path::new(&format!("/proc/{daemon}")).exists());
+}
+
+/// Ends a process this test started (by its pid) when the test ends, however it ends.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.0.to_string()])
+            .status();
+        let until = Instant::now() + PATIENCE;
+        while Instant::now() < until && std::path::Path::new(&format!("/proc/{}", self.0)).exists()
+        {
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+#[test]
+fn without_a_daemon_or_a_session_stdio_serves_in_process_and_says_so() {
+    let env = Env::new();
+    let mut c = bridged(&env, &[]);
+    let init = c.request(1, "initialize", init_params());
+    assert_eq!(init["result"]["serverInfo"]["name"], "archgate");
+    assert!(!env.path("runtime").join("archgate/daemon.json").exists());
+    c.close();
+    // A client that closes at once: its log says it served in-process, and why.
+    let out = env
+        .command(&["serve"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("serving in-process") && err.contains("no desktop session"),
+        "{err}"
+    );
+}
+
+/// The activity log once it holds at least `n` records (the writer is a moment behind).
+fn wait_for_records(env: &Env, n: usize) -> Vec<Value> {
+    let until = Instant::now() + PATIENCE;
+    loop {
+        let r = env.audit();
+        if r.len() >= n || Instant::now() > until {
+            return r;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+#[test]
+fn doctor_says_whether_the_daemon_runs() {
+    let env = Env::new();
+    let line = |env: &Env| -> String {
+        let out = env.run(&["doctor"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find(|l| l.contains("archgate daemon"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let none = line(&env);
+    assert!(
+        none.contains("MISSING") && none.contains("serve in-process"),
+        "{none}"
+    );
+    let server = HttpServer::start(&env);
+    let running = line(&env);
+    assert!(running.trim_start().starts_with("ok"), "{running}");
+    assert!(
+        running.contains(&format!("pid {}", server.child.id())),
+        "{running}"
+    );
+    assert!(running.contains("bridge.sock"), "{running}");
+}
+
+/// A bridged client that goes away mid-approval: the daemon withdraws its parked call at once
+/// and records it once, as an in-process stdio server does.
+#[test]
+fn a_bridged_client_gone_mid_approval_leaves_one_unreachable_record() {
+    let env = Env::new();
+    env.write_config("[approval]\ntimeout_s = 60\npage = false\nnotifications = false\n");
+    let server = HttpServer::start(&env);
+    let mut c = bridged(&env, &["--client", "cursor"]);
+    c.request(1, "initialize", init_params());
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "clipboard_write", "arguments": {"text": "x"}}}));
+    wait_for("the call to park", || {
+        (health(&server)["pending_approvals"] == 1).then_some(())
+    });
+    let started = Instant::now();
+    let (status, _) = c.close();
+    assert!(status.success());
+    while health(&server)["pending_approvals"] != 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "still parked after the client left"
+        );
+        std::thread::sleep(POLL);
+    }
+    let recs: Vec<Value> = wait_for_records(&env, 1)
+        .into_iter()
+        .filter(|r| r["tool"] == "clipboard_write")
+        .collect();
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(recs[0]["outcome"], "unreachable", "{}", recs[0]);
+    assert_eq!(recs[0]["client"], "cursor");
+}
+
+/// A daemon stopped (SIGTERM) while a bridged call is parked records and answers the call
+/// itself before its socket goes, so the bridge writes nothing: still exactly one record.
+#[test]
+fn a_daemon_stopped_mid_call_answers_and_records_it_once() {
+    let env = Env::new();
+    env.write_config("[approval]\ntimeout_s = 60\npage = false\nnotifications = false\n");
+    let mut server = HttpServer::start(&env);
+    let mut c = bridged(&env, &[]);
+    c.request(1, "initialize", init_params());
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "clipboard_write", "arguments": {"text": "y"}}}));
+    wait_for("the call to park", || {
+        (health(&server)["pending_approvals"] == 1).then_some(())
+    });
+    let daemon = server.child.id();
+    let (status, _) = server.stop();
+    assert!(status.success(), "{status:?}");
+    let answer = c.response(2);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let recs: Vec<Value> = wait_for_records(&env, 1)
+        .into_iter()
+        .filter(|r| r["tool"] == "clipboard_write")
+        .collect();
+    // A moment more, in case a second record were on its way.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(
+        env.audit()
+            .iter()
+            .filter(|r| r["tool"] == "clipboard_write")
+            .count(),
+        1
+    );
+    assert_eq!(recs[0]["outcome"], "unreachable");
+    // The daemon's own record (its call id), not the bridge's last resort.
+    assert!(
+        recs[0]["id"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("-{daemon}-")),
+        "{}",
+        recs[0]
+    );
+}
+
+/// Socket activation as `archgate.socket` does it (systemd-socket-activate: the socket is bound
+/// first, the daemon started on the first connection with it as `LISTEN_FDS`): a stdio client's
+/// first connection starts the daemon, which serves it on the socket it was given.
+#[test]
+fn the_first_connection_to_an_activated_socket_starts_the_daemon() {
+    let env = Env::new();
+    env.write_config("[approval]\npage = false\nnotifications = false\n");
+    let dir = env.path("runtime").join("archgate");
+    std::fs::create_dir(&dir).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut activator = std::process::Command::new("systemd-socket-activate");
+    activator.arg(format!("--listen={}", socket(&env).display()));
+    for k in [
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+        "XDG_CACHE_HOME",
+    ] {
+        let d = match k {
+            "XDG_CONFIG_HOME" => "config",
+            "XDG_STATE_HOME" => "state",
+            "XDG_RUNTIME_DIR" => "runtime",
+            _ => "cache",
+        };
+        activator.arg(format!("--setenv={k}={}", env.path(d).display()));
+    }
+    let mut activator = activator
+        .args([crate::support::BIN, "serve", "--http", "--port", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("systemd-socket-activate (package systemd)");
+    wait_for("the activator to bind the socket", || {
+        socket(&env).exists().then_some(())
+    });
+    // Nothing runs yet: no daemon.json until someone connects.
+    assert!(!dir.join("daemon.json").exists());
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(socket(&env)).unwrap().ino();
+    let mut c = bridged(&env, &[]);
+    let init = c.request(1, "initialize", init_params());
+    assert_eq!(init["result"]["serverInfo"]["name"], "archgate", "{init}");
+    let r = c.request(
+        2,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}}),
+    );
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("daemon.json")).unwrap()).unwrap();
+    // systemd-socket-activate execs the daemon in its own process, which serves the socket it
+    // was given (not one bound again) and served this call itself.
+    assert_eq!(info["pid"], activator.id(), "{info}");
+    assert_eq!(std::fs::metadata(socket(&env)).unwrap().ino(), inode);
+    let recs = wait_for_records(&env, 1);
+    assert!(
+        recs.iter().any(|r| r["tool"] == "system_status"
+            && r["id"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("-{}-", activator.id()))),
+        "{recs:?}"
+    );
+    c.close();
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &activator.id().to_string()])
+        .status();
+    let _ = activator.wait();
+}

@@ -1,0 +1,15 @@
+//! End-to-end checks of the real `archgate` binary: started as a process with private XDG
+//! directories, spoken to over stdio (JSON-RPC lines) and over loopback HTTP (plain HTTP/1.1 on
+//! a `TcpStream`), as any MCP client would.
+
+mod bridge;
+mod cli;
+mod clients;
+mod desktop;
+mod http;
+mod journal;
+mod machine;
+mod network_bus;
+mod page_clients;
+mod stdio;
+mod upkeep;

@@ -1,0 +1,118 @@
+//! `archgate setup` for scripts: the preset in a new config, never over an existing one; the
+//! plugin copied where Omarchy looks; the exact client commands.
+
+use crate::support::{BIN, Env};
+use crate::support::{repo, stdout, text};
+
+#[test]
+fn setup_writes_a_config_with_the_preset_and_prints_the_client_command() {
+    let env = Env::new();
+    let out = env.run(&[
+        "setup",
+        "--yes",
+        "--preset",
+        "desktop",
+        "--stdio",
+        "--client",
+        "claude-code",
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    let config = std::fs::read_to_string(env.config_file()).expect("config.toml written");
+    assert!(
+        config.starts_with("# archgate configuration"),
+        "from `config example`"
+    );
+    assert!(
+        config.contains("[clients.local]\npreset = \"desktop\""),
+        "{config}"
+    );
+    assert!(
+        config.contains("[clients.default]\npreset = \"desktop\""),
+        "{config}"
+    );
+    let check = env.run(&["config", "check"]);
+    assert!(check.status.success(), "config check: {}", text(&check));
+    let exe = std::path::Path::new(BIN).canonicalize().unwrap();
+    assert!(
+        said.contains(&format!(
+            "claude mcp add archgate -- {} serve --client claude-code",
+            exe.display()
+        )) || said.contains(&format!(
+            "claude mcp add archgate -- {BIN} serve --client claude-code"
+        )),
+        "{said}"
+    );
+}
+
+#[test]
+fn setup_never_overwrites_an_existing_config() {
+    let env = Env::new();
+    env.write_config("[server]\nport = 9999\n");
+    let out = env.run(&["setup", "--yes", "--preset", "full"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.config_file()).unwrap(),
+        "[server]\nport = 9999\n"
+    );
+    assert!(stdout(&out).contains("stays as it is"), "{}", text(&out));
+}
+
+#[test]
+fn setup_plugin_copies_the_plugin_where_omarchy_looks() {
+    let env = Env::new();
+    let home = env.root.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let plugin = repo().join("plugin");
+    let out = env
+        .command(&["setup", "--yes", "--plugin", "--plugin-dir"])
+        .arg(&plugin)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    let target = home.join(".config/omarchy/plugins/archgate.mcp");
+    for f in ["manifest.json", "Service.qml", "BarWidget.qml"] {
+        assert_eq!(
+            std::fs::read(target.join(f)).unwrap(),
+            std::fs::read(plugin.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    assert!(
+        said.contains("omarchy plugin enable archgate.mcp"),
+        "{said}"
+    );
+}
+
+#[test]
+fn setup_service_for_cursor_prints_the_http_snippet_with_the_token() {
+    let env = Env::new();
+    let out = env.run(&[
+        "setup",
+        "--yes",
+        "--service",
+        "--write-only",
+        "--client",
+        "cursor",
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        env.path("config")
+            .join("systemd/user/archgate.service")
+            .is_file()
+    );
+    let token = env.token();
+    assert!(said.contains(&format!("Bearer {token}")), "{said}");
+    assert!(said.contains("http://127.0.0.1:8765/mcp"), "{said}");
+}
+
+#[test]
+fn setup_refuses_an_unknown_preset() {
+    let env = Env::new();
+    let out = env.run(&["setup", "--yes", "--preset", "root"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(!env.config_file().exists());
+}

@@ -1,0 +1,13 @@
+//! Integration tests of archgate-aur (the one test binary of this crate).
+
+mod support;
+
+mod blind_spots;
+mod client;
+mod commit_binding;
+mod corpus_eval;
+mod garbage;
+mod helpers;
+mod misfires;
+mod ops;
+mod rules;

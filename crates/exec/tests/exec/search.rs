@@ -1,0 +1,146 @@
+//! Finding the program: only in the search directories, trusted by owner and write bits, links
+//! followed, a missing program named with where it was looked for.
+
+use archgate_exec::{CommandSpec, ExecConfig, ExecError, Permit, UntrustedReason};
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn programs_outside_the_search_dirs_are_untrusted() {
+    let dir = trusted_tempdir();
+    let copy = dir.path().join("true");
+    std::fs::copy("/usr/bin/true", &copy).unwrap();
+    let err = permit()
+        .run(CommandSpec::new(copy.display().to_string()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "untrusted_program");
+    assert!(
+        matches!(&err, ExecError::Untrusted { reason: UntrustedReason::OutsideSearchDirs { .. }, path } if *path == copy),
+        "{err}"
+    );
+    for relative in ["./true", "bin/true", "/usr/bin/../bin/true"] {
+        let err = permit().run(CommandSpec::new(relative)).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ExecError::Untrusted {
+                    reason: UntrustedReason::RelativePath,
+                    ..
+                }
+            ),
+            "{relative}: {err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ownership_and_write_bits_decide_trust() {
+    let dir = trusted_tempdir();
+    let prog = dir.path().join("archgate-test-true");
+    std::fs::copy("/usr/bin/true", &prog).unwrap();
+    set_mode(&prog, 0o755);
+    // Root alone here (the person's uid is trusted too by default; see tests/trust.rs).
+    let p = Permit::for_tests(ExecConfig {
+        search_dirs: vec![dir.path().to_owned()],
+        person_uid: None,
+        ..config()
+    });
+
+    if nix::unistd::geteuid().is_root() {
+        // Positive control: root-owned all the way, not writable by others → it runs.
+        assert!(run(&p).await.expect("trusted program runs").success());
+    } else {
+        let err = run(&p).await.unwrap_err();
+        assert!(
+            matches!(&err, ExecError::Untrusted { reason: UntrustedReason::NotRootOwned { path, .. }, .. } if *path == prog),
+            "{err}"
+        );
+        return;
+    }
+
+    set_mode(dir.path(), 0o777);
+    let err = run(&p).await.unwrap_err();
+    assert!(
+        matches!(&err, ExecError::Untrusted { reason: UntrustedReason::WritableByOthers { path, .. }, .. } if path == dir.path()),
+        "{err}"
+    );
+    assert!(err.to_string().contains("writable by group or others"));
+
+    set_mode(dir.path(), 0o755);
+    set_mode(&prog, 0o775);
+    let err = run(&p).await.unwrap_err();
+    assert!(
+        matches!(&err, ExecError::Untrusted { reason: UntrustedReason::WritableByOthers { path, .. }, .. } if *path == prog),
+        "{err}"
+    );
+
+    set_mode(&prog, 0o755);
+    nix::unistd::chown(&prog, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    let err = run(&p).await.unwrap_err();
+    assert!(
+        matches!(&err, ExecError::Untrusted { reason: UntrustedReason::NotRootOwned { path, uid: 65534 }, .. } if *path == prog),
+        "{err}"
+    );
+
+    // Without the ownership requirement the same file runs.
+    let lax = Permit::for_tests(ExecConfig {
+        search_dirs: vec![dir.path().to_owned()],
+        require_root_owned: false,
+        ..config()
+    });
+    assert!(run(&lax).await.unwrap().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_into_an_untrusted_directory_is_untrusted() {
+    let good = trusted_tempdir();
+    let bad = trusted_tempdir();
+    std::fs::copy("/usr/bin/true", bad.path().join("real-true")).unwrap();
+    set_mode(bad.path(), 0o777);
+    std::os::unix::fs::symlink(
+        bad.path().join("real-true"),
+        good.path().join("archgate-linked"),
+    )
+    .unwrap();
+    let p = Permit::for_tests(ExecConfig {
+        search_dirs: vec![good.path().to_owned()],
+        ..config()
+    });
+    let err = p
+        .run(CommandSpec::new("archgate-linked"))
+        .await
+        .unwrap_err();
+    if !nix::unistd::geteuid().is_root() {
+        assert_eq!(err.kind(), "untrusted_program");
+        return;
+    }
+    assert!(
+        matches!(&err, ExecError::Untrusted { reason: UntrustedReason::WritableByOthers { path, .. }, .. } if path == bad.path()),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_program_names_the_directories_searched() {
+    let err = permit()
+        .run(CommandSpec::new("archgate-no-such-program"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "not_installed");
+    match &err {
+        ExecError::NotInstalled { program, searched } => {
+            assert_eq!(program, "archgate-no-such-program");
+            assert_eq!(searched, &config().search_dirs);
+        }
+        other => panic!("unexpected {other}"),
+    }
+    let msg = err.to_string();
+    assert!(msg.contains("archgate-no-such-program") && msg.contains("/usr/local/bin, /usr/bin"));
+
+    let err = permit()
+        .run(CommandSpec::new("/usr/bin/archgate-no-such-program"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "not_installed");
+}

@@ -1,3 +1,0 @@
-//! Integration tests of archgate-wiki: one test binary, one module per topic.
-
-mod it;
