@@ -215,15 +215,6 @@ fn the_binarys_modules_are_layered_by_role() {
         };
         seen += 1;
         for (i, _) in t.match_indices("crate::") {
-            // Until the conformance fixtures are their own binary, the feature build's catalogue
-            // reaches up for them.
-            let line_start = t[..i].rfind('\n').unwrap_or(0);
-            if t[..line_start]
-                .trim_end()
-                .ends_with("#[cfg(feature = \"conformance\")]")
-            {
-                continue;
-            }
             let name: String = t[i + 7..]
                 .chars()
                 .take_while(|c| c.is_ascii_lowercase() || *c == '_')
