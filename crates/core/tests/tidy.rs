@@ -232,3 +232,33 @@ fn the_binarys_modules_are_layered_by_role() {
         "a module uses a later role: {offenders:#?}"
     );
 }
+
+/// archgate's own binary assembles no extension (`crates/archgate/src/app/extension.rs`): nothing
+/// in its crate implements `Extension`, and the daemon takes one only through
+/// `serve_http_extended`, which only other binaries call (the conformance suite's).
+#[test]
+fn the_shipped_binary_builds_no_extension() {
+    let src = workspace().join("crates/archgate/src");
+    let mut implemented = Vec::new();
+    let mut extended = Vec::new();
+    for (p, t) in sources() {
+        if !p.starts_with(&src) {
+            continue;
+        }
+        for line in t.lines() {
+            if line.trim_start().starts_with("impl") && line.contains("Extension for ") {
+                implemented.push(format!("{}: {line}", rel(&p)));
+            }
+            if line.contains("serve_http_extended(")
+                && !line.contains("pub fn serve_http_extended(")
+                || line.contains("run_daemon_extended(")
+                    && !line.contains("pub async fn run_daemon_extended(")
+                    && !p.ends_with("lib.rs")
+            {
+                extended.push(format!("{}: {line}", rel(&p)));
+            }
+        }
+    }
+    assert!(implemented.is_empty(), "{implemented:#?}");
+    assert!(extended.is_empty(), "{extended:#?}");
+}
