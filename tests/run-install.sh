@@ -54,6 +54,8 @@ if ! grep -q "\"event\":\"listening\",\"port\":$port" "$tmp/out"; then
   fail "'$first' did not serve on 127.0.0.1:$port"
 fi
 [ -x "$home/.local/bin/archgate" ] || fail "nothing installed at ~/.local/bin/archgate"
+# The conformance suite's binary (crates/conformance) is never installed.
+[ -z "$(find "$home/.local" -name '*conformance*' -print -quit)" ] || fail "the conformance binary was installed"
 served=""
 for f in "$tmp/runtime/archgate/instances/"*; do
   [ -e "$f" ] && served=$(readlink "/proc/$(basename "$f")/exe" || true)

@@ -141,6 +141,9 @@ for f in usr/bin/archgate \
   pacman --config "$root/pacman.conf" --root "$r" --dbpath "$root/db" -Qo "$r/$f" >/dev/null ||
     fail "pacman does not know /$f as the package's"
 done
+# The conformance suite's binary (crates/conformance) is never packaged.
+files=$(pacman --config "$root/pacman.conf" --root "$r" --dbpath "$root/db" -Qlq archgate)
+case "$files" in *conformance*) fail "the package holds the conformance binary" ;; esac
 cmp -s "$r/usr/lib/systemd/user/archgate.service" "$top/packaging/systemd/archgate.service" ||
   fail "the packaged unit differs from packaging/systemd/archgate.service"
 cmp -s "$r/usr/lib/systemd/user/archgate.socket" "$top/packaging/systemd/archgate.socket" ||

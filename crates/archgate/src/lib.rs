@@ -1,11 +1,17 @@
 //! archgate: the library behind the binary. The CLI for people and the MCP server for agents,
 //! both on the same gate; `main.rs` only calls [`main`].
 //!
-//! Modules by role, each depending only on those listed before it (a tidy test holds the order):
+//! Modules by role, each depending only on those listed before it (a tidy test holds the order,
+//! `crates/core/tests/tidy.rs` `the_binarys_modules_are_layered_by_role`, with no exception):
 //! `cli` (the command line's types), `tools` (the catalogue), `app` (what one running archgate
-//! holds), `server` (the transports and the daemon's files), `person` (what the person does, from
-//! any channel), `channels` (the person's channels: control socket, page, notifications),
-//! `commands` (one module per command family).
+//! holds, and the [`Extension`] another binary may add), `server` (the transports and the
+//! daemon's files), `person` (what the person does, from any channel), `channels` (the person's
+//! channels: control socket, page, notifications), `commands` (one module per command family).
+//!
+//! Besides [`main`], the library offers one way in for other binaries: [`serve_http_extended`],
+//! the daemon with an [`Extension`] assembled in. The MCP conformance suite's binary
+//! (`crates/conformance`) is the one user; archgate's own binary never builds an extension.
+//! Neither has a way to serve `/mcp` without a client's bearer token.
 
 mod app;
 mod channels;
@@ -17,11 +23,30 @@ mod tools;
 
 use clap::Parser;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+pub use app::extension::Extension;
+pub use server::mcp::to_call_result;
 
 /// The whole program: parse the command line, run the command, and say how it ended.
 pub fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     app::init_logging(cli.log.as_deref());
+    run(commands::run(cli))
+}
+
+/// `archgate serve --http [--port N]` (the config found the usual way, from `XDG_*`) with
+/// `extension`'s tools and handlers: for a binary built on this library.
+pub fn serve_http_extended(
+    port: Option<u16>,
+    log: Option<&str>,
+    extension: Arc<dyn Extension>,
+) -> ExitCode {
+    app::init_logging(log);
+    run(commands::serve::run_daemon_extended(port, extension))
+}
+
+fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -33,7 +58,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let done = rt.block_on(commands::run(cli));
+    let done = rt.block_on(command);
     // A read of stdin cannot be cancelled (it runs on a blocking thread): dropping the runtime
     // would wait for the client to close stdin, so a stdio server told to stop (SIGTERM) would
     // linger as long as its client. Everything worth finishing has finished by now.

@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::tools;
 
 pub mod bridge_stats;
+pub mod extension;
 pub mod sessions;
 
 pub struct App {
@@ -30,6 +31,8 @@ pub struct App {
     pub http_port: std::sync::OnceLock<u16>,
     /// The daemon's bridge socket for stdio clients (`server/bridge.rs`).
     pub bridge: Arc<bridge_stats::BridgeStats>,
+    /// What another binary built on the library added (`extension.rs`); archgate's own: none.
+    pub extension: Option<Arc<dyn extension::Extension>>,
 }
 
 /// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP). By
@@ -108,6 +111,15 @@ impl App {
         config_file: Option<PathBuf>,
         observer: Option<archgate_core::gate::Observer>,
     ) -> anyhow::Result<App> {
+        App::open_extended(config_file, observer, None)
+    }
+
+    /// [`App::open`] with an extension's tools in the catalogue and its handlers at hand.
+    pub fn open_extended(
+        config_file: Option<PathBuf>,
+        observer: Option<archgate_core::gate::Observer>,
+        extension: Option<Arc<dyn extension::Extension>>,
+    ) -> anyhow::Result<App> {
         let env = PathEnv::from_process();
         let file = config_path(config_file)?;
         // Fail closed: a config file that cannot be applied gives the last one that parsed
@@ -141,7 +153,10 @@ impl App {
             &paths.token_file(),
             &paths.clients_file(),
         )?);
-        let catalogue = tools::catalogue(&paths, &config);
+        let mut catalogue = tools::catalogue(&paths, &config);
+        if let Some(x) = &extension {
+            x.add_tools(&mut catalogue);
+        }
         let mut gate = Gate::new(handle, paths.clone(), audit, person, catalogue);
         // The catalogue's names are always counted by name; others fold into `other`.
         gate.count_known_tools();
@@ -160,6 +175,7 @@ impl App {
             started: std::time::Instant::now(),
             http_port: std::sync::OnceLock::new(),
             bridge: Arc::default(),
+            extension,
         })
     }
 

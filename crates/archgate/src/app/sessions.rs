@@ -45,8 +45,6 @@ struct Live {
 #[derive(Clone)]
 pub enum Notify {
     Peer(Peer<RoleServer>),
-    // The conformance build holds `subscriptions/listen` streams itself.
-    #[cfg_attr(feature = "conformance", allow(dead_code))]
     Listen(SubscriptionSink),
 }
 
@@ -315,7 +313,6 @@ impl Sessions {
             .chain([
                 LOCAL_CLIENT.to_owned(),
                 archgate_core::clients::DEFAULT_CLIENT.to_owned(),
-                "conformance".to_owned(),
             ])
             .collect();
         let gone: BTreeSet<String> = broker
@@ -360,7 +357,6 @@ impl Sessions {
         id
     }
 
-    #[cfg_attr(feature = "conformance", allow(dead_code))]
     pub fn unregister(&self, key: u64) {
         self.live
             .lock()

@@ -11,7 +11,7 @@ mod doctor;
 mod health_probe;
 mod log;
 mod policy;
-mod serve;
+pub mod serve;
 mod service;
 mod setup;
 mod show;

@@ -20,12 +20,21 @@ pub async fn run_daemon(
     if detached {
         detach(config.clone());
     }
-    run(config, true, port, detached).await
+    run(config, true, port, detached, None).await
+}
+
+/// `serve --http` with an extension assembled in (another binary built on the library: the
+/// conformance suite's). archgate's own commands never pass one.
+pub async fn run_daemon_extended(
+    port: Option<u16>,
+    extension: Arc<dyn crate::app::extension::Extension>,
+) -> anyhow::Result<ExitCode> {
+    run(None, true, port, false, Some(extension)).await
 }
 
 /// `archgate serve` in this process (no daemon reached, or `--in-process`).
 pub async fn run_in_process(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    run(config, false, None, false).await
+    run(config, false, None, false, None).await
 }
 
 /// A new session (away from the bridge's terminal and process group) and stderr to
@@ -56,13 +65,14 @@ async fn run(
     http: bool,
     port: Option<u16>,
     spawned: bool,
+    extension: Option<Arc<dyn crate::app::extension::Extension>>,
 ) -> anyhow::Result<ExitCode> {
     let observer: Option<archgate_core::gate::Observer> = if http {
         Some(Box::new(frames::call_frame))
     } else {
         None
     };
-    let app = match App::open(config.clone(), observer) {
+    let app = match App::open_extended(config.clone(), observer, extension) {
         Ok(a) => Arc::new(a),
         Err(e) => {
             if http {

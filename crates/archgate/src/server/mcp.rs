@@ -10,31 +10,22 @@ use archgate_core::tool::{Content, DynTool};
 use base64::Engine;
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
-};
-#[cfg(feature = "conformance")]
+// `logging/setLevel` is deprecated by SEP-2577; an extension (the conformance suite's) serves it.
 #[allow(deprecated)]
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
-    ReadResourceResponse, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations,
     UnsubscribeRequestParams,
 };
-#[cfg(not(feature = "conformance"))]
-use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse,
-};
-#[cfg(feature = "conformance")]
-use rmcp::service::SubscriptionContext;
-use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
 use std::sync::Arc;
 
 use crate::app::App;
+use crate::app::extension::Extension;
 
 pub const INSTRUCTIONS: &str = "archgate gives you the person's Arch Linux machine: packages from pacman's own \
 databases, the AUR with a safety audit, the ArchWiki, and their desktop. Every call passes a gate: some \
@@ -118,6 +109,10 @@ impl McpServer {
 }
 
 impl McpServer {
+    fn extension(&self) -> Option<&dyn Extension> {
+        self.app.extension.as_deref()
+    }
+
     /// Records a live session so person-made changes reach it (see `app/sessions.rs`).
     fn register_session(
         &self,
@@ -150,16 +145,17 @@ impl McpServer {
     }
 }
 
-pub fn server_info() -> ServerConfig {
-    #[cfg(not(feature = "conformance"))]
-    let capabilities = ServerCapabilities::builder()
-        .enable_tools()
-        .enable_tool_list_changed()
-        .enable_resources()
-        .enable_prompts()
-        .build();
-    #[cfg(feature = "conformance")]
-    let capabilities: ServerCapabilities = super::conformance::capabilities();
+/// archgate's capabilities, or an extension's instead.
+pub fn server_info(extension: Option<&dyn Extension>) -> ServerConfig {
+    let capabilities = match extension {
+        Some(x) => x.capabilities(),
+        None => ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_prompts()
+            .build(),
+    };
     ServerConfig::new(capabilities)
         .with_server_info(
             Implementation::new("archgate", env!("CARGO_PKG_VERSION")).with_title("archgate"),
@@ -230,7 +226,7 @@ fn render_error(e: &Refusal) -> String {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        server_info()
+        server_info(self.extension())
     }
 
     async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
@@ -239,16 +235,20 @@ impl ServerHandler for McpServer {
     }
 
     // 2026-07-28: list_changed travels on the client's `subscriptions/listen` stream.
-    #[cfg(not(feature = "conformance"))]
     fn accepted_subscription_filter(
         &self,
-        requested: &rmcp::model::SubscriptionFilter,
-    ) -> Option<rmcp::model::SubscriptionFilter> {
-        Some(requested.supported_by(&server_info().capabilities))
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(match self.extension() {
+            Some(x) => x.accepted_subscription_filter(requested),
+            None => requested.supported_by(&server_info(None).capabilities),
+        })
     }
 
-    #[cfg(not(feature = "conformance"))]
-    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        if let Some(x) = self.extension() {
+            return x.listen(context).await;
+        }
         let parts = context
             .request_context()
             .extensions
@@ -291,9 +291,10 @@ impl ServerHandler for McpServer {
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let client = self.client(&cx)?;
-        #[cfg(feature = "conformance")]
-        if super::conformance::is_fixture(&request.name) {
-            return super::conformance::call_fixture(&self.app.gate, &client, request, cx).await;
+        if let Some(x) = self.extension()
+            && x.owns_tool(&request.name)
+        {
+            return x.call_tool(&self.app.gate, &client, request, cx).await;
         }
         let relay =
             super::relay::for_request(&self.app.gate.config().current(), &client, &request, &cx);
@@ -339,124 +340,44 @@ impl ServerHandler for McpServer {
         }
         Ok(to_call_result(r).into())
     }
-    // The conformance suite's resources, prompts, completions, logging and subscriptions
-    // (cargo feature `conformance` only; see server/conformance.rs).
-    #[cfg(feature = "conformance")]
+    // An extension's tool lookup lets rmcp check `x-mcp-header` arguments (SEP-2243); without
+    // one, rmcp's default (no lookup) stays.
     fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.extension()?;
         let t = self.app.gate.catalogue().get(name)?;
         Some(to_mcp_tool(t.as_ref()))
     }
-    #[cfg(feature = "conformance")]
-    async fn list_resources(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _cx: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, McpError> {
-        super::conformance::list_resources()
-    }
-    #[cfg(feature = "conformance")]
-    async fn list_resource_templates(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _cx: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, McpError> {
-        super::conformance::list_resource_templates()
-    }
-    #[cfg(feature = "conformance")]
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        _cx: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, McpError> {
-        super::conformance::read_resource(request)
-    }
-    #[cfg(feature = "conformance")]
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        _cx: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        super::conformance::subscribe(request.uri);
-        Ok(())
-    }
-    #[cfg(feature = "conformance")]
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        _cx: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        super::conformance::unsubscribe(&request.uri);
-        Ok(())
-    }
-    #[cfg(feature = "conformance")]
-    fn accepted_subscription_filter(
-        &self,
-        requested: &SubscriptionFilter,
-    ) -> Option<SubscriptionFilter> {
-        Some(super::conformance::accepted_subscription_filter(requested))
-    }
-    #[cfg(feature = "conformance")]
-    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        super::conformance::listen(context).await
-    }
-    #[cfg(feature = "conformance")]
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _cx: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, McpError> {
-        super::conformance::list_prompts()
-    }
-    #[cfg(feature = "conformance")]
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        _cx: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, McpError> {
-        super::conformance::get_prompt(request)
-    }
-    #[cfg(feature = "conformance")]
-    async fn complete(
-        &self,
-        request: CompleteRequestParams,
-        _cx: RequestContext<RoleServer>,
-    ) -> Result<CompleteResult, McpError> {
-        super::conformance::complete(request)
-    }
-    #[cfg(feature = "conformance")]
-    #[allow(deprecated)]
-    async fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        _cx: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        super::conformance::set_level(request);
-        Ok(())
-    }
 
-    // archgate's own resources and prompts (the conformance build serves the suite's instead).
-    #[cfg(not(feature = "conformance"))]
+    // archgate's own resources and prompts, or an extension's instead; completions, logging and
+    // resource subscriptions only an extension serves.
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(super::resources::list())
+        match self.extension() {
+            Some(x) => x.list_resources(),
+            None => Ok(super::resources::list()),
+        }
     }
-    #[cfg(not(feature = "conformance"))]
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(super::resources::templates())
+        match self.extension() {
+            Some(x) => x.list_resource_templates(),
+            None => Ok(super::resources::templates()),
+        }
     }
-    #[cfg(not(feature = "conformance"))]
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if let Some(x) = self.extension() {
+            return x.read_resource(request);
+        }
         let client = self.client(&cx)?;
         Ok(
             super::resources::read(&self.app.gate, &client, &request.uri)
@@ -464,20 +385,83 @@ impl ServerHandler for McpServer {
                 .into(),
         )
     }
-    #[cfg(not(feature = "conformance"))]
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(super::prompts::list())
+        match self.extension() {
+            Some(x) => x.list_prompts(),
+            None => Ok(super::prompts::list()),
+        }
     }
-    #[cfg(not(feature = "conformance"))]
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        Ok(super::prompts::get(&request.name, &request.arguments)?.into())
+        match self.extension() {
+            Some(x) => x.get_prompt(request),
+            None => Ok(super::prompts::get(&request.name, &request.arguments)?.into()),
+        }
+    }
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        match self.extension() {
+            Some(x) => {
+                x.subscribe(request.uri);
+                Ok(())
+            }
+            None => Err(McpError::method_not_found::<
+                rmcp::model::SubscribeRequestMethod,
+            >()),
+        }
+    }
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        match self.extension() {
+            Some(x) => {
+                x.unsubscribe(&request.uri);
+                Ok(())
+            }
+            None => Err(McpError::method_not_found::<
+                rmcp::model::UnsubscribeRequestMethod,
+            >()),
+        }
+    }
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        match self.extension() {
+            Some(x) => x.complete(request),
+            None => Err(McpError::method_not_found::<
+                rmcp::model::CompleteRequestMethod,
+            >()),
+        }
+    }
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        match self.extension() {
+            Some(x) => {
+                x.set_level(request);
+                Ok(())
+            }
+            None => Err(McpError::method_not_found::<
+                rmcp::model::SetLevelRequestMethod,
+            >()),
+        }
     }
 }

@@ -153,8 +153,6 @@ pub fn catalogue(paths: &Paths, config: &Config) -> Catalogue {
     desktop::register(&mut c, desktop_env);
     // Last: the policy view lists every tool registered before it.
     archgate::register(&mut c, &svc);
-    #[cfg(feature = "conformance")]
-    crate::server::conformance::add_fixtures(&mut c);
     c
 }
 

@@ -215,15 +215,6 @@ fn the_binarys_modules_are_layered_by_role() {
         };
         seen += 1;
         for (i, _) in t.match_indices("crate::") {
-            // Until the conformance fixtures are their own binary, the feature build's catalogue
-            // reaches up for them.
-            let line_start = t[..i].rfind('\n').unwrap_or(0);
-            if t[..line_start]
-                .trim_end()
-                .ends_with("#[cfg(feature = \"conformance\")]")
-            {
-                continue;
-            }
             let name: String = t[i + 7..]
                 .chars()
                 .take_while(|c| c.is_ascii_lowercase() || *c == '_')
@@ -303,4 +294,34 @@ fn every_crate_has_at_most_one_integration_test_binary() {
     );
     // The check itself sees the binaries (this file is in one).
     assert!(seen >= 5, "found only {seen} test binaries");
+}
+
+/// archgate's own binary assembles no extension (`crates/archgate/src/app/extension.rs`): nothing
+/// in its crate implements `Extension`, and the daemon takes one only through
+/// `serve_http_extended`, which only other binaries call (the conformance suite's).
+#[test]
+fn the_shipped_binary_builds_no_extension() {
+    let src = workspace().join("crates/archgate/src");
+    let mut implemented = Vec::new();
+    let mut extended = Vec::new();
+    for (p, t) in sources() {
+        if !p.starts_with(&src) {
+            continue;
+        }
+        for line in t.lines() {
+            if line.trim_start().starts_with("impl") && line.contains("Extension for ") {
+                implemented.push(format!("{}: {line}", rel(&p)));
+            }
+            if line.contains("serve_http_extended(")
+                && !line.contains("pub fn serve_http_extended(")
+                || line.contains("run_daemon_extended(")
+                    && !line.contains("pub async fn run_daemon_extended(")
+                    && !p.ends_with("lib.rs")
+            {
+                extended.push(format!("{}: {line}", rel(&p)));
+            }
+        }
+    }
+    assert!(implemented.is_empty(), "{implemented:#?}");
+    assert!(extended.is_empty(), "{extended:#?}");
 }

@@ -1,9 +1,10 @@
-//! The MCP conformance suite's fixtures: built only with the cargo feature `conformance`.
+//! The MCP conformance suite's fixtures, an `archgate::Extension`.
 //!
 //! The official suite (`@modelcontextprotocol/conformance`) drives a server through scenarios that
 //! expect particular tools (`test_simple_text`, `test_sampling`, the input-required family …),
-//! resources under `test://`, prompts, completions, logging and subscriptions. archgate serves them
-//! here so the suite can judge the real handler, transport and guards — never in a default build.
+//! resources under `test://`, prompts, completions, logging and subscriptions. This binary serves
+//! them through archgate's library so the suite judges the real handler, transport and guards;
+//! the shipped `archgate` never links them.
 //!
 //! The fixture tools are ordinary catalogue tools of tier `read`: a call passes the same gate as
 //! every tool (admission, policy, audit record). What the gate cannot carry — the request context
@@ -11,16 +12,19 @@
 //! images — travels around it: `call_fixture` puts the request in a task-local for the duration of
 //! the gate call, and a fixture's output is its own MCP result as JSON, which `call_fixture` turns
 //! back into the protocol answer. Resources, prompts, completions, logging and subscriptions have no
-//! gate equivalent; `McpServer` hands them to this module directly.
+//! gate equivalent; archgate's handler hands them to [`Fixtures`] directly.
 
 // Logging, sampling and roots are deprecated by SEP-2577; the suite still exercises them.
 #![allow(deprecated)]
 
 use archgate_core::gate::{Catalogue, Client, Gate, Kind};
+use futures::future::BoxFuture;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, InputResponses, LoggingLevel, ServerCapabilities,
-    SetLevelRequestParams, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, InputResponses, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, LoggingLevel, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, SetLevelRequestParams, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext, SubscriptionSink};
 use serde_json::Value;
@@ -33,9 +37,6 @@ mod input_required;
 mod prompts;
 mod resources;
 mod tools;
-
-pub use prompts::{complete, get_prompt, list_prompts};
-pub use resources::{list_resource_templates, list_resources, read_resource};
 
 /// A 1×1 PNG (the suite asks for "a minimal test image").
 const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -78,8 +79,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The capabilities of the conformance build: archgate's tools plus everything the fixtures serve.
-pub fn capabilities() -> ServerCapabilities {
+/// archgate's tools plus everything the fixtures serve.
+fn capabilities() -> ServerCapabilities {
     ServerCapabilities::builder()
         .enable_logging()
         .enable_completions()
@@ -93,17 +94,8 @@ pub fn capabilities() -> ServerCapabilities {
         .build()
 }
 
-/// Adds the fixture tools to the catalogue (tier `read`).
-pub fn add_fixtures(catalogue: &mut Catalogue) {
-    tools::add_all(catalogue);
-}
-
-pub fn is_fixture(name: &str) -> bool {
-    tools::is_fixture(name)
-}
-
 /// Runs a fixture tool through the gate with its request at hand, then renders its answer.
-pub async fn call_fixture(
+async fn call_fixture(
     gate: &Gate,
     client: &Client,
     request: CallToolRequestParams,
@@ -125,12 +117,112 @@ pub async fn call_fixture(
             .cloned()
             .and_then(|d| serde_json::from_value::<McpError>(d).ok())
             .unwrap_or_else(|| McpError::internal_error(e.message.clone(), None))),
-        Err(_) => Ok(super::mcp::to_call_result(r).into()),
+        Err(_) => Ok(archgate::to_call_result(r).into()),
     }
 }
 
-pub fn set_level(request: SetLevelRequestParams) {
-    *lock(&STATE.log_level) = request.level;
+/// The fixtures as archgate's library takes them; `front` gives every request to `/mcp` the
+/// bearer token of the sandbox's `conformance` client, which the suite cannot send itself.
+pub struct Fixtures {
+    /// `Bearer <token>`, made once.
+    pub authorization: axum::http::HeaderValue,
+}
+
+impl archgate::Extension for Fixtures {
+    /// The fixture tools, tier `read`.
+    fn add_tools(&self, catalogue: &mut Catalogue) {
+        tools::add_all(catalogue);
+    }
+
+    fn capabilities(&self) -> ServerCapabilities {
+        capabilities()
+    }
+
+    fn owns_tool(&self, name: &str) -> bool {
+        tools::is_fixture(name)
+    }
+
+    fn call_tool<'a>(
+        &'a self,
+        gate: &'a Gate,
+        client: &'a Client,
+        request: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> BoxFuture<'a, Result<CallToolResponse, McpError>> {
+        Box::pin(call_fixture(gate, client, request, cx))
+    }
+
+    fn list_resources(&self) -> Result<ListResourcesResult, McpError> {
+        resources::list_resources()
+    }
+
+    fn list_resource_templates(&self) -> Result<ListResourceTemplatesResult, McpError> {
+        resources::list_resource_templates()
+    }
+
+    fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResponse, McpError> {
+        resources::read_resource(request)
+    }
+
+    fn subscribe(&self, uri: String) {
+        lock(&STATE.subscribed).insert(uri);
+    }
+
+    fn unsubscribe(&self, uri: &str) {
+        lock(&STATE.subscribed).remove(uri);
+    }
+
+    /// Every notification kind the fixtures advertise is accepted.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
+        requested.supported_by(&capabilities())
+    }
+
+    /// Holds a `subscriptions/listen` stream open until the client cancels it.
+    fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), McpError>> {
+        Box::pin(async move {
+            let key = STATE.next_listener.fetch_add(1, Ordering::Relaxed);
+            lock(&STATE.listeners).insert(key, context.sink().clone());
+            context.cancelled().await;
+            lock(&STATE.listeners).remove(&key);
+            Ok(())
+        })
+    }
+
+    fn list_prompts(&self) -> Result<ListPromptsResult, McpError> {
+        prompts::list_prompts()
+    }
+
+    fn get_prompt(&self, request: GetPromptRequestParams) -> Result<GetPromptResponse, McpError> {
+        prompts::get_prompt(request)
+    }
+
+    fn complete(&self, request: CompleteRequestParams) -> Result<CompleteResult, McpError> {
+        prompts::complete(request)
+    }
+
+    fn set_level(&self, request: SetLevelRequestParams) {
+        *lock(&STATE.log_level) = request.level;
+    }
+
+    /// Adds the token where a request has none: the suite's requests then pass archgate's own
+    /// bearer check, unchanged (a request that brings its own token keeps it).
+    fn front(&self, router: axum::Router) -> axum::Router {
+        let authorization = self.authorization.clone();
+        router.layer(axum::middleware::map_request(
+            move |mut req: axum::extract::Request| {
+                let authorization = authorization.clone();
+                async move {
+                    req.headers_mut()
+                        .entry(axum::http::header::AUTHORIZATION)
+                        .or_insert(authorization);
+                    req
+                }
+            },
+        ))
+    }
 }
 
 /// Whether a handshake-era log message at `level` passes the level the client set.
@@ -149,28 +241,6 @@ fn severity(l: LoggingLevel) -> u8 {
         LoggingLevel::Alert => 6,
         LoggingLevel::Emergency => 7,
     }
-}
-
-pub fn subscribe(uri: String) {
-    lock(&STATE.subscribed).insert(uri);
-}
-
-pub fn unsubscribe(uri: &str) {
-    lock(&STATE.subscribed).remove(uri);
-}
-
-/// Every notification kind the conformance build advertises is accepted.
-pub fn accepted_subscription_filter(requested: &SubscriptionFilter) -> SubscriptionFilter {
-    requested.supported_by(&capabilities())
-}
-
-/// Holds a `subscriptions/listen` stream open until the client cancels it.
-pub async fn listen(context: SubscriptionContext) -> Result<(), McpError> {
-    let key = STATE.next_listener.fetch_add(1, Ordering::Relaxed);
-    lock(&STATE.listeners).insert(key, context.sink().clone());
-    context.cancelled().await;
-    lock(&STATE.listeners).remove(&key);
-    Ok(())
 }
 
 fn listeners() -> Vec<SubscriptionSink> {
