@@ -540,3 +540,78 @@ async fn a_reload_mid_call_does_not_reach_the_call() {
         Some(&Duration::from_secs(9))
     );
 }
+
+/// How often `Counted`'s arguments were deserialized.
+static PARSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn counted_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    PARSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    String::deserialize(d)
+}
+
+/// A tool whose arguments count their own parsing; `execute` takes the typed value resolution
+/// settled.
+struct Counted;
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CountedArgs {
+    #[serde(deserialize_with = "counted_word")]
+    word: String,
+}
+static COUNTED: ToolSpec = ToolSpec {
+    name: "counted",
+    title: "Counted",
+    description: "counts its parsing",
+    tier: Tier::Read,
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    private_args: &[],
+};
+impl Tool for Counted {
+    type Args = CountedArgs;
+    type Run = String;
+    fn spec(&self) -> &'static ToolSpec {
+        &COUNTED
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: CountedArgs,
+    ) -> BoxFuture<'a, Result<Resolved<String>, ToolError>> {
+        Box::pin(async move { Ok(Resolved::planned(plan, a.word.to_uppercase())) })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _permit: Permit,
+        word: String,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { Ok(ToolOutput::text(word)) })
+    }
+}
+
+/// The arguments are parsed once, at admission; every later stage, execution too, takes the
+/// typed value (here: what resolution made of it).
+#[tokio::test]
+async fn a_calls_arguments_are_parsed_once() {
+    let e = env_with(
+        ConfigHandle::fixed(load_str("").config),
+        Arc::new(archgate_core::clock::SystemClock),
+        |c| c.add(Counted),
+    );
+    let before = PARSED.load(std::sync::atomic::Ordering::SeqCst);
+    let r = e
+        .gate
+        .call(&client(), "counted", json!({"word": "once"}))
+        .await;
+    let out = r.output.unwrap();
+    assert!(
+        matches!(&out.content[..], [archgate_core::tool::Content::Text(t)] if t == "ONCE"),
+        "{out:?}"
+    );
+    assert_eq!(PARSED.load(std::sync::atomic::Ordering::SeqCst) - before, 1);
+}

@@ -31,17 +31,18 @@ pub struct CaptureArgs {
 }
 
 /// The monitor or window a capture names, looked up before the person is asked: an unknown name
-/// is refused first, and the question says what will be captured.
+/// is refused first, and the question says what will be captured. Execution takes the target
+/// as settled here (every output when none was named).
 async fn resolve_capture_target(
     svc: &DesktopService,
     plan: &Plan,
     a: CaptureArgs,
-) -> Result<Resolved<CaptureArgs>, ToolError> {
-    let target = a.target.clone().unwrap_or(CaptureTarget::Output);
+) -> Result<Resolved<CaptureTarget>, ToolError> {
+    let target = a.target.unwrap_or(CaptureTarget::Output);
     let state = svc.desktop.desktop_state().await.ok();
     let resolved =
         archgate_desktop::screen::resolve_capture(&target, state.as_ref()).map_err(domain_err)?;
-    let mut r = Resolved::planned(plan, a);
+    let mut r = Resolved::planned(plan, target);
     r.action.target = Some(resolved.description);
     Ok(r)
 }
@@ -49,14 +50,14 @@ async fn resolve_capture_target(
 pub struct Screenshot(pub(super) Arc<DesktopService>);
 impl Tool for Screenshot {
     type Args = CaptureArgs;
-    type Run = CaptureArgs;
+    type Run = CaptureTarget;
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
         _probe: &'a Probe,
         plan: &'a Plan,
         a: CaptureArgs,
-    ) -> BoxFuture<'a, Result<Resolved<CaptureArgs>, ToolError>> {
+    ) -> BoxFuture<'a, Result<Resolved<CaptureTarget>, ToolError>> {
         Box::pin(resolve_capture_target(&self.0, plan, a))
     }
     fn spec(&self) -> &'static ToolSpec {
@@ -67,10 +68,9 @@ impl Tool for Screenshot {
         &'a self,
         cx: &'a CallCx,
         p: Permit,
-        a: CaptureArgs,
+        target: CaptureTarget,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let target = a.target.unwrap_or(CaptureTarget::Output);
             let shot = self
                 .0
                 .desktop
@@ -98,14 +98,14 @@ impl Tool for Screenshot {
 pub struct ScreenText(pub(super) Arc<DesktopService>);
 impl Tool for ScreenText {
     type Args = CaptureArgs;
-    type Run = CaptureArgs;
+    type Run = CaptureTarget;
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
         _probe: &'a Probe,
         plan: &'a Plan,
         a: CaptureArgs,
-    ) -> BoxFuture<'a, Result<Resolved<CaptureArgs>, ToolError>> {
+    ) -> BoxFuture<'a, Result<Resolved<CaptureTarget>, ToolError>> {
         Box::pin(resolve_capture_target(&self.0, plan, a))
     }
     fn spec(&self) -> &'static ToolSpec {
@@ -116,10 +116,9 @@ impl Tool for ScreenText {
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        a: CaptureArgs,
+        target: CaptureTarget,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let target = a.target.unwrap_or(CaptureTarget::Output);
             json(
                 self.0
                     .desktop
