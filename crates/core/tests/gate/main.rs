@@ -460,17 +460,7 @@ struct Reloads {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
-static RELOADS: ToolSpec = ToolSpec {
-    name: "reloads",
-    title: "Reloads",
-    description: "reloads the config mid-call",
-    tier: Tier::Read,
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    private_args: &[],
-};
+static RELOADS: ToolSpec = read_spec("reloads", "reloads the config mid-call");
 impl Tool for Reloads {
     type Args = NoArgs;
     type Run = NoArgs;
@@ -558,17 +548,7 @@ struct CountedArgs {
     #[serde(deserialize_with = "counted_word")]
     word: String,
 }
-static COUNTED: ToolSpec = ToolSpec {
-    name: "counted",
-    title: "Counted",
-    description: "counts its parsing",
-    tier: Tier::Read,
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    private_args: &[],
-};
+static COUNTED: ToolSpec = read_spec("counted", "counts its parsing");
 impl Tool for Counted {
     type Args = CountedArgs;
     type Run = String;
@@ -614,4 +594,19 @@ async fn a_calls_arguments_are_parsed_once() {
         "{out:?}"
     );
     assert_eq!(PARSED.load(std::sync::atomic::Ordering::SeqCst) - before, 1);
+}
+
+/// The spec of a test's read tool.
+const fn read_spec(name: &'static str, description: &'static str) -> ToolSpec {
+    ToolSpec {
+        name,
+        title: name,
+        description,
+        tier: Tier::Read,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+        private_args: &[],
+    }
 }
