@@ -43,7 +43,8 @@ const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42
 
 /// The `ToolError` kind that carries a JSON-RPC error a fixture must answer with (a tampered
 /// `requestState`, a missing client capability): `details` holds the `ErrorData`.
-const PROTOCOL_ERROR: &str = "protocol_error";
+const PROTOCOL_ERROR: archgate_core::tool::ErrorKind =
+    archgate_core::tool::ErrorKind::ProtocolError;
 
 /// What every fixture sees of the request that called it.
 struct FixtureRequest {
@@ -112,7 +113,7 @@ async fn call_fixture(
         .await;
     match &r.output {
         Ok(out) => tools::answer_of(out),
-        Err(e) if e.kind == Kind::Tool(PROTOCOL_ERROR.into()) => Err(e
+        Err(e) if e.kind == Kind::Tool(PROTOCOL_ERROR) => Err(e
             .tool_details()
             .cloned()
             .and_then(|d| serde_json::from_value::<McpError>(d).ok())

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tool::ToolError;
+use crate::tool::{ErrorKind, ToolError};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Target {
@@ -47,12 +47,12 @@ fn near_text(near: &[String]) -> String {
 }
 
 impl Refusal {
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            Refusal::NotFound { .. } => "not_found",
-            Refusal::CouldNotLook { .. } => "could_not_look",
-            Refusal::Protected { .. } => "protected_path",
-            Refusal::Invalid { .. } => "invalid_target",
+            Refusal::NotFound { .. } => ErrorKind::NotFound,
+            Refusal::CouldNotLook { .. } => ErrorKind::CouldNotLook,
+            Refusal::Protected { .. } => ErrorKind::ProtectedPath,
+            Refusal::Invalid { .. } => ErrorKind::InvalidTarget,
         }
     }
 }
@@ -350,7 +350,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(err.kind(), "not_found");
+        assert_eq!(err.kind(), ErrorKind::NotFound);
         let far =
             match_name("theme", "zzzzzzzz", themes.iter().copied(), omarchy_name).unwrap_err();
         assert!(matches!(far, Refusal::NotFound { ref near, .. } if near.is_empty()));
@@ -387,18 +387,18 @@ mod tests {
         ] {
             assert_eq!(
                 r.existing_path(&bad).unwrap_err().kind(),
-                "protected_path",
+                ErrorKind::ProtectedPath,
                 "{bad}"
             );
         }
         let missing = r
             .existing_path(&home.join("notes.tx").display().to_string())
             .unwrap_err();
-        assert_eq!(missing.kind(), "not_found");
+        assert_eq!(missing.kind(), ErrorKind::NotFound);
         assert!(missing.to_string().contains("notes.txt"), "{missing}");
         assert_eq!(
             r.existing_path("relative/path").unwrap_err().kind(),
-            "invalid_target"
+            ErrorKind::InvalidTarget
         );
         let off = Resolver::new(&[&state], Some(&home), false, &[]);
         assert!(
@@ -445,7 +445,12 @@ mod tests {
             let given = missing.display().to_string();
             let shown =
                 format!("{e} {:?}", ToolError::from(e.clone()).details).replace(&given, "GIVEN");
-            assert_eq!(e.kind(), "protected_path", "{}: {shown}", missing.display());
+            assert_eq!(
+                e.kind(),
+                ErrorKind::ProtectedPath,
+                "{}: {shown}",
+                missing.display()
+            );
             for s in secrets {
                 assert!(
                     !shown.contains(&format!("/{s}")),
@@ -472,7 +477,7 @@ mod tests {
         let e = off
             .existing_path(&home.join(".ssh/id_rsx").display().to_string())
             .unwrap_err();
-        assert_eq!(e.kind(), "not_found");
+        assert_eq!(e.kind(), ErrorKind::NotFound);
     }
 
     #[test]
@@ -486,7 +491,11 @@ mod tests {
             "http://a b",
             "ftp://x",
         ] {
-            assert_eq!(r.url(bad).unwrap_err().kind(), "invalid_target", "{bad}");
+            assert_eq!(
+                r.url(bad).unwrap_err().kind(),
+                ErrorKind::InvalidTarget,
+                "{bad}"
+            );
         }
     }
 }

@@ -5,7 +5,7 @@
 //! shows only what that client is granted and config enables; tools/call goes to `Gate::call`.
 
 use archgate_core::clients::LOCAL_CLIENT;
-use archgate_core::gate::{CallResult, Client, Refusal};
+use archgate_core::gate::{CallResult, Client, Kind, Refusal};
 use archgate_core::tool::{Content, DynTool};
 use base64::Engine;
 use rmcp::ErrorData as McpError;
@@ -215,6 +215,21 @@ pub fn to_call_result(r: CallResult) -> CallToolResult {
     }
 }
 
+/// The answer to a `tools/call`, from the gate's one typed result: an unknown tool is the
+/// protocol's `invalid params` (the gate looked it up, charged and recorded it), a question for
+/// a relaying client is an `InputRequiredResult`, anything else a tool result.
+pub fn to_response(r: CallResult) -> Result<CallToolResponse, McpError> {
+    if let Err(e) = &r.output
+        && e.kind == Kind::UnknownTool
+    {
+        return Err(McpError::invalid_params(e.message.clone(), None));
+    }
+    if let Some(asked) = super::relay::input_required(&r) {
+        return Ok(asked.into());
+    }
+    Ok(to_call_result(r).into())
+}
+
 fn render_error(e: &Refusal) -> String {
     let mut s = format!("{}: {}", e.kind, e.message);
     if let Some(n) = &e.next {
@@ -296,15 +311,8 @@ impl ServerHandler for McpServer {
         {
             return x.call_tool(&self.app.gate, &client, request, cx).await;
         }
-        let relay =
-            super::relay::for_request(&self.app.gate.config().current(), &client, &request, &cx);
+        let relay = super::relay::for_request(&request, &cx);
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        if self.app.gate.catalogue().get(&request.name).is_none() {
-            // Still recorded, then answered as the protocol asks for an unknown tool.
-            let r = self.app.gate.call(&client, &request.name, args).await;
-            let msg = r.output.err().map(|e| e.message).unwrap_or_default();
-            return Err(McpError::invalid_params(msg, None));
-        }
         // A cancelled request (the client's notifications/cancelled, or the session ending)
         // drops the call: a question still parked is withdrawn and recorded `unreachable`.
         // `ended` fires the moment archgate ends the session (DELETE, evicted, revoked) or the
@@ -335,10 +343,7 @@ impl ServerHandler for McpServer {
                 return Err(McpError::internal_error("the session ended", None));
             }
         };
-        if let Some(asked) = super::relay::input_required(&r) {
-            return asked.map(Into::into);
-        }
-        Ok(to_call_result(r).into())
+        to_response(r)
     }
     // An extension's tool lookup lets rmcp check `x-mcp-header` arguments (SEP-2243); without
     // one, rmcp's default (no lookup) stays.
@@ -462,6 +467,44 @@ impl ServerHandler for McpServer {
             None => Err(McpError::method_not_found::<
                 rmcp::model::SetLevelRequestMethod,
             >()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use archgate_core::audit::Outcome;
+    use archgate_core::tool::ErrorKind;
+
+    fn refused(outcome: Outcome, kind: Kind) -> CallResult {
+        CallResult {
+            id: "1".into(),
+            outcome,
+            output: Err(Refusal::new(outcome, kind, "no tool named \"nope\"")),
+        }
+    }
+
+    /// The gate's one look-up decides: its typed `unknown_tool` is the protocol's invalid
+    /// params; every other refusal, a tool's own kind among them, is a result the agent reads.
+    #[test]
+    fn only_the_gates_unknown_tool_is_a_protocol_error() {
+        let e = to_response(refused(Outcome::NotGranted, Kind::UnknownTool)).unwrap_err();
+        assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert_eq!(e.message, "no tool named \"nope\"");
+        for kind in [
+            Kind::NotGranted,
+            Kind::Tool(ErrorKind::NotFound),
+            Kind::Refused,
+        ] {
+            let rmcp::model::CallToolResponse::Complete(r) =
+                to_response(refused(Outcome::Refused, kind)).unwrap()
+            else {
+                panic!("{kind}: not a tool result");
+            };
+            let v = serde_json::to_value(&r).unwrap();
+            assert_eq!(v["isError"], true, "{kind}: {v}");
+            assert_eq!(v["structuredContent"]["error"]["kind"], kind.as_str());
         }
     }
 }

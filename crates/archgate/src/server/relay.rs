@@ -12,12 +12,10 @@
 //! never creates a standing rule (`gate::ask`).
 
 use archgate_core::approval::{Answer, Broker, Channel, Question};
-use archgate_core::config::Config;
-use archgate_core::gate::{CallResult, Client, Relay};
-use rmcp::ErrorData as McpError;
+use archgate_core::gate::{CallResult, Relay};
 use rmcp::model::{
-    CallToolRequestParams, ElicitRequestParams, ElicitationAction, InputRequiredResult,
-    InputResponses,
+    CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, InputResponses,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -28,25 +26,16 @@ use tokio::task::AbortHandle;
 /// The key of the approval question among an `InputRequiredResult`'s requests.
 pub const INPUT_KEY: &str = "archgate_approval";
 
-/// The relay this request's client offers, if the person trusts it and it can be asked. The trust
-/// check here only spares building a channel nobody may use; the gate decides again under the
-/// call's own config snapshot (`gate::ask`).
-pub fn for_request(
-    config: &Config,
-    client: &Client,
-    request: &CallToolRequestParams,
-    cx: &RequestContext<RoleServer>,
-) -> Relay {
-    let trusted = config
-        .clients
-        .get(&client.name)
-        .is_some_and(|c| c.trusted_relay);
+/// The relay this request's client offers, if it can be asked. Whether it may is the person's
+/// word (`trusted_relay`), decided once, by the gate, under the call's own config snapshot
+/// (`gate::ask`): an untrusted client's relay is never used.
+pub fn for_request(request: &CallToolRequestParams, cx: &RequestContext<RoleServer>) -> Relay {
     let can_elicit = cx
         .client_capabilities()
         .and_then(|c| c.elicitation)
         // An empty capability object means form mode (the only one used here).
         .is_some_and(|e| e.form.is_some() || e.url.is_none());
-    if !trusted || !can_elicit {
+    if !can_elicit {
         return Relay::None;
     }
     // Eras without the initialize handshake are stateless: a request cannot wait on its client.
@@ -91,20 +80,10 @@ fn answer_of(action: ElicitationAction, content: Option<&Value>) -> Answer {
     }
 }
 
-/// The question as the client shows it to the person.
-fn elicitation(q: &QuestionView<'_>) -> Value {
-    let message = format!(
-        "archgate: may {} run this {} call?\n\n{}\n\nTool: {}. Unanswered by {} it is refused.",
-        q.client,
-        q.tier,
-        q.command,
-        q.tool,
-        clock(q.deadline)
-    );
-    json!({
-        "mode": "form",
-        "message": message,
-        "requestedSchema": {
+/// The form the person answers: allow or deny. Our own constant, parsed once.
+static DECISION_FORM: std::sync::LazyLock<ElicitationSchema> = std::sync::LazyLock::new(|| {
+    ElicitationSchema::from_json_schema(
+        json!({
             "type": "object",
             "properties": {
                 "decision": {
@@ -115,8 +94,29 @@ fn elicitation(q: &QuestionView<'_>) -> Value {
                 },
             },
             "required": ["decision"],
-        },
-    })
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+    )
+    .expect("the decision form is a valid elicitation schema")
+});
+
+/// The question as the client shows it to the person.
+fn elicitation(q: &QuestionView<'_>) -> ElicitRequestParams {
+    let message = format!(
+        "archgate: may {} run this {} call?\n\n{}\n\nTool: {}. Unanswered by {} it is refused.",
+        q.client,
+        q.tier,
+        q.command,
+        q.tool,
+        clock(q.deadline)
+    );
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: DECISION_FORM.clone(),
+    }
 }
 
 struct QuestionView<'a> {
@@ -154,13 +154,7 @@ impl Channel for Elicit {
             tier: &tier,
             deadline: q.deadline,
         };
-        let params: ElicitRequestParams = match serde_json::from_value(elicitation(&view)) {
-            Ok(p) => p,
-            Err(e) => {
-                tracing::error!("the approval elicitation did not build: {e}");
-                return;
-            }
-        };
+        let params = elicitation(&view);
         let (peer, id) = (self.peer.clone(), q.id.clone());
         let task = tokio::spawn(async move {
             match peer.create_elicitation(params).await {
@@ -194,8 +188,9 @@ impl Channel for Elicit {
 }
 
 /// A call that ended `input_required` becomes the protocol's `InputRequiredResult`: the question
-/// as an elicitation, and the ticket as `requestState`.
-pub fn input_required(r: &CallResult) -> Option<Result<InputRequiredResult, McpError>> {
+/// as an elicitation, and the ticket as `requestState` — typed from the gate's typed refusal to
+/// rmcp's typed result.
+pub fn input_required(r: &CallResult) -> Option<InputRequiredResult> {
     let asked = r.output.as_ref().err()?.input_required()?;
     let tier = asked.tier.to_string();
     let view = QuestionView {
@@ -205,18 +200,11 @@ pub fn input_required(r: &CallResult) -> Option<Result<InputRequiredResult, McpE
         tier: &tier,
         deadline: asked.deadline,
     };
-    let ticket = &asked.ticket;
-    let result = json!({
-        "resultType": "input_required",
-        "inputRequests": { INPUT_KEY: { "method": "elicitation/create", "params": elicitation(&view) } },
-        "requestState": ticket,
-    });
-    Some(serde_json::from_value(result).map_err(|e| {
-        McpError::internal_error(
-            format!("the input-required answer did not build: {e}"),
-            None,
-        )
-    }))
+    let request = InputRequest::Elicitation(ElicitRequest::new(elicitation(&view)));
+    Some(InputRequiredResult::new(
+        Some(InputRequests::from([(INPUT_KEY.to_owned(), request)])),
+        Some(asked.ticket.clone()),
+    ))
 }
 
 #[cfg(test)]
@@ -258,8 +246,7 @@ mod tests {
             tier: "act",
             deadline: 3_600 + 61,
         });
-        let p: ElicitRequestParams = serde_json::from_value(v.clone()).unwrap();
-        let back = serde_json::to_value(&p).unwrap();
+        let back = serde_json::to_value(&v).unwrap();
         let msg = back["message"].as_str().unwrap();
         assert!(
             msg.contains("omarchy-theme-set nord") && msg.contains("coder"),
@@ -270,5 +257,59 @@ mod tests {
             back["requestedSchema"]["properties"]["decision"]["enum"],
             json!(["allow", "deny"])
         );
+    }
+
+    /// The typed answer is byte for byte what the JSON-built one was: the old construction,
+    /// parsed as rmcp parses it, against the new.
+    #[test]
+    fn an_input_required_answer_is_built_typed_and_reads_as_before() {
+        use archgate_core::audit::Outcome;
+        use archgate_core::gate::{Details, InputRequired, Kind, Refusal};
+        let asked = InputRequired {
+            ticket: "t-1".into(),
+            client: "coder".into(),
+            tool: "theme".into(),
+            command: "omarchy-theme-set nord".into(),
+            tier: archgate_core::policy::Tier::Act,
+            deadline: 3_661,
+        };
+        let r = CallResult {
+            id: "1".into(),
+            outcome: Outcome::InputRequired,
+            output: Err(
+                Refusal::new(Outcome::InputRequired, Kind::InputRequired, "ask")
+                    .details(Details::Ticket(asked)),
+            ),
+        };
+        let typed = serde_json::to_value(input_required(&r).unwrap()).unwrap();
+        let message = "archgate: may coder run this act call?\n\nomarchy-theme-set nord\n\n\
+                       Tool: theme. Unanswered by 01:01:01 UTC it is refused.";
+        let before = json!({
+            "resultType": "input_required",
+            "inputRequests": { INPUT_KEY: { "method": "elicitation/create", "params": {
+                "mode": "form",
+                "message": message,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": { "decision": {
+                        "type": "string",
+                        "title": "Decision",
+                        "description": "allow runs exactly the call shown, once; deny refuses it",
+                        "enum": ["allow", "deny"],
+                    }},
+                    "required": ["decision"],
+                },
+            }}},
+            "requestState": "t-1",
+        });
+        let before: InputRequiredResult = serde_json::from_value(before).unwrap();
+        assert_eq!(typed, serde_json::to_value(before).unwrap());
+        // Any other refusal is no question.
+        let other = CallResult {
+            id: "2".into(),
+            outcome: Outcome::Refused,
+            output: Err(Refusal::new(Outcome::Refused, Kind::Refused, "no")),
+        };
+        assert!(input_required(&other).is_none());
     }
 }

@@ -1,8 +1,8 @@
 //! MCP resources: each URI maps to a read-tier tool call, so reading a resource passes the gate
 //! and leaves an audit record exactly like a tool call.
 
-use archgate_core::gate::{Client, Gate};
-use archgate_core::tool::Content;
+use archgate_core::gate::{Client, Gate, Kind};
+use archgate_core::tool::{Content, ErrorKind};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
@@ -193,7 +193,7 @@ pub async fn read(gate: &Gate, client: &Client, uri: &str) -> Result<ReadResourc
             }
             Ok(ReadResourceResult::new(contents))
         }
-        Err(e) if e.kind == "not_found" => Err(McpError::resource_not_found(
+        Err(e) if e.kind == Kind::Tool(ErrorKind::NotFound) => Err(McpError::resource_not_found(
             e.message,
             Some(json!({ "uri": uri })),
         )),

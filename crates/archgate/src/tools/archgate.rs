@@ -4,7 +4,7 @@
 use archgate_core::exec::Permit;
 use archgate_core::gate::Catalogue;
 use archgate_core::policy::{CallFacts, PolicyInput, Tier};
-use archgate_core::tool::{CallCx, Tool, ToolError, ToolOutput, ToolSpec};
+use archgate_core::tool::{CallCx, ErrorKind, Tool, ToolError, ToolOutput, ToolSpec};
 use futures::future::BoxFuture;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -18,17 +18,7 @@ pub struct PolicyView {
     pub tools: Vec<(&'static str, Tier)>,
 }
 
-static POLICY: ToolSpec = ToolSpec {
-    name: "archgate_policy",
-    title: "archgate policy",
-    description: "The policy in force, explained.",
-    tier: Tier::Read,
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    private_args: &[],
-};
+read_spec!(static POLICY = "archgate_policy", "archgate policy", open_world: false, "The policy in force, explained.");
 
 impl Tool for PolicyView {
     type Args = NoArgs;
@@ -87,17 +77,7 @@ impl Tool for PolicyView {
 /// This client's last 50 records.
 pub struct ActivityView(pub Arc<Services>);
 
-static ACTIVITY: ToolSpec = ToolSpec {
-    name: "archgate_activity",
-    title: "Recent activity",
-    description: "This client's last 50 audit records.",
-    tier: Tier::Read,
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    private_args: &[],
-};
+read_spec!(static ACTIVITY = "archgate_activity", "Recent activity", open_world: false, "This client's last 50 audit records.");
 
 impl Tool for ActivityView {
     type Args = NoArgs;
@@ -119,8 +99,8 @@ impl Tool for ActivityView {
                 archgate_core::audit::recent(&path, Some(&client), 50)
             })
             .await
-            .map_err(|e| ToolError::new("internal_error", e.to_string()))?
-            .map_err(|e| ToolError::new("could_not_read", format!("activity log: {e}")))?;
+            .map_err(|e| ToolError::new(ErrorKind::InternalError, e.to_string()))?
+            .map_err(|e| ToolError::new(ErrorKind::CouldNotRead, format!("activity log: {e}")))?;
             Ok(ToolOutput::json(serde_json::json!({ "records": records })))
         })
     }

@@ -12,7 +12,6 @@
 use archgate_core::config::Config;
 use archgate_core::exec::Permit;
 use archgate_core::gate::Catalogue;
-use archgate_core::policy::Tier;
 use archgate_core::tool::{CallCx, Tool, ToolError, ToolOutput, ToolSpec};
 use archgate_sysinfo::journal::{JournalQuery, Priority};
 use archgate_sysinfo::units::UnitState;
@@ -22,16 +21,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Kinded, domain_err};
-
-impl Kinded for DiagError {
-    fn kind(&self) -> &'static str {
-        DiagError::kind(self)
-    }
-    fn next_step(&self) -> Option<&'static str> {
-        DiagError::next_step(self)
-    }
-}
+use super::domain_err;
 
 /// A diagnostic's error, with what exists (near unit names, the boots there are) as details.
 fn diag_err(e: DiagError) -> ToolError {
@@ -70,17 +60,7 @@ macro_rules! diag_tool {
             type Run = $args;
             archgate_core::resolve_as_planned!();
             fn spec(&self) -> &'static ToolSpec {
-                static SPEC: ToolSpec = ToolSpec {
-                    name: $name,
-                    title: $title,
-                    description: $desc,
-                    tier: Tier::Read,
-                    read_only: true,
-                    destructive: false,
-                    idempotent: true,
-                    open_world: false,
-                    private_args: &[],
-                };
+                read_spec!(static SPEC = $name, $title, open_world: false, $desc);
                 &SPEC
             }
             fn execute<'a>(

@@ -20,24 +20,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Kinded, domain_err};
-
-impl Kinded for MachineError {
-    fn kind(&self) -> &'static str {
-        MachineError::kind(self)
-    }
-    fn next_step(&self) -> Option<&'static str> {
-        Some(match MachineError::kind(self) {
-            "not_found" => "list processes (no pid) and pick one that exists",
-            "not_available" => {
-                "this machine does not have it: answer from the other sections, or tell the \
-                 person what is missing"
-            }
-            "invalid_argument" => "fix the argument and call again",
-            _ => "tell the person what happened",
-        })
-    }
-}
+use super::domain_err;
 
 pub fn register(c: &mut Catalogue) {
     c.add(Hardware);
@@ -96,19 +79,9 @@ pub struct HardwareRun {
     commands: Vec<CommandSpec>,
 }
 
-static HARDWARE: ToolSpec = ToolSpec {
-    name: "hardware",
-    title: "Hardware",
-    description: "Hardware by section: cpu (microcode, scaling), gpu/pci (driver, alternative \
+read_spec!(static HARDWARE = "hardware", "Hardware", open_world: false, "Hardware by section: cpu (microcode, scaling), gpu/pci (driver, alternative \
                   modules), usb, modules (taint), firmware (UEFI, Secure Boot, DMI), \
-                  temperatures, block (mounts, free space), smart.",
-    tier: Tier::Read,
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    private_args: &[],
-};
+                  temperatures, block (mounts, free space), smart.");
 
 impl Tool for Hardware {
     type Args = HardwareArgs;
@@ -214,19 +187,9 @@ pub struct NetworkArgs {
 
 pub struct Network;
 
-static NETWORK: ToolSpec = ToolSpec {
-    name: "network",
-    title: "Network",
-    description: "Local network facts, nothing sent: links with addresses, routes, DNS servers \
+read_spec!(static NETWORK = "network", "Network", open_world: false, "Local network facts, nothing sent: links with addresses, routes, DNS servers \
                   and the resolver in use, NetworkManager or iwd state with the current Wi-Fi \
-                  and signal, rfkill.",
-    tier: Tier::Read,
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    private_args: &[],
-};
+                  and signal, rfkill.");
 
 impl Tool for Network {
     type Args = NetworkArgs;
@@ -279,18 +242,8 @@ pub struct ProcessesArgs {
 
 pub struct Processes;
 
-static PROCESSES: ToolSpec = ToolSpec {
-    name: "processes",
-    title: "Processes",
-    description: "Top processes by cpu or memory, or one pid: exe, state, start, memory, open \
-                  files, systemd unit.",
-    tier: Tier::Read,
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    private_args: &[],
-};
+read_spec!(static PROCESSES = "processes", "Processes", open_world: false, "Top processes by cpu or memory, or one pid: exe, state, start, memory, open \
+                  files, systemd unit.");
 
 const SAMPLE: Duration = Duration::from_millis(500);
 

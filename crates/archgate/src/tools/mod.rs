@@ -9,12 +9,30 @@
 use archgate_core::config::Config;
 use archgate_core::gate::Catalogue;
 use archgate_core::paths::Paths;
-use archgate_core::tool::ToolError;
 use std::sync::Arc;
+
+/// Declares the `ToolSpec` of a read tool: `read` tier, read-only, idempotent, never
+/// destructive, no private arguments — the shape every read tool's spec has.
+macro_rules! read_spec {
+    ($vis:vis static $id:ident = $name:literal, $title:literal, open_world: $ow:literal, $desc:expr $(,)?) => {
+        $vis static $id: archgate_core::tool::ToolSpec = archgate_core::tool::ToolSpec {
+            name: $name,
+            title: $title,
+            description: $desc,
+            tier: archgate_core::policy::Tier::Read,
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: $ow,
+            private_args: &[],
+        };
+    };
+}
 
 mod archgate;
 mod aur;
 mod desktop;
+mod errors;
 mod journal;
 mod machine;
 mod packages;
@@ -24,62 +42,8 @@ mod system;
 mod upkeep;
 mod wiki;
 
+pub use errors::domain_err;
 pub use services::Services;
-
-/// Errors of the domain crates carry a stable snake_case kind, and some a next step more
-/// precise than their kind's (the local fact that matters: no databases here, no index).
-pub trait Kinded: std::fmt::Display {
-    fn kind(&self) -> &'static str;
-    fn next_step(&self) -> Option<&'static str> {
-        None
-    }
-}
-
-macro_rules! kinded {
-    ($($t:ty),*) => {$(
-        impl Kinded for $t {
-            fn kind(&self) -> &'static str {
-                <$t>::kind(self)
-            }
-        }
-    )*};
-    (with next: $($t:ty),*) => {$(
-        impl Kinded for $t {
-            fn kind(&self) -> &'static str {
-                <$t>::kind(self)
-            }
-            fn next_step(&self) -> Option<&'static str> {
-                <$t>::next_step(self)
-            }
-        }
-    )*};
-}
-kinded!(archgate_aur::AurError, archgate_desktop::DesktopError);
-kinded!(with next: archgate_pacman::PacmanError, archgate_wiki::WikiError);
-
-/// What an agent can do about an error of this kind.
-fn next_for(kind: &str) -> &'static str {
-    match kind {
-        "not_found" => "check the name (search first), then call again",
-        "could_not_reach" | "timed_out" => {
-            "the network or the service is unavailable: retry later, or answer from what is known \
-             offline; `archgate doctor` shows the person what this machine reaches"
-        }
-        "rate_limited" => "wait a minute before asking the AUR again",
-        "not_available" | "not_installed" => {
-            "tell the person what to install (see `archgate doctor`)"
-        }
-        "too_large" => "narrow the request and call again",
-        "malformed" | "corrupt" => "tell the person; a file or an answer is damaged",
-        _ => "tell the person what happened",
-    }
-}
-
-pub fn domain_err<E: Kinded>(e: E) -> ToolError {
-    let kind = e.kind();
-    let next = e.next_step().unwrap_or_else(|| next_for(kind));
-    ToolError::new(kind, e.to_string()).next(next)
-}
 
 /// Declares a `read`-tier tool that is one domain call returning a serializable answer
 /// (`Result<T, ToolError>`; domain errors go through `domain_err`).
@@ -102,17 +66,7 @@ macro_rules! read_tool {
             archgate_core::resolve_as_planned!();
 
             fn spec(&self) -> &'static archgate_core::tool::ToolSpec {
-                static SPEC: archgate_core::tool::ToolSpec = archgate_core::tool::ToolSpec {
-                    name: $name,
-                    title: $title,
-                    description: $desc,
-                    tier: archgate_core::policy::Tier::Read,
-                    read_only: true,
-                    destructive: false,
-                    idempotent: true,
-                    open_world: $ow,
-                    private_args: &[],
-                };
+                read_spec!(static SPEC = $name, $title, open_world: $ow, $desc);
                 &SPEC
             }
 

@@ -6,7 +6,7 @@ use archgate_core::config::Config;
 use archgate_core::paths::Paths;
 use std::sync::{Arc, Mutex};
 
-use archgate_core::tool::ToolError;
+use archgate_core::tool::{ErrorKind, ToolError};
 
 /// One value per settings key; rebuilt when the key changes.
 pub struct Cached<K, V> {
@@ -87,7 +87,7 @@ impl Services {
                 };
                 archgate_aur::AurClient::new(c).map_err(|e| e.to_string())
             })
-            .map_err(|e| ToolError::new("not_available", e))
+            .map_err(|e| ToolError::new(ErrorKind::NotAvailable, e))
     }
 
     pub fn wiki(&self, config: &Config) -> Result<Arc<archgate_wiki::Wiki>, ToolError> {
@@ -112,6 +112,6 @@ impl Services {
                     .map(Arc::new)
                     .map_err(|e| e.to_string())
             })
-            .map_err(|e| ToolError::new("not_available", e))
+            .map_err(|e| ToolError::new(ErrorKind::NotAvailable, e))
     }
 }

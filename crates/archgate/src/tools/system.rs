@@ -2,7 +2,6 @@
 //! desktop (compositor, Omarchy's version and theme, outputs) from `Desktop::desktop_facts`.
 
 use archgate_core::exec::Permit;
-use archgate_core::policy::Tier;
 use archgate_core::tool::{CallCx, Tool, ToolError, ToolOutput, ToolSpec};
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
@@ -29,19 +28,9 @@ impl SystemStatus {
     }
 }
 
-static SPEC: ToolSpec = ToolSpec {
-    name: "system_status",
-    title: "System status",
-    description: "Kernel, uptime, load, memory, swap, disk of / and /home, failed units, battery, and the \
+read_spec!(static SPEC = "system_status", "System status", open_world: false, "Kernel, uptime, load, memory, swap, disk of / and /home, failed units, battery, and the \
                   desktop (compositor, Omarchy, theme, outputs). Use it first when the machine feels \
-                  slow or broken.",
-    tier: Tier::Read,
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    private_args: &[],
-};
+                  slow or broken.");
 
 impl Tool for SystemStatus {
     type Args = SystemStatusArgs;

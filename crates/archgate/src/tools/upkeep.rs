@@ -14,7 +14,7 @@ use archgate_core::exec::{CommandSpec, Permit};
 use archgate_core::gate::Catalogue;
 use archgate_core::policy::Tier;
 use archgate_core::tool::{
-    Action, CallCx, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
+    Action, CallCx, ErrorKind, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
 };
 use archgate_pacman::http::HttpError;
 use archgate_pacman::netjson::{self, NetSettings};
@@ -24,7 +24,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Services, domain_err, next_for};
+use super::{Services, domain_err};
 
 fn net(svc: &Services, config: &Config) -> NetSettings {
     NetSettings {
@@ -36,8 +36,7 @@ fn net(svc: &Services, config: &Config) -> NetSettings {
 }
 
 fn net_err(e: HttpError) -> ToolError {
-    let kind = e.kind();
-    ToolError::new(kind, e.to_string()).next(next_for(kind))
+    domain_err(e)
 }
 
 async fn blocking<T: Send + 'static>(
@@ -45,7 +44,7 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, ToolError> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| ToolError::new("internal", e.to_string()))
+        .map_err(|e| ToolError::new(ErrorKind::Internal, e.to_string()))
 }
 
 /// The mirror status URL under `[arch] packages_url`.
@@ -129,7 +128,7 @@ async fn aur_helpers_check(svc: &Services, cx: &CallCx) -> Result<serde_json::Va
 }
 
 fn json(v: impl serde::Serialize) -> Result<serde_json::Value, ToolError> {
-    serde_json::to_value(v).map_err(|e| ToolError::new("internal", e.to_string()))
+    serde_json::to_value(v).map_err(|e| ToolError::new(ErrorKind::Internal, e.to_string()))
 }
 
 /// Which check.
@@ -178,17 +177,7 @@ pub struct UpkeepRun {
     keyring: Option<(PathBuf, Result<CommandSpec, String>)>,
 }
 
-static SPEC: ToolSpec = ToolSpec {
-    name: "upkeep",
-    title: "Upkeep",
-    description: "Upgrade health checks, with the person's commands.",
-    tier: Tier::Read,
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: true,
-    private_args: &[],
-};
+read_spec!(static SPEC = "upkeep", "Upkeep", open_world: true, "Upgrade health checks, with the person's commands.");
 
 impl Tool for Upkeep {
     type Args = UpkeepArgs;
@@ -258,9 +247,9 @@ impl Tool for Upkeep {
                     blocking(|| archgate_sysinfo::snapshots::snapshots(Path::new("/"))).await?,
                 )?,
                 Check::Keyring => {
-                    let (dir, gpg) = run
-                        .keyring
-                        .ok_or_else(|| ToolError::new("internal", "keyring was not resolved"))?;
+                    let (dir, gpg) = run.keyring.ok_or_else(|| {
+                        ToolError::new(ErrorKind::Internal, "keyring was not resolved")
+                    })?;
                     keyring_check(svc, cx, &permit, &dir, gpg).await?
                 }
             };

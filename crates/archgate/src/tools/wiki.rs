@@ -52,7 +52,7 @@ read_tool!(
         let since = match a.since.as_deref() {
             Some(s) => Some(archgate_wiki::parse_since(s).ok_or_else(|| {
                 archgate_core::tool::ToolError::new(
-                    "invalid_arguments",
+                    archgate_core::tool::ErrorKind::InvalidArguments,
                     format!("since: {s:?} is not RFC 3339 or YYYY-MM-DD"),
                 )
             })?),

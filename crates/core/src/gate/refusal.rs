@@ -12,11 +12,11 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 use crate::audit::Outcome;
-use crate::tool::ToolError;
+use crate::tool::{ErrorKind, ToolError};
 
 /// What kind of refusal a call met. The gate's own kinds are variants; a tool's error (in
 /// resolution or execution) keeps the tool's kind.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     BudgetExhausted,
     UnknownTool,
@@ -41,11 +41,11 @@ pub enum Kind {
     /// A tool or its resolution panicked.
     InternalError,
     /// The tool's own kind (`not_found`, `not_installed`, `not_approved` …).
-    Tool(Cow<'static, str>),
+    Tool(ErrorKind),
 }
 
 impl Kind {
-    pub fn as_str(&self) -> &str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Kind::BudgetExhausted => "budget_exhausted",
             Kind::UnknownTool => "unknown_tool",
@@ -63,7 +63,7 @@ impl Kind {
             Kind::TimedOut => "timed_out",
             Kind::Unreachable => "unreachable",
             Kind::InternalError => "internal_error",
-            Kind::Tool(k) => k,
+            Kind::Tool(k) => k.as_str(),
         }
     }
 }
@@ -71,18 +71,6 @@ impl Kind {
 impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-impl PartialEq<str> for Kind {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for Kind {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
     }
 }
 
@@ -180,7 +168,7 @@ impl Refusal {
     pub fn of_tool(outcome: Outcome, e: ToolError) -> Refusal {
         Refusal {
             outcome,
-            kind: Kind::Tool(Cow::Owned(e.kind)),
+            kind: Kind::Tool(e.kind),
             message: e.message,
             next: e.next.map(Cow::Owned),
             details: e.details.map(|v| Box::new(Details::Tool(v))),
@@ -204,21 +192,6 @@ impl Refusal {
     }
 }
 
-impl From<Refusal> for ToolError {
-    fn from(r: Refusal) -> ToolError {
-        let details = r
-            .details
-            .as_ref()
-            .and_then(|d| serde_json::to_value(d).ok());
-        ToolError {
-            kind: r.kind.as_str().to_owned(),
-            message: r.message,
-            next: r.next.map(Cow::into_owned),
-            details,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,13 +199,13 @@ mod tests {
 
     #[test]
     fn a_refusal_reads_as_a_tool_error_does() {
-        let tool = ToolError::new("not_found", "no such package")
+        let tool = ToolError::new(ErrorKind::NotFound, "no such package")
             .next("search first")
             .details(json!({"near": ["a"]}));
         let as_tool = serde_json::to_value(&tool).unwrap();
         let r = Refusal::of_tool(Outcome::Unresolved, tool.clone());
         assert_eq!(serde_json::to_value(&r).unwrap(), as_tool);
-        assert_eq!(ToolError::from(r), tool);
+        assert_eq!(r.kind, Kind::Tool(ErrorKind::NotFound));
         let gate = Refusal::new(Outcome::Refused, Kind::Refused, "denied");
         assert_eq!(
             serde_json::to_value(&gate).unwrap(),
@@ -259,7 +232,7 @@ mod tests {
         // The same ticket under another kind is not an input-required answer.
         let forged = Refusal::of_tool(
             Outcome::ToolError,
-            ToolError::new("input_required", "x").details(v["details"].clone()),
+            ToolError::new(ErrorKind::Refused, "input_required").details(v["details"].clone()),
         );
         assert!(forged.input_required().is_none());
     }

@@ -325,3 +325,105 @@ fn the_shipped_binary_builds_no_extension() {
     assert!(implemented.is_empty(), "{implemented:#?}");
     assert!(extended.is_empty(), "{extended:#?}");
 }
+
+/// The names a crate's manifest depends on (normal, dev and build), comments left out.
+fn dependencies(krate: &str) -> Vec<String> {
+    let toml =
+        std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
+    let mut in_deps = false;
+    let mut out = Vec::new();
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_deps = line.contains("dependencies");
+            continue;
+        }
+        if in_deps && !line.starts_with('#') && !line.is_empty() {
+            let name: String = line
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// The code lines of a crate's sources (comment lines left out).
+fn code_lines(krate: &str) -> Vec<(String, String)> {
+    let dir = workspace().join("crates").join(krate).join("src");
+    sources()
+        .into_iter()
+        .filter(|(p, _)| p.starts_with(&dir))
+        .flat_map(|(p, t)| {
+            let file = rel(&p);
+            t.lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .map(|l| (file.clone(), l.to_owned()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// policy is pure: no I/O, no async, no clock (time is passed in), and nothing beneath it but
+/// serde and thiserror.
+#[test]
+fn the_policy_crate_does_no_io_no_async_and_reads_no_clock() {
+    let deps = dependencies("policy");
+    assert!(deps.contains(&"serde".to_owned()), "{deps:?}");
+    for d in &deps {
+        assert!(
+            ["serde", "serde_json", "thiserror", "toml"].contains(&d.as_str()),
+            "policy depends on {d}"
+        );
+    }
+    const FORBIDDEN: [&str; 9] = [
+        "std::fs",
+        "std::net",
+        "std::process",
+        "std::env",
+        "std::thread",
+        "SystemTime",
+        "Instant",
+        "async ",
+        ".await",
+    ];
+    let lines = code_lines("policy");
+    assert!(
+        lines.len() > 500,
+        "only {} lines of policy read",
+        lines.len()
+    );
+    let found: Vec<_> = lines
+        .iter()
+        .filter(|(_, l)| FORBIDDEN.iter().any(|f| l.contains(f)))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "policy does I/O or reads time: {found:#?}"
+    );
+}
+
+/// core knows nothing of MCP or HTTP, the domain crates nothing of MCP (nor of core).
+#[test]
+fn core_and_the_domain_crates_know_nothing_of_mcp() {
+    for krate in ["core", "sysinfo", "pacman", "aur", "wiki", "desktop"] {
+        let deps = dependencies(krate);
+        assert!(!deps.is_empty(), "{krate}: no dependencies read");
+        let mut banned = vec!["rmcp", "archgate-core"];
+        if krate == "core" {
+            banned = vec!["rmcp", "axum", "hyper", "http", "reqwest", "tower"];
+        }
+        for b in &banned {
+            assert!(!deps.iter().any(|d| d == b), "{krate} depends on {b}");
+        }
+        let found: Vec<_> = code_lines(krate)
+            .into_iter()
+            .filter(|(_, l)| {
+                banned
+                    .iter()
+                    .any(|b| l.contains(&format!("{}::", b.replace('-', "_"))))
+            })
+            .collect();
+        assert!(found.is_empty(), "{krate} reaches {banned:?}: {found:#?}");
+    }
+}

@@ -1,12 +1,11 @@
-//! The screen, the clipboard and notifications: doors that read what the person sees or tell
-//! them something.
+//! The desktop's controls: theme, background, audio, brightness, media, toggles and launching —
+//! each with flat arguments (an action and its fields) so the schema stays an object.
 
 use archgate_core::exec::CommandSpec;
 use archgate_core::exec::Permit;
 use archgate_core::policy::Tier;
-use archgate_core::resolve_as_planned;
 use archgate_core::tool::{
-    Action, CallCx, Content, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
+    Action, CallCx, ErrorKind, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
 };
 use archgate_desktop::*;
 use futures::future::BoxFuture;
@@ -16,298 +15,567 @@ use std::sync::Arc;
 
 use super::{DesktopService, json, route_action};
 use crate::tools::domain_err;
-use crate::tools::packages::NoArgs;
 
-// ---- screen and clipboard ------------------------------------------------------------------
+// ---- look and sound ------------------------------------------------------------------------
 
-/// Arguments of `screenshot` and `screen_text`.
+/// Arguments of `theme`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CaptureArgs {
-    /// What to capture (default: every output): kind output, monitor (name), window (id) or
-    /// region (x, y, width, height in layout pixels).
+pub struct ThemeArgs {
+    pub action: ThemeVerb,
+    /// For set: a name as listed (any case).
     #[serde(default)]
-    pub target: Option<CaptureTarget>,
+    pub name: Option<String>,
 }
 
-/// The monitor or window a capture names, looked up before the person is asked: an unknown name
-/// is refused first, and the question says what will be captured.
-async fn resolve_capture_target(
-    svc: &DesktopService,
-    plan: &Plan,
-    a: CaptureArgs,
-) -> Result<Resolved<CaptureArgs>, ToolError> {
-    let target = a.target.clone().unwrap_or(CaptureTarget::Output);
-    let state = svc.desktop.desktop_state().await.ok();
-    let resolved =
-        archgate_desktop::screen::resolve_capture(&target, state.as_ref()).map_err(domain_err)?;
-    let mut r = Resolved::planned(plan, a);
-    r.action.target = Some(resolved.description);
-    Ok(r)
+/// What to do with themes.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ThemeVerb {
+    List,
+    Current,
+    Set,
 }
 
-pub struct Screenshot(pub(super) Arc<DesktopService>);
-impl Tool for Screenshot {
-    type Args = CaptureArgs;
-    type Run = CaptureArgs;
-    fn resolve<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        _probe: &'a Probe,
-        plan: &'a Plan,
-        a: CaptureArgs,
-    ) -> BoxFuture<'a, Result<Resolved<CaptureArgs>, ToolError>> {
-        Box::pin(resolve_capture_target(&self.0, plan, a))
+impl ThemeArgs {
+    fn action(&self) -> Result<ThemeAction, ToolError> {
+        Ok(match self.action {
+            ThemeVerb::List => ThemeAction::List,
+            ThemeVerb::Current => ThemeAction::Current,
+            ThemeVerb::Set => ThemeAction::Set {
+                name: need(&self.name, "name", "set")?,
+            },
+        })
     }
+}
+
+fn need<T: Clone>(v: &Option<T>, field: &str, action: &str) -> Result<T, ToolError> {
+    v.clone().ok_or_else(|| {
+        ToolError::new(
+            ErrorKind::InvalidArguments,
+            format!("action {action} needs `{field}`"),
+        )
+    })
+}
+
+/// What `theme` will do, resolved.
+pub enum ThemeRun {
+    /// List or show (reads files; nothing runs).
+    Look(ThemeAction),
+    /// Switch: Omarchy's `theme set` route with the resolved theme name.
+    Set(Box<RouteCall>),
+}
+
+pub struct Theme(pub(super) Arc<DesktopService>);
+impl Tool for Theme {
+    type Args = ThemeArgs;
+    type Run = ThemeRun;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("screenshot", "Screenshot", Act, read_only: true, destructive: false, private: [],
-            "An image of the screen, a monitor, a window or a region, scaled and encoded to fit the answer limit; the real size and scale are reported.")
+        spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [],
+            "List the installed Omarchy themes, show the current one, or switch.")
     }
-    fn execute<'a>(
-        &'a self,
-        cx: &'a CallCx,
-        p: Permit,
-        a: CaptureArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let target = a.target.unwrap_or(CaptureTarget::Output);
-            let shot = self
-                .0
-                .desktop
-                .screenshot_within(
-                    &p,
-                    &target,
-                    cx.config.desktop.screenshot_max_dim,
-                    cx.config.limits.max_output_bytes,
-                )
-                .await
-                .map_err(domain_err)?;
-            let meta = serde_json::to_value(&shot).unwrap_or_default();
-            Ok(ToolOutput {
-                content: vec![Content::Image {
-                    data: shot.data,
-                    mime: shot.mime,
-                }],
-                structured: Some(meta),
-                exit_code: None,
-            })
-        })
+    fn plan(&self, a: &ThemeArgs) -> Plan {
+        match a.action {
+            ThemeVerb::List => Plan::with_tier(self.spec(), Tier::Read, &["list"]),
+            ThemeVerb::Current => Plan::with_tier(self.spec(), Tier::Read, &["current"]),
+            ThemeVerb::Set => Plan::with_tier(self.spec(), Tier::Act, &["set"]),
+        }
     }
-}
-
-pub struct ScreenText(pub(super) Arc<DesktopService>);
-impl Tool for ScreenText {
-    type Args = CaptureArgs;
-    type Run = CaptureArgs;
-    fn resolve<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        _probe: &'a Probe,
-        plan: &'a Plan,
-        a: CaptureArgs,
-    ) -> BoxFuture<'a, Result<Resolved<CaptureArgs>, ToolError>> {
-        Box::pin(resolve_capture_target(&self.0, plan, a))
-    }
-    fn spec(&self) -> &'static ToolSpec {
-        spec!("screen_text", "Read text on screen", Act, read_only: true, destructive: false, private: [],
-            "The text shown on screen (OCR), best on a region or a window.")
-    }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        a: CaptureArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let target = a.target.unwrap_or(CaptureTarget::Output);
-            json(
-                self.0
-                    .desktop
-                    .screen_text(&p, &target)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
-    }
-}
-
-pub struct ClipboardRead(pub(super) Arc<DesktopService>);
-impl Tool for ClipboardRead {
-    type Args = NoArgs;
-    type Run = NoArgs;
-    resolve_as_planned!();
-    fn spec(&self) -> &'static ToolSpec {
-        spec!("clipboard_read", "Read the clipboard", Act, read_only: true, destructive: false, private: [],
-            "The text on the clipboard. Its contents never reach the audit log.")
-    }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        _a: NoArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .clipboard_read(&p)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
-    }
-}
-
-/// Arguments of `clipboard_write`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClipboardWriteArgs {
-    /// Text to put on the clipboard.
-    pub text: String,
-}
-
-pub struct ClipboardWrite(pub(super) Arc<DesktopService>);
-impl Tool for ClipboardWrite {
-    type Args = ClipboardWriteArgs;
-    type Run = ClipboardWriteArgs;
-    /// The person is asked with the text itself (the audit keeps only its length).
-    fn resolve<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        _probe: &'a Probe,
-        plan: &'a Plan,
-        a: ClipboardWriteArgs,
-    ) -> BoxFuture<'a, Result<Resolved<ClipboardWriteArgs>, ToolError>> {
-        Box::pin(async move {
-            let mut action = Action::from_plan(plan);
-            action.shown = Some(a.text.clone());
-            action.target = Some(format!("the clipboard ({} bytes of text)", a.text.len()));
-            Ok(Resolved { action, run: a })
-        })
-    }
-    fn spec(&self) -> &'static ToolSpec {
-        spec!("clipboard_write", "Write the clipboard", Act, read_only: false, destructive: true, private: ["text"],
-            "Put text on the clipboard.")
-    }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        a: ClipboardWriteArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            self.0
-                .desktop
-                .clipboard_write(&p, &a.text)
-                .await
-                .map_err(domain_err)?;
-            json(serde_json::json!({"written_bytes": a.text.len()}))
-        })
-    }
-}
-
-// ---- notifications ---------------------------------------------------------------------------
-
-/// Arguments of `notify`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NotifyArgs {
-    /// Title.
-    pub title: String,
-    /// Body text.
-    #[serde(default)]
-    pub body: String,
-}
-
-pub struct Notify(pub(super) Arc<DesktopService>);
-impl Tool for Notify {
-    type Args = NotifyArgs;
-    type Run = CommandSpec;
-    fn spec(&self) -> &'static ToolSpec {
-        spec!("notify", "Desktop notification", Act, read_only: false, destructive: false, private: [],
-            "Show the person a desktop notification.")
-    }
-    fn resolve<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        _probe: &'a Probe,
-        plan: &'a Plan,
-        a: NotifyArgs,
-    ) -> BoxFuture<'a, Result<Resolved<CommandSpec>, ToolError>> {
-        Box::pin(async move {
-            let spec = self
-                .0
-                .desktop
-                .notify_command(&a.title, &a.body)
-                .map_err(domain_err)?;
-            let mut action = Action::from_plan(plan);
-            action.commands = vec![spec.clone()];
-            action.shown = Some(format!("{}\n{}", a.title, a.body));
-            Ok(Resolved { action, run: spec })
-        })
-    }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        spec: CommandSpec,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            self.0.desktop.notify(&p, spec).await.map_err(domain_err)?;
-            json(serde_json::json!({"shown": true}))
-        })
-    }
-}
-
-/// Arguments of `osd`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OsdArgs {
-    /// A short message.
-    pub message: String,
-}
-
-pub struct Osd(pub(super) Arc<DesktopService>);
-impl Tool for Osd {
-    type Args = OsdArgs;
-    type Run = OsdCommand;
-    fn spec(&self) -> &'static ToolSpec {
-        spec!("osd", "On-screen message", Act, read_only: false, destructive: false, private: [],
-            "Flash a short on-screen message (Omarchy's OSD, else a notification).")
-    }
-    /// Omarchy's osd route, when there is one, is judged as that route (its rules, its tier).
+    /// `set` is Omarchy's `theme set` route: one decision whether reached here or through
+    /// omarchy_run.
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
         probe: &'a Probe,
         plan: &'a Plan,
-        a: OsdArgs,
-    ) -> BoxFuture<'a, Result<Resolved<OsdCommand>, ToolError>> {
+        a: ThemeArgs,
+    ) -> BoxFuture<'a, Result<Resolved<ThemeRun>, ToolError>> {
         Box::pin(async move {
-            let cmd = self
-                .0
-                .desktop
-                .osd_command(&probe.permit, &a.message)
-                .await
-                .map_err(domain_err)?;
-            let mut action = match &cmd.route {
-                Some(call) => route_action(call),
-                None => {
-                    let mut a = Action::from_plan(plan);
-                    a.commands = vec![cmd.spec.clone()];
-                    a
+            match a.action()? {
+                ThemeAction::Set { name } => {
+                    let theme = self.0.desktop.resolve_theme(&name).map_err(domain_err)?;
+                    let call = self
+                        .0
+                        .desktop
+                        .resolve_route(&probe.permit, "theme set", std::slice::from_ref(&theme))
+                        .await
+                        .map_err(domain_err)?;
+                    let mut action = route_action(&call);
+                    action.target = Some(format!("theme {theme}"));
+                    Ok(Resolved {
+                        action,
+                        run: ThemeRun::Set(Box::new(call)),
+                    })
                 }
-            };
-            action.shown = Some(a.message.clone());
-            Ok(Resolved { action, run: cmd })
+                look => Ok(Resolved::planned(plan, ThemeRun::Look(look))),
+            }
         })
     }
     fn execute<'a>(
         &'a self,
         _cx: &'a CallCx,
         p: Permit,
-        cmd: OsdCommand,
+        run: ThemeRun,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { json(self.0.desktop.osd(&p, cmd).await.map_err(domain_err)?) })
+        Box::pin(async move {
+            let d = &self.0.desktop;
+            match run {
+                ThemeRun::Look(look) => json(d.theme(&p, &look).await.map_err(domain_err)?),
+                ThemeRun::Set(call) => {
+                    let out = d.run_route(&p, &call).await.map_err(domain_err)?;
+                    let current = d.current_theme();
+                    json(serde_json::json!({ "ran": out, "current": current }))
+                }
+            }
+        })
+    }
+}
+
+/// Arguments of `background`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundArgs {
+    /// next: the theme's next one.
+    pub action: BackgroundVerb,
+    /// For set: a PNG, JPEG or WebP file.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// What to do with the background.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundVerb {
+    Next,
+    Set,
+}
+
+impl BackgroundArgs {
+    fn action(&self) -> Result<BackgroundAction, ToolError> {
+        Ok(match self.action {
+            BackgroundVerb::Next => BackgroundAction::Next,
+            BackgroundVerb::Set => BackgroundAction::Set {
+                path: need(&self.path, "path", "set")?,
+            },
+        })
+    }
+}
+
+pub struct Background(pub(super) Arc<DesktopService>);
+impl Tool for Background {
+    type Args = BackgroundArgs;
+    type Run = BackgroundPlan;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [],
+            "Switch to the next background of the theme, or set an image file as background.")
+    }
+    fn plan(&self, a: &BackgroundArgs) -> Plan {
+        match a.action {
+            BackgroundVerb::Next => Plan::with_tier(self.spec(), Tier::Act, &["next"]),
+            BackgroundVerb::Set => Plan::with_tier(self.spec(), Tier::Act, &["set"]),
+        }
+    }
+    fn resolve<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        probe: &'a Probe,
+        plan: &'a Plan,
+        a: BackgroundArgs,
+    ) -> BoxFuture<'a, Result<Resolved<BackgroundPlan>, ToolError>> {
+        Box::pin(async move {
+            let mut action = a.action()?;
+            let mut target = None;
+            if let BackgroundAction::Set { path } = &action {
+                // archgate's own files and the person's secrets are refused before anything else.
+                let t = cx.resolver.existing_path(path)?;
+                let p = self
+                    .0
+                    .desktop
+                    .resolve_background(&t.value)
+                    .map_err(domain_err)?;
+                let shown = p.display().to_string();
+                target = Some(shown.clone());
+                action = BackgroundAction::Set { path: shown };
+            }
+            let bg = self
+                .0
+                .desktop
+                .background_plan(&probe.permit, &action)
+                .await
+                .map_err(domain_err)?;
+            let mut act = match &bg {
+                BackgroundPlan::Route(call) => route_action(call),
+                BackgroundPlan::Sway(cmd) => {
+                    let mut a = Action::from_plan(plan);
+                    a.shown = Some(format!("swaymsg {cmd}"));
+                    a
+                }
+            };
+            act.target = target;
+            Ok(Resolved {
+                action: act,
+                run: bg,
+            })
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        bg: BackgroundPlan,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let done = self
+                .0
+                .desktop
+                .background(&p, &bg)
+                .await
+                .map_err(domain_err)?;
+            json(serde_json::json!({ "background": done }))
+        })
+    }
+}
+
+/// Arguments of `audio`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AudioArgs {
+    /// set takes percent, mute muted, switch sink.
+    pub action: AudioVerb,
+    /// 0 to 150.
+    #[serde(default)]
+    pub percent: Option<u32>,
+    /// Absent toggles.
+    #[serde(default)]
+    pub muted: Option<bool>,
+    /// Id or name, as sinks lists them.
+    #[serde(default)]
+    pub sink: Option<String>,
+}
+
+/// What to do with audio.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AudioVerb {
+    Get,
+    Set,
+    Mute,
+    Sinks,
+    Switch,
+}
+
+impl AudioArgs {
+    fn action(&self) -> Result<AudioAction, ToolError> {
+        Ok(match self.action {
+            AudioVerb::Get => AudioAction::Get,
+            AudioVerb::Sinks => AudioAction::Sinks,
+            AudioVerb::Set => AudioAction::Set {
+                percent: need(&self.percent, "percent", "set")?,
+            },
+            AudioVerb::Mute => AudioAction::Mute { muted: self.muted },
+            AudioVerb::Switch => AudioAction::Switch {
+                sink: need(&self.sink, "sink", "switch")?,
+            },
+        })
+    }
+}
+
+pub struct Audio(pub(super) Arc<DesktopService>);
+impl Tool for Audio {
+    type Args = AudioArgs;
+    type Run = AudioAction;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("audio", "Audio", Act, read_only: false, destructive: false, private: [],
+            "Volume and mute of the default output, the list of outputs, and switching between them.")
+    }
+    fn plan(&self, a: &AudioArgs) -> Plan {
+        match a.action {
+            AudioVerb::Get => Plan::with_tier(self.spec(), Tier::Read, &["get"]),
+            AudioVerb::Sinks => Plan::with_tier(self.spec(), Tier::Read, &["sinks"]),
+            AudioVerb::Set => Plan::with_tier(self.spec(), Tier::Act, &["set"]),
+            AudioVerb::Mute => Plan::with_tier(self.spec(), Tier::Act, &["mute"]),
+            AudioVerb::Switch => Plan::with_tier(self.spec(), Tier::Act, &["switch"]),
+        }
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: AudioArgs,
+    ) -> BoxFuture<'a, Result<Resolved<AudioAction>, ToolError>> {
+        Box::pin(async move { Ok(Resolved::planned(plan, a.action()?)) })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        a: AudioAction,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { json(self.0.desktop.audio(&p, &a).await.map_err(domain_err)?) })
+    }
+}
+
+/// Arguments of `brightness`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BrightnessArgs {
+    pub action: BrightnessVerb,
+    /// For set: 1 to 100.
+    #[serde(default)]
+    pub percent: Option<u32>,
+}
+
+/// What to do with brightness.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BrightnessVerb {
+    Get,
+    Set,
+}
+
+impl BrightnessArgs {
+    fn action(&self) -> Result<BrightnessAction, ToolError> {
+        Ok(match self.action {
+            BrightnessVerb::Get => BrightnessAction::Get,
+            BrightnessVerb::Set => BrightnessAction::Set {
+                percent: need(&self.percent, "percent", "set")?,
+            },
+        })
+    }
+}
+
+pub struct BrightnessTool(pub(super) Arc<DesktopService>);
+impl Tool for BrightnessTool {
+    type Args = BrightnessArgs;
+    type Run = BrightnessAction;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("brightness", "Screen brightness", Act, read_only: false, destructive: false, private: [],
+            "Read or set the screen's brightness.")
+    }
+    fn plan(&self, a: &BrightnessArgs) -> Plan {
+        match a.action {
+            BrightnessVerb::Get => Plan::with_tier(self.spec(), Tier::Read, &["get"]),
+            BrightnessVerb::Set => Plan::with_tier(self.spec(), Tier::Act, &["set"]),
+        }
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: BrightnessArgs,
+    ) -> BoxFuture<'a, Result<Resolved<BrightnessAction>, ToolError>> {
+        Box::pin(async move { Ok(Resolved::planned(plan, a.action()?)) })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        a: BrightnessAction,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            json(
+                self.0
+                    .desktop
+                    .brightness(&p, &a)
+                    .await
+                    .map_err(domain_err)?,
+            )
+        })
+    }
+}
+
+/// Arguments of `media`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MediaArgs {
+    pub action: MediaAction,
+}
+
+pub struct Media(pub(super) Arc<DesktopService>);
+impl Tool for Media {
+    type Args = MediaArgs;
+    type Run = MediaArgs;
+    archgate_core::resolve_as_planned!();
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("media", "Media player", Act, read_only: false, destructive: false, private: [],
+            "Control the media player (play, pause, next …) or see what is playing.")
+    }
+    fn plan(&self, a: &MediaArgs) -> Plan {
+        let tier = if matches!(a.action, MediaAction::Status) {
+            Tier::Read
+        } else {
+            Tier::Act
+        };
+        let word = format!("{:?}", a.action).to_lowercase();
+        Plan::with_tier(self.spec(), tier, &[&word])
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        a: MediaArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            json(
+                self.0
+                    .desktop
+                    .media(&p, a.action)
+                    .await
+                    .map_err(domain_err)?,
+            )
+        })
+    }
+}
+
+/// Arguments of `toggle`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToggleArgs {
+    /// E.g. "nightlight"; omarchy_search "toggle" lists them.
+    pub name: String,
+}
+
+pub struct Toggle(pub(super) Arc<DesktopService>);
+impl Tool for Toggle {
+    type Args = ToggleArgs;
+    type Run = RouteCall;
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [],
+            "Switch one of Omarchy's toggles (night light, idle lock, …).")
+    }
+    fn plan(&self, a: &ToggleArgs) -> Plan {
+        let mut p = Plan::with_tier(self.spec(), Tier::Act, &[&a.name]);
+        p.argv = vec!["toggle".into(), a.name.clone()];
+        p
+    }
+    /// A toggle is an Omarchy route: its rules and its tier apply (a destructive toggle asks).
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        probe: &'a Probe,
+        _plan: &'a Plan,
+        a: ToggleArgs,
+    ) -> BoxFuture<'a, Result<Resolved<RouteCall>, ToolError>> {
+        Box::pin(async move {
+            let call = self
+                .0
+                .desktop
+                .resolve_toggle_call(&probe.permit, &a.name)
+                .await
+                .map_err(domain_err)?;
+            Ok(Resolved {
+                action: route_action(&call),
+                run: call,
+            })
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        call: RouteCall,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            json(
+                self.0
+                    .desktop
+                    .run_route(&p, &call)
+                    .await
+                    .map_err(domain_err)?,
+            )
+        })
+    }
+}
+
+/// Arguments of `launch`: exactly one of `app` and `url`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchArgs {
+    /// Desktop-entry id or program name.
+    #[serde(default)]
+    pub app: Option<String>,
+    /// An http(s) or mailto: address.
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+impl LaunchArgs {
+    fn target(&self) -> Result<LaunchTarget, ToolError> {
+        match (&self.app, &self.url) {
+            (Some(app), None) => Ok(LaunchTarget::App { app: app.clone() }),
+            (None, Some(url)) => Ok(LaunchTarget::Url { url: url.clone() }),
+            _ => Err(ToolError::new(
+                ErrorKind::InvalidArguments,
+                "give exactly one of `app` and `url`",
+            )),
+        }
+    }
+}
+
+pub struct Launch(pub(super) Arc<DesktopService>);
+impl Tool for Launch {
+    type Args = LaunchArgs;
+    type Run = (LaunchTarget, CommandSpec);
+    fn spec(&self) -> &'static ToolSpec {
+        spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [],
+            "Start an application (desktop entry or program) or open an http(s) address, detached.")
+    }
+    /// One route per application, whatever the spelling (`X` and `X.desktop`).
+    fn plan(&self, a: &LaunchArgs) -> Plan {
+        match (&a.app, &a.url) {
+            (Some(app), _) => {
+                let id = Desktop::app_id(app);
+                let mut p = Plan::with_tier(self.spec(), Tier::Act, &["app", id]);
+                p.argv = vec![id.to_owned()];
+                p
+            }
+            _ => Plan::with_tier(self.spec(), Tier::Act, &["url"]),
+        }
+    }
+    /// The command the entry or URL resolves to is what policy judges (an `Exec=su …` entry is
+    /// blocked), what the person sees, and the only thing the permit runs.
+    fn resolve<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: LaunchArgs,
+    ) -> BoxFuture<'a, Result<Resolved<Self::Run>, ToolError>> {
+        Box::pin(async move {
+            let target = a.target()?;
+            if let LaunchTarget::Url { url } = &target
+                && !url.starts_with("mailto:")
+            {
+                cx.resolver.url(url)?;
+            }
+            let spec = self.0.desktop.plan_launch(&target).map_err(domain_err)?;
+            let mut action = Action::from_plan(plan);
+            action.commands = vec![spec.clone()];
+            action.target = Some(match &target {
+                LaunchTarget::App { app } => format!("application {}", Desktop::app_id(app)),
+                LaunchTarget::Url { url } => url.clone(),
+            });
+            Ok(Resolved {
+                action,
+                run: (target, spec),
+            })
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        p: Permit,
+        (target, spec): Self::Run,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            json(
+                self.0
+                    .desktop
+                    .launch(&p, &target, spec)
+                    .map_err(domain_err)?,
+            )
+        })
     }
 }

@@ -100,9 +100,9 @@ pub(super) fn json(v: impl serde::Serialize) -> Result<ToolOutput, ToolError> {
 }
 
 mod controls;
-mod look;
+mod screen;
 use controls::*;
-use look::*;
+use screen::*;
 
 // ---- state, registry, shell --------------------------------------------------------------
 

@@ -6,11 +6,13 @@ use archgate_core::audit::{AuditLog, AuditSettings, Entry, Outcome, read_log};
 use archgate_core::config::{ConfigHandle, load_str};
 use archgate_core::exec::{CommandSpec, Permit};
 use archgate_core::gate::Relay;
-use archgate_core::gate::{Catalogue, Client, Gate};
+use archgate_core::gate::{Catalogue, Client, Gate, Kind};
 use archgate_core::paths::{PathEnv, PathOverrides, Paths};
 use archgate_core::person::PersonState;
 use archgate_core::policy::{Grant, Tier};
-use archgate_core::tool::{CallCx, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec};
+use archgate_core::tool::{
+    CallCx, ErrorKind, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
+};
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -36,6 +38,17 @@ fn env(config: &str) -> Env {
 
 /// `env` on a given clock.
 fn env_on(config: &str, clock: Arc<dyn archgate_core::clock::Clock>) -> Env {
+    let loaded = load_str(config);
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    env_with(ConfigHandle::fixed(loaded.config), clock, |_| {})
+}
+
+/// A gate on this config handle and clock, with the test tools and any `more`.
+fn env_with(
+    handle: ConfigHandle,
+    clock: Arc<dyn archgate_core::clock::Clock>,
+    more: impl FnOnce(&mut Catalogue),
+) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let penv = PathEnv {
@@ -45,9 +58,6 @@ fn env_on(config: &str, clock: Arc<dyn archgate_core::clock::Clock>) -> Env {
     };
     let paths = Paths::resolve(&penv, None, &PathOverrides::default()).unwrap();
     paths.prepare(penv.uid).unwrap();
-    let loaded = load_str(config);
-    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
-    let handle = ConfigHandle::fixed(loaded.config);
     let audit = AuditLog::start(AuditSettings {
         path: paths.audit_log(),
         queue: 4096,
@@ -63,6 +73,7 @@ fn env_on(config: &str, clock: Arc<dyn archgate_core::clock::Clock>) -> Env {
     cat.add(Secret);
     cat.add(FromFile(dir.path().join("entry")));
     cat.add(RouteWord);
+    more(&mut cat);
     let log = paths.audit_log();
     Env {
         _dir: dir,
@@ -163,7 +174,7 @@ async fn privilege_elevation_is_refused_and_recorded_whatever_the_config() {
         .await;
     assert_eq!(r.outcome, Outcome::Refused);
     let err = r.output.unwrap_err();
-    assert_eq!(err.kind, "refused");
+    assert_eq!(err.kind, Kind::Refused);
     assert!(err.message.contains("sudo"), "{}", err.message);
     let recs = records(&e);
     assert_eq!(recs.len(), 1);
@@ -212,7 +223,7 @@ async fn approval_needed_without_channels_is_unsupported_with_the_command() {
         .await;
     assert_eq!(r.outcome, Outcome::Unsupported);
     let err = r.output.unwrap_err();
-    assert_eq!(err.kind, "unsupported");
+    assert_eq!(err.kind, Kind::Unsupported);
     assert!(err.message.contains("run it themselves"), "{}", err.message);
 }
 
@@ -314,13 +325,13 @@ async fn unknown_tools_are_charged() {
     let e = env("[budgets]\nper_minute = 3\n");
     for i in 0..3 {
         let r = e.gate.call(&client(), &format!("nope{i}"), json!({})).await;
-        assert_eq!(r.output.unwrap_err().kind, "unknown_tool");
+        assert_eq!(r.output.unwrap_err().kind, Kind::UnknownTool);
     }
     let r = e
         .gate
         .call(&client(), "echo", json!({"words": ["x"]}))
         .await;
-    assert_eq!(r.output.unwrap_err().kind, "budget_exhausted");
+    assert_eq!(r.output.unwrap_err().kind, Kind::BudgetExhausted);
 }
 
 /// The budget's minute turns on the gate's clock, not the wall's: three calls at 59 s, the fourth
@@ -339,7 +350,7 @@ async fn the_budget_minute_turns_on_the_gates_clock() {
     let r = e.gate.call(&client(), "echo", echo()).await;
     assert_eq!(r.outcome, Outcome::BudgetExhausted);
     let err = r.output.unwrap_err();
-    assert_eq!(err.kind, "budget_exhausted");
+    assert_eq!(err.kind, Kind::BudgetExhausted);
     assert!(err.message.contains("reset"), "{}", err.message);
     clock.advance(1);
     let r = e.gate.call(&client(), "echo", echo()).await;
@@ -371,7 +382,7 @@ async fn route_words_that_draw_on_the_terminal_are_refused() {
             "{bad:?}: {:?}",
             r.output
         );
-        assert_eq!(r.output.unwrap_err().kind, "invalid_route");
+        assert_eq!(r.output.unwrap_err().kind, Kind::InvalidRoute);
     }
     assert!(e.gate.broker().pending().is_empty());
 }
@@ -429,7 +440,7 @@ async fn a_huge_unknown_name_leaves_a_small_record() {
     let name = "x".repeat(4 << 20);
     let r = e.gate.call(&client(), &name, json!({})).await;
     let err = r.output.unwrap_err();
-    assert_eq!(err.kind, "unknown_tool");
+    assert_eq!(err.kind, Kind::UnknownTool);
     assert!(err.message.len() < 1024, "{} bytes", err.message.len());
     let recs = records(&e);
     let line = serde_json::to_string(&recs[0]).unwrap();
@@ -437,4 +448,165 @@ async fn a_huge_unknown_name_leaves_a_small_record() {
     use sha2::Digest;
     let digest = hex::encode(sha2::Sha256::digest(name.as_bytes()));
     assert!(recs[0].tool.contains(&digest));
+}
+
+/// A read tool that, while its call resolves, rewrites the config file and reloads it; its
+/// answer says what the call saw: its `CallCx` snapshot and its permit's timeout.
+struct Reloads {
+    handle: ConfigHandle,
+    file: std::path::PathBuf,
+    at_resolve: std::sync::Mutex<Option<usize>>,
+}
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+static RELOADS: ToolSpec = read_spec("reloads", "reloads the config mid-call");
+impl Tool for Reloads {
+    type Args = NoArgs;
+    type Run = NoArgs;
+    fn spec(&self) -> &'static ToolSpec {
+        &RELOADS
+    }
+    fn resolve<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: NoArgs,
+    ) -> BoxFuture<'a, Result<Resolved<NoArgs>, ToolError>> {
+        Box::pin(async move {
+            *self.at_resolve.lock().unwrap() = Some(Arc::as_ptr(&cx.config) as usize);
+            std::fs::write(&self.file, "[tools.timeouts]\nreloads = 9\n").unwrap();
+            let (outcome, _) = self.handle.reload();
+            assert_eq!(outcome, archgate_core::config::ReloadOutcome::Applied);
+            Ok(Resolved::planned(plan, a))
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        permit: Permit,
+        _a: NoArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let same = *self.at_resolve.lock().unwrap() == Some(Arc::as_ptr(&cx.config) as usize);
+            Ok(ToolOutput::json(json!({
+                "same_snapshot": same,
+                "cx_timeout": cx.config.tools.timeouts.get("reloads").map(|d| d.as_secs()),
+                "permit_timeout": permit.timeout().map(|d| d.as_secs()),
+            })))
+        })
+    }
+}
+
+/// ARCHITECTURE invariant 6: one call is decided and run under one config snapshot. A reload
+/// while the call is under way reaches neither its `CallCx` nor its permit; the next call reads
+/// the new snapshot.
+#[tokio::test]
+async fn a_reload_mid_call_does_not_reach_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("config.toml");
+    std::fs::write(&file, "[tools.timeouts]\nreloads = 5\n").unwrap();
+    let (handle, loaded) = ConfigHandle::open(file.clone());
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    let tool = Reloads {
+        handle: handle.clone(),
+        file,
+        at_resolve: Default::default(),
+    };
+    let e = env_with(handle, Arc::new(archgate_core::clock::SystemClock), |c| {
+        c.add(tool)
+    });
+    let out = e.gate.call(&client(), "reloads", json!({})).await;
+    let v = out.output.unwrap().structured.unwrap();
+    assert_eq!(
+        v,
+        json!({"same_snapshot": true, "cx_timeout": 5, "permit_timeout": 5})
+    );
+    // The reload did happen: the next call is under the new snapshot.
+    let next = e.gate.config().current();
+    assert_eq!(
+        next.tools.timeouts.get("reloads"),
+        Some(&Duration::from_secs(9))
+    );
+}
+
+/// How often `Counted`'s arguments were deserialized.
+static PARSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn counted_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    PARSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    String::deserialize(d)
+}
+
+/// A tool whose arguments count their own parsing; `execute` takes the typed value resolution
+/// settled.
+struct Counted;
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CountedArgs {
+    #[serde(deserialize_with = "counted_word")]
+    word: String,
+}
+static COUNTED: ToolSpec = read_spec("counted", "counts its parsing");
+impl Tool for Counted {
+    type Args = CountedArgs;
+    type Run = String;
+    fn spec(&self) -> &'static ToolSpec {
+        &COUNTED
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: CountedArgs,
+    ) -> BoxFuture<'a, Result<Resolved<String>, ToolError>> {
+        Box::pin(async move { Ok(Resolved::planned(plan, a.word.to_uppercase())) })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _permit: Permit,
+        word: String,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { Ok(ToolOutput::text(word)) })
+    }
+}
+
+/// The arguments are parsed once, at admission; every later stage, execution too, takes the
+/// typed value (here: what resolution made of it).
+#[tokio::test]
+async fn a_calls_arguments_are_parsed_once() {
+    let e = env_with(
+        ConfigHandle::fixed(load_str("").config),
+        Arc::new(archgate_core::clock::SystemClock),
+        |c| c.add(Counted),
+    );
+    let before = PARSED.load(std::sync::atomic::Ordering::SeqCst);
+    let r = e
+        .gate
+        .call(&client(), "counted", json!({"word": "once"}))
+        .await;
+    let out = r.output.unwrap();
+    assert!(
+        matches!(&out.content[..], [archgate_core::tool::Content::Text(t)] if t == "ONCE"),
+        "{out:?}"
+    );
+    assert_eq!(PARSED.load(std::sync::atomic::Ordering::SeqCst) - before, 1);
+}
+
+/// The spec of a test's read tool.
+const fn read_spec(name: &'static str, description: &'static str) -> ToolSpec {
+    ToolSpec {
+        name,
+        title: name,
+        description,
+        tier: Tier::Read,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+        private_args: &[],
+    }
 }

@@ -56,7 +56,7 @@ async fn first_request(e: &Env, c: &Client, text: &str) -> String {
     let r = relayed(e, c, text, None, None).await;
     assert_eq!(r.outcome, Outcome::InputRequired);
     let err = r.output.unwrap_err();
-    assert_eq!(err.kind, "input_required");
+    assert_eq!(err.kind, Kind::InputRequired);
     let ticket = err.input_required().expect("typed ticket").ticket.clone();
     assert!(e.gate.broker().pending().iter().any(|q| q.id == ticket));
     ticket
@@ -76,9 +76,9 @@ async fn a_relaying_client_brings_the_answer_back_once_and_only_for_that_call() 
         grant: Grant::full(),
     };
     let r = relayed(&e, &other, "a", Some(&ticket), Some(Answer::Allow)).await;
-    assert_eq!(r.output.unwrap_err().kind, "ticket_unknown");
+    assert_eq!(r.output.unwrap_err().kind, Kind::TicketUnknown);
     let r = relayed(&e, &c, "b", Some(&ticket), Some(Answer::Allow)).await;
-    assert_eq!(r.output.unwrap_err().kind, "ticket_mismatch");
+    assert_eq!(r.output.unwrap_err().kind, Kind::TicketMismatch);
     assert!(
         e.gate.broker().pending().iter().any(|q| q.id == ticket),
         "still parked"
@@ -91,7 +91,7 @@ async fn a_relaying_client_brings_the_answer_back_once_and_only_for_that_call() 
         matches!(&r.output.unwrap().content[..], [archgate_core::tool::Content::Text(t)] if t == "output a")
     );
     let r = relayed(&e, &c, "a", Some(&ticket), Some(Answer::Allow)).await;
-    assert_eq!(r.output.unwrap_err().kind, "ticket_unknown");
+    assert_eq!(r.output.unwrap_err().kind, Kind::TicketUnknown);
 
     let recs = records(&e);
     let outcomes: Vec<_> = recs.iter().map(|r| r.outcome).collect();

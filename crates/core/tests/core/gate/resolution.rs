@@ -99,7 +99,10 @@ async fn a_program_is_judged_as_the_file_it_resolves_to() {
     entry(&e, &["no-such-program-here"]);
     let r = e.gate.call(&client(), "from_file", json!({})).await;
     assert_eq!(r.outcome, Outcome::Unresolved);
-    assert_eq!(r.output.unwrap_err().kind, "not_installed");
+    assert_eq!(
+        r.output.unwrap_err().kind,
+        Kind::Tool(ErrorKind::NotInstalled)
+    );
 }
 
 /// What is approved is what runs: a tool that builds another command in `execute` than the one
@@ -113,7 +116,10 @@ async fn a_command_built_again_differently_is_refused() {
         .call(&client(), "from_file", json!({"drift": true}))
         .await;
     assert_eq!(r.outcome, Outcome::ToolError);
-    assert_eq!(r.output.unwrap_err().kind, "not_approved");
+    assert_eq!(
+        r.output.unwrap_err().kind,
+        Kind::Tool(ErrorKind::NotApproved)
+    );
     let r = e.gate.call(&client(), "from_file", json!({})).await;
     assert_eq!(r.outcome, Outcome::Ok);
 }

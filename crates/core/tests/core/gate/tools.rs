@@ -136,7 +136,7 @@ impl Tool for FromFile {
     ) -> BoxFuture<'a, Result<Resolved<Self::Run>, ToolError>> {
         Box::pin(async move {
             let text = std::fs::read_to_string(&self.0)
-                .map_err(|e| ToolError::new("not_found", e.to_string()))?;
+                .map_err(|e| ToolError::new(ErrorKind::NotFound, e.to_string()))?;
             let words: Vec<&str> = text.lines().collect();
             let spec = CommandSpec::new(words[0]).args(words[1..].iter().copied());
             let mut r = Resolved::planned(plan, (spec.clone(), a.drift));
