@@ -75,7 +75,10 @@ async fn main() -> std::io::Result<()> {
         let Some((name, path)) = a.split_once('=') else {
             return Err(std::io::Error::other(format!("{a}: expected NAME=FILE")));
         };
-        answers.push((name.to_owned(), serde_json::from_slice(&std::fs::read(path)?)?));
+        answers.push((
+            name.to_owned(),
+            serde_json::from_slice(&std::fs::read(path)?)?,
+        ));
     }
     if answers.is_empty() {
         answers.push(("system_status".to_owned(), json!({"ok": true})));
