@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Issue 23's speed check: archgate against a bare rmcp server (crates/archgate/benches/bare_rmcp.rs:
-# one tool answering constant JSON on the same rmcp, axum and TCP settings), side by side in one
-# run with `hey`, then the gate's own overhead (crates/core/benches/gate.rs). Builds both in
-# release; installs Debian's `hey` when missing. Prints the table: archgate / bare at 1 and 16 clients, and the gate's p99.
+# tools answering constant JSON — archgate's own answers — on the same rmcp, axum and TCP
+# settings), side by side in one run with `hey`, then the gate's own overhead
+# (crates/core/benches/gate.rs). Builds both in release; installs Debian's `hey` when missing.
+# Prints the table: archgate / bare at 1 and 16 clients for `pacman_conf` (the headline: the
+# pipeline's cost) and `system_status` (the pipeline plus the tool's /proc and /sys reads), and
+# the gate's p99.
 #   bash bench/rmcp/run.sh
-# Knobs: BENCH_REQUESTS (per round, 3000), BENCH_ROUNDS (3), BENCH_WARMUP (1000); CARGO_TARGET_DIR.
+# Knobs: BENCH_REQUESTS (per round, 3000), BENCH_ROUNDS (3), BENCH_WARMUP (1000), BENCH_TOOLS
+# (pacman_conf,system_status); CARGO_TARGET_DIR.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/target}"

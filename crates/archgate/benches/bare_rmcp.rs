@@ -1,13 +1,14 @@
-//! A bare rmcp server: one tool, `system_status`, answering a constant JSON value, served by
-//! rmcp's `StreamableHttpService` on axum with TCP_NODELAY — the stack archgate is built on (this
+//! A bare rmcp server: tools answering constant JSON values, served by rmcp's
+//! `StreamableHttpService` on axum with TCP_NODELAY — the stack archgate is built on (this
 //! crate's very rmcp, axum, hyper and tokio, with their features), with nothing of archgate's
 //! around it. Not a test: bench/rmcp/run.sh builds it (`cargo bench --no-run`) and measures
 //! archgate against it.
 //!
-//!   bare_rmcp --bench [CONSTANT.json]    answers the file's JSON (else `{"ok":true}`)
+//!   bare_rmcp --bench [NAME=CONSTANT.json ...]   tool NAME answers the file's JSON
+//!                                                 (none given: `system_status` answers `{"ok":true}`)
 //!
 //! Listens on a free loopback port and prints `{"event":"listening","port":N}` on stdout. The
-//! bench gives it archgate's own `system_status` answer, so both serialize the same value.
+//! bench gives it archgate's own answer to each tool it calls, so both serialize the same value.
 
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
@@ -23,15 +24,16 @@ use std::sync::Arc;
 
 #[derive(Clone)]
 struct Bare {
-    answer: Arc<Value>,
+    /// Each tool's constant answer, by name.
+    answers: Arc<Vec<(String, Value)>>,
 }
 
-fn tool() -> Tool {
+fn tool(name: &str) -> Tool {
     let schema: Map<String, Value> = json!({"type": "object", "properties": {}})
         .as_object()
         .cloned()
         .unwrap_or_default();
-    Tool::new("system_status", "A constant answer", Arc::new(schema))
+    Tool::new(name.to_owned(), "A constant answer", Arc::new(schema))
 }
 
 impl ServerHandler for Bare {
@@ -44,7 +46,9 @@ impl ServerHandler for Bare {
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![tool()]))
+        Ok(ListToolsResult::with_all_items(
+            self.answers.iter().map(|(n, _)| tool(n)).collect(),
+        ))
     }
 
     async fn call_tool(
@@ -52,10 +56,10 @@ impl ServerHandler for Bare {
         request: CallToolRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if request.name != "system_status" {
-            return Err(ErrorData::invalid_params("no such tool", None));
+        match self.answers.iter().find(|(n, _)| *n == request.name) {
+            Some((_, v)) => Ok(CallToolResult::structured(v.clone()).into()),
+            None => Err(ErrorData::invalid_params("no such tool", None)),
         }
-        Ok(CallToolResult::structured((*self.answer).clone()).into())
     }
 }
 
@@ -66,12 +70,21 @@ async fn main() -> std::io::Result<()> {
     if !std::env::args().any(|a| a == "--bench") {
         return Ok(()); // `cargo test --all-targets` builds benches too; bench/rmcp/run.sh runs this.
     }
-    let answer: Value = match std::env::args().skip(1).find(|a| !a.starts_with("--")) {
-        Some(p) => serde_json::from_slice(&std::fs::read(p)?)?,
-        None => json!({"ok": true}),
-    };
+    let mut answers = Vec::new();
+    for a in std::env::args().skip(1).filter(|a| !a.starts_with("--")) {
+        let Some((name, path)) = a.split_once('=') else {
+            return Err(std::io::Error::other(format!("{a}: expected NAME=FILE")));
+        };
+        answers.push((
+            name.to_owned(),
+            serde_json::from_slice(&std::fs::read(path)?)?,
+        ));
+    }
+    if answers.is_empty() {
+        answers.push(("system_status".to_owned(), json!({"ok": true})));
+    }
     let bare = Bare {
-        answer: Arc::new(answer),
+        answers: Arc::new(answers),
     };
     let service = StreamableHttpService::new(
         move || Ok(bare.clone()),

@@ -11,8 +11,29 @@ pub fn emit(v: &serde_json::Value) {
     let _ = out.flush();
 }
 
+/// The same line as `emit(&json!({"event": "call", "tool", "client", "outcome"}))`, serialized
+/// straight from the record's fields (no `Value` built per call) and handed to stdout in one write.
+#[allow(clippy::print_stdout)]
 pub fn call_frame(r: &archgate_core::audit::Record) {
-    emit(
-        &serde_json::json!({"event": "call", "tool": r.tool, "client": r.client, "outcome": r.outcome.as_str()}),
-    );
+    #[derive(serde::Serialize)]
+    struct Frame<'a> {
+        event: &'static str,
+        tool: &'a str,
+        client: &'a str,
+        outcome: &'static str,
+    }
+    let frame = Frame {
+        event: "call",
+        tool: &r.tool,
+        client: &r.client,
+        outcome: r.outcome.as_str(),
+    };
+    let Ok(mut line) = serde_json::to_vec(&frame) else {
+        return;
+    };
+    line.push(b'\n');
+    let mut out = std::io::stdout().lock();
+    // A closed stdout (supervisor gone) must not stop the server.
+    let _ = out.write_all(&line);
+    let _ = out.flush();
 }

@@ -118,11 +118,13 @@ pub fn router(
     shutdown: CancellationToken,
     connections: Arc<Stats>,
 ) -> Router {
-    let hosts = allowed_hosts(port);
     let server = app.gate.config().current().server.clone();
     let mut config = StreamableHttpServerConfig::default();
-    config.allowed_hosts = hosts;
-    config.allowed_origins = allowed_origins(port);
+    // `Host` and `Origin` are checked by `check_host` and `check_origin`, outermost, before any
+    // request reaches the SDK (a foreign one never does): the SDK's own lists stay empty (its
+    // checks off), which spares cloning and dropping them with its service on every request.
+    config.allowed_hosts = Vec::new();
+    config.allowed_origins = Vec::new();
     config.cancellation_token = shutdown.child_token();
     // A stream pings well within the idle timeout, so a quiet stream is never taken for idle.
     config.sse_keep_alive = Some((server.idle_timeout / 4).min(Duration::from_secs(15)));
@@ -144,12 +146,10 @@ pub fn router(
         connections,
     };
 
+    // One middleware per router, each calling the next guard directly: every `from_fn` layer
+    // clones the whole service below it on every request.
     let mcp = Router::new()
         .route_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(
-            shared.clone(),
-            track_session,
-        ))
         .layer(middleware::from_fn_with_state(shared.clone(), authenticate));
     let mut open = Router::new().route("/health", get(health));
     for p in OAUTH_PROBES {
@@ -158,8 +158,6 @@ pub fn router(
     let router = open
         .merge(mcp)
         .fallback(not_found)
-        .layer(middleware::from_fn(limit_body))
-        .layer(middleware::from_fn_with_state(shared.clone(), check_origin))
         .layer(middleware::from_fn_with_state(shared.clone(), check_host))
         .with_state(shared);
     // An extension (the conformance suite's binary) may put a layer in front; what it passes
@@ -232,7 +230,7 @@ async fn check_host(State(s): State<Shared>, req: Request, next: Next) -> Respon
             "archgate answers only to 127.0.0.1, localhost or [::1]",
         );
     }
-    next.run(req).await
+    check_origin(State(s), req, next).await
 }
 
 async fn check_origin(State(s): State<Shared>, req: Request, next: Next) -> Response {
@@ -246,7 +244,7 @@ async fn check_origin(State(s): State<Shared>, req: Request, next: Next) -> Resp
             );
         }
     }
-    next.run(req).await
+    limit_body(req, next).await
 }
 
 async fn limit_body(req: Request, next: Next) -> Response {
@@ -319,7 +317,7 @@ async fn authenticate(
                 .remove(&peer.ip());
             s.app.sessions.touch(&c.name);
             req.extensions_mut().insert(c);
-            next.run(req).await
+            track_session(State(s), req, next).await
         }
         None => {
             s.failed(peer.ip());

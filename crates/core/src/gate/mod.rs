@@ -339,7 +339,9 @@ impl Gate {
             now,
             relay,
         };
-        let output = self.run(&call, &mut pending.trace, tool, args).await;
+        // Boxed: the stages' state is large, and every future that awaits this one (the MCP
+        // handler's, the SDK's task) would hold it inline and copy it at each spawn and move.
+        let output = Box::pin(self.run(&call, &mut pending.trace, tool, args)).await;
         let outcome = pending.finish(&output);
         CallResult {
             id,
