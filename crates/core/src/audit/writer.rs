@@ -101,12 +101,13 @@ impl AuditLog {
         let (tx, rx) = sync_channel(settings.queue.max(1));
         let pending_dropped = Arc::new(AtomicU64::new(0));
         let stats = Arc::new(AuditStats::default());
-        let writer = Arc::new(Mutex::new(Writer::new(
-            settings,
-            retention,
-            pending_dropped.clone(),
-            stats.clone(),
-        )));
+        let mut first = Writer::new(settings, retention, pending_dropped.clone(), stats.clone());
+        // Opened now, so the first record goes to the file on its caller's thread like every
+        // other one (a record queued behind a file still to open would lag its call: a kill right
+        // after the first answer lost it). Failing here is retried, and reported, by the first
+        // write.
+        let _ = first.open();
+        let writer = Arc::new(Mutex::new(first));
         let queued = Arc::new(AtomicUsize::new(0));
         let thread = {
             let (writer, queued) = (writer.clone(), queued.clone());
@@ -328,6 +329,25 @@ impl Writer {
         batch.clear();
     }
 
+    /// Opens the log for appending (creating it 0600) and learns its size.
+    fn open(&mut self) -> std::io::Result<()> {
+        let f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&self.settings.path)?;
+        self.size = f.metadata()?.len();
+        // A previous process killed mid-write may have left a torn last line without its
+        // newline: end it, so the first new record is not glued to the fragment (the reader
+        // skips and reports the fragment; the new record stays whole).
+        if self.size > 0 && !ends_with_newline(&self.settings.path)? {
+            (&f).write_all(b"\n")?;
+            self.size += 1;
+        }
+        self.file = Some(f);
+        Ok(())
+    }
+
     fn try_write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let mut notice = None;
         if self.size + bytes.len() as u64 > self.settings.max_bytes && self.size > 0 {
@@ -336,20 +356,7 @@ impl Writer {
             self.size = 0;
         }
         if self.file.is_none() {
-            let f = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .mode(0o600)
-                .open(&self.settings.path)?;
-            self.size = f.metadata()?.len();
-            // A previous process killed mid-write may have left a torn last line without its
-            // newline: end it, so the first new record is not glued to the fragment (the reader
-            // skips and reports the fragment; the new record stays whole).
-            if self.size > 0 && !ends_with_newline(&self.settings.path)? {
-                (&f).write_all(b"\n")?;
-                self.size += 1;
-            }
-            self.file = Some(f);
+            self.open()?;
         }
         let f = self.file.as_mut().expect("opened above");
         if let Some(n) = notice {
