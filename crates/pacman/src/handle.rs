@@ -1,8 +1,9 @@
 //! `PacmanDb`: the shared, cheap-to-query handle the tools call.
 //!
 //! It holds the current `Snapshot` in an `Arc`; every query first checks the stamps of the files
-//! behind it (a handful of `stat` calls) and reloads what changed on a blocking thread. Queries
-//! run against one immutable snapshot, so concurrent callers never see a half-loaded state.
+//! behind it (a handful of `stat` calls, inline) and reloads what changed on a blocking thread.
+//! Queries run against one immutable snapshot, so concurrent callers never see a half-loaded
+//! state.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -126,13 +127,15 @@ impl PacmanDb {
         Ok(fresh)
     }
 
-    /// The current snapshot, reloading on a blocking thread when files changed.
+    /// The current snapshot, reloading on a blocking thread when files changed. The change check
+    /// runs inline: it is a handful of `stat`s (pacman.conf, its Includes, one per sync database,
+    /// the local database), microseconds on a local disk, cheaper than the hop to a blocking
+    /// thread and back, and every call still sees an edit made before it.
     pub async fn snapshot(&self) -> Result<Arc<Snapshot>, PacmanError> {
-        if let Some(s) = self.cached() {
-            let check = s.clone();
-            if !blocking(move || Ok(check.is_stale())).await? {
-                return Ok(s);
-            }
+        if let Some(s) = self.cached()
+            && !s.is_stale()
+        {
+            return Ok(s);
         }
         let _one_reload = self.inner.reload.lock().await;
         let this = self.clone();

@@ -29,9 +29,19 @@ read_tool!(
         .pacman(&cx.config)
         .conf()
         .await
-        .map(|c| (*c).clone())
+        .map(Shared)
         .map_err(domain_err)
 );
+
+/// The value behind an `Arc`, serialized in place: the kept pacman.conf is not copied per call
+/// (serde's `rc` feature, which would do this for `Arc` itself, is off).
+struct Shared<T>(Arc<T>);
+
+impl<T: serde::Serialize> serde::Serialize for Shared<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
 
 read_tool!(
     PkgSearch {

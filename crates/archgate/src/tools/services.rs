@@ -21,14 +21,15 @@ impl<K, V> Default for Cached<K, V> {
     }
 }
 
-impl<K: PartialEq, V: Clone> Cached<K, V> {
-    pub fn get(&self, key: K, build: impl FnOnce(&K) -> V) -> V {
+impl<K: PartialEq + Clone, V: Clone> Cached<K, V> {
+    /// The value for `key`; the key is cloned only when the value is (re)built, not per call.
+    pub fn get(&self, key: &K, build: impl FnOnce(&K) -> V) -> V {
         let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
         match &*slot {
-            Some((k, v)) if *k == key => v.clone(),
+            Some((k, v)) if k == key => v.clone(),
             _ => {
-                let v = build(&key);
-                *slot = Some((key, v.clone()));
+                let v = build(key);
+                *slot = Some((key.clone(), v.clone()));
                 v
             }
         }
@@ -54,8 +55,8 @@ impl Services {
     }
 
     pub fn pacman(&self, config: &Config) -> archgate_pacman::PacmanDb {
-        let cache = self.paths.cache_dir.clone();
-        self.pacman.get(config.arch.clone(), |arch| {
+        self.pacman.get(&config.arch, |arch| {
+            let cache = &self.paths.cache_dir;
             let mut s = archgate_pacman::PacmanSettings {
                 conf_path: arch.pacman_conf.clone(),
                 log_path: arch.pacman_log.clone(),
@@ -75,9 +76,9 @@ impl Services {
     }
 
     pub fn aur(&self, config: &Config) -> Result<archgate_aur::AurClient, ToolError> {
-        let cache = self.paths.cache_dir.join("aur");
         self.aur
-            .get(config.arch.clone(), |arch| {
+            .get(&config.arch, |arch| {
+                let cache = self.paths.cache_dir.join("aur");
                 let c = archgate_aur::AurConfig {
                     base_url: arch.aur_url.trim_end_matches('/').to_owned(),
                     timeout: arch.http_timeout,
@@ -91,12 +92,12 @@ impl Services {
     }
 
     pub fn wiki(&self, config: &Config) -> Result<Arc<archgate_wiki::Wiki>, ToolError> {
-        let cache = self.paths.cache_dir.join("wiki");
-        let index = self.paths.wiki_index_dir();
         let timeout = config.arch.http_timeout;
         let ttl = config.wiki.cache_ttl;
         self.wiki
-            .get(config.wiki.clone(), |w| {
+            .get(&config.wiki, |w| {
+                let cache = self.paths.cache_dir.join("wiki");
+                let index = self.paths.wiki_index_dir();
                 let mut c = archgate_wiki::WikiConfig::for_base_url(&w.url);
                 c.cache_dir = Some(cache);
                 c.request_timeout = timeout;

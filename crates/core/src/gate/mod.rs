@@ -323,9 +323,11 @@ impl Gate {
         let config = self.config.current(); // one snapshot for the whole call
         let now = self.clock.now_secs();
         // Unique across the instances the CLI may answer (each stdio client starts its own).
+        // The pid read once: `std::process::id()` is a getpid system call on every call.
+        static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
         let id = format!(
             "{now:x}-{}-{}",
-            std::process::id(),
+            PID.get_or_init(std::process::id),
             self.next_id.fetch_add(1, Ordering::Relaxed)
         );
         let tool = self.catalogue.get(tool_name).cloned();

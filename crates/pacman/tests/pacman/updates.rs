@@ -227,3 +227,28 @@ async fn handle_reloads_when_a_database_changes() {
     let second = db.snapshot().await.unwrap();
     assert!(std::sync::Arc::ptr_eq(&first.local, &second.local));
 }
+
+#[tokio::test]
+async fn handle_sees_a_pacman_conf_edit_on_the_very_next_call() {
+    // The change check runs inline on every call (no blocking-thread hop, no cached "checked
+    // recently"): an edit made between two calls is in the second one's answer.
+    let s = scratch(&format!(
+        "[agcore]\nServer = file://{r}/$repo/os/$arch\n",
+        r = fixture().join("repos").display()
+    ));
+    let db = db_for(&s.conf);
+    let first = db.conf().await.unwrap();
+    assert!(first.ignore_pkg.is_empty(), "{:?}", first.ignore_pkg);
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &db.conf().await.unwrap()),
+        "unchanged: the parsed pacman.conf is kept"
+    );
+    let text = std::fs::read_to_string(&s.conf).unwrap();
+    let edited = text.replace(
+        "SigLevel = Never\n",
+        "SigLevel = Never\nIgnorePkg = text-engine\n",
+    );
+    assert_ne!(text, edited);
+    std::fs::write(&s.conf, edited).unwrap();
+    assert_eq!(db.conf().await.unwrap().ignore_pkg, ["text-engine"]);
+}
