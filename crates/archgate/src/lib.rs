@@ -2,7 +2,7 @@
 //! both on the same gate; `main.rs` only calls [`main`].
 //!
 //! Modules by role, each depending only on those listed before it (a tidy test holds the order,
-//! `crates/core/tests/tidy.rs` `the_binarys_modules_are_layered_by_role`, with no exception):
+//! `crates/core/tests/core/tidy.rs` `the_binarys_modules_are_layered_by_role`, with no exception):
 //! `cli` (the command line's types), `tools` (the catalogue), `app` (what one running archgate
 //! holds, and the [`Extension`] another binary may add), `server` (the transports and the
 //! daemon's files), `person` (what the person does, from any channel), `channels` (the person's

@@ -15,6 +15,7 @@ pub mod clients;
 pub mod clock;
 pub mod config;
 pub mod counters;
+pub mod error_kind;
 pub mod gate;
 pub mod paths;
 pub mod person;
