@@ -122,11 +122,11 @@ pub fn load_str(text: &str) -> Loaded {
 
 /// The file is not applied (defaults, or the last good config). Every problem is still
 /// reported: toml and serde stop at the first, so the line at fault is set aside (blanked, or a
-/// table header replaced by a placeholder table so the keys under it stay apart) and the rest
-/// read again, until it reads or no progress is made; then the rest's unknown keys and out-of-
-/// range values are reported too.
+/// table header renamed to a set-aside table of its own, so the keys under it stay apart) and
+/// the rest read again, until it reads or no progress is made; then the rest's unknown keys and
+/// out-of-range values are reported too.
 fn syntax_failure(text: &str, e: &toml::de::Error) -> Loaded {
-    const PLACEHOLDER: &str = "archgate-check-skipped-";
+    const SET_ASIDE: &str = "archgate-check-skipped-";
     let line_of =
         |t: &str, e: &toml::de::Error| e.span().map(|s| locate::line_of_offset(t, s.start));
     let mut problems = vec![Problem {
@@ -143,7 +143,7 @@ fn syntax_failure(text: &str, e: &toml::de::Error) -> Loaded {
         };
         let was = &mut lines[l - 1];
         *was = if was.trim_start().starts_with('[') {
-            format!("[{PLACEHOLDER}{l}]")
+            format!("[{SET_ASIDE}{l}]")
         } else {
             String::new()
         };
@@ -153,7 +153,7 @@ fn syntax_failure(text: &str, e: &toml::de::Error) -> Loaded {
             Ok(ref mut more) => {
                 problems.extend(
                     more.drain(..)
-                        .filter(|p| !p.key.as_deref().is_some_and(|k| k.starts_with(PLACEHOLDER))),
+                        .filter(|p| !p.key.as_deref().is_some_and(|k| k.starts_with(SET_ASIDE))),
                 );
                 break;
             }
@@ -165,7 +165,7 @@ fn syntax_failure(text: &str, e: &toml::de::Error) -> Loaded {
                     // Reported already (an unclosed array is found lines below its start):
                     // set aside the nearest line above that is still there, and look again.
                     at = (1..next.min(l + 1)).rev().find(|&i| {
-                        !lines[i - 1].trim().is_empty() && !lines[i - 1].contains(PLACEHOLDER)
+                        !lines[i - 1].trim().is_empty() && !lines[i - 1].contains(SET_ASIDE)
                     });
                     continue;
                 }

@@ -1,0 +1,165 @@
+//! The call path's own promises, with tools written to watch it: one config snapshot per call
+//! (a reload mid-call reaches neither its context nor its permit), and arguments parsed once.
+
+use super::*;
+
+/// A read tool that, while its call resolves, rewrites the config file and reloads it; its
+/// answer says what the call saw: its `CallCx` snapshot and its permit's timeout.
+struct Reloads {
+    handle: ConfigHandle,
+    file: std::path::PathBuf,
+    at_resolve: std::sync::Mutex<Option<usize>>,
+}
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+static RELOADS: ToolSpec = read_spec("reloads", "reloads the config mid-call");
+impl Tool for Reloads {
+    type Args = NoArgs;
+    type Run = NoArgs;
+    fn spec(&self) -> &'static ToolSpec {
+        &RELOADS
+    }
+    fn resolve<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: NoArgs,
+    ) -> BoxFuture<'a, Result<Resolved<NoArgs>, ToolError>> {
+        Box::pin(async move {
+            *self.at_resolve.lock().unwrap() = Some(Arc::as_ptr(&cx.config) as usize);
+            std::fs::write(&self.file, "[tools.timeouts]\nreloads = 9\n").unwrap();
+            let (outcome, _) = self.handle.reload();
+            assert_eq!(outcome, archgate_core::config::ReloadOutcome::Applied);
+            Ok(Resolved::planned(plan, a))
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        permit: Permit,
+        _a: NoArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let same = *self.at_resolve.lock().unwrap() == Some(Arc::as_ptr(&cx.config) as usize);
+            Ok(ToolOutput::json(json!({
+                "same_snapshot": same,
+                "cx_timeout": cx.config.tools.timeouts.get("reloads").map(|d| d.as_secs()),
+                "permit_timeout": permit.timeout().map(|d| d.as_secs()),
+            })))
+        })
+    }
+}
+
+/// ARCHITECTURE invariant 6: one call is decided and run under one config snapshot. A reload
+/// while the call is under way reaches neither its `CallCx` nor its permit; the next call reads
+/// the new snapshot.
+#[tokio::test]
+async fn a_reload_mid_call_does_not_reach_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("config.toml");
+    std::fs::write(&file, "[tools.timeouts]\nreloads = 5\n").unwrap();
+    let (handle, loaded) = ConfigHandle::open(file.clone());
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    let tool = Reloads {
+        handle: handle.clone(),
+        file,
+        at_resolve: Default::default(),
+    };
+    let e = env_with(handle, Arc::new(archgate_core::clock::SystemClock), |c| {
+        c.add(tool)
+    });
+    let out = e.gate.call(&client(), "reloads", json!({})).await;
+    let v = out.output.unwrap().structured.unwrap();
+    assert_eq!(
+        v,
+        json!({"same_snapshot": true, "cx_timeout": 5, "permit_timeout": 5})
+    );
+    // The reload did happen: the next call is under the new snapshot.
+    let next = e.gate.config().current();
+    assert_eq!(
+        next.tools.timeouts.get("reloads"),
+        Some(&Duration::from_secs(9))
+    );
+}
+
+/// How often `Counted`'s arguments were deserialized.
+static PARSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn counted_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    PARSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    String::deserialize(d)
+}
+
+/// A tool whose arguments count their own parsing; `execute` takes the typed value resolution
+/// settled.
+struct Counted;
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CountedArgs {
+    #[serde(deserialize_with = "counted_word")]
+    word: String,
+}
+static COUNTED: ToolSpec = read_spec("counted", "counts its parsing");
+impl Tool for Counted {
+    type Args = CountedArgs;
+    type Run = String;
+    fn spec(&self) -> &'static ToolSpec {
+        &COUNTED
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: CountedArgs,
+    ) -> BoxFuture<'a, Result<Resolved<String>, ToolError>> {
+        Box::pin(async move { Ok(Resolved::planned(plan, a.word.to_uppercase())) })
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _permit: Permit,
+        word: String,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { Ok(ToolOutput::text(word)) })
+    }
+}
+
+/// The arguments are parsed once, at admission; every later stage, execution too, takes the
+/// typed value (here: what resolution made of it).
+#[tokio::test]
+async fn a_calls_arguments_are_parsed_once() {
+    let e = env_with(
+        ConfigHandle::fixed(load_str("").config),
+        Arc::new(archgate_core::clock::SystemClock),
+        |c| c.add(Counted),
+    );
+    let before = PARSED.load(std::sync::atomic::Ordering::SeqCst);
+    let r = e
+        .gate
+        .call(&client(), "counted", json!({"word": "once"}))
+        .await;
+    let out = r.output.unwrap();
+    assert!(
+        matches!(&out.content[..], [archgate_core::tool::Content::Text(t)] if t == "ONCE"),
+        "{out:?}"
+    );
+    assert_eq!(PARSED.load(std::sync::atomic::Ordering::SeqCst) - before, 1);
+}
+
+/// The spec of a test's read tool.
+const fn read_spec(name: &'static str, description: &'static str) -> ToolSpec {
+    ToolSpec {
+        name,
+        title: name,
+        description,
+        tier: Tier::Read,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+        private_args: &[],
+    }
+}
