@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -28,6 +27,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from loopback import hey, xdg_env  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ARCHGATE = os.environ["ARCHGATE_BIN"]
@@ -52,16 +54,6 @@ CALL_HEADERS = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp
 class Target:
     def __init__(self, name: str, stdio: list[str], http: list[str], needs_token: bool) -> None:
         self.name, self.stdio, self.http, self.needs_token = name, stdio, http, needs_token
-
-
-def xdg_env(root: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for k, d in (("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"),
-                 ("XDG_RUNTIME_DIR", "runtime"), ("XDG_CACHE_HOME", "cache")):
-        (root / d).mkdir(mode=0o700, parents=True, exist_ok=True)
-        env[k] = str(root / d)
-    env.pop("ARCHGATE_LOG", None)
-    return env
 
 
 def read_line(f, deadline: float) -> bytes:
@@ -155,27 +147,6 @@ def rss_kib(pid: int) -> dict[str, int]:
     return out
 
 
-def hey(port: int, headers: dict[str, str], concurrency: int, n: int) -> dict[str, float]:
-    n -= n % concurrency  # hey gives each worker n/c requests
-    cmd = ["hey", "-n", str(n), "-c", str(concurrency), "-m", "POST", "-T", "application/json",
-           "-H", "Accept: application/json, text/event-stream", "-disable-compression",
-           "-d", json.dumps(CALL)]
-    for k, v in headers.items():
-        cmd += ["-H", f"{k}: {v}"]
-    cmd.append(f"http://127.0.0.1:{port}/mcp")
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
-    codes = dict(re.findall(r"\[(\d+)\]\s+(\d+) responses", out))
-    if codes != {"200": str(n)} or "Error distribution" in out:
-        raise RuntimeError(f"hey saw answers other than {n} x 200:\n{out}")
-
-    def pct(p: str) -> float:
-        m = re.search(rf"\s{p}% in ([\d.]+) secs", out)
-        return float(m.group(1)) * 1000 if m else float("nan")
-
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    return {"rps": rps, "p50_ms": pct("50"), "p99_ms": pct("99")}
-
-
 def http_run(t: Target, root: Path) -> dict:
     env = xdg_env(root)
     port = free_port()
@@ -213,8 +184,8 @@ def http_run(t: Target, root: Path) -> dict:
         cpus = answer[0]["result"]["structuredContent"]["cpus"]
         assert cpus == os.cpu_count(), answer
 
-        one = hey(port, headers, 1, REQUESTS)
-        sixteen = hey(port, headers, 16, REQUESTS)
+        one = hey(port, CALL, headers, 1, REQUESTS)
+        sixteen = hey(port, CALL, headers, 16, REQUESTS)
         loaded = rss_kib(p.pid)
         return {"idle": idle, "loaded": loaded, "c1": one, "c16": sixteen}
     finally:

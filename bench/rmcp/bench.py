@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import socket
 import statistics
@@ -39,6 +38,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from loopback import hey, xdg_env  # noqa: E402
 
 ARCHGATE = os.environ["ARCHGATE_BIN"]
 BARE = os.environ["BARE_BIN"]
@@ -90,16 +92,6 @@ Server = https://geo.mirror.pkgbuild.com/$repo/os/$arch
 """
 
 
-def xdg_env(root: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for k, d in (("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"),
-                 ("XDG_RUNTIME_DIR", "runtime"), ("XDG_CACHE_HOME", "cache")):
-        (root / d).mkdir(mode=0o700, parents=True, exist_ok=True)
-        env[k] = str(root / d)
-    env.pop("ARCHGATE_LOG", None)
-    return env
-
-
 def post(port: int, body: dict, headers: dict[str, str]) -> tuple[int, str]:
     """One HTTP/1.1 POST on a fresh connection, read to EOF; the JSON-RPC answer's text."""
     data = json.dumps(body).encode()
@@ -134,27 +126,6 @@ def answer_of(port: int, tool: str, headers: dict[str, str]) -> dict:
     msg = json.loads(body)
     assert status == 200 and msg.get("id") == 3 and not msg["result"].get("isError"), (status, body)
     return msg["result"]
-
-
-def hey(port: int, tool: str, headers: dict[str, str], concurrency: int, n: int) -> dict[str, float]:
-    n -= n % concurrency  # hey gives each worker n/c requests
-    cmd = ["hey", "-n", str(n), "-c", str(concurrency), "-m", "POST", "-T", "application/json",
-           "-H", "Accept: application/json, text/event-stream", "-disable-compression",
-           "-d", json.dumps(call_of(tool))]
-    for k, v in headers.items():
-        cmd += ["-H", f"{k}: {v}"]
-    cmd.append(f"http://127.0.0.1:{port}/mcp")
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
-    codes = dict(re.findall(r"\[(\d+)\]\s+(\d+) responses", out))
-    if codes != {"200": str(n)} or "Error distribution" in out:
-        raise RuntimeError(f"hey saw answers other than {n} x 200:\n{out}")
-
-    def pct(p: str) -> float:
-        m = re.search(rf"\s{p}% in ([\d.]+) secs", out)
-        return float(m.group(1)) * 1000 if m else float("nan")
-
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    return {"n": n, "rps": rps, "p50_ms": pct("50"), "p99_ms": pct("99")}
 
 
 def wait_port_frame(stdout: Path, p: subprocess.Popen, name: str) -> int:
@@ -249,7 +220,7 @@ def main() -> None:
             expected = len(TOOLS)
             for t in TOOLS:  # warm-up, not counted
                 for name, (port, extra) in servers.items():
-                    hey(port, t, dict(headers_of(t), **extra), 16, WARMUP)
+                    hey(port, call_of(t), dict(headers_of(t), **extra), 16, WARMUP)
                     expected += (WARMUP - WARMUP % 16) if name == "archgate" else 0
             results: dict[tuple[str, str, int], list[dict]] = {}
             lags: list[float] = []
@@ -260,7 +231,7 @@ def main() -> None:
                         order = names if r % 2 == 0 else names[::-1]
                         for name in order:
                             port, extra = servers[name]
-                            run = hey(port, t, dict(headers_of(t), **extra), c, REQUESTS)
+                            run = hey(port, call_of(t), dict(headers_of(t), **extra), c, REQUESTS)
                             results.setdefault((t, name, c), []).append(run)
                             if name != "archgate":
                                 continue
