@@ -16,12 +16,15 @@ Two tools, one table row each (BENCH_TOOLS):
   of /proc and /sys and statvfs a call), which the bare server does not do.
 
 The bare server (crates/archgate/benches/bare_rmcp.rs) answers each tool with a constant:
-archgate's own answer to a checked call of it, so both serialize the same JSON. Every answer must
+archgate's own answer to a checked call of it, so both serialize the same JSON. It runs twice:
+on the system allocator, as the SDK comes (the reference the target is judged against), and on
+mimalloc, the allocator archgate's binary uses (`bare_rmcp_mimalloc`): the second ratio shows
+what archgate's pipeline costs once the allocator is the same on both sides. Every answer must
 be HTTP 200 with no `isError`; after each archgate round the activity log must hold one `ok`
 record per call (the time until it does is the log's lag), and `/health` must show no dropped
 record.
 
-Environment: ARCHGATE_BIN, BARE_BIN, BENCH_REQUESTS (per round, default 3000), BENCH_ROUNDS
+Environment: ARCHGATE_BIN, BARE_BIN, BARE_MIMALLOC_BIN, BENCH_REQUESTS (per round, default 3000), BENCH_ROUNDS
 (default 3), BENCH_WARMUP (requests, default 1000), BENCH_TOOLS (default
 "pacman_conf,system_status"). Loopback only; every loop is bounded.
 """
@@ -44,6 +47,7 @@ from loopback import hey, xdg_env  # noqa: E402
 
 ARCHGATE = os.environ["ARCHGATE_BIN"]
 BARE = os.environ["BARE_BIN"]
+BARE_MIMALLOC = os.environ["BARE_MIMALLOC_BIN"]
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "3000"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 WARMUP = int(os.environ.get("BENCH_WARMUP", "1000"))
@@ -193,7 +197,8 @@ def main() -> None:
         a_out = root / "archgate.stdout"
         a = subprocess.Popen([ARCHGATE, "serve", "--http", "--port", "0"], env=env,
                              stdin=subprocess.DEVNULL, stdout=open(a_out, "wb"), stderr=subprocess.DEVNULL)
-        bp = None
+        bares: list[subprocess.Popen] = []
+        ports: dict[str, int] = {}
         try:
             a_port = wait_port_frame(a_out, a, "archgate")
             token = (root / "archgate/state/archgate/token").read_text().strip()
@@ -209,14 +214,18 @@ def main() -> None:
             for t, v in answers.items():
                 (root / f"{t}.json").write_text(json.dumps(v))
                 args.append(f"{t}={root / f'{t}.json'}")
-            out = root / "bare.stdout"
-            bp = subprocess.Popen([BARE, "--bench", *args], stdin=subprocess.DEVNULL,
-                                  stdout=open(out, "wb"), stderr=subprocess.DEVNULL)
-            b_port = wait_port_frame(out, bp, "bare rmcp")
-            for t in TOOLS:
-                assert answer_of(b_port, t, headers_of(t))["structuredContent"] == answers[t], t
-
-            servers = {"archgate": (a_port, auth), "bare": (b_port, {})}
+            bares = []
+            for name, binary in (("bare", BARE), ("bare_mimalloc", BARE_MIMALLOC)):
+                out = root / f"{name}.stdout"
+                bp = subprocess.Popen([binary, "--bench", *args], stdin=subprocess.DEVNULL,
+                                      stdout=open(out, "wb"), stderr=subprocess.DEVNULL)
+                bares.append(bp)
+                port = wait_port_frame(out, bp, name)
+                for t in TOOLS:
+                    assert answer_of(port, t, headers_of(t))["structuredContent"] == answers[t], (name, t)
+                ports[name] = port
+            servers = {"archgate": (a_port, auth), "bare": (ports["bare"], {}),
+                       "bare_mimalloc": (ports["bare_mimalloc"], {})}
             expected = len(TOOLS)
             for t in TOOLS:  # warm-up, not counted
                 for name, (port, extra) in servers.items():
@@ -228,7 +237,7 @@ def main() -> None:
             for t in TOOLS:
                 for c in (1, 16):
                     for r in range(ROUNDS):
-                        order = names if r % 2 == 0 else names[::-1]
+                        order = names if r % 2 == 0 else names[::-1]  # a busy moment hits all
                         for name in order:
                             port, extra = servers[name]
                             run = hey(port, call_of(t), dict(headers_of(t), **extra), c, REQUESTS)
@@ -251,23 +260,26 @@ def main() -> None:
             by_tool = {t: sum(1 for r in records if r.get("tool") == t) for t in TOOLS}
         finally:
             stop(a)
-            if bp is not None:
+            for bp in bares:
                 stop(bp)
 
     print(f"hey: {REQUESTS} stateless tools/call per round, {ROUNDS} rounds per tool, server and client count, "
           f"alternating; the median round shown")
     print()
     print("| tools/call | clients | archgate req/s | bare rmcp req/s | archgate / bare | target | met "
+          "| bare rmcp on mimalloc req/s | archgate / bare on mimalloc "
           "| p50 ms archgate / bare | p99 ms archgate / bare |")
-    print("| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: |")
     for t in TOOLS:
         for c in (1, 16):
             ar, br = median_round(results[(t, "archgate", c)]), median_round(results[(t, "bare", c)])
+            mr = median_round(results[(t, "bare_mimalloc", c)])
             ratio = ar["rps"] / br["rps"]
             headline = t == TOOLS[0]
             met = ("yes" if ratio >= TARGET else "**no**") if headline else "(shown, not the target)"
             print(f"| `{t}` | {c} | {ar['rps']:.0f} | {br['rps']:.0f} | {ratio * 100:.0f}% | "
                   f"{f'>= {TARGET * 100:.0f}%' if headline else ''} | {met} | "
+                  f"{mr['rps']:.0f} | {ar['rps'] / mr['rps'] * 100:.0f}% | "
                   f"{ar['p50_ms']:.3f} / {br['p50_ms']:.3f} | {ar['p99_ms']:.3f} / {br['p99_ms']:.3f} |")
     print()
     for t in TOOLS:
@@ -275,7 +287,7 @@ def main() -> None:
     print()
     for t in TOOLS:
         for c in (1, 16):
-            for name in ("archgate", "bare"):
+            for name in ("archgate", "bare", "bare_mimalloc"):
                 print(f"{t}, {name}, {c} client(s), req/s per round: " +
                       ", ".join(f"{r['rps']:.0f}" for r in results[(t, name, c)]))
     print(f"activity log: {len(records)} records ({', '.join(f'{t} {n}' for t, n in by_tool.items())}), "

@@ -15,18 +15,23 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/target}"
 
 cargo build --release --locked -p archgate --manifest-path "$top/Cargo.toml" >&2
 # The bare server is a bench target of the archgate crate: the same rmcp, axum, hyper and tokio,
-# with the same features, compiled the same way.
-bare=$(cargo bench --locked -p archgate --manifest-path "$top/Cargo.toml" --bench bare_rmcp --no-run \
-  --message-format=json |
-  python3 -c 'import json,sys
+# with the same features, compiled the same way — twice: on the system allocator (as the SDK
+# comes) and on mimalloc (archgate's allocator).
+bare_of() {
+  cargo bench --locked -p archgate --manifest-path "$top/Cargo.toml" --bench "$1" --no-run \
+    --message-format=json |
+    python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "bare_rmcp" and m.get("executable"):
-        print(m["executable"])')
-[ -x "$bare" ] || { echo "bench/rmcp: building the bare server failed" >&2; exit 1; }
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m.get("executable"):
+        print(m["executable"])' "$1"
+}
+bare=$(bare_of bare_rmcp)
+bare_mimalloc=$(bare_of bare_rmcp_mimalloc)
+[ -x "$bare" ] && [ -x "$bare_mimalloc" ] || { echo "bench/rmcp: building the bare servers failed" >&2; exit 1; }
 lock_version() { awk -v n="$1" '$0 == "name = \"" n "\"" {getline; print $3; exit}' "$top/Cargo.lock" | tr -d '"'; }
 export ARCHGATE_BIN="$CARGO_TARGET_DIR/release/archgate"
-export BARE_BIN="$bare"
+export BARE_BIN="$bare" BARE_MIMALLOC_BIN="$bare_mimalloc"
 
 if ! command -v hey >/dev/null 2>&1; then
   sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"

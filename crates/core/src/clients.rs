@@ -123,10 +123,26 @@ pub fn grant_for(name: &str, stored: Option<&StoredClient>, config: &Config) -> 
 pub struct ClientStore {
     token_file: PathBuf,
     clients_file: PathBuf,
-    default_token: RwLock<String>,
+    default_token: RwLock<DefaultToken>,
     clients: RwLock<Vec<StoredClient>>,
     /// Modification times of the two files when last read.
     stamp: std::sync::Mutex<(Option<std::time::SystemTime>, Option<std::time::SystemTime>)>,
+}
+
+/// The default client's token and its digest, taken once (every request is compared with it).
+#[derive(Debug)]
+struct DefaultToken {
+    token: String,
+    sha256: [u8; 32],
+}
+
+impl DefaultToken {
+    fn new(token: String) -> DefaultToken {
+        DefaultToken {
+            sha256: hash(&token),
+            token,
+        }
+    }
 }
 
 fn mtime(p: &Path) -> Option<std::time::SystemTime> {
@@ -156,7 +172,7 @@ impl ClientStore {
         Ok(ClientStore {
             token_file: token_file.to_owned(),
             clients_file: clients_file.to_owned(),
-            default_token: RwLock::new(token),
+            default_token: RwLock::new(DefaultToken::new(token)),
             clients: RwLock::new(clients),
             stamp: std::sync::Mutex::new((mtime(token_file), mtime(clients_file))),
         })
@@ -166,6 +182,7 @@ impl ClientStore {
         self.default_token
             .read()
             .unwrap_or_else(|p| p.into_inner())
+            .token
             .clone()
     }
 
@@ -195,7 +212,7 @@ impl ClientStore {
             *self
                 .default_token
                 .write()
-                .unwrap_or_else(|p| p.into_inner()) = t.trim().to_owned();
+                .unwrap_or_else(|p| p.into_inner()) = DefaultToken::new(t.trim().to_owned());
         }
     }
 
@@ -212,9 +229,13 @@ impl ClientStore {
         let h = hash(token);
         // As `secrets_equal`, with the token's digest taken once for every comparison.
         let default: bool = h
-            .ct_eq(&hash(
-                &self.default_token.read().unwrap_or_else(|p| p.into_inner()),
-            ))
+            .ct_eq(
+                &self
+                    .default_token
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .sha256,
+            )
             .into();
         if default {
             found = Some(Client {
@@ -229,10 +250,11 @@ impl ClientStore {
             .unwrap_or_else(|p| p.into_inner())
             .iter()
         {
-            let Ok(stored) = hex::decode(&c.token_sha256) else {
+            let mut stored = [0u8; 32];
+            if hex::decode_to_slice(&c.token_sha256, &mut stored).is_err() {
                 continue;
-            };
-            if stored.len() == 32 && bool::from(h.ct_eq(stored.as_slice())) {
+            }
+            if bool::from(h.ct_eq(&stored)) {
                 found = Some(Client {
                     name: c.name.clone(),
                     grant: grant_for(&c.name, Some(c), config),
@@ -288,7 +310,7 @@ impl ClientStore {
             *self
                 .default_token
                 .write()
-                .unwrap_or_else(|p| p.into_inner()) = t;
+                .unwrap_or_else(|p| p.into_inner()) = DefaultToken::new(t);
             return Ok(());
         }
         let mut list = self.clients.write().unwrap_or_else(|p| p.into_inner());

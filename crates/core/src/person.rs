@@ -27,7 +27,8 @@ pub struct PersonState {
 struct Inner {
     rules: Vec<StandingRule>,
     rules_enabled: bool,
-    acknowledged: BTreeSet<String>,
+    /// Shared with every call in flight that read it (a call keeps the set it began with).
+    acknowledged: Arc<BTreeSet<String>>,
     dev_mode_until: Option<u64>,
     /// The rules file as last read or written (inode, length, mtime): another archgate instance
     /// (one per stdio client) may have changed it since, and then it is read again.
@@ -92,7 +93,7 @@ impl PersonState {
                 rules,
                 rules_stamp,
                 rules_enabled: true,
-                acknowledged,
+                acknowledged: Arc::new(acknowledged),
                 ..Default::default()
             }),
         }
@@ -117,15 +118,14 @@ impl PersonState {
         g
     }
 
-    pub fn acknowledged(&self) -> BTreeSet<String> {
+    pub fn acknowledged(&self) -> Arc<BTreeSet<String>> {
         self.lock().acknowledged.clone()
     }
 
     pub(crate) fn acknowledge(&self, route: &str) -> Result<(), PersonError> {
         let mut g = self.lock();
-        g.acknowledged
-            .insert(archgate_policy::normalize_route(route));
-        let bytes = serde_json::to_vec_pretty(&g.acknowledged).unwrap_or_default();
+        Arc::make_mut(&mut g.acknowledged).insert(archgate_policy::normalize_route(route));
+        let bytes = serde_json::to_vec_pretty(&*g.acknowledged).unwrap_or_default();
         write_private_file(&self.ack_file, &bytes).map_err(|source| PersonError::Io {
             path: self.ack_file.clone(),
             source,

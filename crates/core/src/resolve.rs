@@ -7,6 +7,7 @@
 //! rules live there — or, by default, the person's keys and browser profiles.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::tool::{ErrorKind, ToolError};
 
@@ -82,9 +83,10 @@ impl From<Refusal> for ToolError {
 #[derive(Debug, Clone)]
 pub struct Resolver {
     /// archgate's own directories (config, state, runtime, cache): always refused.
-    private: Vec<PathBuf>,
+    private: Arc<[PathBuf]>,
     /// The person's secrets (refused unless `resolve.protect_sensitive = false`) and extra paths.
-    sensitive: Vec<PathBuf>,
+    /// Shared: every call's context holds the snapshot's resolver.
+    sensitive: Arc<[PathBuf]>,
 }
 
 impl Resolver {
@@ -125,7 +127,10 @@ impl Resolver {
             private.push(p.to_path_buf());
             private.push(canon(p));
         }
-        Resolver { private, sensitive }
+        Resolver {
+            private: private.into(),
+            sensitive: sensitive.into(),
+        }
     }
 
     /// Whether a canonical path lies in archgate's own directories.

@@ -358,9 +358,14 @@ impl Snapshot {
         })
     }
 
+    /// Whether pacman.conf or one of its Includes changed since this snapshot was loaded.
+    pub fn conf_is_stale(&self) -> bool {
+        self.conf_stamps.iter().any(|(p, s)| stamp(p) != *s)
+    }
+
     /// Whether any file behind this snapshot changed since it was loaded.
     pub fn is_stale(&self) -> bool {
-        if self.conf_stamps.iter().any(|(p, s)| stamp(p) != *s) {
+        if self.conf_is_stale() {
             return true;
         }
         for repo in &self.conf.repos {

@@ -170,8 +170,14 @@ impl PacmanDb {
         Ok(self.inner.remote.get_or_init(|| c).clone())
     }
 
-    /// `pacman_conf`.
+    /// `pacman_conf`. Only pacman.conf and its Includes are checked for changes: what the
+    /// databases hold is not part of it.
     pub async fn conf(&self) -> Result<Arc<PacmanConf>, PacmanError> {
+        if let Some(s) = self.cached()
+            && !s.conf_is_stale()
+        {
+            return Ok(s.conf.clone());
+        }
         Ok(self.snapshot().await?.conf.clone())
     }
 

@@ -23,6 +23,8 @@
 //! archgate never passes anything through a shell, so this is defence in depth, not the only
 //! barrier: a shell string can compute a name (`a=s; ${a}udo`) that no word-level check sees.
 
+use std::borrow::Cow;
+
 /// Programs that elevate privilege (or leave a sandbox for the host) in any form, by basename;
 /// the matching name is what is reported.
 const ELEVATORS: &[&str] = &[
@@ -105,16 +107,34 @@ fn is_separator(c: char) -> bool {
 }
 
 /// A piece's program name: its basename, lowercased, without executable-looking suffixes.
-fn program_name(piece: &str) -> String {
+/// Borrowed when the piece is already its own name (the usual case: no copy per word).
+fn program_name(piece: &str) -> Cow<'_, str> {
     let base = piece.rsplit('/').next().unwrap_or(piece);
-    let mut name = base.to_ascii_lowercase();
+    let mut name = ascii_lowercase(base);
     while let Some(s) = EXEC_SUFFIXES
         .iter()
         .find(|s| name.len() > s.len() && name.ends_with(*s))
     {
-        name.truncate(name.len() - s.len());
+        // The suffixes are ASCII: what is left ends on a character boundary.
+        let keep = name.len() - s.len();
+        name = match name {
+            Cow::Borrowed(b) => Cow::Borrowed(&b[..keep]),
+            Cow::Owned(mut o) => {
+                o.truncate(keep);
+                Cow::Owned(o)
+            }
+        };
     }
     name
+}
+
+/// `s` with ASCII letters lowercased; borrowed when it has no uppercase letter.
+fn ascii_lowercase(s: &str) -> Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// The elevating program named by `name`, if any.
@@ -126,19 +146,19 @@ fn elevator(name: &str) -> Option<&'static str> {
 ///
 /// See the module documentation for what counts as naming one.
 pub fn elevates_privilege<S: AsRef<str>>(words: &[S]) -> Option<&'static str> {
-    let pieces: Vec<String> = words.iter().flat_map(|w| pieces(w.as_ref())).collect();
-    let names: Vec<String> = pieces.iter().map(|p| program_name(p)).collect();
+    let pieces: Vec<Cow<'_, str>> = words.iter().flat_map(|w| pieces(w.as_ref())).collect();
+    let names: Vec<Cow<'_, str>> = pieces.iter().map(|p| program_name(p)).collect();
     if let Some(e) = names.iter().find_map(|n| elevator(n)) {
         return Some(e);
     }
-    let lower: Vec<String> = pieces.iter().map(|p| p.to_ascii_lowercase()).collect();
+    let lower: Vec<Cow<'_, str>> = pieces.iter().map(|p| ascii_lowercase(p)).collect();
     if lower.iter().any(|p| p.contains("starttransientunit")) {
         return Some("StartTransientUnit");
     }
     for (i, name) in names.iter().enumerate() {
         let rest = &lower[i + 1..];
         let has = |w: &str| rest.iter().any(|p| p == w);
-        match name.as_str() {
+        match name.as_ref() {
             "systemd-run" => {
                 let as_other = ["--uid", "--gid", "user", "-puser", "group", "-pgroup"];
                 let elsewhere = ["--machine", "-m", "--host", "-h"];
@@ -170,16 +190,23 @@ pub fn elevates_privilege<S: AsRef<str>>(words: &[S]) -> Option<&'static str> {
     None
 }
 
-/// A word taken apart the way a shell would see it.
-fn pieces(word: &str) -> Vec<String> {
+/// A word taken apart the way a shell would see it; borrowed from the word when it has no
+/// quoting to drop.
+fn pieces(word: &str) -> Vec<Cow<'_, str>> {
     // A shell joins `su''do` and `s\udo` into `sudo`: drop quoting before splitting.
-    let unquoted: String = word
-        .chars()
-        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
-        .collect();
-    unquoted
-        .split(is_separator)
+    if word.contains(['\'', '"', '\\']) {
+        let unquoted: String = word
+            .chars()
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .collect();
+        return unquoted
+            .split(is_separator)
+            .filter(|p| !p.is_empty())
+            .map(|p| Cow::Owned(p.to_owned()))
+            .collect();
+    }
+    word.split(is_separator)
         .filter(|p| !p.is_empty())
-        .map(str::to_owned)
+        .map(Cow::Borrowed)
         .collect()
 }

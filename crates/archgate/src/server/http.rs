@@ -46,15 +46,30 @@ pub const PROTOCOL_VERSIONS: [&str; 5] = [
     "2026-07-28",
 ];
 
-#[derive(Clone)]
-struct Shared {
+/// What every request's guards and `/mcp` share, made once per listener.
+struct Inner {
     app: Arc<App>,
     /// `Host` and `Origin` values answered (`allowed_hosts`, `allowed_origins`), made once.
-    hosts: Arc<[String]>,
-    origins: Arc<[String]>,
-    failures: Arc<Mutex<HashMap<IpAddr, (u32, Instant)>>>,
+    hosts: Box<[String]>,
+    origins: Box<[String]>,
+    failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
     /// What the listener did with its connections.
     connections: Arc<Stats>,
+    /// The SDK's streamable HTTP service, called in place (`handle` takes `&self`).
+    mcp: McpService,
+}
+
+type McpService = StreamableHttpService<McpServer, LocalSessionManager>;
+
+/// One `Arc` per request, whatever the route: the guards and `/mcp` read it in place.
+#[derive(Clone)]
+struct Shared(Arc<Inner>);
+
+impl std::ops::Deref for Shared {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
 }
 
 pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> anyhow::Result<()> {
@@ -120,7 +135,7 @@ pub fn router(
 ) -> Router {
     let server = app.gate.config().current().server.clone();
     let mut config = StreamableHttpServerConfig::default();
-    // `Host` and `Origin` are checked by `check_host` and `check_origin`, outermost, before any
+    // `Host` and `Origin` are checked by `guards`, outermost, before any
     // request reaches the SDK (a foreign one never does): the SDK's own lists stay empty (its
     // checks off), which spares cloning and dropping them with its service on every request.
     config.allowed_hosts = Vec::new();
@@ -138,33 +153,62 @@ pub fn router(
         config,
     );
     let extension = app.extension.clone();
-    let shared = Shared {
+    let shared = Shared(Arc::new(Inner {
         app,
         hosts: allowed_hosts(port).into(),
         origins: allowed_origins(port).into(),
-        failures: Arc::default(),
+        failures: Mutex::default(),
         connections,
-    };
+        mcp: service,
+    }));
 
-    // One middleware per router, each calling the next guard directly: every `from_fn` layer
-    // clones the whole service below it on every request.
-    let mcp = Router::new()
-        .route_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(shared.clone(), authenticate));
+    // `/mcp` is one service that runs every guard in turn and calls the SDK in place: no
+    // middleware layer (each `from_fn` clones the whole service below it on every request) and
+    // no copy of the SDK's service per request. The other routes share the same guards as one
+    // layer; `/mcp` is added after it, so it is not guarded twice.
     let mut open = Router::new().route("/health", get(health));
     for p in OAUTH_PROBES {
         open = open.route(p, axum::routing::any(no_oauth));
     }
     let router = open
-        .merge(mcp)
         .fallback(not_found)
-        .layer(middleware::from_fn_with_state(shared.clone(), check_host))
+        .layer(middleware::from_fn_with_state(shared.clone(), guarded))
+        .route_service("/mcp", McpEndpoint(shared.clone()))
         .with_state(shared);
     // An extension (the conformance suite's binary) may put a layer in front; what it passes
     // on meets every guard above, the token check included.
     match extension {
         Some(x) => x.front(router),
         None => router,
+    }
+}
+
+/// `/mcp`: the guards, the bearer token, the session, then the SDK.
+#[derive(Clone)]
+struct McpEndpoint(Shared);
+
+impl tower::Service<Request> for McpEndpoint {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Response, Self::Error>> + Send + 'static>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let s = self.0.clone();
+        Box::pin(async move {
+            Ok(match guards(&s, req).await {
+                Ok(req) => authenticate(&s, req).await,
+                Err(refused) => refused,
+            })
+        })
     }
 }
 
@@ -217,79 +261,89 @@ async fn not_found() -> Response {
     )
 }
 
-async fn check_host(State(s): State<Shared>, req: Request, next: Next) -> Response {
+/// The guards every route passes, outermost first: `Host`, `Origin`, the body's size.
+async fn guards(s: &Inner, req: Request) -> Result<Request, Response> {
     let host = req
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("");
     if !s.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-        return reject(
+        return Err(reject(
             StatusCode::MISDIRECTED_REQUEST,
             "foreign_host",
             "archgate answers only to 127.0.0.1, localhost or [::1]",
-        );
+        ));
     }
-    check_origin(State(s), req, next).await
-}
-
-async fn check_origin(State(s): State<Shared>, req: Request, next: Next) -> Response {
     if let Some(origin) = req.headers().get(header::ORIGIN) {
         let o = origin.to_str().unwrap_or("");
         if !s.origins.iter().any(|a| a.eq_ignore_ascii_case(o)) {
-            return reject(
+            return Err(reject(
                 StatusCode::FORBIDDEN,
                 "foreign_origin",
                 "requests from web pages of other origins are refused",
-            );
+            ));
         }
     }
-    limit_body(req, next).await
+    limit_body(req).await
 }
 
-async fn limit_body(req: Request, next: Next) -> Response {
+/// The guards as the layer of the routes other than `/mcp`.
+async fn guarded(State(s): State<Shared>, req: Request, next: Next) -> Response {
+    match guards(&s, req).await {
+        Ok(req) => next.run(req).await,
+        Err(refused) => refused,
+    }
+}
+
+fn too_large() -> Response {
+    reject(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        "request bodies are limited to 4 MiB",
+    )
+}
+
+async fn limit_body(req: Request) -> Result<Request, Response> {
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY as u64) {
-        return reject(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            "request bodies are limited to 4 MiB",
-        );
+        return Err(too_large());
     }
     if declared.is_none() && req.method() == http::Method::POST {
         // Chunked: read at most the limit, then pass the buffered body on.
         let (parts, body) = req.into_parts();
         return match axum::body::to_bytes(body, MAX_BODY).await {
-            Ok(bytes) => {
-                next.run(Request::from_parts(parts, Body::from(bytes)))
-                    .await
-            }
-            Err(_) => reject(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
-                "request bodies are limited to 4 MiB",
-            ),
+            Ok(bytes) => Ok(Request::from_parts(parts, Body::from(bytes))),
+            Err(_) => Err(too_large()),
         };
     }
-    next.run(req).await
+    Ok(req)
 }
 
 pub fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    bearer_of(headers.get(header::AUTHORIZATION)?)
+}
+
+/// The token of an `Authorization: Bearer <token>` value.
+fn bearer_of(v: &header::HeaderValue) -> Option<&str> {
+    let v = v.to_str().ok()?;
     let (scheme, token) = v.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-async fn authenticate(
-    State(s): State<Shared>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    mut req: Request,
-    next: Next,
-) -> Response {
+async fn authenticate(s: &Inner, mut req: Request) -> Response {
+    // The listener (`limits.rs`) gives every request its peer.
+    let Some(&ConnectInfo(peer)) = req.extensions().get::<ConnectInfo<SocketAddr>>() else {
+        return reject(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "no_peer",
+            "the request came without its peer address",
+        );
+    };
     let config = s.app.gate.config().current();
     // A client revoked a moment ago is refused on its very next request. Its sessions end too:
     // whoever notices a change refreshes them (the poll will not see this change again), here
@@ -311,13 +365,10 @@ async fn authenticate(
     };
     match client {
         Some(c) => {
-            s.failures
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&peer.ip());
+            s.forgive(peer.ip());
             s.app.sessions.touch(&c.name);
             req.extensions_mut().insert(c);
-            track_session(State(s), req, next).await
+            track_session(s, req).await
         }
         None => {
             s.failed(peer.ip());
@@ -333,57 +384,69 @@ async fn authenticate(
 
 /// Stateful sessions: bound to the token that opened them, capped per client, and ended at
 /// once for archgate too when the client deletes one (its parked questions are withdrawn).
-async fn track_session(State(s): State<Shared>, req: Request, next: Next) -> Response {
-    let token = bearer(req.headers()).unwrap_or("").to_owned();
-    let client = req
-        .extensions()
-        .get::<archgate_core::gate::Client>()
-        .map(|c| c.name.clone())
-        .unwrap_or_default();
+async fn track_session(s: &Inner, req: Request) -> Response {
     let sid: Option<SessionId> = req
         .headers()
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(|v| v.to_owned().into());
+    let Some(sid) = sid else {
+        // No session named: a stateless call, or an `initialize` that may open one. The token
+        // and the client are kept (by reference count) only for the latter's bookkeeping.
+        let token = req.headers().get(header::AUTHORIZATION).cloned();
+        let client = req
+            .extensions()
+            .get::<archgate_core::gate::Client>()
+            .map(|c| c.name.clone());
+        let res = sdk(s, req).await;
+        let opened = res
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| SessionId::from(v.to_owned()));
+        if let Some(new) = opened {
+            let token = token.as_ref().and_then(bearer_of).unwrap_or("");
+            let cap = s.app.gate.config().current().server.max_sessions_per_client;
+            s.app
+                .sessions
+                .opened(&client.unwrap_or_default(), token, new, cap)
+                .await;
+        }
+        return res;
+    };
+    let token = bearer(req.headers()).unwrap_or("").to_owned();
     let delete = req.method() == http::Method::DELETE;
-    if let Some(sid) = &sid {
-        let unknown = || {
-            reject(
-                StatusCode::NOT_FOUND,
-                "unknown_session",
-                "no live session has this id: initialize a new one",
-            )
-        };
-        if s.app.sessions.owned_by_other(sid, &token) {
-            return unknown();
-        }
-        if delete && !s.app.sessions.exists(sid).await {
-            return unknown();
-        }
-        s.app.sessions.used(sid);
+    let unknown = || {
+        reject(
+            StatusCode::NOT_FOUND,
+            "unknown_session",
+            "no live session has this id: initialize a new one",
+        )
+    };
+    if s.app.sessions.owned_by_other(&sid, &token) {
+        return unknown();
     }
+    if delete && !s.app.sessions.exists(&sid).await {
+        return unknown();
+    }
+    s.app.sessions.used(&sid);
     // A `tools/call` inside a session: its answer's stream is watched, so a client that hangs
     // up withdraws its question (the SDK keeps a session's calls running otherwise).
-    let (req, watch) = match &sid {
-        Some(sid) if req.method() == http::Method::POST => {
-            let (parts, body) = req.into_parts();
-            let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
-                return reject(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "too_large",
-                    "request bodies are limited to 4 MiB",
-                );
-            };
-            let watch = serde_json::from_slice::<serde_json::Value>(&bytes)
-                .ok()
-                .filter(|v| v["method"] == "tools/call")
-                .and_then(|v| v.get("id").map(|id| id.to_string()))
-                .map(|id| s.app.sessions.call_started(sid, id));
-            (Request::from_parts(parts, Body::from(bytes)), watch)
-        }
-        _ => (req, None),
+    let (req, watch) = if req.method() == http::Method::POST {
+        let (parts, body) = req.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
+            return too_large();
+        };
+        let watch = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .filter(|v| v["method"] == "tools/call")
+            .and_then(|v| v.get("id").map(|id| id.to_string()))
+            .map(|id| s.app.sessions.call_started(&sid, id));
+        (Request::from_parts(parts, Body::from(bytes)), watch)
+    } else {
+        (req, None)
     };
-    let mut res = next.run(req).await;
+    let mut res = sdk(s, req).await;
     if let Some(watch) = watch {
         res = res.map(|b| {
             Body::new(Watched {
@@ -392,26 +455,17 @@ async fn track_session(State(s): State<Shared>, req: Request, next: Next) -> Res
             })
         });
     }
-    match &sid {
-        Some(sid) if delete && res.status().is_success() => {
-            s.app.sessions.ended(sid);
-            // The session is gone and nothing follows: 200, as the spec's clients expect.
-            *res.status_mut() = StatusCode::OK;
-        }
-        Some(_) => {}
-        None => {
-            let opened = res
-                .headers()
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
-                .map(|v| SessionId::from(v.to_owned()));
-            if let Some(new) = opened {
-                let cap = s.app.gate.config().current().server.max_sessions_per_client;
-                s.app.sessions.opened(&client, &token, new, cap).await;
-            }
-        }
+    if delete && res.status().is_success() {
+        s.app.sessions.ended(&sid);
+        // The session is gone and nothing follows: 200, as the spec's clients expect.
+        *res.status_mut() = StatusCode::OK;
     }
     res
+}
+
+/// The SDK's answer to a request that passed every guard.
+async fn sdk(s: &Inner, req: Request) -> Response {
+    s.mcp.handle(req).await.map(Body::new)
 }
 
 /// An answer's body that tells its `AnswerWatch` when it was sent to its end.
@@ -445,7 +499,7 @@ impl http_body::Body for Watched {
     }
 }
 
-impl Shared {
+impl Inner {
     /// Back off after repeated failures from one peer: each failure past the fifth within ten
     /// minutes delays the answer a little more (at most 5 s), which makes guessing pointless.
     fn backoff(&self, peer: IpAddr) -> Duration {
@@ -454,6 +508,14 @@ impl Shared {
             .filter(|(_, since)| since.elapsed() < Duration::from_secs(600))
             .map(|(n, _)| Duration::from_millis(((*n).saturating_sub(5) as u64 * 250).min(5000)))
             .unwrap_or_default()
+    }
+
+    /// A peer that sent a valid token starts again from no failures.
+    fn forgive(&self, peer: IpAddr) {
+        let mut f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if !f.is_empty() {
+            f.remove(&peer);
+        }
     }
 
     fn failed(&self, peer: IpAddr) {

@@ -248,7 +248,7 @@ impl Gate {
             client: client.name.clone(),
             config: config.clone(),
             resolver: self.resolver(config),
-            acknowledged: Arc::new(self.person.acknowledged()),
+            acknowledged: self.person.acknowledged(),
         }
     }
 
