@@ -8,15 +8,20 @@
 //! Channels are of two kinds: push channels (`Channel`: desktop notifications) are told about
 //! each question and withdrawn when it is decided; pull channels (the approval page, the CLI over
 //! the control socket) read `pending()` and `subscribe()` and call `answer()`.
+//!
+//! Deadlines are judged on the broker's `Clock` (the gate's: `Gate::with_clock`), by its
+//! monotonic reading: the system's monotonic time in the binary, a clock a test advances in tests.
 
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::{broadcast, oneshot};
 
 use archgate_policy::Tier;
+
+use crate::clock::{Clock, SystemClock};
 
 /// What the person is asked. Built after resolution, so `summary` is exactly what will run.
 #[derive(Debug, Clone, Serialize)]
@@ -119,7 +124,8 @@ pub trait Channel: Send + Sync {
 
 struct Entry {
     question: Question,
-    deadline: Instant,
+    /// On the broker's clock's monotonic reading.
+    deadline: Duration,
     /// `Some` carries the person's answer; `None` says the client is gone (`withdraw_all`).
     tx: oneshot::Sender<Option<(Answer, String)>>,
 }
@@ -136,6 +142,7 @@ struct Inner {
     push: Mutex<Vec<Arc<dyn Channel>>>,
     pull_channels: AtomicUsize,
     events: broadcast::Sender<BrokerEvent>,
+    clock: Arc<dyn Clock>,
 }
 
 #[derive(Clone)]
@@ -158,7 +165,13 @@ impl Default for Broker {
 }
 
 impl Broker {
+    /// A broker judging deadlines on the system's monotonic time.
     pub fn new() -> Broker {
+        Broker::with_clock(Arc::new(SystemClock))
+    }
+
+    /// A broker judging deadlines on `clock`'s monotonic reading.
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Broker {
         let (events, _) = broadcast::channel(256);
         Broker {
             inner: Arc::new(Inner {
@@ -166,6 +179,7 @@ impl Broker {
                 push: Mutex::new(Vec::new()),
                 pull_channels: AtomicUsize::new(0),
                 events,
+                clock,
             }),
         }
     }
@@ -266,7 +280,7 @@ impl Broker {
         }
         let id = question.id.clone();
         let (tx, rx) = oneshot::channel();
-        let deadline = Instant::now() + timeout;
+        let deadline = self.inner.clock.monotonic() + timeout;
         self.inner
             .pending
             .lock()
@@ -307,7 +321,7 @@ impl Broker {
         let Some(entry) = m.get(id) else {
             return Err(AnswerError::NotPending(id.to_owned()));
         };
-        if Instant::now() >= entry.deadline {
+        if self.inner.clock.monotonic() >= entry.deadline {
             return Err(AnswerError::TooLate(id.to_owned()));
         }
         let entry = m.remove(id).expect("present above");
@@ -373,7 +387,8 @@ pub struct NoChannel;
 pub struct Parked {
     broker: Broker,
     id: String,
-    deadline: Instant,
+    /// On the broker's clock's monotonic reading.
+    deadline: Duration,
     rx: oneshot::Receiver<Option<(Answer, String)>>,
     relay: Option<Arc<dyn Channel>>,
     decided: bool,
@@ -386,9 +401,10 @@ impl Parked {
             Ok(Some((a, c))) => Got::Answer(a, c),
             _ => Got::Withdrawn,
         };
+        let clock = self.broker.inner.clock.clone();
         let answer = tokio::select! {
             a = &mut self.rx => got(a),
-            _ = tokio::time::sleep_until(self.deadline.into()) => {
+            _ = clock.sleep_until(self.deadline) => {
                 if self.broker.take(&self.id).is_some() {
                     // The deadline removed it first: that is the decision.
                     Got::Deadline
@@ -510,6 +526,38 @@ mod tests {
         // Either the deadline already removed it, or answer() sees the deadline passed.
         assert!(b.answer("a", Answer::Allow, "cli").is_err());
         assert_eq!(t.await.unwrap(), ApprovalOutcome::TimedOut);
+    }
+
+    /// The deadline is judged on the broker's clock, not the wall's: nothing passes while the
+    /// clock stands, an answer once it has passed is too late (silence is no), and the waiter
+    /// ends `timed_out` as soon as the clock is advanced — no sleeping.
+    #[tokio::test]
+    async fn the_deadline_passes_on_the_brokers_clock() {
+        let clock = crate::clock::ManualClock::at(1_000);
+        let b = Broker::with_clock(clock.clone());
+        let _g = b.register_pull_channel();
+        // Answered too late: the deadline passed before anyone answered.
+        let p = b.park(q("late"), Duration::from_secs(5), None).unwrap();
+        clock.advance(5);
+        assert_eq!(
+            b.answer("late", Answer::Allow, "cli"),
+            Err(AnswerError::TooLate("late".into()))
+        );
+        assert_eq!(p.wait().await, ApprovalOutcome::TimedOut);
+        assert!(b.pending().is_empty());
+        // Not answered: the waiter wakes when the clock passes the deadline, not before.
+        let t = parked(&b, Duration::from_secs(5));
+        clock.advance(4);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!t.is_finished(), "one second is left on the broker's clock");
+        assert_eq!(b.pending().len(), 1);
+        clock.advance(1);
+        let out = tokio::time::timeout(Duration::from_secs(2), t).await;
+        assert_eq!(
+            out.expect("woken by the clock").unwrap(),
+            ApprovalOutcome::TimedOut
+        );
+        assert!(b.answer("a", Answer::Allow, "cli").is_err());
     }
 
     #[tokio::test]

@@ -114,11 +114,29 @@ impl App {
         App::open_extended(config_file, observer, None)
     }
 
+    /// [`App::open`] for a command that makes no call (`tools`, `policy`, `client-config`,
+    /// `clients`): its activity log is opened, and created, only if it writes something (an
+    /// event), so a command that only reads leaves no empty log behind. A process that calls or
+    /// serves uses `open`, whose log is open before its first call, so that record never lags.
+    pub fn open_without_calls(config_file: Option<PathBuf>) -> anyhow::Result<App> {
+        App::assemble(config_file, None, None, false)
+    }
+
     /// [`App::open`] with an extension's tools in the catalogue and its handlers at hand.
     pub fn open_extended(
         config_file: Option<PathBuf>,
         observer: Option<archgate_core::gate::Observer>,
         extension: Option<Arc<dyn extension::Extension>>,
+    ) -> anyhow::Result<App> {
+        App::assemble(config_file, observer, extension, true)
+    }
+
+    /// `calls`: whether this process makes calls (and so opens its activity log at once).
+    fn assemble(
+        config_file: Option<PathBuf>,
+        observer: Option<archgate_core::gate::Observer>,
+        extension: Option<Arc<dyn extension::Extension>>,
+        calls: bool,
     ) -> anyhow::Result<App> {
         let env = PathEnv::from_process();
         let file = config_path(config_file)?;
@@ -139,12 +157,17 @@ impl App {
         paths
             .prepare(env.uid)
             .context("preparing archgate's private directories")?;
-        let audit = AuditLog::start(AuditSettings {
+        let settings = AuditSettings {
             path: paths.audit_log(),
             queue: config.audit.queue,
             max_bytes: config.audit.max_bytes,
             keep: config.audit.keep,
-        });
+        };
+        let audit = if calls {
+            AuditLog::start(settings)
+        } else {
+            AuditLog::start_unopened(settings)
+        };
         let person = Arc::new(PersonState::load(
             paths.standing_rules_file(),
             paths.acknowledged_file(),

@@ -9,7 +9,7 @@ use super::out;
 use crate::app::App;
 
 pub fn tools(config: Option<PathBuf>, json: bool, markdown: bool) -> anyhow::Result<ExitCode> {
-    let app = App::open(config, None)?;
+    let app = App::open_without_calls(config)?;
     if markdown {
         out(tools_markdown(&app));
         app.shutdown();

@@ -14,7 +14,7 @@ pub fn run(config: Option<PathBuf>, client: ClientKind, http: bool) -> anyhow::R
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "archgate".into());
     if http {
-        let app = App::open(config, None)?;
+        let app = App::open_without_calls(config)?;
         // The port the running server really listens on (`serve --http --port N`), else config's.
         let port = snippets::served_port(&app.paths, app.gate.config().current().server.port);
         let url = snippets::mcp_url(port);

@@ -10,7 +10,7 @@ use crate::person::clients;
 use crate::person::snippets::{self, Connect};
 
 pub async fn run(config: Option<PathBuf>, action: ClientsAction) -> anyhow::Result<ExitCode> {
-    let app = App::open(config, None)?;
+    let app = App::open_without_calls(config)?;
     let done = act(&app, action).await;
     app.shutdown();
     done?;

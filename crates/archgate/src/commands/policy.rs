@@ -9,7 +9,7 @@ use crate::app::App;
 use crate::cli::PolicyAction;
 
 pub async fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Result<ExitCode> {
-    let app = App::open(config, None)?;
+    let app = App::open_without_calls(config)?;
     let code = match action {
         PolicyAction::Explain { tool, args, client } => {
             let args: serde_json::Value = serde_json::from_str(&args).map_err(|e| {

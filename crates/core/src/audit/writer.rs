@@ -98,6 +98,18 @@ impl AuditLog {
 
     /// [`AuditLog::start`] with its own retention.
     pub fn start_with(settings: AuditSettings, retention: Retention) -> AuditLog {
+        AuditLog::spawn(settings, retention, true)
+    }
+
+    /// [`AuditLog::start`] for a process that may record nothing (a command that only reads):
+    /// the file is opened, and created, by the first write, so recording nothing leaves no log
+    /// behind. The first record then goes through the writer thread.
+    pub fn start_unopened(settings: AuditSettings) -> AuditLog {
+        let retention = Retention::default_for(&settings);
+        AuditLog::spawn(settings, retention, false)
+    }
+
+    fn spawn(settings: AuditSettings, retention: Retention, open_now: bool) -> AuditLog {
         let (tx, rx) = sync_channel(settings.queue.max(1));
         let pending_dropped = Arc::new(AtomicU64::new(0));
         let stats = Arc::new(AuditStats::default());
@@ -106,7 +118,9 @@ impl AuditLog {
         // other one (a record queued behind a file still to open would lag its call: a kill right
         // after the first answer lost it). Failing here is retried, and reported, by the first
         // write.
-        let _ = first.open();
+        if open_now {
+            let _ = first.open();
+        }
         let writer = Arc::new(Mutex::new(first));
         let queued = Arc::new(AtomicUsize::new(0));
         let thread = {

@@ -171,8 +171,10 @@ impl Gate {
         }
     }
 
-    /// The same gate reading the time from `clock` (tests turn a minute without sleeping).
+    /// The same gate reading the time from `clock` (tests turn a minute, or pass an approval's
+    /// deadline, without sleeping): its broker judges deadlines on the same clock.
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Gate {
+        self.broker = Broker::with_clock(clock.clone());
         self.clock = clock;
         self
     }

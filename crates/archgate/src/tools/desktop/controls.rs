@@ -218,22 +218,10 @@ impl Tool for Background {
             })
         })
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        bg: BackgroundPlan,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let done = self
-                .0
-                .desktop
-                .background(&p, &bg)
-                .await
-                .map_err(domain_err)?;
-            json(serde_json::json!({ "background": done }))
-        })
-    }
+    execute!(|d, p, bg: BackgroundPlan| {
+        let done = d.background(&p, &bg).await.map_err(domain_err)?;
+        Ok(serde_json::json!({ "background": done }))
+    });
 }
 
 /// Arguments of `audio`.
@@ -306,14 +294,7 @@ impl Tool for Audio {
     ) -> BoxFuture<'a, Result<Resolved<AudioAction>, ToolError>> {
         Box::pin(async move { Ok(Resolved::planned(plan, a.action()?)) })
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        a: AudioAction,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { json(self.0.desktop.audio(&p, &a).await.map_err(domain_err)?) })
-    }
+    execute!(|d, p, a: AudioAction| d.audio(&p, &a).await.map_err(domain_err));
 }
 
 /// Arguments of `brightness`.
@@ -368,22 +349,7 @@ impl Tool for BrightnessTool {
     ) -> BoxFuture<'a, Result<Resolved<BrightnessAction>, ToolError>> {
         Box::pin(async move { Ok(Resolved::planned(plan, a.action()?)) })
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        a: BrightnessAction,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .brightness(&p, &a)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
-    }
+    execute!(|d, p, a: BrightnessAction| d.brightness(&p, &a).await.map_err(domain_err));
 }
 
 /// Arguments of `media`.
@@ -411,22 +377,7 @@ impl Tool for Media {
         let word = format!("{:?}", a.action).to_lowercase();
         Plan::with_tier(self.spec(), tier, &[&word])
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        a: MediaArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .media(&p, a.action)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
-    }
+    execute!(|d, p, a: MediaArgs| d.media(&p, a.action).await.map_err(domain_err));
 }
 
 /// Arguments of `toggle`.
@@ -471,22 +422,7 @@ impl Tool for Toggle {
             })
         })
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        call: RouteCall,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .run_route(&p, &call)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
-    }
+    execute!(|d, p, call: RouteCall| d.run_route(&p, &call).await.map_err(domain_err));
 }
 
 /// Arguments of `launch`: exactly one of `app` and `url`.
@@ -563,19 +499,8 @@ impl Tool for Launch {
             })
         })
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        (target, spec): Self::Run,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .launch(&p, &target, spec)
-                    .map_err(domain_err)?,
-            )
-        })
-    }
+    execute!(|d, p, run: Self::Run| {
+        let (target, spec) = run;
+        d.launch(&p, &target, spec).map_err(domain_err)
+    });
 }

@@ -95,6 +95,26 @@ macro_rules! spec {
     }};
 }
 
+/// The `execute` of a desktop tool whose answer is one serialized value:
+/// `execute!(|d, p, run: Run| body)` binds `d` to the desktop handle and `p` to the permit, and
+/// answers the JSON of `body` (a `Result<impl Serialize, ToolError>`, awaited inside).
+macro_rules! execute {
+    (|$d:ident, $p:ident, $run:ident: $ty:ty| $body:expr) => {
+        fn execute<'a>(
+            &'a self,
+            _cx: &'a CallCx,
+            $p: Permit,
+            $run: $ty,
+        ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            let $d = &self.0.desktop;
+            Box::pin(async move {
+                let answer: Result<_, ToolError> = $body;
+                json(answer?)
+            })
+        }
+    };
+}
+
 pub(super) fn json(v: impl serde::Serialize) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::json(v))
 }
@@ -116,14 +136,7 @@ impl Tool for DesktopState {
             "Monitors, workspaces and windows (class, title, workspace, geometry, floating, fullscreen) \
              and focus, on Hyprland or Sway. Look here before acting on a window or monitor.")
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        _p: Permit,
-        _a: NoArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { json(self.0.desktop.desktop_state().await.map_err(domain_err)?) })
-    }
+    execute!(|d, _p, _a: NoArgs| d.desktop_state().await.map_err(domain_err));
 }
 
 /// Arguments of `omarchy_search`.
@@ -147,21 +160,10 @@ impl Tool for OmarchySearch {
             "Search Omarchy's own command registry (everything its menus can do) by name, description \
              and group; each route shows its tier and arguments. Then run one with omarchy_run.")
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        a: OmarchySearchArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let hits = self
-                .0
-                .desktop
-                .omarchy_search(&p, &a.query, a.limit.unwrap_or(10).clamp(1, 50))
-                .await;
-            json(hits.map_err(domain_err)?)
-        })
-    }
+    execute!(|d, p, a: OmarchySearchArgs| d
+        .omarchy_search(&p, &a.query, a.limit.unwrap_or(10).clamp(1, 50))
+        .await
+        .map_err(domain_err));
 }
 
 /// Arguments of `omarchy_run`.
@@ -244,22 +246,7 @@ impl Tool for OmarchyRun {
             })
         })
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        call: RouteCall,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .run_route(&p, &call)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
-    }
+    execute!(|d, p, call: RouteCall| d.run_route(&p, &call).await.map_err(domain_err));
 }
 
 pub struct ShellTargets(Arc<DesktopService>);
@@ -271,14 +258,7 @@ impl Tool for ShellTargets {
         spec!("shell_targets", "Quickshell IPC targets", Read, read_only: true, destructive: false, private: [],
             "The desktop shell's IPC targets (Omarchy's bar, launcher, OSD …) with typed method signatures.")
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        _a: NoArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { json(self.0.desktop.shell_targets(&p).await.map_err(domain_err)?) })
-    }
+    execute!(|d, p, _a: NoArgs| d.shell_targets(&p).await.map_err(domain_err));
 }
 
 /// Arguments of `shell_call`.
@@ -358,22 +338,10 @@ impl Tool for ShellCall {
             Ok(Resolved { action, run: spec })
         })
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        spec: Self::Run,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .run_command(&p, archgate_desktop::Program::Qs, spec)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
-    }
+    execute!(|d, p, spec: Self::Run| d
+        .run_command(&p, archgate_desktop::Program::Qs, spec)
+        .await
+        .map_err(domain_err));
 }
 
 pub fn register(c: &mut Catalogue, env: archgate_desktop::DesktopEnv) {

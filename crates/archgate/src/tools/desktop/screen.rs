@@ -112,22 +112,7 @@ impl Tool for ScreenText {
         spec!("screen_text", "Read text on screen", Act, read_only: true, destructive: false, private: [],
             "The text shown on screen (OCR), best on a region or a window.")
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        target: CaptureTarget,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .screen_text(&p, &target)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
-    }
+    execute!(|d, p, target: CaptureTarget| d.screen_text(&p, &target).await.map_err(domain_err));
 }
 
 pub struct ClipboardRead(pub(super) Arc<DesktopService>);
@@ -139,22 +124,7 @@ impl Tool for ClipboardRead {
         spec!("clipboard_read", "Read the clipboard", Act, read_only: true, destructive: false, private: [],
             "The text on the clipboard. Its contents never reach the audit log.")
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        _a: NoArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            json(
-                self.0
-                    .desktop
-                    .clipboard_read(&p)
-                    .await
-                    .map_err(domain_err)?,
-            )
-        })
-    }
+    execute!(|d, p, _a: NoArgs| d.clipboard_read(&p).await.map_err(domain_err));
 }
 
 /// Arguments of `clipboard_write`.
@@ -188,21 +158,10 @@ impl Tool for ClipboardWrite {
         spec!("clipboard_write", "Write the clipboard", Act, read_only: false, destructive: true, private: ["text"],
             "Put text on the clipboard.")
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        a: ClipboardWriteArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            self.0
-                .desktop
-                .clipboard_write(&p, &a.text)
-                .await
-                .map_err(domain_err)?;
-            json(serde_json::json!({"written_bytes": a.text.len()}))
-        })
-    }
+    execute!(|d, p, a: ClipboardWriteArgs| {
+        d.clipboard_write(&p, &a.text).await.map_err(domain_err)?;
+        Ok(serde_json::json!({"written_bytes": a.text.len()}))
+    });
 }
 
 // ---- notifications ---------------------------------------------------------------------------
@@ -245,17 +204,10 @@ impl Tool for Notify {
             Ok(Resolved { action, run: spec })
         })
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        spec: CommandSpec,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            self.0.desktop.notify(&p, spec).await.map_err(domain_err)?;
-            json(serde_json::json!({"shown": true}))
-        })
-    }
+    execute!(|d, p, spec: CommandSpec| {
+        d.notify(&p, spec).await.map_err(domain_err)?;
+        Ok(serde_json::json!({"shown": true}))
+    });
 }
 
 /// Arguments of `osd`.
@@ -301,12 +253,5 @@ impl Tool for Osd {
             Ok(Resolved { action, run: cmd })
         })
     }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        p: Permit,
-        cmd: OsdCommand,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { json(self.0.desktop.osd(&p, cmd).await.map_err(domain_err)?) })
-    }
+    execute!(|d, p, cmd: OsdCommand| d.osd(&p, cmd).await.map_err(domain_err));
 }

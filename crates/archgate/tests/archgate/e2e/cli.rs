@@ -150,6 +150,63 @@ fn archgate_call_runs_the_tool_through_the_gate_and_sets_the_exit_status() {
     assert!(records[1..].iter().all(|r| r["outcome"] != "ok"));
 }
 
+/// A command that makes no call leaves no activity log behind on a fresh state dir (it did run
+/// there: the token it made is in the state dir); what writes creates the log: an event
+/// (`clients add`), a call (`archgate call`), and a serving daemon as it starts, before any call.
+#[test]
+fn only_what_records_creates_the_activity_log() {
+    let env = Env::new();
+    for args in [
+        &["tools"][..],
+        &["tools", "--json"],
+        &["policy", "explain", "system_status", "{}"],
+        &["client-config", "claude-code", "--http"],
+        &["clients", "list"],
+    ] {
+        let out = env.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !env.audit_file().exists(),
+            "{args:?} left an activity log behind"
+        );
+    }
+    assert!(
+        env.state_dir().join("token").exists(),
+        "ran on this state dir"
+    );
+    // The log opened at the first write still gets it, whole.
+    let out = env.run(&["clients", "add", "bot", "--preset", "read-only"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = env.audit();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(events[0]["event"].is_string(), "{events:?}");
+
+    let env = Env::new();
+    let out = env.run(&["call", "system_status", "{}"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.audit().len(), 1);
+
+    let env = Env::new();
+    let mut server = HttpServer::start(&env);
+    assert!(
+        env.audit_file().exists(),
+        "a serving daemon opens its log as it starts"
+    );
+    server.stop();
+}
+
 /// On a machine without pacman and offline, each answer names the local fact and the next
 /// step, as an agent receives it (`archgate call` renders the MCP result): no pacman.conf or no
 /// sync databases, no offline wiki index and `archgate wiki index`, no repository configured.

@@ -2,7 +2,7 @@
 //! budget; the person's changes (revocation, grants) apply on the next request.
 
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::support::McpHttp;
 use crate::support::Request;
@@ -112,62 +112,90 @@ fn clients_see_only_their_grants_and_revocation_applies_at_once() {
     server.stop();
 }
 
-#[test]
-fn budgets_and_argument_limits_are_enforced_before_the_gate() {
-    // The daily budget, whose window no test run crosses but at midnight UTC: how a window
-    // turns is held on the gate's own clock, without sleeping
-    // (core `the_budget_minute_turns_on_the_gates_clock`).
+/// The UTC day on this machine's wall clock: the real binary's daily budget window.
+fn utc_day() -> u64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    now.as_secs() / 86_400
+}
+
+/// The sequence `budgets_and_argument_limits_are_enforced_before_the_gate` judges, on a fresh
+/// state dir and server under `per_day = 3`: the four responses, and the outcomes recorded.
+fn daily_budget_sequence() -> (Vec<Value>, Vec<String>) {
     let env = Env::new();
     env.write_config("[budgets]\nper_day = 3\n");
     let mut server = HttpServer::start(&env);
     let (c, _) = McpHttp::initialize(server.port, &env.token());
-
-    // Schema violations are refused before anything runs, naming the field.
-    let res = c.call_tool(1, "pkg_search", json!({"query": "x", "colour": "red"}));
-    assert_eq!(
-        res["structuredContent"]["error"]["kind"], "invalid_arguments",
-        "{res}"
-    );
-    assert!(
-        res["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("colour"),
-        "{res}"
-    );
-    // Oversized arguments too.
-    let res = c.call_tool(
-        2,
-        "pkgbuild_audit",
-        json!({"pkgbuild": "#".repeat(70 * 1024)}),
-    );
-    assert_eq!(
-        res["structuredContent"]["error"]["kind"], "too_large",
-        "{res}"
-    );
-
-    let res = c.call_tool(3, "system_status", json!({}));
-    assert_ne!(
-        res["isError"], true,
-        "the third call of the day runs: {res}"
-    );
-    let res = c.call_tool(4, "system_status", json!({}));
-    assert_eq!(
-        res["structuredContent"]["error"]["kind"], "budget_exhausted",
-        "three calls a day: {res}"
-    );
-    assert!(
-        res["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("reset"),
-        "says when it resets: {res}"
-    );
-    let rec = call_records(&env, 4);
-    let outcomes: Vec<_> = rec
+    let res = vec![
+        // Schema violations are refused before anything runs, naming the field.
+        c.call_tool(1, "pkg_search", json!({"query": "x", "colour": "red"})),
+        // Oversized arguments too.
+        c.call_tool(
+            2,
+            "pkgbuild_audit",
+            json!({"pkgbuild": "#".repeat(70 * 1024)}),
+        ),
+        c.call_tool(3, "system_status", json!({})),
+        c.call_tool(4, "system_status", json!({})),
+    ];
+    let outcomes = call_records(&env, 4)
         .iter()
         .map(|r| r["outcome"].as_str().unwrap().to_owned())
         .collect();
+    server.stop();
+    (res, outcomes)
+}
+
+#[test]
+fn budgets_and_argument_limits_are_enforced_before_the_gate() {
+    // The daily budget is the real binary's, on the wall clock (how a window turns is held on
+    // the gate's own clock, without sleeping: core `the_budget_minute_turns_on_the_gates_clock`).
+    // Calls that straddle midnight UTC fall in two windows and prove nothing either way, so such
+    // a run is judged not at all and the sequence runs once more, wholly inside the new day. A
+    // second straddle in a row cannot happen on a clock moving one day per day: it fails.
+    let (res, outcomes) = (0..2)
+        .find_map(|_| {
+            let day = utc_day();
+            let got = daily_budget_sequence();
+            (utc_day() == day).then_some(got)
+        })
+        .expect("two runs in a row straddled midnight UTC");
+
+    assert_eq!(
+        res[0]["structuredContent"]["error"]["kind"], "invalid_arguments",
+        "{}",
+        res[0]
+    );
+    assert!(
+        res[0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("colour"),
+        "{}",
+        res[0]
+    );
+    assert_eq!(
+        res[1]["structuredContent"]["error"]["kind"], "too_large",
+        "{}",
+        res[1]
+    );
+    assert_ne!(
+        res[2]["isError"], true,
+        "the third call of the day runs: {}",
+        res[2]
+    );
+    assert_eq!(
+        res[3]["structuredContent"]["error"]["kind"], "budget_exhausted",
+        "three calls a day: {}",
+        res[3]
+    );
+    assert!(
+        res[3]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("reset"),
+        "says when it resets: {}",
+        res[3]
+    );
     assert_eq!(
         outcomes,
         [
@@ -177,5 +205,4 @@ fn budgets_and_argument_limits_are_enforced_before_the_gate() {
             "budget_exhausted"
         ]
     );
-    server.stop();
 }

@@ -6,7 +6,8 @@ use std::rc::Rc;
 
 use tree_sitter::Node;
 
-use super::walk::{Base, ParsedSrc, Walker};
+use super::source::{Base, ParsedSrc};
+use super::walk::Walker;
 use super::{
     Assignment, Cmd, Embed, EmbedKind, Generated, Phase, Str, Subst, Taint, Val, Word, statics,
 };
@@ -581,7 +582,7 @@ impl Walker {
     /// Parses `text` and walks it as code run from here.
     pub(super) fn embed_text(&mut self, text: String, base: Base, embed: Embed) {
         if self.depth >= MAX_DEPTH
-            || text.len() > super::walk::MAX_EMBED_BYTES
+            || text.len() > super::source::MAX_EMBED_BYTES
             || text.trim().is_empty()
         {
             return;

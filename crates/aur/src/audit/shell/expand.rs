@@ -5,11 +5,12 @@ use std::rc::Rc;
 
 use tree_sitter::Node;
 
+use super::source::{ParsedSrc, shorten};
 use super::text::{
     BRACE_CLOSE, BRACE_COMMA, BRACE_OPEN, EscapeMode, apply_op, brace_expand, decode_escapes,
     unescape_dq, unescape_unquoted, unmark,
 };
-use super::walk::{ParsedSrc, Walker, shorten};
+use super::walk::Walker;
 use super::{ObfKind, ObfNote, Str, Taint, Val, Word};
 
 enum Piece {

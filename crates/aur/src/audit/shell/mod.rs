@@ -8,7 +8,9 @@
 
 mod command;
 mod expand;
+mod files;
 mod roles;
+mod source;
 pub(crate) mod statics;
 mod text;
 mod walk;
@@ -16,7 +18,7 @@ mod walk;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-pub(crate) use walk::analyze;
+pub(crate) use files::analyze;
 
 /// `rel` resolved against the directory `base` (`cd`, relative paths): `.` and `..` are
 /// folded, and `$srcdir/..` is `$startdir`. An absolute or `$`-rooted `rel` stands alone.

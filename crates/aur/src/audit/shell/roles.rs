@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::walk::ParsedSrc;
+use super::source::ParsedSrc;
 use super::{Cmd, Phase, Word};
 use crate::audit::names;
 

@@ -1,138 +1,28 @@
 //! Walks tree-sitter-bash trees statement by statement, keeping a variable environment, and
 //! records every command that would run (functions inlined, small loops unrolled, eval'd and
-//! decoded text parsed again).
+//! decoded text parsed again: `source.rs`; which files, in which phase: `files.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Node, Parser};
 
-use super::roles::{LocalRole, endless_loop, local_role};
+use super::roles::endless_loop;
+use super::source::{Base, ParsedSrc};
 use super::statics;
-use super::{
-    Analysis, Cmd, Embed, EmbedKind, Env, FileKind, FileSrc, Phase, Pos, Redir, Str, Taint, Val,
-    Word,
-};
+use super::{Analysis, Cmd, Embed, EmbedKind, Env, Phase, Pos, Redir, Str, Taint, Val, Word};
 use crate::audit::names;
 
 /// Limits that keep hostile input from making the analysis slow.
-const MAX_STEPS: u64 = 400_000;
+pub(super) const MAX_STEPS: u64 = 400_000;
 const MAX_DEPTH: u32 = 8;
-pub(super) const MAX_EMBED_BYTES: usize = 256 * 1024;
 const MAX_LOOP_UNROLL: usize = 16;
-
-/// Where the positions of a parsed text point to in the original file.
-pub(super) enum Base {
-    /// The text is the file itself.
-    File,
-    /// The text was produced (eval'd, decoded): every position is the outer command's.
-    Fixed(Pos, String),
-    /// The text is a verbatim part of the file starting at this line and column.
-    Offset(Pos),
-}
-
-pub(super) struct ParsedSrc {
-    pub text: String,
-    pub tree: Tree,
-    pub(super) file: usize,
-    pub base: Base,
-    line_starts: Vec<usize>,
-}
-
-/// The bytes tree-sitter parses: every byte of a non-ASCII character becomes `x`, so byte offsets
-/// stay those of the text (findings quote the text itself) while the grammar's scanner never sees
-/// a code point past ASCII. It hands them to C's `isdigit`, whose table is indexed out of bounds
-/// by one (`{` then U+10FFF0 crashed the process with SIGSEGV: a PKGBUILD could kill the
-/// daemon). To bash, as to tree-sitter, a non-ASCII byte is a word character, as `x` is.
-fn ascii_masked(text: &str) -> Vec<u8> {
-    text.bytes()
-        .map(|b| if b.is_ascii() { b } else { b'x' })
-        .collect()
-}
-
-impl ParsedSrc {
-    pub(super) fn new(
-        parser: &mut Parser,
-        text: String,
-        file: usize,
-        base: Base,
-    ) -> Option<Rc<ParsedSrc>> {
-        let tree = parser.parse(ascii_masked(&text), None)?;
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Some(Rc::new(ParsedSrc {
-            text,
-            tree,
-            file,
-            base,
-            line_starts,
-        }))
-    }
-
-    pub(super) fn raw<'a>(&'a self, node: Node) -> &'a str {
-        self.text.get(node.byte_range()).unwrap_or("")
-    }
-
-    fn local_pos(&self, byte: usize) -> Pos {
-        let line = self.line_starts.partition_point(|&s| s <= byte).max(1) - 1;
-        let start = self.line_starts[line];
-        let col = self
-            .text
-            .get(start..byte.min(self.text.len()))
-            .map_or(0, |s| s.chars().count());
-        Pos {
-            line: line as u32 + 1,
-            col: col as u32 + 1,
-        }
-    }
-
-    pub(super) fn pos(&self, node: Node) -> Pos {
-        match &self.base {
-            Base::Fixed(p, _) => *p,
-            Base::File => self.local_pos(node.start_byte()),
-            Base::Offset(o) => {
-                let p = self.local_pos(node.start_byte());
-                if p.line == 1 {
-                    Pos {
-                        line: o.line,
-                        col: o.col + p.col - 1,
-                    }
-                } else {
-                    Pos {
-                        line: o.line + p.line - 1,
-                        col: p.col,
-                    }
-                }
-            }
-        }
-    }
-
-    /// (snippet, decoded text) for a node.
-    pub(super) fn snippet(&self, node: Node) -> (String, Option<String>) {
-        let own = shorten(self.raw(node));
-        match &self.base {
-            Base::Fixed(_, outer) => (outer.clone(), Some(own)),
-            _ => (own, None),
-        }
-    }
-}
-
-/// The first line of `s`, trimmed and cut to 160 characters.
-pub(crate) fn shorten(s: &str) -> String {
-    let mut lines = s.trim().lines();
-    let first = lines.next().unwrap_or("").trim_end();
-    let mut out: String = first.chars().take(160).collect();
-    if out.len() < first.len() || lines.next().is_some() {
-        out.push_str(" …");
-    }
-    out
-}
 
 #[derive(Clone)]
 pub(super) struct FuncRef {
-    src: Rc<ParsedSrc>,
-    start: usize,
-    end: usize,
+    pub(super) src: Rc<ParsedSrc>,
+    pub(super) start: usize,
+    pub(super) end: usize,
 }
 
 pub(super) struct Walker {
@@ -165,57 +55,6 @@ pub(super) struct Walker {
     pub(super) stack: Vec<String>,
 }
 
-/// Parses and walks a PKGBUILD and its install scripts and hooks.
-pub(crate) fn analyze(pkgbuild: &str, extra: &[(String, String)]) -> Analysis {
-    let mut parser = Parser::new();
-    if parser
-        .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .is_err()
-    {
-        return Analysis::default();
-    }
-    let mut w = Walker::new(parser);
-    w.an.files.push(FileSrc {
-        name: "PKGBUILD".into(),
-        kind: FileKind::Pkgbuild,
-    });
-    w.walk_file(0, pkgbuild, Phase::Global);
-    let pkgbuild_cmds = w.an.cmds.len();
-    let install_names: Vec<String> =
-        w.an.all_values("install")
-            .into_iter()
-            .map(|v| names::basename(&v.text).to_owned())
-            .filter(|v| !v.is_empty())
-            .collect();
-    for (name, text) in extra {
-        let base = names::basename(name);
-        let declared_install = install_names.iter().any(|n| n == base);
-        let kind = if declared_install || name.ends_with(".install") {
-            FileKind::Install
-        } else if name.ends_with(".hook") || text.contains("[Trigger]") {
-            FileKind::Hook
-        } else {
-            FileKind::Local
-        };
-        let idx = w.an.files.len();
-        w.an.files.push(FileSrc {
-            name: name.clone(),
-            kind,
-        });
-        match kind {
-            FileKind::Hook => w.walk_hook(idx, text),
-            FileKind::Install => w.walk_file(idx, text, Phase::Install),
-            _ => match local_role(&w.an.cmds[..pkgbuild_cmds], base, text) {
-                Some(LocalRole::Script(phase)) => w.walk_file(idx, text, phase),
-                Some(LocalRole::Unit) => w.walk_exec_lines(idx, text, Phase::Runtime),
-                None => {}
-            },
-        }
-    }
-    w.an.truncated = w.steps > MAX_STEPS;
-    w.an
-}
-
 impl Walker {
     pub(super) fn new(parser: Parser) -> Walker {
         Walker {
@@ -243,139 +82,6 @@ impl Walker {
             steps: 0,
             called: HashSet::new(),
             stack: Vec::new(),
-        }
-    }
-
-    fn base_env() -> Env {
-        let mut env = Env::new();
-        for v in ["srcdir", "pkgdir", "startdir", "HOME", "USER"] {
-            env.insert(v.into(), Val::Scalar(Str::lit(format!("${v}"))));
-        }
-        env.insert("CARCH".into(), Val::Scalar(Str::lit("x86_64")));
-        env.insert("IFS".into(), Val::Scalar(Str::lit(" \t\n")));
-        env
-    }
-
-    /// Walks one file: the top level in order, then every function (PKGBUILD functions in
-    /// makepkg's order), each from a copy of the top-level environment.
-    /// `phase` is `Global` for the PKGBUILD; other scripts run wholly in the phase given.
-    fn walk_file(&mut self, file: usize, text: &str, phase: Phase) {
-        let is_pkgbuild = file == 0;
-        let Some(src) = ParsedSrc::new(&mut self.parser, text.to_owned(), file, Base::File) else {
-            return;
-        };
-        self.file = file;
-        self.funcs.clear();
-        self.called.clear();
-        self.env = Self::base_env();
-        self.phase = phase;
-        self.func = None;
-        // makepkg reads the PKGBUILD from the directory that holds it.
-        self.cwd = if is_pkgbuild {
-            Some("$startdir".to_owned())
-        } else if phase.is_build() || phase == Phase::Package {
-            Some("$srcdir".to_owned())
-        } else {
-            None
-        };
-        self.collect_errors(&src, src.tree.root_node());
-        self.walk_block(&src, src.tree.root_node());
-        let global = self.env.clone();
-        if is_pkgbuild {
-            self.an.global = global.clone();
-        }
-        let mut order: Vec<(String, FuncRef)> = self
-            .funcs
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        order.sort_by_key(|(name, f)| (phase_rank(name), f.start));
-        if is_pkgbuild {
-            self.an.functions = order.iter().map(|(n, _)| n.clone()).collect();
-        }
-        // Standard functions first, so helpers they call are walked in the caller's phase.
-        for (name, f) in &order {
-            if self.called.contains(name) {
-                continue;
-            }
-            self.env = global.clone();
-            self.phase = if is_pkgbuild {
-                Phase::of_function(name)
-            } else {
-                phase
-            };
-            self.func = Some(Rc::from(name.as_str()));
-            // makepkg runs every PKGBUILD function from $srcdir.
-            self.cwd = (is_pkgbuild || phase.is_build() || phase == Phase::Package)
-                .then(|| "$srcdir".to_owned());
-            self.dir_stack.clear();
-            self.called.insert(name.clone());
-            self.stack.push(name.clone());
-            self.walk_func_body(f);
-            self.stack.pop();
-        }
-        self.func = None;
-    }
-
-    fn walk_hook(&mut self, file: usize, text: &str) {
-        self.walk_exec_lines(file, text, Phase::Hook);
-    }
-
-    /// The `Exec…=` lines of an ALPM hook or a systemd unit, each walked as a command line.
-    fn walk_exec_lines(&mut self, file: usize, text: &str, phase: Phase) {
-        self.file = file;
-        self.env = Self::base_env();
-        self.phase = phase;
-        self.func = None;
-        for (i, line) in text.lines().enumerate() {
-            let t = line.trim_start();
-            let Some(rest) = t.strip_prefix("Exec") else {
-                continue;
-            };
-            let rest = rest
-                .trim_start_matches(|c: char| c.is_ascii_alphanumeric())
-                .trim_start();
-            let Some(cmdline) = rest.strip_prefix('=') else {
-                continue;
-            };
-            let cmdline = cmdline.trim_start_matches(['-', '@', '+', '!', ':']);
-            let lead = line.len() - cmdline.len();
-            let pos = Pos {
-                line: i as u32 + 1,
-                col: line[..lead].chars().count() as u32 + 1,
-            };
-            self.embed_text(
-                cmdline.to_owned(),
-                Base::Offset(pos),
-                Embed {
-                    kind: if phase == Phase::Hook {
-                        EmbedKind::HookExec
-                    } else {
-                        EmbedKind::Generated
-                    },
-                    taint: Taint::default(),
-                },
-            );
-        }
-    }
-
-    fn collect_errors(&mut self, src: &ParsedSrc, root: Node) {
-        if !root.has_error() {
-            return;
-        }
-        let mut cursor = root.walk();
-        let mut stack = vec![root];
-        while let Some(n) = stack.pop() {
-            if self.an.parse_errors.len() >= 20 {
-                return;
-            }
-            if n.is_error() || n.is_missing() {
-                self.an.parse_errors.push((src.file, src.pos(n)));
-                continue;
-            }
-            if n.has_error() {
-                stack.extend(n.children(&mut cursor));
-            }
         }
     }
 
@@ -719,17 +425,5 @@ impl Walker {
             }
             _ => {}
         }
-    }
-}
-
-fn phase_rank(name: &str) -> u8 {
-    match name {
-        "prepare" => 0,
-        "pkgver" => 1,
-        "build" => 2,
-        "check" => 3,
-        "package" => 4,
-        n if n.starts_with("package_") => 5,
-        _ => 6,
     }
 }

@@ -161,15 +161,34 @@ async fn a_ticket_keeps_the_first_answer_whichever_channel_gave_it() {
     );
 }
 
+/// The question's deadline passes on the gate's clock (no sleeping): one second before it the
+/// question still waits; at it, the client's yes comes too late and nothing runs (silence is no).
 #[tokio::test]
 async fn a_ticket_past_its_deadline_runs_nothing() {
-    let e = env(&format!("{TRUSTED}[approval]\ntimeout_s = 5\n"));
+    let clock = archgate_core::clock::ManualClock::at(1_790_000_000);
+    let e = env_on(
+        &format!("{TRUSTED}[approval]\ntimeout_s = 5\n"),
+        clock.clone(),
+    );
     let c = client();
     let ticket = first_request(&e, &c, "late").await;
-    tokio::time::sleep(Duration::from_millis(5_050)).await;
+    clock.advance(4);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(
+        e.gate.broker().pending().len(),
+        1,
+        "still before the deadline"
+    );
+    clock.advance(1);
     let r = relayed(&e, &c, "late", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.outcome, Outcome::TimedOut);
     assert!(e.gate.broker().pending().is_empty());
+    let recs = records(&e);
+    let a = recs.last().unwrap().approval.as_ref().unwrap();
+    assert_eq!(
+        (a.outcome.as_str(), a.channel.as_deref()),
+        ("timed_out", None)
+    );
 }
 
 /// A client that answers its elicitation at once, and says when it was withdrawn.
