@@ -88,6 +88,10 @@ pub struct ToolOutput {
     /// JSON for clients that read structured content; also rendered as text.
     pub structured: Option<Value>,
     pub exit_code: Option<i32>,
+    /// `structured` as compact JSON text, rendered once by the gate when it measures the answer
+    /// against the output cap (`measure`): the transports send this text rather than render
+    /// the value again.
+    pub structured_text: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -104,6 +108,7 @@ impl ToolOutput {
             content: Vec::new(),
             structured: Some(v),
             exit_code: None,
+            structured_text: None,
         }
     }
     pub fn text(t: impl Into<String>) -> ToolOutput {
@@ -111,27 +116,14 @@ impl ToolOutput {
             content: vec![Content::Text(t.into())],
             structured: None,
             exit_code: None,
+            structured_text: None,
         }
     }
-    /// Bytes this output would take on the wire (for the output cap).
-    pub fn size(&self) -> usize {
-        // Counted as it is written, without building the text.
-        struct Count(usize);
-        impl std::io::Write for Count {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0 += b.len();
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let s = self.structured.as_ref().map_or(0, |v| {
-            let mut n = Count(0);
-            let _ = serde_json::to_writer(&mut n, v);
-            n.0
-        });
-        s + self
+    /// Bytes this output takes on the wire, for the output cap `cap`. The structured value is
+    /// rendered as text here, once, and kept in `structured_text` for the transport; past `cap`
+    /// the rest is only counted (an answer too large to send is never held twice).
+    pub fn measure(&mut self, cap: usize) -> usize {
+        let content = self
             .content
             .iter()
             .map(|c| match c {
@@ -139,7 +131,46 @@ impl ToolOutput {
                 // base64 grows by 4/3.
                 Content::Image { data, .. } => data.len() * 4 / 3 + 4,
             })
-            .sum::<usize>()
+            .sum::<usize>();
+        if let Some(t) = &self.structured_text {
+            return t.len() + content;
+        }
+        let Some(v) = &self.structured else {
+            return content;
+        };
+        let mut w = Capped {
+            text: Vec::new(),
+            cap: cap.saturating_sub(content),
+            beyond: 0,
+        };
+        let _ = serde_json::to_writer(&mut w, v);
+        let size = w.text.len() + w.beyond + content;
+        if w.beyond == 0 {
+            // serde_json writes UTF-8 only.
+            self.structured_text = String::from_utf8(w.text).ok();
+        }
+        size
+    }
+}
+
+/// Keeps what is written up to `cap` bytes and counts the rest.
+struct Capped {
+    text: Vec<u8>,
+    cap: usize,
+    beyond: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if self.beyond == 0 && self.text.len() + b.len() <= self.cap {
+            self.text.extend_from_slice(b);
+        } else {
+            self.beyond += b.len();
+        }
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

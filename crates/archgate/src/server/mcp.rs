@@ -197,9 +197,12 @@ pub fn to_call_result(r: CallResult) -> CallToolResult {
                 })
                 .collect();
             match out.structured {
+                // `CallToolResult::structured`, with the text the gate already rendered.
                 Some(v) => {
-                    let mut res = CallToolResult::structured(v);
-                    res.content.append(&mut content);
+                    let text = out.structured_text.unwrap_or_else(|| v.to_string());
+                    content.insert(0, ContentBlock::text(text));
+                    let mut res = CallToolResult::success(content);
+                    res.structured_content = Some(v);
                     res
                 }
                 None => CallToolResult::success(content),
@@ -317,15 +320,25 @@ impl ServerHandler for McpServer {
         // drops the call: a question still parked is withdrawn and recorded `unreachable`.
         // `ended` fires the moment archgate ends the session (DELETE, evicted, revoked) or the
         // client drops this call's answer stream.
-        let ended = match &self.conn_ended {
-            Some(t) => t.clone(),
-            None => self.app.sessions.call_token(
-                cx.extensions
-                    .get::<http::request::Parts>()
-                    .and_then(|p| p.headers.get("mcp-session-id"))
-                    .and_then(|v| v.to_str().ok()),
+        // A stateless request has no session to end: only its own cancellation applies.
+        let sid = cx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok());
+        let ended = match (&self.conn_ended, sid) {
+            (Some(t), _) => Some(t.clone()),
+            (None, Some(sid)) => Some(self.app.sessions.call_token(
+                Some(sid),
                 &serde_json::to_string(&cx.id).unwrap_or_default(),
-            ),
+            )),
+            (None, None) => None,
+        };
+        let ended = async {
+            match ended {
+                Some(t) => t.cancelled_owned().await,
+                None => std::future::pending().await,
+            }
         };
         // While the call runs (an approval can wait up to approval.timeout_s), a request that
         // carries a progressToken hears progress every few seconds: clients that reset their
@@ -339,7 +352,7 @@ impl ServerHandler for McpServer {
             _ = cx.ct.cancelled() => {
                 return Err(McpError::internal_error("the request was cancelled", None));
             }
-            _ = ended.cancelled() => {
+            _ = ended => {
                 return Err(McpError::internal_error("the session ended", None));
             }
         };

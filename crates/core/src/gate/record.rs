@@ -117,7 +117,8 @@ impl<'g> Pending<'g> {
         refusal: Option<&Refusal>,
         output: Option<&ToolOutput>,
     ) -> Record {
-        let o = &self.opened;
+        // Built once (by `finish` or by the drop), so what the record holds is moved, not copied.
+        let o = &mut self.opened;
         let t = std::mem::take(&mut self.trace);
         let (tier, decision, reason, rule) = match &t.decision {
             Some(d) => (
@@ -129,10 +130,10 @@ impl<'g> Pending<'g> {
             None => (None, None, None, None),
         };
         Record {
-            time: o.time.clone(),
-            id: o.id.clone(),
-            client: o.client.clone(),
-            tool: o.tool.clone(),
+            time: std::mem::take(&mut o.time),
+            id: std::mem::take(&mut o.id),
+            client: std::mem::take(&mut o.client),
+            tool: std::mem::take(&mut o.tool),
             route: t.route,
             target: t.target,
             tier,
@@ -144,8 +145,8 @@ impl<'g> Pending<'g> {
             error_kind: refusal.map(|r| r.kind.as_str().to_owned()),
             exit_code: output.and_then(|o| o.exit_code),
             duration_ms: o.started.elapsed().as_millis() as u64,
-            args_sha256: o.args_sha256.clone(),
-            args: std::mem::take(&mut self.opened.args),
+            args_sha256: std::mem::take(&mut o.args_sha256),
+            args: std::mem::take(&mut o.args),
             dev_mode: t.dev_mode,
         }
     }

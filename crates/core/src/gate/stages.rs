@@ -306,7 +306,8 @@ impl Gate {
                 ));
             }
         };
-        let size = output.size();
+        let mut output = output;
+        let size = output.measure(config.limits.max_output_bytes);
         if size > config.limits.max_output_bytes {
             return Err(Refusal::new(
                 Outcome::ToolError,

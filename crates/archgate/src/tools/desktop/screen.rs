@@ -89,7 +89,7 @@ impl Tool for Screenshot {
                     mime: shot.mime,
                 }],
                 structured: Some(meta),
-                exit_code: None,
+                ..ToolOutput::default()
             })
         })
     }

@@ -163,3 +163,31 @@ const fn read_spec(name: &'static str, description: &'static str) -> ToolSpec {
         private_args: &[],
     }
 }
+
+/// An answer is rendered as text once, when the gate measures it against the output cap, and
+/// that text is what the transports send; past the cap it is only counted, never held whole.
+#[test]
+fn an_answer_is_rendered_once_within_the_cap_and_only_counted_past_it() {
+    let v = json!({"name": "caf\u{e9} \"quoted\"", "n": [1, 2, 3], "none": null});
+    let text = v.to_string();
+    let mut fits = ToolOutput::json(v.clone());
+    assert_eq!(fits.measure(text.len()), text.len());
+    assert_eq!(fits.structured_text.as_deref(), Some(text.as_str()));
+    let mut over = ToolOutput::json(v.clone());
+    assert_eq!(
+        over.measure(text.len() - 1),
+        text.len(),
+        "counted to its end"
+    );
+    assert_eq!(over.structured_text, None, "too large: not kept");
+    // Other content counts against the same cap.
+    let mut both = ToolOutput::json(v);
+    both.content
+        .push(archgate_core::tool::Content::Text("12345".into()));
+    assert_eq!(both.measure(text.len() + 5), text.len() + 5);
+    assert_eq!(both.structured_text.as_deref(), Some(text.as_str()));
+    let mut both_over = both.clone();
+    both_over.structured_text = None;
+    assert_eq!(both_over.measure(text.len() + 4), text.len() + 5);
+    assert_eq!(both_over.structured_text, None);
+}
