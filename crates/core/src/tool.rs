@@ -330,7 +330,7 @@ impl Action {
         if let Some(t) = &self.shown {
             field(b"shown", t.as_bytes());
         }
-        hex::encode(h.finalize())
+        crate::audit::record::hex_digest(&h.finalize().into())
     }
 }
 

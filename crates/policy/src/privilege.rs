@@ -111,9 +111,11 @@ fn is_separator(c: char) -> bool {
 fn program_name(piece: &str) -> Cow<'_, str> {
     let base = piece.rsplit('/').next().unwrap_or(piece);
     let mut name = ascii_lowercase(base);
-    while let Some(s) = EXEC_SUFFIXES
-        .iter()
-        .find(|s| name.len() > s.len() && name.ends_with(*s))
+    // Every suffix starts with a dot: a name without one has none to drop.
+    while name.contains('.')
+        && let Some(s) = EXEC_SUFFIXES
+            .iter()
+            .find(|s| name.len() > s.len() && name.ends_with(*s))
     {
         // The suffixes are ASCII: what is left ends on a character boundary.
         let keep = name.len() - s.len();
@@ -209,4 +211,15 @@ fn pieces(word: &str) -> Vec<Cow<'_, str>> {
         .filter(|p| !p.is_empty())
         .map(Cow::Borrowed)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    /// `program_name` looks for a suffix only in names with a dot.
+    #[test]
+    fn every_executable_suffix_starts_with_a_dot() {
+        for s in super::EXEC_SUFFIXES {
+            assert!(s.starts_with('.') && s.len() > 1, "{s}");
+        }
+    }
 }

@@ -83,7 +83,11 @@ impl McpServer {
         }
     }
 
-    fn client(&self, cx: &RequestContext<RoleServer>) -> Result<Client, McpError> {
+    /// Who calls: over HTTP the client the token named, read in place from the request.
+    fn client<'c>(
+        &self,
+        cx: &'c RequestContext<RoleServer>,
+    ) -> Result<std::borrow::Cow<'c, Client>, McpError> {
         if let Some(c) = &self.fixed_client {
             // The grant follows live config (and the stored client of that name, if any).
             let config = self.app.gate.config().current();
@@ -93,15 +97,15 @@ impl McpServer {
                 .list()
                 .into_iter()
                 .find(|s| s.name == c.name);
-            return Ok(Client {
+            return Ok(std::borrow::Cow::Owned(Client {
                 name: c.name.clone(),
                 grant: archgate_core::clients::grant_for(&c.name, stored.as_ref(), &config),
-            });
+            }));
         }
         cx.extensions
             .get::<http::request::Parts>()
             .and_then(|p| p.extensions.get::<Client>())
-            .cloned()
+            .map(std::borrow::Cow::Borrowed)
             .ok_or_else(|| {
                 McpError::invalid_request("no authenticated client on this request", None)
             })
@@ -308,12 +312,13 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let client = self.client(&cx)?;
         if let Some(x) = self.extension()
             && x.owns_tool(&request.name)
         {
+            let client = self.client(&cx)?.into_owned();
             return x.call_tool(&self.app.gate, &client, request, cx).await;
         }
+        let client = self.client(&cx)?;
         let relay = super::relay::for_request(&request, &cx);
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         // A cancelled request (the client's notifications/cancelled, or the session ending)

@@ -61,8 +61,20 @@ fn cap_json(v: &Value, limit: usize) -> Value {
     }
 }
 
-fn json_len(v: &Value) -> usize {
-    serde_json::to_string(v).map_or(usize::MAX, |s| s.len())
+/// Bytes of `v` as compact JSON, counted as it would be written, without building the text.
+pub(crate) fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    serde_json::to_writer(&mut n, v).map_or(usize::MAX, |()| n.0)
 }
 
 /// The arguments as a record keeps them: whole when they fit, with every value cut when that

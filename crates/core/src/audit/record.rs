@@ -110,26 +110,57 @@ pub struct Record {
 /// Canonical JSON: object keys sorted (serde_json's map is a BTreeMap without
 /// `preserve_order`), no insignificant whitespace.
 pub fn canonical_json(v: &Value) -> String {
+    let mut out = Vec::new();
+    // Writing to a `Vec` cannot fail, and serde_json writes UTF-8 only.
+    let _ = write_canonical(v, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// `canonical_json`, written straight to `out` (the digest hashes it as it is written).
+fn write_canonical(v: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
     match v {
         Value::Object(m) => {
-            let mut keys: Vec<_> = m.keys().collect();
+            let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
-            let body: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&m[k])))
-                .collect();
-            format!("{{{}}}", body.join(","))
+            out.write_all(b"{")?;
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, k)?;
+                out.write_all(b":")?;
+                write_canonical(&m[k], out)?;
+            }
+            out.write_all(b"}")
         }
-        Value::Array(a) => format!(
-            "[{}]",
-            a.iter().map(canonical_json).collect::<Vec<_>>().join(",")
-        ),
-        other => other.to_string(),
+        Value::Array(a) => {
+            out.write_all(b"[")?;
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_canonical(x, out)?;
+            }
+            out.write_all(b"]")
+        }
+        other => Ok(serde_json::to_writer(out, other)?),
     }
 }
 
+/// Hex SHA-256 of the arguments' canonical JSON.
 pub fn args_digest(args: &Value) -> String {
-    hex::encode(Sha256::digest(canonical_json(args).as_bytes()))
+    let mut h = Sha256::new();
+    // Hashing cannot fail.
+    let _ = write_canonical(args, &mut h);
+    hex_digest(&h.finalize().into())
+}
+
+/// A SHA-256 digest in lowercase hex, written in one go (`hex::encode` builds its string a
+/// character at a time; digests are taken on every call).
+pub(crate) fn hex_digest(d: &[u8; 32]) -> String {
+    let mut hex = [0u8; 64];
+    let _ = hex::encode_to_slice(d, &mut hex);
+    String::from_utf8_lossy(&hex).into_owned()
 }
 
 /// The arguments with every string cut to `ARG_VALUE_LIMIT` bytes (on a char boundary) and
@@ -176,6 +207,28 @@ pub fn redact(args: &Value, keys: &[&str]) -> Value {
     }
 }
 
+/// The arguments as the record keeps them: `redact`'s and `truncate_args`' work in one copy.
+pub fn recorded_args(args: &Value, private: &[&str]) -> Value {
+    match args {
+        Value::Object(m) if !private.is_empty() => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    if private.contains(&k.as_str()) {
+                        let n = v
+                            .as_str()
+                            .map(str::len)
+                            .unwrap_or_else(|| v.to_string().len());
+                        (k.clone(), Value::String(format!("[redacted: {n} bytes]")))
+                    } else {
+                        (k.clone(), truncate_args(v))
+                    }
+                })
+                .collect(),
+        ),
+        other => truncate_args(other),
+    }
+}
+
 pub fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
@@ -194,6 +247,35 @@ mod tests {
         assert_eq!(args_digest(&a), args_digest(&b));
         assert_eq!(canonical_json(&a), r#"{"a":{"x":null,"y":[1,"x"]},"b":1}"#);
         assert_ne!(args_digest(&a), args_digest(&json!({"b": 2})));
+    }
+
+    /// The record's one copy of the arguments is exactly the two steps it replaces.
+    #[test]
+    fn recorded_args_are_redacted_then_truncated() {
+        let long = "é".repeat(ARG_VALUE_LIMIT);
+        let a = json!({"text": long, "target": long, "n": 3, "list": [long, 1]});
+        for private in [&[][..], &["text"][..], &["text", "n", "absent"][..]] {
+            assert_eq!(
+                recorded_args(&a, private),
+                truncate_args(&redact(&a, private)),
+                "{private:?}"
+            );
+        }
+        assert_eq!(
+            recorded_args(&a, &["text"])["text"],
+            json!(format!("[redacted: {} bytes]", long.len()))
+        );
+        assert_eq!(recorded_args(&json!("x"), &["text"]), json!("x"));
+    }
+
+    #[test]
+    fn digest_is_canonical_json_hashed() {
+        let a = json!({"b": [1, {"d": "\u{e9}\"", "c": null}], "a": true});
+        assert_eq!(
+            args_digest(&a),
+            hex::encode(Sha256::digest(canonical_json(&a).as_bytes()))
+        );
+        assert_eq!(canonical_json(&a), serde_json::to_string(&a).unwrap());
     }
 
     #[test]

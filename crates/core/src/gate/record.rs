@@ -13,7 +13,7 @@ use super::flood::Fold;
 use super::refusal::Refusal;
 use super::{Client, Gate};
 use crate::approval::ApprovalOutcome;
-use crate::audit::{ApprovalRecord, Outcome, Record, args_digest, redact, truncate_args};
+use crate::audit::{ApprovalRecord, Outcome, Record, args_digest, recorded_args};
 use crate::tool::{Action, ToolOutput};
 
 /// How approval went, when it was considered.
@@ -91,7 +91,7 @@ impl<'g> Pending<'g> {
                 client: client.name.clone(),
                 tool: tool.to_owned(),
                 args_sha256: args_digest(args),
-                args: truncate_args(&redact(args, private)),
+                args: recorded_args(args, private),
                 started: Instant::now(),
             },
             trace: Trace::default(),

@@ -50,7 +50,7 @@ impl Gate {
         if !is_visible(tool.as_ref(), client, config) {
             return Err(not_granted(spec.name, client));
         }
-        let size = args.to_string().len();
+        let size = crate::audit::bound::json_len(args);
         if size > config.limits.max_args_bytes {
             return Err(Refusal::new(
                 Outcome::InvalidArguments,
