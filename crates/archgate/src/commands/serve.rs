@@ -132,10 +132,7 @@ async fn run(
         let port = port.unwrap_or(app.gate.config().current().server.port);
         server::http::serve(app.clone(), port, shutdown.clone()).await
     } else {
-        tokio::select! {
-            r = server::stdio::serve(app.clone()) => r,
-            _ = shutdown.cancelled() => Ok(()),
-        }
+        server::stdio::serve(app.clone(), shutdown.clone()).await
     };
     // Calls still parked end now (`unreachable`, each recorded and answered); calls still in
     // flight (a client gone mid-approval) write their records before the audit log is flushed.

@@ -3,11 +3,15 @@
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 use super::mcp::McpServer;
 use crate::app::App;
 
-pub async fn serve(app: Arc<App>) -> anyhow::Result<()> {
+/// Serves the client on stdin/stdout until it leaves or `shutdown` fires. On `shutdown` the
+/// SDK's service is cancelled and awaited (at most `STOP_WITHIN`), so its stdin reader is dropped
+/// rather than failed by the runtime's shutdown (which would log an error for a clean stop).
+pub async fn serve(app: Arc<App>, shutdown: CancellationToken) -> anyhow::Result<()> {
     // When stdin closes, the one client of this process is gone: its parked approvals end
     // `unreachable` at once, so no later answer can run them (rmcp itself lets in-flight
     // requests drain for a few seconds before it cancels them).
@@ -34,9 +38,25 @@ pub async fn serve(app: Arc<App>) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
-    service.waiting().await?;
+    let stop = service.cancellation_token();
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        r = &mut waiting => {
+            r?;
+            return Ok(());
+        }
+        _ = shutdown.cancelled() => {}
+    }
+    stop.cancel();
+    if tokio::time::timeout(STOP_WITHIN, waiting).await.is_err() {
+        tracing::debug!("the stdio session did not end within {STOP_WITHIN:?} of the stop");
+    }
     Ok(())
 }
+
+/// How long a stop waits for the stdio session to end.
+const STOP_WITHIN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A reader that calls `on_eof` once when its inner reader reaches end of file.
 pub(crate) struct WatchEof<R> {
