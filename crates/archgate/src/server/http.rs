@@ -548,7 +548,7 @@ async fn health(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
 ) -> Response {
-    let mut body = health_body(&s.app);
+    let mut body = super::health::body(&s.app);
     body["connections"] = s.connections.json();
     body["sessions"] = json!({"live": s.app.sessions.live_total().await});
     let Some(token) = bearer(&headers) else {
@@ -572,43 +572,4 @@ async fn health(
     body["budgets"] = json!(s.app.gate.person().budget_counters(now));
     body["sessions"]["by_client"] = json!(s.app.sessions.tracked_by_client());
     Json(body).into_response()
-}
-
-/// Status for people and bars: counts only, never names, arguments or secrets (`/health` adds
-/// client and tool names when the request carries a valid token). Small whatever happened:
-/// every map in it is bounded.
-pub fn health_body(app: &App) -> serde_json::Value {
-    let gate = &app.gate;
-    let now = archgate_core::person::now_secs();
-    let calls = gate.counters().snapshot();
-    json!({
-        "status": "serving",
-        "name": "archgate",
-        "version": env!("CARGO_PKG_VERSION"),
-        "uptime_s": app.started.elapsed().as_secs(),
-        "protocol_versions": PROTOCOL_VERSIONS,
-        "calls": {"total": calls.total, "by_outcome": calls.by_outcome},
-        "pending_approvals": gate.broker().pending().len(),
-        "developer_mode": gate.person().dev_mode_until(now).is_some(),
-        "config": gate.config().status(),
-        "audit": {
-            "written": gate.audit().stats().written.load(std::sync::atomic::Ordering::Relaxed),
-            "dropped": gate.audit().stats().dropped_total.load(std::sync::atomic::Ordering::Relaxed),
-            "write_failures": gate.audit().stats().write_failures.load(std::sync::atomic::Ordering::Relaxed),
-        },
-        "session": session_facts(app),
-        // Stdio clients: bridged through this daemon, and those serving in their own process.
-        "bridge": app.bridge.json(),
-        "in_process_stdio": crate::server::instances::in_process(&app.paths.runtime_dir),
-    })
-}
-
-/// Where the control socket is, and which session variables archgate found in the runtime
-/// directory rather than its environment (a client that started it with HOME and PATH only).
-fn session_facts(app: &App) -> serde_json::Value {
-    let env = archgate_desktop::DesktopEnv::from_process();
-    json!({
-        "runtime_dir": app.paths.runtime_dir,
-        "discovered": env.discovered,
-    })
 }

@@ -3,6 +3,7 @@
 pub mod bridge;
 pub mod daemon;
 pub mod frames;
+pub mod health;
 pub mod http;
 pub mod instances;
 pub mod limits;
