@@ -192,11 +192,7 @@ pub fn redact(args: &Value, keys: &[&str]) -> Value {
             m.iter()
                 .map(|(k, v)| {
                     if keys.contains(&k.as_str()) {
-                        let n = v
-                            .as_str()
-                            .map(str::len)
-                            .unwrap_or_else(|| v.to_string().len());
-                        (k.clone(), Value::String(format!("[redacted: {n} bytes]")))
+                        (k.clone(), redacted(v))
                     } else {
                         (k.clone(), v.clone())
                     }
@@ -207,6 +203,12 @@ pub fn redact(args: &Value, keys: &[&str]) -> Value {
     }
 }
 
+/// What a record keeps of a private value: its length.
+fn redacted(v: &Value) -> Value {
+    let n = v.as_str().map_or_else(|| v.to_string().len(), str::len);
+    Value::String(format!("[redacted: {n} bytes]"))
+}
+
 /// The arguments as the record keeps them: `redact`'s and `truncate_args`' work in one copy.
 pub fn recorded_args(args: &Value, private: &[&str]) -> Value {
     match args {
@@ -214,11 +216,7 @@ pub fn recorded_args(args: &Value, private: &[&str]) -> Value {
             m.iter()
                 .map(|(k, v)| {
                     if private.contains(&k.as_str()) {
-                        let n = v
-                            .as_str()
-                            .map(str::len)
-                            .unwrap_or_else(|| v.to_string().len());
-                        (k.clone(), Value::String(format!("[redacted: {n} bytes]")))
+                        (k.clone(), redacted(v))
                     } else {
                         (k.clone(), truncate_args(v))
                     }
