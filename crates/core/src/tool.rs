@@ -90,7 +90,7 @@ pub struct ToolOutput {
     pub exit_code: Option<i32>,
     /// `structured` as compact JSON text, rendered once by the gate when it measures the answer
     /// against the output cap (`measure`): the transports send this text rather than render
-    /// the value again.
+    /// the value again. Derived: `measure` replaces whatever a tool left here.
     pub structured_text: Option<String>,
 }
 
@@ -132,9 +132,8 @@ impl ToolOutput {
                 Content::Image { data, .. } => data.len() * 4 / 3 + 4,
             })
             .sum::<usize>();
-        if let Some(t) = &self.structured_text {
-            return t.len() + content;
-        }
+        // Always rendered from `structured` here: a text the tool set could say something else.
+        self.structured_text = None;
         let Some(v) = &self.structured else {
             return content;
         };

@@ -184,32 +184,15 @@ pub fn truncate_args(args: &Value) -> Value {
     }
 }
 
-/// Replaces the values of `keys` (e.g. clipboard text) by their length, for tools whose
-/// arguments are themselves private.
-pub fn redact(args: &Value, keys: &[&str]) -> Value {
-    match args {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, v)| {
-                    if keys.contains(&k.as_str()) {
-                        (k.clone(), redacted(v))
-                    } else {
-                        (k.clone(), v.clone())
-                    }
-                })
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-/// What a record keeps of a private value: its length.
+/// What a record keeps of a private value (clipboard text, for tools whose arguments are
+/// themselves private): its length.
 fn redacted(v: &Value) -> Value {
     let n = v.as_str().map_or_else(|| v.to_string().len(), str::len);
     Value::String(format!("[redacted: {n} bytes]"))
 }
 
-/// The arguments as the record keeps them: `redact`'s and `truncate_args`' work in one copy.
+/// The arguments as the record keeps them, in one copy: the values of `private` keys replaced by
+/// their length, every other string cut (`truncate_args`).
 pub fn recorded_args(args: &Value, private: &[&str]) -> Value {
     match args {
         Value::Object(m) if !private.is_empty() => Value::Object(
@@ -247,21 +230,25 @@ mod tests {
         assert_ne!(args_digest(&a), args_digest(&json!({"b": 2})));
     }
 
-    /// The record's one copy of the arguments is exactly the two steps it replaces.
+    /// Private values are replaced by their length, every other string is cut, in one copy.
     #[test]
     fn recorded_args_are_redacted_then_truncated() {
         let long = "é".repeat(ARG_VALUE_LIMIT);
         let a = json!({"text": long, "target": long, "n": 3, "list": [long, 1]});
-        for private in [&[][..], &["text"][..], &["text", "n", "absent"][..]] {
-            assert_eq!(
-                recorded_args(&a, private),
-                truncate_args(&redact(&a, private)),
-                "{private:?}"
-            );
-        }
+        let cut = truncate_args(&json!(long));
+        assert_ne!(cut, json!(long));
+        let redacted = json!(format!("[redacted: {} bytes]", long.len()));
         assert_eq!(
-            recorded_args(&a, &["text"])["text"],
-            json!(format!("[redacted: {} bytes]", long.len()))
+            recorded_args(&a, &[]),
+            json!({"text": cut, "target": cut, "n": 3, "list": [cut, 1]})
+        );
+        assert_eq!(
+            recorded_args(&a, &["text"]),
+            json!({"text": redacted, "target": cut, "n": 3, "list": [cut, 1]})
+        );
+        assert_eq!(
+            recorded_args(&a, &["text", "n", "absent"]),
+            json!({"text": redacted, "target": cut, "n": "[redacted: 1 bytes]", "list": [cut, 1]})
         );
         assert_eq!(recorded_args(&json!("x"), &["text"]), json!("x"));
     }
@@ -288,7 +275,7 @@ mod tests {
 
     #[test]
     fn redaction_keeps_only_length() {
-        let r = redact(&json!({"text": "secret words", "x": 1}), &["text"]);
+        let r = recorded_args(&json!({"text": "secret words", "x": 1}), &["text"]);
         assert_eq!(r, json!({"text": "[redacted: 12 bytes]", "x": 1}));
     }
 }

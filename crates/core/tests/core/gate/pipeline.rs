@@ -187,7 +187,11 @@ fn an_answer_is_rendered_once_within_the_cap_and_only_counted_past_it() {
     assert_eq!(both.measure(text.len() + 5), text.len() + 5);
     assert_eq!(both.structured_text.as_deref(), Some(text.as_str()));
     let mut both_over = both.clone();
-    both_over.structured_text = None;
     assert_eq!(both_over.measure(text.len() + 4), text.len() + 5);
     assert_eq!(both_over.structured_text, None);
+    // A text a tool left beside its value is not what is sent: the value is rendered again.
+    let mut lying = ToolOutput::json(json!({"ok": true}));
+    lying.structured_text = Some("{\"ok\":false}".into());
+    assert_eq!(lying.measure(1000), r#"{"ok":true}"#.len());
+    assert_eq!(lying.structured_text.as_deref(), Some(r#"{"ok":true}"#));
 }
