@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 2's benchmark: archgate against a reference server on the official Python SDK (mcp 2.x
 # MCPServer), side by side in one run. Builds archgate in release, makes a venv with the SDK,
-# installs `hey` (Debian) when missing, prints machine facts and the table.
+# installs `hey` (Debian or Arch) when missing, prints machine facts and the table.
 #   bash bench/issue2/run.sh               # print
 #   bash bench/issue2/run.sh --results F   # also write F (bench/RESULTS.md is made this way)
 # Knobs: BENCH_STARTS (cold starts per server, default 10), BENCH_REQUESTS (per load run, 2000).
@@ -19,11 +19,7 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp.server.mcp
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q 'mcp>=2,<3' >&2
 fi
-if ! command -v hey >/dev/null 2>&1; then
-  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get install -y -qq --no-install-recommends hey >&2 ||
-    { $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq --no-install-recommends hey >&2; }
-fi
+. "$(dirname "$0")/../hey.sh"
 
 facts() {
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -33,7 +29,7 @@ facts() {
   echo "- load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "- archgate $("$ARCHGATE_BIN" --version | awk '{print $2}') (release build, $(rustc --version | awk '{print $1, $2}'))"
   echo "- reference: Python $("$venv/bin/python" -c 'import platform; print(platform.python_version())'), mcp $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))') MCPServer with its defaults (streamable HTTP on uvicorn)"
-  echo "- load generator: hey $(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo '?') on the same machine, loopback"
+  echo "- load generator: hey $(hey_version) on the same machine, loopback"
 }
 
 out=$(mktemp)

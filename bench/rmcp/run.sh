@@ -2,7 +2,7 @@
 # Issue 23's speed check: archgate against a bare rmcp server (crates/archgate/benches/bare_rmcp.rs:
 # tools answering constant JSON — archgate's own answers — on the same rmcp, axum and TCP
 # settings), side by side in one run with `hey`, then the gate's own overhead
-# (crates/core/benches/gate.rs). Builds both in release; installs Debian's `hey` when missing.
+# (crates/core/benches/gate.rs). Builds both in release; installs `hey` (Debian or Arch) when missing.
 # Prints the table: archgate / bare at 1 and 16 clients for `pacman_conf` (the headline: the
 # pipeline's cost) and `system_status` (the pipeline plus the tool's /proc and /sys reads), and
 # the gate's p99.
@@ -33,14 +33,10 @@ lock_version() { awk -v n="$1" '$0 == "name = \"" n "\"" {getline; print $3; exi
 export ARCHGATE_BIN="$CARGO_TARGET_DIR/release/archgate"
 export BARE_BIN="$bare" BARE_MIMALLOC_BIN="$bare_mimalloc"
 
-if ! command -v hey >/dev/null 2>&1; then
-  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get install -y -qq --no-install-recommends hey >&2 ||
-    { $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq --no-install-recommends hey >&2; }
-fi
+. "$(dirname "$0")/../hey.sh"
 
 echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "- archgate $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?') and the bare server on rmcp $(lock_version rmcp), axum $(lock_version axum), hyper $(lock_version hyper), tokio $(lock_version tokio), release builds, $(rustc --version | awk '{print $1, $2}'); hey $(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo '?'), loopback"
+echo "- archgate $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?') and the bare server on rmcp $(lock_version rmcp), axum $(lock_version axum), hyper $(lock_version hyper), tokio $(lock_version tokio), release builds, $(rustc --version | awk '{print $1, $2}'); hey $(hey_version), loopback"
 echo
 python3 "$top/bench/rmcp/bench.py"
 echo
