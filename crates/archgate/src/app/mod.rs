@@ -164,7 +164,11 @@ impl App {
             keep: config.audit.keep,
         };
         let audit = if calls {
-            AuditLog::start(settings)
+            let log = AuditLog::start(settings);
+            // A call an archgate killed mid-run left started and unrecorded gets its one record,
+            // `unknown`, before this process makes calls of its own (`audit::orphans`).
+            archgate_core::audit::orphans::record_orphans(&log, &paths.audit_log());
+            log
         } else {
             AuditLog::start_unopened(settings)
         };

@@ -307,24 +307,9 @@ fn garbage_config_mid_run_keeps_the_old_config_in_force() {
 
 /// A fixture Omarchy whose `toggle nightlight` ignores SIGTERM and leaves helpers behind.
 fn stubborn_omarchy(env: &mut Env) -> std::path::PathBuf {
-    let omarchy = env.path("scratch/omarchy");
-    let marks = env.path("scratch/marks");
-    std::fs::create_dir_all(omarchy.join("bin")).unwrap();
-    std::fs::create_dir_all(&marks).unwrap();
-    std::fs::write(omarchy.join("version"), "4.0.0\n").unwrap();
-    // Omarchy 4's registry shape (`omarchy commands --all --json`); our own summary.
-    std::fs::write(
-        omarchy.join("commands.json"),
-        r#"{"ok": true, "commands": [{"route": "omarchy toggle nightlight", "binary": "omarchy-toggle-nightlight", "group": "toggle", "name": "nightlight", "summary": "Warm colours on or off", "requires_sudo": false, "hidden": false, "args": "[--status]", "examples": [], "aliases": [], "filename_route": "omarchy toggle nightlight", "routes": ["omarchy toggle nightlight"]}]}"#,
-    )
-    .unwrap();
-    let m = marks.display();
-    let dispatcher = format!(
-        "#!/bin/sh\ncase \"$1\" in\n  version) echo 4.0.0 ;;\n  commands) cat \"{dir}/commands.json\" ;;\nesac\n",
-        dir = omarchy.display()
-    );
-    let script = format!(
-        r#"#!/bin/sh
+    omarchy_with_route(env, |m| {
+        format!(
+            r#"#!/bin/sh
 case "toggle" in
   toggle)
     trap '' TERM
@@ -334,19 +319,8 @@ case "toggle" in
     while :; do sleep 1; done ;;
 esac
 "#
-    );
-    use std::os::unix::fs::PermissionsExt;
-    for (name, text) in [
-        ("omarchy", dispatcher),
-        ("omarchy-toggle-nightlight", script),
-    ] {
-        let bin = omarchy.join("bin").join(name);
-        std::fs::write(&bin, text).unwrap();
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    env.vars
-        .push(("OMARCHY_PATH".into(), omarchy.display().to_string()));
-    marks
+        )
+    })
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! (`bound`), and rotation that keeps recent history (`writer::Retention`).
 
 pub mod bound;
+pub mod orphans;
 pub mod reader;
 pub mod record;
 mod writer;

@@ -41,6 +41,10 @@ pub enum Outcome {
     InputRequired,
     /// The tool panicked; archgate kept serving.
     Panicked,
+    /// The call's act or destructive work had started (its `started` line is in the log) when
+    /// archgate lost sight of it — the daemon was killed or crashed, or the client went away
+    /// mid-run: it may have run, in part or whole. Never retried on the agent's behalf.
+    Unknown,
 }
 
 impl Outcome {
@@ -60,6 +64,7 @@ impl Outcome {
             Outcome::Unreachable => "unreachable",
             Outcome::InputRequired => "input_required",
             Outcome::Panicked => "panicked",
+            Outcome::Unknown => "unknown",
         }
     }
 }

@@ -153,16 +153,24 @@ impl AuditLog {
     /// must be an object with an `"event"` key, so readers tell it from a call record; a `time`
     /// is added when it has none.
     pub fn event(&self, event: &serde_json::Value) {
-        let mut v = event.clone();
-        if let Some(o) = v.as_object_mut() {
-            debug_assert!(
-                o.contains_key("event"),
-                "an audit event needs an \"event\" key"
-            );
-            o.entry("time")
-                .or_insert_with(|| super::record::now_rfc3339().into());
-            self.enqueue(super::bound::bounded_event(&v).to_string());
+        if let Some(line) = event_line(event) {
+            self.enqueue(line);
         }
+    }
+
+    /// Writes one event line now, on the caller's thread, and says whether it reached the file
+    /// (the kernel's copy: it survives this process being killed). For what must be in the log
+    /// before something happens — a call's `started` line before its program runs. Lines still
+    /// queued by other callers may land after it: only this line's own moment is promised.
+    pub fn event_now(&self, event: &serde_json::Value) -> bool {
+        let Some(mut batch) = event_line(event) else {
+            return false;
+        };
+        batch.push('\n');
+        self.writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .write_batch(&mut batch)
     }
 
     fn enqueue(&self, line: String) {
@@ -223,6 +231,19 @@ impl AuditLog {
         }
         ok
     }
+}
+
+/// An event as one bounded line, with a `time` when it has none; `None` when it is no object.
+fn event_line(event: &serde_json::Value) -> Option<String> {
+    let mut v = event.clone();
+    let o = v.as_object_mut()?;
+    debug_assert!(
+        o.contains_key("event"),
+        "an audit event needs an \"event\" key"
+    );
+    o.entry("time")
+        .or_insert_with(|| super::record::now_rfc3339().into());
+    Some(super::bound::bounded_event(&v).to_string())
 }
 
 struct Writer {
@@ -308,7 +329,8 @@ impl Writer {
             && self.pending_dropped.load(Ordering::Relaxed) == 0
     }
 
-    fn write_batch(&mut self, batch: &mut String) {
+    /// Writes the batch (after the drop count, if any); whether it reached the file.
+    fn write_batch(&mut self, batch: &mut String) -> bool {
         let dropped = self.pending_dropped.swap(0, Ordering::Relaxed);
         if dropped > 0 {
             let ev = serde_json::json!({"event": "dropped", "n": dropped, "time": super::record::now_rfc3339()});
@@ -316,15 +338,16 @@ impl Writer {
             batch.push('\n');
         }
         if batch.is_empty() {
-            return;
+            return true;
         }
         let lines = batch.bytes().filter(|b| *b == b'\n').count() as u64;
-        match self.try_write(batch.as_bytes()) {
+        let written = match self.try_write(batch.as_bytes()) {
             Ok(()) => {
                 self.stats.written.fetch_add(lines, Ordering::Relaxed);
                 if let Some(lost) = self.failing.take() {
                     tracing::warn!(path = %self.settings.path.display(), "audit log writable again; {lost} records were lost");
                 }
+                true
             }
             Err(e) => {
                 // The drop count must still reach the file once writing works again.
@@ -338,9 +361,11 @@ impl Writer {
                     }
                     Some(n) => *n += lines,
                 }
+                false
             }
-        }
+        };
         batch.clear();
+        written
     }
 
     /// Opens the log for appending (creating it 0600) and learns its size.

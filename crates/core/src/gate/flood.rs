@@ -3,6 +3,11 @@
 //! refusal of a client in a minute is recorded whole; the next ones in that minute are counted,
 //! and one `refused_flood` event says how many when the minute is over (on the client's next
 //! call, or when archgate stops).
+//!
+//! The count is also written as it grows — a `refused_flood_count` event when the window's
+//! count reaches 1, 2, 4, 8 … and at most every `COUNT_EVERY_S` seconds between — so a daemon
+//! killed mid-flood leaves the count on disk (within a factor of two, or those seconds), in
+//! O(log n + minutes) lines rather than one per refusal.
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -10,10 +15,14 @@ use std::sync::Mutex;
 
 /// Seconds one summary covers.
 const WINDOW_S: u64 = 60;
+/// Seconds between two `refused_flood_count` lines of one window, past the doublings.
+const COUNT_EVERY_S: u64 = 5;
 
 struct Flood {
     since: u64,
     folded: u64,
+    /// When this window's count was last written.
+    counted_at: u64,
 }
 
 /// Per client: the window of budget refusals being counted.
@@ -24,8 +33,20 @@ pub(super) struct Floods(Mutex<HashMap<String, Flood>>);
 pub(super) enum Fold {
     /// Write it (the first of its window); and first, the summary of the window before, if any.
     Record(Option<Value>),
-    /// Counted in the window's summary: no record of its own.
-    Folded,
+    /// Counted in the window's summary: no record of its own; the count so far to write now,
+    /// when it is due (`refused_flood_count`).
+    Folded(Option<Value>),
+}
+
+fn count_so_far(client: &str, f: &Flood) -> Value {
+    json!({
+        "event": "refused_flood_count",
+        "client": client,
+        "outcome": "budget_exhausted",
+        "folded_so_far": f.folded,
+        "since_unix": f.since,
+        "window_s": WINDOW_S,
+    })
 }
 
 fn summary(client: &str, f: &Flood) -> Option<Value> {
@@ -52,7 +73,12 @@ impl Floods {
         match m.get_mut(client) {
             Some(f) if now.saturating_sub(f.since) < WINDOW_S => {
                 f.folded += 1;
-                Fold::Folded
+                let due =
+                    f.folded.is_power_of_two() || now.saturating_sub(f.counted_at) >= COUNT_EVERY_S;
+                if due {
+                    f.counted_at = now;
+                }
+                Fold::Folded(due.then(|| count_so_far(client, f)))
             }
             _ => {
                 let before = m
@@ -61,6 +87,7 @@ impl Floods {
                         Flood {
                             since: now,
                             folded: 0,
+                            counted_at: now,
                         },
                     )
                     .and_then(|f| summary(client, &f));
@@ -92,9 +119,16 @@ mod tests {
     fn the_first_refusal_of_a_minute_is_recorded_and_the_rest_counted() {
         let f = Floods::default();
         assert!(matches!(f.refused("a", 100), Fold::Record(None)));
+        // The count so far is written at 1, 2, 4, 8 (and every 5 s between).
+        let mut counts = Vec::new();
         for t in 101..110 {
-            assert!(matches!(f.refused("a", t), Fold::Folded));
+            match f.refused("a", t) {
+                Fold::Folded(Some(c)) => counts.push(c["folded_so_far"].as_u64().unwrap()),
+                Fold::Folded(None) => {}
+                Fold::Record(_) => panic!("folded expected"),
+            }
         }
+        assert_eq!(counts, vec![1, 2, 4, 8]);
         // Another client has its own window.
         assert!(matches!(f.refused("b", 105), Fold::Record(None)));
         // The next minute: recorded again, with the summary of the last one first.
@@ -102,7 +136,23 @@ mod tests {
             Fold::Record(Some(s)) => assert_eq!(s["folded"], 9),
             _ => panic!("expected a record and a summary"),
         }
-        assert!(matches!(f.refused("a", 161), Fold::Folded));
+        assert!(matches!(f.refused("a", 161), Fold::Folded(Some(_))));
+        // Past the doublings, the count is written once every 5 s at most.
+        let mut lines = 0;
+        for t in 162..172 {
+            for _ in 0..10 {
+                if let Fold::Folded(Some(_)) = f.refused("a", t) {
+                    lines += 1;
+                }
+            }
+        }
+        assert!(
+            (2..=8).contains(&lines),
+            "{lines} count lines in 10 s of 100 refusals"
+        );
+        assert_eq!(f.ended("a").unwrap()["folded"], 101);
+        assert!(matches!(f.refused("a", 172), Fold::Record(None)));
+        assert!(matches!(f.refused("a", 173), Fold::Folded(Some(_))));
         assert_eq!(f.ended("a").unwrap()["folded"], 1);
         assert!(f.ended("a").is_none());
         assert!(f.drain().is_empty(), "b folded nothing");

@@ -28,10 +28,11 @@ mod flood;
 mod record;
 mod refusal;
 mod stages;
+mod started;
 
 pub use ask::Relay;
 pub use explain::Explained;
-use record::{Pending, Trace};
+use record::Pending;
 pub use refusal::{Details, InputRequired, Kind, Refusal};
 
 use crate::approval::Broker;
@@ -345,7 +346,7 @@ impl Gate {
         };
         // Boxed: the stages' state is large, and every future that awaits this one (the MCP
         // handler's, the SDK's task) would hold it inline and copy it at each spawn and move.
-        let output = Box::pin(self.run(&call, &mut pending.trace, tool, args)).await;
+        let output = Box::pin(self.run(&call, &mut pending, tool, args)).await;
         let outcome = pending.finish(&output);
         CallResult {
             id,
@@ -360,10 +361,11 @@ impl Gate {
     async fn run(
         &self,
         call: &Call<'_>,
-        trace: &mut Trace,
+        pending: &mut Pending<'_>,
         tool: Option<Arc<dyn DynTool>>,
         args: Value,
     ) -> Result<ToolOutput, Refusal> {
+        let trace = &mut pending.trace;
         // Admission: the budget first, then the tool, its grant, the arguments' size and shape.
         let (tool, parsed) = self.admit(call, tool, &args)?;
         let name = tool.spec().name;
@@ -379,6 +381,8 @@ impl Gate {
         // Approval: policy, developer mode, a standing rule on this exact action, or the person.
         self.approve(call, trace, name, &action, &decision, &args)
             .await?;
+        // An act or destructive call's start is on disk before its work begins (`started.rs`).
+        self.mark_started(call, pending, &action, &decision)?;
         // Execution, with a permit bound to exactly the commands that were judged and approved.
         let permit = self.permit(call.config, name).bound_to(action.commands);
         self.execute(&cx, call.config, &*tool, permit, run).await

@@ -44,6 +44,9 @@ pub(super) struct Trace {
     pub dev_mode: bool,
     /// A question is out: a call dropped now was abandoned while asking.
     pub asking: bool,
+    /// The call's `started` line is in the log (`started.rs`): its work may have begun, so a call
+    /// dropped now ended `unknown`.
+    pub started: bool,
 }
 
 impl Trace {
@@ -97,6 +100,11 @@ impl<'g> Pending<'g> {
             trace: Trace::default(),
             done: false,
         }
+    }
+
+    /// The call's argument digest, as its record will hold it.
+    pub(super) fn args_sha256(&self) -> &str {
+        &self.opened.args_sha256
     }
 
     /// The call ended with `result`: its record is built and written; its outcome returned.
@@ -163,7 +171,13 @@ impl<'g> Pending<'g> {
                     }
                     true
                 }
-                Fold::Folded => false,
+                Fold::Folded(count) => {
+                    // The count so far, on disk as it grows (a killed daemon keeps it).
+                    if let Some(c) = count {
+                        gate.audit.event(&c);
+                    }
+                    false
+                }
             }
         } else {
             if let Some(s) = gate.floods.ended(&record.client) {
@@ -184,7 +198,7 @@ impl<'g> Pending<'g> {
     }
 }
 
-fn approval_record(a: Approval) -> ApprovalRecord {
+pub(super) fn approval_record(a: Approval) -> ApprovalRecord {
     let (outcome, channel, rule_id) = match a {
         Approval::DeveloperMode => ("auto".into(), Some("developer_mode".into()), None),
         Approval::StandingRule(id) => ("auto".into(), Some("standing_rule".into()), Some(id)),
@@ -208,6 +222,9 @@ impl Drop for Pending<'_> {
         if !self.done {
             let outcome = if std::thread::panicking() {
                 Outcome::Panicked
+            } else if self.trace.started {
+                // Dropped mid-run (the client went away): the work may have happened.
+                Outcome::Unknown
             } else {
                 Outcome::Unreachable
             };

@@ -394,30 +394,46 @@ async fn answer_unreachable(shared: &Shared, setup: &Setup, only: Option<&[Strin
     if taken.is_empty() {
         return;
     }
-    let calls: Vec<Inflight> = taken
+    let calls: Vec<(String, Inflight)> = taken
         .iter()
         .filter(|(_, v)| v.tool.is_some())
-        .map(|(_, v)| v.clone())
+        .cloned()
         .collect();
+    let mut unknown = std::collections::HashSet::new();
     if !calls.is_empty() {
         let (name, paths, audit) = (
             setup.name.clone(),
             setup.paths.clone(),
             setup.config.audit.clone(),
         );
-        let written = tokio::task::spawn_blocking(move || {
-            super::record::unreachable(&name, &paths, &audit, &calls)
+        let only: Vec<Inflight> = calls.iter().map(|(_, v)| v.clone()).collect();
+        let fates = tokio::task::spawn_blocking(move || {
+            super::record::settle(&name, &paths, &audit, &only)
         })
         .await
-        .unwrap_or(0);
-        tracing::info!("{written} call(s) the daemon did not answer recorded `unreachable`");
+        .unwrap_or_default();
+        for ((id, _), fate) in calls.iter().zip(&fates) {
+            if *fate == super::record::Fate::Unknown {
+                unknown.insert(id.clone());
+            }
+        }
+        tracing::info!(
+            "{} call(s) the daemon did not answer settled: {} unknown (their work had started)",
+            fates.len(),
+            unknown.len()
+        );
     }
     for (id, v) in taken {
+        let result = if unknown.contains(&id) {
+            unknown_result()
+        } else {
+            unreachable_result()
+        };
         let Ok(id) = serde_json::from_str::<Value>(&id) else {
             continue;
         };
         let answer = if v.tool.is_some() {
-            json!({"jsonrpc": "2.0", "id": id, "result": unreachable_result()})
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
         } else {
             json!({"jsonrpc": "2.0", "id": id, "error": {
                 "code": -32603,
@@ -428,7 +444,9 @@ async fn answer_unreachable(shared: &Shared, setup: &Setup, only: Option<&[Strin
     }
 }
 
-pub const UNREACHABLE_MESSAGE: &str = "the archgate daemon went away during this call, so its answer is lost; a call that was waiting for the person's approval did not run";
+pub const UNREACHABLE_MESSAGE: &str = "the archgate daemon went away during this call, so its answer is lost; nothing that acts had started (a call waiting for the person's approval did not run)";
+pub const UNKNOWN_MESSAGE: &str = "the archgate daemon went away while this call's work was running: it may have run, in part or whole; archgate does not know, and will not try it again for you";
+pub const UNKNOWN_NEXT: &str = "check before calling again: look at what the call was to change (the window, the setting, the file), and ask the person to see `archgate log` — the call's record says `unknown` with its route and approval";
 pub const UNREACHABLE_NEXT: &str = "call again in a moment (archgate reconnects to the restarted daemon); if it keeps failing, ask the person to check `archgate status`";
 
 /// The `CallToolResult` of a call the daemon did not answer, shaped like the gate's refusals.
@@ -439,6 +457,18 @@ pub fn unreachable_result() -> Value {
         "structuredContent": {
             "error": {"kind": "unreachable", "message": UNREACHABLE_MESSAGE, "next": UNREACHABLE_NEXT},
             "outcome": "unreachable",
+        },
+    })
+}
+
+/// The `CallToolResult` of a call whose work had started when the daemon went away.
+pub fn unknown_result() -> Value {
+    json!({
+        "content": [{"type": "text", "text": format!("unknown: {UNKNOWN_MESSAGE}\nNext: {UNKNOWN_NEXT}")}],
+        "isError": true,
+        "structuredContent": {
+            "error": {"kind": "unknown", "message": UNKNOWN_MESSAGE, "next": UNKNOWN_NEXT},
+            "outcome": "unknown",
         },
     })
 }

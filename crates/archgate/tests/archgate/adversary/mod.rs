@@ -11,4 +11,5 @@ mod flush;
 mod injection;
 mod login;
 mod spellings;
+mod unknown;
 mod withdraw;

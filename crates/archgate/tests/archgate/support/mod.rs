@@ -5,12 +5,14 @@
 //! wait of every test.
 
 pub mod mcp;
+pub mod omarchy;
 pub mod process;
 pub mod sandbox;
 pub mod stdio;
 pub mod wire;
 
 pub use mcp::*;
+pub use omarchy::*;
 pub use process::*;
 pub use sandbox::*;
 pub use stdio::*;

@@ -23,6 +23,7 @@ use std::time::Duration;
 mod pipeline;
 mod relay;
 mod resolution;
+mod started;
 mod tools;
 
 use tools::{Echo, FromFile, RouteWord, Secret};
@@ -427,10 +428,19 @@ async fn a_refused_flood_is_summarised_not_recorded_call_by_call() {
             Entry::Call(_) => None,
         })
         .collect();
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0]["event"], "refused_flood");
-    assert_eq!(events[0]["folded"], 16);
-    assert_eq!(events[0]["client"], "local");
+    let (summaries, counts): (Vec<&serde_json::Value>, Vec<&serde_json::Value>) =
+        events.iter().partition(|v| v["event"] == "refused_flood");
+    assert_eq!(summaries.len(), 1, "{events:?}");
+    assert_eq!(summaries[0]["folded"], 16);
+    assert_eq!(summaries[0]["client"], "local");
+    // Issue 33: the count is on disk as it grows (a daemon killed mid-flood keeps it), in a
+    // line per doubling — not one per refusal.
+    let so_far: Vec<u64> = counts
+        .iter()
+        .inspect(|v| assert_eq!(v["event"], "refused_flood_count", "{v}"))
+        .map(|v| v["folded_so_far"].as_u64().unwrap())
+        .collect();
+    assert_eq!(so_far, vec![1, 2, 4, 8, 16], "{events:?}");
 }
 
 /// Issue 16, attack 7: a 4 MiB unknown tool name leaves a record of bounded size that still

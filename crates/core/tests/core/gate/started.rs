@@ -1,0 +1,167 @@
+//! Issue 33, item 6 — unknown is said as unknown. An act or destructive call's `started` line is
+//! in the log before its work begins, and a call that loses its caller after that line is
+//! recorded `unknown` (it may have run), never `unreachable` ("did not run"). Reads write no
+//! such line.
+
+use super::*;
+
+/// An act tool that looks at the activity log from inside its own work (to see whether its
+/// `started` line is already there), then waits `hold_ms`.
+/// The log's path is set once the sandbox exists.
+struct Watcher(Arc<std::sync::OnceLock<std::path::PathBuf>>);
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WatcherArgs {
+    /// How long the work lasts, in milliseconds.
+    hold_ms: u64,
+}
+static WATCHER: ToolSpec = ToolSpec {
+    name: "watcher",
+    title: "Watcher",
+    description: "acts, after reading the activity log",
+    tier: Tier::Act,
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+    private_args: &[],
+};
+impl Tool for Watcher {
+    type Args = WatcherArgs;
+    type Run = WatcherArgs;
+    archgate_core::resolve_as_planned!();
+    fn spec(&self) -> &'static ToolSpec {
+        &WATCHER
+    }
+    fn execute<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        _p: Permit,
+        a: WatcherArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let log =
+                std::fs::read_to_string(self.0.get().expect("the log's path")).unwrap_or_default();
+            let seen = log.lines().any(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap_or_default();
+                v["event"] == "started" && v["id"] == cx.id.as_str()
+            });
+            tokio::time::sleep(Duration::from_millis(a.hold_ms)).await;
+            Ok(ToolOutput::text(format!("started line seen: {seen}")))
+        })
+    }
+}
+
+fn watcher_env() -> Env {
+    watcher_env_on("[policy]\nallow = [\"watcher\"]\n")
+}
+
+fn watcher_env_on(config: &str) -> Env {
+    let loaded = load_str(config);
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    let path = Arc::new(std::sync::OnceLock::new());
+    let p = path.clone();
+    let e = env_with(
+        ConfigHandle::fixed(loaded.config),
+        Arc::new(archgate_core::clock::SystemClock),
+        move |c| c.add(Watcher(p)),
+    );
+    path.set(e.log.clone()).unwrap();
+    e
+}
+
+fn started_lines(e: &Env) -> Vec<serde_json::Value> {
+    assert!(e.gate.audit().flush(Duration::from_secs(5)));
+    read_log(&e.log)
+        .unwrap()
+        .entries
+        .into_iter()
+        .filter_map(|x| match x {
+            Entry::Event(v) if v["event"] == "started" => Some(v),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_act_calls_start_is_on_disk_before_its_work_and_its_record_after() {
+    let e = watcher_env();
+    let r = e
+        .gate
+        .call(&client(), "watcher", json!({"hold_ms": 0}))
+        .await;
+    let out = match r.output.expect("the call ran").content.remove(0) {
+        archgate_core::tool::Content::Text(t) => t,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        out, "started line seen: true",
+        "the work began before its start was in the log"
+    );
+    let started = started_lines(&e);
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0]["id"], r.id.as_str());
+    assert_eq!(started[0]["tier"], "act");
+    assert_eq!(started[0]["route"], "watcher");
+    assert_eq!(started[0]["decision"], "allow");
+    assert_eq!(
+        started[0]["pid"].as_u64(),
+        Some(u64::from(std::process::id()))
+    );
+    let recs = records(&e);
+    assert_eq!(
+        recs.len(),
+        1,
+        "one record per call, the started line is no record"
+    );
+    assert_eq!(recs[0].id, r.id);
+    assert_eq!(recs[0].outcome, Outcome::Ok);
+    // A read writes no started line (the hot path stays one write a call).
+    e.gate
+        .call(&client(), "echo", json!({"words": ["x"]}))
+        .await;
+    assert_eq!(started_lines(&e).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_dropped_after_its_start_is_recorded_unknown_not_unreachable() {
+    let e = watcher_env();
+    let gate = e.gate.clone();
+    let task = tokio::spawn(async move {
+        gate.call(&client(), "watcher", json!({"hold_ms": 60_000}))
+            .await
+    });
+    // Its work is under way once its started line is in the log.
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while started_lines(&e).is_empty() {
+        assert!(std::time::Instant::now() < until, "the call never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    task.abort();
+    let _ = task.await;
+    let recs = records(&e);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(
+        recs[0].outcome,
+        Outcome::Unknown,
+        "a call whose work had begun may have run: it is not `unreachable`"
+    );
+    assert_eq!(recs[0].id, started_lines(&e)[0]["id"].as_str().unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_started_line_says_who_approved_and_comes_only_after_the_yes() {
+    let e = watcher_env_on("");
+    let _channel = e.gate.broker().register_pull_channel();
+    let g = e.gate.clone();
+    let t = tokio::spawn(async move { g.call(&client(), "watcher", json!({"hold_ms": 0})).await });
+    let q = parked(&e).await;
+    // Asked and not yet answered: nothing started.
+    assert!(started_lines(&e).is_empty());
+    e.gate.broker().answer(&q.id, Answer::Allow, "cli").unwrap();
+    assert_eq!(t.await.unwrap().outcome, Outcome::Ok);
+    let started = started_lines(&e);
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["approval"]["outcome"], "accepted");
+    assert_eq!(started[0]["approval"]["channel"], "cli");
+}
