@@ -264,7 +264,15 @@ fn human(seen: &Seen) -> Vec<String> {
             if health["config"]["ok"].as_bool().unwrap_or(true) {
                 lines.push("config: ok".into());
             } else {
-                lines.push("config: does not parse; the previous config stays in force".into());
+                lines.push(format!(
+                    "config: NOT APPLIED — {}; using {}",
+                    health["config"]["error"]
+                        .as_str()
+                        .unwrap_or("see `archgate config check`"),
+                    health["config"]["using"]
+                        .as_str()
+                        .unwrap_or("the previous config")
+                ));
             }
             for p in health["config"]["problems"]
                 .as_array()

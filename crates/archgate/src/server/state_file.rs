@@ -117,7 +117,8 @@ fn snapshot(app: &App, port: u16) -> BarState {
 pub fn config_problem(s: &archgate_core::config::ConfigStatus) -> Option<String> {
     (!s.ok).then(|| {
         format!(
-            "config.toml is not applied ({}); using {}",
+            "{} is not applied ({}); using {}",
+            s.file,
             s.error.as_deref().unwrap_or("see `archgate config check`"),
             s.using
         )
