@@ -55,13 +55,15 @@ fn deleting_the_config_keeps_the_last_good_deny_rules() {
     assert_eq!(outcome(&d.call(&token, "system_status", json!({}))), "refused");
     // Another user who may write the directory removes the file.
     std::fs::remove_file(env.config_file()).unwrap();
-    wait_for("the daemon to see the file gone", || {
-        (d.health()["config"]["ok"] == false).then_some(())
+    // Until the daemon has judged the file gone — or the denied tool runs (the break).
+    let o = wait_for("the daemon to judge the file gone", || {
+        let o = outcome(&d.call(&token, "system_status", json!({})));
+        (o != "refused" || d.health()["config"]["ok"] == false).then_some(o)
     });
+    assert_eq!(o, "refused", "the denied tool stays denied");
     assert_eq!(
         outcome(&d.call(&token, "system_status", json!({}))),
-        "refused",
-        "the denied tool stays denied"
+        "refused"
     );
     says_last_good(&env, &d, "is missing");
     // Restarted with the file still gone: the last good copy on disk is the evidence.
