@@ -167,8 +167,9 @@ pub fn waybar(seen: &Seen, now: u64) -> Waybar {
                 let using = health["config"]["using"]
                     .as_str()
                     .unwrap_or("the previous config");
+                let file = health["config"]["file"].as_str().unwrap_or("config.toml");
                 tooltip.push(format!(
-                    "config.toml is not applied; using {using}: {}",
+                    "{file} is not applied; using {using}: {}",
                     problems.join("; ")
                 ));
             }

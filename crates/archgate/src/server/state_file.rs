@@ -43,7 +43,7 @@ pub struct BarState {
     /// Unix seconds when developer mode ends.
     #[serde(default)]
     pub developer_mode_until: Option<u64>,
-    /// False when the config file does not parse (the previous config stays in force).
+    /// False while the config file is not applied (the last good copy stays in force).
     #[serde(default = "yes")]
     pub config_ok: bool,
     /// While the config file is not applied: why, and which config is in force instead.
