@@ -110,7 +110,10 @@ pub fn config_and_paths(
 ) -> anyhow::Result<(archgate_core::config::Config, Paths)> {
     let env = PathEnv::from_process();
     let file = config_path(explicit)?;
-    let config = archgate_core::config::load(&file).config;
+    // What the daemon runs on (the last good copy when the file does not apply), so a
+    // command finds the daemon's paths and port, never those of a config that is not in force.
+    let last_good = last_good_path(&env, &file)?;
+    let config = archgate_core::config::in_force(&file, &last_good, env.uid);
     let paths = Paths::resolve(&env, Some(file), &config.paths)?;
     Ok((config, paths))
 }

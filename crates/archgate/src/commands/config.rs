@@ -17,9 +17,9 @@ pub fn run(config: Option<PathBuf>, action: ConfigAction) -> anyhow::Result<Exit
             // the whole file from applying.
             let loaded = archgate_core::config::load(&file);
             let env = archgate_core::paths::PathEnv::from_process();
-            let kept = crate::app::last_good_path(&env, &file)
-                .ok()
-                .and_then(|p| archgate_core::config::guard::read_last_good(&p, env.uid).map(|k| (p, k.1)));
+            let kept = crate::app::last_good_path(&env, &file).ok().and_then(|p| {
+                archgate_core::config::guard::read_last_good(&p, env.uid).map(|k| (p, k.1))
+            });
             if !loaded.exists {
                 if let Some((p, at)) = kept {
                     out(format!(

@@ -22,7 +22,7 @@ mod validate;
 pub use example::EXAMPLE;
 pub use exec::{OmarchySource, expand_home};
 pub use guard::ConfigRefused;
-pub use reload::{ConfigHandle, ConfigStatus, ReloadOutcome};
+pub use reload::{ConfigHandle, ConfigStatus, ReloadOutcome, in_force};
 pub use types::*;
 pub use validate::*;
 

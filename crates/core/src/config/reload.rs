@@ -295,6 +295,22 @@ impl ConfigHandle {
     }
 }
 
+/// The config a daemon started now would run on, read without writing anything: the file when
+/// it applies; else (it does not apply, may not be applied, or is missing after a config
+/// applied) the last good copy when that applies; else defaults. For one-shot commands that
+/// must find what the daemon uses (its paths, its port), never a config of their own.
+pub fn in_force(path: &std::path::Path, last_good: &std::path::Path, uid: u32) -> Config {
+    let loaded = loaded_from(&guard::read_guarded(path, uid));
+    if loaded.exists && loaded.applies {
+        return loaded.config;
+    }
+    guard::read_last_good(last_good, uid)
+        .map(|(kept, _)| super::load_str(&kept))
+        .filter(|l| l.applies)
+        .map(|l| l.config)
+        .unwrap_or(loaded.config)
+}
+
 /// What a look at the path gives, before any last good copy.
 fn loaded_from(seen: &OnDisk) -> Loaded {
     match seen {

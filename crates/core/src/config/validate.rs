@@ -69,10 +69,7 @@ fn bounded<T: PartialOrd + Copy + std::fmt::Display>(
 ) -> T {
     match v {
         Some(x) if x < lo || x > hi => {
-            report(
-                key,
-                format!("{x} is outside {lo}..={hi}"),
-            );
+            report(key, format!("{x} is outside {lo}..={hi}"));
             default
         }
         Some(x) => x,
@@ -125,7 +122,7 @@ fn tool_names(
     for (index, entry) in list.unwrap_or_default().into_iter().enumerate() {
         let why = match archgate_policy::Pattern::parse(&entry) {
             Err(e) => Some(e.to_string()),
-            Ok(_) if entry.trim().split_whitespace().count() != 1 => {
+            Ok(_) if entry.split_whitespace().count() != 1 => {
                 Some("a tool name is one word".to_owned())
             }
             Ok(_) => None,
@@ -158,10 +155,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
 
     let mut absolute = |p: Option<PathBuf>, key: &str| match p {
         Some(p) if !p.is_absolute() => {
-            report(
-                key,
-                format!("{} is not an absolute path", p.display()),
-            );
+            report(key, format!("{} is not an absolute path", p.display()));
             None
         }
         p => p,

@@ -38,7 +38,10 @@ fn says_last_good(env: &Env, d: &HttpServer, why: &str) {
     let out = env.run(&["status", "--port", &d.port.to_string()]);
     let said = stdout(&out);
     assert!(said.contains("config: NOT APPLIED"), "{said}");
-    assert!(said.contains(why) && said.contains("last good from"), "{said}");
+    assert!(
+        said.contains(why) && said.contains("last good from"),
+        "{said}"
+    );
     let b: Value = wait_for("the bar to say so", || {
         let b = bar(env);
         (b["config_ok"] == false).then_some(b)
@@ -52,14 +55,20 @@ fn deleting_the_config_keeps_the_last_good_deny_rules() {
     let env = Env::with_config(PERSON);
     let mut d = HttpServer::start(&env);
     let token = env.token();
-    assert_eq!(outcome(&d.call(&token, "system_status", json!({}))), "refused");
+    assert_eq!(
+        outcome(&d.call(&token, "system_status", json!({}))),
+        "refused"
+    );
     // Another user who may write the directory removes the file.
     std::fs::remove_file(env.config_file()).unwrap();
     // Until the daemon has judged the file gone: not applied, or (the break) on defaults.
     wait_for("the daemon to judge the file gone", || {
         let c = d.health()["config"].clone();
-        (c["ok"] == false || c["using"].as_str().is_some_and(|u| u.starts_with("defaults")))
-            .then_some(())
+        (c["ok"] == false
+            || c["using"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("defaults")))
+        .then_some(())
     });
     assert_eq!(
         outcome(&d.call(&token, "system_status", json!({}))),
@@ -70,7 +79,10 @@ fn deleting_the_config_keeps_the_last_good_deny_rules() {
     // Restarted with the file still gone: the last good copy on disk is the evidence.
     assert!(d.stop().0.success());
     let d = HttpServer::start(&env);
-    assert_eq!(outcome(&d.call(&token, "system_status", json!({}))), "refused");
+    assert_eq!(
+        outcome(&d.call(&token, "system_status", json!({}))),
+        "refused"
+    );
     says_last_good(&env, &d, "is missing");
     let (r, _) = env.call("system_status", &json!({}));
     assert_eq!(outcome(&r), "refused", "the CLI path too: {r}");
@@ -87,7 +99,11 @@ fn a_trailing_star_is_a_prefix_and_an_unreadable_entry_keeps_the_last_good_copy(
     let env = Env::with_config(&PERSON.replace("\"system_status\"", "\"aur_*\""));
     let d = HttpServer::start(&env);
     let token = env.token();
-    assert_eq!(d.health()["config"]["ok"], true, "aur_* is read, not ignored");
+    assert_eq!(
+        d.health()["config"]["ok"],
+        true,
+        "aur_* is read, not ignored"
+    );
     let r = d.call(&token, "aur_search", json!({"query": "yay"}));
     assert_eq!(outcome(&r), "refused", "{r}");
     assert!(!d.log().contains("entry ignored"), "{}", d.log());
@@ -111,5 +127,8 @@ fn an_unreadable_entry_with_no_last_good_copy_refuses_to_start() {
     let out = env.run(&["serve", "--http", "--port", "0"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("aur*x") && err.contains("does not run on defaults"), "{err}");
+    assert!(
+        err.contains("aur*x") && err.contains("does not run on defaults"),
+        "{err}"
+    );
 }

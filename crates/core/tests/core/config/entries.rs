@@ -13,7 +13,10 @@ fn a_deny_entry_that_cannot_be_read_keeps_the_last_good_copy() {
     assert!(denies_aur(&h));
     says_last_good(&h, "deny[0] \"aur*search\"");
     let kept = std::fs::read_to_string(&p.last_good).unwrap();
-    assert_eq!(kept, PERSON, "a file that does not apply is never the last good copy");
+    assert_eq!(
+        kept, PERSON,
+        "a file that does not apply is never the last good copy"
+    );
     drop(h);
     let h = p.open();
     assert!(denies_aur(&h), "at start too");
@@ -46,7 +49,10 @@ fn every_list_of_tool_names_takes_a_prefix_and_refuses_what_it_cannot_read() {
     assert!(g.permits("pkg_search", Tier::Read));
     assert!(!g.permits("aur_search", Tier::Read));
     for (text, key) in [
-        ("[tools]\ndisabled = [\"aur_search\", \"a*b\"]\n", "tools.disabled"),
+        (
+            "[tools]\ndisabled = [\"aur_search\", \"a*b\"]\n",
+            "tools.disabled",
+        ),
         ("[tools]\ndisabled = [\"aur search\"]\n", "tools.disabled"),
         ("[clients.x]\ntools = [\"*pkg\"]\n", "clients.x.tools"),
         ("[policy]\nask = [\"theme **\"]\n", "policy.ask"),

@@ -16,7 +16,10 @@ fn a_config_deleted_after_it_applied_keeps_the_last_good_copy_on_reload() {
     // Put back: it applies again.
     p.write("");
     assert_eq!(h.reload().0, ReloadOutcome::Applied);
-    assert!(!denies_aur(&h) && h.status().ok, "an empty file is defaults, on purpose");
+    assert!(
+        !denies_aur(&h) && h.status().ok,
+        "an empty file is defaults, on purpose"
+    );
 }
 
 #[test]
@@ -25,7 +28,10 @@ fn a_config_deleted_while_stopped_keeps_the_last_good_copy_at_start() {
     drop(p.with_person());
     std::fs::remove_file(&p.file).unwrap();
     let h = p.open();
-    assert!(denies_aur(&h), "the last good copy on disk is the evidence a config existed");
+    assert!(
+        denies_aur(&h),
+        "the last good copy on disk is the evidence a config existed"
+    );
     says_last_good(&h, "is missing");
 }
 
@@ -63,11 +69,7 @@ fn a_config_replaced_by_a_fifo_is_refused_without_blocking() {
     let p = Place::new();
     let h = p.with_person();
     std::fs::remove_file(&p.file).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&p.file)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    nix::unistd::mkfifo(&p.file, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     std::fs::set_permissions(&p.file, std::fs::Permissions::from_mode(0o600)).unwrap();
     // A FIFO with no writer: a plain read would wait forever.
     assert_eq!(reload_judged(&h), ReloadOutcome::Rejected);
@@ -75,7 +77,9 @@ fn a_config_replaced_by_a_fifo_is_refused_without_blocking() {
     says_last_good(&h, "a FIFO, not a regular file");
     std::fs::remove_file(&p.file).unwrap();
     std::fs::create_dir(&p.file).unwrap();
-    assert!(matches!(guard::read_guarded(&p.file, p.uid), OnDisk::Refused(w) if w.contains("a directory")));
+    assert!(
+        matches!(guard::read_guarded(&p.file, p.uid), OnDisk::Refused(w) if w.contains("a directory"))
+    );
 }
 
 #[test]
@@ -101,7 +105,11 @@ fn a_config_replaced_by_a_symlink_applies_only_when_every_part_is_trusted() {
     says_last_good(&h, "is a symlink whose target cannot be read");
     // A dotfile manager's link to a trusted file of the person's applies.
     std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o700)).unwrap();
-    std::fs::write(&target, "[policy]\ndeny = [\"aur_search\", \"pkg_search\"]\n").unwrap();
+    std::fs::write(
+        &target,
+        "[policy]\ndeny = [\"aur_search\", \"pkg_search\"]\n",
+    )
+    .unwrap();
     assert_eq!(h.reload().0, ReloadOutcome::Applied);
     assert!(h.status().ok, "{:?}", h.status());
 }
@@ -139,4 +147,33 @@ fn a_config_too_large_is_refused_not_read() {
     assert_eq!(reload_judged(&h), ReloadOutcome::Rejected);
     assert!(denies_aur(&h));
     says_last_good(&h, "bytes, more than");
+}
+
+/// One-shot commands read what a daemon would run on, without writing: the file when it
+/// applies, else the last good copy, else defaults.
+#[test]
+fn what_is_in_force_for_one_shot_commands_is_what_the_daemon_runs_on() {
+    let p = Place::new();
+    let in_force = || archgate_core::config::in_force(&p.file, &p.last_good, p.uid);
+    assert_eq!(
+        in_force(),
+        archgate_core::config::Config::default(),
+        "first run"
+    );
+    p.write(PERSON);
+    assert!(in_force().policy.rules.first_match("aur_search").is_some());
+    assert!(!p.last_good.exists(), "nothing written");
+    drop(p.with_person());
+    for broken in ["[policy\n", "[policy]\ndeny = [\"a*b\"]\n"] {
+        p.write(broken);
+        assert!(
+            in_force().policy.rules.first_match("aur_search").is_some(),
+            "{broken}"
+        );
+    }
+    std::fs::remove_file(&p.file).unwrap();
+    assert!(
+        in_force().policy.rules.first_match("aur_search").is_some(),
+        "missing"
+    );
 }
