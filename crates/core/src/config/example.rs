@@ -99,7 +99,7 @@ timeouts = {}
 [resolve]
 # Refuse paths under ~/.ssh, ~/.gnupg, ~/.password-store and browser profiles.
 protect_sensitive = true
-# More paths to refuse.
+# More paths to refuse (absolute, or under ~/).
 protected = []
 
 [budgets]

@@ -408,7 +408,19 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         },
         resolve: ResolveConfig {
             protect_sensitive: resolve.protect_sensitive.unwrap_or(true),
-            protected: resolve.protected.unwrap_or_default(),
+            // A relative entry would protect nothing while the person believes it holds.
+            protected: {
+                let list = resolve.protected.unwrap_or_default();
+                for (i, p) in list.iter().enumerate() {
+                    if !p.is_absolute() && !p.starts_with("~") {
+                        report(
+                            "resolve.protected",
+                            format!("[{i}] {} is neither absolute nor under ~/", p.display()),
+                        );
+                    }
+                }
+                list
+            },
         },
         budgets: BudgetsConfig {
             per_minute: bounded(

@@ -86,6 +86,7 @@ fn no_problem_is_warned_and_the_rest_applied() {
         "[server]\nlog = \"loud\"\n",
         "[policy]\ndney = [\"aur_search\"]\n",
         "[polcy]\ndeny = [\"aur_search\"]\n",
+        "[resolve]\nprotected = [\"secrets\"]\n",
     ] {
         let l = load_str(&format!("[policy]\ndeny = [\"pkg_search\"]\n{text}"));
         assert!(!l.applies, "{text}");
