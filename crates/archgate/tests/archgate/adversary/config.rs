@@ -76,6 +76,13 @@ fn deleting_the_config_keeps_the_last_good_deny_rules() {
         "the denied tool stays denied"
     );
     says_last_good(&env, &d, "is missing");
+    let check = env.run(&["config", "check"]);
+    assert_eq!(check.status.code(), Some(1), "{}", stdout(&check));
+    assert!(
+        stdout(&check).contains("missing") && stdout(&check).contains("last good copy"),
+        "{}",
+        stdout(&check)
+    );
     // Restarted with the file still gone: the last good copy on disk is the evidence.
     assert!(d.stop().0.success());
     let d = HttpServer::start(&env);
