@@ -4,7 +4,7 @@ import Quickshell.Io
 import qs.Ui
 
 // archgate in the bar, one per monitor: a view of the service. Serving, stopped or failed; the
-// number of approvals waiting; developer mode; a config.toml that does not parse. A click opens
+// number of approvals waiting; developer mode; a config.toml that is not applied. A click opens
 // the plugin's panel (start, stop, restart, approvals); without the shell's panel host, the
 // approval page.
 //

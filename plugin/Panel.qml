@@ -37,7 +37,7 @@ Item {
 
   readonly property string configText: {
     if (root.configOk) return "config.toml: ok"
-    var t = "config.toml does not parse; the previous config stays in force"
+    var t = "config.toml is not applied; the last good copy stays in force"
     for (var i = 0; i < root.configProblems.length && i < 5; i++) t += "\n  " + root.configProblems[i]
     return t + "\nRun: archgate config check"
   }

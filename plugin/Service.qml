@@ -208,7 +208,7 @@ Item {
     }
     text += "\napprovals waiting: " + root.pendingApprovals + (root.pendingApprovals > 0 ? " (archgate ui opens the approval page)" : "")
     text += "\ndeveloper mode: " + (root.developerMode ? "ON (archgate dev-mode off ends it)" : "off")
-    text += "\nconfig: " + (root.configOk ? "ok" : "does not parse; the previous config stays in force (archgate config check)")
+    text += "\nconfig: " + (root.configOk ? "ok" : "not applied; the last good copy stays in force (archgate config check)")
     if (root.lastCall !== "") {
       text += "\nlast call: " + root.lastCall + ", " + Math.round((Date.now() - root.lastCallAt) / 1000) + " s ago"
     }

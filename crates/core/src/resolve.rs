@@ -97,7 +97,12 @@ impl Resolver {
         extra: &[PathBuf],
     ) -> Resolver {
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
-        let mut sensitive: Vec<PathBuf> = extra.iter().map(|p| canon(p)).collect();
+        // `~/x` in `resolve.protected` is the person's home; without one it names nothing, and
+        // is kept as written (it can match nothing, and protects nothing less than before).
+        let mut sensitive: Vec<PathBuf> = extra
+            .iter()
+            .map(|p| canon(&crate::config::expand_home(p, home).unwrap_or_else(|| p.clone())))
+            .collect();
         if protect_sensitive && let Some(h) = home {
             for rel in [
                 ".ssh",
@@ -359,6 +364,28 @@ mod tests {
         let far =
             match_name("theme", "zzzzzzzz", themes.iter().copied(), omarchy_name).unwrap_err();
         assert!(matches!(far, Refusal::NotFound { ref near, .. } if near.is_empty()));
+    }
+
+    /// Issue 33 (an entry that cannot be applied is never silently dropped): `~/x` in
+    /// `resolve.protected` protects the person's `x` (a relative entry keeps the config from
+    /// applying at all, `config/validate.rs`).
+    #[test]
+    fn a_protected_entry_under_home_protects_the_persons_file() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        std::fs::create_dir_all(home.join("secrets")).unwrap();
+        std::fs::write(home.join("secrets/key"), "k").unwrap();
+        std::fs::write(home.join("notes.txt"), "n").unwrap();
+        let r = Resolver::new(&[], Some(&home), false, &[PathBuf::from("~/secrets")]);
+        let key = home.join("secrets/key").display().to_string();
+        assert_eq!(
+            r.existing_path(&key).unwrap_err().kind(),
+            ErrorKind::ProtectedPath
+        );
+        assert!(
+            r.existing_path(&home.join("notes.txt").display().to_string())
+                .is_ok()
+        );
     }
 
     #[test]

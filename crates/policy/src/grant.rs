@@ -28,12 +28,26 @@ pub enum ToolSet {
 }
 
 impl ToolSet {
-    /// Whether `tool` is in the set.
+    /// Whether `tool` is in the set (an entry ending in `*` names every tool it starts).
     pub fn contains(&self, tool: &str) -> bool {
         match self {
             ToolSet::All => true,
-            ToolSet::Only(set) => set.contains(tool),
+            ToolSet::Only(set) => set.contains(tool) || set.iter().any(|e| names_tool(e, tool)),
         }
+    }
+}
+
+/// Whether a tool-list entry names `tool`: the name itself (ASCII case aside), or a word ending
+/// in `*` that `tool` starts with (`"aur_*"` names `aur_search`), as the rule lists read it. An
+/// entry with a `*` anywhere else names no tool (config refuses such a file before it applies).
+pub fn names_tool(entry: &str, tool: &str) -> bool {
+    let entry = entry.trim();
+    match entry.strip_suffix('*') {
+        Some(stem) if !stem.contains('*') => tool
+            .get(..stem.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(stem)),
+        Some(_) => false,
+        None => entry.eq_ignore_ascii_case(tool),
     }
 }
 

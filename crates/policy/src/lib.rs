@@ -22,7 +22,7 @@ pub use budget::{Budget, BudgetCounters, BudgetKind, BudgetState, DAY, Exhausted
 pub use decide::{
     CallFacts, Decision, Explanation, FoundIn, PolicyInput, Reason, Verdict, decide, explain,
 };
-pub use grant::{Grant, GrantError, Preset, ToolSet};
+pub use grant::{Grant, GrantError, Preset, ToolSet, names_tool};
 pub use nag::{NagConfig, NagGuard, NagRefusal};
 pub use pattern::{Pattern, PatternError, RuleList, RuleMatch, Rules, RulesError, normalize_route};
 pub use privilege::elevates_privilege;

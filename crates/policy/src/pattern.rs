@@ -4,9 +4,12 @@
 //! normalization: surrounding and repeated whitespace collapsed, ASCII letters lowercased, so a
 //! `deny` written as `"Theme  *"` still restricts `theme set`.
 //!
-//! A pattern is either an exact route (`"theme set"`) or a prefix ending in a lone `*`
-//! (`"theme *"`, or `"*"` for everything). Prefixes match on word boundaries: `"theme *"`
-//! matches `theme` and `theme set x`, never `themes`.
+//! A pattern is either an exact route (`"theme set"`) or a prefix ending in `*`. A lone `*`
+//! word is a prefix on word boundaries: `"theme *"` matches `theme` and `theme set x`, never
+//! `themes` (and `"*"` matches everything). A `*` at the end of a word is a prefix of that word,
+//! as a person writes it: `"aur_*"` matches `aur_search` and `aur_info`, `"theme s*"` matches
+//! `theme set x`. A `*` anywhere else (`"a*b"`, `"* theme"`, `"theme**"`) is not a pattern: the
+//! entry is refused with [`PatternError::MisplacedStar`], never dropped.
 
 use std::fmt;
 
@@ -29,8 +32,10 @@ pub fn normalize_route(route: &str) -> String {
 pub struct Pattern {
     /// Normalized words before the `*` (all words for an exact pattern).
     words: Vec<String>,
-    /// Whether the pattern ended in a lone `*`.
+    /// Whether the pattern ended in `*`.
     prefix: bool,
+    /// For `"aur_*"`: the start of the word after `words` (`aur_`); empty for a lone `*`.
+    stem: String,
 }
 
 /// Why a pattern string is not a pattern.
@@ -39,8 +44,10 @@ pub enum PatternError {
     /// The pattern has no words.
     #[error("the pattern is empty")]
     Empty,
-    /// A `*` appears anywhere but as the last, lone word.
-    #[error("`*` may only stand alone as the last word (e.g. \"theme *\"); got {word:?}")]
+    /// A `*` appears anywhere but at the end of the last word.
+    #[error(
+        "`*` may only end the last word (\"theme *\", \"aur_*\"); got {word:?}, which cannot be read"
+    )]
     MisplacedStar {
         /// The offending word.
         word: String,
@@ -58,7 +65,7 @@ impl PatternError {
 }
 
 impl Pattern {
-    /// Parses `"theme set"`, `"theme *"` or `"*"`.
+    /// Parses `"theme set"`, `"theme *"`, `"aur_*"` or `"*"`.
     pub fn parse(text: &str) -> Result<Self, PatternError> {
         if text.chars().any(|c| c.is_control() && !c.is_whitespace()) {
             return Err(PatternError::ControlCharacter);
@@ -68,14 +75,23 @@ impl Pattern {
         if normalized.is_empty() {
             return Err(PatternError::Empty);
         }
-        let prefix = words.last().is_some_and(|w| w == "*");
+        let mut stem = String::new();
+        let prefix = words.last().is_some_and(|w| w.ends_with('*'));
         if prefix {
-            words.pop();
+            let last = words.pop().unwrap_or_default();
+            stem = last[..last.len() - 1].to_owned();
+            if stem.contains('*') {
+                return Err(PatternError::MisplacedStar { word: last });
+            }
         }
         if let Some(word) = words.iter().find(|w| w.contains('*')) {
             return Err(PatternError::MisplacedStar { word: word.clone() });
         }
-        Ok(Pattern { words, prefix })
+        Ok(Pattern {
+            words,
+            prefix,
+            stem,
+        })
     }
 
     /// An exact pattern for `route` (normalized). A route containing `*` is matched literally.
@@ -83,6 +99,7 @@ impl Pattern {
         Pattern {
             words: split_words(route),
             prefix: false,
+            stem: String::new(),
         }
     }
 
@@ -100,7 +117,16 @@ impl Pattern {
                 _ => return false,
             }
         }
-        self.prefix || route_words.next().is_none()
+        if !self.prefix {
+            return route_words.next().is_none();
+        }
+        if self.stem.is_empty() {
+            return true;
+        }
+        route_words.next().is_some_and(|got| {
+            got.get(..self.stem.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(&self.stem))
+        })
     }
 }
 
@@ -120,6 +146,7 @@ impl fmt::Display for Pattern {
             if !self.words.is_empty() {
                 f.write_str(" ")?;
             }
+            f.write_str(&self.stem)?;
             f.write_str("*")?;
         }
         Ok(())

@@ -86,6 +86,17 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for QuietDrain {
     }
 }
 
+/// Where the last good copy of `file` is kept: the default state directory, whatever
+/// `[paths] state_dir` says (so a broken file can still find it; `guard.rs`).
+pub fn last_good_path(env: &PathEnv, file: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let defaults = Paths::resolve(env, None, &Default::default())?;
+    Ok(archgate_core::config::guard::last_good_for(
+        &defaults.state_dir,
+        file,
+        &defaults.config_file,
+    ))
+}
+
 pub fn config_path(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     match explicit {
         Some(p) => Ok(p),
@@ -99,7 +110,10 @@ pub fn config_and_paths(
 ) -> anyhow::Result<(archgate_core::config::Config, Paths)> {
     let env = PathEnv::from_process();
     let file = config_path(explicit)?;
-    let config = archgate_core::config::load(&file).config;
+    // What the daemon runs on (the last good copy when the file does not apply), so a
+    // command finds the daemon's paths and port, never those of a config that is not in force.
+    let last_good = last_good_path(&env, &file)?;
+    let config = archgate_core::config::in_force(&file, &last_good, env.uid);
     let paths = Paths::resolve(&env, Some(file), &config.paths)?;
     Ok((config, paths))
 }
@@ -140,14 +154,10 @@ impl App {
     ) -> anyhow::Result<App> {
         let env = PathEnv::from_process();
         let file = config_path(config_file)?;
-        // Fail closed: a config file that cannot be applied gives the last one that parsed
-        // (kept in the default state directory), never defaults; with none, nothing starts.
-        let defaults = Paths::resolve(&env, None, &Default::default())?;
-        let last_good = archgate_core::config::guard::last_good_for(
-            &defaults.state_dir,
-            &file,
-            &defaults.config_file,
-        );
+        // Fail closed: a config file that cannot be applied, or one missing after a config
+        // applied, gives the last one that applied (kept in the default state directory), never
+        // defaults; with none, nothing starts.
+        let last_good = last_good_path(&env, &file)?;
         let (handle, loaded) = ConfigHandle::open_guarded(file.clone(), last_good, env.uid)?;
         for p in &loaded.problems {
             tracing::warn!(config = %file.display(), "{p}");

@@ -26,7 +26,7 @@ pub fn tools(config: Option<PathBuf>, json: bool, markdown: bool) -> anyhow::Res
                 "name": s.name,
                 "title": s.title,
                 "tier": s.tier.as_str(),
-                "enabled": !cfg.tools.disabled.contains(s.name),
+                "enabled": !cfg.tools.is_disabled(s.name),
                 "description": s.description,
                 "annotations": {"readOnlyHint": s.read_only, "destructiveHint": s.destructive,
                                 "idempotentHint": s.idempotent, "openWorldHint": s.open_world},

@@ -12,24 +12,24 @@ pub fn run(config: Option<PathBuf>, action: ConfigAction) -> anyhow::Result<Exit
         ConfigAction::Path => out(file.display()),
         ConfigAction::Example => out(archgate_core::config::EXAMPLE),
         ConfigAction::Check => {
-            let mut loaded = archgate_core::config::load(&file);
-            // Whoever may write it decides what it says: such a file is never applied.
-            let uid = nix::unistd::getuid().as_raw();
-            if let Some(why) = archgate_core::config::guard::unsafe_owner(&file, uid)
-                && loaded.exists
-            {
-                loaded.parsed = false;
-                loaded.problems.insert(
-                    0,
-                    archgate_core::config::Problem {
-                        line: None,
-                        key: None,
-                        message: why,
-                        fatal_to_file: true,
-                    },
-                );
-            }
+            // As the daemon reads it: a file another user could write is never applied
+            // (`guard::read_guarded`, inside `load`), and an entry that cannot be applied keeps
+            // the whole file from applying.
+            let loaded = archgate_core::config::load(&file);
+            let env = archgate_core::paths::PathEnv::from_process();
+            let kept = crate::app::last_good_path(&env, &file).ok().and_then(|p| {
+                archgate_core::config::guard::read_last_good(&p, env.uid).map(|k| (p, k.1))
+            });
             if !loaded.exists {
+                if let Some((p, at)) = kept {
+                    out(format!(
+                        "{}: missing, but a config applied here before: archgate runs on the last good copy from {} ({}); for defaults, leave an empty file",
+                        file.display(),
+                        archgate_core::config::guard::utc(at),
+                        p.display()
+                    ));
+                    return Ok(ExitCode::from(1));
+                }
                 out(format!(
                     "{}: no file; archgate runs on defaults (`archgate config example` prints one)",
                     file.display()
@@ -43,10 +43,14 @@ pub fn run(config: Option<PathBuf>, action: ConfigAction) -> anyhow::Result<Exit
             for p in &loaded.problems {
                 out(format!("{}:{p}", file.display()));
             }
-            if !loaded.parsed {
-                out(
-                    "the file is not applied: archgate runs on the last config that parsed (and refuses to start without one) until it is fixed",
-                );
+            if !loaded.applies {
+                out(match kept {
+                    Some((_, at)) => format!(
+                        "the file is not applied: archgate runs on the last good copy from {} until it is fixed",
+                        archgate_core::config::guard::utc(at)
+                    ),
+                    None => "the file is not applied, and there is no last good copy: archgate refuses to start until it is fixed".to_owned(),
+                });
             }
             return Ok(ExitCode::from(1));
         }

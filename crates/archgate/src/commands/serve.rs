@@ -106,6 +106,17 @@ async fn run(
     let shutdown = CancellationToken::new();
     spawn_signal_handlers(app.clone(), shutdown.clone())?;
     spawn_config_poll(app.clone(), shutdown.clone(), http);
+    // Started on the last good copy (the file cannot be applied, or is gone): said at once on
+    // the desktop too, not only on stderr, /health and the bar.
+    if app.gate.config().is_broken() {
+        let status = app.gate.config().status();
+        tokio::spawn(async move {
+            let (title, body) = config_notice(&status);
+            if let Err(e) = crate::channels::notify::plain(&title, &body).await {
+                tracing::debug!("no notification about the config: {e}");
+            }
+        });
+    }
     // The person's approval channels: page, control socket, notifications.
     let _channels = crate::channels::start(
         app.clone(),
@@ -226,27 +237,19 @@ pub fn reload_now(app: &App, why: &str) -> bool {
             return true;
         }
         ReloadOutcome::Rejected => {
+            // Once per change on disk (an unchanged file is not re-reported): which file, why,
+            // and which config applies instead.
+            let status = app.gate.config().status();
             tracing::warn!(
                 trigger = why,
-                "config file does not parse; the previous config stays in force"
+                file = %status.file,
+                using = %status.using,
+                "config file not applied; the previous config stays in force: {}",
+                status.error.as_deref().unwrap_or("")
             );
-            // Once per broken version of the file (an unchanged file is not re-reported).
-            let problems: Vec<String> = app
-                .gate
-                .config()
-                .problems()
-                .iter()
-                .map(|p| p.to_string())
-                .collect();
             tokio::spawn(async move {
-                let body = format!(
-                    "The previous config stays in force. {}",
-                    problems.join("; ")
-                );
-                if let Err(e) =
-                    crate::channels::notify::plain("archgate: config.toml does not parse", &body)
-                        .await
-                {
+                let (title, body) = config_notice(&status);
+                if let Err(e) = crate::channels::notify::plain(&title, &body).await {
                     tracing::debug!("no notification about the config: {e}");
                 }
             });
@@ -254,6 +257,24 @@ pub fn reload_now(app: &App, why: &str) -> bool {
         ReloadOutcome::WaitingForFile | ReloadOutcome::Unchanged => {}
     }
     false
+}
+
+/// The desktop notification while the config file is not applied: the file, why, and that
+/// the last good config applies instead.
+pub fn config_notice(s: &archgate_core::config::ConfigStatus) -> (String, String) {
+    let name = std::path::Path::new(&s.file)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "config.toml".into());
+    (
+        format!("archgate: {name} is not applied"),
+        format!(
+            "{}: {}. Using {} (`archgate config check` says more).",
+            s.file,
+            s.error.as_deref().unwrap_or("see `archgate config check`"),
+            s.using
+        ),
+    )
 }
 
 pub fn reload(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {

@@ -167,8 +167,9 @@ pub fn waybar(seen: &Seen, now: u64) -> Waybar {
                 let using = health["config"]["using"]
                     .as_str()
                     .unwrap_or("the previous config");
+                let file = health["config"]["file"].as_str().unwrap_or("config.toml");
                 tooltip.push(format!(
-                    "config.toml is not applied; using {using}: {}",
+                    "{file} is not applied; using {using}: {}",
                     problems.join("; ")
                 ));
             }
@@ -264,7 +265,15 @@ fn human(seen: &Seen) -> Vec<String> {
             if health["config"]["ok"].as_bool().unwrap_or(true) {
                 lines.push("config: ok".into());
             } else {
-                lines.push("config: does not parse; the previous config stays in force".into());
+                lines.push(format!(
+                    "config: NOT APPLIED — {}; using {}",
+                    health["config"]["error"]
+                        .as_str()
+                        .unwrap_or("see `archgate config check`"),
+                    health["config"]["using"]
+                        .as_str()
+                        .unwrap_or("the previous config")
+                ));
             }
             for p in health["config"]["problems"]
                 .as_array()

@@ -43,7 +43,7 @@ pub struct BarState {
     /// Unix seconds when developer mode ends.
     #[serde(default)]
     pub developer_mode_until: Option<u64>,
-    /// False when the config file does not parse (the previous config stays in force).
+    /// False while the config file is not applied (the last good copy stays in force).
     #[serde(default = "yes")]
     pub config_ok: bool,
     /// While the config file is not applied: why, and which config is in force instead.
@@ -117,7 +117,8 @@ fn snapshot(app: &App, port: u16) -> BarState {
 pub fn config_problem(s: &archgate_core::config::ConfigStatus) -> Option<String> {
     (!s.ok).then(|| {
         format!(
-            "config.toml is not applied ({}); using {}",
+            "{} is not applied ({}); using {}",
+            s.file,
             s.error.as_deref().unwrap_or("see `archgate config check`"),
             s.using
         )

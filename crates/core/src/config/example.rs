@@ -5,6 +5,10 @@ pub const EXAMPLE: &str = r#"# archgate configuration — every key, with its de
 # Location: $XDG_CONFIG_HOME/archgate/config.toml (see `archgate config path`).
 # Changes apply without a restart (poll every 2 s, or `archgate reload`); `archgate config check`
 # prints problems with line numbers. Keys marked (restart) apply at the next start.
+# The file applies whole or not at all: any problem (an unknown key, a value out of range, an
+# entry that cannot be read), another owner or a group/other-writable file or directory, or the
+# file deleted after it applied — and the last good copy stays in force, said in `archgate
+# status`, /health, the bar and a notification. For defaults on purpose, leave this file empty.
 
 [paths]
 # Override where archgate keeps its private files (absolute paths). Defaults follow XDG:
@@ -34,7 +38,10 @@ max_sessions_per_client = 32
 # route has one canonical name ("omarchy theme set"); a rule on any of its names — an alias
 # ("omarchy background"), "omarchy_run theme set", "toggle nightlight" — applies to it, and a
 # deny on any name wins. `archgate policy explain TOOL '{json}'` shows the names of a call.
-# Entries are exact routes or "prefix *". Read deny → ask → allow; the first match wins.
+# Entries are exact routes ("theme set"), "prefix *" (that route and every route under it,
+# on word boundaries), or a word ending in * ("aur_*": every tool or word starting aur_).
+# A * anywhere else cannot be read, and then nothing of this file applies (the last good copy
+# stays; `archgate config check` names the entry). Read deny → ask → allow; the first match wins.
 # Anything that elevates privilege (sudo, pkexec, doas, su, run0) is blocked whatever is here.
 deny = []
 ask = []
@@ -84,7 +91,7 @@ max_args_bytes = 65536
 max_output_bytes = 262144
 
 [tools]
-# Tools to hide and refuse, by name.
+# Tools to hide and refuse, by name or by a word ending in * ("aur_*").
 disabled = []
 # Per-tool timeouts in seconds, e.g. { screen_text = 60 }.
 timeouts = {}
@@ -92,7 +99,7 @@ timeouts = {}
 [resolve]
 # Refuse paths under ~/.ssh, ~/.gnupg, ~/.password-store and browser profiles.
 protect_sensitive = true
-# More paths to refuse.
+# More paths to refuse (absolute, or under ~/).
 protected = []
 
 [budgets]
@@ -104,7 +111,7 @@ questions_per_hour = 30
 # Per-client grants. `local` is the stdio client; HTTP clients are added with `archgate clients add`.
 # [clients.local]
 # preset = "full"            # read-only | desktop | full
-# tools = ["pkg_search"]     # optional: only these tools
+# tools = ["pkg_search"]     # optional: only these tools (or "pkg_*")
 # trusted_relay = false      # may this client relay the person's answer (elicitation)?
 
 [arch]

@@ -1,12 +1,21 @@
-//! Fail-closed config: whose file it is, and the last config that parsed.
+//! Fail-closed config: whose file it is, and the last config that applied.
 //!
-//! A config file (or its directory) owned by another user, or writable by group or others, is
-//! not applied: anyone who can write it could lift the person's deny rules. Such a file is
-//! treated like one that does not parse. Every config that parses and passes that check is kept
-//! as `config.last-good.toml` (0600, written atomically; another `--config` file has its own
+//! The class closed here: *configuration fails closed in every way it can go wrong*. A config
+//! file is applied only when it is a regular file owned by you (or root), writable by neither
+//! group nor others, in a directory of the same kind whose parents are owned by you or root and
+//! writable by no one else (a sticky directory such as `/tmp` excepted); a symlink (dotfile
+//! managers) must be yours and its target must pass the same checks. Anyone else who can write
+//! the file or its directory could lift the person's deny rules. Every config that applies is
+//! kept as `config.last-good.toml` (0600, written atomically; another `--config` file has its own
 //! name, `last_good_for`) in archgate's default state directory — the default one even when
-//! `[paths] state_dir` moves the rest, so a broken file can still find it. At start, a file that cannot be applied falls back to that copy, never to defaults;
-//! with no copy, starting is refused (`ConfigRefused`).
+//! `[paths] state_dir` moves the rest, so a broken file can still find it.
+//!
+//! A file that cannot be applied (refused here, a syntax error, or an entry that cannot be
+//! applied), and a file that is missing while a last good copy exists, give that copy — at start
+//! and on reload — never defaults. The copy on disk is the evidence that a config existed:
+//! without one (first run) a missing file means defaults; a file that cannot be applied and no
+//! copy refuses to start (`ConfigRefused`). To go back to defaults on purpose, leave an empty
+//! `config.toml` (it applies, and becomes the last good copy).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -26,42 +35,152 @@ pub fn last_good_for(state_dir: &Path, config_file: &Path, default_file: &Path) 
     state_dir.join(format!("config.last-good-{}.toml", hex::encode(&d[..8])))
 }
 
-/// Why a config file may not be applied whatever it says: `None` when it may.
-pub fn unsafe_owner(path: &Path, uid: u32) -> Option<String> {
-    let mut check = vec![path.to_owned()];
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        check.push(dir.to_owned());
+/// The largest config file read; a bigger one is refused, not read.
+const MAX_BYTES: u64 = 1 << 20;
+
+/// What is at the config path, after the checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OnDisk {
+    /// Nothing at the path (no file, no link).
+    Missing,
+    /// The text of a file that passed every check (it may still not parse).
+    Text(String),
+    /// Something that may not be applied whatever it says: why, naming the path.
+    Refused(String),
+}
+
+/// Why `p` (an existing file or directory) must not be trusted: another owner than `uid` or
+/// root, or writable by group or others (unless `sticky_ok` and the sticky bit is set).
+fn distrust(p: &Path, m: &std::fs::Metadata, uid: u32, sticky_ok: bool) -> Option<String> {
+    let owner = m.uid();
+    if owner != uid && owner != 0 {
+        return Some(format!(
+            "{} is owned by uid {owner}, not by you (uid {uid}); the config was not applied (chown it to yourself)",
+            p.display()
+        ));
     }
-    // A symlinked file (dotfile managers do that): its target and the target's directory too.
-    if let Ok(real) = std::fs::canonicalize(path)
-        && real != path
-    {
-        if let Some(dir) = real.parent() {
-            check.push(dir.to_owned());
-        }
-        check.push(real);
+    if m.mode() & 0o022 != 0 && !(sticky_ok && m.mode() & 0o1000 != 0) {
+        return Some(format!(
+            "{} is writable by group or others (mode {:o}); the config was not applied (chmod go-w {})",
+            p.display(),
+            m.mode() & 0o7777,
+            p.display()
+        ));
     }
-    for p in check {
-        let Ok(m) = std::fs::metadata(&p) else {
+    None
+}
+
+/// Why the directory holding a config file may not be trusted: the directory itself (strictly)
+/// and every parent up to `/` (a sticky parent such as `/tmp` is fine: no one else can rename
+/// what is yours in it).
+fn untrusted_dirs(file: &Path, uid: u32) -> Option<String> {
+    let dir = file.parent().filter(|d| !d.as_os_str().is_empty())?;
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+    for (i, d) in dir.ancestors().enumerate() {
+        // A directory that does not exist yet holds nothing to protect.
+        let Ok(m) = std::fs::metadata(d) else {
             continue;
         };
-        let owner = m.uid();
-        if owner != uid && owner != 0 {
-            return Some(format!(
-                "{} is owned by uid {owner}, not by you (uid {uid}); it was not applied (chown it to yourself)",
-                p.display()
-            ));
-        }
-        if m.mode() & 0o022 != 0 {
-            return Some(format!(
-                "{} is writable by group or others (mode {:o}); it was not applied (chmod go-w {})",
-                p.display(),
-                m.mode() & 0o7777,
-                p.display()
-            ));
+        if let Some(why) = distrust(d, &m, uid, i > 0) {
+            return Some(why);
         }
     }
     None
+}
+
+/// Reads the config at `path` if, and only if, it may be applied (see the module docs). Never
+/// blocks on what is not a regular file (a FIFO put in its place is refused, not read).
+pub fn read_guarded(path: &Path, uid: u32) -> OnDisk {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let link = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return OnDisk::Missing,
+        Err(e) => return OnDisk::Refused(format!("cannot read {}: {e}", path.display())),
+    };
+    if let Some(why) = untrusted_dirs(path, uid) {
+        return OnDisk::Refused(why);
+    }
+    if link.file_type().is_symlink() {
+        // A symlinked file (dotfile managers do that): the link is yours, and its target and
+        // the target's directories pass the same checks.
+        if link.uid() != uid && link.uid() != 0 {
+            return OnDisk::Refused(format!(
+                "{} is a symlink owned by uid {}, not by you (uid {uid}); the config was not applied",
+                path.display(),
+                link.uid()
+            ));
+        }
+        match std::fs::canonicalize(path) {
+            Ok(real) => {
+                if let Some(why) = untrusted_dirs(&real, uid) {
+                    return OnDisk::Refused(why);
+                }
+            }
+            Err(e) => {
+                return OnDisk::Refused(format!(
+                    "{} is a symlink whose target cannot be read ({e}); the config was not applied",
+                    path.display()
+                ));
+            }
+        }
+    }
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) => return OnDisk::Refused(format!("cannot open {}: {e}", path.display())),
+    };
+    // Judged on the file opened, so what is checked is what is read.
+    let m = match file.metadata() {
+        Ok(m) => m,
+        Err(e) => return OnDisk::Refused(format!("cannot read {}: {e}", path.display())),
+    };
+    let ft = m.file_type();
+    if !ft.is_file() {
+        let kind = if ft.is_dir() {
+            "a directory"
+        } else if ft.is_fifo() {
+            "a FIFO"
+        } else if ft.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return OnDisk::Refused(format!(
+            "{} is {kind}, not a regular file; the config was not applied",
+            path.display()
+        ));
+    }
+    if let Some(why) = distrust(path, &m, uid, false) {
+        return OnDisk::Refused(why);
+    }
+    if m.len() > MAX_BYTES {
+        return OnDisk::Refused(format!(
+            "{} is {} bytes, more than a config file's {MAX_BYTES}; the config was not applied",
+            path.display(),
+            m.len()
+        ));
+    }
+    let mut text = String::new();
+    match file.take(MAX_BYTES + 1).read_to_string(&mut text) {
+        Ok(_) => OnDisk::Text(text),
+        Err(e) => OnDisk::Refused(format!(
+            "cannot read {}: {e}; the config was not applied",
+            path.display()
+        )),
+    }
+}
+
+/// Why a config file may not be applied whatever it says: `None` when it may (or there is no
+/// file).
+pub fn unsafe_owner(path: &Path, uid: u32) -> Option<String> {
+    match read_guarded(path, uid) {
+        OnDisk::Refused(why) => Some(why),
+        OnDisk::Missing | OnDisk::Text(_) => None,
+    }
 }
 
 /// Reads the last good copy: its text and when it was written (Unix seconds). `None` when there

@@ -1,10 +1,14 @@
 //! archgate's configuration: read in two stages (raw as written, then validated), never fatal.
 //!
-//! `load` always yields a usable `Config`: a file that does not parse gives the defaults plus a
-//! list of `Problem`s with line numbers, and a key that is out of range falls back to its default
-//! with a problem naming it. What *runs* never starts on those defaults when a file exists:
-//! `ConfigHandle::open_guarded` falls back to the last config that parsed (`guard.rs`). The running server holds the config as an immutable
-//! `Arc<Config>` snapshot (`ConfigHandle`); one call is decided under one snapshot.
+//! A file applies whole or not at all. `load` always yields a usable `Config` and every
+//! `Problem` with its line: a syntax error, a wrong type, an unknown key, a value out of range,
+//! an entry that cannot be read (`deny = ["a*b"]`) — any one of them and nothing of the file
+//! applies (`Loaded::applies` is false, the config is the defaults). An entry is never dropped
+//! with the rest applied: a misspelt deny rule must not leave the person believing it holds.
+//! What *runs* never starts on those defaults when a file exists: `ConfigHandle::open_guarded`
+//! falls back to the last config that applied (`guard.rs`). The running server holds the config
+//! as an immutable `Arc<Config>` snapshot (`ConfigHandle`); one call is decided under one
+//! snapshot.
 
 mod example;
 mod exec;
@@ -18,7 +22,7 @@ mod validate;
 pub use example::EXAMPLE;
 pub use exec::{OmarchySource, expand_home};
 pub use guard::ConfigRefused;
-pub use reload::{ConfigHandle, ConfigStatus, ReloadOutcome};
+pub use reload::{ConfigHandle, ConfigStatus, ReloadOutcome, in_force};
 pub use types::*;
 pub use validate::*;
 
@@ -32,7 +36,8 @@ pub struct Problem {
     /// Dotted key path (`approval.timeout_s`), when known.
     pub key: Option<String>,
     pub message: String,
-    /// True when the whole file was rejected (syntax error) rather than one key.
+    /// True when the problem keeps the file from applying (every problem in the file does; a
+    /// note about the config in force instead does not).
     pub fatal_to_file: bool,
 }
 
@@ -52,33 +57,46 @@ impl std::fmt::Display for Problem {
 pub struct Loaded {
     pub config: Config,
     pub problems: Vec<Problem>,
-    /// False when the file did not parse at all (the config is then all defaults).
-    pub parsed: bool,
+    /// False when the file is not applied: it did not parse, or an entry in it cannot be
+    /// applied (the config is then all defaults).
+    pub applies: bool,
     /// False when there is no file (defaults, and that is fine).
     pub exists: bool,
 }
 
-/// Reads and validates `path`. A missing file is not a problem: it means defaults.
+/// Reads and validates `path`, as the person's uid would have it applied (`guard::read_guarded`:
+/// a file another user could write is not applied). A missing file is not a problem here: it
+/// means defaults (whether a last good copy applies instead is `ConfigHandle`'s business).
 pub fn load(path: &Path) -> Loaded {
-    match std::fs::read_to_string(path) {
-        Ok(text) => load_str(&text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Loaded {
+    load_as(path, nix::unistd::getuid().as_raw())
+}
+
+/// [`load`] for `uid`.
+pub fn load_as(path: &Path, uid: u32) -> Loaded {
+    match guard::read_guarded(path, uid) {
+        guard::OnDisk::Text(text) => load_str(&text),
+        guard::OnDisk::Missing => Loaded {
             config: Config::default(),
             problems: Vec::new(),
-            parsed: true,
+            applies: true,
             exists: false,
         },
-        Err(e) => Loaded {
-            config: Config::default(),
-            problems: vec![Problem {
-                line: None,
-                key: None,
-                message: format!("cannot read {}: {e}; using defaults", path.display()),
-                fatal_to_file: true,
-            }],
-            parsed: false,
-            exists: true,
-        },
+        guard::OnDisk::Refused(why) => refused(why),
+    }
+}
+
+/// A file that may not be applied whatever it says (`guard::read_guarded`).
+pub(crate) fn refused(why: String) -> Loaded {
+    Loaded {
+        config: Config::default(),
+        problems: vec![Problem {
+            line: None,
+            key: None,
+            message: why,
+            fatal_to_file: true,
+        }],
+        applies: false,
+        exists: true,
     }
 }
 
@@ -97,26 +115,34 @@ pub fn load_str(text: &str) -> Loaded {
         Err(e) => return syntax_failure(text, &e),
     };
     for key in unknown {
-        problems.push(Problem {
-            line: locate::line_of_key(text, &key),
-            message: "unknown key, ignored".into(),
-            key: Some(key),
-            fatal_to_file: false,
-        });
+        problems.push(unknown_key(text, key));
     }
     let config = validate::validate(raw, &mut |key: &str, message: String| {
         problems.push(Problem {
             line: locate::line_of_key(text, key),
             key: Some(key.to_owned()),
             message,
-            fatal_to_file: false,
+            fatal_to_file: true,
         })
     });
+    let applies = problems.is_empty();
     Loaded {
-        config,
+        // Whole or not at all: a file with any problem gives nothing of itself.
+        config: if applies { config } else { Config::default() },
         problems,
-        parsed: true,
+        applies,
         exists: true,
+    }
+}
+
+/// A key archgate does not know: a misspelt `[policy] dney` would otherwise apply nothing while
+/// the person believes it holds, so it keeps the file from applying like any other problem.
+fn unknown_key(text: &str, key: String) -> Problem {
+    Problem {
+        line: locate::line_of_key(text, &key),
+        message: "unknown key (misspelt?); the file was not applied".into(),
+        key: Some(key),
+        fatal_to_file: true,
     }
 }
 
@@ -183,7 +209,7 @@ fn syntax_failure(text: &str, e: &toml::de::Error) -> Loaded {
     Loaded {
         config: Config::default(),
         problems,
-        parsed: false,
+        applies: false,
         exists: true,
     }
 }
@@ -198,19 +224,14 @@ fn load_parsed(text: &str) -> Result<Vec<Problem>, toml::de::Error> {
     })?;
     let mut problems: Vec<Problem> = unknown
         .into_iter()
-        .map(|key| Problem {
-            line: locate::line_of_key(text, &key),
-            message: "unknown key, ignored".into(),
-            key: Some(key),
-            fatal_to_file: false,
-        })
+        .map(|key| unknown_key(text, key))
         .collect();
     validate::validate(raw, &mut |key: &str, message: String| {
         problems.push(Problem {
             line: locate::line_of_key(text, key),
             key: Some(key.to_owned()),
             message,
-            fatal_to_file: false,
+            fatal_to_file: true,
         })
     });
     Ok(problems)
@@ -230,7 +251,7 @@ mod tests {
     #[test]
     fn syntax_error_keeps_defaults_and_names_the_line() {
         let l = load_str("[approval]\ntimeout_s = 30\n\n[policy\nallow = []\n");
-        assert!(!l.parsed);
+        assert!(!l.applies);
         assert_eq!(l.config, Config::default());
         assert_eq!(l.problems.len(), 1);
         assert_eq!(l.problems[0].line, Some(4));
@@ -241,7 +262,7 @@ mod tests {
         let text = "[approval]\ntimeout_s = \"soon\"\nmax_questions = 9999\n\n[policy\nallow = [\"theme **\"]\n\
                     ask = [1,\n[server]\nport = \"x\"\n";
         let l = load_str(text);
-        assert!(!l.parsed);
+        assert!(!l.applies);
         assert_eq!(l.config, Config::default(), "nothing of it applied");
         let lines: Vec<Option<usize>> = l.problems.iter().map(|p| p.line).collect();
         // The first syntax error, then the others and the type and range problems around them.
@@ -265,15 +286,22 @@ mod tests {
     #[test]
     fn wrong_type_names_the_line() {
         let l = load_str("[approval]\n\ntimeout_s = \"soon\"\n");
-        assert!(!l.parsed);
+        assert!(!l.applies);
         assert_eq!(l.problems[0].line, Some(3), "{:?}", l.problems);
     }
 
+    /// An unknown key is a misspelling as often as not (`[policy] dney`): the file does not
+    /// apply, and every unknown key is named with its line.
     #[test]
-    fn unknown_keys_are_reported_not_fatal() {
+    fn unknown_keys_keep_the_file_from_applying() {
         let l = load_str("[approval]\ntimeout_s = 30\ncolour = \"red\"\n[nonsense]\nx = 1\n");
-        assert!(l.parsed);
-        assert_eq!(l.config.approval.timeout.as_secs(), 30);
+        assert!(!l.applies);
+        assert_eq!(l.config, Config::default(), "nothing of it applied");
+        assert!(l.problems.iter().all(|p| p.fatal_to_file));
+        let l = load_str("[policy]\ndney = [\"aur_search\"]\n");
+        assert!(!l.applies);
+        assert_eq!(l.problems[0].key.as_deref(), Some("policy.dney"));
+        let l = load_str("[approval]\ntimeout_s = 30\ncolour = \"red\"\n[nonsense]\nx = 1\n");
         let keys: Vec<_> = l
             .problems
             .iter()
@@ -290,6 +318,8 @@ mod tests {
         );
     }
 
+    /// A presence typo keeps the whole file from applying (the last good copy stays); the value
+    /// `validate` would have put in its place is still the strictest, never the weakest.
     #[test]
     fn a_presence_typo_is_the_strictest_setting_not_the_weakest() {
         use crate::presence::Presence;
@@ -304,7 +334,12 @@ mod tests {
             assert!(l.problems.is_empty(), "{:?}", l.problems);
         }
         let l = load_str("[approval]\npresence = \"of\"\n");
-        assert_eq!(l.config.approval.presence, Presence::Polkit);
+        assert!(!l.applies);
+        let mut said = Vec::new();
+        let raw: raw::RawConfig = toml::from_str("[approval]\npresence = \"of\"\n").unwrap();
+        let c = validate::validate(raw, &mut |k, m| said.push((k.to_owned(), m)));
+        assert_eq!(c.approval.presence, Presence::Polkit);
+        assert_eq!(said.len(), 1);
         assert!(
             l.problems
                 .iter()
@@ -332,7 +367,8 @@ mod tests {
             Preset::Full
         );
         let l = load_str("[clients.x]\n\npreset = \"admin\"\n");
-        assert_eq!(l.config.clients["x"].preset, Preset::ReadOnly);
+        assert!(!l.applies, "a typo grants nothing: the file does not apply");
+        assert!(!l.config.clients.contains_key("x"));
         let p = l
             .problems
             .iter()
@@ -351,7 +387,7 @@ mod tests {
             assert_eq!(l.config.wiki.prefer, w);
         }
         let l = load_str("[wiki]\nprefer = \"fastest\"\n");
-        assert_eq!(l.config.wiki.prefer, WikiPrefer::OfflineFirst);
+        assert!(!l.applies);
         let p = l
             .problems
             .iter()
@@ -374,7 +410,7 @@ mod tests {
             Some(Path::new("/mnt/var/log/journal"))
         );
         let l = load_str("[diagnostics]\njournal_dir = \"var/log/journal\"\n");
-        assert_eq!(l.config.diagnostics.journal_dir, None);
+        assert!(!l.applies);
         assert!(
             l.problems
                 .iter()
@@ -383,9 +419,12 @@ mod tests {
     }
 
     #[test]
-    fn out_of_range_values_fall_back_with_a_problem() {
-        let l = load_str("[approval]\ntimeout_s = 4000\n[policy]\nallow = [\"theme **\"]\n");
-        assert_eq!(l.config.approval.timeout.as_secs(), 50);
+    fn out_of_range_values_keep_the_file_from_applying() {
+        let l = load_str(
+            "[approval]\ntimeout_s = 4000\n[policy]\ndeny = [\"pkg_remove\"]\nallow = [\"theme **\"]\n",
+        );
+        assert!(!l.applies);
+        assert!(l.config.policy.rules.is_empty(), "not even the good deny");
         assert!(
             l.problems
                 .iter()
@@ -394,7 +433,7 @@ mod tests {
         assert!(
             l.problems
                 .iter()
-                .any(|p| p.key.as_deref() == Some("policy.allow") && p.line == Some(4))
+                .any(|p| p.key.as_deref() == Some("policy.allow") && p.line == Some(5))
         );
     }
 }

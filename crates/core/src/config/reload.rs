@@ -1,15 +1,17 @@
 //! The config in force, swapped whole on reload.
 //!
 //! `ConfigHandle::current()` hands out an `Arc<Config>`; a call takes one at its start and is
-//! decided under it to the end. `reload()` re-reads the file: a file that parses replaces the
-//! snapshot; one that does not leaves the running config in force and records why; a file that
-//! is missing once is waited out (editors replace files by rename), and only a second missing
-//! poll falls back to defaults. `open_guarded` starts the same way (see `guard.rs`): a file that
-//! cannot be applied at start gives the last config that parsed, never defaults; a file owned by
-//! another user or writable by group/others is not applied, at start or on reload.
+//! decided under it to the end. `reload()` re-reads the file (`guard::read_guarded`): a file that
+//! applies replaces the snapshot and becomes the last good copy; anything else leaves the
+//! snapshot in force and records why — a file that does not parse or has an entry that cannot be
+//! applied, one another user could write (file, link, directory), one that is not a regular
+//! file, and one that is missing. A missing file is waited out for one poll (editors replace
+//! files by rename) before it is reported; it never brings back defaults once a config applied.
+//! `open_guarded` starts the same way (see `guard.rs`): a file that cannot be applied, or a file
+//! missing while a last good copy exists, gives that copy, never defaults.
 
-use super::guard::{self, ConfigRefused};
-use super::{Config, Loaded, Problem, load};
+use super::guard::{self, ConfigRefused, OnDisk};
+use super::{Config, Loaded, Problem};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -19,33 +21,35 @@ pub enum ReloadOutcome {
     Unchanged,
     /// A new snapshot is in force.
     Applied,
-    /// The file did not parse; the previous snapshot stays.
+    /// The file is not applied (it does not apply, may not be applied, or is gone); the
+    /// previous snapshot stays. Reported once per change on disk.
     Rejected,
-    /// The file vanished; waiting one poll before treating it as gone.
+    /// The file vanished; waiting one poll before reporting it gone.
     WaitingForFile,
 }
 
 #[derive(Debug)]
 struct ReloadState {
     problems: Vec<Problem>,
-    /// Set while a broken file is being ignored.
+    /// Set while the file on disk is not applied.
     broken: bool,
     missing_polls: u32,
-    last_text: Option<Option<String>>,
-    /// Where each config that parses is kept (`guard::LAST_GOOD`); `None` keeps nothing.
+    /// What the last look at the path found (`None`: never looked, a fixed handle).
+    seen: Option<OnDisk>,
+    /// Where each config that applies is kept (`guard::LAST_GOOD`); `None` keeps nothing.
     last_good: Option<PathBuf>,
     uid: u32,
     /// Unix seconds when the snapshot in force was read from a file; `None`: defaults, no file.
     good_at: Option<u64>,
-    /// Why the file on disk may not be applied whatever it says (owner, mode), when so.
-    refusal: Option<String>,
 }
 
-/// How the config in force came to be, for `/health`, the page and the bar.
+/// How the config in force came to be, for `/health`, `archgate status`, the page and the bar.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ConfigStatus {
     /// False while the file on disk is not applied.
     pub ok: bool,
+    /// The config file archgate reads.
+    pub file: String,
     pub problems: Vec<String>,
     /// Why the file is not applied (the first fatal problem), while it is not.
     pub error: Option<String>,
@@ -60,61 +64,66 @@ pub struct ConfigHandle {
     state: Arc<Mutex<ReloadState>>,
 }
 
+/// The problem said while a file that existed is missing.
+fn missing(path: &std::path::Path) -> Problem {
+    Problem {
+        line: None,
+        key: None,
+        message: format!(
+            "{} is missing (deleted or moved away); the last good config stays in force \
+             (for defaults, leave an empty file)",
+            path.display()
+        ),
+        fatal_to_file: true,
+    }
+}
+
 impl ConfigHandle {
-    /// Loads the file once; never fails (see `config::load`).
+    /// Loads the file once, keeping no last good copy; never fails: a file that cannot be
+    /// applied gives defaults (tests and one-shot tools; what serves uses `open_guarded`).
     pub fn open(path: PathBuf) -> (ConfigHandle, Loaded) {
-        let loaded = load(&path);
-        let text = std::fs::read_to_string(&path).ok();
+        let uid = nix::unistd::getuid().as_raw();
+        let seen = guard::read_guarded(&path, uid);
+        let loaded = loaded_from(&seen);
         let handle = ConfigHandle {
             path,
             current: Arc::new(RwLock::new(Arc::new(loaded.config.clone()))),
             state: Arc::new(Mutex::new(ReloadState {
                 problems: loaded.problems.clone(),
-                broken: !loaded.parsed,
+                broken: !loaded.applies,
                 missing_polls: 0,
-                last_text: Some(text),
+                seen: Some(seen),
                 last_good: None,
-                uid: nix::unistd::getuid().as_raw(),
-                good_at: loaded.exists.then(crate::person::now_secs),
-                refusal: None,
+                uid,
+                good_at: (loaded.exists && loaded.applies).then(crate::person::now_secs),
             })),
         };
         (handle, loaded)
     }
 
-    /// Opens the config fail-closed: a file that parses (and is the person's own, not writable
-    /// by group or others) is applied and kept at `last_good`; one that cannot be applied gives
-    /// the config kept there, with the problems saying so. With no file: defaults. With a file
-    /// that cannot be applied and nothing kept: `Err`, and the caller must not start.
+    /// Opens the config fail-closed: a file that applies (and may be applied, `guard.rs`) is
+    /// applied and kept at `last_good`; one that cannot be applied, or a missing file while a
+    /// copy is kept, gives the config kept there, with the problems saying so. With no file and
+    /// no copy (first run): defaults. With a file that cannot be applied and nothing kept: `Err`,
+    /// and the caller must not start.
     pub fn open_guarded(
         path: PathBuf,
         last_good: PathBuf,
         uid: u32,
     ) -> Result<(ConfigHandle, Loaded), ConfigRefused> {
-        let text = std::fs::read_to_string(&path);
-        let refused = if text.is_ok() {
-            guard::unsafe_owner(&path, uid)
-        } else {
-            None
-        };
-        let mut loaded = match (&text, refused.clone()) {
-            (Ok(_), Some(why)) => Loaded {
-                config: Config::default(),
-                problems: vec![Problem {
-                    line: None,
-                    key: None,
-                    message: why,
-                    fatal_to_file: true,
-                }],
-                parsed: false,
-                exists: true,
-            },
-            (Ok(t), None) => super::load_str(t),
-            (Err(_), _) => load(&path),
-        };
-        let mut good_at = loaded.exists.then(crate::person::now_secs);
-        if loaded.parsed {
-            if let Ok(t) = &text {
+        let seen = guard::read_guarded(&path, uid);
+        let mut loaded = loaded_from(&seen);
+        let kept = guard::read_last_good(&last_good, uid);
+        let mut good_at = (loaded.exists && loaded.applies).then(crate::person::now_secs);
+        if let OnDisk::Missing = seen
+            && kept.is_some()
+        {
+            // The copy on disk is the evidence that a config existed: its loss is not a reset.
+            loaded.problems.push(missing(&path));
+            loaded.applies = false;
+        }
+        if loaded.applies {
+            if let OnDisk::Text(t) = &seen {
                 guard::save_last_good(&last_good, uid, t);
             }
         } else {
@@ -129,9 +138,9 @@ impl ConfigHandle {
                 last_good: last_good.clone(),
                 problems: problems.clone(),
             };
-            let (kept, at) = guard::read_last_good(&last_good, uid).ok_or_else(refuse)?;
+            let (kept, at) = kept.ok_or_else(refuse)?;
             let from = super::load_str(&kept);
-            if !from.parsed {
+            if !from.applies {
                 return Err(refuse());
             }
             loaded.config = from.config;
@@ -140,7 +149,7 @@ impl ConfigHandle {
                 line: None,
                 key: None,
                 message: format!(
-                    "using the last config that parsed, from {} ({})",
+                    "using the last config that applied, from {} ({})",
                     guard::utc(at),
                     last_good.display()
                 ),
@@ -152,13 +161,12 @@ impl ConfigHandle {
             current: Arc::new(RwLock::new(Arc::new(loaded.config.clone()))),
             state: Arc::new(Mutex::new(ReloadState {
                 problems: loaded.problems.clone(),
-                broken: !loaded.parsed,
+                broken: !loaded.applies,
                 missing_polls: 0,
-                last_text: Some(text.ok()),
+                seen: Some(seen),
                 last_good: Some(last_good),
                 uid,
                 good_at,
-                refusal: refused,
             })),
         };
         Ok((handle, loaded))
@@ -173,11 +181,10 @@ impl ConfigHandle {
                 problems: Vec::new(),
                 broken: false,
                 missing_polls: 0,
-                last_text: None,
+                seen: None,
                 last_good: None,
                 uid: 0,
                 good_at: None,
-                refusal: None,
             })),
         }
     }
@@ -199,7 +206,7 @@ impl ConfigHandle {
         self.lock_state().problems.clone()
     }
 
-    /// True while the file on disk is broken and an older snapshot is in force.
+    /// True while the file on disk is not applied and an older snapshot is in force.
     pub fn is_broken(&self) -> bool {
         self.lock_state().broken
     }
@@ -215,6 +222,7 @@ impl ConfigHandle {
         };
         ConfigStatus {
             ok: !st.broken,
+            file: self.path.display().to_string(),
             error: st
                 .broken
                 .then(|| st.problems.iter().find(|p| p.fatal_to_file))
@@ -235,43 +243,37 @@ impl ConfigHandle {
         if self.path.as_os_str().is_empty() {
             return (ReloadOutcome::Unchanged, None);
         }
-        let text = std::fs::read_to_string(&self.path).ok();
+        let uid = self.lock_state().uid;
+        let seen = guard::read_guarded(&self.path, uid);
         let mut st = self.lock_state();
-        if text.is_none()
-            && st.last_text.as_ref().is_some_and(|t| t.is_some())
-            && st.missing_polls == 0
-        {
+        let was_there = st
+            .seen
+            .as_ref()
+            .is_some_and(|s| !matches!(s, OnDisk::Missing));
+        if seen == OnDisk::Missing && was_there && st.missing_polls == 0 {
             st.missing_polls = 1;
             return (ReloadOutcome::WaitingForFile, None);
         }
         st.missing_polls = 0;
-        // Only a guarded handle checks owner and mode (every poll: they can change alone).
-        let refused = match (&text, &st.last_good) {
-            (Some(_), Some(_)) => guard::unsafe_owner(&self.path, st.uid),
-            _ => None,
-        };
-        if st.last_text.as_ref() == Some(&text) && st.refusal == refused {
+        if st.seen.as_ref() == Some(&seen) {
             return (ReloadOutcome::Unchanged, None);
         }
-        st.last_text = Some(text.clone());
-        st.refusal = refused.clone();
-        let loaded = match (&text, refused) {
-            (Some(_), Some(why)) => Loaded {
-                config: Config::default(),
-                problems: vec![Problem {
-                    line: None,
-                    key: None,
-                    message: why,
-                    fatal_to_file: true,
-                }],
-                parsed: false,
-                exists: true,
-            },
-            (Some(t), None) => super::load_str(t),
-            (None, _) => load(&self.path),
-        };
+        st.seen = Some(seen.clone());
+        if seen == OnDisk::Missing {
+            if st.good_at.is_none() {
+                // Never a file here (first run): defaults are what is in force, and fine.
+                st.broken = false;
+                st.problems.clear();
+                return (ReloadOutcome::Unchanged, None);
+            }
+            st.broken = true;
+            st.problems = vec![missing(&self.path)];
+            tracing::warn!(config = %self.path.display(), "{}", st.problems[0]);
+            return (ReloadOutcome::Rejected, None);
+        }
+        let loaded = loaded_from(&seen);
         st.problems = loaded.problems.clone();
-        if !loaded.parsed {
+        if !loaded.applies {
             st.broken = true;
             for p in &loaded.problems {
                 tracing::warn!(config = %self.path.display(), "config not applied, the previous one stays in force: {p}");
@@ -279,12 +281,9 @@ impl ConfigHandle {
             return (ReloadOutcome::Rejected, None);
         }
         st.broken = false;
-        st.good_at = loaded.exists.then(crate::person::now_secs);
-        if let (Some(t), Some(lg)) = (&text, &st.last_good) {
+        st.good_at = Some(crate::person::now_secs());
+        if let (OnDisk::Text(t), Some(lg)) = (&seen, &st.last_good) {
             guard::save_last_good(lg, st.uid, t);
-        }
-        for p in &loaded.problems {
-            tracing::warn!(config = %self.path.display(), "{p}");
         }
         let new = Arc::new(loaded.config);
         let mut cur = self.current.write().unwrap_or_else(|p| p.into_inner());
@@ -293,6 +292,36 @@ impl ConfigHandle {
         }
         let old = std::mem::replace(&mut *cur, new);
         (ReloadOutcome::Applied, Some(old))
+    }
+}
+
+/// The config a daemon started now would run on, read without writing anything: the file when
+/// it applies; else (it does not apply, may not be applied, or is missing after a config
+/// applied) the last good copy when that applies; else defaults. For one-shot commands that
+/// must find what the daemon uses (its paths, its port), never a config of their own.
+pub fn in_force(path: &std::path::Path, last_good: &std::path::Path, uid: u32) -> Config {
+    let loaded = loaded_from(&guard::read_guarded(path, uid));
+    if loaded.exists && loaded.applies {
+        return loaded.config;
+    }
+    guard::read_last_good(last_good, uid)
+        .map(|(kept, _)| super::load_str(&kept))
+        .filter(|l| l.applies)
+        .map(|l| l.config)
+        .unwrap_or(loaded.config)
+}
+
+/// What a look at the path gives, before any last good copy.
+fn loaded_from(seen: &OnDisk) -> Loaded {
+    match seen {
+        OnDisk::Text(t) => super::load_str(t),
+        OnDisk::Missing => Loaded {
+            config: Config::default(),
+            problems: Vec::new(),
+            applies: true,
+            exists: false,
+        },
+        OnDisk::Refused(why) => super::refused(why.clone()),
     }
 }
 
@@ -333,11 +362,17 @@ mod tests {
 
         std::fs::remove_file(&f).unwrap();
         assert_eq!(h.reload().0, ReloadOutcome::WaitingForFile);
-        assert_eq!(h.reload().0, ReloadOutcome::Applied);
+        assert!(!h.is_broken(), "one missing poll is an editor's rename");
+        assert_eq!(h.reload().0, ReloadOutcome::Rejected);
         assert_eq!(
             h.current().approval.timeout.as_secs(),
-            50,
-            "gone for two polls: defaults"
+            40,
+            "gone for two polls: still the config that applied, never defaults"
         );
+        assert!(h.is_broken());
+        let s = h.status();
+        assert!(s.error.unwrap().contains("is missing"), "{:?}", s.problems);
+        assert!(s.using.starts_with("last good from "), "{}", s.using);
+        assert_eq!(h.reload().0, ReloadOutcome::Unchanged, "said once");
     }
 }

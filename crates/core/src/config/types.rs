@@ -128,8 +128,20 @@ pub struct LimitsConfig {
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolsConfig {
+    /// Tool names, or words ending in `*` (`"aur_*"`); read through [`ToolsConfig::is_disabled`].
     pub disabled: BTreeSet<String>,
     pub timeouts: BTreeMap<String, Duration>,
+}
+
+impl ToolsConfig {
+    /// Whether `[tools] disabled` names `tool` (by name, or by an entry such as `"aur_*"`).
+    pub fn is_disabled(&self, tool: &str) -> bool {
+        self.disabled.contains(tool)
+            || self
+                .disabled
+                .iter()
+                .any(|e| archgate_policy::names_tool(e, tool))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,10 @@
 //! Stage two of the config: defaults applied, ranges checked, types made precise.
 //!
-//! A value out of range is reported through `report(key, message)` and replaced by its default;
-//! nothing here fails the load.
+//! Every value that cannot be applied as written — out of range, not one of the allowed names,
+//! a relative path, an entry that is not a pattern — is reported through `report(key, message)`,
+//! and any report keeps the whole file from applying (`super::load_str`). The value put in its
+//! place here is only what `Config::default()` and the reports need; where it matters it is the
+//! strictest (a presence typo reads as `polkit`, a preset typo as `read-only`).
 
 use super::raw::*;
 use super::types::*;
@@ -32,10 +35,7 @@ fn exec_trust(
             None => {
                 report(
                     "exec.trust",
-                    format!(
-                        "{t:?} is not one of {}; using root-or-person",
-                        ExecTrust::NAMES.join(", ")
-                    ),
+                    format!("{t:?} is not one of {}", ExecTrust::NAMES.join(", ")),
                 );
                 Some(ExecTrust::RootOrPerson)
             }
@@ -69,10 +69,7 @@ fn bounded<T: PartialOrd + Copy + std::fmt::Display>(
 ) -> T {
     match v {
         Some(x) if x < lo || x > hi => {
-            report(
-                key,
-                format!("{x} is outside {lo}..={hi}; using the default {default}"),
-            );
+            report(key, format!("{x} is outside {lo}..={hi}"));
             default
         }
         Some(x) => x,
@@ -89,7 +86,7 @@ fn url(
     match v {
         Some(u) if u.starts_with("http://") || u.starts_with("https://") => u,
         Some(u) => {
-            report(key, format!("{u:?} is not an http(s) URL; using {default}"));
+            report(key, format!("{u:?} is not an http(s) URL"));
             default.to_owned()
         }
         None => default.to_owned(),
@@ -105,11 +102,39 @@ fn presence(v: Option<&str>, report: &mut dyn FnMut(&str, String)) -> crate::pre
         Some(s) => Presence::parse(s).unwrap_or_else(|| {
             report(
                 "approval.presence",
-                format!("{s:?} is not off, auto or polkit; using polkit"),
+                format!("{s:?} is not off, auto or polkit"),
             );
             Presence::Polkit
         }),
     }
+}
+
+/// A list of tool names (`[tools] disabled`, `[clients.NAME] tools`): each entry a tool name or
+/// a word ending in `*` (`"aur_*"`: every tool whose name starts `aur_`), as the rule lists read
+/// it. An entry that is not one word, or has a `*` anywhere else, is named and keeps the file
+/// from applying.
+fn tool_names(
+    list: Option<Vec<String>>,
+    key: &str,
+    report: &mut dyn FnMut(&str, String),
+) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for (index, entry) in list.unwrap_or_default().into_iter().enumerate() {
+        let why = match archgate_policy::Pattern::parse(&entry) {
+            Err(e) => Some(e.to_string()),
+            Ok(_) if entry.split_whitespace().count() != 1 => {
+                Some("a tool name is one word".to_owned())
+            }
+            Ok(_) => None,
+        };
+        match why {
+            Some(why) => report(key, format!("[{index}] {entry:?}: {why}")),
+            None => {
+                out.insert(entry.trim().to_owned());
+            }
+        }
+    }
+    out
 }
 
 pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config {
@@ -130,10 +155,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
 
     let mut absolute = |p: Option<PathBuf>, key: &str| match p {
         Some(p) if !p.is_absolute() => {
-            report(
-                key,
-                format!("{} is not an absolute path; ignored", p.display()),
-            );
+            report(key, format!("{} is not an absolute path", p.display()));
             None
         }
         p => p,
@@ -149,23 +171,49 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         Some(l) => {
             report(
                 "server.log",
-                format!("{l:?} is not one of error, warn, info, debug, trace; using info"),
+                format!("{l:?} is not one of error, warn, info, debug, trace"),
             );
             "info".into()
         }
         None => "info".into(),
     };
 
+    // An entry that cannot be read is named (list, index, entry, why) and keeps the file from
+    // applying; it is never dropped with the rest applied.
     let mut rules = archgate_policy::Rules::default();
-    for (key, list, out) in [
-        ("policy.deny", policy.deny, &mut rules.deny),
-        ("policy.ask", policy.ask, &mut rules.ask),
-        ("policy.allow", policy.allow, &mut rules.allow),
+    for (key, which, list, out) in [
+        (
+            "policy.deny",
+            archgate_policy::RuleList::Deny,
+            policy.deny,
+            &mut rules.deny,
+        ),
+        (
+            "policy.ask",
+            archgate_policy::RuleList::Ask,
+            policy.ask,
+            &mut rules.ask,
+        ),
+        (
+            "policy.allow",
+            archgate_policy::RuleList::Allow,
+            policy.allow,
+            &mut rules.allow,
+        ),
     ] {
-        for entry in list.unwrap_or_default() {
-            match entry.parse::<archgate_policy::Pattern>() {
+        for (index, entry) in list.unwrap_or_default().into_iter().enumerate() {
+            match archgate_policy::Pattern::parse(&entry) {
                 Ok(p) => out.push(p),
-                Err(e) => report(key, format!("{e}; entry ignored")),
+                Err(source) => report(
+                    key,
+                    archgate_policy::RulesError {
+                        list: which,
+                        index,
+                        entry,
+                        source,
+                    }
+                    .to_string(),
+                ),
             }
         }
     }
@@ -177,7 +225,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         } else {
             report(
                 &format!("tools.timeouts.{tool}"),
-                format!("{secs} is outside 1..=3600; ignored"),
+                format!("{secs} is outside 1..=3600"),
             );
         }
     }
@@ -191,20 +239,20 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 // A mistake never grants more: it reads as the narrowest preset.
                 report(
                     &format!("clients.{name}.preset"),
-                    format!(
-                        "{p:?} is not one of {}; using read-only",
-                        PRESETS.join(", ")
-                    ),
+                    format!("{p:?} is not one of {}", PRESETS.join(", ")),
                 );
                 Preset::ReadOnly
             }
             None => Preset::Full,
         };
+        let tools = c
+            .tools
+            .map(|t| tool_names(Some(t), &format!("clients.{name}.tools"), report));
         clients.insert(
             name,
             ClientConfig {
                 preset,
-                tools: c.tools.map(|t| t.into_iter().collect()),
+                tools,
                 trusted_relay: c.trusted_relay.unwrap_or(false),
             },
         );
@@ -215,10 +263,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         Some((p, None)) => {
             report(
                 "wiki.prefer",
-                format!(
-                    "{p:?} is not one of {}; using offline_first",
-                    WIKI_PREFERENCES.join(", ")
-                ),
+                format!("{p:?} is not one of {}", WIKI_PREFERENCES.join(", ")),
             );
             WikiPrefer::OfflineFirst
         }
@@ -230,7 +275,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         Some(d) if d.iter().any(|p| !p.is_absolute()) || d.is_empty() => {
             report(
                 "exec.search_dirs",
-                "every entry must be an absolute directory; using the built-in list".into(),
+                "every entry must be an absolute directory".into(),
             );
             None
         }
@@ -358,12 +403,24 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
             ),
         },
         tools: ToolsConfig {
-            disabled: tools.disabled.unwrap_or_default().into_iter().collect(),
+            disabled: tool_names(tools.disabled, "tools.disabled", report),
             timeouts: tool_timeouts,
         },
         resolve: ResolveConfig {
             protect_sensitive: resolve.protect_sensitive.unwrap_or(true),
-            protected: resolve.protected.unwrap_or_default(),
+            // A relative entry would protect nothing while the person believes it holds.
+            protected: {
+                let list = resolve.protected.unwrap_or_default();
+                for (i, p) in list.iter().enumerate() {
+                    if !p.is_absolute() && !p.starts_with("~") {
+                        report(
+                            "resolve.protected",
+                            format!("[{i}] {} is neither absolute nor under ~/", p.display()),
+                        );
+                    }
+                }
+                list
+            },
         },
         budgets: BudgetsConfig {
             per_minute: bounded(
@@ -400,7 +457,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 Some(p) if !p.is_absolute() => {
                     report(
                         "arch.pacman_log",
-                        format!("{} is not an absolute path; ignored", p.display()),
+                        format!("{} is not an absolute path", p.display()),
                     );
                     None
                 }
@@ -489,7 +546,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 Some(p) if !p.is_absolute() && !p.starts_with("~") => {
                     report(
                         "desktop.omarchy_path",
-                        format!("{} is neither absolute nor under ~/; ignored", p.display()),
+                        format!("{} is neither absolute nor under ~/", p.display()),
                     );
                     None
                 }
@@ -509,7 +566,7 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 Some(p) if !p.is_absolute() => {
                     report(
                         "diagnostics.journal_dir",
-                        format!("{} is not an absolute path; ignored", p.display()),
+                        format!("{} is not an absolute path", p.display()),
                     );
                     None
                 }

@@ -98,7 +98,7 @@ impl Catalogue {
 
 pub fn is_visible(t: &dyn DynTool, client: &Client, config: &Config) -> bool {
     let s = t.spec();
-    !config.tools.disabled.contains(s.name) && client.grant.permits(s.name, s.tier)
+    !config.tools.is_disabled(s.name) && client.grant.permits(s.name, s.tier)
 }
 
 /// How one call ended, for the transport to render.

@@ -28,6 +28,16 @@ matches_table! {
     exact_rejects_longer: "theme set", "theme set x" => false;
     exact_rejects_shorter: "theme set", "theme" => false;
     exact_rejects_word_prefix: "theme set", "theme settings" => false;
+    word_prefix_matches_its_tools: "aur_*", "aur_search" => true;
+    word_prefix_matches_more_words: "aur_*", "aur_info x" => true;
+    word_prefix_ignores_case: "AUR_*", "Aur_Search" => true;
+    word_prefix_needs_its_start: "aur_*", "pkg_search" => false;
+    word_prefix_is_not_infix: "aur_*", "x aur_search" => false;
+    word_prefix_after_words: "theme s*", "theme set tokyo" => true;
+    word_prefix_after_words_other: "theme s*", "theme list" => false;
+    word_prefix_glued_to_a_word: "theme*", "themes" => true;
+    word_prefix_multibyte_route: "é*", "éa" => true;
+    word_prefix_shorter_route: "aur_*", "au" => false;
 }
 
 macro_rules! parse_table {
@@ -47,7 +57,10 @@ parse_table! {
     parse_normalizes: "  Theme   SET " => Ok("theme set".to_string());
     parse_empty: "" => Err(PatternError::Empty);
     parse_blank: "  \t " => Err(PatternError::Empty);
-    parse_star_glued: "theme*" => Err(PatternError::MisplacedStar { word: "theme*".into() });
+    parse_word_prefix: " AUR_* " => Ok("aur_*".to_string());
+    parse_word_prefix_after_words: "theme s*" => Ok("theme s*".to_string());
+    parse_star_glued_twice: "theme**" => Err(PatternError::MisplacedStar { word: "theme**".into() });
+    parse_star_before_glued: "a*b*" => Err(PatternError::MisplacedStar { word: "a*b*".into() });
     parse_star_first: "* theme" => Err(PatternError::MisplacedStar { word: "*".into() });
     parse_star_inside: "the*me set" => Err(PatternError::MisplacedStar { word: "the*me".into() });
     parse_two_stars: "theme * *" => Err(PatternError::MisplacedStar { word: "*".into() });

@@ -1,6 +1,6 @@
 //! Fail-closed config (part of `hostile.rs`): a config that does not parse at start, one that is
 //! writable by group, one owned by another user — none may lift the person's deny rules or
-//! bring back a tool they disabled. archgate runs on the last config that parsed, says so on
+//! bring back a tool they disabled. archgate runs on the last config that applied, says so on
 //! stderr, `/health` and the bar state, and refuses to start when it has none.
 
 use crate::support::*;
@@ -59,7 +59,7 @@ fn with_last_good(env: &Env) {
     assert!(d.stop().0.success());
 }
 
-/// The copy kept of the last config that parsed: exactly the person's file, private.
+/// The copy kept of the last config that applied: exactly the person's file, private.
 fn kept_is(env: &Env, text: &str) {
     let kept = env.path("state/archgate/config.last-good.toml");
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), text);
@@ -82,7 +82,7 @@ fn says_last_good(env: &Env, d: &HttpServer, why: &str) {
         "{h}"
     );
     assert!(
-        d.log().contains("using the last config that parsed"),
+        d.log().contains("using the last config that applied"),
         "{}",
         d.log()
     );

@@ -1,10 +1,11 @@
 //! An attacker's attempts against the real binary, one topic a module: blind spots of the
-//! gate, bounds on what a client may send, escapes from the sandbox of a launched program,
+//! gate, bounds on what a client may send, configuration failing closed, escapes from the sandbox of a launched program,
 //! failing closed, the log's flush, argument injection, login, spellings of denied targets,
 //! withdrawn approvals.
 
 mod blind;
 mod bounds;
+mod config;
 mod escapes;
 mod failclosed;
 mod flush;

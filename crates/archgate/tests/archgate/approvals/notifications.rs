@@ -202,3 +202,28 @@ fn a_notification_click_under_presence_is_refused_without_polkit_and_nothing_run
     let (ok, body) = result_text(&s.response(1));
     assert!(!ok && body.starts_with("declined"), "{body}");
 }
+
+/// Issue 33: a config that stops applying is said on the desktop too — which file, why, and
+/// that the last good copy applies — on reload (the file deleted) and at start.
+#[test]
+fn a_config_not_applied_is_said_in_a_notification_on_reload_and_at_start() {
+    let desktop = Desktop::start();
+    let env = desktop.env("");
+    let file = env.config_file().display().to_string();
+    let says = |what: &str| {
+        wait_for(&format!("a notification that {what}"), || {
+            desktop.shown().into_iter().find(|(_, body)| {
+                body.contains(&file) && body.contains(what) && body.contains("last good from")
+            })
+        })
+    };
+    let mut d = crate::support::HttpServer::start(&env);
+    std::fs::remove_file(env.config_file()).unwrap();
+    let (first, _) = says("is missing");
+    assert!(d.stop().0.success());
+    let out = desktop.makoctl(&["dismiss", "-n", &first.to_string()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let _d = crate::support::HttpServer::start(&env);
+    let (again, _) = says("is missing");
+    assert_ne!(again, first, "a new notification at start");
+}

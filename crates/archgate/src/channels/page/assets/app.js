@@ -422,7 +422,7 @@ function render(v) {
   renderConfig(v.config);
 }
 
-// A config.toml that does not parse leaves the previous config in force; say so until it does.
+// A config.toml that is not applied leaves the last good copy in force; say so (the file, why) until it applies.
 function renderConfig(c) {
   const el = $("config-broken");
   if (!c || c.ok) {

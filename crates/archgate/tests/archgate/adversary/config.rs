@@ -1,0 +1,141 @@
+//! Configuration fails closed (issue 33, items 2 and 7), against a running daemon. What it
+//! tries: another user who may write the config directory deletes `config.toml` (the daemon
+//! used to run on defaults within one poll, and a denied tool ran); the person writes
+//! `deny = ["aur_*"]` (the entry used to be "ignored" with a warning and `aur_search` ran); an
+//! entry that still cannot be read (`"aur*x"`) next to a good one. None may lift a deny rule:
+//! the last good copy stays in force, at start and on reload, and `/health`, `archgate status`
+//! and the bar (state.json) name the file, the reason and that the last good copy applies.
+
+use crate::support::*;
+use serde_json::{Value, json};
+
+/// The person's config: `system_status` denied; the AUR at a port nothing answers on, so a
+/// call that gets past the gate ends `unavailable`, never reaching the network.
+const PERSON: &str = "[approval]\npage = false\nnotifications = false\n\
+                      [arch]\naur_url = \"http://127.0.0.1:9\"\n\
+                      [policy]\ndeny = [\"system_status\"]\n";
+
+fn bar(env: &Env) -> Value {
+    wait_for("the bar state", || {
+        std::fs::read(env.path("runtime/archgate/state.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+    })
+}
+
+/// `/health`, `archgate status` and the bar say the file is not applied, `why`, and that the
+/// last good copy applies.
+fn says_last_good(env: &Env, d: &HttpServer, why: &str) {
+    let h = d.health();
+    let c = &h["config"];
+    assert_eq!(c["ok"], false, "{h}");
+    assert!(
+        c["using"].as_str().unwrap().starts_with("last good from "),
+        "{h}"
+    );
+    assert!(c["error"].as_str().unwrap_or("").contains(why), "{h}");
+    assert_eq!(c["file"], env.config_file().display().to_string(), "{h}");
+    let out = env.run(&["status", "--port", &d.port.to_string()]);
+    let said = stdout(&out);
+    assert!(said.contains("config: NOT APPLIED"), "{said}");
+    assert!(
+        said.contains(why) && said.contains("last good from"),
+        "{said}"
+    );
+    let b: Value = wait_for("the bar to say so", || {
+        let b = bar(env);
+        (b["config_ok"] == false).then_some(b)
+    });
+    let line = b["config_problem"].as_str().unwrap_or("");
+    assert!(line.contains(why) && line.contains("last good from"), "{b}");
+}
+
+#[test]
+fn deleting_the_config_keeps_the_last_good_deny_rules() {
+    let env = Env::with_config(PERSON);
+    let mut d = HttpServer::start(&env);
+    let token = env.token();
+    assert_eq!(
+        outcome(&d.call(&token, "system_status", json!({}))),
+        "refused"
+    );
+    // Another user who may write the directory removes the file.
+    std::fs::remove_file(env.config_file()).unwrap();
+    // Until the daemon has judged the file gone: not applied, or (the break) on defaults.
+    wait_for("the daemon to judge the file gone", || {
+        let c = d.health()["config"].clone();
+        (c["ok"] == false
+            || c["using"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("defaults")))
+        .then_some(())
+    });
+    assert_eq!(
+        outcome(&d.call(&token, "system_status", json!({}))),
+        "refused",
+        "the denied tool stays denied"
+    );
+    says_last_good(&env, &d, "is missing");
+    let check = env.run(&["config", "check"]);
+    assert_eq!(check.status.code(), Some(1), "{}", stdout(&check));
+    assert!(
+        stdout(&check).contains("missing") && stdout(&check).contains("last good copy"),
+        "{}",
+        stdout(&check)
+    );
+    // Restarted with the file still gone: the last good copy on disk is the evidence.
+    assert!(d.stop().0.success());
+    let d = HttpServer::start(&env);
+    assert_eq!(
+        outcome(&d.call(&token, "system_status", json!({}))),
+        "refused"
+    );
+    says_last_good(&env, &d, "is missing");
+    let (r, _) = env.call("system_status", &json!({}));
+    assert_eq!(outcome(&r), "refused", "the CLI path too: {r}");
+    // For defaults on purpose, an empty file: it applies, and the bar is quiet again.
+    env.write_config("[approval]\npage = false\nnotifications = false\n");
+    wait_for("the empty config to apply", || {
+        (d.health()["config"]["ok"] == true).then_some(())
+    });
+    assert_eq!(outcome(&d.call(&token, "system_status", json!({}))), "ok");
+}
+
+#[test]
+fn a_trailing_star_is_a_prefix_and_an_unreadable_entry_keeps_the_last_good_copy() {
+    let env = Env::with_config(&PERSON.replace("\"system_status\"", "\"aur_*\""));
+    let d = HttpServer::start(&env);
+    let token = env.token();
+    assert_eq!(
+        d.health()["config"]["ok"],
+        true,
+        "aur_* is read, not ignored"
+    );
+    let r = d.call(&token, "aur_search", json!({"query": "yay"}));
+    assert_eq!(outcome(&r), "refused", "{r}");
+    assert!(!d.log().contains("entry ignored"), "{}", d.log());
+    // An entry that still cannot be read: the whole file does not apply; the last good one
+    // (with aur_*) stays, and the system_status deny beside the bad entry is not half-applied.
+    env.write_config(&PERSON.replace("\"system_status\"", "\"aur*x\", \"pkg_search\""));
+    wait_for("the file to be refused", || {
+        (d.health()["config"]["ok"] == false).then_some(())
+    });
+    let r = d.call(&token, "aur_search", json!({"query": "yay"}));
+    assert_eq!(outcome(&r), "refused", "{r}");
+    says_last_good(&env, &d, "deny[0] \"aur*x\"");
+    let check = env.run(&["config", "check"]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stdout(&check).contains("aur*x"), "{}", stdout(&check));
+}
+
+#[test]
+fn an_unreadable_entry_with_no_last_good_copy_refuses_to_start() {
+    let env = Env::with_config(&PERSON.replace("\"system_status\"", "\"aur*x\""));
+    let out = env.run(&["serve", "--http", "--port", "0"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("aur*x") && err.contains("does not run on defaults"),
+        "{err}"
+    );
+}
