@@ -8,7 +8,9 @@ pub enum AurError {
     CouldNotReach { url: String, reason: String },
     #[error("{url} did not answer within {after:?}")]
     TimedOut { url: String, after: Duration },
-    #[error("the AUR is rate limiting requests ({url}); try again later")]
+    /// HTTP 429 or the RPC's "Rate limit reached"; `retry_after` in seconds, from Retry-After
+    /// (seconds or an HTTP date).
+    #[error("the AUR is rate limiting requests ({url}); try again {}", retry_after.map_or_else(|| "later".to_owned(), |s| format!("after {s} s")))]
     RateLimited {
         url: String,
         retry_after: Option<u64>,
@@ -38,6 +40,8 @@ impl AurError {
             AurError::RateLimited { .. } => "rate_limited",
             AurError::NotFound { .. } => "not_found",
             AurError::VersionNotFound { .. } => "version_not_found",
+            // 5xx: the AUR is down or busy, which is not reaching it.
+            AurError::Status { status, .. } if *status >= 500 => "could_not_reach",
             AurError::Status { .. } => "http_error",
             AurError::TooLarge { .. } => "too_large",
             AurError::Malformed { .. } => "malformed",

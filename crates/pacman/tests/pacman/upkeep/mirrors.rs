@@ -281,4 +281,27 @@ async fn offline_is_an_answer_a_stale_cache_or_the_failure() {
             .await
             .unwrap_err();
     assert_eq!(e.kind(), "rate_limited", "{e}");
+
+    // Retry-After, in seconds or as an HTTP date, is said (issue 36).
+    let (port, _) = serve_with(429, "Retry-After: 120\r\n", "slow down".into());
+    let limited = format!("http://127.0.0.1:{port}/mirrors/status/json/");
+    let e =
+        netjson::get_json::<mirrors::StatusDoc>(&settings(None), &limited, "r.json", mirrors::WHAT)
+            .await
+            .unwrap_err();
+    assert!(e.to_string().contains("retry after 120 s"), "{e}");
+    let (port, _) = serve_with(
+        429,
+        "Retry-After: Fri, 31 Dec 2100 23:59:59 GMT\r\n",
+        "slow down".into(),
+    );
+    let limited = format!("http://127.0.0.1:{port}/mirrors/status/json/");
+    let e =
+        netjson::get_json::<mirrors::StatusDoc>(&settings(None), &limited, "d.json", mirrors::WHAT)
+            .await
+            .unwrap_err();
+    assert!(
+        matches!(e, HttpError::RateLimited { retry_after_s: Some(s), .. } if s > 365 * 24 * 3600),
+        "{e:?}"
+    );
 }
