@@ -281,6 +281,36 @@ mod tests {
                 };
                 (Kinded::kind(&e), e.kind())
             },
+            {
+                let e = WikiError::RateLimited {
+                    url: "u".into(),
+                    retry_after_s: Some(120),
+                };
+                (Kinded::kind(&e), e.kind())
+            },
+            {
+                let e = WikiError::Status {
+                    url: "u".into(),
+                    status: 503,
+                    retry_after_s: None,
+                };
+                (Kinded::kind(&e), e.kind())
+            },
+            {
+                let e = WikiError::Status {
+                    url: "u".into(),
+                    status: 403,
+                    retry_after_s: None,
+                };
+                (Kinded::kind(&e), e.kind())
+            },
+            {
+                let e = AurError::Status {
+                    url: "u".into(),
+                    status: 403,
+                };
+                (Kinded::kind(&e), e.kind())
+            },
         ];
         for (typed, domain) in pairs {
             assert_eq!(typed.as_str(), domain);

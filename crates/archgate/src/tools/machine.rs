@@ -188,8 +188,8 @@ pub struct NetworkArgs {
 pub struct Network;
 
 read_spec!(static NETWORK = "network", "Network", open_world: false, "Local network facts, nothing sent, by section: links with addresses, routes, \
-                  dns (servers, the resolver in use), wifi (NetworkManager or iwd, the current \
-                  network and signal), rfkill.");
+                  dns (servers, the resolver in use), wifi (NetworkManager or iwd, current \
+                  network, signal), rfkill.");
 
 impl Tool for Network {
     type Args = NetworkArgs;

@@ -28,6 +28,8 @@ fn every_printing_command_ends_quietly_on_a_closed_stdout() {
         &["approvals"],
         &["rules", "list"],
         &["client-config", "claude-code"],
+        &["log"],
+        &["--help"],
     ];
     for args in commands {
         let (reader, writer) = std::io::pipe().expect("a pipe");
