@@ -37,12 +37,14 @@ pub enum HttpError {
         retry_after_s: Option<u64>,
     },
     /// Another HTTP error status.
-    #[error("{url} answered HTTP {status}")]
+    #[error("{url} answered HTTP {status}{}", retry_after_s.map_or_else(String::new, |s| format!("; retry after {s} s")))]
     Status {
         /// The URL.
         url: String,
         /// The status code.
         status: u16,
+        /// Seconds to wait, from Retry-After (a 503 may say).
+        retry_after_s: Option<u64>,
     },
     /// The body exceeded the cap.
     #[error("{url} answered more than {limit} bytes")]
@@ -153,6 +155,7 @@ pub(crate) async fn get(
         return Err(HttpError::Status {
             url: url.to_owned(),
             status,
+            retry_after_s: retry_after(response.headers(), std::time::SystemTime::now()),
         });
     }
     let mut body = Vec::new();

@@ -247,6 +247,7 @@ mod tests {
                 let e = AurError::Status {
                     url: "u".into(),
                     status: 500,
+                    retry_after: None,
                 };
                 (Kinded::kind(&e), e.kind())
             },
@@ -308,6 +309,7 @@ mod tests {
                 let e = AurError::Status {
                     url: "u".into(),
                     status: 403,
+                    retry_after: None,
                 };
                 (Kinded::kind(&e), e.kind())
             },

@@ -19,8 +19,13 @@ pub enum AurError {
     NotFound { what: String },
     #[error("{name} has no version {version} in its history")]
     VersionNotFound { name: String, version: String },
-    #[error("{url} answered with HTTP {status}")]
-    Status { url: String, status: u16 },
+    /// Another status; `retry_after` in seconds when the server said (a 503 may).
+    #[error("{url} answered with HTTP {status}{}", retry_after.map_or_else(String::new, |s| format!("; try again after {s} s")))]
+    Status {
+        url: String,
+        status: u16,
+        retry_after: Option<u64>,
+    },
     #[error("the answer from {url} is larger than {limit} bytes")]
     TooLarge { url: String, limit: usize },
     #[error("the answer from {url} is not what the AUR sends: {reason}")]

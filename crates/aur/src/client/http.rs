@@ -106,6 +106,7 @@ impl Http {
                 return Err(AurError::Status {
                     url: url.to_owned(),
                     status: s,
+                    retry_after: retry_after(resp.headers(), std::time::SystemTime::now()),
                 });
             }
         }

@@ -155,12 +155,19 @@ async fn http_429_and_rate_limit_messages_are_rate_limited() {
         "{e:?}"
     );
     // 503 (the AUR down for maintenance) is not reaching it, not an HTTP error to report.
-    let srv = Server::start(|_, _| Reply::Status(503, vec![], b"maintenance".to_vec()));
+    let srv = Server::start(|_, _| {
+        Reply::Status(
+            503,
+            vec![("Retry-After", "300".into())],
+            b"maintenance".to_vec(),
+        )
+    });
     let e = client(&srv.base)
         .search("foo", SearchBy::Name)
         .await
         .expect_err("503");
     assert_eq!(e.kind(), "could_not_reach", "{e}");
+    assert!(e.to_string().contains("try again after 300 s"), "{e}");
     let srv = Server::start(|_, _| {
         let b = json!({"error": "Rate limit reached", "resultcount": 0, "results": [], "type": "error", "version": 5});
         Reply::Ok("application/json", b.to_string().into_bytes())

@@ -264,6 +264,18 @@ async fn offline_is_an_answer_a_stale_cache_or_the_failure() {
     .await
     .unwrap_err();
     assert!(matches!(e, HttpError::Status { status: 503, .. }), "{e:?}");
+    // A 503 with Retry-After says how long to wait (issue 36).
+    let (port, _) = serve_with(503, "Retry-After: 300\r\n", "maintenance".into());
+    let e = netjson::get_json::<mirrors::StatusDoc>(
+        &settings(None),
+        &format!("http://127.0.0.1:{port}/"),
+        "w.json",
+        mirrors::WHAT,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.kind(), "could_not_reach", "{e}");
+    assert!(e.to_string().contains("HTTP 503; retry after 300 s"), "{e}");
 
     // Rate limited (HTTP 429) is the service not answering: the stale copy stands in, and
     // without one the failure says so (the packages API and the archive read it the same way).
