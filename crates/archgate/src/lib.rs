@@ -54,7 +54,9 @@ fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("archgate: cannot start the async runtime: {e}");
+            commands::note(format_args!(
+                "archgate: cannot start the async runtime: {e}"
+            ));
             return ExitCode::from(2);
         }
     };
@@ -65,8 +67,17 @@ fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     match done {
         Ok(code) => code,
+        // A closed stdout or stdin pipe ends the command quietly, as ripgrep does.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
-            eprintln!("archgate: {e:#}");
+            commands::note(format_args!("archgate: {e:#}"));
             ExitCode::from(2)
         }
     }

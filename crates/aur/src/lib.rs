@@ -12,6 +12,7 @@ pub mod corpus;
 pub mod helpers;
 pub mod local;
 pub mod ops;
+pub mod shadow;
 pub mod vercmp;
 
 pub use audit::{
@@ -27,6 +28,7 @@ pub use ops::{
     AuditRecord, BuildAt, PackageAudit, PackageDiff, UpdateReview, audit_package, audit_package_at,
     build_at, diff, last_audit, review_updates,
 };
+pub use shadow::{SHADOWS_OFFICIAL, Shadowed};
 
 /// Sent with every AUR answer.
 pub const AUR_NOTICE: &str = "AUR packages are made by users and reviewed by nobody: read the PKGBUILD and install scripts (and this audit) before building, and prefer official packages.";

@@ -68,14 +68,21 @@ impl Desktop {
         })
     }
 
-    /// `clipboard_write`: puts `text` on the clipboard (served until something else is copied).
-    pub async fn clipboard_write(&self, permit: &Permit, text: &str) -> Result<()> {
+    /// Whether `text` may go on the clipboard (its size), checked in resolution too so an
+    /// oversized text is refused before anyone is asked.
+    pub fn check_clipboard_text(&self, text: &str) -> Result<()> {
         if text.len() > self.config.max_clipboard_bytes {
             return Err(DesktopError::TooLarge {
                 what: "clipboard text",
                 limit: self.config.max_clipboard_bytes,
             });
         }
+        Ok(())
+    }
+
+    /// `clipboard_write`: puts `text` on the clipboard (served until something else is copied).
+    pub async fn clipboard_write(&self, permit: &Permit, text: &str) -> Result<()> {
+        self.check_clipboard_text(text)?;
         // Resolve wl-copy first so its absence is reported as wl-clipboard's, not setsid's.
         permit
             .executor()

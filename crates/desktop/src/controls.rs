@@ -110,28 +110,64 @@ pub fn parse_media(text: &str) -> MediaStatus {
 }
 
 impl Desktop {
-    /// `brightness`: get or set the backlight.
+    /// `brightness`: get, or set `device` (as [`Desktop::backlight`] settled it; absent:
+    /// brightnessctl's default).
     pub async fn brightness(
         &self,
         permit: &Permit,
         action: &BrightnessAction,
+        device: Option<&str>,
     ) -> Result<Brightness> {
         if let BrightnessAction::Set { percent } = action {
             if !(1..=100).contains(percent) {
                 return Err(DesktopError::invalid("percent", "must be 1 to 100"));
             }
-            let spec = Program::Brightnessctl
-                .spec(&self.env)
-                .args(["--quiet", "set", &format!("{percent}%")])
+            let mut spec = Program::Brightnessctl.spec(&self.env).arg("--quiet");
+            if let Some(d) = device {
+                spec = spec.args(["--device", d]);
+            }
+            let spec = spec
+                .args(["set", &format!("{percent}%")])
                 .timeout(self.config.program_timeout);
             programs::run_ok(permit, Program::Brightnessctl, spec).await?;
         }
+        let out = self.brightnessctl_list(permit).await?;
+        parse_brightness(&out)
+    }
+
+    async fn brightnessctl_list(&self, permit: &Permit) -> Result<String> {
         let spec = Program::Brightnessctl
             .spec(&self.env)
             .arg("-m")
             .timeout(self.config.program_timeout);
         let out = programs::run_ok(permit, Program::Brightnessctl, spec).await?;
-        parse_brightness(&out.stdout_lossy())
+        Ok(out.stdout_lossy())
+    }
+
+    /// The screen's backlight that `brightness set` changes, read with `brightnessctl -m`
+    /// (read-only) through the gate's probe in resolution: a machine without `brightnessctl` or
+    /// without a backlight (only keyboard LEDs, say) is refused before anyone is asked, the
+    /// devices it has as the near misses.
+    pub async fn backlight(&self, permit: &Permit) -> Result<Brightness> {
+        let out = self.brightnessctl_list(permit).await?;
+        let has_backlight = out
+            .lines()
+            .map(|l| l.trim().split(',').collect::<Vec<_>>())
+            .any(|f| f.len() >= 5 && f[1] == "backlight");
+        if !has_backlight {
+            return Err(DesktopError::NotFound {
+                what: "screen backlight",
+                name: "backlight".to_owned(),
+                near: out
+                    .lines()
+                    .filter_map(|l| {
+                        let f: Vec<_> = l.trim().split(',').collect();
+                        (f.len() >= 2).then(|| format!("{} ({})", f[0], f[1]))
+                    })
+                    .collect(),
+            });
+        }
+        parse_brightness(&out)
     }
 
     /// `media`: control the active MPRIS player, answering with its status afterwards.

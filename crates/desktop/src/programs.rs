@@ -117,6 +117,16 @@ impl Program {
     pub(crate) fn spec(self, env: &DesktopEnv) -> CommandSpec {
         env.apply_to(CommandSpec::new(self.name()))
     }
+
+    /// The file this program runs from, found and checked now by `permit`'s executor: a tool
+    /// settles this in resolution, so a missing program is `not_available` (naming its package)
+    /// before anyone is asked, never after a yes.
+    pub fn require(self, permit: &Permit) -> Result<std::path::PathBuf> {
+        permit
+            .executor()
+            .resolve_program(self.name())
+            .map_err(|e| exec_error(self, e))
+    }
 }
 
 /// Maps "not installed" to `not_available` naming the package.

@@ -29,18 +29,22 @@ pub enum HttpError {
         after: Duration,
     },
     /// HTTP 429.
-    #[error("{url} is rate limiting")]
+    #[error("{url} is rate limiting{}", retry_after_s.map_or_else(String::new, |s| format!("; retry after {s} s")))]
     RateLimited {
         /// The URL.
         url: String,
+        /// Seconds to wait, from Retry-After (seconds or an HTTP date).
+        retry_after_s: Option<u64>,
     },
     /// Another HTTP error status.
-    #[error("{url} answered HTTP {status}")]
+    #[error("{url} answered HTTP {status}{}", retry_after_s.map_or_else(String::new, |s| format!("; retry after {s} s")))]
     Status {
         /// The URL.
         url: String,
         /// The status code.
         status: u16,
+        /// Seconds to wait, from Retry-After (a 503 may say).
+        retry_after_s: Option<u64>,
     },
     /// The body exceeded the cap.
     #[error("{url} answered more than {limit} bytes")]
@@ -144,12 +148,14 @@ pub(crate) async fn get(
     if status == 429 {
         return Err(HttpError::RateLimited {
             url: url.to_owned(),
+            retry_after_s: retry_after(response.headers(), std::time::SystemTime::now()),
         });
     }
     if !response.status().is_success() {
         return Err(HttpError::Status {
             url: url.to_owned(),
             status,
+            retry_after_s: retry_after(response.headers(), std::time::SystemTime::now()),
         });
     }
     let mut body = Vec::new();
@@ -163,6 +169,28 @@ pub(crate) async fn get(
         }
     }
     Ok(body)
+}
+
+/// Seconds to wait from a Retry-After header: delay-seconds, or an HTTP date (IMF-fixdate,
+/// RFC 9110 §5.6.7) counted from `now` (a date already past is 0). Absent or unreadable: `None`.
+fn retry_after(headers: &reqwest::header::HeaderMap, now: std::time::SystemTime) -> Option<u64> {
+    let v = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(secs);
+    }
+    let format = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    let at = time::PrimitiveDateTime::parse(v, format).ok()?.assume_utc();
+    Some(
+        (at - time::OffsetDateTime::from(now))
+            .whole_seconds()
+            .max(0) as u64,
+    )
 }
 
 /// Parses `body` as `T`, naming the field that broke (through `serde_path_to_error`).

@@ -21,6 +21,25 @@ pub enum WikiError {
         /// The deadline that passed.
         timeout_ms: u64,
     },
+    /// The server is rate limiting (HTTP 429, or the API's `ratelimited`): ask again after
+    /// `retry_after_s` seconds when the server said (Retry-After, in seconds or as an HTTP date).
+    #[error("{url} is rate limiting requests (HTTP 429){}", retry_text(*retry_after_s))]
+    RateLimited {
+        /// The URL that was asked.
+        url: String,
+        /// Seconds to wait, from Retry-After.
+        retry_after_s: Option<u64>,
+    },
+    /// Another HTTP error status (5xx: the service is unavailable; 4xx: it refused the request).
+    #[error("{url} answered HTTP {status}{}", retry_text(*retry_after_s))]
+    Status {
+        /// The URL that was asked.
+        url: String,
+        /// The status code.
+        status: u16,
+        /// Seconds to wait, from Retry-After (a 503 may say).
+        retry_after_s: Option<u64>,
+    },
     /// The answer could not be understood (bad JSON, bad XML, an unexpected API error).
     #[error("malformed answer from {source_name}: {detail}")]
     Malformed {
@@ -122,6 +141,9 @@ impl WikiError {
             WikiError::CouldNotReach { .. } => "could_not_reach",
             WikiError::Offline { online, .. } => online.kind(),
             WikiError::TimedOut { .. } => "timed_out",
+            WikiError::RateLimited { .. } => "rate_limited",
+            WikiError::Status { status, .. } if *status >= 500 => "could_not_reach",
+            WikiError::Status { .. } => "http_error",
             WikiError::Malformed { .. } => "malformed",
             WikiError::TooLarge { .. } => "too_large",
             WikiError::NotFound { .. } | WikiError::NoSuchSection { .. } => "not_found",
@@ -135,6 +157,19 @@ impl WikiError {
     /// What to do about this error, when there is something more precise to say than its kind.
     pub fn next_step(&self) -> Option<&'static str> {
         match self {
+            WikiError::RateLimited { .. } => Some(
+                "the wiki is rate limiting: wait as long as the message says before asking it \
+                 again; meanwhile answer from what is known",
+            ),
+            WikiError::Offline { online, .. }
+                if matches!(**online, WikiError::RateLimited { .. }) =>
+            {
+                Some(
+                    "the wiki is rate limiting: wait as long as the message says before asking \
+                     it again; the person can build the offline index (`archgate wiki index`) \
+                     to answer meanwhile",
+                )
+            }
             WikiError::Offline { .. } | WikiError::NoIndex { .. } => Some(
                 "the person builds the offline index with `archgate wiki index` (after \
                  `sudo pacman -S arch-wiki-docs`); meanwhile answer from what is known",
@@ -162,6 +197,8 @@ impl WikiError {
             self,
             WikiError::CouldNotReach { .. }
                 | WikiError::TimedOut { .. }
+                | WikiError::RateLimited { .. }
+                | WikiError::Status { .. }
                 | WikiError::Malformed { .. }
                 | WikiError::TooLarge { .. }
         )
@@ -174,4 +211,9 @@ impl WikiError {
             source,
         }
     }
+}
+
+/// ", retry after N s" when the server said how long to wait.
+fn retry_text(retry_after_s: Option<u64>) -> String {
+    retry_after_s.map_or_else(String::new, |s| format!("; retry after {s} s"))
 }

@@ -114,7 +114,10 @@ impl Wiki {
             },
             Preference::OnlineFirst => match self.online.search(query, limit).await {
                 Err(e) if e.is_transport() => match self.offline_search(query, limit).await {
-                    Ok(r) => Ok(r),
+                    Ok(mut r) => {
+                        r.origin.instead_of_online = Some(instead(&e));
+                        Ok(r)
+                    }
                     Err(off) => Err(e.or_no_index(&off)),
                 },
                 other => other,
@@ -146,7 +149,10 @@ impl Wiki {
             },
             Preference::OnlineFirst => match self.online.page(args).await {
                 Err(e) if e.is_transport() => match self.offline_page(args).await {
-                    Ok(p) => Ok(p),
+                    Ok(mut p) => {
+                        p.origin.instead_of_online = Some(instead(&e));
+                        Ok(p)
+                    }
                     Err(off) => Err(e.or_no_index(&off)),
                 },
                 other => other,
@@ -163,6 +169,11 @@ impl Wiki {
     ) -> Result<NewsResult, WikiError> {
         self.news.news(feed_url, limit, since).await
     }
+}
+
+/// What an offline answer says about the online failure it stands in for.
+fn instead(online: &WikiError) -> String {
+    format!("{online}; answered from the offline index meanwhile")
 }
 
 async fn run_blocking<T: Send + 'static>(

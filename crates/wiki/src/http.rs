@@ -54,6 +54,24 @@ impl Fetcher {
         let map = |e: reqwest::Error| self.map_err(shown, e);
         let mut resp = self.client.get(shown).send().await.map_err(map)?;
         let status = resp.status().as_u16();
+        // A refusal is said as what it is, never as a damaged answer: 429 is rate limiting,
+        // any other status outside 2xx (and the 404 callers read) is the status itself, each
+        // with the Retry-After the server gave.
+        if status == 429 || !((200..300).contains(&status) || status == 404) {
+            let retry_after_s = retry_after(resp.headers(), std::time::SystemTime::now());
+            return Err(if status == 429 {
+                WikiError::RateLimited {
+                    url: shown.to_owned(),
+                    retry_after_s,
+                }
+            } else {
+                WikiError::Status {
+                    url: shown.to_owned(),
+                    status,
+                    retry_after_s,
+                }
+            });
+        }
         if resp.content_length().is_some_and(|n| n > self.cap) {
             return Err(WikiError::TooLarge {
                 url: shown.to_owned(),
@@ -69,12 +87,6 @@ impl Fetcher {
                 });
             }
             body.extend_from_slice(&chunk);
-        }
-        if !(200..300).contains(&status) && status != 404 {
-            return Err(WikiError::Malformed {
-                source_name: shown.to_owned(),
-                detail: format!("HTTP status {status}"),
-            });
         }
         Ok(Fetched { status, body })
     }
@@ -126,4 +138,56 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         cur = src.source();
     }
     s
+}
+
+/// Seconds to wait from a Retry-After header: delay-seconds, or an HTTP date (IMF-fixdate,
+/// RFC 9110 §5.6.7) counted from `now` (a date already past is 0). Absent or unreadable: `None`.
+pub(crate) fn retry_after(
+    headers: &reqwest::header::HeaderMap,
+    now: std::time::SystemTime,
+) -> Option<u64> {
+    let v = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(secs);
+    }
+    let format = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    let at = time::PrimitiveDateTime::parse(v, format).ok()?.assume_utc();
+    let now = time::OffsetDateTime::from(now);
+    Some((at - now).whole_seconds().max(0) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_after;
+    use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+    use std::time::{Duration, SystemTime};
+
+    fn with(v: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(RETRY_AFTER, HeaderValue::from_str(v).unwrap());
+        h
+    }
+
+    #[test]
+    fn retry_after_is_seconds_or_an_http_date() {
+        // 2026-12-05 18:00:00 UTC.
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_493_600);
+        assert_eq!(retry_after(&with("120"), now), Some(120));
+        assert_eq!(
+            retry_after(&with("Sat, 05 Dec 2026 18:02:30 GMT"), now),
+            Some(150)
+        );
+        assert_eq!(
+            retry_after(&with("Sat, 05 Dec 2026 17:00:00 GMT"), now),
+            Some(0)
+        );
+        assert_eq!(retry_after(&with("soon"), now), None);
+        assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
 }

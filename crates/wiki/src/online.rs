@@ -392,6 +392,18 @@ pub(crate) async fn cached_fetch<T>(
 /// A MediaWiki `{"error": {...}}` answer as a typed error.
 fn api_error(v: &Value, source_name: &str) -> Result<(), WikiError> {
     match v.get("error") {
+        // MediaWiki's own rate limit (`ratelimited`, and `maxlag` when its replicas lag).
+        Some(err)
+            if matches!(
+                err.get("code").and_then(Value::as_str),
+                Some("ratelimited" | "maxlag")
+            ) =>
+        {
+            Err(WikiError::RateLimited {
+                url: source_name.to_owned(),
+                retry_after_s: None,
+            })
+        }
         Some(err) => Err(WikiError::Malformed {
             source_name: source_name.to_owned(),
             detail: format!(

@@ -29,6 +29,10 @@ pub struct Origin {
     pub from_cache: bool,
     /// True when a cached answer past its TTL was served because the network failed.
     pub stale: bool,
+    /// Why another source answered than the one preferred: the online wiki's failure (rate
+    /// limited, with its Retry-After) when the offline index answered instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instead_of_online: Option<String>,
 }
 
 impl Origin {
@@ -46,6 +50,7 @@ impl Origin {
             age_seconds: age,
             from_cache,
             stale,
+            instead_of_online: None,
         }
     }
 }

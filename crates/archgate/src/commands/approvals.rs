@@ -177,9 +177,9 @@ pub fn answer(
         return Ok(ExitCode::from(1));
     }
     if choice != Choice::Deny {
-        eprintln!(
+        super::note(format_args!(
             "approving {id}: if your polkit agent asks for your password now, it is for this approval"
-        );
+        ));
     }
     for sock in sockets {
         let v = match control::request(&sock, &req) {
@@ -226,9 +226,9 @@ pub fn dev_mode(config: Option<PathBuf>, action: DevModeAction) -> anyhow::Resul
                 out("developer mode lasts at most 8 hours");
                 return Ok(ExitCode::from(2));
             }
-            eprintln!(
+            super::note(format_args!(
                 "developer mode on: if your polkit agent asks for your password, it is for this (once per running archgate)"
-            );
+            ));
             Request::DevModeOn { secs }
         }
         DevModeAction::Off => Request::DevModeOff,

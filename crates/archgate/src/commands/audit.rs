@@ -26,7 +26,7 @@ pub async fn run(config: Option<PathBuf>, target: &str, json: bool) -> anyhow::R
         let audited = archgate_aur::audit_package(&client, target)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-        eprintln!("{}", archgate_aur::AUR_NOTICE);
+        super::note(archgate_aur::AUR_NOTICE);
         audited.report
     };
     if json {

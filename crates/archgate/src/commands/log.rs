@@ -136,7 +136,7 @@ pub async fn run(
             }
             pos = len;
         }
-        if !follow {
+        if !follow || super::stdout_closed() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -145,9 +145,9 @@ pub async fn run(
         skipped += 1;
     }
     if skipped > 0 {
-        eprintln!(
+        super::note(format_args!(
             "archgate: {skipped} line(s) were not whole records (a torn last line after a crash) and were skipped"
-        );
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }

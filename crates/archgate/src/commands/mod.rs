@@ -16,12 +16,14 @@ mod service;
 mod setup;
 mod show;
 mod status;
+mod stdout;
 mod unit;
 mod wiki;
 
 use std::process::ExitCode;
 
 use crate::cli::{Cli, Command};
+pub use stdout::{note, out, out_bytes, out_raw, stdout_closed};
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = cli.config;
@@ -68,23 +70,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Service { action } => service::run(config, action).await,
         Command::Setup(args) => setup::run(config, args).await,
         Command::Completions { shell } => {
-            clap_complete::generate(
-                shell,
-                &mut crate::cli::command(),
-                "archgate",
-                &mut std::io::stdout(),
-            );
+            let mut b = Vec::new();
+            clap_complete::generate(shell, &mut crate::cli::command(), "archgate", &mut b);
+            out_bytes(&b);
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {
-            clap_mangen::Man::new(crate::cli::command()).render(&mut std::io::stdout())?;
+            let mut b = Vec::new();
+            clap_mangen::Man::new(crate::cli::command()).render(&mut b)?;
+            out_bytes(&b);
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// Prints to stdout: the CLI's output channel (never used while serving stdio).
-#[allow(clippy::print_stdout)]
-pub fn out(s: impl std::fmt::Display) {
-    println!("{s}");
 }

@@ -226,12 +226,16 @@ pub fn reload_now(app: &App, why: &str) -> bool {
         ReloadOutcome::Applied => {
             let new = app.gate.config().current();
             tracing::info!(trigger = why, "config reloaded");
+            // Keys read only at start (`config::START_ONLY`): said on each reload that changes
+            // one, and shown by /health and `archgate status` until the restart.
             if let Some(old) = old {
-                if old.server.port != new.server.port {
-                    tracing::warn!("server.port changed; it applies at the next start");
-                }
-                if old.paths != new.paths || old.audit != new.audit {
-                    tracing::warn!("[paths] and [audit] changes apply at the next start");
+                let changed = archgate_core::config::restart_needed(&old, &new);
+                if !changed.is_empty() {
+                    tracing::warn!(
+                        keys = %changed.join(", "),
+                        "{} changed; takes effect at restart",
+                        changed.join(", ")
+                    );
                 }
             }
             return true;

@@ -34,9 +34,8 @@ pub async fn run(config: Option<PathBuf>, action: ServiceAction) -> anyhow::Resu
     }
 }
 
-#[allow(clippy::print_stdout)]
 fn print_raw(s: &str) {
-    print!("{s}");
+    super::out_raw(s);
 }
 
 fn current_exe() -> anyhow::Result<PathBuf> {

@@ -282,6 +282,18 @@ fn human(seen: &Seen) -> Vec<String> {
             {
                 lines.push(format!("  problem: {}", p.as_str().unwrap_or("")));
             }
+            let pending: Vec<&str> = health["config"]["restart_pending"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|k| k.as_str())
+                .collect();
+            if !pending.is_empty() {
+                lines.push(format!(
+                    "config: {} changed; takes effect at restart",
+                    pending.join(", ")
+                ));
+            }
             let calls = &health["calls"];
             if calls.is_object() {
                 lines.push(format!("calls: {calls}"));

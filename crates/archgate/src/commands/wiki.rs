@@ -48,7 +48,7 @@ pub async fn run(config: Option<PathBuf>, action: WikiAction) -> anyhow::Result<
                 )
             })
             .await??;
-            eprintln!();
+            super::note("");
             out(serde_json::to_string_pretty(&report)?);
         }
     }

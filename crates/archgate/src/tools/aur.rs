@@ -2,9 +2,10 @@
 //! of an update's diff, and of every pending AUR update at once. Every answer reminds that AUR
 //! packages are user-made and unreviewed.
 
-use archgate_aur::AuditInput;
 use archgate_aur::args::{AuditArgs, DiffArgs, InfoArgs, PackageArgs, SearchArgs};
+use archgate_aur::{AuditInput, Shadowed};
 use archgate_core::gate::Catalogue;
+use archgate_core::tool::CallCx;
 use archgate_pacman::args::ListArgs;
 use archgate_pacman::list::ListFilter;
 use std::sync::Arc;
@@ -37,11 +38,17 @@ read_tool!(
         description: "AUR packages' details and trust signals: votes, popularity, maintainer, dates, out-of-date.",
     } | svc,
     cx,
-    a | svc
-        .aur(&cx.config)?
-        .info(&a.names)
-        .await
-        .map_err(domain_err)
+    a | {
+        let mut info = svc
+            .aur(&cx.config)?
+            .info(&a.names)
+            .await
+            .map_err(domain_err)?;
+        let names: Vec<&str> = info.packages.iter().map(|p| p.name.as_str()).collect();
+        let shadowed = shadowed(svc, cx, &names).await;
+        info.note_shadowing(&shadowed);
+        Ok::<_, archgate_core::tool::ToolError>(info)
+    }
 );
 
 read_tool!(
@@ -66,14 +73,45 @@ read_tool!(
         title: "Audit an AUR package",
         open_world: true,
         args: AuditArgs,
-        description: "Before building an AUR package: its files audited statically at one commit, trust \
-                  signals, a verdict (ok, review, dangerous) and the commands that build exactly that commit.",
+        description: "Before building an AUR package: a static audit of its files at one commit, trust \
+                  signals, a verdict (ok, review, dangerous) and the commands that build that commit.",
     } | svc,
     cx,
-    a | archgate_aur::audit_package_at(&svc.aur(&cx.config)?, &a.name, a.commit.as_deref())
-        .await
-        .map_err(domain_err)
+    a | {
+        let mut audit =
+            archgate_aur::audit_package_at(&svc.aur(&cx.config)?, &a.name, a.commit.as_deref())
+                .await
+                .map_err(domain_err)?;
+        for s in shadowed(svc, cx, &[audit.package.name.as_str()]).await {
+            audit.note_shadowing(&s);
+        }
+        Ok::<_, archgate_core::tool::ToolError>(audit)
+    }
 );
+
+/// The official packages (in the sync databases) named like these AUR packages. A machine
+/// without readable sync databases knows of none, and the AUR's answer stands as it is.
+async fn shadowed(svc: &Services, cx: &CallCx, names: &[&str]) -> Vec<Shadowed> {
+    let snapshot = match svc.pacman(&cx.config).snapshot().await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::debug!(error = %e, "no sync databases to compare AUR names with");
+            return Vec::new();
+        }
+    };
+    names
+        .iter()
+        .filter_map(|&name| {
+            snapshot.repos.iter().find_map(|r| {
+                r.get(name).map(|p| Shadowed {
+                    name: name.to_owned(),
+                    repo: r.name.clone(),
+                    version: p.version.clone(),
+                })
+            })
+        })
+        .collect()
+}
 
 read_tool!(
     AurDiff {

@@ -31,7 +31,10 @@ pub fn next_for(kind: ErrorKind) -> &'static str {
             "the network or the service is unavailable: retry later, or answer from what is known \
              offline; `archgate doctor` shows the person what this machine reaches"
         }
-        RateLimited => "wait a minute before asking the AUR again",
+        RateLimited => {
+            "the service is rate limiting: wait as long as the message says (its Retry-After, \
+             else a minute) before asking it again"
+        }
         NotAvailable | NotInstalled => "tell the person what to install (see `archgate doctor`)",
         TooLarge => "narrow the request and call again",
         Malformed => "tell the person; a file or an answer is damaged",
@@ -112,6 +115,7 @@ impl Kinded for AurError {
             AurError::RateLimited { .. } => ErrorKind::RateLimited,
             AurError::NotFound { .. } => ErrorKind::NotFound,
             AurError::VersionNotFound { .. } => ErrorKind::VersionNotFound,
+            AurError::Status { status, .. } if *status >= 500 => ErrorKind::CouldNotReach,
             AurError::Status { .. } => ErrorKind::HttpError,
             AurError::TooLarge { .. } => ErrorKind::TooLarge,
             AurError::Malformed { .. } => ErrorKind::Malformed,
@@ -127,6 +131,9 @@ impl Kinded for WikiError {
             WikiError::CouldNotReach { .. } => ErrorKind::CouldNotReach,
             WikiError::Offline { online, .. } => Kinded::kind(&**online),
             WikiError::TimedOut { .. } => ErrorKind::TimedOut,
+            WikiError::RateLimited { .. } => ErrorKind::RateLimited,
+            WikiError::Status { status, .. } if *status >= 500 => ErrorKind::CouldNotReach,
+            WikiError::Status { .. } => ErrorKind::HttpError,
             WikiError::Malformed { .. } => ErrorKind::Malformed,
             WikiError::TooLarge { .. } => ErrorKind::TooLarge,
             WikiError::NotFound { .. } | WikiError::NoSuchSection { .. } => ErrorKind::NotFound,
@@ -240,6 +247,7 @@ mod tests {
                 let e = AurError::Status {
                     url: "u".into(),
                     status: 500,
+                    retry_after: None,
                 };
                 (Kinded::kind(&e), e.kind())
             },
@@ -271,6 +279,37 @@ mod tests {
                     op: "read",
                     path: PathBuf::from("/x"),
                     source: io(),
+                };
+                (Kinded::kind(&e), e.kind())
+            },
+            {
+                let e = WikiError::RateLimited {
+                    url: "u".into(),
+                    retry_after_s: Some(120),
+                };
+                (Kinded::kind(&e), e.kind())
+            },
+            {
+                let e = WikiError::Status {
+                    url: "u".into(),
+                    status: 503,
+                    retry_after_s: None,
+                };
+                (Kinded::kind(&e), e.kind())
+            },
+            {
+                let e = WikiError::Status {
+                    url: "u".into(),
+                    status: 403,
+                    retry_after_s: None,
+                };
+                (Kinded::kind(&e), e.kind())
+            },
+            {
+                let e = AurError::Status {
+                    url: "u".into(),
+                    status: 403,
+                    retry_after: None,
                 };
                 (Kinded::kind(&e), e.kind())
             },

@@ -187,9 +187,9 @@ pub struct NetworkArgs {
 
 pub struct Network;
 
-read_spec!(static NETWORK = "network", "Network", open_world: false, "Local network facts, nothing sent: links with addresses, routes, DNS servers \
-                  and the resolver in use, NetworkManager or iwd state with the current Wi-Fi \
-                  and signal, rfkill.");
+read_spec!(static NETWORK = "network", "Network", open_world: false, "Local network facts, nothing sent, by section: links with addresses, routes, \
+                  dns (servers, the resolver in use), wifi (NetworkManager or iwd, current \
+                  network, signal), rfkill.");
 
 impl Tool for Network {
     type Args = NetworkArgs;

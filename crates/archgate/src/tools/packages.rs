@@ -61,8 +61,8 @@ read_tool!(
         title: "Package details",
         open_world: true,
         args: InfoArgs,
-        description: "One package from the sync and local databases, like `pacman -Si`/`-Qi`: versions, \
-                  dependencies, optional ones with reasons, sizes, dates, install reason, required-by.",
+        description: "One package like `pacman -Si`/`-Qi`: versions, dependencies (optional ones with \
+                  reasons), sizes, dates, install reason, required-by.",
     } | svc,
     cx,
     a | svc.pacman(&cx.config).info(&a).await.map_err(domain_err)

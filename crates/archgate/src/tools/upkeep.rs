@@ -177,7 +177,11 @@ pub struct UpkeepRun {
     keyring: Option<(PathBuf, Result<CommandSpec, String>)>,
 }
 
-read_spec!(static SPEC = "upkeep", "Upkeep", open_world: true, "Upgrade health checks, with the person's commands.");
+// The description names every check: an agent choosing tools reads descriptions first (issue 36).
+read_spec!(static SPEC = "upkeep", "Upkeep", open_world: true,
+    "Upgrade health, one check: mirrors (sync age), keyring (expiring keys), restart (old \
+     kernel, services on deleted libraries), advisories (security tracker), snapshots (before \
+     upgrading), aur (paru/yay); with the person's commands.");
 
 impl Tool for Upkeep {
     type Args = UpkeepArgs;

@@ -13,8 +13,8 @@ read_tool!(
         title: "Search the ArchWiki",
         open_world: true,
         args: WikiSearchArgs,
-        description: "Search the ArchWiki, the first place to look for how things work on Arch (offline \
-                  index when there is one, else online).",
+        description: "Search the ArchWiki, the first place to learn how things work on Arch (offline \
+                  index, else online).",
     } | svc,
     cx,
     a | {
@@ -44,8 +44,8 @@ read_tool!(
         title: "Arch news",
         open_world: true,
         args: ArchNewsArgs,
-        description: "Arch Linux news, flagging items that require manual intervention; by default the \
-                  items since the last full system upgrade. Check it before any update.",
+        description: "Arch Linux news, flagging manual interventions; by default the items since the last \
+                  full upgrade. Check it before any update.",
     } | svc,
     cx,
     a | {

@@ -226,3 +226,35 @@ fn the_conformance_fixtures_are_not_in_the_shipped_binary() {
     }
     assert!(checked >= 1);
 }
+
+/// An agent choosing tools reads descriptions first (issue 36: `upkeep` said "Upgrade health
+/// checks" and named none of them; `network` named neither `dns` nor `wifi`). A tool that does
+/// one of several things by a `check` or `section` argument names each choice in its
+/// description.
+#[test]
+fn a_tool_with_several_checks_names_each_in_its_description() {
+    let list = full_tools_list();
+    let mut seen = 0;
+    for t in list.as_array().unwrap() {
+        let desc = t["description"].as_str().unwrap_or("");
+        for arg in ["check", "section"] {
+            let Some(choices) = t["inputSchema"]["properties"][arg]["enum"].as_array() else {
+                continue;
+            };
+            seen += 1;
+            // `all` is every choice at once, not one to choose.
+            for c in choices.iter().filter(|c| *c != "all") {
+                let c = c.as_str().unwrap();
+                assert!(
+                    desc.contains(c),
+                    "{}: the description does not name the {arg} {c:?}: {desc}",
+                    t["name"]
+                );
+            }
+        }
+    }
+    assert!(
+        seen >= 3,
+        "upkeep, hardware and network have such an argument"
+    );
+}

@@ -305,6 +305,49 @@ fn garbage_config_mid_run_keeps_the_old_config_in_force() {
     assert!(d.stop().0.success());
 }
 
+/// Issue 36: a reload that changed a key read only at start said nothing. It is said in the log,
+/// in /health and by `archgate status` ("takes effect at restart", naming the keys), and the
+/// key keeps its start value meanwhile (the page stays off).
+#[test]
+fn a_reload_changing_a_start_only_key_says_it_takes_effect_at_restart() {
+    let env = Env::with_config(BUSY);
+    let mut d = HttpServer::start(&env);
+    assert_eq!(d.health()["config"]["restart_pending"], json!([]));
+
+    env.write_config(&format!(
+        "{BUSY}page_port = 0\n[audit]\nkeep = 9\n[limits]\nmax_args_bytes = 32768\n"
+    ));
+    let r = env.run(&["reload"]);
+    assert!(r.status.success(), "{r:?}");
+    let h = wait_for("/health to name the keys waiting for a restart", || {
+        let h = d.health();
+        (h["config"]["restart_pending"] != json!([])).then_some(h)
+    });
+    assert_eq!(
+        h["config"]["restart_pending"],
+        json!(["approval.page_port", "audit.keep"]),
+        "{h}"
+    );
+    let status = env.run(&["status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("config: approval.page_port, audit.keep changed; takes effect at restart"),
+        "{text}"
+    );
+    wait_for("the log to say it", || {
+        d.log()
+            .contains("approval.page_port, audit.keep changed; takes effect at restart")
+            .then_some(())
+    });
+
+    // Changed back: nothing waits for a restart.
+    env.write_config(BUSY);
+    wait_for("the restored config to apply", || {
+        (d.health()["config"]["restart_pending"] == json!([])).then_some(())
+    });
+    assert!(d.stop().0.success());
+}
+
 /// A fixture Omarchy whose `toggle nightlight` ignores SIGTERM and leaves helpers behind.
 fn stubborn_omarchy(env: &mut Env) -> std::path::PathBuf {
     omarchy_with_route(env, |m| {

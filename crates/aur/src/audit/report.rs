@@ -53,9 +53,9 @@ pub struct Finding {
     /// Stable identifier, e.g. `AUR-EXEC-REMOTE`.
     pub id: &'static str,
     pub severity: Severity,
-    /// 1-based line in `file`.
+    /// 1-based line in `file` (0: about the package as a whole, e.g. its name).
     pub line: u32,
-    /// 1-based column (characters) in `file`.
+    /// 1-based column (characters) in `file` (0 with line 0).
     pub column: u32,
     /// The source text the finding is about (shortened).
     pub snippet: String,

@@ -8,7 +8,9 @@ pub enum AurError {
     CouldNotReach { url: String, reason: String },
     #[error("{url} did not answer within {after:?}")]
     TimedOut { url: String, after: Duration },
-    #[error("the AUR is rate limiting requests ({url}); try again later")]
+    /// HTTP 429 or the RPC's "Rate limit reached"; `retry_after` in seconds, from Retry-After
+    /// (seconds or an HTTP date).
+    #[error("the AUR is rate limiting requests ({url}); try again {}", retry_after.map_or_else(|| "later".to_owned(), |s| format!("after {s} s")))]
     RateLimited {
         url: String,
         retry_after: Option<u64>,
@@ -17,8 +19,13 @@ pub enum AurError {
     NotFound { what: String },
     #[error("{name} has no version {version} in its history")]
     VersionNotFound { name: String, version: String },
-    #[error("{url} answered with HTTP {status}")]
-    Status { url: String, status: u16 },
+    /// Another status; `retry_after` in seconds when the server said (a 503 may).
+    #[error("{url} answered with HTTP {status}{}", retry_after.map_or_else(String::new, |s| format!("; try again after {s} s")))]
+    Status {
+        url: String,
+        status: u16,
+        retry_after: Option<u64>,
+    },
     #[error("the answer from {url} is larger than {limit} bytes")]
     TooLarge { url: String, limit: usize },
     #[error("the answer from {url} is not what the AUR sends: {reason}")]
@@ -38,6 +45,8 @@ impl AurError {
             AurError::RateLimited { .. } => "rate_limited",
             AurError::NotFound { .. } => "not_found",
             AurError::VersionNotFound { .. } => "version_not_found",
+            // 5xx: the AUR is down or busy, which is not reaching it.
+            AurError::Status { status, .. } if *status >= 500 => "could_not_reach",
             AurError::Status { .. } => "http_error",
             AurError::TooLarge { .. } => "too_large",
             AurError::Malformed { .. } => "malformed",

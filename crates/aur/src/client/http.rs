@@ -96,11 +96,7 @@ impl Http {
                 });
             }
             429 => {
-                let retry_after = resp
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse().ok());
+                let retry_after = retry_after(resp.headers(), std::time::SystemTime::now());
                 return Err(AurError::RateLimited {
                     url: url.to_owned(),
                     retry_after,
@@ -110,6 +106,7 @@ impl Http {
                 return Err(AurError::Status {
                     url: url.to_owned(),
                     status: s,
+                    retry_after: retry_after(resp.headers(), std::time::SystemTime::now()),
                 });
             }
         }
@@ -156,4 +153,29 @@ impl Http {
             reason,
         }
     }
+}
+
+/// Seconds to wait from a Retry-After header: delay-seconds, or an HTTP date (IMF-fixdate,
+/// RFC 9110 §5.6.7) counted from `now` (a date already past is 0). Absent or unreadable: `None`.
+pub(crate) fn retry_after(
+    headers: &reqwest::header::HeaderMap,
+    now: std::time::SystemTime,
+) -> Option<u64> {
+    let v = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(secs);
+    }
+    let format = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    let at = time::PrimitiveDateTime::parse(v, format).ok()?.assume_utc();
+    Some(
+        (at - time::OffsetDateTime::from(now))
+            .whole_seconds()
+            .max(0) as u64,
+    )
 }

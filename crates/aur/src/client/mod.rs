@@ -151,6 +151,7 @@ impl AurClient {
             notice: AUR_NOTICE,
             packages,
             not_found,
+            warnings: Vec::new(),
         })
     }
 

@@ -228,4 +228,7 @@ pub struct InfoResults {
     pub packages: Vec<PackageInfo>,
     /// Names the AUR does not know.
     pub not_found: Vec<String>,
+    /// What to know before installing one of them (an official package with the same name).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }

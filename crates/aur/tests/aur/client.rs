@@ -137,6 +137,37 @@ async fn http_429_and_rate_limit_messages_are_rate_limited() {
         ),
         "{e:?}"
     );
+    assert!(e.to_string().contains("try again after 60 s"), "{e}");
+    // Retry-After as an HTTP date (RFC 9110): a wait in seconds from now.
+    let srv = Server::start(|_, _| {
+        Reply::Status(
+            429,
+            vec![("Retry-After", "Fri, 31 Dec 2100 23:59:59 GMT".into())],
+            b"slow down".to_vec(),
+        )
+    });
+    let e = client(&srv.base)
+        .search("foo", SearchBy::Name)
+        .await
+        .expect_err("429");
+    assert!(
+        matches!(e, AurError::RateLimited { retry_after: Some(s), .. } if s > 365 * 24 * 3600),
+        "{e:?}"
+    );
+    // 503 (the AUR down for maintenance) is not reaching it, not an HTTP error to report.
+    let srv = Server::start(|_, _| {
+        Reply::Status(
+            503,
+            vec![("Retry-After", "300".into())],
+            b"maintenance".to_vec(),
+        )
+    });
+    let e = client(&srv.base)
+        .search("foo", SearchBy::Name)
+        .await
+        .expect_err("503");
+    assert_eq!(e.kind(), "could_not_reach", "{e}");
+    assert!(e.to_string().contains("try again after 300 s"), "{e}");
     let srv = Server::start(|_, _| {
         let b = json!({"error": "Rate limit reached", "resultcount": 0, "results": [], "type": "error", "version": 5});
         Reply::Ok("application/json", b.to_string().into_bytes())

@@ -129,3 +129,57 @@ async fn review_updates_puts_the_dangerous_update_first() {
     assert!(up.updates.is_empty());
     assert_eq!(up.up_to_date, ["good-pkg"]);
 }
+
+/// Issue 36: an AUR package named like an official one got no warning. The binary says which
+/// names the sync databases hold; the info answer warns and the audit flags it (at least review).
+#[tokio::test]
+async fn a_package_shadowing_an_official_one_is_warned_about_and_flagged() {
+    let (_srv, c) = setup();
+    let official = archgate_aur::Shadowed {
+        name: "good-pkg".into(),
+        repo: "extra".into(),
+        version: "2.0-3".into(),
+    };
+    let mut a = archgate_aur::audit_package(&c, "good-pkg")
+        .await
+        .expect("audit");
+    assert_eq!(a.report.verdict, Verdict::Ok);
+    a.note_shadowing(&official);
+    assert_eq!(a.report.verdict, Verdict::Review, "{:?}", a.report);
+    let f = a
+        .report
+        .findings
+        .iter()
+        .find(|f| f.id == archgate_aur::SHADOWS_OFFICIAL)
+        .expect("the finding");
+    assert!(f.why.contains("extra/good-pkg 2.0-3"), "{f:?}");
+    assert!(
+        a.report
+            .reasons
+            .iter()
+            .any(|r| r.contains("AUR-SHADOWS-OFFICIAL")),
+        "{:?}",
+        a.report.reasons
+    );
+    assert!(
+        a.trust
+            .iter()
+            .any(|t| t.level == "warning" && t.signal.contains("shadows the official package"))
+    );
+    // Another package's name changes nothing.
+    let mut e = archgate_aur::audit_package(&c, "evil-pkg")
+        .await
+        .expect("audit");
+    let before = e.report.findings.len();
+    e.note_shadowing(&official);
+    assert_eq!(e.report.findings.len(), before);
+
+    let mut info = c
+        .info(&["good-pkg".into(), "evil-pkg".into()])
+        .await
+        .expect("info");
+    assert!(info.warnings.is_empty());
+    info.note_shadowing(std::slice::from_ref(&official));
+    assert_eq!(info.warnings.len(), 1, "{:?}", info.warnings);
+    assert!(info.warnings[0].starts_with("good-pkg shadows the official package extra/good-pkg"));
+}

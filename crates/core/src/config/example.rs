@@ -4,14 +4,15 @@
 pub const EXAMPLE: &str = r#"# archgate configuration — every key, with its default.
 # Location: $XDG_CONFIG_HOME/archgate/config.toml (see `archgate config path`).
 # Changes apply without a restart (poll every 2 s, or `archgate reload`); `archgate config check`
-# prints problems with line numbers. Keys marked (restart) apply at the next start.
+# prints problems with line numbers. Keys marked (restart) are read only at start: a reload that
+# changes one says so (log, /health, `archgate status`), and it applies at the next start.
 # The file applies whole or not at all: any problem (an unknown key, a value out of range, an
 # entry that cannot be read), another owner or a group/other-writable file or directory, or the
 # file deleted after it applied — and the last good copy stays in force, said in `archgate
 # status`, /health, the bar and a notification. For defaults on purpose, leave this file empty.
 
 [paths]
-# Override where archgate keeps its private files (absolute paths). Defaults follow XDG:
+# Override where archgate keeps its private files, absolute paths (restart). Defaults follow XDG:
 # state_dir   = "~/.local/state/archgate"   (token, clients, audit log, standing rules, wiki index)
 # runtime_dir = "$XDG_RUNTIME_DIR/archgate"  (control socket, state.json for bars)
 # cache_dir   = "~/.cache/archgate"          (HTTP caches)
@@ -22,14 +23,17 @@ port = 8765
 # Log level on stderr: error, warn, info, debug, trace (restart; --log / ARCHGATE_LOG win).
 log = "info"
 # Seconds a connection has to send a whole request header, and to start its next request on a
-# kept-alive connection; then it is closed. Applies to /mcp, /health and the approval page (1..=300).
+# kept-alive connection; then it is closed. Applies to /mcp, /health and the approval page
+# (restart; the bridge and control sockets take a new value at once) (1..=300).
 header_timeout_s = 10
-# Seconds without a byte either way before a connection is closed; streams ping within it (20..=3600).
+# Seconds without a byte either way before a connection is closed; streams ping within it
+# (restart) (20..=3600).
 idle_timeout_s = 120
 # Open connections per listener, and per peer address; past either the connection that has been
-# quiet longest without a request in flight is closed, else the new one (lowered to fit RLIMIT_NOFILE).
+# quiet longest without a request in flight is closed, else the new one (lowered to fit
+# RLIMIT_NOFILE) (restart: /mcp and the page; the bridge socket reads it at once).
 max_connections = 512
-max_connections_per_peer = 256
+max_connections_per_peer = 256   # (restart)
 # Live MCP sessions per client; opening one more closes its least recently used one (1..=4096).
 max_sessions_per_client = 32
 
@@ -51,10 +55,10 @@ allow = []
 # Seconds a call waits for the person's answer; silence is no (5..=600). Keep it below the MCP
 # client's own request timeout (60 s in most; see README "Approval waits and client timeouts").
 timeout_s = 50
-# Channels: the approval page (`archgate ui`) and desktop notifications with actions.
+# Channels: the approval page (`archgate ui`) and desktop notifications with actions (restart).
 page = true
-notifications = true
-# Port of the approval page on 127.0.0.1.
+notifications = true   # (restart)
+# Port of the approval page on 127.0.0.1 (restart).
 page_port = 8766
 # The nag guard: at most this many questions to the person in any 10 minutes, all clients
 # together; past it, calls that need a yes are refused `unsupported` (1..=1000).
@@ -80,10 +84,11 @@ timeout_s = 30
 output_cap = 262144
 
 [audit]
-# activity.jsonl rotates past this many bytes, keeping `keep` old files.
+# activity.jsonl rotates past this many bytes, keeping `keep` old files (restart).
 max_bytes = 16777216
-keep = 5
-# Records waiting for the writer; past this they are dropped and counted, never blocking a call.
+keep = 5   # (restart)
+# Records waiting for the writer; past this they are dropped and counted, never blocking a call
+# (restart).
 queue = 4096
 
 [limits]
@@ -140,7 +145,7 @@ prefer = "offline_first"
 docs_dir = "/usr/share/doc/arch-wiki/html"
 
 [desktop]
-# Where Omarchy is (read when archgate starts). Default: $OMARCHY_PATH, else
+# Where Omarchy is (restart: read when archgate starts). Default: $OMARCHY_PATH, else
 # ~/.local/share/omarchy, else /usr/share/omarchy, whichever has bin/omarchy.
 # omarchy_path = "~/.local/share/omarchy"
 # Long side of a screenshot in pixels (what vision models read well); the image is then made

@@ -16,6 +16,7 @@ pub mod guard;
 mod locate;
 pub mod raw;
 mod reload;
+mod restart;
 mod types;
 mod validate;
 
@@ -23,6 +24,7 @@ pub use example::EXAMPLE;
 pub use exec::{OmarchySource, expand_home};
 pub use guard::ConfigRefused;
 pub use reload::{ConfigHandle, ConfigStatus, ReloadOutcome, in_force};
+pub use restart::{START_ONLY, StartOnly, restart_needed};
 pub use types::*;
 pub use validate::*;
 

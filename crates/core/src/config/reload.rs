@@ -41,6 +41,10 @@ struct ReloadState {
     uid: u32,
     /// Unix seconds when the snapshot in force was read from a file; `None`: defaults, no file.
     good_at: Option<u64>,
+    /// The snapshot this process started with: what the start-only keys still are.
+    started: Arc<Config>,
+    /// Start-only keys whose value in force differs from `started` (`restart.rs`).
+    restart_pending: Vec<&'static str>,
 }
 
 /// How the config in force came to be, for `/health`, `archgate status`, the page and the bar.
@@ -55,6 +59,8 @@ pub struct ConfigStatus {
     pub error: Option<String>,
     /// `the file`, `defaults (no config file)` or `last good from <UTC time>`.
     pub using: String,
+    /// Keys read only at start that the config in force changed: they take effect at restart.
+    pub restart_pending: Vec<&'static str>,
 }
 
 #[derive(Debug, Clone)]
@@ -96,6 +102,8 @@ impl ConfigHandle {
                 last_good: None,
                 uid,
                 good_at: (loaded.exists && loaded.applies).then(crate::person::now_secs),
+                started: Arc::new(loaded.config.clone()),
+                restart_pending: Vec::new(),
             })),
         };
         (handle, loaded)
@@ -167,6 +175,8 @@ impl ConfigHandle {
                 last_good: Some(last_good),
                 uid,
                 good_at,
+                started: Arc::new(loaded.config.clone()),
+                restart_pending: Vec::new(),
             })),
         };
         Ok((handle, loaded))
@@ -174,9 +184,10 @@ impl ConfigHandle {
 
     /// A handle that never touches the disk (for tests and one-shot tools).
     pub fn fixed(config: Config) -> ConfigHandle {
+        let config = Arc::new(config);
         ConfigHandle {
             path: PathBuf::new(),
-            current: Arc::new(RwLock::new(Arc::new(config))),
+            current: Arc::new(RwLock::new(config.clone())),
             state: Arc::new(Mutex::new(ReloadState {
                 problems: Vec::new(),
                 broken: false,
@@ -185,6 +196,8 @@ impl ConfigHandle {
                 last_good: None,
                 uid: 0,
                 good_at: None,
+                started: config,
+                restart_pending: Vec::new(),
             })),
         }
     }
@@ -230,6 +243,7 @@ impl ConfigHandle {
                 .map(|p| p.to_string()),
             problems,
             using,
+            restart_pending: st.restart_pending.clone(),
         }
     }
 
@@ -290,6 +304,7 @@ impl ConfigHandle {
         if **cur == *new {
             return (ReloadOutcome::Unchanged, None);
         }
+        st.restart_pending = super::restart_needed(&st.started, &new);
         let old = std::mem::replace(&mut *cur, new);
         (ReloadOutcome::Applied, Some(old))
     }
@@ -374,5 +389,31 @@ mod tests {
         assert!(s.error.unwrap().contains("is missing"), "{:?}", s.problems);
         assert!(s.using.starts_with("last good from "), "{}", s.using);
         assert_eq!(h.reload().0, ReloadOutcome::Unchanged, "said once");
+    }
+
+    /// Issue 36: a reload that changed a key read only at start said nothing.
+    #[test]
+    fn a_reload_changing_a_start_only_key_names_it_until_it_is_changed_back() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("config.toml");
+        std::fs::write(&f, "[approval]\npage_port = 8800\n").unwrap();
+        let (h, _) = ConfigHandle::open(f.clone());
+        assert!(h.status().restart_pending.is_empty());
+        std::fs::write(
+            &f,
+            "[approval]\npage_port = 8801\nnotifications = false\ntimeout_s = 40\n",
+        )
+        .unwrap();
+        assert_eq!(h.reload().0, ReloadOutcome::Applied);
+        assert_eq!(
+            h.status().restart_pending,
+            ["approval.notifications", "approval.page_port"]
+        );
+        let v = serde_json::to_value(h.status()).unwrap();
+        assert_eq!(v["restart_pending"][1], "approval.page_port", "{v}");
+        // Back to what the process started with: nothing waits for a restart.
+        std::fs::write(&f, "[approval]\npage_port = 8800\ntimeout_s = 40\n").unwrap();
+        assert_eq!(h.reload().0, ReloadOutcome::Applied);
+        assert!(h.status().restart_pending.is_empty());
     }
 }

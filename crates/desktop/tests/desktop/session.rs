@@ -412,7 +412,7 @@ async fn missing_pieces_are_not_available_and_doctor_says_so() {
     let nothing = empty_permit(dir.path());
     // (what fails, the package named)
     let err = d
-        .brightness(&nothing, &BrightnessAction::Get)
+        .brightness(&nothing, &BrightnessAction::Get, None)
         .await
         .unwrap_err();
     assert_eq!(err.kind(), "not_available");

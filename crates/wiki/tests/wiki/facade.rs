@@ -196,3 +196,71 @@ async fn out_of_reach_without_an_index_names_the_missing_index_and_the_command()
         }
     }
 }
+
+/// A wiki that refuses every request the way Wikimedia's front ends do when a client asks too
+/// often: HTTP 429 with Retry-After in seconds and an HTML body (our own text in that shape).
+fn rate_limited(req: &Request) -> Reply {
+    let _ = req;
+    Reply::Headed(
+        429,
+        vec!["Retry-After: 120".to_owned()],
+        b"<!DOCTYPE html><html><body><p>Too many requests.</p></body></html>".to_vec(),
+    )
+}
+
+/// A wiki down for maintenance: 503 with Retry-After as an HTTP date.
+fn unavailable(req: &Request) -> Reply {
+    let _ = req;
+    Reply::Headed(
+        503,
+        vec!["Retry-After: Fri, 31 Dec 2100 23:59:59 GMT".to_owned()],
+        b"<html><body>Service Unavailable</body></html>".to_vec(),
+    )
+}
+
+/// Issue 36: a 429 was answered "malformed … a file or an answer is damaged". Class: HTTP status
+/// codes mapped to wrong kinds.
+#[tokio::test]
+async fn a_rate_limited_wiki_says_so_with_retry_after_and_the_index_answers_meanwhile() {
+    let server = start(Arc::new(rate_limited)).await;
+    let dir = indexed();
+    let index = dir.path().join("index");
+
+    let online_only = Wiki::new(config(&server.base), &index, Preference::OnlineOnly).unwrap();
+    let e = online_only.search("journalctl", 3).await.unwrap_err();
+    assert_eq!(e.kind(), "rate_limited", "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("retry after 120 s"), "{msg}");
+    assert!(!msg.contains("malformed"), "{msg}");
+    let e = online_only.page(&args("Sudo")).await.unwrap_err();
+    assert_eq!(e.kind(), "rate_limited", "{e}");
+
+    // Online first, with an index: the index answers, and says why.
+    let online_first = Wiki::new(config(&server.base), &index, Preference::OnlineFirst).unwrap();
+    let r = online_first.search("journalctl", 3).await.unwrap();
+    assert_eq!(r.origin.source, Source::Offline);
+    let why = r.origin.instead_of_online.clone().expect("the reason");
+    assert!(
+        why.contains("rate limiting") && why.contains("retry after 120 s"),
+        "{why}"
+    );
+    let v = serde_json::to_value(&r).unwrap();
+    assert!(v["instead_of_online"].as_str().is_some(), "{v}");
+    let p = online_first.page(&args("Sudo")).await.unwrap();
+    assert_eq!(p.origin.source, Source::Offline);
+    assert!(p.origin.instead_of_online.is_some());
+
+    // Without an index: rate limited, and no index to answer instead.
+    let none = dir.path().join("no-index");
+    let bare = Wiki::new(config(&server.base), &none, Preference::OnlineFirst).unwrap();
+    let e = bare.search("journalctl", 3).await.unwrap_err();
+    assert_eq!(e.kind(), "rate_limited", "{e}");
+    assert!(e.to_string().contains("archgate wiki index"), "{e}");
+
+    // 503 with an HTTP date: the service is unavailable (could not reach), with the wait.
+    let down = start(Arc::new(unavailable)).await;
+    let w = Wiki::new(config(&down.base), &index, Preference::OnlineOnly).unwrap();
+    let e = w.search("journalctl", 3).await.unwrap_err();
+    assert_eq!(e.kind(), "could_not_reach", "{e}");
+    assert!(e.to_string().contains("HTTP 503; retry after "), "{e}");
+}

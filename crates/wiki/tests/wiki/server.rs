@@ -20,6 +20,8 @@ pub enum Reply {
     Json(String),
     /// Any status, content type and body.
     Raw(u16, &'static str, Vec<u8>),
+    /// Any status and body with more header lines (`Retry-After: 120`).
+    Headed(u16, Vec<String>, Vec<u8>),
     /// Headers promising a body, then nothing, forever.
     Hang,
     /// Close the connection without answering.
@@ -78,9 +80,17 @@ pub async fn start(handler: Handler) -> Server {
                         .collect(),
                 };
                 log.lock().unwrap().push(req.clone());
+                let mut extra = String::new();
                 let (status, ctype, body) = match handler(&req) {
                     Reply::Json(s) => (200, "application/json; charset=utf-8", s.into_bytes()),
                     Reply::Raw(status, ctype, body) => (status, ctype, body),
+                    Reply::Headed(status, lines, body) => {
+                        for l in lines {
+                            extra.push_str(&l);
+                            extra.push_str("\r\n");
+                        }
+                        (status, "text/html; charset=utf-8", body)
+                    }
                     Reply::Hang => {
                         let _ = sock
                             .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{")
@@ -95,7 +105,7 @@ pub async fn start(handler: Handler) -> Server {
                     }
                 };
                 let head = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    "HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n{extra}\r\n",
                     body.len()
                 );
                 let _ = sock.write_all(head.as_bytes()).await;

@@ -167,7 +167,7 @@ impl Tool for Background {
     type Run = BackgroundPlan;
     fn spec(&self) -> &'static ToolSpec {
         spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [],
-            "Switch to the next background of the theme, or set an image file as background.")
+            "The theme's next background, or an image file as background.")
     }
     fn plan(&self, a: &BackgroundArgs) -> Plan {
         match a.action {
@@ -274,7 +274,7 @@ impl Tool for Audio {
     type Run = AudioAction;
     fn spec(&self) -> &'static ToolSpec {
         spec!("audio", "Audio", Act, read_only: false, destructive: false, private: [],
-            "Volume and mute of the default output, the list of outputs, and switching between them.")
+            "Default output's volume and mute; list the outputs or switch the default.")
     }
     fn plan(&self, a: &AudioArgs) -> Plan {
         match a.action {
@@ -285,14 +285,46 @@ impl Tool for Audio {
             AudioVerb::Switch => Plan::with_tier(self.spec(), Tier::Act, &["switch"]),
         }
     }
+    /// `wpctl` is found, the volume is in range and the sink named exists before anyone is
+    /// asked; `switch` then carries the sink's id, and the question names the sink.
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
-        _probe: &'a Probe,
+        probe: &'a Probe,
         plan: &'a Plan,
         a: AudioArgs,
     ) -> BoxFuture<'a, Result<Resolved<AudioAction>, ToolError>> {
-        Box::pin(async move { Ok(Resolved::planned(plan, a.action()?)) })
+        Box::pin(async move {
+            let mut action = a.action()?;
+            if let AudioAction::Set { percent } = action
+                && percent > archgate_desktop::audio::MAX_PERCENT
+            {
+                return Err(ToolError::new(
+                    ErrorKind::InvalidArguments,
+                    format!(
+                        "percent {percent}: must be 0 to {}",
+                        archgate_desktop::audio::MAX_PERCENT
+                    ),
+                ));
+            }
+            if matches!(action, AudioAction::Get | AudioAction::Sinks) {
+                return Ok(Resolved::planned(plan, action));
+            }
+            Program::Wpctl.require(&probe.permit).map_err(domain_err)?;
+            let mut target = None;
+            if let AudioAction::Switch { sink } = &action {
+                let d = &self.0.desktop;
+                let sinks = d.audio_sinks(&probe.permit).await.map_err(domain_err)?;
+                let s = Desktop::resolve_sink(&sinks, sink).map_err(domain_err)?;
+                target = Some(format!("audio sink {} ({})", s.id, s.name));
+                action = AudioAction::Switch {
+                    sink: s.id.to_string(),
+                };
+            }
+            let mut r = Resolved::planned(plan, action);
+            r.action.target = target;
+            Ok(r)
+        })
     }
     execute!(|d, p, a: AudioAction| d.audio(&p, &a).await.map_err(domain_err));
 }
@@ -329,7 +361,8 @@ impl BrightnessArgs {
 pub struct BrightnessTool(pub(super) Arc<DesktopService>);
 impl Tool for BrightnessTool {
     type Args = BrightnessArgs;
-    type Run = BrightnessAction;
+    /// The action, and for `set` the backlight resolution settled.
+    type Run = (BrightnessAction, Option<String>);
     fn spec(&self) -> &'static ToolSpec {
         spec!("brightness", "Screen brightness", Act, read_only: false, destructive: false, private: [],
             "Read or set the screen's brightness.")
@@ -340,16 +373,44 @@ impl Tool for BrightnessTool {
             BrightnessVerb::Set => Plan::with_tier(self.spec(), Tier::Act, &["set"]),
         }
     }
+    /// `set`: the percent is in range, `brightnessctl` is found and a backlight exists before
+    /// anyone is asked, and the question names the device.
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
-        _probe: &'a Probe,
+        probe: &'a Probe,
         plan: &'a Plan,
         a: BrightnessArgs,
-    ) -> BoxFuture<'a, Result<Resolved<BrightnessAction>, ToolError>> {
-        Box::pin(async move { Ok(Resolved::planned(plan, a.action()?)) })
+    ) -> BoxFuture<'a, Result<Resolved<Self::Run>, ToolError>> {
+        Box::pin(async move {
+            let action = a.action()?;
+            let BrightnessAction::Set { percent } = action else {
+                return Ok(Resolved::planned(plan, (action, None)));
+            };
+            if !(1..=100).contains(&percent) {
+                return Err(ToolError::new(
+                    ErrorKind::InvalidArguments,
+                    format!("percent {percent}: must be 1 to 100"),
+                ));
+            }
+            Program::Brightnessctl
+                .require(&probe.permit)
+                .map_err(domain_err)?;
+            let b = self
+                .0
+                .desktop
+                .backlight(&probe.permit)
+                .await
+                .map_err(domain_err)?;
+            let mut r = Resolved::planned(plan, (action, Some(b.device.clone())));
+            r.action.target = Some(format!("backlight {}", b.device));
+            Ok(r)
+        })
     }
-    execute!(|d, p, a: BrightnessAction| d.brightness(&p, &a).await.map_err(domain_err));
+    execute!(|d, p, run: (BrightnessAction, Option<String>)| d
+        .brightness(&p, &run.0, run.1.as_deref())
+        .await
+        .map_err(domain_err));
 }
 
 /// Arguments of `media`.
@@ -363,7 +424,24 @@ pub struct Media(pub(super) Arc<DesktopService>);
 impl Tool for Media {
     type Args = MediaArgs;
     type Run = MediaArgs;
-    archgate_core::resolve_as_planned!();
+    /// `playerctl` is found before anyone is asked (no player running is an answer, not a
+    /// refusal).
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        probe: &'a Probe,
+        plan: &'a Plan,
+        a: MediaArgs,
+    ) -> BoxFuture<'a, Result<Resolved<MediaArgs>, ToolError>> {
+        Box::pin(async move {
+            if a.action != MediaAction::Status {
+                Program::Playerctl
+                    .require(&probe.permit)
+                    .map_err(domain_err)?;
+            }
+            Ok(Resolved::planned(plan, a))
+        })
+    }
     fn spec(&self) -> &'static ToolSpec {
         spec!("media", "Media player", Act, read_only: false, destructive: false, private: [],
             "Control the media player (play, pause, next …) or see what is playing.")

@@ -183,7 +183,7 @@ impl Tool for OmarchyRun {
     type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
         spec!("omarchy_run", "Run an Omarchy command", Act, read_only: false, destructive: true, private: [],
-            "Run a route of Omarchy's command registry with its arguments, through the gate.")
+            "Run an Omarchy route found with omarchy_search, with its arguments.")
     }
     /// The route's tier comes from the classification table, before anything read the registry.
     fn plan(&self, a: &OmarchyRunArgs) -> Plan {
@@ -256,7 +256,7 @@ impl Tool for ShellTargets {
     resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
         spec!("shell_targets", "Quickshell IPC targets", Read, read_only: true, destructive: false, private: [],
-            "The desktop shell's IPC targets (Omarchy's bar, launcher, OSD …) with typed method signatures.")
+            "Quickshell's IPC targets (Omarchy's bar, launcher, OSD …) with typed method signatures.")
     }
     execute!(|d, p, _a: NoArgs| d.shell_targets(&p).await.map_err(domain_err));
 }

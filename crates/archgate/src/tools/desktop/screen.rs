@@ -4,7 +4,6 @@
 use archgate_core::exec::CommandSpec;
 use archgate_core::exec::Permit;
 use archgate_core::policy::Tier;
-use archgate_core::resolve_as_planned;
 use archgate_core::tool::{
     Action, CallCx, Content, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
 };
@@ -30,14 +29,18 @@ pub struct CaptureArgs {
     pub target: Option<CaptureTarget>,
 }
 
-/// The monitor or window a capture names, looked up before the person is asked: an unknown name
-/// is refused first, and the question says what will be captured. Execution takes the target
-/// as settled here (every output when none was named).
+/// The programs a capture runs and the monitor or window it names, found before the person is
+/// asked: a missing `grim` (or `tesseract`) or an unknown name is refused first, and the question
+/// says what will be captured. Execution takes the target as settled here (every output when
+/// none was named).
 async fn resolve_capture_target(
     svc: &DesktopService,
+    probe: &Probe,
+    programs: &[Program],
     plan: &Plan,
     a: CaptureArgs,
 ) -> Result<Resolved<CaptureTarget>, ToolError> {
+    require(probe, programs)?;
     let target = a.target.unwrap_or(CaptureTarget::Output);
     let state = svc.desktop.desktop_state().await.ok();
     let resolved =
@@ -47,6 +50,15 @@ async fn resolve_capture_target(
     Ok(r)
 }
 
+/// Each program a tool runs, found and trusted before anyone is asked (`not_available` names
+/// the package).
+fn require(probe: &Probe, programs: &[Program]) -> Result<(), ToolError> {
+    for p in programs {
+        p.require(&probe.permit).map_err(domain_err)?;
+    }
+    Ok(())
+}
+
 pub struct Screenshot(pub(super) Arc<DesktopService>);
 impl Tool for Screenshot {
     type Args = CaptureArgs;
@@ -54,15 +66,21 @@ impl Tool for Screenshot {
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
-        _probe: &'a Probe,
+        probe: &'a Probe,
         plan: &'a Plan,
         a: CaptureArgs,
     ) -> BoxFuture<'a, Result<Resolved<CaptureTarget>, ToolError>> {
-        Box::pin(resolve_capture_target(&self.0, plan, a))
+        Box::pin(resolve_capture_target(
+            &self.0,
+            probe,
+            &[Program::Grim],
+            plan,
+            a,
+        ))
     }
     fn spec(&self) -> &'static ToolSpec {
         spec!("screenshot", "Screenshot", Act, read_only: true, destructive: false, private: [],
-            "An image of the screen, a monitor, a window or a region, scaled and encoded to fit the answer limit; the real size and scale are reported.")
+            "The screen, a monitor, a window or a region as an image fit to the answer limit, with its real size and scale.")
     }
     fn execute<'a>(
         &'a self,
@@ -102,11 +120,17 @@ impl Tool for ScreenText {
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
-        _probe: &'a Probe,
+        probe: &'a Probe,
         plan: &'a Plan,
         a: CaptureArgs,
     ) -> BoxFuture<'a, Result<Resolved<CaptureTarget>, ToolError>> {
-        Box::pin(resolve_capture_target(&self.0, plan, a))
+        Box::pin(resolve_capture_target(
+            &self.0,
+            probe,
+            &[Program::Grim, Program::Tesseract],
+            plan,
+            a,
+        ))
     }
     fn spec(&self) -> &'static ToolSpec {
         spec!("screen_text", "Read text on screen", Act, read_only: true, destructive: false, private: [],
@@ -119,10 +143,22 @@ pub struct ClipboardRead(pub(super) Arc<DesktopService>);
 impl Tool for ClipboardRead {
     type Args = NoArgs;
     type Run = NoArgs;
-    resolve_as_planned!();
+    /// `wl-paste` is found before anyone is asked.
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        probe: &'a Probe,
+        plan: &'a Plan,
+        a: NoArgs,
+    ) -> BoxFuture<'a, Result<Resolved<NoArgs>, ToolError>> {
+        Box::pin(async move {
+            require(probe, &[Program::WlPaste])?;
+            Ok(Resolved::planned(plan, a))
+        })
+    }
     fn spec(&self) -> &'static ToolSpec {
         spec!("clipboard_read", "Read the clipboard", Act, read_only: true, destructive: false, private: [],
-            "The text on the clipboard. Its contents never reach the audit log.")
+            "The clipboard's text (never written to the audit log).")
     }
     execute!(|d, p, _a: NoArgs| d.clipboard_read(&p).await.map_err(domain_err));
 }
@@ -143,11 +179,16 @@ impl Tool for ClipboardWrite {
     fn resolve<'a>(
         &'a self,
         _cx: &'a CallCx,
-        _probe: &'a Probe,
+        probe: &'a Probe,
         plan: &'a Plan,
         a: ClipboardWriteArgs,
     ) -> BoxFuture<'a, Result<Resolved<ClipboardWriteArgs>, ToolError>> {
         Box::pin(async move {
+            self.0
+                .desktop
+                .check_clipboard_text(&a.text)
+                .map_err(domain_err)?;
+            require(probe, &[Program::WlCopy, Program::Setsid])?;
             let mut action = Action::from_plan(plan);
             action.shown = Some(a.text.clone());
             action.target = Some(format!("the clipboard ({} bytes of text)", a.text.len()));

@@ -264,6 +264,18 @@ async fn offline_is_an_answer_a_stale_cache_or_the_failure() {
     .await
     .unwrap_err();
     assert!(matches!(e, HttpError::Status { status: 503, .. }), "{e:?}");
+    // A 503 with Retry-After says how long to wait (issue 36).
+    let (port, _) = serve_with(503, "Retry-After: 300\r\n", "maintenance".into());
+    let e = netjson::get_json::<mirrors::StatusDoc>(
+        &settings(None),
+        &format!("http://127.0.0.1:{port}/"),
+        "w.json",
+        mirrors::WHAT,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.kind(), "could_not_reach", "{e}");
+    assert!(e.to_string().contains("HTTP 503; retry after 300 s"), "{e}");
 
     // Rate limited (HTTP 429) is the service not answering: the stale copy stands in, and
     // without one the failure says so (the packages API and the archive read it the same way).
@@ -281,4 +293,27 @@ async fn offline_is_an_answer_a_stale_cache_or_the_failure() {
             .await
             .unwrap_err();
     assert_eq!(e.kind(), "rate_limited", "{e}");
+
+    // Retry-After, in seconds or as an HTTP date, is said (issue 36).
+    let (port, _) = serve_with(429, "Retry-After: 120\r\n", "slow down".into());
+    let limited = format!("http://127.0.0.1:{port}/mirrors/status/json/");
+    let e =
+        netjson::get_json::<mirrors::StatusDoc>(&settings(None), &limited, "r.json", mirrors::WHAT)
+            .await
+            .unwrap_err();
+    assert!(e.to_string().contains("retry after 120 s"), "{e}");
+    let (port, _) = serve_with(
+        429,
+        "Retry-After: Fri, 31 Dec 2100 23:59:59 GMT\r\n",
+        "slow down".into(),
+    );
+    let limited = format!("http://127.0.0.1:{port}/mirrors/status/json/");
+    let e =
+        netjson::get_json::<mirrors::StatusDoc>(&settings(None), &limited, "d.json", mirrors::WHAT)
+            .await
+            .unwrap_err();
+    assert!(
+        matches!(e, HttpError::RateLimited { retry_after_s: Some(s), .. } if s > 365 * 24 * 3600),
+        "{e:?}"
+    );
 }

@@ -19,6 +19,11 @@ use archgate_pacman::netjson::NetSettings;
 
 /// Serves `body` with `status` for every request; counts requests.
 pub fn serve(status: u16, body: String) -> (u16, Arc<AtomicUsize>) {
+    serve_with(status, "", body)
+}
+
+/// `serve`, with more header lines (each ending `\r\n`), e.g. `Retry-After: 120\r\n`.
+pub fn serve_with(status: u16, headers: &'static str, body: String) -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let hits = Arc::new(AtomicUsize::new(0));
@@ -30,7 +35,7 @@ pub fn serve(status: u16, body: String) -> (u16, Arc<AtomicUsize>) {
             let mut buf = [0u8; 4096];
             let _ = stream.read(&mut buf);
             let r = format!(
-                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
                 body.len()
             );
             let _ = stream.write_all(r.as_bytes());
