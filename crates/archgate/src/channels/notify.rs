@@ -198,6 +198,8 @@ fn forget(map: &Mutex<Map>, nid: u32) -> Option<String> {
 /// and in `archgate show ID`.
 const COMMAND_SHOWN: usize = 200;
 const ARGS_SHOWN: usize = 300;
+/// How much of "this follows text from …" a notification shows.
+const FOLLOWS_SHOWN: usize = 300;
 
 /// The notification's summary and body for `q`: every agent-written string escaped for the
 /// screen (`for_terminal`) and for markup, the command and the arguments cut to a bounded length,
@@ -216,6 +218,13 @@ fn texts(q: &Question) -> (String, String) {
     let args = args.join("; ");
     let was_cut = command.chars().count() > COMMAND_SHOWN || args.chars().count() > ARGS_SHOWN;
     let mut body = escape(&for_terminal_cut(&q.summary, COMMAND_SHOWN));
+    if let Some(f) = &q.follows {
+        // What the agent read just before: the person decides knowing it.
+        body.push_str(&format!(
+            "\n<b>After untrusted text:</b> {}",
+            escape(&for_terminal_cut(&f.sentence, FOLLOWS_SHOWN))
+        ));
+    }
     if !args.is_empty() {
         body.push('\n');
         body.push_str(&escape(&cut(&args, ARGS_SHOWN)));
@@ -391,6 +400,7 @@ mod tests {
             created: 0,
             deadline: 60,
             rule_allowed: true,
+            follows: None,
         }
     }
 

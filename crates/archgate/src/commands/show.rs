@@ -28,11 +28,16 @@ fn field(indent: &str, label: &str, value: &str) -> Vec<String> {
 /// The route and every argument of a question, escaped and wrapped (under its row in
 /// `archgate approvals`, and in `archgate show`).
 pub(super) fn detail_lines(q: &Value, indent: &str) -> Vec<String> {
-    let mut lines = field(
+    let mut lines = Vec::new();
+    // What the agent read just before: a rule or developer mode did not approve this call.
+    if let Some(f) = q["follows"]["sentence"].as_str() {
+        lines.extend(field(indent, "after untrusted text", &for_terminal(f)));
+    }
+    lines.extend(field(
         indent,
         "route",
         &for_terminal(q["route"].as_str().unwrap_or("")),
-    );
+    ));
     let args = display_args(&q["args"]);
     if args.is_empty() {
         lines.push(format!("{indent}arguments: none"));

@@ -177,7 +177,7 @@ pub struct UpkeepRun {
     keyring: Option<(PathBuf, Result<CommandSpec, String>)>,
 }
 
-read_spec!(static SPEC = "upkeep", "Upkeep", open_world: true, "Upgrade health checks, with the person's commands.");
+read_spec!(static SPEC = "upkeep", "Upkeep", open_world: true, provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::ArchWeb), "Upgrade health checks, with the person's commands.");
 
 impl Tool for Upkeep {
     type Args = UpkeepArgs;

@@ -68,6 +68,7 @@ pub fn unreachable(client: &str, paths: &Paths, audit: &AuditConfig, calls: &[In
             args_sha256: args_digest(&args),
             args: Value::Null,
             dev_mode: false,
+            provenance: None,
         });
     }
     if !log.shutdown(Duration::from_secs(2)) {

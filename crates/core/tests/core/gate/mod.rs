@@ -24,6 +24,7 @@ mod pipeline;
 mod relay;
 mod resolution;
 mod tools;
+mod untrusted;
 
 use tools::{Echo, FromFile, RouteWord, Secret};
 
