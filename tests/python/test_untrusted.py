@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -112,12 +113,14 @@ def aur() -> Iterator[str]:
 
 
 def omarchy(root: Path) -> tuple[Path, Path, Path]:
-    """A fixture Omarchy 4: its version, a dispatcher answering `commands --all --json` in the
+    """A fixture Omarchy 4: its version, two themes, a dispatcher answering `commands --all --json` in the
     registry's real shape (our own summaries), and `omarchy-theme-set`, which records each run."""
     bin_dir, home, runs = root / "bin", root / "omarchy", root / "runs.log"
     bin_dir.mkdir(parents=True)
     home.mkdir()
     (home / "version").write_text("4.0.0\n")
+    for theme in ("hacker-green", "calm-blue"):
+        (home / "themes" / theme).mkdir(parents=True)
     registry = {"ok": True, "commands": [{
         "route": "omarchy theme set", "binary": "omarchy-theme-set", "group": "theme", "name": "set",
         "summary": "Switch theme", "requires_sudo": False, "hidden": False, "args": "<theme-name>",
@@ -170,8 +173,6 @@ async def call_and_answer(server: HttpServer, env: dict[str, str], answer: list[
 
 def records(env: dict[str, str], n: int) -> list[dict]:
     """The route's audit records, once `n` are written."""
-    import time
-
     for _ in range(200):
         recs = [r for r in audit_records(env) if r["tool"] == "omarchy_run"]
         if len(recs) >= n:
@@ -198,7 +199,7 @@ async def test_after_a_pkgbuild_the_rule_and_developer_mode_step_back(
     try:
         # The person answers the first call "Always": a standing rule for this exact route.
         r, q, _ = await call_and_answer(server, env, ["approve", "--always"], read_first=False)
-        assert q is not None and "follows" not in q, q
+        assert q is not None and "follows" not in q, (q, text_of(r))
         assert not r.is_error, text_of(r)
         assert runs(log) == ["hacker-green"]
 
