@@ -118,6 +118,17 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_question_after_untrusted_text_says_what_was_read_escaped() {
+        let q = json!({
+            "route": "omarchy_run theme set", "args": {},
+            "follows": {"sentence": "this follows text from AUR package \u{1b}[2Kx's PKGBUILD, read 12 s ago"},
+        });
+        let text = detail_lines(&q, "").concat();
+        assert!(text.starts_with("after untrusted text: this follows text from AUR package \\x1b[2Kx's"), "{text}");
+        assert!(text.replace(' ', "").contains("read12sago"), "{text}");
+    }
+
+    #[test]
     fn a_question_is_shown_whole_and_escaped() {
         let long = "y".repeat(2048);
         let q = json!({
@@ -133,6 +144,7 @@ mod tests {
             "every byte of the argument"
         );
         assert!(text.contains("\\x1b[2K") && text.contains("\\u{202e}txt"));
+        assert!(!text.contains("after untrusted text"), "it read nothing");
         assert!(text.contains(r#""\r\x1b[1A""#));
         for l in &lines {
             assert!(!l.chars().any(|c| c.is_control()), "{l:?}");
