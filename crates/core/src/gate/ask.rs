@@ -238,6 +238,7 @@ impl Gate {
             command: q.summary.clone(),
             tier: q.tier,
             deadline: q.deadline,
+            follows: q.follows.as_ref().map(|f| f.sentence.clone()),
         };
         let (broker, person, tickets, clock) = (
             self.broker.clone(),
