@@ -45,7 +45,7 @@ pub struct Question {
     /// What the calling session read just before, when the call follows text archgate did not
     /// write (`crate::untrusted`): every channel shows its `sentence`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub follows: Option<crate::untrusted::Follows>,
+    pub follows: Option<Box<crate::untrusted::Follows>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -171,7 +171,11 @@ mod tests {
 
     #[test]
     fn every_source_has_its_serde_name() {
-        for s in [Source::AurFiles, Source::PkgbuildAuditInput, Source::Clipboard] {
+        for s in [
+            Source::AurFiles,
+            Source::PkgbuildAuditInput,
+            Source::Clipboard,
+        ] {
             assert_eq!(serde_json::to_value(s).unwrap(), json!(s.as_str()));
         }
     }

@@ -426,13 +426,13 @@ mod tests {
     fn the_body_says_what_the_session_read_before_escaped() {
         let mut q = question("omarchy-theme-set nord", serde_json::json!({}));
         let label = "AUR package \u{1b}[2K<b>evil's PKGBUILD and files".to_owned();
-        q.follows = Some(archgate_core::untrusted::Follows {
+        q.follows = Some(Box::new(archgate_core::untrusted::Follows {
             source: archgate_core::provenance::Source::AurFiles,
             sentence: format!("this follows text from {label}, read 12 s ago"),
             label,
             age_s: 12,
             matched: vec![],
-        });
+        }));
         let (_, body) = texts(&q);
         assert!(body.contains("After untrusted text:"), "{body}");
         assert!(body.contains("\\x1b[2K&lt;b&gt;evil's PKGBUILD"), "{body}");

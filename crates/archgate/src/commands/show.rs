@@ -124,7 +124,12 @@ mod tests {
             "follows": {"sentence": "this follows text from AUR package \u{1b}[2Kx's PKGBUILD, read 12 s ago"},
         });
         let text = detail_lines(&q, "").concat();
-        assert!(text.starts_with("after untrusted text: this follows text from AUR package \\x1b[2Kx's"), "{text}");
+        assert!(
+            text.starts_with(
+                "after untrusted text: this follows text from AUR package \\x1b[2Kx's"
+            ),
+            "{text}"
+        );
         assert!(text.replace(' ', "").contains("read12sago"), "{text}");
     }
 

@@ -374,13 +374,10 @@ impl ServerHandler for McpServer {
         // carries a progressToken hears progress every few seconds: clients that reset their
         // own timeout on progress then wait for archgate's answer instead of giving up.
         let session = self.session_of(&cx);
-        let call = self.app.gate.call_in_session(
-            &client,
-            session.as_deref(),
-            &request.name,
-            args,
-            &relay,
-        );
+        let call =
+            self.app
+                .gate
+                .call_in_session(&client, session.as_deref(), &request.name, args, &relay);
         let r = tokio::select! {
             r = super::progress::while_running(call, cx.meta.get_progress_token(), &cx.peer) => r,
             _ = cx.ct.cancelled() => {
@@ -431,16 +428,14 @@ impl ServerHandler for McpServer {
             return x.read_resource(request);
         }
         let client = self.client(&cx)?;
-        Ok(
-            super::resources::read(
-                &self.app.gate,
-                &client,
-                self.session_of(&cx).as_deref(),
-                &request.uri
-            )
-                .await?
-                .into(),
+        Ok(super::resources::read(
+            &self.app.gate,
+            &client,
+            self.session_of(&cx).as_deref(),
+            &request.uri,
         )
+        .await?
+        .into())
     }
     async fn list_prompts(
         &self,

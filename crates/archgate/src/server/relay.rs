@@ -268,10 +268,18 @@ mod tests {
             command: "omarchy-theme-set nord",
             tier: "act",
             deadline: 0,
-            follows: Some("this follows text from AUR package x's PKGBUILD and files, read 3 s ago"),
+            follows: Some(
+                "this follows text from AUR package x's PKGBUILD and files, read 3 s ago",
+            ),
         });
-        let msg = serde_json::to_value(&after).unwrap()["message"].as_str().unwrap().to_owned();
-        assert!(msg.contains("After untrusted text: this follows text from AUR package x's PKGBUILD"), "{msg}");
+        let msg = serde_json::to_value(&after).unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            msg.contains("After untrusted text: this follows text from AUR package x's PKGBUILD"),
+            "{msg}"
+        );
         assert_eq!(
             back["requestedSchema"]["properties"]["decision"]["enum"],
             json!(["allow", "deny"])

@@ -17,7 +17,9 @@ read_tool!(
         name: "aur_search",
         title: "Search the AUR",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::AurSearch),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurSearch
+        ),
         args: SearchArgs,
         description: "Search the AUR, only after pkg_search found nothing official.",
     } | svc,
@@ -34,7 +36,9 @@ read_tool!(
         name: "aur_info",
         title: "AUR package details",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::AurDetails),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurDetails
+        ),
         args: InfoArgs,
         description: "AUR packages' details and trust signals: votes, popularity, maintainer, dates, out-of-date.",
     } | svc,
@@ -51,7 +55,9 @@ read_tool!(
         name: "aur_pkgbuild",
         title: "AUR package files",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::AurFiles),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurFiles
+        ),
         args: PackageArgs,
         description: "The PKGBUILD, .SRCINFO and install scripts of an AUR package, as text.",
     } | svc,
@@ -68,7 +74,9 @@ read_tool!(
         name: "aur_audit",
         title: "Audit an AUR package",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::AurAudit),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurAudit
+        ),
         args: AuditArgs,
         description: "Before building an AUR package: its files audited statically at one commit, trust \
                   signals, a verdict (ok, review, dangerous) and the commands that build exactly that commit.",
@@ -84,7 +92,9 @@ read_tool!(
         name: "aur_diff",
         title: "What an AUR update changes",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::AurDiff),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurDiff
+        ),
         args: DiffArgs,
         description: "The diff between two versions of an AUR package, an audit of what it adds, and the \
                   commands that build the newer commit. Use before updating.",
@@ -105,7 +115,9 @@ read_tool!(
         name: "aur_review_updates",
         title: "Review pending AUR updates",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::AurUpdates),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurUpdates
+        ),
         args: NoArgs,
         description: "Every installed AUR package with a newer version: its diff and audit, most dangerous \
                   first, and how to build the commit read. Before any AUR helper updates.",
@@ -135,7 +147,9 @@ read_tool!(
         name: "pkgbuild_audit",
         title: "Audit a PKGBUILD",
         open_world: false,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::PkgbuildAuditInput),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PkgbuildAuditInput
+        ),
         args: AuditInput,
         description: "Audit PKGBUILD text (and install scripts) with a bash parser, never run: findings with \
                   line, severity and why, and a verdict.",

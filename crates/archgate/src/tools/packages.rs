@@ -49,7 +49,9 @@ read_tool!(
         name: "pkg_search",
         title: "Search official packages",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::PackageDescriptions),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PackageDescriptions
+        ),
         args: SearchArgs,
         description: "Search official packages like `pacman -Ss`, best first, installed ones marked. Use before the AUR.",
     } | svc,
@@ -62,7 +64,9 @@ read_tool!(
         name: "pkg_info",
         title: "Package details",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::PackageDescriptions),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PackageDescriptions
+        ),
         args: InfoArgs,
         description: "One package from the sync and local databases, like `pacman -Si`/`-Qi`: versions, \
                   dependencies, optional ones with reasons, sizes, dates, install reason, required-by.",
@@ -142,7 +146,9 @@ read_tool!(
         name: "pacman_log",
         title: "pacman's log",
         open_world: false,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::PacmanLog),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PacmanLog
+        ),
         args: LogArgs,
         description: "Recent transactions from pacman's log. Use it when something broke after an update.",
     } | svc,

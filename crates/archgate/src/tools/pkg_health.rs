@@ -28,7 +28,9 @@ read_tool!(
         name: "pkg_pacnew",
         title: ".pacnew and .pacsave files",
         open_world: false,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::Pacnew),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::Pacnew
+        ),
         args: NoArgs,
         description: ".pacnew/.pacsave files waiting: owner, diff against the live file, commands to merge.",
     } | svc,

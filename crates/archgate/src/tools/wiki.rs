@@ -12,7 +12,9 @@ read_tool!(
         name: "wiki_search",
         title: "Search the ArchWiki",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::WikiSearch),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::WikiSearch
+        ),
         args: WikiSearchArgs,
         description: "Search the ArchWiki, the first place to look for how things work on Arch (offline \
                   index when there is one, else online).",
@@ -32,7 +34,9 @@ read_tool!(
         name: "wiki_page",
         title: "Read an ArchWiki page",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::WikiPage),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::WikiPage
+        ),
         args: WikiPageArgs,
         description: "An ArchWiki page (or one section) as clean Markdown; long pages come in pages (next_page).",
     } | svc,
@@ -45,7 +49,9 @@ read_tool!(
         name: "arch_news",
         title: "Arch news",
         open_world: true,
-        provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::ArchNews),
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::ArchNews
+        ),
         args: ArchNewsArgs,
         description: "Arch Linux news, flagging items that require manual intervention; by default the \
                   items since the last full system upgrade. Check it before any update.",

@@ -9,8 +9,7 @@ mod writer;
 pub use reader::{Entry, ReadReport, read_log, recent};
 pub use record::{
     ApprovalRecord, Outcome, ProvenanceRecord, Record, args_digest, canonical_json, now_rfc3339,
-    recorded_args,
-    truncate_args,
+    recorded_args, truncate_args,
 };
 pub use writer::{AuditLog, AuditSettings, AuditStats, HARD_CAP, KEEP_YOUNG, Retention};
 

@@ -293,13 +293,22 @@ mod tests {
     #[test]
     fn the_untrusted_window_is_the_persons_and_bounded() {
         let l = load_str("");
-        assert_eq!(l.config.approval.untrusted_window, std::time::Duration::from_secs(600));
+        assert_eq!(
+            l.config.approval.untrusted_window,
+            std::time::Duration::from_secs(600)
+        );
         let l = load_str("[approval]\nuntrusted_window_s = 30\n");
         assert!(l.problems.is_empty(), "{:?}", l.problems);
-        assert_eq!(l.config.approval.untrusted_window, std::time::Duration::from_secs(30));
+        assert_eq!(
+            l.config.approval.untrusted_window,
+            std::time::Duration::from_secs(30)
+        );
         for bad in ["0", "86401"] {
             let l = load_str(&format!("[approval]\nuntrusted_window_s = {bad}\n"));
-            assert_eq!(l.config.approval.untrusted_window, std::time::Duration::from_secs(600));
+            assert_eq!(
+                l.config.approval.untrusted_window,
+                std::time::Duration::from_secs(600)
+            );
             assert!(
                 l.problems
                     .iter()

@@ -210,7 +210,7 @@ impl Gate {
             created: now,
             deadline: now + a.config.approval.timeout.as_secs(),
             rule_allowed: a.rule_allowed,
-            follows: a.follows.cloned(),
+            follows: a.follows.cloned().map(Box::new),
         })
     }
 

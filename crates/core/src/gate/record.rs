@@ -13,9 +13,7 @@ use super::flood::Fold;
 use super::refusal::Refusal;
 use super::{Client, Gate};
 use crate::approval::ApprovalOutcome;
-use crate::audit::{
-    ApprovalRecord, Outcome, ProvenanceRecord, Record, args_digest, recorded_args,
-};
+use crate::audit::{ApprovalRecord, Outcome, ProvenanceRecord, Record, args_digest, recorded_args};
 use crate::tool::{Action, ToolOutput};
 
 /// How approval went, when it was considered.

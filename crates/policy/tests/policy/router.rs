@@ -115,7 +115,8 @@ fn standing_rule_approval_carries_its_id() {
             by: ApprovedBy::StandingRule("rule-1".into())
         }
     );
-    let json = serde_json::to_value(route_approval(&d, false, None, NOW, Some(&r), false)).expect("json");
+    let json =
+        serde_json::to_value(route_approval(&d, false, None, NOW, Some(&r), false)).expect("json");
     assert_eq!(
         json,
         json!({"outcome": "approved", "by": {"by": "standing_rule", "rule_id": "rule-1"}})
@@ -129,7 +130,8 @@ fn refusal_carries_policy_reason() {
         route_approval(&d, false, None, NOW, None, false),
         Routing::Refuse(d.reason.clone())
     );
-    let json = serde_json::to_value(route_approval(&d, false, None, NOW, None, false)).expect("json");
+    let json =
+        serde_json::to_value(route_approval(&d, false, None, NOW, None, false)).expect("json");
     assert_eq!(json["outcome"], "refuse");
     assert_eq!(json["code"], "denied_by_rule");
 }
