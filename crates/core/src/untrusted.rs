@@ -175,7 +175,11 @@ impl Ledger {
     fn tokens_of(&self, output: &ToolOutput) -> HashSet<u64> {
         let mut out = HashSet::new();
         let mut add = |text: &str| {
-            for t in phrases(text) {
+            if out.len() >= TOKENS_PER_READ {
+                return;
+            }
+            // Repeats are kept once: look at a few times as many as are kept.
+            for t in phrases(text, 4 * TOKENS_PER_READ) {
                 if out.len() >= TOKENS_PER_READ {
                     return;
                 }
@@ -213,7 +217,9 @@ fn trim_word(w: &str) -> &str {
 }
 
 /// The words of `text`, and runs of two and three, that are long enough to point at.
-fn phrases(text: &str) -> Vec<String> {
+/// At most `max` of them, from the start: a long answer is not turned into strings past what is
+/// kept.
+fn phrases(text: &str, max: usize) -> Vec<String> {
     let words: Vec<&str> = text
         .split_whitespace()
         .map(trim_word)
@@ -221,6 +227,9 @@ fn phrases(text: &str) -> Vec<String> {
         .collect();
     let mut out = Vec::new();
     for i in 0..words.len() {
+        if out.len() >= max {
+            break;
+        }
         for n in 1..=3 {
             if i + n > words.len() {
                 break;
@@ -245,7 +254,7 @@ fn candidates(args: &Value) -> Vec<String> {
         if (MIN_TOKEN_CHARS..=MAX_TOKEN_CHARS).contains(&len) {
             out.push(whole.split_whitespace().collect::<Vec<_>>().join(" "));
         }
-        out.extend(phrases(s));
+        out.extend(phrases(s, usize::MAX));
     };
     each_string(args, &mut |s| add(s));
     out
@@ -317,9 +326,9 @@ mod tests {
     #[test]
     fn memory_is_bounded_by_sessions_reads_and_tokens() {
         let l = Ledger::default();
-        let big: String = (0..10_000).map(|i| format!("word-{i:06} ")).collect();
-        for s in 0..(MAX_SESSIONS * 2) {
-            for _ in 0..(READS_PER_SESSION * 2) {
+        let big: String = (0..1_500).map(|i| format!("word-{i:06} ")).collect();
+        for s in 0..(MAX_SESSIONS + 8) {
+            for _ in 0..(READS_PER_SESSION + 1) {
                 l.record(
                     &format!("s{s}"),
                     "c",
