@@ -42,6 +42,7 @@ static SPEC: ToolSpec = ToolSpec {
     idempotent: true,
     open_world: false,
     private_args: &[],
+    provenance: archgate_core::provenance::Provenance::ArchgateOnly,
 };
 const THEMES: [&str; 6] = [
     "tokyo-night",
@@ -221,6 +222,7 @@ fn main() {
         args_sha256: args_digest(&serde_json::json!({"query": "vim"})),
         args: serde_json::json!({"query": "vim"}),
         dev_mode: false,
+        provenance: None,
     };
     let t = Instant::now();
     for _ in 0..total {

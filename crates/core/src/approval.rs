@@ -42,6 +42,10 @@ pub struct Question {
     pub deadline: u64,
     /// Whether "Always…" may be offered (false for always-ask tools).
     pub rule_allowed: bool,
+    /// What the calling session read just before, when the call follows text archgate did not
+    /// write (`crate::untrusted`): every channel shows its `sentence`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follows: Option<Box<crate::untrusted::Follows>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -478,6 +482,7 @@ mod tests {
             created: 0,
             deadline: 0,
             rule_allowed: true,
+            follows: None,
         }
     }
 

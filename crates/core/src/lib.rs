@@ -20,10 +20,12 @@ pub mod gate;
 pub mod paths;
 pub mod person;
 pub mod presence;
+pub mod provenance;
 pub mod resolve;
 pub mod schema;
 pub mod text;
 pub mod tool;
+pub mod untrusted;
 
 pub use archgate_exec as exec;
 pub use archgate_policy as policy;

@@ -35,6 +35,9 @@ pub struct ToolSpec {
     pub open_world: bool,
     /// Argument keys whose values are private (clipboard text): the audit keeps their length only.
     pub private_args: &'static [&'static str],
+    /// Whether the answer carries text archgate did not write, and from where: a session that
+    /// read such text is followed for a while (`crate::untrusted`).
+    pub provenance: crate::provenance::Provenance,
 }
 
 /// What policy needs to know about one call, computed from the arguments alone.

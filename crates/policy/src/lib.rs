@@ -26,7 +26,7 @@ pub use grant::{Grant, GrantError, Preset, ToolSet, names_tool};
 pub use nag::{NagConfig, NagGuard, NagRefusal};
 pub use pattern::{Pattern, PatternError, RuleList, RuleMatch, Rules, RulesError, normalize_route};
 pub use privilege::elevates_privilege;
-pub use router::{ApprovedBy, Routing, route_approval};
+pub use router::{ApprovedBy, Routing, route_approval, steps_back};
 pub use standing::{
     ArgPattern, BROAD_MAX_TTL, DAY_SECS, DEFAULT_USES_PER_DAY, EXACT_MAX_TTL, FieldPattern,
     MAX_USES_PER_DAY, NewRule, RuleError, StandingRule, find_matching, new_rule,

@@ -4,6 +4,11 @@
 //! an unclassified route → the person, always; developer mode (which never covers blocked) → approved; always-ask tools (every destructive
 //! one) skip standing rules and go to the person; a usable matching standing rule → approved with
 //! its id; otherwise the person is asked.
+//!
+//! After untrusted text (`after_untrusted`: the calling session read text archgate did not write,
+//! within the person's window), an act or destructive call is not approved by developer mode, nor
+//! by a standing rule unless the rule opted in (`StandingRule::after_untrusted`). Read calls are
+//! not affected, and policy's own allow still stands.
 
 use serde::Serialize;
 
@@ -41,13 +46,14 @@ pub enum Routing {
 /// Routes one decision. `always_ask` is the tool's own flag; destructive tiers always ask anyway.
 /// `dev_mode_until` is the unix second developer mode ends (exclusive), if it is on.
 /// `matching_rule` is what [`find_matching`](crate::find_matching) returned; it is re-checked
-/// for usability at `now`.
+/// for usability at `now`. `after_untrusted`: the session read untrusted text within the window.
 pub fn route_approval(
     d: &Decision,
     always_ask: bool,
     dev_mode_until: Option<u64>,
     now: u64,
     matching_rule: Option<&StandingRule>,
+    after_untrusted: bool,
 ) -> Routing {
     if d.tier == Tier::Blocked || d.verdict == Verdict::Deny {
         return Routing::Refuse(d.reason.clone());
@@ -61,7 +67,9 @@ pub fn route_approval(
     if !d.classified {
         return Routing::AskPerson;
     }
-    if dev_mode_until.is_some_and(|until| now < until) {
+    // What the agent just read is not the person's word: for what it acts on, they are asked.
+    let stepped_back = steps_back(d.tier, after_untrusted);
+    if !stepped_back && dev_mode_until.is_some_and(|until| now < until) {
         return Routing::Approved {
             by: ApprovedBy::DeveloperMode,
         };
@@ -70,9 +78,17 @@ pub fn route_approval(
         return Routing::AskPerson;
     }
     match matching_rule {
-        Some(rule) if rule.is_usable(now) => Routing::Approved {
-            by: ApprovedBy::StandingRule(rule.id.clone()),
-        },
+        Some(rule) if rule.is_usable(now) && (!stepped_back || rule.after_untrusted) => {
+            Routing::Approved {
+                by: ApprovedBy::StandingRule(rule.id.clone()),
+            }
+        }
         _ => Routing::AskPerson,
     }
+}
+
+/// Whether developer mode and standing rules (but one that opted in) step back for a call of
+/// this tier after untrusted text: act and destructive calls do; read calls never.
+pub fn steps_back(tier: Tier, after_untrusted: bool) -> bool {
+    after_untrusted && tier >= Tier::Act
 }

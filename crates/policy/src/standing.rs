@@ -132,6 +132,11 @@ pub struct StandingRule {
     pub uses: Vec<u64>,
     /// Whether it covers more than one exact command.
     pub broad: bool,
+    /// Whether it still approves an act call of a session that just read text archgate did not
+    /// write (see [`route_approval`](crate::route_approval)); set only by the person, in the
+    /// rules file. Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub after_untrusted: bool,
 }
 
 /// What the person asked for when creating a rule.
@@ -243,6 +248,7 @@ pub fn new_rule(spec: NewRule, now: u64) -> Result<StandingRule, RuleError> {
         max_uses_per_day: uses,
         uses: Vec::new(),
         broad,
+        after_untrusted: false,
     })
 }
 

@@ -198,6 +198,8 @@ fn forget(map: &Mutex<Map>, nid: u32) -> Option<String> {
 /// and in `archgate show ID`.
 const COMMAND_SHOWN: usize = 200;
 const ARGS_SHOWN: usize = 300;
+/// How much of "this follows text from …" a notification shows.
+const FOLLOWS_SHOWN: usize = 300;
 
 /// The notification's summary and body for `q`: every agent-written string escaped for the
 /// screen (`for_terminal`) and for markup, the command and the arguments cut to a bounded length,
@@ -216,6 +218,13 @@ fn texts(q: &Question) -> (String, String) {
     let args = args.join("; ");
     let was_cut = command.chars().count() > COMMAND_SHOWN || args.chars().count() > ARGS_SHOWN;
     let mut body = escape(&for_terminal_cut(&q.summary, COMMAND_SHOWN));
+    if let Some(f) = &q.follows {
+        // What the agent read just before: the person decides knowing it.
+        body.push_str(&format!(
+            "\n<b>After untrusted text:</b> {}",
+            escape(&for_terminal_cut(&f.sentence, FOLLOWS_SHOWN))
+        ));
+    }
     if !args.is_empty() {
         body.push('\n');
         body.push_str(&escape(&cut(&args, ARGS_SHOWN)));
@@ -391,6 +400,7 @@ mod tests {
             created: 0,
             deadline: 60,
             rule_allowed: true,
+            follows: None,
         }
     }
 
@@ -406,6 +416,27 @@ mod tests {
         assert!(body.contains("--help; rm -rf ~"), "{body}");
         assert!(body.contains("\\x1b[2K&lt;b&gt;"), "{body}");
         assert!(!body.contains("archgate show"), "nothing was cut: {body}");
+        assert!(
+            !body.chars().any(|c| c.is_control() && c != '\n'),
+            "{body:?}"
+        );
+    }
+
+    #[test]
+    fn the_body_says_what_the_session_read_before_escaped() {
+        let mut q = question("omarchy-theme-set nord", serde_json::json!({}));
+        let label = "AUR package \u{1b}[2K<b>evil's PKGBUILD and files".to_owned();
+        q.follows = Some(Box::new(archgate_core::untrusted::Follows {
+            source: archgate_core::provenance::Source::AurFiles,
+            sentence: format!("this follows text from {label}, read 12 s ago"),
+            label,
+            age_s: 12,
+            matched: vec![],
+        }));
+        let (_, body) = texts(&q);
+        assert!(body.contains("After untrusted text:"), "{body}");
+        assert!(body.contains("\\x1b[2K&lt;b&gt;evil's PKGBUILD"), "{body}");
+        assert!(body.contains("read 12 s ago"), "{body}");
         assert!(
             !body.chars().any(|c| c.is_control() && c != '\n'),
             "{body:?}"

@@ -312,6 +312,9 @@ pub fn rules(config: Option<PathBuf>, action: RulesAction) -> anyhow::Result<Exi
                         r["expires"].as_u64().unwrap_or(0).saturating_sub(now) / 60,
                         archgate_core::text::display_value(&r["args"]),
                     ));
+                    if r["after_untrusted"] == true {
+                        out("    after untrusted text: still applies (after_untrusted = true)");
+                    }
                 }
             }
         }

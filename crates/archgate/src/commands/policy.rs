@@ -47,6 +47,9 @@ pub async fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Resul
                     } else if e.developer_mode {
                         out("approved: by developer mode, without asking".to_string());
                     }
+                    if let Some(line) = after_untrusted(&e) {
+                        out(line);
+                    }
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
@@ -65,4 +68,23 @@ pub async fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Resul
     };
     app.shutdown();
     Ok(code)
+}
+
+/// What happens to this call after the calling session read text archgate did not write
+/// (issue 31): whether the standing rule or developer mode that would approve it steps back.
+fn after_untrusted(e: &archgate_core::gate::Explained) -> Option<String> {
+    let w = e.untrusted_window_s?;
+    let what = match (&e.standing_rule, e.rule_after_untrusted, e.developer_mode) {
+        (Some(id), true, _) => {
+            format!("standing rule {id} still approves it (it has after_untrusted = true)")
+        }
+        (Some(id), false, _) => format!(
+            "standing rule {id} steps back (set after_untrusted = true on it to keep it) and the person is asked"
+        ),
+        (None, _, true) => "developer mode steps back and the person is asked".to_owned(),
+        (None, _, false) => "the person is asked, as now".to_owned(),
+    };
+    Some(format!(
+        "after untrusted text: within {w} s after the calling session read text archgate did not write (an AUR PKGBUILD, a wiki page, the clipboard …), {what}"
+    ))
 }

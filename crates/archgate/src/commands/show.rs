@@ -28,11 +28,16 @@ fn field(indent: &str, label: &str, value: &str) -> Vec<String> {
 /// The route and every argument of a question, escaped and wrapped (under its row in
 /// `archgate approvals`, and in `archgate show`).
 pub(super) fn detail_lines(q: &Value, indent: &str) -> Vec<String> {
-    let mut lines = field(
+    let mut lines = Vec::new();
+    // What the agent read just before: a rule or developer mode did not approve this call.
+    if let Some(f) = q["follows"]["sentence"].as_str() {
+        lines.extend(field(indent, "after untrusted text", &for_terminal(f)));
+    }
+    lines.extend(field(
         indent,
         "route",
         &for_terminal(q["route"].as_str().unwrap_or("")),
-    );
+    ));
     let args = display_args(&q["args"]);
     if args.is_empty() {
         lines.push(format!("{indent}arguments: none"));
@@ -113,6 +118,22 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_question_after_untrusted_text_says_what_was_read_escaped() {
+        let q = json!({
+            "route": "omarchy_run theme set", "args": {},
+            "follows": {"sentence": "this follows text from AUR package \u{1b}[2Kx's PKGBUILD, read 12 s ago"},
+        });
+        let text = detail_lines(&q, "").concat();
+        assert!(
+            text.starts_with(
+                "after untrusted text: this follows text from AUR package \\x1b[2Kx's"
+            ),
+            "{text}"
+        );
+        assert!(text.replace(' ', "").contains("read12sago"), "{text}");
+    }
+
+    #[test]
     fn a_question_is_shown_whole_and_escaped() {
         let long = "y".repeat(2048);
         let q = json!({
@@ -128,6 +149,7 @@ mod tests {
             "every byte of the argument"
         );
         assert!(text.contains("\\x1b[2K") && text.contains("\\u{202e}txt"));
+        assert!(!text.contains("after untrusted text"), "it read nothing");
         assert!(text.contains(r#""\r\x1b[1A""#));
         for l in &lines {
             assert!(!l.chars().any(|c| c.is_control()), "{l:?}");

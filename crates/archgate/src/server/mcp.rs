@@ -40,6 +40,16 @@ pub struct McpServer {
     fixed_client: Option<Client>,
     /// A bridged connection's end (`bridge.rs`): its calls end with it.
     conn_ended: Option<tokio_util::sync::CancellationToken>,
+    /// The session of a stdio or bridged connection (over HTTP, the request's `mcp-session-id`):
+    /// what it read before counts for its act calls (`archgate_core::untrusted`).
+    session: Option<String>,
+}
+
+/// A session name no other connection of this process has.
+fn connection_session(kind: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{kind}:{n}")
 }
 
 impl McpServer {
@@ -53,6 +63,7 @@ impl McpServer {
                 grant,
             }),
             conn_ended: None,
+            session: Some(connection_session("stdio")),
         }
     }
 
@@ -61,6 +72,7 @@ impl McpServer {
             app,
             fixed_client: None,
             conn_ended: None,
+            session: None,
         }
     }
 
@@ -80,6 +92,7 @@ impl McpServer {
                 grant,
             }),
             conn_ended: Some(ended),
+            session: Some(connection_session("bridge")),
         }
     }
 
@@ -113,6 +126,18 @@ impl McpServer {
 }
 
 impl McpServer {
+    /// The session whose reads a request's call follows: the connection's, else the HTTP
+    /// session's, else none (a stateless request: the gate takes the client's).
+    fn session_of(&self, cx: &RequestContext<RoleServer>) -> Option<String> {
+        self.session.clone().or_else(|| {
+            cx.extensions
+                .get::<http::request::Parts>()
+                .and_then(|p| p.headers.get("mcp-session-id"))
+                .and_then(|v| v.to_str().ok())
+                .map(|s| format!("mcp:{s}"))
+        })
+    }
+
     fn extension(&self) -> Option<&dyn Extension> {
         self.app.extension.as_deref()
     }
@@ -348,10 +373,11 @@ impl ServerHandler for McpServer {
         // While the call runs (an approval can wait up to approval.timeout_s), a request that
         // carries a progressToken hears progress every few seconds: clients that reset their
         // own timeout on progress then wait for archgate's answer instead of giving up.
-        let call = self
-            .app
-            .gate
-            .call_relayed(&client, &request.name, args, &relay);
+        let session = self.session_of(&cx);
+        let call =
+            self.app
+                .gate
+                .call_in_session(&client, session.as_deref(), &request.name, args, &relay);
         let r = tokio::select! {
             r = super::progress::while_running(call, cx.meta.get_progress_token(), &cx.peer) => r,
             _ = cx.ct.cancelled() => {
@@ -402,11 +428,14 @@ impl ServerHandler for McpServer {
             return x.read_resource(request);
         }
         let client = self.client(&cx)?;
-        Ok(
-            super::resources::read(&self.app.gate, &client, &request.uri)
-                .await?
-                .into(),
+        Ok(super::resources::read(
+            &self.app.gate,
+            &client,
+            self.session_of(&cx).as_deref(),
+            &request.uri,
         )
+        .await?
+        .into())
     }
     async fn list_prompts(
         &self,

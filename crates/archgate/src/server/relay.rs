@@ -104,7 +104,7 @@ static DECISION_FORM: std::sync::LazyLock<ElicitationSchema> = std::sync::LazyLo
 
 /// The question as the client shows it to the person.
 fn elicitation(q: &QuestionView<'_>) -> ElicitRequestParams {
-    let message = format!(
+    let mut message = format!(
         "archgate: may {} run this {} call?\n\n{}\n\nTool: {}. Unanswered by {} it is refused.",
         q.client,
         q.tier,
@@ -112,6 +112,10 @@ fn elicitation(q: &QuestionView<'_>) -> ElicitRequestParams {
         q.tool,
         clock(q.deadline)
     );
+    // What the agent read just before: the person decides knowing it (issue 31).
+    if let Some(f) = q.follows {
+        message.push_str(&format!("\n\nAfter untrusted text: {f}."));
+    }
     ElicitRequestParams::FormElicitationParams {
         meta: None,
         message,
@@ -125,6 +129,7 @@ struct QuestionView<'a> {
     command: &'a str,
     tier: &'a str,
     deadline: u64,
+    follows: Option<&'a str>,
 }
 
 /// `HH:MM:SS` UTC of a Unix time.
@@ -153,6 +158,7 @@ impl Channel for Elicit {
             command: &q.summary,
             tier: &tier,
             deadline: q.deadline,
+            follows: q.follows.as_ref().map(|f| f.sentence.as_str()),
         };
         let params = elicitation(&view);
         let (peer, id) = (self.peer.clone(), q.id.clone());
@@ -199,6 +205,7 @@ pub fn input_required(r: &CallResult) -> Option<InputRequiredResult> {
         command: &asked.command,
         tier: &tier,
         deadline: asked.deadline,
+        follows: asked.follows.as_deref(),
     };
     let request = InputRequest::Elicitation(ElicitRequest::new(elicitation(&view)));
     Some(InputRequiredResult::new(
@@ -245,6 +252,7 @@ mod tests {
             command: "omarchy-theme-set nord",
             tier: "act",
             deadline: 3_600 + 61,
+            follows: None,
         });
         let back = serde_json::to_value(&v).unwrap();
         let msg = back["message"].as_str().unwrap();
@@ -253,6 +261,25 @@ mod tests {
             "{msg}"
         );
         assert!(msg.contains("01:01:01 UTC"), "{msg}");
+        assert!(!msg.contains("untrusted"), "{msg}");
+        let after = elicitation(&QuestionView {
+            client: "coder",
+            tool: "theme",
+            command: "omarchy-theme-set nord",
+            tier: "act",
+            deadline: 0,
+            follows: Some(
+                "this follows text from AUR package x's PKGBUILD and files, read 3 s ago",
+            ),
+        });
+        let msg = serde_json::to_value(&after).unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            msg.contains("After untrusted text: this follows text from AUR package x's PKGBUILD"),
+            "{msg}"
+        );
         assert_eq!(
             back["requestedSchema"]["properties"]["decision"]["enum"],
             json!(["allow", "deny"])
@@ -272,6 +299,7 @@ mod tests {
             command: "omarchy-theme-set nord".into(),
             tier: archgate_core::policy::Tier::Act,
             deadline: 3_661,
+            follows: None,
         };
         let r = CallResult {
             id: "1".into(),

@@ -148,14 +148,22 @@ pub fn route(uri: &str) -> Option<(&'static str, Value)> {
     None
 }
 
-pub async fn read(gate: &Gate, client: &Client, uri: &str) -> Result<ReadResourceResult, McpError> {
+/// Reads `uri` as `client` in `session` (its reads count for the session's act calls).
+pub async fn read(
+    gate: &Gate,
+    client: &Client,
+    session: Option<&str>,
+    uri: &str,
+) -> Result<ReadResourceResult, McpError> {
     let Some((tool, args)) = route(uri) else {
         return Err(McpError::resource_not_found(
             format!("no resource {uri}"),
             Some(json!({ "uri": uri })),
         ));
     };
-    let r = gate.call(client, tool, args).await;
+    let r = gate
+        .call_in_session(client, session, tool, args, &Default::default())
+        .await;
     match r.output {
         Ok(out) => {
             let mut contents = Vec::new();

@@ -18,7 +18,7 @@ pub struct PolicyView {
     pub tools: Vec<(&'static str, Tier)>,
 }
 
-read_spec!(static POLICY = "archgate_policy", "archgate policy", open_world: false, "The policy in force, explained.");
+read_spec!(static POLICY = "archgate_policy", "archgate policy", open_world: false, provenance: archgate_core::provenance::Provenance::ArchgateOnly, "The policy in force, explained.");
 
 impl Tool for PolicyView {
     type Args = NoArgs;
@@ -77,7 +77,7 @@ impl Tool for PolicyView {
 /// This client's last 50 records.
 pub struct ActivityView(pub Arc<Services>);
 
-read_spec!(static ACTIVITY = "archgate_activity", "Recent activity", open_world: false, "This client's last 50 audit records.");
+read_spec!(static ACTIVITY = "archgate_activity", "Recent activity", open_world: false, provenance: archgate_core::provenance::Provenance::ArchgateOnly, "This client's last 50 audit records.");
 
 impl Tool for ActivityView {
     type Args = NoArgs;

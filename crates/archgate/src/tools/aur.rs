@@ -18,6 +18,9 @@ read_tool!(
         name: "aur_search",
         title: "Search the AUR",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurSearch
+        ),
         args: SearchArgs,
         description: "Search the AUR, only after pkg_search found nothing official.",
     } | svc,
@@ -34,6 +37,9 @@ read_tool!(
         name: "aur_info",
         title: "AUR package details",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurDetails
+        ),
         args: InfoArgs,
         description: "AUR packages' details and trust signals: votes, popularity, maintainer, dates, out-of-date.",
     } | svc,
@@ -56,6 +62,9 @@ read_tool!(
         name: "aur_pkgbuild",
         title: "AUR package files",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurFiles
+        ),
         args: PackageArgs,
         description: "The PKGBUILD, .SRCINFO and install scripts of an AUR package, as text.",
     } | svc,
@@ -72,6 +81,9 @@ read_tool!(
         name: "aur_audit",
         title: "Audit an AUR package",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurAudit
+        ),
         args: AuditArgs,
         description: "Before building an AUR package: a static audit of its files at one commit, trust \
                   signals, a verdict (ok, review, dangerous) and the commands that build that commit.",
@@ -118,6 +130,9 @@ read_tool!(
         name: "aur_diff",
         title: "What an AUR update changes",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurDiff
+        ),
         args: DiffArgs,
         description: "The diff between two versions of an AUR package, an audit of what it adds, and the \
                   commands that build the newer commit. Use before updating.",
@@ -138,6 +153,9 @@ read_tool!(
         name: "aur_review_updates",
         title: "Review pending AUR updates",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::AurUpdates
+        ),
         args: NoArgs,
         description: "Every installed AUR package with a newer version: its diff and audit, most dangerous \
                   first, and how to build the commit read. Before any AUR helper updates.",
@@ -167,6 +185,9 @@ read_tool!(
         name: "pkgbuild_audit",
         title: "Audit a PKGBUILD",
         open_world: false,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PkgbuildAuditInput
+        ),
         args: AuditInput,
         description: "Audit PKGBUILD text (and install scripts) with a bash parser, never run: findings with \
                   line, severity and why, and a verdict.",

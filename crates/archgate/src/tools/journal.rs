@@ -52,7 +52,7 @@ fn options(config: &Config, permit: &Permit) -> DiagOptions {
 /// Declares one read-only diagnostics tool whose `execute` is `$body` with `$permit`, `$opts`
 /// and the arguments `$a`.
 macro_rules! diag_tool {
-    ($ty:ident, $args:ty, $name:literal, $title:literal, $desc:literal,
+    ($ty:ident, $args:ty, $name:literal, $title:literal, $prov:expr, $desc:literal,
      |$permit:ident, $opts:ident, $a:ident| $body:expr) => {
         pub struct $ty;
         impl Tool for $ty {
@@ -60,7 +60,7 @@ macro_rules! diag_tool {
             type Run = $args;
             archgate_core::resolve_as_planned!();
             fn spec(&self) -> &'static ToolSpec {
-                read_spec!(static SPEC = $name, $title, open_world: false, $desc);
+                read_spec!(static SPEC = $name, $title, open_world: false, provenance: $prov, $desc);
                 &SPEC
             }
             fn execute<'a>(
@@ -145,6 +145,7 @@ diag_tool!(
     JournalArgs,
     "journal",
     "Journal",
+    archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::Journal),
     "Journal, newest first; boot 0 = current; more: cursor.",
     |permit, opts, a| async { journal::query(permit, &opts, &a.query()?).await }.await
 );
@@ -164,6 +165,7 @@ diag_tool!(
     UnitsArgs,
     "units",
     "systemd units",
+    archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::Units),
     "Units by state (failed, active or timers), or one unit's status with its files and last log lines.",
     |permit, opts, a| async {
         match &a.unit {
@@ -192,6 +194,7 @@ diag_tool!(
     BootsArgs,
     "boots",
     "Boots and crashes",
+    archgate_core::provenance::Provenance::ArchgateOnly,
     "Boots with their error counts, or core dumps (crashes).",
     |permit, opts, a| async {
         let limit = limit(a.limit, 10);

@@ -79,7 +79,7 @@ pub struct HardwareRun {
     commands: Vec<CommandSpec>,
 }
 
-read_spec!(static HARDWARE = "hardware", "Hardware", open_world: false, "Hardware by section: cpu (microcode, scaling), gpu/pci (driver, alternative \
+read_spec!(static HARDWARE = "hardware", "Hardware", open_world: false, provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::DeviceStrings), "Hardware by section: cpu (microcode, scaling), gpu/pci (driver, alternative \
                   modules), usb, modules (taint), firmware (UEFI, Secure Boot, DMI), \
                   temperatures, block (mounts, free space), smart.");
 
@@ -187,7 +187,7 @@ pub struct NetworkArgs {
 
 pub struct Network;
 
-read_spec!(static NETWORK = "network", "Network", open_world: false, "Local network facts, nothing sent, by section: links with addresses, routes, \
+read_spec!(static NETWORK = "network", "Network", open_world: false, provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::NetworkNames), "Local network facts, nothing sent, by section: links with addresses, routes, \
                   dns (servers, the resolver in use), wifi (NetworkManager or iwd, current \
                   network, signal), rfkill.");
 
@@ -242,7 +242,7 @@ pub struct ProcessesArgs {
 
 pub struct Processes;
 
-read_spec!(static PROCESSES = "processes", "Processes", open_world: false, "Top processes by cpu or memory, or one pid: exe, state, start, memory, open \
+read_spec!(static PROCESSES = "processes", "Processes", open_world: false, provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::ProcessCommandLines), "Top processes by cpu or memory, or one pid: exe, state, start, memory, open \
                   files, systemd unit.");
 
 const SAMPLE: Duration = Duration::from_millis(500);

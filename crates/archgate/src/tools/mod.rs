@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// Declares the `ToolSpec` of a read tool: `read` tier, read-only, idempotent, never
 /// destructive, no private arguments — the shape every read tool's spec has.
 macro_rules! read_spec {
-    ($vis:vis static $id:ident = $name:literal, $title:literal, open_world: $ow:literal, $desc:expr $(,)?) => {
+    ($vis:vis static $id:ident = $name:literal, $title:literal, open_world: $ow:literal, provenance: $prov:expr, $desc:expr $(,)?) => {
         $vis static $id: archgate_core::tool::ToolSpec = archgate_core::tool::ToolSpec {
             name: $name,
             title: $title,
@@ -25,6 +25,7 @@ macro_rules! read_spec {
             idempotent: true,
             open_world: $ow,
             private_args: &[],
+            provenance: $prov,
         };
     };
 }
@@ -37,6 +38,8 @@ mod journal;
 mod machine;
 mod packages;
 mod pkg_health;
+#[cfg(test)]
+mod provenance;
 pub mod services;
 mod system;
 mod upkeep;
@@ -53,6 +56,7 @@ macro_rules! read_tool {
             name: $name:literal,
             title: $title:literal,
             open_world: $ow:literal,
+            provenance: $prov:expr,
             args: $args:ty,
             description: $desc:expr,
         }
@@ -66,7 +70,7 @@ macro_rules! read_tool {
             archgate_core::resolve_as_planned!();
 
             fn spec(&self) -> &'static archgate_core::tool::ToolSpec {
-                read_spec!(static SPEC = $name, $title, open_world: $ow, $desc);
+                read_spec!(static SPEC = $name, $title, open_world: $ow, provenance: $prov, $desc);
                 &SPEC
             }
 

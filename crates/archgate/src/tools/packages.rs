@@ -21,6 +21,7 @@ read_tool!(
         name: "pacman_conf",
         title: "pacman configuration",
         open_world: false,
+        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: NoArgs,
         description: "pacman.conf with its Includes: repositories, servers, architecture, paths, ignores, options.",
     } | svc,
@@ -48,6 +49,9 @@ read_tool!(
         name: "pkg_search",
         title: "Search official packages",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PackageDescriptions
+        ),
         args: SearchArgs,
         description: "Search official packages like `pacman -Ss`, best first, installed ones marked. Use before the AUR.",
     } | svc,
@@ -60,6 +64,9 @@ read_tool!(
         name: "pkg_info",
         title: "Package details",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PackageDescriptions
+        ),
         args: InfoArgs,
         description: "One package like `pacman -Si`/`-Qi`: versions, dependencies (optional ones with \
                   reasons), sizes, dates, install reason, required-by.",
@@ -73,6 +80,7 @@ read_tool!(
         name: "pkg_files",
         title: "Files of a package",
         open_world: false,
+        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: FilesArgs,
         description: "The files a package installs (files database, else the local one).",
     } | svc,
@@ -85,6 +93,7 @@ read_tool!(
         name: "pkg_owner",
         title: "Which package owns a file",
         open_world: false,
+        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: OwnerArgs,
         description: "The installed package that owns a path, like `pacman -Qo`.",
     } | svc,
@@ -97,6 +106,7 @@ read_tool!(
         name: "pkg_deps",
         title: "Dependency tree",
         open_world: false,
+        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: DepsArgs,
         description: "A package's dependency tree (or reverse: what needs it), resolved through provides.",
     } | svc,
@@ -109,6 +119,7 @@ read_tool!(
         name: "pkg_list",
         title: "List installed packages",
         open_world: false,
+        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: ListArgs,
         description: "Installed packages: explicit, deps, orphans, foreign (AUR or local builds) or upgradable.",
     } | svc,
@@ -121,6 +132,7 @@ read_tool!(
         name: "pkg_updates",
         title: "Pending updates",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: NoArgs,
         description: "Pending official updates against fresh databases (a temporary copy), and the command \
                   for the person.",
@@ -134,6 +146,9 @@ read_tool!(
         name: "pacman_log",
         title: "pacman's log",
         open_world: false,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PacmanLog
+        ),
         args: LogArgs,
         description: "Recent transactions from pacman's log. Use it when something broke after an update.",
     } | svc,
@@ -150,6 +165,7 @@ read_tool!(
         name: "pkg_install_plan",
         title: "Plan an install",
         open_world: false,
+        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: InstallPlanArgs,
         description: "What installing packages would pull in, conflict with and cost, and the command for \
                   the person: archgate never installs.",

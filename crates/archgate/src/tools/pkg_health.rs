@@ -15,6 +15,7 @@ read_tool!(
         name: "pkg_verify",
         title: "Check installed files",
         open_world: false,
+        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: VerifyArgs,
         description: "Installed files vs their package, like `pacman -Qk`/`-Qkk`: one package or all.",
     } | svc,
@@ -27,6 +28,9 @@ read_tool!(
         name: "pkg_pacnew",
         title: ".pacnew and .pacsave files",
         open_world: false,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::Pacnew
+        ),
         args: NoArgs,
         description: ".pacnew/.pacsave files waiting: owner, diff against the live file, commands to merge.",
     } | svc,
@@ -39,6 +43,7 @@ read_tool!(
         name: "pkg_cache",
         title: "Package cache and downgrades",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: CacheArgs,
         description: "Package cache: size, versions, what `paccache -rk3` frees. With name: older versions (cache, Arch Linux Archive) and the `pacman -U` command.",
     } | svc,

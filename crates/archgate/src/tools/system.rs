@@ -28,7 +28,7 @@ impl SystemStatus {
     }
 }
 
-read_spec!(static SPEC = "system_status", "System status", open_world: false, "Kernel, uptime, load, memory, swap, disk of / and /home, failed units, battery, and the \
+read_spec!(static SPEC = "system_status", "System status", open_world: false, provenance: archgate_core::provenance::Provenance::ArchgateOnly, "Kernel, uptime, load, memory, swap, disk of / and /home, failed units, battery, and the \
                   desktop (compositor, Omarchy, theme, outputs). Use it first when the machine feels \
                   slow or broken.");
 

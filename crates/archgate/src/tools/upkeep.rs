@@ -178,7 +178,7 @@ pub struct UpkeepRun {
 }
 
 // The description names every check: an agent choosing tools reads descriptions first (issue 36).
-read_spec!(static SPEC = "upkeep", "Upkeep", open_world: true,
+read_spec!(static SPEC = "upkeep", "Upkeep", open_world: true, provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::ArchWeb),
     "Upgrade health, one check: mirrors (sync age), keyring (expiring keys), restart (old \
      kernel, services on deleted libraries), advisories (security tracker), snapshots (before \
      upgrading), aur (paru/yay); with the person's commands.");

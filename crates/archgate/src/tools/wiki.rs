@@ -12,6 +12,9 @@ read_tool!(
         name: "wiki_search",
         title: "Search the ArchWiki",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::WikiSearch
+        ),
         args: WikiSearchArgs,
         description: "Search the ArchWiki, the first place to learn how things work on Arch (offline \
                   index, else online).",
@@ -31,6 +34,9 @@ read_tool!(
         name: "wiki_page",
         title: "Read an ArchWiki page",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::WikiPage
+        ),
         args: WikiPageArgs,
         description: "An ArchWiki page (or one section) as clean Markdown; long pages come in pages (next_page).",
     } | svc,
@@ -43,6 +49,9 @@ read_tool!(
         name: "arch_news",
         title: "Arch news",
         open_world: true,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::ArchNews
+        ),
         args: ArchNewsArgs,
         description: "Arch Linux news, flagging manual interventions; by default the items since the last \
                   full upgrade. Check it before any update.",

@@ -8,7 +8,7 @@
 //! with their size when they do not (the record's `args_sha256` is of the whole arguments
 //! anyway). Events are bounded the same way. A line is at most [`LINE_LIMIT`] bytes.
 
-use super::record::{ApprovalRecord, Record};
+use super::record::{ApprovalRecord, ProvenanceRecord, Record};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -126,6 +126,11 @@ fn bounded_record_at(r: &Record, most: usize) -> Record {
             json!({ "[too large to record]": format!("{} bytes; see args_sha256", json_len(&r.args)) })
         },
         dev_mode: r.dev_mode,
+        provenance: r.provenance.as_ref().map(|p| ProvenanceRecord {
+            read: o(&p.read, FIELD_LIMIT),
+            after: o(&p.after, TARGET_LIMIT),
+            after_s: p.after_s,
+        }),
     }
 }
 
@@ -230,6 +235,7 @@ mod tests {
             args_sha256: args_digest(&args),
             args,
             dev_mode: false,
+            provenance: None,
         }
     }
 

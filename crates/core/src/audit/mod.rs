@@ -9,8 +9,8 @@ mod writer;
 
 pub use reader::{Entry, ReadReport, read_log, recent};
 pub use record::{
-    ApprovalRecord, Outcome, Record, args_digest, canonical_json, now_rfc3339, recorded_args,
-    truncate_args,
+    ApprovalRecord, Outcome, ProvenanceRecord, Record, args_digest, canonical_json, now_rfc3339,
+    recorded_args, truncate_args,
 };
 pub use writer::{AuditLog, AuditSettings, AuditStats, HARD_CAP, KEEP_YOUNG, Retention};
 
@@ -40,6 +40,7 @@ mod tests {
             args_sha256: args_digest(&serde_json::json!({})),
             args: serde_json::json!({}),
             dev_mode: false,
+            provenance: None,
         }
     }
 

@@ -104,6 +104,7 @@ impl Started {
             args_sha256: self.args_sha256.clone(),
             args: Value::Null,
             dev_mode: self.dev_mode,
+            provenance: None,
         }
     }
 

@@ -110,6 +110,24 @@ pub struct Record {
     pub args_sha256: String,
     pub args: Value,
     pub dev_mode: bool,
+    /// Untrusted text: what this call's answer carried, or what this act call followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<ProvenanceRecord>,
+}
+
+/// The provenance that applied to a call (`crate::untrusted`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProvenanceRecord {
+    /// The source of the untrusted text this call's answer carried (`aur_files`, `clipboard` …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<String>,
+    /// What the session read within the window before this act call: developer mode and
+    /// standing rules did not approve it (a rule with `after_untrusted` still could).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// Seconds between that read and this call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_s: Option<u64>,
 }
 
 /// Canonical JSON: object keys sorted (serde_json's map is a BTreeMap without

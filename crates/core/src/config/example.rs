@@ -69,6 +69,11 @@ max_questions = 12
 # polkit and archgate's actions are installed; "polkit": every Allow and Always as well, and
 # without polkit every yes is refused; "off": never. Deny never asks. See SECURITY.md.
 presence = "auto"
+# Seconds after a session read text archgate did not write (an AUR PKGBUILD, a wiki page, the
+# clipboard, a journal line …) during which its act and destructive calls go to you even when a
+# standing rule or developer mode would approve them (1..=86400; a rule made with
+# `after_untrusted = true` still applies). See SECURITY.md "After untrusted text".
+untrusted_window_s = 600
 
 [exec]
 # Where programs are looked up (never the inherited PATH). Unset: $OMARCHY_PATH/bin,

@@ -323,6 +323,35 @@ mod tests {
     /// A presence typo keeps the whole file from applying (the last good copy stays); the value
     /// `validate` would have put in its place is still the strictest, never the weakest.
     #[test]
+    fn the_untrusted_window_is_the_persons_and_bounded() {
+        let l = load_str("");
+        assert_eq!(
+            l.config.approval.untrusted_window,
+            std::time::Duration::from_secs(600)
+        );
+        let l = load_str("[approval]\nuntrusted_window_s = 30\n");
+        assert!(l.problems.is_empty(), "{:?}", l.problems);
+        assert_eq!(
+            l.config.approval.untrusted_window,
+            std::time::Duration::from_secs(30)
+        );
+        for bad in ["0", "86401"] {
+            let l = load_str(&format!("[approval]\nuntrusted_window_s = {bad}\n"));
+            assert_eq!(
+                l.config.approval.untrusted_window,
+                std::time::Duration::from_secs(600)
+            );
+            assert!(
+                l.problems
+                    .iter()
+                    .any(|p| p.key.as_deref() == Some("approval.untrusted_window_s")),
+                "{:?}",
+                l.problems
+            );
+        }
+    }
+
+    #[test]
     fn a_presence_typo_is_the_strictest_setting_not_the_weakest() {
         use crate::presence::Presence;
         assert_eq!(load_str("").config.approval.presence, Presence::Auto);

@@ -61,6 +61,9 @@ pub struct RawApproval {
     pub max_questions: Option<u32>,
     /// `off`, `auto` or `polkit` (see `crate::presence`).
     pub presence: Option<String>,
+    /// Seconds after a session read untrusted text during which its act calls are the
+    /// person's (see `crate::untrusted`).
+    pub untrusted_window_s: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

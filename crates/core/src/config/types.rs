@@ -11,6 +11,8 @@ pub const DEFAULT_PORT: u16 = 8765;
 /// Seconds a call waits for the person by default: below the 60 s most MCP clients wait for an
 /// answer (the TypeScript SDK, Claude Code), so the agent hears "declined", not a timeout.
 pub const DEFAULT_APPROVAL_TIMEOUT_S: u64 = 50;
+/// Seconds after an untrusted read during which rules and developer mode step back.
+pub const DEFAULT_UNTRUSTED_WINDOW_S: u64 = 600;
 pub const DEFAULT_APPROVAL_PORT: u16 = 8766;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +67,9 @@ pub struct ApprovalConfig {
     pub max_questions: u32,
     /// Which yeses the person confirms through polkit (`crate::presence`).
     pub presence: crate::presence::Presence,
+    /// How long after a session read text archgate did not write (`crate::untrusted`) its act
+    /// and destructive calls are not approved by a standing rule or developer mode.
+    pub untrusted_window: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

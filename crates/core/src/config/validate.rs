@@ -350,6 +350,14 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 report,
             ),
             presence: presence(approval.presence.as_deref(), report),
+            untrusted_window: Duration::from_secs(bounded(
+                approval.untrusted_window_s,
+                DEFAULT_UNTRUSTED_WINDOW_S,
+                1,
+                86_400,
+                "approval.untrusted_window_s",
+                report,
+            )),
         },
         exec: ExecSettings {
             search_dirs: exec_dirs,

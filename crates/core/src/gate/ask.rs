@@ -111,6 +111,8 @@ pub(super) struct Ask<'a> {
     pub budget: &'a Budget,
     /// Whether "Always…" may be offered (false for always-ask tools).
     pub rule_allowed: bool,
+    /// What the session read just before, when the call follows untrusted text.
+    pub follows: Option<&'a crate::untrusted::Follows>,
 }
 
 impl Gate {
@@ -208,6 +210,7 @@ impl Gate {
             created: now,
             deadline: now + a.config.approval.timeout.as_secs(),
             rule_allowed: a.rule_allowed,
+            follows: a.follows.cloned().map(Box::new),
         })
     }
 
@@ -235,6 +238,7 @@ impl Gate {
             command: q.summary.clone(),
             tier: q.tier,
             deadline: q.deadline,
+            follows: q.follows.as_ref().map(|f| f.sentence.clone()),
         };
         let (broker, person, tickets, clock) = (
             self.broker.clone(),

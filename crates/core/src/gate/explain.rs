@@ -21,6 +21,13 @@ pub struct Explained {
     pub standing_rule: Option<String>,
     /// Whether developer mode would approve it without asking.
     pub developer_mode: bool,
+    /// For an act or destructive call that would be asked: within this many seconds after the
+    /// calling session read text archgate did not write, developer mode and the standing rule
+    /// (unless it opted in with `after_untrusted`) step back and the person is asked.
+    pub untrusted_window_s: Option<u64>,
+    /// Whether the standing rule opted in (`after_untrusted = true`), so it still approves
+    /// after untrusted text.
+    pub rule_after_untrusted: bool,
 }
 
 impl Gate {
@@ -63,6 +70,8 @@ impl Gate {
                 decision: early,
                 standing_rule: None,
                 developer_mode: false,
+                untrusted_window_s: None,
+                rule_after_untrusted: false,
             });
         }
         let cx = self.cx_for("explain", client, &config);
@@ -75,13 +84,14 @@ impl Gate {
                 decision: words,
                 standing_rule: None,
                 developer_mode: false,
+                untrusted_window_s: None,
+                rule_after_untrusted: false,
             });
         }
         let action = pin_programs(probe.permit.executor(), action)?;
         let decision = self.decide(&config, client, spec.name, &action, &[]);
         let now = self.clock.now_secs();
-        let standing_rule = (decision.verdict == Verdict::Ask
-            && decision.tier != Tier::Destructive)
+        let rule = (decision.verdict == Verdict::Ask && decision.tier != Tier::Destructive)
             .then(|| {
                 self.person.matching_rule(
                     &client.name,
@@ -92,14 +102,19 @@ impl Gate {
                     now,
                 )
             })
-            .flatten()
-            .map(|r| r.id);
+            .flatten();
+        let untrusted_window_s = (decision.verdict == Verdict::Ask
+            && decision.classified
+            && archgate_policy::steps_back(decision.tier, true))
+        .then(|| config.approval.untrusted_window.as_secs());
         Ok(Explained {
             developer_mode: decision.verdict == Verdict::Ask
                 && self.person.dev_mode_until(now).is_some(),
+            untrusted_window_s,
+            rule_after_untrusted: rule.as_ref().is_some_and(|r| r.after_untrusted),
+            standing_rule: rule.map(|r| r.id),
             action,
             decision,
-            standing_rule,
         })
     }
 }

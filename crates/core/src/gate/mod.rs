@@ -119,6 +119,8 @@ struct Call<'a> {
     client: &'a Client,
     now: u64,
     relay: &'a Relay,
+    /// The session the call belongs to (`crate::untrusted`): what it read before counts.
+    session: &'a str,
 }
 
 pub struct Gate {
@@ -142,6 +144,8 @@ pub struct Gate {
     tickets: ask::Tickets,
     /// Budget refusals being counted, per client (`flood.rs`).
     floods: flood::Floods,
+    /// What each session read that archgate did not write, for the window (`untrusted.rs`).
+    untrusted: crate::untrusted::Ledger,
 }
 
 impl Gate {
@@ -169,6 +173,7 @@ impl Gate {
             resolver_cache: std::sync::Mutex::new(None),
             tickets: Default::default(),
             floods: Default::default(),
+            untrusted: Default::default(),
         }
     }
 
@@ -323,6 +328,25 @@ impl Gate {
         args: Value,
         relay: &Relay,
     ) -> CallResult {
+        self.call_in_session(client, None, tool_name, args, relay)
+            .await
+    }
+
+    /// `call_relayed` in `session` (an MCP session, a bridged connection): what the session read
+    /// before decides whether a standing rule or developer mode may approve its act calls
+    /// (`crate::untrusted`). Without a session, the client's name is the session.
+    pub async fn call_in_session(
+        &self,
+        client: &Client,
+        session: Option<&str>,
+        tool_name: &str,
+        args: Value,
+        relay: &Relay,
+    ) -> CallResult {
+        let session = match session {
+            Some(s) => format!("session:{s}"),
+            None => crate::untrusted::client_key(&client.name),
+        };
         let config = self.config.current(); // one snapshot for the whole call
         let now = self.clock.now_secs();
         // Unique across the instances the CLI may answer (each stdio client starts its own).
@@ -343,6 +367,7 @@ impl Gate {
             client,
             now,
             relay,
+            session: &session,
         };
         // Boxed: the stages' state is large, and every future that awaits this one (the MCP
         // handler's, the SDK's task) would hold it inline and copy it at each spawn and move.
@@ -385,7 +410,16 @@ impl Gate {
         self.mark_started(call, pending, &action, &decision)?;
         // Execution, with a permit bound to exactly the commands that were judged and approved.
         let permit = self.permit(call.config, name).bound_to(action.commands);
-        self.execute(&cx, call.config, &*tool, permit, run).await
+        let output = self.execute(&cx, call.config, &*tool, permit, run).await?;
+        // Text archgate did not write: the session read it (`untrusted.rs`).
+        self.note_read(
+            call,
+            &mut pending.trace,
+            tool.spec().provenance,
+            &args,
+            &output,
+        );
+        Ok(output)
     }
 }
 /// The executor for this snapshot's `[exec]` and Omarchy settings. Building one looks for

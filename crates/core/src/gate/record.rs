@@ -13,7 +13,7 @@ use super::flood::Fold;
 use super::refusal::Refusal;
 use super::{Client, Gate};
 use crate::approval::ApprovalOutcome;
-use crate::audit::{ApprovalRecord, Outcome, Record, args_digest, recorded_args};
+use crate::audit::{ApprovalRecord, Outcome, ProvenanceRecord, Record, args_digest, recorded_args};
 use crate::tool::{Action, ToolOutput};
 
 /// How approval went, when it was considered.
@@ -47,6 +47,10 @@ pub(super) struct Trace {
     /// The call's `started` line is in the log (`started.rs`): its work may have begun, so a call
     /// dropped now ended `unknown`.
     pub started: bool,
+    /// The answer carried untrusted text from this source (`untrusted.rs`).
+    pub read: Option<crate::provenance::Source>,
+    /// The act call came within the window after the session read untrusted text.
+    pub follows: Option<crate::untrusted::Follows>,
 }
 
 impl Trace {
@@ -156,6 +160,7 @@ impl<'g> Pending<'g> {
             args_sha256: std::mem::take(&mut o.args_sha256),
             args: std::mem::take(&mut o.args),
             dev_mode: t.dev_mode,
+            provenance: provenance_record(t.read, t.follows),
         }
     }
 
@@ -196,6 +201,25 @@ impl<'g> Pending<'g> {
         self.done = true;
         gate.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// What the record says of untrusted text: what this call read, what it followed.
+fn provenance_record(
+    read: Option<crate::provenance::Source>,
+    follows: Option<crate::untrusted::Follows>,
+) -> Option<ProvenanceRecord> {
+    if read.is_none() && follows.is_none() {
+        return None;
+    }
+    let (after, after_s) = match follows {
+        Some(f) => (Some(f.label), Some(f.age_s)),
+        None => (None, None),
+    };
+    Some(ProvenanceRecord {
+        read: read.map(|s| s.as_str().to_owned()),
+        after,
+        after_s,
+    })
 }
 
 pub(super) fn approval_record(a: Approval) -> ApprovalRecord {

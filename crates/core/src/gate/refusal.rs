@@ -91,6 +91,9 @@ pub struct InputRequired {
     pub tier: Tier,
     /// Unix seconds after which silence is no.
     pub deadline: u64,
+    /// What the session read just before, when the call follows untrusted text
+    /// (`Follows::sentence`): the client shows it to the person with the question.
+    pub follows: Option<String>,
 }
 
 /// Extra facts of a refusal, typed.
@@ -120,6 +123,7 @@ impl Serialize for Details {
                     &serde_json::json!({
                         "client": t.client, "tool": t.tool, "command": t.command,
                         "tier": t.tier, "deadline": t.deadline, "rule_allowed": false,
+                        "follows": t.follows,
                     }),
                 )?;
                 m.end()
@@ -222,6 +226,7 @@ mod tests {
             command: "/usr/bin/true".into(),
             tier: Tier::Act,
             deadline: 9,
+            follows: None,
         };
         let r = Refusal::new(Outcome::InputRequired, Kind::InputRequired, "ask")
             .details(Details::Ticket(t.clone()));

@@ -16,6 +16,7 @@ use super::refusal::{Kind, Refusal};
 use super::{Call, Client, Gate, ask, is_visible};
 use crate::audit::Outcome;
 use crate::config::Config;
+use crate::provenance::Provenance;
 use crate::tool::{Action, CallCx, DynTool, Erased, Plan, Probe, ToolError, ToolOutput};
 
 impl Gate {
@@ -211,6 +212,18 @@ impl Gate {
         let (client, now) = (call.client, call.now);
         let dev = self.person.dev_mode_until(now);
         trace.dev_mode = dev.is_some();
+        // What the session read just before: an act call after untrusted text is the person's.
+        let follows = (decision.verdict == Verdict::Ask
+            && archgate_policy::steps_back(decision.tier, true))
+        .then(|| {
+            self.untrusted.follows(
+                call.session,
+                args,
+                now,
+                call.config.approval.untrusted_window.as_secs(),
+            )
+        })
+        .flatten();
         let always_ask = decision.tier == Tier::Destructive;
         let fingerprint = action.fingerprint();
         let rule = (decision.verdict == Verdict::Ask)
@@ -225,8 +238,15 @@ impl Gate {
                 )
             })
             .flatten();
-        let mut routing =
-            archgate_policy::route_approval(decision, always_ask, dev, now, rule.as_ref());
+        let mut routing = archgate_policy::route_approval(
+            decision,
+            always_ask,
+            dev,
+            now,
+            rule.as_ref(),
+            follows.is_some(),
+        );
+        trace.follows = follows.clone();
         if let Routing::Approved {
             by: ApprovedBy::StandingRule(_),
         } = routing
@@ -273,10 +293,34 @@ impl Gate {
                     canonical: args,
                     budget: &budget_of(call.config),
                     rule_allowed: !always_ask,
+                    follows: follows.as_ref(),
                 };
                 self.ask_person(call, trace, ask).await
             }
         }
+    }
+
+    /// The call's answer carried text archgate did not write: the session read it now.
+    pub(super) fn note_read(
+        &self,
+        call: &Call<'_>,
+        trace: &mut Trace,
+        provenance: Provenance,
+        args: &Value,
+        output: &ToolOutput,
+    ) {
+        let Provenance::Untrusted(source) = provenance else {
+            return;
+        };
+        trace.read = Some(source);
+        self.untrusted.record(
+            call.session,
+            &call.client.name,
+            (source, source.label(args)),
+            output,
+            call.now,
+            call.config.approval.untrusted_window.as_secs(),
+        );
     }
 
     /// Execution, with a panic caught and the answer held to the output limit.

@@ -59,7 +59,7 @@ macro_rules! routing {
         fn $name() {
             let d: Decision = $decision;
             let r: Option<StandingRule> = $rule;
-            let got = route_approval(&d, $aa, dev($dev), NOW, r.as_ref());
+            let got = route_approval(&d, $aa, dev($dev), NOW, r.as_ref(), false);
             assert!(matches!(got, $want), "{got:?}");
         }
     )*};
@@ -90,17 +90,17 @@ routing! {
 fn dev_mode_ends_at_its_deadline() {
     let d = decision(ASK, Some(Tier::Act), &[]);
     assert!(matches!(
-        route_approval(&d, false, Some(NOW + 1), NOW, None),
+        route_approval(&d, false, Some(NOW + 1), NOW, None, false),
         Routing::Approved {
             by: ApprovedBy::DeveloperMode
         }
     ));
     assert_eq!(
-        route_approval(&d, false, Some(NOW), NOW, None),
+        route_approval(&d, false, Some(NOW), NOW, None, false),
         Routing::AskPerson
     );
     assert_eq!(
-        route_approval(&d, false, Some(NOW - 1), NOW, None),
+        route_approval(&d, false, Some(NOW - 1), NOW, None, false),
         Routing::AskPerson
     );
 }
@@ -110,12 +110,13 @@ fn standing_rule_approval_carries_its_id() {
     let d = decision(ASK, Some(Tier::Act), &[]);
     let r = rule(3600);
     assert_eq!(
-        route_approval(&d, false, None, NOW, Some(&r)),
+        route_approval(&d, false, None, NOW, Some(&r), false),
         Routing::Approved {
             by: ApprovedBy::StandingRule("rule-1".into())
         }
     );
-    let json = serde_json::to_value(route_approval(&d, false, None, NOW, Some(&r))).expect("json");
+    let json =
+        serde_json::to_value(route_approval(&d, false, None, NOW, Some(&r), false)).expect("json");
     assert_eq!(
         json,
         json!({"outcome": "approved", "by": {"by": "standing_rule", "rule_id": "rule-1"}})
@@ -126,10 +127,47 @@ fn standing_rule_approval_carries_its_id() {
 fn refusal_carries_policy_reason() {
     let d = decision(DENY, Some(Tier::Act), &[]);
     assert_eq!(
-        route_approval(&d, false, None, NOW, None),
+        route_approval(&d, false, None, NOW, None, false),
         Routing::Refuse(d.reason.clone())
     );
-    let json = serde_json::to_value(route_approval(&d, false, None, NOW, None)).expect("json");
+    let json =
+        serde_json::to_value(route_approval(&d, false, None, NOW, None, false)).expect("json");
     assert_eq!(json["outcome"], "refuse");
     assert_eq!(json["code"], "denied_by_rule");
+}
+
+fn opted_in(expires_in: u64) -> StandingRule {
+    StandingRule {
+        after_untrusted: true,
+        ..rule(expires_in)
+    }
+}
+
+/// After untrusted text (the session read it within the window): act and destructive calls
+/// are not approved by developer mode, nor by a rule that did not opt in; read calls and
+/// policy's allow are unaffected.
+macro_rules! after_untrusted {
+    ($($name:ident: $decision:expr, dev $dev:expr, rule $rule:expr => $want:pat,)*) => {$(
+        #[test]
+        fn $name() {
+            let d: Decision = $decision;
+            let r: Option<StandingRule> = $rule;
+            let got = route_approval(&d, false, dev($dev), NOW, r.as_ref(), true);
+            assert!(matches!(got, $want), "{got:?}");
+        }
+    )*};
+}
+
+after_untrusted! {
+    untrusted_dev_mode_steps_back_for_act: decision(ASK, Some(Tier::Act), &[]), dev true, rule None => Routing::AskPerson,
+    untrusted_rule_steps_back_for_act: decision(ASK, Some(Tier::Act), &[]), dev false, rule Some(rule(3600)) => Routing::AskPerson,
+    untrusted_dev_mode_and_rule_step_back_together: decision(ASK, Some(Tier::Act), &[]), dev true, rule Some(rule(3600)) => Routing::AskPerson,
+    untrusted_dev_mode_steps_back_for_destructive: decision("", Some(Tier::Destructive), &[]), dev true, rule None => Routing::AskPerson,
+    untrusted_opted_in_rule_approves: decision(ASK, Some(Tier::Act), &[]), dev false, rule Some(opted_in(3600)) => Routing::Approved { by: ApprovedBy::StandingRule(_) },
+    untrusted_opted_in_rule_expired_asks: decision(ASK, Some(Tier::Act), &[]), dev false, rule Some(opted_in(5)) => Routing::AskPerson,
+    untrusted_opted_in_rule_never_covers_destructive: decision("", Some(Tier::Destructive), &[]), dev false, rule Some(opted_in(3600)) => Routing::AskPerson,
+    untrusted_read_ask_still_dev_mode: decision(ASK, Some(Tier::Read), &[]), dev true, rule None => Routing::Approved { by: ApprovedBy::DeveloperMode },
+    untrusted_read_ask_still_rule: decision(ASK, Some(Tier::Read), &[]), dev false, rule Some(rule(3600)) => Routing::Approved { by: ApprovedBy::StandingRule(_) },
+    untrusted_policy_allow_stands: decision(ALLOW, Some(Tier::Act), &[]), dev false, rule None => Routing::Approved { by: ApprovedBy::Policy },
+    untrusted_blocked_still_refused: decision(ALLOW, Some(Tier::Act), &["sudo"]), dev true, rule Some(opted_in(3600)) => Routing::Refuse(_),
 }

@@ -71,7 +71,7 @@ impl Tool for Theme {
     type Args = ThemeArgs;
     type Run = ThemeRun;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [],
+        spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
             "List the installed Omarchy themes, show the current one, or switch.")
     }
     fn plan(&self, a: &ThemeArgs) -> Plan {
@@ -166,7 +166,7 @@ impl Tool for Background {
     type Args = BackgroundArgs;
     type Run = BackgroundPlan;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [],
+        spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
             "The theme's next background, or an image file as background.")
     }
     fn plan(&self, a: &BackgroundArgs) -> Plan {
@@ -273,7 +273,7 @@ impl Tool for Audio {
     type Args = AudioArgs;
     type Run = AudioAction;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("audio", "Audio", Act, read_only: false, destructive: false, private: [],
+        spec!("audio", "Audio", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::DeviceStrings),
             "Default output's volume and mute; list the outputs or switch the default.")
     }
     fn plan(&self, a: &AudioArgs) -> Plan {
@@ -364,7 +364,7 @@ impl Tool for BrightnessTool {
     /// The action, and for `set` the backlight resolution settled.
     type Run = (BrightnessAction, Option<String>);
     fn spec(&self) -> &'static ToolSpec {
-        spec!("brightness", "Screen brightness", Act, read_only: false, destructive: false, private: [],
+        spec!("brightness", "Screen brightness", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
             "Read or set the screen's brightness.")
     }
     fn plan(&self, a: &BrightnessArgs) -> Plan {
@@ -443,7 +443,7 @@ impl Tool for Media {
         })
     }
     fn spec(&self) -> &'static ToolSpec {
-        spec!("media", "Media player", Act, read_only: false, destructive: false, private: [],
+        spec!("media", "Media player", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::MediaTitles),
             "Control the media player (play, pause, next …) or see what is playing.")
     }
     fn plan(&self, a: &MediaArgs) -> Plan {
@@ -471,7 +471,7 @@ impl Tool for Toggle {
     type Args = ToggleArgs;
     type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [],
+        spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
             "Switch one of Omarchy's toggles (night light, idle lock, …).")
     }
     fn plan(&self, a: &ToggleArgs) -> Plan {
@@ -533,7 +533,7 @@ impl Tool for Launch {
     type Args = LaunchArgs;
     type Run = (LaunchTarget, CommandSpec);
     fn spec(&self) -> &'static ToolSpec {
-        spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [],
+        spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
             "Start an application (desktop entry or program) or open an http(s) address, detached.")
     }
     /// One route per application, whatever the spelling (`X` and `X.desktop`).

@@ -79,7 +79,7 @@ pub(super) fn route_action(call: &RouteCall) -> Action {
 }
 
 macro_rules! spec {
-    ($name:literal, $title:literal, $tier:ident, read_only: $ro:literal, destructive: $de:literal, private: [$($p:literal),*], $desc:expr) => {{
+    ($name:literal, $title:literal, $tier:ident, read_only: $ro:literal, destructive: $de:literal, private: [$($p:literal),*], provenance: $prov:expr, $desc:expr) => {{
         static SPEC: ToolSpec = ToolSpec {
             name: $name,
             title: $title,
@@ -90,6 +90,7 @@ macro_rules! spec {
             idempotent: $ro,
             open_world: false,
             private_args: &[$($p),*],
+            provenance: $prov,
         };
         &SPEC
     }};
@@ -132,7 +133,7 @@ impl Tool for DesktopState {
     type Run = NoArgs;
     resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
-        spec!("desktop_state", "Desktop state", Read, read_only: true, destructive: false, private: [],
+        spec!("desktop_state", "Desktop state", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::WindowTitles),
             "Monitors, workspaces and windows (class, title, workspace, geometry, floating, fullscreen) \
              and focus, on Hyprland or Sway. Look here before acting on a window or monitor.")
     }
@@ -156,7 +157,7 @@ impl Tool for OmarchySearch {
     type Run = OmarchySearchArgs;
     resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
-        spec!("omarchy_search", "Find an Omarchy command", Read, read_only: true, destructive: false, private: [],
+        spec!("omarchy_search", "Find an Omarchy command", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::OmarchySummaries),
             "Search Omarchy's own command registry (everything its menus can do) by name, description \
              and group; each route shows its tier and arguments. Then run one with omarchy_run.")
     }
@@ -182,7 +183,7 @@ impl Tool for OmarchyRun {
     type Args = OmarchyRunArgs;
     type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("omarchy_run", "Run an Omarchy command", Act, read_only: false, destructive: true, private: [],
+        spec!("omarchy_run", "Run an Omarchy command", Act, read_only: false, destructive: true, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
             "Run an Omarchy route found with omarchy_search, with its arguments.")
     }
     /// The route's tier comes from the classification table, before anything read the registry.
@@ -255,7 +256,7 @@ impl Tool for ShellTargets {
     type Run = NoArgs;
     resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
-        spec!("shell_targets", "Quickshell IPC targets", Read, read_only: true, destructive: false, private: [],
+        spec!("shell_targets", "Quickshell IPC targets", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
             "Quickshell's IPC targets (Omarchy's bar, launcher, OSD …) with typed method signatures.")
     }
     execute!(|d, p, _a: NoArgs| d.shell_targets(&p).await.map_err(domain_err));
@@ -291,7 +292,7 @@ impl Tool for ShellCall {
     type Args = ShellCallArgs;
     type Run = archgate_core::exec::CommandSpec;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("shell_call", "Call the desktop shell", Act, read_only: false, destructive: true, private: [],
+        spec!("shell_call", "Call the desktop shell", Act, read_only: false, destructive: true, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
             "Call a Quickshell IPC method; arguments are checked against its signature first.")
     }
     fn plan(&self, a: &ShellCallArgs) -> Plan {

@@ -282,3 +282,23 @@ fn offline_answers_name_the_local_fact_and_the_next_step() {
         "{e}"
     );
 }
+
+/// `policy explain` says, for an act call that would be asked, what happens after the calling
+/// session read untrusted text, under the person's window; for a read call it says nothing of
+/// it (issue 31).
+#[test]
+fn policy_explain_says_when_rules_and_developer_mode_step_back() {
+    let env = Env::new();
+    env.write_config("[approval]\nuntrusted_window_s = 45\n");
+    let out = env.run(&["policy", "explain", "osd", r#"{"message":"hello world"}"#]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("after untrusted text: within 45 s after the calling session read text"),
+        "{text}"
+    );
+    let out = env.run(&["policy", "explain", "system_status", "{}"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("untrusted"), "{text}");
+}

@@ -25,6 +25,7 @@ mod relay;
 mod resolution;
 mod started;
 mod tools;
+mod untrusted;
 
 use tools::{Echo, FromFile, RouteWord, Secret};
 

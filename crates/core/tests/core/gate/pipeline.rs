@@ -161,6 +161,7 @@ const fn read_spec(name: &'static str, description: &'static str) -> ToolSpec {
         idempotent: true,
         open_world: false,
         private_args: &[],
+        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
     }
 }
 

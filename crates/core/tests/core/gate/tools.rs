@@ -21,6 +21,7 @@ static ECHO: ToolSpec = ToolSpec {
     idempotent: true,
     open_world: false,
     private_args: &[],
+    provenance: archgate_core::provenance::Provenance::ArchgateOnly,
 };
 impl Tool for Echo {
     type Args = EchoArgs;
@@ -72,6 +73,7 @@ static SECRET: ToolSpec = ToolSpec {
     idempotent: false,
     open_world: false,
     private_args: &["text"],
+    provenance: archgate_core::provenance::Provenance::ArchgateOnly,
 };
 impl Tool for Secret {
     type Args = SecretArgs;
@@ -114,6 +116,7 @@ static FROM_FILE: ToolSpec = ToolSpec {
     idempotent: false,
     open_world: false,
     private_args: &[],
+    provenance: archgate_core::provenance::Provenance::ArchgateOnly,
 };
 impl Tool for FromFile {
     type Args = FromFileArgs;
@@ -180,6 +183,7 @@ static ROUTE_WORD: ToolSpec = ToolSpec {
     idempotent: false,
     open_world: false,
     private_args: &[],
+    provenance: archgate_core::provenance::Provenance::ArchgateOnly,
 };
 impl Tool for RouteWord {
     type Args = RouteWordArgs;

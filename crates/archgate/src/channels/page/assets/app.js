@@ -72,6 +72,9 @@ function card(q) {
   meta.append(left);
   const cmd = el("pre", "cmd");
   cmd.append(el("code", null, q.summary));
+  // What the agent read just before (text archgate did not write): a rule or developer mode
+  // did not approve this; the person decides knowing it.
+  const follows = q.follows ? el("p", "follows", "After untrusted text: " + q.follows.sentence) : null;
   // Every argument, whole: what the person reads is what the call gets. The server escaped
   // control, bidi and invisible characters (\x1b, \u{202e}) so they show instead of acting.
   const details = el("details");
@@ -96,7 +99,9 @@ function card(q) {
   const deny = el("button", "btn danger", "Deny");
   deny.addEventListener("click", () => answer(q.id, "deny"));
   actions.append(deny);
-  li.append(meta, cmd, details, bar, actions);
+  li.append(meta, cmd);
+  if (follows) li.append(follows);
+  li.append(details, bar, actions);
   li._tick = () => {
     const total = Math.max(1, q.deadline - q.created);
     const rest = q.deadline - now();
