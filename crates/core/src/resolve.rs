@@ -240,6 +240,29 @@ impl Resolver {
         })
     }
 
+    /// [`existing_path`](Self::existing_path), and the file pinned as it is now (opened, its
+    /// inode noted, its content digested): a tool whose action acts on the file keeps the pin in
+    /// `Action::files`, and the gate refuses the call at the yes if the path no longer names
+    /// that file with that content (`changed_since_approval`).
+    pub fn pinned_path(&self, given: &str) -> Result<(Target, archgate_exec::FilePin), Refusal> {
+        let t = self.existing_path(given)?;
+        let pin = archgate_exec::FilePin::open(Path::new(&t.value)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidInput {
+                Refusal::Invalid {
+                    what: "path",
+                    given: given.into(),
+                    why: e.to_string(),
+                }
+            } else {
+                Refusal::CouldNotLook {
+                    what: "file",
+                    why: e.to_string(),
+                }
+            }
+        })?;
+        Ok((t, pin))
+    }
+
     /// An http(s) URL, nothing else (no file:, javascript:, or custom schemes).
     pub fn url(&self, given: &str) -> Result<Target, Refusal> {
         let lower = given.to_ascii_lowercase();

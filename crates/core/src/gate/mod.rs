@@ -379,7 +379,10 @@ impl Gate {
         // Approval: policy, developer mode, a standing rule on this exact action, or the person.
         self.approve(call, trace, name, &action, &decision, &args)
             .await?;
-        // Execution, with a permit bound to exactly the commands that were judged and approved.
+        // The files it was judged on are still those files (what was approved is what runs).
+        stages::check_pins(probe.permit.executor(), &action)?;
+        // Execution, with a permit bound to exactly the commands that were judged and approved,
+        // each pinned to its file.
         let permit = self.permit(call.config, name).bound_to(action.commands);
         self.execute(&cx, call.config, &*tool, permit, run).await
     }

@@ -75,6 +75,7 @@ pub(super) fn route_action(call: &RouteCall) -> Action {
         shown: None,
         needs_sudo: r.requires_sudo,
         targets_archgate: call.targets_archgate,
+        files: Vec::new(),
     }
 }
 
@@ -221,6 +222,7 @@ impl Tool for OmarchyRun {
                 .await
                 .map_err(domain_err)?;
             let mut args = a.args.clone();
+            let mut files = Vec::new();
             for (slot, i) in call.route.usage.values(&a.args) {
                 let name = slot.name.to_ascii_lowercase();
                 if name.contains("theme") && !name.contains("dir") && !name.contains('.') {
@@ -230,8 +232,11 @@ impl Tool for OmarchyRun {
                     .any(|w| name.contains(w))
                     && !args[i].contains("://")
                 {
-                    // archgate's own files and the person's secrets are refused here too.
-                    args[i] = cx.resolver.existing_path(&args[i])?.value;
+                    // archgate's own files and the person's secrets are refused here too; the
+                    // file is pinned: at the yes it must still be the one the person saw.
+                    let (t, pin) = cx.resolver.pinned_path(&args[i])?;
+                    args[i] = t.value;
+                    files.push(pin);
                 }
             }
             if args != a.args {
@@ -240,10 +245,9 @@ impl Tool for OmarchyRun {
                     .await
                     .map_err(domain_err)?;
             }
-            Ok(Resolved {
-                action: route_action(&call),
-                run: call,
-            })
+            let mut action = route_action(&call);
+            action.files = files;
+            Ok(Resolved { action, run: call })
         })
     }
     execute!(|d, p, call: RouteCall| d.run_route(&p, &call).await.map_err(domain_err));
