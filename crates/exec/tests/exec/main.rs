@@ -9,6 +9,7 @@ mod environment;
 mod groups;
 mod output;
 mod permit;
+mod pinning;
 mod person;
 mod search;
 mod support;
