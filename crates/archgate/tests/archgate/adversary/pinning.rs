@@ -4,7 +4,9 @@
 //! - renames a new script over the approved program's path — the yes must not run the new one;
 //! - rewrites the approved script in place — the same;
 //! - swaps the image a `background set` question named for a symbolic link to archgate's own
-//!   token — the background program must never receive a path that now leads to the token.
+//!   token — the background program must never receive a path that now leads to the token;
+//! - does the same to the file a shell IPC method's `path` parameter names (`shell_call`), and
+//!   names a private key there outright (which no path argument may reach).
 //!
 //! Each refusal is typed (`changed_since_approval`), says which file changed, and nothing of
 //! the attacker's runs. The programs are real scripts in a bin directory the test creates (the
@@ -63,10 +65,18 @@ fn rig() -> Rig {
         &bin.join("omarchy-theme-bg-set"),
         &format!("cat \"$1\" > '{}/bg-read'\n", log.display()),
     );
+    // Quickshell's IPC, as `qs ipc show` lists it (our own target), with a method that takes a path.
+    script(
+        &bin.join("qs"),
+        &format!(
+            "case \"$1 $2\" in\n  \"ipc show\") printf 'target background\\n  function set(path: string): void\\n' ;;\n  \"ipc call\") for a; do last=$a; done; cat \"$last\" > '{}/qs-read' ;;\nesac\n",
+            log.display()
+        ),
+    );
     env0.write_config(&format!(
         "[approval]\npage = false\nnotifications = false\ntimeout_s = 60\n\
          [exec]\nsearch_dirs = [\"{}\"]\nrequire_root_owned = false\ntimeout_s = 10\n\
-         [policy]\nask = [\"omarchy_run font list\", \"background\", \"omarchy_run theme bg set\"]\n",
+         [policy]\nask = [\"omarchy_run font list\", \"background\", \"omarchy_run theme bg set\", \"shell_call\"]\n",
         bin.display()
     ));
     let mut env = env0;
@@ -203,6 +213,61 @@ fn an_unchanged_background_image_is_set_after_the_yes() {
     assert!(answer.0, "{}", answer.1);
     assert_eq!(
         std::fs::read(rig.log.join("bg-read")).unwrap(),
+        b"the image the person saw"
+    );
+}
+
+#[test]
+fn a_shell_call_path_parameter_naming_a_key_is_refused_before_anyone_is_asked() {
+    let rig = rig();
+    // HOME is the scratch directory: a private key where the person keeps theirs.
+    let ssh = rig.env.path("scratch/.ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    let key = ssh.join("id_ed25519");
+    std::fs::write(&key, b"not really a key").unwrap();
+    let (result, _) = rig.env.call(
+        "shell_call",
+        &json!({"target": "background", "method": "set", "args": [key.display().to_string()]}),
+    );
+    let (ok, body) = result_text(&json!({ "result": result }));
+    assert!(!ok, "{body}");
+    assert!(body.contains("protected_path"), "{body}");
+    assert!(rig.env.pending().is_empty());
+    assert!(!rig.log.join("qs-read").exists());
+}
+
+#[test]
+fn a_shell_call_file_swapped_for_a_link_to_the_token_is_refused_at_the_yes() {
+    let rig = rig();
+    let image = rig.env.path("scratch/wall.png");
+    std::fs::write(&image, b"the image the person saw").unwrap();
+    let (answer, rec) = approve_after(
+        &rig,
+        "shell_call",
+        json!({"target": "background", "method": "set", "args": [image.display().to_string()]}),
+        || {
+            std::fs::remove_file(&image).unwrap();
+            std::os::unix::fs::symlink(rig.env.state_dir().join("token"), &image).unwrap();
+        },
+    );
+    refused_as_changed(&answer, &rec, &image);
+    assert!(!rig.log.join("qs-read").exists());
+}
+
+#[test]
+fn an_unchanged_shell_call_file_reaches_the_shell_after_the_yes() {
+    let rig = rig();
+    let image = rig.env.path("scratch/wall.png");
+    std::fs::write(&image, b"the image the person saw").unwrap();
+    let (answer, _) = approve_after(
+        &rig,
+        "shell_call",
+        json!({"target": "background", "method": "set", "args": [image.display().to_string()]}),
+        || {},
+    );
+    assert!(answer.0, "{}", answer.1);
+    assert_eq!(
+        std::fs::read(rig.log.join("qs-read")).unwrap(),
         b"the image the person saw"
     );
 }
