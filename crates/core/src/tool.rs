@@ -206,8 +206,7 @@ impl ToolError {
 }
 
 /// What to do when a file changed between the question and the yes.
-pub const CHANGED_NEXT: &str =
-    "tell the person a file changed after they were asked; call again only if they want it asked about what is there now";
+pub const CHANGED_NEXT: &str = "tell the person a file changed after they were asked; call again only if they want it asked about what is there now";
 
 impl From<archgate_exec::ExecError> for ToolError {
     fn from(e: archgate_exec::ExecError) -> ToolError {

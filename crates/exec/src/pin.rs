@@ -103,19 +103,21 @@ impl FilePin {
         let meta = file.metadata()?;
         let at_path = std::fs::symlink_metadata(path)?;
         if (at_path.dev(), at_path.ino()) != (meta.dev(), meta.ino()) {
-            return Err(std::io::Error::other("the file changed while it was opened"));
+            return Err(std::io::Error::other(
+                "the file changed while it was opened",
+            ));
         }
-        let digest = if meta.is_file() && meta.len() <= DIGEST_LIMIT {
-            Some(digest(&file)?)
-        } else if meta.is_file() {
-            None
-        } else if meta.is_dir() {
-            None
-        } else {
+        if !meta.is_file() && !meta.is_dir() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 "neither a regular file nor a directory",
             ));
+        }
+        // A directory, or a file past the limit, is pinned by its inode and stamps alone.
+        let digest = if meta.is_file() && meta.len() <= DIGEST_LIMIT {
+            Some(digest(&file)?)
+        } else {
+            None
         };
         Ok(FilePin {
             path: path.to_owned(),
@@ -197,7 +199,13 @@ impl fmt::Debug for FilePin {
 }
 
 fn stamp(m: &std::fs::Metadata) -> (u64, i64, i64, i64, i64) {
-    (m.len(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
+    (
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    )
 }
 
 /// SHA-256 of everything the descriptor reads, from offset 0 (the descriptor's own offset is

@@ -224,7 +224,11 @@ fn normal_components(path: &Path) -> VecDeque<OsString> {
         .collect()
 }
 
-pub(crate) fn check_owner_mode(cfg: &ExecConfig, path: &Path, meta: &Metadata) -> Result<(), UntrustedReason> {
+pub(crate) fn check_owner_mode(
+    cfg: &ExecConfig,
+    path: &Path,
+    meta: &Metadata,
+) -> Result<(), UntrustedReason> {
     let uid = meta.uid();
     if uid != 0 && cfg.person_uid != Some(uid) {
         return Err(match cfg.person_uid {

@@ -88,7 +88,10 @@ async fn a_script_renamed_over_the_pinned_path_never_runs() {
         &format!("#!/bin/sh\necho swapped > '{}'\n", marker.display()),
     );
     let err = permit.run(pinned.clone()).await.unwrap_err();
-    assert!(err.to_string().contains(&prog.display().to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&prog.display().to_string()),
+        "{err}"
+    );
     assert!(err.to_string().contains("another file"), "{err}");
     assert_eq!(changed(err), (prog.clone(), Change::Replaced));
     // The tool building its command again by name is refused the same way, detached too.
@@ -139,7 +142,11 @@ async fn the_interpreter_a_script_names_is_pinned_too() {
     let marker = bin.path("ran");
     bin.script(
         "omarchy-hello",
-        &format!("#!{}\necho approved > '{}'\n", sh.display(), marker.display()),
+        &format!(
+            "#!{}\necho approved > '{}'\n",
+            sh.display(),
+            marker.display()
+        ),
     );
     let (pinned, permit) = bin.pinned(CommandSpec::new("omarchy-hello"));
     let interp = pinned.pinned().unwrap().interpreter().expect("a script");
@@ -238,7 +245,12 @@ fn what_cannot_be_pinned_is_refused_without_being_opened() {
     std::os::unix::fs::symlink("/usr/bin/true", dir.join("link")).unwrap();
     for p in [dir.join("link"), PathBuf::from("usr/bin/true")] {
         let e = FilePin::open(&p).unwrap_err();
-        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{}: {e}", p.display());
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::InvalidInput,
+            "{}: {e}",
+            p.display()
+        );
     }
     let e = FilePin::open(Path::new("/dev/null")).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");

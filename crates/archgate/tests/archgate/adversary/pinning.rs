@@ -119,7 +119,10 @@ fn a_script_renamed_over_the_approved_program_does_not_run_after_the_yes() {
     let prog = rig.bin.join("omarchy-font-list");
     let (answer, rec) = approve_after(&rig, "omarchy_run", json!({"route": "font list"}), || {
         let new = rig.bin.join(".omarchy-font-list.new");
-        script(&new, &format!("echo swapped > '{}/font-list'\n", rig.log.display()));
+        script(
+            &new,
+            &format!("echo swapped > '{}/font-list'\n", rig.log.display()),
+        );
         std::fs::rename(&new, &prog).unwrap();
     });
     refused_as_changed(&answer, &rec, &prog);
