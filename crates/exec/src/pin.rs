@@ -166,7 +166,7 @@ impl FilePin {
     }
 
     /// The metadata of the held descriptor (what was opened, not what the path names now).
-    fn metadata(&self) -> std::io::Result<std::fs::Metadata> {
+    pub fn metadata(&self) -> std::io::Result<std::fs::Metadata> {
         self.file.metadata()
     }
 

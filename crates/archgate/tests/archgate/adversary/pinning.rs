@@ -6,7 +6,8 @@
 //! - swaps the image a `background set` question named for a symbolic link to archgate's own
 //!   token — the background program must never receive a path that now leads to the token;
 //! - does the same to the file a shell IPC method's `path` parameter names (`shell_call`), and
-//!   names a private key there outright (which no path argument may reach).
+//!   names a private key there outright (which no path argument may reach);
+//! - names a hard link to the token, a file outside archgate's directories that is the token.
 //!
 //! Each refusal is typed (`changed_since_approval`), says which file changed, and nothing of
 //! the attacker's runs. The programs are real scripts in a bin directory the test creates (the
@@ -273,4 +274,35 @@ fn an_unchanged_shell_call_file_reaches_the_shell_after_the_yes() {
         std::fs::read(rig.log.join("qs-read")).unwrap(),
         b"the image the person saw"
     );
+}
+
+#[test]
+fn a_hard_link_to_the_token_is_refused_as_the_token() {
+    let rig = rig();
+    let mut s = StdioServer::session(&rig.env);
+    let token = rig.env.state_dir().join("token");
+    assert!(token.exists());
+    let image = rig.env.path("scratch/wall.png");
+    std::fs::hard_link(&token, &image).unwrap();
+    for (id, tool, args) in [
+        (
+            1,
+            "background",
+            json!({"action": "set", "path": image.display().to_string()}),
+        ),
+        (
+            2,
+            "shell_call",
+            json!({"target": "background", "method": "set", "args": [image.display().to_string()]}),
+        ),
+    ] {
+        s.call(id, tool, args);
+        let (ok, body) = result_text(&s.response(id));
+        assert!(!ok, "{tool}: {body}");
+        assert!(body.contains("protected_path"), "{tool}: {body}");
+        assert!(body.contains("hard link"), "{tool}: {body}");
+    }
+    assert!(rig.env.pending().is_empty());
+    assert!(!rig.log.join("bg-read").exists());
+    assert!(!rig.log.join("qs-read").exists());
 }
