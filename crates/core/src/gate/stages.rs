@@ -269,6 +269,15 @@ impl Gate {
                     route: &action.route,
                     summary: &summary,
                     fingerprint: &fingerprint,
+                    pins: (
+                        action
+                            .commands
+                            .iter()
+                            .filter_map(CommandSpec::pinned)
+                            .cloned()
+                            .collect(),
+                        action.files.clone(),
+                    ),
                     tier: decision.tier,
                     canonical: args,
                     budget: &budget_of(call.config),
