@@ -1,10 +1,9 @@
 //! The gate: every call, from MCP or from `archgate call`, passes through `Gate::call`, whose
 //! `run` reads top to bottom — admit → decide(plan) → resolve → decide(action, its programs
 //! pinned by the file) → approve → check the pinned files are unchanged → execute with a permit
-//! bound to the action's commands → record. Each
-//! stage is one function in `stages.rs` returning one typed `Refusal` (`refusal.rs`); the
-//! record is built once from the stages' typed results (`record.rs`); `explain.rs` takes the
-//! same decision without a call.
+//! bound to the action's commands → record. Each stage is one function in `stages.rs` returning
+//! one typed `Refusal` (`refusal.rs`); the record is built once from the stages' typed results
+//! (`record.rs`); `explain.rs` takes the same decision without a call.
 //!
 //! **Invariant:** one audit record per call (a flood of budget refusals is summarised,
 //! `flood.rs`; a full audit queue drops and counts, `audit/writer.rs`). `Pending` writes it
