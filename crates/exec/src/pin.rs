@@ -231,6 +231,9 @@ fn digest(file: &File) -> std::io::Result<[u8; 32]> {
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct ProgramPin {
     file: FilePin,
+    /// The path the kernel is given for it: the real path for a program, the `#!` line's path
+    /// for an interpreter (which may pass through links); it must still lead to `file`.
+    named: PathBuf,
     interpreter: Option<Box<ProgramPin>>,
 }
 
@@ -254,11 +257,16 @@ impl ProgramPin {
 /// Resolve `program` and pin it (and its interpreters); see [`crate::Executor::pin`].
 pub(crate) fn pin_program(cfg: &ExecConfig, program: &str) -> Result<ProgramPin, ExecError> {
     let real = crate::resolve::resolve(cfg, program)?;
-    pin_file(cfg, real, 0)
+    pin_file(cfg, real.clone(), real, 0)
 }
 
 /// Pin the resolved, trusted file at `real`, then its interpreter.
-fn pin_file(cfg: &ExecConfig, real: PathBuf, depth: usize) -> Result<ProgramPin, ExecError> {
+fn pin_file(
+    cfg: &ExecConfig,
+    named: PathBuf,
+    real: PathBuf,
+    depth: usize,
+) -> Result<ProgramPin, ExecError> {
     let untrusted = |path: &Path, reason| ExecError::Untrusted {
         path: path.to_owned(),
         reason,
@@ -300,10 +308,14 @@ fn pin_file(cfg: &ExecConfig, real: PathBuf, depth: usize) -> Result<ProgramPin,
             let named = PathBuf::from(named);
             let resolved = crate::resolve::interpreter(cfg, &named)
                 .map_err(|reason| untrusted(&named, reason))?;
-            Some(Box::new(pin_file(cfg, resolved, depth + 1)?))
+            Some(Box::new(pin_file(cfg, named, resolved, depth + 1)?))
         }
     };
-    Ok(ProgramPin { file, interpreter })
+    Ok(ProgramPin {
+        file,
+        named,
+        interpreter,
+    })
 }
 
 /// The interpreter a `#!` line names: the first word after `#!`, as the kernel reads it.
@@ -331,11 +343,18 @@ pub(crate) fn verify(cfg: &ExecConfig, pin: &ProgramPin) -> Result<(), ExecError
             path: p.path().to_owned(),
             change,
         })?;
-        if cfg.require_root_owned {
-            crate::resolve::interpreter(cfg, p.path()).map_err(|reason| ExecError::Untrusted {
-                path: p.path().to_owned(),
+        // The path the kernel will open still leads to the pinned file, through trusted
+        // directories (an interpreter named through a link that now points elsewhere is not it).
+        let now =
+            crate::resolve::interpreter(cfg, &p.named).map_err(|reason| ExecError::Untrusted {
+                path: p.named.clone(),
                 reason,
             })?;
+        if now != p.path() {
+            return Err(ExecError::Changed {
+                path: p.named.clone(),
+                change: Change::Replaced,
+            });
         }
         next = p.interpreter();
     }

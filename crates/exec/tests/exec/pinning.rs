@@ -164,6 +164,41 @@ async fn the_interpreter_a_script_names_is_pinned_too() {
     assert!(!marker.exists());
 }
 
+#[tokio::test]
+async fn an_interpreter_named_through_a_link_is_pinned_through_the_link() {
+    let bin = Bin::new();
+    let dir = bin.dir.path().canonicalize().unwrap();
+    let marker = bin.path("ran");
+    std::fs::copy("/usr/bin/sh", dir.join("sh-a")).unwrap();
+    set_mode(&dir.join("sh-a"), 0o755);
+    // Another interpreter, which does something else with the script it is given.
+    bin.script(
+        "sh-b",
+        &format!("#!/bin/sh\necho swapped > '{}'\n", marker.display()),
+    );
+    let link = dir.join("sh");
+    std::os::unix::fs::symlink(dir.join("sh-a"), &link).unwrap();
+    bin.script(
+        "omarchy-hello",
+        &format!(
+            "#!{}\necho approved > '{}'\n",
+            link.display(),
+            marker.display()
+        ),
+    );
+    let (pinned, permit) = bin.pinned(CommandSpec::new("omarchy-hello"));
+    assert_eq!(
+        pinned.pinned().unwrap().interpreter().unwrap().path(),
+        dir.join("sh-a")
+    );
+    // The link now leads to another interpreter; sh-a itself is untouched.
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(dir.join("sh-b"), &link).unwrap();
+    let err = permit.run(pinned).await.unwrap_err();
+    assert_eq!(changed(err), (link, Change::Replaced));
+    assert!(!marker.exists());
+}
+
 /// Pinned programs still run by their path: a script sees its own path as `$0` and
 /// `${BASH_SOURCE[0]}` (Omarchy's `omarchy` finds its bin directory that way) and can source a
 /// sibling next to it; `ps` names it by its own name.
