@@ -68,6 +68,9 @@ error_kinds! {
     SpawnFailed = "spawn_failed",
     /// A command built again differently from the one approved.
     NotApproved = "not_approved",
+    /// A file the call was judged on (its program, an interpreter, a file an argument names)
+    /// changed between the question and the yes.
+    ChangedSinceApproval = "changed_since_approval",
     /// A background task of the tool failed.
     Internal = "internal",
     InternalError = "internal_error",
@@ -96,6 +99,7 @@ impl From<&archgate_exec::ExecError> for ErrorKind {
             ExecError::TimedOut { .. } => ErrorKind::TimedOut,
             ExecError::Spawn { .. } => ErrorKind::SpawnFailed,
             ExecError::NotApproved { .. } => ErrorKind::NotApproved,
+            ExecError::Changed { .. } => ErrorKind::ChangedSinceApproval,
         }
     }
 }

@@ -79,6 +79,18 @@ impl From<Refusal> for ToolError {
     }
 }
 
+/// Entries of archgate's directories compared with a hard-linked file before giving up.
+const PRIVATE_SCAN: usize = 20_000;
+/// Levels of archgate's directories compared with a hard-linked file.
+const PRIVATE_DEPTH: usize = 4;
+
+fn private_link(given: &str) -> Refusal {
+    Refusal::Protected {
+        path: given.into(),
+        why: "it is a hard link to one of archgate's own files, which are never reachable through a tool",
+    }
+}
+
 /// The per-call resolver, built from the config snapshot and the paths.
 #[derive(Debug, Clone)]
 pub struct Resolver {
@@ -238,11 +250,78 @@ impl Resolver {
                 why: "keys, passwords and browser profiles are refused (resolve.protect_sensitive)",
             });
         }
+        if let Ok(meta) = std::fs::metadata(&canonical)
+            && self.is_private_file(&meta)
+        {
+            return Err(private_link(given));
+        }
         let human = canonical.display().to_string();
         Ok(Target {
             value: human.clone(),
             human,
         })
+    }
+
+    /// [`existing_path`](Self::existing_path), and the file pinned as it is now (opened, its
+    /// inode noted, its content digested): a tool whose action acts on the file keeps the pin in
+    /// `Action::files`, and the gate refuses the call at the yes if the path no longer names
+    /// that file with that content (`changed_since_approval`).
+    pub fn pinned_path(&self, given: &str) -> Result<(Target, archgate_exec::FilePin), Refusal> {
+        let t = self.existing_path(given)?;
+        let pin = archgate_exec::FilePin::open(Path::new(&t.value)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidInput {
+                Refusal::Invalid {
+                    what: "path",
+                    given: given.into(),
+                    why: e.to_string(),
+                }
+            } else {
+                Refusal::CouldNotLook {
+                    what: "file",
+                    why: e.to_string(),
+                }
+            }
+        })?;
+        // What was opened, which may not be what was looked at a moment before.
+        if pin.metadata().is_ok_and(|m| self.is_private_file(&m)) {
+            return Err(private_link(given));
+        }
+        Ok((t, pin))
+    }
+
+    /// Whether a file outside archgate's directories is one of archgate's own files under
+    /// another name: a hard link (a regular file with more than one name) to a file in them —
+    /// the token, the clients or rules file. Only such files are compared, against what archgate's
+    /// directories hold (at most [`PRIVATE_SCAN`] entries, [`PRIVATE_DEPTH`] levels down; past
+    /// that, a linked file is refused as one that cannot be told apart).
+    fn is_private_file(&self, meta: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if !meta.is_file() || meta.nlink() < 2 {
+            return false;
+        }
+        let want = (meta.dev(), meta.ino());
+        let mut seen = 0usize;
+        let mut stack: Vec<(PathBuf, usize)> =
+            self.private.iter().map(|d| (d.clone(), 0)).collect();
+        while let Some((dir, depth)) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                seen += 1;
+                if seen > PRIVATE_SCAN {
+                    return true;
+                }
+                let Ok(m) = e.metadata() else { continue };
+                if m.is_file() && (m.dev(), m.ino()) == want {
+                    return true;
+                }
+                if m.is_dir() && depth + 1 < PRIVATE_DEPTH {
+                    stack.push((e.path(), depth + 1));
+                }
+            }
+        }
+        false
     }
 
     /// An http(s) URL, nothing else (no file:, javascript:, or custom schemes).

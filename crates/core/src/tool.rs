@@ -208,6 +208,9 @@ impl ToolError {
     }
 }
 
+/// What to do when a file changed between the question and the yes.
+pub const CHANGED_NEXT: &str = "tell the person a file changed after they were asked; call again only if they want it asked about what is there now";
+
 impl From<archgate_exec::ExecError> for ToolError {
     fn from(e: archgate_exec::ExecError) -> ToolError {
         use archgate_exec::ExecError;
@@ -218,6 +221,7 @@ impl From<archgate_exec::ExecError> for ToolError {
             ExecError::TimedOut { .. } => {
                 "retry with a smaller request, or ask the person to raise the tool's timeout"
             }
+            ExecError::Changed { .. } => CHANGED_NEXT,
             ExecError::Untrusted { .. }
             | ExecError::Spawn { .. }
             | ExecError::NotApproved { .. } => "tell the person; this needs a look at the machine",
@@ -262,6 +266,10 @@ pub struct Action {
     pub shown: Option<String>,
     pub needs_sudo: bool,
     pub targets_archgate: bool,
+    /// The files the arguments name (an image, a path of a route), pinned when they were
+    /// resolved: at the yes each must still be the file the person was asked about
+    /// ([`archgate_exec::FilePin`]), else the call is refused (`changed_since_approval`).
+    pub files: Vec<archgate_exec::FilePin>,
 }
 
 impl Action {
@@ -277,6 +285,7 @@ impl Action {
             shown: None,
             needs_sudo: plan.needs_sudo,
             targets_archgate: plan.targets_archgate,
+            files: Vec::new(),
         }
     }
 

@@ -80,6 +80,24 @@ impl Executor {
         crate::resolve::resolve(&self.config, program)
     }
 
+    /// `spec` with its program found, checked and pinned to the file found (and a script's
+    /// interpreter, likewise): the program is replaced by that file's real path, and the
+    /// command runs only while the path still names that very file with that very content
+    /// ([`crate::ExecError::Changed`] otherwise). The gate pins every command it judges, before
+    /// the person is asked.
+    pub fn pin(&self, spec: crate::CommandSpec) -> Result<crate::CommandSpec, ExecError> {
+        let pin = crate::pin::pin_program(&self.config, spec.program())?;
+        let mut spec = spec.with_program(pin.path().to_string_lossy().into_owned());
+        spec.pin = Some(std::sync::Arc::new(pin));
+        Ok(spec)
+    }
+
+    /// Whether a pinned program (and each interpreter) is still the file that was judged, and
+    /// still trusted where it is. The executor asks this again just before it starts one.
+    pub fn verify_pin(&self, pin: &crate::ProgramPin) -> Result<(), ExecError> {
+        crate::pin::verify(&self.config, pin)
+    }
+
     /// Whether programs in `dir` could be trusted under these settings: the directory and every
     /// component up to `/` (symbolic links followed, each hop checked) owned by root or the person
     /// and writable by neither group nor others. The answer is the real directory, or the first

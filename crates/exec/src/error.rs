@@ -38,6 +38,15 @@ pub enum ExecError {
         /// The command as written (shell-quoted).
         command: String,
     },
+    /// A file that was pinned when the call was judged (the program, its interpreter) is not
+    /// that file any more: what runs must be the file that was approved.
+    #[error("refusing to run {}: it changed since it was approved ({change}); ask again", path.display())]
+    Changed {
+        /// The pinned file.
+        path: PathBuf,
+        /// How it changed.
+        change: crate::pin::Change,
+    },
     /// The operating system refused to start the program.
     #[error("could not start `{command}`: {source}")]
     Spawn {
@@ -58,6 +67,7 @@ impl ExecError {
             ExecError::TimedOut { .. } => "timed_out",
             ExecError::Spawn { .. } => "spawn_failed",
             ExecError::NotApproved { .. } => "not_approved",
+            ExecError::Changed { .. } => "changed_since_approval",
         }
     }
 }
@@ -103,6 +113,8 @@ pub enum UntrustedReason {
     },
     /// More than 40 symbolic links on the way to the program.
     TooManySymlinks,
+    /// More than four levels of `#!` interpreters (the kernel's own limit).
+    TooManyInterpreters,
     /// A component could not be inspected.
     Uninspectable {
         /// The path that could not be inspected.
@@ -141,6 +153,9 @@ impl fmt::Display for UntrustedReason {
                 write!(f, "{} is not an executable file", path.display())
             }
             UntrustedReason::TooManySymlinks => f.write_str("too many symbolic links"),
+            UntrustedReason::TooManyInterpreters => {
+                f.write_str("more than four levels of #! interpreters")
+            }
             UntrustedReason::Uninspectable { path, error } => {
                 write!(f, "could not inspect {}: {error}", path.display())
             }

@@ -11,6 +11,10 @@
 //!   archgate runs as) and writable by neither group nor others ([`ExecError::Untrusted`]
 //!   otherwise). The resolved file is what runs, while [`CommandSpec::display`] shows the command
 //!   as written;
+//! - **the file judged is the file run**: [`Executor::pin`] pins a program when it is judged
+//!   (opened, content digested, a script's `#!` interpreter too, see [`FilePin`]); a pinned
+//!   command runs only while its path still names that file with that content
+//!   ([`ExecError::Changed`] otherwise);
 //! - **the person's environment, less archgate's secrets**: everything passes on (`PATH` too, with
 //!   the search directories it lacks appended) except `ARCHGATE_*`, credential-like names and the
 //!   loader's `LD_*` (see [`mod@env`]), plus what the spec adds;
@@ -36,6 +40,7 @@ pub mod env;
 mod error;
 mod permit;
 mod person;
+mod pin;
 mod resolve;
 mod run;
 mod spec;
@@ -45,4 +50,5 @@ pub use config::{ExecConfig, Executor};
 pub use error::{ExecError, UntrustedReason};
 pub use permit::Permit;
 pub use person::{run_for_person, spawn_for_person, spawn_for_person_with};
+pub use pin::{Change, FilePin, ProgramPin};
 pub use spec::CommandSpec;

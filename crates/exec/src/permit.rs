@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::capture::Output;
 use crate::config::Executor;
 use crate::error::ExecError;
+use crate::pin::ProgramPin;
 use crate::spec::CommandSpec;
 
 /// Proof that the gate allowed this call. Only `archgate_core::gate` constructs it (enforced by a
@@ -49,21 +50,31 @@ impl Permit {
     /// A bound permit runs `spec` only if it is one of the approved commands: the same
     /// arguments and stdin, and a program that resolves to the same file (`omarchy-theme-set`
     /// and the path it was pinned to at approval are one program; another file is not).
-    fn check_bound(&self, spec: &CommandSpec) -> Result<(), ExecError> {
+    ///
+    /// The answer is the pin of the approved command matched, which is what runs (the spec's own
+    /// pin for an unbound permit).
+    fn check_bound(&self, spec: &CommandSpec) -> Result<Option<Arc<ProgramPin>>, ExecError> {
         if self.bound.is_empty() {
-            return Ok(());
+            return Ok(spec.pin.clone());
         }
         let refused = || ExecError::NotApproved {
             command: spec.display(),
         };
         let file = self.executor.resolve_program(spec.program()).ok();
-        let same = self.bound.iter().any(|b| {
+        let same = self.bound.iter().find(|b| {
             b.args == spec.args
                 && b.stdin == spec.stdin
                 && (b.program == spec.program
-                    || (file.is_some() && self.executor.resolve_program(b.program()).ok() == file))
+                    || (file.is_some()
+                        && match &b.pin {
+                            Some(pin) => file.as_deref() == Some(pin.path()),
+                            None => self.executor.resolve_program(b.program()).ok() == file,
+                        }))
         });
-        if same { Ok(()) } else { Err(refused()) }
+        match same {
+            Some(b) => Ok(b.pin.clone().or_else(|| spec.pin.clone())),
+            None => Err(refused()),
+        }
     }
 
     /// For tests of crates that run programs; behind the `test-support` cargo feature.
@@ -92,15 +103,15 @@ impl Permit {
     /// grace period, and the answer is [`ExecError::TimedOut`]. Any exit code is an `Ok`: check
     /// [`Output::success`]. Whatever the program started in its group does not outlive the call.
     pub async fn run(&self, spec: CommandSpec) -> Result<Output, ExecError> {
-        self.check_bound(&spec)?;
-        crate::run::run(&self.executor, self.timeout, spec).await
+        let pin = self.check_bound(&spec)?;
+        crate::run::run(&self.executor, self.timeout, spec, pin).await
     }
 
     /// Start a program and return its pid without waiting for it: its own process group (so the
     /// ends of archgate's calls never reach it), stdin, stdout and stderr on `/dev/null`. Meant
     /// for launching desktop applications. A spec with stdin bytes is refused.
     pub fn spawn_detached(&self, spec: CommandSpec) -> Result<u32, ExecError> {
-        self.check_bound(&spec)?;
-        crate::run::spawn_detached(&self.executor, spec)
+        let pin = self.check_bound(&spec)?;
+        crate::run::spawn_detached(&self.executor, spec, pin)
     }
 }

@@ -20,14 +20,14 @@ use crate::spec::CommandSpec;
 /// Uses the default [`ExecConfig`]: the trusted search directories and ownership checks (root or the person).
 pub fn spawn_for_person(spec: CommandSpec) -> Result<u32, ExecError> {
     let executor = Executor::new(ExecConfig::default());
-    crate::run::spawn_detached(&executor, spec)
+    crate::run::spawn_detached(&executor, spec, None)
 }
 
 /// [`spawn_for_person`] under the person's own executor settings (the `[exec]` section of their
 /// config: search directories, root ownership), so a program they configured is the one started.
 pub fn spawn_for_person_with(config: ExecConfig, spec: CommandSpec) -> Result<u32, ExecError> {
     let executor = Executor::new(config);
-    crate::run::spawn_detached(&executor, spec)
+    crate::run::spawn_detached(&executor, spec, None)
 }
 
 /// Runs `spec` to its end for the person (see the module documentation) and returns its output,
@@ -35,5 +35,5 @@ pub fn spawn_for_person_with(config: ExecConfig, spec: CommandSpec) -> Result<u3
 /// 30 s unless the spec names a timeout, output capped).
 pub async fn run_for_person(spec: CommandSpec) -> Result<Output, ExecError> {
     let executor = Executor::new(ExecConfig::default());
-    crate::run::run(&executor, None, spec).await
+    crate::run::run(&executor, None, spec, None).await
 }

@@ -109,6 +109,20 @@ fn plain_check(path: &Path) -> Result<PathBuf, UntrustedReason> {
     }
 }
 
+/// The interpreter a script's `#!` line names (a program too): an absolute path, trusted like a
+/// program (every component owned by root or the person, writable by neither group nor others)
+/// but not required to lie in a search directory — the kernel runs it by that path. Also used
+/// to check, at the yes, that a pinned program's path is still trusted. The answer is the real
+/// file.
+pub(crate) fn interpreter(cfg: &ExecConfig, path: &Path) -> Result<PathBuf, UntrustedReason> {
+    let path = checked_absolute(&path.to_string_lossy())?;
+    if cfg.require_root_owned {
+        walk_trusted(cfg, &path, Want::Executable)
+    } else {
+        plain_check(&path)
+    }
+}
+
 /// What the end of a trusted walk must be.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Want {
@@ -210,7 +224,11 @@ fn normal_components(path: &Path) -> VecDeque<OsString> {
         .collect()
 }
 
-fn check_owner_mode(cfg: &ExecConfig, path: &Path, meta: &Metadata) -> Result<(), UntrustedReason> {
+pub(crate) fn check_owner_mode(
+    cfg: &ExecConfig,
+    path: &Path,
+    meta: &Metadata,
+) -> Result<(), UntrustedReason> {
     let uid = meta.uid();
     if uid != 0 && cfg.person_uid != Some(uid) {
         return Err(match cfg.person_uid {

@@ -18,6 +18,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -30,6 +31,7 @@ use tokio::sync::watch;
 use crate::capture::{HeadTail, Output, share};
 use crate::config::Executor;
 use crate::error::ExecError;
+use crate::pin::ProgramPin;
 use crate::spec::CommandSpec;
 
 /// How long to keep reading after the process group has ended, for output still in the pipes
@@ -63,10 +65,12 @@ fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::pro
     cmd
 }
 
-/// Check the spec, resolve its program and build the command.
+/// Check the spec, resolve its program (or check the pinned file is still the one judged) and
+/// build the command.
 fn prepare(
     executor: &Executor,
     spec: &CommandSpec,
+    pin: Option<&ProgramPin>,
 ) -> Result<(PathBuf, std::process::Command), ExecError> {
     if let Some((bad, _)) = spec.env.iter().find(|(k, _)| !crate::env::valid_key(k)) {
         return Err(ExecError::Spawn {
@@ -77,7 +81,13 @@ fn prepare(
             ),
         });
     }
-    let resolved = executor.resolve_program(&spec.program)?;
+    let resolved = match pin {
+        Some(pin) => {
+            crate::pin::verify(executor.config(), pin)?;
+            pin.path().to_owned()
+        }
+        None => executor.resolve_program(&spec.program)?,
+    };
     let cmd = command(&resolved, spec, executor);
     Ok((resolved, cmd))
 }
@@ -87,10 +97,11 @@ pub(crate) async fn run(
     executor: &Executor,
     permit_timeout: Option<Duration>,
     spec: CommandSpec,
+    pin: Option<Arc<ProgramPin>>,
 ) -> Result<Output, ExecError> {
     let cfg = executor.config();
     let shown = spec.display();
-    let (resolved, std_cmd) = prepare(executor, &spec)?;
+    let (resolved, std_cmd) = prepare(executor, &spec, pin.as_deref())?;
     let timeout = spec
         .timeout
         .or(permit_timeout)
@@ -194,7 +205,11 @@ pub(crate) async fn run(
 }
 
 /// Start without waiting; see [`crate::Permit::spawn_detached`].
-pub(crate) fn spawn_detached(executor: &Executor, spec: CommandSpec) -> Result<u32, ExecError> {
+pub(crate) fn spawn_detached(
+    executor: &Executor,
+    spec: CommandSpec,
+    pin: Option<Arc<ProgramPin>>,
+) -> Result<u32, ExecError> {
     let shown = spec.display();
     if spec.stdin.is_some() {
         return Err(ExecError::Spawn {
@@ -205,7 +220,7 @@ pub(crate) fn spawn_detached(executor: &Executor, spec: CommandSpec) -> Result<u
             ),
         });
     }
-    let (resolved, mut cmd) = prepare(executor, &spec)?;
+    let (resolved, mut cmd) = prepare(executor, &spec, pin.as_deref())?;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

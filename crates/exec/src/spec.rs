@@ -2,7 +2,10 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::pin::ProgramPin;
 
 /// A program and its arguments, plus the few things a caller may add: environment variables,
 /// a timeout, bytes for stdin and a working directory. Built with chained calls:
@@ -20,6 +23,9 @@ pub struct CommandSpec {
     pub(crate) timeout: Option<Duration>,
     pub(crate) stdin: Option<Vec<u8>>,
     pub(crate) cwd: Option<PathBuf>,
+    /// The file `program` named when the command was judged ([`crate::Executor::pin`]): what
+    /// runs, checked unchanged just before it starts.
+    pub(crate) pin: Option<Arc<ProgramPin>>,
 }
 
 impl CommandSpec {
@@ -33,6 +39,7 @@ impl CommandSpec {
             timeout: None,
             stdin: None,
             cwd: None,
+            pin: None,
         }
     }
 
@@ -111,6 +118,11 @@ impl CommandSpec {
         self
     }
 
+    /// The file this command's program was pinned to when it was judged, if it was.
+    pub fn pinned(&self) -> Option<&ProgramPin> {
+        self.pin.as_deref()
+    }
+
     /// The bytes given on stdin, if any.
     pub fn stdin_value(&self) -> Option<&[u8]> {
         self.stdin.as_deref()
@@ -138,6 +150,7 @@ impl fmt::Debug for CommandSpec {
             .field("timeout", &self.timeout)
             .field("stdin_len", &self.stdin.as_ref().map(Vec::len))
             .field("cwd", &self.cwd)
+            .field("pinned", &self.pin.as_ref().map(|p| p.path()))
             .finish()
     }
 }

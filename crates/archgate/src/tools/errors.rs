@@ -37,6 +37,7 @@ pub fn next_for(kind: ErrorKind) -> &'static str {
         }
         NotAvailable | NotInstalled => "tell the person what to install (see `archgate doctor`)",
         TooLarge => "narrow the request and call again",
+        ChangedSinceApproval => archgate_core::tool::CHANGED_NEXT,
         Malformed => "tell the person; a file or an answer is damaged",
         NotReadable | Unreadable | CouldNotRead | CouldNotLook | Truncated | DbMissing
         | NotSupported | UnknownRepo | VersionNotFound | InvalidArgument | InvalidArguments

@@ -75,8 +75,14 @@ pub(super) struct Ticket {
     summary: String,
     fingerprint: String,
     args_sha256: String,
+    /// The files the question was asked about (programs, argument files), as pinned then: the
+    /// call the client brings back is judged again, and runs only if it pins the same files.
+    pins: Pins,
     settled: watch::Receiver<Option<Settled>>,
 }
+
+/// The pinned files of an action: its programs (with their interpreters) and argument files.
+pub(super) type Pins = (Vec<archgate_exec::ProgramPin>, Vec<archgate_exec::FilePin>);
 
 pub(super) type Tickets = Arc<Mutex<HashMap<String, Ticket>>>;
 
@@ -106,6 +112,8 @@ pub(super) struct Ask<'a> {
     /// The resolved action's fingerprint: a standing rule made from the answer covers this
     /// exact action only, a relay's ticket this exact call only.
     pub fingerprint: &'a str,
+    /// The files the question is about, pinned: a ticket's call runs only on the same files.
+    pub pins: Pins,
     pub tier: Tier,
     pub canonical: &'a Value,
     pub budget: &'a Budget,
@@ -228,6 +236,7 @@ impl Gate {
                 summary: a.summary.to_owned(),
                 fingerprint: a.fingerprint.to_owned(),
                 args_sha256: args_digest(a.canonical),
+                pins: a.pins.clone(),
                 settled: rx,
             },
         );
@@ -314,6 +323,21 @@ impl Gate {
                     ),
                 )
                 .next("repeat exactly the call the ticket was issued for, or call again without it"));
+            }
+            if t.pins != a.pins {
+                // The same words, other files: what the person was asked about is not what
+                // would run. The question stays parked; its deadline ends it.
+                return Err(Refusal::of_tool(
+                    Outcome::Refused,
+                    crate::tool::ToolError::new(
+                        crate::tool::ErrorKind::ChangedSinceApproval,
+                        format!(
+                            "a file ticket {ticket:?} was asked about changed since the question ({})",
+                            a.summary
+                        ),
+                    )
+                    .next(crate::tool::CHANGED_NEXT),
+                ));
             }
             m.remove(ticket).ok_or_else(unknown)?
         };

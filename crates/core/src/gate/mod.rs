@@ -1,9 +1,9 @@
 //! The gate: every call, from MCP or from `archgate call`, passes through `Gate::call`, whose
 //! `run` reads top to bottom — admit → decide(plan) → resolve → decide(action, its programs
-//! pinned) → approve → execute with a permit bound to the action's commands → record. Each
-//! stage is one function in `stages.rs` returning one typed `Refusal` (`refusal.rs`); the
-//! record is built once from the stages' typed results (`record.rs`); `explain.rs` takes the
-//! same decision without a call.
+//! pinned by the file) → approve → check the pinned files are unchanged → execute with a permit
+//! bound to the action's commands → record. Each stage is one function in `stages.rs` returning
+//! one typed `Refusal` (`refusal.rs`); the record is built once from the stages' typed results
+//! (`record.rs`); `explain.rs` takes the same decision without a call.
 //!
 //! **Invariant:** one audit record per call (a flood of budget refusals is summarised,
 //! `flood.rs`; a full audit queue drops and counts, `audit/writer.rs`). `Pending` writes it
@@ -406,9 +406,12 @@ impl Gate {
         // Approval: policy, developer mode, a standing rule on this exact action, or the person.
         self.approve(call, trace, name, &action, &decision, &args)
             .await?;
+        // The files it was judged on are still those files (what was approved is what runs).
+        stages::check_pins(probe.permit.executor(), &action)?;
         // An act or destructive call's start is on disk before its work begins (`started.rs`).
         self.mark_started(call, pending, &action, &decision)?;
-        // Execution, with a permit bound to exactly the commands that were judged and approved.
+        // Execution, with a permit bound to exactly the commands that were judged and approved,
+        // each pinned to its file.
         let permit = self.permit(call.config, name).bound_to(action.commands);
         let output = self.execute(&cx, call.config, &*tool, permit, run).await?;
         // Text archgate did not write: the session read it (`untrusted.rs`).

@@ -289,6 +289,15 @@ impl Gate {
                     route: &action.route,
                     summary: &summary,
                     fingerprint: &fingerprint,
+                    pins: (
+                        action
+                            .commands
+                            .iter()
+                            .filter_map(CommandSpec::pinned)
+                            .cloned()
+                            .collect(),
+                        action.files.clone(),
+                    ),
                     tier: decision.tier,
                     canonical: args,
                     budget: &budget_of(call.config),
@@ -377,18 +386,44 @@ fn check_route(plan: &Plan) -> Result<(), Refusal> {
     })
 }
 
-/// Each program of the action found and checked now, and pinned to the file found: the person
-/// sees its path, policy judges that file, the permit runs only it, and a program that is
-/// missing or untrusted is refused before anyone is asked.
+/// Each program of the action found, checked and pinned now (opened, its content digested, a
+/// script's interpreter too): the person sees its path, policy judges that file, the permit runs
+/// only it and only while it is unchanged, and a program that is missing or untrusted is refused
+/// before anyone is asked.
 pub(super) fn pin_programs(executor: &Executor, mut action: Action) -> Result<Action, Refusal> {
     for c in &mut action.commands {
-        let file = executor
-            .resolve_program(c.program())
+        *c = executor
+            .pin(std::mem::replace(c, CommandSpec::new("")))
             .map_err(|e| Refusal::of_tool(Outcome::Unresolved, ToolError::from(e)))?;
-        *c = std::mem::replace(c, CommandSpec::new(""))
-            .with_program(file.to_string_lossy().into_owned());
     }
     Ok(action)
+}
+
+/// At the yes: every file the call was judged on is still that file — each program (and its
+/// interpreters) and each file an argument names. A file that changed between the question and
+/// the answer refuses the call with the file and how it changed; nothing ran.
+pub(super) fn check_pins(executor: &Executor, action: &Action) -> Result<(), Refusal> {
+    let changed = |e: ToolError| Refusal::of_tool(Outcome::Refused, e);
+    for pin in action.commands.iter().filter_map(CommandSpec::pinned) {
+        executor
+            .verify_pin(pin)
+            .map_err(|e| changed(ToolError::from(e)))?;
+    }
+    for file in &action.files {
+        file.check().map_err(|change| {
+            changed(
+                ToolError::new(
+                    crate::tool::ErrorKind::ChangedSinceApproval,
+                    format!(
+                        "refusing to act on {}: it changed since it was approved ({change}); ask again",
+                        file.path().display()
+                    ),
+                )
+                .next(crate::tool::CHANGED_NEXT),
+            )
+        })?;
+    }
+    Ok(())
 }
 
 pub(super) fn budget_of(config: &Config) -> Budget {

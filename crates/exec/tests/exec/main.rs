@@ -10,6 +10,7 @@ mod groups;
 mod output;
 mod permit;
 mod person;
+mod pinning;
 mod search;
 mod support;
 mod tidy;

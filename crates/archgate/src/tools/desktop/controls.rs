@@ -185,9 +185,12 @@ impl Tool for Background {
         Box::pin(async move {
             let mut action = a.action()?;
             let mut target = None;
+            let mut files = Vec::new();
             if let BackgroundAction::Set { path } = &action {
-                // archgate's own files and the person's secrets are refused before anything else.
-                let t = cx.resolver.existing_path(path)?;
+                // archgate's own files and the person's secrets are refused before anything else;
+                // the image is pinned: at the yes it must still be the one the person saw.
+                let (t, pin) = cx.resolver.pinned_path(path)?;
+                files.push(pin);
                 let p = self
                     .0
                     .desktop
@@ -212,6 +215,7 @@ impl Tool for Background {
                 }
             };
             act.target = target;
+            act.files = files;
             Ok(Resolved {
                 action: act,
                 run: bg,

@@ -55,6 +55,14 @@ pub(super) fn tier_of(t: RouteTier) -> Tier {
 /// The action of an Omarchy route, whichever tool reached it: the canonical route, every other
 /// spelling (aliases, with and without `omarchy`, as `omarchy_run` words), the route's tier and
 /// exactly the command that runs.
+/// Whether a parameter's name (lowercase: a route's usage slot, a shell IPC parameter) says its
+/// value names a file: such a value is resolved as a path (protected paths refused) and pinned.
+fn names_a_file(name: &str) -> bool {
+    ["path", "file", "image", "dir"]
+        .iter()
+        .any(|w| name.contains(w))
+}
+
 pub(super) fn route_action(call: &RouteCall) -> Action {
     let r = &call.route;
     let mut names = Vec::new();
@@ -75,6 +83,7 @@ pub(super) fn route_action(call: &RouteCall) -> Action {
         shown: None,
         needs_sudo: r.requires_sudo,
         targets_archgate: call.targets_archgate,
+        files: Vec::new(),
     }
 }
 
@@ -222,17 +231,17 @@ impl Tool for OmarchyRun {
                 .await
                 .map_err(domain_err)?;
             let mut args = a.args.clone();
+            let mut files = Vec::new();
             for (slot, i) in call.route.usage.values(&a.args) {
                 let name = slot.name.to_ascii_lowercase();
                 if name.contains("theme") && !name.contains("dir") && !name.contains('.') {
                     args[i] = d.resolve_theme(&args[i]).map_err(domain_err)?;
-                } else if ["path", "file", "image", "dir"]
-                    .iter()
-                    .any(|w| name.contains(w))
-                    && !args[i].contains("://")
-                {
-                    // archgate's own files and the person's secrets are refused here too.
-                    args[i] = cx.resolver.existing_path(&args[i])?.value;
+                } else if names_a_file(&name) && !args[i].contains("://") {
+                    // archgate's own files and the person's secrets are refused here too; the
+                    // file is pinned: at the yes it must still be the one the person saw.
+                    let (t, pin) = cx.resolver.pinned_path(&args[i])?;
+                    args[i] = t.value;
+                    files.push(pin);
                 }
             }
             if args != a.args {
@@ -241,10 +250,9 @@ impl Tool for OmarchyRun {
                     .await
                     .map_err(domain_err)?;
             }
-            Ok(Resolved {
-                action: route_action(&call),
-                run: call,
-            })
+            let mut action = route_action(&call);
+            action.files = files;
+            Ok(Resolved { action, run: call })
         })
     }
     execute!(|d, p, call: RouteCall| d.run_route(&p, &call).await.map_err(domain_err));
@@ -322,20 +330,42 @@ impl Tool for ShellCall {
     /// wrong method or argument is refused first, and the person sees the exact command.
     fn resolve<'a>(
         &'a self,
-        _cx: &'a CallCx,
+        cx: &'a CallCx,
         probe: &'a Probe,
         plan: &'a Plan,
         a: ShellCallArgs,
     ) -> BoxFuture<'a, Result<Resolved<Self::Run>, ToolError>> {
         Box::pin(async move {
-            let spec = self
-                .0
-                .desktop
-                .plan_shell_call(&probe.permit, &a.target, &a.method, &a.args)
+            let d = &self.0.desktop;
+            // A string a parameter named for a file (`set(path: string)`) is a path like any
+            // other: archgate's own files and the person's secrets are refused, and the file is
+            // pinned — at the yes it must still be the one the person saw.
+            let targets = d.shell_targets(&probe.permit).await.map_err(domain_err)?;
+            let params = targets
+                .iter()
+                .find(|t| t.name == a.target)
+                .and_then(|t| t.functions.iter().find(|f| f.name == a.method))
+                .map(|f| f.params.clone())
+                .unwrap_or_default();
+            let mut args = a.args.clone();
+            let mut files = Vec::new();
+            for (p, v) in params.iter().zip(args.iter_mut()) {
+                if let Some(given) = v.as_str()
+                    && names_a_file(&p.name.to_ascii_lowercase())
+                    && !given.contains("://")
+                {
+                    let (t, pin) = cx.resolver.pinned_path(given)?;
+                    *v = serde_json::Value::String(t.value);
+                    files.push(pin);
+                }
+            }
+            let spec = d
+                .plan_shell_call(&probe.permit, &a.target, &a.method, &args)
                 .await
                 .map_err(domain_err)?;
             let mut action = Action::from_plan(plan);
             action.commands = vec![spec.clone()];
+            action.files = files;
             Ok(Resolved { action, run: spec })
         })
     }

@@ -1,7 +1,7 @@
 //! An attacker's attempts against the real binary, one topic a module: blind spots of the
-//! gate, bounds on what a client may send, configuration failing closed, escapes from the sandbox of a launched program,
-//! failing closed, the log's flush, argument injection, login, spellings of denied targets,
-//! withdrawn approvals.
+//! gate, bounds on what a client may send, configuration failing closed, escapes from the sandbox
+//! of a launched program, failing closed, the log's flush, argument injection, login, pinning of
+//! approved files, spellings of denied targets, outcomes said as unknown, withdrawn approvals.
 
 mod blind;
 mod bounds;
@@ -11,6 +11,7 @@ mod failclosed;
 mod flush;
 mod injection;
 mod login;
+mod pinning;
 mod spellings;
 mod unknown;
 mod withdraw;

@@ -254,3 +254,61 @@ async fn a_client_the_person_does_not_trust_is_never_a_relay() {
     );
     assert!(e.gate.broker().pending().is_empty());
 }
+
+/// What the person was asked about is what runs, across a ticket too (issue 33, item 9): the
+/// client's second request is judged again, and the program its command names was renamed over
+/// since the question. The second request pins another file than the one asked about, so the
+/// relayed yes does not run it.
+#[tokio::test]
+async fn a_ticket_does_not_run_a_program_swapped_since_the_question() {
+    let bin = tempfile::tempdir().unwrap();
+    let prog = bin.path().join("hello");
+    let install = |text: &str| {
+        let tmp = bin.path().join(".hello.new");
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        std::fs::rename(&tmp, &prog).unwrap();
+    };
+    install("#!/bin/sh\necho approved\n");
+    let e = env(&format!(
+        "{TRUSTED}[exec]\nsearch_dirs = [\"{}\", \"/usr/bin\"]\nrequire_root_owned = false\n\
+         [policy]\nask = [\"from_file app\"]\n",
+        bin.path().display()
+    ));
+    entry(&e, &["hello"]);
+    let c = client();
+    let r = e
+        .gate
+        .call_relayed(&c, "from_file", json!({}), &resume(None, None))
+        .await;
+    assert_eq!(r.outcome, Outcome::InputRequired);
+    let ticket = r
+        .output
+        .unwrap_err()
+        .input_required()
+        .unwrap()
+        .ticket
+        .clone();
+
+    install("#!/bin/sh\necho swapped\n");
+    let r = e
+        .gate
+        .call_relayed(
+            &c,
+            "from_file",
+            json!({}),
+            &resume(Some(&ticket), Some(Answer::Allow)),
+        )
+        .await;
+    assert_eq!(r.outcome, Outcome::Refused);
+    let err = r.output.unwrap_err();
+    assert_eq!(
+        err.kind,
+        Kind::Tool(archgate_core::tool::ErrorKind::ChangedSinceApproval),
+        "{}",
+        err.message
+    );
+    // Nothing ran, and the question stays parked under its deadline for the person.
+    assert!(e.gate.broker().pending().iter().any(|q| q.id == ticket));
+}
