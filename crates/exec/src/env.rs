@@ -206,9 +206,7 @@ pub fn build(
             set(&mut env, OsString::from(k), OsString::from(v));
         }
     }
-    let trusted = |d: &Path| {
-        d.is_absolute() && crate::resolve::check_directory(cfg, d).is_ok()
-    };
+    let trusted = |d: &Path| d.is_absolute() && crate::resolve::check_directory(cfg, d).is_ok();
     let mut out: Vec<(OsString, OsString)> = Vec::with_capacity(env.len() + 1);
     let mut inherited_path: Option<OsString> = None;
     for (k, v) in env {

@@ -64,7 +64,10 @@ fn hostile(scratch: &Path, world: &Path) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = [
         ("BASH_ENV", s("evil.sh")),
         ("ENV", s("evil.sh")),
-        ("BASH_FUNC_true%%", format!("() {{ touch {}; }}", s("func-ran"))),
+        (
+            "BASH_FUNC_true%%",
+            format!("() {{ touch {}; }}", s("func-ran")),
+        ),
         ("PERL5OPT", "-Mwarnings=FATAL".into()),
         ("PERL5LIB", s("lib")),
         ("PYTHONPATH", s("py")),
@@ -110,7 +113,10 @@ fn session(world: &Path) -> Vec<(String, String)> {
         ("XDG_CURRENT_DESKTOP", "Hyprland".into()),
         ("WAYLAND_DISPLAY", "wayland-1".into()),
         ("HYPRLAND_INSTANCE_SIGNATURE", "abc_123".into()),
-        ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus".into()),
+        (
+            "DBUS_SESSION_BUS_ADDRESS",
+            "unix:path=/run/user/1000/bus".into(),
+        ),
         ("XDG_DATA_DIRS", format!("{}:/usr/share", world.display())),
         ("PATH", format!("{}:/usr/bin", world.display())),
     ]
@@ -182,7 +188,11 @@ fn a_hostile_environment_reaches_no_program() {
         outside.len()
     );
     assert!(outside.is_empty(), "{outside:?} reached `env`: {seen:?}");
-    let get = |k: &str| seen.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let get = |k: &str| {
+        seen.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    };
     for (k, _) in &hostile {
         assert_eq!(get(k), None, "{k} reached the program");
     }

@@ -204,7 +204,10 @@ impl Rig {
             "variables outside the allowlist reaching a program: {}",
             outside.len()
         );
-        assert!(outside.is_empty(), "{outside:?} reached the program: {seen:?}");
+        assert!(
+            outside.is_empty(),
+            "{outside:?} reached the program: {seen:?}"
+        );
         for (k, v) in hostile {
             assert!(
                 !seen.iter().any(|(sk, sv)| sv == v && sk == k),
@@ -227,7 +230,9 @@ impl Rig {
 }
 
 fn get<'a>(seen: &'a [(String, String)], k: &str) -> Option<&'a str> {
-    seen.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str())
+    seen.iter()
+        .find(|(key, _)| key == k)
+        .map(|(_, v)| v.as_str())
 }
 
 #[test]
@@ -268,8 +273,7 @@ impl Drop for KillOnDrop {
             .args(["-TERM", &self.0.to_string()])
             .status();
         let until = std::time::Instant::now() + PATIENCE;
-        while std::time::Instant::now() < until
-            && Path::new(&format!("/proc/{}", self.0)).exists()
+        while std::time::Instant::now() < until && Path::new(&format!("/proc/{}", self.0)).exists()
         {
             std::thread::sleep(POLL);
         }
