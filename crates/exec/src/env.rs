@@ -24,6 +24,12 @@
 //! - `OMARCHY_PATH` passes only when its directory passes (Omarchy's scripts `source` files from
 //!   it); otherwise the scripts fall back to `~/.local/share/omarchy` themselves.
 //!
+//! Two values of the table could still load code and are checked too: a locale (`LANG`,
+//! `LC_*`) or Hyprland signature with a `/` is dropped (glibc loads a locale named by an absolute
+//! path from that directory), and `DBUS_SESSION_BUS_ADDRESS` passes only when every address in it
+//! is a `unix:` one (`unixexec:path=PROGRAM` makes `busctl`, `systemd-run --user` and libdbus
+//! clients run PROGRAM to reach the bus).
+//!
 //! Left out on purpose, with why: `TERM` (a program's output is captured or it is detached: there
 //! is no terminal; a terminal Omarchy opens sets its own), `EDITOR`, `VISUAL`, `BROWSER`,
 //! `TERMINAL` and `SHELL` (each names a program to run; Omarchy reads its choices from
@@ -54,6 +60,12 @@ pub enum Carries {
     TrustedDirs,
     /// Never taken as given: rebuilt from trusted directories (`PATH`).
     Rebuilt,
+    /// A name, never a path: passed only without `/` (glibc loads a locale named by an absolute
+    /// path from that directory; a Hyprland signature is a directory name).
+    Name,
+    /// A D-Bus address: passed only when every address in it uses the `unix:` transport
+    /// (`unixexec:path=PROGRAM` makes sd-bus and libdbus clients run PROGRAM to connect).
+    BusAddress,
 }
 
 /// One row of the table: the names, how they are carried and why a desktop program needs them.
@@ -94,7 +106,7 @@ pub const TABLE: &[Passed] = &[
             "LC_MEASUREMENT",
             "LC_IDENTIFICATION",
         ],
-        carries: Carries::Value,
+        carries: Carries::Name,
         why: "the person's language and formats: messages, dates and the character set a notification or menu shows",
     },
     Passed {
@@ -138,7 +150,7 @@ pub const TABLE: &[Passed] = &[
     },
     Passed {
         names: &["HYPRLAND_INSTANCE_SIGNATURE"],
-        carries: Carries::Value,
+        carries: Carries::Name,
         why: "names Hyprland's socket directory: hyprctl and Omarchy's window, monitor and restart scripts",
     },
     Passed {
@@ -148,8 +160,8 @@ pub const TABLE: &[Passed] = &[
     },
     Passed {
         names: &["DBUS_SESSION_BUS_ADDRESS"],
-        carries: Carries::Value,
-        why: "the session bus: notifications, MPRIS players, gsettings, portals",
+        carries: Carries::BusAddress,
+        why: "the session bus: notifications, MPRIS players, gsettings, portals (unix: addresses only)",
     },
     Passed {
         names: &["OMARCHY_PATH"],
@@ -215,6 +227,16 @@ pub fn build(
         };
         match r.carries {
             Carries::Value => out.push((k, v)),
+            Carries::Name => {
+                if v.to_str().is_some_and(|v| !v.contains('/')) {
+                    out.push((k, v));
+                }
+            }
+            Carries::BusAddress => {
+                if v.to_str().is_some_and(unix_bus_only) {
+                    out.push((k, v));
+                }
+            }
             Carries::TrustedDir => {
                 if trusted(Path::new(&v)) {
                     out.push((k, v));
@@ -237,8 +259,18 @@ pub fn build(
             dirs.push(d.clone());
         }
     }
-    out.push((OsString::from("PATH"), join(&dirs).unwrap_or_default()));
+    // No trusted directory at all: no PATH rather than an empty one (an empty PATH element is
+    // the working directory to a shell).
+    if let Some(path) = join(&dirs) {
+        out.push((OsString::from("PATH"), path));
+    }
     out
+}
+
+/// Whether every address of a D-Bus address list (`;`-separated) uses the `unix:` transport.
+fn unix_bus_only(v: &str) -> bool {
+    let mut entries = v.split(';').filter(|e| !e.is_empty()).peekable();
+    entries.peek().is_some() && entries.all(|e| e.starts_with("unix:"))
 }
 
 /// The directories of a `:` list that are absolute and trusted, each once, in order.
@@ -332,5 +364,34 @@ mod tests {
             }
         }
         assert!(!may_set("PATH") && may_set("HOME") && !may_set("BASH_ENV"));
+    }
+
+    #[test]
+    fn values_that_would_load_code_are_dropped() {
+        let env = build(
+            os(&[
+                ("LANG", "/tmp/evil-locale"),
+                ("LC_TIME", "de_DE.UTF-8"),
+                ("HYPRLAND_INSTANCE_SIGNATURE", "../../tmp/x"),
+                (
+                    "DBUS_SESSION_BUS_ADDRESS",
+                    "unix:path=/run/user/1/bus;unixexec:path=/tmp/e",
+                ),
+                ("PATH", "/nonexistent-h33"),
+            ]),
+            &open_cfg(&["/nonexistent-h33-too"]),
+            &[],
+        );
+        assert_eq!(env, os(&[("LC_TIME", "de_DE.UTF-8")]));
+        let env = build(
+            os(&[(
+                "DBUS_SESSION_BUS_ADDRESS",
+                "unix:path=/run/user/1/bus,guid=0123",
+            )]),
+            &open_cfg(&[]),
+            &[],
+        );
+        assert_eq!(env.len(), 1, "{env:?}");
+        assert!(!unix_bus_only("") && !unix_bus_only("tcp:host=x,port=1"));
     }
 }

@@ -49,6 +49,15 @@ async fn env_child_prints_what_a_program_sees() {
         .await
         .unwrap();
     println!("<<BASH\n{}{}BASH>>", out.stdout_lossy(), out.stderr_lossy());
+    // sd-bus runs a `unixexec:` address's program to reach the bus; where busctl is installed,
+    // it gets the chance to.
+    let _ = p
+        .run(
+            CommandSpec::new("busctl")
+                .args(["--user", "--timeout=2", "list"])
+                .timeout(std::time::Duration::from_secs(10)),
+        )
+        .await;
 }
 
 /// A fresh name for each run, so no list of names could have anticipated it.
@@ -91,6 +100,12 @@ fn hostile(scratch: &Path, world: &Path) -> Vec<(String, String)> {
         ("TERM", "xterm".into()),
         ("PULSE_SERVER", "tcp:203.0.113.1".into()),
         ("SSH_AUTH_SOCK", s("agent")),
+        // Names of the table whose values would load code.
+        ("LC_CTYPE", s("locale")),
+        (
+            "DBUS_SESSION_BUS_ADDRESS",
+            format!("unixexec:path={}", s("bus-exec")),
+        ),
         ("OMARCHY_PATH", world.display().to_string()),
     ]
     .into_iter()
@@ -113,10 +128,6 @@ fn session(world: &Path) -> Vec<(String, String)> {
         ("XDG_CURRENT_DESKTOP", "Hyprland".into()),
         ("WAYLAND_DISPLAY", "wayland-1".into()),
         ("HYPRLAND_INSTANCE_SIGNATURE", "abc_123".into()),
-        (
-            "DBUS_SESSION_BUS_ADDRESS",
-            "unix:path=/run/user/1000/bus".into(),
-        ),
         ("XDG_DATA_DIRS", format!("{}:/usr/share", world.display())),
         ("PATH", format!("{}:/usr/bin", world.display())),
     ]
@@ -141,6 +152,13 @@ fn a_hostile_environment_reaches_no_program() {
     )
     .unwrap();
     set_mode(&helper, 0o755);
+    let bus_exec = s.join("bus-exec");
+    std::fs::write(
+        &bus_exec,
+        format!("#!/bin/sh\ntouch {}\n", s.join("bus-exec-ran").display()),
+    )
+    .unwrap();
+    set_mode(&bus_exec, 0o755);
     std::fs::write(
         s.join("evil.sh"),
         format!("touch {}\n", s.join("bash-env-ran").display()),
@@ -212,7 +230,7 @@ fn a_hostile_environment_reaches_no_program() {
 
     let bash = between("<<BASH\n", "BASH>>");
     assert!(s.join("bash-ran").exists(), "bash did not run: {bash}");
-    for canary in ["bash-env-ran", "func-ran", "helper-ran"] {
+    for canary in ["bash-env-ran", "func-ran", "helper-ran", "bus-exec-ran"] {
         assert!(
             !s.join(canary).exists(),
             "{canary}: hostile code ran in an approved program ({bash})"
