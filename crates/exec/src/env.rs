@@ -24,6 +24,10 @@
 //! - `OMARCHY_PATH` passes only when its directory passes (Omarchy's scripts `source` files from
 //!   it); otherwise the scripts fall back to `~/.local/share/omarchy` themselves.
 //!
+//! `HOME` and the `XDG_*_HOME` base directories name where scripts source the person's files
+//! and where desktop entries and the terminal choice are read: each passes only when it is an
+//! existing directory owned by root or the person and writable by neither group nor others.
+//!
 //! Two values of the table could still load code and are checked too: a locale (`LANG`,
 //! `LC_*`) or Hyprland signature with a `/` is dropped (glibc loads a locale named by an absolute
 //! path from that directory), and `DBUS_SESSION_BUS_ADDRESS` passes only when every address in it
@@ -56,6 +60,11 @@ pub enum Carries {
     Value,
     /// One absolute directory, passed only when it passes the trust rule.
     TrustedDir,
+    /// The person's own directory (`HOME`, the `XDG_*_HOME` base directories): passed only when
+    /// it is an existing directory owned by root or the person and writable by neither group nor
+    /// others. Its ancestors are not walked (a home under `/home` is, a test's under `/tmp` is
+    /// not, trusted by the full rule; `/tmp`'s sticky bit keeps others from replacing it).
+    OwnDir,
     /// A `:` list of directories, each kept only when it passes the trust rule.
     TrustedDirs,
     /// Never taken as given: rebuilt from trusted directories (`PATH`).
@@ -80,7 +89,7 @@ pub struct Passed {
 pub const TABLE: &[Passed] = &[
     Passed {
         names: &["HOME"],
-        carries: Carries::Value,
+        carries: Carries::OwnDir,
         why: "every Omarchy script reads its state and config under $HOME (~/.config, ~/.local)",
     },
     Passed {
@@ -121,8 +130,8 @@ pub const TABLE: &[Passed] = &[
             "XDG_STATE_HOME",
             "XDG_CACHE_HOME",
         ],
-        carries: Carries::Value,
-        why: "the person's base directories when moved from their ~/.config, ~/.local/share, ~/.local/state, ~/.cache defaults",
+        carries: Carries::OwnDir,
+        why: "the person's base directories when moved from their ~/.config, ~/.local/share, ~/.local/state, ~/.cache defaults (desktop entries and the terminal choice are read there: the person's own directories only)",
     },
     Passed {
         names: &["XDG_DATA_DIRS", "XDG_CONFIG_DIRS"],
@@ -237,6 +246,11 @@ pub fn build(
                     out.push((k, v));
                 }
             }
+            Carries::OwnDir => {
+                if own_dir(cfg, Path::new(&v)) {
+                    out.push((k, v));
+                }
+            }
             Carries::TrustedDir => {
                 if trusted(Path::new(&v)) {
                     out.push((k, v));
@@ -265,6 +279,23 @@ pub fn build(
         out.push((OsString::from("PATH"), path));
     }
     out
+}
+
+/// Whether `dir` is an absolute, existing directory (links followed) owned by root or the person
+/// and writable by neither group nor others; any existing directory when the trust rule is off.
+fn own_dir(cfg: &ExecConfig, dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if !dir.is_absolute() {
+        return false;
+    }
+    let Ok(m) = std::fs::metadata(dir) else {
+        return false;
+    };
+    if !m.is_dir() {
+        return false;
+    }
+    !cfg.require_root_owned
+        || ((m.uid() == 0 || cfg.person_uid == Some(m.uid())) && m.mode() & 0o022 == 0)
 }
 
 /// Whether every address of a D-Bus address list (`;`-separated) uses the `unix:` transport.
@@ -341,13 +372,13 @@ mod tests {
             &open_cfg(&["/usr/bin", "/usr/local/bin"]),
             &[
                 ("LANG".into(), "C.UTF-8".into()),
-                ("HOME".into(), "/x".into()),
+                ("HOME".into(), "/".into()),
                 ("NODE_OPTIONS".into(), "--require /tmp/x.js".into()),
             ],
         );
         let keys: Vec<&OsStr> = env.iter().map(|(k, _)| k.as_os_str()).collect();
         assert_eq!(keys, ["LC_TIME", "WAYLAND_DISPLAY", "LANG", "HOME", "PATH"]);
-        assert!(env.contains(&("HOME".into(), "/x".into())));
+        assert!(env.contains(&("HOME".into(), "/".into())));
         let path = &env.last().unwrap().1;
         assert!(path.to_str().unwrap().starts_with("/usr/bin"), "{path:?}");
         assert!(!path.to_str().unwrap().contains("relative"), "{path:?}");
@@ -393,5 +424,24 @@ mod tests {
         );
         assert_eq!(env.len(), 1, "{env:?}");
         assert!(!unix_bus_only("") && !unix_bus_only("tcp:host=x,port=1"));
+    }
+
+    #[test]
+    fn the_persons_directories_pass_only_when_theirs_and_closed() {
+        let strict = ExecConfig {
+            require_root_owned: true,
+            ..open_cfg(&[])
+        };
+        let t = tempfile::tempdir().unwrap();
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(own_dir(&strict, t.path()));
+        assert!(!own_dir(&strict, &open));
+        assert!(!own_dir(&strict, Path::new("/tmp")), "world-writable");
+        assert!(!own_dir(&strict, &t.path().join("missing")));
+        assert!(!own_dir(&strict, Path::new("relative")));
+        assert!(own_dir(&open_cfg(&[]), &open), "the rule off");
     }
 }

@@ -107,6 +107,8 @@ fn hostile(scratch: &Path, world: &Path) -> Vec<(String, String)> {
             format!("unixexec:path={}", s("bus-exec")),
         ),
         ("OMARCHY_PATH", world.display().to_string()),
+        ("XDG_DATA_HOME", world.display().to_string()),
+        ("XDG_CONFIG_HOME", "/tmp".to_owned()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
@@ -120,7 +122,7 @@ fn hostile(scratch: &Path, world: &Path) -> Vec<(String, String)> {
 /// What the session holds and every program needs (a subset of the table).
 fn session(world: &Path) -> Vec<(String, String)> {
     [
-        ("HOME", "/home/person".to_owned()),
+        ("HOME", "/".to_owned()),
         ("USER", "person".into()),
         ("LANG", "de_DE.UTF-8".into()),
         ("LC_TIME", "C".into()),
@@ -252,11 +254,7 @@ async fn a_spec_may_set_only_the_tables_names() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cleared_spec_gets_only_what_it_names_and_a_trusted_path() {
     let out = permit()
-        .run(
-            CommandSpec::new("env")
-                .clear_env()
-                .env("HOME", "/home/person"),
-        )
+        .run(CommandSpec::new("env").clear_env().env("HOME", "/"))
         .await
         .unwrap();
     let text = out.stdout_lossy();
