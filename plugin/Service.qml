@@ -288,6 +288,9 @@ Item {
 
   // setpriv --pdeathsig: the kernel ends archgate whenever the shell exits, however it exits;
   // an orphan would keep the port and make the next shell's archgate fail to bind.
+  // Its environment is the shell's, which the compositor started: the person's session, never an
+  // MCP client's. The programs archgate runs get only the session variables of its allowlist
+  // (archgate_exec::env::TABLE) from it, with PATH rebuilt from trusted directories.
   Process {
     id: daemon
     command: ["setpriv", "--pdeathsig", "TERM", root.bin, "serve", "--http"]

@@ -194,7 +194,11 @@ async def test_a_stripped_stdio_client_reaches_the_daemon_and_the_person_approve
         "XDG_RUNTIME_DIR": str(run),
     }
     (home / ".config" / "archgate").mkdir(parents=True)
+    # A stripped client finds the daemon where the session puts it, never through a pointer file
+    # (issue 33): here the runtime directory the person's config names, which both read. (Its
+    # /run/user/UID fallback is test_session.py's, which needs root.)
     (home / ".config" / "archgate" / "config.toml").write_text(
+        f"[paths]\nruntime_dir = \"{run / 'archgate'}\"\n"
         "[approval]\ntimeout_s = 60\npage = false\nnotifications = false\n"
     )
     server = HttpServer(person)

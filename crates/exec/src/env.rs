@@ -1,109 +1,327 @@
-//! The environment a program starts with: the person's session, less archgate's secrets.
+//! The environment a program starts with: an allowlist of the session's variables, nothing else.
 //!
-//! A program archgate runs for the person is a program of their session: `omarchy launch editor`
-//! needs `EDITOR`, `TERMINAL` and `BROWSER`, a desktop entry needs `XDG_DATA_DIRS`, a script calls
-//! `jq` through `PATH`. So everything in archgate's environment passes on — `PATH` included, for
-//! the program's own lookups — except what is withheld ([`is_withheld`]):
+//! **Class closed here:** *programs get an allowlisted environment*. A variable reaches a program
+//! archgate starts only when it is named in [`TABLE`], with the reason a desktop program needs
+//! it. Everything else is dropped, whatever its name: code-loading variables (`BASH_ENV`, `ENV`,
+//! `BASH_FUNC_*%%`, `PERL5OPT`, `PYTHONPATH`, `NODE_OPTIONS`, the loader's `LD_*` …), credentials
+//! under any name (`BW_SESSION`, `OP_SESSION_*`, `BORG_PASSPHRASE`, `*_SESSION_COOKIE`, tokens,
+//! keys), archgate's own `ARCHGATE_*`, names that are not UTF-8. A denylist can only name the
+//! attacks already seen; the table names what programs need, so the next loader variable is
+//! dropped by construction.
 //!
-//! - archgate's own settings and secrets: every `ARCHGATE_*` variable;
-//! - anything named like a credential (`…TOKEN…`, `…SECRET…`, `…PASSWORD…`, `…PASSWD…`,
-//!   `…API_KEY…`, `…APIKEY…`, `…CREDENTIAL…`, `…PRIVATE_KEY…`, `…ACCESS_KEY…`, case-insensitive):
-//!   a stdio archgate inherits its client's environment, which often carries the client's own
-//!   keys, and no program archgate runs needs them;
-//! - the dynamic loader's variables (`LD_*`): they would load code from outside the trusted
-//!   directories into a program that was resolved inside them.
+//! Variables that name directories programs load code or launchers from are checked with the
+//! same trust rule the executor applies to the program itself ([`crate::Executor::check_directory`]:
+//! every component up to `/` owned by root or the person, writable by neither group nor
+//! others):
 //!
-//! Only argv\[0\] is resolved in the fixed trusted directories (see `resolve.rs`); the search
-//! directories missing from the inherited `PATH` are appended to it, so a trusted Omarchy script
-//! finds its sibling commands even under a client that stripped `PATH`. What a
-//! [`CommandSpec`](crate::CommandSpec) adds comes on top.
+//! - `PATH` is **rebuilt**: the inherited directories that pass the rule, in their order, then
+//!   the search directories (that pass) it lacks. A world-writable directory a client put at the
+//!   front of its `PATH` never reaches a program, so a trusted Omarchy script's helper commands
+//!   are found in trusted directories only. Relative and empty components (the working
+//!   directory) are dropped too.
+//! - `XDG_DATA_DIRS` and `XDG_CONFIG_DIRS` keep only their trusted directories (desktop entries
+//!   there name programs to launch; `xdg-terminal-exec` reads its choice there).
+//! - `OMARCHY_PATH` passes only when its directory passes (Omarchy's scripts `source` files from
+//!   it); otherwise the scripts fall back to `~/.local/share/omarchy` themselves.
+//!
+//! `HOME` and the `XDG_*_HOME` base directories name where scripts source the person's files
+//! and where desktop entries and the terminal choice are read: each passes only when it is an
+//! existing directory owned by root or the person and writable by neither group nor others.
+//!
+//! Two values of the table could still load code and are checked too: a locale (`LANG`,
+//! `LC_*`) or Hyprland signature with a `/` is dropped (glibc loads a locale named by an absolute
+//! path from that directory), and `DBUS_SESSION_BUS_ADDRESS` passes only when every address in it
+//! is a `unix:` one (`unixexec:path=PROGRAM` makes `busctl`, `systemd-run --user` and libdbus
+//! clients run PROGRAM to reach the bus).
+//!
+//! Left out on purpose, with why: `TERM` (a program's output is captured or it is detached: there
+//! is no terminal; a terminal Omarchy opens sets its own), `EDITOR`, `VISUAL`, `BROWSER`,
+//! `TERMINAL` and `SHELL` (each names a program to run; Omarchy reads its choices from
+//! `~/.local/state/omarchy/defaults`, `xdg-settings` and `xdg-terminal-exec`'s config, not from
+//! these), `PULSE_SERVER` (would send audio elsewhere; the session's server is found in
+//! `XDG_RUNTIME_DIR`), `SSH_AUTH_SOCK`, `GPG_AGENT_INFO` and `XAUTHORITY` (credentials), `TZ` and
+//! `LOCPATH` (files a program parses, named by whoever set them; `/etc/localtime` is the system's).
+//!
+//! What a [`CommandSpec`](crate::CommandSpec) sets comes on top and obeys the same table: setting
+//! a name outside it, or `PATH`, is refused before anything starts. A spec may also
+//! [clear](crate::CommandSpec::clear_env) what is inherited, so the program's environment is
+//! exactly what the spec names (the daemon a bridge starts gets the session manager's
+//! environment this way, never the bridge's client's).
 
 use std::ffi::{OsStr, OsString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// The variables that name the person's session. Every one of them passes on (as does everything
-/// not [withheld](is_withheld)); the desktop crate discovers the missing ones from the runtime
-/// directory and sets them on the programs it runs.
-pub const ALLOWED: &[&str] = &[
-    "HOME",
-    "USER",
-    "LANG",
-    "XDG_RUNTIME_DIR",
-    "WAYLAND_DISPLAY",
-    "SWAYSOCK",
-    "HYPRLAND_INSTANCE_SIGNATURE",
-    "DBUS_SESSION_BUS_ADDRESS",
-    "DISPLAY",
-    "OMARCHY_PATH",
-];
+use crate::config::ExecConfig;
 
-/// Parts of a name (upper-cased) that mark a credential.
-const SECRET_MARKS: &[&str] = &[
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "API_KEY",
-    "APIKEY",
-    "CREDENTIAL",
-    "PRIVATE_KEY",
-    "ACCESS_KEY",
-];
-
-/// Whether a variable of archgate's environment is kept from the programs it runs: archgate's
-/// own (`ARCHGATE_*`), anything named like a credential, and the loader's `LD_*`. A name that is
-/// not UTF-8 is withheld too.
-pub fn is_withheld(key: &OsStr) -> bool {
-    let Some(key) = key.to_str() else {
-        return true;
-    };
-    let upper = key.to_ascii_uppercase();
-    upper.starts_with("ARCHGATE_")
-        || upper.starts_with("LD_")
-        || SECRET_MARKS.iter().any(|m| upper.contains(m))
+/// How a variable of the table is carried to a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carries {
+    /// The value as it is.
+    Value,
+    /// One absolute directory, passed only when it passes the trust rule.
+    TrustedDir,
+    /// The person's own directory (`HOME`, the `XDG_*_HOME` base directories): passed only when
+    /// it is an existing directory owned by root or the person and writable by neither group nor
+    /// others. Its ancestors are not walked (a home under `/home` is, a test's under `/tmp` is
+    /// not, trusted by the full rule; `/tmp`'s sticky bit keeps others from replacing it).
+    OwnDir,
+    /// A `:` list of directories, each kept only when it passes the trust rule.
+    TrustedDirs,
+    /// Never taken as given: rebuilt from trusted directories (`PATH`).
+    Rebuilt,
+    /// A name, never a path: passed only without `/` (glibc loads a locale named by an absolute
+    /// path from that directory; a Hyprland signature is a directory name).
+    Name,
+    /// A D-Bus address: passed only when every address in it uses the `unix:` transport
+    /// (`unixexec:path=PROGRAM` makes sd-bus and libdbus clients run PROGRAM to connect).
+    BusAddress,
 }
 
-/// Whether a variable of archgate's environment is passed on: the opposite of [`is_withheld`].
+/// One row of the table: the names, how they are carried and why a desktop program needs them.
+#[derive(Debug, Clone, Copy)]
+pub struct Passed {
+    pub names: &'static [&'static str],
+    pub carries: Carries,
+    pub why: &'static str,
+}
+
+/// Every variable a program archgate starts may receive, and why. Nothing else passes.
+pub const TABLE: &[Passed] = &[
+    Passed {
+        names: &["HOME"],
+        carries: Carries::OwnDir,
+        why: "every Omarchy script reads its state and config under $HOME (~/.config, ~/.local)",
+    },
+    Passed {
+        names: &["USER", "LOGNAME"],
+        carries: Carries::Value,
+        why: "scripts name the person with $USER (group and service setup); logind and systemd tools read LOGNAME",
+    },
+    Passed {
+        names: &[
+            "LANG",
+            "LANGUAGE",
+            "LC_ALL",
+            "LC_CTYPE",
+            "LC_NUMERIC",
+            "LC_TIME",
+            "LC_COLLATE",
+            "LC_MONETARY",
+            "LC_MESSAGES",
+            "LC_PAPER",
+            "LC_NAME",
+            "LC_ADDRESS",
+            "LC_TELEPHONE",
+            "LC_MEASUREMENT",
+            "LC_IDENTIFICATION",
+        ],
+        carries: Carries::Name,
+        why: "the person's language and formats: messages, dates and the character set a notification or menu shows",
+    },
+    Passed {
+        names: &["XDG_RUNTIME_DIR"],
+        carries: Carries::Value,
+        why: "holds the session's sockets: Wayland, Hyprland's, PipeWire, the session bus, the user manager (systemctl --user)",
+    },
+    Passed {
+        names: &[
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_STATE_HOME",
+            "XDG_CACHE_HOME",
+        ],
+        carries: Carries::OwnDir,
+        why: "the person's base directories when moved from their ~/.config, ~/.local/share, ~/.local/state, ~/.cache defaults (desktop entries and the terminal choice are read there: the person's own directories only)",
+    },
+    Passed {
+        names: &["XDG_DATA_DIRS", "XDG_CONFIG_DIRS"],
+        carries: Carries::TrustedDirs,
+        why: "where desktop entries, icons, MIME defaults and xdg-terminal-exec's choice are found (trusted directories only: an entry names a program to launch)",
+    },
+    Passed {
+        names: &[
+            "XDG_CURRENT_DESKTOP",
+            "XDG_SESSION_TYPE",
+            "XDG_SESSION_DESKTOP",
+        ],
+        carries: Carries::Value,
+        why: "which desktop this is: xdg-open, portals and toolkits choose their behaviour by it",
+    },
+    Passed {
+        names: &["WAYLAND_DISPLAY"],
+        carries: Carries::Value,
+        why: "the compositor's socket: every Wayland client (notify windows, wl-copy, grim, launched apps)",
+    },
+    Passed {
+        names: &["DISPLAY"],
+        carries: Carries::Value,
+        why: "Xwayland, for the X11 applications a launch starts",
+    },
+    Passed {
+        names: &["HYPRLAND_INSTANCE_SIGNATURE"],
+        carries: Carries::Name,
+        why: "names Hyprland's socket directory: hyprctl and Omarchy's window, monitor and restart scripts",
+    },
+    Passed {
+        names: &["SWAYSOCK"],
+        carries: Carries::Value,
+        why: "Sway's IPC socket: swaymsg",
+    },
+    Passed {
+        names: &["DBUS_SESSION_BUS_ADDRESS"],
+        carries: Carries::BusAddress,
+        why: "the session bus: notifications, MPRIS players, gsettings, portals (unix: addresses only)",
+    },
+    Passed {
+        names: &["OMARCHY_PATH"],
+        carries: Carries::TrustedDir,
+        why: "where Omarchy is installed; its scripts source files from it (trusted directory only)",
+    },
+    Passed {
+        names: &["PATH"],
+        carries: Carries::Rebuilt,
+        why: "scripts call their helper commands by name: rebuilt from trusted directories, never taken as given",
+    },
+];
+
+/// The table's row for `name`, if any (names are case-sensitive, as the environment's are).
+pub fn row(name: &str) -> Option<&'static Passed> {
+    TABLE.iter().find(|r| r.names.contains(&name))
+}
+
+/// Whether a variable of archgate's environment may reach a program (possibly after its
+/// directories are checked): named in [`TABLE`]. A name that is not UTF-8 never does.
 pub fn is_allowed(key: &OsStr) -> bool {
-    !is_withheld(key)
+    key.to_str().is_some_and(|k| row(k).is_some())
 }
 
-/// The environment for a program: `inherited` less what is withheld, `PATH` kept with the
-/// `search_dirs` it lacks appended (or the search directories alone when there is no `PATH`),
-/// then `extra` (a later value for a key replaces an earlier one).
+/// Whether a variable of archgate's environment is kept from the programs it runs: the
+/// opposite of [`is_allowed`].
+pub fn is_withheld(key: &OsStr) -> bool {
+    !is_allowed(key)
+}
+
+/// Whether a [`CommandSpec`](crate::CommandSpec) may set `key`: a name of the table other than
+/// `PATH` (which is always rebuilt).
+pub fn may_set(key: &str) -> bool {
+    row(key).is_some_and(|r| r.carries != Carries::Rebuilt)
+}
+
+/// The environment for a program: what of `inherited` the table names, then `extra` on top (a
+/// later value for a key replaces an earlier one; names outside the table are dropped here and
+/// refused earlier, see [`may_set`]), then every directory value checked and `PATH` rebuilt under
+/// `cfg`'s trust rule (see the module documentation).
 pub fn build(
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
-    search_dirs: &[PathBuf],
+    cfg: &ExecConfig,
     extra: &[(String, String)],
 ) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = inherited
-        .into_iter()
-        .filter(|(k, _)| is_allowed(k))
-        .collect();
-    let inherited_path = env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .filter(|v| !v.is_empty());
-    let mut dirs: Vec<PathBuf> = inherited_path
-        .as_ref()
-        .map(|p| std::env::split_paths(p).collect())
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    for (k, v) in inherited {
+        if is_allowed(&k) {
+            set(&mut env, k, v);
+        }
+    }
+    for (k, v) in extra {
+        if may_set(k) {
+            set(&mut env, OsString::from(k), OsString::from(v));
+        }
+    }
+    let trusted = |d: &Path| d.is_absolute() && crate::resolve::check_directory(cfg, d).is_ok();
+    let mut out: Vec<(OsString, OsString)> = Vec::with_capacity(env.len() + 1);
+    let mut inherited_path: Option<OsString> = None;
+    for (k, v) in env {
+        let Some(r) = k.to_str().and_then(row) else {
+            continue;
+        };
+        match r.carries {
+            Carries::Value => out.push((k, v)),
+            Carries::Name => {
+                if v.to_str().is_some_and(|v| !v.contains('/')) {
+                    out.push((k, v));
+                }
+            }
+            Carries::BusAddress => {
+                if v.to_str().is_some_and(unix_bus_only) {
+                    out.push((k, v));
+                }
+            }
+            Carries::OwnDir => {
+                if own_dir(cfg, Path::new(&v)) {
+                    out.push((k, v));
+                }
+            }
+            Carries::TrustedDir => {
+                if trusted(Path::new(&v)) {
+                    out.push((k, v));
+                }
+            }
+            Carries::TrustedDirs => {
+                let kept = kept_dirs(&v, &trusted);
+                if let Some(joined) = join(&kept) {
+                    out.push((k, joined));
+                }
+            }
+            Carries::Rebuilt => inherited_path = Some(v),
+        }
+    }
+    let mut dirs = inherited_path
+        .map(|p| kept_dirs(&p, &trusted))
         .unwrap_or_default();
-    for d in search_dirs {
-        if !dirs.contains(d) {
+    for d in &cfg.search_dirs {
+        if !dirs.contains(d) && trusted(d) {
             dirs.push(d.clone());
         }
     }
-    // A directory with a `:` cannot be joined; fall back to the inherited value as it was.
-    let path = std::env::join_paths(&dirs)
-        .ok()
-        .or(inherited_path)
-        .unwrap_or_default();
-    set(&mut env, OsString::from("PATH"), path);
-    for (k, v) in extra {
-        set(&mut env, OsString::from(k), OsString::from(v));
+    // No trusted directory at all: no PATH rather than an empty one (an empty PATH element is
+    // the working directory to a shell).
+    if let Some(path) = join(&dirs) {
+        out.push((OsString::from("PATH"), path));
     }
-    env
+    out
+}
+
+/// Whether `dir` is an absolute, existing directory (links followed) owned by root or the person
+/// and writable by neither group nor others; any existing directory when the trust rule is off.
+fn own_dir(cfg: &ExecConfig, dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if !dir.is_absolute() {
+        return false;
+    }
+    let Ok(m) = std::fs::metadata(dir) else {
+        return false;
+    };
+    if !m.is_dir() {
+        return false;
+    }
+    !cfg.require_root_owned
+        || ((m.uid() == 0 || cfg.person_uid == Some(m.uid())) && m.mode() & 0o022 == 0)
+}
+
+/// Whether every address of a D-Bus address list (`;`-separated) uses the `unix:` transport.
+fn unix_bus_only(v: &str) -> bool {
+    let mut entries = v.split(';').filter(|e| !e.is_empty()).peekable();
+    entries.peek().is_some() && entries.all(|e| e.starts_with("unix:"))
+}
+
+/// The directories of a `:` list that are absolute and trusted, each once, in order.
+fn kept_dirs(list: &OsStr, trusted: &impl Fn(&Path) -> bool) -> Vec<PathBuf> {
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for d in std::env::split_paths(list) {
+        if !kept.contains(&d) && trusted(&d) {
+            kept.push(d);
+        }
+    }
+    kept
+}
+
+/// The list joined with `:`; `None` when empty (a directory holding `:` was never kept: a
+/// trusted directory is checked by its whole path, so it cannot be split into others).
+fn join(dirs: &[PathBuf]) -> Option<OsString> {
+    if dirs.is_empty() {
+        return None;
+    }
+    std::env::join_paths(dirs).ok()
 }
 
 fn set(env: &mut Vec<(OsString, OsString)>, key: OsString, value: OsString) {
@@ -127,51 +345,103 @@ mod tests {
             .collect()
     }
 
+    fn open_cfg(search: &[&str]) -> ExecConfig {
+        ExecConfig {
+            search_dirs: search.iter().map(PathBuf::from).collect(),
+            require_root_owned: false,
+            ..ExecConfig::default()
+        }
+    }
+
     #[test]
-    fn the_session_passes_and_secrets_do_not() {
+    fn only_the_tables_names_pass() {
         let inherited = os(&[
             ("HOME", "/home/p"),
             ("EDITOR", "nvim"),
-            ("XDG_DATA_DIRS", "/home/p/.local/share:/usr/share"),
             ("LC_TIME", "C"),
             ("LD_PRELOAD", "/tmp/evil.so"),
-            ("PATH", "/home/p/.local/bin:/usr/bin"),
+            ("BASH_ENV", "/tmp/evil.sh"),
+            ("BASH_FUNC_ls%%", "() { id; }"),
+            ("BW_SESSION", "secret"),
+            ("PATH", "/usr/bin:relative::/nonexistent-h33"),
             ("ARCHGATE_TOKEN", "secret"),
-            ("archgate_lower", "secret"),
-            ("GITHUB_TOKEN", "secret"),
-            ("OPENAI_API_KEY", "secret"),
-            ("AWS_SECRET_ACCESS_KEY", "secret"),
             ("WAYLAND_DISPLAY", "wayland-1"),
         ]);
         let env = build(
             inherited,
-            &[PathBuf::from("/usr/local/bin"), PathBuf::from("/usr/bin")],
+            &open_cfg(&["/usr/bin", "/usr/local/bin"]),
             &[
                 ("LANG".into(), "C.UTF-8".into()),
-                ("HOME".into(), "/x".into()),
+                ("HOME".into(), "/".into()),
+                ("NODE_OPTIONS".into(), "--require /tmp/x.js".into()),
             ],
         );
-        assert_eq!(
-            env,
-            os(&[
-                ("EDITOR", "nvim"),
-                ("XDG_DATA_DIRS", "/home/p/.local/share:/usr/share"),
-                ("LC_TIME", "C"),
-                ("WAYLAND_DISPLAY", "wayland-1"),
-                ("PATH", "/home/p/.local/bin:/usr/bin:/usr/local/bin"),
-                ("LANG", "C.UTF-8"),
-                ("HOME", "/x"),
-            ])
-        );
+        let keys: Vec<&OsStr> = env.iter().map(|(k, _)| k.as_os_str()).collect();
+        assert_eq!(keys, ["LC_TIME", "WAYLAND_DISPLAY", "LANG", "HOME", "PATH"]);
+        assert!(env.contains(&("HOME".into(), "/".into())));
+        let path = &env.last().unwrap().1;
+        assert!(path.to_str().unwrap().starts_with("/usr/bin"), "{path:?}");
+        assert!(!path.to_str().unwrap().contains("relative"), "{path:?}");
+        assert!(!path.to_str().unwrap().contains("nonexistent"), "{path:?}");
     }
 
     #[test]
-    fn without_a_path_the_search_directories_are_the_path() {
+    fn every_row_says_why_and_no_name_repeats() {
+        let mut seen = std::collections::HashSet::new();
+        for r in TABLE {
+            assert!(r.why.len() > 20, "{:?}", r.names);
+            for n in r.names {
+                assert!(seen.insert(*n), "{n} twice");
+            }
+        }
+        assert!(!may_set("PATH") && may_set("HOME") && !may_set("BASH_ENV"));
+    }
+
+    #[test]
+    fn values_that_would_load_code_are_dropped() {
         let env = build(
-            os(&[("HOME", "/h")]),
-            &[PathBuf::from("/opt/o/bin"), PathBuf::from("/usr/bin")],
+            os(&[
+                ("LANG", "/tmp/evil-locale"),
+                ("LC_TIME", "de_DE.UTF-8"),
+                ("HYPRLAND_INSTANCE_SIGNATURE", "../../tmp/x"),
+                (
+                    "DBUS_SESSION_BUS_ADDRESS",
+                    "unix:path=/run/user/1/bus;unixexec:path=/tmp/e",
+                ),
+                ("PATH", "/nonexistent-h33"),
+            ]),
+            &open_cfg(&["/nonexistent-h33-too"]),
             &[],
         );
-        assert!(env.contains(&("PATH".into(), "/opt/o/bin:/usr/bin".into())));
+        assert_eq!(env, os(&[("LC_TIME", "de_DE.UTF-8")]));
+        let env = build(
+            os(&[(
+                "DBUS_SESSION_BUS_ADDRESS",
+                "unix:path=/run/user/1/bus,guid=0123",
+            )]),
+            &open_cfg(&[]),
+            &[],
+        );
+        assert_eq!(env.len(), 1, "{env:?}");
+        assert!(!unix_bus_only("") && !unix_bus_only("tcp:host=x,port=1"));
+    }
+
+    #[test]
+    fn the_persons_directories_pass_only_when_theirs_and_closed() {
+        let strict = ExecConfig {
+            require_root_owned: true,
+            ..open_cfg(&[])
+        };
+        let t = tempfile::tempdir().unwrap();
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(own_dir(&strict, t.path()));
+        assert!(!own_dir(&strict, &open));
+        assert!(!own_dir(&strict, Path::new("/tmp")), "world-writable");
+        assert!(!own_dir(&strict, &t.path().join("missing")));
+        assert!(!own_dir(&strict, Path::new("relative")));
+        assert!(own_dir(&open_cfg(&[]), &open), "the rule off");
     }
 }

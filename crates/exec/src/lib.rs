@@ -15,9 +15,9 @@
 //!   (opened, content digested, a script's `#!` interpreter too, see [`FilePin`]); a pinned
 //!   command runs only while its path still names that file with that content
 //!   ([`ExecError::Changed`] otherwise);
-//! - **the person's environment, less archgate's secrets**: everything passes on (`PATH` too, with
-//!   the search directories it lacks appended) except `ARCHGATE_*`, credential-like names and the
-//!   loader's `LD_*` (see [`mod@env`]), plus what the spec adds;
+//! - **an allowlisted environment**: only the variables [`env::TABLE`] names (each with why a
+//!   desktop program needs it) reach a program; `PATH` is rebuilt from directories that pass the
+//!   same trust rule as the program, and a spec may set only the table's names (see [`mod@env`]);
 //! - **stdin** is `/dev/null` unless the spec gives bytes, which are written and then closed;
 //! - **own process group**: on timeout the whole group gets SIGTERM, then SIGKILL after
 //!   [`ExecConfig::kill_grace`]; after a normal exit any member left behind is ended the same way,

@@ -4,7 +4,7 @@
 //! runs `systemctl --user` for them. That is the person acting in their own terminal, so no gate permit exists (the gate decides agents' calls); it still goes
 //! through this crate, the one spawn site, with the same trust checks as every launch: argv
 //! only, the program found in the fixed trusted directories (owned by root or the person, not writable by
-//! others), the person's environment less archgate's secrets, its own process group, no stdin. [`spawn_for_person`] detaches
+//! others), the allowlisted environment of [`crate::env`], its own process group, no stdin. [`spawn_for_person`] detaches
 //! and keeps no output; [`run_for_person`] waits (bounded) and hands back the capped output.
 //!
 //! **Invariant:** only `crates/archgate/src/commands/` calls [`spawn_for_person`] or

@@ -50,11 +50,12 @@ const CHUNK: usize = 64 * 1024;
 /// a process command (clippy's `disallowed-methods` forbids it everywhere else).
 #[allow(clippy::disallowed_methods)] // the single spawn site, see DESIGN invariant 2
 fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::process::Command {
-    let env = crate::env::build(
-        std::env::vars_os(),
-        &executor.config().search_dirs,
-        &spec.env,
-    );
+    let inherited: Vec<(std::ffi::OsString, std::ffi::OsString)> = if spec.inherit_env {
+        std::env::vars_os().collect()
+    } else {
+        Vec::new()
+    };
+    let env = crate::env::build(inherited, executor.config(), &spec.env);
     let mut cmd = std::process::Command::new(resolved);
     cmd.arg0(&spec.program)
         .args(&spec.args)
@@ -78,6 +79,19 @@ fn prepare(
             source: std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 format!("invalid environment variable name {bad:?}"),
+            ),
+        });
+    }
+    // Only the table's names reach a program (see `env.rs`); a caller asking for another is a
+    // mistake to see, not to drop quietly.
+    if let Some((bad, _)) = spec.env.iter().find(|(k, _)| !crate::env::may_set(k)) {
+        return Err(ExecError::Spawn {
+            command: spec.display(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "environment variable {bad:?} is not one a program may receive (archgate_exec::env::TABLE)"
+                ),
             ),
         });
     }

@@ -26,6 +26,9 @@ pub struct CommandSpec {
     /// The file `program` named when the command was judged ([`crate::Executor::pin`]): what
     /// runs, checked unchanged just before it starts.
     pub(crate) pin: Option<Arc<ProgramPin>>,
+    /// Whether archgate's own environment is the base (filtered by the table); see
+    /// [`CommandSpec::clear_env`].
+    pub(crate) inherit_env: bool,
 }
 
 impl CommandSpec {
@@ -40,6 +43,7 @@ impl CommandSpec {
             stdin: None,
             cwd: None,
             pin: None,
+            inherit_env: true,
         }
     }
 
@@ -55,11 +59,24 @@ impl CommandSpec {
         self
     }
 
-    /// Set an environment variable on top of the inherited one, less archgate's secrets (a later value for
-    /// the same key wins). Values are never logged.
+    /// Set an environment variable on top of the inherited ones (a later value for the same key
+    /// wins). Only a name of [`crate::env::TABLE`] other than `PATH` may be set; another makes
+    /// the run fail before anything starts. Values are never logged.
     pub fn env(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
         self.env.push((k.into(), v.into()));
         self
+    }
+
+    /// Start from nothing instead of archgate's own environment: the program receives only what
+    /// [`env`](Self::env) sets (still under the table's rules) and the rebuilt `PATH`.
+    pub fn clear_env(mut self) -> Self {
+        self.inherit_env = false;
+        self
+    }
+
+    /// Whether archgate's own environment is the base ([`clear_env`](Self::clear_env) not called).
+    pub fn inherits_env(&self) -> bool {
+        self.inherit_env
     }
 
     /// Timeout for this command, overriding the permit's and the configured default.
@@ -206,10 +223,10 @@ mod tests {
     #[test]
     fn debug_hides_stdin_and_env_values() {
         let spec = CommandSpec::new("cat")
-            .env("TOKEN", "secret-value")
+            .env("HOME", "secret-value")
             .stdin_bytes(b"secret-input".to_vec());
         let dbg = format!("{spec:?}");
-        assert!(dbg.contains("TOKEN"));
+        assert!(dbg.contains("HOME"));
         assert!(!dbg.contains("secret-value"));
         assert!(!dbg.contains("secret-input"));
         assert!(dbg.contains("stdin_len: Some(12)"));

@@ -350,16 +350,6 @@ fn offline_rules(paths: &Paths, req: &Request) -> Value {
     }
 }
 
-/// Variables the browser opener needs beyond the executor's allow-list.
-const OPENER_ENV: [&str; 6] = [
-    "BROWSER",
-    "XDG_CURRENT_DESKTOP",
-    "XDG_CONFIG_HOME",
-    "XDG_CONFIG_DIRS",
-    "XDG_DATA_HOME",
-    "XDG_DATA_DIRS",
-];
-
 const NO_PAGE: &str = "no running archgate serves the approval page; start `archgate serve` (your MCP client does this) with [approval] page = true";
 
 /// Opens the approval page. The one-time login never travels on a command line (every local
@@ -402,12 +392,10 @@ pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     };
     let shown = for_terminal(&file.display().to_string()).into_owned();
-    let mut spec = archgate_exec::CommandSpec::new("xdg-open").arg(file.display().to_string());
-    for k in OPENER_ENV {
-        if let Ok(v) = std::env::var(k) {
-            spec = spec.env(k, v);
-        }
-    }
+    // What xdg-open needs (the XDG directories, the desktop's name) is in the executor's table
+    // and passes from the person's terminal; `BROWSER` names a program and does not (xdg-open
+    // finds the person's browser through the desktop's MIME defaults).
+    let spec = archgate_exec::CommandSpec::new("xdg-open").arg(file.display().to_string());
     // The opener is found as every program archgate starts is: the person's `[exec]` settings.
     match archgate_exec::spawn_for_person_with(loaded.config.executor_config(), spec) {
         Ok(_) => {

@@ -2,11 +2,18 @@
 //! daemon runs and where its bridge socket is.
 //!
 //! `daemon.lock` (flock, held for the daemon's life) and `daemon.json` (pid, since, socket) in the
-//! runtime directory; a copy of `daemon.json` in the state directory, so a stdio client started
-//! with a stripped environment (HOME and PATH only, no `XDG_RUNTIME_DIR`) still finds the socket
-//! through HOME. A second `serve --http` on the same runtime directory cannot take the lock and
-//! refuses to start, naming the one that runs. The files are private (0600 in 0700 directories)
-//! and a reader believes them only while the pid lives.
+//! runtime directory. A second `serve --http` on the same runtime directory cannot take the lock
+//! and refuses to start, naming the one that runs. The files are private (0600 in 0700
+//! directories) and a reader believes them only while the pid lives.
+//!
+//! **A bridge finds its daemon where the session puts it, never through a pointer file** (issue
+//! 33): the runtime directory's `bridge.sock` and nothing else. A client started without
+//! `XDG_RUNTIME_DIR` uses `/run/user/UID` when that is a real directory of this uid with mode 0700
+//! (`archgate_core::paths`), else archgate's private `run` directory in its state directory. An
+//! earlier version kept a copy of `daemon.json` in the state directory for such clients; a
+//! same-user process could write that copy and point the bridge at a fake daemon, which then
+//! received the agent's calls and forged answers. The copy is no longer written, read or
+//! trusted (an old one is removed when a daemon starts).
 
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -76,7 +83,7 @@ impl Drop for Claim {
     }
 }
 
-/// Takes the runtime directory's daemon lock and writes `daemon.json` (both places).
+/// Takes the runtime directory's daemon lock and writes its `daemon.json`.
 pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
     let path = paths.runtime_dir.join(LOCK);
     let io = |source| ClaimError::Io {
@@ -117,7 +124,9 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
         spawned,
     };
     let bytes = serde_json::to_vec(&info).unwrap_or_default();
-    let files = vec![paths.runtime_dir.join(INFO), paths.state_dir.join(INFO)];
+    // The state directory's copy of earlier versions is a pointer nothing may follow.
+    let _ = std::fs::remove_file(paths.state_dir.join(INFO));
+    let files = vec![paths.runtime_dir.join(INFO)];
     for f in &files {
         if let Err(e) = write_private_file(f, &bytes) {
             tracing::warn!(file = %f.display(), "cannot write the daemon's pid file: {e}");
@@ -133,36 +142,13 @@ pub fn read(path: &Path) -> Option<DaemonInfo> {
     info.alive().then_some(info)
 }
 
-/// The running daemon for these paths: the runtime directory's file, else the state
-/// directory's pointer (a client without `XDG_RUNTIME_DIR`).
+/// The running daemon for these paths: the runtime directory's `daemon.json`, if its pid lives.
 pub fn running(paths: &Paths) -> Option<DaemonInfo> {
-    read(&paths.runtime_dir.join(INFO)).or_else(|| read(&paths.state_dir.join(INFO)))
+    read(&paths.runtime_dir.join(INFO))
 }
 
-/// Where a bridge looks for the socket, best first (duplicates removed). A client without
-/// `XDG_RUNTIME_DIR` (HOME and PATH only) asks its HOME's state directory first: the runtime
-/// directory it guessed (`/run/user/UID`) may be another HOME's.
-pub fn socket_candidates(paths: &Paths) -> Vec<PathBuf> {
-    let guessed = std::env::var_os("XDG_RUNTIME_DIR").is_none();
-    let mut out = Vec::new();
-    let in_runtime = paths.runtime_dir.join(crate::server::bridge::SOCKET);
-    if !guessed {
-        out.push(in_runtime.clone());
-    }
-    let files = if guessed {
-        [paths.state_dir.join(INFO), paths.runtime_dir.join(INFO)]
-    } else {
-        [paths.runtime_dir.join(INFO), paths.state_dir.join(INFO)]
-    };
-    for f in files {
-        if let Some(i) = read(&f)
-            && !out.contains(&i.socket)
-        {
-            out.push(i.socket);
-        }
-    }
-    if !out.contains(&in_runtime) {
-        out.push(in_runtime);
-    }
-    out
+/// Where a bridge reaches its daemon: the runtime directory's bridge socket, the one place the
+/// session puts it (see the module documentation).
+pub fn socket(paths: &Paths) -> PathBuf {
+    paths.runtime_dir.join(crate::server::bridge::SOCKET)
 }

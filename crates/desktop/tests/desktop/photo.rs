@@ -16,13 +16,16 @@ use crate::common::system_permit;
 
 const LIMIT: usize = 256 * 1024;
 
-fn harness() -> Permit {
-    let scripts = Path::new(env!("CARGO_MANIFEST_DIR"))
+fn scripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../scripts")
         .canonicalize()
-        .expect("scripts dir");
+        .expect("scripts dir")
+}
+
+fn harness() -> Permit {
     Permit::for_tests(ExecConfig {
-        search_dirs: vec![scripts, PathBuf::from("/usr/bin")],
+        search_dirs: vec![scripts(), PathBuf::from("/usr/bin")],
         require_root_owned: false,
         default_timeout: Duration::from_secs(180),
         ..ExecConfig::default()
@@ -88,10 +91,15 @@ async fn a_photo_on_a_2560x1440_screen_fits_the_limit_and_stays_readable() {
     wallpaper(&wall);
     let out = harness()
         .run(
-            CommandSpec::new("desktop-session.sh")
-                .args(["start", dir.to_str().unwrap()])
-                .env("SESSION_RESOLUTION", "2560x1440")
-                .env("SESSION_BACKGROUND", wall.to_str().unwrap()),
+            // The harness's own settings go through `env`: a spec may set only the session
+            // variables of archgate_exec::env::TABLE.
+            CommandSpec::new("/usr/bin/env").args([
+                "SESSION_RESOLUTION=2560x1440",
+                &format!("SESSION_BACKGROUND={}", wall.display()),
+                scripts().join("desktop-session.sh").to_str().unwrap(),
+                "start",
+                dir.to_str().unwrap(),
+            ]),
         )
         .await
         .expect("harness runs");

@@ -1,63 +1,175 @@
-//! The environment a program sees: the person's session passes, secrets do not; search
-//! directories missing from PATH are appended.
+//! The environment a program sees (issue 33, items 3, 4 and 8; class: *programs get an
+//! allowlisted environment*): only the variables `archgate_exec::env::TABLE` names reach it;
+//! code-loading variables and credentials under any name never do; `PATH`, `XDG_DATA_DIRS`,
+//! `XDG_CONFIG_DIRS` and `OMARCHY_PATH` keep trusted directories only.
+//!
+//! The hostile environment is given to a child copy of this test binary (the executor reads the
+//! process's own environment), which runs real programs through the executor: `env -0`, and
+//! `bash`, which would source `BASH_ENV`, run an exported `BASH_FUNC_true%%` and find a helper
+//! in a world-writable directory at the front of `PATH`.
 
-use std::path::PathBuf;
+use std::hash::{BuildHasher, Hasher};
+use std::path::{Path, PathBuf};
 
 use archgate_exec::{CommandSpec, ExecConfig, Permit};
 
 use crate::support::*;
 
-/// The child half of `the_persons_environment_passes_and_secrets_do_not`: run `env` through the
-/// executor and print what it saw between markers. Does nothing unless the parent started it.
+/// The marker variable naming the child's scratch directory.
+const CHILD: &str = "ARCHGATE_EXEC_ENV_CHILD";
+
+/// The child half of `a_hostile_environment_reaches_no_program`: runs `env -0` and `bash`
+/// through the executor and prints what `env` saw between markers. Does nothing unless the
+/// parent started it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[allow(clippy::print_stdout)] // the parent reads this process's stdout
 async fn env_child_prints_what_a_program_sees() {
-    if std::env::var_os("ARCHGATE_EXEC_ENV_CHILD").is_none() {
+    let Some(scratch) = std::env::var_os(CHILD) else {
         return;
-    }
+    };
+    let scratch = PathBuf::from(scratch);
     let p = Permit::for_tests(ExecConfig {
         search_dirs: vec![PathBuf::from("/usr/bin")],
+        require_root_owned: true,
         ..config()
     });
     let out = p
-        .run(CommandSpec::new("env").env("SPEC_VAR", "v=1"))
+        .run(CommandSpec::new("env").arg("-0").env("LANG", "C.UTF-8"))
         .await
         .unwrap();
     println!("<<ENV\n{}ENV>>", out.stdout_lossy());
+    // `true` is a builtin an exported function would replace; `archgate-h33-helper` exists only
+    // in the world-writable directory.
+    let script = format!(
+        "true; archgate-h33-helper; echo ran > {}",
+        scratch.join("bash-ran").display()
+    );
+    let out = p
+        .run(CommandSpec::new("bash").args(["-c", &script]))
+        .await
+        .unwrap();
+    println!("<<BASH\n{}{}BASH>>", out.stdout_lossy(), out.stderr_lossy());
+    // sd-bus runs a `unixexec:` address's program to reach the bus; where busctl is installed,
+    // it gets the chance to.
+    let _ = p
+        .run(
+            CommandSpec::new("busctl")
+                .args(["--user", "--timeout=2", "list"])
+                .timeout(std::time::Duration::from_secs(10)),
+        )
+        .await;
+}
+
+/// A fresh name for each run, so no list of names could have anticipated it.
+fn random_word() -> String {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::process::id().into());
+    format!("{:016X}", h.finish())
+}
+
+/// Every variable an attack of issue 33 set, plus random ones: nothing here may reach a program.
+fn hostile(scratch: &Path, world: &Path) -> Vec<(String, String)> {
+    let s = |p: &str| scratch.join(p).display().to_string();
+    let mut v: Vec<(String, String)> = [
+        ("BASH_ENV", s("evil.sh")),
+        ("ENV", s("evil.sh")),
+        (
+            "BASH_FUNC_true%%",
+            format!("() {{ touch {}; }}", s("func-ran")),
+        ),
+        ("PERL5OPT", "-Mwarnings=FATAL".into()),
+        ("PERL5LIB", s("lib")),
+        ("PYTHONPATH", s("py")),
+        ("PYTHONSTARTUP", s("py/start.py")),
+        ("NODE_OPTIONS", format!("--require {}", s("x.js"))),
+        ("RUBYOPT", "-rsomething".into()),
+        ("LD_PRELOAD", s("evil.so")),
+        ("LD_LIBRARY_PATH", s("lib")),
+        ("GCONV_PATH", s("gconv")),
+        ("LOCPATH", s("locale")),
+        ("BW_SESSION", "bw-secret".into()),
+        ("OP_SESSION_my", "op-secret".into()),
+        ("BORG_PASSPHRASE", "borg-secret".into()),
+        ("GITLAB_SESSION_COOKIE", "cookie-secret".into()),
+        ("GITHUB_TOKEN", "gh-secret".into()),
+        ("ARCHGATE_TOKEN", "ag-secret".into()),
+        ("EDITOR", s("evil-editor")),
+        ("TERMINAL", s("evil-term")),
+        ("BROWSER", s("evil-browser")),
+        ("SHELL", s("evil-shell")),
+        ("TERM", "xterm".into()),
+        ("PULSE_SERVER", "tcp:203.0.113.1".into()),
+        ("SSH_AUTH_SOCK", s("agent")),
+        // Names of the table whose values would load code.
+        ("LC_CTYPE", s("locale")),
+        (
+            "DBUS_SESSION_BUS_ADDRESS",
+            format!("unixexec:path={}", s("bus-exec")),
+        ),
+        ("OMARCHY_PATH", world.display().to_string()),
+        ("XDG_DATA_HOME", world.display().to_string()),
+        ("XDG_CONFIG_HOME", "/tmp".to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    for i in 0..16 {
+        v.push((format!("R{i}_{}", random_word()), random_word()));
+    }
+    v
+}
+
+/// What the session holds and every program needs (a subset of the table).
+fn session(world: &Path) -> Vec<(String, String)> {
+    [
+        ("HOME", "/".to_owned()),
+        ("USER", "person".into()),
+        ("LANG", "de_DE.UTF-8".into()),
+        ("LC_TIME", "C".into()),
+        ("XDG_RUNTIME_DIR", "/run/user/1000".into()),
+        ("XDG_CURRENT_DESKTOP", "Hyprland".into()),
+        ("WAYLAND_DISPLAY", "wayland-1".into()),
+        ("HYPRLAND_INSTANCE_SIGNATURE", "abc_123".into()),
+        ("XDG_DATA_DIRS", format!("{}:/usr/share", world.display())),
+        ("PATH", format!("{}:/usr/bin", world.display())),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
 }
 
 #[test]
-#[allow(clippy::disallowed_methods)] // re-runs this test binary with a chosen environment
-fn the_persons_environment_passes_and_secrets_do_not() {
-    let me = std::env::current_exe().unwrap();
-    let session = [
-        ("HOME", "/home/person"),
-        ("EDITOR", "nvim"),
-        ("TERMINAL", "alacritty"),
-        ("BROWSER", "chromium"),
-        (
-            "XDG_DATA_DIRS",
-            "/home/person/.local/share/flatpak/exports/share:/usr/share",
-        ),
-        ("XDG_CONFIG_DIRS", "/etc/xdg"),
-        ("XDG_CURRENT_DESKTOP", "Hyprland"),
-        ("WAYLAND_DISPLAY", "wayland-1"),
-        ("HYPRLAND_INSTANCE_SIGNATURE", "abc_123"),
-        ("SWAYSOCK", "/run/user/1000/sway-ipc.1000.1.sock"),
-        ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus"),
-        ("LANG", "de_DE.UTF-8"),
-        ("LC_TIME", "C"),
-        ("PATH", "/home/person/.local/bin:/usr/bin"),
-    ];
-    let secrets = [
-        ("ARCHGATE_TOKEN", "s1"),
-        ("ARCHGATE_CONFIG", "s2"),
-        ("GITHUB_TOKEN", "s3"),
-        ("ANTHROPIC_API_KEY", "s4"),
-        ("DB_PASSWORD", "s5"),
-        ("LD_PRELOAD", "/tmp/evil.so"),
-    ];
-    let out = std::process::Command::new(me)
+#[allow(clippy::disallowed_methods, clippy::print_stdout)] // re-runs this test binary; the figure
+fn a_hostile_environment_reaches_no_program() {
+    let scratch = tempfile::tempdir().unwrap();
+    let s = scratch.path();
+    // A directory anyone may write to, as the first client of issue 33 item 8 put in PATH.
+    let world = s.join("world");
+    std::fs::create_dir(&world).unwrap();
+    set_mode(&world, 0o777);
+    let helper = world.join("archgate-h33-helper");
+    std::fs::write(
+        &helper,
+        format!("#!/bin/sh\ntouch {}\n", s.join("helper-ran").display()),
+    )
+    .unwrap();
+    set_mode(&helper, 0o755);
+    let bus_exec = s.join("bus-exec");
+    std::fs::write(
+        &bus_exec,
+        format!("#!/bin/sh\ntouch {}\n", s.join("bus-exec-ran").display()),
+    )
+    .unwrap();
+    set_mode(&bus_exec, 0o755);
+    std::fs::write(
+        s.join("evil.sh"),
+        format!("touch {}\n", s.join("bash-env-ran").display()),
+    )
+    .unwrap();
+
+    let session = session(&world);
+    let hostile = hostile(s, &world);
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "environment::env_child_prints_what_a_program_sees",
@@ -65,65 +177,97 @@ fn the_persons_environment_passes_and_secrets_do_not() {
             "--test-threads=1",
         ])
         .env_clear()
-        .envs(session)
-        .envs(secrets)
-        .env("ARCHGATE_EXEC_ENV_CHILD", "1")
+        .envs(session.iter().map(|(k, v)| (k, v)))
+        .envs(hostile.iter().map(|(k, v)| (k, v)))
+        .env(CHILD, s)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let start = text
-        .find("<<ENV\n")
-        .unwrap_or_else(|| panic!("no env printed: {text}"));
-    let end = text.find("ENV>>").unwrap();
-    let seen: Vec<(&str, &str)> = text[start + 6..end]
-        .lines()
-        .map(|l| l.split_once('=').expect("KEY=VALUE"))
+    let between = |a: &str, b: &str| {
+        let start = text
+            .find(a)
+            .unwrap_or_else(|| panic!("no {a} printed: {text} {:?}", out.stderr));
+        text[start + a.len()..start + text[start..].find(b).unwrap()].to_owned()
+    };
+    let dump = between("<<ENV\n", "ENV>>");
+    let seen: Vec<(String, String)> = dump
+        .split('\0')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (k, v) = l.split_once('=').expect("KEY=VALUE");
+            (k.to_owned(), v.to_owned())
+        })
         .collect();
-    let get = |k: &str| seen.iter().find(|(key, _)| *key == k).map(|(_, v)| *v);
-    for (k, v) in session {
-        if k == "PATH" {
-            continue;
-        }
-        assert_eq!(get(k), Some(v), "{k} did not pass through: {seen:?}");
-    }
-    // The person's PATH is kept for the program's own lookups; the search directory was in it.
-    assert_eq!(get("PATH"), Some("/home/person/.local/bin:/usr/bin"));
-    assert_eq!(get("SPEC_VAR"), Some("v=1"));
-    for (k, _) in secrets {
+    let outside: Vec<&String> = seen
+        .iter()
+        .map(|(k, _)| k)
+        .filter(|k| archgate_exec::env::row(k).is_none())
+        .collect();
+    println!(
+        "variables outside the allowlist reaching a program: {}",
+        outside.len()
+    );
+    assert!(outside.is_empty(), "{outside:?} reached `env`: {seen:?}");
+    let get = |k: &str| {
+        seen.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    };
+    for (k, _) in &hostile {
         assert_eq!(get(k), None, "{k} reached the program");
     }
-    assert!(
-        !seen.iter().any(|(k, _)| k.starts_with("ARCHGATE_")),
-        "{seen:?}"
-    );
-    for (_, secret) in secrets {
+    for (_, secret) in &hostile {
+        assert!(!seen.iter().any(|(_, v)| v == secret), "{secret} leaked");
+    }
+    for (k, v) in &session {
+        if k == "PATH" || k == "XDG_DATA_DIRS" {
+            continue;
+        }
+        let want = if k == "LANG" { "C.UTF-8" } else { v.as_str() };
+        assert_eq!(get(k), Some(want), "{k} did not pass: {seen:?}");
+    }
+    // Directory lists keep their trusted directories only.
+    assert_eq!(get("PATH"), Some("/usr/bin"), "{seen:?}");
+    assert_eq!(get("XDG_DATA_DIRS"), Some("/usr/share"), "{seen:?}");
+
+    let bash = between("<<BASH\n", "BASH>>");
+    assert!(s.join("bash-ran").exists(), "bash did not run: {bash}");
+    for canary in ["bash-env-ran", "func-ran", "helper-ran", "bus-exec-ran"] {
         assert!(
-            !seen.iter().any(|(_, v)| *v == secret),
-            "{secret} leaked: {seen:?}"
+            !s.join(canary).exists(),
+            "{canary}: hostile code ran in an approved program ({bash})"
         );
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn search_directories_missing_from_path_are_appended_and_bad_keys_refused() {
-    let out = permit().run(CommandSpec::new("env")).await.unwrap();
+async fn a_spec_may_set_only_the_tables_names() {
+    for bad in ["BAD=KEY", "BASH_ENV", "PATH", "LD_PRELOAD", "GITHUB_TOKEN"] {
+        let err = permit()
+            .run(CommandSpec::new("env").env(bad, "x"))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), "spawn_failed", "{bad}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cleared_spec_gets_only_what_it_names_and_a_trusted_path() {
+    let out = permit()
+        .run(CommandSpec::new("env").clear_env().env("HOME", "/"))
+        .await
+        .unwrap();
     let text = out.stdout_lossy();
+    let mut keys: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["HOME", "PATH"], "{text}");
     let path = text
         .lines()
         .find_map(|l| l.strip_prefix("PATH="))
         .expect("a PATH");
     let dirs: Vec<&str> = path.split(':').collect();
-    assert!(
-        dirs.contains(&"/usr/local/bin") && dirs.contains(&"/usr/bin"),
-        "{path}"
-    );
-    if let Some(inherited) = std::env::var_os("PATH") {
-        assert!(path.starts_with(inherited.to_str().unwrap()), "{path}");
-    }
-
-    let err = permit()
-        .run(CommandSpec::new("env").env("BAD=KEY", "x"))
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), "spawn_failed");
+    assert!(dirs.contains(&"/usr/bin"), "{path}");
 }

@@ -2,11 +2,15 @@
 //!
 //! The client's MCP bytes go to the daemon's bridge socket (`server/bridge.rs`) and the
 //! daemon's come back, line for line and unchanged (`pump.rs`). Where the daemon is: the runtime
-//! directory's `bridge.sock`, else the socket named by `daemon.json` in the runtime or state
-//! directory (`server/daemon.rs`; a client with HOME and PATH only finds it through HOME). When none
-//! answers: the socket unit's path is the same socket (systemd starts the daemon on connect),
-//! else the daemon is spawned detached (`spawn.rs`), else — or with `--in-process` — this
-//! process serves as before, with its own broker and budgets, and says so in its log.
+//! directory's `bridge.sock` and nowhere else (`server/daemon.rs`: never a pointer file). When
+//! nothing listens there: the socket unit's path is the same socket (systemd starts the daemon on
+//! connect), else the daemon is spawned detached (`spawn.rs`), else — or with `--in-process` —
+//! this process serves as before, with its own broker and budgets, and says so in its log.
+//!
+//! A daemon that listens but does not take this client (its hello slots held by connections
+//! that never say hello, or it is starting) is waited for, up to [`BUSY_PATIENCE`], and then the
+//! bridge fails with the reason. It never serves in-process beside a live daemon: that second
+//! server would keep its own budgets and pending approvals, out of the person's sight.
 
 mod pump;
 mod record;
@@ -25,6 +29,8 @@ pub use pump::Inflight;
 
 /// How long one connection attempt (connect, hello, answer) may take.
 const CONNECT_PATIENCE: Duration = Duration::from_secs(5);
+/// How long a bridge keeps trying a daemon that listens but does not take it.
+pub const BUSY_PATIENCE: Duration = Duration::from_secs(10);
 
 /// A connection the daemon accepted: its two halves (the reader keeps what it buffered).
 pub struct Link {
@@ -69,9 +75,11 @@ pub async fn run(
             // The daemon runs and said no: serving anyway would split the truth again.
             anyhow::bail!("the archgate daemon refused client {name:?} ({kind}): {reason}");
         }
+        Err(first @ LinkError::NoAnswer(_)) => Some(wait_for_busy(&paths, &name, &first).await?),
         Err(first) => match spawn::start_daemon(config.clone(), &paths).await {
             Ok(()) => match reach_patiently(&paths, &name, Duration::from_secs(10)).await {
                 Ok(l) => Some(l),
+                Err(e @ LinkError::NoAnswer(_)) => Some(wait_for_busy(&paths, &name, &e).await?),
                 Err(e) => {
                     tracing::warn!(
                         "no archgate daemon answered ({first}; after starting one: {e}); serving in-process"
@@ -103,17 +111,34 @@ pub async fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The first socket that takes this client.
+/// The daemon's socket, if it takes this client.
 pub async fn reach(paths: &Paths, name: &str) -> Result<Link, LinkError> {
-    let mut last = None;
-    for socket in crate::server::daemon::socket_candidates(paths) {
-        match connect(&socket, name).await {
-            Ok(l) => return Ok(l),
-            Err(e @ LinkError::Refused { .. }) => return Err(e),
-            Err(e) => last = Some(e),
+    connect(&crate::server::daemon::socket(paths), name).await
+}
+
+/// Something listens on the daemon's socket but did not take this client: wait for it (up to
+/// [`BUSY_PATIENCE`]), then fail with the reason — never serve in-process beside it.
+async fn wait_for_busy(paths: &Paths, name: &str, first: &LinkError) -> anyhow::Result<Link> {
+    tracing::info!("the archgate daemon did not take this client yet ({first}); waiting");
+    match reach_patiently(paths, name, BUSY_PATIENCE).await {
+        Ok(l) => Ok(l),
+        Err(LinkError::Refused { kind, reason }) => {
+            anyhow::bail!("the archgate daemon refused client {name:?} ({kind}): {reason}")
+        }
+        Err(e) => {
+            let who = crate::server::daemon::running(paths)
+                .map(|i| format!(" (pid {})", i.pid))
+                .unwrap_or_default();
+            anyhow::bail!(
+                "the archgate daemon{who} at {} is busy: it did not take this client within {} s ({e}); \
+                 its bridge socket may be held by connections that never say hello. This bridge \
+                 starts no second server of its own beside it (that one would keep its own budgets \
+                 and pending approvals); try again, or see `archgate doctor`",
+                crate::server::daemon::socket(paths).display(),
+                BUSY_PATIENCE.as_secs()
+            )
         }
     }
-    Err(last.unwrap_or_else(|| LinkError::NoAnswer("no socket to try".into())))
 }
 
 /// `reach`, retried until `within` has passed (a daemon starting, or restarting).

@@ -2,14 +2,21 @@
 //!
 //! A daemon belongs to a desktop session, so one is started only where a session is found: the
 //! systemd user manager answers `systemctl --user show-environment` for this runtime directory
-//! (its `XDG_RUNTIME_DIR` is the bridge's; its environment is the session's — WAYLAND_DISPLAY,
-//! DBUS_SESSION_BUS_ADDRESS… — which a client that started this bridge with HOME and PATH only
-//! does not have), or the runtime directory holds the session bus or a Wayland socket. Then `setsid archgate serve --http --detached` is spawned through
+//! (its `XDG_RUNTIME_DIR` is the bridge's), or the runtime directory holds the session bus or a
+//! Wayland socket. Then `setsid archgate serve --http --detached` is spawned through
 //! archgate_exec (own session and process group, stdio on /dev/null; it logs to `daemon.log`
-//! in the state directory), with the manager's variables the bridge lacks. When
-//! the configured port is taken (another daemon of another runtime directory), the new one
-//! listens on a free port. Without a session there is no daemon to start: the bridge serves
-//! in-process and says so.
+//! in the state directory). When the configured port is taken (another daemon of another runtime
+//! directory), the new one listens on a free port. Without a session there is no daemon to
+//! start: the bridge serves in-process and says so.
+//!
+//! **The daemon's environment is the session's, never the client's** (issue 33, item 8). The
+//! daemon serves every client after the one whose bridge started it, so what that client had in
+//! its environment must not become every client's. When the user manager answers, the daemon
+//! starts from a cleared environment with the manager's variables only (those
+//! `archgate_exec::env::TABLE` names; `PATH` rebuilt from trusted directories). Without a
+//! manager (a session whose compositor never imported its variables) the bridge's own
+//! environment is the base, but only the table's names pass, `PATH` keeps trusted directories
+//! only, and the daemon completes the session's sockets from the runtime directory itself.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,9 +24,18 @@ use std::time::Duration;
 use archgate_core::paths::Paths;
 use archgate_exec::{CommandSpec, run_for_person, spawn_for_person};
 
+/// Where the daemon's environment comes from.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Session {
+    /// The systemd user manager's environment for this runtime directory.
+    Manager(Vec<(String, String)>),
+    /// Only the runtime directory shows a session (the session bus or a Wayland socket).
+    Sockets,
+}
+
 /// The session's environment as the systemd user manager holds it, or where the runtime
 /// directory shows a session; `Err` says why there is none.
-async fn session_env(paths: &Paths) -> Result<Vec<(String, String)>, String> {
+async fn session_env(paths: &Paths) -> Result<Session, String> {
     let spec = CommandSpec::new("systemctl")
         .args(["--user", "show-environment"])
         .timeout(Duration::from_secs(3));
@@ -46,11 +62,11 @@ async fn session_env(paths: &Paths) -> Result<Vec<(String, String)>, String> {
             .find(|(k, _)| k == "XDG_RUNTIME_DIR")
             .is_some_and(|(_, v)| same_dir(Path::new(v), base));
         if same {
-            return Ok(env);
+            return Ok(Session::Manager(env));
         }
     }
     if has_session_socket(base) {
-        return Ok(Vec::new());
+        return Ok(Session::Sockets);
     }
     Err(format!(
         "no desktop session to start a daemon in (no systemd user manager for this runtime directory, no session bus or Wayland socket in {})",
@@ -111,12 +127,7 @@ pub async fn start_daemon(config: Option<PathBuf>, paths: &Paths) -> Result<(), 
     spec = spec
         .args(["serve", "--http", "--detached", "--port"])
         .arg(port.to_string());
-    for (k, v) in session {
-        // What the bridge has wins: its XDG directories are where it looks for the daemon.
-        if std::env::var_os(&k).is_none() && !k.starts_with("ARCHGATE_") {
-            spec = spec.env(k, v);
-        }
-    }
+    spec = daemon_env(spec, session);
     // `setsid` is found and checked like any program; archgate is the binary running now.
     let pid = spawn_for_person(spec).map_err(|e| format!("starting the daemon failed: {e}"))?;
     tracing::info!(
@@ -126,6 +137,19 @@ pub async fn start_daemon(config: Option<PathBuf>, paths: &Paths) -> Result<(), 
         paths.state_dir.join("daemon.log").display()
     );
     Ok(())
+}
+
+/// The daemon's environment (see the module documentation): the manager's variables the
+/// executor's table names, on a cleared base; or, without a manager, the bridge's own through
+/// the same table.
+pub fn daemon_env(spec: CommandSpec, session: Session) -> CommandSpec {
+    match session {
+        Session::Manager(env) => env
+            .into_iter()
+            .filter(|(k, _)| archgate_exec::env::may_set(k))
+            .fold(spec.clear_env(), |spec, (k, v)| spec.env(k, v)),
+        Session::Sockets => spec,
+    }
 }
 
 #[cfg(test)]
@@ -148,5 +172,24 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_managed_daemon_gets_the_managers_table_names_only() {
+        let spec = daemon_env(
+            CommandSpec::new("setsid"),
+            Session::Manager(parse_environment(
+                "HOME=/home/p\nPATH=/tmp/w:/usr/bin\nBASH_ENV=/tmp/x\nLANG=C.UTF-8\nARCHGATE_TOKEN=t\n",
+            )),
+        );
+        assert!(!spec.inherits_env());
+        assert_eq!(
+            spec.env_list(),
+            [
+                ("HOME".to_owned(), "/home/p".to_owned()),
+                ("LANG".to_owned(), "C.UTF-8".to_owned())
+            ]
+        );
+        assert!(daemon_env(CommandSpec::new("setsid"), Session::Sockets).inherits_env());
     }
 }
