@@ -3,12 +3,16 @@
 //! failing closed, the log's flush, argument injection, login, spellings of denied targets,
 //! withdrawn approvals.
 
+mod automatic;
 mod blind;
 mod bounds;
 mod escapes;
 mod failclosed;
+mod flags;
 mod flush;
 mod injection;
 mod login;
+mod plugins;
+mod secrets;
 mod spellings;
 mod withdraw;

@@ -5,6 +5,7 @@
 //! wait of every test.
 
 pub mod mcp;
+pub mod omarchy;
 pub mod process;
 pub mod sandbox;
 pub mod stdio;
