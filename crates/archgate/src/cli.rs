@@ -125,7 +125,8 @@ pub enum Command {
     },
     /// Deny a waiting call by its id.
     Deny { id: String },
-    /// Developer mode: approve every call except blocked ones, for a bounded time (at most 8 h).
+    /// Developer mode: approve every call except destructive and blocked ones, for a bounded time
+    /// (at most 8 h).
     DevMode {
         #[command(subcommand)]
         action: DevModeAction,

@@ -12,10 +12,12 @@
 //! |          | mode on, adding, renaming or revoking a client                    | through        |
 //! | `polkit` | every Allow and Always, and all of `auto`                         | refused        |
 //!
-//! "polkit missing" means no polkit daemon on the system bus or archgate's actions not
-//! installed — both are root's to change. Under `auto`, once polkit and the actions are there a
-//! yes that needs presence is refused when no agent answers: a same-user process cannot turn
-//! presence off by killing the person's polkit agent.
+//! "polkit missing" means root's files say so: archgate's actions file not installed in
+//! `/usr/share/polkit-1/actions/`, or no polkitd program — both root's to change. It is never
+//! read from whether a connection succeeds now. Under `auto`, once root's files say polkit and
+//! the actions are there, a yes that needs presence is refused on every failure to confirm — the
+//! system bus out of reach, no agent answering: a same-user process cannot turn presence off by
+//! holding its uid's bus connections or killing the person's polkit agent.
 
 use archgate_policy::Tier;
 use serde::{Deserialize, Serialize};
@@ -102,9 +104,9 @@ impl Action {
 pub enum Need {
     /// Carry it out.
     Nothing,
-    /// Authenticate `action`; if polkit is missing, `required` says whether to refuse (`true`)
-    /// or carry it out anyway (`false`, only under `auto`). A failed or unanswered
-    /// authentication refuses in both cases.
+    /// Authenticate `action`; if root's files say polkit is missing, `required` says whether to
+    /// refuse (`true`) or carry it out anyway (`false`, only under `auto`). A failed, unanswered
+    /// or unreachable authentication refuses in both cases.
     Authenticate { action: Action, required: bool },
 }
 

@@ -218,6 +218,17 @@ fn convert(param: &IpcParam, v: &Value) -> Result<String> {
         )
     };
     match (&param.ty, v) {
+        // A value starting with `-` would reach `qs ipc call` as one of qs's own options
+        // (another instance, another config): the signature lists no flags, so none pass.
+        (IpcType::String | IpcType::Color, Value::String(s)) if s.starts_with('-') => {
+            Err(DesktopError::invalid(
+                "args",
+                format!(
+                    "`{}` starts with '-': qs would read it as one of its own options, so it is refused",
+                    param.name
+                ),
+            ))
+        }
         (IpcType::String, Value::String(s)) => Ok(s.clone()),
         (IpcType::Color, Value::String(s)) if !s.is_empty() && !s.starts_with('-') => Ok(s.clone()),
         (IpcType::Int, Value::Number(n)) => n.as_i64().map(|i| i.to_string()).ok_or_else(bad),

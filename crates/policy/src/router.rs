@@ -1,14 +1,18 @@
 //! The approval router: after policy, who (if anyone) approves a call.
 //!
-//! In this order: blocked or denied → refused, never asked; allowed by policy → approved;
-//! an unclassified route → the person, always; developer mode (which never covers blocked) → approved; always-ask tools (every destructive
-//! one) skip standing rules and go to the person; a usable matching standing rule → approved with
-//! its id; otherwise the person is asked.
+//! In this order: blocked or denied → refused, never asked; a destructive call → the person,
+//! always; allowed by policy → approved; an unclassified route → the person, always; developer
+//! mode (which never covers blocked) → approved; always-ask tools skip standing rules and go to
+//! the person; a usable matching standing rule → approved with its id; otherwise the person is
+//! asked.
+//!
+//! Some yeses are never automatic: a destructive call is approved by nobody but the person —
+//! not policy, not developer mode, not a standing rule — whatever else is on.
 //!
 //! After untrusted text (`after_untrusted`: the calling session read text archgate did not write,
-//! within the person's window), an act or destructive call is not approved by developer mode, nor
-//! by a standing rule unless the rule opted in (`StandingRule::after_untrusted`). Read calls are
-//! not affected, and policy's own allow still stands.
+//! within the person's window), an act call is not approved by developer mode, nor by a standing
+//! rule unless the rule opted in (`StandingRule::after_untrusted`). Read calls are not affected,
+//! and policy's own allow still stands.
 
 use serde::Serialize;
 
@@ -58,6 +62,10 @@ pub fn route_approval(
     if d.tier == Tier::Blocked || d.verdict == Verdict::Deny {
         return Routing::Refuse(d.reason.clone());
     }
+    // Some yeses are never automatic: a destructive call always reaches the person.
+    if d.tier == Tier::Destructive {
+        return Routing::AskPerson;
+    }
     if d.verdict == Verdict::Allow {
         return Routing::Approved {
             by: ApprovedBy::Policy,
@@ -74,7 +82,7 @@ pub fn route_approval(
             by: ApprovedBy::DeveloperMode,
         };
     }
-    if always_ask || d.tier == Tier::Destructive {
+    if always_ask {
         return Routing::AskPerson;
     }
     match matching_rule {

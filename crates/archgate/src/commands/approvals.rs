@@ -262,7 +262,7 @@ pub fn dev_mode(config: Option<PathBuf>, action: DevModeAction) -> anyhow::Resul
     let now = archgate_core::person::now_secs();
     match until {
         Some(u) => out(format!(
-            "developer mode is ON in {reached} running archgate(s) for {} more minutes: every call except blocked ones is approved and audited",
+            "developer mode is ON in {reached} running archgate(s) for {} more minutes: every call except destructive and blocked ones is approved and audited",
             u.saturating_sub(now).div_ceil(60)
         )),
         None => out(format!(

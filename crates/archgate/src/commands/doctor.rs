@@ -177,18 +177,32 @@ fn omarchy(cfg: &archgate_core::config::Config, exec: &Executor) -> Check {
     }
 }
 
-/// Whether person presence can be confirmed here: polkit on the system bus with archgate's
-/// actions installed. (Whether an agent answers is known only when one is asked.)
+/// Whether person presence applies here (root's files: archgate's actions installed, polkitd
+/// there) and whether polkit answers now. (Whether an agent answers is known only when one is asked.)
 async fn presence(setting: archgate_core::presence::Presence) -> Check {
     use archgate_core::presence::Presence;
     let name = format!("person presence (polkit, presence = {})", setting.as_str());
-    let (ok, detail) = match crate::person::presence::availability().await {
-        crate::person::presence::Availability::Ready(_) => (
-            true,
-            "polkit and archgate's actions are installed; your desktop's polkit agent is asked"
-                .to_owned(),
+    use crate::person::presence::{Installed, installed, reachable};
+    // Whether presence applies is root's files' word; whether polkit answers now is only shown.
+    let (ok, detail) = match installed() {
+        Installed::Yes => match reachable().await {
+            Ok(()) => (
+                true,
+                "polkit and archgate's actions are installed; your desktop's polkit agent is asked"
+                    .to_owned(),
+            ),
+            Err(reason) => (
+                false,
+                format!(
+                    "polkit and archgate's actions are installed, but polkit cannot be reached now ({reason}): every yes that needs presence is refused until it can"
+                ),
+            ),
+        },
+        Installed::No(reason) => (false, reason),
+        Installed::Untrusted(reason) => (
+            false,
+            format!("{reason}: every yes that needs presence is refused"),
         ),
-        crate::person::presence::Availability::Missing(reason) => (false, reason),
     };
     Check {
         name,

@@ -155,7 +155,7 @@ pub fn waybar(seen: &Seen, now: u64) -> Waybar {
                     .map(|u| format!(" (about {} min left)", u.saturating_sub(now).div_ceil(60)))
                     .unwrap_or_default();
                 tooltip.push(format!(
-                    "Developer mode is on{left}: every call except blocked ones is approved without asking. End it: archgate dev-mode off"
+                    "Developer mode is on{left}: every call except destructive and blocked ones is approved without asking. End it: archgate dev-mode off"
                 ));
             }
             if !config_ok {

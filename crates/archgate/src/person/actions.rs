@@ -83,18 +83,6 @@ impl YesError {
     }
 }
 
-/// A yes that presence refused: audited, so the person sees attempts made in their name.
-fn refused(gate: &Gate, what: &str, id: Option<&str>, channel: &str, e: &PresenceError) {
-    gate.audit().event(&serde_json::json!({
-        "event": "presence_refused",
-        "what": what,
-        "id": id,
-        "channel": channel,
-        "kind": e.kind(),
-    }));
-    tracing::warn!(what, id, channel, "presence refused a yes: {e}");
-}
-
 /// Answers one question. A yes is confirmed through polkit first when `approval.presence`
 /// needs it, within the question's remaining time; refused, the question stays pending.
 pub async fn answer_confirmed(
@@ -116,10 +104,13 @@ pub async fn answer_confirmed(
         };
         let left = Duration::from_secs(q.deadline.saturating_sub(gate.now_secs()).max(1));
         let setting = gate.config().current().approval.presence;
-        if let Err(e) = presence::confirm(setting, act, subject, left).await {
-            refused(gate, "answer", Some(id), channel, &e);
-            return Err(e.into());
-        }
+        let asked = presence::Asked {
+            what: "answer",
+            id: Some(id),
+            client: Some(&q.client),
+            channel,
+        };
+        presence::confirm_recorded(gate.audit(), asked, setting, act, subject, left).await?;
     }
     Ok(answer(gate, id, choice, channel)?)
 }
@@ -138,12 +129,21 @@ pub async fn set_dev_mode_confirmed(
             return Ok(set_dev_mode(gate, person, secs, channel)?);
         }
         let setting = gate.config().current().approval.presence;
-        if let Err(e) =
-            presence::confirm(setting, Act::DevModeOn, subject, presence::CHANGE_WAIT).await
-        {
-            refused(gate, "developer_mode", None, channel, &e);
-            return Err(e.into());
-        }
+        let asked = presence::Asked {
+            what: "developer_mode",
+            id: None,
+            client: None,
+            channel,
+        };
+        presence::confirm_recorded(
+            gate.audit(),
+            asked,
+            setting,
+            Act::DevModeOn,
+            subject,
+            presence::CHANGE_WAIT,
+        )
+        .await?;
     }
     Ok(set_dev_mode(gate, person, secs, channel)?)
 }

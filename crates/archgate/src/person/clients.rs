@@ -101,7 +101,8 @@ impl ClientActionError {
 }
 
 /// Adding, renaming and revoking a client are confirmed through polkit first when
-/// `approval.presence` needs it (`subject`: the process that asked). Audited when refused.
+/// `approval.presence` needs it (`subject`: the process that asked). Recorded: when presence
+/// was asked and how it ended (`presence::confirm_recorded`).
 async fn confirm(
     app: &App,
     what: &str,
@@ -111,19 +112,21 @@ async fn confirm(
 ) -> Result<(), ClientActionError> {
     let setting = app.gate.config().current().approval.presence;
     let act = archgate_core::presence::Act::ChangeClient;
-    if let Err(e) = presence::confirm(setting, act, subject, presence::CHANGE_WAIT).await {
-        app.gate.audit().event(&serde_json::json!({
-            "event": "presence_refused", "what": what, "client": name,
-            "channel": channel, "kind": e.kind(),
-        }));
-        tracing::warn!(
-            what,
-            client = name,
-            channel,
-            "presence refused a client change: {e}"
-        );
-        return Err(e.into());
-    }
+    let asked = presence::Asked {
+        what,
+        id: None,
+        client: Some(name),
+        channel,
+    };
+    presence::confirm_recorded(
+        app.gate.audit(),
+        asked,
+        setting,
+        act,
+        subject,
+        presence::CHANGE_WAIT,
+    )
+    .await?;
     Ok(())
 }
 

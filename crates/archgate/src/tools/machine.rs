@@ -1,10 +1,12 @@
 //! The machine diagnostics: `hardware` (one section at a time), `network` (local facts only:
-//! nothing is sent), `processes` (the top N, or one pid). All `read`, read-only, never
+//! nothing is sent), `processes` (the top N, or one pid). All `read` (but command lines, `act`), read-only, never
 //! elevated; their outputs, like every tool's, never reach the activity log. The facts come from
 //! `archgate_sysinfo::{hardware, network, processes}`; only `hardware smart` runs a program
 //! (`smartctl`, once per disk), and those runs are the action's commands, so what is approved is
-//! what runs. `processes` with `cmdline` is its own route (`processes cmdline`), so a person's
-//! rule can ask for or deny command lines, which may hold secrets.
+//! what runs. `processes` with `cmdline` is its own route (`processes cmdline`) and `act`: every
+//! user's command lines may hold secrets (a password passed as an argument, a token in a URL),
+//! so reading them asks the person — the question says command lines will be read — as
+//! `clipboard_read` asks before the clipboard is read. A person's rule can allow or deny it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -236,16 +238,21 @@ pub struct ProcessesArgs {
     pub sort: Sort,
     /// Default 10, max 100
     pub limit: Option<u32>,
-    /// Command lines (may hold secrets)
+    /// Command lines too (they may hold secrets: asks the person first)
     pub cmdline: Option<bool>,
 }
 
 pub struct Processes;
 
 read_spec!(static PROCESSES = "processes", "Processes", open_world: false, provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::ProcessCommandLines), "Top processes by cpu or memory, or one pid: exe, state, start, memory, open \
-                  files, systemd unit.");
+                  files, systemd unit. With cmdline, their command lines too: act, the person is \
+                  asked first.");
 
 const SAMPLE: Duration = Duration::from_millis(500);
+
+/// What the person is asked when command lines are wanted.
+const CMDLINE_TARGET: &str =
+    "read the command lines of processes (every user's; they may hold passwords or tokens)";
 
 impl Tool for Processes {
     type Args = ProcessesArgs;
@@ -257,7 +264,7 @@ impl Tool for Processes {
 
     fn plan(&self, args: &ProcessesArgs) -> Plan {
         if args.cmdline == Some(true) {
-            Plan::with_tier(&PROCESSES, Tier::Read, &["cmdline"])
+            Plan::with_tier(&PROCESSES, Tier::Act, &["cmdline"])
         } else {
             Plan::simple(&PROCESSES)
         }
@@ -285,7 +292,11 @@ impl Tool for Processes {
                         .into(),
                 }));
             }
-            Ok(Resolved::planned(plan, args))
+            let mut resolved = Resolved::planned(plan, args);
+            if resolved.run.cmdline == Some(true) {
+                resolved.action.target = Some(CMDLINE_TARGET.to_owned());
+            }
+            Ok(resolved)
         })
     }
 

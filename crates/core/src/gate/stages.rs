@@ -199,7 +199,7 @@ impl Gate {
 
     /// Approval: runs when policy allows; otherwise developer mode, a standing rule on this
     /// exact action (its use and this call are one step: a rule that cannot be used asks), or
-    /// the person.
+    /// the person. A destructive call is the person's alone (`route_approval`).
     pub(super) async fn approve(
         &self,
         call: &Call<'_>,

@@ -4,6 +4,13 @@
 //! An agent must not be able to switch off the thing that watches it. archgate runs under
 //! Omarchy's shell (Quickshell, `omarchy-shell`) as a plugin service; restarting or quitting that
 //! shell, or adding, removing or disabling plugins, ends or changes archgate's supervision.
+//!
+//! Every plugin route is guarded, by rule rather than by a list of the verbs seen so far: a
+//! route whose words name plugins (`plugin …`, `bar plugin …`) is guarded unless its verb — the
+//! word after `plugin`, in the route or as its first argument — is one of the few that only read
+//! ([`PLUGIN_READS`]). A new or unlisted verb (`clone`, `edit`, `rescan`, `move`, `set`, …) is
+//! guarded the day it appears. With no verb yet (the bare `omarchy plugin` route, judged again
+//! with its arguments when it is called) the route is not guarded: alone it prints its usage.
 
 /// A route or a shell call about to run.
 #[derive(Debug, Clone, Copy)]
@@ -62,6 +69,27 @@ const LIFECYCLE_VERBS: &[&str] = &[
     "toggle",
 ];
 
+/// The verbs of a plugin route that only read (list the plugins, print their manifests, check a
+/// folder's manifest). Every other verb of a plugin route is guarded.
+pub const PLUGIN_READS: &[&str] = &["list", "catalog", "validate", "help", "--help", "-h"];
+
+fn is_plugin_word(w: &str) -> bool {
+    w == "plugin" || w == "plugins"
+}
+
+/// A plugin route whose verb is not a read: the words after the last word naming plugins,
+/// then the arguments, give the verb; none yet (the bare group) is not guarded here.
+fn changes_plugins(words: &[String], args: &[String]) -> bool {
+    let Some(at) = words
+        .iter()
+        .rposition(|w| parts(w).iter().any(|p| is_plugin_word(p)))
+    else {
+        return false;
+    };
+    let verb = words[at + 1..].iter().chain(args).next();
+    verb.is_some_and(|v| !PLUGIN_READS.contains(&v.to_lowercase().as_str()))
+}
+
 fn parts(s: &str) -> Vec<String> {
     // camelCase and kebab-case both split into words: `reloadConfig` → reload, config.
     let mut out = Vec::new();
@@ -100,6 +128,10 @@ pub fn targets_archgate(inv: Invocation<'_>) -> bool {
             if words.iter().chain(args).any(|w| names_self(w)) {
                 return true;
             }
+            // Every plugin route that is not a read.
+            if changes_plugins(words, args) {
+                return true;
+            }
             // The verb may be the route's word or its first arguments (`omarchy plugin disable X`).
             let ws: Vec<String> = words.iter().chain(args).flat_map(|w| parts(w)).collect();
             let has_verb = ws.iter().any(|w| LIFECYCLE_VERBS.contains(&w.as_str()));
@@ -122,8 +154,12 @@ pub fn targets_archgate(inv: Invocation<'_>) -> bool {
             let m = parts(method);
             let verb = m.iter().any(|w| LIFECYCLE_VERBS.contains(&w.as_str()));
             let shell_target = t.iter().any(|w| SHELL_NAMES.contains(&w.as_str()));
-            let plugin_word = t.iter().chain(&m).any(|w| w == "plugin" || w == "plugins");
-            verb && (shell_target || plugin_word)
+            let plugin_word = t.iter().chain(&m).any(|w| is_plugin_word(w));
+            // Every plugin method that is not a read, as for routes.
+            let reads = m
+                .first()
+                .is_some_and(|w| PLUGIN_READS.contains(&w.as_str()));
+            (verb && (shell_target || plugin_word)) || (plugin_word && !reads)
         }
     }
 }
@@ -161,6 +197,36 @@ mod tests {
             (&["refresh", "quickshell"], &[], true),
             (&["restart", "app"], &["archgate"], true),
             (&["plugin", "list"], &[], false),
+            // Every plugin route, whatever its verb (issue 33: `plugin clone` was not guarded).
+            (&["plugin", "clone"], &[], true),
+            (
+                &["plugin", "clone"],
+                &["omarchy.clock", "local.clock"],
+                true,
+            ),
+            (
+                &["plugin"],
+                &["clone", "omarchy.clock", "local.clock"],
+                true,
+            ),
+            (&["plugin"], &["edit", "local.clock"], true),
+            (&["plugin"], &["rescan"], true),
+            (&["plugin"], &["--json", "list"], true),
+            (&["plugin"], &["list", "--json"], false),
+            (&["plugin"], &["List"], false),
+            (&["plugin"], &[], false),
+            (&["plugin", "catalog"], &[], false),
+            (&["plugin", "validate"], &["./my-plugin"], false),
+            (&["plugin", "frobnicate"], &[], true),
+            (&["bar", "plugin"], &["move", "omarchy.clock"], true),
+            (
+                &["bar", "plugin"],
+                &["set", "omarchy.clock", "format", "HH:mm"],
+                true,
+            ),
+            (&["bar", "plugin"], &["replace", "a", "b"], true),
+            (&["bar", "plugin"], &[], false),
+            (&["theme", "set"], &["my-plugin"], false),
             (&["theme", "set"], &["tokyo-night"], false),
             (&["restart", "waybar"], &[], false),
             (&["toggle", "nightlight"], &[], false),
@@ -177,6 +243,10 @@ mod tests {
             ("shell", "restart", &[], true),
             ("omarchy-shell", "quit", &[], true),
             ("plugins", "disable", &["weather"], true),
+            ("plugins", "clone", &["omarchy.clock", "local.clock"], true),
+            ("plugins", "setOption", &["x", "y"], true),
+            ("plugins", "list", &[], false),
+            ("plugins", "listAll", &[], false),
             ("shell", "reloadConfig", &[], true),
             ("menu", "open", &["archgate"], true),
             ("bar", "toggle", &[], false),

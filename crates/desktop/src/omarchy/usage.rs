@@ -7,7 +7,9 @@
 //! plain word), `...` any number, `-f`/`--flag` flags (with `=<v>` or ` <v>` a value), a bare
 //! word a required value. A usage with alternatives at the top (`use <id> | reset`), groups in
 //! parentheses or anything else we cannot read is `Unreadable`: the route is still listed and
-//! runs with its arguments passed as given, asked as `act` at least.
+//! runs with its values passed as given, asked as `act` at least — but with no flags: an
+//! argument that starts with `-` reaches a script only when a usage archgate read lists it
+//! (every usage archgate cannot read passes no flags; `check`).
 
 use serde::Serialize;
 
@@ -46,7 +48,7 @@ pub enum Usage {
         /// Flags, anywhere.
         flags: Vec<Flag>,
     },
-    /// A usage string we could not read: arguments pass as given.
+    /// A usage string we could not read: values pass as given, flags never.
     Unreadable {
         /// The usage as written.
         text: String,
@@ -233,10 +235,23 @@ impl Usage {
 
     /// Checks `args` against the usage: the number of values, closed choices, known flags.
     /// An argument that starts with `-` and is not one of the route's flags is refused (it
-    /// would reach the script as an option nobody listed), except a negative number.
+    /// would reach the script as an option nobody listed), except a negative number. A usage
+    /// archgate could not read lists no flags it can trust, so every argument starting with
+    /// `-` is refused there, a negative number too (the script may read it as an option).
     pub fn check(&self, args: &[String]) -> Result<(), Misfit> {
         let (slots, flags) = match self {
-            Usage::Unreadable { .. } => return Ok(()),
+            Usage::Unreadable { text } => {
+                return match args.iter().find(|a| a.starts_with('-')) {
+                    Some(a) => Err(Misfit {
+                        message: format!(
+                            "{a:?} starts with '-': archgate cannot read this route's usage \
+                             ({text:?}), so it passes no flags (give values only)"
+                        ),
+                        expected: Vec::new(),
+                    }),
+                    None => Ok(()),
+                };
+            }
             Usage::Nothing => (&[][..], &[][..]),
             Usage::Read { slots, flags } => (&slots[..], &flags[..]),
         };
@@ -424,15 +439,36 @@ mod tests {
     }
 
     #[test]
-    fn what_it_cannot_read_passes_through() {
+    fn what_it_cannot_read_passes_values_but_no_flags() {
+        // The last is in the shape of a real Omarchy 4 usage (alternatives at the top, a flag
+        // in one of them); our own words.
         for text in [
             "use <id> | reset | defaults",
             "[--file <colors.toml>] (--all | --raw | <key> [fallback])",
             "<show [--json]|focus>",
+            "[-x|--example] | <minutes> [note] | list [-j|--json] | clear",
         ] {
             let u = Usage::parse(text);
             assert!(!u.is_readable(), "{text}");
-            assert!(u.check(&args(&["--anything", "goes"])).is_ok());
+            assert!(u.check(&args(&["values", "pass"])).is_ok(), "{text}");
+            assert!(u.check(&args(&[])).is_ok(), "{text}");
+            for bad in [
+                &["--anything", "goes"][..],
+                &["list", "--json"],
+                &["-x"],
+                &["5", "-j"],
+                &["--"],
+                &["-"],
+                &["-5"],
+                &["--file=/x"],
+            ] {
+                let e = u.check(&args(bad)).unwrap_err();
+                assert!(
+                    e.message.contains("passes no flags"),
+                    "{text} {bad:?}: {}",
+                    e.message
+                );
+            }
         }
     }
 

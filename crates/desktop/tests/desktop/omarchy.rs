@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use archgate_desktop::omarchy::{RouteTier, classify};
+use archgate_desktop::omarchy::{Invocation, RouteTier, classify, targets_archgate};
 use archgate_desktop::{Desktop, DesktopConfig, DesktopEnv, Registry};
 
 use crate::common::{data, permit_with, script};
@@ -138,6 +138,47 @@ fn every_omarchy_4_route_is_classified() {
     }
     assert_eq!(n, 368, "the list holds every route of Omarchy 4.0.0.alpha");
     assert_eq!(counts.get("blocked"), Some(&73), "{counts:?}");
+}
+
+/// Every plugin route Omarchy 4 ships is guarded unless it only reads (issue 33: `plugin
+/// clone` was not). The bare groups (`plugin`, `bar plugin`) take their verb as the first
+/// argument: each verb their usages offer is judged (our list of the verbs, not Omarchy's text).
+#[test]
+fn every_omarchy_4_plugin_route_is_guarded_unless_it_reads() {
+    use archgate_desktop::omarchy::guard::PLUGIN_READS;
+    let text = std::fs::read_to_string(data("omarchy/routes-4.0.0.alpha.tsv")).unwrap();
+    let verbs = [
+        "list", "rescan", "enable", "disable", "add", "update", "remove", "rm", "drop", "clone",
+        "edit", "validate", "move", "set", "replace",
+    ];
+    let mut guarded = Vec::new();
+    let mut plugin_routes = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let route = line.split('\t').next().unwrap();
+        let words: Vec<String> = route.split(' ').skip(1).map(str::to_owned).collect();
+        if !words.iter().any(|w| w.contains("plugin")) {
+            continue;
+        }
+        plugin_routes += 1;
+        let judged = |args: &[String]| {
+            targets_archgate(Invocation::Route {
+                words: &words,
+                args,
+            })
+        };
+        if words.last().is_some_and(|w| w.contains("plugin")) {
+            // A bare group: nothing yet, then each verb as its first argument.
+            assert!(!judged(&[]), "{route} alone prints its usage");
+            for v in verbs {
+                let args = vec![v.to_owned(), "some.id".to_owned()];
+                assert_eq!(judged(&args), !PLUGIN_READS.contains(&v), "{route} {v}");
+            }
+        } else if judged(&[]) {
+            guarded.push(route);
+        }
+    }
+    assert_eq!(plugin_routes, 5, "the plugin routes of Omarchy 4.0.0.alpha");
+    assert_eq!(guarded, vec!["omarchy plugin clone"]);
 }
 
 #[test]

@@ -84,6 +84,10 @@ fn calls_are_checked_against_signatures() {
         ("volume", "nudge", json!([0.5, "yes"]), "invalid_argument"),
         ("bar", "setVisible", json!([1]), "invalid_argument"),
         ("launcher", "search", json!([3]), "invalid_argument"),
+        // A string starting with `-` would be an option of qs itself (issue 33's class:
+        // a flag nobody's signature lists passes nowhere).
+        ("launcher", "search", json!(["--pid"]), "invalid_argument"),
+        ("wallpaper", "load", json!(["-c", "x"]), "invalid_argument"),
         ("wallpaper", "fancy", json!(["x"]), "invalid_argument"),
         ("volumes", "setVolume", json!([1]), "not_found"),
         ("volume", "mute", json!([]), "not_found"),

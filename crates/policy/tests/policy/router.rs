@@ -75,7 +75,8 @@ routing! {
     allowed_by_policy: decision(ALLOW, Some(Tier::Act), &[]), always_ask false, dev false, rule None => Routing::Approved { by: ApprovedBy::Policy },
     read_default_allowed_by_policy: decision("", Some(Tier::Read), &[]), always_ask false, dev false, rule None => Routing::Approved { by: ApprovedBy::Policy },
     dev_mode_approves_ask: decision(ASK, Some(Tier::Act), &[]), always_ask false, dev true, rule None => Routing::Approved { by: ApprovedBy::DeveloperMode },
-    dev_mode_approves_destructive: decision("", Some(Tier::Destructive), &[]), always_ask true, dev true, rule None => Routing::Approved { by: ApprovedBy::DeveloperMode },
+    dev_mode_never_approves_destructive: decision("", Some(Tier::Destructive), &[]), always_ask true, dev true, rule None => Routing::AskPerson,
+    dev_mode_never_approves_destructive_whatever_always_ask_says: decision("", Some(Tier::Destructive), &[]), always_ask false, dev true, rule Some(rule(3600)) => Routing::AskPerson,
     dev_mode_before_standing_rule: decision(ASK, Some(Tier::Act), &[]), always_ask false, dev true, rule Some(rule(3600)) => Routing::Approved { by: ApprovedBy::DeveloperMode },
     always_ask_skips_standing_rule: decision(ASK, Some(Tier::Act), &[]), always_ask true, dev false, rule Some(rule(3600)) => Routing::AskPerson,
     destructive_skips_standing_rule: decision("", Some(Tier::Destructive), &[]), always_ask false, dev false, rule Some(rule(3600)) => Routing::AskPerson,
@@ -170,4 +171,32 @@ after_untrusted! {
     untrusted_read_ask_still_rule: decision(ASK, Some(Tier::Read), &[]), dev false, rule Some(rule(3600)) => Routing::Approved { by: ApprovedBy::StandingRule(_) },
     untrusted_policy_allow_stands: decision(ALLOW, Some(Tier::Act), &[]), dev false, rule None => Routing::Approved { by: ApprovedBy::Policy },
     untrusted_blocked_still_refused: decision(ALLOW, Some(Tier::Act), &["sudo"]), dev true, rule Some(opted_in(3600)) => Routing::Refuse(_),
+}
+/// Some yeses are never automatic: a destructive call reaches the person even when every
+/// automatic yes is on at once — a policy allow (which `decide` never gives a destructive call,
+/// but the router does not rely on that), developer mode and a usable standing rule.
+#[test]
+fn a_destructive_call_is_never_approved_automatically() {
+    let d = Decision {
+        verdict: archgate_policy::Verdict::Allow,
+        tier: Tier::Destructive,
+        classified: true,
+        reason: archgate_policy::Reason::AllowedByRule {
+            rule: "allow: \"r x\"".into(),
+        },
+        rule: Some("allow: \"r x\"".into()),
+    };
+    let r = rule(3600);
+    for always_ask in [false, true] {
+        for dev_on in [false, true] {
+            for rule in [None, Some(&r)] {
+                assert_eq!(
+                    route_approval(&d, always_ask, dev(dev_on), NOW, rule, false),
+                    Routing::AskPerson,
+                    "always_ask {always_ask}, dev {dev_on}, rule {}",
+                    rule.is_some()
+                );
+            }
+        }
+    }
 }

@@ -2,8 +2,11 @@
 //! gate, bounds on what a client may send, configuration failing closed, escapes from the sandbox
 //! of a launched program, the environment programs get, how a bridge finds its daemon, failing
 //! closed, the log's flush, argument injection, login, pinning of approved files, spellings of
-//! denied targets, outcomes said as unknown, withdrawn approvals.
+//! denied targets, outcomes said as unknown, withdrawn approvals; and issue 33's other classes:
+//! yeses that are never automatic, secrets in read answers, flags through unreadable usages,
+//! plugin routes, a checker out of reach read as absent.
 
+mod automatic;
 mod blind;
 mod bounds;
 mod config;
@@ -11,10 +14,14 @@ mod environment;
 mod escapes;
 mod failclosed;
 mod finding;
+mod flags;
 mod flush;
 mod injection;
 mod login;
 mod pinning;
+mod plugins;
+mod secrets;
 mod spellings;
 mod unknown;
+mod unreachable;
 mod withdraw;

@@ -352,7 +352,9 @@ fn command_lines_are_shown_only_when_asked_and_never_logged() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let env = Env::new();
+    // Command lines are `act` (they may hold secrets): here the person's rule allows them, so
+    // the one-shot calls below run; `adversary::secrets` holds the question without the rule.
+    let env = Env::with_config("[policy]\nallow = [\"processes cmdline\"]\n");
     let plain = call(&env, None, &[], "processes", &format!(r#"{{"pid":{pid}}}"#));
     let p = ok(&plain);
     assert_eq!(p["pid"], pid);

@@ -214,8 +214,17 @@ fn a_client_added_renamed_and_revoked_on_the_page() {
         .into_iter()
         .filter(|e| e["channel"] == "page")
         .collect();
-    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["event"].as_str())
+        .filter(|k| *k != "presence")
+        .collect();
     assert_eq!(kinds, ["client_added", "client_renamed", "client_revoked"]);
+    // Each change asked presence first, and the record says when and how it ended.
+    for e in events.iter().filter(|e| e["event"] == "presence") {
+        assert!(e["asked_at"].is_string() && e["ended"].is_string(), "{e}");
+        assert_eq!(e["action"], "org.archgate.clients", "{e}");
+    }
     let log = std::fs::read_to_string(env.state_dir().join("activity.jsonl")).unwrap();
     assert!(!log.contains(&token));
     assert!(!stopped.stderr.joined().contains(&token), "not in the log");

@@ -1,13 +1,99 @@
-//! A fixture Omarchy with one route, `toggle nightlight`, whose script the test writes: the
-//! registry in Omarchy 4's shape (`omarchy commands --all --json`; our own summary), a
-//! dispatcher answering `version` and `commands`, and the route's binary. `OMARCHY_PATH` is set
-//! for the sandbox's commands.
+//! A fixture Omarchy for attacks on routes: a dispatcher that prints a registry in Omarchy 4's
+//! real shape (`omarchy commands --all --json`, as `crates/desktop/src/omarchy/registry.rs`
+//! describes it; our own summaries and usages) and route scripts that record how they were
+//! called, so a test sees exactly what ran.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
 
 use super::Env;
-use std::path::PathBuf;
 
-/// Writes the fixture under `scratch/omarchy`, with `script` as the route's program; returns
-/// `scratch/marks`, a directory the script may write to.
+/// One registry entry: route words after `omarchy`, and its usage (`args`).
+pub struct Entry<'a> {
+    pub words: &'a str,
+    pub args: &'a str,
+}
+
+pub struct OmarchyRig {
+    pub env: Env,
+    ran: PathBuf,
+}
+
+fn script(path: &Path, body: &str) {
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+impl OmarchyRig {
+    /// An Omarchy with these routes; `config` is appended to the config file (after the
+    /// `[approval]` and `[exec]` sections this rig writes: add keys under a new section).
+    pub fn new(entries: &[Entry<'_>], config: &str) -> OmarchyRig {
+        let mut env = Env::with_config("");
+        let omarchy = env.path("scratch/omarchy");
+        let bin = omarchy.join("bin");
+        let ran = env.path("scratch/ran.log");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(omarchy.join("version"), "4.0.0\n").unwrap();
+        let commands: Vec<Value> = entries
+            .iter()
+            .map(|e| {
+                let binary = format!("omarchy-{}", e.words.replace(' ', "-"));
+                let route = format!("omarchy {}", e.words);
+                json!({"route": route, "binary": binary,
+                       "group": e.words.split(' ').next().unwrap(),
+                       "name": e.words.rsplit(' ').next().unwrap(),
+                       "summary": format!("Fixture route {}", e.words),
+                       "requires_sudo": false, "hidden": false, "args": e.args,
+                       "examples": [], "aliases": [], "filename_route": route,
+                       "routes": [route]})
+            })
+            .collect();
+        let registry = json!({"ok": true, "commands": commands});
+        std::fs::write(omarchy.join("commands.json"), registry.to_string()).unwrap();
+        script(
+            &bin.join("omarchy"),
+            &format!(
+                "case \"$1\" in version) echo 4.0.0 ;; commands) /bin/cat {} ;; *) exit 99 ;; esac",
+                omarchy.join("commands.json").display()
+            ),
+        );
+        for e in entries {
+            let name = format!("omarchy-{}", e.words.replace(' ', "-"));
+            script(
+                &bin.join(&name),
+                &format!(
+                    "# omarchy:summary=Fixture for {name}\necho \"${{0##*/}} $*\" >> {}",
+                    ran.display()
+                ),
+            );
+        }
+        env.write_config(&format!(
+            "[approval]\npage = false\nnotifications = false\npresence = \"off\"\ntimeout_s = 60\n\
+             [exec]\nsearch_dirs = [\"{}\"]\nrequire_root_owned = false\n{config}\n",
+            bin.display()
+        ));
+        env.vars
+            .push(("OMARCHY_PATH".into(), omarchy.display().to_string()));
+        OmarchyRig { env, ran }
+    }
+
+    /// What ran since the last look, one line per run (`script-name args…`).
+    pub fn ran(&self) -> Vec<String> {
+        let lines = std::fs::read_to_string(&self.ran)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let _ = std::fs::remove_file(&self.ran);
+        lines
+    }
+}
+
+/// A fixture Omarchy with one route, `toggle nightlight`, whose script the test writes, for tests
+/// that bring their own config and server: the registry in the same shape, a dispatcher
+/// answering `version` and `commands`, and the route's binary. Returns `scratch/marks`, a
+/// directory the script may write to; `OMARCHY_PATH` is set for the sandbox's commands.
 pub fn omarchy_with_route(env: &mut Env, script: impl FnOnce(&str) -> String) -> PathBuf {
     let omarchy = env.path("scratch/omarchy");
     let marks = env.path("scratch/marks");

@@ -160,7 +160,7 @@ function renderDev(d) {
   $("dev-off").hidden = !d.on;
   $("dev-hours").disabled = d.on;
   $("dev-state").textContent = d.on
-    ? "On until " + fmtUntil(d.until) + ": every call except blocked ones is approved and audited."
+    ? "On until " + fmtUntil(d.until) + ": every call except destructive and blocked ones is approved and audited."
     : "Off. Calls that need approval ask you.";
 }
 
