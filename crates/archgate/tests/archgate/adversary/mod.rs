@@ -1,7 +1,7 @@
 //! An attacker's attempts against the real binary, one topic a module: blind spots of the
 //! gate, bounds on what a client may send, escapes from the sandbox of a launched program,
 //! failing closed, the log's flush, argument injection, login, spellings of denied targets,
-//! withdrawn approvals.
+//! unauthenticated bytes read or held, withdrawn approvals.
 
 mod blind;
 mod bounds;
@@ -11,4 +11,5 @@ mod flush;
 mod injection;
 mod login;
 mod spellings;
+mod unauthenticated;
 mod withdraw;
