@@ -602,10 +602,15 @@ mod tests {
         third.in_flight.fetch_add(1, Ordering::SeqCst);
         second.in_flight.fetch_add(1, Ordering::SeqCst);
         second.current.body_done.store(true, Ordering::SeqCst);
-        let (fourth_id, _) = r.admit(a, &l, &s).expect("the one awaiting its body makes room");
+        let (fourth_id, _) = r
+            .admit(a, &l, &s)
+            .expect("the one awaiting its body makes room");
         assert!(third.close.is_cancelled() && !second.close.is_cancelled());
         r.remove(fourth_id);
-        r.conns.lock().unwrap().retain(|_, c| !c.close.is_cancelled());
+        r.conns
+            .lock()
+            .unwrap()
+            .retain(|_, c| !c.close.is_cancelled());
         let (_, third) = r.admit(a, &l, &s).unwrap();
         // A request being refused is not busy either.
         third.in_flight.fetch_add(1, Ordering::SeqCst);
@@ -613,12 +618,18 @@ mod tests {
         third.current.refused.store(true, Ordering::SeqCst);
         assert!(r.admit(a, &l, &s).is_some(), "the refused one makes room");
         assert!(third.close.is_cancelled());
-        r.conns.lock().unwrap().retain(|_, c| !c.close.is_cancelled());
+        r.conns
+            .lock()
+            .unwrap()
+            .retain(|_, c| !c.close.is_cancelled());
         let (_, third) = r.admit(a, &l, &s).unwrap();
         third.in_flight.fetch_add(1, Ordering::SeqCst);
         third.current.body_done.store(true, Ordering::SeqCst);
         // Busy connections are never closed: with both of `a`'s busy, a new one is refused.
-        r.conns.lock().unwrap().retain(|_, c| !c.close.is_cancelled());
+        r.conns
+            .lock()
+            .unwrap()
+            .retain(|_, c| !c.close.is_cancelled());
         assert!(r.admit(a, &l, &s).is_none());
         // Another peer is not affected by `a`'s cap, up to the global one.
         assert!(r.admit(b, &l, &s).is_some());

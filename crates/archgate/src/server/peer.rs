@@ -1,8 +1,9 @@
 //! Who is on the other end of a connection. A Unix socket says it itself (SO_PEERCRED): the
 //! bridge socket and the control socket answer only their own user. A loopback TCP connection
-//! does not, so its peer is looked up in the kernel's socket table (`/proc/net/tcp` and
-//! `/proc/net/tcp6`, as `identd` does): the socket whose local address is the peer's and whose
-//! remote address is ours belongs to the uid that created it. `/mcp`, `/health` and the approval
+//! does not, so its peer is looked up in the kernel's socket table, as `identd` does: the socket
+//! whose local address is the peer's and whose remote address is ours belongs to the uid that
+//! created it. Asked with one netlink `sock_diag` request for exactly that socket, or, where
+//! netlink is unavailable, read from `/proc/net/tcp` and `/proc/net/tcp6`. `/mcp`, `/health` and the approval
 //! page answer only their own user (`limits.rs` closes any other before reading a byte).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -30,14 +31,152 @@ pub enum TcpOwnerError {
     #[error("cannot read the kernel's socket table: {0}")]
     Table(std::io::Error),
     #[error("no socket in the kernel's table connects {theirs} to {ours} (it went away)")]
-    NotFound { ours: SocketAddr, theirs: SocketAddr },
+    NotFound {
+        ours: SocketAddr,
+        theirs: SocketAddr,
+    },
     #[error("sockets of more than one uid connect {theirs} to {ours}")]
-    Ambiguous { ours: SocketAddr, theirs: SocketAddr },
+    Ambiguous {
+        ours: SocketAddr,
+        theirs: SocketAddr,
+    },
 }
 
 /// The uid owning the socket at `theirs` that is connected to our socket at `ours` (both as
-/// seen from this end of a loopback connection), from the kernel's socket tables.
+/// seen from this end of a loopback connection). Asked of the kernel with one `sock_diag`
+/// request for exactly that socket (cheap whatever the number of sockets); where netlink is
+/// not available, read from the socket tables in `/proc/net` instead.
 pub fn tcp_owner(ours: SocketAddr, theirs: SocketAddr) -> Result<u32, TcpOwnerError> {
+    match diag_owner(ours, theirs) {
+        Ok(Some(uid)) => Ok(uid),
+        Ok(None) => Err(TcpOwnerError::NotFound { ours, theirs }),
+        Err(e) => {
+            tracing::debug!("sock_diag unavailable ({e}); reading /proc/net/tcp");
+            table_owner(ours, theirs)
+        }
+    }
+}
+
+/// `SOCK_DIAG_BY_FAMILY`, `NLM_F_REQUEST`, `NLMSG_ERROR` (linux/sock_diag.h, linux/netlink.h).
+const SOCK_DIAG_BY_FAMILY: u16 = 20;
+const NLM_F_REQUEST: u16 = 1;
+const NLMSG_ERROR: u16 = 2;
+/// `TCP_TIME_WAIT`, `TCP_LISTEN` in `inet_diag_msg.idiag_state` (linux/tcp_states.h).
+const DIAG_TIME_WAIT: u8 = 6;
+const DIAG_LISTEN: u8 = 10;
+
+/// One `inet_diag_req_v2` for the socket whose local address is `theirs` and remote `ours`
+/// (linux/inet_diag.h: family, protocol, ext, pad, states; then `inet_diag_sockid`: ports and
+/// addresses in network byte order, interface, cookie "none"). `Ok(None)`: no such socket.
+fn diag_owner(ours: SocketAddr, theirs: SocketAddr) -> std::io::Result<Option<u32>> {
+    use nix::sys::socket::{
+        AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol, SockType, recv, sendto,
+        setsockopt, socket, sockopt,
+    };
+    use std::os::fd::AsRawFd;
+    let (family, src, dst) = match (theirs.ip(), ours.ip()) {
+        (IpAddr::V4(t), IpAddr::V4(o)) => (2u8, words4(t), words4(o)),
+        (t, o) => (10u8, words6(t), words6(o)),
+    };
+    let mut req = Vec::with_capacity(72);
+    req.extend_from_slice(&72u32.to_ne_bytes());
+    req.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    req.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
+    req.extend_from_slice(&1u32.to_ne_bytes());
+    req.extend_from_slice(&0u32.to_ne_bytes());
+    req.extend_from_slice(&[family, 6, 0, 0]);
+    req.extend_from_slice(&u32::MAX.to_ne_bytes());
+    req.extend_from_slice(&theirs.port().to_be_bytes());
+    req.extend_from_slice(&ours.port().to_be_bytes());
+    req.extend_from_slice(&src);
+    req.extend_from_slice(&dst);
+    req.extend_from_slice(&0u32.to_ne_bytes());
+    req.extend_from_slice(&[0xff; 8]);
+    debug_assert_eq!(req.len(), 72);
+    let fd = socket(
+        AddressFamily::Netlink,
+        SockType::Datagram,
+        SockFlag::SOCK_CLOEXEC,
+        SockProtocol::NetlinkSockDiag,
+    )?;
+    setsockopt(
+        &fd,
+        sockopt::ReceiveTimeout,
+        &nix::sys::time::TimeVal::new(1, 0),
+    )?;
+    sendto(
+        fd.as_raw_fd(),
+        &req,
+        &NetlinkAddr::new(0, 0),
+        MsgFlags::empty(),
+    )?;
+    let mut buf = [0u8; 1024];
+    let n = recv(fd.as_raw_fd(), &mut buf, MsgFlags::empty())?;
+    let reply = &buf[..n];
+    let u16_at = |i: usize| {
+        reply
+            .get(i..i + 2)
+            .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+    };
+    let u32_at = |i: usize| {
+        reply
+            .get(i..i + 4)
+            .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let short = || std::io::Error::other("a short sock_diag reply");
+    match u16_at(4).ok_or_else(short)? {
+        NLMSG_ERROR => {
+            let errno = i32::from_ne_bytes(u32_at(16).ok_or_else(short)?.to_ne_bytes());
+            if errno == -(nix::errno::Errno::ENOENT as i32) {
+                Ok(None)
+            } else {
+                Err(std::io::Error::from_raw_os_error(-errno))
+            }
+        }
+        SOCK_DIAG_BY_FAMILY => {
+            // `inet_diag_msg`: family, state, timer, retrans, the sockid (48 bytes), expires,
+            // rqueue, wqueue, uid, inode.
+            let state = *reply.get(17).ok_or_else(short)?;
+            let at = |ip: usize, port: usize| -> Option<SocketAddr> {
+                let port = u16::from_be_bytes(reply.get(port..port + 2)?.try_into().ok()?);
+                let b: [u8; 16] = reply.get(ip..ip + 16)?.try_into().ok()?;
+                let ip = if reply.get(16) == Some(&10) {
+                    let v6 = Ipv6Addr::from(b);
+                    v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
+                } else {
+                    IpAddr::V4(Ipv4Addr::new(b[0], b[1], b[2], b[3]))
+                };
+                Some(SocketAddr::new(ip, port))
+            };
+            // The socket the kernel found must be the peer's end of this very connection.
+            let exact = at(24, 20) == Some(theirs) && at(40, 22) == Some(ours);
+            if !exact || state == DIAG_TIME_WAIT || state == DIAG_LISTEN {
+                return Ok(None);
+            }
+            Ok(Some(u32_at(80).ok_or_else(short)?))
+        }
+        other => Err(std::io::Error::other(format!(
+            "an unexpected sock_diag reply (type {other})"
+        ))),
+    }
+}
+
+/// An IPv4 address as `inet_diag_sockid` holds it: the first of four 32-bit words.
+fn words4(ip: Ipv4Addr) -> [u8; 16] {
+    let mut w = [0u8; 16];
+    w[..4].copy_from_slice(&ip.octets());
+    w
+}
+
+fn words6(ip: IpAddr) -> [u8; 16] {
+    match ip {
+        IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+        IpAddr::V6(v6) => v6.octets(),
+    }
+}
+
+/// The owner as the socket tables in `/proc/net` say (as `identd` reads them).
+fn table_owner(ours: SocketAddr, theirs: SocketAddr) -> Result<u32, TcpOwnerError> {
     let mut found = None;
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let text = match std::fs::read_to_string(table) {
@@ -78,10 +217,20 @@ const LISTEN: &str = "0A";
 
 /// The owner of the socket whose local address is `theirs` and remote address is `ours`, in
 /// one table's text (a header line, then one socket a line: `sl local rem st queues tr
-/// retrnsmt uid ...`, addresses as hex words in host byte order, ports as hex).
+/// retrnsmt uid ...`, addresses as hex words in host byte order, ports as hex). A line's
+/// addresses are compared as text first (the table is read on every accept: a flood of
+/// connections must not make each lookup parse every line), then parsed to be sure.
 fn owner_in(table: &str, ours: SocketAddr, theirs: SocketAddr) -> Owner {
+    let wanted = spellings(theirs);
     let mut owner = Owner::None;
     for line in table.lines().skip(1) {
+        let mut f = line.split_whitespace();
+        let (Some(_), Some(local)) = (f.next(), f.next()) else {
+            continue;
+        };
+        if !wanted.iter().any(|w| local.eq_ignore_ascii_case(w)) {
+            continue;
+        }
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() < 8 || f[3] == TIME_WAIT || f[3] == LISTEN {
             continue;
@@ -102,6 +251,34 @@ fn owner_in(table: &str, ours: SocketAddr, theirs: SocketAddr) -> Owner {
         };
     }
     owner
+}
+
+/// How the tables spell `a`: IPv4 as one hex word, and (for the IPv6 table) IPv4-mapped.
+fn spellings(a: SocketAddr) -> Vec<String> {
+    let word = |b: [u8; 4]| format!("{:08X}", u32::from_ne_bytes(b));
+    let port = a.port();
+    match a.ip() {
+        IpAddr::V4(v4) => {
+            let mapped = format!(
+                "{}{}{}",
+                word([0; 4]),
+                word([0; 4]),
+                word([0, 0, 0xff, 0xff])
+            );
+            vec![
+                format!("{}:{port:04X}", word(v4.octets())),
+                format!("{mapped}{}:{port:04X}", word(v4.octets())),
+            ]
+        }
+        IpAddr::V6(v6) => {
+            let o = v6.octets();
+            let words: String = o
+                .chunks(4)
+                .map(|c| word([c[0], c[1], c[2], c[3]]))
+                .collect();
+            vec![format!("{words}:{port:04X}")]
+        }
+    }
 }
 
 /// `0100007F:1F90` (IPv4) or 32 hex digits and a port (IPv6), as the tables print them; an
@@ -176,6 +353,11 @@ mod tests {
         let ours = s.local_addr().unwrap();
         assert_eq!(theirs, c.local_addr().unwrap());
         assert_eq!(tcp_owner(ours, theirs).unwrap(), my_uid());
+        // Both ways of asking agree: the kernel's sock_diag answer and its tables in /proc.
+        assert_eq!(diag_owner(ours, theirs).unwrap(), Some(my_uid()));
+        assert_eq!(table_owner(ours, theirs).unwrap(), my_uid());
+        // Our own end is not the peer's: asked the other way round, it names ours, not theirs.
+        assert_eq!(diag_owner(theirs, ours).unwrap(), Some(my_uid()));
         drop(c);
         // An address nobody connects from is not found: refused, never guessed.
         let nobody = SocketAddr::from(([127, 0, 0, 1], 1));
@@ -183,5 +365,6 @@ mod tests {
             tcp_owner(ours, nobody),
             Err(TcpOwnerError::NotFound { .. })
         ));
+        assert_eq!(diag_owner(ours, nobody).unwrap(), None);
     }
 }

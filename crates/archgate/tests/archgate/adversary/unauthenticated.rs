@@ -63,7 +63,12 @@ fn page_port(env: &Env) -> u16 {
                     return None;
                 }
                 let url = std::fs::read_to_string(e.path()).ok()?;
-                url.trim().trim_end_matches('/').rsplit(':').next()?.parse().ok()
+                url.trim()
+                    .trim_end_matches('/')
+                    .rsplit(':')
+                    .next()?
+                    .parse()
+                    .ok()
             })
     })
 }
@@ -341,7 +346,8 @@ fn stranger(
         .expect("python3");
     let raw = call_request(token, "system_status", serde_json::json!({}), 1).bytes(server.port);
     let raw = String::from_utf8(raw).unwrap();
-    let cfg = serde_json::json!({"mcp": server.port, "page": page, "raw": raw, "n": n, "codes": codes});
+    let cfg =
+        serde_json::json!({"mcp": server.port, "page": page, "raw": raw, "n": n, "codes": codes});
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{cfg}").unwrap();
     let mut line = String::new();
@@ -366,13 +372,23 @@ fn another_users_connections_are_closed_before_a_byte_is_read() {
     let token = env.token();
     // This user's own connections are served (the lookup names this uid).
     let (mine, _) = stranger(&server, page, &token, 2, 0, false);
-    for (n, head) in mine["mcp"].as_array().unwrap().iter().map(|v| (&v[0], &v[1])) {
-        assert!(n.as_u64().unwrap() > 0 && head.as_str().unwrap().starts_with("HTTP/1.1 200"), "{mine}");
+    for (n, head) in mine["mcp"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (&v[0], &v[1]))
+    {
+        assert!(
+            n.as_u64().unwrap() > 0 && head.as_str().unwrap().starts_with("HTTP/1.1 200"),
+            "{mine}"
+        );
     }
     assert_eq!(health_of(server.port)["connections"]["refused_peer"], 0);
     let calls = env.calls().len();
     if !is_root() {
-        println!("SKIPPED: needs root (to connect as another uid through setpriv): another user's connections closed unread, and its wrong login codes");
+        println!(
+            "SKIPPED: needs root (to connect as another uid through setpriv): another user's connections closed unread, and its wrong login codes"
+        );
         return;
     }
     // The person's live login code.
