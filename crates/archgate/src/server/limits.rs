@@ -13,6 +13,8 @@
 //!   within that long of its header — a total, not an idle, deadline: a body trickled a byte at
 //!   a time is closed when it runs out (counted `body_timeout`). The routes read a body only
 //!   after its token (or session) was judged from the header (`http.rs`, the page).
+//! - **Header size**: at most `MAX_HEADER_BUFFER` (64 KiB) of a header is buffered; past it the
+//!   request is answered 431 and the connection closed, so an unfinished header holds little.
 //! - **Idle timeout** (`server.idle_timeout_s`): a connection on which no byte moved either way
 //!   for that long is closed — an answer nobody reads — except while archgate itself is working
 //!   on a request it has received whole (a call waiting for the person is bounded by the
@@ -49,6 +51,9 @@ use tower::Service;
 
 /// Descriptors kept free for everything but this listener's connections.
 const HEADROOM: u64 = 128;
+
+/// The most of a connection's unparsed input buffered at once: a header past it gets 431.
+pub const MAX_HEADER_BUFFER: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -383,6 +388,9 @@ async fn serve_connection(
     let http = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(Some(limits.header_timeout))
+        // A request's header (token included) fits well within this; an unfinished larger one
+        // is answered 431 at once instead of being buffered up to hyper's ~400 KiB.
+        .max_buf_size(MAX_HEADER_BUFFER)
         .keep_alive(true)
         .serve_connection(TokioIo::new(io), service);
     tokio::pin!(http);

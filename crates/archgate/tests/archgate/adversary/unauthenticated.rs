@@ -3,7 +3,8 @@
 //! - a `POST /mcp` with `Transfer-Encoding: chunked` and no (or a wrong) token, its body never
 //!   finished: it must get 401 from its header alone, and the connection must close (the body
 //!   was read — up to 4 MiB — before the token was judged); the same for a foreign `Host`,
-//!   `Origin`, a POST to `/health`, and the page's API without a session;
+//!   `Origin`, a POST to `/health`, and the page's API without a session; an unfinished header
+//!   of 256 KiB is answered 431 instead of being buffered;
 //! - forty connections parked in their unfinished bodies: the person's `/health` and `/mcp`
 //!   must still be answered, five of five (they got resets);
 //! - an authorised body trickled a byte at a time: closed by a total deadline, not kept alive
@@ -101,6 +102,13 @@ fn an_unauthenticated_body_is_refused_from_its_header_and_never_read() {
     assert_eq!(read_response(&mut s).status, 421);
     let origin = format!("{token}Origin: http://evil.example\r\n");
     assert_eq!(unfinished(port, "/mcp", &origin).status, 403);
+    // An unfinished header larger than any honest one is not buffered: 431 at once.
+    let mut s = connect(port);
+    let _ = s.write_all(
+        format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Filler: ").as_bytes(),
+    );
+    let _ = s.write_all(&vec![b'a'; 256 * 1024]);
+    assert_eq!(read_response(&mut s).status, 431);
     // No other route reads a body at all: `/health` answers a POST without waiting for it.
     let r = unfinished(port, "/health", "");
     assert!(r.status == 405 || r.status == 200, "{}", r.text());
@@ -198,7 +206,7 @@ fn a_trickled_body_meets_a_total_deadline() {
     s.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();
     // A byte at a time, each well within any idle timeout: the trickle keeps nothing alive.
-    let closed = wait_for("the trickled body's connection to close", || {
+    wait_for("the trickled body's connection to close", || {
         if s.write_all(&chunk(1)).is_err() {
             return Some(());
         }
@@ -211,7 +219,6 @@ fn a_trickled_body_meets_a_total_deadline() {
             Err(_) => Some(()),
         }
     });
-    let () = closed;
     let h = wait_for("body_timeout to be counted", || {
         let h = health_of(port);
         (h["connections"]["body_timeout"] == 1).then_some(h)
@@ -265,7 +272,7 @@ fn unfinished_unauthenticated_bodies_are_not_taken_in() {
     }
     let after = vm_rss_kib(server.pid());
     let growth = after.saturating_sub(before);
-    println!(
+    eprintln!(
         "RSS growth from unauthenticated bodies: {growth} KiB ({N} unfinished 3.75 MiB bodies, \
          each answered 401 from its header and closed; {undelivered} of them refused the rest \
          at once, the others' went no further than the kernel's socket buffers; VmRSS {before} \
@@ -386,7 +393,7 @@ fn another_users_connections_are_closed_before_a_byte_is_read() {
     assert_eq!(health_of(server.port)["connections"]["refused_peer"], 0);
     let calls = env.calls().len();
     if !is_root() {
-        println!(
+        eprintln!(
             "SKIPPED: needs root (to connect as another uid through setpriv): another user's connections closed unread, and its wrong login codes"
         );
         return;
@@ -412,7 +419,7 @@ fn another_users_connections_are_closed_before_a_byte_is_read() {
     // Held while the stranger still had its sockets: only the /health request itself was open.
     let held = h["connections"]["open"].as_u64().unwrap() - 1
         + h["page_connections"]["open"].as_u64().unwrap();
-    println!("connections held by another uid: {held}");
+    eprintln!("connections held by another uid: {held}");
     assert_eq!(held, 0, "{h}");
     assert_eq!(h["connections"]["refused_peer"], N as u64, "{h}");
     assert_eq!(h["page_connections"]["refused_peer"], CODES as u64, "{h}");

@@ -42,26 +42,35 @@ fn the_http_line_names_the_running_servers_port_and_the_names_differ() {
     // either; the helper it keeps, run by a shell, prints the header with the token.
     let bin = env.path("scratch/bin");
     std::fs::create_dir_all(&bin).unwrap();
-    let claude = bin.join("claude");
-    std::fs::write(
-        &claude,
-        "#!/bin/sh\nfor a; do printf '%s\\0' \"$a\"; done\n",
-    )
-    .unwrap();
+    // Stand-ins that print what a real program would be given: its arguments, NUL-separated,
+    // then `--env--` and the value of $ARCHGATE_AUTH.
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let ran = std::process::Command::new("sh")
-        .args(["-c", &http])
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .output()
+    for name in ["claude", "npx"] {
+        let p = bin.join(name);
+        std::fs::write(
+            &p,
+            "#!/bin/sh\nfor a; do printf '%s\\0' \"$a\"; done\nprintf -- '--env--%s' \"$ARCHGATE_AUTH\"\n",
+        )
         .unwrap();
-    assert!(ran.status.success(), "{ran:?}");
-    let argv: Vec<String> = String::from_utf8(ran.stdout)
-        .unwrap()
-        .split('\0')
-        .filter(|a| !a.is_empty())
-        .map(str::to_owned)
-        .collect();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let given = |program: &str, args: &[&str]| -> (Vec<String>, String) {
+        let ran = std::process::Command::new(program)
+            .args(args)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        assert!(ran.status.success(), "{ran:?}");
+        let ran = String::from_utf8(ran.stdout).unwrap();
+        let (argv, auth) = ran.split_once("--env--").unwrap();
+        let argv = argv
+            .split('\0')
+            .filter(|a| !a.is_empty())
+            .map(str::to_owned)
+            .collect();
+        (argv, auth.to_owned())
+    };
+    let (argv, _) = given("sh", &["-c", &http]);
     assert!(!argv.iter().any(|a| a.contains(&token)), "{argv:?}");
     let added: serde_json::Value = serde_json::from_str(&argv[3]).unwrap();
     let helper = std::process::Command::new("sh")
@@ -70,6 +79,34 @@ fn the_http_line_names_the_running_servers_port_and_the_names_differ() {
         .unwrap();
     let headers: serde_json::Value = serde_json::from_slice(&helper.stdout).unwrap();
     assert_eq!(headers["Authorization"], format!("Bearer {token}"));
+    // Claude Desktop's entry, started as Claude Desktop would: the token reaches `mcp-remote`
+    // in its environment, never among its arguments, and the entry itself holds none.
+    let out = env.run(&["client-config", "claude-desktop", "--http"]);
+    let desktop: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!desktop.to_string().contains(&token), "{desktop}");
+    let entry = &desktop["mcpServers"]["archgate-http"];
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let (argv, auth) = given(entry["command"].as_str().unwrap(), &args);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    assert_eq!(
+        argv,
+        [
+            "-y",
+            "mcp-remote",
+            url.as_str(),
+            "--header",
+            "Authorization:${ARCHGATE_AUTH}"
+        ]
+    );
+    assert_eq!(auth, format!("Bearer {token}"));
+    // VS Code's asks for the token once (its secret storage): none in the block.
+    let out = env.run(&["client-config", "vscode", "--http"]);
+    assert!(!stdout(&out).contains(&token), "{}", stdout(&out));
     let out = env.run(&["client-config", "claude-code"]);
     let stdio = stdout(&out);
     assert!(
