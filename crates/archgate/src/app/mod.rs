@@ -15,6 +15,7 @@ use crate::tools;
 
 pub mod bridge_stats;
 pub mod extension;
+pub mod listener_stats;
 pub mod sessions;
 
 pub struct App {
@@ -33,7 +34,7 @@ pub struct App {
     pub bridge: Arc<bridge_stats::BridgeStats>,
     /// What the approval page's listener did with its connections (`/health`'s
     /// `page_connections`; `/mcp`'s own are its `connections`).
-    pub page_connections: Arc<crate::server::limits::Stats>,
+    pub page_connections: Arc<listener_stats::Stats>,
     /// What another binary built on the library added (`extension.rs`); archgate's own: none.
     pub extension: Option<Arc<dyn extension::Extension>>,
 }
