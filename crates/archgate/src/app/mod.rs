@@ -15,6 +15,7 @@ use crate::tools;
 
 pub mod bridge_stats;
 pub mod extension;
+pub mod listener_stats;
 pub mod sessions;
 
 pub struct App {
@@ -31,6 +32,9 @@ pub struct App {
     pub http_port: std::sync::OnceLock<u16>,
     /// The daemon's bridge socket for stdio clients (`server/bridge.rs`).
     pub bridge: Arc<bridge_stats::BridgeStats>,
+    /// What the approval page's listener did with its connections (`/health`'s
+    /// `page_connections`; `/mcp`'s own are its `connections`).
+    pub page_connections: Arc<listener_stats::Stats>,
     /// What another binary built on the library added (`extension.rs`); archgate's own: none.
     pub extension: Option<Arc<dyn extension::Extension>>,
 }
@@ -212,6 +216,7 @@ impl App {
             started: std::time::Instant::now(),
             http_port: std::sync::OnceLock::new(),
             bridge: Arc::default(),
+            page_connections: Arc::default(),
             extension,
         })
     }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use super::out;
 use crate::app::App;
 use crate::cli::ClientKind;
-use crate::person::snippets::{self, Connect};
+use crate::person::snippets::{self, Connect, Token};
 
 pub fn run(config: Option<PathBuf>, client: ClientKind, http: bool) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()
@@ -19,12 +19,18 @@ pub fn run(config: Option<PathBuf>, client: ClientKind, http: bool) -> anyhow::R
         let port = snippets::served_port(&app.paths, app.gate.config().current().server.port);
         let url = snippets::mcp_url(port);
         let token = app.clients.default_token();
+        let file = app.paths.token_file();
         app.shutdown();
+        // The token file, read by the client when it runs where it can (never the token in a
+        // command the person pastes: `person/snippets.rs`).
         out(snippets::snippet(
             client,
             &Connect::Http {
                 url: &url,
-                token: &token,
+                token: Token::File {
+                    path: &file,
+                    token: &token,
+                },
             },
         ));
     } else {

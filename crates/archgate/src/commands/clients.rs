@@ -7,7 +7,7 @@ use super::out;
 use crate::app::App;
 use crate::cli::{ClientKind, ClientsAction};
 use crate::person::clients;
-use crate::person::snippets::{self, Connect};
+use crate::person::snippets::{self, Connect, Token};
 
 pub async fn run(config: Option<PathBuf>, action: ClientsAction) -> anyhow::Result<ExitCode> {
     let app = App::open_without_calls(config)?;
@@ -36,16 +36,17 @@ async fn act(app: &App, action: ClientsAction) -> anyhow::Result<()> {
                 "client {name:?} added with preset {preset}. Its token is shown once:\n\n  {}\n",
                 added.token
             ));
-            out("Connect it over HTTP, for example (Claude Code):");
-            out(format!(
-                "  {}",
-                snippets::snippet(
-                    ClientKind::ClaudeCode,
-                    &Connect::Http {
-                        url: &url,
-                        token: &added.token,
-                    },
-                )
+            out(
+                "Connect it over HTTP, for example Claude Code: put this in the project's \
+                 .mcp.json (a file, never a command line: the token stays out of shell history \
+                 and process arguments; keep the file out of version control):",
+            );
+            out(snippets::snippet(
+                ClientKind::ClaudeCode,
+                &Connect::Http {
+                    url: &url,
+                    token: Token::Shown(&added.token),
+                },
             ));
         }
         ClientsAction::List => {

@@ -1,10 +1,13 @@
 //! The exact configuration a person pastes into an MCP client to connect it to archgate: over
 //! stdio (the client starts `archgate serve --client NAME`) or over HTTP (a URL and a bearer token).
+//! The bearer token is never inside a command the person pastes nor in any program's arguments
+//! (see `Token` and `snippet`).
 //!
 //! One definition behind `archgate client-config`, `archgate clients add` and the approval
 //! page's "add client", so the three never disagree.
 
 use serde_json::json;
+use std::path::Path;
 
 use crate::cli::ClientKind;
 
@@ -13,7 +16,53 @@ pub enum Connect<'a> {
     /// The client starts this executable with `serve`.
     Stdio { exe: &'a str },
     /// The client connects to `url` (`http://127.0.0.1:PORT/mcp`) with this bearer token.
-    Http { url: &'a str, token: &'a str },
+    Http { url: &'a str, token: Token<'a> },
+}
+
+/// Where an HTTP client's bearer token comes from. Whichever it is, the token never appears in
+/// a command the person pastes (shell history) nor in a program's arguments (`/proc/PID/cmdline`,
+/// readable by every local user): a command reads the token file when it runs, or the token
+/// goes into the client's own config file, in a field that is not a command line.
+pub enum Token<'a> {
+    /// The default client's token, kept in this private file (`state/token`, 0600).
+    File { path: &'a Path, token: &'a str },
+    /// A client added later: its token is shown once (archgate keeps only its hash).
+    Shown(&'a str),
+}
+
+impl Token<'_> {
+    fn value(&self) -> &str {
+        match self {
+            Token::File { token, .. } => token,
+            Token::Shown(t) => t,
+        }
+    }
+}
+
+/// The variable `mcp-remote` reads the header from (it expands `${NAME}` in `--header` from its
+/// own environment), so the token is never one of its arguments.
+const AUTH_VAR: &str = "ARCHGATE_AUTH";
+/// VS Code's input that asks for the token once and keeps it in its secret storage.
+const VSCODE_INPUT: &str = "archgate-token";
+
+/// `s` quoted for a POSIX shell: one word, nothing in it expanded.
+pub fn sh_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:=@%,".contains(&b))
+    {
+        return s.to_owned();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// A shell command that prints `{"Authorization": "Bearer TOKEN"}`, reading the token from
+/// `path` when it runs (`printf` is a shell builtin: the token is no program's argument).
+pub fn header_json_command(path: &Path) -> String {
+    format!(
+        "printf '{{\"Authorization\": \"Bearer %s\"}}' \"$(cat {})\"",
+        sh_quote(&path.display().to_string())
+    )
 }
 
 /// The name each connection is added under: different for stdio and HTTP, so a client can have
@@ -36,7 +85,15 @@ pub fn mcp_url(port: u16) -> String {
     format!("http://127.0.0.1:{port}/mcp")
 }
 
-/// The snippet: a command line (Claude Code) or a JSON config block (the others).
+/// The snippet: a command line (Claude Code with the token file), or a block for the client's
+/// own config file (every other case). Each client kind takes its header as follows:
+/// - Claude Code: `claude mcp add-json` with a `headersHelper`, a command Claude Code runs when
+///   it connects, which reads the token file; for a shown token, a `.mcp.json` block instead.
+/// - Claude Desktop: `mcp-remote` (it has no HTTP transport of its own) with the header taken
+///   from its environment; with the token file, a `sh -c` that reads the file into that
+///   variable when it starts, so the config holds no token at all.
+/// - Cursor: the header in `mcp.json` (it cannot read a file; the block goes into the file).
+/// - VS Code: an input that asks for the token once and keeps it in VS Code's secret storage.
 pub fn snippet(kind: ClientKind, connect: &Connect<'_>) -> String {
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
     match connect {
@@ -54,21 +111,56 @@ pub fn snippet(kind: ClientKind, connect: &Connect<'_>) -> String {
             ),
         },
         Connect::Http { url, token } => {
-            let auth = format!("Bearer {token}");
-            match kind {
-                ClientKind::ClaudeCode => format!(
-                    "claude mcp add --transport http {HTTP_NAME} {url} --header \"Authorization: {auth}\""
-                ),
-                ClientKind::ClaudeDesktop => pretty(json!({"mcpServers": {HTTP_NAME: {
-                    "command": "npx",
-                    "args": ["-y", "mcp-remote", url, "--header", format!("Authorization:{auth}")]
-                }}})),
-                ClientKind::Cursor => pretty(
+            let auth = format!("Bearer {}", token.value());
+            match (kind, token) {
+                (ClientKind::ClaudeCode, Token::File { path, .. }) => {
+                    let server = json!({"type": "http", "url": url,
+                        "headersHelper": header_json_command(path)});
+                    format!(
+                        "claude mcp add-json {HTTP_NAME} {}",
+                        sh_quote(&server.to_string())
+                    )
+                }
+                (ClientKind::ClaudeCode, Token::Shown(_)) => {
+                    pretty(json!({"mcpServers": {HTTP_NAME: {
+                        "type": "http", "url": url, "headers": {"Authorization": auth}
+                    }}}))
+                }
+                (ClientKind::ClaudeDesktop, Token::File { path, .. }) => {
+                    let script = format!(
+                        "export {AUTH_VAR}=\"Bearer $(cat {})\"; exec npx -y mcp-remote {} --header {}",
+                        sh_quote(&path.display().to_string()),
+                        sh_quote(url),
+                        sh_quote(&format!("Authorization:${{{AUTH_VAR}}}")),
+                    );
+                    pretty(
+                        json!({"mcpServers": {HTTP_NAME: {"command": "sh", "args": ["-c", script]}}}),
+                    )
+                }
+                (ClientKind::ClaudeDesktop, Token::Shown(_)) => {
+                    pretty(json!({"mcpServers": {HTTP_NAME: {
+                        "command": "npx",
+                        "args": ["-y", "mcp-remote", url, "--header", format!("Authorization:${{{AUTH_VAR}}}")],
+                        "env": {AUTH_VAR: auth}
+                    }}}))
+                }
+                (ClientKind::Cursor, _) => pretty(
                     json!({"mcpServers": {HTTP_NAME: {"url": url, "headers": {"Authorization": auth}}}}),
                 ),
-                ClientKind::Vscode => pretty(
-                    json!({"servers": {HTTP_NAME: {"type": "http", "url": url, "headers": {"Authorization": auth}}}}),
-                ),
+                (ClientKind::Vscode, token) => {
+                    let from = match token {
+                        Token::File { path, .. } => {
+                            format!("archgate's token (the contents of {})", path.display())
+                        }
+                        Token::Shown(_) => "archgate's token for this client".to_owned(),
+                    };
+                    pretty(json!({
+                        "inputs": [{"type": "promptString", "id": VSCODE_INPUT,
+                                    "description": from, "password": true}],
+                        "servers": {HTTP_NAME: {"type": "http", "url": url, "headers":
+                            {"Authorization": format!("Bearer ${{input:{VSCODE_INPUT}}}")}}}
+                    }))
+                }
             }
         }
     }
@@ -78,25 +170,83 @@ pub fn snippet(kind: ClientKind, connect: &Connect<'_>) -> String {
 mod tests {
     use super::*;
 
+    const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    /// The snippets as text (run by a real shell with recording stand-ins for `claude` and `npx`
+    /// in `tests/archgate/home/client_config.rs`, through the binary).
     #[test]
-    fn http_snippets_carry_the_url_and_token_and_json_ones_parse() {
+    fn no_printed_command_and_no_programs_arguments_carry_the_token() {
+        let file = Path::new("/home/it's me/.local/state/archgate/token");
+        let url = "http://127.0.0.1:9/mcp";
         let c = Connect::Http {
-            url: "http://127.0.0.1:9/mcp",
-            token: "abc",
+            url,
+            token: Token::File {
+                path: file,
+                token: TOKEN,
+            },
+        };
+        let line = snippet(ClientKind::ClaudeCode, &c);
+        assert!(
+            line.starts_with("claude mcp add-json archgate-http '"),
+            "{line}"
+        );
+        assert!(!line.contains(TOKEN), "{line}");
+        let desktop = snippet(ClientKind::ClaudeDesktop, &c);
+        assert!(!desktop.contains(TOKEN), "{desktop}");
+        let v: serde_json::Value = serde_json::from_str(&desktop).unwrap();
+        assert_eq!(v["mcpServers"][HTTP_NAME]["command"], "sh");
+        let vscode = snippet(ClientKind::Vscode, &c);
+        assert!(!vscode.contains(TOKEN), "{vscode}");
+        let v: serde_json::Value = serde_json::from_str(&vscode).unwrap();
+        assert_eq!(v["inputs"][0]["password"], true);
+        assert_eq!(
+            v["servers"][HTTP_NAME]["headers"]["Authorization"],
+            "Bearer ${input:archgate-token}"
+        );
+        // Cursor cannot read a file: the token goes into its config file, in the header.
+        let v: serde_json::Value = serde_json::from_str(&snippet(ClientKind::Cursor, &c)).unwrap();
+        assert_eq!(
+            v["mcpServers"][HTTP_NAME]["headers"]["Authorization"],
+            format!("Bearer {TOKEN}")
+        );
+        // A token shown once: config blocks, none a command line, none with the token among a
+        // program's arguments.
+        let shown = Connect::Http {
+            url,
+            token: Token::Shown(TOKEN),
         };
         for kind in ClientKind::ALL {
-            let s = snippet(kind, &c);
-            assert!(s.contains("http://127.0.0.1:9/mcp"), "{s}");
-            assert!(s.contains("Bearer abc"), "{s}");
-            if !matches!(kind, ClientKind::ClaudeCode) {
-                serde_json::from_str::<serde_json::Value>(&s).expect("JSON");
-            }
+            let s = snippet(kind, &shown);
+            let v: serde_json::Value =
+                serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"));
+            let server = v
+                .get("mcpServers")
+                .or_else(|| v.get("servers"))
+                .map(|m| &m[HTTP_NAME])
+                .unwrap();
+            assert!(server["url"] == url || server["args"][2] == url, "{s}");
+            assert!(
+                !server["args"].to_string().contains(TOKEN),
+                "{kind:?}: the token among a program's arguments: {s}"
+            );
         }
+    }
+
+    #[test]
+    fn the_header_helper_reads_the_file_when_it_runs() {
+        let h = header_json_command(Path::new("/home/it's me/token"));
         assert_eq!(
-            snippet(ClientKind::ClaudeCode, &c),
-            "claude mcp add --transport http archgate-http http://127.0.0.1:9/mcp --header \"Authorization: Bearer abc\""
+            h,
+            r#"printf '{"Authorization": "Bearer %s"}' "$(cat '/home/it'\''s me/token')""#
         );
-        // Both connections can be added to one client: their names differ, in every kind.
+    }
+
+    #[test]
+    fn both_connections_have_their_own_names_and_clap_spells_each_kind() {
+        let c = Connect::Http {
+            url: "http://127.0.0.1:9/mcp",
+            token: Token::Shown("abc"),
+        };
         let stdio = Connect::Stdio {
             exe: "/usr/bin/archgate",
         };
@@ -113,5 +263,12 @@ mod tests {
                 "the spelling clap accepts"
             );
         }
+    }
+
+    #[test]
+    fn shell_quoting_keeps_one_word() {
+        assert_eq!(sh_quote("/home/me/token"), "/home/me/token");
+        assert_eq!(sh_quote("it's $HOME"), r"'it'\''s $HOME'");
+        assert_eq!(sh_quote(""), "''");
     }
 }

@@ -7,8 +7,9 @@
 //! `server.header_timeout_s` and 4 KiB; the daemon answers one line (`ok`, or the refusal's kind
 //! and reason) and then serves MCP over the same stream, as a session of client NAME with the
 //! grant, budgets and limits an HTTP client of that name has. Bounded like the HTTP listener: at
-//! most 32 connections saying hello at once, `server.max_connections` in all and
-//! `server.max_sessions_per_client` per client name.
+//! most 32 connections saying hello at once (past it the one waiting longest is closed to make
+//! room, answered `unfinished`: silent connections cannot keep a bridge out),
+//! `server.max_connections` in all and `server.max_sessions_per_client` per client name.
 //!
 //! When a bridged connection closes, its calls still parked are withdrawn at once (recorded
 //! `unreachable` by the gate). When the daemon stops, `close` ends parked calls first, so each
@@ -34,8 +35,54 @@ pub const SOCKET: &str = "bridge.sock";
 pub const VERSION: u64 = 1;
 /// Longest hello line accepted, newline included.
 pub const MAX_HELLO: usize = 4096;
-/// Connections in their hello at once; past it a new one is closed at once.
+/// Connections in their hello at once; past it the one waiting longest is closed to make room
+/// (an honest bridge says hello at once, so a flood of silent connections cannot keep it out).
 const MAX_GREETING: usize = 32;
+
+/// The connections still in their hello, oldest first, each with what closes it.
+#[derive(Default)]
+struct Greeting {
+    waiting: Mutex<std::collections::VecDeque<(u64, CancellationToken)>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+/// One connection's place among those in their hello; given up when dropped.
+struct GreetingSlot {
+    greeting: Arc<Greeting>,
+    id: u64,
+    closed: CancellationToken,
+}
+
+impl Greeting {
+    /// A place for a new connection, closing the one waiting longest when all are taken.
+    fn enter(self: &Arc<Self>) -> GreetingSlot {
+        let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        while w.len() >= MAX_GREETING {
+            if let Some((_, oldest)) = w.pop_front() {
+                oldest.cancel();
+            }
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let closed = CancellationToken::new();
+        w.push_back((id, closed.clone()));
+        GreetingSlot {
+            greeting: self.clone(),
+            id,
+            closed,
+        }
+    }
+}
+
+impl Drop for GreetingSlot {
+    fn drop(&mut self) {
+        let mut w = self
+            .greeting
+            .waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        w.retain(|(id, _)| *id != self.id);
+    }
+}
 
 /// Why a hello was refused; `kind` is what the bridge reports to its client.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -212,7 +259,7 @@ pub fn bind_private(path: &Path) -> std::io::Result<UnixListener> {
 }
 
 async fn accept_loop(app: Arc<App>, listener: UnixListener, stop: CancellationToken, tasks: Tasks) {
-    let greeting = Arc::new(tokio::sync::Semaphore::new(MAX_GREETING));
+    let greeting = Arc::new(Greeting::default());
     loop {
         let stream = tokio::select! {
             r = listener.accept() => match r {
@@ -231,10 +278,8 @@ async fn accept_loop(app: Arc<App>, listener: UnixListener, stop: CancellationTo
             tracing::warn!("bridge socket: refused a connection from another user");
             continue;
         }
-        let Ok(slot) = greeting.clone().try_acquire_owned() else {
-            stats.refused_cap.fetch_add(1, Ordering::Relaxed);
-            continue;
-        };
+        // The connection closed to make room answers `unfinished` and is counted so.
+        let slot = greeting.enter();
         let app = app.clone();
         let stop = stop.clone();
         let mut set = tasks.lock().unwrap_or_else(|p| p.into_inner());
@@ -320,13 +365,17 @@ async fn read_hello(
 async fn serve_connection(
     app: Arc<App>,
     stream: UnixStream,
-    greeting: tokio::sync::OwnedSemaphorePermit,
+    greeting: GreetingSlot,
     stop: CancellationToken,
 ) {
     let (read, mut write) = stream.into_split();
     let mut reader = tokio::io::BufReader::new(read);
     let patience = app.gate.config().current().server.header_timeout;
-    let admitted = match read_hello(&mut reader, patience).await {
+    let hello = tokio::select! {
+        r = read_hello(&mut reader, patience) => r,
+        _ = greeting.closed.cancelled() => Err(HelloError::Unfinished),
+    };
+    let admitted = match hello {
         Ok(line) => parse_hello(&line, |n| known_client(&app, n))
             .and_then(|name| admit(&app, &name).map(|open| (name, open))),
         Err(e) => Err(e),

@@ -1,11 +1,15 @@
 //! Streamable HTTP on loopback: `/mcp` behind the guards, `/health` without a token.
 //!
-//! Connections are bounded first (`limits.rs`: header and idle timeouts, caps per peer and in
-//! all). Guards, outermost first: a foreign `Host` → 421 (DNS rebinding; archgate answers before
-//! the SDK, whose own check would say 403); a foreign `Origin` → 403; a body over 4 MiB → 413; on
-//! `/mcp`, a missing or wrong bearer token → 401 with `WWW-Authenticate: Bearer realm="archgate"`
-//! (RFC 6750; `error="invalid_token"` when a token was sent) and a JSON reason, compared in
-//! constant time, with a growing delay after repeated failures from one peer. The token names
+//! Connections are bounded first (`limits.rs`: only this user's sockets, header, body and idle
+//! timeouts, caps per peer and in all). Guards, outermost first, all judged from the header
+//! alone, before any byte of a body is read: a foreign `Host` → 421 (DNS rebinding; archgate
+//! answers before the SDK, whose own check would say 403); a foreign `Origin` → 403; a declared
+//! body over 4 MiB → 413; on `/mcp`, a missing or wrong bearer token → 401 with
+//! `WWW-Authenticate: Bearer realm="archgate"` (RFC 6750; `error="invalid_token"` when a token
+//! was sent) and a JSON reason, compared in constant time, with a growing delay after repeated
+//! failures from one peer. A refused request's body is never read: it is dropped, and the
+//! connection closes after the answer. Only then is a chunked body read, at most 4 MiB (→ 413);
+//! no route but `/mcp` reads a body at all. The token names
 //! the client, which travels to the MCP handler in the request's extensions. A stateful session
 //! belongs to the token that opened it (another token gets 404), each client keeps at most
 //! `server.max_sessions_per_client` live, and `DELETE /mcp` answers 200 for a live session, 404
@@ -204,7 +208,7 @@ impl tower::Service<Request> for McpEndpoint {
     fn call(&mut self, req: Request) -> Self::Future {
         let s = self.0.clone();
         Box::pin(async move {
-            Ok(match guards(&s, req).await {
+            Ok(match guards(&s, req) {
                 Ok(req) => authenticate(&s, req).await,
                 Err(refused) => refused,
             })
@@ -261,8 +265,11 @@ async fn not_found() -> Response {
     )
 }
 
-/// The guards every route passes, outermost first: `Host`, `Origin`, the body's size.
-async fn guards(s: &Inner, req: Request) -> Result<Request, Response> {
+/// The guards every route passes, outermost first: `Host`, `Origin`, the body's declared size.
+/// From the header alone: no byte of the body is read here.
+// The refusal is the answer itself, built only when a request is refused.
+#[allow(clippy::result_large_err)]
+fn guards(s: &Inner, req: Request) -> Result<Request, Response> {
     let host = req
         .headers()
         .get(header::HOST)
@@ -285,13 +292,25 @@ async fn guards(s: &Inner, req: Request) -> Result<Request, Response> {
             ));
         }
     }
-    limit_body(req).await
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return Err(too_large());
+    }
+    Ok(req)
 }
 
-/// The guards as the layer of the routes other than `/mcp`.
+/// The guards as the layer of the routes other than `/mcp`. None of them reads a body, so none
+/// is passed on: it is dropped unread (and the connection closes after the answer).
 async fn guarded(State(s): State<Shared>, req: Request, next: Next) -> Response {
-    match guards(&s, req).await {
-        Ok(req) => next.run(req).await,
+    match guards(&s, req) {
+        Ok(req) => {
+            let (parts, _unread) = req.into_parts();
+            next.run(Request::from_parts(parts, Body::empty())).await
+        }
         Err(refused) => refused,
     }
 }
@@ -304,16 +323,10 @@ fn too_large() -> Response {
     )
 }
 
+/// An authenticated request's chunked body, read whole (at most 4 MiB) before the SDK sees it.
 async fn limit_body(req: Request) -> Result<Request, Response> {
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY as u64) {
-        return Err(too_large());
-    }
-    if declared.is_none() && req.method() == http::Method::POST {
+    let declared = req.headers().contains_key(header::CONTENT_LENGTH);
+    if !declared && req.method() == http::Method::POST {
         // Chunked: read at most the limit, then pass the buffered body on.
         let (parts, body) = req.into_parts();
         return match axum::body::to_bytes(body, MAX_BODY).await {
@@ -353,6 +366,7 @@ async fn authenticate(s: &Inner, mut req: Request) -> Response {
         tokio::spawn(async move { app.refresh_sessions().await });
     }
     let delay = s.backoff(peer.ip());
+    // From the header alone: the body is read only once a client's token was found.
     let client = match bearer(req.headers()) {
         Some(t) => s.clients_authenticate(t, &config),
         None => {
@@ -368,10 +382,18 @@ async fn authenticate(s: &Inner, mut req: Request) -> Response {
             s.forgive(peer.ip());
             s.app.sessions.touch(&c.name);
             req.extensions_mut().insert(c);
-            track_session(s, req).await
+            match limit_body(req).await {
+                Ok(req) => track_session(s, req).await,
+                Err(refused) => refused,
+            }
         }
         None => {
             s.failed(peer.ip());
+            // The delay holds nothing: the body stays unread and the connection is not busy.
+            if let Some(r) = req.extensions().get::<limits::RequestState>() {
+                r.refusing();
+            }
+            drop(req);
             tokio::time::sleep(delay).await;
             unauthorized(
                 "wrong_token",
@@ -546,10 +568,12 @@ impl Inner {
 async fn health(
     State(s): State<Shared>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    state: Option<axum::Extension<limits::RequestState>>,
     headers: HeaderMap,
 ) -> Response {
     let mut body = super::health::body(&s.app);
     body["connections"] = s.connections.json();
+    body["page_connections"] = s.app.page_connections.json();
     body["sessions"] = json!({"live": s.app.sessions.live_total().await});
     let Some(token) = bearer(&headers) else {
         return Json(body).into_response();
@@ -558,6 +582,9 @@ async fn health(
     let config = s.app.gate.config().current();
     if s.clients_authenticate(token, &config).is_none() {
         s.failed(peer.ip());
+        if let Some(axum::Extension(r)) = state {
+            r.refusing();
+        }
         tokio::time::sleep(delay).await;
         return unauthorized(
             "wrong_token",

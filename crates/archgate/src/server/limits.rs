@@ -4,16 +4,30 @@
 //! - **Header timeout** (`server.header_timeout_s`): hyper's `header_read_timeout` closes a
 //!   connection that has not sent a whole request header in time — counted from the accept, and
 //!   on a kept-alive connection from the end of the previous answer.
+//! - **Another user** is closed at once: the peer's socket is looked up in the kernel's socket
+//!   table (`peer::tcp_owner`) right after the accept, and a connection whose socket belongs to
+//!   any uid but this process's — or whose owner cannot be named — is dropped before a byte of it
+//!   is read, and counted (`refused_peer` in `/health`'s `connections`). The same rule as the
+//!   Unix sockets' SO_PEERCRED check.
+//! - **Body deadline** (`server.header_timeout_s` again): a request's body must arrive whole
+//!   within that long of its header — a total, not an idle, deadline: a body trickled a byte at
+//!   a time is closed when it runs out (counted `body_timeout`). The routes read a body only
+//!   after its token (or session) was judged from the header (`http.rs`, the page).
+//! - **Header size**: at most `MAX_HEADER_BUFFER` (64 KiB) of a header is buffered; past it the
+//!   request is answered 431 and the connection closed, so an unfinished header holds little.
 //! - **Idle timeout** (`server.idle_timeout_s`): a connection on which no byte moved either way
-//!   for that long is closed — a stalled request body, an answer nobody reads — except while
-//!   archgate itself is working on a request it has received whole (a call waiting for the
-//!   person is bounded by the approval deadline, not by this). Event streams ping within it.
+//!   for that long is closed — an answer nobody reads — except while archgate itself is working
+//!   on a request it has received whole (a call waiting for the person is bounded by the
+//!   approval deadline, not by this). Event streams ping within it.
 //! - **Connection caps** (`server.max_connections`, `server.max_connections_per_peer`): when a
 //!   new connection would pass either, the connection of that scope that has been quiet longest
-//!   and has no request in flight is closed to make room; when every one is busy, the new one is
-//!   closed at once. The global cap is lowered to fit the process's `RLIMIT_NOFILE` with
-//!   headroom, so a flood of connections cannot take the descriptors the rest of archgate needs
-//!   (the audit log, the control socket, the other listener).
+//!   and is not busy is closed to make room; when every one is busy, the new one is closed at
+//!   once. Busy means archgate has a request whole and is working on it or answering it; a
+//!   request still waiting for its body, or one being refused, is not busy, so connections that
+//!   trickle bodies cannot hold slots the person's requests need. The global cap is lowered to
+//!   fit the process's `RLIMIT_NOFILE` with headroom, so a flood of connections cannot take the
+//!   descriptors the rest of archgate needs (the audit log, the control socket, the other
+//!   listener).
 //!
 //! An honest client's connection is new and sends its header at once, so it is never the one
 //! closed; 200 half-open connections cost archgate nothing they can keep.
@@ -30,13 +44,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower::Service;
 
+use super::moved::Watched;
+
 /// Descriptors kept free for everything but this listener's connections.
 const HEADROOM: u64 = 128;
+
+/// The most of a connection's unparsed input buffered at once: a header past it gets 431.
+pub const MAX_HEADER_BUFFER: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -44,6 +62,13 @@ pub struct Limits {
     pub idle_timeout: Duration,
     pub max_connections: usize,
     pub max_per_peer: usize,
+}
+
+impl Limits {
+    /// How long a request's body may take to arrive whole, from its header: the header's time.
+    pub fn body_timeout(&self) -> Duration {
+        self.header_timeout
+    }
 }
 
 impl Limits {
@@ -74,32 +99,9 @@ pub fn nofile_limit() -> u64 {
         .unwrap_or(1024)
 }
 
-/// What a listener did with its connections, for `/health`.
-#[derive(Debug, Default)]
-pub struct Stats {
-    pub open: AtomicUsize,
-    pub accepted: AtomicU64,
-    /// Closed at once: every connection in scope was busy.
-    pub refused: AtomicU64,
-    /// Closed to make room for a new one.
-    pub evicted: AtomicU64,
-    /// Closed by the idle timeout (the header timeout is hyper's and not counted here).
-    pub idle_closed: AtomicU64,
-}
+pub use crate::app::listener_stats::Stats;
 
-impl Stats {
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "open": self.open.load(Ordering::Relaxed),
-            "accepted": self.accepted.load(Ordering::Relaxed),
-            "refused": self.refused.load(Ordering::Relaxed),
-            "evicted": self.evicted.load(Ordering::Relaxed),
-            "idle_closed": self.idle_closed.load(Ordering::Relaxed),
-        })
-    }
-}
-
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
     static BASE: OnceLock<Instant> = OnceLock::new();
     BASE.get_or_init(Instant::now).elapsed().as_millis() as u64
 }
@@ -111,6 +113,18 @@ struct Conn {
     /// `now_ms()` when a byte last moved.
     last: Arc<AtomicU64>,
     close: CancellationToken,
+    /// The request being served on it, if any.
+    current: Arc<Current>,
+}
+
+impl Conn {
+    /// Busy: a request is in flight, received whole, and not being refused. A request still
+    /// waiting for its body is not busy — its connection may be closed to make room.
+    fn busy(&self) -> bool {
+        self.in_flight.load(Ordering::SeqCst) > 0
+            && self.current.body_done.load(Ordering::SeqCst)
+            && !self.current.refused.load(Ordering::SeqCst)
+    }
 }
 
 /// The request on a connection (HTTP/1: one at a time): received whole, answered yet?
@@ -118,12 +132,33 @@ struct Conn {
 struct Current {
     body_done: AtomicBool,
     head_ready: AtomicBool,
+    /// A route is refusing it (`RequestState::refusing`): it holds nothing worth keeping.
+    refused: AtomicBool,
+    /// `now_ms()` when its header arrived.
+    since: AtomicU64,
 }
 
 impl Current {
     /// archgate is working on a request it has whole: no byte need move until it answers.
     fn thinking(&self) -> bool {
         self.body_done.load(Ordering::SeqCst) && !self.head_ready.load(Ordering::SeqCst)
+    }
+
+    /// A request's header came and its body has not come whole, nor has an answer begun.
+    fn awaiting_body(&self) -> bool {
+        !self.body_done.load(Ordering::SeqCst) && !self.head_ready.load(Ordering::SeqCst)
+    }
+}
+
+/// What a route may tell the listener about the request it serves (in its extensions).
+#[derive(Clone)]
+pub struct RequestState(Arc<Current>);
+
+impl RequestState {
+    /// The request is being refused (a wrong token, answered after a delay): while it waits,
+    /// its connection is not busy and may be closed to make room.
+    pub fn refusing(&self) {
+        self.0.refused.store(true, Ordering::SeqCst);
     }
 }
 
@@ -157,7 +192,7 @@ impl Registry {
                 .values()
                 .filter(open)
                 .filter(|c| !same_peer || c.peer == peer)
-                .filter(|c| c.in_flight.load(Ordering::SeqCst) == 0)
+                .filter(|c| !c.busy())
                 .min_by_key(|c| c.last.load(Ordering::Relaxed));
             match victim {
                 Some(c) => {
@@ -173,12 +208,14 @@ impl Registry {
             in_flight: Arc::default(),
             last: Arc::new(AtomicU64::new(now_ms())),
             close: CancellationToken::new(),
+            current: Arc::default(),
         };
         let handle = Conn {
             peer,
             in_flight: conn.in_flight.clone(),
             last: conn.last.clone(),
             close: conn.close.clone(),
+            current: conn.current.clone(),
         };
         m.insert(id, conn);
         Some((id, handle))
@@ -220,6 +257,13 @@ pub async fn serve(
             },
             _ = shutdown.cancelled() => break,
         };
+        // Another user's connection is closed before a byte of it is read.
+        if let Err(why) = own_user(&tcp, peer) {
+            stats.refused_peer.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(%peer, "connection refused before reading it: {why}");
+            drop(tcp);
+            continue;
+        }
         // Past a cap, connections told to close may still be on their way out: give them a few
         // moments (the kernel's backlog holds the next ones meanwhile) before refusing this one,
         // so a flood that just stopped does not shut out the honest client that comes after it.
@@ -254,6 +298,16 @@ pub async fn serve(
     }
 }
 
+/// Whether the socket at the other end of `tcp` belongs to this process's uid; else why not.
+fn own_user(tcp: &tokio::net::TcpStream, peer: SocketAddr) -> Result<(), String> {
+    let ours = tcp.local_addr().map_err(|e| e.to_string())?;
+    match super::peer::tcp_owner(ours, peer) {
+        Ok(uid) if uid == super::peer::my_uid() => Ok(()),
+        Ok(uid) => Err(format!("its socket belongs to uid {uid}, not this user")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn serve_connection(
     tcp: tokio::net::TcpStream,
@@ -270,16 +324,19 @@ async fn serve_connection(
         last: conn.last.clone(),
     };
     let in_flight = conn.in_flight.clone();
-    let current = Arc::new(Current::default());
+    let current = conn.current.clone();
     let now = current.clone();
     let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
         req.extensions_mut().insert(ConnectInfo(peer));
-        let guard = InFlight::enter(in_flight.clone());
+        req.extensions_mut().insert(RequestState(now.clone()));
         let mut router = router.clone();
         let now = now.clone();
         now.head_ready.store(false, Ordering::SeqCst);
+        now.refused.store(false, Ordering::SeqCst);
+        now.since.store(now_ms(), Ordering::SeqCst);
         now.body_done
             .store(http_body::Body::is_end_stream(req.body()), Ordering::SeqCst);
+        let guard = InFlight::enter(in_flight.clone());
         let req = req.map(|b| {
             Body::new(EndWatch {
                 inner: b,
@@ -302,10 +359,15 @@ async fn serve_connection(
     let http = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(Some(limits.header_timeout))
+        // A request's header (token included) fits well within this; an unfinished larger one
+        // is answered 431 at once instead of being buffered up to hyper's ~400 KiB.
+        .max_buf_size(MAX_HEADER_BUFFER)
         .keep_alive(true)
         .serve_connection(TokioIo::new(io), service);
     tokio::pin!(http);
-    let mut tick = tokio::time::interval((limits.idle_timeout / 4).max(Duration::from_millis(100)));
+    let step = (limits.idle_timeout.min(limits.body_timeout()) / 4).max(Duration::from_millis(100));
+    let mut tick = tokio::time::interval(step);
+    let body_ms = limits.body_timeout().as_millis() as u64;
     let mut drain_until: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
@@ -321,6 +383,15 @@ async fn serve_connection(
             }
             _ = tick.tick() => {
                 let quiet = now_ms().saturating_sub(conn.last.load(Ordering::Relaxed));
+                let waited = now_ms().saturating_sub(current.since.load(Ordering::SeqCst));
+                if conn.in_flight.load(Ordering::SeqCst) > 0
+                    && current.awaiting_body()
+                    && waited >= body_ms
+                {
+                    stats.body_timeout.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%peer, "connection closed: its body took over {waited} ms");
+                    return;
+                }
                 if current.thinking() {
                     // Quiet because archgate is working: the clock starts again after it answers.
                     conn.last.store(now_ms(), Ordering::Relaxed);
@@ -411,71 +482,6 @@ impl http_body::Body for EndWatch {
     }
 }
 
-/// A stream that notes when a byte last moved either way.
-struct Watched<T> {
-    inner: T,
-    last: Arc<AtomicU64>,
-}
-
-impl<T> Watched<T> {
-    fn moved(&self) {
-        self.last.store(now_ms(), Ordering::Relaxed);
-    }
-}
-
-impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            self.moved();
-        }
-        r
-    }
-}
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
-        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
-            self.moved();
-        }
-        r
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
-        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
-            self.moved();
-        }
-        r
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -506,9 +512,38 @@ mod tests {
         assert!(first.close.is_cancelled() && !second.close.is_cancelled());
         // Its task ends and lets it go.
         r.remove(first_id);
-        // Busy connections are never closed: with both of `a`'s busy, a new one is refused.
-        second.in_flight.fetch_add(1, Ordering::SeqCst);
+        // A request waiting for its body is not busy: its connection makes room.
         third.in_flight.fetch_add(1, Ordering::SeqCst);
+        second.in_flight.fetch_add(1, Ordering::SeqCst);
+        second.current.body_done.store(true, Ordering::SeqCst);
+        let (fourth_id, _) = r
+            .admit(a, &l, &s)
+            .expect("the one awaiting its body makes room");
+        assert!(third.close.is_cancelled() && !second.close.is_cancelled());
+        r.remove(fourth_id);
+        r.conns
+            .lock()
+            .unwrap()
+            .retain(|_, c| !c.close.is_cancelled());
+        let (_, third) = r.admit(a, &l, &s).unwrap();
+        // A request being refused is not busy either.
+        third.in_flight.fetch_add(1, Ordering::SeqCst);
+        third.current.body_done.store(true, Ordering::SeqCst);
+        third.current.refused.store(true, Ordering::SeqCst);
+        assert!(r.admit(a, &l, &s).is_some(), "the refused one makes room");
+        assert!(third.close.is_cancelled());
+        r.conns
+            .lock()
+            .unwrap()
+            .retain(|_, c| !c.close.is_cancelled());
+        let (_, third) = r.admit(a, &l, &s).unwrap();
+        third.in_flight.fetch_add(1, Ordering::SeqCst);
+        third.current.body_done.store(true, Ordering::SeqCst);
+        // Busy connections are never closed: with both of `a`'s busy, a new one is refused.
+        r.conns
+            .lock()
+            .unwrap()
+            .retain(|_, c| !c.close.is_cancelled());
         assert!(r.admit(a, &l, &s).is_none());
         // Another peer is not affected by `a`'s cap, up to the global one.
         assert!(r.admit(b, &l, &s).is_some());

@@ -8,6 +8,7 @@ pub mod http;
 pub mod instances;
 pub mod limits;
 pub mod mcp;
+mod moved;
 pub mod peer;
 pub mod progress;
 pub mod prompts;

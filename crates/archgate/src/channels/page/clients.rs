@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::{Shared, refuse};
 use crate::person::clients::{self, ClientActionError};
-use crate::person::snippets::{self, Connect};
+use crate::person::snippets::{self, Connect, Token};
 
 /// Presence for the page is confirmed for the daemon itself (it runs in the person's session).
 fn me() -> Result<crate::person::presence::Subject, String> {
@@ -56,9 +56,10 @@ pub(crate) async fn add(State(s): State<Shared>, Json(b): Json<AddBody>) -> Resp
                 .copied()
                 .unwrap_or_else(|| s.app.gate.config().current().server.port);
             let url = snippets::mcp_url(port);
+            // Config blocks only: no snippet is a command carrying the token.
             let connect = Connect::Http {
                 url: &url,
-                token: &added.token,
+                token: Token::Shown(&added.token),
             };
             let list: Vec<Snippet> = crate::cli::ClientKind::ALL
                 .iter()

@@ -8,7 +8,11 @@
 //! login file for `archgate ui`'s browser opener), then a session cookie; every page, asset and
 //! API answers 401 without it.
 //! Assets are embedded (no build step) and served with a strict Content-Security-Policy.
-//! Connections are bounded as on `/mcp` (`server/limits.rs`).
+//! Connections are bounded as on `/mcp` (`server/limits.rs`): only this user's sockets are
+//! served (another uid's is closed before a byte is read, so a stranger cannot even type a
+//! wrong login code), bodies have a total deadline, and a body is read only by a handler that
+//! runs after the session check (`/login`'s form post, at most 16 KiB, is the one exception:
+//! it is how a session starts).
 
 mod api;
 pub mod auth;
@@ -122,7 +126,7 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
         listener,
         router,
         limits,
-        Arc::default(),
+        app.page_connections.clone(),
         shutdown,
         std::time::Duration::from_millis(500),
     ));

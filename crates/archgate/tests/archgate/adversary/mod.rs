@@ -4,7 +4,7 @@
 //! closed, the log's flush, argument injection, login, pinning of approved files, spellings of
 //! denied targets, outcomes said as unknown, withdrawn approvals; and issue 33's other classes:
 //! yeses that are never automatic, secrets in read answers, flags through unreadable usages,
-//! plugin routes, a checker out of reach read as absent.
+//! plugin routes, a checker out of reach read as absent, unauthenticated bytes read or held.
 
 mod automatic;
 mod blind;
@@ -22,6 +22,7 @@ mod pinning;
 mod plugins;
 mod secrets;
 mod spellings;
+mod unauthenticated;
 mod unknown;
 mod unreachable;
 mod withdraw;

@@ -102,6 +102,33 @@ fn nix_is_root() -> bool {
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
 }
 
+/// Forty same-user connections that never say hello cannot keep a bridge out: past the 32 in
+/// their hello, the one waiting longest is closed to make room (they were all kept, and the
+/// bridge's connection closed at once).
+#[test]
+fn silent_connections_do_not_keep_a_bridge_out() {
+    let env = Env::new();
+    let server = HttpServer::start(&env);
+    let silent: Vec<UnixStream> = (0..40)
+        .map(|_| UnixStream::connect(socket(&env)).expect("connect"))
+        .collect();
+    let mut s = UnixStream::connect(socket(&env)).expect("connect");
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    s.write_all(b"{\"archgate_bridge\":1,\"client\":\"local\"}\n")
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(&s).read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    assert_eq!(v["ok"], true, "{v}");
+    // The ones closed to make room were told so and counted; the rest are still waiting.
+    let h = wait_for("the evicted hellos to be counted", || {
+        let h = health(&server);
+        (h["bridge"]["refused_hello"].as_u64() >= Some(9)).then_some(h)
+    });
+    assert_eq!(h["bridge"]["accepted"], 1, "{h}");
+    drop(silent);
+}
+
 #[test]
 fn hostile_hellos_are_refused_with_their_reason() {
     let env = Env::new();

@@ -153,12 +153,18 @@ fn a_client_added_renamed_and_revoked_on_the_page() {
     let token = added["token"].as_str().unwrap().to_owned();
     let url = format!("http://127.0.0.1:{}/mcp", server.port);
     assert_eq!(added["url"], url.as_str());
+    // Config blocks, never a command carrying the token (shell history, process arguments).
+    let claude: Value =
+        serde_json::from_str(added["snippets"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(
-        added["snippets"][0]["text"],
-        format!(
-            "claude mcp add --transport http archgate-http {url} --header \"Authorization: Bearer {token}\""
-        )
+        claude["mcpServers"]["archgate-http"],
+        json!({"type": "http", "url": url, "headers": {"Authorization": format!("Bearer {token}")}})
     );
+    for s in added["snippets"].as_array().unwrap() {
+        let v: Value = serde_json::from_str(s["text"].as_str().unwrap()).unwrap();
+        let server = &v.get("mcpServers").or_else(|| v.get("servers")).unwrap()["archgate-http"];
+        assert!(!server["args"].to_string().contains(&token), "{s}");
+    }
     let (bot, _) = McpHttp::initialize(server.port, &token);
     assert_eq!(tool_names(&bot, 1), preset_tools(&env, &["read"]));
     let listed = page.clients();
