@@ -265,8 +265,17 @@ fn a_strangers_entry_or_link_in_tmp_is_refused() {
     // target, so the link is refused, absolute or relative.
     let mine = root_chain();
     own(mine.path(), PERSON);
-    let name = mine.path().file_name().unwrap().to_str().unwrap().to_owned();
-    for (suffix, target) in [("abs", mine.path().to_owned()), ("rel", PathBuf::from(&name))] {
+    let name = mine
+        .path()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    for (suffix, target) in [
+        ("abs", mine.path().to_owned()),
+        ("rel", PathBuf::from(&name)),
+    ] {
         let link = PathBuf::from(format!("/tmp/{name}-{suffix}"));
         std::os::unix::fs::symlink(&target, &link).unwrap();
         own_link(&link, STRANGER);

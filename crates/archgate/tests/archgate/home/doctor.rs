@@ -62,7 +62,10 @@ fn doctor_names_omarchy_its_version_and_whether_it_is_trusted() {
     assert!(line.contains("[desktop] omarchy_path"), "{line}");
     assert!(
         line.contains("not trusted")
-            && line.contains(&format!("{} is writable by group or others", shared.display())),
+            && line.contains(&format!(
+                "{} is writable by group or others",
+                shared.display()
+            )),
         "{line}"
     );
     assert!(line.contains("fix:"), "{line}");

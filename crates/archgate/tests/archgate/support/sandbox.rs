@@ -123,27 +123,32 @@ impl Env {
     /// Every archgate started from here sees no system bus, whatever the machine runs: a world
     /// with no polkit, made here rather than assumed. archgate only ever uses the well-known
     /// `/run/dbus/system_bus_socket`, so when it exists each process runs in a mount namespace of
-    /// its own with an empty tmpfs over `/run/dbus` (as a normal user, inside a user namespace
-    /// that maps only the caller's uid). With no such socket the machine is that world already.
+    /// its own with an empty tmpfs over `/run/dbus`. As a normal user that takes a user namespace
+    /// (mount(8) wants uid 0 there), and a second one inside it maps the caller's uid and gid back,
+    /// so archgate runs as itself; root's files then show as unmapped (65534), which is fine for
+    /// a test in which nothing is run. With no such socket the machine is that world already.
     pub fn without_system_bus(&mut self) {
         if !std::path::Path::new("/run/dbus/system_bus_socket").exists() {
             return;
         }
+        let hide =
+            "mount -t tmpfs -o mode=0755 archgate-no-system-bus /run/dbus || exit 97; exec \"$@\"";
         let mut w: Vec<String> = ["unshare", "--mount", "--propagation", "private"]
             .map(String::from)
             .to_vec();
-        if !nix::unistd::geteuid().is_root() {
-            w.extend(["--user", "--map-current-user"].map(String::from));
+        let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
+        if !uid.is_root() {
+            w.extend(["--user", "--map-root-user"].map(String::from));
         }
-        w.extend(
-            [
-                "sh",
-                "-c",
-                "mount -t tmpfs -o mode=0755 archgate-no-system-bus /run/dbus || exit 97; exec \"$@\"",
-                "archgate-no-system-bus",
-            ]
-            .map(String::from),
-        );
+        w.extend(["sh", "-c", hide, "archgate-no-system-bus"].map(String::from));
+        if !uid.is_root() {
+            w.extend([
+                "unshare".to_owned(),
+                "--user".to_owned(),
+                format!("--map-user={uid}"),
+                format!("--map-group={gid}"),
+            ]);
+        }
         self.wrapper = w;
     }
 
