@@ -13,6 +13,11 @@
 #   status  exits 0 if every process started is alive, 1 otherwise.
 #   stop    kills exactly the processes `start` recorded (by pid), then removes the runtime dir.
 #
+# SESSION_OWNER_PID (with start): the session belongs to that process (a test binary). A watcher
+# started with it stops the session and removes DIR once that process is gone (its pid and start
+# time no longer match), so a run leaves no sway, mako or dbus-daemon behind, even when it was
+# killed. A test gives every run a DIR of its own (mktemp), never a fixed path.
+#
 # Optional: SESSION_RESOLUTION (default 1280x720) sets HEADLESS-1's mode, and SESSION_BACKGROUND
 # (an image file readable by the session user) is drawn as the wallpaper (swaybg, `fill`).
 #
@@ -27,10 +32,13 @@ usage() {
     exit 2
 }
 
-[ $# -eq 2 ] || usage
-cmd=$1
-DIR=$2
-case "$cmd" in start | stop | env | status) ;; *) usage ;; esac
+cmd=${1:-}
+DIR=${2:-}
+case "$cmd" in
+    start | stop | env | status) [ $# -eq 2 ] || usage ;;
+    watch) [ $# -eq 4 ] || usage ;;
+    *) usage ;;
+esac
 
 # As root the session runs as nobody (Sway refuses root); as anyone else, as that user.
 if [ "$(id -u)" -eq 0 ]; then
@@ -49,6 +57,7 @@ LOGDIR=$DIR/log
 PIDS=$DIR/pids
 ENVFILE=$DIR/env
 LOCK=$DIR/session.lock
+WATCH=$DIR/watch.pid
 
 user_prefix() {
     # The argv prefix that runs a command as the session user with the session's environment.
@@ -111,7 +120,52 @@ wait_for() {
     return 1
 }
 
+# Field 22 of /proc/PID/stat (start time in clock ticks), or nothing when PID is gone.
+proc_start() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+    stat=${stat##*) }
+    # shellcheck disable=SC2086
+    set -- $stat
+    echo "${20}"
+}
+
+# The watcher: waits for the owner to end, then stops the session and removes DIR.
+do_watch() {
+    local owner=$1 started=$2
+    while [ "$(proc_start "$owner")" = "$started" ]; do
+        sleep 1
+    done
+    bash "$0" stop "$DIR" || true
+    rm -rf "$DIR"
+}
+
+start_watch() {
+    local owner=${SESSION_OWNER_PID:-}
+    [ -n "$owner" ] || return 0
+    local started
+    started=$(proc_start "$owner")
+    if [ -z "$started" ]; then
+        echo "desktop-session: SESSION_OWNER_PID $owner is not a running process" >&2
+        return 1
+    fi
+    if [ -s "$WATCH" ] && [ -n "$(proc_start "$(cat "$WATCH")")" ]; then
+        return 0
+    fi
+    setsid bash "$0" watch "$DIR" "$owner" "$started" >"$LOGDIR/watch.log" 2>&1 </dev/null 9>&- &
+    echo $! >"$WATCH"
+}
+
 do_stop() {
+    # The watcher, unless it is what asked for this stop.
+    if [ -s "$WATCH" ]; then
+        local watcher
+        watcher=$(cat "$WATCH")
+        if [ "$watcher" != "$PPID" ] && alive "$watcher"; then
+            kill -TERM "$watcher" 2>/dev/null || true
+        fi
+        rm -f "$WATCH"
+    fi
     if [ -s "$PIDS" ]; then
         local name pid
         # Reverse order: clients before the servers they talk to.
@@ -149,6 +203,7 @@ sway_answers() {
 
 do_start() {
     if all_alive; then
+        start_watch
         return 0
     fi
     # A half-dead session (a crash, a reboot that kept /tmp) is cleaned up and started afresh.
@@ -241,6 +296,7 @@ export WAYLAND_DISPLAY='$display'
 export SWAYSOCK='$swaysock'
 export DBUS_SESSION_BUS_ADDRESS='unix:path=$RUNDIR/bus'
 EOF
+    start_watch
 }
 
 take_lock() {
@@ -272,5 +328,8 @@ env)
     ;;
 status)
     all_alive
+    ;;
+watch)
+    do_watch "$3" "$4"
     ;;
 esac

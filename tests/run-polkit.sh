@@ -16,7 +16,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 : "${ARCHGATE_BIN:?set ARCHGATE_BIN to the archgate binary under test}"
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "run-polkit: SKIPPED — needs root (a private mount namespace with its own system bus, polkitd and a test user); CI runs it as root" >&2
+  echo "run-polkit: SKIPPED: needs root (a private mount namespace with its own system bus, polkitd and a test user); CI runs it as root"
   exit 0
 fi
 
@@ -87,8 +87,14 @@ for _ in $(seq 50); do
 done
 busctl --system status org.freedesktop.PolicyKit1 >/dev/null || { cat "$work/polkitd.log" >&2; echo "run-polkit: polkitd did not start" >&2; exit 1; }
 
+# The test user runs archgate: a copy in the work dir (0755 under /tmp), since the build may sit
+# where that user cannot reach (a clone or target dir in a 0700 home).
+install -m755 "$ARCHGATE_BIN" "$work/archgate"
+ARCHGATE_BIN="$work/archgate"
 export PRESENCE_UID=$uid PRESENCE_GID=$uid PRESENCE_PASSWORD=$password PRESENCE_WORK=$work ARCHGATE_BIN
-cd "$top/tests/polkit"
+# Run from the work dir too: the test user's processes inherit the working directory.
+install -m644 "$top/tests/polkit/test_presence.py" "$work/test_presence.py"
+cd "$work"
 status=0
 "$ARCHGATE_TEST_VENV/bin/python" -m pytest -q -p no:cacheprovider test_presence.py "$@" || status=$?
 if [ "$status" -eq 5 ]; then

@@ -11,7 +11,12 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp, pytest, h
 fi
 cd "$top/tests/python"
 status=0
-"$venv/bin/python" -m pytest -q -p no:cacheprovider test_clients.py test_live.py test_relay.py test_session.py test_daemon.py test_untrusted.py "$@" || status=$?
+# -rs: each skipped test with its reason, repeated below as a SKIPPED line scripts/test.sh counts.
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider test_clients.py test_live.py test_relay.py test_session.py test_daemon.py test_untrusted.py "$@" |
+  tee "$out" || status=$?
+sed -n 's/^SKIPPED \[[0-9]*\] \([^ ]*\): \(.*\)$/run-python: SKIPPED: \2 [\1]/p' "$out"
 # pytest exits 5 when it collected no test: that is a failure here, not a pass.
 if [ "$status" -eq 5 ]; then
   echo "run-python: pytest ran no test" >&2

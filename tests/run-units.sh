@@ -13,7 +13,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 : "${ARCHGATE_BIN:?set ARCHGATE_BIN to the archgate binary under test}"
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "run-units: SKIPPED — needs root (a systemd --user manager in a private mount namespace); CI runs it as root" >&2
+  echo "run-units: SKIPPED: needs root (a systemd --user manager in a private mount namespace); CI runs it as root"
   exit 0
 fi
 [ -x /lib/systemd/systemd-journal-remote ] && command -v setpriv >/dev/null || bash "$top/scripts/test-deps.sh"

@@ -50,7 +50,7 @@ def as_user(u: pwd.struct_passwd, argv: list[str]) -> list[str]:
 @pytest.fixture
 def person(tmp_path: Path):
     if os.geteuid() != 0:
-        pytest.skip("needs root: it makes a test user and its /run/user directory")
+        pytest.skip("needs root (it makes a test user and its /run/user directory)")
     u = ensure_user()
     run_user = Path(f"/run/user/{u.pw_uid}")
     made = not run_user.exists()

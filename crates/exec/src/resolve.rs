@@ -5,8 +5,14 @@
 //! every directory passed through (including those that hold a followed link) and the final file
 //! must be owned by root or by the person (the uid archgate runs as, [`ExecConfig::person_uid`])
 //! and writable by neither group nor others: nobody but root and the person can then swap what
-//! runs. A git install of Omarchy in `~/.local/share/omarchy` passes; anything under `/tmp`
-//! (mode 1777) never does.
+//! runs. A git install of Omarchy in `~/.local/share/omarchy` passes.
+//!
+//! One exception, a root-owned sticky directory such as `/tmp` (1777): the kernel lets nobody but
+//! an entry's owner (or root) rename or remove it, so others can add names there but never swap
+//! one that exists. Such a directory may be passed *through*, when the entry taken in it is owned
+//! by root or the person (a symbolic link too: whoever owns the link chooses its target). It is
+//! never trusted as the final directory, since anyone can add programs to it. So the person's
+//! 0700 `/tmp/x/bin` passes, `/tmp` itself and a stranger's `/tmp/y` (or link) do not.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -167,6 +173,13 @@ fn walk_trusted(cfg: &ExecConfig, path: &Path, want: Want) -> Result<PathBuf, Un
         }
         let next = current.join(&part);
         let meta = std::fs::symlink_metadata(&next).map_err(|e| uninspectable(&next, &e))?;
+        // In a root-owned sticky directory (passed through below, however it was reached: a
+        // name, a link's relative target, a `..`) the entry must be owned by root or the person,
+        // whatever it is: its owner alone may rename, remove or (for a link) have chosen it.
+        let in_sticky = std::fs::symlink_metadata(&current).is_ok_and(|m| is_root_sticky_dir(&m));
+        if in_sticky {
+            check_owner(cfg, &next, &meta)?;
+        }
         if meta.file_type().is_symlink() {
             links += 1;
             if links > MAX_SYMLINKS {
@@ -180,6 +193,11 @@ fn walk_trusted(cfg: &ExecConfig, path: &Path, want: Want) -> Result<PathBuf, Un
             for (i, c) in normal_components(&target).into_iter().enumerate() {
                 pending.insert(i, c);
             }
+            continue;
+        }
+        if !pending.is_empty() && is_root_sticky_dir(&meta) {
+            // Passed through only; its entry is checked on the next step.
+            current = next;
             continue;
         }
         check_owner_mode(cfg, &next, &meta)?;
@@ -207,10 +225,19 @@ fn walk_trusted(cfg: &ExecConfig, path: &Path, want: Want) -> Result<PathBuf, Un
         }
         current = next;
     }
+    // Ended by a trailing `..`: `current` may be a sticky directory only passed through so far.
+    let meta = std::fs::symlink_metadata(&current).map_err(|e| uninspectable(&current, &e))?;
+    check_owner_mode(cfg, &current, &meta)?;
     if want == Want::Directory {
         return Ok(current);
     }
     Err(UntrustedReason::NotExecutable { path: current })
+}
+
+/// A directory owned by root with the sticky bit: only an entry's owner (or root) may rename or
+/// remove it. Group or other write bits are what it is for.
+fn is_root_sticky_dir(meta: &Metadata) -> bool {
+    meta.is_dir() && meta.uid() == 0 && meta.mode() & 0o1000 != 0
 }
 
 /// The components of a path as names, with `..` kept (as the literal `..`) and `/`, `.` dropped.
@@ -229,6 +256,18 @@ pub(crate) fn check_owner_mode(
     path: &Path,
     meta: &Metadata,
 ) -> Result<(), UntrustedReason> {
+    check_owner(cfg, path, meta)?;
+    if meta.mode() & 0o022 != 0 {
+        return Err(UntrustedReason::WritableByOthers {
+            path: path.to_owned(),
+            mode: meta.mode(),
+        });
+    }
+    Ok(())
+}
+
+/// Owned by root or the person.
+fn check_owner(cfg: &ExecConfig, path: &Path, meta: &Metadata) -> Result<(), UntrustedReason> {
     let uid = meta.uid();
     if uid != 0 && cfg.person_uid != Some(uid) {
         return Err(match cfg.person_uid {
@@ -241,12 +280,6 @@ pub(crate) fn check_owner_mode(
                 path: path.to_owned(),
                 uid,
             },
-        });
-    }
-    if meta.mode() & 0o022 != 0 {
-        return Err(UntrustedReason::WritableByOthers {
-            path: path.to_owned(),
-            mode: meta.mode(),
         });
     }
     Ok(())

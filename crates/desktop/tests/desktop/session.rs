@@ -1,7 +1,8 @@
 //! The real thing: a headless Sway desktop with mako on a private D-Bus and PipeWire +
-//! WirePlumber with a null sink, started once per test binary by `scripts/desktop-session.sh`
-//! (idempotent; concurrent binaries share it through the script's lock file). The tests run as
-//! root and talk to the session's nobody-owned sockets.
+//! WirePlumber with a null sink, started once per test binary by `scripts/desktop-session.sh` in
+//! a directory of this run's own (two runs at once never share one), and stopped by the script's
+//! watcher when this test binary ends (SESSION_OWNER_PID). As root the session runs as nobody and
+//! the tests talk to its nobody-owned sockets; as anyone else it runs as that user.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,9 +16,20 @@ use tokio::sync::OnceCell;
 
 use crate::common::{empty_permit, system_permit};
 
-/// Where the shared session lives.
-fn session_dir() -> PathBuf {
-    std::env::temp_dir().join("archgate-desktop-test-session")
+/// Where this run's session lives: made once per test binary under /tmp, traversable (the
+/// session may run as nobody); the script's watcher removes it when this process ends.
+fn session_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix("archgate-desktop-test-")
+            .tempdir_in("/tmp")
+            .expect("session dir")
+            .keep();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    })
 }
 
 static SESSION: OnceCell<DesktopEnv> = OnceCell::const_new();
@@ -38,7 +50,8 @@ async fn session() -> &'static DesktopEnv {
             let out = permit
                 .run(
                     CommandSpec::new("desktop-session.sh")
-                        .args(["start", dir.to_str().expect("utf-8")]),
+                        .args(["start", dir.to_str().expect("utf-8")])
+                        .env("SESSION_OWNER_PID", std::process::id().to_string()),
                 )
                 .await
                 .expect("harness runs");

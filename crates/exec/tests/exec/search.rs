@@ -51,9 +51,11 @@ async fn ownership_and_write_bits_decide_trust() {
         // Positive control: root-owned all the way, not writable by others → it runs.
         assert!(run(&p).await.expect("trusted program runs").success());
     } else {
+        // The first component not root's: the test's own directory under /tmp (root's sticky
+        // /tmp is passed through), wherever the clone is.
         let err = run(&p).await.unwrap_err();
         assert!(
-            matches!(&err, ExecError::Untrusted { reason: UntrustedReason::NotRootOwned { path, .. }, .. } if *path == prog),
+            matches!(&err, ExecError::Untrusted { reason: UntrustedReason::NotRootOwned { path, .. }, .. } if path == dir.path()),
             "{err}"
         );
         return;

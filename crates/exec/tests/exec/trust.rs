@@ -25,11 +25,16 @@ fn own(path: &Path, uid: u32) {
     chown(path, Some(Uid::from_raw(uid)), None).expect("chown");
 }
 
-/// A root-owned 0755 directory whose ancestors are root-owned and not writable by others.
+/// A 0755 directory of the test's own under `/tmp` (root-owned when the tests run as root): a
+/// trusted chain by the sticky-directory rule, wherever the clone or the target directory is.
 fn root_chain() -> tempfile::TempDir {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let dir = tempfile::tempdir_in("/tmp").expect("tempdir");
     set_mode(dir.path(), 0o755);
     dir
+}
+
+fn own_link(path: &Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), None).expect("lchown");
 }
 
 fn executor(dirs: &[&Path], person: Option<u32>) -> Executor {
@@ -166,7 +171,14 @@ fn another_users_directory_is_refused() {
 }
 
 #[test]
-fn a_symlink_into_tmp_is_refused_at_tmp() {
+fn a_private_directory_under_tmp_is_trusted_but_tmp_itself_never_is() {
+    // /tmp is root-owned and sticky (1777): nobody but an entry's owner can rename or remove it.
+    let tmp_meta = std::fs::metadata("/tmp").unwrap();
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::mode(&tmp_meta) & 0o1000,
+        0o1000,
+        "/tmp is sticky here"
+    );
     let top = root_chain();
     // The real program sits in a private directory under /tmp, owned by whoever runs the test.
     let under_tmp = tempfile::tempdir_in("/tmp").unwrap();
@@ -178,20 +190,108 @@ fn a_symlink_into_tmp_is_refused_at_tmp() {
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let me = nix::unistd::geteuid().as_raw();
     let ex = executor(&[top.path()], Some(me));
-    match untrusted(ex.resolve_program("omarchy-hello").unwrap_err()) {
-        UntrustedReason::WritableByOthers { path, mode } => {
-            assert_eq!(path, Path::new("/tmp"));
-            assert_eq!(mode & 0o7777, 0o1777);
+    assert_eq!(ex.resolve_program("omarchy-hello").unwrap(), real);
+    assert_eq!(
+        ex.check_directory(under_tmp.path()).unwrap(),
+        under_tmp.path()
+    );
+    // /tmp itself is never a trusted directory, however it is reached: anyone can add to it.
+    let to_tmp = top.path().join("to-tmp");
+    std::os::unix::fs::symlink("/tmp", &to_tmp).unwrap();
+    let dotdot = under_tmp.path().join("..");
+    for dir in [Path::new("/tmp"), to_tmp.as_path(), dotdot.as_path()] {
+        match ex.check_directory(dir).unwrap_err() {
+            UntrustedReason::WritableByOthers { path, mode } => {
+                assert_eq!(path, Path::new("/tmp"), "{}", dir.display());
+                assert_eq!(mode & 0o7777, 0o1777);
+            }
+            other => panic!("{}: {other}", dir.display()),
+        }
+    }
+    // Made writable by others, the private directory is refused by name.
+    set_mode(under_tmp.path(), 0o777);
+    match ex.check_directory(under_tmp.path()).unwrap_err() {
+        UntrustedReason::WritableByOthers { path, .. } => assert_eq!(path, under_tmp.path()),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn a_sticky_directory_not_owned_by_root_is_refused() {
+    let top = root_chain();
+    let shared = top.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    set_mode(&shared, 0o1777);
+    let me = nix::unistd::geteuid().as_raw();
+    let person = if is_root() {
+        own(&shared, PERSON);
+        PERSON
+    } else {
+        me
+    };
+    let inner = shared.join("bin");
+    std::fs::create_dir(&inner).unwrap();
+    set_mode(&inner, 0o755);
+    if is_root() {
+        own(&inner, PERSON);
+    }
+    // Only root's sticky bit counts: the person's own 1777 directory is writable by others.
+    match executor(&[&inner], Some(person))
+        .check_directory(&inner)
+        .unwrap_err()
+    {
+        UntrustedReason::WritableByOthers { path, .. } => assert_eq!(path, shared),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn a_strangers_entry_or_link_in_tmp_is_refused() {
+    if !is_root() {
+        return eprintln!("skipped: chown needs root");
+    }
+    // A stranger's directory under /tmp: the stranger may rename it, so it is refused by name.
+    let theirs = tempfile::tempdir_in("/tmp").unwrap();
+    set_mode(theirs.path(), 0o755);
+    own(theirs.path(), STRANGER);
+    let ex = executor(&[theirs.path()], Some(PERSON));
+    match ex.check_directory(theirs.path()).unwrap_err() {
+        UntrustedReason::NotTrustedOwner { path, uid, .. } => {
+            assert_eq!((path, uid), (theirs.path().to_owned(), STRANGER));
         }
         other => panic!("{other}"),
     }
-    // /tmp itself, and a directory linked into it, are never trusted directories.
-    assert!(ex.check_directory(Path::new("/tmp")).is_err());
-    let dir_link = top.path().join("bin");
-    std::os::unix::fs::symlink(under_tmp.path(), &dir_link).unwrap();
-    match ex.check_directory(&dir_link).unwrap_err() {
-        UntrustedReason::WritableByOthers { path, .. } => assert_eq!(path, Path::new("/tmp")),
-        other => panic!("{other}"),
+    // A stranger's link in /tmp to the person's own directory: whoever owns a link chose its
+    // target, so the link is refused, absolute or relative.
+    let mine = root_chain();
+    own(mine.path(), PERSON);
+    let name = mine
+        .path()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    for (suffix, target) in [
+        ("abs", mine.path().to_owned()),
+        ("rel", PathBuf::from(&name)),
+    ] {
+        let link = PathBuf::from(format!("/tmp/{name}-{suffix}"));
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        own_link(&link, STRANGER);
+        let ex = executor(&[&link], Some(PERSON));
+        let got = ex.check_directory(&link);
+        // The person's own link, by contrast, passes.
+        own_link(&link, PERSON);
+        let persons = ex.check_directory(&link);
+        std::fs::remove_file(&link).unwrap();
+        match got.unwrap_err() {
+            UntrustedReason::NotTrustedOwner { path, uid, .. } => {
+                assert_eq!((path, uid), (link.clone(), STRANGER));
+            }
+            other => panic!("{suffix}: {other}"),
+        }
+        assert_eq!(persons.unwrap(), mine.path(), "{suffix}");
     }
 }
 

@@ -1,5 +1,5 @@
 //! A small installed system of its own for the health tests (integrity, .pacnew, cache): real
-//! packages built with makepkg (as nobody), installed, upgraded and removed by real pacman into
+//! packages built with makepkg (as nobody when root), installed, upgraded and removed by real pacman into
 //! a temporary root, then damaged by the tests. Each test gets its own world, so damage never
 //! leaks into another test or into the shared fixture.
 
@@ -67,13 +67,20 @@ fn makepkg(out: &Path, name: &str, ver: &str, body: &str) {
          options=('!strip' '!debug')\n{body}"
     );
     std::fs::write(dir.path().join("PKGBUILD"), pkgbuild).unwrap();
-    let nobody = Some(65534);
-    for p in [dir.path().to_owned(), dir.path().join("PKGBUILD")] {
-        std::os::unix::fs::chown(&p, nobody, nobody).unwrap();
-    }
+    // makepkg refuses root: as root it runs as nobody, as anyone else as that user.
+    let mut cmd = if crate::support::is_root() {
+        let nobody = Some(65534);
+        for p in [dir.path().to_owned(), dir.path().join("PKGBUILD")] {
+            std::os::unix::fs::chown(&p, nobody, nobody).unwrap();
+        }
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "env"]);
+        c
+    } else {
+        Command::new("env")
+    };
     let d = dir.path().display().to_string();
-    let out_cmd = Command::new("setpriv")
-        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "env"])
+    let out_cmd = cmd
         .arg(format!("HOME={d}"))
         .arg("PKGEXT=.pkg.tar.zst")
         .arg(format!("PKGDEST={d}"))
@@ -156,7 +163,7 @@ impl World {
 
     /// Runs real pacman; (exit code, stdout, stderr).
     pub fn pacman_output(&self, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new("pacman")
+        let out = crate::support::pacman_command()
             .arg("--config")
             .arg(&self.conf)
             .args(args)

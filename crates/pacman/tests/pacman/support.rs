@@ -43,9 +43,27 @@ pub fn db_for(conf: &Path) -> PacmanDb {
     })
 }
 
+/// Whether the tests run as root (`/proc/self` belongs to the process's effective uid).
+pub fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// Real pacman: as root itself; as anyone else under fakeroot, since pacman wants uid 0 for a
+/// transaction even when every path it writes is the test's own (a normal user's `cargo test`).
+pub fn pacman_command() -> Command {
+    if is_root() {
+        Command::new("pacman")
+    } else {
+        let mut c = Command::new("fakeroot");
+        c.args(["--", "pacman"]);
+        c
+    }
+}
+
 /// Runs real pacman with the fixture's configuration (C locale, UTC); returns stdout.
 pub fn pacman(conf: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new("pacman")
+    let out = pacman_command()
         .arg("--config")
         .arg(conf)
         .args(args)

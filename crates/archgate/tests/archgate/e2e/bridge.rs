@@ -519,12 +519,14 @@ fn the_first_connection_to_an_activated_socket_starts_the_daemon() {
         };
         activator.arg(format!("--setenv={k}={}", env.path(d).display()));
     }
-    let mut activator = activator
+    let activator = activator
         .args([crate::support::BIN, "serve", "--http", "--port", "0"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("systemd-socket-activate (package systemd)");
+    // Ended when the test ends, however it ends: an activator left behind serves for ever.
+    let activator = crate::support::Reap(activator);
     wait_for("the activator to bind the socket", || {
         socket(&env).exists().then_some(())
     });
@@ -557,8 +559,4 @@ fn the_first_connection_to_an_activated_socket_starts_the_daemon() {
         "{recs:?}"
     );
     c.close();
-    let _ = std::process::Command::new("kill")
-        .args(["-TERM", &activator.id().to_string()])
-        .status();
-    let _ = activator.wait();
 }

@@ -9,14 +9,31 @@ use std::process::Command;
 
 use crate::support::Env;
 
-/// Starts (or finds) the shared headless session and returns its variables.
+/// This run's session directory: made once per test binary under /tmp, traversable (the session
+/// may run as nobody); the script's watcher stops the session and removes it when this process
+/// ends, so two runs at once never share one and none leaves a desktop behind.
+fn session_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix("archgate-e2e-desktop-")
+            .tempdir_in("/tmp")
+            .expect("session dir")
+            .keep();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    })
+}
+
+/// Starts (or finds) this run's headless session and returns its variables.
 fn session() -> Vec<(String, String)> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/desktop-session.sh");
-    let dir: PathBuf = std::env::temp_dir().join("archgate-e2e-desktop-session");
     let out = Command::new("bash")
         .arg(&script)
         .arg("start")
-        .arg(&dir)
+        .arg(session_dir())
+        .env("SESSION_OWNER_PID", std::process::id().to_string())
         .output()
         .expect("run desktop-session.sh");
     assert!(

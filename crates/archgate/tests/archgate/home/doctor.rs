@@ -44,9 +44,12 @@ fn omarchy_line(env: &Env) -> String {
 
 #[test]
 fn doctor_names_omarchy_its_version_and_whether_it_is_trusted() {
-    // Under /tmp (1777): found, but refused, and the reason names /tmp.
+    // Under a directory anyone may write to: found, but refused, and the reason names it.
     let env = Env::new();
-    let loose = env.path("omarchy");
+    let shared = env.path("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let loose = shared.join("omarchy");
     fake_omarchy(&loose);
     env.write_config(&format!(
         "[desktop]\nomarchy_path = \"{}\"\n",
@@ -58,13 +61,18 @@ fn doctor_names_omarchy_its_version_and_whether_it_is_trusted() {
     assert!(line.contains(&loose.display().to_string()), "{line}");
     assert!(line.contains("[desktop] omarchy_path"), "{line}");
     assert!(
-        line.contains("not trusted") && line.contains("/tmp"),
+        line.contains("not trusted")
+            && line.contains(&format!(
+                "{} is writable by group or others",
+                shared.display()
+            )),
         "{line}"
     );
     assert!(line.contains("fix:"), "{line}");
 
-    // In a directory owned by root (or the person) all the way up: trusted.
-    let good = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // In a directory of the person's own under root's sticky /tmp: trusted, wherever the clone
+    // and the target directory are.
+    let good = tempfile::tempdir_in("/tmp").unwrap();
     std::fs::set_permissions(good.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let omarchy = good.path().join("omarchy");
     fake_omarchy(&omarchy);

@@ -226,3 +226,30 @@ fn zombie(stat: &str) -> bool {
     stat.rsplit_once(')')
         .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
 }
+
+/// A child process a test started, ended when the test ends however it ends (a failed assertion
+/// included): SIGTERM, up to `PATIENCE` to exit, then SIGKILL; always reaped.
+pub struct Reap(pub Child);
+
+impl std::ops::Deref for Reap {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        if !matches!(self.0.try_wait(), Ok(None)) {
+            return;
+        }
+        let pid = nix::unistd::Pid::from_raw(self.0.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let until = Instant::now() + PATIENCE;
+        while Instant::now() < until && matches!(self.0.try_wait(), Ok(None)) {
+            std::thread::sleep(POLL);
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

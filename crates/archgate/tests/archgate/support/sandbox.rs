@@ -25,6 +25,8 @@ pub struct Env {
     pub root: tempfile::TempDir,
     /// More variables for every process started (a test's D-Bus session, a fake tool's path).
     pub vars: Vec<(String, String)>,
+    /// A program and arguments every archgate runs under (see [`Env::without_system_bus`]).
+    wrapper: Vec<String>,
 }
 
 impl Env {
@@ -43,6 +45,7 @@ impl Env {
         Env {
             root,
             vars: Vec::new(),
+            wrapper: Vec::new(),
         }
     }
 
@@ -117,9 +120,48 @@ impl Env {
         c
     }
 
+    /// Every archgate started from here sees no system bus, whatever the machine runs: a world
+    /// with no polkit, made here rather than assumed. archgate only ever uses the well-known
+    /// `/run/dbus/system_bus_socket`, so when it exists each process runs in a mount namespace of
+    /// its own with an empty tmpfs over `/run/dbus`. As a normal user that takes a user namespace
+    /// (mount(8) wants uid 0 there), and a second one inside it maps the caller's uid and gid back,
+    /// so archgate runs as itself; root's files then show as unmapped (65534), which is fine for
+    /// a test in which nothing is run. With no such socket the machine is that world already.
+    pub fn without_system_bus(&mut self) {
+        if !std::path::Path::new("/run/dbus/system_bus_socket").exists() {
+            return;
+        }
+        let hide =
+            "mount -t tmpfs -o mode=0755 archgate-no-system-bus /run/dbus || exit 97; exec \"$@\"";
+        let mut w: Vec<String> = ["unshare", "--mount", "--propagation", "private"]
+            .map(String::from)
+            .to_vec();
+        let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
+        if !uid.is_root() {
+            w.extend(["--user", "--map-root-user"].map(String::from));
+        }
+        w.extend(["sh", "-c", hide, "archgate-no-system-bus"].map(String::from));
+        if !uid.is_root() {
+            w.extend([
+                "unshare".to_owned(),
+                "--user".to_owned(),
+                format!("--map-user={uid}"),
+                format!("--map-group={gid}"),
+            ]);
+        }
+        self.wrapper = w;
+    }
+
     /// `archgate ARGS` in the sandbox.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
+        let mut c = match self.wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(BIN);
+                c
+            }
+            None => Command::new(BIN),
+        };
         c.args(args);
         self.sandbox(&mut c);
         c

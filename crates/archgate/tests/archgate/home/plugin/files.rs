@@ -189,3 +189,36 @@ fn the_manifest_is_valid_for_omarchy_plugin_add() {
     }
     no_symlinks(&dir);
 }
+
+/// The Arch package installs every file the manifest names (entryPoints): one left out gives
+/// Omarchy a plugin whose panel or widget is missing. Read from the PKGBUILD's `package()`, so it
+/// holds for a normal user too; `tests/run-package.sh` checks the built package itself.
+#[test]
+fn the_package_installs_every_file_the_manifest_names() {
+    let pkgbuild =
+        std::fs::read_to_string(repo().join("packaging/arch/PKGBUILD")).expect("PKGBUILD");
+    let package = &pkgbuild[pkgbuild.find("package() {").expect("a package() function")..];
+    // The words of package()'s lines, a trailing backslash joining a line to the next.
+    let words: BTreeSet<&str> = package
+        .split_whitespace()
+        .filter(|w| w.starts_with("plugin/"))
+        .collect();
+    let named: BTreeSet<String> = manifest()["entryPoints"]
+        .as_object()
+        .expect("entryPoints")
+        .values()
+        .map(|v| format!("plugin/{}", v.as_str().expect("a file name")))
+        .chain(["plugin/manifest.json".to_owned()])
+        .collect();
+    assert!(named.len() > 2, "{named:?}");
+    for file in &named {
+        assert!(
+            repo().join(file).is_file(),
+            "{file} is named but not in the repository"
+        );
+        assert!(
+            words.contains(file.as_str()),
+            "the PKGBUILD does not install {file}: {words:?}"
+        );
+    }
+}
