@@ -141,7 +141,8 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Seconds to wait from a Retry-After header: delay-seconds, or an HTTP date (IMF-fixdate,
-/// RFC 9110 §5.6.7) counted from `now` (a date already past is 0). Absent or unreadable: `None`.
+/// RFC 9110 §5.6.7, read by `httpdate`) counted from `now` (a date already past is 0). Absent or
+/// unreadable: `None`.
 pub(crate) fn retry_after(
     headers: &reqwest::header::HeaderMap,
     now: std::time::SystemTime,
@@ -151,15 +152,15 @@ pub(crate) fn retry_after(
         .to_str()
         .ok()?
         .trim();
-    if let Ok(secs) = v.parse::<u64>() {
-        return Some(secs);
+    match v.parse::<u64>() {
+        Ok(secs) => Some(secs),
+        Err(_) => Some(
+            httpdate::parse_http_date(v)
+                .ok()?
+                .duration_since(now)
+                .map_or(0, |d| d.as_secs()),
+        ),
     }
-    let format = time::macros::format_description!(
-        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
-    );
-    let at = time::PrimitiveDateTime::parse(v, format).ok()?.assume_utc();
-    let now = time::OffsetDateTime::from(now);
-    Some((at - now).whole_seconds().max(0) as u64)
 }
 
 #[cfg(test)]
