@@ -25,6 +25,7 @@ static WATCHER: ToolSpec = ToolSpec {
     idempotent: false,
     open_world: false,
     private_args: &[],
+    provenance: archgate_core::provenance::Provenance::ArchgateOnly,
 };
 impl Tool for Watcher {
     type Args = WatcherArgs;
