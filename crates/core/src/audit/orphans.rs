@@ -6,13 +6,13 @@
 //! and approval: it may have run, in part or whole. A call whose process still lives is not
 //! orphaned (an in-process stdio server, `archgate call`, is still running it).
 //!
-//! Both finders work under one lock (`activity.jsonl.orphans.lock`, flock) and look for the
+//! Both finders work under one lock (an flock on the log's directory) and look for the
 //! call's record before writing, so a call is never recorded twice by them.
 
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::SystemTime;
 
 use super::record::{ApprovalRecord, Outcome, Record};
@@ -135,21 +135,47 @@ pub fn unfinished(tail: &str) -> Vec<Started> {
             }
         }
     }
+    // A record's id is cut as every record field is (`bound.rs`); a `started` line's id is
+    // compared cut the same way, so a planted overlong id is found recorded once written.
     let mut seen = HashMap::new();
-    started.retain(|s| !recorded.contains(&s.id) && seen.insert(s.id.clone(), ()).is_none());
+    started.retain(|s| {
+        let key = super::bound::cap(&s.id, super::bound::FIELD_LIMIT);
+        !recorded.contains(&key) && seen.insert(key, ()).is_none()
+    });
     started
 }
 
-/// The last `TAIL` bytes of the log, from its first whole line ("" when there is none).
+/// The last `TAIL` bytes of the log, from its first whole line ("" when there is none) — taken
+/// from the rotated file (`activity.jsonl.1`) too when the current one is shorter, so a call that
+/// started just before a rotation is still found.
 pub fn read_tail(path: &Path) -> String {
+    let current = tail_of(path, TAIL);
+    let short = TAIL.saturating_sub(current.len() as u64);
+    if short == 0 {
+        return current;
+    }
+    let mut rotated = path.as_os_str().to_owned();
+    rotated.push(".1");
+    let mut text = tail_of(Path::new(&rotated), short);
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text + &current
+}
+
+/// The last `n` bytes of a file, from its first whole line.
+fn tail_of(path: &Path, n: u64) -> String {
     let Ok(mut f) = std::fs::File::open(path) else {
         return String::new();
     };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return String::new();
+    }
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let from = len.saturating_sub(TAIL);
+    let from = len.saturating_sub(n);
     let _ = f.seek(SeekFrom::Start(from));
     let mut buf = Vec::new();
-    let _ = f.take(TAIL).read_to_end(&mut buf);
+    let _ = f.take(n).read_to_end(&mut buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
     if from > 0 {
         // Cut mid-line: the first fragment is not a line.
@@ -161,49 +187,70 @@ pub fn read_tail(path: &Path) -> String {
     }
 }
 
-/// The lock both finders hold while they look and write.
+/// The lock both finders hold while they look and write: an flock on the log's directory
+/// (archgate's private state directory), so nothing planted at a lock file's path — a FIFO, a
+/// link, a directory — can make a finder hang or stop looking. Taken within `LOCK_WAIT`; a
+/// holder that keeps it longer (only a same-user process can) is waited out no longer: the finder
+/// goes on without it, where the worst case is a second record of one call, never none.
 pub struct FinderLock {
-    _lock: nix::fcntl::Flock<std::fs::File>,
+    _lock: Option<nix::fcntl::Flock<std::fs::File>>,
 }
 
+/// How long a finder waits for the other's lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl FinderLock {
-    /// Blocks until no other finder holds it.
-    pub fn take(log: &Path) -> std::io::Result<FinderLock> {
+    pub fn take(log: &Path) -> FinderLock {
         use std::os::unix::fs::OpenOptionsExt;
-        let path = lock_path(log);
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-            .open(&path)?;
-        let lock = nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
-            .map_err(|(_, e)| std::io::Error::from(e))?;
-        Ok(FinderLock { _lock: lock })
+        let dir = log.parent().unwrap_or(Path::new("."));
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags((nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_NOFOLLOW).bits())
+            .open(dir);
+        let mut f = match opened {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), "the audit log's directory could not be locked ({e}); looking without the lock");
+                return FinderLock { _lock: None };
+            }
+        };
+        let until = std::time::Instant::now() + LOCK_WAIT;
+        loop {
+            match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+                Ok(l) => return FinderLock { _lock: Some(l) },
+                Err((back, _)) if std::time::Instant::now() < until => {
+                    f = back;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err((_, e)) => {
+                    tracing::warn!(dir = %dir.display(), "the audit log's directory stayed locked ({e}); looking without the lock");
+                    return FinderLock { _lock: None };
+                }
+            }
+        }
     }
 }
 
-fn lock_path(log: &Path) -> PathBuf {
-    let mut name = log.file_name().unwrap_or_default().to_os_string();
-    name.push(".orphans.lock");
-    log.with_file_name(name)
-}
+/// How many orphans one look records at most: a log a same-user process filled with planted
+/// `started` lines costs each start a bounded amount (the rest wait for later looks).
+pub const MAX_PER_LOOK: usize = 32;
 
 /// At a daemon's start: records, as `unknown`, every call in the log's tail whose work started
 /// in a process that is gone and whose record was never written. Returns how many.
 pub fn record_orphans(log: &super::AuditLog, path: &Path) -> usize {
-    let _lock = match FinderLock::take(path) {
-        Ok(l) => l,
-        Err(e) => {
-            tracing::warn!("could not look for calls a stopped archgate left unrecorded: {e}");
-            return 0;
-        }
-    };
-    let orphans: Vec<Started> = unfinished(&read_tail(path))
+    let _lock = FinderLock::take(path);
+    let all: Vec<Started> = unfinished(&read_tail(path))
         .into_iter()
         .filter(|s| !alive(s.pid, s.pid_start))
         .collect();
-    for s in &orphans {
+    if all.len() > MAX_PER_LOOK {
+        tracing::warn!(
+            "{} unfinished calls in the activity log; recording {MAX_PER_LOOK} now, the rest at later starts",
+            all.len()
+        );
+    }
+    let orphans = &all[..all.len().min(MAX_PER_LOOK)];
+    for s in orphans {
         let ms = s
             .at()
             .and_then(|t| t.elapsed().ok())
@@ -313,5 +360,51 @@ mod tests {
         assert_eq!(calls[0].outcome, Outcome::Unknown);
         assert_eq!(calls[0].route.as_deref(), Some("system reboot"));
         assert_eq!(calls[0].approval.as_ref().unwrap().outcome, "accepted");
+    }
+
+    #[test]
+    fn a_planted_overlong_id_is_recorded_once_and_one_look_is_bounded() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("activity.jsonl");
+        let (me, my_start) = this_process();
+        let long = "x".repeat(1000);
+        let mut lines = vec![started(&long, me, my_start + 7)];
+        for i in 0..(MAX_PER_LOOK + 10) {
+            lines.push(started(&format!("p{i}"), me, my_start + 7));
+        }
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let log = super::super::AuditLog::start(super::super::AuditSettings {
+            path: path.clone(),
+            queue: 1024,
+            max_bytes: 1 << 30,
+            keep: 3,
+        });
+        assert_eq!(
+            record_orphans(&log, &path),
+            MAX_PER_LOOK,
+            "one look is bounded"
+        );
+        assert_eq!(record_orphans(&log, &path), 11, "the rest at the next look");
+        assert_eq!(
+            record_orphans(&log, &path),
+            0,
+            "the overlong id was found recorded"
+        );
+    }
+
+    #[test]
+    fn a_call_started_before_a_rotation_is_found_in_the_rotated_file() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("activity.jsonl");
+        let (me, my_start) = this_process();
+        std::fs::write(
+            t.path().join("activity.jsonl.1"),
+            format!("{}\n", started("before", me, my_start + 7)),
+        )
+        .unwrap();
+        std::fs::write(&path, "{\"event\":\"rotated\"}\n").unwrap();
+        let u = unfinished(&read_tail(&path));
+        assert_eq!(u.len(), 1);
+        assert_eq!(u[0].id, "before");
     }
 }

@@ -43,6 +43,9 @@ pub struct Inflight {
 
 struct Shared {
     inflight: Mutex<HashMap<String, Inflight>>,
+    /// The calls the daemon answered lately (tool, argument digest, when): their records are in
+    /// the log too, beside those of calls still in flight (`record::settle`).
+    answered: Mutex<std::collections::VecDeque<super::record::Answered>>,
     /// Lines to the client are written straight to fd 1 (a pipe write of one line is quick),
     /// not through tokio's blocking pool: one thread hand-off less per answer.
     out: Mutex<std::io::Stdout>,
@@ -173,6 +176,7 @@ struct Replay {
 pub async fn run(link: Link, setup: Setup) -> anyhow::Result<()> {
     let shared = Arc::new(Shared {
         inflight: Mutex::default(),
+        answered: Mutex::default(),
         out: Mutex::new(std::io::stdout()),
     });
     let (lost_tx, mut lost_rx) = mpsc::unbounded_channel::<u64>();
@@ -318,8 +322,18 @@ fn start_reader(
                 let ids = response_id(&line);
                 if !ids.is_empty() {
                     let mut inflight = shared.inflight();
+                    let mut answered = shared.answered.lock().unwrap_or_else(|p| p.into_inner());
                     for id in ids {
-                        inflight.remove(&id);
+                        if let Some(Inflight {
+                            tool: Some((tool, args)),
+                            ..
+                        }) = inflight.remove(&id)
+                        {
+                            if answered.len() == super::record::ANSWERED_KEPT {
+                                answered.pop_front();
+                            }
+                            answered.push_back(super::record::Answered::now(tool, &args));
+                        }
                     }
                 }
             }
@@ -399,7 +413,7 @@ async fn answer_unreachable(shared: &Shared, setup: &Setup, only: Option<&[Strin
         .filter(|(_, v)| v.tool.is_some())
         .cloned()
         .collect();
-    let mut unknown = std::collections::HashSet::new();
+    let mut settled = std::collections::HashMap::new();
     if !calls.is_empty() {
         let (name, paths, audit) = (
             setup.name.clone(),
@@ -407,27 +421,32 @@ async fn answer_unreachable(shared: &Shared, setup: &Setup, only: Option<&[Strin
             setup.config.audit.clone(),
         );
         let only: Vec<Inflight> = calls.iter().map(|(_, v)| v.clone()).collect();
+        let answered: Vec<super::record::Answered> = shared
+            .answered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect();
         let fates = tokio::task::spawn_blocking(move || {
-            super::record::settle(&name, &paths, &audit, &only)
+            super::record::settle(&name, &paths, &audit, &only, &answered)
         })
         .await
         .unwrap_or_default();
-        for ((id, _), fate) in calls.iter().zip(&fates) {
-            if *fate == super::record::Fate::Unknown {
-                unknown.insert(id.clone());
-            }
-        }
         tracing::info!(
-            "{} call(s) the daemon did not answer settled: {} unknown (their work had started)",
+            "{} call(s) the daemon did not answer settled: {:?}",
             fates.len(),
-            unknown.len()
+            fates
         );
+        for ((id, _), fate) in calls.iter().zip(fates) {
+            settled.insert(id.clone(), fate);
+        }
     }
     for (id, v) in taken {
-        let result = if unknown.contains(&id) {
-            unknown_result()
-        } else {
-            unreachable_result()
+        let result = match settled.get(&id) {
+            Some(super::record::Fate::Unknown) => unknown_result(),
+            Some(super::record::Fate::RecordedByDaemon(o)) => recorded_result(*o),
+            _ => unreachable_result(),
         };
         let Ok(id) = serde_json::from_str::<Value>(&id) else {
             continue;
@@ -457,6 +476,23 @@ pub fn unreachable_result() -> Value {
         "structuredContent": {
             "error": {"kind": "unreachable", "message": UNREACHABLE_MESSAGE, "next": UNREACHABLE_NEXT},
             "outcome": "unreachable",
+        },
+    })
+}
+
+/// The `CallToolResult` of a call the daemon recorded as ended (`outcome`) and then went away
+/// before its answer left.
+pub fn recorded_result(outcome: archgate_core::audit::Outcome) -> Value {
+    let message = format!(
+        "the archgate daemon recorded this call as ended ({outcome}) and went away before its answer left; the answer itself is lost"
+    );
+    let next = "do not call again blindly: ask the person to look at `archgate log` for this call, or check what it was to change";
+    json!({
+        "content": [{"type": "text", "text": format!("answer_lost: {message}\nNext: {next}")}],
+        "isError": true,
+        "structuredContent": {
+            "error": {"kind": "answer_lost", "message": message, "next": next},
+            "outcome": outcome.as_str(),
         },
     })
 }

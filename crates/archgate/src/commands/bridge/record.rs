@@ -4,14 +4,16 @@
 //! crash) records nothing for its parked or running calls, and one stopped gracefully records
 //! and answers them before its socket closes (`serve.rs`). So the bridge settles each call it had
 //! to answer itself, under the orphan finders' lock (`audit::orphans`):
+//! - the log holds its `started` line and no record: its work began, so it may have run (it may
+//!   still be running) — one record `unknown` with the started line's id, route and approval,
+//!   and the agent is told **unknown**, with how to check;
 //! - the log already holds the daemon's record of it (the daemon recorded, then died before its
-//!   answer left: same client, tool and argument digest, written since the call was sent) —
-//!   nothing to write;
-//! - the log holds its `started` line and no record: its work began, so it may have run — one
-//!   record `unknown` with the started line's id, route and approval, and the agent is told
-//!   **unknown**, with how to check;
+//!   answer left) — nothing to write, and the agent is told how it ended;
 //! - neither: nothing that acts had started — one `unreachable` record, and the agent is told
 //!   it did not run.
+//!
+//! The log names a call by client, tool and argument digest, so identical calls in flight
+//! together are settled as a group (`settle`).
 //!
 //! Written through the same audit writer (bounded lines, rotation), arguments as their digest
 //! only: the bridge does not know which are private.
@@ -26,48 +28,113 @@ use archgate_core::config::AuditConfig;
 use archgate_core::paths::Paths;
 
 /// What became of one call the daemon did not answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fate {
-    /// The daemon recorded it before it died (its answer was lost).
-    RecordedByDaemon,
-    /// Its work had started: it may have run.
+    /// The daemon recorded it before it died (its answer was lost): the record's outcome.
+    RecordedByDaemon(Outcome),
+    /// Its work may have begun: it may have run. Also every call of a group of identical calls
+    /// (same tool and arguments) in which one started or ended, since the log cannot tell them
+    /// apart.
     Unknown,
     /// Nothing that acts had started.
     DidNotRun,
+}
+
+/// A call the daemon answered: its tool, argument digest and when the answer came.
+#[derive(Debug, Clone)]
+pub struct Answered {
+    tool: String,
+    digest: String,
+    at: SystemTime,
+}
+
+/// A group's key: the tool and the arguments' digest.
+type Key = (String, String);
+
+/// How many answered calls the pump keeps for `settle`.
+pub const ANSWERED_KEPT: usize = 256;
+
+impl Answered {
+    pub fn now(tool: String, args: &Value) -> Answered {
+        Answered {
+            tool,
+            digest: args_digest(args),
+            at: SystemTime::now(),
+        }
+    }
 }
 
 /// Why a bridged call's outcome is unknown, as its record says it.
 pub const UNKNOWN_REASON: &str = "the archgate daemon went away while this call's work ran (recorded by the stdio bridge): it may have run, in part or whole";
 
 /// Settles each call (see the module doc); one fate per call, in order.
-pub fn settle(client: &str, paths: &Paths, audit: &AuditConfig, calls: &[Inflight]) -> Vec<Fate> {
+///
+/// The log names a call by client, tool and argument digest, not by the client's request id: so
+/// calls are settled by group of identical calls. A group of one is told what the log says of it
+/// (a `started` line without a record first — it may still be running — then its record, unless
+/// an identical call answered meanwhile could own that record). Otherwise, when any of them
+/// started or was recorded, each is told unknown: archgate cannot say which one ran, and never
+/// says "did not run" of a call that may have. Records: one `unknown` per unfinished `started`
+/// line, and one `unreachable` for each call the log accounts for in no other way.
+pub fn settle(
+    client: &str,
+    paths: &Paths,
+    audit: &AuditConfig,
+    calls: &[Inflight],
+    answered: &[Answered],
+) -> Vec<Fate> {
     let path = paths.audit_log();
-    let _lock = FinderLock::take(&path)
-        .map_err(|e| tracing::warn!("could not take the audit log's finder lock: {e}"))
-        .ok();
+    let _lock = FinderLock::take(&path);
     let tail = orphans::read_tail(&path);
     let unfinished = orphans::unfinished(&tail);
-    let mut claimed: Vec<&str> = Vec::new();
+    let mut fates = vec![Fate::DidNotRun; calls.len()];
     let mut todo: Vec<Record> = Vec::new();
-    let fates = calls
-        .iter()
-        .map(|c| {
-            if recorded_by_daemon(&tail, client, c) {
-                return Fate::RecordedByDaemon;
-            }
-            match started_by_daemon(&unfinished, client, c, &claimed) {
-                Some(s) => {
-                    claimed.push(&s.id);
-                    todo.push(s.unknown_record(UNKNOWN_REASON, elapsed_ms(c)));
-                    Fate::Unknown
-                }
-                None => {
-                    todo.push(unreachable_record(client, c));
-                    Fate::DidNotRun
-                }
-            }
-        })
-        .collect();
+    // Calls by (tool, argument digest); a request that is no tools/call has no record.
+    let mut groups: Vec<(Key, Vec<usize>)> = Vec::new();
+    for (i, c) in calls.iter().enumerate() {
+        let Some((t, a)) = &c.tool else {
+            continue;
+        };
+        let key = (t.clone(), args_digest(a));
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((key, vec![i])),
+        }
+    }
+    for ((tool, digest), members) in groups {
+        let since = members
+            .iter()
+            .map(|&i| calls[i].sent)
+            .min()
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let started: Vec<&Started> = unfinished
+            .iter()
+            .filter(|s| {
+                s.client == client
+                    && s.tool == tool
+                    && s.args_sha256 == digest
+                    && s.at().is_some_and(|t| t >= since)
+            })
+            .collect();
+        let recorded = records_since(&tail, client, &tool, &digest, since);
+        // Identical calls answered since: their records may be among `recorded`.
+        let others = answered
+            .iter()
+            .filter(|a| a.tool == tool && a.digest == digest && a.at >= since)
+            .count();
+        for s in &started {
+            todo.push(s.unknown_record(UNKNOWN_REASON, elapsed_ms(&calls[members[0]])));
+        }
+        // Records that may be these calls': those the answered ones cannot all explain.
+        let theirs = recorded.len().saturating_sub(others);
+        for &i in members.iter().skip(started.len() + theirs) {
+            todo.push(unreachable_record(client, &calls[i]));
+        }
+        let fate = fate_of_group(members.len(), started.len(), &recorded, others);
+        for &i in &members {
+            fates[i] = fate.clone();
+        }
+    }
     if !todo.is_empty() {
         let log = AuditLog::start(AuditSettings {
             path,
@@ -83,6 +150,18 @@ pub fn settle(client: &str, paths: &Paths, audit: &AuditConfig, calls: &[Infligh
         }
     }
     fates
+}
+
+/// What each call of a group of `k` identical calls is told, from the `started` lines without a
+/// record (`started`), the records since the first was sent (`recorded`) and the identical calls
+/// answered meanwhile (`others`, whose records may be among them).
+fn fate_of_group(k: usize, started: usize, recorded: &[Outcome], others: usize) -> Fate {
+    match (started, recorded.first()) {
+        (0, None) => Fate::DidNotRun,
+        (0, Some(o)) if k == 1 && others == 0 => Fate::RecordedByDaemon(*o),
+        // A started call without a record, or records that could be any one's: it may have run.
+        _ => Fate::Unknown,
+    }
 }
 
 fn elapsed_ms(c: &Inflight) -> u64 {
@@ -123,43 +202,50 @@ fn unreachable_record(client: &str, c: &Inflight) -> Record {
     }
 }
 
-fn recorded_by_daemon(tail: &str, client: &str, call: &Inflight) -> bool {
-    let Some((tool, args)) = &call.tool else {
-        return true;
-    };
-    let digest = args_digest(args);
-    // The gate stamps a record when it admits the call, after the bridge sent it (one clock).
-    let since = call.sent;
+/// The outcomes of the daemon's records of this tool and digest, written since `since`.
+fn records_since(
+    tail: &str,
+    client: &str,
+    tool: &str,
+    digest: &str,
+    since: SystemTime,
+) -> Vec<Outcome> {
     tail.lines()
         .filter_map(|l| serde_json::from_str::<Record>(l).ok())
-        .any(|r| {
+        .filter(|r| {
             r.client == client
-                && &r.tool == tool
+                && r.tool == tool
                 && r.args_sha256 == digest
                 && parse_time(&r.time).is_some_and(|t| t >= since)
         })
-}
-
-/// The unfinished `started` line of this call (same client, tool and digest, written since the
-/// call was sent), not already claimed by another call of the same batch.
-fn started_by_daemon<'a>(
-    unfinished: &'a [Started],
-    client: &str,
-    call: &Inflight,
-    claimed: &[&str],
-) -> Option<&'a Started> {
-    let (tool, args) = call.tool.as_ref()?;
-    let digest = args_digest(args);
-    unfinished.iter().find(|s| {
-        s.client == client
-            && &s.tool == tool
-            && s.args_sha256 == digest
-            && s.at().is_some_and(|t| t >= call.sent)
-            && !claimed.contains(&s.id.as_str())
-    })
+        .map(|r| r.outcome)
+        .collect()
 }
 
 fn parse_time(s: &str) -> Option<SystemTime> {
     let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()?;
     Some(SystemTime::from(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_is_said_not_to_have_run_only_when_the_log_accounts_for_no_identical_call() {
+        use Outcome::Ok as O;
+        // Nothing started, nothing recorded.
+        assert_eq!(fate_of_group(1, 0, &[], 0), Fate::DidNotRun);
+        assert_eq!(fate_of_group(3, 0, &[], 2), Fate::DidNotRun);
+        // Its own record, no identical call answered meanwhile: how it ended.
+        assert_eq!(fate_of_group(1, 0, &[O], 0), Fate::RecordedByDaemon(O));
+        // A record an identical answered call may own: it may be either's.
+        assert_eq!(fate_of_group(1, 0, &[O], 1), Fate::Unknown);
+        // Started and unrecorded: it may still run — whatever else is recorded.
+        assert_eq!(fate_of_group(1, 1, &[O], 1), Fate::Unknown);
+        assert_eq!(fate_of_group(1, 1, &[], 0), Fate::Unknown);
+        // Two identical calls, one started: either may be it.
+        assert_eq!(fate_of_group(2, 1, &[], 0), Fate::Unknown);
+        assert_eq!(fate_of_group(2, 0, &[O], 0), Fate::Unknown);
+    }
 }

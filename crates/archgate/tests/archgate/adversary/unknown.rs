@@ -163,3 +163,55 @@ fn an_http_call_killed_mid_run_is_recorded_unknown_by_the_next_daemon_once() {
     assert_eq!(records_of(&env, "omarchy_run").len(), 1);
     assert!(third.stop().0.success());
 }
+
+/// The attack (fresh eyes, finding 2a): the agent sends a call whose program runs, then the same
+/// call again, which ends `ok`; the daemon is killed. The log names calls by tool and arguments,
+/// so the second call's record once made the bridge tell the first "nothing had started" while
+/// its program ran on. Now it is told unknown, and its `started` line gets its record.
+#[test]
+fn an_identical_call_that_ended_does_not_make_a_running_one_did_not_run() {
+    let mut env = Env::with_config(CONFIG);
+    // The first run keeps running; any later run of the same route ends at once.
+    let marks = omarchy_with_route(&mut env, |m| {
+        format!(
+            "#!/bin/sh
+[ -e {m}/running ] && exit 0
+echo $$ > {m}/running
+exec sleep 300
+"
+        )
+    });
+    let mut server = HttpServer::start(&env);
+    let mut c = StdioServer::start_with(&env, &["serve"]);
+    c.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.call(2, "omarchy_run", json!({"route": "toggle nightlight"}));
+    let _reaper = Reaper(running(&marks));
+    let again = c.request(
+        3,
+        "tools/call",
+        json!({"name": "omarchy_run", "arguments": {"route": "toggle nightlight"}}),
+    );
+    assert_ne!(again["result"]["isError"], true, "{again}");
+    server.child.kill().unwrap();
+    let _ = server.child.wait();
+    let answer = c.response(2);
+    let text = answer.to_string();
+    assert_eq!(
+        answer["result"]["structuredContent"]["error"]["kind"], "unknown",
+        "its program still runs: {text}"
+    );
+    let recs = wait_for("the running call's record", || {
+        let r = records_of(&env, "omarchy_run");
+        (r.len() >= 2).then_some(r)
+    });
+    assert!(
+        recs.iter().any(|r| r["outcome"] == "unknown"),
+        "the started call is recorded unknown at once: {recs:?}"
+    );
+}
