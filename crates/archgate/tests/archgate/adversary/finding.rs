@@ -11,7 +11,7 @@
 
 use serde_json::json;
 use std::io::Write;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
 use std::process::Stdio;
 
 use crate::support::*;
@@ -89,23 +89,20 @@ fn a_client_without_a_runtime_directory_never_follows_a_pointer_file() {
 
 #[test]
 fn a_bridge_never_serves_in_process_beside_a_busy_daemon() {
-    // Connections that never say hello are held for the longest header timeout, far longer
-    // than a bridge waits.
-    let env = Env::with_config("[server]\nheader_timeout_s = 300\n[approval]\npage = false\n");
-    let _daemon = HttpServer::start(&env);
-    let socket = env.runtime_dir().join("bridge.sock");
-    let silent: Vec<UnixStream> = (0..32)
-        .map(|_| UnixStream::connect(&socket).unwrap())
-        .collect();
-    // The daemon has taken all 32 into their hello once a 33rd is closed unanswered.
-    wait_for("the daemon's hello slots to fill", || {
-        let mut probe = UnixStream::connect(&socket).ok()?;
-        probe
-            .set_read_timeout(Some(std::time::Duration::from_millis(200)))
-            .ok()?;
-        let mut b = [0u8; 1];
-        matches!(std::io::Read::read(&mut probe, &mut b), Ok(0)).then_some(())
-    });
+    // A daemon that listens and does not answer: stopped (SIGSTOP), its socket still accepts
+    // into the kernel's backlog. (Connections that never say hello no longer keep a bridge out:
+    // the daemon closes the one waiting longest, `e2e::bridge::silent_connections_do_not_keep_a_bridge_out`.)
+    let env = Env::with_config("[approval]\npage = false\n");
+    let daemon = HttpServer::start(&env);
+    let pid = nix::unistd::Pid::from_raw(daemon.pid());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    struct Resume(nix::unistd::Pid);
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            let _ = nix::sys::signal::kill(self.0, nix::sys::signal::Signal::SIGCONT);
+        }
+    }
+    let resume = Resume(pid);
 
     let out = serve_once(&env, false);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -120,5 +117,6 @@ fn a_bridge_never_serves_in_process_beside_a_busy_daemon() {
         "{}",
         text(&out)
     );
-    drop(silent);
+    drop(resume);
+    drop(daemon);
 }
