@@ -13,7 +13,7 @@
 #   status  exits 0 if every process started is alive, 1 otherwise.
 #   stop    kills exactly the processes `start` recorded (by pid), then removes the runtime dir.
 #
-# SESSION_OWNER_PID (with start): the session belongs to that process (a test binary). A watcher
+# SESSION_OWNER_PID, or a third argument (with start): the session belongs to that process (a test binary). A watcher
 # started with it stops the session and removes DIR once that process is gone (its pid and start
 # time no longer match), so a run leaves no sway, mako or dbus-daemon behind, even when it was
 # killed. A test gives every run a DIR of its own (mktemp), never a fixed path.
@@ -28,14 +28,18 @@ set -euo pipefail
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 usage() {
-    echo "usage: $0 start|stop|env|status DIR" >&2
+    echo "usage: $0 start DIR [OWNER_PID] | stop|env|status DIR" >&2
     exit 2
 }
 
 cmd=${1:-}
 DIR=${2:-}
+# `start DIR OWNER_PID` names the owner as an argument (a caller whose environment is an
+# allowlist cannot pass SESSION_OWNER_PID); the variable still works.
+if [ "$cmd" = start ] && [ -n "${3:-}" ]; then SESSION_OWNER_PID=$3; fi
 case "$cmd" in
-    start | stop | env | status) [ $# -eq 2 ] || usage ;;
+    start) [ $# -eq 2 ] || [ $# -eq 3 ] || usage ;;
+    stop | env | status) [ $# -eq 2 ] || usage ;;
     watch) [ $# -eq 4 ] || usage ;;
     *) usage ;;
 esac

@@ -49,9 +49,12 @@ async fn session() -> &'static DesktopEnv {
             let dir = session_dir();
             let out = permit
                 .run(
-                    CommandSpec::new("desktop-session.sh")
-                        .args(["start", dir.to_str().expect("utf-8")])
-                        .env("SESSION_OWNER_PID", std::process::id().to_string()),
+                    // The owner as an argument: a program's environment is the allowlist.
+                    CommandSpec::new("desktop-session.sh").args([
+                        "start".to_owned(),
+                        dir.to_str().expect("utf-8").to_owned(),
+                        std::process::id().to_string(),
+                    ]),
                 )
                 .await
                 .expect("harness runs");

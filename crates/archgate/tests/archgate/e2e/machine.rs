@@ -381,7 +381,7 @@ fn command_lines_are_shown_only_when_asked_and_never_logged() {
     assert!(ok(&top)["processes"].is_array());
     let _ = child.kill();
     let _ = child.wait();
-    let records = env.audit();
+    let records = env.calls();
     assert_eq!(records.len(), 3);
     let log = std::fs::read_to_string(env.state_dir().join("activity.jsonl")).unwrap();
     assert!(
