@@ -180,7 +180,9 @@ impl ConfigHandle {
                 kept,
             };
             // A copy that is there but cannot be used is never read as "no copy" (defaults).
-            let (kept, at) = kept.map_err(|why| refuse(Some(why)))?.ok_or_else(|| refuse(None))?;
+            let (kept, at) = kept
+                .map_err(|why| refuse(Some(why)))?
+                .ok_or_else(|| refuse(None))?;
             let from = super::load_str(&kept);
             if !from.applies {
                 return Err(refuse(Some(format!(

@@ -60,7 +60,10 @@ fn a_link_in_the_chain_that_another_user_controls_is_refused_and_never_kept() {
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o700)).unwrap();
     std::fs::remove_file(&hop).unwrap();
     std::os::unix::fs::symlink(&dotfile, &hop).unwrap();
-    assert_eq!(guard::read_guarded(&p.file, p.uid), OnDisk::Text(PERSON.into()));
+    assert_eq!(
+        guard::read_guarded(&p.file, p.uid),
+        OnDisk::Text(PERSON.into())
+    );
 }
 
 #[test]
@@ -84,7 +87,10 @@ fn a_symlinked_config_directory_is_judged_where_it_really_is() {
     assert_eq!(std::fs::read_to_string(&p.last_good).unwrap(), PERSON);
     // Passing through a sticky directory (like /tmp) is fine: no one else can rename `real`.
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
-    assert_eq!(guard::read_guarded(&p.file, p.uid), OnDisk::Text(String::new()));
+    assert_eq!(
+        guard::read_guarded(&p.file, p.uid),
+        OnDisk::Text(String::new())
+    );
 }
 
 #[test]
@@ -94,6 +100,12 @@ fn a_link_to_a_device_says_what_it_is_once() {
     let OnDisk::Refused(why) = guard::read_guarded(&p.file, p.uid) else {
         panic!("a device is not a config")
     };
-    assert!(why.contains("is a character device, not a regular file"), "{why}");
-    assert!(!why.contains("not a regular file, not a regular file"), "{why}");
+    assert!(
+        why.contains("is a character device, not a regular file"),
+        "{why}"
+    );
+    assert!(
+        !why.contains("not a regular file, not a regular file"),
+        "{why}"
+    );
 }

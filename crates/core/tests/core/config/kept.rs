@@ -48,8 +48,7 @@ fn a_last_good_copy_that_cannot_be_trusted_refuses_to_start_never_defaults() {
     // Writable by others: it proves a config existed, and cannot be used.
     std::fs::set_permissions(&p.last_good, std::fs::Permissions::from_mode(0o666)).unwrap();
     let err = ConfigHandle::open_guarded(p.file.clone(), p.last_good.clone(), p.uid)
-        .err()
-        .expect("never defaults");
+        .expect_err("never defaults");
     let said = err.to_string();
     assert!(
         said.contains(&p.last_good.display().to_string())
@@ -63,12 +62,15 @@ fn a_last_good_copy_that_cannot_be_trusted_refuses_to_start_never_defaults() {
     std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &p.last_good).unwrap();
     let err = ConfigHandle::open_guarded(p.file.clone(), p.last_good.clone(), p.uid)
-        .err()
-        .expect("never defaults");
+        .expect_err("never defaults");
     assert!(err.to_string().contains("not a regular file"), "{err}");
     // A file that applies needs no copy: it starts, and its text replaces the link.
     p.write(PERSON);
     let h = p.open();
     assert!(denies_aur(&h) && h.status().ok);
-    assert!(!std::fs::symlink_metadata(&p.last_good).unwrap().is_symlink());
+    assert!(
+        !std::fs::symlink_metadata(&p.last_good)
+            .unwrap()
+            .is_symlink()
+    );
 }
