@@ -159,7 +159,11 @@ impl ConfigHandle {
             && kept != Ok(None)
         {
             // The copy on disk is the evidence that a config existed: its loss is not a reset.
-            loaded.problems.push(missing(&path));
+            let mut gone = missing(&path);
+            if kept.is_err() {
+                gone.message = format!("{} is missing (deleted or moved away)", path.display());
+            }
+            loaded.problems.push(gone);
             loaded.applies = false;
         }
         if loaded.applies {

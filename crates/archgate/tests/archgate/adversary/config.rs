@@ -215,3 +215,63 @@ fn commands_find_the_daemon_where_the_config_in_force_puts_it() {
         text(&out)
     );
 }
+
+/// attack1 finding 1, against a running daemon: the config is the person's link to a link in a
+/// directory another user controls (played by a directory everyone may write). That user
+/// points its link at an empty file: it used to apply (defaults, the deny gone) and replace the
+/// last good copy. Now the chain is refused, the deny stays, and the copy is untouched.
+#[test]
+fn a_link_in_the_chain_another_user_controls_never_applies() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let private = |rel: &str| {
+        let d = env.path(rel);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        d
+    };
+    let dotfile = private("scratch/dotfiles").join("archgate.toml");
+    std::fs::write(&dotfile, PERSON).unwrap();
+    let empty = env.path("scratch/dotfiles/empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    let shared = private("scratch/shared");
+    let hop = shared.join("archgate.toml");
+    std::os::unix::fs::symlink(&dotfile, &hop).unwrap();
+    std::fs::create_dir_all(env.config_file().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&hop, env.config_file()).unwrap();
+    // Every hop the person's: it applies (dotfile managers link twice).
+    let d = HttpServer::start(&env);
+    let token = env.token();
+    assert_eq!(d.health()["config"]["ok"], true, "{}", d.health());
+    assert_eq!(
+        outcome(&d.call(&token, "system_status", json!({}))),
+        "refused"
+    );
+    let copy = env.state_dir().join("config.last-good.toml");
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), PERSON);
+    // The hop's directory becomes another user's to write, and that user repoints the link.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let swap = shared.join("swap");
+    std::os::unix::fs::symlink(&empty, &swap).unwrap();
+    std::fs::rename(&swap, &hop).unwrap();
+    wait_for("the daemon to judge the chain", || {
+        let c = d.health()["config"].clone();
+        (c["ok"] == false
+            || c["using"] == "the file"
+                && !std::fs::read_to_string(&copy).unwrap().contains("deny"))
+        .then_some(())
+    });
+    assert_eq!(
+        outcome(&d.call(&token, "system_status", json!({}))),
+        "refused",
+        "the deny rule stays"
+    );
+    says_last_good(&env, &d, "shared is writable by group or others");
+    assert_eq!(
+        std::fs::read_to_string(&copy).unwrap(),
+        PERSON,
+        "the copy is untouched"
+    );
+    let (r, _) = env.call("system_status", &json!({}));
+    assert_eq!(outcome(&r), "refused", "the CLI path too: {r}");
+}
