@@ -5,7 +5,7 @@
 //! listing gathers all of them, an answer goes to the one holding that id, developer mode is
 //! switched in all of them.
 
-use archgate_core::paths::{PathEnv, Paths};
+use archgate_core::paths::Paths;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,18 +16,14 @@ use crate::cli::{DevModeAction, RulesAction};
 use crate::person::actions::{Choice, parse_duration};
 use archgate_core::text::{for_terminal, json_for_terminal};
 
+/// Where the running archgate keeps its sockets: from the config it runs on (the last good
+/// copy while the file is missing or not applied, `config::in_force`), never from defaults.
 fn runtime_dir(config: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    let env = PathEnv::from_process();
-    let file = crate::app::config_path(config)?;
-    let loaded = archgate_core::config::load(&file);
-    Ok(Paths::resolve(&env, Some(file), &loaded.config.paths)?.runtime_dir)
+    Ok(paths(config)?.runtime_dir)
 }
 
 fn paths(config: Option<PathBuf>) -> anyhow::Result<Paths> {
-    let env = PathEnv::from_process();
-    let file = crate::app::config_path(config)?;
-    let loaded = archgate_core::config::load(&file);
-    Ok(Paths::resolve(&env, Some(file), &loaded.config.paths)?)
+    Ok(crate::app::config_and_paths(config)?.1)
 }
 
 pub(super) const NONE_RUNNING: &str =
@@ -358,14 +354,8 @@ const NO_PAGE: &str = "no running archgate serves the approval page; start `arch
 /// login form and a short one-time code to type into it.
 /// The file is removed when its link is used or after two minutes.
 pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
-    let file_path = crate::app::config_path(config)?;
-    let loaded = archgate_core::config::load(&file_path);
-    let dir = Paths::resolve(
-        &PathEnv::from_process(),
-        Some(file_path),
-        &loaded.config.paths,
-    )?
-    .runtime_dir;
+    let (in_force, paths) = crate::app::config_and_paths(config)?;
+    let dir = paths.runtime_dir;
     if print {
         // Nothing usable by pasting leaves the terminal: a short code the person types into the
         // page's login form.
@@ -397,7 +387,7 @@ pub fn ui(config: Option<PathBuf>, print: bool) -> anyhow::Result<ExitCode> {
     // finds the person's browser through the desktop's MIME defaults).
     let spec = archgate_exec::CommandSpec::new("xdg-open").arg(file.display().to_string());
     // The opener is found as every program archgate starts is: the person's `[exec]` settings.
-    match archgate_exec::spawn_for_person_with(loaded.config.executor_config(), spec) {
+    match archgate_exec::spawn_for_person_with(in_force.executor_config(), spec) {
         Ok(_) => {
             out("opened the approval page in your browser (the login works once)");
             Ok(ExitCode::SUCCESS)

@@ -17,9 +17,29 @@ pub fn run(config: Option<PathBuf>, action: ConfigAction) -> anyhow::Result<Exit
             // the whole file from applying.
             let loaded = archgate_core::config::load(&file);
             let env = archgate_core::paths::PathEnv::from_process();
-            let kept = crate::app::last_good_path(&env, &file).ok().and_then(|p| {
-                archgate_core::config::guard::read_last_good(&p, env.uid).map(|k| (p, k.1))
+            let kept_at = crate::app::last_good_path(&env, &file).ok().map(|p| {
+                archgate_core::config::guard::read_last_good(&p, env.uid)
+                    .map(|k| k.map(|k| (p, k.1)))
             });
+            // A copy that is there but cannot be used stops the daemon from starting.
+            if let Some(Err(why)) = &kept_at
+                && (!loaded.exists || !loaded.applies)
+            {
+                for p in &loaded.problems {
+                    out(format!("{}:{p}", file.display()));
+                }
+                out(format!(
+                    "{}: {}, and the last good copy cannot be used ({why}): archgate refuses to start until one is fixed",
+                    file.display(),
+                    if loaded.exists {
+                        "not applied"
+                    } else {
+                        "missing"
+                    }
+                ));
+                return Ok(ExitCode::from(1));
+            }
+            let kept = kept_at.and_then(Result::ok).flatten();
             if !loaded.exists {
                 if let Some((p, at)) = kept {
                     out(format!(

@@ -227,8 +227,9 @@ async fn presence(setting: archgate_core::presence::Presence) -> Check {
 }
 
 pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    // What the daemon runs on (the last good copy while the file is missing or not applied).
     let file = crate::app::config_path(config)?;
-    let cfg = archgate_core::config::load(&file).config;
+    let (cfg, _) = crate::app::config_and_paths(Some(file.clone()))?;
     let exec = Executor::new(cfg.executor_config());
     let mut checks = vec![
         match archgate_pacman::PacmanConf::load(&cfg.arch.pacman_conf) {

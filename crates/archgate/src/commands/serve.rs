@@ -282,10 +282,10 @@ pub fn config_notice(s: &archgate_core::config::ConfigStatus) -> (String, String
 }
 
 pub fn reload(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let env = archgate_core::paths::PathEnv::from_process();
-    let file = crate::app::config_path(config)?;
+    let file = crate::app::config_path(config.clone())?;
+    // The file's problems are told; the daemons are found where the config in force puts them.
     let loaded = archgate_core::config::load(&file);
-    let paths = archgate_core::paths::Paths::resolve(&env, Some(file), &loaded.config.paths)?;
+    let (_, paths) = crate::app::config_and_paths(config)?;
     let pids = instances::live(&paths.runtime_dir);
     if pids.is_empty() {
         super::out("no running archgate found; the config applies when it starts");

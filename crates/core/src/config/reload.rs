@@ -7,8 +7,14 @@
 //! applied, one another user could write (file, link, directory), one that is not a regular
 //! file, and one that is missing. A missing file is waited out for one poll (editors replace
 //! files by rename) before it is reported; it never brings back defaults once a config applied.
+//! An empty file (nothing but blanks and comments) is waited out the same way: a save in place
+//! (`cat > config.toml`, nano, vim with `backupcopy=yes`) truncates the file before writing it,
+//! and that moment is not "defaults on purpose"; only an empty file seen at two looks in a row
+//! applies (at start, the second look follows after `SECOND_LOOK`).
 //! `open_guarded` starts the same way (see `guard.rs`): a file that cannot be applied, or a file
-//! missing while a last good copy exists, gives that copy, never defaults.
+//! missing while a last good copy exists, gives that copy, never defaults; a copy that exists
+//! but cannot be read or trusted, when it is needed, refuses to start (`ConfigRefused`).
+//! Reload never reads the copy: what is in force stays in force.
 
 use super::guard::{self, ConfigRefused, OnDisk};
 use super::{Config, Loaded, Problem};
@@ -24,7 +30,7 @@ pub enum ReloadOutcome {
     /// The file is not applied (it does not apply, may not be applied, or is gone); the
     /// previous snapshot stays. Reported once per change on disk.
     Rejected,
-    /// The file vanished; waiting one poll before reporting it gone.
+    /// The file vanished or is empty; waiting one poll before judging it.
     WaitingForFile,
 }
 
@@ -34,6 +40,8 @@ struct ReloadState {
     /// Set while the file on disk is not applied.
     broken: bool,
     missing_polls: u32,
+    /// An empty file was seen once and not yet applied (it applies if still empty next time).
+    empty_pending: bool,
     /// What the last look at the path found (`None`: never looked, a fixed handle).
     seen: Option<OnDisk>,
     /// Where each config that applies is kept (`guard::LAST_GOOD`); `None` keeps nothing.
@@ -84,6 +92,29 @@ fn missing(path: &std::path::Path) -> Problem {
     }
 }
 
+/// How long a process starting on an empty file waits before its second look.
+pub const SECOND_LOOK: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// True for text with nothing in it but blanks and comments: what a save in place leaves for a
+/// moment, so it is judged only when it is still so at the next look.
+pub(crate) fn is_empty(seen: &OnDisk) -> bool {
+    matches!(seen, OnDisk::Text(t) if t.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#')
+    }))
+}
+
+/// The path read for a process that starts: an empty file is looked at again after
+/// `SECOND_LOOK` (a save in place in progress has written its text by then).
+fn first_look(path: &std::path::Path, uid: u32) -> OnDisk {
+    let seen = guard::read_guarded(path, uid);
+    if !is_empty(&seen) {
+        return seen;
+    }
+    std::thread::sleep(SECOND_LOOK);
+    guard::read_guarded(path, uid)
+}
+
 impl ConfigHandle {
     /// Loads the file once, keeping no last good copy; never fails: a file that cannot be
     /// applied gives defaults (tests and one-shot tools; what serves uses `open_guarded`).
@@ -98,6 +129,7 @@ impl ConfigHandle {
                 problems: loaded.problems.clone(),
                 broken: !loaded.applies,
                 missing_polls: 0,
+                empty_pending: false,
                 seen: Some(seen),
                 last_good: None,
                 uid,
@@ -119,15 +151,19 @@ impl ConfigHandle {
         last_good: PathBuf,
         uid: u32,
     ) -> Result<(ConfigHandle, Loaded), ConfigRefused> {
-        let seen = guard::read_guarded(&path, uid);
+        let seen = first_look(&path, uid);
         let mut loaded = loaded_from(&seen);
         let kept = guard::read_last_good(&last_good, uid);
         let mut good_at = (loaded.exists && loaded.applies).then(crate::person::now_secs);
         if let OnDisk::Missing = seen
-            && kept.is_some()
+            && kept != Ok(None)
         {
             // The copy on disk is the evidence that a config existed: its loss is not a reset.
-            loaded.problems.push(missing(&path));
+            let mut gone = missing(&path);
+            if kept.is_err() {
+                gone.message = format!("{} is missing (deleted or moved away)", path.display());
+            }
+            loaded.problems.push(gone);
             loaded.applies = false;
         }
         if loaded.applies {
@@ -141,15 +177,22 @@ impl ConfigHandle {
                 .map(|p| p.to_string())
                 .collect::<Vec<_>>()
                 .join("; ");
-            let refuse = || ConfigRefused {
+            let refuse = |kept: Option<String>| ConfigRefused {
                 file: path.clone(),
                 last_good: last_good.clone(),
                 problems: problems.clone(),
+                kept,
             };
-            let (kept, at) = kept.ok_or_else(refuse)?;
+            // A copy that is there but cannot be used is never read as "no copy" (defaults).
+            let (kept, at) = kept
+                .map_err(|why| refuse(Some(why)))?
+                .ok_or_else(|| refuse(None))?;
             let from = super::load_str(&kept);
             if !from.applies {
-                return Err(refuse());
+                return Err(refuse(Some(format!(
+                    "{} does not apply; remove it if you did not write it",
+                    last_good.display()
+                ))));
             }
             loaded.config = from.config;
             good_at = Some(at);
@@ -171,6 +214,7 @@ impl ConfigHandle {
                 problems: loaded.problems.clone(),
                 broken: !loaded.applies,
                 missing_polls: 0,
+                empty_pending: false,
                 seen: Some(seen),
                 last_good: Some(last_good),
                 uid,
@@ -192,6 +236,7 @@ impl ConfigHandle {
                 problems: Vec::new(),
                 broken: false,
                 missing_polls: 0,
+                empty_pending: false,
                 seen: None,
                 last_good: None,
                 uid: 0,
@@ -260,6 +305,10 @@ impl ConfigHandle {
         let uid = self.lock_state().uid;
         let seen = guard::read_guarded(&self.path, uid);
         let mut st = self.lock_state();
+        let empty = is_empty(&seen);
+        if !empty {
+            st.empty_pending = false;
+        }
         let was_there = st
             .seen
             .as_ref()
@@ -269,6 +318,18 @@ impl ConfigHandle {
             return (ReloadOutcome::WaitingForFile, None);
         }
         st.missing_polls = 0;
+        if empty {
+            if !st.empty_pending && st.seen.as_ref() != Some(&seen) {
+                // Perhaps a save in place between its truncate and its write: look again.
+                st.empty_pending = true;
+                return (ReloadOutcome::WaitingForFile, None);
+            }
+            if st.empty_pending {
+                // Still empty at the second look: defaults, on purpose.
+                st.empty_pending = false;
+                st.seen = None;
+            }
+        }
         if st.seen.as_ref() == Some(&seen) {
             return (ReloadOutcome::Unchanged, None);
         }
@@ -314,12 +375,15 @@ impl ConfigHandle {
 /// it applies; else (it does not apply, may not be applied, or is missing after a config
 /// applied) the last good copy when that applies; else defaults. For one-shot commands that
 /// must find what the daemon uses (its paths, its port), never a config of their own.
+/// An empty file gets its second look (`SECOND_LOOK`) as at a daemon's start.
 pub fn in_force(path: &std::path::Path, last_good: &std::path::Path, uid: u32) -> Config {
-    let loaded = loaded_from(&guard::read_guarded(path, uid));
+    let loaded = loaded_from(&first_look(path, uid));
     if loaded.exists && loaded.applies {
         return loaded.config;
     }
     guard::read_last_good(last_good, uid)
+        .ok()
+        .flatten()
         .map(|(kept, _)| super::load_str(&kept))
         .filter(|l| l.applies)
         .map(|l| l.config)

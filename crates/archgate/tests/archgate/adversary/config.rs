@@ -139,3 +139,139 @@ fn an_unreadable_entry_with_no_last_good_copy_refuses_to_start() {
         "{err}"
     );
 }
+
+/// attack1 finding 8: the config missing and a last good copy that exists but cannot be
+/// trusted used to mean defaults, with `/health` saying ok. Now nothing starts, and the error
+/// names the copy and what to do; a copy readable by others (0644) is still the person's.
+#[test]
+fn a_last_good_copy_that_cannot_be_trusted_never_means_defaults() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::with_config(PERSON);
+    let (r, _) = env.call("system_status", &json!({}));
+    assert_eq!(outcome(&r), "refused", "{r}");
+    let copy = env.state_dir().join("config.last-good.toml");
+    assert!(copy.exists());
+    std::fs::remove_file(env.config_file()).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (r, _) = env.call("system_status", &json!({}));
+    assert_eq!(outcome(&r), "refused", "a 0644 copy applies: {r}");
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o666)).unwrap();
+    for args in [
+        &["call", "system_status", "{}"][..],
+        &["serve", "--http", "--port", "0"][..],
+    ] {
+        let out = env.run(args);
+        assert!(!out.status.success(), "{args:?}: {}", stdout(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&copy.display().to_string())
+                && err.contains("chmod 600")
+                && err.contains("does not run on defaults"),
+            "{args:?}: {err}"
+        );
+        assert!(!stdout(&out).contains("hostname"), "{}", stdout(&out));
+    }
+    let check = env.run(&["config", "check"]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(
+        stdout(&check).contains("cannot be used"),
+        "{}",
+        stdout(&check)
+    );
+}
+
+/// attack1 finding 9: with `[paths] runtime_dir` set and the config gone, `approvals`,
+/// `reload` (and `approve`, `deny`, `ui`, `doctor`) read defaults and said no archgate was
+/// running while the daemon ran on the last good copy. They find it where the daemon is.
+#[test]
+fn commands_find_the_daemon_where_the_config_in_force_puts_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let rt = env.path("scratch/rt2");
+    std::fs::create_dir_all(&rt).unwrap();
+    std::fs::set_permissions(&rt, std::fs::Permissions::from_mode(0o700)).unwrap();
+    env.write_config(&format!(
+        "{PERSON}[paths]\nruntime_dir = \"{}\"\n",
+        rt.display()
+    ));
+    let d = HttpServer::start(&env);
+    let said = stdout(&env.run(&["approvals"]));
+    assert!(!said.contains("no running archgate"), "{said}");
+    std::fs::remove_file(env.config_file()).unwrap();
+    wait_for("the daemon to judge the file gone", || {
+        (d.health()["config"]["ok"] == false).then_some(())
+    });
+    let out = env.run(&["approvals"]);
+    assert!(
+        out.status.success() && !stdout(&out).contains("no running archgate"),
+        "{}",
+        text(&out)
+    );
+    assert!(env.pending().is_empty());
+    let out = env.run(&["reload"]);
+    assert!(
+        out.status.success() && stdout(&out).contains("asked 1 running"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// attack1 finding 1, against a running daemon: the config is the person's link to a link in a
+/// directory another user controls (played by a directory everyone may write). That user
+/// points its link at an empty file: it used to apply (defaults, the deny gone) and replace the
+/// last good copy. Now the chain is refused, the deny stays, and the copy is untouched.
+#[test]
+fn a_link_in_the_chain_another_user_controls_never_applies() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let private = |rel: &str| {
+        let d = env.path(rel);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        d
+    };
+    let dotfile = private("scratch/dotfiles").join("archgate.toml");
+    std::fs::write(&dotfile, PERSON).unwrap();
+    let empty = env.path("scratch/dotfiles/empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    let shared = private("scratch/shared");
+    let hop = shared.join("archgate.toml");
+    std::os::unix::fs::symlink(&dotfile, &hop).unwrap();
+    std::fs::create_dir_all(env.config_file().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&hop, env.config_file()).unwrap();
+    // Every hop the person's: it applies (dotfile managers link twice).
+    let d = HttpServer::start(&env);
+    let token = env.token();
+    assert_eq!(d.health()["config"]["ok"], true, "{}", d.health());
+    assert_eq!(
+        outcome(&d.call(&token, "system_status", json!({}))),
+        "refused"
+    );
+    let copy = env.state_dir().join("config.last-good.toml");
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), PERSON);
+    // The hop's directory becomes another user's to write, and that user repoints the link.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let swap = shared.join("swap");
+    std::os::unix::fs::symlink(&empty, &swap).unwrap();
+    std::fs::rename(&swap, &hop).unwrap();
+    wait_for("the daemon to judge the chain", || {
+        let c = d.health()["config"].clone();
+        (c["ok"] == false
+            || c["using"] == "the file"
+                && !std::fs::read_to_string(&copy).unwrap().contains("deny"))
+        .then_some(())
+    });
+    assert_eq!(
+        outcome(&d.call(&token, "system_status", json!({}))),
+        "refused",
+        "the deny rule stays"
+    );
+    says_last_good(&env, &d, "shared is writable by group or others");
+    assert_eq!(
+        std::fs::read_to_string(&copy).unwrap(),
+        PERSON,
+        "the copy is untouched"
+    );
+    let (r, _) = env.call("system_status", &json!({}));
+    assert_eq!(outcome(&r), "refused", "the CLI path too: {r}");
+}

@@ -8,7 +8,9 @@ use archgate_core::config::{ConfigHandle, ReloadOutcome};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;
 
+mod chain;
 mod entries;
+mod kept;
 mod ways;
 
 /// The person's config: `aur_search` denied.
@@ -82,7 +84,7 @@ fn says_last_good(h: &ConfigHandle, why: &str) {
     assert_eq!(s.file, h.path().display().to_string());
 }
 
-/// Reloads until the file's change is judged (one missing poll is waited out).
+/// Reloads until the file's change is judged (one missing or empty poll is waited out).
 fn reload_judged(h: &ConfigHandle) -> ReloadOutcome {
     match h.reload().0 {
         ReloadOutcome::WaitingForFile => h.reload().0,
