@@ -133,6 +133,21 @@ if run_line "$stdio_line" >"$tmp/add-stdio" 2>&1 && run_line "$http_line" >"$tmp
 else
   fail "claude mcp add: $(cat "$tmp/add-stdio" "$tmp/add-http" 2>/dev/null)"
 fi
+# The person accepts Claude Code's workspace trust dialog once (what its interactive first run
+# asks): only then does Claude Code run the HTTP entry's headersHelper, which reads the token
+# file when it connects, so the token is in no command line (issue 33).
+python3 - "$tmp/home/.claude.json" "$(cd "$tmp/project" && pwd -P)" <<'PY'
+import json, sys
+path, project = sys.argv[1], sys.argv[2]
+try:
+    with open(path) as f:
+        state = json.load(f)
+except FileNotFoundError:
+    state = {}
+state.setdefault("projects", {}).setdefault(project, {})["hasTrustDialogAccepted"] = True
+with open(path, "w") as f:
+    json.dump(state, f)
+PY
 list=$(cd "$tmp/project" && timeout 120 "${claude_env[@]}" claude mcp list 2>&1) || true
 for name in archgate archgate-http; do
   if printf '%s\n' "$list" | grep -Eq "^$name: .*Connected"; then

@@ -81,11 +81,51 @@ fn sentence(label: &str, age_s: u64, matched: &[String]) -> String {
     s
 }
 
-/// Every session's recent untrusted reads.
+/// Every session's recent untrusted reads, and every client's.
+///
+/// The client's entry holds the reads of all its sessions and is what an act call is judged on
+/// together with its session's: a session id is the agent's to choose (a stateless request may
+/// name any), and sessions are evicted past [`MAX_SESSIONS`] — neither may end the window. The
+/// clients are kept apart from the sessions, so no number of sessions can evict one; their names
+/// are the person's (a token's client, a known bridged name), at most [`MAX_CLIENTS`].
 #[derive(Default)]
 pub struct Ledger {
     sessions: Mutex<HashMap<String, VecDeque<Read>>>,
+    clients: Mutex<HashMap<String, VecDeque<Read>>>,
     hasher: RandomState,
+}
+
+/// Clients kept at most (the person's; past it, the one that read longest ago is forgotten).
+pub const MAX_CLIENTS: usize = 256;
+
+/// Adds `read` to `key`'s reads in `m`, forgetting reads past the window and, past `cap` keys,
+/// the key that read longest ago.
+fn remember(
+    m: &mut HashMap<String, VecDeque<Read>>,
+    key: &str,
+    read: &Read,
+    cap: usize,
+    now: u64,
+    window_s: u64,
+) {
+    m.retain(|_, reads| {
+        reads.retain(|r| now.saturating_sub(r.at) < window_s);
+        !reads.is_empty()
+    });
+    if !m.contains_key(key) && m.len() >= cap {
+        let oldest = m
+            .iter()
+            .min_by_key(|(_, r)| r.back().map_or(0, |r| r.at))
+            .map(|(k, _)| k.clone());
+        if let Some(k) = oldest {
+            m.remove(&k);
+        }
+    }
+    let reads = m.entry(key.to_owned()).or_default();
+    if reads.len() >= READS_PER_SESSION {
+        reads.pop_front();
+    }
+    reads.push_back(read.clone());
 }
 
 impl Ledger {
@@ -107,41 +147,31 @@ impl Ledger {
             tokens: self.tokens_of(output),
         };
         let client = client_key(client);
-        let mut m = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        m.retain(|_, reads| {
-            reads.retain(|r| now.saturating_sub(r.at) < window_s);
-            !reads.is_empty()
-        });
-        let keys: &[&str] = if session == client {
-            &[session]
-        } else {
-            &[session, &client]
-        };
-        for key in keys {
-            if !m.contains_key(*key) && m.len() >= MAX_SESSIONS {
-                let oldest = m
-                    .iter()
-                    .min_by_key(|(_, r)| r.back().map_or(0, |r| r.at))
-                    .map(|(k, _)| k.clone());
-                if let Some(k) = oldest {
-                    m.remove(&k);
-                }
-            }
-            let reads = m.entry((*key).to_owned()).or_default();
-            if reads.len() >= READS_PER_SESSION {
-                reads.pop_front();
-            }
-            reads.push_back(read.clone());
+        if session != client {
+            let mut m = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            remember(&mut m, session, &read, MAX_SESSIONS, now, window_s);
         }
+        let mut c = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        remember(&mut c, &client, &read, MAX_CLIENTS, now, window_s);
     }
 
-    /// What an act call of `session` with `args` follows at `now`, if the session read
-    /// untrusted text less than `window_s` ago.
-    pub fn follows(&self, session: &str, args: &Value, now: u64, window_s: u64) -> Option<Follows> {
+    /// What an act call of `session` (of `client`) with `args` follows at `now`, if the session
+    /// or any session of its client read untrusted text less than `window_s` ago.
+    pub fn follows(
+        &self,
+        session: &str,
+        client: &str,
+        args: &Value,
+        now: u64,
+        window_s: u64,
+    ) -> Option<Follows> {
         let m = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let c = self.clients.lock().unwrap_or_else(|p| p.into_inner());
         let recent: Vec<&Read> = m
-            .get(session)?
-            .iter()
+            .get(session)
+            .into_iter()
+            .chain(c.get(&client_key(client)))
+            .flatten()
             .filter(|r| r.at <= now && now - r.at < window_s)
             .collect();
         let latest = recent.iter().max_by_key(|r| r.at)?;
@@ -280,20 +310,54 @@ mod tests {
             100,
             600,
         );
-        let f = l.follows("s1", &json!({}), 112, 600).expect("within");
+        let f = l.follows("s1", "c", &json!({}), 112, 600).expect("within");
         assert_eq!((f.label.as_str(), f.age_s), ("X", 12));
         assert!(
-            l.follows("s1", &json!({}), 700, 600).is_none(),
+            l.follows("s1", "c", &json!({}), 700, 600).is_none(),
             "past the window"
         );
         assert!(
-            l.follows("s2", &json!({}), 112, 600).is_none(),
-            "another session"
+            l.follows("s2", "other", &json!({}), 112, 600).is_none(),
+            "another client's session"
+        );
+        // Issue 31, fresh-eyes attack F1: a session id is the agent's to choose — another (or a
+        // made-up) session of the same client follows the client's reads.
+        assert!(
+            l.follows("made-up", "c", &json!({}), 112, 600).is_some(),
+            "a new session of the client steps back too"
         );
         assert!(
-            l.follows(&client_key("c"), &json!({}), 112, 600).is_some(),
+            l.follows(&client_key("c"), "c", &json!({}), 112, 600)
+                .is_some(),
             "the client's stateless requests follow its sessions' reads"
         );
+    }
+
+    /// Fresh-eyes attack F3: 130 throwaway sessions evicted a session's read, and its act call
+    /// ran on developer mode. The client's reads are kept apart: no number of sessions evicts
+    /// them.
+    #[test]
+    fn no_number_of_sessions_evicts_a_clients_read() {
+        let l = Ledger::default();
+        l.record(
+            "s",
+            "c",
+            (Source::AurFiles, "X".into()),
+            &text("hello"),
+            100,
+            600,
+        );
+        for i in 0..(MAX_SESSIONS * 2) {
+            l.record(
+                &format!("t{i}"),
+                "attacker",
+                (Source::Journal, "j".into()),
+                &text("x"),
+                101,
+                600,
+            );
+        }
+        assert!(l.follows("s", "c", &json!({}), 120, 600).is_some());
     }
 
     #[test]
@@ -305,6 +369,7 @@ mod tests {
         let f = l
             .follows(
                 "s",
+                "c",
                 &json!({"route": "theme set", "args": ["tokyo-night", "foo"]}),
                 1,
                 600,
@@ -314,11 +379,11 @@ mod tests {
         assert!(f.matched.contains(&"theme set".to_owned()), "{f:?}");
         assert!(!f.matched.contains(&"foo".to_owned()), "{f:?}");
         let f = l
-            .follows("s", &json!({"url": "https://evil.example/x"}), 1, 600)
+            .follows("s", "c", &json!({"url": "https://evil.example/x"}), 1, 600)
             .expect("within");
         assert_eq!(f.matched, vec!["https://evil.example/x".to_owned()]);
         let f = l
-            .follows("s", &json!({"url": "https://other.example/"}), 1, 600)
+            .follows("s", "c", &json!({"url": "https://other.example/"}), 1, 600)
             .expect("within");
         assert!(f.matched.is_empty());
     }

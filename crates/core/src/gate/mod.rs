@@ -413,16 +413,21 @@ impl Gate {
         // Execution, with a permit bound to exactly the commands that were judged and approved,
         // each pinned to its file.
         let permit = self.permit(call.config, name).bound_to(action.commands);
-        let output = self.execute(&cx, call.config, &*tool, permit, run).await?;
-        // Text archgate did not write: the session read it (`untrusted.rs`).
-        self.note_read(
-            call,
-            &mut pending.trace,
-            tool.spec().provenance,
-            &args,
-            &output,
-        );
-        Ok(output)
+        let output = self.execute(&cx, call.config, &*tool, permit, run).await;
+        // Text archgate did not write: the session read it (`untrusted.rs`) — in an answer, or in
+        // a tool's error, whose message may carry the outside text too (an AUR error page).
+        let read = match &output {
+            Ok(o) => Some(std::borrow::Cow::Borrowed(o)),
+            Err(r) if matches!(r.kind, Kind::Tool(_)) => {
+                Some(std::borrow::Cow::Owned(ToolOutput::text(r.message.clone())))
+            }
+            Err(_) => None,
+        };
+        if let Some(o) = read {
+            let provenance = tool.spec().provenance;
+            self.note_read(call, &mut pending.trace, provenance, &args, &o);
+        }
+        output
     }
 }
 /// The executor for this snapshot's `[exec]` and Omarchy settings. Building one looks for

@@ -218,6 +218,7 @@ impl Gate {
         .then(|| {
             self.untrusted.follows(
                 call.session,
+                &client.name,
                 args,
                 now,
                 call.config.approval.untrusted_window.as_secs(),

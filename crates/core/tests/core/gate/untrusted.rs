@@ -292,11 +292,24 @@ async fn developer_mode_steps_back_after_untrusted_text_and_read_calls_do_not() 
         call_in(&e, Some("agent"), "echo", json!({"words": ["hi"]})).await,
         Outcome::Ok
     );
-    // Another session: developer mode approves.
-    assert_eq!(
-        call_in(&e, Some("other"), "touch", json!({"path": path})).await,
-        Outcome::Ok
-    );
+    // Another client, whose agent read nothing: developer mode approves. (Another session of
+    // this client would not be approved: a session id is the agent's to choose —
+    // `untrusted.rs` `a_read_is_followed_within_the_window_and_forgotten_after`.)
+    let other = Client {
+        name: "other".into(),
+        grant: Grant::full(),
+    };
+    let r = e
+        .gate
+        .call_in_session(
+            &other,
+            Some("other"),
+            "touch",
+            json!({"path": path}),
+            &Relay::None,
+        )
+        .await;
+    assert_eq!(r.outcome, Outcome::Ok);
     std::fs::remove_file(&mark).unwrap();
     // This session: the person is asked.
     let (t, q) = asked(&e, Some("agent"), &path).await;
