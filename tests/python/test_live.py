@@ -40,7 +40,9 @@ def audit_records(env: dict[str, str]) -> list[dict]:
     path = Path(env["XDG_STATE_HOME"]) / "archgate" / "activity.jsonl"
     if not path.exists():
         return []
-    return [r for r in (json.loads(line) for line in path.read_text().splitlines() if line.strip()) if "tool" in r]
+    # Call records only: events (an act call's `started` line names its tool too) are left out.
+    return [r for r in (json.loads(line) for line in path.read_text().splitlines() if line.strip())
+            if "tool" in r and "event" not in r]
 
 
 @pytest.mark.anyio
