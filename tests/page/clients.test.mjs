@@ -237,22 +237,34 @@ test("add a client on the page: its token works on /mcp with exactly its preset'
   assert.equal(await page.locator("#token-name").textContent(), "chat");
   const token = await page.locator("#token-value").textContent();
   assert.match(token, /^[0-9a-f]{64}$/);
-  // The snippet names this server's /mcp and carries the token; it is the one the CLI prints.
+  // The snippet names this server's /mcp and carries the token in a config file's block, never
+  // in a command line (issue 33); it is the one the CLI prints.
   const snippet = await page.locator("#snippet-text").textContent();
-  assert.equal(snippet,
-    `claude mcp add --transport http archgate-http http://127.0.0.1:${mcpPort}/mcp --header "Authorization: Bearer ${token}"`);
+  const block = JSON.parse(snippet);
+  assert.deepEqual(block, {
+    mcpServers: {
+      "archgate-http": {
+        headers: { Authorization: `Bearer ${token}` },
+        type: "http",
+        url: `http://127.0.0.1:${mcpPort}/mcp`,
+      },
+    },
+  });
+  assert.ok(!/claude mcp add/.test(snippet), "no command line carries the token");
   const cli = archgate(["clients", "add", "cli-reader", "--preset", "read-only"]);
   const cliToken = cli.split(/\s+/).find((w) => /^[0-9a-f]{64}$/.test(w));
-  const cliLine = cli.split("\n").find((l) => l.includes("claude mcp add")).trim();
+  const cliBlock = cli.slice(cli.indexOf("{"), cli.lastIndexOf("}") + 1);
   const shape = (s, t) => s.replace(t, "TOKEN").replace(/127\.0\.0\.1:\d+/, "HOST");
-  assert.equal(shape(snippet, token), shape(cliLine, cliToken), "the page and the CLI print the same snippet");
+  assert.equal(shape(snippet, token), shape(cliBlock, cliToken), "the page and the CLI print the same snippet");
   const kinds = await page.locator("#snippet-kind option").allTextContents();
   assert.deepEqual(kinds, ["Claude Code", "Claude Desktop", "Cursor", "VS Code"]);
   await page.selectOption("#snippet-kind", { label: "VS Code" });
   const vscode = JSON.parse(await page.locator("#snippet-text").textContent());
+  // VS Code asks for the token through its password input: the snippet holds none.
   assert.deepEqual(vscode.servers["archgate-http"], {
-    type: "http", url: `http://127.0.0.1:${mcpPort}/mcp`, headers: { Authorization: "Bearer " + token },
+    type: "http", url: `http://127.0.0.1:${mcpPort}/mcp`, headers: { Authorization: "Bearer ${input:archgate-token}" },
   });
+  assert.ok(!JSON.stringify(vscode).includes(token), "the VS Code snippet holds no token");
   await page.screenshot({ path: join(HERE, "screenshots/client-added.png") });
   await page.getByRole("button", { name: "Done" }).click();
   await dialog.waitFor({ state: "hidden" });
