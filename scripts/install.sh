@@ -9,35 +9,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 prefix="${PREFIX:-$HOME/.local}"
 
-# A cargo new enough for this workspace (edition 2024, rustc ≥ 1.95).
-cargo_ok() {
-  local v
-  v=$("${1:-cargo}" --version 2>/dev/null | sed -n 's/^cargo \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-  [ -n "$v" ] && set -- $v && { [ "$1" -gt 1 ] || [ "$2" -ge 95 ]; }
-}
-
-need_rust() {
-  cargo_ok && return 0
-  [ -d "$HOME/.cargo/bin" ] && PATH="$HOME/.cargo/bin:$PATH"
-  if ! command -v rustup >/dev/null 2>&1; then
-    if ! command -v curl >/dev/null 2>&1; then
-      echo "archgate needs Rust ≥ 1.95 and neither cargo nor rustup nor curl is here." >&2
-      echo "  Arch: sudo pacman -S --needed rustup base-devel    Debian: sudo apt-get install curl build-essential" >&2
-      echo "  then run scripts/install.sh again" >&2
-      exit 1
-    fi
-    echo "install: installing rustup for $(id -un) into ~/.cargo (https://rustup.rs)" >&2
-    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs |
-      sh -s -- -y --profile minimal --default-toolchain stable --no-modify-path >&2
-    PATH="$HOME/.cargo/bin:$PATH"
-  fi
-  rustup toolchain install stable --profile minimal >/dev/null
-  cargo_ok "$(rustup which --toolchain stable cargo)" || {
-    echo "archgate needs Rust ≥ 1.95; rustup's stable is older: run \`rustup update stable\`" >&2
-    exit 1
-  }
-  export RUSTUP_TOOLCHAIN=stable
-}
+# shellcheck source=scripts/rust.sh
+. "$top/scripts/rust.sh"
 
 mkdir -p "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions"
 if [ -n "${ARCHGATE_BIN:-}" ]; then

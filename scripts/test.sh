@@ -14,6 +14,10 @@ export CARGO_TERM_COLOR=never
 # CI builds once from whatever cache it has; incremental state would only grow the cache.
 export CARGO_INCREMENTAL=0
 
+# shellcheck source=scripts/rust.sh
+. scripts/rust.sh
+need_rust rustfmt,clippy
+need_lints
 bash scripts/test-deps.sh
 
 echo "== cargo fmt --check"
