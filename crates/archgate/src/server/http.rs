@@ -208,10 +208,10 @@ impl tower::Service<Request> for McpEndpoint {
     fn call(&mut self, req: Request) -> Self::Future {
         let s = self.0.clone();
         Box::pin(async move {
-            Ok(match guards(&s, req) {
+            Ok(closing_refused(match guards(&s, req) {
                 Ok(req) => authenticate(&s, req).await,
                 Err(refused) => refused,
-            })
+            }))
         })
     }
 }
@@ -306,13 +306,28 @@ fn guards(s: &Inner, req: Request) -> Result<Request, Response> {
 /// The guards as the layer of the routes other than `/mcp`. None of them reads a body, so none
 /// is passed on: it is dropped unread (and the connection closes after the answer).
 async fn guarded(State(s): State<Shared>, req: Request, next: Next) -> Response {
-    match guards(&s, req) {
+    closing_refused(match guards(&s, req) {
         Ok(req) => {
             let (parts, _unread) = req.into_parts();
             next.run(Request::from_parts(parts, Body::empty())).await
         }
         Err(refused) => refused,
+    })
+}
+
+/// A refused request's body is never read, so its connection is never reused: a body sent whole
+/// with a request pipelined behind it would otherwise be drained by hyper and the next request
+/// served. Every client error (4xx) says `Connection: close`, and hyper ends the connection
+/// after the answer without reading on (`adversary/unauthenticated.rs`
+/// `nothing_pipelined_behind_a_refused_request_is_served`; the page does the same).
+pub(crate) fn closing_refused(mut r: Response) -> Response {
+    if r.status().is_client_error() {
+        r.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
     }
+    r
 }
 
 fn too_large() -> Response {

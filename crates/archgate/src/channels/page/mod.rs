@@ -248,7 +248,8 @@ async fn require_session(State(s): State<Shared>, mut req: Request, next: Next) 
 }
 
 async fn security_headers(req: Request, next: Next) -> Response {
-    let mut res = next.run(req).await;
+    // A refusal's connection is not reused (its body was not read): `server/http.rs`.
+    let mut res = crate::server::http::closing_refused(next.run(req).await);
     let h = res.headers_mut();
     // The login form sets a policy of its own (it may post to itself, and its post must carry
     // its Origin, which `no-referrer` would make "null"); nothing else sets these headers.

@@ -446,3 +446,76 @@ fn another_users_connections_are_closed_before_a_byte_is_read() {
     // Nothing it sent was ever a call.
     assert_eq!(env.calls().len(), calls, "{:?}", env.calls());
 }
+
+/// Everything that comes back on one connection after `bytes` are written at once, read until the
+/// server closes it (or, if it keeps it, until the read times out: then more may have come).
+fn everything_answered(port: u16, bytes: &[u8]) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(bytes).unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
+/// Class: a refused request's body is never read, so its connection is never reused. A small body
+/// sent whole with a pipelined request behind it was drained by hyper and the pipelined request
+/// served (attack 2, F8): every refusal (4xx) of `/mcp`, of the other routes and of the page says
+/// `Connection: close`, and nothing behind it is answered.
+#[test]
+fn nothing_pipelined_behind_a_refused_request_is_served() {
+    let env = Env::with_config(PAGE);
+    let server = HttpServer::start(&env);
+    let port = server.port;
+    let page = page_port(&env);
+    let body = "x".repeat(1000);
+    let pipelined = |port: u16| format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    let post = |port: u16, path: &str, extra: &str| {
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\n\r\n{body}{}",
+            body.len(),
+            pipelined(port)
+        )
+    };
+    let origin = format!(
+        "Authorization: Bearer {}\r\nOrigin: http://evil.example\r\n",
+        env.token()
+    );
+    for (port, path, extra, status) in [
+        (port, "/mcp", "", "401"),
+        (port, "/mcp", "Authorization: Bearer not-a-token\r\n", "401"),
+        (port, "/mcp", origin.as_str(), "403"),
+        (port, "/.well-known/oauth-authorization-server", "", "404"),
+        (page, "/api/answer", "", "401"),
+    ] {
+        let got = everything_answered(port, post(port, path, extra).as_bytes());
+        let answers = got.matches("HTTP/1.1 ").count();
+        assert_eq!(
+            answers, 1,
+            "{path} {extra:?}: one answer, then close:\n{got}"
+        );
+        assert!(
+            got.starts_with(&format!("HTTP/1.1 {status}")),
+            "{path}: {got}"
+        );
+        assert!(
+            got.to_ascii_lowercase().contains("connection: close"),
+            "{path}: {got}"
+        );
+    }
+    // The person's own pipelined requests still share a connection.
+    let two = format!("{}{}", pipelined(port), pipelined(port));
+    let got = everything_answered(
+        port,
+        format!("{two}GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")
+            .as_bytes(),
+    );
+    assert_eq!(got.matches("HTTP/1.1 200").count(), 3, "{got}");
+}
