@@ -14,19 +14,30 @@
 //! every component up to `/` owned by root or the person, writable by neither group nor
 //! others):
 //!
-//! - `PATH` is **rebuilt**: the inherited directories that pass the rule, in their order, then
-//!   the search directories (that pass) it lacks. A world-writable directory a client put at the
-//!   front of its `PATH` never reaches a program, so a trusted Omarchy script's helper commands
-//!   are found in trusted directories only. Relative and empty components (the working
-//!   directory) are dropped too.
+//! - `PATH` is **rebuilt**: the search directories that pass the rule first, in their order
+//!   (`[exec] search_dirs` or the defaults: what the person configured), then the inherited
+//!   directories that pass it **owned by root all the way** (`/usr/sbin`, `/opt/x/bin`). A client
+//!   runs as the person, so every directory it could make is the person's: none of them reaches
+//!   a program through `PATH`, in front or behind (attack 2 F5: a person-owned directory at the
+//!   front of a client's `PATH` was searched first by a trusted script's helper lookups). Relative
+//!   and empty components (the working directory) are dropped too.
 //! - `XDG_DATA_DIRS` and `XDG_CONFIG_DIRS` keep only their trusted directories (desktop entries
 //!   there name programs to launch; `xdg-terminal-exec` reads its choice there).
 //! - `OMARCHY_PATH` passes only when its directory passes (Omarchy's scripts `source` files from
 //!   it); otherwise the scripts fall back to `~/.local/share/omarchy` themselves.
 //!
 //! `HOME` and the `XDG_*_HOME` base directories name where scripts source the person's files
-//! and where desktop entries and the terminal choice are read: each passes only when it is an
-//! existing directory owned by root or the person and writable by neither group nor others.
+//! and where desktop entries and the terminal choice are read: each passes only when the whole
+//! path passes the trust rule — every component from `/`, links followed by hand (attack 2 F4: a
+//! link in another user's directory passed when only the last directory was judged, and was
+//! retargeted after the check).
+//!
+//! The session's sockets: `XDG_RUNTIME_DIR` passes when its parents pass the rule and it is a
+//! directory writable by neither group nor others, owned by the person (any owner when the person
+//! is root, who reaches every uid's files anyway: the tests drive a desktop run as `nobody`);
+//! `WAYLAND_DISPLAY` only as a name (the socket is found in that checked directory, never at a
+//! path the value names); `SWAYSOCK` only as a socket directly in that directory; `DISPLAY` only
+//! as a local display (`:N` or `:N.S`, never a host to reach over TCP).
 //!
 //! Two values of the table could still load code and are checked too: a locale (`LANG`,
 //! `LC_*`) or Hyprland signature with a `/` is dropped (glibc loads a locale named by an absolute
@@ -60,11 +71,13 @@ pub enum Carries {
     Value,
     /// One absolute directory, passed only when it passes the trust rule.
     TrustedDir,
-    /// The person's own directory (`HOME`, the `XDG_*_HOME` base directories): passed only when
-    /// it is an existing directory owned by root or the person and writable by neither group nor
-    /// others. Its ancestors are not walked (a home under `/home` is, a test's under `/tmp` is
-    /// not, trusted by the full rule; `/tmp`'s sticky bit keeps others from replacing it).
-    OwnDir,
+    /// The session's runtime directory: its parents pass the trust rule; it is a directory
+    /// writable by neither group nor others and owned by the person (any owner for root).
+    RuntimeDir,
+    /// A socket directly in the runtime directory passed with it (`SWAYSOCK`).
+    RuntimeSocket,
+    /// A local X display, `:N` or `:N.S` (no host: X over TCP).
+    LocalDisplay,
     /// A `:` list of directories, each kept only when it passes the trust rule.
     TrustedDirs,
     /// Never taken as given: rebuilt from trusted directories (`PATH`).
@@ -89,7 +102,7 @@ pub struct Passed {
 pub const TABLE: &[Passed] = &[
     Passed {
         names: &["HOME"],
-        carries: Carries::OwnDir,
+        carries: Carries::TrustedDir,
         why: "every Omarchy script reads its state and config under $HOME (~/.config, ~/.local)",
     },
     Passed {
@@ -120,7 +133,7 @@ pub const TABLE: &[Passed] = &[
     },
     Passed {
         names: &["XDG_RUNTIME_DIR"],
-        carries: Carries::Value,
+        carries: Carries::RuntimeDir,
         why: "holds the session's sockets: Wayland, Hyprland's, PipeWire, the session bus, the user manager (systemctl --user)",
     },
     Passed {
@@ -130,7 +143,7 @@ pub const TABLE: &[Passed] = &[
             "XDG_STATE_HOME",
             "XDG_CACHE_HOME",
         ],
-        carries: Carries::OwnDir,
+        carries: Carries::TrustedDir,
         why: "the person's base directories when moved from their ~/.config, ~/.local/share, ~/.local/state, ~/.cache defaults (desktop entries and the terminal choice are read there: the person's own directories only)",
     },
     Passed {
@@ -149,12 +162,12 @@ pub const TABLE: &[Passed] = &[
     },
     Passed {
         names: &["WAYLAND_DISPLAY"],
-        carries: Carries::Value,
-        why: "the compositor's socket: every Wayland client (notify windows, wl-copy, grim, launched apps)",
+        carries: Carries::Name,
+        why: "the compositor's socket, by its name in XDG_RUNTIME_DIR: every Wayland client (notify windows, wl-copy, grim, launched apps)",
     },
     Passed {
         names: &["DISPLAY"],
-        carries: Carries::Value,
+        carries: Carries::LocalDisplay,
         why: "Xwayland, for the X11 applications a launch starts",
     },
     Passed {
@@ -164,8 +177,8 @@ pub const TABLE: &[Passed] = &[
     },
     Passed {
         names: &["SWAYSOCK"],
-        carries: Carries::Value,
-        why: "Sway's IPC socket: swaymsg",
+        carries: Carries::RuntimeSocket,
+        why: "Sway's IPC socket (in XDG_RUNTIME_DIR): swaymsg",
     },
     Passed {
         names: &["DBUS_SESSION_BUS_ADDRESS"],
@@ -230,6 +243,7 @@ pub fn build(
     let trusted = |d: &Path| d.is_absolute() && crate::resolve::check_directory(cfg, d).is_ok();
     let mut out: Vec<(OsString, OsString)> = Vec::with_capacity(env.len() + 1);
     let mut inherited_path: Option<OsString> = None;
+    let mut sway_socket: Option<(OsString, OsString)> = None;
     for (k, v) in env {
         let Some(r) = k.to_str().and_then(row) else {
             continue;
@@ -246,8 +260,14 @@ pub fn build(
                     out.push((k, v));
                 }
             }
-            Carries::OwnDir => {
-                if own_dir(cfg, Path::new(&v)) {
+            Carries::RuntimeDir => {
+                if runtime_dir(cfg, Path::new(&v)) {
+                    out.push((k, v));
+                }
+            }
+            Carries::RuntimeSocket => sway_socket = Some((k, v)),
+            Carries::LocalDisplay => {
+                if v.to_str().is_some_and(local_display) {
                     out.push((k, v));
                 }
             }
@@ -265,12 +285,33 @@ pub fn build(
             Carries::Rebuilt => inherited_path = Some(v),
         }
     }
-    let mut dirs = inherited_path
-        .map(|p| kept_dirs(&p, &trusted))
-        .unwrap_or_default();
+    if let Some((k, v)) = sway_socket {
+        let runtime = out
+            .iter()
+            .find(|(k, _)| k == "XDG_RUNTIME_DIR")
+            .map(|(_, v)| Path::new(v));
+        if runtime.is_some_and(|r| in_runtime_dir(r, Path::new(&v))) {
+            out.push((k, v));
+        }
+    }
+    let mut dirs: Vec<PathBuf> = Vec::with_capacity(cfg.search_dirs.len() + 4);
     for d in &cfg.search_dirs {
         if !dirs.contains(d) && trusted(d) {
             dirs.push(d.clone());
+        }
+    }
+    if let Some(p) = inherited_path {
+        // Root's directories only: whatever a client could have made is the person's.
+        let root_only = ExecConfig {
+            person_uid: None,
+            ..cfg.clone()
+        };
+        let roots =
+            |d: &Path| d.is_absolute() && crate::resolve::check_directory(&root_only, d).is_ok();
+        for d in kept_dirs(&p, &roots) {
+            if !dirs.contains(&d) {
+                dirs.push(d);
+            }
         }
     }
     // No trusted directory at all: no PATH rather than an empty one (an empty PATH element is
@@ -281,21 +322,50 @@ pub fn build(
     out
 }
 
-/// Whether `dir` is an absolute, existing directory (links followed) owned by root or the person
-/// and writable by neither group nor others; any existing directory when the trust rule is off.
-fn own_dir(cfg: &ExecConfig, dir: &Path) -> bool {
+/// Whether `dir` may be the session's runtime directory: absolute, its parent passes the trust
+/// rule, and it is a directory (not a link) writable by neither group nor others, owned by the
+/// person — by anyone when the person is root; any existing directory when the rule is off.
+fn runtime_dir(cfg: &ExecConfig, dir: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     if !dir.is_absolute() {
         return false;
     }
-    let Ok(m) = std::fs::metadata(dir) else {
+    if !cfg.require_root_owned {
+        return dir.is_dir();
+    }
+    let (Some(parent), Some(_)) = (dir.parent(), dir.file_name()) else {
         return false;
     };
-    if !m.is_dir() {
+    if crate::resolve::check_directory(cfg, parent).is_err() {
         return false;
     }
-    !cfg.require_root_owned
-        || ((m.uid() == 0 || cfg.person_uid == Some(m.uid())) && m.mode() & 0o022 == 0)
+    let Ok(m) = std::fs::symlink_metadata(dir) else {
+        return false;
+    };
+    let owner_ok = match cfg.person_uid {
+        Some(0) | None => true,
+        Some(person) => m.uid() == person,
+    };
+    m.is_dir() && m.mode() & 0o022 == 0 && owner_ok
+}
+
+/// Whether `socket` is a socket directly in `runtime` (by its path: no `..`, no link).
+fn in_runtime_dir(runtime: &Path, socket: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    socket.parent() == Some(runtime)
+        && socket.file_name().is_some_and(|n| n != ".." && n != ".")
+        && std::fs::symlink_metadata(socket).is_ok_and(|m| m.file_type().is_socket())
+}
+
+/// Whether an X display names a local one: `:N` or `:N.S`, digits only.
+fn local_display(v: &str) -> bool {
+    let Some(rest) = v.strip_prefix(':') else {
+        return false;
+    };
+    let (n, screen) = rest.split_once('.').unwrap_or((rest, "0"));
+    [n, screen]
+        .iter()
+        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Whether every address of a D-Bus address list (`;`-separated) uses the `unix:` transport.
@@ -426,22 +496,135 @@ mod tests {
         assert!(!unix_bus_only("") && !unix_bus_only("tcp:host=x,port=1"));
     }
 
+    /// Class: a path is judged whole (attack 2 F4). `HOME` through a directory others may write
+    /// (where another user could swap it after the check), or through a link in one, is dropped
+    /// though its last directory is the person's and closed; the same for `XDG_*_HOME`.
     #[test]
-    fn the_persons_directories_pass_only_when_theirs_and_closed() {
+    fn the_persons_directories_pass_only_when_the_whole_path_is_trusted() {
+        use std::os::unix::fs::PermissionsExt;
         let strict = ExecConfig {
             require_root_owned: true,
             ..open_cfg(&[])
         };
         let t = tempfile::tempdir().unwrap();
+        let good = t.path().join("good");
         let open = t.path().join("open");
+        std::fs::create_dir(&good).unwrap();
         std::fs::create_dir(&open).unwrap();
-        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir(open.join("home")).unwrap();
+        std::os::unix::fs::symlink(&good, open.join("link")).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(own_dir(&strict, t.path()));
-        assert!(!own_dir(&strict, &open));
-        assert!(!own_dir(&strict, Path::new("/tmp")), "world-writable");
-        assert!(!own_dir(&strict, &t.path().join("missing")));
-        assert!(!own_dir(&strict, Path::new("relative")));
-        assert!(own_dir(&open_cfg(&[]), &open), "the rule off");
+        let home = |v: &Path, cfg: &ExecConfig| {
+            build(
+                os(&[
+                    ("HOME", v.to_str().unwrap()),
+                    ("XDG_DATA_HOME", v.to_str().unwrap()),
+                ]),
+                cfg,
+                &[],
+            )
+            .into_iter()
+            .filter(|(k, _)| k != "PATH")
+            .count()
+        };
+        assert_eq!(home(&good, &strict), 2, "the person's own, closed");
+        assert_eq!(
+            home(&open.join("home"), &strict),
+            0,
+            "below an open directory"
+        );
+        assert_eq!(
+            home(&open.join("link"), &strict),
+            0,
+            "a link in an open directory"
+        );
+        assert_eq!(home(&open, &strict), 0, "open itself");
+        assert_eq!(home(&t.path().join("missing"), &strict), 0);
+        assert_eq!(home(Path::new("relative"), &strict), 0);
+        assert_eq!(home(&open.join("home"), &open_cfg(&[])), 2, "the rule off");
+    }
+
+    /// Class: nothing a client could make reaches a program through `PATH` (attack 2 F5). The
+    /// search directories come first; an inherited directory passes only when root's all the
+    /// way, so a directory of the person's (which a client, running as the person, can make) is
+    /// dropped wherever it stood.
+    #[test]
+    fn path_holds_the_search_directories_first_and_only_roots_inherited_ones() {
+        let t = tempfile::tempdir().unwrap();
+        let search = t.path().join("search");
+        let mine = t.path().join("mine");
+        std::fs::create_dir(&search).unwrap();
+        std::fs::create_dir(&mine).unwrap();
+        let me = nix::unistd::geteuid().as_raw();
+        let strict = ExecConfig {
+            require_root_owned: true,
+            person_uid: Some(me),
+            ..open_cfg(&[search.to_str().unwrap()])
+        };
+        let inherited = format!("{}:/usr/bin:{}", mine.display(), search.display());
+        let env = build(os(&[("PATH", &inherited)]), &strict, &[]);
+        let path = env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .unwrap()
+            .1
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let dirs: Vec<&str> = path.split(':').collect();
+        assert_eq!(dirs[0], search.to_str().unwrap(), "{path}");
+        assert!(dirs.contains(&"/usr/bin"), "root's directory kept: {path}");
+        let mine_kept = dirs.contains(&mine.to_str().unwrap());
+        // The temporary directory is the person's unless the person is root (then it is root's).
+        assert_eq!(mine_kept, me == 0, "{path}");
+    }
+
+    #[test]
+    fn the_sessions_sockets_are_named_not_pointed_at() {
+        use std::os::unix::fs::PermissionsExt;
+        let strict = ExecConfig {
+            require_root_owned: true,
+            person_uid: Some(nix::unistd::geteuid().as_raw()),
+            ..open_cfg(&[])
+        };
+        let t = tempfile::tempdir().unwrap();
+        let run = t.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let sock = run.join("sway-ipc.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let elsewhere = t.path().join("other.sock");
+        let _other = std::os::unix::net::UnixListener::bind(&elsewhere).unwrap();
+        let r = run.to_str().unwrap();
+        let keys = |pairs: &[(&str, &str)]| -> Vec<String> {
+            build(os(pairs), &strict, &[])
+                .into_iter()
+                .map(|(k, _)| k.into_string().unwrap())
+                .filter(|k| k != "PATH")
+                .collect()
+        };
+        assert_eq!(
+            keys(&[
+                ("XDG_RUNTIME_DIR", r),
+                ("WAYLAND_DISPLAY", "wayland-1"),
+                ("SWAYSOCK", sock.to_str().unwrap()),
+                ("DISPLAY", ":0"),
+            ]),
+            ["XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "SWAYSOCK"]
+        );
+        assert_eq!(
+            keys(&[
+                ("XDG_RUNTIME_DIR", r),
+                ("WAYLAND_DISPLAY", "/tmp/elsewhere/wayland-0"),
+                ("SWAYSOCK", elsewhere.to_str().unwrap()),
+                ("DISPLAY", "evil.example:0"),
+            ]),
+            ["XDG_RUNTIME_DIR"]
+        );
+        // Without a runtime directory, no Sway socket either; an open one is no runtime dir.
+        assert!(keys(&[("SWAYSOCK", sock.to_str().unwrap())]).is_empty());
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(keys(&[("XDG_RUNTIME_DIR", r)]).is_empty());
+        assert!(local_display(":1.0") && !local_display(":") && !local_display("unix:0"));
     }
 }

@@ -120,13 +120,15 @@ fn hostile(scratch: &Path, world: &Path) -> Vec<(String, String)> {
 }
 
 /// What the session holds and every program needs (a subset of the table).
-fn session(world: &Path) -> Vec<(String, String)> {
+/// The session's variables; `run` is its runtime directory (0700, the person's: a path that does
+/// not exist is not passed on).
+fn session(world: &Path, run: &Path) -> Vec<(String, String)> {
     [
         ("HOME", "/".to_owned()),
         ("USER", "person".into()),
         ("LANG", "de_DE.UTF-8".into()),
         ("LC_TIME", "C".into()),
-        ("XDG_RUNTIME_DIR", "/run/user/1000".into()),
+        ("XDG_RUNTIME_DIR", run.display().to_string()),
         ("XDG_CURRENT_DESKTOP", "Hyprland".into()),
         ("WAYLAND_DISPLAY", "wayland-1".into()),
         ("HYPRLAND_INSTANCE_SIGNATURE", "abc_123".into()),
@@ -167,7 +169,10 @@ fn a_hostile_environment_reaches_no_program() {
     )
     .unwrap();
 
-    let session = session(&world);
+    let run = s.join("run");
+    std::fs::create_dir(&run).unwrap();
+    set_mode(&run, 0o700);
+    let session = session(&world, &run);
     let hostile = hostile(s, &world);
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
