@@ -42,9 +42,9 @@ const TABLE: &[(&str, Provenance)] = &[
     ("upkeep", Untrusted(Source::ArchWeb)),         // advisories, mirrors, keys
     ("desktop_state", Untrusted(Source::WindowTitles)), // web pages' titles
     ("omarchy_search", Untrusted(Source::OmarchySummaries)), // Omarchy's scripts' text
-    ("omarchy_run", Own),                           // how the approved route ended
+    ("omarchy_run", Untrusted(Source::OmarchyOutput)), // a route's output: any program's words
     ("shell_targets", Own),                         // method names and signatures
-    ("shell_call", Own),                            // how the approved call ended
+    ("shell_call", Untrusted(Source::ShellAnswers)), // a shell method's answer: a plugin's words
     ("theme", Own),                                 // theme names
     ("background", Own),                            // file names
     ("audio", Untrusted(Source::DeviceStrings)),    // Bluetooth devices' names

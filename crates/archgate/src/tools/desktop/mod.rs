@@ -192,7 +192,7 @@ impl Tool for OmarchyRun {
     type Args = OmarchyRunArgs;
     type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("omarchy_run", "Run an Omarchy command", Act, read_only: false, destructive: true, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("omarchy_run", "Run an Omarchy command", Act, read_only: false, destructive: true, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::OmarchyOutput),
             "Run an Omarchy route found with omarchy_search, with its arguments.")
     }
     /// The route's tier comes from the classification table, before anything read the registry.
@@ -300,7 +300,7 @@ impl Tool for ShellCall {
     type Args = ShellCallArgs;
     type Run = archgate_core::exec::CommandSpec;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("shell_call", "Call the desktop shell", Act, read_only: false, destructive: true, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("shell_call", "Call the desktop shell", Act, read_only: false, destructive: true, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::ShellAnswers),
             "Call a Quickshell IPC method; arguments are checked against its signature first.")
     }
     fn plan(&self, a: &ShellCallArgs) -> Plan {

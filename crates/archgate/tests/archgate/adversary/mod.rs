@@ -20,6 +20,7 @@ mod injection;
 mod login;
 mod pinning;
 mod plugins;
+mod relayed;
 mod secrets;
 mod spellings;
 mod unauthenticated;
