@@ -3,13 +3,20 @@
 //! `bridge.sock` in the runtime directory (0700), mode 0600, or the socket systemd's
 //! `archgate.socket` unit passed in (socket activation). Every connection's peer uid
 //! (SO_PEERCRED) must be this process's, else it is closed before a byte is read and counted.
-//! A connection starts with one hello line, `{"archgate_bridge":1,"client":"NAME"}`, within
+//! A connection starts with one hello line, `{"archgate_bridge":1,"client":"NAME","config":"PATH"}`
+//! (`config`: the config file the bridge would use), within
 //! `server.header_timeout_s` and 4 KiB; the daemon answers one line (`ok`, or the refusal's kind
 //! and reason) and then serves MCP over the same stream, as a session of client NAME with the
 //! grant, budgets and limits an HTTP client of that name has. Bounded like the HTTP listener: at
 //! most 32 connections saying hello at once (past it the one waiting longest is closed to make
 //! room, answered `unfinished`: silent connections cannot keep a bridge out),
 //! `server.max_connections` in all and `server.max_sessions_per_client` per client name.
+//!
+//! A bridge whose config file is not this daemon's is refused (`other_config`): the daemon's
+//! policy is the one config it was started with, never one a client's environment named
+//! (`ARCHGATE_CONFIG` in a project's `.mcp.json`), and a client is never served under another
+//! config than the one it names (attack 3 F7; `e2e/bridge.rs`
+//! `a_bridge_naming_another_config_is_refused_and_starts_no_daemon`).
 //!
 //! When a bridged connection closes, its calls still parked are withdrawn at once (recorded
 //! `unreachable` by the gate). When the daemon stops, `close` ends parked calls first, so each
@@ -103,6 +110,12 @@ pub enum HelloError {
     TooManySessions(String, usize),
     #[error("the daemon serves {0} connections already (server.max_connections)")]
     Busy(usize),
+    #[error(
+        "this daemon runs with the config file {daemon}, and this client names {asked}: a client is \
+         served only under the config it names, and the daemon's policy is never a client's. Use the \
+         same file (unset ARCHGATE_CONFIG / --config for the person's own), or stop the daemon"
+    )]
+    OtherConfig { daemon: String, asked: String },
 }
 
 impl HelloError {
@@ -115,13 +128,22 @@ impl HelloError {
             HelloError::UnknownClient(_) => "unknown_client",
             HelloError::TooManySessions(..) => "too_many_sessions",
             HelloError::Busy(_) => "busy",
+            HelloError::OtherConfig { .. } => "other_config",
         }
     }
 }
 
-/// The hello's line (newline included or not), to the client name it names. `known` says
-/// whether a well-formed name is a client this daemon knows.
-pub fn parse_hello(line: &[u8], known: impl Fn(&str) -> bool) -> Result<String, HelloError> {
+/// What a hello names: the client, and the config file the bridge would use (absent from a
+/// bridge that predates the field).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Hello {
+    pub client: String,
+    pub config: Option<PathBuf>,
+}
+
+/// The hello's line (newline included or not), to what it names. `known` says whether a
+/// well-formed name is a client this daemon knows.
+pub fn parse_hello(line: &[u8], known: impl Fn(&str) -> bool) -> Result<Hello, HelloError> {
     if line.len() > MAX_HELLO {
         return Err(HelloError::TooLarge);
     }
@@ -135,7 +157,10 @@ pub fn parse_hello(line: &[u8], known: impl Fn(&str) -> bool) -> Result<String, 
             "\"archgate_bridge\" must be {VERSION}"
         )));
     }
-    if let Some(k) = o.keys().find(|k| *k != "archgate_bridge" && *k != "client") {
+    if let Some(k) = o
+        .keys()
+        .find(|k| !["archgate_bridge", "client", "config"].contains(&k.as_str()))
+    {
         return Err(HelloError::Malformed(format!("unknown field {k:?}")));
     }
     let name = match o.get("client") {
@@ -151,7 +176,41 @@ pub fn parse_hello(line: &[u8], known: impl Fn(&str) -> bool) -> Result<String, 
     if !known(name) {
         return Err(HelloError::UnknownClient(name.to_owned()));
     }
-    Ok(name.to_owned())
+    let config = match o.get("config") {
+        None => None,
+        Some(Value::String(p)) if Path::new(p).is_absolute() => Some(PathBuf::from(p)),
+        Some(_) => {
+            return Err(HelloError::Malformed(
+                "\"config\" must be an absolute path".into(),
+            ));
+        }
+    };
+    Ok(Hello {
+        client: name.to_owned(),
+        config,
+    })
+}
+
+/// Whether two config paths name one file: by their real paths when both resolve, else as
+/// written (a file not made yet is still named by its path).
+pub fn same_config(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The hello's config against this daemon's: refused when it names another file.
+fn check_config(app: &App, hello: Hello) -> Result<String, HelloError> {
+    match &hello.config {
+        Some(asked) if !same_config(asked, &app.paths.config_file) => {
+            Err(HelloError::OtherConfig {
+                daemon: app.paths.config_file.display().to_string(),
+                asked: archgate_core::text::for_terminal(&asked.display().to_string()).into_owned(),
+            })
+        }
+        _ => Ok(hello.client),
+    }
 }
 
 /// The names `archgate clients` accepts: letters, digits, '-', '_', 1 to 64 bytes.
@@ -377,6 +436,7 @@ async fn serve_connection(
     };
     let admitted = match hello {
         Ok(line) => parse_hello(&line, |n| known_client(&app, n))
+            .and_then(|hello| check_config(&app, hello))
             .and_then(|name| admit(&app, &name).map(|open| (name, open))),
         Err(e) => Err(e),
     };

@@ -76,6 +76,17 @@ pub async fn run(
             anyhow::bail!("the archgate daemon refused client {name:?} ({kind}): {reason}");
         }
         Err(first @ LinkError::NoAnswer(_)) => Some(wait_for_busy(&paths, &name, &first).await?),
+        // A client that names a config file other than the person's own is served in its own
+        // process under it: the desktop's daemon serves every client, so its policy is never the
+        // one a client's environment named (`ARCHGATE_CONFIG` in a project's `.mcp.json`).
+        Err(first) if !own_config(&paths) => {
+            tracing::warn!(
+                "no archgate daemon answered ({first}); this client names its own config file ({}), \
+                 so it is served in its own process, not by a daemon other clients would share",
+                paths.config_file.display()
+            );
+            None
+        }
         Err(first) => match spawn::start_daemon(config.clone(), &paths).await {
             Ok(()) => match reach_patiently(&paths, &name, Duration::from_secs(10)).await {
                 Ok(l) => Some(l),
@@ -111,9 +122,21 @@ pub async fn run(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Whether `paths` uses the person's own config file (the default path), the one a daemon that
+/// serves every client may be started with.
+fn own_config(paths: &Paths) -> bool {
+    crate::app::config_path(None)
+        .is_ok_and(|own| crate::server::bridge::same_config(&own, &paths.config_file))
+}
+
 /// The daemon's socket, if it takes this client.
 pub async fn reach(paths: &Paths, name: &str) -> Result<Link, LinkError> {
-    connect(&crate::server::daemon::socket(paths), name).await
+    connect(
+        &crate::server::daemon::socket(paths),
+        name,
+        &paths.config_file,
+    )
+    .await
 }
 
 /// Something listens on the daemon's socket but did not take this client: wait for it (up to
@@ -159,7 +182,7 @@ pub async fn reach_patiently(
 }
 
 /// Connects, checks that the daemon runs as this user, says hello and reads the answer.
-pub async fn connect(socket: &Path, name: &str) -> Result<Link, LinkError> {
+pub async fn connect(socket: &Path, name: &str, config: &Path) -> Result<Link, LinkError> {
     let attempt = async {
         let stream = UnixStream::connect(socket)
             .await
@@ -169,8 +192,11 @@ pub async fn connect(socket: &Path, name: &str) -> Result<Link, LinkError> {
             return Err(LinkError::Foreign(socket.to_owned()));
         }
         let (read, mut write) = stream.into_split();
-        let hello =
-            serde_json::json!({"archgate_bridge": crate::server::bridge::VERSION, "client": name});
+        let hello = serde_json::json!({
+            "archgate_bridge": crate::server::bridge::VERSION,
+            "client": name,
+            "config": config,
+        });
         write
             .write_all(format!("{hello}\n").as_bytes())
             .await

@@ -560,3 +560,64 @@ fn the_first_connection_to_an_activated_socket_starts_the_daemon() {
     );
     c.close();
 }
+
+/// Class: "the first client's environment chooses the daemon" (attack 3 F7). A client whose
+/// `--config` / `ARCHGATE_CONFIG` (a project's `.mcp.json` env block) names a file other than the
+/// person's own started the desktop's daemon under it, and every later client was served with
+/// that file's policy. Now: such a client starts no shared daemon (it is served in its own
+/// process), and a running daemon refuses it rather than serve it under another policy — while
+/// the person's own clients keep the person's config.
+#[test]
+fn a_bridge_naming_another_config_is_refused_and_starts_no_daemon() {
+    let env = Env::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    env.write_config(&format!(
+        "[server]\nport = {port}\n[approval]\npage = false\n[policy]\ndeny = [\"system_status\"]\n"
+    ));
+    let project = env.path("scratch/project.toml");
+    std::fs::write(&project, "[approval]\npage = false\n").unwrap();
+    let project = project.display().to_string();
+    let _bus = std::os::unix::net::UnixListener::bind(env.path("runtime").join("bus")).unwrap();
+
+    // No daemon, a session: the project's client is served, but starts no daemon.
+    let mut a = bridged(&env, &["--config", &project]);
+    a.request(1, "initialize", init_params());
+    let r = a.request(
+        2,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}}),
+    );
+    assert_ne!(
+        r["result"]["isError"], true,
+        "its own config allows it: {r}"
+    );
+    assert!(
+        !env.path("runtime").join("archgate/daemon.json").exists(),
+        "a daemon was started under the project's config"
+    );
+    a.close();
+
+    // The person's daemon runs: the project's client is refused, saying why.
+    let _server = HttpServer::start(&env);
+    let out = env
+        .command(&["--config", &project, "serve"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "served under another config: {err}");
+    assert!(err.contains("other_config"), "{err}");
+    // The person's own client is served by it, under the person's deny.
+    let mut c = bridged(&env, &[]);
+    c.request(1, "initialize", init_params());
+    let r = c.request(
+        2,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "the person's deny: {r}");
+}
