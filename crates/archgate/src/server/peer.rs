@@ -60,6 +60,17 @@ pub fn tcp_owner(ours: SocketAddr, theirs: SocketAddr) -> Result<u32, TcpOwnerEr
     }
 }
 
+/// The uid of whatever listens on `127.0.0.1:port`: a connection is made to it (nothing is sent),
+/// and the socket that accepted it — the listener's, owned by its uid — is looked up as for any
+/// peer. `Err` when nothing listens or its owner cannot be named.
+pub fn listener_owner(port: u16) -> Result<u32, TcpOwnerError> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let probe = std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1))
+        .map_err(TcpOwnerError::Table)?;
+    let ours = probe.local_addr().map_err(TcpOwnerError::Table)?;
+    tcp_owner(ours, addr)
+}
+
 /// Whether this kernel answers `sock_diag` for TCP: asked once, of a loopback connection made
 /// for the purpose. Without its TCP handler (a module not loaded, a sandbox) the kernel says
 /// "no such socket" for every request, which must not be taken for a peer that went away.

@@ -108,16 +108,45 @@ fn has_session_socket(dir: &Path) -> bool {
     })
 }
 
+/// The port a started daemon listens on: the configured one when free; a free one when the person
+/// holds it already (another daemon of theirs, for another runtime directory). Never a quiet
+/// move away from a port **another uid** holds: the person's HTTP clients configured for it would
+/// send their token and calls to that process, so no daemon is started and the reason is said
+/// (attack 3 F12; `e2e/bridge.rs` `a_port_held_by_another_user_is_said_not_moved_from`).
+fn daemon_port(port: u16) -> Result<u16, String> {
+    if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+        return Ok(port);
+    }
+    let me = crate::server::peer::my_uid();
+    match crate::server::peer::listener_owner(port) {
+        Ok(uid) if uid == me => Ok(0),
+        Ok(uid) => {
+            let why = format!(
+                "127.0.0.1:{port}, archgate's configured port, is held by uid {uid}, not you: your HTTP \
+                 clients configured for it would send their token and calls to that process. archgate \
+                 does not move quietly; free the port, or choose another with [server] port and \
+                 `archgate client-config`"
+            );
+            tracing::warn!("{why}");
+            Err(why)
+        }
+        Err(e) => {
+            let why = format!(
+                "127.0.0.1:{port}, archgate's configured port, is taken and its holder cannot be \
+                 named ({e}); archgate does not move quietly to another port"
+            );
+            tracing::warn!("{why}");
+            Err(why)
+        }
+    }
+}
+
 /// Spawns a detached daemon for these paths; `Err` says why none was started.
 pub async fn start_daemon(config: Option<PathBuf>, paths: &Paths) -> Result<(), String> {
     let session = session_env(paths).await?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find archgate itself: {e}"))?;
     let (cfg, _) = crate::app::config_and_paths(config.clone()).map_err(|e| e.to_string())?;
-    let port = if std::net::TcpListener::bind(("127.0.0.1", cfg.server.port)).is_ok() {
-        cfg.server.port
-    } else {
-        0
-    };
+    let port = daemon_port(cfg.server.port)?;
     // Through util-linux's `setsid`: a new session (no terminal's hangup reaches it), which a
     // process group leader — what archgate_exec makes of every program — cannot enter itself.
     let mut spec = CommandSpec::new("setsid").arg(exe.to_string_lossy().into_owned());

@@ -621,3 +621,76 @@ fn a_bridge_naming_another_config_is_refused_and_starts_no_daemon() {
     );
     assert_eq!(r["result"]["isError"], true, "the person's deny: {r}");
 }
+
+/// Class: "an unavailable resource replaced by another without telling" (attack 3 F12). Another
+/// uid listening on archgate's configured port made a bridge start the daemon on a random port,
+/// silently: the person's HTTP clients, configured for that port, sent their token and calls to
+/// the stranger. Now no daemon moves away from a port another uid holds: none is started, and the
+/// bridge's log says who holds it. A port the person holds (another daemon of theirs, for
+/// another runtime directory) is still left for a free one.
+#[test]
+fn a_port_held_by_another_user_is_said_not_moved_from() {
+    if !nix_is_root() {
+        eprintln!("skipped: not root, so no other uid to hold the port");
+        return;
+    }
+    let env = Env::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    env.write_config(&format!(
+        "[server]\nport = {port}\n[approval]\npage = false\n"
+    ));
+    let script = format!(
+        "import socket,sys,time\ns=socket.socket()\ns.bind(('127.0.0.1',{port}))\ns.listen()\nprint('ready',flush=True)\ntime.sleep(60)"
+    );
+    let mut squatter = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            &script,
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("setpriv");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(squatter.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "ready");
+    let _bus = std::os::unix::net::UnixListener::bind(env.path("runtime").join("bus")).unwrap();
+    let out = env
+        .command(&["serve"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !env.path("runtime").join("archgate/daemon.json").exists(),
+        "a daemon was started on another port: {err}"
+    );
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}")) && err.contains("held by uid 65534"),
+        "{err}"
+    );
+    // The person's own program on the port: the daemon starts, on a free port.
+    let _mine = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let mut c = bridged(&env, &[]);
+    c.request(1, "initialize", init_params());
+    let info: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.path("runtime").join("archgate/daemon.json")).unwrap(),
+    )
+    .unwrap();
+    let _stop = KillOnDrop(info["pid"].as_u64().unwrap() as i32);
+    assert_ne!(info["port"], port, "{info}");
+    c.close();
+}
