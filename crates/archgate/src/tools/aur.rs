@@ -70,11 +70,12 @@ read_tool!(
     } | svc,
     cx,
     a,
-    permit | svc
-        .aur(&cx.config)?
-        .package_files(permit, &a.name)
-        .await
-        .map_err(domain_err)
+    permit
+        | svc
+            .aur(&cx.config)?
+            .package_files(permit, &a.name)
+            .await
+            .map_err(domain_err)
 );
 
 read_tool!(
@@ -145,15 +146,16 @@ read_tool!(
     } | svc,
     cx,
     a,
-    permit | archgate_aur::diff(
-        &svc.aur(&cx.config)?,
-        permit,
-        &a.name,
-        a.from.as_deref(),
-        a.to.as_deref()
-    )
-    .await
-    .map_err(domain_err)
+    permit
+        | archgate_aur::diff(
+            &svc.aur(&cx.config)?,
+            permit,
+            &a.name,
+            a.from.as_deref(),
+            a.to.as_deref()
+        )
+        .await
+        .map_err(domain_err)
 );
 
 read_tool!(

@@ -9,9 +9,9 @@ pub mod git;
 mod http;
 mod rpc;
 
-pub use git::{Commit, PackageRepo, RepoFile, RunGit};
 pub use config::AurConfig;
 pub use error::AurError;
+pub use git::{Commit, PackageRepo, RepoFile, RunGit};
 pub use rpc::{InfoResults, PackageInfo, SearchBy, SearchResults};
 
 use std::sync::Arc;

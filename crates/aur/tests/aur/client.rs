@@ -273,10 +273,7 @@ async fn git_listing_files_and_history_are_exact() {
     let want = &pkgs[0].commits[1].2;
     for f in &files {
         assert_eq!((f.kind, f.mode.as_str()), ("file", "100644"));
-        let body = c
-            .file(&git, "evil-pkg", &f.name, None)
-            .await
-            .expect("file");
+        let body = c.file(&git, "evil-pkg", &f.name, None).await.expect("file");
         assert_eq!(&body, &want[f.name.as_str()], "{} byte for byte", f.name);
         assert_eq!(f.size, Some(body.len() as u64));
         assert_eq!(f.object, aur.git.blob("evil-pkg", body.as_bytes()));
@@ -360,10 +357,7 @@ async fn unknown_bases_paths_and_commits_are_typed() {
         .expect_err("empty repository");
     assert_eq!(e.kind(), "not_found", "{e}");
     for bad in ["../../etc/passwd", "/etc/passwd", ".git/config", "a//b"] {
-        let e = c
-            .file(&git, "evil-pkg", bad, None)
-            .await
-            .expect_err("path");
+        let e = c.file(&git, "evil-pkg", bad, None).await.expect_err("path");
         assert_eq!(e.kind(), "invalid_argument", "{bad}: {e}");
     }
     let e = c

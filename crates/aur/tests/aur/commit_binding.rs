@@ -213,7 +213,10 @@ async fn a_tree_rewritten_after_the_audit_is_caught_by_the_binding() {
     let e = &review.updates[0];
     assert_eq!(e.commit.as_deref(), Some(rewritten.as_str()));
     assert_eq!(e.audited_commit.as_deref(), Some(a.as_str()));
-    let moved = e.moved_on.as_deref().expect("the binding catches the rewrite");
+    let moved = e
+        .moved_on
+        .as_deref()
+        .expect("the binding catches the rewrite");
     assert!(moved.contains(&a) && moved.contains(&rewritten), "{moved}");
     assert_eq!(e.verdict, Some(Verdict::Dangerous), "{e:?}");
     // Asking for A now: not in the branch's history any more, refused.

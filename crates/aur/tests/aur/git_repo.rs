@@ -244,10 +244,7 @@ async fn names_that_leave_the_tree_or_run_commands_refuse_the_fetch_and_leave_no
         );
         let cache = tempfile::tempdir().expect("tmp");
         let c = client(&aur.srv.base, cache.path(), Duration::from_secs(600));
-        let e = c
-            .package_files(&permit(), name)
-            .await
-            .expect_err("refused");
+        let e = c.package_files(&permit(), name).await.expect_err("refused");
         assert_eq!(e.kind(), "malformed", "{bad}: {e}");
         assert!(
             !cache.path().join(format!("git/{name}.git")).exists(),
@@ -279,7 +276,10 @@ async fn a_repository_past_the_limit_is_too_large_and_the_cache_stays_whole() {
     let pbb = aur.git.blob("grower", pkgbuild("grower", "").as_bytes());
     let tree = aur.git.raw_tree(
         "grower",
-        &[("100644", "PKGBUILD", &pbb), ("100644", "vendor.bin", &blob)],
+        &[
+            ("100644", "PKGBUILD", &pbb),
+            ("100644", "vendor.bin", &blob),
+        ],
     );
     let b = aur.git.commit(
         "grower",
@@ -380,6 +380,77 @@ async fn concurrent_audits_of_one_package_fetch_once_and_agree() {
     let head = aur.ids("evil-pkg")[1].clone();
     assert!(commits.iter().all(|c| c.as_deref() == Some(head.as_str())));
     assert!(per_fetch > 0);
-    assert_eq!(aur.git_hits() - start, per_fetch, "one fetch for four audits");
+    assert_eq!(
+        aur.git_hits() - start,
+        per_fetch,
+        "one fetch for four audits"
+    );
     assert_eq!(leftovers(shared.path()), Vec::<String>::new());
+}
+
+/// The history kept is the fetch's depth: 30 commits upstream, `max_history` 10, ten read and
+/// the repository shallow. Prints the fetch time and the cache's size for a package of the
+/// usual shape (PKGBUILD, .SRCINFO, an install script, a patch; 30 versions).
+#[tokio::test]
+async fn the_history_is_as_deep_as_max_history_and_the_cache_stays_small() {
+    let aur = Aur::start(vec![rpc_only("typical")]);
+    let patch = "--- a/src/main.c\n+++ b/src/main.c\n@@ -1,3 +1,4 @@\n #include <stdio.h>\n+#include <stdlib.h>\n int main(void) {\n   return 0;\n".repeat(20);
+    let mut parent: Option<String> = None;
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let ver = format!("1.{i}");
+        let pb = pkgbuild("typical", &format!("install=typical.install\nsource=(\"https://example.org/typical-{ver}.tar.gz\" 'fix-build.patch')\nsha256sums=('{}' 'SKIP')\n", "ab".repeat(32))).replace("pkgver=1.0", &format!("pkgver={ver}"));
+        let si = format!(
+            "pkgbase = typical\n\tpkgver = {ver}\n\tpkgrel = 1\n\tarch = any\n\tlicense = MIT\n\npkgname = typical\n"
+        );
+        let tree = aur.git.tree(
+            "typical",
+            &[
+                Entry::File("PKGBUILD", pb.as_bytes()),
+                Entry::File(".SRCINFO", si.as_bytes()),
+                Entry::File(
+                    "typical.install",
+                    b"post_install() {\n  echo 'run typical --setup once'\n}\n",
+                ),
+                Entry::File("fix-build.patch", patch.as_bytes()),
+            ],
+        );
+        let id = aur.git.commit(
+            "typical",
+            &tree,
+            parent.as_deref(),
+            "Test Writer",
+            &format!("{ver}-1"),
+            &format!("2024-01-{:02}T12:00:00+0000", i + 1),
+        );
+        ids.push(id.clone());
+        parent = Some(id);
+    }
+    let cache = tempfile::tempdir().expect("tmp");
+    let c = AurClient::new(AurConfig {
+        max_history: 10,
+        ..client(&aur.srv.base, cache.path(), Duration::from_secs(600))
+            .config()
+            .clone()
+    })
+    .expect("client");
+    let started = std::time::Instant::now();
+    let h = c.history(&permit(), "typical").await.expect("history");
+    let took = started.elapsed();
+    let got: Vec<&str> = h.iter().map(|c| c.id.as_str()).collect();
+    let want: Vec<&str> = ids.iter().rev().take(10).map(String::as_str).collect();
+    assert_eq!(got, want);
+    let repo = cache.path().join("git/typical.git");
+    assert!(repo.join("shallow").is_file(), "a shallow repository");
+    let size = dir_size(&repo);
+    eprintln!(
+        "fetch of a typical package (10 of 30 commits) from the local server: {} ms; cached repository: {} KiB",
+        took.as_millis(),
+        size / 1024
+    );
+    // An older commit than the depth is not there, and is not invented.
+    let e = archgate_aur::audit_package_at(&c, &permit(), "typical", Some(&ids[5]))
+        .await
+        .expect_err("deeper than the history kept");
+    assert_eq!(e.kind(), "not_found", "{e}");
 }

@@ -4,9 +4,10 @@
 //! - **Locked:** a fetch holds `<pkgbase>.lock` (an advisory lock), so concurrent audits of one
 //!   package, in one process or several, fetch one at a time and read what the other fetched.
 //! - **Never half-written:** a first fetch goes into a staging directory renamed into place only
-//!   when it succeeded; a later fetch adds a pack, and the branch moves only when that pack is
-//!   complete and checked. A fetch that fails or is stopped leaves the previous repository as it
-//!   was (its temporary pack is removed).
+//!   when it succeeded; a later fetch lands on `refs/archgate/incoming`, and the branch moves
+//!   only when that fetch is complete, checked and within the limit. A fetch that fails, is
+//!   stopped or is too large is undone: its packs, temporaries and ref removed, `shallow` put
+//!   back, so the previous repository is exactly as it was.
 //! - **Bounded:** what a fetch receives is measured while git runs; past `max_repo_bytes` git
 //!   is stopped and the answer is `too_large`.
 
@@ -21,6 +22,8 @@ use super::{PackageRepo, RunGit, Want, exec_error};
 
 /// The branch the AUR keeps a package base on.
 const BRANCH: &str = "refs/heads/master";
+/// Where a fetch puts the branch until the fetch is judged complete and within the limit.
+const INCOMING: &str = "refs/archgate/incoming";
 /// Written (empty) after each successful fetch; its mtime is when the head was last fetched.
 const STAMP: &str = "archgate-fetched";
 
@@ -122,9 +125,11 @@ impl RepoCache {
         config: &AurConfig,
     ) -> Result<String, AurError> {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let staging = self
-            .root
-            .join(format!(".staging-{}-{}-{n}", repo.pkgbase, std::process::id()));
+        let staging = self.root.join(format!(
+            ".staging-{}-{}-{n}",
+            repo.pkgbase,
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&staging);
         let mut st = PackageRepo {
             git: repo.git,
@@ -193,6 +198,7 @@ impl RepoCache {
     ) -> Result<(), AurError> {
         let before = if first { 0 } else { dir_size(&repo.dir) };
         remove_temporaries(&repo.dir);
+        let kept = Kept::take(&repo.dir);
         let spec = git(&repo.dir, &repo.home, scheme, config.timeout)
             .arg("fetch")
             .arg("--quiet")
@@ -204,7 +210,7 @@ impl RepoCache {
             .arg(format!("--depth={}", config.max_history.max(1)))
             .arg("--end-of-options")
             .arg(&repo.url)
-            .arg(format!("+{BRANCH}:{BRANCH}"));
+            .arg(format!("+{BRANCH}:{INCOMING}"));
         let limit = config.max_repo_bytes as u64;
         let run = repo.git.run_git(spec);
         tokio::pin!(run);
@@ -215,7 +221,7 @@ impl RepoCache {
                     if dir_size(&repo.dir).saturating_sub(before) > limit {
                         // Dropping the run ends git's process group.
                         drop(run);
-                        remove_temporaries(&repo.dir);
+                        kept.restore(&repo.dir);
                         return Err(AurError::TooLarge { url: repo.url.clone(), limit: config.max_repo_bytes });
                     }
                 }
@@ -237,12 +243,34 @@ impl RepoCache {
             }
             Ok(_) => Ok(()),
         };
-        remove_temporaries(&repo.dir);
-        if result.is_ok() {
-            let stamp = repo.dir.join(STAMP);
-            std::fs::write(&stamp, b"").map_err(|e| self.io(e, &stamp))?;
+        if let Err(e) = result {
+            kept.restore(&repo.dir);
+            return Err(e);
         }
-        result
+        // Complete, checked and within the limit: the branch moves to what was fetched.
+        let incoming = repo.rev_parse(INCOMING).await?;
+        let out = repo
+            .git
+            .run_git(git(&repo.dir, &repo.home, scheme, config.timeout).args([
+                "update-ref",
+                "--no-deref",
+                BRANCH,
+                &incoming,
+            ]))
+            .await
+            .map_err(|e| exec_error(&repo.url, e))?;
+        let _ = std::fs::remove_file(repo.dir.join(INCOMING));
+        if !out.success() {
+            kept.restore(&repo.dir);
+            return Err(AurError::Cache {
+                path: repo.dir.display().to_string(),
+                reason: format!("cannot move the branch: {}", out.stderr_lossy().trim()),
+            });
+        }
+        remove_temporaries(&repo.dir);
+        let stamp = repo.dir.join(STAMP);
+        std::fs::write(&stamp, b"").map_err(|e| self.io(e, &stamp))?;
+        Ok(())
     }
 
     /// The package base's lock, held while its repository is checked and fetched.
@@ -280,7 +308,11 @@ fn make_private_dir(d: &Path) -> std::io::Result<()> {
 
 fn stamp_age(dir: &Path) -> Option<Duration> {
     let m = std::fs::metadata(dir.join(STAMP)).ok()?.modified().ok()?;
-    Some(SystemTime::now().duration_since(m).unwrap_or(Duration::ZERO))
+    Some(
+        SystemTime::now()
+            .duration_since(m)
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 /// Bytes under `dir` (symbolic links not followed).
@@ -319,6 +351,54 @@ fn remove_temporaries(dir: &Path) {
             let n = n.to_string_lossy();
             if n.starts_with("tmp_") || n.ends_with(".lock") {
                 let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// What a repository was before a fetch: its packs and its `shallow` file. A fetch that fails
+/// or is too large is undone to exactly this (new packs, the incoming ref and temporaries
+/// removed, `shallow` put back), so the branch and the objects it reaches stay as they were.
+struct Kept {
+    packs: Vec<std::ffi::OsString>,
+    shallow: Option<Vec<u8>>,
+}
+
+impl Kept {
+    fn take(dir: &Path) -> Kept {
+        Kept {
+            packs: std::fs::read_dir(dir.join("objects/pack"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.file_name())
+                .collect(),
+            shallow: std::fs::read(dir.join("shallow")).ok(),
+        }
+    }
+
+    fn restore(&self, dir: &Path) {
+        remove_temporaries(dir);
+        let _ = std::fs::remove_file(dir.join(INCOMING));
+        for e in std::fs::read_dir(dir.join("objects/pack"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if !self.packs.contains(&e.file_name()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+        let shallow = dir.join("shallow");
+        match &self.shallow {
+            Some(b) => {
+                let tmp = dir.join("shallow.archgate-tmp");
+                if std::fs::write(&tmp, b).is_ok() {
+                    let _ = std::fs::rename(&tmp, &shallow);
+                }
+            }
+            None => {
+                let _ = std::fs::remove_file(&shallow);
             }
         }
     }

@@ -64,7 +64,8 @@ pub(crate) fn git(dir: &Path, home: &Path, scheme: &str, timeout: Duration) -> C
     for s in SETTINGS {
         spec = spec.arg("-c").arg(*s);
     }
-    spec.arg("-c").arg(format!("protocol.{scheme}.allow=always"))
+    spec.arg("-c")
+        .arg(format!("protocol.{scheme}.allow=always"))
 }
 
 /// The scheme of the AUR's base URL, when git may use it.
@@ -121,9 +122,14 @@ pub(crate) fn fetch_error(url: &str, pkgbase: &str, stderr: &str, timeout: Durat
             after: timeout,
         };
     }
-    if ["Could not resolve", "Failed to connect", "Couldn't connect", "Connection refused"]
-        .iter()
-        .any(|m| s.contains(m))
+    if [
+        "Could not resolve",
+        "Failed to connect",
+        "Couldn't connect",
+        "Connection refused",
+    ]
+    .iter()
+    .any(|m| s.contains(m))
         || s.contains("unable to access")
     {
         return AurError::CouldNotReach {

@@ -59,9 +59,10 @@ impl PackageRepo<'_> {
             .await
             .map_err(|e| exec_error(&self.url, e))?;
         if out.truncated {
+            // More than the executor keeps of a program's output (a tree of very many files).
             return Err(AurError::TooLarge {
                 url: self.url.clone(),
-                limit: 0,
+                limit: out.stdout.len() + out.stderr.len(),
             });
         }
         Ok(out)

@@ -185,10 +185,7 @@ pub fn packages() -> Vec<Pkg> {
             version: "2.1-1",
             maintainer: None,
             votes: 0,
-            commits: vec![
-                ("Good Person", "2.0-1", g1),
-                ("Good Person", "2.1-1", g2),
-            ],
+            commits: vec![("Good Person", "2.0-1", g1), ("Good Person", "2.1-1", g2)],
         },
     ]
 }

@@ -71,7 +71,10 @@ impl GitRoot {
             "git failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        String::from_utf8(out.stdout).expect("utf-8").trim().to_owned()
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_owned()
     }
 
     /// An empty bare repository (what the AUR serves for a name it does not know).
