@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -189,6 +190,8 @@ def omarchy(root: Path) -> tuple[Path, Path, Path]:
         p = bin_dir / name
         p.write_text("#!/bin/sh\nPATH=/usr/bin:/bin\n" + body)
         p.chmod(0o755)
+    # The AUR is read with git, found in the same search directories as every program.
+    (bin_dir / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
     return bin_dir, home, runs
 
 
