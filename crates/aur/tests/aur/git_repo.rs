@@ -112,7 +112,7 @@ async fn a_hostile_repository_runs_nothing_and_reads_nothing_outside() {
             Entry::Executable("post-merge", script.as_bytes()),
         ],
     );
-    for line in ls_tree(&aur, &tree0) {
+    for line in aur.git.ls_tree("hostile", &tree0) {
         raw.push(line);
     }
     raw.push(("40000".into(), "hooks".into(), hooks));
@@ -183,35 +183,17 @@ async fn a_hostile_repository_runs_nothing_and_reads_nothing_outside() {
     assert!(!repo.join("vendor").exists() && !repo.join("modules").exists());
 }
 
-fn ls_tree(aur: &Aur, tree: &str) -> Vec<(String, String, String)> {
-    let out = std::process::Command::new("git")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .arg(format!("--git-dir={}", aur.git.repo("hostile").display()))
-        .args(["ls-tree", tree])
-        .output()
-        .expect("ls-tree");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| {
-            let (meta, name) = l.split_once('\t').expect("tab");
-            let m: Vec<&str> = meta.split(' ').collect();
-            (m[0].to_owned(), name.to_owned(), m[2].to_owned())
-        })
-        .collect()
-}
-
 /// A commit for the submodule entry to point at (a gitlink names a commit; it is not fetched).
 fn sub_commit(aur: &Aur, blob: &str) -> String {
     let t = aur.git.raw_tree("hostile", &[("100644", "x", blob)]);
-    let id = aur.git.commit(
+    aur.git.commit(
         "hostile",
         &t,
         None,
         "Someone",
         "sub",
         "2024-01-01T12:00:00+0000",
-    );
-    id
+    )
 }
 
 #[tokio::test]

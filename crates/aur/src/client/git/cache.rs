@@ -212,14 +212,15 @@ impl RepoCache {
             .arg(&repo.url)
             .arg(format!("+{BRANCH}:{INCOMING}"));
         let limit = config.max_repo_bytes as u64;
-        let run = repo.git.run_git(spec);
-        tokio::pin!(run);
+        // Boxed (so `Unpin`): dropping it below really drops the run, which ends git's group.
+        let mut run = repo.git.run_git(spec);
         let out = loop {
             tokio::select! {
                 r = &mut run => break r,
                 () = tokio::time::sleep(Duration::from_millis(50)) => {
                     if dir_size(&repo.dir).saturating_sub(before) > limit {
-                        // Dropping the run ends git's process group.
+                        // Dropping the run ends git's process group (SIGKILL) before the
+                        // repository is put back.
                         drop(run);
                         kept.restore(&repo.dir);
                         return Err(AurError::TooLarge { url: repo.url.clone(), limit: config.max_repo_bytes });

@@ -2,6 +2,10 @@
 //! write exactly the tree it means, hostile names included) and served over git's smart HTTP by
 //! `git http-backend` run as a CGI program, as aur.archlinux.org serves `<pkgbase>.git`.
 
+// The fixtures are built and served by real git, started here directly: this is the test's
+// stand-in for the AUR's server, not archgate running a program.
+#![allow(clippy::disallowed_methods)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -159,6 +163,20 @@ impl GitRoot {
         u.args(["update-ref", "refs/heads/master", &id]);
         self.run(u, b"");
         id
+    }
+
+    /// The entries of `tree` as `(mode, name, object id)`.
+    pub fn ls_tree(&self, pkgbase: &str, tree: &str) -> Vec<(String, String, String)> {
+        let mut c = self.git(&self.repo(pkgbase));
+        c.args(["ls-tree", tree]);
+        self.run(c, b"")
+            .lines()
+            .map(|l| {
+                let (meta, name) = l.split_once('\t').expect("tab");
+                let m: Vec<&str> = meta.split(' ').collect();
+                (m[0].to_owned(), name.to_owned(), m[2].to_owned())
+            })
+            .collect()
     }
 
     /// Answers one smart-HTTP request for `/<pkgbase>.git/...` by `git http-backend` (CGI).
