@@ -436,3 +436,46 @@ async fn the_history_is_as_deep_as_max_history_and_the_cache_stays_small() {
         .expect_err("deeper than the history kept");
     assert_eq!(e.kind(), "not_found", "{e}");
 }
+
+/// A `.mailmap` in the repository does not rename the author of the latest change: the
+/// takeover signal compares the names as committed.
+#[tokio::test]
+async fn a_mailmap_in_the_repository_does_not_hide_a_new_author() {
+    let aur = Aur::start(fake_aur::packages());
+    // good-pkg: every change by Good Person, then one by New Owner that maps itself to them.
+    let mut files: BTreeMap<&'static str, String> = fake_aur::packages()[1].commits[1].2.clone();
+    files.insert(
+        ".mailmap",
+        "Good Person <good.person@example.org> New Owner <new.owner@example.org>\n".into(),
+    );
+    aur.push("good-pkg", "2.1-2", ("New Owner", "2.1-2", files));
+    let cache = tempfile::tempdir().expect("tmp");
+    let c = client(&aur.srv.base, cache.path(), Duration::from_secs(600));
+    let a = archgate_aur::audit_package(&c, &permit(), "good-pkg")
+        .await
+        .expect("audit");
+    assert_eq!(a.recent_history[0].author, "New Owner");
+    assert!(
+        a.trust
+            .iter()
+            .any(|t| t.level == "warning" && t.signal.contains("New Owner")),
+        "{:?}",
+        a.trust
+    );
+}
+
+/// git is allowed the AUR's own scheme only: another base URL never reaches it.
+#[tokio::test]
+async fn a_base_url_of_another_scheme_never_reaches_git() {
+    let cache = tempfile::tempdir().expect("tmp");
+    for base in [
+        "file:///srv/aur",
+        "ext::sh -c id",
+        "ssh://aur@aur.archlinux.org",
+    ] {
+        let c = client(base, cache.path(), Duration::from_secs(600));
+        let e = c.history(&permit(), "evil-pkg").await.expect_err("refused");
+        assert_eq!(e.kind(), "invalid_argument", "{base}: {e}");
+    }
+    assert!(!cache.path().join("git/evil-pkg.git").exists());
+}
