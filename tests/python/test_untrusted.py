@@ -1,8 +1,8 @@
 """Issue 31, done when: what a session just read is not the person's word.
 
 The official Python SDK over streamable HTTP, against the real daemon. A local stand-in of the AUR
-answers in the formats aur.archlinux.org uses (RPC v5 `info`, cgit's tree listing and `plain`
-files; the package and its text are ours), with a PKGBUILD whose comment asks an agent to run an
+answers in the formats aur.archlinux.org uses (RPC v5 `info`, and the package's git repository over
+git's smart HTTP by `git http-backend`, made with real git; the package and its text are ours), with a PKGBUILD whose comment asks an agent to run an
 Omarchy route. A fixture Omarchy 4 (its registry's JSON shape, route scripts that record each
 run) stands in for the desktop. The person approves "Always" for that route, then:
 
@@ -16,6 +16,10 @@ run) stands in for the desktop. The person approves "Always" for that route, the
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -54,8 +58,34 @@ SRCINFO = f"pkgbase = {PACKAGE}\n\tpkgver = 1.0\n\tpkgrel = 1\n\tarch = any\n\tl
 FILES = {"PKGBUILD": PKGBUILD, ".SRCINFO": SRCINFO}
 
 
+def git(root: Path, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> str:
+    """Real git on the test's own repositories, reading no configuration of whoever runs the tests."""
+    base = {"PATH": os.environ.get("PATH", "/usr/bin"), "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+    out = subprocess.run(["git", *args], input=stdin, capture_output=True, check=True, env={**base, **(env or {})})
+    return out.stdout.decode().strip()
+
+
+def make_repo(root: Path) -> None:
+    """`<root>/<PACKAGE>.git`: one commit of FILES, as the AUR keeps a package base."""
+    repo = root / f"{PACKAGE}.git"
+    git(root, "init", "--bare", "--quiet", "--template=", "-b", "master", str(repo))
+    gd = f"--git-dir={repo}"
+    entries = b"".join(
+        f"100644 blob {git(root, gd, 'hash-object', '-w', '--stdin', stdin=text.encode())}\t{name}\n".encode()
+        for name, text in sorted(FILES.items())
+    )
+    tree = git(root, gd, "mktree", stdin=entries)
+    who = {"GIT_AUTHOR_NAME": "writer", "GIT_AUTHOR_EMAIL": "writer@example.org", "GIT_COMMITTER_NAME": "writer",
+           "GIT_COMMITTER_EMAIL": "writer@example.org", "GIT_AUTHOR_DATE": "2024-01-01T12:00:00+0000",
+           "GIT_COMMITTER_DATE": "2024-01-01T12:00:00+0000"}
+    commit = git(root, gd, "commit-tree", tree, "-m", "1.0-1", env=who)
+    git(root, gd, "update-ref", "refs/heads/master", commit)
+
+
 class Aur(BaseHTTPRequestHandler):
-    """RPC v5 and cgit, as aur.archlinux.org answers them, for one package."""
+    """RPC v5 and the package's git repository (smart HTTP), as aur.archlinux.org answers them."""
+
+    repos: Path
 
     def log_message(self, *args) -> None:  # noqa: ANN002
         pass
@@ -68,9 +98,43 @@ class Aur(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def git_http(self) -> None:
+        """One request for `/<pkgbase>.git/...`, answered by `git http-backend` as a CGI program."""
+        url = urlparse(self.path)
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin"), "HOME": str(self.repos), "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_PROJECT_ROOT": str(self.repos), "GIT_HTTP_EXPORT_ALL": "1", "PATH_INFO": url.path,
+            "QUERY_STRING": url.query, "REQUEST_METHOD": self.command, "REMOTE_ADDR": "127.0.0.1",
+            "CONTENT_LENGTH": str(len(body)), "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+        }
+        for header, var in (("Content-Encoding", "HTTP_CONTENT_ENCODING"), ("Git-Protocol", "GIT_PROTOCOL")):
+            if self.headers.get(header):
+                env[var] = self.headers[header]
+        out = subprocess.run(["git", "http-backend"], input=body, capture_output=True, env=env).stdout
+        head, _, data = out.partition(b"\r\n\r\n")
+        status, headers = 200, []
+        for line in head.decode().splitlines():
+            key, _, value = line.partition(":")
+            if key.lower() == "status":
+                status = int(value.split()[0])
+            elif key:
+                headers.append((key, value.strip()))
+        self.send_response(status)
+        for key, value in headers:
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:  # noqa: N802
+        return self.git_http()
+
     def do_GET(self) -> None:  # noqa: N802
         url = urlparse(self.path)
         q = parse_qs(url.query)
+        if ".git/" in url.path:
+            return self.git_http()
         if url.path.rstrip("/") == "/rpc":
             names = q.get("arg[]", [])
             results = [
@@ -85,31 +149,22 @@ class Aur(BaseHTTPRequestHandler):
             ] if PACKAGE in names else []
             body = {"resultcount": len(results), "results": results, "type": "multiinfo", "version": 5}
             return self.reply(200, "application/json", json.dumps(body))
-        if q.get("h") != [PACKAGE]:
-            return self.reply(200, "text/html", "<html><body><div class='error'>Invalid branch</div></body></html>")
-        if url.path == "/cgit/aur.git/tree/":
-            rows = "".join(
-                f"<tr><td class='ls-mode'>-rw-r--r--</td><td><a class='ls-blob' href='/cgit/aur.git/tree/{f}?h={PACKAGE}'>{f}</a></td>"
-                f"<td class='ls-size'>{len(c)}</td><td><a class='button' href='/cgit/aur.git/plain/{f}?h={PACKAGE}'>plain</a></td></tr>\n"
-                for f, c in FILES.items()
-            )
-            page = f"<!DOCTYPE html>\n<html><body><div class='content'><table summary='tree listing' class='list'>\n{rows}</table></div></body></html>\n"
-            return self.reply(200, "text/html; charset=UTF-8", page)
-        name = url.path.removeprefix("/cgit/aur.git/plain/")
-        if name in FILES:
-            return self.reply(200, "text/plain; charset=UTF-8", FILES[name])
         return self.reply(404, "text/plain", "Not found")
 
 
 @pytest.fixture
 def aur() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Aur)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_repo(root)
+        handler = type("AurHere", (Aur,), {"repos": root})
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            server.server_close()
 
 
 def omarchy(root: Path) -> tuple[Path, Path, Path]:
@@ -135,6 +190,8 @@ def omarchy(root: Path) -> tuple[Path, Path, Path]:
         p = bin_dir / name
         p.write_text("#!/bin/sh\nPATH=/usr/bin:/bin\n" + body)
         p.chmod(0o755)
+    # The AUR is read with git, found in the same search directories as every program.
+    (bin_dir / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
     return bin_dir, home, runs
 
 

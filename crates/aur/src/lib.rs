@@ -1,4 +1,4 @@
-//! archgate's AUR crate: a client for the AUR (RPC v5 and cgit), a static audit of PKGBUILDs,
+//! archgate's AUR crate: a client for the AUR (RPC v5, and each package's git repository), a static audit of PKGBUILDs,
 //! install scripts and hooks that never executes them, operations that combine both (audit a
 //! package, audit an update's diff, review all pending updates), and the evaluation corpus.
 //!
@@ -20,8 +20,8 @@ pub use audit::{
     audit_change,
 };
 pub use client::{
-    AurClient, AurConfig, AurError, Commit, InfoResults, PackageFiles, PackageInfo, RepoFile,
-    SearchBy, SearchResults,
+    AurClient, AurConfig, AurError, Commit, InfoResults, PackageFiles, PackageInfo, PackageRepo,
+    RepoFile, RunGit, SearchBy, SearchResults,
 };
 pub use local::{LocalError, load_path};
 pub use ops::{

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::audit::{self, AuditInput, AuditReport, ChangeAudit, ScriptFile, Severity, Verdict};
-use crate::client::{AurClient, AurError, Commit, PackageInfo, RepoFile};
+use crate::client::{AurClient, AurError, Commit, PackageInfo, PackageRepo, RepoFile, RunGit};
 use crate::vercmp::vercmp;
 use crate::{AUR_NOTICE, audit::srcinfo};
 
@@ -58,8 +58,7 @@ pub struct PackageAudit {
     /// Reminder that AUR packages are user-made and unreviewed.
     pub notice: &'static str,
     pub package: PackageInfo,
-    /// The AUR git commit whose files were audited (`null` if the history could not be read;
-    /// then the branch head was read and no build commands are given).
+    /// The AUR git commit whose files were audited (its full id; every file was read from it).
     pub commit: Option<String>,
     /// The newest commit of the package when it was audited.
     pub head_commit: Option<String>,
@@ -275,32 +274,31 @@ fn to_input(pkgbuild: String, srcinfo: Option<String>, scripts: Vec<ScriptFile>)
 }
 
 /// Fetches a package and audits its newest commit, with trust and history signals (`aur_audit`).
-pub async fn audit_package(client: &AurClient, name: &str) -> Result<PackageAudit, AurError> {
-    audit_package_at(client, name, None).await
+pub async fn audit_package(
+    client: &AurClient,
+    git: &dyn RunGit,
+    name: &str,
+) -> Result<PackageAudit, AurError> {
+    audit_package_at(client, git, name, None).await
 }
 
 /// Audits one commit of a package (a commit id or prefix from its history; default: the
 /// newest). The files are read at that exact commit, and the answer says how to build it.
 pub async fn audit_package_at(
     client: &AurClient,
+    git: &dyn RunGit,
     name: &str,
     commit: Option<&str>,
 ) -> Result<PackageAudit, AurError> {
     let package = client.info_one(name).await?;
     let pkgbase = package.package_base.clone();
-    let history = match client.history(&pkgbase).await {
-        Ok(h) => h,
-        Err(e) if commit.is_some() => return Err(e),
-        Err(_) => Vec::new(),
-    };
-    let head = history.first().map(|c| c.id.clone());
+    let repo = client.repo(git, &pkgbase, commit).await?;
+    let history = repo.history().await?;
+    let head = Some(repo.head.clone());
     let at = match commit {
         Some(c) => {
-            let want = c.trim().to_ascii_lowercase();
-            let found =
-                (4..=40).contains(&want.len()) && want.bytes().all(|b| b.is_ascii_hexdigit());
-            let hit = history.iter().find(|h| found && h.id.starts_with(&want));
-            match hit {
+            let full = repo.resolve(c).await.ok();
+            match history.iter().find(|h| Some(&h.id) == full.as_ref()) {
                 Some(h) => Some(h.id.clone()),
                 None => {
                     return Err(AurError::NotFound {
@@ -311,8 +309,8 @@ pub async fn audit_package_at(
         }
         None => head.clone(),
     };
-    let files = client
-        .package_files_at(name, &pkgbase, at.as_deref())
+    let files = repo
+        .package_files(name, at.as_deref().unwrap_or(&repo.head))
         .await?;
     let report = audit::audit(&to_input(
         files.pkgbuild,
@@ -358,22 +356,21 @@ pub async fn audit_package_at(
     })
 }
 
-async fn version_at(client: &AurClient, pkgbase: &str, commit: &str) -> Option<String> {
-    let s = client.file(pkgbase, ".SRCINFO", Some(commit)).await.ok()?;
+async fn version_at(repo: &PackageRepo<'_>, commit: &str) -> Option<String> {
+    let s = repo.file(commit, ".SRCINFO").await.ok()?;
     srcinfo::parse(&s).version()
 }
 
 /// The newest commit whose .SRCINFO says `version` (also matched without pkgrel or epoch).
 async fn find_version(
-    client: &AurClient,
+    repo: &PackageRepo<'_>,
     name: &str,
-    pkgbase: &str,
     history: &[Commit],
     version: &str,
 ) -> Result<usize, AurError> {
     let bare = |v: &str| v.split_once(':').map_or(v, |(_, r)| r).to_owned();
     for (i, c) in history.iter().enumerate() {
-        if let Some(v) = version_at(client, pkgbase, &c.id).await
+        if let Some(v) = version_at(repo, &c.id).await
             && (v == version
                 || bare(&v) == bare(version)
                 || (!version.contains('-')
@@ -391,9 +388,8 @@ async fn find_version(
 }
 
 async fn resolve(
-    client: &AurClient,
+    repo: &PackageRepo<'_>,
     name: &str,
-    pkgbase: &str,
     history: &[Commit],
     spec: &str,
 ) -> Result<usize, AurError> {
@@ -404,20 +400,19 @@ async fn resolve(
     {
         return Ok(i);
     }
-    find_version(client, name, pkgbase, history, spec.trim()).await
+    find_version(repo, name, history, spec.trim()).await
 }
 
 async fn snapshot(
-    client: &AurClient,
-    pkgbase: &str,
+    repo: &PackageRepo<'_>,
     commit: &str,
 ) -> Result<BTreeMap<String, Option<String>>, AurError> {
     let mut out = BTreeMap::new();
-    for f in client.list_files(pkgbase, Some(commit)).await? {
-        if f.kind != "file" {
+    for f in repo.list_files(commit).await? {
+        if f.kind != "file" && f.kind != "symlink" {
             continue;
         }
-        let body = match client.file(pkgbase, &f.name, Some(commit)).await {
+        let body = match repo.read(&f).await {
             Ok(t) => Some(t),
             Err(AurError::TooLarge { .. } | AurError::Malformed { .. }) => None,
             Err(e) => return Err(e),
@@ -490,10 +485,10 @@ fn file_diffs(
     out
 }
 
-async fn version_ref(client: &AurClient, pkgbase: &str, c: &Commit) -> VersionRef {
+async fn version_ref(repo: &PackageRepo<'_>, c: &Commit) -> VersionRef {
     VersionRef {
         commit: c.id.clone(),
-        version: version_at(client, pkgbase, &c.id).await,
+        version: version_at(repo, &c.id).await,
         author: c.author.clone(),
         date: c.date.clone(),
         subject: c.subject.clone(),
@@ -504,33 +499,35 @@ async fn version_ref(client: &AurClient, pkgbase: &str, c: &Commit) -> VersionRe
 /// `from`/`to` are commit ids or versions; defaults: `to` = newest, `from` = the commit before.
 pub async fn diff(
     client: &AurClient,
+    git: &dyn RunGit,
     name: &str,
     from: Option<&str>,
     to: Option<&str>,
 ) -> Result<PackageDiff, AurError> {
     let info = client.info_one(name).await?;
     let pkgbase = info.package_base.clone();
-    let history = client.history(&pkgbase).await?;
+    let repo = client.repo(git, &pkgbase, None).await?;
+    let history = repo.history().await?;
     if history.is_empty() {
         return Err(AurError::NotFound {
             what: format!("history of {pkgbase}"),
         });
     }
     let ti = match to {
-        Some(s) => resolve(client, name, &pkgbase, &history, s).await?,
+        Some(s) => resolve(&repo, name, &history, s).await?,
         None => 0,
     };
     let fi = match from {
-        Some(s) => resolve(client, name, &pkgbase, &history, s).await?,
+        Some(s) => resolve(&repo, name, &history, s).await?,
         None => (ti + 1).min(history.len() - 1),
     };
     let (fc, tc) = (&history[fi], &history[ti]);
     let before = if fi == ti && from.is_none() {
         BTreeMap::new()
     } else {
-        snapshot(client, &pkgbase, &fc.id).await?
+        snapshot(&repo, &fc.id).await?
     };
-    let after = snapshot(client, &pkgbase, &tc.id).await?;
+    let after = snapshot(&repo, &tc.id).await?;
     let files = file_diffs(&before, &after);
     let audit = audit::audit_change(&input_of(&before), &input_of(&after));
     let commits = if fi > ti {
@@ -542,8 +539,8 @@ pub async fn diff(
         notice: AUR_NOTICE,
         name: name.to_owned(),
         package_base: pkgbase.clone(),
-        from: version_ref(client, &pkgbase, fc).await,
-        to: version_ref(client, &pkgbase, tc).await,
+        from: version_ref(&repo, fc).await,
+        to: version_ref(&repo, tc).await,
         commits,
         files,
         audit,
@@ -555,6 +552,7 @@ pub async fn diff(
 /// version and its audit, most dangerous first (`aur_review_updates`).
 pub async fn review_updates(
     client: &AurClient,
+    git: &dyn RunGit,
     installed: &[(String, String)],
 ) -> Result<UpdateReview, AurError> {
     let names: Vec<String> = installed
@@ -590,7 +588,10 @@ pub async fn review_updates(
             moved_on: None,
             error: None,
         };
-        match diff(client, name, Some(ver), None).await {
+        // Read before this review audits anything: the fallback full audit below records its
+        // own commit, which must not stand in for the one the person's audit read.
+        let audited = last_audit(client, &p.package_base).await;
+        match diff(client, git, name, Some(ver), None).await {
             Ok(d) => {
                 e.verdict = Some(d.audit.report.verdict);
                 e.max_severity = d.audit.report.max_severity;
@@ -598,7 +599,7 @@ pub async fn review_updates(
                 e.build = Some(d.build.clone());
                 e.diff = Some(d);
             }
-            Err(AurError::VersionNotFound { .. }) => match audit_package(client, name).await {
+            Err(AurError::VersionNotFound { .. }) => match audit_package(client, git, name).await {
                 Ok(a) => {
                     e.verdict = Some(a.report.verdict);
                     e.max_severity = a.report.max_severity;
@@ -623,7 +624,6 @@ pub async fn review_updates(
                 })
             }
         }
-        let audited = last_audit(client, &p.package_base).await;
         if let Some(rec) = &audited {
             e.audited_commit = Some(rec.commit.clone());
             if let Some(now) = &e.commit

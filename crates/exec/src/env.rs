@@ -191,6 +191,11 @@ pub const TABLE: &[Passed] = &[
         why: "where Omarchy is installed; its scripts source files from it (trusted directory only)",
     },
     Passed {
+        names: &["GIT_CONFIG_NOSYSTEM", "GIT_TERMINAL_PROMPT"],
+        carries: Carries::Value,
+        why: "the AUR reader sets them for git: read no /etc/gitconfig (no helper or hook it names runs) and never ask on a terminal; they only take configuration away",
+    },
+    Passed {
         names: &["PATH"],
         carries: Carries::Rebuilt,
         why: "scripts call their helper commands by name: rebuilt from trusted directories, never taken as given",

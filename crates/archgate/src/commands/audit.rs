@@ -23,7 +23,7 @@ pub async fn run(config: Option<PathBuf>, target: &str, json: bool) -> anyhow::R
             ..Default::default()
         })
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let audited = archgate_aur::audit_package(&client, target)
+        let audited = archgate_aur::audit_package(&client, &ForPerson, target)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         super::note(archgate_aur::AUR_NOTICE);
@@ -39,4 +39,24 @@ pub async fn run(config: Option<PathBuf>, target: &str, json: bool) -> anyhow::R
         archgate_aur::Verdict::Review => ExitCode::from(1),
         archgate_aur::Verdict::Dangerous => ExitCode::from(3),
     })
+}
+
+/// `archgate audit PACKAGE` is the person's own command: its `git` runs for the person, under
+/// the executor's rules (trusted program, allowlisted environment), not under a tool's permit.
+struct ForPerson;
+
+impl archgate_aur::RunGit for ForPerson {
+    fn run_git(
+        &self,
+        spec: archgate_exec::CommandSpec,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<
+                    Output = Result<archgate_exec::Output, archgate_exec::ExecError>,
+                > + Send
+                + '_,
+        >,
+    > {
+        Box::pin(archgate_exec::run_for_person(spec))
+    }
 }

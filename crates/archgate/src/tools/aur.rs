@@ -69,11 +69,13 @@ read_tool!(
         description: "The PKGBUILD, .SRCINFO and install scripts of an AUR package, as text.",
     } | svc,
     cx,
-    a | svc
-        .aur(&cx.config)?
-        .package_files(&a.name)
-        .await
-        .map_err(domain_err)
+    a,
+    permit
+        | svc
+            .aur(&cx.config)?
+            .package_files(permit, &a.name)
+            .await
+            .map_err(domain_err)
 );
 
 read_tool!(
@@ -89,11 +91,16 @@ read_tool!(
                   signals, a verdict (ok, review, dangerous) and the commands that build that commit.",
     } | svc,
     cx,
-    a | {
-        let mut audit =
-            archgate_aur::audit_package_at(&svc.aur(&cx.config)?, &a.name, a.commit.as_deref())
-                .await
-                .map_err(domain_err)?;
+    a,
+    permit | {
+        let mut audit = archgate_aur::audit_package_at(
+            &svc.aur(&cx.config)?,
+            permit,
+            &a.name,
+            a.commit.as_deref(),
+        )
+        .await
+        .map_err(domain_err)?;
         for s in shadowed(svc, cx, &[audit.package.name.as_str()]).await {
             audit.note_shadowing(&s);
         }
@@ -138,14 +145,17 @@ read_tool!(
                   commands that build the newer commit. Use before updating.",
     } | svc,
     cx,
-    a | archgate_aur::diff(
-        &svc.aur(&cx.config)?,
-        &a.name,
-        a.from.as_deref(),
-        a.to.as_deref()
-    )
-    .await
-    .map_err(domain_err)
+    a,
+    permit
+        | archgate_aur::diff(
+            &svc.aur(&cx.config)?,
+            permit,
+            &a.name,
+            a.from.as_deref(),
+            a.to.as_deref()
+        )
+        .await
+        .map_err(domain_err)
 );
 
 read_tool!(
@@ -161,7 +171,8 @@ read_tool!(
                   first, and how to build the commit read. Before any AUR helper updates.",
     } | svc,
     cx,
-    _a | {
+    _a,
+    permit | {
         let installed = svc
             .pacman(&cx.config)
             .list(&ListArgs {
@@ -174,7 +185,7 @@ read_tool!(
             .into_iter()
             .map(|p| (p.name, p.version))
             .collect();
-        archgate_aur::review_updates(&svc.aur(&cx.config)?, &pairs)
+        archgate_aur::review_updates(&svc.aur(&cx.config)?, permit, &pairs)
             .await
             .map_err(domain_err)
     }

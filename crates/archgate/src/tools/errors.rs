@@ -122,6 +122,8 @@ impl Kinded for AurError {
             AurError::Malformed { .. } => ErrorKind::Malformed,
             AurError::Rpc { .. } => ErrorKind::RpcError,
             AurError::InvalidArgument { .. } => ErrorKind::InvalidArgument,
+            AurError::Git { .. } => ErrorKind::NotAvailable,
+            AurError::Cache { .. } => ErrorKind::IoError,
         }
     }
 }
@@ -249,6 +251,19 @@ mod tests {
                     url: "u".into(),
                     status: 500,
                     retry_after: None,
+                };
+                (Kinded::kind(&e), e.kind())
+            },
+            {
+                let e = AurError::Git {
+                    reason: exec().to_string(),
+                };
+                (Kinded::kind(&e), e.kind())
+            },
+            {
+                let e = AurError::Cache {
+                    path: "/x".into(),
+                    reason: io().to_string(),
                 };
                 (Kinded::kind(&e), e.kind())
             },

@@ -60,7 +60,7 @@ macro_rules! read_tool {
             args: $args:ty,
             description: $desc:expr,
         }
-        |$svc:ident, $cx:ident, $a:ident| $body:expr
+        |$svc:ident, $cx:ident, $a:ident $(, $permit:ident)?| $body:expr
     ) => {
         pub struct $ty(pub std::sync::Arc<$crate::tools::Services>);
 
@@ -77,7 +77,7 @@ macro_rules! read_tool {
             fn execute<'a>(
                 &'a self,
                 cx: &'a archgate_core::tool::CallCx,
-                _permit: archgate_core::exec::Permit,
+                permit: archgate_core::exec::Permit,
                 args: $args,
             ) -> futures::future::BoxFuture<
                 'a,
@@ -87,6 +87,10 @@ macro_rules! read_tool {
                 let $cx = cx;
                 let $a = args;
                 Box::pin(async move {
+                    // A read tool that reads through a program (the AUR's git) names the permit.
+                    let permit = permit;
+                    $(let $permit = &permit;)?
+                    let _ = &permit;
                     let v = $body?;
                     Ok(archgate_core::tool::ToolOutput::json(v))
                 })

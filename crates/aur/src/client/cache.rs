@@ -1,4 +1,4 @@
-//! The on-disk HTTP cache: one file per URL (named by its SHA-256), fresh for a TTL, written
+//! The on-disk HTTP cache of RPC answers: one file per URL (named by its SHA-256), fresh for a TTL, written
 //! atomically (temporary file, then rename). A broken cache only costs a refetch.
 
 use std::path::PathBuf;
@@ -28,16 +28,14 @@ impl Cache {
         self.dir.join(hex::encode(digest))
     }
 
-    pub(super) async fn get(&self, url: &str, immutable: bool) -> Option<Vec<u8>> {
+    pub(super) async fn get(&self, url: &str) -> Option<Vec<u8>> {
         let p = self.path(url);
         let meta = tokio::fs::metadata(&p).await.ok()?;
-        if !immutable {
-            let age = SystemTime::now()
-                .duration_since(meta.modified().ok()?)
-                .unwrap_or(Duration::MAX);
-            if age > self.ttl {
-                return None;
-            }
+        let age = SystemTime::now()
+            .duration_since(meta.modified().ok()?)
+            .unwrap_or(Duration::MAX);
+        if age > self.ttl {
+            return None;
         }
         tokio::fs::read(&p).await.ok()
     }

@@ -15,16 +15,19 @@ pub struct AurConfig {
     pub max_rpc_bytes: usize,
     /// Largest single package file read.
     pub max_file_bytes: usize,
-    /// Largest cgit HTML page read.
-    pub max_page_bytes: usize,
-    /// Cache directory (e.g. `$XDG_CACHE_HOME/archgate/aur`); `None` disables the cache.
+    /// Largest package repository fetched (what one fetch receives, `--depth` = `max_history`);
+    /// past it the fetch is stopped and the answer is `too_large`.
+    pub max_repo_bytes: usize,
+    /// Cache directory (e.g. `$XDG_CACHE_HOME/archgate/aur`): RPC answers, and the package
+    /// repositories under `git/`. `None`: no RPC cache, and repositories in a directory of this
+    /// client's own, removed with it.
     pub cache_dir: Option<PathBuf>,
-    /// How long cached answers by branch stay fresh — RPC info and search, the tree, the log
-    /// and files at the head; about 10 minutes, the AUR moves fast. Files and listings
-    /// addressed by a full commit id never expire.
+    /// How long cached answers stay fresh — RPC info and search, and a repository's fetched
+    /// head; about 10 minutes, the AUR moves fast. A commit already fetched is read from the
+    /// cache whatever its age (its id is the hash of its content).
     pub cache_ttl: Duration,
     pub max_search_results: usize,
-    /// How many commits of history are read at most.
+    /// How many commits of history are read at most (the depth of the shallow fetch).
     pub max_history: usize,
     pub user_agent: String,
 }
@@ -37,7 +40,7 @@ impl Default for AurConfig {
             connect_timeout: Duration::from_secs(8),
             max_rpc_bytes: 8 * 1024 * 1024,
             max_file_bytes: 1024 * 1024,
-            max_page_bytes: 2 * 1024 * 1024,
+            max_repo_bytes: 32 * 1024 * 1024,
             cache_dir: None,
             cache_ttl: Duration::from_secs(600),
             max_search_results: 250,

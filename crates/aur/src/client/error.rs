@@ -34,6 +34,12 @@ pub enum AurError {
     Rpc { message: String },
     #[error("invalid argument: {reason}")]
     InvalidArgument { reason: String },
+    /// `git` could not be run (not installed, not trusted where it is, not started).
+    #[error("cannot run git to read the AUR repository: {reason}")]
+    Git { reason: String },
+    /// The repository cache could not be written or read.
+    #[error("the AUR repository cache at {path} failed: {reason}")]
+    Cache { path: String, reason: String },
 }
 
 impl AurError {
@@ -52,6 +58,8 @@ impl AurError {
             AurError::Malformed { .. } => "malformed",
             AurError::Rpc { .. } => "rpc_error",
             AurError::InvalidArgument { .. } => "invalid_argument",
+            AurError::Git { .. } => "not_available",
+            AurError::Cache { .. } => "io_error",
         }
     }
 }

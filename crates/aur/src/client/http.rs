@@ -51,15 +51,10 @@ impl Http {
         Ok(url.to_string())
     }
 
-    /// Fetches `url` (cached). `immutable` answers (addressed by commit id) never expire.
-    pub(super) async fn get(
-        &self,
-        url: &str,
-        limit: usize,
-        immutable: bool,
-    ) -> Result<Vec<u8>, AurError> {
+    /// Fetches `url` (cached for the TTL).
+    pub(super) async fn get(&self, url: &str, limit: usize) -> Result<Vec<u8>, AurError> {
         if let Some(c) = &self.cache
-            && let Some(hit) = c.get(url, immutable).await
+            && let Some(hit) = c.get(url).await
         {
             tracing::debug!(url, "aur cache hit");
             return Ok(hit);

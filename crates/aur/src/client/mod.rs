@@ -1,16 +1,17 @@
-//! The AUR client: RPC v5 (`search`, `info`) and the cgit web interface (file listings, plain
-//! files at any commit, history), with timeouts, size caps and an on-disk cache.
+//! The AUR client: RPC v5 (`search`, `info`) over HTTP with timeouts, size caps and an on-disk
+//! cache; and each package base's git repository (file listings, files at any commit, history),
+//! fetched into the cache by `git` (see [`git`]).
 
 mod cache;
-mod cgit;
 mod config;
 mod error;
+pub mod git;
 mod http;
 mod rpc;
 
-pub use cgit::{Commit, RepoFile};
 pub use config::AurConfig;
 pub use error::AurError;
+pub use git::{Commit, PackageRepo, RepoFile, RunGit};
 pub use rpc::{InfoResults, PackageInfo, SearchBy, SearchResults};
 
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use crate::AUR_NOTICE;
 #[derive(Clone, Debug)]
 pub struct AurClient {
     inner: Arc<http::Http>,
+    repos: Arc<git::RepoCache>,
 }
 
 /// The files of a package as the AUR serves them (for `aur_pkgbuild`).
@@ -32,8 +34,8 @@ pub struct PackageFiles {
     pub notice: &'static str,
     pub name: String,
     pub package_base: String,
-    /// The commit the files were read at; `None` means the branch head.
-    pub commit: Option<String>,
+    /// The full id of the commit the files were read at.
+    pub commit: String,
     pub pkgbuild: String,
     pub srcinfo: Option<String>,
     /// Install scripts (any name `install=` gives), hooks and the other files the PKGBUILD
@@ -65,7 +67,7 @@ fn check_name(name: &str) -> Result<(), AurError> {
     }
 }
 
-fn check_commit(c: &str) -> Result<(), AurError> {
+pub(crate) fn check_commit(c: &str) -> Result<(), AurError> {
     if (4..=40).contains(&c.len()) && c.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(())
     } else {
@@ -77,8 +79,10 @@ fn check_commit(c: &str) -> Result<(), AurError> {
 
 impl AurClient {
     pub fn new(config: AurConfig) -> Result<AurClient, AurError> {
+        let repos = Arc::new(git::RepoCache::new(&config)?);
         Ok(AurClient {
             inner: Arc::new(http::Http::new(config)?),
+            repos,
         })
     }
 
@@ -105,7 +109,7 @@ impl AurClient {
         )?;
         let body = self
             .inner
-            .get(&url, self.inner.config.max_rpc_bytes, false)
+            .get(&url, self.inner.config.max_rpc_bytes)
             .await?;
         let mut pkgs = rpc::parse(&url, &body)?;
         let total = pkgs.len();
@@ -138,7 +142,7 @@ impl AurClient {
             let url = self.inner.url("/rpc/", &q)?;
             let body = self
                 .inner
-                .get(&url, self.inner.config.max_rpc_bytes, false)
+                .get(&url, self.inner.config.max_rpc_bytes)
                 .await?;
             packages.extend(rpc::parse(&url, &body)?);
         }
@@ -166,151 +170,103 @@ impl AurClient {
             })
     }
 
+    /// The package base's repository, fetched into the cache when missing, older than the TTL
+    /// (`cache_ttl`) or without `commit` (a full id or a prefix): the head it was fetched at
+    /// and how to read any commit of it.
+    pub async fn repo<'a>(
+        &self,
+        git: &'a dyn RunGit,
+        pkgbase: &str,
+        commit: Option<&str>,
+    ) -> Result<PackageRepo<'a>, AurError> {
+        let want = match commit {
+            Some(c) => git::Want::HeadAnd(c),
+            None => git::Want::Head,
+        };
+        self.open(git, pkgbase, want).await
+    }
+
+    /// The repository holding `commit` when one is given (fetched only if missing: a commit's
+    /// content never changes), else with a head fetched within the TTL.
+    async fn repo_at<'a>(
+        &self,
+        git: &'a dyn RunGit,
+        pkgbase: &str,
+        commit: Option<&str>,
+    ) -> Result<PackageRepo<'a>, AurError> {
+        let want = match commit {
+            Some(c) => git::Want::Commit(c),
+            None => git::Want::Head,
+        };
+        self.open(git, pkgbase, want).await
+    }
+
+    async fn open<'a>(
+        &self,
+        git: &'a dyn RunGit,
+        pkgbase: &str,
+        want: git::Want<'_>,
+    ) -> Result<PackageRepo<'a>, AurError> {
+        check_name(pkgbase)?;
+        if let git::Want::HeadAnd(c) | git::Want::Commit(c) = want {
+            check_commit(c)?;
+        }
+        self.repos
+            .open(git, &self.inner.config, pkgbase, want)
+            .await
+    }
+
     /// The files in a package base's repository (at a commit, or the head).
     pub async fn list_files(
         &self,
+        git: &dyn RunGit,
         pkgbase: &str,
         commit: Option<&str>,
     ) -> Result<Vec<RepoFile>, AurError> {
-        check_name(pkgbase)?;
-        let mut q = vec![("h", pkgbase)];
-        if let Some(c) = commit {
-            check_commit(c)?;
-            q.push(("id", c));
-        }
-        let url = self.inner.url("/cgit/aur.git/tree/", &q)?;
-        let body = self
-            .inner
-            .get(
-                &url,
-                self.inner.config.max_page_bytes,
-                commit.is_some_and(|c| c.len() == 40),
-            )
-            .await?;
-        let text = String::from_utf8_lossy(&body);
-        cgit::check_branch(&text, pkgbase)?;
-        Ok(cgit::parse_tree(&text))
+        let repo = self.repo_at(git, pkgbase, commit).await?;
+        let at = repo.at(commit).await?;
+        repo.list_files(&at).await
     }
 
     /// One file's text (at a commit, or the head).
     pub async fn file(
         &self,
+        git: &dyn RunGit,
         pkgbase: &str,
         path: &str,
         commit: Option<&str>,
     ) -> Result<String, AurError> {
-        check_name(pkgbase)?;
-        if path.is_empty()
-            || path.starts_with('/')
-            || path.split('/').any(|s| s == ".." || s.is_empty())
-        {
-            return Err(AurError::InvalidArgument {
-                reason: format!("{path:?} is not a file path in a package repository"),
-            });
-        }
-        let mut q = vec![("h", pkgbase)];
-        if let Some(c) = commit {
-            check_commit(c)?;
-            q.push(("id", c));
-        }
-        let url = self.inner.url(&format!("/cgit/aur.git/plain/{path}"), &q)?;
-        let body = self
-            .inner
-            .get(
-                &url,
-                self.inner.config.max_file_bytes,
-                commit.is_some_and(|c| c.len() == 40),
-            )
-            .await?;
-        if body.contains(&0) {
-            return Err(AurError::Malformed {
-                url,
-                reason: "binary file".into(),
-            });
-        }
-        Ok(String::from_utf8_lossy(&body).into_owned())
+        let repo = self.repo_at(git, pkgbase, commit).await?;
+        let at = repo.at(commit).await?;
+        repo.file(&at, path).await
     }
 
     /// The package's git history, newest first (up to `max_history` commits).
-    pub async fn history(&self, pkgbase: &str) -> Result<Vec<Commit>, AurError> {
-        check_name(pkgbase)?;
-        let mut out: Vec<Commit> = Vec::new();
-        let mut ofs = 0usize;
-        loop {
-            let ofs_s = ofs.to_string();
-            let mut q = vec![("h", pkgbase)];
-            if ofs > 0 {
-                q.push(("ofs", ofs_s.as_str()));
-            }
-            let url = self.inner.url("/cgit/aur.git/log/", &q)?;
-            let body = self
-                .inner
-                .get(&url, self.inner.config.max_page_bytes, false)
-                .await?;
-            let text = String::from_utf8_lossy(&body);
-            cgit::check_branch(&text, pkgbase)?;
-            let page = cgit::parse_log(&text);
-            let n = page.len();
-            let more = cgit::has_next_page(&text);
-            for c in page {
-                if !out.iter().any(|o| o.id == c.id) {
-                    out.push(c);
-                }
-            }
-            if n == 0 || !more || out.len() >= self.inner.config.max_history {
-                break;
-            }
-            ofs += n;
-        }
-        out.truncate(self.inner.config.max_history);
-        Ok(out)
+    pub async fn history(&self, git: &dyn RunGit, pkgbase: &str) -> Result<Vec<Commit>, AurError> {
+        self.repo(git, pkgbase, None).await?.history().await
     }
 
     /// PKGBUILD, .SRCINFO, install scripts and hooks of a package (head, or a commit).
     pub async fn package_files_at(
         &self,
+        git: &dyn RunGit,
         name: &str,
         pkgbase: &str,
         commit: Option<&str>,
     ) -> Result<PackageFiles, AurError> {
-        let files = self.list_files(pkgbase, commit).await?;
-        let pkgbuild = self.file(pkgbase, "PKGBUILD", commit).await?;
-        let srcinfo = if files.iter().any(|f| f.name == ".SRCINFO") {
-            Some(self.file(pkgbase, ".SRCINFO", commit).await?)
-        } else {
-            None
-        };
-        let mut install_scripts = Vec::new();
-        let mut skipped = Vec::new();
-        let available: Vec<String> = files
-            .iter()
-            .filter(|f| f.kind == "file")
-            .map(|f| f.name.clone())
-            .collect();
-        let wanted = crate::audit::files_to_read(&pkgbuild, &available);
-        for name in wanted.into_iter().take(64) {
-            match self.file(pkgbase, &name, commit).await {
-                Ok(content) => install_scripts.push(crate::audit::ScriptFile { name, content }),
-                Err(AurError::TooLarge { .. } | AurError::Malformed { .. }) => skipped.push(name),
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(PackageFiles {
-            notice: AUR_NOTICE,
-            name: name.to_owned(),
-            package_base: pkgbase.to_owned(),
-            commit: commit.map(str::to_owned),
-            pkgbuild,
-            srcinfo,
-            install_scripts,
-            files,
-            skipped,
-        })
+        let repo = self.repo_at(git, pkgbase, commit).await?;
+        let at = repo.at(commit).await?;
+        repo.package_files(name, &at).await
     }
 
     /// PKGBUILD, .SRCINFO, install scripts and hooks of a package by name (for `aur_pkgbuild`).
-    pub async fn package_files(&self, name: &str) -> Result<PackageFiles, AurError> {
+    pub async fn package_files(
+        &self,
+        git: &dyn RunGit,
+        name: &str,
+    ) -> Result<PackageFiles, AurError> {
         let info = self.info_one(name).await?;
-        self.package_files_at(name, &info.package_base, None).await
+        self.package_files_at(git, name, &info.package_base, None)
+            .await
     }
 }

@@ -1,12 +1,13 @@
-//! The AUR client against a local server speaking RPC v5 and cgit: answers, errors, 429,
-//! oversized and malformed bodies, a server that hangs, a closed port, and the cache.
+//! The AUR client against a local server speaking RPC v5 and git's smart HTTP: answers,
+//! errors, 429, oversized and malformed bodies, a server that hangs, a closed port, the cache,
+//! and the package repositories' files and history read exactly.
 
 use std::time::Duration;
 
 use archgate_aur::{AurClient, AurConfig, AurError, SearchBy};
 use serde_json::json;
 
-use crate::support::{Reply, Server, fake_aur};
+use crate::support::{Reply, Server, fake_aur, permit};
 
 fn client(base: &str) -> AurClient {
     AurClient::new(AurConfig {
@@ -257,47 +258,123 @@ async fn a_closed_port_is_could_not_reach_with_reason() {
     }
 }
 
+/// The file list, every file's bytes and the history come from the package's git repository,
+/// exactly as git holds them: names, modes, sizes, object ids, author names and dates.
 #[tokio::test]
-async fn cgit_listing_files_and_history() {
-    let srv = fake();
-    let c = client(&srv.base);
-    let files = c.list_files("evil-pkg", None).await.expect("tree");
+async fn git_listing_files_and_history_are_exact() {
+    let aur = fake_aur::Aur::start(fake_aur::packages());
+    let c = client(&aur.srv.base);
+    let git = permit();
+    let ids = aur.ids("evil-pkg");
+    let files = c.list_files(&git, "evil-pkg", None).await.expect("tree");
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, [".SRCINFO", "PKGBUILD", "evil-pkg-deps.install"]);
-    assert!(files.iter().all(|f| f.kind == "file" && f.size.is_some()));
+    let pkgs = fake_aur::packages();
+    let want = &pkgs[0].commits[1].2;
+    for f in &files {
+        assert_eq!((f.kind, f.mode.as_str()), ("file", "100644"));
+        let body = c.file(&git, "evil-pkg", &f.name, None).await.expect("file");
+        assert_eq!(&body, &want[f.name.as_str()], "{} byte for byte", f.name);
+        assert_eq!(f.size, Some(body.len() as u64));
+        assert_eq!(f.object, aur.git.blob("evil-pkg", body.as_bytes()));
+    }
     let old = c
-        .file("evil-pkg", "PKGBUILD", Some(&fake_aur::id(0x11)))
+        .file(&git, "evil-pkg", "PKGBUILD", Some(&ids[0]))
         .await
         .expect("old");
-    assert!(!old.contains("curl"));
-    let new = c.file("evil-pkg", "PKGBUILD", None).await.expect("new");
-    assert!(new.contains("curl"));
-    let h = c.history("evil-pkg").await.expect("log");
-    assert_eq!(h.len(), 2);
-    assert_eq!(h[0].id, fake_aur::id(0x12));
-    assert_eq!(h[0].author, "New Owner");
-    assert_eq!(h[0].subject, "update deps");
-    assert_eq!(h[1].date, "2024-01-01 12:00:00 +0000");
-    let e = c
-        .list_files("no-such-base", None)
+    assert_eq!(old, pkgs[0].commits[0].2["PKGBUILD"]);
+    // A prefix names the same commit.
+    let old2 = c
+        .file(&git, "evil-pkg", "PKGBUILD", Some(&ids[0][..10]))
         .await
-        .expect_err("branch");
-    assert_eq!(e.kind(), "not_found");
-    let e = c
-        .file("evil-pkg", "../../etc/passwd", None)
+        .expect("old by prefix");
+    assert_eq!(old2, old);
+    let new = c
+        .file(&git, "evil-pkg", "PKGBUILD", None)
         .await
-        .expect_err("path");
-    assert_eq!(e.kind(), "invalid_argument");
-    let e = c.file("evil-pkg", "missing", None).await.expect_err("404");
-    assert_eq!(e.kind(), "not_found");
-    let files = c.package_files("evil-pkg").await.expect("files");
+        .expect("new");
+    assert!(new.contains("curl") && !old.contains("curl"));
+    let h = c.history(&git, "evil-pkg").await.expect("log");
+    let got: Vec<(&str, &str, &str, &str)> = h
+        .iter()
+        .map(|c| {
+            (
+                c.id.as_str(),
+                c.author.as_str(),
+                c.subject.as_str(),
+                c.date.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                ids[1].as_str(),
+                "New Owner",
+                "update deps",
+                "2024-02-01 12:00:00 +0000"
+            ),
+            (
+                ids[0].as_str(),
+                "Good Person",
+                "Initial import",
+                "2024-01-01 12:00:00 +0000"
+            ),
+        ]
+    );
+    let files = c.package_files(&git, "evil-pkg").await.expect("files");
+    assert_eq!(files.commit, ids[1], "bound to the exact head commit");
     assert_eq!(files.install_scripts.len(), 1);
+    assert_eq!(
+        files.install_scripts[0].content,
+        want["evil-pkg-deps.install"]
+    );
     assert!(
         files
             .srcinfo
             .as_deref()
             .is_some_and(|s| s.contains("pkgrel = 2"))
     );
+}
+
+/// Names the AUR does not hold, paths that leave the repository, commits it does not have.
+#[tokio::test]
+async fn unknown_bases_paths_and_commits_are_typed() {
+    let aur = fake_aur::Aur::start(fake_aur::packages());
+    // The AUR answers an unknown name with an empty repository.
+    aur.git.init("empty-base");
+    let c = client(&aur.srv.base);
+    let git = permit();
+    let e = c
+        .list_files(&git, "no-such-base", None)
+        .await
+        .expect_err("missing repository");
+    assert_eq!(e.kind(), "not_found", "{e}");
+    let e = c
+        .list_files(&git, "empty-base", None)
+        .await
+        .expect_err("empty repository");
+    assert_eq!(e.kind(), "not_found", "{e}");
+    for bad in ["../../etc/passwd", "/etc/passwd", ".git/config", "a//b"] {
+        let e = c.file(&git, "evil-pkg", bad, None).await.expect_err("path");
+        assert_eq!(e.kind(), "invalid_argument", "{bad}: {e}");
+    }
+    let e = c
+        .file(&git, "evil-pkg", "missing", None)
+        .await
+        .expect_err("no such file");
+    assert_eq!(e.kind(), "not_found");
+    let e = c
+        .file(&git, "evil-pkg", "PKGBUILD", Some("deadbeef"))
+        .await
+        .expect_err("no such commit");
+    assert_eq!(e.kind(), "not_found", "{e}");
+    let e = c
+        .file(&git, "evil-pkg", "PKGBUILD", Some("HEAD~1"))
+        .await
+        .expect_err("not a commit id");
+    assert_eq!(e.kind(), "invalid_argument", "{e}");
 }
 
 #[tokio::test]

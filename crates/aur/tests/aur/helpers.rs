@@ -8,7 +8,7 @@ use std::time::Duration;
 use archgate_aur::helpers::{HelperPaths, helpers, pending};
 use archgate_aur::{AurClient, AurConfig};
 
-use crate::support::{Server, fake_aur};
+use crate::support::{fake_aur, permit};
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
@@ -70,10 +70,9 @@ fn paru_and_yay_with_their_settings() {
 
 #[tokio::test]
 async fn pending_builds_are_what_review_updates_reviews() {
-    let pkgs = fake_aur::packages();
-    let srv = Server::start(move |p, q| fake_aur::route(&pkgs, p, q));
+    let aur = fake_aur::Aur::start(fake_aur::packages());
     let c = AurClient::new(AurConfig {
-        base_url: srv.base.clone(),
+        base_url: aur.srv.base.clone(),
         timeout: Duration::from_secs(5),
         ..AurConfig::default()
     })
@@ -92,7 +91,7 @@ async fn pending_builds_are_what_review_updates_reviews() {
     );
     assert_eq!(p.vcs, ["tool-git"]);
     assert!(p.not_in_aur.contains(&"local-only".to_owned()));
-    let review = archgate_aur::review_updates(&c, &installed)
+    let review = archgate_aur::review_updates(&c, &permit(), &installed)
         .await
         .expect("review");
     let reviewed: Vec<&str> = review.updates.iter().map(|u| u.name.as_str()).collect();
@@ -100,7 +99,7 @@ async fn pending_builds_are_what_review_updates_reviews() {
     assert_eq!(reviewed, built);
 
     // The AUR unreachable: an error, never "nothing to build".
-    drop(srv);
+    drop(aur);
     let c = AurClient::new(AurConfig {
         base_url: "http://127.0.0.1:9".into(),
         timeout: Duration::from_secs(2),

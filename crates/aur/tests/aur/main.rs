@@ -7,6 +7,7 @@ mod client;
 mod commit_binding;
 mod corpus_eval;
 mod garbage;
+mod git_repo;
 mod helpers;
 mod misfires;
 mod ops;

@@ -1,27 +1,27 @@
-//! audit_package, diff and review_updates against the fake AUR.
+//! audit_package, diff and review_updates against the stand-in AUR (RPC and git repositories).
 
 use std::time::Duration;
 
 use archgate_aur::{AurClient, AurConfig, Verdict};
 
-use crate::support::{Server, fake_aur};
+use crate::support::{fake_aur, permit};
 
-fn setup() -> (Server, AurClient) {
-    let pkgs = fake_aur::packages();
-    let srv = Server::start(move |p, q| fake_aur::route(&pkgs, p, q));
+fn setup() -> (fake_aur::Aur, AurClient) {
+    let aur = fake_aur::Aur::start(fake_aur::packages());
     let c = AurClient::new(AurConfig {
-        base_url: srv.base.clone(),
+        base_url: aur.srv.base.clone(),
         timeout: Duration::from_secs(5),
         ..AurConfig::default()
     })
     .expect("client");
-    (srv, c)
+    (aur, c)
 }
 
 #[tokio::test]
 async fn audit_package_combines_audit_trust_and_history() {
-    let (_srv, c) = setup();
-    let a = archgate_aur::audit_package(&c, "evil-pkg")
+    let (_aur, c) = setup();
+    let git = permit();
+    let a = archgate_aur::audit_package(&c, &git, "evil-pkg")
         .await
         .expect("audit");
     assert_eq!(a.report.verdict, Verdict::Dangerous);
@@ -39,7 +39,7 @@ async fn audit_package_combines_audit_trust_and_history() {
     );
     assert!(a.trust.iter().any(|t| t.level == "warning" && t.signal.contains("never changed this package before")));
     assert_eq!(a.recent_history.len(), 2);
-    let g = archgate_aur::audit_package(&c, "good-pkg")
+    let g = archgate_aur::audit_package(&c, &git, "good-pkg")
         .await
         .expect("good");
     assert_eq!(g.report.verdict, Verdict::Ok);
@@ -48,8 +48,9 @@ async fn audit_package_combines_audit_trust_and_history() {
 
 #[tokio::test]
 async fn diff_shows_every_file_and_audits_what_the_change_adds() {
-    let (_srv, c) = setup();
-    let d = archgate_aur::diff(&c, "evil-pkg", None, None)
+    let (_aur, c) = setup();
+    let git = permit();
+    let d = archgate_aur::diff(&c, &git, "evil-pkg", None, None)
         .await
         .expect("diff");
     assert_eq!(d.from.version.as_deref(), Some("1.0-1"));
@@ -83,11 +84,11 @@ async fn diff_shows_every_file_and_audits_what_the_change_adds() {
     }
     assert_eq!(d.audit.report.verdict, Verdict::Dangerous);
     // Named versions work too.
-    let d2 = archgate_aur::diff(&c, "good-pkg", Some("2.0-1"), Some("2.1-1"))
+    let d2 = archgate_aur::diff(&c, &git, "good-pkg", Some("2.0-1"), Some("2.1-1"))
         .await
         .expect("by version");
     assert_eq!(d2.audit.report.verdict, Verdict::Ok);
-    let e = archgate_aur::diff(&c, "good-pkg", Some("9.9-1"), None)
+    let e = archgate_aur::diff(&c, &git, "good-pkg", Some("9.9-1"), None)
         .await
         .expect_err("unknown version");
     assert_eq!(e.kind(), "version_not_found");
@@ -95,14 +96,15 @@ async fn diff_shows_every_file_and_audits_what_the_change_adds() {
 
 #[tokio::test]
 async fn review_updates_puts_the_dangerous_update_first() {
-    let (_srv, c) = setup();
+    let (aur, c) = setup();
+    let git = permit();
     let installed = vec![
         ("good-pkg".to_owned(), "2.0-1".to_owned()),
         ("evil-pkg".to_owned(), "1.0-1".to_owned()),
         ("local-only".to_owned(), "1-1".to_owned()),
         ("good-pkg-current".to_owned(), "1-1".to_owned()),
     ];
-    let r = archgate_aur::review_updates(&c, &installed)
+    let r = archgate_aur::review_updates(&c, &git, &installed)
         .await
         .expect("review");
     let order: Vec<(&str, Option<Verdict>)> = r
@@ -121,9 +123,9 @@ async fn review_updates_puts_the_dangerous_update_first() {
     let evil = &r.updates[0];
     assert_eq!(
         evil.diff.as_ref().map(|d| d.from.commit.clone()),
-        Some(fake_aur::id(0x11))
+        Some(aur.ids("evil-pkg")[0].clone())
     );
-    let up = archgate_aur::review_updates(&c, &[("good-pkg".to_owned(), "2.1-1".to_owned())])
+    let up = archgate_aur::review_updates(&c, &git, &[("good-pkg".to_owned(), "2.1-1".to_owned())])
         .await
         .expect("current");
     assert!(up.updates.is_empty());
@@ -134,13 +136,14 @@ async fn review_updates_puts_the_dangerous_update_first() {
 /// names the sync databases hold; the info answer warns and the audit flags it (at least review).
 #[tokio::test]
 async fn a_package_shadowing_an_official_one_is_warned_about_and_flagged() {
-    let (_srv, c) = setup();
+    let (_aur, c) = setup();
+    let git = permit();
     let official = archgate_aur::Shadowed {
         name: "good-pkg".into(),
         repo: "extra".into(),
         version: "2.0-3".into(),
     };
-    let mut a = archgate_aur::audit_package(&c, "good-pkg")
+    let mut a = archgate_aur::audit_package(&c, &git, "good-pkg")
         .await
         .expect("audit");
     assert_eq!(a.report.verdict, Verdict::Ok);
@@ -167,7 +170,7 @@ async fn a_package_shadowing_an_official_one_is_warned_about_and_flagged() {
             .any(|t| t.level == "warning" && t.signal.contains("shadows the official package"))
     );
     // Another package's name changes nothing.
-    let mut e = archgate_aur::audit_package(&c, "evil-pkg")
+    let mut e = archgate_aur::audit_package(&c, &git, "evil-pkg")
         .await
         .expect("audit");
     let before = e.report.findings.len();

@@ -1,24 +1,123 @@
-//! An AUR with a few packages and their git histories, answering RPC v5 and cgit URLs in the
-//! formats aur.archlinux.org uses. All package texts are written for these tests.
+//! An AUR with a few packages and their git histories, answering RPC v5 (JSON) and
+//! `/<pkgbase>.git` (git's smart HTTP, by `git http-backend` over repositories made with real
+//! git) as aur.archlinux.org does. All package texts are written for these tests.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
-use super::Reply;
+use super::git_http::{Entry, GitRoot};
+use super::{Reply, Server};
+
+/// One commit a test writes: (author, subject, files).
+pub type CommitSpec = (&'static str, &'static str, BTreeMap<&'static str, String>);
 
 pub struct Pkg {
     pub name: &'static str,
     pub version: &'static str,
     pub maintainer: Option<&'static str>,
     pub votes: u64,
-    /// Commits oldest first: (id, author, subject, files).
-    pub commits: Vec<(
-        String,
-        &'static str,
-        &'static str,
-        BTreeMap<&'static str, String>,
-    )>,
+    /// Commits oldest first.
+    pub commits: Vec<CommitSpec>,
+}
+
+/// The stand-in AUR: RPC answers from `pkgs`, repositories from `git`.
+pub struct Aur {
+    pub srv: Server,
+    pub git: Arc<GitRoot>,
+    pub pkgs: Arc<Mutex<Vec<Pkg>>>,
+    ids: Mutex<HashMap<&'static str, Vec<String>>>,
+    git_hits: Arc<AtomicUsize>,
+}
+
+impl Aur {
+    pub fn start(pkgs: Vec<Pkg>) -> Aur {
+        let git = Arc::new(GitRoot::new());
+        let mut ids = HashMap::new();
+        for p in &pkgs {
+            let mut parent: Option<String> = None;
+            let mut list = Vec::new();
+            for (i, (author, subject, files)) in p.commits.iter().enumerate() {
+                let id = commit_files(&git, p.name, parent.as_deref(), author, subject, i, files);
+                list.push(id.clone());
+                parent = Some(id);
+            }
+            ids.insert(p.name, list);
+        }
+        let pkgs = Arc::new(Mutex::new(pkgs));
+        let (p, g) = (pkgs.clone(), git.clone());
+        let git_hits = Arc::new(AtomicUsize::new(0));
+        let gh = git_hits.clone();
+        let srv = Server::start_req(move |req| {
+            if req.path.contains(".git/") {
+                gh.fetch_add(1, Ordering::SeqCst);
+                return g.serve(req);
+            }
+            let pk = p.lock().expect("lock");
+            route(&pk, &req.path, &req.query)
+        });
+        Aur {
+            srv,
+            git,
+            pkgs,
+            ids: Mutex::new(ids),
+            git_hits,
+        }
+    }
+
+    /// Requests the repositories were asked (git's smart HTTP).
+    pub fn git_hits(&self) -> usize {
+        self.git_hits.load(Ordering::SeqCst)
+    }
+
+    /// The commit ids of a package, oldest first.
+    pub fn ids(&self, name: &str) -> Vec<String> {
+        self.ids.lock().expect("lock")[name].clone()
+    }
+
+    /// A new commit on top of the package's branch, and the version the RPC then reports.
+    pub fn push(&self, name: &'static str, version: &'static str, commit: CommitSpec) -> String {
+        let mut ids = self.ids.lock().expect("lock");
+        let list = ids.entry(name).or_default();
+        let (author, subject, files) = &commit;
+        let id = commit_files(
+            &self.git,
+            name,
+            list.last().map(String::as_str),
+            author,
+            subject,
+            list.len(),
+            files,
+        );
+        list.push(id.clone());
+        let mut pkgs = self.pkgs.lock().expect("lock");
+        if let Some(p) = pkgs.iter_mut().find(|p| p.name == name) {
+            p.version = version;
+            p.commits.push(commit);
+        }
+        id
+    }
+}
+
+/// Writes `files` as one commit of `name` (dated 2024-0N-01 12:00 for the Nth commit).
+fn commit_files(
+    git: &GitRoot,
+    name: &str,
+    parent: Option<&str>,
+    author: &str,
+    subject: &str,
+    n: usize,
+    files: &BTreeMap<&'static str, String>,
+) -> String {
+    let entries: Vec<Entry<'_>> = files
+        .iter()
+        .map(|(f, c)| Entry::File(f, c.as_bytes()))
+        .collect();
+    let tree = git.tree(name, &entries);
+    let date = format!("2024-{:02}-01T12:00:00+0000", n + 1);
+    git.commit(name, &tree, parent, author, subject, &date)
 }
 
 fn srcinfo(name: &str, ver: &str, rel: &str) -> String {
@@ -44,10 +143,6 @@ fn pkgbuild(name: &str, ver: &str, rel: &str, extra_install: bool, evil: bool) -
     }
     s.push_str("}\n");
     s
-}
-
-pub fn id(n: u8) -> String {
-    format!("{:02x}", n).repeat(20)
 }
 
 /// `evil-pkg`: 1.0-1 (clean), 1.0-2 (adds a curl|bash and a -deps.install); `good-pkg`: 2.0-1, 2.1-1.
@@ -81,8 +176,8 @@ pub fn packages() -> Vec<Pkg> {
             maintainer: Some("New Owner"),
             votes: 3,
             commits: vec![
-                (id(0x11), "Good Person", "Initial import", f1),
-                (id(0x12), "New Owner", "update deps", f2),
+                ("Good Person", "Initial import", f1),
+                ("New Owner", "update deps", f2),
             ],
         },
         Pkg {
@@ -90,10 +185,7 @@ pub fn packages() -> Vec<Pkg> {
             version: "2.1-1",
             maintainer: None,
             votes: 0,
-            commits: vec![
-                (id(0x21), "Good Person", "2.0-1", g1),
-                (id(0x22), "Good Person", "2.1-1", g2),
-            ],
+            commits: vec![("Good Person", "2.0-1", g1), ("Good Person", "2.1-1", g2)],
         },
     ]
 }
@@ -113,35 +205,7 @@ fn q<'a>(query: &'a [(String, String)], k: &str) -> Option<&'a str> {
     query.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str())
 }
 
-fn tree_page(name: &str, files: &BTreeMap<&'static str, String>) -> String {
-    let mut rows = String::new();
-    for (f, c) in files {
-        let ext = f.rsplit('.').next().unwrap_or("");
-        rows.push_str(&format!(
-            "<tr><td class='ls-mode'>-rw-r--r--</td><td><a class='ls-blob {ext}' href='/cgit/aur.git/tree/{f}?h={name}'>{f}</a></td><td class='ls-size'>{}</td><td><a class='button' href='/cgit/aur.git/log/{f}?h={name}'>log</a><a class='button' href='/cgit/aur.git/plain/{f}?h={name}'>plain</a></td></tr>\n",
-            c.len()
-        ));
-    }
-    format!(
-        "<!DOCTYPE html>\n<html lang='en'>\n<head><title>aur.git - AUR Package Repositories</title></head>\n<body>\n<div class='content'><table summary='tree listing' class='list'>\n<tr class='nohover'><th class='left'>Mode</th><th class='left'>Name</th><th class='right'>Size</th><th/>\n</tr>\n{rows}</table>\n</div></body></html>\n"
-    )
-}
-
-fn log_page(name: &str, p: &Pkg) -> String {
-    let mut rows = String::new();
-    for (i, (id, author, subject, _)) in p.commits.iter().enumerate().rev() {
-        rows.push_str(&format!(
-            "<tr><td><span title='2024-0{}-01 12:00:00 +0000'>{} months ago</span></td><td><a href='/cgit/aur.git/commit/?h={name}&amp;id={id}'>{subject}</a></td><td>{author}</td></tr>\n",
-            i + 1,
-            9 - i
-        ));
-    }
-    format!(
-        "<!DOCTYPE html>\n<html lang='en'><body><div class='content'><table class='list nowrap'><tr class='nohover'><th class='left'>Age</th><th class='left'>Commit message</th><th class='left'>Author</th></tr>\n{rows}</table></div></body></html>\n"
-    )
-}
-
-/// Routes RPC and cgit requests for `pkgs`.
+/// Routes RPC requests for `pkgs`.
 pub fn route(pkgs: &[Pkg], path: &str, query: &[(String, String)]) -> Reply {
     if path == "/rpc/" || path == "/rpc" {
         let t = q(query, "type").unwrap_or("");
@@ -178,34 +242,6 @@ pub fn route(pkgs: &[Pkg], path: &str, query: &[(String, String)]) -> Reply {
             json!({"resultcount": results.len(), "results": results, "type": kind, "version": 5});
         return Reply::Ok("application/json", body.to_string().into_bytes());
     }
-    let Some(h) = q(query, "h") else {
-        return Reply::Status(404, vec![], b"Not found".to_vec());
-    };
-    let Some(p) = pkgs.iter().find(|p| p.name == h) else {
-        return Reply::Ok(
-            "text/html",
-            format!("<html><body><div class='error'>Invalid branch: {h}</div></body></html>")
-                .into_bytes(),
-        );
-    };
-    let commit = match q(query, "id") {
-        Some(id) => p.commits.iter().find(|c| c.0.starts_with(id)),
-        None => p.commits.last(),
-    };
-    let Some((_, _, _, files)) = commit else {
-        return Reply::Status(404, vec![], b"Bad object id".to_vec());
-    };
-    if path == "/cgit/aur.git/tree/" {
-        return Reply::Ok("text/html; charset=UTF-8", tree_page(h, files).into_bytes());
-    }
-    if path == "/cgit/aur.git/log/" {
-        return Reply::Ok("text/html; charset=UTF-8", log_page(h, p).into_bytes());
-    }
-    if let Some(f) = path.strip_prefix("/cgit/aur.git/plain/") {
-        return match files.get(f) {
-            Some(c) => Reply::Ok("text/plain; charset=UTF-8", c.clone().into_bytes()),
-            None => Reply::Status(404, vec![], b"Not found".to_vec()),
-        };
-    }
+    let _ = path;
     Reply::Status(404, vec![], b"Not found".to_vec())
 }

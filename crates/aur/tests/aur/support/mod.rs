@@ -1,5 +1,6 @@
-//! Test support: a tiny HTTP/1.1 server on 127.0.0.1:0 that plays the AUR (RPC JSON and cgit
-//! HTML in their real formats) from a routing closure.
+//! Test support: a tiny HTTP/1.1 server on 127.0.0.1:0 that plays the AUR (RPC JSON, and the
+//! package repositories over git's smart HTTP by `git http-backend`, both in their real
+//! formats) from a routing closure.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -8,6 +9,30 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 pub mod fake_aur;
+pub mod git_http;
+
+/// One request as the server read it.
+pub struct Request {
+    pub method: String,
+    /// Decoded path.
+    pub path: String,
+    /// The query string as sent.
+    pub raw_query: String,
+    /// Decoded query pairs.
+    pub query: Vec<(String, String)>,
+    /// Header names in lower case.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
 
 /// What the server answers.
 pub enum Reply {
@@ -19,8 +44,8 @@ pub enum Reply {
     Huge(usize),
 }
 
-/// The routing function: (path, decoded query pairs) → reply.
-type Route = dyn Fn(&str, &[(String, String)]) -> Reply + Send + Sync;
+/// The routing function: request → reply.
+type Route = dyn Fn(&Request) -> Reply + Send + Sync;
 
 pub struct Server {
     pub base: String,
@@ -28,9 +53,18 @@ pub struct Server {
 }
 
 impl Server {
+    /// Routes by (path, decoded query pairs).
     pub fn start<F>(route: F) -> Server
     where
         F: Fn(&str, &[(String, String)]) -> Reply + Send + Sync + 'static,
+    {
+        Server::start_req(move |r: &Request| route(&r.path, &r.query))
+    }
+
+    /// Routes by the whole request (method, headers and body too).
+    pub fn start_req<F>(route: F) -> Server
+    where
+        F: Fn(&Request) -> Reply + Send + Sync + 'static,
     {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
@@ -85,13 +119,42 @@ fn serve(mut conn: TcpStream, route: &Route, hits: &AtomicUsize) {
     if reader.read_line(&mut first).is_err() {
         return;
     }
+    let mut headers = Vec::new();
     loop {
         let mut l = String::new();
         if reader.read_line(&mut l).is_err() || l == "\r\n" || l.is_empty() {
             break;
         }
+        if let Some((k, v)) = l.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+        }
+    }
+    let get = |k: &str| headers.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+    let mut body = Vec::new();
+    if let Some(n) = get("content-length").and_then(|n| n.parse::<usize>().ok()) {
+        body.resize(n, 0);
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+    } else if get("transfer-encoding").is_some_and(|t| t.eq_ignore_ascii_case("chunked")) {
+        loop {
+            let mut size = String::new();
+            if reader.read_line(&mut size).is_err() {
+                return;
+            }
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            let mut chunk = vec![0; n + 2];
+            if reader.read_exact(&mut chunk).is_err() {
+                return;
+            }
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
     }
     hits.fetch_add(1, Ordering::SeqCst);
+    let method = first.split_whitespace().next().unwrap_or("GET").to_owned();
     let target = first.split_whitespace().nth(1).unwrap_or("/").to_owned();
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     let q: Vec<(String, String)> = query
@@ -102,7 +165,15 @@ fn serve(mut conn: TcpStream, route: &Route, hits: &AtomicUsize) {
             (decode(k), decode(v))
         })
         .collect();
-    let reply = route(&decode(path), &q);
+    let req = Request {
+        method,
+        path: decode(path),
+        raw_query: query.to_owned(),
+        query: q,
+        headers,
+        body,
+    };
+    let reply = route(&req);
     let (status, headers, body): (u16, Vec<(&str, String)>, Vec<u8>) = match reply {
         Reply::Ok(ct, body) => (200, vec![("Content-Type", ct.to_owned())], body),
         Reply::Status(s, h, b) => (s, h, b),
@@ -144,4 +215,10 @@ fn serve(mut conn: TcpStream, route: &Route, hits: &AtomicUsize) {
     let _ = conn.flush();
     let mut rest = Vec::new();
     let _ = reader.read_to_end(&mut rest);
+}
+
+/// A permit for the code under test to run `git` (the executor's default rules: trusted
+/// directories, allowlisted environment).
+pub fn permit() -> archgate_exec::Permit {
+    archgate_exec::Permit::for_tests(archgate_exec::ExecConfig::default())
 }
