@@ -120,19 +120,26 @@ impl Env {
         c
     }
 
-    /// Every archgate started from here sees no system bus, whatever the machine runs: a world
-    /// with no polkit, made here rather than assumed. archgate only ever uses the well-known
-    /// `/run/dbus/system_bus_socket`, so when it exists each process runs in a mount namespace of
-    /// its own with an empty tmpfs over `/run/dbus`. As a normal user that takes a user namespace
+    /// Every archgate started from here sees no system bus and no polkit, whatever the machine
+    /// runs: a world with no polkit, made here rather than assumed. archgate only ever uses the
+    /// well-known `/run/dbus/system_bus_socket` and judges whether polkit is expected from
+    /// archgate's actions file in `/usr/share/polkit-1/actions` (what the Arch package installs),
+    /// so when either exists each process runs in a mount namespace of its own with an empty
+    /// tmpfs over `/run/dbus` and over that directory (a machine with polkitd running and the
+    /// actions installed is otherwise a world where polkit is expected and unreachable). As a normal user that takes a user namespace
     /// (mount(8) wants uid 0 there), and a second one inside it maps the caller's uid and gid back,
     /// so archgate runs as itself; root's files then show as unmapped (65534), which is fine for
     /// a test in which nothing is run. With no such socket the machine is that world already.
     pub fn without_system_bus(&mut self) {
-        if !std::path::Path::new("/run/dbus/system_bus_socket").exists() {
+        let bus = std::path::Path::new("/run/dbus/system_bus_socket").exists();
+        let actions = std::path::Path::new("/usr/share/polkit-1/actions").is_dir();
+        if !bus && !actions {
             return;
         }
-        let hide =
-            "mount -t tmpfs -o mode=0755 archgate-no-system-bus /run/dbus || exit 97; exec \"$@\"";
+        let hide = "for d in /run/dbus /usr/share/polkit-1/actions; do \
+                    [ -d \"$d\" ] || continue; \
+                    mount -t tmpfs -o mode=0755 archgate-no-polkit \"$d\" || exit 97; \
+                    done; exec \"$@\"";
         let mut w: Vec<String> = ["unshare", "--mount", "--propagation", "private"]
             .map(String::from)
             .to_vec();
