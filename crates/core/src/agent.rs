@@ -28,8 +28,8 @@ pub fn label(name: &str, version: &str) -> Option<String> {
     Some(format!("{name} {}", for_terminal_cut(version, VERSION_MAX)))
 }
 
-/// "claude-code 2.1 (as default)": the agent's label beside the grant's name, or the grant's
-/// name alone when the client sent none.
+/// "claude-code 2.1 (as default)": the agent's label (already visible-only, from [`label`])
+/// beside the grant's name, or the grant's name alone when the client sent none.
 pub fn who(client: &str, agent: Option<&str>) -> String {
     let client = crate::text::for_terminal(client);
     match agent {
@@ -44,19 +44,31 @@ mod tests {
 
     #[test]
     fn a_label_is_bounded_and_visible_only() {
-        assert_eq!(label("claude-code", "2.1").as_deref(), Some("claude-code 2.1"));
+        assert_eq!(
+            label("claude-code", "2.1").as_deref(),
+            Some("claude-code 2.1")
+        );
         assert_eq!(label("  ", "1").as_deref(), None);
         assert_eq!(label("cursor", "").as_deref(), Some("cursor"));
-        let l = label(&format!("evil\u{1b}[2K\u{202e}{}", "x".repeat(500)), &"9".repeat(99))
-            .expect("a name");
+        let l = label(
+            &format!("evil\u{1b}[2K\u{202e}{}", "x".repeat(500)),
+            &"9".repeat(99),
+        )
+        .expect("a name");
         assert!(l.chars().count() <= NAME_MAX + 1 + VERSION_MAX, "{l}");
-        assert!(!l.chars().any(crate::text::needs_escape), "{l:?}");
+        assert!(
+            !l.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{l:?}"
+        );
         assert!(l.starts_with("evil\\x1b[2K\\u{202e}"), "{l}");
     }
 
     #[test]
     fn who_names_the_agent_and_the_grant() {
-        assert_eq!(who("default", Some("claude-code 2.1")), "claude-code 2.1 (as default)");
+        assert_eq!(
+            who("default", Some("claude-code 2.1")),
+            "claude-code 2.1 (as default)"
+        );
         assert_eq!(who("default", None), "default");
         assert_eq!(who("a\u{1b}b", None), "a\\x1bb");
     }

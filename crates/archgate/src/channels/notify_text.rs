@@ -24,7 +24,8 @@ const TOOL_SHOWN: usize = 40;
 /// Who asks, as the summary names them: the agent's own name, else the grant's.
 fn asker(q: &Question) -> String {
     match &q.agent {
-        Some(a) => for_terminal_cut(a, WHO_SHOWN),
+        // Already visible-only (`archgate_core::agent::label`): cut, not escaped twice.
+        Some(a) => cut(a, WHO_SHOWN),
         None => for_terminal_cut(&q.client, WHO_SHOWN),
     }
 }
@@ -138,8 +139,14 @@ mod tests {
     fn the_summary_names_the_agent_and_the_time_left() {
         let q = question("omarchy-theme-set nord", serde_json::json!({}));
         let (summary, body) = texts(&q, 0);
-        assert_eq!(summary, "claude-code 2.1 asks to run omarchy_run · 1:32 left");
-        assert!(body.contains("claude-code 2.1 (as local) · act · declined at "), "{body}");
+        assert_eq!(
+            summary,
+            "claude-code 2.1 asks to run omarchy_run · 1:32 left"
+        );
+        assert!(
+            body.contains("claude-code 2.1 (as local) · act · declined at "),
+            "{body}"
+        );
         let (summary, _) = texts(&Question { agent: None, ..q }, 90);
         assert_eq!(summary, "local asks to run omarchy_run · 0:02 left");
     }
@@ -147,11 +154,20 @@ mod tests {
     #[test]
     fn the_agents_own_name_cannot_become_markup_or_move_text() {
         let mut q = question("x", serde_json::json!({}));
-        q.agent = Some("<b>evil</b>\u{1b}[2K\u{202e}".into());
+        q.agent = archgate_core::agent::label("<b>evil</b>\u{1b}[2K\u{202e}", "1");
         let (summary, body) = texts(&q, 0);
-        assert!(!summary.contains('<') && !summary.contains('>'), "{summary}");
-        assert!(summary.starts_with("\u{2039}b\u{203a}evil\u{2039}/b\u{203a}\\x1b[2K\\u{202e}"), "{summary}");
-        assert!(body.contains("&lt;b&gt;evil&lt;/b&gt;\\x1b[2K\\u{202e}"), "{body}");
+        assert!(
+            !summary.contains('<') && !summary.contains('>'),
+            "{summary}"
+        );
+        assert!(
+            summary.starts_with("\u{2039}b\u{203a}evil\u{2039}/b\u{203a}\\x1b[2K\\u{202e}"),
+            "{summary}"
+        );
+        assert!(
+            body.contains("&lt;b&gt;evil&lt;/b&gt;\\x1b[2K\\u{202e}"),
+            "{body}"
+        );
         let (_, body) = expired(&q, 1);
         assert!(body.contains("&lt;b&gt;evil"), "{body}");
     }

@@ -1,6 +1,7 @@
 //! One module per command family; `run` dispatches.
 
 mod approvals;
+mod approve;
 mod audit;
 mod bridge;
 mod call;
@@ -61,8 +62,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Reload => serve::reload(config),
         Command::Approvals { json } => approvals::list(config, json),
         Command::Show { id, json } => show::run(config, &id, json),
-        Command::Approve { id, always } => approvals::answer(config, &id, always, false),
-        Command::Deny { id } => approvals::answer(config, &id, false, true),
+        Command::Approve { id, always } => approve::approve(config, id.as_deref(), always),
+        Command::Deny { id } => approve::deny(config, &id),
         Command::DevMode { action } => approvals::dev_mode(config, action),
         Command::Rules { action } => approvals::rules(config, action),
         Command::Ui { print } => approvals::ui(config, print),

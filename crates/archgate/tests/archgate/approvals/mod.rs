@@ -3,4 +3,6 @@
 //! real session bus with mako. (The approval page is tested in real Chromium: tests/page/.)
 
 mod cli;
+mod cli_person;
 mod notifications;
+mod omarchy_mako;
