@@ -422,6 +422,32 @@ impl Channel for Notifications {
     }
 }
 
+/// Whether the notification server on the session bus at `address` can ask a question: its
+/// name when it is there and supports actions (`archgate doctor`'s verdict).
+pub async fn probe(address: &str) -> Result<String, NotifyError> {
+    let ask = async {
+        let conn = zbus::connection::Builder::address(address).build().await?;
+        let caps: Vec<String> = conn
+            .call_method(Some(DEST), PATH, Some(DEST), "GetCapabilities", &())
+            .await
+            .map_err(|_| NotifyError::NoServer)?
+            .body()
+            .deserialize()?;
+        if !caps.iter().any(|c| c == "actions") {
+            return Err(NotifyError::NoActions);
+        }
+        let (name, _vendor, version, _spec): (String, String, String, String) = conn
+            .call_method(Some(DEST), PATH, Some(DEST), "GetServerInformation", &())
+            .await?
+            .body()
+            .deserialize()?;
+        Ok(format!("{name} {version}"))
+    };
+    tokio::time::timeout(CONNECT_TIMEOUT, ask)
+        .await
+        .map_err(|_| NotifyError::TimedOut(CONNECT_TIMEOUT))?
+}
+
 /// A plain notification without actions (e.g. a config file that does not parse). Best effort:
 /// no session bus or no server is an error the caller may ignore.
 pub async fn plain(summary: &str, body: &str) -> Result<(), NotifyError> {

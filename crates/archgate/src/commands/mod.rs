@@ -9,6 +9,7 @@ mod client_config;
 mod clients;
 mod config;
 mod doctor;
+mod doctor_verdict;
 mod health_probe;
 mod log;
 mod policy;

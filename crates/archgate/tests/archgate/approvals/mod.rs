@@ -4,5 +4,6 @@
 
 mod cli;
 mod cli_person;
+mod first_run;
 mod notifications;
 mod omarchy_mako;
