@@ -354,9 +354,13 @@ pub struct SetupArgs {
     /// With --service: only write the unit, run no systemctl.
     #[arg(long)]
     pub write_only: bool,
-    /// Ask nothing: defaults for every answer not given (preset read-only, stdio, no clients).
+    /// Ask nothing: defaults for every answer not given (preset read-only, stdio, no clients,
+    /// no test question).
     #[arg(long, short)]
     pub yes: bool,
+    /// End with one harmless test question (always asked on a terminal without --yes).
+    #[arg(long)]
+    pub test_question: bool,
 }
 
 impl SetupArgs {

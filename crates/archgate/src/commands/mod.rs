@@ -16,6 +16,7 @@ mod policy;
 pub mod serve;
 mod service;
 mod setup;
+mod setup_teach;
 mod show;
 mod status;
 mod stdout;
