@@ -66,3 +66,23 @@ fn a_forged_agent_name_is_bounded_escaped_everywhere_and_changes_no_identity() {
         "{said:?}"
     );
 }
+
+/// Over HTTP each session carries the name its own `initialize` gave; the grant stays the
+/// token's (`default`), and a stateless request carries none.
+#[test]
+fn over_http_each_session_carries_its_own_agent_name_beside_the_tokens_client() {
+    let env = Env::with_config(ASK);
+    let server = crate::support::HttpServer::start(&env);
+    let (c, _) = crate::support::McpHttp::initialize(server.port, &env.token());
+    let call = std::thread::spawn(move || c.call_tool(1, "system_status", json!({})));
+    let q = env.one_pending();
+    assert_eq!(q["client"], "default");
+    assert_eq!(q["agent"], "archgate-e2e 0.0.0");
+    let id = q["id"].as_str().unwrap().to_owned();
+    assert!(env.run(&["deny", &id]).status.success());
+    let result = call.join().unwrap();
+    assert_eq!(result["isError"], true, "{result}");
+    let rec = env.audit_of(&id);
+    assert_eq!(rec["client"], "default");
+    assert_eq!(rec["agent"], "archgate-e2e 0.0.0");
+}
