@@ -122,6 +122,7 @@ async fn connect(
     page: Option<PageHandle>,
 ) -> Result<Arc<Notifications>, NotifyError> {
     let broker = app.gate.broker().clone();
+    let outcome_broker = broker.clone();
     // Subscribed before the first question can be shown: no outcome is missed.
     let decided = broker.subscribe();
     let conn = Connection::session().await?;
@@ -220,7 +221,12 @@ async fn connect(
             }
         }
     });
-    let outcomes = tokio::spawn(follow_ups(conn.clone(), map.clone(), decided));
+    let outcomes = tokio::spawn(follow_ups(
+        conn.clone(),
+        map.clone(),
+        outcome_broker,
+        decided,
+    ));
     tracing::info!("desktop notifications with actions are an approval channel");
     Ok(Arc::new(Notifications {
         conn,
@@ -267,6 +273,7 @@ fn open_page(app: &App, page: Option<&PageHandle>, qid: &str) {
 async fn follow_ups(
     conn: Connection,
     map: Arc<Mutex<Map>>,
+    broker: Broker,
     mut decided: tokio::sync::broadcast::Receiver<archgate_core::approval::BrokerEvent>,
 ) {
     use archgate_core::approval::BrokerEvent;
@@ -274,7 +281,15 @@ async fn follow_ups(
     loop {
         let (id, outcome) = match decided.recv().await {
             Ok(BrokerEvent::Decided { id, outcome }) => (id, outcome),
-            Ok(BrokerEvent::Asked { .. }) | Err(RecvError::Lagged(_)) => continue,
+            Ok(BrokerEvent::Asked { .. }) => continue,
+            Err(RecvError::Lagged(_)) => {
+                // Outcomes were missed: forget every question no longer waiting (no follow-up
+                // for those), so the map stays as small as what waits.
+                let waiting: std::collections::HashSet<String> =
+                    broker.pending().into_iter().map(|q| q.id).collect();
+                lock(&map).asked.retain(|id, _| waiting.contains(id));
+                continue;
+            }
             Err(RecvError::Closed) => return,
         };
         let (q, replaces, n) = {
