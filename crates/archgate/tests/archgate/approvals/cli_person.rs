@@ -48,7 +48,8 @@ fn ids_are_taken_by_unique_prefix_and_an_ambiguous_one_lists_the_matches() {
     }
     assert_eq!(env.pending().len(), 2);
 
-    // Unique prefixes: `show` shows that one, `approve` and `deny` answer it.
+    // Unique names (one character past the shared part; a strict prefix is tested alone in
+    // `approve_always_…`): `show` shows that one, `approve` and `deny` answer it.
     let unique = |i: usize| ids[i][..shared.len() + 1].to_owned();
     let out = env.run(&["show", &unique(0)]);
     assert!(out.status.success(), "{}", text(&out));
@@ -135,7 +136,9 @@ fn approve_always_prints_the_rule_and_how_to_revoke_it() {
     let mut s = StdioServer::session(&env);
     s.call(1, "system_status", json!({}));
     let id = env.one_pending()["id"].as_str().unwrap().to_owned();
-    let out = env.run(&["approve", &id, "--always"]);
+    // Named by a strict prefix of its id (the only call waiting).
+    let prefix = &id[..id.len() - 3];
+    let out = env.run(&["approve", prefix, "--always"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(result_text(&s.response(1)).0);
     let rules = env.run(&["rules", "list", "--json"]);
@@ -152,6 +155,12 @@ fn approve_always_prints_the_rule_and_how_to_revoke_it() {
     );
     assert!(
         said.contains(&format!("revoke it: archgate rules revoke {rule}")),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "approved, with a standing rule for identical calls, {id}"
+        )),
         "{said}"
     );
 }
