@@ -109,21 +109,22 @@ pub enum Command {
         json: bool,
     },
     /// Print one waiting call whole: client, tool, route, tier, the exact command, every
-    /// argument, the deadline.
+    /// argument, the deadline. ID may be a unique prefix of the id.
     Show {
         id: String,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
-    /// Approve a waiting call by its id (see `archgate approvals`).
+    /// Approve a waiting call by its id or a unique prefix of it (see `archgate approvals`).
+    /// Without an id, with one call waiting, shows it and asks [y/N/a] on your terminal.
     Approve {
-        id: String,
+        id: Option<String>,
         /// Also create a standing rule that approves identical calls (24 h, 20 uses a day).
         #[arg(long)]
         always: bool,
     },
-    /// Deny a waiting call by its id.
+    /// Deny a waiting call by its id or a unique prefix of it.
     Deny { id: String },
     /// Developer mode: approve every call except destructive and blocked ones, for a bounded time
     /// (at most 8 h).
@@ -353,9 +354,13 @@ pub struct SetupArgs {
     /// With --service: only write the unit, run no systemctl.
     #[arg(long)]
     pub write_only: bool,
-    /// Ask nothing: defaults for every answer not given (preset read-only, stdio, no clients).
+    /// Ask nothing: defaults for every answer not given (preset read-only, stdio, no clients,
+    /// no test question).
     #[arg(long, short)]
     pub yes: bool,
+    /// End with one harmless test question (always asked on a terminal without --yes).
+    #[arg(long)]
+    pub test_question: bool,
 }
 
 impl SetupArgs {

@@ -28,6 +28,12 @@ use crate::clock::{Clock, SystemClock};
 pub struct Question {
     pub id: String,
     pub client: String,
+    /// The agent's own name from its `clientInfo` (`crate::agent::label`): untrusted, bounded
+    /// and already visible-only (every control and bidi character written as an escape), still
+    /// to be escaped for markup (HTML, notification bodies); absent when the client sent none
+    /// (a stateless call, the CLI). Never used for identity or policy: `client` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     pub tool: String,
     pub route: String,
     /// The exact resolved command or target.
@@ -474,6 +480,7 @@ mod tests {
         Question {
             id: id.into(),
             client: "local".into(),
+            agent: None,
             tool: "theme".into(),
             route: "theme set".into(),
             summary: "omarchy-theme-set nord".into(),

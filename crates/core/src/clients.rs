@@ -241,6 +241,7 @@ impl ClientStore {
             found = Some(Client {
                 name: DEFAULT_CLIENT.into(),
                 grant: grant_for(DEFAULT_CLIENT, None, config),
+                agent: None,
             });
         }
         // Read in place: every request comes here, and the list need not be copied to be read.
@@ -258,6 +259,7 @@ impl ClientStore {
                 found = Some(Client {
                     name: c.name.clone(),
                     grant: grant_for(&c.name, Some(c), config),
+                    agent: None,
                 });
             }
         }

@@ -9,6 +9,7 @@
 //!
 //! This crate knows nothing of MCP or HTTP; the binary adapts it.
 
+pub mod agent;
 pub mod approval;
 pub mod audit;
 pub mod clients;

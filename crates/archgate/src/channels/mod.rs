@@ -11,6 +11,7 @@ use crate::app::App;
 
 pub mod control;
 pub mod notify;
+mod notify_text;
 pub mod page;
 
 /// Keeps the channels up; dropping it takes them down.
@@ -43,7 +44,7 @@ pub async fn start(app: Arc<App>, mode: &'static str, shutdown: CancellationToke
         }
     };
     let notifications = if config.approval.notifications {
-        match notify::start(app.clone()).await {
+        match notify::start(app.clone(), page.as_ref().map(|p| p.handle.clone())).await {
             Ok(n) => {
                 app.gate.broker().add_push_channel(n.clone());
                 Some(n)

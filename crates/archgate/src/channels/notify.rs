@@ -1,10 +1,16 @@
 //! Desktop notifications with actions: a push channel of the approval broker over D-Bus
 //! (`org.freedesktop.Notifications` on the session bus — mako, dunst, swaync, GNOME, KDE).
 //!
-//! Each question becomes a notification with the actions Allow and Deny. `ActionInvoked` answers
-//! it; `NotificationClosed` with reason 2 (dismissed by the person) answers `cancelled`; an
-//! expired notification says nothing (the deadline decides). When the question is decided
-//! elsewhere, the notification is withdrawn with `CloseNotification`.
+//! Each question becomes a notification (texts: `notify_text.rs`) with a default action and the
+//! actions Allow and Deny. The default action (mako's click and `makoctl invoke`, Omarchy's
+//! Super+Alt+Comma) opens the approval page at that call, logged in once, through the person's
+//! browser opener (`xdg-open`, found by their `[exec]` settings); it never answers. Allow and
+//! Deny answer it; `NotificationClosed` with reason 2 (dismissed by the person) answers
+//! `cancelled`; an expired notification says nothing (the deadline decides). When the question
+//! is decided anywhere, or its deadline passes, the notification is withdrawn with
+//! `CloseNotification`. A question that ran out unanswered leaves one plain follow-up
+//! notification (no actions, no expiry; it replaces the previous follow-up), so a person who had
+//! do-not-disturb on learns that something was declined.
 //!
 //! Signals are accepted only from the bus name that owns `org.freedesktop.Notifications` (the
 //! bus daemon stamps the sender, so another program on the bus cannot forge a click), and only
@@ -18,6 +24,8 @@ use std::time::Duration;
 use zbus::Variant as Value;
 use zbus::{Connection, MatchRule, MessageStream};
 
+use super::notify_text::{expired, texts};
+use super::page::PageHandle;
 use crate::app::App;
 use crate::person::actions::{Choice, answer_confirmed};
 use crate::person::presence::Subject;
@@ -43,6 +51,13 @@ enum Slot {
 struct Map {
     by_question: HashMap<String, Slot>,
     by_notification: HashMap<u32, String>,
+    /// Notifications whose default action opened the page: the server may close them right
+    /// after (mako does), and that close is not the person dismissing the question.
+    opened: std::collections::HashSet<u32>,
+    /// Every question shown, until it is decided: what the follow-up names if it runs out.
+    asked: HashMap<String, Question>,
+    /// The follow-up on screen (its id is replaced by the next one) and how many it counts.
+    follow_up: Option<(u32, usize)>,
 }
 
 pub struct Notifications {
@@ -50,11 +65,13 @@ pub struct Notifications {
     map: Arc<Mutex<Map>>,
     rt: tokio::runtime::Handle,
     listener: tokio::task::JoinHandle<()>,
+    outcomes: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for Notifications {
     fn drop(&mut self) {
         self.listener.abort();
+        self.outcomes.abort();
     }
 }
 
@@ -87,17 +104,27 @@ fn lock(m: &Mutex<Map>) -> std::sync::MutexGuard<'_, Map> {
 }
 
 /// Connects to the session bus and checks for a notification server with actions.
-pub async fn start(app: Arc<App>) -> Result<Arc<Notifications>, NotifyError> {
+/// `page`, when it runs, is where the default action leads.
+pub async fn start(
+    app: Arc<App>,
+    page: Option<PageHandle>,
+) -> Result<Arc<Notifications>, NotifyError> {
     if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
         return Err(NotifyError::NoBus);
     }
-    tokio::time::timeout(CONNECT_TIMEOUT, connect(app))
+    tokio::time::timeout(CONNECT_TIMEOUT, connect(app, page))
         .await
         .map_err(|_| NotifyError::TimedOut(CONNECT_TIMEOUT))?
 }
 
-async fn connect(app: Arc<App>) -> Result<Arc<Notifications>, NotifyError> {
+async fn connect(
+    app: Arc<App>,
+    page: Option<PageHandle>,
+) -> Result<Arc<Notifications>, NotifyError> {
     let broker = app.gate.broker().clone();
+    let outcome_broker = broker.clone();
+    // Subscribed before the first question can be shown: no outcome is missed.
+    let decided = broker.subscribe();
     let conn = Connection::session().await?;
     let owner: String = conn
         .call_method(
@@ -141,6 +168,21 @@ async fn connect(app: Arc<App>) -> Result<Arc<Notifications>, NotifyError> {
                     let Ok((nid, action)) = msg.body().deserialize::<(u32, String)>() else {
                         continue;
                     };
+                    if action == "default" {
+                        // Opens the page at the call; the question stays open.
+                        let qid = {
+                            let mut g = lock(&listen_map);
+                            let qid = g.by_notification.get(&nid).cloned();
+                            if qid.is_some() {
+                                g.opened.insert(nid);
+                            }
+                            qid
+                        };
+                        if let Some(qid) = qid {
+                            open_page(&app, page.as_ref(), &qid);
+                        }
+                        continue;
+                    }
                     let Some(qid) = forget(&listen_map, nid) else {
                         continue;
                     };
@@ -164,10 +206,12 @@ async fn connect(app: Arc<App>) -> Result<Arc<Notifications>, NotifyError> {
                     let Ok((nid, reason)) = msg.body().deserialize::<(u32, u32)>() else {
                         continue;
                     };
+                    let opened = lock(&listen_map).opened.remove(&nid);
                     let Some(qid) = forget(&listen_map, nid) else {
                         continue;
                     };
                     if reason == DISMISSED
+                        && !opened
                         && let Err(e) = broker.answer(&qid, Answer::Cancel, CHANNEL)
                     {
                         tracing::info!(id = %qid, "dismissal did nothing: {e}");
@@ -177,78 +221,117 @@ async fn connect(app: Arc<App>) -> Result<Arc<Notifications>, NotifyError> {
             }
         }
     });
+    let outcomes = tokio::spawn(follow_ups(
+        conn.clone(),
+        map.clone(),
+        outcome_broker,
+        decided,
+    ));
     tracing::info!("desktop notifications with actions are an approval channel");
     Ok(Arc::new(Notifications {
         conn,
         map,
         rt: tokio::runtime::Handle::current(),
         listener,
+        outcomes,
     }))
 }
 
 /// Removes a shown notification from the map, returning its question.
 fn forget(map: &Mutex<Map>, nid: u32) -> Option<String> {
     let mut g = lock(map);
+    g.opened.remove(&nid);
     let qid = g.by_notification.remove(&nid)?;
     g.by_question.remove(&qid);
     Some(qid)
 }
 
-/// How much of the command and of the arguments a notification shows; the rest is on the page
-/// and in `archgate show ID`.
-const COMMAND_SHOWN: usize = 200;
-const ARGS_SHOWN: usize = 300;
-/// How much of "this follows text from …" a notification shows.
-const FOLLOWS_SHOWN: usize = 300;
-
-/// The notification's summary and body for `q`: every agent-written string escaped for the
-/// screen (`for_terminal`) and for markup, the command and the arguments cut to a bounded length,
-/// with a pointer to where the whole question is when something was cut.
-fn texts(q: &Question) -> (String, String) {
-    use archgate_core::text::{cut, display_args, for_terminal, for_terminal_cut};
-    let summary = format!(
-        "archgate: {} asks to run",
-        escape(&for_terminal_cut(&q.tool, 64))
-    );
-    let command = for_terminal(&q.summary);
-    let args: Vec<String> = display_args(&q.args)
-        .into_iter()
-        .map(|(k, v)| format!("{k}: {v}"))
-        .collect();
-    let args = args.join("; ");
-    let was_cut = command.chars().count() > COMMAND_SHOWN || args.chars().count() > ARGS_SHOWN;
-    let mut body = escape(&for_terminal_cut(&q.summary, COMMAND_SHOWN));
-    if let Some(f) = &q.follows {
-        // What the agent read just before: the person decides knowing it.
-        body.push_str(&format!(
-            "\n<b>After untrusted text:</b> {}",
-            escape(&for_terminal_cut(&f.sentence, FOLLOWS_SHOWN))
-        ));
+/// The default action: the approval page at call `qid`, logged in once, in the person's
+/// browser. Anyone of this user can invoke it (`makoctl invoke`): it opens what `archgate ui`
+/// opens, and answers nothing.
+fn open_page(app: &App, page: Option<&PageHandle>, qid: &str) {
+    let Some(page) = page else {
+        tracing::info!(id = %qid, "no approval page runs here; the notification's Allow and Deny, or `archgate approve`, answer it");
+        return;
+    };
+    let file = match page.login_file_at(qid) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!(id = %qid, "could not open the approval page: {e}");
+            return;
+        }
+    };
+    let spec = archgate_exec::CommandSpec::new("xdg-open").arg(file.display().to_string());
+    let exec = app.gate.config().current().executor_config();
+    if let Err(e) = archgate_exec::spawn_for_person_with(exec, spec) {
+        tracing::warn!(id = %qid, "could not start the browser opener: {e}");
     }
-    if !args.is_empty() {
-        body.push('\n');
-        body.push_str(&escape(&cut(&args, ARGS_SHOWN)));
-    }
-    if was_cut {
-        body.push_str(&format!(
-            "\n… see <b>archgate show {}</b> or the approval page for all of it",
-            escape(&for_terminal(&q.id))
-        ));
-    }
-    body.push_str(&format!(
-        "\n<i>{} · {} · id {}</i>",
-        escape(&for_terminal(&q.client)),
-        q.tier,
-        escape(&for_terminal(&q.id))
-    ));
-    (summary, body)
 }
 
-/// Notification bodies may be markup: what an agent wrote is shown as text.
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// Watches the broker's outcomes: a question shown here that ran out unanswered leaves one
+/// plain follow-up (replacing the previous one, counting them).
+async fn follow_ups(
+    conn: Connection,
+    map: Arc<Mutex<Map>>,
+    broker: Broker,
+    mut decided: tokio::sync::broadcast::Receiver<archgate_core::approval::BrokerEvent>,
+) {
+    use archgate_core::approval::BrokerEvent;
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let (id, outcome) = match decided.recv().await {
+            Ok(BrokerEvent::Decided { id, outcome }) => (id, outcome),
+            Ok(BrokerEvent::Asked { .. }) => continue,
+            Err(RecvError::Lagged(_)) => {
+                // Outcomes were missed: forget every question no longer waiting (no follow-up
+                // for those), so the map stays as small as what waits.
+                let waiting: std::collections::HashSet<String> =
+                    broker.pending().into_iter().map(|q| q.id).collect();
+                lock(&map).asked.retain(|id, _| waiting.contains(id));
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        let (q, replaces, n) = {
+            let mut g = lock(&map);
+            let Some(q) = g.asked.remove(&id) else {
+                continue;
+            };
+            if outcome != "timed_out" {
+                continue;
+            }
+            let (replaces, n) = g.follow_up.map_or((0, 1), |(nid, n)| (nid, n + 1));
+            (q, replaces, n)
+        };
+        let (summary, body) = expired(&q, n);
+        let mut hints: HashMap<&str, Value<'_>> = HashMap::new();
+        hints.insert("urgency", Value::U8(1));
+        hints.insert("category", Value::from("archgate.expired"));
+        let sent = conn
+            .call_method(
+                Some(DEST),
+                PATH,
+                Some(DEST),
+                "Notify",
+                &(
+                    "archgate",
+                    replaces,
+                    "dialog-information",
+                    summary.as_str(),
+                    body.as_str(),
+                    Vec::<&str>::new(),
+                    hints,
+                    // Never expires: it waits for the person (do-not-disturb keeps it hidden).
+                    0i32,
+                ),
+            )
+            .await
+            .and_then(|m| m.body().deserialize::<u32>());
+        match sent {
+            Ok(nid) => lock(&map).follow_up = Some((nid, n)),
+            Err(e) => tracing::info!(id = %id, "could not show the follow-up: {e}"),
+        }
+    }
 }
 
 async fn close(conn: &Connection, nid: u32) {
@@ -272,15 +355,18 @@ impl Channel for Notifications {
         let conn = self.conn.clone();
         let map = self.map.clone();
         let qid = q.id.clone();
-        let (summary, body) = texts(q);
         let now = archgate_core::person::now_secs();
+        let (summary, body) = texts(q, now);
+        lock(&self.map).asked.insert(q.id.clone(), q.clone());
         let expire_ms =
             i32::try_from(q.deadline.saturating_sub(now).saturating_mul(1000)).unwrap_or(i32::MAX);
         self.rt.spawn(async move {
             let mut hints: HashMap<&str, Value<'_>> = HashMap::new();
             hints.insert("urgency", Value::U8(1));
             hints.insert("category", Value::from("archgate.approval"));
-            let actions = vec!["allow", "Allow", "deny", "Deny"];
+            // "default" is what a click and a bare `makoctl invoke` do: open the page, never
+            // answer.
+            let actions = vec!["default", "Open", "allow", "Allow", "deny", "Deny"];
             let sent = conn
                 .call_method(
                     Some(DEST),
@@ -351,6 +437,32 @@ impl Channel for Notifications {
     }
 }
 
+/// Whether the notification server on the session bus at `address` can ask a question: its
+/// name when it is there and supports actions (`archgate doctor`'s verdict).
+pub async fn probe(address: &str) -> Result<String, NotifyError> {
+    let ask = async {
+        let conn = zbus::connection::Builder::address(address).build().await?;
+        let caps: Vec<String> = conn
+            .call_method(Some(DEST), PATH, Some(DEST), "GetCapabilities", &())
+            .await
+            .map_err(|_| NotifyError::NoServer)?
+            .body()
+            .deserialize()?;
+        if !caps.iter().any(|c| c == "actions") {
+            return Err(NotifyError::NoActions);
+        }
+        let (name, _vendor, version, _spec): (String, String, String, String) = conn
+            .call_method(Some(DEST), PATH, Some(DEST), "GetServerInformation", &())
+            .await?
+            .body()
+            .deserialize()?;
+        Ok(format!("{name} {version}"))
+    };
+    tokio::time::timeout(CONNECT_TIMEOUT, ask)
+        .await
+        .map_err(|_| NotifyError::TimedOut(CONNECT_TIMEOUT))?
+}
+
 /// A plain notification without actions (e.g. a config file that does not parse). Best effort:
 /// no session bus or no server is an error the caller may ignore.
 pub async fn plain(summary: &str, body: &str) -> Result<(), NotifyError> {
@@ -382,80 +494,4 @@ pub async fn plain(summary: &str, body: &str) -> Result<(), NotifyError> {
     tokio::time::timeout(CONNECT_TIMEOUT, send)
         .await
         .map_err(|_| NotifyError::TimedOut(CONNECT_TIMEOUT))?
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn question(summary: &str, args: serde_json::Value) -> Question {
-        Question {
-            id: "c-7".into(),
-            client: "local".into(),
-            tool: "omarchy_run".into(),
-            route: "omarchy_run theme set".into(),
-            summary: summary.into(),
-            tier: archgate_policy::Tier::Act,
-            args,
-            created: 0,
-            deadline: 60,
-            rule_allowed: true,
-            follows: None,
-        }
-    }
-
-    #[test]
-    fn the_body_shows_the_command_and_the_arguments_escaped() {
-        let q = question(
-            "omarchy-theme-set \u{202e}x",
-            serde_json::json!({"route": "theme set", "args": ["--help; rm -rf ~", "\u{1b}[2K<b>"]}),
-        );
-        let (summary, body) = texts(&q);
-        assert_eq!(summary, "archgate: omarchy_run asks to run");
-        assert!(body.contains("omarchy-theme-set \\u{202e}x"), "{body}");
-        assert!(body.contains("--help; rm -rf ~"), "{body}");
-        assert!(body.contains("\\x1b[2K&lt;b&gt;"), "{body}");
-        assert!(!body.contains("archgate show"), "nothing was cut: {body}");
-        assert!(
-            !body.chars().any(|c| c.is_control() && c != '\n'),
-            "{body:?}"
-        );
-    }
-
-    #[test]
-    fn the_body_says_what_the_session_read_before_escaped() {
-        let mut q = question("omarchy-theme-set nord", serde_json::json!({}));
-        let label = "AUR package \u{1b}[2K<b>evil's PKGBUILD and files".to_owned();
-        q.follows = Some(Box::new(archgate_core::untrusted::Follows {
-            source: archgate_core::provenance::Source::AurFiles,
-            sentence: format!("this follows text from {label}, read 12 s ago"),
-            label,
-            age_s: 12,
-            matched: vec![],
-        }));
-        let (_, body) = texts(&q);
-        assert!(body.contains("After untrusted text:"), "{body}");
-        assert!(body.contains("\\x1b[2K&lt;b&gt;evil's PKGBUILD"), "{body}");
-        assert!(body.contains("read 12 s ago"), "{body}");
-        assert!(
-            !body.chars().any(|c| c.is_control() && c != '\n'),
-            "{body:?}"
-        );
-    }
-
-    #[test]
-    fn a_long_body_is_cut_and_points_to_the_whole_question() {
-        let q = question("wl-copy", serde_json::json!({"text": "z".repeat(2048)}));
-        let (_, body) = texts(&q);
-        assert!(body.len() < 1000, "{} bytes", body.len());
-        assert!(body.contains("archgate show c-7"), "{body}");
-    }
-
-    #[test]
-    fn agent_text_cannot_become_markup() {
-        assert_eq!(
-            escape("<b>rm</b> & <a href=x>"),
-            "&lt;b&gt;rm&lt;/b&gt; &amp; &lt;a href=x&gt;"
-        );
-    }
 }

@@ -93,7 +93,7 @@ pub fn list(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
         }
     }
     out(
-        "\napprove: archgate approve ID [--always]   deny: archgate deny ID   all of one: archgate show ID",
+        "\napprove: archgate approve ID [--always]   deny: archgate deny ID   all of one: archgate show ID\n(ID may be a unique prefix; with one call waiting, `archgate approve` asks here)",
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -113,7 +113,7 @@ fn table(all: &[Value]) -> Vec<String> {
                 text(q, "tool"),
                 text(q, "tier"),
                 text(q, "client"),
-                format!("{}s", q["seconds_left"]),
+                crate::person::clock::left(q["seconds_left"].as_u64().unwrap_or(0)),
                 text(q, "summary"),
             ]
         })
@@ -460,7 +460,7 @@ mod table_tests {
         assert_eq!(head, b, "{lines:#?}");
         // LEFT is right-aligned under its header.
         let end = |l: &str, c: &str| l.find(c).unwrap() + c.len();
-        assert_eq!(end(&lines[0], "LEFT"), end(&lines[1], "48s"), "{lines:#?}");
-        assert_eq!(end(&lines[0], "LEFT"), end(&lines[2], " 5s"), "{lines:#?}");
+        assert_eq!(end(&lines[0], "LEFT"), end(&lines[1], "0:48"), "{lines:#?}");
+        assert_eq!(end(&lines[0], "LEFT"), end(&lines[2], "0:05"), "{lines:#?}");
     }
 }

@@ -2,7 +2,8 @@
 //! databases, the network services, the person's session (what was found in the runtime
 //! directory rather than the environment), Omarchy (where, which version, whether its directory
 //! is trusted and why not) and the desktop (compositor, grim, tesseract, wl-clipboard, the
-//! notification daemon, Quickshell, the polkit agent), each with its fix.
+//! notification daemon, Quickshell, the polkit agent), each with its fix. It opens with a verdict
+//! (`doctor_verdict.rs`): can a question reach the person and be answered here.
 
 use archgate_core::exec::Executor;
 use std::path::PathBuf;
@@ -289,6 +290,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     );
     checks.push(presence(cfg.approval.presence).await);
     let env = crate::tools::session_env(&cfg);
+    let env_bus = env.dbus_session_bus_address.clone();
     checks.push(session(&env));
     checks.push(omarchy(&cfg, &exec));
     let desktop = archgate_desktop::Desktop::new(env, archgate_desktop::DesktopConfig::default());
@@ -304,6 +306,32 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     if let Ok((_, paths)) = crate::app::config_and_paths(Some(file.clone())) {
         checks.push(daemon(&paths));
     }
+    // The verdict first: can a question reach the person and be answered here?
+    let polkit_ready = {
+        use crate::person::presence::{Installed, installed, reachable};
+        matches!(installed(), Installed::Yes) && reachable().await.is_ok()
+    };
+    let notifier = match &env_bus {
+        Some(addr) => crate::channels::notify::probe(addr)
+            .await
+            .map_err(|e| e.to_string()),
+        None => Err(
+            "no session bus found (DBUS_SESSION_BUS_ADDRESS, or a bus in your runtime directory)"
+                .to_owned(),
+        ),
+    };
+    let reach = super::doctor_verdict::Reach {
+        presence: cfg.approval.presence,
+        polkit_ready,
+        notifications_on: cfg.approval.notifications,
+        notifier,
+        page_on: cfg.approval.page,
+        timeout_s: cfg.approval.timeout.as_secs(),
+    };
+    for l in super::doctor_verdict::verdict(&reach) {
+        out(l);
+    }
+    out("");
     let mut missing = 0;
     for c in &checks {
         if c.ok {

@@ -1,4 +1,5 @@
-//! `archgate log [--follow] [--tool T] [--since TIME] [--json]`: the activity log for people.
+//! `archgate log [--follow] [--tool T] [--since TIME] [--json]`: the activity log for people,
+//! each call at the person's local time, by the agent's own name beside its client's.
 //!
 //! Tool names, routes and targets in the log were written by agents: each is shown through
 //! `for_terminal` (and `--json` through `json_for_terminal`), so a record cannot draw a fake
@@ -89,10 +90,14 @@ fn human(r: &Record) -> String {
             )
         })
         .unwrap_or_default();
+    // The person's local time; the record keeps UTC (`--json` shows it as written).
+    let time = crate::person::clock::local_of_rfc3339(&r.time);
+    // Read back from a file: escaped again, whatever wrote it.
+    let agent = r.agent.as_deref().map(|a| for_terminal(a).into_owned());
     format!(
         "{} {:<8} {:<18} {:<16} {}{} {}ms{}",
-        for_terminal(&r.time),
-        for_terminal(&r.client),
+        for_terminal(&time),
+        archgate_core::agent::who(&r.client, agent.as_deref()),
         for_terminal(&r.tool),
         r.outcome.as_str(),
         for_terminal(r.target.as_deref().or(r.route.as_deref()).unwrap_or("")),

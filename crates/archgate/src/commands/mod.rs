@@ -1,6 +1,7 @@
 //! One module per command family; `run` dispatches.
 
 mod approvals;
+mod approve;
 mod audit;
 mod bridge;
 mod call;
@@ -8,12 +9,14 @@ mod client_config;
 mod clients;
 mod config;
 mod doctor;
+mod doctor_verdict;
 mod health_probe;
 mod log;
 mod policy;
 pub mod serve;
 mod service;
 mod setup;
+mod setup_teach;
 mod show;
 mod status;
 mod stdout;
@@ -61,8 +64,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Reload => serve::reload(config),
         Command::Approvals { json } => approvals::list(config, json),
         Command::Show { id, json } => show::run(config, &id, json),
-        Command::Approve { id, always } => approvals::answer(config, &id, always, false),
-        Command::Deny { id } => approvals::answer(config, &id, false, true),
+        Command::Approve { id, always } => approve::approve(config, id.as_deref(), always),
+        Command::Deny { id } => approve::deny(config, &id),
         Command::DevMode { action } => approvals::dev_mode(config, action),
         Command::Rules { action } => approvals::rules(config, action),
         Command::Ui { print } => approvals::ui(config, print),

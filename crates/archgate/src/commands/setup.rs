@@ -1,6 +1,7 @@
 //! `archgate setup`: a first run for a person — a policy preset, how archgate runs (the Omarchy
-//! plugin, a systemd user service, or started by each client over stdio), and the exact commands
-//! that connect each MCP client.
+//! plugin, a systemd user service, or started by each client over stdio), the exact commands
+//! that connect each MCP client (over HTTP, each a named client of its own), then what it found
+//! and what an approval looks like, and one test question (`setup_teach.rs`).
 //!
 //! Interactive on a terminal; for scripts every answer has a flag and `--yes` takes the defaults
 //! for the rest. The config file is written only when none exists: a person's edits are never
@@ -91,13 +92,33 @@ pub async fn run(config: Option<PathBuf>, args: SetupArgs) -> anyhow::Result<Exi
         out("");
         out(format!("== {}", client_title(*c)));
         out(client_hint(*c, http));
-        super::client_config::run(config.clone(), *c, http)?;
+        if http {
+            // A client of its own, named after the agent: not the first-run `default`.
+            super::setup_teach::connect_named(config.clone(), *c, &preset).await?;
+        } else {
+            super::client_config::run(config.clone(), *c, http)?;
+        }
     }
     if clients.is_empty() {
         out("");
         out(
             "Connect a client later: archgate client-config claude-code|claude-desktop|cursor|vscode [--http]",
         );
+    }
+
+    // 4. What this desktop has and what an approval will look like; then one test question.
+    let found = super::setup_teach::detect(config.clone());
+    let timeout_s = crate::app::config_and_paths(config.clone())
+        .map(|(c, _)| c.approval.timeout.as_secs())
+        .unwrap_or(0);
+    super::setup_teach::explain(&found, timeout_s);
+    if ask || args.test_question {
+        if !super::setup_teach::test_question(config).await? {
+            code = ExitCode::from(1);
+        }
+    } else {
+        out("");
+        out("Try a test question any time: archgate setup --test-question (nothing runs)");
     }
     Ok(code)
 }

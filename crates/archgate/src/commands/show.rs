@@ -6,7 +6,6 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::approvals::{NONE_RUNNING, NOTHING_WAITING, gather};
 use super::out;
 use archgate_core::text::{display_args, for_terminal, json_for_terminal, wrap};
 
@@ -29,6 +28,9 @@ fn field(indent: &str, label: &str, value: &str) -> Vec<String> {
 /// `archgate approvals`, and in `archgate show`).
 pub(super) fn detail_lines(q: &Value, indent: &str) -> Vec<String> {
     let mut lines = Vec::new();
+    if q["agent"].is_string() {
+        lines.extend(field(indent, "asked by", &who(q)));
+    }
     // What the agent read just before: a rule or developer mode did not approve this call.
     if let Some(f) = q["follows"]["sentence"].as_str() {
         lines.extend(field(indent, "after untrusted text", &for_terminal(f)));
@@ -48,20 +50,29 @@ pub(super) fn detail_lines(q: &Value, indent: &str) -> Vec<String> {
     lines
 }
 
+/// Who asks: the agent's own name (its `clientInfo`, already visible-only) and the client it
+/// calls as, or the client alone.
+pub(super) fn who(q: &Value) -> String {
+    archgate_core::agent::who(q["client"].as_str().unwrap_or(""), q["agent"].as_str())
+}
+
 /// The whole question, one field per line.
-fn whole(q: &Value) -> Vec<String> {
+pub(super) fn whole(q: &Value) -> Vec<String> {
     let text = |k: &str| for_terminal(q[k].as_str().unwrap_or("")).into_owned();
     let deadline = q["deadline"]
         .as_i64()
-        .and_then(|d| time::OffsetDateTime::from_unix_timestamp(d).ok())
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
+        .and_then(crate::person::clock::local)
         .unwrap_or_default();
     let mut lines = Vec::new();
     lines.extend(field("", "id", &text("id")));
     lines.extend(field("", "client", &text("client")));
+    if q["agent"].is_string() {
+        lines.extend(field(
+            "",
+            "agent",
+            &format!("{} (its own name for itself, unverified)", text("agent")),
+        ));
+    }
     lines.extend(field("", "tool", &text("tool")));
     lines.extend(field("", "tier", &text("tier")));
     lines.extend(field("", "command", &text("summary")));
@@ -69,7 +80,10 @@ fn whole(q: &Value) -> Vec<String> {
     lines.extend(field(
         "",
         "deadline",
-        &format!("{deadline} ({} s left; silence is no)", q["seconds_left"]),
+        &format!(
+            "{deadline} ({} left, then declined; silence is no)",
+            crate::person::clock::left(q["seconds_left"].as_u64().unwrap_or(0))
+        ),
     ));
     lines.extend(field(
         "",
@@ -84,27 +98,14 @@ fn whole(q: &Value) -> Vec<String> {
 }
 
 pub fn run(config: Option<PathBuf>, id: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let (reached, all) = gather(config)?;
-    if reached == 0 {
-        out(NONE_RUNNING);
-        return Ok(ExitCode::from(1));
-    }
-    let Some(q) = all.iter().find(|q| q["id"] == id) else {
-        out(format!(
-            "no pending approval {}: it was already decided, withdrawn, or never existed ({})",
-            for_terminal(id),
-            if all.is_empty() {
-                NOTHING_WAITING
-            } else {
-                "see `archgate approvals`"
-            }
-        ));
-        return Ok(ExitCode::from(1));
+    let q = match super::approve::pick(config, id)? {
+        Ok(q) => q,
+        Err(code) => return Ok(code),
     };
     if json {
-        out(json_for_terminal(&serde_json::to_string_pretty(q)?));
+        out(json_for_terminal(&serde_json::to_string_pretty(&q)?));
     } else {
-        for l in whole(q) {
+        for l in whole(&q) {
             out(l);
         }
         out("\napprove: archgate approve ID [--always]   deny: archgate deny ID");

@@ -156,6 +156,7 @@ pub fn list(app: &App) -> Vec<ClientView> {
             let client = Client {
                 name: name.to_owned(),
                 grant: grant_for(name, s, &config),
+                agent: None,
             };
             ClientView {
                 name: name.to_owned(),

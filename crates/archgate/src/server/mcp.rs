@@ -61,6 +61,7 @@ impl McpServer {
             fixed_client: Some(Client {
                 name: LOCAL_CLIENT.into(),
                 grant,
+                agent: None,
             }),
             conn_ended: None,
             session: Some(connection_session("stdio")),
@@ -90,14 +91,28 @@ impl McpServer {
             fixed_client: Some(Client {
                 name: name.into(),
                 grant,
+                agent: None,
             }),
             conn_ended: Some(ended),
             session: Some(connection_session("bridge")),
         }
     }
 
-    /// Who calls: over HTTP the client the token named, read in place from the request.
+    /// Who calls: over HTTP the client the token named, read in place from the request; with
+    /// the agent's own name from this connection's or session's `initialize` beside it.
     fn client<'c>(
+        &self,
+        cx: &'c RequestContext<RoleServer>,
+    ) -> Result<std::borrow::Cow<'c, Client>, McpError> {
+        let mut client = self.granted_client(cx)?;
+        let agent = agent_of(cx);
+        if agent.is_some() {
+            client.to_mut().agent = agent;
+        }
+        Ok(client)
+    }
+
+    fn granted_client<'c>(
         &self,
         cx: &'c RequestContext<RoleServer>,
     ) -> Result<std::borrow::Cow<'c, Client>, McpError> {
@@ -113,6 +128,7 @@ impl McpServer {
             return Ok(std::borrow::Cow::Owned(Client {
                 name: c.name.clone(),
                 grant: archgate_core::clients::grant_for(&c.name, stored.as_ref(), &config),
+                agent: None,
             }));
         }
         cx.extensions
@@ -123,6 +139,13 @@ impl McpServer {
                 McpError::invalid_request("no authenticated client on this request", None)
             })
     }
+}
+
+/// The agent's own name from the peer's `initialize` (`clientInfo`): untrusted, bounded, shown
+/// to the person only (`archgate_core::agent`). None for a stateless request.
+fn agent_of(cx: &RequestContext<RoleServer>) -> Option<String> {
+    let info = cx.peer.peer_info()?;
+    archgate_core::agent::label(&info.client_info.name, &info.client_info.version)
 }
 
 impl McpServer {
@@ -316,7 +339,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let client = self.client(&cx)?;
+        let client = self.granted_client(&cx)?;
         let config = self.app.gate.config().current();
         let tools = self
             .app

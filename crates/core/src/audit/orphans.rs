@@ -89,6 +89,7 @@ impl Started {
             time: super::record::now_rfc3339(),
             id: self.id.clone(),
             client: self.client.clone(),
+            agent: None,
             tool: self.tool.clone(),
             route: self.route.clone(),
             target: self.target.clone(),

@@ -92,6 +92,10 @@ pub struct Record {
     pub time: String,
     pub id: String,
     pub client: String,
+    /// The agent's own name from its `clientInfo` (`crate::agent`): untrusted, bounded, for the
+    /// person's eyes; `client` is who the call was granted to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     pub tool: String,
     pub route: Option<String>,
     /// The resolved target, as shown to the person.

@@ -208,6 +208,7 @@ impl Gate {
         Ok(Question {
             id: call.id.to_owned(),
             client: a.client.name.clone(),
+            agent: a.client.agent.clone(),
             tool: a.tool.to_owned(),
             route: a.route.to_owned(),
             summary: a.summary.to_owned(),

@@ -53,6 +53,9 @@ pub type Observer = Box<dyn Fn(&Record) + Send + Sync>;
 pub struct Client {
     pub name: String,
     pub grant: Grant,
+    /// The agent's own name from its `clientInfo` (`crate::agent::label`): shown to the person
+    /// beside `name`, never used for identity or policy.
+    pub agent: Option<String>,
 }
 
 /// Every tool archgate offers, by name.

@@ -184,12 +184,24 @@ impl Auth {
     /// directory): an HTML page that forwards the browser to the login link. Only the file's
     /// path needs to travel (to the browser opener); the token stays inside it. The file is
     /// removed when the link is used, replaced or expired (`sweep`).
+    #[cfg(test)]
     pub fn mint_login_file(&self, dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+        self.mint_login_file_to(dir, "")
+    }
+
+    /// A new one-time login file (see `mint_login_file`) whose link ends with `fragment` (empty,
+    /// or "#call=ID" written by archgate, never by an agent): the browser keeps it across the
+    /// login's redirect, so the page opens at that place.
+    pub fn mint_login_file_to(
+        &self,
+        dir: &std::path::Path,
+        fragment: &str,
+    ) -> std::io::Result<std::path::PathBuf> {
         let no_random = || std::io::Error::other("the OS random number generator failed");
         let t = random_token().ok_or_else(no_random)?;
         let name = random_token().ok_or_else(no_random)?;
         let file = dir.join(format!("login-{}.html", &name[..24]));
-        let link = format!("http://127.0.0.1:{}/login?t={t}", self.port);
+        let link = format!("http://127.0.0.1:{}/login?t={t}{fragment}", self.port);
         let html = format!(
             "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n\
              <meta name=\"referrer\" content=\"no-referrer\">\n\

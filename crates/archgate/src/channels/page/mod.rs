@@ -62,7 +62,26 @@ impl PageHandle {
     /// A one-time login as a private file in the runtime directory (see `auth`): what
     /// `archgate ui` hands the browser opener instead of the link. Removed when used or expired.
     pub fn login_file(&self) -> std::io::Result<PathBuf> {
-        let file = self.auth.mint_login_file(&self.runtime_dir)?;
+        self.login_file_to("")
+    }
+
+    /// [`PageHandle::login_file`] that opens the page at the call `id` (`#call=ID`, for the
+    /// notification's default action); an id with other characters than `[A-Za-z0-9_.-]` opens
+    /// the page at its top.
+    pub fn login_file_at(&self, id: &str) -> std::io::Result<PathBuf> {
+        let plain = !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        self.login_file_to(&if plain {
+            format!("#call={id}")
+        } else {
+            String::new()
+        })
+    }
+
+    fn login_file_to(&self, fragment: &str) -> std::io::Result<PathBuf> {
+        let file = self.auth.mint_login_file_to(&self.runtime_dir, fragment)?;
         let auth = self.auth.clone();
         tokio::spawn(async move {
             tokio::time::sleep(auth::LINK_TTL + std::time::Duration::from_secs(1)).await;

@@ -6,6 +6,7 @@
 //! yeses that are never automatic, secrets in read answers, flags through unreadable usages,
 //! plugin routes, a checker out of reach read as absent, unauthenticated bytes read or held.
 
+mod agent_name;
 mod automatic;
 mod blind;
 mod bounds;

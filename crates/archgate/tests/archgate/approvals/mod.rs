@@ -3,4 +3,7 @@
 //! real session bus with mako. (The approval page is tested in real Chromium: tests/page/.)
 
 mod cli;
+mod cli_person;
+mod first_run;
 mod notifications;
+mod omarchy_mako;

@@ -9,16 +9,16 @@ use std::process::Command;
 
 use crate::support::{Env, StdioServer, result_text, text, wait_for};
 
-struct Desktop {
-    dir: tempfile::TempDir,
+pub(super) struct Desktop {
+    pub(super) dir: tempfile::TempDir,
     script: PathBuf,
-    bus: String,
+    pub(super) bus: String,
 }
 
 impl Desktop {
     /// A sandbox on this desktop's session bus whose config asks the person about
     /// `system_status` through notifications (`more` is added to `[approval]`).
-    fn env(&self, more: &str) -> Env {
+    pub(super) fn env(&self, more: &str) -> Env {
         let mut env = Env::with_config(&format!(
             "[policy]\nask = [\"system_status\"]\n[approval]\ntimeout_s = 60\npage_port = 0\nnotifications = true\n{more}"
         ));
@@ -27,7 +27,7 @@ impl Desktop {
         env
     }
 
-    fn start() -> Desktop {
+    pub(super) fn start() -> Desktop {
         use std::os::unix::fs::PermissionsExt;
         // Under /tmp, traversable: the session runs as `nobody`.
         let dir = tempfile::Builder::new()
@@ -50,7 +50,7 @@ impl Desktop {
         Desktop { dir, script, bus }
     }
 
-    fn makoctl(&self, args: &[&str]) -> std::process::Output {
+    pub(super) fn makoctl(&self, args: &[&str]) -> std::process::Output {
         Command::new("makoctl")
             .args(args)
             .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
@@ -59,7 +59,7 @@ impl Desktop {
     }
 
     /// mako's notifications from archgate: (id, body).
-    fn shown(&self) -> Vec<(u64, String)> {
+    pub(super) fn shown(&self) -> Vec<(u64, String)> {
         let out = self.makoctl(&["list"]);
         assert!(out.status.success(), "{}", text(&out));
         let v: Value = serde_json::from_slice(&out.stdout).expect("makoctl list JSON");
@@ -78,7 +78,7 @@ impl Desktop {
     }
 
     /// The notification that shows the question `qid`.
-    fn notification_for(&self, qid: &str) -> u64 {
+    pub(super) fn notification_for(&self, qid: &str) -> u64 {
         wait_for(&format!("a notification for {qid}"), || {
             self.shown()
                 .into_iter()

@@ -273,6 +273,8 @@ fn a_bridged_call_is_the_daemons_call_under_the_clients_name() {
         .collect();
     assert_eq!(rec.len(), 1);
     assert_eq!(rec[0]["client"], "claude-code");
+    // The bridged client's own `clientInfo` (issue 32), beside the name its hello gave.
+    assert_eq!(rec[0]["agent"], "t 1", "{}", rec[0]);
     // The call id is the daemon's.
     let pid = server.child.id().to_string();
     assert!(

@@ -87,7 +87,7 @@ fn setup_plugin_copies_the_plugin_where_omarchy_looks() {
 }
 
 #[test]
-fn setup_service_for_cursor_prints_the_http_snippet_with_the_token() {
+fn setup_service_for_cursor_makes_a_named_client_and_prints_its_http_snippet() {
     let env = Env::new();
     let out = env.run(&[
         "setup",
@@ -104,9 +104,21 @@ fn setup_service_for_cursor_prints_the_http_snippet_with_the_token() {
             .join("systemd/user/archgate.service")
             .is_file()
     );
+    // Issue 32: a client of its own, named after the agent, not the first-run `default`.
+    assert!(said.contains("made the client \"cursor\""), "{said}");
     let token = env.token();
-    assert!(said.contains(&format!("Bearer {token}")), "{said}");
+    assert!(!said.contains(&token), "not the first-run token: {said}");
+    assert!(said.contains("Bearer "), "{said}");
     assert!(said.contains("http://127.0.0.1:8765/mcp"), "{said}");
+    let listed = env.run(&["clients", "list"]);
+    assert!(
+        stdout(&listed).lines().any(|l| l.starts_with("cursor ")),
+        "{}",
+        text(&listed)
+    );
+    // Setup says what an approval will look like.
+    assert!(said.contains("== what an approval looks like"), "{said}");
+    assert!(said.contains("asks to run"), "{said}");
 }
 
 #[test]

@@ -89,6 +89,7 @@ fn client() -> Client {
     Client {
         name: "local".into(),
         grant: Grant::full(),
+        agent: None,
     }
 }
 
