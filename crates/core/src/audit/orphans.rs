@@ -57,6 +57,8 @@ pub struct Started {
     pub approval: Option<ApprovalRecord>,
     pub dev_mode: bool,
     pub args_sha256: String,
+    /// The MCP task the call ran as, if it was one: after a restart its record says so.
+    pub task: Option<String>,
     pub pid: u32,
     pub pid_start: u64,
 }
@@ -78,6 +80,7 @@ impl Started {
                 .and_then(|a| serde_json::from_value(a.clone()).ok()),
             dev_mode: v.get("dev_mode").and_then(Value::as_bool).unwrap_or(false),
             args_sha256: s("args_sha256").unwrap_or_default(),
+            task: s("task"),
             pid: v.get("pid").and_then(Value::as_u64).unwrap_or(0) as u32,
             pid_start: v.get("pid_start").and_then(Value::as_u64).unwrap_or(0),
         })
@@ -105,6 +108,7 @@ impl Started {
             args: Value::Null,
             dev_mode: self.dev_mode,
             provenance: None,
+            task: self.task.clone(),
         }
     }
 

@@ -16,6 +16,7 @@ struct WatcherArgs {
     hold_ms: u64,
 }
 static WATCHER: ToolSpec = ToolSpec {
+    long_running: false,
     name: "watcher",
     title: "Watcher",
     description: "acts, after reading the activity log",
