@@ -275,3 +275,105 @@ async fn drive(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{ContentBlock, TaskStatus};
+
+    fn declared(store: &Arc<TaskStore>, long_running: bool, read_only: bool) -> Declared {
+        Declared {
+            store: store.clone(),
+            broker: Broker::new(),
+            client: "coder".into(),
+            shape: Shape {
+                long_running,
+                read_only,
+            },
+            task_timeout: Duration::from_secs(60),
+            max_tasks: 1,
+        }
+    }
+
+    fn done(text: &str) -> Result<CallToolResponse, McpError> {
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+
+    async fn settled(store: &TaskStore, id: &str) -> rmcp::model::DetailedTask {
+        loop {
+            let t = store.get("coder", id).unwrap();
+            if t.status().is_terminal() {
+                return t;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    fn task_id(r: Result<CallToolResponse, McpError>) -> String {
+        match r.unwrap() {
+            CallToolResponse::Task(t) => t.task.task_id,
+            other => panic!("not a task: {other:?}"),
+        }
+    }
+
+    /// A long-running tool that answers within the moment answers inline; one still running
+    /// after it is a task, counted against its client's bound until it ends.
+    #[tokio::test]
+    async fn a_long_running_call_is_a_task_only_once_it_outlasts_the_inline_moment() {
+        let store = Arc::new(TaskStore::default());
+        let quick = call(declared(&store, true, true), async { done("quick") }, std::future::pending()).await;
+        assert!(matches!(quick, Ok(CallToolResponse::Complete(_))), "{quick:?}");
+        let slow = async {
+            tokio::time::sleep(INLINE_MOMENT * 3).await;
+            done("slow")
+        };
+        let id = task_id(call(declared(&store, true, true), slow, std::future::pending()).await);
+        assert_eq!(store.get("coder", &id).unwrap().status(), TaskStatus::Working);
+        // At its bound (1), the next slow call answers inline, as any call did before tasks.
+        let second = async {
+            tokio::time::sleep(INLINE_MOMENT * 2).await;
+            done("inline after all")
+        };
+        let r = call(declared(&store, true, true), second, std::future::pending()).await;
+        assert!(matches!(r, Ok(CallToolResponse::Complete(_))), "{r:?}");
+        assert_eq!(settled(&store, &id).await.status(), TaskStatus::Completed);
+        // The ended task released its place.
+        let third = async {
+            tokio::time::sleep(INLINE_MOMENT * 3).await;
+            done("a task again")
+        };
+        task_id(call(declared(&store, true, true), third, std::future::pending()).await);
+        // Someone else's id is no task of theirs.
+        assert!(store.get("someone-else", &id).is_err());
+    }
+
+    /// tasks/cancel stops a read midway (`cancelled`); work that acts and has started runs to
+    /// its end, and the task says so instead of pretending it was undone.
+    #[tokio::test]
+    async fn cancel_stops_a_read_but_never_pretends_started_work_was_undone() {
+        let store = Arc::new(TaskStore::default());
+        let read = async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            done("never")
+        };
+        let id = task_id(call(declared(&store, true, true), read, std::future::pending()).await);
+        store.cancel("coder", &id).unwrap();
+        assert_eq!(settled(&store, &id).await.status(), TaskStatus::Cancelled);
+
+        let act = async {
+            become_task();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            done("changed the theme")
+        };
+        let id = task_id(call(declared(&store, false, false), act, std::future::pending()).await);
+        store.cancel("coder", &id).unwrap();
+        let t = settled(&store, &id).await;
+        assert_eq!(t.status(), TaskStatus::Completed);
+        let v = serde_json::to_value(&t).unwrap();
+        assert_eq!(v["result"]["content"][0]["text"], "changed the theme", "{v}");
+        assert!(
+            v["statusMessage"].as_str().unwrap().contains("ran to its end"),
+            "{v}"
+        );
+    }
+}

@@ -19,12 +19,17 @@ const TASKS: &str = "io.modelcontextprotocol/tasks";
 const CONFIG: &str = "[policy]\nask = [\"system_status\"]\n[approval]\ntimeout_s = 5\ntask_timeout_s = 120\nmax_tasks = 2\npage_port = 0\nnotifications = false\n";
 
 /// A stateless-era request, declaring the tasks extension or not; the whole JSON-RPC answer.
-fn send(port: u16, token: &str, method: &str, mut params: Value, tasks: bool) -> Value {
+fn send(port: u16, token: &str, method: &str, params: Value, tasks: bool) -> Value {
     let caps = if tasks {
         json!({ "extensions": { TASKS: {} } })
     } else {
         json!({})
     };
+    send_caps(port, token, method, params, caps)
+}
+
+/// `send` with these client capabilities.
+fn send_caps(port: u16, token: &str, method: &str, mut params: Value, caps: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": caps,
@@ -268,5 +273,52 @@ fn after_a_restart_a_task_from_before_is_unknown_and_its_record_says_what_became
     assert_eq!(e["error"]["code"], -32602, "{e}");
     let message = e["error"]["message"].as_str().unwrap();
     assert!(message.contains("restarted") && message.contains("archgate log"), "{message}");
+    assert!(env.pending().is_empty());
+}
+
+#[test]
+fn a_trusted_relay_brings_the_persons_answer_through_tasks_update() {
+    let env = Env::with_config(&format!(
+        "{CONFIG}[clients.local]\ntrusted_relay = true\n[clients.default]\ntrusted_relay = true\n"
+    ));
+    let d = HttpServer::start(&env);
+    let token = env.token();
+    let caps = json!({ "extensions": { TASKS: {} }, "elicitation": {} });
+    let handle = result(send_caps(
+        d.port,
+        &token,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}}),
+        caps.clone(),
+    ));
+    assert_eq!(handle["resultType"], "task", "{handle}");
+    let task = handle["taskId"].as_str().unwrap();
+    // The question is on the person's channels, and is the task's input request.
+    let id = env.one_pending()["id"].as_str().unwrap().to_owned();
+    let t = wait_for("input_required", || {
+        let t = get(&d, &token, task);
+        (t["status"] == "input_required").then_some(t)
+    });
+    let asked = &t["inputRequests"]["archgate_approval"];
+    assert_eq!(asked["method"], "elicitation/create", "{t}");
+    let message = asked["params"]["message"].as_str().unwrap();
+    assert!(message.contains("system_status"), "{message}");
+
+    let ack = result(send_caps(
+        d.port,
+        &token,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": {"archgate_approval": {
+            "action": "accept", "content": {"decision": "allow"}}}}),
+        caps,
+    ));
+    assert_eq!(ack, json!({"resultType": "complete"}));
+    let t = settled(&d, &token, task, 100);
+    assert_eq!(t["status"], "completed", "{t}");
+    check_system_status(&t["result"]);
+    let rec = env.audit_of(&id);
+    assert_eq!(rec["outcome"], "ok");
+    assert_eq!(rec["approval"]["channel"], "client");
+    assert_eq!(rec["task"], task);
     assert!(env.pending().is_empty());
 }
