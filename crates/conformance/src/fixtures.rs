@@ -106,8 +106,7 @@ async fn call_fixture(
 ) -> Result<CallToolResponse, McpError> {
     // SEP-2663: a fixture registered as needing a task is refused to a client without tasks,
     // before the gate (the suite's `tasks-required-task-error`).
-    if tasks::TASK_REQUIRED.contains(&request.name.as_ref()) && !archgate::declares_tasks(&cx)
-    {
+    if tasks::TASK_REQUIRED.contains(&request.name.as_ref()) && !archgate::declares_tasks(&cx) {
         return Err(McpError::missing_required_client_capability(
             rmcp::model::ClientCapabilities::builder()
                 .enable_tasks()

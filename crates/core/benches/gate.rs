@@ -223,7 +223,7 @@ fn main() {
         args_sha256: args_digest(&serde_json::json!({"query": "vim"})),
         args: serde_json::json!({"query": "vim"}),
         dev_mode: false,
-            task: None,
+        task: None,
         provenance: None,
     };
     let t = Instant::now();

@@ -321,14 +321,25 @@ mod tests {
     #[tokio::test]
     async fn a_long_running_call_is_a_task_only_once_it_outlasts_the_inline_moment() {
         let store = Arc::new(TaskStore::default());
-        let quick = call(declared(&store, true, true), async { done("quick") }, std::future::pending()).await;
-        assert!(matches!(quick, Ok(CallToolResponse::Complete(_))), "{quick:?}");
+        let quick = call(
+            declared(&store, true, true),
+            async { done("quick") },
+            std::future::pending(),
+        )
+        .await;
+        assert!(
+            matches!(quick, Ok(CallToolResponse::Complete(_))),
+            "{quick:?}"
+        );
         let slow = async {
             tokio::time::sleep(INLINE_MOMENT * 3).await;
             done("slow")
         };
         let id = task_id(call(declared(&store, true, true), slow, std::future::pending()).await);
-        assert_eq!(store.get("coder", &id).unwrap().status(), TaskStatus::Working);
+        assert_eq!(
+            store.get("coder", &id).unwrap().status(),
+            TaskStatus::Working
+        );
         // At its bound (1), the next slow call answers inline, as any call did before tasks.
         let second = async {
             tokio::time::sleep(INLINE_MOMENT * 2).await;
@@ -370,9 +381,15 @@ mod tests {
         let t = settled(&store, &id).await;
         assert_eq!(t.status(), TaskStatus::Completed);
         let v = serde_json::to_value(&t).unwrap();
-        assert_eq!(v["result"]["content"][0]["text"], "changed the theme", "{v}");
+        assert_eq!(
+            v["result"]["content"][0]["text"], "changed the theme",
+            "{v}"
+        );
         assert!(
-            v["statusMessage"].as_str().unwrap().contains("ran to its end"),
+            v["statusMessage"]
+                .as_str()
+                .unwrap()
+                .contains("ran to its end"),
             "{v}"
         );
     }

@@ -144,8 +144,7 @@ impl TaskStore {
 
 /// Whether this request declared the tasks extension (in its `_meta`, or at `initialize`).
 pub fn declared(cx: &rmcp::service::RequestContext<rmcp::service::RoleServer>) -> bool {
-    cx.client_capabilities()
-        .is_some_and(|c| c.supports_tasks())
+    cx.client_capabilities().is_some_and(|c| c.supports_tasks())
 }
 
 /// What a declared call of `tool` by `client` needs, from the catalogue and live config.

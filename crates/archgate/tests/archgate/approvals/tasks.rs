@@ -88,7 +88,13 @@ fn start_task(d: &HttpServer, token: &str) -> Value {
 }
 
 fn get(d: &HttpServer, token: &str, task: &str) -> Value {
-    result(send(d.port, token, "tasks/get", json!({"taskId": task}), true))
+    result(send(
+        d.port,
+        token,
+        "tasks/get",
+        json!({"taskId": task}),
+        true,
+    ))
 }
 
 /// Polls `tasks/get` (at the interval the task suggests) until the task ends.
@@ -117,7 +123,10 @@ fn a_waiting_call_is_a_task_that_outlives_the_inline_deadline_and_runs_on_the_pe
     // The question is waiting like any call's (`archgate approvals`), under the task's deadline.
     let q = env.one_pending();
     assert_eq!(q["tool"], "system_status");
-    assert_eq!(q["deadline"].as_u64().unwrap() - q["created"].as_u64().unwrap(), 120);
+    assert_eq!(
+        q["deadline"].as_u64().unwrap() - q["created"].as_u64().unwrap(),
+        120
+    );
     let id = q["id"].as_str().unwrap().to_owned();
     let listed = env.run(&["approvals"]);
     assert!(text(&listed).contains(&id), "{}", text(&listed));
@@ -142,7 +151,10 @@ fn a_waiting_call_is_a_task_that_outlives_the_inline_deadline_and_runs_on_the_pe
     assert_eq!(rec["approval"]["outcome"], "accepted");
     assert_eq!(rec["task"], task);
     assert_eq!(
-        env.calls().iter().filter(|r| r["tool"] == "system_status").count(),
+        env.calls()
+            .iter()
+            .filter(|r| r["tool"] == "system_status")
+            .count(),
         1
     );
 }
@@ -215,18 +227,26 @@ fn a_task_is_its_clients_alone_and_a_client_has_at_most_max_tasks_open() {
     let theirs = add_client(&env, "other-agent", "read-only");
     let first = start_task(&d, &mine);
     let task = first["taskId"].as_str().unwrap();
-    wait_for("the first question", || (env.pending().len() == 1).then_some(()));
+    wait_for("the first question", || {
+        (env.pending().len() == 1).then_some(())
+    });
 
     // Another client cannot read, answer or cancel it: to them it does not exist.
     for (method, params) in [
         ("tasks/get", json!({"taskId": task})),
         ("tasks/cancel", json!({"taskId": task})),
-        ("tasks/update", json!({"taskId": task, "inputResponses": {}})),
+        (
+            "tasks/update",
+            json!({"taskId": task, "inputResponses": {}}),
+        ),
     ] {
         let e = send(d.port, &theirs, method, params, true);
         assert_eq!(e["error"]["code"], -32602, "{method}: {e}");
         assert!(
-            e["error"]["message"].as_str().unwrap().contains("unknown task"),
+            e["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("unknown task"),
             "{e}"
         );
     }
@@ -235,7 +255,9 @@ fn a_task_is_its_clients_alone_and_a_client_has_at_most_max_tasks_open() {
     // The bound is per client: a second task is fine, a third is refused before anything is
     // asked — while the other client still gets its own.
     start_task(&d, &mine);
-    wait_for("the second question", || (env.pending().len() == 2).then_some(()));
+    wait_for("the second question", || {
+        (env.pending().len() == 2).then_some(())
+    });
     let over = result(send(
         d.port,
         &mine,
@@ -244,10 +266,15 @@ fn a_task_is_its_clients_alone_and_a_client_has_at_most_max_tasks_open() {
         true,
     ));
     assert_eq!(over["isError"], true, "{over}");
-    assert_eq!(over["structuredContent"]["error"]["kind"], "too_many_tasks", "{over}");
+    assert_eq!(
+        over["structuredContent"]["error"]["kind"], "too_many_tasks",
+        "{over}"
+    );
     assert_eq!(env.pending().len(), 2);
     start_task(&d, &theirs);
-    wait_for("their question", || (env.pending().len() == 3).then_some(()));
+    wait_for("their question", || {
+        (env.pending().len() == 3).then_some(())
+    });
 }
 
 #[test]
@@ -272,7 +299,10 @@ fn after_a_restart_a_task_from_before_is_unknown_and_its_record_says_what_became
     let e = send(d.port, &token, "tasks/get", json!({"taskId": task}), true);
     assert_eq!(e["error"]["code"], -32602, "{e}");
     let message = e["error"]["message"].as_str().unwrap();
-    assert!(message.contains("restarted") && message.contains("archgate log"), "{message}");
+    assert!(
+        message.contains("restarted") && message.contains("archgate log"),
+        "{message}"
+    );
     assert!(env.pending().is_empty());
 }
 
