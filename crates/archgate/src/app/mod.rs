@@ -17,6 +17,7 @@ pub mod bridge_stats;
 pub mod extension;
 pub mod listener_stats;
 pub mod sessions;
+pub mod tasks;
 
 pub struct App {
     pub paths: Paths,
@@ -38,7 +39,7 @@ pub struct App {
     /// What another binary built on the library added (`extension.rs`); archgate's own: none.
     pub extension: Option<Arc<dyn extension::Extension>>,
     /// MCP tasks of this process, each its client's (`server/tasks`).
-    pub tasks: Arc<crate::server::tasks::TaskStore>,
+    pub tasks: Arc<tasks::TaskStore>,
 }
 
 /// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP). By
