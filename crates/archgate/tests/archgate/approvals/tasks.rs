@@ -130,6 +130,13 @@ fn a_waiting_call_is_a_task_that_outlives_the_inline_deadline_and_runs_on_the_pe
     let id = q["id"].as_str().unwrap().to_owned();
     let listed = env.run(&["approvals"]);
     assert!(text(&listed).contains(&id), "{}", text(&listed));
+    // The bar counts it as any waiting call (state.json, what `archgate status --waybar` reads).
+    wait_for("the bar to count the question", || {
+        let state =
+            std::fs::read_to_string(env.path("runtime").join("archgate/state.json")).ok()?;
+        let state: Value = serde_json::from_str(&state).ok()?;
+        (state["pending_approvals"] == 1).then_some(())
+    });
 
     // Past the inline deadline (5 s) the question still waits and the task still works.
     std::thread::sleep(Duration::from_secs(6));
