@@ -313,6 +313,20 @@ mod tests {
         assert_eq!(unfinished(&tail).len(), 1);
     }
 
+    /// A task's run killed with its daemon: the `unknown` record names the task, so a client
+    /// told "unknown task" after the restart finds what became of it in the log.
+    #[test]
+    fn the_unknown_record_of_a_tasks_run_names_the_task() {
+        let mut line: Value = serde_json::from_str(&started("t", 1, 1)).unwrap();
+        let plain = Started::parse(&line).unwrap().unknown_record("gone", 0);
+        assert_eq!(plain.task, None);
+        assert!(serde_json::to_value(&plain).unwrap().get("task").is_none());
+        line["task"] = json!("0b6d7c0e-task");
+        let r = Started::parse(&line).unwrap().unknown_record("gone", 0);
+        assert_eq!(r.outcome, Outcome::Unknown);
+        assert_eq!(r.task.as_deref(), Some("0b6d7c0e-task"));
+    }
+
     #[test]
     fn this_process_is_alive_and_a_reused_pid_is_not() {
         let (pid, start) = this_process();
