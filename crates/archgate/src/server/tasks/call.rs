@@ -98,6 +98,18 @@ impl Slot {
         }
     }
 
+    /// Settles the task's pending input request `key` (the question was decided elsewhere),
+    /// so the task no longer reports `input_required` for it.
+    pub(super) fn settle_input(&self, key: &str, with: serde_json::Value) {
+        let task = lock(&self.state).task_id.clone();
+        if let Some(task) = task {
+            let _ = self
+                .store
+                .manager
+                .update_task(&task, [(key.to_owned(), with)]);
+        }
+    }
+
     /// The task's context, waiting for it to exist.
     pub(super) async fn context(&self) -> Option<TaskContext> {
         let mut rx = self.context.subscribe();
