@@ -89,14 +89,21 @@ fn human(r: &Record) -> String {
             )
         })
         .unwrap_or_default();
+    // Answered through an MCP task: which one (a client holds its id).
+    let task = r
+        .task
+        .as_deref()
+        .map(|t| format!(" task={}", for_terminal(t)))
+        .unwrap_or_default();
     format!(
-        "{} {:<8} {:<18} {:<16} {}{} {}ms{}",
+        "{} {:<8} {:<18} {:<16} {}{}{} {}ms{}",
         for_terminal(&r.time),
         for_terminal(&r.client),
         for_terminal(&r.tool),
         r.outcome.as_str(),
         for_terminal(r.target.as_deref().or(r.route.as_deref()).unwrap_or("")),
         approval,
+        task,
         r.duration_ms,
         if r.dev_mode { " [dev mode]" } else { "" }
     )

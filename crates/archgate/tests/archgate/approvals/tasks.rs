@@ -301,6 +301,8 @@ fn after_a_restart_a_task_from_before_is_unknown_and_its_record_says_what_became
     assert_eq!(rec["outcome"], "unreachable", "{rec}");
     assert_eq!(rec["approval"]["outcome"], "unreachable", "{rec}");
     assert_eq!(rec["task"], task.as_str());
+    let log = text(&env.run(&["log", "--tool", "system_status"]));
+    assert!(log.contains(&format!("task={task}")), "{log}");
 
     let d = HttpServer::start(&env);
     let e = send(d.port, &token, "tasks/get", json!({"taskId": task}), true);
