@@ -361,3 +361,49 @@ fn a_trusted_relay_brings_the_persons_answer_through_tasks_update() {
     assert_eq!(rec["task"], task);
     assert!(env.pending().is_empty());
 }
+
+/// The handshake era (2025-11-25): a session whose client declared the extension at
+/// `initialize` gets tasks too — the 2026-07-28 extension, not that revision's experimental
+/// `capabilities.tasks` (rmcp has not those; `tasks/list` is no method).
+#[test]
+fn a_handshake_era_session_that_declared_the_extension_gets_tasks() {
+    use crate::support::{McpHttp, PROTOCOL};
+    let env = Env::with_config(CONFIG);
+    let d = HttpServer::start(&env);
+    let mut c = McpHttp {
+        port: d.port,
+        token: env.token(),
+        session: None,
+    };
+    let r = c.post(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL,
+            "capabilities": { "extensions": { TASKS: {} } },
+            "clientInfo": {"name": "archgate-e2e", "version": "0.0.0"},
+        }}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    c.session = r.header("mcp-session-id").map(str::to_owned);
+    let init = r.messages().into_iter().find(|m| m["id"] == 0).unwrap();
+    assert!(
+        init["result"]["capabilities"]["extensions"][TASKS].is_object(),
+        "{init}"
+    );
+    c.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let handle = c.call_tool(1, "system_status", json!({}));
+    assert_eq!(handle["resultType"], "task", "{handle}");
+    let task = handle["taskId"].as_str().unwrap();
+    let id = env.one_pending()["id"].as_str().unwrap().to_owned();
+    let t = c.request(2, "tasks/get", json!({"taskId": task}));
+    assert_eq!(t["status"], "working", "{t}");
+    assert!(env.run(&["approve", &id]).status.success());
+    let t = wait_for("the task to complete", || {
+        let t = c.request(3, "tasks/get", json!({"taskId": task}));
+        (t["status"] == "completed").then_some(t)
+    });
+    check_system_status(&t["result"]);
+    let r = c.post(&json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/list", "params": {}}));
+    let m = r.messages().into_iter().find(|m| m["id"] == 4).unwrap();
+    assert_eq!(m["error"]["code"], -32601, "{m}");
+}
