@@ -25,7 +25,8 @@ mkdir -m 0700 "$tmp/config" "$tmp/state" "$tmp/runtime" "$tmp/cache"
 # longer than the 7 s request timeout those checks give the SDK.
 asked_tool=pacman_conf approval_s=12
 mkdir -p "$tmp/config/archgate"
-printf '[policy]\nask = ["%s"]\n[approval]\ntimeout_s = %s\npage_port = 0\nnotifications = false\n[clients.local]\npreset = "full"\n' \
+# A question inside an MCP task (ts-tasks.mjs) waits task_timeout_s instead.
+printf '[policy]\nask = ["%s"]\n[approval]\ntimeout_s = %s\ntask_timeout_s = 180\npage_port = 0\nnotifications = false\n[clients.local]\npreset = "full"\n' \
   "$asked_tool" "$approval_s" >"$tmp/config/archgate/config.toml"
 export XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" \
        XDG_RUNTIME_DIR="$tmp/runtime" XDG_CACHE_HOME="$tmp/cache"
@@ -49,6 +50,10 @@ status=0
 ARCHGATE_URL="http://127.0.0.1:$port/mcp" ARCHGATE_TOKEN="$(cat "$tmp/state/archgate/token")" \
   ARCHGATE_ASKED_TOOL="$asked_tool" ARCHGATE_APPROVAL_TIMEOUT_S="$approval_s" \
   node "$clients/ts-client.mjs" || status=$?
+# MCP tasks through the SDK's tasks package; the person answers through archgate's own CLI.
+ARCHGATE_URL="http://127.0.0.1:$port/mcp" ARCHGATE_TOKEN="$(cat "$tmp/state/archgate/token")" \
+  ARCHGATE_ASKED_TOOL="$asked_tool" ARCHGATE_BIN="$ARCHGATE_BIN" \
+  node "$clients/ts-tasks.mjs" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "--- archgate stderr" >&2
   cat "$tmp/stderr" >&2

@@ -27,6 +27,8 @@ use std::sync::Arc;
 
 pub use app::extension::Extension;
 pub use server::mcp::to_call_result;
+/// What a tool run by an extension may do inside a call that may become an MCP task.
+pub use server::tasks::{become_task, declared as declares_tasks, request_input};
 
 /// The whole program: parse the command line, run the command, and say how it ended.
 pub fn main() -> ExitCode {

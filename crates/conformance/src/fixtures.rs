@@ -36,6 +36,7 @@ mod client;
 mod input_required;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 /// A 1×1 PNG (the suite asks for "a minimal test image").
@@ -92,6 +93,7 @@ fn capabilities() -> ServerCapabilities {
         .enable_resources_list_changed()
         .enable_tools()
         .enable_tool_list_changed()
+        .enable_tasks()
         .build()
 }
 
@@ -102,6 +104,15 @@ async fn call_fixture(
     request: CallToolRequestParams,
     cx: RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, McpError> {
+    // SEP-2663: a fixture registered as needing a task is refused to a client without tasks,
+    // before the gate (the suite's `tasks-required-task-error`).
+    if tasks::TASK_REQUIRED.contains(&request.name.as_ref()) && !archgate::declares_tasks(&cx) {
+        return Err(McpError::missing_required_client_capability(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_tasks()
+                .build(),
+        ));
+    }
     let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
     let fixture = Arc::new(FixtureRequest {
         cx,

@@ -33,6 +33,7 @@ struct NoopArgs {
     name: String,
 }
 static SPEC: ToolSpec = ToolSpec {
+    long_running: false,
     name: "noop",
     title: "noop",
     description: "does nothing",
@@ -224,6 +225,7 @@ fn main() {
         args_sha256: args_digest(&serde_json::json!({"query": "vim"})),
         args: serde_json::json!({"query": "vim"}),
         dev_mode: false,
+        task: None,
         provenance: None,
     };
     let t = Instant::now();

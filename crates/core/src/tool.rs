@@ -38,6 +38,11 @@ pub struct ToolSpec {
     /// Whether the answer carries text archgate did not write, and from where: a session that
     /// read such text is followed for a while (`crate::untrusted`).
     pub provenance: crate::provenance::Provenance,
+    /// The call may take longer than a client holds a request open (a check of every package,
+    /// a hand-off): a client that declares the MCP tasks extension gets a task for it once it
+    /// runs past a moment (`archgate::server::tasks`); every other client waits inline as
+    /// always. `false` for nearly every tool.
+    pub long_running: bool,
 }
 
 /// What policy needs to know about one call, computed from the arguments alone.

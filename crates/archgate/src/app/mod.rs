@@ -17,6 +17,7 @@ pub mod bridge_stats;
 pub mod extension;
 pub mod listener_stats;
 pub mod sessions;
+pub mod tasks;
 
 pub struct App {
     pub paths: Paths,
@@ -37,6 +38,8 @@ pub struct App {
     pub page_connections: Arc<listener_stats::Stats>,
     /// What another binary built on the library added (`extension.rs`); archgate's own: none.
     pub extension: Option<Arc<dyn extension::Extension>>,
+    /// MCP tasks of this process, each its client's (`server/tasks`).
+    pub tasks: Arc<tasks::TaskStore>,
 }
 
 /// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP). By
@@ -218,6 +221,7 @@ impl App {
             bridge: Arc::default(),
             page_connections: Arc::default(),
             extension,
+            tasks: Arc::default(),
         })
     }
 

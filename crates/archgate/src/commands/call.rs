@@ -96,7 +96,8 @@ pub fn tools_markdown(app: &App) -> String {
          some tools take the tier of the action asked (e.g. `theme list` is read, `theme set` is act). \
          *Untrusted text*: the answer carries text archgate did not write, from that source; for a \
          while after a session read it, standing rules and developer mode do not approve its act \
-         calls (SECURITY.md, \"After untrusted text\").\n\n\
+         calls (SECURITY.md, \"After untrusted text\"). *long-running*: a client that speaks MCP \
+         tasks gets a task for a call still running after a moment (README, \"Long waits as MCP tasks\").\n\n\
          | tool | tier | hints | untrusted text | what it is for |\n| --- | --- | --- | --- | --- |\n",
     );
     for t in app.gate.catalogue().all() {
@@ -113,6 +114,9 @@ pub fn tools_markdown(app: &App) -> String {
         }
         if sp.open_world {
             hints.push("open-world");
+        }
+        if sp.long_running {
+            hints.push("long-running");
         }
         let desc = sp
             .description

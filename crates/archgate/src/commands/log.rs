@@ -94,14 +94,21 @@ fn human(r: &Record) -> String {
     let time = crate::person::clock::local_of_rfc3339(&r.time);
     // Read back from a file: escaped again, whatever wrote it.
     let agent = r.agent.as_deref().map(|a| for_terminal(a).into_owned());
+    // Answered through an MCP task: which one (a client holds its id).
+    let task = r
+        .task
+        .as_deref()
+        .map(|t| format!(" task={}", for_terminal(t)))
+        .unwrap_or_default();
     format!(
-        "{} {:<8} {:<18} {:<16} {}{} {}ms{}",
+        "{} {:<8} {:<18} {:<16} {}{}{} {}ms{}",
         for_terminal(&time),
         archgate_core::agent::who(&r.client, agent.as_deref()),
         for_terminal(&r.tool),
         r.outcome.as_str(),
         for_terminal(r.target.as_deref().or(r.route.as_deref()).unwrap_or("")),
         approval,
+        task,
         r.duration_ms,
         if r.dev_mode { " [dev mode]" } else { "" }
     )

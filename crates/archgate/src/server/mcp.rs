@@ -13,12 +13,13 @@ use rmcp::handler::server::ServerHandler;
 // `logging/setLevel` is deprecated by SEP-2577; an extension (the conformance suite's) serves it.
 #[allow(deprecated)]
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CompleteRequestParams, CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
@@ -149,6 +150,74 @@ fn agent_of(cx: &RequestContext<RoleServer>) -> Option<String> {
 }
 
 impl McpServer {
+    /// A `tools/call` as every client's runs: through the extension for its own tools, else
+    /// through the gate with the request's relay. `detached`: the call runs apart from its
+    /// request (a call that may become a task, `server/tasks`): the request's end does not end
+    /// it, and no progress goes to a request that may be answered already.
+    async fn run_call(
+        &self,
+        request: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+        detached: bool,
+    ) -> Result<CallToolResponse, McpError> {
+        if let Some(x) = self.extension()
+            && x.owns_tool(&request.name)
+        {
+            let client = self.client(&cx)?.into_owned();
+            return x.call_tool(&self.app.gate, &client, request, cx).await;
+        }
+        let client = self.client(&cx)?;
+        // Inside a task, a trusted relay answers through tasks/update.
+        let relay = super::tasks::relay::for_task(&cx)
+            .unwrap_or_else(|| super::relay::for_request(&request, &cx));
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        // A cancelled request (the client's notifications/cancelled, or the session ending)
+        // drops the call: a question still parked is withdrawn and recorded `unreachable`.
+        // `ended` fires the moment archgate ends the session (DELETE, evicted, revoked) or the
+        // client drops this call's answer stream.
+        // A stateless request has no session to end: only its own cancellation applies.
+        let sid = cx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok());
+        let ended = match (&self.conn_ended, sid) {
+            (Some(t), _) => Some(t.clone()),
+            (None, Some(sid)) => Some(self.app.sessions.call_token(
+                Some(sid),
+                &serde_json::to_string(&cx.id).unwrap_or_default(),
+            )),
+            (None, None) => None,
+        };
+        let ended = async {
+            match ended {
+                Some(t) => t.cancelled_owned().await,
+                None => std::future::pending().await,
+            }
+        };
+        // While the call runs (an approval can wait up to approval.timeout_s), a request that
+        // carries a progressToken hears progress every few seconds: clients that reset their
+        // own timeout on progress then wait for archgate's answer instead of giving up.
+        let session = self.session_of(&cx);
+        let call =
+            self.app
+                .gate
+                .call_in_session(&client, session.as_deref(), &request.name, args, &relay);
+        if detached {
+            return to_response(call.await);
+        }
+        let r = tokio::select! {
+            r = super::progress::while_running(call, cx.meta.get_progress_token(), &cx.peer) => r,
+            _ = cx.ct.cancelled() => {
+                return Err(McpError::internal_error("the request was cancelled", None));
+            }
+            _ = ended => {
+                return Err(McpError::internal_error("the session ended", None));
+            }
+        };
+        to_response(r)
+    }
+
     /// The session whose reads a request's call follows: the connection's, else the HTTP
     /// session's, else none (a stateless request: the gate takes the client's).
     fn session_of(&self, cx: &RequestContext<RoleServer>) -> Option<String> {
@@ -206,6 +275,8 @@ pub fn server_info(extension: Option<&dyn Extension>) -> ServerConfig {
             .enable_tool_list_changed()
             .enable_resources()
             .enable_prompts()
+            // SEP-2663: a call that must wait is a task for a client that declares this too.
+            .enable_tasks()
             .build(),
     };
     ServerConfig::new(capabilities)
@@ -360,64 +431,53 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if let Some(x) = self.extension()
-            && x.owns_tool(&request.name)
-        {
-            let client = self.client(&cx)?.into_owned();
-            return x.call_tool(&self.app.gate, &client, request, cx).await;
+        // A client that declares the tasks extension gets a task for a call that must wait
+        // (`server/tasks`); the call itself runs as below either way.
+        if super::tasks::declared(&cx) {
+            let d = super::tasks::declared_call(&self.app, &self.client(&cx)?.name, &request.name);
+            let (server, ct) = (self.clone(), cx.ct.clone());
+            let run = async move { server.run_call(request, cx, true).await };
+            return super::tasks::call::call(d, run, ct.cancelled_owned()).await;
         }
-        let client = self.client(&cx)?;
-        let relay = super::relay::for_request(&request, &cx);
-        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        // A cancelled request (the client's notifications/cancelled, or the session ending)
-        // drops the call: a question still parked is withdrawn and recorded `unreachable`.
-        // `ended` fires the moment archgate ends the session (DELETE, evicted, revoked) or the
-        // client drops this call's answer stream.
-        // A stateless request has no session to end: only its own cancellation applies.
-        let sid = cx
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|p| p.headers.get("mcp-session-id"))
-            .and_then(|v| v.to_str().ok());
-        let ended = match (&self.conn_ended, sid) {
-            (Some(t), _) => Some(t.clone()),
-            (None, Some(sid)) => Some(self.app.sessions.call_token(
-                Some(sid),
-                &serde_json::to_string(&cx.id).unwrap_or_default(),
-            )),
-            (None, None) => None,
-        };
-        let ended = async {
-            match ended {
-                Some(t) => t.cancelled_owned().await,
-                None => std::future::pending().await,
-            }
-        };
-        // While the call runs (an approval can wait up to approval.timeout_s), a request that
-        // carries a progressToken hears progress every few seconds: clients that reset their
-        // own timeout on progress then wait for archgate's answer instead of giving up.
-        let session = self.session_of(&cx);
-        let call =
-            self.app
-                .gate
-                .call_in_session(&client, session.as_deref(), &request.name, args, &relay);
-        let r = tokio::select! {
-            r = super::progress::while_running(call, cx.meta.get_progress_token(), &cx.peer) => r,
-            _ = cx.ct.cancelled() => {
-                return Err(McpError::internal_error("the request was cancelled", None));
-            }
-            _ = ended => {
-                return Err(McpError::internal_error("the session ended", None));
-            }
-        };
-        to_response(r)
+        self.run_call(request, cx, false).await
     }
+
     // An extension's tool lookup lets rmcp check `x-mcp-header` arguments (SEP-2243); without
     // one, rmcp's default (no lookup) stays.
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.extension()?;
         let t = self.app.gate.catalogue().get(name)?;
         Some(to_mcp_tool(t.as_ref()))
+    }
+
+    // SEP-2663 tasks (rmcp answers -32021 to a request that did not declare the extension).
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let client = self.client(&cx)?;
+        Ok(GetTaskResult::new(
+            self.app.tasks.get(&client.name, &request.task_id)?,
+        ))
+    }
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let client = self.client(&cx)?;
+        self.app
+            .tasks
+            .update(&client.name, &request.task_id, request.input_responses)
+    }
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let client = self.client(&cx)?;
+        self.app.tasks.cancel(&client.name, &request.task_id)
     }
 
     // archgate's own resources and prompts, or an extension's instead; completions, logging and

@@ -16,3 +16,4 @@ pub mod relay;
 pub mod resources;
 pub mod state_file;
 pub mod stdio;
+pub mod tasks;

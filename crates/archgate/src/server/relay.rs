@@ -30,12 +30,7 @@ pub const INPUT_KEY: &str = "archgate_approval";
 /// word (`trusted_relay`), decided once, by the gate, under the call's own config snapshot
 /// (`gate::ask`): an untrusted client's relay is never used.
 pub fn for_request(request: &CallToolRequestParams, cx: &RequestContext<RoleServer>) -> Relay {
-    let can_elicit = cx
-        .client_capabilities()
-        .and_then(|c| c.elicitation)
-        // An empty capability object means form mode (the only one used here).
-        .is_some_and(|e| e.form.is_some() || e.url.is_none());
-    if !can_elicit {
+    if !can_elicit(cx) {
         return Relay::None;
     }
     // Eras without the initialize handshake are stateless: a request cannot wait on its client.
@@ -50,6 +45,40 @@ pub fn for_request(request: &CallToolRequestParams, cx: &RequestContext<RoleServ
             peer: cx.peer.clone(),
             asking: Mutex::default(),
         }))
+    }
+}
+
+/// Whether this request's client can be asked a question (form elicitation).
+pub(crate) fn can_elicit(cx: &RequestContext<RoleServer>) -> bool {
+    cx.client_capabilities()
+        .and_then(|c| c.elicitation)
+        // An empty capability object means form mode (the only one used here).
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// The question as an input request (an MCP task's `inputRequests`, `server/tasks/relay.rs`).
+pub(crate) fn question_request(q: &Question) -> InputRequest {
+    let tier = q.tier.to_string();
+    let view = QuestionView {
+        client: &q.client,
+        tool: &q.tool,
+        command: &q.summary,
+        tier: &tier,
+        deadline: q.deadline,
+        follows: q.follows.as_ref().map(|f| f.sentence.as_str()),
+    };
+    InputRequest::Elicitation(ElicitRequest::new(elicitation(&view)))
+}
+
+/// The person's answer in one elicitation result (`{action, content}`); anything else is no
+/// yes.
+pub(crate) fn answer_in_result(r: &Value) -> Answer {
+    match r
+        .get("action")
+        .and_then(|a| serde_json::from_value::<ElicitationAction>(a.clone()).ok())
+    {
+        Some(action) => answer_of(action, r.get("content")),
+        None => Answer::Cancel,
     }
 }
 

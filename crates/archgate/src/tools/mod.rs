@@ -12,9 +12,10 @@ use archgate_core::paths::Paths;
 use std::sync::Arc;
 
 /// Declares the `ToolSpec` of a read tool: `read` tier, read-only, idempotent, never
-/// destructive, no private arguments — the shape every read tool's spec has.
+/// destructive, no private arguments — the shape every read tool's spec has. `long_running`
+/// (a task for a client that declares tasks, `ToolSpec::long_running`) is false unless given.
 macro_rules! read_spec {
-    ($vis:vis static $id:ident = $name:literal, $title:literal, open_world: $ow:literal, provenance: $prov:expr, $desc:expr $(,)?) => {
+    ($vis:vis static $id:ident = $name:literal, $title:literal, open_world: $ow:literal, provenance: $prov:expr, $(@long_running $lr:literal,)? $desc:expr $(,)?) => {
         $vis static $id: archgate_core::tool::ToolSpec = archgate_core::tool::ToolSpec {
             name: $name,
             title: $title,
@@ -26,6 +27,7 @@ macro_rules! read_spec {
             open_world: $ow,
             private_args: &[],
             provenance: $prov,
+            long_running: false $(|| $lr)?,
         };
     };
 }
@@ -57,6 +59,7 @@ macro_rules! read_tool {
             title: $title:literal,
             open_world: $ow:literal,
             provenance: $prov:expr,
+            $(long_running: $lr:literal,)?
             args: $args:ty,
             description: $desc:expr,
         }
@@ -70,7 +73,7 @@ macro_rules! read_tool {
             archgate_core::resolve_as_planned!();
 
             fn spec(&self) -> &'static archgate_core::tool::ToolSpec {
-                read_spec!(static SPEC = $name, $title, open_world: $ow, provenance: $prov, $desc);
+                read_spec!(static SPEC = $name, $title, open_world: $ow, provenance: $prov, $(@long_running $lr,)? $desc);
                 &SPEC
             }
 

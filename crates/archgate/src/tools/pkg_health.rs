@@ -16,6 +16,9 @@ read_tool!(
         title: "Check installed files",
         open_world: false,
         provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        // Every package's files can take minutes: a task for a client that speaks tasks (one
+        // package answers within the inline moment and stays inline).
+        long_running: true,
         args: VerifyArgs,
         description: "Installed files vs their package, like `pacman -Qk`/`-Qkk`: one package or all.",
     } | svc,

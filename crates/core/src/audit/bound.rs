@@ -127,6 +127,7 @@ fn bounded_record_at(r: &Record, most: usize) -> Record {
             json!({ "[too large to record]": format!("{} bytes; see args_sha256", json_len(&r.args)) })
         },
         dev_mode: r.dev_mode,
+        task: o(&r.task, FIELD_LIMIT),
         provenance: r.provenance.as_ref().map(|p| ProvenanceRecord {
             read: o(&p.read, FIELD_LIMIT),
             after: o(&p.after, TARGET_LIMIT),
@@ -237,6 +238,7 @@ mod tests {
             args_sha256: args_digest(&args),
             args,
             dev_mode: false,
+            task: None,
             provenance: None,
         }
     }

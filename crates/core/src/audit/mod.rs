@@ -41,6 +41,7 @@ mod tests {
             args_sha256: args_digest(&serde_json::json!({})),
             args: serde_json::json!({}),
             dev_mode: false,
+            task: None,
             provenance: None,
         }
     }

@@ -57,6 +57,8 @@ pub struct Started {
     pub approval: Option<ApprovalRecord>,
     pub dev_mode: bool,
     pub args_sha256: String,
+    /// The MCP task the call ran as, if it was one: after a restart its record says so.
+    pub task: Option<String>,
     pub pid: u32,
     pub pid_start: u64,
 }
@@ -78,6 +80,7 @@ impl Started {
                 .and_then(|a| serde_json::from_value(a.clone()).ok()),
             dev_mode: v.get("dev_mode").and_then(Value::as_bool).unwrap_or(false),
             args_sha256: s("args_sha256").unwrap_or_default(),
+            task: s("task"),
             pid: v.get("pid").and_then(Value::as_u64).unwrap_or(0) as u32,
             pid_start: v.get("pid_start").and_then(Value::as_u64).unwrap_or(0),
         })
@@ -106,6 +109,7 @@ impl Started {
             args: Value::Null,
             dev_mode: self.dev_mode,
             provenance: None,
+            task: self.task.clone(),
         }
     }
 
@@ -308,6 +312,20 @@ mod tests {
             started("c", 1, 1)
         );
         assert_eq!(unfinished(&tail).len(), 1);
+    }
+
+    /// A task's run killed with its daemon: the `unknown` record names the task, so a client
+    /// told "unknown task" after the restart finds what became of it in the log.
+    #[test]
+    fn the_unknown_record_of_a_tasks_run_names_the_task() {
+        let mut line: Value = serde_json::from_str(&started("t", 1, 1)).unwrap();
+        let plain = Started::parse(&line).unwrap().unknown_record("gone", 0);
+        assert_eq!(plain.task, None);
+        assert!(serde_json::to_value(&plain).unwrap().get("task").is_none());
+        line["task"] = json!("0b6d7c0e-task");
+        let r = Started::parse(&line).unwrap().unknown_record("gone", 0);
+        assert_eq!(r.outcome, Outcome::Unknown);
+        assert_eq!(r.task.as_deref(), Some("0b6d7c0e-task"));
     }
 
     #[test]

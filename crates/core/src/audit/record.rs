@@ -117,6 +117,10 @@ pub struct Record {
     /// Untrusted text: what this call's answer carried, or what this act call followed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<ProvenanceRecord>,
+    /// The MCP task (SEP-2663) the call was answered through, by its id; absent: the call was
+    /// answered inline, in its own request (every call of a client without tasks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 /// The provenance that applied to a call (`crate::untrusted`).

@@ -74,6 +74,11 @@ presence = "auto"
 # standing rule or developer mode would approve them (1..=86400; a rule made with
 # `after_untrusted = true` still applies). See SECURITY.md "After untrusted text".
 untrusted_window_s = 600
+# For a client that speaks MCP tasks (the 2026-07-28 tasks extension), a call that waits for you
+# is a task the client polls, not a request held open: its question waits this many seconds
+# (5..=86400), and one client may have at most `max_tasks` open (1..=256).
+task_timeout_s = 600
+max_tasks = 8
 
 [exec]
 # Where programs are looked up (never the inherited PATH). Unset: $OMARCHY_PATH/bin,

@@ -64,6 +64,10 @@ pub struct RawApproval {
     /// Seconds after a session read untrusted text during which its act calls are the
     /// person's (see `crate::untrusted`).
     pub untrusted_window_s: Option<u64>,
+    /// Seconds a question waits when its call is an MCP task.
+    pub task_timeout_s: Option<u64>,
+    /// Open MCP tasks per client.
+    pub max_tasks: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -11,6 +11,10 @@ pub const DEFAULT_PORT: u16 = 8765;
 /// Seconds a call waits for the person by default: below the 60 s most MCP clients wait for an
 /// answer (the TypeScript SDK, Claude Code), so the agent hears "declined", not a timeout.
 pub const DEFAULT_APPROVAL_TIMEOUT_S: u64 = 50;
+/// How long a question waits when its call is an MCP task (no request is held open).
+pub const DEFAULT_TASK_TIMEOUT_S: u64 = 600;
+/// Open MCP tasks per client.
+pub const DEFAULT_MAX_TASKS: u32 = 8;
 /// Seconds after an untrusted read during which rules and developer mode step back.
 pub const DEFAULT_UNTRUSTED_WINDOW_S: u64 = 600;
 pub const DEFAULT_APPROVAL_PORT: u16 = 8766;
@@ -70,6 +74,11 @@ pub struct ApprovalConfig {
     /// How long after a session read text archgate did not write (`crate::untrusted`) its act
     /// and destructive calls are not approved by a standing rule or developer mode.
     pub untrusted_window: Duration,
+    /// How long a question waits when its call became an MCP task (SEP-2663): the client polls
+    /// instead of holding a request open, so this may be minutes (`approval.task_timeout_s`).
+    pub task_timeout: Duration,
+    /// How many MCP tasks one client may have open at once (`approval.max_tasks`).
+    pub max_tasks: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -358,6 +358,22 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
                 "approval.untrusted_window_s",
                 report,
             )),
+            task_timeout: Duration::from_secs(bounded(
+                approval.task_timeout_s,
+                DEFAULT_TASK_TIMEOUT_S,
+                5,
+                86_400,
+                "approval.task_timeout_s",
+                report,
+            )),
+            max_tasks: bounded(
+                approval.max_tasks,
+                DEFAULT_MAX_TASKS,
+                1,
+                256,
+                "approval.max_tasks",
+                report,
+            ),
         },
         exec: ExecSettings {
             search_dirs: exec_dirs,

@@ -159,8 +159,21 @@ impl Gate {
                 answer,
             } => self.resume(trace, &a, t, *answer).await?,
             _ => {
-                let q = self.question(call, trace, &a)?;
-                let timeout = a.config.approval.timeout;
+                // A call its transport may make a task (`task.rs`) becomes one now, and its
+                // question waits the task's deadline: no request is held open.
+                let timeout = match super::task::current().map(|w| w.must_wait(call.id)) {
+                    Some(Ok(Some(d))) => d,
+                    Some(Ok(None)) | None => a.config.approval.timeout,
+                    Some(Err(message)) => {
+                        return Err(Refusal::new(
+                            Outcome::Refused,
+                            Kind::TooManyTasks,
+                            message,
+                        )
+                        .next("wait for one of your tasks to finish (tasks/get) or cancel one (tasks/cancel), then call again"));
+                    }
+                };
+                let q = self.question(call, trace, &a, timeout)?;
                 let live = match relay {
                     Relay::Resume { .. } => return Err(self.issue_ticket(trace, &a, q)),
                     Relay::Live(c) => Some(c.clone()),
@@ -188,6 +201,7 @@ impl Gate {
         call: &Call<'_>,
         trace: &mut Trace,
         a: &Ask<'_>,
+        timeout: Duration,
     ) -> Result<Question, Refusal> {
         let now = self.clock.now_secs();
         if let Err(e) = self.person.nag_may_ask(
@@ -217,7 +231,7 @@ impl Gate {
             // keeps its truncation and redaction.
             args: a.canonical.clone(),
             created: now,
-            deadline: now + a.config.approval.timeout.as_secs(),
+            deadline: now + timeout.as_secs(),
             rule_allowed: a.rule_allowed,
             follows: a.follows.cloned().map(Box::new),
         })

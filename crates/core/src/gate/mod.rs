@@ -29,6 +29,7 @@ mod record;
 mod refusal;
 mod stages;
 mod started;
+pub mod task;
 
 pub use ask::Relay;
 pub use explain::Explained;

@@ -79,6 +79,9 @@ pub(super) struct Pending<'g> {
     opened: Opened,
     pub(super) trace: Trace,
     done: bool,
+    /// The transport's task hook, when the call may become a task (`task.rs`): the record says
+    /// whether it did.
+    waits: Option<std::sync::Arc<dyn super::task::Waits>>,
 }
 
 impl<'g> Pending<'g> {
@@ -105,6 +108,7 @@ impl<'g> Pending<'g> {
             },
             trace: Trace::default(),
             done: false,
+            waits: super::task::current(),
         }
     }
 
@@ -164,6 +168,7 @@ impl<'g> Pending<'g> {
             args: std::mem::take(&mut o.args),
             dev_mode: t.dev_mode,
             provenance: provenance_record(t.read, t.follows),
+            task: self.waits.as_ref().and_then(|w| w.task_id()),
         }
     }
 

@@ -38,6 +38,9 @@ pub enum Kind {
     Cancelled,
     TimedOut,
     Unreachable,
+    /// The call would have waited as an MCP task, and its client has as many open as it may
+    /// (`approval.max_tasks`): nothing was asked, nothing ran.
+    TooManyTasks,
     /// A tool or its resolution panicked.
     InternalError,
     /// The tool's own kind (`not_found`, `not_installed`, `not_approved` …).
@@ -62,6 +65,7 @@ impl Kind {
             Kind::Cancelled => "cancelled",
             Kind::TimedOut => "timed_out",
             Kind::Unreachable => "unreachable",
+            Kind::TooManyTasks => "too_many_tasks",
             Kind::InternalError => "internal_error",
             Kind::Tool(k) => k.as_str(),
         }

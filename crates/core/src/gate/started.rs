@@ -64,7 +64,7 @@ fn start_line(
     decision: &Decision,
 ) -> Value {
     let (pid, pid_start) = crate::audit::orphans::this_process();
-    json!({
+    let mut line = json!({
         "event": "started",
         "id": call.id,
         "client": call.client.name,
@@ -78,5 +78,10 @@ fn start_line(
         "args_sha256": args_sha256,
         "pid": pid,
         "pid_start": pid_start,
-    })
+    });
+    // The task the call runs as, if any: the `unknown` record after a restart names it.
+    if let Some(task) = super::task::current().and_then(|w| w.task_id()) {
+        line["task"] = Value::String(task);
+    }
+    line
 }

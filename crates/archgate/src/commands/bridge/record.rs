@@ -199,6 +199,7 @@ fn unreachable_record(client: &str, c: &Inflight) -> Record {
         args_sha256: args_digest(&args),
         args: Value::Null,
         dev_mode: false,
+        task: None,
         provenance: None,
     }
 }

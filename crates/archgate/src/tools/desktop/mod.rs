@@ -90,6 +90,7 @@ pub(super) fn route_action(call: &RouteCall) -> Action {
 macro_rules! spec {
     ($name:literal, $title:literal, $tier:ident, read_only: $ro:literal, destructive: $de:literal, private: [$($p:literal),*], provenance: $prov:expr, $desc:expr) => {{
         static SPEC: ToolSpec = ToolSpec {
+            long_running: false,
             name: $name,
             title: $title,
             description: $desc,

@@ -7,3 +7,4 @@ mod cli_person;
 mod first_run;
 mod notifications;
 mod omarchy_mako;
+mod tasks;

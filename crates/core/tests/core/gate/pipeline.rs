@@ -152,6 +152,7 @@ async fn a_calls_arguments_are_parsed_once() {
 /// The spec of a test's read tool.
 const fn read_spec(name: &'static str, description: &'static str) -> ToolSpec {
     ToolSpec {
+        long_running: false,
         name,
         title: name,
         description,

@@ -16,6 +16,7 @@ struct WatcherArgs {
     hold_ms: u64,
 }
 static WATCHER: ToolSpec = ToolSpec {
+    long_running: false,
     name: "watcher",
     title: "Watcher",
     description: "acts, after reading the activity log",
@@ -165,4 +166,72 @@ async fn the_started_line_says_who_approved_and_comes_only_after_the_yes() {
     assert_eq!(started.len(), 1);
     assert_eq!(started[0]["approval"]["outcome"], "accepted");
     assert_eq!(started[0]["approval"]["channel"], "cli");
+}
+
+/// The transport's task hook (`gate::task::Waits`) as the MCP tasks machinery uses it.
+struct Hook {
+    refuse: bool,
+    task: std::sync::Mutex<Option<String>>,
+}
+
+impl archgate_core::gate::task::Waits for Hook {
+    fn must_wait(&self, _call_id: &str) -> Result<Option<Duration>, String> {
+        if self.refuse {
+            return Err("too many tasks open".into());
+        }
+        *self.task.lock().unwrap() = Some("task-1".into());
+        Ok(Some(Duration::from_secs(900)))
+    }
+    fn task_id(&self) -> Option<String> {
+        self.task.lock().unwrap().clone()
+    }
+}
+
+/// A call that may become a task: asked, it becomes one — its question waits the task's
+/// deadline, its `started` line and its one record name the task; refused a task (its client's
+/// bound), it is refused `too_many_tasks` before anyone is asked and nothing starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_becomes_a_task_waits_the_tasks_deadline_and_its_record_names_the_task() {
+    use archgate_core::gate::task::{WAITS, Waits};
+    let e = watcher_env_on("");
+    let _channel = e.gate.broker().register_pull_channel();
+    let hook: Arc<dyn Waits> = Arc::new(Hook {
+        refuse: false,
+        task: Default::default(),
+    });
+    let g = e.gate.clone();
+    let t = tokio::spawn(WAITS.scope(hook, async move {
+        g.call(&client(), "watcher", json!({"hold_ms": 0})).await
+    }));
+    let q = parked(&e).await;
+    assert_eq!(
+        q.deadline - q.created,
+        900,
+        "the question waits the task's deadline"
+    );
+    e.gate.broker().answer(&q.id, Answer::Allow, "cli").unwrap();
+    assert_eq!(t.await.unwrap().outcome, Outcome::Ok);
+    assert_eq!(started_lines(&e)[0]["task"], "task-1");
+    let recs = records(&e);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0].task.as_deref(), Some("task-1"));
+
+    let refusing: Arc<dyn Waits> = Arc::new(Hook {
+        refuse: true,
+        task: Default::default(),
+    });
+    let g = e.gate.clone();
+    let r = WAITS
+        .scope(refusing, async move {
+            g.call(&client(), "watcher", json!({"hold_ms": 0})).await
+        })
+        .await;
+    let refusal = r.output.expect_err("refused");
+    assert_eq!(refusal.kind, Kind::TooManyTasks);
+    assert!(e.gate.broker().pending().is_empty());
+    assert_eq!(started_lines(&e).len(), 1, "nothing started");
+    let recs = records(&e);
+    assert_eq!(recs.len(), 2);
+    assert_eq!(recs[1].error_kind.as_deref(), Some("too_many_tasks"));
+    assert_eq!(recs[1].task, None);
 }

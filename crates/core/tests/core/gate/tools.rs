@@ -12,6 +12,7 @@ pub(crate) struct EchoArgs {
     words: Vec<String>,
 }
 static ECHO: ToolSpec = ToolSpec {
+    long_running: false,
     name: "echo",
     title: "Echo",
     description: "prints words",
@@ -64,6 +65,7 @@ pub(crate) struct SecretArgs {
     panic: bool,
 }
 static SECRET: ToolSpec = ToolSpec {
+    long_running: false,
     name: "secret",
     title: "Secret",
     description: "keeps a secret",
@@ -107,6 +109,7 @@ pub(crate) struct FromFileArgs {
     drift: bool,
 }
 static FROM_FILE: ToolSpec = ToolSpec {
+    long_running: false,
     name: "from_file",
     title: "From a file",
     description: "runs the command a file names",
@@ -174,6 +177,7 @@ pub(crate) struct RouteWordArgs {
     word: String,
 }
 static ROUTE_WORD: ToolSpec = ToolSpec {
+    long_running: false,
     name: "secret_route",
     title: "Route word",
     description: "acts on a named thing",

@@ -24,6 +24,7 @@ struct ReadsAurArgs {
     text: String,
 }
 static READS_AUR: ToolSpec = ToolSpec {
+    long_running: false,
     name: "reads_aur",
     title: "Reads an AUR package",
     description: "answers a PKGBUILD's text",
@@ -65,6 +66,7 @@ struct TouchArgs {
     path: String,
 }
 static TOUCH: ToolSpec = ToolSpec {
+    long_running: false,
     name: "touch",
     title: "Touch",
     description: "creates a file",
