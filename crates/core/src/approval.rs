@@ -32,6 +32,9 @@ pub struct Question {
     pub route: String,
     /// The exact resolved command or target.
     pub summary: String,
+    /// The question in one plain sentence, from the tool's own phrase (`crate::sentence`):
+    /// every channel's headline. Already safe to show.
+    pub sentence: crate::sentence::Sentence,
     pub tier: Tier,
     /// Every argument, whole: the person sees exactly what will happen (clipboard text
     /// included). Only the person's channels read questions; the audit record keeps its
@@ -477,6 +480,10 @@ mod tests {
             tool: "theme".into(),
             route: "theme set".into(),
             summary: "omarchy-theme-set nord".into(),
+            sentence: crate::sentence::Sentence {
+                parts: Vec::new(),
+                replaces: None,
+            },
             tier: Tier::Act,
             args: serde_json::json!({}),
             created: 0,

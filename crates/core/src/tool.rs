@@ -38,6 +38,9 @@ pub struct ToolSpec {
     /// Whether the answer carries text archgate did not write, and from where: a session that
     /// read such text is followed for a while (`crate::untrusted`).
     pub provenance: crate::provenance::Provenance,
+    /// How a call of this tool is said to the person in one sentence ("… wants to put 42 lines
+    /// on your clipboard"): `crate::sentence`. Every tool says; a read tool says `Phrase::READS`.
+    pub says: crate::sentence::Phrase,
 }
 
 /// What policy needs to know about one call, computed from the arguments alone.

@@ -395,6 +395,10 @@ mod tests {
             tool: "omarchy_run".into(),
             route: "omarchy_run theme set".into(),
             summary: summary.into(),
+            sentence: archgate_core::sentence::Sentence {
+                parts: Vec::new(),
+                replaces: None,
+            },
             tier: archgate_policy::Tier::Act,
             args,
             created: 0,

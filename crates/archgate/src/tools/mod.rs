@@ -26,6 +26,7 @@ macro_rules! read_spec {
             open_world: $ow,
             private_args: &[],
             provenance: $prov,
+            says: archgate_core::sentence::Phrase::READS,
         };
     };
 }
@@ -40,6 +41,8 @@ mod packages;
 mod pkg_health;
 #[cfg(test)]
 mod provenance;
+#[cfg(test)]
+mod says;
 pub mod services;
 mod system;
 mod upkeep;

@@ -204,11 +204,12 @@ impl Gate {
         &self,
         call: &Call<'_>,
         trace: &mut Trace,
-        tool: &str,
+        spec: &'static crate::tool::ToolSpec,
         action: &Action,
         decision: &Decision,
         args: &Value,
     ) -> Result<(), Refusal> {
+        let tool = spec.name;
         let (client, now) = (call.client, call.now);
         let dev = self.person.dev_mode_until(now);
         trace.dev_mode = dev.is_some();
@@ -283,12 +284,15 @@ impl Gate {
             }
             Routing::AskPerson => {
                 let summary = action.summary();
+                // The agent's display name is the client's (the grant's) name.
+                let sentence = crate::sentence::sentence(spec, action, args, &client.name);
                 let ask = ask::Ask {
                     config: call.config,
                     client,
                     tool,
                     route: &action.route,
                     summary: &summary,
+                    sentence,
                     fingerprint: &fingerprint,
                     pins: (
                         action

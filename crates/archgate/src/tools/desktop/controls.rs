@@ -71,7 +71,7 @@ impl Tool for Theme {
     type Args = ThemeArgs;
     type Run = ThemeRun;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("action=set", "switch your Omarchy theme to {name}"), ("", "look at your Omarchy themes")]),
             "List the installed Omarchy themes, show the current one, or switch.")
     }
     fn plan(&self, a: &ThemeArgs) -> Plan {
@@ -166,7 +166,7 @@ impl Tool for Background {
     type Args = BackgroundArgs;
     type Run = BackgroundPlan;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("action=set", "set your desktop background to {target}"), ("action=next", "show the next background of your theme"), ("", "change your desktop background")]),
             "The theme's next background, or an image file as background.")
     }
     fn plan(&self, a: &BackgroundArgs) -> Plan {
@@ -277,7 +277,7 @@ impl Tool for Audio {
     type Args = AudioArgs;
     type Run = AudioAction;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("audio", "Audio", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::DeviceStrings),
+        spec!("audio", "Audio", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::DeviceStrings), says: archgate_core::sentence::Phrase::cases(&[("action=set", "set your volume to {percent}%"), ("action=mute", "mute or unmute your sound"), ("action=switch", "send your sound to {target}"), ("", "look at your sound settings")]),
             "Default output's volume and mute; list the outputs or switch the default.")
     }
     fn plan(&self, a: &AudioArgs) -> Plan {
@@ -368,7 +368,7 @@ impl Tool for BrightnessTool {
     /// The action, and for `set` the backlight resolution settled.
     type Run = (BrightnessAction, Option<String>);
     fn spec(&self) -> &'static ToolSpec {
-        spec!("brightness", "Screen brightness", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("brightness", "Screen brightness", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("action=set", "set your screen brightness to {percent}%"), ("", "look at your screen brightness")]),
             "Read or set the screen's brightness.")
     }
     fn plan(&self, a: &BrightnessArgs) -> Plan {
@@ -447,7 +447,7 @@ impl Tool for Media {
         })
     }
     fn spec(&self) -> &'static ToolSpec {
-        spec!("media", "Media player", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::MediaTitles),
+        spec!("media", "Media player", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::MediaTitles), says: archgate_core::sentence::Phrase::cases(&[("action=play", "start your media player"), ("action=pause", "pause your media player"), ("action=toggle", "play or pause your media player"), ("action=next", "skip to the next track"), ("action=previous", "go back to the previous track"), ("", "look at what is playing")]),
             "Control the media player (play, pause, next …) or see what is playing.")
     }
     fn plan(&self, a: &MediaArgs) -> Plan {
@@ -475,7 +475,7 @@ impl Tool for Toggle {
     type Args = ToggleArgs;
     type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("", "toggle {name} on your desktop")]),
             "Switch one of Omarchy's toggles (night light, idle lock, …).")
     }
     fn plan(&self, a: &ToggleArgs) -> Plan {
@@ -537,7 +537,7 @@ impl Tool for Launch {
     type Args = LaunchArgs;
     type Run = (LaunchTarget, CommandSpec);
     fn spec(&self) -> &'static ToolSpec {
-        spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("url", "{link:url}"), ("app", "start the application {app}")]),
             "Start an application (desktop entry or program) or open an http(s) address, detached.")
     }
     /// One route per application, whatever the spelling (`X` and `X.desktop`).
