@@ -35,6 +35,9 @@ pub struct Question {
     /// The question in one plain sentence, from the tool's own phrase (`crate::sentence`):
     /// every channel's headline. Already safe to show.
     pub sentence: crate::sentence::Sentence,
+    /// What the question can show drawn (`crate::picture`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub picture: Option<crate::picture::Picture>,
     pub tier: Tier,
     /// Every argument, whole: the person sees exactly what will happen (clipboard text
     /// included). Only the person's channels read questions; the audit record keeps its
@@ -484,6 +487,7 @@ mod tests {
                 parts: Vec::new(),
                 replaces: None,
             },
+            picture: None,
             tier: Tier::Act,
             args: serde_json::json!({}),
             created: 0,

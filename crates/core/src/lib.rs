@@ -5,7 +5,8 @@
 //! reload), `paths` (every location), `resolve` (names to checked targets), `approval` (the
 //! broker where calls wait for the person), `person` (what only the person changes), `audit`
 //! (one JSON line per call), `counters`, `text` (agent-written text made safe to show),
-//! `sentence` (a question in one plain sentence), and `tool` (what a tool is to the gate).
+//! `sentence` (a question in one plain sentence), `picture` (what a question can
+//! show drawn), and `tool` (what a tool is to the gate).
 //!
 //! This crate knows nothing of MCP or HTTP; the binary adapts it.
 
@@ -19,6 +20,7 @@ pub mod error_kind;
 pub mod gate;
 pub mod paths;
 pub mod person;
+pub mod picture;
 pub mod presence;
 pub mod provenance;
 pub mod resolve;

@@ -273,6 +273,9 @@ pub struct Action {
     /// resolved: at the yes each must still be the file the person was asked about
     /// ([`archgate_exec::FilePin`]), else the call is refused (`changed_since_approval`).
     pub files: Vec<archgate_exec::FilePin>,
+    /// What the question can show drawn (a screenshot's screens and area): for the person only,
+    /// not part of the fingerprint (the target already says it in words).
+    pub picture: Option<crate::picture::Picture>,
 }
 
 impl Action {
@@ -289,6 +292,7 @@ impl Action {
             needs_sudo: plan.needs_sudo,
             targets_archgate: plan.targets_archgate,
             files: Vec::new(),
+            picture: None,
         }
     }
 

@@ -399,6 +399,7 @@ mod tests {
                 parts: Vec::new(),
                 replaces: None,
             },
+            picture: None,
             tier: archgate_policy::Tier::Act,
             args,
             created: 0,

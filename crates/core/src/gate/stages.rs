@@ -293,6 +293,7 @@ impl Gate {
                     route: &action.route,
                     summary: &summary,
                     sentence,
+                    picture: action.picture.clone(),
                     fingerprint: &fingerprint,
                     pins: (
                         action

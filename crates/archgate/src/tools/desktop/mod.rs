@@ -84,6 +84,7 @@ pub(super) fn route_action(call: &RouteCall) -> Action {
         needs_sudo: r.requires_sudo,
         targets_archgate: call.targets_archgate,
         files: Vec::new(),
+        picture: None,
     }
 }
 

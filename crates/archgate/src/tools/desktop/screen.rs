@@ -3,6 +3,7 @@
 
 use archgate_core::exec::CommandSpec;
 use archgate_core::exec::Permit;
+use archgate_core::picture::{Area, Picture, Screen};
 use archgate_core::policy::Tier;
 use archgate_core::tool::{
     Action, CallCx, Content, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
@@ -45,9 +46,46 @@ async fn resolve_capture_target(
     let state = svc.desktop.desktop_state().await.ok();
     let resolved =
         archgate_desktop::screen::resolve_capture(&target, state.as_ref()).map_err(domain_err)?;
-    let mut r = Resolved::planned(plan, target);
+    let mut r = Resolved::planned(plan, target.clone());
     r.action.target = Some(resolved.description);
+    r.action.picture = state.as_ref().and_then(|s| screens_map(s, &target));
     Ok(r)
+}
+
+/// The screens as the compositor lays them out, with the area `target` takes outlined (none:
+/// every screen): what the page draws for the person.
+fn screens_map(state: &DesktopState, target: &CaptureTarget) -> Option<Picture> {
+    let area = |r: &Rect| Area {
+        x: r.x,
+        y: r.y,
+        width: r.width,
+        height: r.height,
+    };
+    let screens = state
+        .monitors
+        .iter()
+        .map(|m| Screen {
+            name: m.name.clone(),
+            area: area(&m.logical),
+        })
+        .collect();
+    let taken = match target {
+        CaptureTarget::Output => None,
+        CaptureTarget::Monitor { name } => Some(area(&state.monitor(name)?.logical)),
+        CaptureTarget::Window { id } => Some(area(&state.window(id)?.geometry)),
+        CaptureTarget::Region {
+            x,
+            y,
+            width,
+            height,
+        } => Some(Area {
+            x: *x,
+            y: *y,
+            width: *width,
+            height: *height,
+        }),
+    };
+    Picture::screens(screens, taken)
 }
 
 /// Each program a tool runs, found and trusted before anyone is asked (`not_available` names
