@@ -221,6 +221,32 @@ test("agent text in the new renderings shows as visible escapes: sentence, numbe
   await ctx.close();
 });
 
+test("a new background's question shows the image from the page's own origin, only while it waits", async () => {
+  // A real PNG: a corner of the headless screen, taken by grim.
+  const file = join(root, "new-background.png");
+  execFileSync("grim", ["-t", "png", "-g", "0,0 64x36", file], { env: { PATH: process.env.PATH, ...desktop } });
+  const id = call("background", { action: "set", path: file });
+  const [q] = await waitingFor(1);
+  const { ctx, page } = await loggedIn();
+  const card = cardOf(page, q);
+  assert.match(await card.locator(".sentence").textContent(), /^local wants to set your desktop background to .*new-background\.png$/);
+  const img = card.locator("figure.thumb img");
+  await until("the thumbnail", () => img.evaluate((i) => i.complete && i.naturalWidth));
+  assert.deepEqual(await img.evaluate((i) => [i.naturalWidth, i.naturalHeight]), [64, 36]);
+  assert.equal(new URL(await img.evaluate((i) => i.src)).origin, new URL(page.url()).origin);
+  const served = await page.evaluate(async (qid) => {
+    const r = await fetch("/api/picture?id=" + encodeURIComponent(qid));
+    const other = await fetch("/api/picture?id=no-such-call");
+    return [r.status, r.headers.get("content-type"), other.status];
+  }, q.id);
+  assert.deepEqual(served, [200, "image/png", 404]);
+  await card.getByRole("button", { name: "Deny" }).click();
+  assert.match(text(await response(id)), /^declined/);
+  // Answered: the image is no longer served.
+  assert.equal(await page.evaluate(async (qid) => (await fetch("/api/picture?id=" + encodeURIComponent(qid))).status, q.id), 404);
+  await ctx.close();
+});
+
 test("three waiting calls: compact cards by deadline, a screenshot's map as Sway reports its outputs, keyboard, deny all from this agent", async () => {
   // One after the other: each is asked before the next arrives.
   const ids = [call("launch", { url: "https://aur.archlinux.org/packages/paru-bin" })];

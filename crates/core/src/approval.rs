@@ -119,7 +119,7 @@ impl AnswerError {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum BrokerEvent {
-    Asked { question: Question },
+    Asked { question: Box<Question> },
     Decided { id: String, outcome: String },
 }
 
@@ -304,7 +304,7 @@ impl Broker {
                 },
             );
         let _ = self.inner.events.send(BrokerEvent::Asked {
-            question: question.clone(),
+            question: Box::new(question.clone()),
         });
         let push: Vec<_> = self
             .inner

@@ -337,6 +337,40 @@ pub(crate) async fn revoke(State(s): State<Shared>, Json(b): Json<RevokeBody>) -
 }
 
 #[derive(Deserialize)]
+pub(crate) struct PictureQuery {
+    id: String,
+}
+
+/// The image of a waiting question's picture (a new background, a theme's preview), read now
+/// from the file resolution named: only for a question still waiting, only a PNG, JPEG or WebP
+/// by its bytes, at most `picture::MAX_IMAGE_BYTES`. Nothing else is served from disk.
+pub(crate) async fn picture(State(s): State<Shared>, Query(q): Query<PictureQuery>) -> Response {
+    use archgate_core::picture::{Picture, read_image};
+    let path = actions::pending(&s.app.gate)
+        .into_iter()
+        .find(|w| w.id == q.id)
+        .and_then(|w| match w.picture {
+            Some(Picture::Image { path, .. }) => Some(path),
+            _ => None,
+        });
+    let Some(path) = path else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            "no_picture",
+            "no waiting question with an image by that id",
+        );
+    };
+    match tokio::task::spawn_blocking(move || read_image(&path)).await {
+        Ok(Some((data, mime))) => ([(header::CONTENT_TYPE, mime)], data).into_response(),
+        _ => refuse(
+            StatusCode::NOT_FOUND,
+            "no_picture",
+            "the image is gone, too large, or not a PNG, JPEG or WebP",
+        ),
+    }
+}
+
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DenyAllBody {
     client: String,

@@ -149,6 +149,7 @@ fn router(shared: Shared) -> Router {
         .route("/events", get(api::events))
         .route("/api/answer", post(api::answer))
         .route("/api/deny-all", post(api::deny_all))
+        .route("/api/picture", get(api::picture))
         .route("/api/dev-mode", post(api::dev_mode))
         .route("/api/rules/revoke", post(api::revoke))
         .route("/api/rules/revoke-all", post(api::revoke_all))

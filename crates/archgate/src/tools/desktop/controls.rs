@@ -3,6 +3,7 @@
 
 use archgate_core::exec::CommandSpec;
 use archgate_core::exec::Permit;
+use archgate_core::picture::Picture;
 use archgate_core::policy::Tier;
 use archgate_core::tool::{
     Action, CallCx, ErrorKind, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
@@ -102,6 +103,14 @@ impl Tool for Theme {
                         .map_err(domain_err)?;
                     let mut action = route_action(&call);
                     action.target = Some(format!("theme {theme}"));
+                    action.picture =
+                        self.0
+                            .desktop
+                            .theme_preview(&theme)
+                            .map(|path| Picture::Image {
+                                what: "the theme's preview",
+                                path,
+                            });
                     Ok(Resolved {
                         action,
                         run: ThemeRun::Set(Box::new(call)),
@@ -185,6 +194,7 @@ impl Tool for Background {
         Box::pin(async move {
             let mut action = a.action()?;
             let mut target = None;
+            let mut picture = None;
             let mut files = Vec::new();
             if let BackgroundAction::Set { path } = &action {
                 // archgate's own files and the person's secrets are refused before anything else;
@@ -197,6 +207,10 @@ impl Tool for Background {
                     .resolve_background(&t.value)
                     .map_err(domain_err)?;
                 let shown = p.display().to_string();
+                picture = Some(Picture::Image {
+                    what: "the new background",
+                    path: p.clone(),
+                });
                 target = Some(shown.clone());
                 action = BackgroundAction::Set { path: shown };
             }
@@ -216,6 +230,7 @@ impl Tool for Background {
             };
             act.target = target;
             act.files = files;
+            act.picture = picture;
             Ok(Resolved {
                 action: act,
                 run: bg,

@@ -180,9 +180,21 @@ function screensMap(p) {
   return fig;
 }
 
+// An image archgate serves from this page's own origin (a new background, a theme's preview).
+function imagePicture(q, p) {
+  const fig = el("figure", "thumb");
+  const img = el("img");
+  img.alt = p.what;
+  img.src = "/api/picture?id=" + encodeURIComponent(q.id);
+  img.addEventListener("error", () => { img.replaceWith(el("span", "muted small", "(the image cannot be shown)")); });
+  fig.append(img, el("figcaption", "muted small", p.what + ", as the file is now"));
+  return fig;
+}
+
 function picture(q) {
   const p = q.picture;
   if (p && p.kind === "screens" && p.screens.length) return screensMap(p);
+  if (p && p.kind === "image") return imagePicture(q, p);
   return null;
 }
 
