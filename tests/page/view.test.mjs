@@ -132,6 +132,9 @@ after(async () => {
 });
 
 const cardOf = (page, q) => page.locator(`li.card[data-id="${q.id}"]`);
+// The sentence's subject: the agent's own name when the question carries one, else its client.
+const who = (q) => q.agent || q.client;
+const re = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 test("one waiting clipboard write: a sentence, 42 numbered lines with the last in view, what it replaces, the command once", async () => {
   const id = call("clipboard_write", { text: CLIP });
@@ -141,7 +144,7 @@ test("one waiting clipboard write: a sentence, 42 numbered lines with the last i
     const card = cardOf(page, q);
     await card.waitFor();
     const headline = await card.locator(".sentence").textContent();
-    assert.match(headline, /^local wants to put 42 lines \(\d\.\d KB\) on your clipboard$/);
+    assert.match(headline, new RegExp("^" + re(who(q)) + " wants to put 42 lines \\(\\d\\.\\d KB\\) on your clipboard$"));
     assert.match(await card.locator(".left").textContent(), /^\d+:\d\d left, then declined$/);
     const block = card.locator(".text-arg");
     assert.match(await block.textContent(), /42 lines/);
@@ -229,7 +232,7 @@ test("a new background's question shows the image from the page's own origin, on
   const [q] = await waitingFor(1);
   const { ctx, page } = await loggedIn();
   const card = cardOf(page, q);
-  assert.match(await card.locator(".sentence").textContent(), /^local wants to set your desktop background to .*new-background\.png$/);
+  assert.match(await card.locator(".sentence").textContent(), new RegExp("^" + re(who(q)) + " wants to set your desktop background to .*new-background\\.png$"));
   const img = card.locator("figure.thumb img");
   await until("the thumbnail", () => img.evaluate((i) => i.complete && i.naturalWidth));
   assert.deepEqual(await img.evaluate((i) => [i.naturalWidth, i.naturalHeight]), [64, 36]);
@@ -273,7 +276,7 @@ test("three waiting calls: compact cards by deadline, a screenshot's map as Sway
   // The URL: its domain in bold.
   const launch = cardOf(page, byTool.launch);
   assert.equal(await launch.locator(".sentence").textContent(),
-    "local wants to open aur.archlinux.org/packages/paru-bin in your browser");
+    who(byTool.launch) + " wants to open aur.archlinux.org/packages/paru-bin in your browser");
   assert.equal(await launch.locator(".sentence strong").textContent(), "aur.archlinux.org");
 
   // The screenshot: the map's screens are the outputs Sway reports, the region outlined.
@@ -289,7 +292,7 @@ test("three waiting calls: compact cards by deadline, a screenshot's map as Sway
   assert.equal(reported.length, 2, "two outputs");
   const area = shot.locator("figure.map rect.area");
   assert.deepEqual(await area.evaluate((r) => ["x", "y", "width", "height"].map((k) => +r.getAttribute(k))), [0, 0, 640, 360]);
-  assert.match(await shot.locator(".sentence").textContent(), /^local wants to take a screenshot of region 0,0 640x360$/);
+  assert.equal(await shot.locator(".sentence").textContent(), who(byTool.screenshot) + " wants to take a screenshot of region 0,0 640x360");
 
   // Keyboard: J to the first card, J to the second (the screenshot), D denies it.
   await page.locator("body").click({ position: { x: 2, y: 2 } });
@@ -301,7 +304,7 @@ test("three waiting calls: compact cards by deadline, a screenshot's map as Sway
   assert.equal((await auditOf(byTool.screenshot.id)).approval.channel, "page");
 
   // Deny all from this agent: the two left, at once.
-  const denyAll = page.getByRole("button", { name: "Deny all 2 from local" }).first();
+  const denyAll = page.getByRole("button", { name: "Deny all 2 from " + byTool.launch.client }).first();
   await denyAll.click();
   assert.match(text(await response(ids[0])), /^declined/);
   assert.match(text(await response(ids[2])), /^declined/);

@@ -208,7 +208,9 @@ function card(q) {
   top.append(sentence(q), left);
   const meta = el("div", "meta small");
   meta.append(el("span", "tool", q.tool), el("span", "tier", q.tier),
-    el("span", "client", "from " + q.client), el("span", "qid muted", q.id));
+    // The agent's own name (its clientInfo, when the question carries one) beside the grant's.
+    el("span", "client", "from " + (q.agent ? q.agent + " · client " + q.client : q.client)),
+    el("span", "qid muted", q.id));
   // What the agent read just before (text archgate did not write): a rule or developer mode
   // did not approve this; the person decides knowing it.
   const follows = q.follows ? el("p", "follows", "After untrusted text: " + q.follows.sentence) : null;
