@@ -158,7 +158,7 @@ test("the page shows the exact resolved command; Allow runs it, Deny refuses it"
   assert.match(await card.locator(".tool").textContent(), /system_status/);
   assert.equal(await card.locator(".tier").textContent(), q.tier);
   assert.match(await card.locator(".client").textContent(), /local/);
-  assert.match(await card.locator(".left").textContent(), /s left/);
+  assert.match(await card.locator(".left").textContent(), /^\d+:\d\d left, then declined$/);
   await page.screenshot({ path: join(HERE, "screenshots/laptop.png"), fullPage: true });
   await card.getByRole("button", { name: "Allow once" }).click();
   let r = await response(id);
@@ -282,7 +282,7 @@ test("developer mode from the page, and the page at phone width", async () => {
   await page.locator(`li.card[data-id="${q.id}"]`).waitFor();
   await page.screenshot({ path: join(HERE, "screenshots/phone.png"), fullPage: true });
   // Buttons stay within the viewport.
-  for (const b of await page.locator(`li.card[data-id="${q.id}"] button`).all()) {
+  for (const b of await page.locator(`li.card[data-id="${q.id}"] button:visible`).all()) {
     const box = await b.boundingBox();
     assert.ok(box.x >= 0 && box.x + box.width <= 390, "button fits the phone width");
   }
@@ -290,6 +290,9 @@ test("developer mode from the page, and the page at phone width", async () => {
   await response(id);
   assert.equal((await auditOf(q.id)).approval.channel, "page");
 
+  // Developer mode is off the approvals screen: its own dialog.
+  assert.equal(await page.locator("#dev-hours").isVisible(), false);
+  await page.getByRole("button", { name: "Developer mode…" }).click();
   await page.selectOption("#dev-hours", "60");
   await page.getByRole("button", { name: "Turn on" }).click();
   await page.locator("#devbadge").waitFor({ state: "visible" });

@@ -111,8 +111,10 @@ test("escapes and bidi overrides in a waiting call show as visible escapes, ever
   await card.waitFor();
   const text = await card.innerText();
   assert.ok(!/[\u202a-\u202e\u2066-\u2069\u200e\u200f\u001b\r]/.test(text), JSON.stringify(text.slice(0, 200)));
-  const dd = await card.locator("dl.args dd").first().textContent();
-  assert.equal(dd, '"\\x1b[1A\\x1b[2K\\rFAKE xdg-open \\u{202e}gnp.tac-ot-us ' + "q".repeat(2048) + '"');
+  // A long value is a text block: its one line whole, escaped.
+  const line = await card.locator(".text-arg ol.lines li").first().textContent();
+  assert.equal(line, "\\x1b[1A\\x1b[2K\\rFAKE xdg-open \\u{202e}gnp.tac-ot-us " + "q".repeat(2048));
+  assert.equal(await card.locator(".text-arg ol.lines li").count(), 1);
   const pending = (await control({ op: "pending" })).pending;
   assert.equal(pending[0].args.query, query, "the question itself holds the exact text");
   await control({ op: "answer", id: pending[0].id, answer: "deny" });

@@ -44,6 +44,7 @@ static SPEC: ToolSpec = ToolSpec {
     open_world: false,
     private_args: &[],
     provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+    says: archgate_core::sentence::Phrase::READS,
 };
 const THEMES: [&str; 6] = [
     "tokyo-night",

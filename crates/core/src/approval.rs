@@ -38,6 +38,12 @@ pub struct Question {
     pub route: String,
     /// The exact resolved command or target.
     pub summary: String,
+    /// The question in one plain sentence, from the tool's own phrase (`crate::sentence`):
+    /// every channel's headline. Already safe to show.
+    pub sentence: crate::sentence::Sentence,
+    /// What the question can show drawn (`crate::picture`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub picture: Option<crate::picture::Picture>,
     pub tier: Tier,
     /// Every argument, whole: the person sees exactly what will happen (clipboard text
     /// included). Only the person's channels read questions; the audit record keeps its
@@ -119,7 +125,7 @@ impl AnswerError {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum BrokerEvent {
-    Asked { question: Question },
+    Asked { question: Box<Question> },
     Decided { id: String, outcome: String },
 }
 
@@ -304,7 +310,7 @@ impl Broker {
                 },
             );
         let _ = self.inner.events.send(BrokerEvent::Asked {
-            question: question.clone(),
+            question: Box::new(question.clone()),
         });
         let push: Vec<_> = self
             .inner
@@ -484,6 +490,11 @@ mod tests {
             tool: "theme".into(),
             route: "theme set".into(),
             summary: "omarchy-theme-set nord".into(),
+            sentence: crate::sentence::Sentence {
+                parts: Vec::new(),
+                replaces: None,
+            },
+            picture: None,
             tier: Tier::Act,
             args: serde_json::json!({}),
             created: 0,

@@ -4,8 +4,9 @@
 //! rest of the crate is what those steps need: `config` (raw → validated → `Arc` snapshot,
 //! reload), `paths` (every location), `resolve` (names to checked targets), `approval` (the
 //! broker where calls wait for the person), `person` (what only the person changes), `audit`
-//! (one JSON line per call), `counters`, `text` (agent-written text made safe to show), and
-//! `tool` (what a tool is to the gate).
+//! (one JSON line per call), `counters`, `text` (agent-written text made safe to show),
+//! `sentence` (a question in one plain sentence), `picture` (what a question can
+//! show drawn), and `tool` (what a tool is to the gate).
 //!
 //! This crate knows nothing of MCP or HTTP; the binary adapts it.
 
@@ -20,10 +21,12 @@ pub mod error_kind;
 pub mod gate;
 pub mod paths;
 pub mod person;
+pub mod picture;
 pub mod presence;
 pub mod provenance;
 pub mod resolve;
 pub mod schema;
+pub mod sentence;
 pub mod text;
 pub mod tool;
 pub mod untrusted;

@@ -43,6 +43,9 @@ pub struct ToolSpec {
     /// runs past a moment (`archgate::server::tasks`); every other client waits inline as
     /// always. `false` for nearly every tool.
     pub long_running: bool,
+    /// How a call of this tool is said to the person in one sentence ("… wants to put 42 lines
+    /// on your clipboard"): `crate::sentence`. Every tool says; a read tool says `Phrase::READS`.
+    pub says: crate::sentence::Phrase,
 }
 
 /// What policy needs to know about one call, computed from the arguments alone.
@@ -275,6 +278,9 @@ pub struct Action {
     /// resolved: at the yes each must still be the file the person was asked about
     /// ([`archgate_exec::FilePin`]), else the call is refused (`changed_since_approval`).
     pub files: Vec<archgate_exec::FilePin>,
+    /// What the question can show drawn (a screenshot's screens and area): for the person only,
+    /// not part of the fingerprint (the target already says it in words).
+    pub picture: Option<crate::picture::Picture>,
 }
 
 impl Action {
@@ -291,6 +297,7 @@ impl Action {
             needs_sudo: plan.needs_sudo,
             targets_archgate: plan.targets_archgate,
             files: Vec::new(),
+            picture: None,
         }
     }
 

@@ -99,6 +99,24 @@ impl Desktop {
         dirs
     }
 
+    /// The preview image of an installed theme, as Omarchy ships one in the theme's directory
+    /// (`thumbnail.jpg`, or `preview.png` in older themes); the first directory holding the
+    /// theme decides.
+    pub fn theme_preview(&self, name: &str) -> Option<PathBuf> {
+        if name.is_empty() || name.contains('/') || name.starts_with('.') {
+            return None;
+        }
+        let dir = self
+            .theme_dirs()
+            .into_iter()
+            .map(|d| d.join(name))
+            .find(|d| d.is_dir())?;
+        ["thumbnail.jpg", "preview.png"]
+            .iter()
+            .map(|f| dir.join(f))
+            .find(|p| p.is_file())
+    }
+
     /// Installed theme names, sorted, without duplicates.
     pub fn themes(&self) -> Vec<String> {
         let mut names = Vec::new();

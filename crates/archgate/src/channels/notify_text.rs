@@ -11,6 +11,8 @@ use archgate_core::text::{cut, display_args, for_terminal, for_terminal_cut};
 
 use crate::person::clock;
 
+/// Characters of the sentence shown in a notification body.
+const SENTENCE_SHOWN: usize = 160;
 /// How much of the command and of the arguments a notification shows; the rest is on the page
 /// and in `archgate show ID`.
 const COMMAND_SHOWN: usize = 200;
@@ -46,7 +48,11 @@ pub(super) fn texts(q: &Question, now: u64) -> (String, String) {
         .collect();
     let args = args.join("; ");
     let was_cut = command.chars().count() > COMMAND_SHOWN || args.chars().count() > ARGS_SHOWN;
-    let mut body = escape(&for_terminal_cut(&q.summary, COMMAND_SHOWN));
+    // The sentence first ("claude-code wants to put 42 lines on your clipboard"): built escaped
+    // for a terminal by `archgate_core::sentence`, escaped here again for markup.
+    let mut body = escape(&for_terminal_cut(&q.sentence.text(), SENTENCE_SHOWN));
+    body.push('\n');
+    body.push_str(&escape(&for_terminal_cut(&q.summary, COMMAND_SHOWN)));
     let then = i64::try_from(q.deadline)
         .ok()
         .and_then(clock::time_of_day)
@@ -126,6 +132,15 @@ mod tests {
             tool: "omarchy_run".into(),
             route: "omarchy_run theme set".into(),
             summary: summary.into(),
+            sentence: archgate_core::sentence::Sentence {
+                parts: vec![archgate_core::sentence::Part {
+                    text: "claude-code 2.1 wants to run the Omarchy command <i>theme set</i>"
+                        .into(),
+                    strong: false,
+                }],
+                replaces: None,
+            },
+            picture: None,
             tier: archgate_policy::Tier::Act,
             args,
             created: 0,
@@ -182,6 +197,10 @@ mod tests {
         assert!(summary.contains("omarchy_run"), "{summary}");
         assert!(body.contains("omarchy-theme-set \\u{202e}x"), "{body}");
         assert!(body.contains("--help; rm -rf ~"), "{body}");
+        assert!(
+            body.starts_with("claude-code 2.1 wants to run the Omarchy command &lt;i&gt;theme set"),
+            "the sentence first, as text: {body}"
+        );
         assert!(body.contains("\\x1b[2K&lt;b&gt;"), "{body}");
         assert!(!body.contains("archgate show"), "nothing was cut: {body}");
         assert!(

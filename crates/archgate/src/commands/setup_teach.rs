@@ -131,6 +131,15 @@ pub(super) async fn test_question(config: Option<PathBuf>) -> anyhow::Result<boo
         tool: "setup_test".into(),
         route: "setup_test".into(),
         summary: "nothing runs: this is archgate setup's test question".into(),
+        sentence: archgate_core::sentence::Sentence {
+            parts: vec![archgate_core::sentence::Part {
+                text: "archgate setup wants to check that a question reaches you (nothing runs)"
+                    .into(),
+                strong: false,
+            }],
+            replaces: None,
+        },
+        picture: None,
         tier: archgate_policy::Tier::Read,
         args: serde_json::json!({}),
         created: now,

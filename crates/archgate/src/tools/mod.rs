@@ -28,6 +28,7 @@ macro_rules! read_spec {
             private_args: &[],
             provenance: $prov,
             long_running: false $(|| $lr)?,
+            says: archgate_core::sentence::Phrase::READS,
         };
     };
 }
@@ -42,6 +43,8 @@ mod packages;
 mod pkg_health;
 #[cfg(test)]
 mod provenance;
+#[cfg(test)]
+mod says;
 pub mod services;
 mod system;
 mod upkeep;

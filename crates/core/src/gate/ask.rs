@@ -109,6 +109,10 @@ pub(super) struct Ask<'a> {
     pub tool: &'a str,
     pub route: &'a str,
     pub summary: &'a str,
+    /// The question in one sentence (`crate::sentence`).
+    pub sentence: crate::sentence::Sentence,
+    /// What the question can show drawn.
+    pub picture: Option<crate::picture::Picture>,
     /// The resolved action's fingerprint: a standing rule made from the answer covers this
     /// exact action only, a relay's ticket this exact call only.
     pub fingerprint: &'a str,
@@ -226,6 +230,8 @@ impl Gate {
             tool: a.tool.to_owned(),
             route: a.route.to_owned(),
             summary: a.summary.to_owned(),
+            sentence: a.sentence.clone(),
+            picture: a.picture.clone(),
             tier: a.tier,
             // The person sees every argument whole (clipboard text included); the audit record
             // keeps its truncation and redaction.

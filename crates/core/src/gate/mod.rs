@@ -408,7 +408,7 @@ impl Gate {
         // Policy on what resolution settled, then on the files its programs are.
         let (action, decision) = self.decide_action(call, trace, name, action, &probe)?;
         // Approval: policy, developer mode, a standing rule on this exact action, or the person.
-        self.approve(call, trace, name, &action, &decision, &args)
+        self.approve(call, trace, tool.spec(), &action, &decision, &args)
             .await?;
         // The files it was judged on are still those files (what was approved is what runs).
         stages::check_pins(probe.permit.executor(), &action)?;

@@ -204,11 +204,12 @@ impl Gate {
         &self,
         call: &Call<'_>,
         trace: &mut Trace,
-        tool: &str,
+        spec: &'static crate::tool::ToolSpec,
         action: &Action,
         decision: &Decision,
         args: &Value,
     ) -> Result<(), Refusal> {
+        let tool = spec.name;
         let (client, now) = (call.client, call.now);
         let dev = self.person.dev_mode_until(now);
         trace.dev_mode = dev.is_some();
@@ -283,12 +284,18 @@ impl Gate {
             }
             Routing::AskPerson => {
                 let summary = action.summary();
+                // The agent's own name (its `clientInfo`, shown, never believed), else the
+                // grant's name.
+                let agent = client.agent.as_deref().unwrap_or(&client.name);
+                let sentence = crate::sentence::sentence(spec, action, args, agent);
                 let ask = ask::Ask {
                     config: call.config,
                     client,
                     tool,
                     route: &action.route,
                     summary: &summary,
+                    sentence,
+                    picture: action.picture.clone(),
                     fingerprint: &fingerprint,
                     pins: (
                         action

@@ -134,3 +134,25 @@ fn background_paths_are_checked() {
     }
     let _ = BackgroundAction::Next;
 }
+
+/// A theme's preview image is the file Omarchy ships in the theme's directory (`thumbnail.jpg`,
+/// or an older theme's `preview.png`); the person's own copy of a theme comes first.
+#[test]
+fn a_themes_preview_is_its_own_thumbnail() {
+    let f = fixture();
+    let omarchy = f.dir.path().join("omarchy/themes");
+    std::fs::write(omarchy.join("tokyo-night/thumbnail.jpg"), b"jpg").unwrap();
+    std::fs::write(omarchy.join("catppuccin-latte/preview.png"), b"png").unwrap();
+    assert_eq!(
+        f.desktop.theme_preview("tokyo-night"),
+        Some(omarchy.join("tokyo-night/thumbnail.jpg"))
+    );
+    assert_eq!(
+        f.desktop.theme_preview("catppuccin-latte"),
+        Some(omarchy.join("catppuccin-latte/preview.png"))
+    );
+    assert_eq!(f.desktop.theme_preview("my-own"), None, "none shipped");
+    for bad in ["", "../omarchy/themes/tokyo-night", ".hidden"] {
+        assert_eq!(f.desktop.theme_preview(bad), None, "{bad}");
+    }
+}

@@ -209,16 +209,6 @@ impl ActivityCache {
     }
 }
 
-/// A question as the page shows it: every string an agent wrote escaped (`for_terminal`: no
-/// control, bidi or invisible character reaches the page), and the arguments whole, one
-/// `[name, value]` pair each, as `archgate show` prints them.
-fn shown_question(q: &archgate_core::approval::Question) -> Value {
-    use archgate_core::text::{display_args, json_for_display};
-    let mut v = json_for_display(&serde_json::to_value(q).unwrap_or(Value::Null));
-    v["shown_args"] = json!(display_args(&q.args));
-    v
-}
-
 /// Rules and activity for the page, escaped the same way (a rule's arguments shown as a person
 /// reads them); ids are archgate's own and stay usable.
 fn shown_rules(rules: Value) -> Value {
@@ -238,7 +228,16 @@ fn shown_rules(rules: Value) -> Value {
 
 fn view(s: &Shared) -> Value {
     let gate = &s.app.gate;
-    let pending: Vec<Value> = actions::pending(gate).iter().map(shown_question).collect();
+    let presence = gate.config().current().approval.presence;
+    let mut waiting = actions::pending(gate);
+    // The one that ends first comes first; among equals, the one asked first (an id ends in
+    // its instance's call counter).
+    let seq = |id: &str| id.rsplit('-').next().and_then(|n| n.parse::<u64>().ok());
+    waiting.sort_by_key(|q| (q.deadline, q.created, seq(&q.id), q.id.clone()));
+    let pending: Vec<Value> = waiting
+        .iter()
+        .map(|q| super::shown::question(q, presence))
+        .collect();
     let rules = shown_rules(serde_json::to_value(actions::rules(gate)).unwrap_or(Value::Null));
     let activity: Vec<Value> = s
         .activity
@@ -335,6 +334,65 @@ pub(crate) async fn revoke(State(s): State<Shared>, Json(b): Json<RevokeBody>) -
         Ok(()) => Json(json!({"ok": true})).into_response(),
         Err(e) => refuse(StatusCode::NOT_FOUND, e.kind(), &e.to_string()),
     }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct PictureQuery {
+    id: String,
+}
+
+/// The image of a waiting question's picture (a new background, a theme's preview), read now
+/// from the file resolution named: only for a question still waiting, only a PNG, JPEG or WebP
+/// by its bytes, at most `picture::MAX_IMAGE_BYTES`. Nothing else is served from disk.
+pub(crate) async fn picture(State(s): State<Shared>, Query(q): Query<PictureQuery>) -> Response {
+    use archgate_core::picture::{Picture, read_image};
+    let path = actions::pending(&s.app.gate)
+        .into_iter()
+        .find(|w| w.id == q.id)
+        .and_then(|w| match w.picture {
+            Some(Picture::Image { path, .. }) => Some(path),
+            _ => None,
+        });
+    let Some(path) = path else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            "no_picture",
+            "no waiting question with an image by that id",
+        );
+    };
+    match tokio::task::spawn_blocking(move || read_image(&path)).await {
+        Ok(Some((data, mime))) => ([(header::CONTENT_TYPE, mime)], data).into_response(),
+        _ => refuse(
+            StatusCode::NOT_FOUND,
+            "no_picture",
+            "the image is gone, too large, or not a PNG, JPEG or WebP",
+        ),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DenyAllBody {
+    client: String,
+}
+
+/// "Deny all from this agent": every question of that client waiting now is declined (a
+/// question that ended meanwhile is skipped). A no needs no confirmation.
+pub(crate) async fn deny_all(State(s): State<Shared>, Json(b): Json<DenyAllBody>) -> Response {
+    let mut denied = 0;
+    for q in actions::pending(&s.app.gate)
+        .into_iter()
+        .filter(|q| q.client == b.client)
+    {
+        let me = crate::person::presence::Subject::this_process().map_err(|e| e.to_string());
+        if actions::answer_confirmed(&s.app.gate, &q.id, Choice::Deny, "page", me)
+            .await
+            .is_ok()
+        {
+            denied += 1;
+        }
+    }
+    Json(json!({"ok": true, "denied": denied})).into_response()
 }
 
 pub(crate) async fn revoke_all(State(s): State<Shared>) -> Response {

@@ -17,6 +17,7 @@
 mod api;
 pub mod auth;
 mod clients;
+mod shown;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -166,6 +167,8 @@ fn router(shared: Shared) -> Router {
         .route("/api/state", get(api::state))
         .route("/events", get(api::events))
         .route("/api/answer", post(api::answer))
+        .route("/api/deny-all", post(api::deny_all))
+        .route("/api/picture", get(api::picture))
         .route("/api/dev-mode", post(api::dev_mode))
         .route("/api/rules/revoke", post(api::revoke))
         .route("/api/rules/revoke-all", post(api::revoke_all))

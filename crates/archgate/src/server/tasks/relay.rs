@@ -67,6 +67,11 @@ mod tests {
             tool: "handoff".into(),
             route: "handoff".into(),
             summary: "pacman -Syu".into(),
+            sentence: archgate_core::sentence::Sentence {
+                parts: Vec::new(),
+                replaces: None,
+            },
+            picture: None,
             tier: archgate_core::policy::Tier::Act,
             args: json!({}),
             created: 0,

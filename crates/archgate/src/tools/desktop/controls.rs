@@ -3,6 +3,7 @@
 
 use archgate_core::exec::CommandSpec;
 use archgate_core::exec::Permit;
+use archgate_core::picture::Picture;
 use archgate_core::policy::Tier;
 use archgate_core::tool::{
     Action, CallCx, ErrorKind, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
@@ -71,7 +72,7 @@ impl Tool for Theme {
     type Args = ThemeArgs;
     type Run = ThemeRun;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("action=set", "switch your Omarchy theme to {name}"), ("", "look at your Omarchy themes")]),
             "List the installed Omarchy themes, show the current one, or switch.")
     }
     fn plan(&self, a: &ThemeArgs) -> Plan {
@@ -102,6 +103,14 @@ impl Tool for Theme {
                         .map_err(domain_err)?;
                     let mut action = route_action(&call);
                     action.target = Some(format!("theme {theme}"));
+                    action.picture =
+                        self.0
+                            .desktop
+                            .theme_preview(&theme)
+                            .map(|path| Picture::Image {
+                                what: "the theme's preview",
+                                path,
+                            });
                     Ok(Resolved {
                         action,
                         run: ThemeRun::Set(Box::new(call)),
@@ -166,7 +175,7 @@ impl Tool for Background {
     type Args = BackgroundArgs;
     type Run = BackgroundPlan;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("action=set", "set your desktop background to {target}"), ("action=next", "show the next background of your theme"), ("", "change your desktop background")]),
             "The theme's next background, or an image file as background.")
     }
     fn plan(&self, a: &BackgroundArgs) -> Plan {
@@ -185,6 +194,7 @@ impl Tool for Background {
         Box::pin(async move {
             let mut action = a.action()?;
             let mut target = None;
+            let mut picture = None;
             let mut files = Vec::new();
             if let BackgroundAction::Set { path } = &action {
                 // archgate's own files and the person's secrets are refused before anything else;
@@ -197,6 +207,10 @@ impl Tool for Background {
                     .resolve_background(&t.value)
                     .map_err(domain_err)?;
                 let shown = p.display().to_string();
+                picture = Some(Picture::Image {
+                    what: "the new background",
+                    path: p.clone(),
+                });
                 target = Some(shown.clone());
                 action = BackgroundAction::Set { path: shown };
             }
@@ -216,6 +230,7 @@ impl Tool for Background {
             };
             act.target = target;
             act.files = files;
+            act.picture = picture;
             Ok(Resolved {
                 action: act,
                 run: bg,
@@ -277,7 +292,7 @@ impl Tool for Audio {
     type Args = AudioArgs;
     type Run = AudioAction;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("audio", "Audio", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::DeviceStrings),
+        spec!("audio", "Audio", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::DeviceStrings), says: archgate_core::sentence::Phrase::cases(&[("action=set", "set your volume to {percent}%"), ("action=mute", "mute or unmute your sound"), ("action=switch", "send your sound to {target}"), ("", "look at your sound settings")]),
             "Default output's volume and mute; list the outputs or switch the default.")
     }
     fn plan(&self, a: &AudioArgs) -> Plan {
@@ -368,7 +383,7 @@ impl Tool for BrightnessTool {
     /// The action, and for `set` the backlight resolution settled.
     type Run = (BrightnessAction, Option<String>);
     fn spec(&self) -> &'static ToolSpec {
-        spec!("brightness", "Screen brightness", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("brightness", "Screen brightness", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("action=set", "set your screen brightness to {percent}%"), ("", "look at your screen brightness")]),
             "Read or set the screen's brightness.")
     }
     fn plan(&self, a: &BrightnessArgs) -> Plan {
@@ -447,7 +462,7 @@ impl Tool for Media {
         })
     }
     fn spec(&self) -> &'static ToolSpec {
-        spec!("media", "Media player", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::MediaTitles),
+        spec!("media", "Media player", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::MediaTitles), says: archgate_core::sentence::Phrase::cases(&[("action=play", "start your media player"), ("action=pause", "pause your media player"), ("action=toggle", "play or pause your media player"), ("action=next", "skip to the next track"), ("action=previous", "go back to the previous track"), ("", "look at what is playing")]),
             "Control the media player (play, pause, next …) or see what is playing.")
     }
     fn plan(&self, a: &MediaArgs) -> Plan {
@@ -475,7 +490,7 @@ impl Tool for Toggle {
     type Args = ToggleArgs;
     type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("", "toggle {name} on your desktop")]),
             "Switch one of Omarchy's toggles (night light, idle lock, …).")
     }
     fn plan(&self, a: &ToggleArgs) -> Plan {
@@ -537,7 +552,7 @@ impl Tool for Launch {
     type Args = LaunchArgs;
     type Run = (LaunchTarget, CommandSpec);
     fn spec(&self) -> &'static ToolSpec {
-        spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("url", "{link:url}"), ("app", "start the application {app}")]),
             "Start an application (desktop entry or program) or open an http(s) address, detached.")
     }
     /// One route per application, whatever the spelling (`X` and `X.desktop`).

@@ -84,11 +84,12 @@ pub(super) fn route_action(call: &RouteCall) -> Action {
         needs_sudo: r.requires_sudo,
         targets_archgate: call.targets_archgate,
         files: Vec::new(),
+        picture: None,
     }
 }
 
 macro_rules! spec {
-    ($name:literal, $title:literal, $tier:ident, read_only: $ro:literal, destructive: $de:literal, private: [$($p:literal),*], provenance: $prov:expr, $desc:expr) => {{
+    ($name:literal, $title:literal, $tier:ident, read_only: $ro:literal, destructive: $de:literal, private: [$($p:literal),*], provenance: $prov:expr, says: $says:expr, $desc:expr) => {{
         static SPEC: ToolSpec = ToolSpec {
             long_running: false,
             name: $name,
@@ -101,6 +102,7 @@ macro_rules! spec {
             open_world: false,
             private_args: &[$($p),*],
             provenance: $prov,
+            says: $says,
         };
         &SPEC
     }};
@@ -143,7 +145,7 @@ impl Tool for DesktopState {
     type Run = NoArgs;
     resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
-        spec!("desktop_state", "Desktop state", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::WindowTitles),
+        spec!("desktop_state", "Desktop state", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::WindowTitles), says: archgate_core::sentence::Phrase::READS,
             "Monitors, workspaces and windows (class, title, workspace, geometry, floating, fullscreen) \
              and focus, on Hyprland or Sway. Look here before acting on a window or monitor.")
     }
@@ -167,7 +169,7 @@ impl Tool for OmarchySearch {
     type Run = OmarchySearchArgs;
     resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
-        spec!("omarchy_search", "Find an Omarchy command", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::OmarchySummaries),
+        spec!("omarchy_search", "Find an Omarchy command", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::OmarchySummaries), says: archgate_core::sentence::Phrase::READS,
             "Search Omarchy's own command registry (everything its menus can do) by name, description \
              and group; each route shows its tier and arguments. Then run one with omarchy_run.")
     }
@@ -193,7 +195,7 @@ impl Tool for OmarchyRun {
     type Args = OmarchyRunArgs;
     type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("omarchy_run", "Run an Omarchy command", Act, read_only: false, destructive: true, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::OmarchyOutput),
+        spec!("omarchy_run", "Run an Omarchy command", Act, read_only: false, destructive: true, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::OmarchyOutput), says: archgate_core::sentence::Phrase::cases(&[("", "run the Omarchy command {route}")]),
             "Run an Omarchy route found with omarchy_search, with its arguments.")
     }
     /// The route's tier comes from the classification table, before anything read the registry.
@@ -265,7 +267,7 @@ impl Tool for ShellTargets {
     type Run = NoArgs;
     resolve_as_planned!();
     fn spec(&self) -> &'static ToolSpec {
-        spec!("shell_targets", "Quickshell IPC targets", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("shell_targets", "Quickshell IPC targets", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::READS,
             "Quickshell's IPC targets (Omarchy's bar, launcher, OSD …) with typed method signatures.")
     }
     execute!(|d, p, _a: NoArgs| d.shell_targets(&p).await.map_err(domain_err));
@@ -301,7 +303,7 @@ impl Tool for ShellCall {
     type Args = ShellCallArgs;
     type Run = archgate_core::exec::CommandSpec;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("shell_call", "Call the desktop shell", Act, read_only: false, destructive: true, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::ShellAnswers),
+        spec!("shell_call", "Call the desktop shell", Act, read_only: false, destructive: true, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::ShellAnswers), says: archgate_core::sentence::Phrase::cases(&[("", "call the desktop shell: {route}")]),
             "Call a Quickshell IPC method; arguments are checked against its signature first.")
     }
     fn plan(&self, a: &ShellCallArgs) -> Plan {

@@ -3,6 +3,7 @@
 
 use archgate_core::exec::CommandSpec;
 use archgate_core::exec::Permit;
+use archgate_core::picture::{Area, Picture, Screen};
 use archgate_core::policy::Tier;
 use archgate_core::tool::{
     Action, CallCx, Content, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
@@ -45,9 +46,46 @@ async fn resolve_capture_target(
     let state = svc.desktop.desktop_state().await.ok();
     let resolved =
         archgate_desktop::screen::resolve_capture(&target, state.as_ref()).map_err(domain_err)?;
-    let mut r = Resolved::planned(plan, target);
+    let mut r = Resolved::planned(plan, target.clone());
     r.action.target = Some(resolved.description);
+    r.action.picture = state.as_ref().and_then(|s| screens_map(s, &target));
     Ok(r)
+}
+
+/// The screens as the compositor lays them out, with the area `target` takes outlined (none:
+/// every screen): what the page draws for the person.
+fn screens_map(state: &DesktopState, target: &CaptureTarget) -> Option<Picture> {
+    let area = |r: &Rect| Area {
+        x: r.x,
+        y: r.y,
+        width: r.width,
+        height: r.height,
+    };
+    let screens = state
+        .monitors
+        .iter()
+        .map(|m| Screen {
+            name: m.name.clone(),
+            area: area(&m.logical),
+        })
+        .collect();
+    let taken = match target {
+        CaptureTarget::Output => None,
+        CaptureTarget::Monitor { name } => Some(area(&state.monitor(name)?.logical)),
+        CaptureTarget::Window { id } => Some(area(&state.window(id)?.geometry)),
+        CaptureTarget::Region {
+            x,
+            y,
+            width,
+            height,
+        } => Some(Area {
+            x: *x,
+            y: *y,
+            width: *width,
+            height: *height,
+        }),
+    };
+    Picture::screens(screens, taken)
 }
 
 /// Each program a tool runs, found and trusted before anyone is asked (`not_available` names
@@ -79,7 +117,7 @@ impl Tool for Screenshot {
         ))
     }
     fn spec(&self) -> &'static ToolSpec {
-        spec!("screenshot", "Screenshot", Act, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::Screen),
+        spec!("screenshot", "Screenshot", Act, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::Screen), says: archgate_core::sentence::Phrase::cases(&[("", "take a screenshot of {target}")]),
             "The screen, a monitor, a window or a region as an image fit to the answer limit, with its real size and scale.")
     }
     fn execute<'a>(
@@ -133,7 +171,7 @@ impl Tool for ScreenText {
         ))
     }
     fn spec(&self) -> &'static ToolSpec {
-        spec!("screen_text", "Read text on screen", Act, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::Screen),
+        spec!("screen_text", "Read text on screen", Act, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::Screen), says: archgate_core::sentence::Phrase::cases(&[("", "read the text on {target}")]),
             "The text shown on screen (OCR), best on a region or a window.")
     }
     execute!(|d, p, target: CaptureTarget| d.screen_text(&p, &target).await.map_err(domain_err));
@@ -157,7 +195,7 @@ impl Tool for ClipboardRead {
         })
     }
     fn spec(&self) -> &'static ToolSpec {
-        spec!("clipboard_read", "Read the clipboard", Act, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::Clipboard),
+        spec!("clipboard_read", "Read the clipboard", Act, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::Clipboard), says: archgate_core::sentence::Phrase::cases(&[("", "read your clipboard")]),
             "The clipboard's text (never written to the audit log).")
     }
     execute!(|d, p, _a: NoArgs| d.clipboard_read(&p).await.map_err(domain_err));
@@ -196,7 +234,7 @@ impl Tool for ClipboardWrite {
         })
     }
     fn spec(&self) -> &'static ToolSpec {
-        spec!("clipboard_write", "Write the clipboard", Act, read_only: false, destructive: true, private: ["text"], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("clipboard_write", "Write the clipboard", Act, read_only: false, destructive: true, private: ["text"], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase { cases: &[("", "put {size:text} on your clipboard")], replaces: Some("what is on your clipboard now") },
             "Put text on the clipboard.")
     }
     execute!(|d, p, a: ClipboardWriteArgs| {
@@ -223,7 +261,7 @@ impl Tool for Notify {
     type Args = NotifyArgs;
     type Run = CommandSpec;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("notify", "Desktop notification", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("notify", "Desktop notification", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("", "show you a notification “{title}”")]),
             "Show the person a desktop notification.")
     }
     fn resolve<'a>(
@@ -264,7 +302,7 @@ impl Tool for Osd {
     type Args = OsdArgs;
     type Run = OsdCommand;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("osd", "On-screen message", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        spec!("osd", "On-screen message", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("", "flash a message on your screen: “{message}”")]),
             "Flash a short on-screen message (Omarchy's OSD, else a notification).")
     }
     /// Omarchy's osd route, when there is one, is judged as that route (its rules, its tier).

@@ -159,6 +159,25 @@ fn the_person_sees_every_argument_whole_while_the_log_keeps_its_redaction() {
             json!([[key, format!("\"{whole}\"")]]),
             "the page shows it whole"
         );
+        // The page's own rendering: one text block whose one line is the whole value, and a
+        // sentence that names what it is, never the value cut.
+        assert_eq!(
+            on_page["arguments"][0]["kind"], "text",
+            "{}",
+            on_page["arguments"]
+        );
+        assert_eq!(
+            on_page["arguments"][0]["lines"],
+            json!([whole]),
+            "the page's text block holds it whole"
+        );
+        let sentence: String = on_page["sentence"]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["text"].as_str().unwrap())
+            .collect();
+        assert!(sentence.contains(" wants to "), "{sentence}");
 
         assert!(env.run(&["deny", &id]).status.success());
         let _ = call.join().unwrap();
@@ -176,4 +195,75 @@ fn the_person_sees_every_argument_whole_while_the_log_keeps_its_redaction() {
         !log.contains(&secret[..100]),
         "clipboard text reached the log"
     );
+}
+
+/// The page's new renderings of an agent's text (issue 32): each line of a text block escaped
+/// on its own, a line break only between lines, the sentence escaped where it was built.
+#[test]
+fn the_pages_text_blocks_and_sentence_carry_no_raw_control_or_bidi_character() {
+    let env = Env::with_config("");
+    let bin = env.path("scratch/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for p in ["wl-copy", "wl-paste", "setsid"] {
+        recorder(&bin, p);
+    }
+    env.write_config(&format!(
+        "[approval]\npage = true\npage_port = 0\nnotifications = false\ntimeout_s = 120\n\
+         [exec]\nsearch_dirs = [\"{}\"]\nrequire_root_owned = false\n",
+        bin.display()
+    ));
+    let mut env = env;
+    env.vars
+        .push(("WAYLAND_DISPLAY".into(), "wayland-test".into()));
+    let d = HttpServer::start(&env);
+    let port = page_port(&env);
+    let text = "ok line\n\u{1b}[1A\u{1b}[2Kfake row\r\n\u{202e}txt.exe\n";
+    let (p, t) = (d.port, env.token());
+    let call = std::thread::spawn(move || {
+        send(
+            p,
+            &call_request(&t, "clipboard_write", json!({"text": text}), 1),
+        )
+        .messages()
+    });
+    let q = wait_for("the question", || {
+        let out = env.run(&["approvals", "--json"]);
+        let list: Vec<Value> = serde_json::from_slice(&out.stdout).ok()?;
+        list.into_iter().find(|q| q["tool"] == "clipboard_write")
+    });
+    let id = q["id"].as_str().unwrap().to_owned();
+    let cookie = page_cookie(&env, port);
+    let state = send(port, &Request::get("/api/state").header("Cookie", cookie)).json();
+    let on_page = state["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id.as_str())
+        .expect("on the page")
+        .clone();
+    assert_eq!(
+        on_page["arguments"][0]["lines"],
+        json!(["ok line", "\\x1b[1A\\x1b[2Kfake row\\r", "\\u{202e}txt.exe"])
+    );
+    assert_eq!(on_page["arguments"][0]["size"], "3 lines (37 bytes)");
+    let raw = |c: char| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c);
+    let shown = on_page["arguments"].to_string() + &on_page["sentence"].to_string();
+    for v in [&on_page["arguments"], &on_page["sentence"]] {
+        let mut strings = Vec::new();
+        collect_strings(v, &mut strings);
+        for s in strings {
+            assert!(!s.contains(raw), "raw character in {s:?} ({shown})");
+        }
+    }
+    assert!(env.run(&["deny", &id]).status.success());
+    let _ = call.join().unwrap();
+}
+
+fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Object(m) => m.values().for_each(|x| collect_strings(x, out)),
+        _ => {}
+    }
 }

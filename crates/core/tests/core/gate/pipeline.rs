@@ -163,6 +163,7 @@ const fn read_spec(name: &'static str, description: &'static str) -> ToolSpec {
         open_world: false,
         private_args: &[],
         provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        says: archgate_core::sentence::Phrase::READS,
     }
 }
 

@@ -27,6 +27,7 @@ static WATCHER: ToolSpec = ToolSpec {
     open_world: false,
     private_args: &[],
     provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+    says: archgate_core::sentence::Phrase::READS,
 };
 impl Tool for Watcher {
     type Args = WatcherArgs;

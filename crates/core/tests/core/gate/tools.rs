@@ -23,6 +23,7 @@ static ECHO: ToolSpec = ToolSpec {
     open_world: false,
     private_args: &[],
     provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+    says: archgate_core::sentence::Phrase::READS,
 };
 impl Tool for Echo {
     type Args = EchoArgs;
@@ -76,6 +77,7 @@ static SECRET: ToolSpec = ToolSpec {
     open_world: false,
     private_args: &["text"],
     provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+    says: archgate_core::sentence::Phrase::READS,
 };
 impl Tool for Secret {
     type Args = SecretArgs;
@@ -120,6 +122,7 @@ static FROM_FILE: ToolSpec = ToolSpec {
     open_world: false,
     private_args: &[],
     provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+    says: archgate_core::sentence::Phrase::READS,
 };
 impl Tool for FromFile {
     type Args = FromFileArgs;
@@ -188,6 +191,7 @@ static ROUTE_WORD: ToolSpec = ToolSpec {
     open_world: false,
     private_args: &[],
     provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+    says: archgate_core::sentence::Phrase::READS,
 };
 impl Tool for RouteWord {
     type Args = RouteWordArgs;

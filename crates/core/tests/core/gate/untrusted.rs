@@ -35,6 +35,7 @@ static READS_AUR: ToolSpec = ToolSpec {
     open_world: true,
     private_args: &[],
     provenance: Provenance::Untrusted(Source::AurFiles),
+    says: archgate_core::sentence::Phrase::READS,
 };
 impl Tool for ReadsAur {
     type Args = ReadsAurArgs;
@@ -77,6 +78,7 @@ static TOUCH: ToolSpec = ToolSpec {
     open_world: false,
     private_args: &[],
     provenance: Provenance::ArchgateOnly,
+    says: archgate_core::sentence::Phrase::READS,
 };
 impl Tool for Touch {
     type Args = TouchArgs;

@@ -48,9 +48,11 @@ async function post(path, body) {
 
 function now() { return Date.now() / 1000 + skew; }
 
+// "1:32 left, then declined": what happens at zero is part of the question.
 function fmtLeft(s) {
   s = Math.max(0, Math.round(s));
-  return s >= 60 ? Math.floor(s / 60) + " min " + (s % 60) + " s left" : s + " s left";
+  if (s === 0) return "time is up: declined";
+  return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0") + " left, then declined";
 }
 
 function fmtUntil(t) {
@@ -58,50 +60,197 @@ function fmtUntil(t) {
   return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
 }
 
-// ---- pending approvals: one card per id, kept across updates so focus stays put.
+// ---- pending approvals: one card per id, kept across updates so focus stays put, in the
+// server's order (the one that ends first comes first).
 const cards = new Map();
+const FOLD_AT = 12; // a text of more lines shows its first and last lines, the middle folded
+const KEEP = 4; // lines kept visible at each end of a folded text
+
+// The sentence: parts the server built escaped; the ones an agent or resolution chose in bold.
+function sentence(q) {
+  const p = el("p", "sentence");
+  const parts = (q.sentence && q.sentence.parts) || [];
+  if (!parts.length) p.textContent = q.client + " wants to use " + q.tool;
+  for (const part of parts) p.append(part.strong ? el("strong", null, part.text) : document.createTextNode(part.text));
+  return p;
+}
+
+// Numbered lines of a text: all of them, or the first and last KEEP with the middle folded
+// behind a button that shows the whole text.
+function textBlock(a, replaces) {
+  const box = el("div", "text-arg");
+  const head = el("div", "text-head small");
+  head.append(el("span", "arg-key", a.key), el("span", "muted", " · " + a.size + (a.final_newline ? ", ending in a newline" : "")));
+  if (replaces) head.append(el("span", "replaces", " · " + replaces));
+  const ol = el("ol", "lines");
+  const line = (i) => {
+    const li = el("li", null, a.lines[i]);
+    li.value = i + 1;
+    return li;
+  };
+  const n = a.lines.length;
+  if (n <= FOLD_AT) {
+    for (let i = 0; i < n; i++) ol.append(line(i));
+  } else {
+    for (let i = 0; i < KEEP; i++) ol.append(line(i));
+    const fold = el("li", "fold");
+    const more = el("button", "btn small", "Show " + (n - 2 * KEEP) + " more lines");
+    more.type = "button";
+    more.addEventListener("click", () => {
+      const rest = [];
+      for (let i = KEEP; i < n - KEEP; i++) rest.push(line(i));
+      fold.replaceWith(...rest);
+    });
+    fold.append(more);
+    ol.append(fold);
+    for (let i = n - KEEP; i < n; i++) ol.append(line(i));
+  }
+  box.append(head, ol);
+  return box;
+}
+
+// A value the command already shows in full needs no second line: its quoted text, unquoted.
+function inCommand(a, summary) {
+  if (a.kind !== "value" || !a.text.startsWith('"')) return false;
+  const inner = a.text.slice(1, -1).replace(/\\"/g, '"');
+  return inner.length >= 3 && summary.includes(inner);
+}
+
+function argumentsView(q) {
+  const box = el("div", "arguments");
+  const all = q.arguments || [];
+  const replaces = q.sentence && q.sentence.replaces;
+  const shown = all.filter((a) => !inCommand(a, q.summary));
+  const dl = el("dl", "kv");
+  for (const a of shown) {
+    if (a.kind === "text") {
+      box.append(textBlock(a, replaces));
+    } else if (a.kind === "rows") {
+      const dd = el("dd");
+      const inner = el("dl", "kv inner");
+      for (const [k, v] of a.rows) inner.append(el("dt", null, k), el("dd", "val", v));
+      dd.append(inner);
+      dl.append(el("dt", null, a.key), dd);
+    } else {
+      dl.append(el("dt", null, a.key), el("dd", "val", a.text));
+    }
+  }
+  if (dl.children.length) box.append(dl);
+  if (all.length > shown.length) {
+    box.append(el("p", "muted small", (all.length - shown.length === 1 ? "1 argument is" : (all.length - shown.length) + " arguments are") + " shown in the command below."));
+  }
+  return box;
+}
+
+// The screens as the compositor lays them out, drawn to scale, with the captured area outlined.
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+}
+
+function screensMap(p) {
+  const fig = el("figure", "map");
+  const xs = p.screens.flatMap((s) => [s.x, s.x + s.width]);
+  const ys = p.screens.flatMap((s) => [s.y, s.y + s.height]);
+  const x0 = Math.min(...xs), y0 = Math.min(...ys);
+  const w = Math.max(...xs) - x0, h = Math.max(...ys) - y0;
+  const pic = svg("svg", { viewBox: `${x0} ${y0} ${w} ${h}`, role: "img", preserveAspectRatio: "xMidYMid meet" });
+  const label = "Your screens" + (p.area ? ", with the area that will be captured outlined" : "; all of them will be captured");
+  pic.setAttribute("aria-label", label);
+  const unit = Math.max(w, h) / 100;
+  for (const s of p.screens) {
+    const r = svg("rect", { class: "screen", x: s.x, y: s.y, width: s.width, height: s.height, "stroke-width": unit / 2 });
+    r.dataset.name = s.name;
+    pic.append(r);
+    const t = svg("text", { x: s.x + unit * 2, y: s.y + unit * 5, "font-size": unit * 3.5, class: "screen-name" });
+    t.textContent = s.name;
+    const size = svg("text", { x: s.x + unit * 2, y: s.y + unit * 9.5, "font-size": unit * 3, class: "screen-name" });
+    size.textContent = s.width + "×" + s.height;
+    pic.append(t, size);
+  }
+  if (p.area) {
+    const a = p.area;
+    pic.append(svg("rect", { class: "area", x: a.x, y: a.y, width: a.width, height: a.height, "stroke-width": unit }));
+  } else {
+    pic.classList.add("all");
+  }
+  fig.append(pic, el("figcaption", "muted small", label + "."));
+  return fig;
+}
+
+// An image archgate serves from this page's own origin (a new background, a theme's preview).
+function imagePicture(q, p) {
+  const fig = el("figure", "thumb");
+  const img = el("img");
+  img.alt = p.what;
+  img.src = "/api/picture?id=" + encodeURIComponent(q.id);
+  img.addEventListener("error", () => { img.replaceWith(el("span", "muted small", "(the image cannot be shown)")); });
+  fig.append(img, el("figcaption", "muted small", p.what + ", as the file is now"));
+  return fig;
+}
+
+function picture(q) {
+  const p = q.picture;
+  if (p && p.kind === "screens" && p.screens.length) return screensMap(p);
+  if (p && p.kind === "image") return imagePicture(q, p);
+  return null;
+}
 
 function card(q) {
   const li = el("li", "card tier-" + q.tier);
   li.dataset.id = q.id;
-  li.setAttribute("aria-label", q.tool + " from " + q.client);
-  const meta = el("div", "meta");
-  meta.append(el("span", "tool", q.tool), el("span", "tier", q.tier),
-    el("span", "client", "from " + q.client));
+  li.tabIndex = 0;
+  li.setAttribute("aria-label", q.sentence ? q.sentence.parts.map((p) => p.text).join("") : q.tool + " from " + q.client);
+  const top = el("div", "headline");
   const left = el("span", "left");
-  meta.append(left);
-  const cmd = el("pre", "cmd");
-  cmd.append(el("code", null, q.summary));
+  top.append(sentence(q), left);
+  const meta = el("div", "meta small");
+  meta.append(el("span", "tool", q.tool), el("span", "tier", q.tier),
+    // The agent's own name (its clientInfo, when the question carries one) beside the grant's.
+    el("span", "client", "from " + (q.agent ? q.agent + " · client " + q.client : q.client)),
+    el("span", "qid muted", q.id));
   // What the agent read just before (text archgate did not write): a rule or developer mode
   // did not approve this; the person decides knowing it.
   const follows = q.follows ? el("p", "follows", "After untrusted text: " + q.follows.sentence) : null;
-  // Every argument, whole: what the person reads is what the call gets. The server escaped
-  // control, bidi and invisible characters (\x1b, \u{202e}) so they show instead of acting.
-  const details = el("details");
-  details.open = true;
-  const shown = q.shown_args || [];
-  details.append(el("summary", null, shown.length ? "Arguments (" + shown.length + ")" : "No arguments"));
-  const dl = el("dl", "args");
-  for (const [k, v] of shown) dl.append(el("dt", null, k), el("dd", null, v));
-  details.append(dl);
+  const pic = picture(q);
+  // The exact command, once: what runs is what the person reads.
+  const cmdBox = el("div", "detail");
+  cmdBox.append(el("span", "muted small", "Exactly"));
+  const cmd = el("pre", "cmd");
+  cmd.append(el("code", null, q.summary));
+  cmdBox.append(cmd);
   const bar = el("div", "bar");
   const fill = el("span");
   bar.append(fill);
   const actions = el("div", "actions");
   const allow = el("button", "btn primary", "Allow once");
   allow.addEventListener("click", () => answer(q.id, "allow"));
+  allow.title = "A";
   actions.append(allow);
   if (q.rule_allowed) {
     const always = el("button", "btn", "Always…");
     always.addEventListener("click", () => openAlways(q));
+    always.title = "Shift+A";
     actions.append(always);
   }
   const deny = el("button", "btn danger", "Deny");
   deny.addEventListener("click", () => answer(q.id, "deny"));
+  deny.title = "D";
   actions.append(deny);
-  li.append(meta, cmd);
+  const denyAll = el("button", "btn danger deny-all");
+  denyAll.addEventListener("click", () => post("/api/deny-all", { client: q.client })
+    .then((d) => toast("Denied " + d.denied + " from " + q.client + ".")).catch(() => {}));
+  denyAll.hidden = true;
+  actions.append(denyAll);
+  li.append(top, meta);
   if (follows) li.append(follows);
-  li.append(details, bar, actions);
+  if (pic) li.append(pic);
+  li.append(argumentsView(q), cmdBox, bar, actions);
+  if (q.password_once) li.append(el("p", "muted small", "Allowing may ask for your password."));
+  li._q = q;
+  li._denyAll = denyAll;
   li._tick = () => {
     const total = Math.max(1, q.deadline - q.created);
     const rest = q.deadline - now();
@@ -120,11 +269,31 @@ async function answer(id, choice) {
   } catch (_) { /* toast shown */ }
 }
 
+// The rule an "Always…" makes, honestly: the exact arguments it will match (a long text as its
+// first lines and a digest), the client it is for, when it ends, and that a password may be asked.
 function openAlways(q) {
   alwaysFor = q;
   $("always-client").textContent = q.client;
   $("always-tool").textContent = q.tool;
   $("always-summary").textContent = q.summary;
+  const args = $("always-args");
+  args.replaceChildren();
+  for (const a of q.arguments || []) {
+    if (a.kind === "text") {
+      const head = a.lines.slice(0, 3).join("\n") + (a.lines.length > 3 ? "\n… " + (a.lines.length - 3) + " more lines" : "");
+      args.append(el("dt", null, a.key + " (" + a.size + ")"), el("dd", null, head));
+    } else if (a.kind === "rows") {
+      args.append(el("dt", null, a.key), el("dd", null, a.rows.map(([k, v]) => k + ": " + v).join(", ")));
+    } else {
+      args.append(el("dt", null, a.key), el("dd", null, a.text));
+    }
+  }
+  if (!args.children.length) args.append(el("dt", null, "arguments"), el("dd", null, "none"));
+  const al = q.always || {};
+  $("always-digest").textContent = al.digest || "";
+  $("always-limits").textContent = "It ends after " + (al.hours || 24) + " hours, or after " + (al.uses_per_day || 20)
+    + " uses in a day. You can revoke it at any time under Standing rules.";
+  $("always-password").hidden = !al.password;
   $("always").showModal();
 }
 
@@ -140,18 +309,56 @@ function renderPending(list) {
   for (const [id, li] of cards) {
     if (!ids.has(id)) { li.remove(); cards.delete(id); }
   }
-  for (const q of list) {
-    if (!cards.has(q.id)) {
-      const li = card(q);
+  const perClient = new Map();
+  for (const q of list) perClient.set(q.client, (perClient.get(q.client) || 0) + 1);
+  list.forEach((q, i) => {
+    let li = cards.get(q.id);
+    if (!li) {
+      li = card(q);
       cards.set(q.id, li);
-      ol.append(li);
     }
-  }
+    const n = perClient.get(q.client);
+    li._denyAll.hidden = n < 2;
+    li._denyAll.textContent = "Deny all " + n + " from " + q.client;
+    // In the server's order, moving only what is out of place (a moved node loses focus).
+    if (ol.children[i] !== li) ol.insertBefore(li, ol.children[i] || null);
+  });
+  ol.classList.toggle("compact", list.length > 1);
   $("pending-count").textContent = list.length;
   $("pending-empty").hidden = list.length > 0;
+  $("keys").hidden = list.length === 0;
   document.title = (list.length ? "(" + list.length + ") " : "") + "archgate — approvals";
   if (alwaysFor && !ids.has(alwaysFor.id)) $("always").close("gone");
 }
+
+// ---- keyboard: on the focused card, A allows once, Shift+A opens Always…, D denies; J and K
+// move between cards. Never while typing or while a dialog is open.
+document.addEventListener("keydown", (ev) => {
+  if (ev.ctrlKey || ev.altKey || ev.metaKey || ev.repeat) return;
+  const t = ev.target;
+  if (t.closest && (t.closest("input, select, textarea, dialog") || document.querySelector("dialog[open]"))) return;
+  const list = [...$("pending").children];
+  const at = t.closest ? t.closest("li.card") : null;
+  const key = ev.key.toLowerCase();
+  if (key === "j" || key === "k") {
+    if (!list.length) return;
+    const i = at ? list.indexOf(at) : -1;
+    const next = key === "j" ? Math.min(list.length - 1, i + 1) : Math.max(0, i - 1);
+    list[next].focus();
+    ev.preventDefault();
+    return;
+  }
+  if (!at || !at._q) return;
+  if (key === "a" && ev.shiftKey) {
+    if (at._q.rule_allowed) { openAlways(at._q); ev.preventDefault(); }
+  } else if (key === "a") {
+    answer(at._q.id, "allow");
+    ev.preventDefault();
+  } else if (key === "d") {
+    answer(at._q.id, "deny");
+    ev.preventDefault();
+  }
+});
 
 // ---- developer mode
 function renderDev(d) {
@@ -166,6 +373,7 @@ function renderDev(d) {
 
 $("dev-on").addEventListener("click", () => post("/api/dev-mode", { minutes: Number($("dev-hours").value) }).catch(() => {}));
 $("dev-off").addEventListener("click", () => post("/api/dev-mode", { minutes: null }).catch(() => {}));
+$("dev-open").addEventListener("click", () => $("dev-dialog").showModal());
 
 // ---- standing rules
 function renderRules(rules) {
