@@ -11,3 +11,4 @@ mod helpers;
 mod misfires;
 mod ops;
 mod rules;
+mod scriptlet_paths;
