@@ -9,6 +9,7 @@ mod corpus_eval;
 mod garbage;
 mod helpers;
 mod misfires;
+mod misfires_unseen;
 mod ops;
 mod rules;
 mod scriptlet_paths;

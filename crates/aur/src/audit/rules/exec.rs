@@ -217,12 +217,28 @@ fn elevation(cmd: &Cmd, sink: &mut Sink) {
             || matches!(name, "su" | "runuser")
             || (name == "machinectl" && args.first().is_some_and(|a| a.text == "shell"));
         if as_user {
-            sink.cmd(
-                "AUR-INSTALL-AS-USER",
-                Severity::High,
-                cmd,
-                "runs code as a desktop user from a root install script: it reaches into that person's session and files".into(),
-            );
+            match named_account(cmd) {
+                // A fixed account name is a service account (a person's login name is not
+                // known to a package): root dropping its rights, not reaching a session.
+                Some(acct) => sink.cmd(
+                    "AUR-INSTALL-AS-USER",
+                    Severity::Low,
+                    cmd,
+                    format!(
+                        "drops root to the fixed account `{acct}` {}: less power, not a person's session; check `{acct}` is a service account the package or the system creates",
+                        cmd.phase.label()
+                    ),
+                ),
+                None => sink.cmd(
+                    "AUR-INSTALL-AS-USER",
+                    Severity::High,
+                    cmd,
+                    format!(
+                        "runs code as a desktop user chosen at run time {}: it reaches into that person's session and files; check what it runs there",
+                        cmd.phase.label()
+                    ),
+                ),
+            }
         }
         return;
     }
@@ -237,6 +253,55 @@ fn elevation(cmd: &Cmd, sink: &mut Sink) {
             ),
         );
     }
+}
+
+/// The account `su`/`runuser`/`sudo -u` switches to, when it is a fixed name (not a variable,
+/// not a substitution, not root): `runuser jdownloader -c …`, `sudo -u nobody …`.
+fn named_account(cmd: &Cmd) -> Option<String> {
+    let words: Vec<&Word> = cmd.argv.iter().collect();
+    let mut acct = None;
+    let mut i = 0;
+    while i < words.len() {
+        let t = words[i].text.as_str();
+        let prog = basename(t);
+        if matches!(prog, "sudo" | "runuser" | "su") {
+            // Options with a value: -u USER (sudo, runuser), -c CMD, -s SHELL, -g GROUP, -w.
+            let mut j = i + 1;
+            while j < words.len() {
+                let a = words[j].text.as_str();
+                match a {
+                    "-u" | "--user" => {
+                        acct = words.get(j + 1).copied();
+                        j += 2;
+                    }
+                    "-c" | "--command" | "-s" | "--shell" | "-g" | "--group" | "-G"
+                    | "--supp-group" | "-w" | "--whitelist-environment" | "-C" | "-h"
+                    | "-D" | "-R" => j += 2,
+                    "-" | "-l" | "--login" | "-m" | "-p" | "-f" | "-E" | "-H" | "-n" => j += 1,
+                    a if a.starts_with('-') => j += 1,
+                    _ => {
+                        if prog != "sudo" && acct.is_none() {
+                            acct = Some(words[j]);
+                        }
+                        break;
+                    }
+                }
+            }
+            if acct.is_some() {
+                break;
+            }
+        }
+        i += 1;
+    }
+    let w = acct?;
+    let name = w.text.as_str();
+    let fixed = !w.dynamic
+        && !name.is_empty()
+        && name != "root"
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    fixed.then(|| name.to_owned())
 }
 
 /// The kind of network access a command makes, if any.

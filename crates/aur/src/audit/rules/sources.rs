@@ -383,6 +383,27 @@ fn asks_only(args: &[crate::audit::shell::Word]) -> bool {
     })
 }
 
+/// Subcommands that fetch or describe dependencies and compile or run none of the source's
+/// code: `cargo fetch` (downloads crates; build scripts run at `cargo build`), `cargo vendor`,
+/// `cargo metadata`, `go mod download|vendor|edit|tidy`.
+fn fetch_only(name: &str, args: &[crate::audit::shell::Word]) -> bool {
+    let mut ops = args
+        .iter()
+        .map(|a| a.text.as_str())
+        .filter(|a| !a.starts_with('-') && !a.starts_with('+'));
+    match (name, ops.next()) {
+        ("cargo", Some(sub)) => matches!(
+            sub,
+            "fetch" | "vendor" | "metadata" | "tree" | "generate-lockfile" | "update"
+        ),
+        ("go", Some("mod")) => matches!(
+            ops.next(),
+            Some("download" | "vendor" | "edit" | "tidy" | "verify" | "graph" | "why")
+        ),
+        _ => false,
+    }
+}
+
 /// A build or package command that runs code from the source named `local`.
 fn executed<'a>(ctx: &'a Ctx, local: &str) -> Option<&'a Cmd> {
     if local.is_empty() {
@@ -400,7 +421,7 @@ fn executed<'a>(ctx: &'a Ctx, local: &str) -> Option<&'a Cmd> {
         if prog.contains('/') && under(&resolve(prog), local) {
             return true;
         }
-        if asks_only(args) {
+        if asks_only(args) || fetch_only(name, args) {
             return false;
         }
         if names::is_interpreter(name) || matches!(name, "source" | ".") {
