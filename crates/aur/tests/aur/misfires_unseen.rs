@@ -222,3 +222,73 @@ fn setuid_on_the_packages_own_file_has_one_severity_wherever_it_is_set() {
     ));
     assert_eq!(max_of(&other, "AUR-SETUID"), Some(Severity::High));
 }
+
+#[test]
+fn the_kernel_split_package_eval_line_is_low() {
+    // Shape: a kernel PKGBUILD naming its package_* functions from _package* helpers.
+    let body = "pkgbase=linux-demo\npkgname=(\"$pkgbase\" \"$pkgbase-headers\")\n_package() {\n  install -Dm644 vmlinuz \"$pkgdir/usr/lib/modules/x/vmlinuz\"\n}\n_package-headers() {\n  install -d \"$pkgdir/usr/src\"\n}\nfor _p in \"${pkgname[@]}\"; do\n  eval \"package_$_p() {\n    $(declare -f \"_package${_p#$pkgbase}\")\n    _package${_p#$pkgbase}\n  }\"\ndone\n";
+    let r = audit(&pkg(body, &[]));
+    assert_eq!(max_of(&r, "AUR-EVAL"), Some(Severity::Low), "{}", r.to_text());
+    // eval of text a command produced is still medium.
+    let r = audit(&pkg(
+        "build() {\n  eval \"$(./configure-helper --print-env)\"\n}\n",
+        &[],
+    ));
+    assert_eq!(max_of(&r, "AUR-EVAL"), Some(Severity::Medium), "{}", r.to_text());
+}
+
+#[test]
+fn quoted_associative_array_keys_and_empty_quotes_hide_nothing() {
+    // Shapes: a split plugin package mapping folder names to flags; a licence in doubled quotes.
+    let r = audit(&pkg(
+        "license=(''GPL'')\nbuild() {\n  local -A _flag_map=(\n    ['git-changebar']='gitchangebar'\n    ['utils']='utilslib'\n  )\n  echo \"${_flag_map[utils]}\"\n}\n",
+        &[],
+    ));
+    assert_eq!(max_of(&r, "AUR-OBFUSCATION"), None, "{}", r.to_text());
+    // A command name glued from pieces is still obfuscation.
+    let r = audit(&pkg("build() {\n  c''u''rl -s https://example.org/x\n}\n", &[]));
+    assert!(max_of(&r, "AUR-OBFUSCATION") >= Some(Severity::Medium));
+}
+
+#[test]
+fn values_computed_while_building_are_not_a_srcinfo_mismatch() {
+    let srcinfo = "pkgbase = demo-tool\n\tpkgver = 1.0\n\tpkgrel = 1\n\tmakedepends = cmake\n\tsource = https://github.com/demo/demo-tool/archive/v0.9.tar.gz\n\npkgname = demo-tool\n";
+    // Shape: makedepends extended in prepare() when building with clang; .SRCINFO written
+    // for the previous version (a bot bumped pkgver).
+    let mut inp = pkg(
+        "makedepends=(cmake)\nprepare() {\n  if [[ -n $_clang ]]; then\n    makedepends+=(clang llvm lld)\n  fi\n}\n",
+        &[],
+    );
+    inp.pkgbuild = inp.pkgbuild.replace("v1.0.tar.gz", "v$pkgver.tar.gz");
+    inp.srcinfo = Some(srcinfo.replace("pkgver = 1.0", "pkgver = 0.9"));
+    let r = audit(&inp);
+    assert!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH") <= Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    // A top-level dependency the .SRCINFO does not show is still a mismatch.
+    let mut hidden = pkg("makedepends=(cmake npm)\n", &[]);
+    hidden.srcinfo = Some(srcinfo.replace("v0.9", "v1.0"));
+    assert_eq!(
+        max_of(&audit(&hidden), "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::Medium)
+    );
+}
+
+#[test]
+fn an_unchecked_file_nothing_runs_is_info_and_a_local_file_is_no_download() {
+    // Shapes: a licence page fetched from the vendor's site; a local file:// source.
+    let r = audit(&pkg(
+        "source+=(\"https://vendor.example.com/legal/eula.html\" \"file://demo-tool.conf\")\nsha256sums+=('SKIP' 'SKIP')\npackage() {\n  install -Dm644 eula.html \"$pkgdir/usr/share/licenses/demo-tool/eula.html\"\n}\n",
+        &[],
+    ));
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    assert!(max_of(&r, "AUR-SOURCE-SKIP") <= Some(Severity::Info));
+    // An unchecked archive that is built stays review.
+    let r = audit(&pkg(
+        "source+=(\"https://vendor.example.com/latest/tool.tar.gz\")\nsha256sums+=('SKIP')\n",
+        &[],
+    ));
+    assert_eq!(max_of(&r, "AUR-SOURCE-SKIP"), Some(Severity::Medium));
+}

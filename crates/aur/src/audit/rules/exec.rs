@@ -121,12 +121,21 @@ fn code_words(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
         }
     }
     if name == "eval" && args.iter().any(|a| a.dynamic) {
-        sink.cmd(
-            "AUR-EVAL",
-            Severity::Medium,
-            cmd,
-            "eval runs text that is only known at run time".into(),
-        );
+        if copies_own_functions(ctx, args) {
+            sink.cmd(
+                "AUR-EVAL",
+                Severity::Low,
+                cmd,
+                "eval defines functions from this PKGBUILD's own functions (`declare -f`), as split packages such as kernels name their package_* functions; the code it runs is the code you read here. Check the names it copies are this file's functions".into(),
+            );
+        } else {
+            sink.cmd(
+                "AUR-EVAL",
+                Severity::Medium,
+                cmd,
+                "eval runs text that is only known at run time, so the code that runs is not the code you read; check where every part of its text comes from".into(),
+            );
+        }
     }
     if let Some(e) = cmd.embed
         && (e.taint.has(Taint::DECODED) || e.taint.has(Taint::OBFUSCATED))
@@ -253,6 +262,19 @@ fn elevation(cmd: &Cmd, sink: &mut Sink) {
             ),
         );
     }
+}
+
+/// `eval "package_$_p() { $(declare -f "_package${_p#$pkgbase}"); … }"`: the only code
+/// substituted into the text is `declare -f`/`typeset -f` of functions (text already in the
+/// file), and nothing in it comes from a download, a decoder or hidden text.
+fn copies_own_functions(ctx: &Ctx, args: &[Word]) -> bool {
+    let bad = Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED);
+    let subs: Vec<usize> = args.iter().flat_map(|a| a.subs.iter().copied()).collect();
+    !args.iter().any(|a| a.taint.has(bad))
+        && !subs.is_empty()
+        && subs
+            .iter()
+            .all(|&s| ctx.an.substs.get(s).is_some_and(|x| x.copies_functions))
 }
 
 /// The account `su`/`runuser`/`sudo -u` switches to, when it is a fixed name (not a variable,

@@ -141,20 +141,47 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 format!("{} is fetched over unencrypted {}", s.raw, u.scheme),
             );
         }
-        if skip && !s.vcs && !sig {
-            sink.at(
-                "AUR-SOURCE-SKIP",
-                Severity::Medium,
-                0,
-                pos,
-                &snippet,
-                format!("the download {} has its checksum set to SKIP: any file the server hands out is accepted", s.local),
-            );
+        // A file:// source is a file on the builder's own machine, not a download.
+        if skip && !s.vcs && !sig && u.scheme != "file" {
+            if inert(&s.local) && executed(ctx, &s.local).is_none() {
+                sink.at(
+                    "AUR-SOURCE-SKIP",
+                    Severity::Info,
+                    0,
+                    pos,
+                    &snippet,
+                    format!("the download {} has its checksum set to SKIP, but it is a document or image that nothing runs; check the package only installs it", s.local),
+                );
+            } else {
+                sink.at(
+                    "AUR-SOURCE-SKIP",
+                    Severity::Medium,
+                    0,
+                    pos,
+                    &snippet,
+                    format!("the download {} has its checksum set to SKIP: any file the server hands out is accepted and built or installed; check why it cannot be pinned (a moving \"latest\" URL) and whether a signature is checked instead", s.local),
+                );
+            }
         }
         foreign_exec(ctx, s, skip, &home, pos, &snippet, sink);
     }
     bundled(ctx, &srcs, sink);
     command_urls(ctx, sink);
+}
+
+/// A file nothing executes: a document, a licence or an image (by its name).
+fn inert(local: &str) -> bool {
+    let l = local.to_ascii_lowercase();
+    let b = basename(&l);
+    [
+        ".html", ".htm", ".txt", ".md", ".rst", ".pdf", ".png", ".jpg", ".jpeg", ".svg", ".ico",
+        ".gif", ".webp", ".xpm",
+    ]
+    .iter()
+    .any(|e| b.ends_with(e))
+        || ["license", "licence", "copying", "eula"]
+            .iter()
+            .any(|n| b.starts_with(n))
 }
 
 fn norm(s: &str) -> String {

@@ -60,8 +60,24 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             );
         }
     }
+    // A .SRCINFO written for another version (a bot bumped pkgver and did not regenerate it)
+    // differs in every versioned source; compare those as of its version.
+    let stale = match (&pkgver, si.first("pkgver")) {
+        (Some(v), Some(sv)) if !v.dynamic && v.text != sv && v.text.len() >= 2 => {
+            Some((v.text.clone(), sv.to_owned()))
+        }
+        _ => None,
+    };
     for arr in ARRAYS {
-        let pk: Vec<crate::audit::shell::Str> = ctx.an.all_values(arr);
+        // What makepkg --printsrcinfo sees: the top level and the package functions' metadata.
+        // Values computed while building (`makedepends+=(clang)` in prepare()) never reach
+        // .SRCINFO by design, so they are no mismatch.
+        let mut pk: Vec<crate::audit::shell::Str> = ctx.an.global_list(arr);
+        for a in &ctx.an.assigns {
+            if a.name == *arr && a.file == 0 && a.phase == crate::audit::shell::Phase::Package {
+                pk.extend(a.value.items());
+            }
+        }
         if pk.iter().any(|s| s.dynamic) {
             continue;
         }
@@ -69,6 +85,10 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             .into_iter()
             .map(|s| s.text)
             .filter(|s| !s.is_empty())
+            .map(|s| match &stale {
+                Some((v, sv)) if arr.starts_with("source") => s.replace(v.as_str(), sv),
+                _ => s,
+            })
             .collect();
         let sv: Vec<&(u32, String)> = si.values(arr);
         if pk.is_empty() && sv.is_empty() {

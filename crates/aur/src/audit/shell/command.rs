@@ -572,7 +572,21 @@ impl Walker {
         } else {
             statics::run_pipeline(&direct)
         };
-        self.an.substs[id] = Subst { net, decoded };
+        let copies_functions = end == start && {
+            let mut c = node.walk();
+            let kids: Vec<Node> = node.named_children(&mut c).collect();
+            kids.len() == 1 && kids[0].kind() == "declaration_command" && {
+                let mut w = src.raw(kids[0]).split_whitespace();
+                matches!(w.next(), Some("declare" | "typeset"))
+                    && w.next() == Some("-f")
+                    && w.next().is_some()
+            }
+        };
+        self.an.substs[id] = Subst {
+            net,
+            decoded,
+            copies_functions,
+        };
         match out {
             Some((text, t)) => (Some(text), taint.with(t), id),
             None => (None, taint, id),

@@ -262,6 +262,8 @@ pub(crate) struct Subst {
     pub net: bool,
     /// A decoder ran inside it.
     pub decoded: bool,
+    /// It only prints function definitions (`$(declare -f NAME)`): text already in the file.
+    pub copies_functions: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
