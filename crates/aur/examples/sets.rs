@@ -147,6 +147,9 @@ fn main() {
                 for f in r.findings.iter().filter(|f| f.severity >= Severity::Medium) {
                     if show.as_deref().is_none_or(|s| s == f.id) {
                         println!("    {} {}:{} `{}`", f.id, f.file, f.line, f.snippet);
+                        if show.is_some() {
+                            println!("      {}", f.why);
+                        }
                     }
                 }
             }

@@ -292,3 +292,20 @@ fn an_unchecked_file_nothing_runs_is_info_and_a_local_file_is_no_download() {
     ));
     assert_eq!(max_of(&r, "AUR-SOURCE-SKIP"), Some(Severity::Medium));
 }
+
+#[test]
+fn values_added_in_a_branch_are_not_a_srcinfo_mismatch() {
+    // Shape: a kernel adding LLVM makedepends and extra patches only when a setting is on.
+    let srcinfo = "pkgbase = demo-tool\n\tpkgver = 1.0\n\tpkgrel = 1\n\tmakedepends = bc\n\tsource = https://github.com/demo/demo-tool/archive/v1.0.tar.gz\n\npkgname = demo-tool\n";
+    let mut inp = pkg(
+        "makedepends=(bc)\n_use_llvm=${_use_llvm-}\nif [[ -n $_use_llvm ]]; then\n  makedepends+=(clang llvm lld)\n  source+=(\"https://github.com/demo/patches/raw/main/llvm.patch\")\nfi\n",
+        &[],
+    );
+    inp.srcinfo = Some(srcinfo.into());
+    let r = audit(&inp);
+    assert!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH") <= Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+}

@@ -493,6 +493,7 @@ impl Walker {
             value,
             phase: self.phase,
             snippet,
+            conditional: self.conditional > 0,
         });
     }
 

@@ -291,6 +291,8 @@ pub(crate) struct Assignment {
     pub value: Val,
     pub phase: Phase,
     pub snippet: String,
+    /// Made inside a branch (if/case/&&/||): whether it happens depends on the builder.
+    pub conditional: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
