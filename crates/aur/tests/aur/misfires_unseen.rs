@@ -309,3 +309,27 @@ fn values_added_in_a_branch_are_not_a_srcinfo_mismatch() {
         r.to_text()
     );
 }
+
+#[test]
+fn every_finding_says_why_and_what_to_check() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let mut seen = 0;
+    for class in ["malicious", "benign"] {
+        for e in std::fs::read_dir(root.join(class)).expect("corpus").flatten() {
+            let r = archgate_aur::corpus::judge_sample(&e.path()).expect("sample loads");
+            for f in &r.findings {
+                seen += 1;
+                assert!(f.why.len() > 20, "{} has no why: {f:?}", e.path().display());
+                assert!(
+                    f.check.len() > 20 && f.check != archgate_aur::audit::checks::for_id(""),
+                    "{} has no check",
+                    f.id
+                );
+            }
+            if r.verdict != Verdict::Ok {
+                assert!(r.to_text().contains("check: "), "{}", r.to_text());
+            }
+        }
+    }
+    assert!(seen > 100);
+}
