@@ -285,6 +285,12 @@ fn an_unchecked_file_nothing_runs_is_info_and_a_local_file_is_no_download() {
     ));
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
     assert!(max_of(&r, "AUR-SOURCE-SKIP") <= Some(Severity::Info));
+    // The same page saved under a name without an extension.
+    let r = audit(&pkg(
+        "source+=(\"legal::https://vendor.example.com/docs/legal-and-compliance.md\")\nsha256sums+=('SKIP')\n",
+        &[],
+    ));
+    assert!(max_of(&r, "AUR-SOURCE-SKIP") <= Some(Severity::Info), "{}", r.to_text());
     // An unchecked archive that is built stays review.
     let r = audit(&pkg(
         "source+=(\"https://vendor.example.com/latest/tool.tar.gz\")\nsha256sums+=('SKIP')\n",
@@ -332,4 +338,21 @@ fn every_finding_says_why_and_what_to_check() {
         }
     }
     assert!(seen > 100);
+}
+
+#[test]
+fn a_local_install_into_the_build_folder_in_package_is_contained() {
+    // Shape: a Vim plugin package running `yarn install --production` in its unpacked npm
+    // package under $srcdir before copying it into $pkgdir.
+    let r = audit(&pkg(
+        "makedepends=(yarn)\npackage() {\n  cd \"${srcdir}/demo-tool\"\n  yarn pack\n  tar xf *.tgz\n  cd package\n  yarn install --production --ignore-scripts\n  cp -r . \"$pkgdir/usr/share/demo-tool\"\n}\n",
+        &[],
+    ));
+    assert_eq!(max_of(&r, "AUR-PKGMGR-PACKAGE"), None, "{}", r.to_text());
+    // A global install from package() changes the system.
+    let r = audit(&pkg(
+        "makedepends=(yarn)\npackage() {\n  cd \"${srcdir}/demo-tool\"\n  yarn global add demo-tool\n}\n",
+        &[],
+    ));
+    assert!(max_of(&r, "AUR-PKGMGR-PACKAGE") >= Some(Severity::High));
 }

@@ -143,7 +143,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         }
         // A file:// source is a file on the builder's own machine, not a download.
         if skip && !s.vcs && !sig && u.scheme != "file" {
-            if inert(&s.local) && executed(ctx, &s.local).is_none() {
+            let fetched = s.raw.rsplit("::").next().unwrap_or(&s.raw);
+            let fetched = basename(fetched.split(['?', '#']).next().unwrap_or(fetched));
+            if (inert(&s.local) || inert(fetched)) && executed(ctx, &s.local).is_none() {
                 sink.at(
                     "AUR-SOURCE-SKIP",
                     Severity::Info,
