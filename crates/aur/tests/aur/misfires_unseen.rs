@@ -356,3 +356,26 @@ fn a_local_install_into_the_build_folder_in_package_is_contained() {
     ));
     assert!(max_of(&r, "AUR-PKGMGR-PACKAGE") >= Some(Severity::High));
 }
+
+#[test]
+fn removing_the_packages_own_sudo_rule_on_uninstall_is_not_a_secret() {
+    // Shape: post_remove deleting the sudoers.d file the package's tool wrote.
+    let r = audit(&pkg(
+        "install=demo.install\n",
+        &[(
+            "demo.install",
+            "post_remove() {\n  rm /etc/sudoers.d/demo-tool\n}\n",
+        )],
+    ));
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    assert_eq!(max_of(&r, "AUR-SECRETS"), None);
+    // Reading or adding to the sudo rules is still caught.
+    let r = audit(&pkg(
+        "install=demo.install\n",
+        &[(
+            "demo.install",
+            "post_install() {\n  echo 'ALL ALL=(ALL) NOPASSWD: ALL' >> /etc/sudoers.d/demo-tool\n}\n",
+        )],
+    ));
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}

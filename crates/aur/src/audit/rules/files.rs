@@ -24,6 +24,14 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             if cmd.phase == Phase::Runtime && own_app_path(ctx, &p) {
                 continue;
             }
+            // Deleting sudo rules or password files reads nothing and grants nothing (removing
+            // a package's own sudoers.d file on uninstall); keys and profiles stay secrets,
+            // whose deletion is destruction.
+            let drops_rules = matches!(name, "rm" | "unlink")
+                && (p.starts_with("/etc/sudoers") || p.starts_with("/etc/shadow"));
+            if drops_rules {
+                continue;
+            }
             if let Some(what) = secret(&p) {
                 sink.cmd(
                     "AUR-SECRETS",
