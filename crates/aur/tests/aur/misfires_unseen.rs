@@ -379,3 +379,18 @@ fn removing_the_packages_own_sudo_rule_on_uninstall_is_not_a_secret() {
     ));
     assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
 }
+
+#[test]
+fn an_unquoted_source_with_several_variables_is_read_whole() {
+    // Shape: `source=(https://…/archive/$pkgname-$pkgver.tar.gz)`, unquoted, which the bash
+    // parser splits at the second `$`; the .SRCINFO lists the same URL.
+    let mut inp = pkg("", &[]);
+    inp.pkgbuild = inp.pkgbuild.replace(
+        "source=(\"https://github.com/demo/demo-tool/archive/v1.0.tar.gz\")",
+        "source=(https://github.com/demo/$pkgname/archive/$pkgname-$pkgver.tar.gz)",
+    );
+    inp.srcinfo = Some("pkgbase = demo-tool\n\tpkgver = 1.0\n\tpkgrel = 1\n\tsource = https://github.com/demo/demo-tool/archive/demo-tool-1.0.tar.gz\n\npkgname = demo-tool\n".into());
+    let r = audit(&inp);
+    assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), None, "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok);
+}
