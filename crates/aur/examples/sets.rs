@@ -156,8 +156,12 @@ fn main() {
         }
         rows.push(t.line(&name));
     }
-    println!("\n| repository                       | pkgs   | ok              | review          | dangerous       |");
-    println!("|----------------------------------|--------|-----------------|-----------------|-----------------|");
+    println!(
+        "\n| repository                       | pkgs   | ok              | review          | dangerous       |"
+    );
+    println!(
+        "|----------------------------------|--------|-----------------|-----------------|-----------------|"
+    );
     for r in &rows {
         println!("{r}");
     }

@@ -160,7 +160,10 @@ fn enabling_a_unit_of_a_declared_dependency_is_like_enabling_its_own() {
     // Not a dependency: still high.
     let r = audit(&pkg(
         "depends=('wayfire')\ninstall=demo.install\n",
-        &[("demo.install", "post_install() {\n  systemctl enable sshd\n}\n")],
+        &[(
+            "demo.install",
+            "post_install() {\n  systemctl enable sshd\n}\n",
+        )],
     ));
     assert_eq!(max_of(&r, "AUR-PERSISTENCE"), Some(Severity::High));
     // A .wants link made by the install script to the package's own timer is the same as
@@ -180,7 +183,12 @@ fn cargo_fetch_downloads_crates_and_runs_none() {
     // Shape: a Rust package fetching its crates in prepare() from a foreign git source.
     let body = "source=(\"git+https://github.com/other/lib-thing.git\")\nsha256sums=('SKIP')\nprepare() {\n  cd lib-thing\n  cargo fetch --locked --target \"$(rustc -vV | sed -n 's/host: //p')\"\n}\n";
     let r = audit(&pkg(body, &[]));
-    assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), None, "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"),
+        None,
+        "{}",
+        r.to_text()
+    );
     // `cargo build` in it runs its build scripts: still foreign execution.
     let r = audit(&pkg(
         &format!("{body}build() {{\n  cd lib-thing\n  cargo build --release\n}}\n"),
@@ -218,7 +226,10 @@ fn setuid_on_the_packages_own_file_has_one_severity_wherever_it_is_set() {
     // Another program made setuid from the install script: high.
     let other = audit(&pkg(
         "install=demo.install\n",
-        &[("demo.install", "post_install() {\n  chmod u+s /usr/bin/mount.cifs\n}\n")],
+        &[(
+            "demo.install",
+            "post_install() {\n  chmod u+s /usr/bin/mount.cifs\n}\n",
+        )],
     ));
     assert_eq!(max_of(&other, "AUR-SETUID"), Some(Severity::High));
 }
@@ -228,13 +239,23 @@ fn the_kernel_split_package_eval_line_is_low() {
     // Shape: a kernel PKGBUILD naming its package_* functions from _package* helpers.
     let body = "pkgbase=linux-demo\npkgname=(\"$pkgbase\" \"$pkgbase-headers\")\n_package() {\n  install -Dm644 vmlinuz \"$pkgdir/usr/lib/modules/x/vmlinuz\"\n}\n_package-headers() {\n  install -d \"$pkgdir/usr/src\"\n}\nfor _p in \"${pkgname[@]}\"; do\n  eval \"package_$_p() {\n    $(declare -f \"_package${_p#$pkgbase}\")\n    _package${_p#$pkgbase}\n  }\"\ndone\n";
     let r = audit(&pkg(body, &[]));
-    assert_eq!(max_of(&r, "AUR-EVAL"), Some(Severity::Low), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-EVAL"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
     // eval of text a command produced is still medium.
     let r = audit(&pkg(
         "build() {\n  eval \"$(./configure-helper --print-env)\"\n}\n",
         &[],
     ));
-    assert_eq!(max_of(&r, "AUR-EVAL"), Some(Severity::Medium), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-EVAL"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
 }
 
 #[test]
@@ -246,7 +267,10 @@ fn quoted_associative_array_keys_and_empty_quotes_hide_nothing() {
     ));
     assert_eq!(max_of(&r, "AUR-OBFUSCATION"), None, "{}", r.to_text());
     // A command name glued from pieces is still obfuscation.
-    let r = audit(&pkg("build() {\n  c''u''rl -s https://example.org/x\n}\n", &[]));
+    let r = audit(&pkg(
+        "build() {\n  c''u''rl -s https://example.org/x\n}\n",
+        &[],
+    ));
     assert!(max_of(&r, "AUR-OBFUSCATION") >= Some(Severity::Medium));
 }
 
@@ -290,7 +314,11 @@ fn an_unchecked_file_nothing_runs_is_info_and_a_local_file_is_no_download() {
         "source+=(\"legal::https://vendor.example.com/docs/legal-and-compliance.md\")\nsha256sums+=('SKIP')\n",
         &[],
     ));
-    assert!(max_of(&r, "AUR-SOURCE-SKIP") <= Some(Severity::Info), "{}", r.to_text());
+    assert!(
+        max_of(&r, "AUR-SOURCE-SKIP") <= Some(Severity::Info),
+        "{}",
+        r.to_text()
+    );
     // An unchecked archive that is built stays review.
     let r = audit(&pkg(
         "source+=(\"https://vendor.example.com/latest/tool.tar.gz\")\nsha256sums+=('SKIP')\n",
@@ -321,7 +349,10 @@ fn every_finding_says_why_and_what_to_check() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     let mut seen = 0;
     for class in ["malicious", "benign"] {
-        for e in std::fs::read_dir(root.join(class)).expect("corpus").flatten() {
+        for e in std::fs::read_dir(root.join(class))
+            .expect("corpus")
+            .flatten()
+        {
             let r = archgate_aur::corpus::judge_sample(&e.path()).expect("sample loads");
             for f in &r.findings {
                 seen += 1;

@@ -55,7 +55,11 @@ fn relative_paths_in_an_install_script_are_the_live_system() {
         assert_eq!(r.verdict, Verdict::Dangerous, "{rel}: {}", r.to_text());
         let f = r.findings.iter().find(|f| f.id == id).expect("found");
         assert!(f.severity >= Severity::High, "{rel}: {}", r.to_text());
-        assert!(f.why.contains("/usr/bin/x") || f.why.contains("/etc/demo"), "{}", f.why);
+        assert!(
+            f.why.contains("/usr/bin/x") || f.why.contains("/etc/demo"),
+            "{}",
+            f.why
+        );
         // The relative spelling is judged exactly as the absolute one.
         assert_eq!(severity_of(rel, id), severity_of(abs, id), "{rel}");
     }

@@ -296,9 +296,20 @@ fn named_account(cmd: &Cmd) -> Option<String> {
                         acct = words.get(j + 1).copied();
                         j += 2;
                     }
-                    "-c" | "--command" | "-s" | "--shell" | "-g" | "--group" | "-G"
-                    | "--supp-group" | "-w" | "--whitelist-environment" | "-C" | "-h"
-                    | "-D" | "-R" => j += 2,
+                    "-c"
+                    | "--command"
+                    | "-s"
+                    | "--shell"
+                    | "-g"
+                    | "--group"
+                    | "-G"
+                    | "--supp-group"
+                    | "-w"
+                    | "--whitelist-environment"
+                    | "-C"
+                    | "-h"
+                    | "-D"
+                    | "-R" => j += 2,
                     "-" | "-l" | "--login" | "-m" | "-p" | "-f" | "-E" | "-H" | "-n" => j += 1,
                     a if a.starts_with('-') => j += 1,
                     _ => {

@@ -74,7 +74,10 @@ enum Effect {
 fn in_build_folder(p: &str) -> bool {
     ["$srcdir", "${srcdir}", "$startdir", "${startdir}"]
         .iter()
-        .any(|d| p.strip_prefix(d).is_some_and(|r| r.is_empty() || r.starts_with('/')))
+        .any(|d| {
+            p.strip_prefix(d)
+                .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+        })
 }
 
 /// A path as the command sees it: relative paths are resolved against the directory the

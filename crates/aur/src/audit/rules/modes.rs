@@ -197,7 +197,10 @@ fn own_file(ctx: &Ctx, path: &str) -> bool {
             && super::files::write_targets(c).iter().any(|w| {
                 let p = absolute(c, &w.text);
                 p.strip_prefix("$pkgdir").is_some_and(|r| {
-                    r == path || (r.len() > 1 && path.starts_with(&format!("{}/", r.trim_end_matches('/'))) && !system_critical(r))
+                    r == path
+                        || (r.len() > 1
+                            && path.starts_with(&format!("{}/", r.trim_end_matches('/')))
+                            && !system_critical(r))
                 })
             })
     });
@@ -214,14 +217,7 @@ fn own_file(ctx: &Ctx, path: &str) -> bool {
     })
 }
 
-fn judge_mode(
-    ctx: &Ctx,
-    cmd: &Cmd,
-    mode: &str,
-    targets: &[&Word],
-    made: Made,
-    sink: &mut Sink,
-) {
+fn judge_mode(ctx: &Ctx, cmd: &Cmd, mode: &str, targets: &[&Word], made: Made, sink: &mut Sink) {
     let (ww, su, sg, sticky) = argv::mode_bits(mode);
     if !(ww || su || sg) {
         return;

@@ -76,7 +76,12 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         // depend on the builder's settings; .SRCINFO records one of them.
         let mut pk: Vec<crate::audit::shell::Str> = ctx.an.global_list(arr);
         let mut optional: Vec<String> = Vec::new();
-        for a in ctx.an.assigns.iter().filter(|a| a.name == *arr && a.file == 0) {
+        for a in ctx
+            .an
+            .assigns
+            .iter()
+            .filter(|a| a.name == *arr && a.file == 0)
+        {
             if a.conditional {
                 optional.extend(a.value.items().into_iter().map(|s| s.text));
             } else if a.phase == crate::audit::shell::Phase::Package {

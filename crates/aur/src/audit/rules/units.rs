@@ -93,8 +93,11 @@ pub(super) fn dependency_unit(ctx: &Ctx, unit: &str) -> Option<String> {
         .find(|d| {
             d.len() >= 3
                 && (*d == want
-                    || want.strip_prefix(d.as_str()).is_some_and(|r| r.starts_with(['-', '_', '@']))
-                    || d.strip_suffix(&want).is_some_and(|r| r.ends_with(['-', '_'])))
+                    || want
+                        .strip_prefix(d.as_str())
+                        .is_some_and(|r| r.starts_with(['-', '_', '@']))
+                    || d.strip_suffix(&want)
+                        .is_some_and(|r| r.ends_with(['-', '_'])))
         })
 }
 
