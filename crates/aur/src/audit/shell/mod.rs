@@ -6,6 +6,7 @@
 //! the pipeline and substitution it belongs to, and taint flags on every word that say whether
 //! the text came from the network, from a decoder, or was hidden by escapes.
 
+mod array;
 mod command;
 mod expand;
 mod files;
