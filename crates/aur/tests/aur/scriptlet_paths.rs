@@ -92,3 +92,25 @@ fn relative_writes_in_an_install_script_are_writes_to_the_system() {
         r.to_text()
     );
 }
+
+#[test]
+fn relative_paths_in_an_alpm_hook_are_the_live_system() {
+    // A hook's Exec line runs chrooted at the root with `/` as its working directory too.
+    let mut inp = with_install("post_install() {\n  true\n}\n");
+    inp.pkgbuild = inp.pkgbuild.replace(
+        "package() {",
+        "source+=(\"demo.hook\")\npackage() {\n  install -Dm644 demo.hook \"$pkgdir/usr/share/libalpm/hooks/demo.hook\"",
+    );
+    inp.install_scripts.push(ScriptFile {
+        name: "demo.hook".into(),
+        content: "[Trigger]\nOperation = Install\nType = Package\nTarget = *\n\n[Action]\nWhen = PostTransaction\nExec = /usr/bin/chmod u+s usr/bin/x\n".into(),
+    });
+    let r = audit(&inp);
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.id == "AUR-SETUID" && f.file == "demo.hook" && f.severity >= Severity::High),
+        "{}",
+        r.to_text()
+    );
+}
