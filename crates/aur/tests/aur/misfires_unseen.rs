@@ -425,3 +425,37 @@ fn an_unquoted_source_with_several_variables_is_read_whole() {
     assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), None, "{}", r.to_text());
     assert_eq!(r.verdict, Verdict::Ok);
 }
+
+#[test]
+fn world_writable_on_the_packages_own_file_has_one_severity_wherever_it_is_set() {
+    let in_package = audit(&pkg(
+        "package() {\n  install -d \"$pkgdir/opt/demo-tool/cache\"\n  chmod 777 \"$pkgdir/opt/demo-tool/cache\"\n}\n",
+        &[],
+    ));
+    let in_script = audit(&pkg(
+        "install=demo.install\npackage() {\n  install -d \"$pkgdir/opt/demo-tool/cache\"\n}\n",
+        &[(
+            "demo.install",
+            "post_install() {\n  chmod 777 opt/demo-tool/cache\n}\n",
+        )],
+    ));
+    assert_eq!(
+        max_of(&in_package, "AUR-WORLD-WRITABLE"),
+        Some(Severity::Medium)
+    );
+    assert_eq!(
+        max_of(&in_script, "AUR-WORLD-WRITABLE"),
+        Some(Severity::Medium),
+        "{}",
+        in_script.to_text()
+    );
+    // Another directory of the live system: high.
+    let other = audit(&pkg(
+        "install=demo.install\n",
+        &[(
+            "demo.install",
+            "post_install() {\n  chmod 777 /var/lib/other\n}\n",
+        )],
+    ));
+    assert_eq!(max_of(&other, "AUR-WORLD-WRITABLE"), Some(Severity::High));
+}

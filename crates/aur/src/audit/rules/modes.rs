@@ -242,7 +242,9 @@ fn judge_mode(ctx: &Ctx, cmd: &Cmd, mode: &str, targets: &[&Word], made: Made, s
                     ),
                 )
             } else {
-                let sev = if at == Place::System || system_critical(&path) {
+                // The package's own file made world-writable from an install script is the
+                // same effect as in package(); another file of the live system is worse.
+                let sev = if (at == Place::System && !own) || system_critical(&path) {
                     Severity::High
                 } else {
                     Severity::Medium
