@@ -68,6 +68,7 @@ impl PackageAudit {
             column: 0,
             snippet: format!("pkgname = {}", shadowed.name),
             why: warning,
+            check: crate::audit::checks::for_id(SHADOWS_OFFICIAL),
             file: ".SRCINFO".to_owned(),
         });
         self.report = AuditReport::from_findings(findings);

@@ -107,6 +107,7 @@ fn finding(id: &'static str, severity: Severity, line: u32, snippet: &str, why: 
         column: 1,
         snippet: snippet.to_owned(),
         why,
+        check: super::checks::for_id(id),
         file: "PKGBUILD".into(),
     }
 }
@@ -219,6 +220,7 @@ fn change_signals(
                 column: 1,
                 snippet: String::new(),
                 why: format!("the change adds the script {}", s.name),
+                check: super::checks::for_id("AUR-DIFF-INSTALL-NEW"),
                 file: s.name.clone(),
             });
         }

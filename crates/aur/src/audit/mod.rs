@@ -3,6 +3,7 @@
 //!
 //! Entry points: [`audit`] for one version, [`audit_change`] for what an update adds.
 
+pub mod checks;
 mod diff;
 mod local_files;
 pub(crate) mod names;

@@ -61,6 +61,8 @@ pub struct Finding {
     pub snippet: String,
     /// One sentence: why this matters.
     pub why: String,
+    /// What a reviewer should check (one sentence per finding id).
+    pub check: &'static str,
     /// `PKGBUILD`, `.SRCINFO`, or the install script / hook name.
     pub file: String,
 }
@@ -156,14 +158,15 @@ impl AuditReport {
         }
         for f in &self.findings {
             s.push_str(&format!(
-                "[{}] {} {}:{}:{}\n    {}\n    {}\n",
+                "[{}] {} {}:{}:{}\n    {}\n    {}\n    check: {}\n",
                 f.severity.as_str(),
                 f.id,
                 f.file,
                 f.line,
                 f.column,
                 f.snippet,
-                f.why
+                f.why,
+                f.check
             ));
         }
         s

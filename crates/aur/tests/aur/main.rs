@@ -10,5 +10,7 @@ mod garbage;
 mod git_repo;
 mod helpers;
 mod misfires;
+mod misfires_unseen;
 mod ops;
 mod rules;
+mod scriptlet_paths;

@@ -121,12 +121,21 @@ fn code_words(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
         }
     }
     if name == "eval" && args.iter().any(|a| a.dynamic) {
-        sink.cmd(
-            "AUR-EVAL",
-            Severity::Medium,
-            cmd,
-            "eval runs text that is only known at run time".into(),
-        );
+        if copies_own_functions(ctx, args) {
+            sink.cmd(
+                "AUR-EVAL",
+                Severity::Low,
+                cmd,
+                "eval defines functions from this PKGBUILD's own functions (`declare -f`), as split packages such as kernels name their package_* functions; the code it runs is the code you read here. Check the names it copies are this file's functions".into(),
+            );
+        } else {
+            sink.cmd(
+                "AUR-EVAL",
+                Severity::Medium,
+                cmd,
+                "eval runs text that is only known at run time, so the code that runs is not the code you read; check where every part of its text comes from".into(),
+            );
+        }
     }
     if let Some(e) = cmd.embed
         && (e.taint.has(Taint::DECODED) || e.taint.has(Taint::OBFUSCATED))
@@ -217,12 +226,28 @@ fn elevation(cmd: &Cmd, sink: &mut Sink) {
             || matches!(name, "su" | "runuser")
             || (name == "machinectl" && args.first().is_some_and(|a| a.text == "shell"));
         if as_user {
-            sink.cmd(
-                "AUR-INSTALL-AS-USER",
-                Severity::High,
-                cmd,
-                "runs code as a desktop user from a root install script: it reaches into that person's session and files".into(),
-            );
+            match named_account(cmd) {
+                // A fixed account name is a service account (a person's login name is not
+                // known to a package): root dropping its rights, not reaching a session.
+                Some(acct) => sink.cmd(
+                    "AUR-INSTALL-AS-USER",
+                    Severity::Low,
+                    cmd,
+                    format!(
+                        "drops root to the fixed account `{acct}` {}: less power, not a person's session; check `{acct}` is a service account the package or the system creates",
+                        cmd.phase.label()
+                    ),
+                ),
+                None => sink.cmd(
+                    "AUR-INSTALL-AS-USER",
+                    Severity::High,
+                    cmd,
+                    format!(
+                        "runs code as a desktop user chosen at run time {}: it reaches into that person's session and files; check what it runs there",
+                        cmd.phase.label()
+                    ),
+                ),
+            }
         }
         return;
     }
@@ -237,6 +262,79 @@ fn elevation(cmd: &Cmd, sink: &mut Sink) {
             ),
         );
     }
+}
+
+/// `eval "package_$_p() { $(declare -f "_package${_p#$pkgbase}"); … }"`: the only code
+/// substituted into the text is `declare -f`/`typeset -f` of functions (text already in the
+/// file), and nothing in it comes from a download, a decoder or hidden text.
+fn copies_own_functions(ctx: &Ctx, args: &[Word]) -> bool {
+    let bad = Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED);
+    let subs: Vec<usize> = args.iter().flat_map(|a| a.subs.iter().copied()).collect();
+    !args.iter().any(|a| a.taint.has(bad))
+        && !subs.is_empty()
+        && subs
+            .iter()
+            .all(|&s| ctx.an.substs.get(s).is_some_and(|x| x.copies_functions))
+}
+
+/// The account `su`/`runuser`/`sudo -u` switches to, when it is a fixed name (not a variable,
+/// not a substitution, not root): `runuser jdownloader -c …`, `sudo -u nobody …`.
+fn named_account(cmd: &Cmd) -> Option<String> {
+    let words: Vec<&Word> = cmd.argv.iter().collect();
+    let mut acct = None;
+    let mut i = 0;
+    while i < words.len() {
+        let t = words[i].text.as_str();
+        let prog = basename(t);
+        if matches!(prog, "sudo" | "runuser" | "su") {
+            // Options with a value: -u USER (sudo, runuser), -c CMD, -s SHELL, -g GROUP, -w.
+            let mut j = i + 1;
+            while j < words.len() {
+                let a = words[j].text.as_str();
+                match a {
+                    "-u" | "--user" => {
+                        acct = words.get(j + 1).copied();
+                        j += 2;
+                    }
+                    "-c"
+                    | "--command"
+                    | "-s"
+                    | "--shell"
+                    | "-g"
+                    | "--group"
+                    | "-G"
+                    | "--supp-group"
+                    | "-w"
+                    | "--whitelist-environment"
+                    | "-C"
+                    | "-h"
+                    | "-D"
+                    | "-R" => j += 2,
+                    "-" | "-l" | "--login" | "-m" | "-p" | "-f" | "-E" | "-H" | "-n" => j += 1,
+                    a if a.starts_with('-') => j += 1,
+                    _ => {
+                        if prog != "sudo" && acct.is_none() {
+                            acct = Some(words[j]);
+                        }
+                        break;
+                    }
+                }
+            }
+            if acct.is_some() {
+                break;
+            }
+        }
+        i += 1;
+    }
+    let w = acct?;
+    let name = w.text.as_str();
+    let fixed = !w.dynamic
+        && !name.is_empty()
+        && name != "root"
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    fixed.then(|| name.to_owned())
 }
 
 /// The kind of network access a command makes, if any.

@@ -24,6 +24,14 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             if cmd.phase == Phase::Runtime && own_app_path(ctx, &p) {
                 continue;
             }
+            // Deleting sudo rules or password files reads nothing and grants nothing (removing
+            // a package's own sudoers.d file on uninstall); keys and profiles stay secrets,
+            // whose deletion is destruction.
+            let drops_rules = matches!(name, "rm" | "unlink")
+                && (p.starts_with("/etc/sudoers") || p.starts_with("/etc/shadow"));
+            if drops_rules {
+                continue;
+            }
             if let Some(what) = secret(&p) {
                 sink.cmd(
                     "AUR-SECRETS",
@@ -34,16 +42,42 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             }
         }
         credential_vars(cmd, sink);
-        let deleting = matches!(name, "rm" | "rmdir" | "unlink" | "shred");
+        let effect = match name {
+            "rm" | "rmdir" | "unlink" | "shred" => Effect::Delete,
+            "chmod" | "chown" | "chgrp" => Effect::Mode,
+            _ => Effect::Write,
+        };
         for t in write_targets(cmd) {
             let p = absolute(cmd, &t.text);
-            if deleting && p.starts_with("$pkgdir") {
+            if effect == Effect::Delete && p.starts_with("$pkgdir") {
                 continue;
             }
-            judge_write(ctx, cmd, &p, &t.text, sink);
+            judge_write(ctx, cmd, &p, &t.text, effect, sink);
         }
         units::services(ctx, cmd, sink);
     }
+}
+
+/// What a command does to the files it names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Effect {
+    /// Creates or changes content (a redirection, `cp`, `install`, `sed -i` …).
+    Write,
+    /// Removes it: a deletion adds nothing that could run later.
+    Delete,
+    /// Changes only its mode or owner (judged by the modes rule, not as content).
+    Mode,
+}
+
+/// Under the build folders makepkg gives the build (`$srcdir`, the PKGBUILD's own directory):
+/// nothing there is installed or run on the system by being there.
+fn in_build_folder(p: &str) -> bool {
+    ["$srcdir", "${srcdir}", "$startdir", "${startdir}"]
+        .iter()
+        .any(|d| {
+            p.strip_prefix(d)
+                .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+        })
 }
 
 /// A path as the command sees it: relative paths are resolved against the directory the
@@ -345,7 +379,8 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
             ));
         }
         if l.starts_with("/etc/sudoers.d") {
-            return Some(("sudo rules", Severity::High));
+            // In pacman's file list, owned and removed with the package: worth reading.
+            return Some(("sudo rules", Severity::Medium));
         }
         if l.starts_with("/etc/cron") || l.starts_with("/var/spool/cron") {
             return Some(("a cron job", Severity::Medium));
@@ -440,21 +475,40 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
     None
 }
 
-fn judge_write(ctx: &Ctx, cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
+fn judge_write(ctx: &Ctx, cmd: &Cmd, p: &str, raw: &str, effect: Effect, sink: &mut Sink) {
     let p = strip_dd(p);
-    if let Some((what, mut sev)) = persistence(p) {
-        if what.contains(".wants") && p.starts_with("$pkgdir") {
-            // The directory alone enables nothing; a link to a unit the package ships is
-            // how the official packages enable their own sockets and services.
+    let persists = if in_build_folder(p) || effect == Effect::Mode {
+        None
+    } else {
+        persistence(p)
+    };
+    if let (Some((what, _)), Effect::Delete) = (persists, effect) {
+        if cmd.phase.runs_on_system() {
+            sink.cmd(
+                "AUR-PERSISTENCE",
+                Severity::Low,
+                cmd,
+                format!(
+                    "removes {raw}, in {what}, {}: a deletion starts nothing, but check it is the package's own old file (a migration), not another package's",
+                    cmd.phase.label()
+                ),
+            );
+        }
+    } else if let Some((what, mut sev)) = persists {
+        if what.contains(".wants") {
+            // The directory alone enables nothing; a link to a unit the package (or a package
+            // it depends on) ships is how packages enable their own sockets, services and
+            // timers — in package() or, the same effect, from an install script.
             if p.ends_with(".wants") || p.ends_with(".wants/") {
                 return;
             }
-            if units::shipped_unit(ctx, basename(p)) {
+            let unit = basename(p);
+            if units::shipped_unit(ctx, unit) || units::dependency_unit(ctx, unit).is_some() {
                 sink.cmd(
                     "AUR-PERSISTENCE",
                     Severity::Low,
                     cmd,
-                    format!("links {} into a .wants directory in the package: it enables a unit the package ships itself", basename(p)),
+                    format!("links {unit} into a .wants directory {}: it enables a unit the package or its dependency ships; check the unit is the one you expect", cmd.phase.label()),
                 );
                 return;
             }

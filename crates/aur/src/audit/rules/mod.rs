@@ -102,6 +102,7 @@ impl Sink {
             column: pos.col.max(1),
             snippet: snippet.to_owned(),
             why,
+            check: super::checks::for_id(id),
             file: file.to_owned(),
         };
         match self.out.get(&key) {

@@ -94,8 +94,8 @@ fn sandbox_helper(path: &str) -> bool {
     b == "chrome-sandbox" || b == "chrome_sandbox" || b.ends_with("-sandbox")
 }
 
-pub(super) fn check(_ctx: &Ctx, sink: &mut Sink) {
-    for cmd in &_ctx.an.cmds {
+pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
+    for cmd in &ctx.an.cmds {
         if matches!(cmd.phase, Phase::Runtime | Phase::Global) {
             continue;
         }
@@ -115,7 +115,7 @@ pub(super) fn check(_ctx: &Ctx, sink: &mut Sink) {
                         None => continue,
                     },
                 };
-                judge_mode(cmd, &mode, &targets, false, sink);
+                judge_mode(ctx, cmd, &mode, &targets, Made::Unknown, sink);
             }
             "install" | "mkdir" => {
                 let p = if name == "install" {
@@ -134,7 +134,14 @@ pub(super) fn check(_ctx: &Ctx, sink: &mut Sink) {
                     && p.operands[..p.operands.len() - 1]
                         .iter()
                         .any(|w| gives_a_shell(&w.text));
-                judge_mode(cmd, &mode, &targets, copies_a_shell, sink);
+                let made = if copies_a_shell {
+                    Made::ShellCopy
+                } else if name == "mkdir" || p.has("-d") || p.has("--directory") {
+                    Made::Directory
+                } else {
+                    Made::Unknown
+                };
+                judge_mode(ctx, cmd, &mode, &targets, made, sink);
             }
             "setcap" => {
                 let p = argv::parse(args, "n", "", &[]);
@@ -151,15 +158,77 @@ pub(super) fn check(_ctx: &Ctx, sink: &mut Sink) {
     }
 }
 
-fn judge_mode(cmd: &Cmd, mode: &str, targets: &[&Word], shell_copy: bool, sink: &mut Sink) {
+/// What the command that sets a mode made, when it says so.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Made {
+    Unknown,
+    /// `mkdir -m`, `install -d -m`.
+    Directory,
+    /// `install -m 4755 /usr/bin/bash …`: a copy of a shell.
+    ShellCopy,
+}
+
+/// Is `path` (installed-system spelling) made as a directory anywhere in the package or its
+/// scripts (`install -d`, `mkdir`)? `chmod g+s /opt/app` then names a directory.
+fn made_as_directory(ctx: &Ctx, path: &str) -> bool {
+    let want = path.trim_end_matches('/');
+    ctx.an.cmds.iter().any(|c| {
+        let (n, a) = names::program(c);
+        let dir_cmd = n == "mkdir"
+            || (n == "install" && {
+                let p = argv::install(a);
+                p.has("-d") || p.has("--directory")
+            });
+        dir_cmd
+            && super::files::write_targets(c).iter().any(|w| {
+                let p = absolute(c, &w.text);
+                let p = p.strip_prefix("$pkgdir").unwrap_or(&p);
+                p.trim_end_matches('/') == want
+            })
+    })
+}
+
+/// Is `path` the package's own file: one its package() installs, or named after the package
+/// (`/usr/bin/intelbacklight` for `intelbacklight-git`, `/opt/Notion Enhanced/…`)? A mode set
+/// on it from an install script has the same effect as setting it in package().
+fn own_file(ctx: &Ctx, path: &str) -> bool {
+    let installed = ctx.an.cmds.iter().any(|c| {
+        c.phase == Phase::Package
+            && super::files::write_targets(c).iter().any(|w| {
+                let p = absolute(c, &w.text);
+                p.strip_prefix("$pkgdir").is_some_and(|r| {
+                    r == path
+                        || (r.len() > 1
+                            && path.starts_with(&format!("{}/", r.trim_end_matches('/')))
+                            && !system_critical(r))
+                })
+            })
+    });
+    if installed {
+        return true;
+    }
+    let l = path.to_ascii_lowercase().replace(' ', "-");
+    const GENERIC: &[&str] = &["git", "bin", "utils", "tools", "linux", "desktop", "app"];
+    ctx.pkgnames.iter().any(|n| {
+        n.to_ascii_lowercase()
+            .split(['-', '_', '.'])
+            .filter(|t| t.len() >= 4 && !GENERIC.contains(t))
+            .any(|t| l.split('/').any(|seg| seg.contains(t)))
+    })
+}
+
+fn judge_mode(ctx: &Ctx, cmd: &Cmd, mode: &str, targets: &[&Word], made: Made, sink: &mut Sink) {
     let (ww, su, sg, sticky) = argv::mode_bits(mode);
     if !(ww || su || sg) {
         return;
     }
+    let shell_copy = made == Made::ShellCopy;
     for t in targets {
         let Some((at, path)) = place(cmd, t) else {
             continue;
         };
+        let directory = made == Made::Directory || made_as_directory(ctx, &path);
+        let own = at == Place::System && own_file(ctx, &path);
         let where_ = match at {
             Place::Package => format!("{path} in the package"),
             Place::System => format!("{path} on the live system"),
@@ -173,7 +242,9 @@ fn judge_mode(cmd: &Cmd, mode: &str, targets: &[&Word], shell_copy: bool, sink: 
                     ),
                 )
             } else {
-                let sev = if at == Place::System || system_critical(&path) {
+                // The package's own file made world-writable from an install script is the
+                // same effect as in package(); another file of the live system is worse.
+                let sev = if (at == Place::System && !own) || system_critical(&path) {
                     Severity::High
                 } else {
                     Severity::Medium
@@ -201,11 +272,19 @@ fn judge_mode(cmd: &Cmd, mode: &str, targets: &[&Word], shell_copy: bool, sink: 
                         "sets the {bit} bit (mode {mode}) on {where_}, a program that hands out a shell or any file: a root backdoor for every user"
                     ),
                 )
-            } else if sandbox_helper(&path) && at == Place::Package {
+            } else if sandbox_helper(&path) && (at == Place::Package || own) {
                 (
                     Severity::Low,
                     format!(
-                        "sets the {bit} bit (mode {mode}) on the sandbox helper {where_}; Chromium-based apps need it where user namespaces are off"
+                        "sets the {bit} bit (mode {mode}) on the sandbox helper {where_} {}; Chromium-based apps need it where user namespaces are off; check the path is the app's own chrome-sandbox",
+                        cmd.phase.label()
+                    ),
+                )
+            } else if directory {
+                (
+                    Severity::Low,
+                    format!(
+                        "sets the {bit} bit (mode {mode}) on the directory {where_}: files made in it keep its group (a setuid bit on a directory does nothing on Linux); no program gains rights. Check who may write there"
                     ),
                 )
             } else if !su
@@ -226,18 +305,26 @@ fn judge_mode(cmd: &Cmd, mode: &str, targets: &[&Word], shell_copy: bool, sink: 
                         "sets the setgid bit (mode {mode}) on {where_}, a state directory: files made in it keep its group, the usual way to share it"
                     ),
                 )
-            } else if at == Place::System {
+            } else if at == Place::System && !own {
                 (
                     Severity::High,
                     format!(
-                        "sets the {bit} bit (mode {mode}) on {where_} from a root script, outside pacman's file list"
+                        "sets the {bit} bit (mode {mode}) on {where_} from a root script, a file the package does not install: every user may run it with its owner's rights. Check what the program is and why it needs the bit"
+                    ),
+                )
+            } else if at == Place::System {
+                (
+                    Severity::Medium,
+                    format!(
+                        "sets the {bit} bit (mode {mode}) on {where_}, the package's own program, {}: the same as shipping it setuid. Check the program needs root rights and handles its input carefully",
+                        cmd.phase.label()
                     ),
                 )
             } else {
                 (
                     Severity::Medium,
                     format!(
-                        "sets the {bit} bit (mode {mode}) on {where_}: the program runs with its owner's rights (usually root) for every user"
+                        "sets the {bit} bit (mode {mode}) on {where_}: the program runs with its owner's rights (usually root) for every user. Check the program needs them and handles its input carefully"
                     ),
                 )
             };

@@ -24,7 +24,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 ),
             ),
             Phase::Package => {
-                if !contained(cmd) {
+                if !contained(cmd, pm) {
                     sink.cmd(
                         "AUR-PKGMGR-PACKAGE",
                         Severity::High,
@@ -56,9 +56,18 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
 }
 
 /// The install goes into `$pkgdir` (or `$srcdir`): prefix/root/target options or DESTDIR.
-fn contained(cmd: &Cmd) -> bool {
+/// Does the package manager write only into the package or the build folder? It names
+/// `$pkgdir`, or it installs locally (not globally) from a working directory under `$srcdir`
+/// or `$pkgdir` (`cd package; yarn install --production` writes `./node_modules`).
+fn contained(cmd: &Cmd, pm: &str) -> bool {
+    let build_folder = |p: &str| {
+        ["$srcdir", "${srcdir}", "$pkgdir", "${pkgdir}"]
+            .iter()
+            .any(|d| p.starts_with(d))
+    };
     cmd.argv.iter().any(|a| a.text.contains("$pkgdir"))
         || cmd.env.iter().any(|(_, w)| w.text.contains("$pkgdir"))
+        || (!installs_globally(cmd, pm) && cmd.cwd.as_deref().is_some_and(build_folder))
 }
 
 fn installs_globally(cmd: &Cmd, pm: &str) -> bool {

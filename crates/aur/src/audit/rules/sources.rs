@@ -141,20 +141,49 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 format!("{} is fetched over unencrypted {}", s.raw, u.scheme),
             );
         }
-        if skip && !s.vcs && !sig {
-            sink.at(
-                "AUR-SOURCE-SKIP",
-                Severity::Medium,
-                0,
-                pos,
-                &snippet,
-                format!("the download {} has its checksum set to SKIP: any file the server hands out is accepted", s.local),
-            );
+        // A file:// source is a file on the builder's own machine, not a download.
+        if skip && !s.vcs && !sig && u.scheme != "file" {
+            let fetched = s.raw.rsplit("::").next().unwrap_or(&s.raw);
+            let fetched = basename(fetched.split(['?', '#']).next().unwrap_or(fetched));
+            if (inert(&s.local) || inert(fetched)) && executed(ctx, &s.local).is_none() {
+                sink.at(
+                    "AUR-SOURCE-SKIP",
+                    Severity::Info,
+                    0,
+                    pos,
+                    &snippet,
+                    format!("the download {} has its checksum set to SKIP, but it is a document or image that nothing runs; check the package only installs it", s.local),
+                );
+            } else {
+                sink.at(
+                    "AUR-SOURCE-SKIP",
+                    Severity::Medium,
+                    0,
+                    pos,
+                    &snippet,
+                    format!("the download {} has its checksum set to SKIP: any file the server hands out is accepted and built or installed; check why it cannot be pinned (a moving \"latest\" URL) and whether a signature is checked instead", s.local),
+                );
+            }
         }
         foreign_exec(ctx, s, skip, &home, pos, &snippet, sink);
     }
     bundled(ctx, &srcs, sink);
     command_urls(ctx, sink);
+}
+
+/// A file nothing executes: a document, a licence or an image (by its name).
+fn inert(local: &str) -> bool {
+    let l = local.to_ascii_lowercase();
+    let b = basename(&l);
+    [
+        ".html", ".htm", ".txt", ".md", ".rst", ".pdf", ".png", ".jpg", ".jpeg", ".svg", ".ico",
+        ".gif", ".webp", ".xpm",
+    ]
+    .iter()
+    .any(|e| b.ends_with(e))
+        || ["license", "licence", "copying", "eula"]
+            .iter()
+            .any(|n| b.starts_with(n))
 }
 
 fn norm(s: &str) -> String {
@@ -383,6 +412,27 @@ fn asks_only(args: &[crate::audit::shell::Word]) -> bool {
     })
 }
 
+/// Subcommands that fetch or describe dependencies and compile or run none of the source's
+/// code: `cargo fetch` (downloads crates; build scripts run at `cargo build`), `cargo vendor`,
+/// `cargo metadata`, `go mod download|vendor|edit|tidy`.
+fn fetch_only(name: &str, args: &[crate::audit::shell::Word]) -> bool {
+    let mut ops = args
+        .iter()
+        .map(|a| a.text.as_str())
+        .filter(|a| !a.starts_with('-') && !a.starts_with('+'));
+    match (name, ops.next()) {
+        ("cargo", Some(sub)) => matches!(
+            sub,
+            "fetch" | "vendor" | "metadata" | "tree" | "generate-lockfile" | "update"
+        ),
+        ("go", Some("mod")) => matches!(
+            ops.next(),
+            Some("download" | "vendor" | "edit" | "tidy" | "verify" | "graph" | "why")
+        ),
+        _ => false,
+    }
+}
+
 /// A build or package command that runs code from the source named `local`.
 fn executed<'a>(ctx: &'a Ctx, local: &str) -> Option<&'a Cmd> {
     if local.is_empty() {
@@ -400,7 +450,7 @@ fn executed<'a>(ctx: &'a Ctx, local: &str) -> Option<&'a Cmd> {
         if prog.contains('/') && under(&resolve(prog), local) {
             return true;
         }
-        if asks_only(args) {
+        if asks_only(args) || fetch_only(name, args) {
             return false;
         }
         if names::is_interpreter(name) || matches!(name, "source" | ".") {

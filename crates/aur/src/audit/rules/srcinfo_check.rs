@@ -60,15 +60,46 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             );
         }
     }
+    // A .SRCINFO written for another version (a bot bumped pkgver and did not regenerate it)
+    // differs in every versioned source; compare those as of its version.
+    let stale = match (&pkgver, si.first("pkgver")) {
+        (Some(v), Some(sv)) if !v.dynamic && v.text != sv && v.text.len() >= 2 => {
+            Some((v.text.clone(), sv.to_owned()))
+        }
+        _ => None,
+    };
     for arr in ARRAYS {
-        let pk: Vec<crate::audit::shell::Str> = ctx.an.all_values(arr);
+        // What makepkg --printsrcinfo sees: the top level and the package functions' metadata.
+        // Values computed while building (`makedepends+=(clang)` in prepare()) never reach
+        // .SRCINFO by design, so they are no mismatch.
+        // Values added only in a branch (`if _is_lto_kernel; then makedepends+=(clang)`)
+        // depend on the builder's settings; .SRCINFO records one of them.
+        let mut pk: Vec<crate::audit::shell::Str> = ctx.an.global_list(arr);
+        let mut optional: Vec<String> = Vec::new();
+        for a in ctx
+            .an
+            .assigns
+            .iter()
+            .filter(|a| a.name == *arr && a.file == 0)
+        {
+            if a.conditional {
+                optional.extend(a.value.items().into_iter().map(|s| s.text));
+            } else if a.phase == crate::audit::shell::Phase::Package {
+                pk.extend(a.value.items());
+            }
+        }
         if pk.iter().any(|s| s.dynamic) {
             continue;
         }
         let pk: Vec<String> = pk
             .into_iter()
             .map(|s| s.text)
-            .filter(|s| !s.is_empty())
+            // A value the audit could not work out wholly (a `$` left in it) is not compared.
+            .filter(|s| !s.is_empty() && !s.contains('$') && !optional.contains(s))
+            .map(|s| match &stale {
+                Some((v, sv)) if arr.starts_with("source") => s.replace(v.as_str(), sv),
+                _ => s,
+            })
             .collect();
         let sv: Vec<&(u32, String)> = si.values(arr);
         if pk.is_empty() && sv.is_empty() {

@@ -67,6 +67,40 @@ pub(super) fn shipped_unit(ctx: &Ctx, unit: &str) -> bool {
     })
 }
 
+/// The declared dependency (`depends`, in any architecture or split package) a unit is named
+/// after: `systemctl enable iio-sensor-proxy` with `iio-sensor-proxy` in depends. pacman
+/// installs that package with this one, so its unit is as much part of the install as the
+/// package's own; enabling it is the same choice.
+pub(super) fn dependency_unit(ctx: &Ctx, unit: &str) -> Option<String> {
+    let want = unit_stem(unit).to_ascii_lowercase();
+    if want.len() < 3 || want.starts_with('$') {
+        return None;
+    }
+    let mut deps = ctx.an.all_values("depends");
+    for (k, v) in &ctx.an.global {
+        if k.starts_with("depends_") {
+            deps.extend(v.items());
+        }
+    }
+    deps.iter()
+        .map(|d| {
+            d.text
+                .split(['<', '>', '=', ':'])
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase()
+        })
+        .find(|d| {
+            d.len() >= 3
+                && (*d == want
+                    || want
+                        .strip_prefix(d.as_str())
+                        .is_some_and(|r| r.starts_with(['-', '_', '@']))
+                    || d.strip_suffix(&want)
+                        .is_some_and(|r| r.ends_with(['-', '_'])))
+        })
+}
+
 /// A driver enabling its vendor's suspend services (`nvidia-suspend`, `nvidia-resume` …), as
 /// the official driver package does.
 fn vendor_suspend_unit(ctx: &Ctx, unit: &str) -> bool {
@@ -159,13 +193,28 @@ pub(super) fn services(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                 .copied()
                 .filter(|u| rename_migration(ctx, cmd, u))
                 .collect();
+            let from_deps: Vec<String> = units
+                .iter()
+                .filter(|u| !own.contains(u))
+                .filter_map(|u| dependency_unit(ctx, u).map(|d| format!("{u} (from {d})")))
+                .collect();
             let outside: Vec<&str> = units
                 .iter()
                 .copied()
-                .filter(|u| !own.contains(u) && !vendor.contains(u) && !moved.contains(u))
+                .filter(|u| {
+                    !own.contains(u)
+                        && !vendor.contains(u)
+                        && !moved.contains(u)
+                        && dependency_unit(ctx, u).is_none()
+                })
                 .collect();
             if outside.is_empty() {
-                let why = if !moved.is_empty() {
+                let why = if !from_deps.is_empty() {
+                    format!(
+                        "{verb} {}, a unit of a package this one depends on (installed with it), the same as enabling its own; check the dependency is the one you expect",
+                        from_deps.join(" ")
+                    )
+                } else if !moved.is_empty() {
                     format!(
                         "{verb} {} only as part of a unit rename (the old unit is checked with is-enabled and disabled); nothing outside the package is reached",
                         moved.join(" ")

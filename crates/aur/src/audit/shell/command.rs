@@ -419,23 +419,7 @@ impl Walker {
         };
         let value = match node.child_by_field_name("value") {
             None => Val::Scalar(Str::default()),
-            Some(v) if v.kind() == "array" => {
-                let mut items = Vec::new();
-                let mut c = v.walk();
-                let kids: Vec<Node> = v.named_children(&mut c).collect();
-                for k in kids {
-                    if k.kind() == "comment" {
-                        continue;
-                    }
-                    let e = self.expand(src, k);
-                    items.extend(e.fields.into_iter().map(|t| Str {
-                        text: t,
-                        taint: e.taint,
-                        dynamic: e.dynamic,
-                    }));
-                }
-                Val::Array(items)
-            }
+            Some(v) if v.kind() == "array" => self.array_value(src, v),
             Some(v) => {
                 let w = self.expand_one(src, v);
                 Val::Scalar(Str {
@@ -493,6 +477,7 @@ impl Walker {
             value,
             phase: self.phase,
             snippet,
+            conditional: self.conditional > 0,
         });
     }
 
@@ -572,7 +557,21 @@ impl Walker {
         } else {
             statics::run_pipeline(&direct)
         };
-        self.an.substs[id] = Subst { net, decoded };
+        let copies_functions = end == start && {
+            let mut c = node.walk();
+            let kids: Vec<Node> = node.named_children(&mut c).collect();
+            kids.len() == 1 && kids[0].kind() == "declaration_command" && {
+                let mut w = src.raw(kids[0]).split_whitespace();
+                matches!(w.next(), Some("declare" | "typeset"))
+                    && w.next() == Some("-f")
+                    && w.next().is_some()
+            }
+        };
+        self.an.substs[id] = Subst {
+            net,
+            decoded,
+            copies_functions,
+        };
         match out {
             Some((text, t)) => (Some(text), taint.with(t), id),
             None => (None, taint, id),

@@ -377,7 +377,7 @@ impl Walker {
     }
 
     /// The value of a variable (or positional/special parameter); `None` if unset.
-    fn lookup(&mut self, name: &str, index: Option<&str>, acc: &mut Acc) -> Option<Val> {
+    pub(super) fn lookup(&mut self, name: &str, index: Option<&str>, acc: &mut Acc) -> Option<Val> {
         if name == "IFS" {
             acc.ifs = true;
         }

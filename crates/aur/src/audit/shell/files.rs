@@ -89,13 +89,7 @@ impl Walker {
         self.phase = phase;
         self.func = None;
         // makepkg reads the PKGBUILD from the directory that holds it.
-        self.cwd = if is_pkgbuild {
-            Some("$startdir".to_owned())
-        } else if phase.is_build() || phase == Phase::Package {
-            Some("$srcdir".to_owned())
-        } else {
-            None
-        };
+        self.cwd = Self::start_dir(is_pkgbuild, phase);
         self.collect_errors(&src, src.tree.root_node());
         self.walk_block(&src, src.tree.root_node());
         let global = self.env.clone();
@@ -124,8 +118,11 @@ impl Walker {
             };
             self.func = Some(Rc::from(name.as_str()));
             // makepkg runs every PKGBUILD function from $srcdir.
-            self.cwd = (is_pkgbuild || phase.is_build() || phase == Phase::Package)
-                .then(|| "$srcdir".to_owned());
+            self.cwd = if is_pkgbuild {
+                Some("$srcdir".to_owned())
+            } else {
+                Self::start_dir(false, phase)
+            };
             self.dir_stack.clear();
             self.called.insert(name.clone());
             self.stack.push(name.clone());
@@ -133,6 +130,23 @@ impl Walker {
             self.stack.pop();
         }
         self.func = None;
+    }
+
+    /// The working directory a file's code starts in: makepkg reads the PKGBUILD from the
+    /// directory holding it and runs build functions from `$srcdir`; pacman runs an install
+    /// scriptlet and a hook's Exec line chrooted at the root with `/` as the working directory
+    /// (libalpm's `_alpm_run_chroot`), so `usr/bin/x` there is the live `/usr/bin/x`. A script
+    /// that runs later on the system may start anywhere (unknown).
+    fn start_dir(is_pkgbuild: bool, phase: Phase) -> Option<String> {
+        if is_pkgbuild {
+            Some("$startdir".to_owned())
+        } else if phase.is_build() || phase == Phase::Package {
+            Some("$srcdir".to_owned())
+        } else if matches!(phase, Phase::Install | Phase::Hook) {
+            Some("/".to_owned())
+        } else {
+            None
+        }
     }
 
     fn walk_hook(&mut self, file: usize, text: &str) {
@@ -144,6 +158,7 @@ impl Walker {
         self.file = file;
         self.env = Self::base_env();
         self.phase = phase;
+        self.cwd = Self::start_dir(false, phase);
         self.func = None;
         for (i, line) in text.lines().enumerate() {
             let t = line.trim_start();

@@ -6,6 +6,7 @@
 //! the pipeline and substitution it belongs to, and taint flags on every word that say whether
 //! the text came from the network, from a decoder, or was hidden by escapes.
 
+mod array;
 mod command;
 mod expand;
 mod files;
@@ -262,6 +263,8 @@ pub(crate) struct Subst {
     pub net: bool,
     /// A decoder ran inside it.
     pub decoded: bool,
+    /// It only prints function definitions (`$(declare -f NAME)`): text already in the file.
+    pub copies_functions: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -289,6 +292,8 @@ pub(crate) struct Assignment {
     pub value: Val,
     pub phase: Phase,
     pub snippet: String,
+    /// Made inside a branch (if/case/&&/||): whether it happens depends on the builder.
+    pub conditional: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -41,6 +41,8 @@ pub(super) struct Walker {
     pub(super) dir_stack: Vec<Option<String>>,
     /// Depth of loops that never end by themselves.
     pub(super) forever: u32,
+    /// Depth of branches (if/elif/else, case, && / ||) around the code being walked.
+    pub(super) conditional: u32,
     pub(super) pipe: Option<(u32, u16, u16)>,
     pub(super) background: bool,
     pub(super) in_subst: Option<usize>,
@@ -71,6 +73,7 @@ impl Walker {
             cwd: None,
             dir_stack: Vec::new(),
             forever: 0,
+            conditional: 0,
             pipe: None,
             background: false,
             in_subst: None,
@@ -164,12 +167,14 @@ impl Walker {
                 if let Some(v) = node.child_by_field_name("value") {
                     self.scan_substs(src, v);
                 }
+                self.conditional += 1;
                 let mut c = node.walk();
                 for item in node.named_children(&mut c) {
                     if item.kind() == "case_item" {
                         self.case_item(src, item);
                     }
                 }
+                self.conditional -= 1;
             }
             "function_definition" => {
                 if let Some(name) = node.child_by_field_name("name") {
@@ -201,8 +206,13 @@ impl Walker {
                     self.scan_substs(src, node);
                 }
             }
-            "program" | "compound_statement" | "do_group" | "list" | "if_statement"
-            | "elif_clause" | "else_clause" | "negated_command" | "ERROR" => {
+            // Code that may or may not run (a branch, the right side of && / ||).
+            "if_statement" | "elif_clause" | "else_clause" | "list" => {
+                self.conditional += 1;
+                self.walk_block(src, node);
+                self.conditional -= 1;
+            }
+            "program" | "compound_statement" | "do_group" | "negated_command" | "ERROR" => {
                 self.walk_block(src, node)
             }
             _ => self.scan_substs(src, node),

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Rebuilds the real-package corpus for the PKGBUILD audit's evaluation from the commits in
+# bench/aur/split.tsv, outside the repository (packages are never committed):
+#
+#   bash bench/aur/corpus.sh [ROOT]     # ROOT defaults to /var/cache/archgate-corpus
+#
+# Each repository is cloned at its commit into ROOT/repos/OWNER+NAME (from a local mirror in
+# $CORPUS_MIRRORS/OWNER+NAME/repo when present, else from github.com). Then ROOT/sets/SET/OWNER+NAME/
+# holds one symlink per package directory (a directory with a PKGBUILD) under the repository's
+# package root. A test-set package whose directory name is also in the development set is left out,
+# so the test set holds only packages the rules were never tuned on.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+root=${1:-/var/cache/archgate-corpus}
+mirrors=${CORPUS_MIRRORS:-/work/.mirror}
+split="$top/bench/aur/split.tsv"
+mkdir -p "$root/repos"
+rm -rf "$root/sets"
+mkdir -p "$root/sets/dev" "$root/sets/test"
+
+while IFS=$'\t' read -r set repo commit under; do
+  [[ -z $set || $set == \#* ]] && continue
+  key=${repo/\//+}
+  dest="$root/repos/$key"
+  if [[ ! -d $dest/.git ]]; then
+    src="https://github.com/$repo.git"
+    [[ -d $mirrors/$key/repo ]] && src="$mirrors/$key/repo"
+    git clone -q --no-checkout "$src" "$dest"
+  fi
+  # A snapshot may lack its largest blobs (tarballs, images): check out everything else.
+  git -C "$dest" ls-tree -r "$commit" | awk -F'\t' '{split($1, a, " "); if (a[2] == "blob") print a[3] "\t" $2}' >"$root/blobs.$key"
+  cut -f1 "$root/blobs.$key" | git -C "$dest" cat-file --batch-check='%(objectname) %(objecttype)' |
+    awk '$2 == "missing" {print $1}' >"$root/missing.$key"
+  git -C "$dest" config core.sparseCheckout true
+  {
+    echo '/*'
+    grep -F -f "$root/missing.$key" "$root/blobs.$key" | cut -f2- | sed 's|^|!/|' || true
+  } >"$dest/.git/info/sparse-checkout"
+  rm -f "$root/blobs.$key" "$root/missing.$key"
+  git -C "$dest" -c advice.detachedHead=false checkout -q -f "$commit"
+  out="$root/sets/$set/$key"
+  mkdir -p "$out"
+  (cd "$dest/$under" && find . -name PKGBUILD -type f -not -path '*/.*' -printf '%h\n') |
+    sort | while read -r d; do
+      rel=${d#./}
+      [[ $rel == . ]] && rel=$(basename "$dest")
+      name=${rel//\//+}
+      ln -sfn "$dest/$under/${d#./}" "$out/$name"
+    done
+  echo "$set $repo $commit: $(find "$out" -mindepth 1 -maxdepth 1 | wc -l) packages" >&2
+done <"$split"
+
+# Leave out of the test set every package whose last path part is also a dev-set package's.
+find "$root/sets/dev" -mindepth 2 -maxdepth 2 -printf '%f\n' | sed 's/.*+//' | sort -u >"$root/dev-names"
+removed=0
+for link in "$root"/sets/test/*/*; do
+  n=$(basename "$link"); n=${n##*+}
+  if grep -qxF -- "$n" "$root/dev-names"; then rm "$link"; removed=$((removed + 1)); fi
+done
+echo "test set: $removed packages also named in the dev set left out" >&2
+for s in dev test; do
+  echo "$s: $(find "$root/sets/$s" -mindepth 2 -maxdepth 2 | wc -l) packages" >&2
+done
