@@ -10,6 +10,7 @@ mod automatic;
 mod blind;
 mod bounds;
 mod config;
+mod daemon_env;
 mod environment;
 mod escapes;
 mod failclosed;
