@@ -129,6 +129,7 @@ fn main() {
     let client = Client {
         name: "bench".into(),
         grant: Grant::full(),
+        transport: archgate_core::gate::Transport::Http,
     };
     let n = 50_000;
     let mut times = Vec::with_capacity(n);
@@ -207,6 +208,7 @@ fn main() {
         time: archgate_core::audit::now_rfc3339(),
         id: "x".into(),
         client: "bench".into(),
+        transport: "http".into(),
         tool: "pkg_search".into(),
         route: Some("pkg_search".into()),
         target: Some("pkg_search".into()),

@@ -13,7 +13,7 @@ use std::sync::RwLock;
 use subtle::ConstantTimeEq;
 
 use crate::config::Config;
-use crate::gate::Client;
+use crate::gate::{Client, Transport};
 use crate::paths::write_private_file;
 
 pub const DEFAULT_CLIENT: &str = "default";
@@ -241,6 +241,7 @@ impl ClientStore {
             found = Some(Client {
                 name: DEFAULT_CLIENT.into(),
                 grant: grant_for(DEFAULT_CLIENT, None, config),
+                transport: Transport::Http,
             });
         }
         // Read in place: every request comes here, and the list need not be copied to be read.
@@ -258,6 +259,7 @@ impl ClientStore {
                 found = Some(Client {
                     name: c.name.clone(),
                     grant: grant_for(&c.name, Some(c), config),
+                    transport: Transport::Http,
                 });
             }
         }

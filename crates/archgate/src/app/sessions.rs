@@ -424,6 +424,7 @@ impl Sessions {
                     None => Some(Client {
                         name: LOCAL_CLIENT.into(),
                         grant: archgate_core::clients::grant_for(LOCAL_CLIENT, None, config),
+                        transport: archgate_core::gate::Transport::Stdio,
                     }),
                     // Tokens are unique, so a token that now names another client is that
                     // client renamed: the session follows the new name.

@@ -22,6 +22,7 @@ pub async fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Resul
             let who = archgate_core::gate::Client {
                 grant: archgate_core::clients::grant_for(&client, None, &cfg),
                 name: client,
+                transport: archgate_core::gate::Transport::Cli,
             };
             match app.gate.explain(&who, &tool, args).await {
                 Ok(e) => {

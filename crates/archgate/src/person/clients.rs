@@ -156,6 +156,11 @@ pub fn list(app: &App) -> Vec<ClientView> {
             let client = Client {
                 name: name.to_owned(),
                 grant: grant_for(name, s, &config),
+                transport: if name == LOCAL_CLIENT {
+                    archgate_core::gate::Transport::Stdio
+                } else {
+                    archgate_core::gate::Transport::Http
+                },
             };
             ClientView {
                 name: name.to_owned(),

@@ -61,6 +61,7 @@ impl McpServer {
             fixed_client: Some(Client {
                 name: LOCAL_CLIENT.into(),
                 grant,
+                transport: archgate_core::gate::Transport::Stdio,
             }),
             conn_ended: None,
             session: Some(connection_session("stdio")),
@@ -90,6 +91,7 @@ impl McpServer {
             fixed_client: Some(Client {
                 name: name.into(),
                 grant,
+                transport: archgate_core::gate::Transport::Bridge,
             }),
             conn_ended: Some(ended),
             session: Some(connection_session("bridge")),
@@ -113,6 +115,7 @@ impl McpServer {
             return Ok(std::borrow::Cow::Owned(Client {
                 name: c.name.clone(),
                 grant: archgate_core::clients::grant_for(&c.name, stored.as_ref(), &config),
+                transport: c.transport,
             }));
         }
         cx.extensions

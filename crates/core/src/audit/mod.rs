@@ -25,6 +25,7 @@ mod tests {
             time: now_rfc3339(),
             id: format!("c{i}"),
             client: "local".into(),
+            transport: "stdio".into(),
             tool: "system_status".into(),
             route: Some("system_status".into()),
             target: None,

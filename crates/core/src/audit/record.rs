@@ -92,6 +92,11 @@ pub struct Record {
     pub time: String,
     pub id: String,
     pub client: String,
+    /// How the client reached archgate: `http` (its token), `bridge` (the daemon's bridge
+    /// socket), `stdio` (served in its own process), `cli` (the person's command line). Two
+    /// clients of one name stay apart by it. Empty in records written before it existed.
+    #[serde(default)]
+    pub transport: String,
     pub tool: String,
     pub route: Option<String>,
     /// The resolved target, as shown to the person.

@@ -29,11 +29,13 @@ mod record;
 mod refusal;
 mod stages;
 mod started;
+mod transport;
 
 pub use ask::Relay;
 pub use explain::Explained;
 use record::Pending;
 pub use refusal::{Details, InputRequired, Kind, Refusal};
+pub use transport::Transport;
 
 use crate::approval::Broker;
 use crate::audit::{AuditLog, Outcome, Record};
@@ -53,6 +55,8 @@ pub type Observer = Box<dyn Fn(&Record) + Send + Sync>;
 pub struct Client {
     pub name: String,
     pub grant: Grant,
+    /// How it reached the gate; its records name it beside `name`.
+    pub transport: Transport,
 }
 
 /// Every tool archgate offers, by name.

@@ -180,6 +180,7 @@ fn unreachable_record(client: &str, c: &Inflight) -> Record {
         time: now_rfc3339(),
         id: format!("{secs:x}-{}-b{n}", std::process::id()),
         client: client.to_owned(),
+        transport: archgate_core::gate::Transport::Bridge.to_string(),
         tool,
         route: None,
         target: None,

@@ -89,6 +89,7 @@ fn client() -> Client {
     Client {
         name: "local".into(),
         grant: Grant::full(),
+        transport: archgate_core::gate::Transport::Stdio,
     }
 }
 
