@@ -11,6 +11,7 @@ mod doctor;
 mod health_probe;
 mod log;
 mod policy;
+mod port_holder;
 pub mod serve;
 mod service;
 mod setup;

@@ -24,6 +24,7 @@ mod plugins;
 mod relayed;
 mod secrets;
 mod spellings;
+mod squatter;
 mod transport;
 mod unauthenticated;
 mod unknown;
