@@ -89,10 +89,17 @@ fn human(r: &Record) -> String {
             )
         })
         .unwrap_or_default();
+    // The client with the door it came through (`default/bridge`, `default/http`): two clients
+    // of one name stay apart here too.
+    let who = if r.transport.is_empty() {
+        for_terminal(&r.client).into_owned()
+    } else {
+        format!("{}/{}", for_terminal(&r.client), for_terminal(&r.transport))
+    };
     format!(
-        "{} {:<8} {:<18} {:<16} {}{} {}ms{}",
+        "{} {:<14} {:<18} {:<16} {}{} {}ms{}",
         for_terminal(&r.time),
-        for_terminal(&r.client),
+        who,
         for_terminal(&r.tool),
         r.outcome.as_str(),
         for_terminal(r.target.as_deref().or(r.route.as_deref()).unwrap_or("")),

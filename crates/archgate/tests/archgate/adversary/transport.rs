@@ -93,4 +93,11 @@ fn the_cli_and_in_process_stdio_name_theirs() {
         .map(|r| r["transport"].as_str().unwrap_or(""))
         .collect();
     assert_eq!(transports, ["cli", "stdio"], "{recs:?}");
+    // `archgate log` shows the door beside the name.
+    let out = env.run(&["log"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("local/cli") && text.contains("local/stdio"),
+        "{text}"
+    );
 }
