@@ -132,6 +132,7 @@ fn main() {
         name: "bench".into(),
         grant: Grant::full(),
         agent: None,
+        transport: archgate_core::gate::Transport::Http,
     };
     let n = 50_000;
     let mut times = Vec::with_capacity(n);
@@ -211,6 +212,7 @@ fn main() {
         id: "x".into(),
         client: "bench".into(),
         agent: None,
+        transport: "http".into(),
         tool: "pkg_search".into(),
         route: Some("pkg_search".into()),
         target: Some("pkg_search".into()),

@@ -13,7 +13,7 @@ use std::sync::RwLock;
 use subtle::ConstantTimeEq;
 
 use crate::config::Config;
-use crate::gate::Client;
+use crate::gate::{Client, Transport};
 use crate::paths::write_private_file;
 
 pub const DEFAULT_CLIENT: &str = "default";
@@ -242,6 +242,7 @@ impl ClientStore {
                 name: DEFAULT_CLIENT.into(),
                 grant: grant_for(DEFAULT_CLIENT, None, config),
                 agent: None,
+                transport: Transport::Http,
             });
         }
         // Read in place: every request comes here, and the list need not be copied to be read.
@@ -260,6 +261,7 @@ impl ClientStore {
                     name: c.name.clone(),
                     grant: grant_for(&c.name, Some(c), config),
                     agent: None,
+                    transport: Transport::Http,
                 });
             }
         }

@@ -425,6 +425,7 @@ impl Sessions {
                         name: LOCAL_CLIENT.into(),
                         grant: archgate_core::clients::grant_for(LOCAL_CLIENT, None, config),
                         agent: None,
+                        transport: archgate_core::gate::Transport::Stdio,
                     }),
                     // Tokens are unique, so a token that now names another client is that
                     // client renamed: the session follows the new name.

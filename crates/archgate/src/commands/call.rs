@@ -65,6 +65,7 @@ pub async fn call(config: Option<PathBuf>, tool: &str, args: &str) -> anyhow::Re
         name: LOCAL_CLIENT.into(),
         grant: archgate_core::clients::grant_for(LOCAL_CLIENT, None, &cfg),
         agent: None,
+        transport: archgate_core::gate::Transport::Cli,
     };
     let r = app.gate.call(&client, tool, args).await;
     let failed = r.output.is_err();

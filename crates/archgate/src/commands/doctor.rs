@@ -332,6 +332,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         out(l);
     }
     out("");
+    checks.push(own_port(cfg.server.port));
     let mut missing = 0;
     for c in &checks {
         if c.ok {
@@ -353,6 +354,28 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         checks.len()
     ));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether archgate's configured port is free or the person's, not another uid's (attack 3 F12).
+fn own_port(port: u16) -> Check {
+    match super::port_holder::warning(port) {
+        None => Check {
+            name: "archgate port".into(),
+            ok: true,
+            detail: format!("127.0.0.1:{port} is free or yours"),
+            disables: "",
+            fix: None,
+        },
+        Some(w) => Check {
+            name: "archgate port".into(),
+            ok: false,
+            detail: w,
+            disables: "your HTTP clients' token and calls go to another user's process",
+            fix: Some(format!(
+                "free 127.0.0.1:{port}, or set [server] port and run archgate client-config again"
+            )),
+        },
+    }
 }
 
 /// Whether the desktop's one daemon runs, and how many stdio servers serve in their own process.

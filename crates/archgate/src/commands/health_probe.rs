@@ -3,7 +3,9 @@
 //! A tiny HTTP/1.1 client on a `TcpStream` (the CLI needs one request to its own server on
 //! loopback; a full client library would be the heaviest part of `archgate status`). The answer
 //! must come within the timeout, be at most 64 KiB, be a 200 with a JSON body, and name archgate:
-//! anything else on the port is "something else is there", not a server that is ours.
+//! anything else on the port is "something else is there", not a server that is ours. The
+//! listener must be the person's own (its socket's uid, as the daemon judges its peers): another
+//! uid's is never asked, whatever it would answer (attack 3 F12).
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
@@ -25,6 +27,14 @@ pub enum ProbeError {
     NotArchgate { port: u16, what: String },
     #[error("127.0.0.1:{port} sent more than {MAX_ANSWER} bytes for /health")]
     TooLarge { port: u16 },
+    #[error(
+        "127.0.0.1:{port} is held by uid {uid}, not you: that is not your archgate, whatever it answers"
+    )]
+    OtherUser { port: u16, uid: u32 },
+    #[error(
+        "the owner of 127.0.0.1:{port} cannot be named ({why}): its answer is not taken for archgate's"
+    )]
+    OwnerUnknown { port: u16, why: String },
 }
 
 impl ProbeError {
@@ -34,6 +44,8 @@ impl ProbeError {
             ProbeError::TimedOut { .. } => "timed_out",
             ProbeError::NotArchgate { .. } => "malformed",
             ProbeError::TooLarge { .. } => "too_large",
+            ProbeError::OtherUser { .. } => "other_user",
+            ProbeError::OwnerUnknown { .. } => "owner_unknown",
         }
     }
 }
@@ -56,6 +68,21 @@ pub fn health(port: u16, timeout: Duration) -> Result<serde_json::Value, ProbeEr
             ProbeError::CouldNotReach { port, source }
         }
     })?;
+    // Whoever listens must be the person: another uid's answer is never taken for archgate's
+    // (it would be shown as "serving"), and nothing is sent to it (`port_holder.rs`).
+    let ours = stream
+        .local_addr()
+        .map_err(|source| ProbeError::CouldNotReach { port, source })?;
+    match crate::server::peer::tcp_owner(ours, addr) {
+        Ok(uid) if uid == crate::server::peer::my_uid() => {}
+        Ok(uid) => return Err(ProbeError::OtherUser { port, uid }),
+        Err(e) => {
+            return Err(ProbeError::OwnerUnknown {
+                port,
+                why: e.to_string(),
+            });
+        }
+    }
     stream.set_write_timeout(Some(timeout)).map_err(timed_out)?;
     let request = format!(
         "GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"

@@ -100,10 +100,18 @@ fn human(r: &Record) -> String {
         .as_deref()
         .map(|t| format!(" task={}", for_terminal(t)))
         .unwrap_or_default();
+    // The client with the door it came through (`default/bridge`, `default/http`): two clients
+    // of one name stay apart here too.
+    let client = if r.transport.is_empty() {
+        r.client.clone()
+    } else {
+        format!("{}/{}", r.client, r.transport)
+    };
+    let who = archgate_core::agent::who(&client, agent.as_deref());
     format!(
-        "{} {:<8} {:<18} {:<16} {}{}{} {}ms{}",
+        "{} {:<14} {:<18} {:<16} {}{}{} {}ms{}",
         for_terminal(&time),
-        archgate_core::agent::who(&r.client, agent.as_deref()),
+        who,
         for_terminal(&r.tool),
         r.outcome.as_str(),
         for_terminal(r.target.as_deref().or(r.route.as_deref()).unwrap_or("")),

@@ -13,6 +13,7 @@ mod doctor_verdict;
 mod health_probe;
 mod log;
 mod policy;
+mod port_holder;
 pub mod serve;
 mod service;
 mod setup;

@@ -23,6 +23,7 @@ pub async fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Resul
                 grant: archgate_core::clients::grant_for(&client, None, &cfg),
                 name: client,
                 agent: None,
+                transport: archgate_core::gate::Transport::Cli,
             };
             match app.gate.explain(&who, &tool, args).await {
                 Ok(e) => {

@@ -336,17 +336,30 @@ pub fn run(
     as_json: bool,
     port: Option<u16>,
 ) -> anyhow::Result<ExitCode> {
+    let (cfg, _) = crate::app::config_and_paths(config.clone())?;
     let seen = observe(config, port)?;
+    // Said whatever else is seen: the person's HTTP clients talk to that port.
+    let held = super::port_holder::warning(cfg.server.port);
     if waybar_json {
-        out(serde_json::to_string(&waybar(
-            &seen,
-            archgate_core::person::now_secs(),
-        ))?);
+        let mut bar = waybar(&seen, archgate_core::person::now_secs());
+        if let Some(w) = &held {
+            bar.class.push("port-held".into());
+            bar.tooltip = format!("WARNING: {w}\n{}", bar.tooltip);
+            bar.text = format!("! {}", bar.text);
+        }
+        out(serde_json::to_string(&bar)?);
         return Ok(ExitCode::SUCCESS);
     }
     if as_json {
-        out(serde_json::to_string_pretty(&json(&seen))?);
+        let mut v = json(&seen);
+        if let Some(w) = &held {
+            v["port_warning"] = Value::String(w.clone());
+        }
+        out(serde_json::to_string_pretty(&v)?);
     } else {
+        if let Some(w) = &held {
+            out(format!("WARNING: {w}"));
+        }
         for l in human(&seen) {
             out(l);
         }

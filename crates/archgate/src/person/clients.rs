@@ -157,6 +157,11 @@ pub fn list(app: &App) -> Vec<ClientView> {
                 name: name.to_owned(),
                 grant: grant_for(name, s, &config),
                 agent: None,
+                transport: if name == LOCAL_CLIENT {
+                    archgate_core::gate::Transport::Stdio
+                } else {
+                    archgate_core::gate::Transport::Http
+                },
             };
             ClientView {
                 name: name.to_owned(),

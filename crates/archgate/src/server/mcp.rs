@@ -63,6 +63,7 @@ impl McpServer {
                 name: LOCAL_CLIENT.into(),
                 grant,
                 agent: None,
+                transport: archgate_core::gate::Transport::Stdio,
             }),
             conn_ended: None,
             session: Some(connection_session("stdio")),
@@ -93,6 +94,7 @@ impl McpServer {
                 name: name.into(),
                 grant,
                 agent: None,
+                transport: archgate_core::gate::Transport::Bridge,
             }),
             conn_ended: Some(ended),
             session: Some(connection_session("bridge")),
@@ -130,6 +132,7 @@ impl McpServer {
                 name: c.name.clone(),
                 grant: archgate_core::clients::grant_for(&c.name, stored.as_ref(), &config),
                 agent: None,
+                transport: c.transport,
             }));
         }
         cx.extensions

@@ -26,6 +26,7 @@ mod tests {
             id: format!("c{i}"),
             client: "local".into(),
             agent: None,
+            transport: "stdio".into(),
             tool: "system_status".into(),
             route: Some("system_status".into()),
             target: None,

@@ -96,6 +96,11 @@ pub struct Record {
     /// person's eyes; `client` is who the call was granted to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// How the client reached archgate: `http` (its token), `bridge` (the daemon's bridge
+    /// socket), `stdio` (served in its own process), `cli` (the person's command line). Two
+    /// clients of one name stay apart by it. Empty in records written before it existed.
+    #[serde(default)]
+    pub transport: String,
     pub tool: String,
     pub route: Option<String>,
     /// The resolved target, as shown to the person.

@@ -30,11 +30,13 @@ mod refusal;
 mod stages;
 mod started;
 pub mod task;
+mod transport;
 
 pub use ask::Relay;
 pub use explain::Explained;
 use record::Pending;
 pub use refusal::{Details, InputRequired, Kind, Refusal};
+pub use transport::Transport;
 
 use crate::approval::Broker;
 use crate::audit::{AuditLog, Outcome, Record};
@@ -57,6 +59,8 @@ pub struct Client {
     /// The agent's own name from its `clientInfo` (`crate::agent::label`): shown to the person
     /// beside `name`, never used for identity or policy.
     pub agent: Option<String>,
+    /// How it reached the gate; its records name it beside `name`.
+    pub transport: Transport,
 }
 
 /// Every tool archgate offers, by name.

@@ -68,6 +68,7 @@ fn start_line(
         "event": "started",
         "id": call.id,
         "client": call.client.name,
+        "transport": call.client.transport.as_str(),
         "tool": call.tool,
         "route": action.route,
         "target": action.summary(),

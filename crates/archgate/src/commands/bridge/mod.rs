@@ -14,6 +14,7 @@
 
 mod pump;
 mod record;
+mod session;
 mod spawn;
 
 use std::path::{Path, PathBuf};

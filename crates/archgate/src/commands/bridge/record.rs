@@ -181,6 +181,7 @@ fn unreachable_record(client: &str, c: &Inflight) -> Record {
         id: format!("{secs:x}-{}-b{n}", std::process::id()),
         client: client.to_owned(),
         agent: None,
+        transport: archgate_core::gate::Transport::Bridge.to_string(),
         tool,
         route: None,
         target: None,

@@ -14,9 +14,10 @@
 //! its environment must not become every client's. When the user manager answers, the daemon
 //! starts from a cleared environment with the manager's variables only (those
 //! `archgate_exec::env::TABLE` names; `PATH` rebuilt from trusted directories). Without a
-//! manager (a session whose compositor never imported its variables) the bridge's own
-//! environment is the base, but only the table's names pass, `PATH` keeps trusted directories
-//! only, and the daemon completes the session's sockets from the runtime directory itself.
+//! manager (a session whose compositor never imported its variables) it starts from a cleared
+//! environment too, holding what the person's passwd entry and the runtime directory show
+//! (`session.rs`): never the bridge's own (attack 2 F6: that fallback handed the first client's
+//! `PATH`, `HOME` and `XDG_*` to the daemon serving everyone; `adversary/daemon_env.rs`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,15 +30,22 @@ use archgate_exec::{CommandSpec, run_for_person, spawn_for_person};
 pub enum Session {
     /// The systemd user manager's environment for this runtime directory.
     Manager(Vec<(String, String)>),
-    /// Only the runtime directory shows a session (the session bus or a Wayland socket).
-    Sockets,
+    /// Only the runtime directory (held here) shows a session (the session bus or a Wayland
+    /// socket).
+    Sockets(PathBuf),
 }
 
 /// The session's environment as the systemd user manager holds it, or where the runtime
 /// directory shows a session; `Err` says why there is none.
 async fn session_env(paths: &Paths) -> Result<Session, String> {
+    let base = paths.runtime_dir.parent().unwrap_or(Path::new("/"));
+    // Asked with the runtime directory the daemon will serve, on an otherwise cleared
+    // environment: a bridge started without XDG_RUNTIME_DIR (or with another bus address) must
+    // not make the manager unreachable and so force the fallback (attack 2 F6).
     let spec = CommandSpec::new("systemctl")
         .args(["--user", "show-environment"])
+        .clear_env()
+        .env("XDG_RUNTIME_DIR", base.to_string_lossy().into_owned())
         .timeout(Duration::from_secs(3));
     let manager = match run_for_person(spec).await {
         Ok(o) if o.success() => Some(parse_environment(&o.stdout_lossy())),
@@ -53,7 +61,6 @@ async fn session_env(paths: &Paths) -> Result<Session, String> {
             None
         }
     };
-    let base = paths.runtime_dir.parent().unwrap_or(Path::new("/"));
     // The manager's session is this runtime directory's only when it names the same one (a
     // bridge with another XDG_RUNTIME_DIR — a test's, a container's — is not in that session).
     if let Some(env) = manager {
@@ -66,7 +73,7 @@ async fn session_env(paths: &Paths) -> Result<Session, String> {
         }
     }
     if has_session_socket(base) {
-        return Ok(Session::Sockets);
+        return Ok(Session::Sockets(base.to_owned()));
     }
     Err(format!(
         "no desktop session to start a daemon in (no systemd user manager for this runtime directory, no session bus or Wayland socket in {})",
@@ -169,15 +176,14 @@ pub async fn start_daemon(config: Option<PathBuf>, paths: &Paths) -> Result<(), 
 }
 
 /// The daemon's environment (see the module documentation): the manager's variables the
-/// executor's table names, on a cleared base; or, without a manager, the bridge's own through
-/// the same table.
+/// executor's table names, on a cleared base; or, without a manager, what the person's passwd
+/// entry and the runtime directory show (`session.rs`), on a cleared base too.
 pub fn daemon_env(spec: CommandSpec, session: Session) -> CommandSpec {
     match session {
-        Session::Manager(env) => env
-            .into_iter()
-            .filter(|(k, _)| archgate_exec::env::may_set(k))
-            .fold(spec.clear_env(), |spec, (k, v)| spec.env(k, v)),
-        Session::Sockets => spec,
+        Session::Manager(env) => super::session::apply(spec, env),
+        Session::Sockets(runtime) => {
+            super::session::apply(spec, super::session::from_runtime_dir(&runtime))
+        }
     }
 }
 
@@ -219,6 +225,14 @@ mod tests {
                 ("LANG".to_owned(), "C.UTF-8".to_owned())
             ]
         );
-        assert!(daemon_env(CommandSpec::new("setsid"), Session::Sockets).inherits_env());
+        let sockets = daemon_env(
+            CommandSpec::new("setsid"),
+            Session::Sockets(PathBuf::from("/nonexistent-runtime")),
+        );
+        assert!(!sockets.inherits_env(), "never the bridge's environment");
+        assert!(sockets.env_list().contains(&(
+            "XDG_RUNTIME_DIR".to_owned(),
+            "/nonexistent-runtime".to_owned()
+        )));
     }
 }

@@ -90,6 +90,7 @@ fn client() -> Client {
         name: "local".into(),
         grant: Grant::full(),
         agent: None,
+        transport: archgate_core::gate::Transport::Stdio,
     }
 }
 

@@ -75,6 +75,7 @@ async fn a_relaying_client_brings_the_answer_back_once_and_only_for_that_call() 
         name: "other".into(),
         grant: Grant::full(),
         agent: None,
+        transport: archgate_core::gate::Transport::Http,
     };
     let r = relayed(&e, &other, "a", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.output.unwrap_err().kind, Kind::TicketUnknown);

@@ -1,0 +1,100 @@
+//! Class: *another uid answering on archgate's port is taken for archgate* (attack 3 F12's
+//! remaining part). Another uid listening on archgate's configured port receives the person's
+//! HTTP clients' token and calls; `archgate status` asked it for `/health` and, when it answered
+//! like archgate, said "serving"; `doctor` said nothing. Tried here (as root, `nobody` plays the
+//! other user): a squatter answering `/health` with archgate's name on the configured port.
+//! `status` (text and `--json`) and `doctor` say loudly that the port is held by uid 65534, and
+//! `status` does not call the squatter archgate.
+
+use std::io::BufRead;
+use std::process::Stdio;
+
+use serde_json::Value;
+
+use crate::support::Env;
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+#[test]
+fn a_port_held_by_another_user_is_said_by_status_and_doctor() {
+    if !is_root() {
+        eprintln!("skipped: not root, so no other uid to hold the port");
+        return;
+    }
+    let env = Env::hermetic();
+    let port = std::fs::read_to_string(env.config_file())
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("port = ").map(|p| p.trim().to_owned()))
+        .unwrap();
+    // Answers every request with a /health that names archgate.
+    let script = format!(
+        "import socket,time\n\
+         s=socket.socket()\n\
+         s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n\
+         s.bind(('127.0.0.1',{port}))\n\
+         s.listen()\n\
+         print('ready',flush=True)\n\
+         body=b'{{\"name\":\"archgate\",\"version\":\"9.9.9\",\"status\":\"ok\"}}'\n\
+         while True:\n\
+         \x20   c,_=s.accept()\n\
+         \x20   c.settimeout(2)\n\
+         \x20   try: c.recv(65536)\n\
+         \x20   except Exception: pass\n\
+         \x20   c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: '+str(len(body)).encode()+b'\\r\\nConnection: close\\r\\n\\r\\n'+body)\n\
+         \x20   c.close()\n"
+    );
+    let mut squatter = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            &script,
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("setpriv");
+    let mut line = String::new();
+    std::io::BufReader::new(squatter.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+
+    let status = env.run(&["status"]);
+    let json = env.run(&["status", "--json"]);
+    let doctor = env.run(&["doctor"]);
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        !text.contains("serving at"),
+        "the squatter was taken for archgate: {text}"
+    );
+    assert!(
+        text.contains(&format!("127.0.0.1:{port}")) && text.contains("held by uid 65534"),
+        "{text}"
+    );
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_ne!(v["status"], "serving", "{v}");
+    assert!(
+        v["port_warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("held by uid 65534")),
+        "{v}"
+    );
+    let d = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        d.lines()
+            .any(|l| l.contains("MISSING") && l.contains("port")),
+        "{d}"
+    );
+    assert!(d.contains("held by uid 65534"), "{d}");
+}
