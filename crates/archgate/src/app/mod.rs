@@ -37,6 +37,9 @@ pub struct App {
     pub page_connections: Arc<listener_stats::Stats>,
     /// What another binary built on the library added (`extension.rs`); archgate's own: none.
     pub extension: Option<Arc<dyn extension::Extension>>,
+    /// The hand-offs waiting for the person (`tools/handoff/`); the control socket's helper
+    /// claims them.
+    pub handoffs: Arc<tools::handoff::Handoffs>,
 }
 
 /// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP). By
@@ -194,7 +197,8 @@ impl App {
             &paths.token_file(),
             &paths.clients_file(),
         )?);
-        let mut catalogue = tools::catalogue(&paths, &config);
+        let handoffs = Arc::new(tools::handoff::Handoffs::default());
+        let mut catalogue = tools::catalogue_with(&paths, &config, handoffs.clone());
         if let Some(x) = &extension {
             x.add_tools(&mut catalogue);
         }
@@ -218,6 +222,7 @@ impl App {
             bridge: Arc::default(),
             page_connections: Arc::default(),
             extension,
+            handoffs,
         })
     }
 

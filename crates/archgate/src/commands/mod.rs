@@ -8,6 +8,7 @@ mod client_config;
 mod clients;
 mod config;
 mod doctor;
+mod handoff;
 mod health_probe;
 mod log;
 mod policy;
@@ -60,6 +61,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Clients { action } => clients::run(config, action).await,
         Command::Reload => serve::reload(config),
         Command::Approvals { json } => approvals::list(config, json),
+        Command::Handoff { id } => handoff::run(config, &id, "own_terminal").await,
+        Command::HandoffRun { id } => handoff::run(config, &id, "terminal").await,
         Command::Show { id, json } => show::run(config, &id, json),
         Command::Approve { id, always } => approvals::answer(config, &id, always, false),
         Command::Deny { id } => approvals::answer(config, &id, false, true),

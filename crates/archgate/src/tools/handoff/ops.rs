@@ -1,0 +1,487 @@
+//! The closed set of privileged operations a hand-off can carry, built from typed inputs.
+//!
+//! An agent never writes a command: it names an operation and its values (package names, a
+//! unit), each checked the way the package tools check them, and archgate builds the argv. The
+//! argv always starts `sudo -k --`: `-k` makes sudo ignore any credentials cached for the
+//! terminal, so the person's password is asked for every hand-off and none is cached after it.
+//! The program after it is an absolute path archgate resolved in its trusted directories, so the
+//! command shown is the command `sudo` runs.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// At most this many packages in one operation.
+pub const MAX_PACKAGES: usize = 64;
+
+/// The operation as the agent names it (the tool's `op`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    SystemUpdate,
+    Install,
+    Remove,
+    CleanCache,
+    UnitRestart,
+    UnitEnable,
+    UnitDisable,
+}
+
+/// What a unit operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitVerb {
+    Restart,
+    Enable,
+    Disable,
+}
+
+impl UnitVerb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitVerb::Restart => "restart",
+            UnitVerb::Enable => "enable",
+            UnitVerb::Disable => "disable",
+        }
+    }
+}
+
+/// One privileged operation, built from the agent's typed values ([`Operation::from_args`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operation {
+    /// `pacman -Syu`: the whole system update.
+    SystemUpdate,
+    /// `pacman -S NAMES`: install (or reinstall) official packages.
+    Install { packages: Vec<String> },
+    /// `pacman -R NAMES`: remove installed packages.
+    Remove { packages: Vec<String> },
+    /// `paccache -rk3`: keep the three newest versions of each package in the cache.
+    CleanCache,
+    /// `systemctl restart|enable|disable UNIT` of a system unit.
+    Unit { action: UnitVerb, unit: String },
+}
+
+/// Why a value cannot be part of a hand-off.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpError {
+    #[error("{0:?} is not a package name (a-z 0-9 @ . _ + -, not starting with - or .)")]
+    PackageName(String),
+    #[error("no packages named")]
+    NoPackages,
+    #[error("at most {MAX_PACKAGES} packages in one hand-off")]
+    TooManyPackages,
+    #[error("{0:?} is named twice")]
+    Duplicate(String),
+    #[error("{0:?} is not a systemd unit name (NAME.service, .timer, .socket …)")]
+    UnitName(String),
+    #[error("{op} takes {wants}")]
+    Needs {
+        op: &'static str,
+        wants: &'static str,
+    },
+    #[error("{op} takes no {field}")]
+    Extra {
+        op: &'static str,
+        field: &'static str,
+    },
+}
+
+/// A package name as pacman allows it: lowercase letters, digits and `@._+-`, not starting with
+/// `-` or `.` (the rule `pkg_cache`'s archive look-up checks, `archgate_pacman::ala::check_name`).
+pub fn check_package(name: &str) -> Result<(), OpError> {
+    archgate_pacman::ala::check_name(name).map_err(|_| OpError::PackageName(name.to_owned()))
+}
+
+fn check_packages(names: &[String]) -> Result<(), OpError> {
+    if names.is_empty() {
+        return Err(OpError::NoPackages);
+    }
+    if names.len() > MAX_PACKAGES {
+        return Err(OpError::TooManyPackages);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for n in names {
+        check_package(n)?;
+        if !seen.insert(n.as_str()) {
+            return Err(OpError::Duplicate(n.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Unit suffixes systemd knows.
+const UNIT_SUFFIXES: &[&str] = &[
+    ".service",
+    ".socket",
+    ".timer",
+    ".target",
+    ".path",
+    ".mount",
+    ".automount",
+    ".swap",
+    ".slice",
+    ".scope",
+    ".device",
+];
+
+/// A unit name as systemd spells one: `[A-Za-z0-9:_.\\@-]`, at most 255 bytes, with a known
+/// suffix, not starting with `-`.
+pub fn check_unit(unit: &str) -> Result<(), OpError> {
+    let ok = !unit.is_empty()
+        && unit.len() <= 255
+        && !unit.starts_with(['-', '.'])
+        && unit
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b":_.\\@-".contains(&b))
+        && UNIT_SUFFIXES
+            .iter()
+            .any(|s| unit.len() > s.len() && unit.ends_with(s));
+    if ok {
+        Ok(())
+    } else {
+        Err(OpError::UnitName(unit.to_owned()))
+    }
+}
+
+impl Operation {
+    /// The operation `op` names, with its values: `packages` for install and remove, `unit` for
+    /// the unit operations, nothing else. Every value is checked ([`Operation::check`]).
+    pub fn from_args(
+        op: Op,
+        packages: Option<Vec<String>>,
+        unit: Option<String>,
+    ) -> Result<Operation, OpError> {
+        let name = |op: Op| match op {
+            Op::SystemUpdate => "system_update",
+            Op::Install => "install",
+            Op::Remove => "remove",
+            Op::CleanCache => "clean_cache",
+            Op::UnitRestart => "unit_restart",
+            Op::UnitEnable => "unit_enable",
+            Op::UnitDisable => "unit_disable",
+        };
+        let o = name(op);
+        let no_packages = |p: &Option<Vec<String>>| match p {
+            Some(_) => Err(OpError::Extra {
+                op: o,
+                field: "packages",
+            }),
+            None => Ok(()),
+        };
+        let no_unit = |u: &Option<String>| match u {
+            Some(_) => Err(OpError::Extra {
+                op: o,
+                field: "unit",
+            }),
+            None => Ok(()),
+        };
+        let unit_op = |action: UnitVerb| -> Result<Operation, OpError> {
+            no_packages(&packages)?;
+            let unit = unit.clone().ok_or(OpError::Needs {
+                op: o,
+                wants: "unit",
+            })?;
+            Ok(Operation::Unit { action, unit })
+        };
+        let operation = match op {
+            Op::SystemUpdate | Op::CleanCache => {
+                no_packages(&packages)?;
+                no_unit(&unit)?;
+                if op == Op::SystemUpdate {
+                    Operation::SystemUpdate
+                } else {
+                    Operation::CleanCache
+                }
+            }
+            Op::Install | Op::Remove => {
+                no_unit(&unit)?;
+                let packages = packages.clone().ok_or(OpError::Needs {
+                    op: o,
+                    wants: "packages",
+                })?;
+                if op == Op::Install {
+                    Operation::Install { packages }
+                } else {
+                    Operation::Remove { packages }
+                }
+            }
+            Op::UnitRestart => unit_op(UnitVerb::Restart)?,
+            Op::UnitEnable => unit_op(UnitVerb::Enable)?,
+            Op::UnitDisable => unit_op(UnitVerb::Disable)?,
+        };
+        operation.check()?;
+        Ok(operation)
+    }
+
+    /// Checks every value the agent gave.
+    pub fn check(&self) -> Result<(), OpError> {
+        match self {
+            Operation::SystemUpdate | Operation::CleanCache => Ok(()),
+            Operation::Install { packages } | Operation::Remove { packages } => {
+                check_packages(packages)
+            }
+            Operation::Unit { unit, .. } => check_unit(unit),
+        }
+    }
+
+    /// The program the operation runs under sudo, by name (resolved to a path by archgate).
+    pub fn program(&self) -> &'static str {
+        match self {
+            Operation::SystemUpdate | Operation::Install { .. } | Operation::Remove { .. } => {
+                "pacman"
+            }
+            Operation::CleanCache => "paccache",
+            Operation::Unit { .. } => "systemctl",
+        }
+    }
+
+    /// Whether the operation takes pacman's lock (a lock held refuses it before Enter).
+    pub fn takes_pacman_lock(&self) -> bool {
+        matches!(
+            self,
+            Operation::SystemUpdate | Operation::Install { .. } | Operation::Remove { .. }
+        )
+    }
+
+    /// What it will change, in words for the person.
+    pub fn changes(&self) -> String {
+        match self {
+            Operation::SystemUpdate => {
+                "updates every installed package to the repositories' versions".into()
+            }
+            Operation::Install { packages } => format!(
+                "installs {} and the dependencies pacman pulls in",
+                packages.join(", ")
+            ),
+            Operation::Remove { packages } => format!("removes {}", packages.join(", ")),
+            Operation::CleanCache => {
+                "deletes cached package files but the three newest versions of each".into()
+            }
+            Operation::Unit { action, unit } => {
+                format!("{}s the system unit {unit}", action.as_str())
+            }
+        }
+    }
+}
+
+/// Builds the argv: `sudo -k -- PROGRAM [--config F] ARGS…`. `program` is the absolute path
+/// archgate resolved; `pacman_conf` is passed only when it is not the default file.
+pub fn argv(op: &Operation, program: &Path, pacman_conf: &Path) -> Vec<String> {
+    let mut v: Vec<String> = vec!["sudo".into(), "-k".into(), "--".into()];
+    v.push(program.to_string_lossy().into_owned());
+    let conf = || -> Vec<String> {
+        if pacman_conf == Path::new("/etc/pacman.conf") {
+            Vec::new()
+        } else {
+            vec![
+                "--config".into(),
+                pacman_conf.to_string_lossy().into_owned(),
+            ]
+        }
+    };
+    match op {
+        Operation::SystemUpdate => {
+            v.extend(conf());
+            v.push("-Syu".into());
+        }
+        Operation::Install { packages } => {
+            v.extend(conf());
+            v.push("-S".into());
+            v.push("--".into());
+            v.extend(packages.iter().cloned());
+        }
+        Operation::Remove { packages } => {
+            v.extend(conf());
+            v.push("-R".into());
+            v.push("--".into());
+            v.extend(packages.iter().cloned());
+        }
+        Operation::CleanCache => {
+            v.push("-rk3".into());
+        }
+        Operation::Unit { action, unit } => {
+            v.push(action.as_str().into());
+            v.push("--".into());
+            v.push(unit.clone());
+        }
+    }
+    v
+}
+
+/// pacman's lock file under a database directory.
+pub fn pacman_lock(db_path: &Path) -> PathBuf {
+    db_path.join("db.lck")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn install(names: &[&str]) -> Operation {
+        Operation::Install {
+            packages: names.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_argv_is_built_from_typed_values_only() {
+        let conf = Path::new("/etc/pacman.conf");
+        assert_eq!(
+            argv(
+                &install(&["hello", "lib32-glibc"]),
+                Path::new("/usr/bin/pacman"),
+                conf
+            ),
+            [
+                "sudo",
+                "-k",
+                "--",
+                "/usr/bin/pacman",
+                "-S",
+                "--",
+                "hello",
+                "lib32-glibc"
+            ]
+        );
+        assert_eq!(
+            argv(
+                &Operation::SystemUpdate,
+                Path::new("/usr/bin/pacman"),
+                Path::new("/t/p.conf")
+            ),
+            [
+                "sudo",
+                "-k",
+                "--",
+                "/usr/bin/pacman",
+                "--config",
+                "/t/p.conf",
+                "-Syu"
+            ]
+        );
+        assert_eq!(
+            argv(&Operation::CleanCache, Path::new("/usr/bin/paccache"), conf),
+            ["sudo", "-k", "--", "/usr/bin/paccache", "-rk3"]
+        );
+        let unit = Operation::Unit {
+            action: UnitVerb::Restart,
+            unit: "sshd.service".into(),
+        };
+        assert_eq!(
+            argv(&unit, Path::new("/usr/bin/systemctl"), conf),
+            [
+                "sudo",
+                "-k",
+                "--",
+                "/usr/bin/systemctl",
+                "restart",
+                "--",
+                "sshd.service"
+            ]
+        );
+    }
+
+    #[test]
+    fn names_are_checked_as_the_package_tools_check_them() {
+        for ok in [
+            "hello",
+            "lib32-glibc",
+            "gtk+3",
+            "python3.12",
+            "foo@bar",
+            "a_b",
+        ] {
+            assert_eq!(install(&[ok]).check(), Ok(()), "{ok}");
+        }
+        for bad in [
+            "-Syu",
+            ".hidden",
+            "Hello",
+            "a b",
+            "a;rm",
+            "a\x1b[2J",
+            "",
+            "a/b",
+            "x\u{202e}y",
+            "--",
+        ] {
+            assert!(
+                matches!(install(&[bad]).check(), Err(OpError::PackageName(_))),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(install(&[]).check(), Err(OpError::NoPackages));
+        assert_eq!(
+            install(&["a", "a"]).check(),
+            Err(OpError::Duplicate("a".into()))
+        );
+        let many: Vec<String> = (0..=MAX_PACKAGES).map(|i| format!("p{i}")).collect();
+        assert_eq!(
+            Operation::Remove { packages: many }.check(),
+            Err(OpError::TooManyPackages)
+        );
+    }
+
+    #[test]
+    fn unit_names_need_a_suffix_and_systemds_characters() {
+        for ok in [
+            "sshd.service",
+            "getty@tty1.service",
+            "fstrim.timer",
+            "a-b\\x2d.mount",
+        ] {
+            assert_eq!(check_unit(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "sshd",
+            "-x.service",
+            ".service",
+            "a b.service",
+            "a;b.service",
+            "a\n.service",
+        ] {
+            assert!(check_unit(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn each_op_takes_exactly_its_values() {
+        let p = || Some(vec!["a".to_string()]);
+        let u = || Some("sshd.service".to_string());
+        assert_eq!(
+            Operation::from_args(Op::Install, p(), None),
+            Ok(install(&["a"]))
+        );
+        assert!(matches!(
+            Operation::from_args(Op::Install, None, None),
+            Err(OpError::Needs { .. })
+        ));
+        assert!(matches!(
+            Operation::from_args(Op::Install, p(), u()),
+            Err(OpError::Extra { .. })
+        ));
+        assert!(matches!(
+            Operation::from_args(Op::SystemUpdate, p(), None),
+            Err(OpError::Extra { .. })
+        ));
+        assert!(matches!(
+            Operation::from_args(Op::UnitRestart, None, None),
+            Err(OpError::Needs { .. })
+        ));
+        assert_eq!(
+            Operation::from_args(Op::UnitDisable, None, u()),
+            Ok(Operation::Unit {
+                action: UnitVerb::Disable,
+                unit: "sshd.service".into()
+            })
+        );
+        assert!(matches!(
+            Operation::from_args(Op::UnitEnable, None, Some("x; reboot".into())),
+            Err(OpError::UnitName(_))
+        ));
+        assert!(matches!(
+            Operation::from_args(Op::Remove, Some(vec!["-Rdd".into()]), None),
+            Err(OpError::PackageName(_))
+        ));
+    }
+}
