@@ -195,7 +195,7 @@ def agent(session):
         d.chmod(0o700)
     conf = cfg / "config.toml"
     conf.write_text(
-        f'[arch]\npacman_conf = "{CONF}"\n\n[policy]\nallow = ["handoff install"]\n\n'
+        f'[arch]\npacman_conf = "{CONF}"\n\n[policy]\nallow = ["handoff install", "handoff install_file", "handoff pacnew discard"]\n\n'
         '[approval]\npage = false\nnotifications = false\n\n[tools]\ntimeouts = { handoff = 120 }\n'
     )
     os.chown(conf, UID, GID)
@@ -212,8 +212,10 @@ class Person:
     def __init__(self, env: dict) -> None:
         self.env = env
 
-    def helper(self) -> int:
+    def helper(self, q: queue.Queue | None = None) -> int:
         def find():
+            if q is not None and not q.empty():
+                raise AssertionError(f"the call answered before a terminal opened: {q.queue[0]}")
             for p in Path("/proc").iterdir():
                 if not p.name.isdigit():
                     continue
@@ -357,31 +359,38 @@ def test_the_agents_own_means_cannot_confirm_and_a_second_hand_off_is_busy(agent
     person.close_terminal(pid)
 
 
-def test_the_right_password_installs_exactly_the_planned_packages_and_the_record_holds_the_command(agent, person):
-    sudoers("/usr/bin/pacman", tries=5)
-    q = agent.handoff(["handoff-hello"], reason="install \x1b[2Jhello for the person")
-    pid = person.helper()
+def confirm_with_password(person: Person, q: queue.Queue, pacman_asks: bool) -> int:
+    """The person presses Enter in the hand-off's terminal, types their password for sudo and,
+    when pacman asks its question, answers it. The helper's pid."""
+    pid = person.helper(q)
     person.wait_prompt(pid)
     person.answer_prompt(pid, "Return")
     # The person types their password; as a person may, they type it again when a keystroke
     # went astray (the virtual keyboard loses one now and then: seen here in about one run of
-    # five), so this test allows sudo a few tries.
+    # five), so these tests allow sudo a few tries.
     end = time.monotonic() + PATIENCE
-    while not pacman_running():
-        assert time.monotonic() < end and q.empty(), "sudo never took the password"
+    while not (pacman_asks and pacman_running()) and q.empty():
+        assert time.monotonic() < end, "sudo never took the password"
         person.wait_password_prompt(pid)
         person.type(PASSWORD, "-k", "Return")
         for _ in range(50):
-            if pacman_running() or not q.empty():
+            if (pacman_asks and pacman_running()) or not q.empty():
                 break
             time.sleep(0.1)
     # pacman discards what was typed before its question shows: Return until it has answered.
     end = time.monotonic() + PATIENCE
-    while q.empty():
+    while pacman_asks and q.empty():
         assert time.monotonic() < end, "pacman never took the answer"
         if pacman_running():
             person.type("-k", "Return")
         time.sleep(2)
+    return pid
+
+
+def test_the_right_password_installs_exactly_the_planned_packages_and_the_record_holds_the_command(agent, person):
+    sudoers("/usr/bin/pacman", tries=5)
+    q = agent.handoff(["handoff-hello"], reason="install \x1b[2Jhello for the person")
+    pid = confirm_with_password(person, q, pacman_asks=True)
     r = result(q)
     assert not r["error"], r
     assert r["outcome"] == "ran" and r["exit_code"] == 0 and r["channel"] == "terminal", r
@@ -398,15 +407,62 @@ def test_the_right_password_installs_exactly_the_planned_packages_and_the_record
     person.close_terminal(pid)
 
 
+def test_a_cached_package_file_is_installed_with_pacman_u_and_one_outside_the_cache_is_refused(agent, person):
+    pkg = next((WORK / "repo").glob("handoff-other-*.pkg.tar.zst"))
+    outside = result(agent.request("tools/call", {"name": "handoff", "arguments": {
+        "op": "install_file", "path": str(pkg), "reason": "a downgrade"}}))
+    assert outside["error"] and outside["kind"] == "invalid_target", outside
+    cached = DB.parent / "cache" / pkg.name
+    cached.write_bytes(pkg.read_bytes())
+    sudoers("/usr/bin/pacman", tries=5)
+    try:
+        q = agent.request("tools/call", {"name": "handoff", "arguments": {
+            "op": "install_file", "path": str(cached), "reason": "the cached version"}})
+        pid = confirm_with_password(person, q, pacman_asks=True)
+        r = result(q)
+        assert not r["error"] and r["exit_code"] == 0, r
+        assert r["command"][-3:] == ["-U", "--", str(cached)], r
+        assert installed() == ["handoff-hello", "handoff-other"]
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
+def test_a_waiting_pacnew_is_discarded_and_a_file_that_is_none_is_refused(agent, person):
+    etc = DB.parent / "root" / "etc"
+    etc.mkdir(parents=True, exist_ok=True)
+    (etc / "handoff.conf").write_text("mine\n")
+    pacnew = etc / "handoff.conf.pacnew"
+    pacnew.write_text("theirs\n")
+    other = etc / "passwd"
+    other.write_text("x\n")
+    refused = result(agent.request("tools/call", {"name": "handoff", "arguments": {
+        "op": "pacnew_discard", "path": str(other), "reason": "cleanup"}}))
+    assert refused["error"] and refused["kind"] == "invalid_argument", refused
+    sudoers("/usr/bin/pacman, /usr/bin/rm, /usr/bin/mv", tries=5)
+    try:
+        q = agent.request("tools/call", {"name": "handoff", "arguments": {
+            "op": "pacnew_discard", "path": str(pacnew), "reason": "the person keeps their file"}})
+        pid = confirm_with_password(person, q, pacman_asks=False)
+        r = result(q)
+        assert not r["error"] and r["exit_code"] == 0, r
+        assert r["command"] == ["sudo", "-k", "--", "/usr/bin/rm", "-f", "--", str(pacnew)], r
+        assert not pacnew.exists() and (etc / "handoff.conf").read_text() == "mine\n"
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
 def test_pacmans_lock_held_refuses_before_enter(agent, person):
     lock = DB / "db.lck"
     lock.write_text("")
+    before = installed()
     try:
         q = agent.handoff(["handoff-other"])
         pid = person.helper()
         r = result(q)
         assert r["error"] and r["kind"] == "refused" and "db.lck" in r["message"], r
-        assert installed() == ["handoff-hello"]
+        assert installed() == before
         person.close_terminal(pid)
     finally:
         lock.unlink()
@@ -414,12 +470,13 @@ def test_pacmans_lock_held_refuses_before_enter(agent, person):
 
 def test_a_nopasswd_rule_refuses_the_hand_off(agent, person):
     sudoers("NOPASSWD: /usr/bin/pacman")
+    before = installed()
     try:
         q = agent.handoff(["handoff-other"])
         pid = person.helper()
         r = result(q)
         assert r["error"] and r["kind"] == "refused" and "NOPASSWD" in r["message"], r
-        assert installed() == ["handoff-hello"]
+        assert installed() == before
         person.close_terminal(pid)
     finally:
         sudoers("/usr/bin/pacman")

@@ -106,15 +106,15 @@ fn end(app: &App, claim: Claim, reported: Option<Outcome>) {
         "command": prepared.argv,
         "channel": ended.channel,
     });
-    if let (Some(o), Ok(v)) = (event.as_object_mut(), serde_json::to_value(&ended.outcome)) {
-        if let Some(v) = v.as_object() {
-            for (k, v) in v {
-                // The output's tail stays with the agent's answer; the record keeps its size.
-                if k == "tail" {
-                    o.insert("tail_bytes".into(), v.as_str().map_or(0, str::len).into());
-                } else {
-                    o.insert(k.clone(), v.clone());
-                }
+    if let (Some(o), Ok(Value::Object(v))) =
+        (event.as_object_mut(), serde_json::to_value(&ended.outcome))
+    {
+        for (k, v) in v {
+            // The output's tail stays with the agent's answer; the record keeps its size.
+            if k == "tail" {
+                o.insert("tail_bytes".into(), v.as_str().map_or(0, str::len).into());
+            } else {
+                o.insert(k, v);
             }
         }
     }

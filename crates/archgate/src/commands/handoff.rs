@@ -20,6 +20,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::{out, out_raw};
 use crate::tools::handoff::registry::{Outcome, Prepared};
 use crate::tools::handoff::sudo::{self, Asks};
 
@@ -41,15 +42,15 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
         }
     }
     let Some((mut conn, prepared)) = found else {
-        println!(
+        out(format!(
             "archgate: no hand-off {} is waiting here ({}).",
             for_terminal(id),
             for_terminal(&why.join("; "))
-        );
+        ));
         linger(channel);
         return Ok(ExitCode::from(1));
     };
-    print!("{}", render(&prepared));
+    out_raw(&render(&prepared));
     let code = match prepare_and_confirm(&prepared) {
         Err(outcome) => {
             let what = match &outcome {
@@ -59,7 +60,7 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
                 }
                 _ => String::new(),
             };
-            println!("\n{what}");
+            out(format!("\n{what}"));
             let _ = step(&mut conn, &json!({"op": "done", "outcome": outcome}));
             ExitCode::from(1)
         }
@@ -67,15 +68,15 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
             match step(&mut conn, &json!({"op": "started"})) {
                 Ok(r) if r["ok"] == true => {}
                 other => {
-                    println!(
+                    out(format!(
                         "\narchgate withdrew this hand-off; nothing ran ({}).",
                         for_terminal(&format!("{other:?}"))
-                    );
+                    ));
                     linger(channel);
                     return Ok(ExitCode::from(1));
                 }
             }
-            println!();
+            out("");
             let outcome =
                 match archgate_core::exec::run_for_person_in_terminal(spec, TAIL_BYTES * 4).await {
                     Ok(r) => Outcome::Ran {
@@ -92,25 +93,25 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
                     duration_ms,
                     ..
                 } => {
-                    println!(
+                    out(format!(
                         "\narchgate: done (exit status 0, {} s).",
                         duration_ms / 1000
-                    );
+                    ));
                     ExitCode::SUCCESS
                 }
                 Outcome::Ran {
                     exit_code, signal, ..
                 } => {
-                    println!(
+                    out(format!(
                         "\narchgate: it failed (exit status {exit_code:?}, signal {signal:?})."
-                    );
+                    ));
                     ExitCode::from(1)
                 }
                 o => {
-                    println!(
+                    out(format!(
                         "\narchgate: it did not start: {}",
                         for_terminal(&format!("{o:?}"))
-                    );
+                    ));
                     ExitCode::from(1)
                 }
             };
@@ -204,7 +205,7 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
             lock.display()
         )));
     }
-    println!("Press Enter to run it; sudo will ask for your password. Escape cancels.");
+    out("Press Enter to run it; sudo will ask for your password. Escape cancels.");
     match wait_for_enter() {
         Key::Enter => Ok(spec),
         Key::Cancel(why) => Err(Outcome::Cancelled { why }),
@@ -311,7 +312,7 @@ fn linger(channel: &str) {
     if channel != "terminal" {
         return;
     }
-    println!("\nPress any key or close this terminal.");
+    out("\nPress any key or close this terminal.");
     let mut b = [0u8; 1];
     let _ = std::io::stdin().lock().read(&mut b);
 }

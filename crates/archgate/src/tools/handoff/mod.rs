@@ -51,6 +51,9 @@ pub struct HandoffArgs {
     pub packages: Option<Vec<String>>,
     /// For the unit operations: a system unit (`NAME.service` …).
     pub unit: Option<String>,
+    /// For install_file: a package file in pacman's cache (from `pkg_cache`); for pacnew_adopt
+    /// and pacnew_discard: a waiting `.pacnew`/`.pacsave` (from `pkg_pacnew`).
+    pub path: Option<String>,
     /// Why you ask, in a sentence or two for the person (shown in the terminal).
     pub reason: String,
 }
@@ -64,8 +67,9 @@ pub struct Run {
 static SPEC: ToolSpec = ToolSpec {
     name: "handoff",
     title: "Hand a privileged step to the person",
-    description: "Privileged work by the person's own hands: pacman -Syu, -S/-R of named packages, paccache -rk3, \
-                  systemctl restart/enable/disable of a system unit. Opens a terminal on the person's desktop that \
+    description: "Privileged work by the person's own hands: pacman -Syu, -S/-R of named packages, -U of a cached \
+                  package file, paccache -rk3, systemctl restart/enable/disable of a system unit, adopting or \
+                  discarding a .pacnew, a snapper/Timeshift snapshot. Opens a terminal on the person's desktop that \
                   shows the exact command and runs it only after their Enter and sudo password; answers ran, \
                   cancelled, failed or unknown, with the exit status and the output's tail.",
     tier: archgate_core::policy::Tier::Act,
@@ -131,6 +135,11 @@ impl Tool for Handoff {
             ops::Op::UnitRestart => &["unit", "restart"],
             ops::Op::UnitEnable => &["unit", "enable"],
             ops::Op::UnitDisable => &["unit", "disable"],
+            ops::Op::InstallFile => &["install_file"],
+            ops::Op::PacnewAdopt => &["pacnew", "adopt"],
+            ops::Op::PacnewDiscard => &["pacnew", "discard"],
+            ops::Op::SnapshotSnapper => &["snapshot", "snapper"],
+            ops::Op::SnapshotTimeshift => &["snapshot", "timeshift"],
         };
         Plan::with_tier(&SPEC, SPEC.tier, words)
     }
@@ -143,7 +152,15 @@ impl Tool for Handoff {
         a: HandoffArgs,
     ) -> BoxFuture<'a, Result<Resolved<Run>, ToolError>> {
         Box::pin(async move {
-            let operation = Operation::from_args(a.op, a.packages, a.unit).map_err(invalid)?;
+            let operation = Operation::from_args(
+                a.op,
+                ops::Values {
+                    packages: a.packages,
+                    unit: a.unit,
+                    path: a.path,
+                },
+            )
+            .map_err(invalid)?;
             if a.reason.trim().is_empty() || a.reason.chars().count() > MAX_REASON {
                 return Err(invalid(format!(
                     "reason: say why in 1 to {MAX_REASON} characters"
@@ -165,6 +182,9 @@ impl Tool for Handoff {
                 let c = pacman.conf().await.map_err(domain_err)?;
                 lock = Some(ops::pacman_lock(&c.db_path));
                 log_file = Some(c.log_file.clone());
+                if let Operation::InstallFile { path } = &operation {
+                    check_cache_file(path, &c.cache_dirs)?;
+                }
                 if let Operation::Install { packages } = &operation {
                     // Every name must be in the sync databases: the plan pkg_install_plan gives.
                     let plan = pacman
@@ -182,6 +202,25 @@ impl Tool for Handoff {
                             ),
                         ));
                     }
+                }
+            }
+            if let Operation::PacnewAdopt { path, .. } | Operation::PacnewDiscard { path } =
+                &operation
+            {
+                let waiting = self
+                    .svc
+                    .pacman(&cx.config)
+                    .pacnew()
+                    .await
+                    .map_err(domain_err)?;
+                let found = waiting.files.iter().any(|w| &w.path == path);
+                let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+                if !found || !regular {
+                    return Err(ToolError::new(
+                        ErrorKind::NotFound,
+                        format!("{path} is not a .pacnew/.pacsave file waiting here"),
+                    )
+                    .next("call pkg_pacnew and name one of the files it lists"));
                 }
             }
             let argv = ops::argv(&operation, &program, &conf);
@@ -282,6 +321,32 @@ impl Tool for Handoff {
             answer(&run.prepared, ended)
         })
     }
+}
+
+/// A package file `pacman -U` may take from a hand-off: a regular file (not a link) directly in
+/// one of pacman's cache directories.
+fn check_cache_file(path: &str, cache_dirs: &[std::path::PathBuf]) -> Result<(), ToolError> {
+    let refuse = |why: &str| {
+        ToolError::new(
+            ErrorKind::InvalidTarget,
+            format!("{path}: {why}; a hand-off installs only package files in pacman's cache"),
+        )
+        .next("call pkg_cache with the package's name and use a file it lists from the cache")
+    };
+    let p = std::path::Path::new(path);
+    let meta = std::fs::symlink_metadata(p).map_err(|e| refuse(&e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file"));
+    }
+    let parent = p.parent().and_then(|d| d.canonicalize().ok());
+    let in_cache = cache_dirs
+        .iter()
+        .filter_map(|d| d.canonicalize().ok())
+        .any(|d| Some(&d) == parent.as_ref());
+    if !in_cache {
+        return Err(refuse("not in a CacheDir of pacman.conf"));
+    }
+    Ok(())
 }
 
 fn unknown(p: &Prepared, why: &str) -> ToolError {

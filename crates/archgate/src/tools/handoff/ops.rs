@@ -25,6 +25,55 @@ pub enum Op {
     UnitRestart,
     UnitEnable,
     UnitDisable,
+    InstallFile,
+    PacnewAdopt,
+    PacnewDiscard,
+    SnapshotSnapper,
+    SnapshotTimeshift,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::SystemUpdate => "system_update",
+            Op::Install => "install",
+            Op::Remove => "remove",
+            Op::CleanCache => "clean_cache",
+            Op::UnitRestart => "unit_restart",
+            Op::UnitEnable => "unit_enable",
+            Op::UnitDisable => "unit_disable",
+            Op::InstallFile => "install_file",
+            Op::PacnewAdopt => "pacnew_adopt",
+            Op::PacnewDiscard => "pacnew_discard",
+            Op::SnapshotSnapper => "snapshot_snapper",
+            Op::SnapshotTimeshift => "snapshot_timeshift",
+        }
+    }
+
+    /// The one value the operation takes, if any.
+    fn wants(self) -> Option<&'static str> {
+        match self {
+            Op::Install | Op::Remove => Some("packages"),
+            Op::UnitRestart | Op::UnitEnable | Op::UnitDisable => Some("unit"),
+            Op::InstallFile | Op::PacnewAdopt | Op::PacnewDiscard => Some("path"),
+            Op::SystemUpdate | Op::CleanCache | Op::SnapshotSnapper | Op::SnapshotTimeshift => None,
+        }
+    }
+}
+
+/// The values an operation may take, as the agent gave them.
+#[derive(Debug, Clone, Default)]
+pub struct Values {
+    pub packages: Option<Vec<String>>,
+    pub unit: Option<String>,
+    pub path: Option<String>,
+}
+
+/// Which snapshot tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotTool {
+    Snapper,
+    Timeshift,
 }
 
 /// What a unit operation does.
@@ -59,7 +108,28 @@ pub enum Operation {
     CleanCache,
     /// `systemctl restart|enable|disable UNIT` of a system unit.
     Unit { action: UnitVerb, unit: String },
+    /// `pacman -U FILE` of a package file in pacman's cache (a downgrade `pkg_cache` found).
+    InstallFile { path: String },
+    /// `mv -f FILE.pacnew FILE`: the new file replaces the live one (after the person merged).
+    PacnewAdopt { path: String, live: String },
+    /// `rm -f FILE.pacnew`: the live file stays.
+    PacnewDiscard { path: String },
+    /// A snapshot before changes: `snapper create …` or `timeshift --create …`.
+    Snapshot(SnapshotTool),
 }
+
+/// What a snapshot is called.
+pub const SNAPSHOT_DESCRIPTION: &str = "archgate hand-off";
+
+/// Package file endings pacman installs.
+const PACKAGE_ENDINGS: &[&str] = &[
+    ".pkg.tar.zst",
+    ".pkg.tar.xz",
+    ".pkg.tar.gz",
+    ".pkg.tar.bz2",
+    ".pkg.tar.lz4",
+    ".pkg.tar",
+];
 
 /// Why a value cannot be part of a hand-off.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,6 +144,8 @@ pub enum OpError {
     Duplicate(String),
     #[error("{0:?} is not a systemd unit name (NAME.service, .timer, .socket …)")]
     UnitName(String),
+    #[error("{0:?} is not an absolute path of a {1} file (no `..`, no control characters)")]
+    Path(String, &'static str),
     #[error("{op} takes {wants}")]
     Needs {
         op: &'static str,
@@ -144,70 +216,56 @@ pub fn check_unit(unit: &str) -> Result<(), OpError> {
 }
 
 impl Operation {
-    /// The operation `op` names, with its values: `packages` for install and remove, `unit` for
-    /// the unit operations, nothing else. Every value is checked ([`Operation::check`]).
-    pub fn from_args(
-        op: Op,
-        packages: Option<Vec<String>>,
-        unit: Option<String>,
-    ) -> Result<Operation, OpError> {
-        let name = |op: Op| match op {
-            Op::SystemUpdate => "system_update",
-            Op::Install => "install",
-            Op::Remove => "remove",
-            Op::CleanCache => "clean_cache",
-            Op::UnitRestart => "unit_restart",
-            Op::UnitEnable => "unit_enable",
-            Op::UnitDisable => "unit_disable",
-        };
-        let o = name(op);
-        let no_packages = |p: &Option<Vec<String>>| match p {
-            Some(_) => Err(OpError::Extra {
-                op: o,
-                field: "packages",
-            }),
-            None => Ok(()),
-        };
-        let no_unit = |u: &Option<String>| match u {
-            Some(_) => Err(OpError::Extra {
-                op: o,
-                field: "unit",
-            }),
-            None => Ok(()),
-        };
-        let unit_op = |action: UnitVerb| -> Result<Operation, OpError> {
-            no_packages(&packages)?;
-            let unit = unit.clone().ok_or(OpError::Needs {
-                op: o,
-                wants: "unit",
-            })?;
-            Ok(Operation::Unit { action, unit })
-        };
+    /// The operation `op` names, with its one value (`packages` for install and remove, `unit`
+    /// for the unit operations, `path` for a cache file or a `.pacnew`), nothing else. Every
+    /// value is checked ([`Operation::check`]).
+    pub fn from_args(op: Op, v: Values) -> Result<Operation, OpError> {
+        let o = op.as_str();
+        let given = [
+            ("packages", v.packages.is_some()),
+            ("unit", v.unit.is_some()),
+            ("path", v.path.is_some()),
+        ];
+        for (field, is) in given {
+            if is && op.wants() != Some(field) {
+                return Err(OpError::Extra { op: o, field });
+            }
+        }
+        let need = |wants: &'static str| OpError::Needs { op: o, wants };
+        let packages = || v.packages.clone().ok_or(need("packages"));
+        let unit = || v.unit.clone().ok_or(need("unit"));
+        let path = || v.path.clone().ok_or(need("path"));
         let operation = match op {
-            Op::SystemUpdate | Op::CleanCache => {
-                no_packages(&packages)?;
-                no_unit(&unit)?;
-                if op == Op::SystemUpdate {
-                    Operation::SystemUpdate
-                } else {
-                    Operation::CleanCache
-                }
+            Op::SystemUpdate => Operation::SystemUpdate,
+            Op::CleanCache => Operation::CleanCache,
+            Op::Install => Operation::Install {
+                packages: packages()?,
+            },
+            Op::Remove => Operation::Remove {
+                packages: packages()?,
+            },
+            Op::UnitRestart => Operation::Unit {
+                action: UnitVerb::Restart,
+                unit: unit()?,
+            },
+            Op::UnitEnable => Operation::Unit {
+                action: UnitVerb::Enable,
+                unit: unit()?,
+            },
+            Op::UnitDisable => Operation::Unit {
+                action: UnitVerb::Disable,
+                unit: unit()?,
+            },
+            Op::InstallFile => Operation::InstallFile { path: path()? },
+            Op::PacnewAdopt => {
+                let path = path()?;
+                let live = live_of(&path)
+                    .ok_or_else(|| OpError::Path(path.clone(), ".pacnew or .pacsave"))?;
+                Operation::PacnewAdopt { path, live }
             }
-            Op::Install | Op::Remove => {
-                no_unit(&unit)?;
-                let packages = packages.clone().ok_or(OpError::Needs {
-                    op: o,
-                    wants: "packages",
-                })?;
-                if op == Op::Install {
-                    Operation::Install { packages }
-                } else {
-                    Operation::Remove { packages }
-                }
-            }
-            Op::UnitRestart => unit_op(UnitVerb::Restart)?,
-            Op::UnitEnable => unit_op(UnitVerb::Enable)?,
-            Op::UnitDisable => unit_op(UnitVerb::Disable)?,
+            Op::PacnewDiscard => Operation::PacnewDiscard { path: path()? },
+            Op::SnapshotSnapper => Operation::Snapshot(SnapshotTool::Snapper),
+            Op::SnapshotTimeshift => Operation::Snapshot(SnapshotTool::Timeshift),
         };
         operation.check()?;
         Ok(operation)
@@ -221,6 +279,11 @@ impl Operation {
                 check_packages(packages)
             }
             Operation::Unit { unit, .. } => check_unit(unit),
+            Operation::InstallFile { path } => check_path(path, PACKAGE_ENDINGS, "package"),
+            Operation::PacnewAdopt { path, .. } | Operation::PacnewDiscard { path } => {
+                check_path(path, &[".pacnew", ".pacsave"], ".pacnew or .pacsave")
+            }
+            Operation::Snapshot(_) => Ok(()),
         }
     }
 
@@ -232,6 +295,11 @@ impl Operation {
             }
             Operation::CleanCache => "paccache",
             Operation::Unit { .. } => "systemctl",
+            Operation::InstallFile { .. } => "pacman",
+            Operation::PacnewAdopt { .. } => "mv",
+            Operation::PacnewDiscard { .. } => "rm",
+            Operation::Snapshot(SnapshotTool::Snapper) => "snapper",
+            Operation::Snapshot(SnapshotTool::Timeshift) => "timeshift",
         }
     }
 
@@ -239,7 +307,10 @@ impl Operation {
     pub fn takes_pacman_lock(&self) -> bool {
         matches!(
             self,
-            Operation::SystemUpdate | Operation::Install { .. } | Operation::Remove { .. }
+            Operation::SystemUpdate
+                | Operation::Install { .. }
+                | Operation::Remove { .. }
+                | Operation::InstallFile { .. }
         )
     }
 
@@ -260,6 +331,26 @@ impl Operation {
             Operation::Unit { action, unit } => {
                 format!("{}s the system unit {unit}", action.as_str())
             }
+            Operation::InstallFile { path } => {
+                format!(
+                    "installs the package file {path} from pacman's cache (a downgrade or reinstall)"
+                )
+            }
+            Operation::PacnewAdopt { path, live } => {
+                format!(
+                    "replaces {live} with {path} (what you changed in {live} is gone unless you merged it)"
+                )
+            }
+            Operation::PacnewDiscard { path } => {
+                format!("deletes {path}; the live file stays as it is")
+            }
+            Operation::Snapshot(t) => format!(
+                "takes a {} snapshot named \"{SNAPSHOT_DESCRIPTION}\"",
+                match t {
+                    SnapshotTool::Snapper => "snapper",
+                    SnapshotTool::Timeshift => "Timeshift",
+                }
+            ),
         }
     }
 }
@@ -304,8 +395,60 @@ pub fn argv(op: &Operation, program: &Path, pacman_conf: &Path) -> Vec<String> {
             v.push("--".into());
             v.push(unit.clone());
         }
+        Operation::InstallFile { path } => {
+            v.extend(conf());
+            v.extend(["-U".into(), "--".into(), path.clone()]);
+        }
+        Operation::PacnewAdopt { path, live } => {
+            v.extend(["-f".into(), "--".into(), path.clone(), live.clone()]);
+        }
+        Operation::PacnewDiscard { path } => {
+            v.extend(["-f".into(), "--".into(), path.clone()]);
+        }
+        Operation::Snapshot(SnapshotTool::Snapper) => {
+            v.extend([
+                "create".into(),
+                "--description".into(),
+                SNAPSHOT_DESCRIPTION.into(),
+            ]);
+        }
+        Operation::Snapshot(SnapshotTool::Timeshift) => {
+            v.extend([
+                "--create".into(),
+                "--comments".into(),
+                SNAPSHOT_DESCRIPTION.into(),
+            ]);
+        }
     }
     v
+}
+
+/// An absolute path, every component normal (no `.`, `..`, empty), no control or invisible
+/// character, ending in one of `endings`.
+fn check_path(path: &str, endings: &[&str], what: &'static str) -> Result<(), OpError> {
+    let ok = path.starts_with('/')
+        && path
+            .split('/')
+            .skip(1)
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+        && !path.chars().any(archgate_core::text::needs_escape)
+        && endings.iter().any(|e| {
+            let name = path.rsplit('/').next().unwrap_or("");
+            name.len() > e.len() && name.ends_with(e)
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(OpError::Path(path.to_owned(), what))
+    }
+}
+
+/// The live file a `.pacnew`/`.pacsave` belongs to.
+fn live_of(path: &str) -> Option<String> {
+    path.strip_suffix(".pacnew")
+        .or_else(|| path.strip_suffix(".pacsave"))
+        .filter(|l| !l.is_empty() && !l.ends_with('/'))
+        .map(str::to_owned)
 }
 
 /// pacman's lock file under a database directory.
@@ -423,6 +566,75 @@ mod tests {
     }
 
     #[test]
+    fn paths_are_absolute_plain_and_of_the_right_kind() {
+        let file = |p: &str| Operation::InstallFile { path: p.into() }.check();
+        assert_eq!(
+            file("/var/cache/pacman/pkg/foo-1.0-1-x86_64.pkg.tar.zst"),
+            Ok(())
+        );
+        for bad in [
+            "foo-1.0-1-x86_64.pkg.tar.zst",
+            "/var/cache/pacman/pkg/../../../etc/x.pkg.tar.zst",
+            "/var/cache/pacman/pkg/./x.pkg.tar.zst",
+            "/var/cache//x.pkg.tar.zst",
+            "/var/cache/pacman/pkg/x.tar.zst",
+            "/var/cache/pacman/pkg/x\n.pkg.tar.zst",
+            "/var/cache/pacman/pkg/\u{202e}x.pkg.tar.zst",
+            "/.pkg.tar.zst",
+        ] {
+            assert!(file(bad).is_err(), "{bad:?}");
+        }
+        let pacnew = |p: &str| Operation::PacnewDiscard { path: p.into() }.check();
+        assert_eq!(pacnew("/etc/pacman.conf.pacnew"), Ok(()));
+        assert_eq!(pacnew("/etc/ssh/sshd_config.pacsave"), Ok(()));
+        for bad in [
+            "/etc/passwd",
+            "/etc/.pacnew",
+            "etc/x.pacnew",
+            "/etc/../root/x.pacnew",
+        ] {
+            assert!(pacnew(bad).is_err(), "{bad:?}");
+        }
+        let conf = Path::new("/etc/pacman.conf");
+        assert_eq!(
+            argv(
+                &Operation::PacnewAdopt {
+                    path: "/etc/a.pacnew".into(),
+                    live: "/etc/a".into()
+                },
+                Path::new("/usr/bin/mv"),
+                conf
+            ),
+            [
+                "sudo",
+                "-k",
+                "--",
+                "/usr/bin/mv",
+                "-f",
+                "--",
+                "/etc/a.pacnew",
+                "/etc/a"
+            ]
+        );
+        assert_eq!(
+            argv(
+                &Operation::Snapshot(SnapshotTool::Timeshift),
+                Path::new("/usr/bin/timeshift"),
+                conf
+            ),
+            [
+                "sudo",
+                "-k",
+                "--",
+                "/usr/bin/timeshift",
+                "--create",
+                "--comments",
+                SNAPSHOT_DESCRIPTION
+            ]
+        );
+    }
+
+    #[test]
     fn unit_names_need_a_suffix_and_systemds_characters() {
         for ok in [
             "sshd.service",
@@ -448,40 +660,59 @@ mod tests {
     fn each_op_takes_exactly_its_values() {
         let p = || Some(vec!["a".to_string()]);
         let u = || Some("sshd.service".to_string());
+        let args = |packages, unit, path| Values {
+            packages,
+            unit,
+            path,
+        };
         assert_eq!(
-            Operation::from_args(Op::Install, p(), None),
+            Operation::from_args(Op::Install, args(p(), None, None)),
             Ok(install(&["a"]))
         );
         assert!(matches!(
-            Operation::from_args(Op::Install, None, None),
+            Operation::from_args(Op::Install, args(None, None, None)),
             Err(OpError::Needs { .. })
         ));
         assert!(matches!(
-            Operation::from_args(Op::Install, p(), u()),
+            Operation::from_args(Op::Install, args(p(), u(), None)),
             Err(OpError::Extra { .. })
         ));
         assert!(matches!(
-            Operation::from_args(Op::SystemUpdate, p(), None),
+            Operation::from_args(Op::SystemUpdate, args(p(), None, None)),
             Err(OpError::Extra { .. })
         ));
         assert!(matches!(
-            Operation::from_args(Op::UnitRestart, None, None),
+            Operation::from_args(Op::SnapshotSnapper, args(None, None, Some("/x".into()))),
+            Err(OpError::Extra { .. })
+        ));
+        assert!(matches!(
+            Operation::from_args(Op::UnitRestart, args(None, None, None)),
             Err(OpError::Needs { .. })
         ));
         assert_eq!(
-            Operation::from_args(Op::UnitDisable, None, u()),
+            Operation::from_args(Op::UnitDisable, args(None, u(), None)),
             Ok(Operation::Unit {
                 action: UnitVerb::Disable,
                 unit: "sshd.service".into()
             })
         );
         assert!(matches!(
-            Operation::from_args(Op::UnitEnable, None, Some("x; reboot".into())),
+            Operation::from_args(Op::UnitEnable, args(None, Some("x; reboot".into()), None)),
             Err(OpError::UnitName(_))
         ));
         assert!(matches!(
-            Operation::from_args(Op::Remove, Some(vec!["-Rdd".into()]), None),
+            Operation::from_args(Op::Remove, args(Some(vec!["-Rdd".into()]), None, None)),
             Err(OpError::PackageName(_))
         ));
+        assert_eq!(
+            Operation::from_args(
+                Op::PacnewAdopt,
+                args(None, None, Some("/etc/pacman.conf.pacnew".into()))
+            ),
+            Ok(Operation::PacnewAdopt {
+                path: "/etc/pacman.conf.pacnew".into(),
+                live: "/etc/pacman.conf".into()
+            })
+        );
     }
 }

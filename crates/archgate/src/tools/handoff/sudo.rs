@@ -85,10 +85,7 @@ fn entry_skips_password(entry: &str, program: &str) -> Option<String> {
     for spec in rest.split(',') {
         let mut spec = spec.trim();
         // Leading tags: `NOPASSWD: SETENV: /usr/bin/x`.
-        loop {
-            let Some((tag, after)) = spec.split_once(':') else {
-                break;
-            };
+        while let Some((tag, after)) = spec.split_once(':') {
             let tag = tag.trim();
             if tag.is_empty() || !tag.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
                 break;
