@@ -268,12 +268,19 @@ class Person:
         """Presses `key` at the helper's prompt. A key sent just as the virtual keyboard's keymap
         changes can be lost on its way (seen here once in a few runs), so it is pressed again
         while the helper still waits for one — never after it read one."""
+        def read_one() -> bool:
+            # The helper left raw mode, or ended (`archgate handoff` does not linger).
+            try:
+                return bool(self.lflag(pid) & termios.ICANON)
+            except OSError:
+                return True
+
         end = time.monotonic() + PATIENCE
-        while not self.lflag(pid) & termios.ICANON:
+        while not read_one():
             assert time.monotonic() < end, f"the helper never read {key}"
             self.type("-k", key)
             for _ in range(20):
-                if self.lflag(pid) & termios.ICANON:
+                if read_one():
                     return
                 time.sleep(0.1)
 
@@ -480,3 +487,85 @@ def test_a_nopasswd_rule_refuses_the_hand_off(agent, person):
         person.close_terminal(pid)
     finally:
         sudoers("/usr/bin/pacman")
+
+
+def test_a_terminal_closed_mid_run_is_unknown_with_how_to_check(agent, person):
+    sudoers("/usr/bin/pacman", tries=5)
+    before = installed()
+    try:
+        q = agent.handoff(["handoff-hello"], reason="reinstall")
+        pid = person.helper(q)
+        person.wait_prompt(pid)
+        person.answer_prompt(pid, "Return")
+        person.wait_password_prompt(pid)
+        # The person closes the window while sudo waits: the helper had said the command started.
+        subprocess.run(["swaymsg", "-s", person.env["SWAYSOCK"], "kill"], check=True,
+                       capture_output=True, **as_user(env=person.env, cwd=HOME))
+        r = result(q)
+        assert r["error"] and r["kind"] == "outcome_unknown", r
+        assert "pacman.log" in r["message"] and "db.lck" in r["message"], r
+        assert installed() == before
+        until("the terminal to go", lambda: not Path(f"/proc/{pid}").exists())
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
+def test_without_a_desktop_the_answer_gives_the_command_and_archgate_handoff_runs_it(agent, person, session):
+    # An ssh session of the same person: no Wayland display, a runtime directory without the
+    # desktop's sockets.
+    run = HOME / "headless-run"
+    run.mkdir(exist_ok=True)
+    os.chown(run, UID, GID)
+    run.chmod(0o700)
+    env = {k: v for k, v in user_env(session).items() if k not in ("WAYLAND_DISPLAY", "DISPLAY", "SWAYSOCK")}
+    env["XDG_RUNTIME_DIR"] = str(run)
+    headless = Agent(env)
+    try:
+        r = result(headless.handoff(["handoff-other"], reason="from ssh"))
+        assert r["error"] and r["kind"] == "not_available", r
+        hid = r["details"]["id"]
+        assert r["details"]["run_in_own_terminal"] == f"archgate handoff {hid}", r
+        assert r["details"]["command"][:4] == ["sudo", "-k", "--", "/usr/bin/pacman"], r
+        # The person, in a terminal of their own, runs it: the same helper, the same question.
+        own = subprocess.Popen(["foot", "env", f"XDG_RUNTIME_DIR={run}", ARCHGATE_BIN, "handoff", hid],
+                               **as_user(env=person.env, cwd=HOME))
+        try:
+            def helper():
+                for p in Path("/proc").iterdir():
+                    try:
+                        argv = (p / "cmdline").read_bytes().split(b"\0")
+                    except OSError:
+                        continue
+                    if len(argv) > 2 and argv[1] == b"handoff" and argv[2] == hid.encode():
+                        return int(p.name)
+                return None
+
+            pid = until("archgate handoff in the person's terminal", helper)
+            person.wait_prompt(pid)
+            person.answer_prompt(pid, "Escape")
+            until("the helper to end", lambda: not Path(f"/proc/{pid}").exists())
+        finally:
+            own.wait(timeout=PATIENCE)
+        log = (HOME / "state" / "archgate" / "activity.jsonl").read_text().splitlines()
+        ev = [json.loads(l) for l in log if '"event":"handoff"' in l.replace(" ", "")]
+        mine = [e for e in ev if e.get("id") == hid]
+        assert len(mine) == 1 and mine[0]["channel"] == "own_terminal", ev
+        assert mine[0]["outcome"] == "cancelled", mine
+    finally:
+        headless.close()
+
+
+def test_doctor_says_whether_a_hand_off_can_open_a_terminal_here(agent, session):
+    def doctor(env: dict) -> str:
+        r = subprocess.run([ARCHGATE_BIN, "doctor"], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, **as_user(env=env, cwd=HOME), timeout=120)
+        line = [l for l in r.stdout.splitlines() if "hand-offs" in l]
+        assert line, r.stdout
+        return "\n".join(line)
+
+    assert "opens foot" in doctor(user_env(session))
+    env = {k: v for k, v in user_env(session).items() if k not in ("WAYLAND_DISPLAY", "DISPLAY")}
+    # The runtime directory still holds the Wayland socket, which doctor finds: say so when it
+    # is gone too.
+    env["XDG_RUNTIME_DIR"] = str(HOME)
+    assert "no desktop session" in doctor(env)

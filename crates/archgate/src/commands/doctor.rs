@@ -227,9 +227,10 @@ async fn presence(setting: archgate_core::presence::Presence) -> Check {
 }
 
 /// Whether a hand-off can open a terminal here: a desktop session, a terminal to open, sudo.
-fn handoff(env: &archgate_desktop::DesktopEnv, exec: &Executor) -> Check {
+fn handoff(exec: &Executor) -> Check {
     use crate::tools::handoff::terminal;
-    let desktop = env.wayland_display.is_some() || std::env::var_os("DISPLAY").is_some();
+    // What the hand-off itself finds (the environment completed from the runtime directory).
+    let desktop = terminal::desktop().is_some();
     let term = terminal::which(exec);
     let sudo = exec.resolve_program("sudo").is_ok();
     let (ok, detail, fix) = match (desktop, &term, sudo) {
@@ -324,7 +325,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let env = crate::tools::session_env(&cfg);
     checks.push(session(&env));
     checks.push(omarchy(&cfg, &exec));
-    checks.push(handoff(&env, &exec));
+    checks.push(handoff(&exec));
     let desktop = archgate_desktop::Desktop::new(env, archgate_desktop::DesktopConfig::default());
     for c in desktop.doctor(&exec).await {
         checks.push(Check {

@@ -23,14 +23,17 @@ pub const TITLE: &str = "archgate hand-off";
 pub struct Desktop {
     pub wayland_display: Option<String>,
     pub display: Option<String>,
+    pub xdg_runtime_dir: Option<std::path::PathBuf>,
 }
 
-/// The person's desktop as this process sees it, if any.
+/// The person's desktop as this process sees it, if any: its environment completed from the
+/// runtime directory (`DesktopEnv::from_process`, as `doctor` and the desktop tools see it).
 pub fn desktop() -> Option<Desktop> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let env = archgate_desktop::DesktopEnv::from_process();
     let d = Desktop {
-        wayland_display: var("WAYLAND_DISPLAY"),
-        display: var("DISPLAY"),
+        wayland_display: env.wayland_display.filter(|v| !v.is_empty()),
+        display: std::env::var("DISPLAY").ok().filter(|v| !v.is_empty()),
+        xdg_runtime_dir: env.xdg_runtime_dir,
     };
     (d.wayland_display.is_some() || d.display.is_some()).then_some(d)
 }
@@ -70,6 +73,9 @@ pub fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<(), String> {
     }
     if let Some(d) = &desk.display {
         spec = spec.env("DISPLAY", d);
+    }
+    if let Some(r) = &desk.xdg_runtime_dir {
+        spec = spec.env("XDG_RUNTIME_DIR", r.to_string_lossy());
     }
     permit
         .spawn_detached(spec)
