@@ -45,16 +45,15 @@ pub const MAX_REASON: usize = 500;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HandoffArgs {
-    /// The privileged operation; archgate builds its command (no free-form command).
+    /// archgate builds the command; none is taken.
     pub op: ops::Op,
-    /// For install and remove: package names.
+    /// install/remove: names.
     pub packages: Option<Vec<String>>,
-    /// For the unit operations: a system unit (`NAME.service` …).
+    /// unit_*: a system unit.
     pub unit: Option<String>,
-    /// For install_file: a package file in pacman's cache (from `pkg_cache`); for pacnew_adopt
-    /// and pacnew_discard: a waiting `.pacnew`/`.pacsave` (from `pkg_pacnew`).
+    /// install_file: a cached package file (pkg_cache); pacnew_*: a file pkg_pacnew lists.
     pub path: Option<String>,
-    /// Why you ask, in a sentence or two for the person (shown in the terminal).
+    /// Why, for the person (shown).
     pub reason: String,
 }
 
@@ -66,12 +65,10 @@ pub struct Run {
 
 static SPEC: ToolSpec = ToolSpec {
     name: "handoff",
-    title: "Hand a privileged step to the person",
-    description: "Privileged work by the person's own hands: pacman -Syu, -S/-R of named packages, -U of a cached \
-                  package file, paccache -rk3, systemctl restart/enable/disable of a system unit, adopting or \
-                  discarding a .pacnew, a snapper/Timeshift snapshot. Opens a terminal on the person's desktop that \
-                  shows the exact command and runs it only after their Enter and sudo password; answers ran, \
-                  cancelled, failed or unknown, with the exit status and the output's tail.",
+    title: "Hand off a privileged step",
+    description: "Privileged work by the person's hands: a terminal on their desktop shows the exact command \
+                  (pacman -Syu/-S/-R/-U, paccache, systemctl, .pacnew, snapshot) and runs it only after their Enter \
+                  and sudo password. Answers ran/cancelled/refused/unknown, exit status, output tail.",
     tier: archgate_core::policy::Tier::Act,
     read_only: false,
     destructive: false,
