@@ -215,6 +215,9 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
 
 /// Asks sudo, without a password and ignoring cached credentials, whether it would ask.
 fn will_sudo_ask(program: &str) -> Asks {
+    if nix::unistd::getuid().is_root() {
+        return Asks::No("you are root, and sudo asks root for no password".into());
+    }
     let spec = CommandSpec::new("sudo")
         .args(["-n", "-k", "-l"])
         .timeout(std::time::Duration::from_secs(10));

@@ -132,7 +132,7 @@ pub fn get(name: &str, args: &Option<Map<String, Value>>) -> Result<GetPromptRes
                      5. Summarise what you found and ask the person in chat whether to update now; any manual \
                      intervention the news names comes first (they do it themselves), and the snapshot's \
                      `before_upgrade` command when they have one.\n\
-                     6. `handoff` with op `system_update` and a reason naming what the review \
+                     6. `handoff` with op \"system_update\" and a reason naming what the review \
                      found — a terminal opens on their desktop showing the exact `pacman -Syu`; it runs only after \
                      their Enter and their sudo password there. Read the answer: ran (exit status, the output's tail), \
                      cancelled, refused (why), or unknown (check pacman's log before anything else). Without a desktop \
