@@ -310,12 +310,12 @@ pub fn redact_tail(tail: &[u8], max: usize) -> String {
     joined[start..].to_owned()
 }
 
-/// The terminal archgate opened stays until the person closes it (or presses a key).
+/// The terminal archgate opened stays until the person closes it (or presses Enter).
 fn linger(channel: &str) {
     if channel != "terminal" {
         return;
     }
-    out("\nPress any key or close this terminal.");
+    out("\nPress Enter or close this terminal.");
     let mut b = [0u8; 1];
     let _ = std::io::stdin().lock().read(&mut b);
 }
