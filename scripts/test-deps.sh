@@ -8,7 +8,7 @@ DEBS=(pacman-package-manager makepkg libarchive-tools fakeroot zstd patch
       qt6-declarative-dev-tools qml6-module-qtquick qml6-module-qtqml systemd git
       polkitd pkexec openssl tmux gnupg
       pciutils usbutils smartmontools python3-dbusmock iproute2
-      systemd-journal-remote systemd-coredump)
+      systemd-journal-remote systemd-coredump sudo wtype)
 
 if command -v apt-get >/dev/null 2>&1; then
   missing=()
@@ -23,7 +23,8 @@ if command -v apt-get >/dev/null 2>&1; then
   fi
 elif command -v pacman >/dev/null 2>&1; then
   pkgs=(sway grim wl-clipboard tesseract tesseract-data-eng libnotify mako dbus pipewire wireplumber chromium foot python
-        qt6-declarative systemd git tmux pciutils usbutils smartmontools python-dbusmock iproute2 patch)
+        qt6-declarative systemd git tmux pciutils usbutils smartmontools python-dbusmock iproute2 patch
+        sudo wtype)
   missing=()
   for p in "${pkgs[@]}"; do pacman -Qq "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if [ ${#missing[@]} -gt 0 ]; then

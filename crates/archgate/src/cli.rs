@@ -108,6 +108,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a waiting hand-off (a privileged command an agent prepared) in this terminal: it
+    /// shows the exact command, waits for Enter, and sudo asks your password.
+    Handoff { id: String },
+    /// The helper a hand-off's terminal runs (`archgate handoff` is the person's own spelling).
+    #[command(hide = true)]
+    HandoffRun { id: String },
     /// Print one waiting call whole: client, tool, route, tier, the exact command, every
     /// argument, the deadline. ID may be a unique prefix of the id.
     Show {

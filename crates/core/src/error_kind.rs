@@ -61,6 +61,12 @@ error_kinds! {
     NoIndex = "no_index",
     IndexFailed = "index_failed",
     Refused = "refused",
+    /// The person cancelled a hand-off: nothing ran.
+    Cancelled = "cancelled",
+    /// Something ran (a hand-off's command) and nobody saw how it ended.
+    OutcomeUnknown = "outcome_unknown",
+    /// One at a time: another hand-off is waiting for the person.
+    Busy = "busy",
     Blocked = "blocked",
     /// A path archgate never reaches (its own files, the person's secrets).
     ProtectedPath = "protected_path",

@@ -28,9 +28,10 @@
 //! Detached launches ([`Permit::spawn_detached`]) get their own process group and no output; they
 //! are not waited for (a background thread reaps them).
 //!
-//! Two launches need no permit: [`spawn_for_person`] and [`run_for_person`], for the person's own
-//! commands (`archgate ui` opening the browser, `archgate service` running `systemctl --user`). A
-//! tidy test keeps them to the CLI's command modules.
+//! Launches that need no permit are the person's own: [`spawn_for_person`] and
+//! [`run_for_person`] (`archgate ui` opening the browser, `archgate service` running
+//! `systemctl --user`), and [`run_for_person_in_terminal`] (a hand-off's command, run in the
+//! person's terminal at their keystroke). A tidy test keeps them to the CLI's command modules.
 
 #![forbid(unsafe_code)]
 
@@ -44,6 +45,7 @@ mod pin;
 mod resolve;
 mod run;
 mod spec;
+mod terminal;
 
 pub use capture::{ExitInfo, Output};
 pub use config::{ExecConfig, Executor};
@@ -52,3 +54,4 @@ pub use permit::Permit;
 pub use person::{run_for_person, spawn_for_person, spawn_for_person_with};
 pub use pin::{Change, FilePin, ProgramPin};
 pub use spec::CommandSpec;
+pub use terminal::{TerminalRun, run_for_person_in_terminal};

@@ -68,7 +68,7 @@ fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::pro
 
 /// Check the spec, resolve its program (or check the pinned file is still the one judged) and
 /// build the command.
-fn prepare(
+pub(crate) fn prepare(
     executor: &Executor,
     spec: &CommandSpec,
     pin: Option<&ProgramPin>,

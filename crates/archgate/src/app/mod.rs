@@ -40,6 +40,9 @@ pub struct App {
     pub extension: Option<Arc<dyn extension::Extension>>,
     /// MCP tasks of this process, each its client's (`server/tasks`).
     pub tasks: Arc<tasks::TaskStore>,
+    /// The hand-offs waiting for the person (`tools/handoff/`); the control socket's helper
+    /// claims them.
+    pub handoffs: Arc<tools::handoff::Handoffs>,
 }
 
 /// Logs go to stderr only: stdout belongs to the protocol (stdio) or to frames (HTTP). By
@@ -197,7 +200,8 @@ impl App {
             &paths.token_file(),
             &paths.clients_file(),
         )?);
-        let mut catalogue = tools::catalogue(&paths, &config);
+        let handoffs = Arc::new(tools::handoff::Handoffs::default());
+        let mut catalogue = tools::catalogue_with(&paths, &config, handoffs.clone());
         if let Some(x) = &extension {
             x.add_tools(&mut catalogue);
         }
@@ -222,6 +226,7 @@ impl App {
             page_connections: Arc::default(),
             extension,
             tasks: Arc::default(),
+            handoffs,
         })
     }
 

@@ -67,6 +67,12 @@ pub enum Request {
     LoginFile,
     /// A one-time short code for the page's login form, and the form's URL.
     LoginCode,
+    /// The helper in the person's terminal takes hand-off `id` (`channels/handoff.rs`): the
+    /// rest of the connection belongs to it. `channel`: `terminal` or `own_terminal`.
+    HandoffClaim {
+        id: String,
+        channel: String,
+    },
 }
 
 /// A running control socket; removed when dropped.
@@ -212,6 +218,10 @@ async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
             refusal("too_large", "request lines are limited to 64 KiB")
         } else {
             match serde_json::from_slice::<Request>(&line) {
+                Ok(Request::HandoffClaim { id, channel }) => {
+                    super::handoff::serve(cx.app.clone(), id, channel, reader, write).await;
+                    return;
+                }
                 Ok(req) => handle(&cx, req, &subject).await,
                 Err(e) => refusal("malformed", &format!("not a control request: {e}")),
             }
@@ -304,6 +314,10 @@ async fn handle(cx: &Cx, req: Request, subject: &Result<Subject, String>) -> Val
                 "this instance serves no approval page ([approval] page = false, or it could not start)",
             ),
         },
+        Request::HandoffClaim { .. } => refusal(
+            "malformed",
+            "a hand-off is claimed on a connection of its own",
+        ),
         Request::LoginLink => match &cx.page {
             Some(p) => ok(json!({"link": p.login_link()})),
             None => refusal(

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::app::App;
 
 pub mod control;
+pub mod handoff;
 pub mod notify;
 mod notify_text;
 pub mod page;

@@ -227,6 +227,40 @@ async fn presence(setting: archgate_core::presence::Presence) -> Check {
     }
 }
 
+/// Whether a hand-off can open a terminal here: a desktop session, a terminal to open, sudo.
+fn handoff(exec: &Executor) -> Check {
+    use crate::tools::handoff::terminal;
+    // What the hand-off itself finds (the environment completed from the runtime directory).
+    let desktop = terminal::desktop().is_some();
+    let term = terminal::which(exec);
+    let sudo = exec.resolve_program("sudo").is_ok();
+    let (ok, detail, fix) = match (desktop, &term, sudo) {
+        (_, _, false) => (
+            false,
+            "sudo is not installed".to_owned(),
+            Some("install sudo and give your user a rule that asks your password".to_owned()),
+        ),
+        (false, _, true) => (
+            false,
+            "no desktop session (no WAYLAND_DISPLAY or DISPLAY): a hand-off answers with `archgate handoff ID` to run in your own terminal".to_owned(),
+            None,
+        ),
+        (true, None, true) => (
+            false,
+            format!("no terminal to open ({} not installed)", terminal::TERMINALS.join(", ")),
+            Some("install xdg-terminal-exec (Omarchy has it) or foot".to_owned()),
+        ),
+        (true, Some(t), true) => (true, format!("opens {t} on your desktop; sudo asks your password there"), None),
+    };
+    Check {
+        name: "hand-offs".into(),
+        ok,
+        detail,
+        disables: "handoff opens no terminal: the agent gives you `archgate handoff ID` or the command to run",
+        fix,
+    }
+}
+
 pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     // What the daemon runs on (the last good copy while the file is missing or not applied).
     let file = crate::app::config_path(config)?;
@@ -293,6 +327,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let env_bus = env.dbus_session_bus_address.clone();
     checks.push(session(&env));
     checks.push(omarchy(&cfg, &exec));
+    checks.push(handoff(&exec));
     let desktop = archgate_desktop::Desktop::new(env, archgate_desktop::DesktopConfig::default());
     for c in desktop.doctor(&exec).await {
         checks.push(Check {

@@ -10,6 +10,7 @@ mod clients;
 mod config;
 mod doctor;
 mod doctor_verdict;
+mod handoff;
 mod health_probe;
 mod log;
 mod policy;
@@ -64,6 +65,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Clients { action } => clients::run(config, action).await,
         Command::Reload => serve::reload(config),
         Command::Approvals { json } => approvals::list(config, json),
+        Command::Handoff { id } => handoff::run(config, &id, "own_terminal").await,
+        Command::HandoffRun { id } => handoff::run(config, &id, "terminal").await,
         Command::Show { id, json } => show::run(config, &id, json),
         Command::Approve { id, always } => approve::approve(config, id.as_deref(), always),
         Command::Deny { id } => approve::deny(config, &id),

@@ -39,7 +39,7 @@ pub async fn while_running<F: Future>(
                 n += 1;
                 let secs = started.elapsed().as_secs();
                 let note = ProgressNotificationParam::new(token.clone(), f64::from(n))
-                    .with_message(format!("still running after {secs} s (a call that asks the person waits at most approval.timeout_s)"));
+                    .with_message(format!("still running after {secs} s (a call that asks the person waits at most approval.timeout_s; a hand-off waits for the person in their terminal at most tools.timeouts.handoff)"));
                 match tokio::time::timeout(SEND_WITHIN, peer.notify_progress(note)).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => tracing::debug!("progress not sent: {e}"),

@@ -129,9 +129,17 @@ pub fn get(name: &str, args: &Option<Map<String, Value>>) -> Result<GetPromptRes
                      `dangerous` verdict before anything else.\n\
                      4. `pkg_pacnew` — the .pacnew/.pacsave files already waiting, with their diffs: merge them \
                      before adding new ones.\n\
-                     Then give the commands in order for the person to run themselves: first any manual intervention, \
-                     then `sudo pacman -Syu`, then the AUR updates they chose to trust, then `pkg_pacnew` again for the \
-                     .pacnew files the update left, with each file's adopt or discard command."
+                     5. Summarise what you found and ask the person in chat whether to update now; any manual \
+                     intervention the news names comes first (they do it themselves), and the snapshot's \
+                     `before_upgrade` command when they have one.\n\
+                     6. `handoff` with op \"system_update\" and a reason naming what the review \
+                     found — a terminal opens on their desktop showing the exact `pacman -Syu`; it runs only after \
+                     their Enter and their sudo password there. Read the answer: ran (exit status, the output's tail), \
+                     cancelled, refused (why), or unknown (check pacman's log before anything else). Without a desktop \
+                     the answer gives the `archgate handoff ID` to run in their own terminal.\n\
+                     7. Afterwards: `pkg_pacnew` for the .pacnew files the update left, with each file's adopt or \
+                     discard command; `upkeep` check `restart` — the services to restart and whether a reboot is \
+                     needed (a new kernel); the AUR updates they chose to trust, built by their helper."
                     .to_owned(),
             )
         }
@@ -186,5 +194,25 @@ mod tests {
         let text = serde_json::to_string(&get("safe_system_update", &None).unwrap()).unwrap();
         assert!(text.contains("pkg_pacnew"), "{text}");
         assert!(!text.contains("under /etc"), "{text}");
+    }
+
+    #[test]
+    fn the_update_prompt_ends_in_a_hand_off_and_checks_pacnew_and_restarts_after() {
+        let text = serde_json::to_string(&get("safe_system_update", &None).unwrap()).unwrap();
+        let handoff = text.find("`handoff`").expect("the update is handed off");
+        let news = text.find("`arch_news`").unwrap();
+        let aur = text.find("`aur_review_updates`").unwrap();
+        let snap = text.find("`snapshots`").unwrap();
+        assert!(news < handoff && aur < handoff && snap < handoff, "{text}");
+        let after = &text[handoff..];
+        assert!(after.contains("system_update"), "{text}");
+        assert!(
+            after.contains("`pkg_pacnew`") && after.contains("`restart`"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("sudo pacman -Syu"),
+            "the person no longer retypes it: {text}"
+        );
     }
 }

@@ -39,6 +39,9 @@ pub fn next_for(kind: ErrorKind) -> &'static str {
         TooLarge => "narrow the request and call again",
         ChangedSinceApproval => archgate_core::tool::CHANGED_NEXT,
         Malformed => "tell the person; a file or an answer is damaged",
+        Cancelled => "ask the person in chat what they want instead",
+        OutcomeUnknown => "tell the person; do not run it again before they checked what happened",
+        Busy => "wait for the person to finish what is on their screen, then call again",
         NotReadable | Unreadable | CouldNotRead | CouldNotLook | Truncated | DbMissing
         | NotSupported | UnknownRepo | VersionNotFound | InvalidArgument | InvalidArguments
         | InvalidCursor | InvalidTarget | OutOfRange | CommandFailed | HttpError | RpcError

@@ -37,6 +37,7 @@ mod archgate;
 mod aur;
 mod desktop;
 mod errors;
+pub mod handoff;
 mod journal;
 mod machine;
 mod packages;
@@ -106,7 +107,18 @@ macro_rules! read_tool {
 }
 pub(crate) use read_tool;
 
+#[cfg(test)]
 pub fn catalogue(paths: &Paths, config: &Config) -> Catalogue {
+    catalogue_with(paths, config, Arc::default())
+}
+
+/// The catalogue, its `handoff` tool holding its hand-offs in `handoffs` (the control socket's
+/// helper claims them there).
+pub fn catalogue_with(
+    paths: &Paths,
+    config: &Config,
+    handoffs: Arc<handoff::Handoffs>,
+) -> Catalogue {
     let svc = Arc::new(Services::new(paths.clone()));
     let desktop_env = session_env(config);
     let mut c = Catalogue::default();
@@ -118,6 +130,7 @@ pub fn catalogue(paths: &Paths, config: &Config) -> Catalogue {
     aur::register(&mut c, &svc);
     wiki::register(&mut c, &svc);
     upkeep::register(&mut c, &svc);
+    handoff::register(&mut c, &svc, handoffs);
     desktop::register(&mut c, desktop_env);
     // Last: the policy view lists every tool registered before it.
     archgate::register(&mut c, &svc);

@@ -135,7 +135,7 @@ read_tool!(
         provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: NoArgs,
         description: "Pending official updates against fresh databases (a temporary copy), and the command \
-                  for the person.",
+                  for the person (or `handoff` it).",
     } | svc,
     cx,
     _a | svc.pacman(&cx.config).updates().await.map_err(domain_err)
@@ -168,7 +168,7 @@ read_tool!(
         provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: InstallPlanArgs,
         description: "What installing packages would pull in, conflict with and cost, and the command for \
-                  the person: archgate never installs.",
+                  the person (or `handoff` it): archgate never installs.",
     } | svc,
     cx,
     a | svc

@@ -35,7 +35,7 @@ read_tool!(
             archgate_core::provenance::Source::Pacnew
         ),
         args: NoArgs,
-        description: ".pacnew/.pacsave files waiting: owner, diff against the live file, commands to merge.",
+        description: ".pacnew/.pacsave files waiting: owner, diff against the live file, commands to merge (or `handoff` one).",
     } | svc,
     cx,
     _a | svc.pacman(&cx.config).pacnew().await.map_err(domain_err)
@@ -48,7 +48,7 @@ read_tool!(
         open_world: true,
         provenance: archgate_core::provenance::Provenance::ArchgateOnly,
         args: CacheArgs,
-        description: "Package cache: size, versions, what `paccache -rk3` frees. With name: older versions (cache, Arch Linux Archive) and the `pacman -U` command.",
+        description: "Package cache: size, versions, what `paccache -rk3` frees. With name: older versions (cache, Arch Linux Archive) and the `pacman -U` command (or `handoff` it).",
     } | svc,
     cx,
     a | svc

@@ -57,6 +57,7 @@ const TABLE: &[(&str, Provenance)] = &[
     ("clipboard_read", Untrusted(Source::Clipboard)), // anything copied
     ("clipboard_write", Own),                       // nothing read
     ("notify", Own),                                // nothing read
+    ("handoff", Untrusted(Source::PacmanLog)),      // the output's tail: packages' scripts
     ("osd", Own),                                   // nothing read
     ("archgate_policy", Own),                       // the person's policy
     ("archgate_activity", Own),                     // this client's own records

@@ -8,6 +8,7 @@ mod cli;
 mod clients;
 mod closed_pipe;
 mod desktop;
+mod handoff;
 mod http;
 mod journal;
 mod machine;

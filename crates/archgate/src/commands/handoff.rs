@@ -1,0 +1,371 @@
+//! `archgate handoff-run ID` (hidden: the terminal a hand-off opens runs it) and `archgate
+//! handoff ID` (the person, in their own terminal): the helper that runs a hand-off's command at
+//! the person's keystroke.
+//!
+//! It takes the prepared command from the running archgate over the control socket (never from
+//! its own arguments or environment, which an agent could shape: the id only names which),
+//! shows it escaped, refuses when `sudo` would not ask the person's password (`sudo -n -k -l`,
+//! `tools/handoff/sudo.rs`) or pacman's lock is held, waits for Enter in this terminal (Escape,
+//! `q`, Ctrl-C, Ctrl-D or closing it cancels; what was typed before the prompt is discarded),
+//! then runs the argv — no shell, the program pinned when it was shown, the allowlisted
+//! environment — and reports how it ended on the same connection. The terminal stays until the
+//! person closes it.
+
+use anyhow::Context;
+use archgate_core::exec::{CommandSpec, ExecConfig, Executor};
+use archgate_core::text::for_terminal;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{out, out_raw};
+use crate::tools::handoff::registry::{Outcome, Prepared};
+use crate::tools::handoff::sudo::{self, Asks};
+
+/// The output's tail kept for the agent.
+pub const TAIL_BYTES: usize = 4096;
+
+/// Runs hand-off `id`; `channel` says where the person confirms (`terminal`, `own_terminal`).
+pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Result<ExitCode> {
+    let dir = crate::app::config_and_paths(config)?.1.runtime_dir;
+    let mut found = None;
+    let mut why = Vec::new();
+    for sock in crate::channels::control::sockets(&dir) {
+        match claim(&sock, id, channel) {
+            Ok(c) => {
+                found = Some(c);
+                break;
+            }
+            Err(e) => why.push(e.to_string()),
+        }
+    }
+    let Some((mut conn, prepared)) = found else {
+        out(format!(
+            "archgate: no hand-off {} is waiting here ({}).",
+            for_terminal(id),
+            for_terminal(&why.join("; "))
+        ));
+        linger(channel);
+        return Ok(ExitCode::from(1));
+    };
+    out_raw(&render(&prepared));
+    let code = match prepare_and_confirm(&prepared) {
+        Err(outcome) => {
+            let what = match &outcome {
+                Outcome::Cancelled { .. } => "Cancelled; nothing ran.".to_owned(),
+                Outcome::Refused { why } | Outcome::Failed { why } => {
+                    format!("Refused; nothing ran: {}", for_terminal(why))
+                }
+                _ => String::new(),
+            };
+            out(format!("\n{what}"));
+            let _ = step(&mut conn, &json!({"op": "done", "outcome": outcome}));
+            ExitCode::from(1)
+        }
+        Ok(spec) => {
+            match step(&mut conn, &json!({"op": "started"})) {
+                Ok(r) if r["ok"] == true => {}
+                other => {
+                    out(format!(
+                        "\narchgate withdrew this hand-off; nothing ran ({}).",
+                        for_terminal(&format!("{other:?}"))
+                    ));
+                    linger(channel);
+                    return Ok(ExitCode::from(1));
+                }
+            }
+            out("");
+            let outcome =
+                match archgate_core::exec::run_for_person_in_terminal(spec, TAIL_BYTES * 4).await {
+                    Ok(r) => Outcome::Ran {
+                        exit_code: r.status.code,
+                        signal: r.status.signal,
+                        duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+                        tail: redact_tail(&r.tail, TAIL_BYTES),
+                    },
+                    Err(e) => Outcome::Failed { why: e.to_string() },
+                };
+            let code = match &outcome {
+                Outcome::Ran {
+                    exit_code: Some(0),
+                    duration_ms,
+                    ..
+                } => {
+                    out(format!(
+                        "\narchgate: done (exit status 0, {} s).",
+                        duration_ms / 1000
+                    ));
+                    ExitCode::SUCCESS
+                }
+                Outcome::Ran {
+                    exit_code, signal, ..
+                } => {
+                    out(format!(
+                        "\narchgate: it failed (exit status {exit_code:?}, signal {signal:?})."
+                    ));
+                    ExitCode::from(1)
+                }
+                o => {
+                    out(format!(
+                        "\narchgate: it did not start: {}",
+                        for_terminal(&format!("{o:?}"))
+                    ));
+                    ExitCode::from(1)
+                }
+            };
+            let _ = step(&mut conn, &json!({"op": "done", "outcome": outcome}));
+            code
+        }
+    };
+    drop(conn);
+    linger(channel);
+    Ok(code)
+}
+
+/// Claims the hand-off on one control socket: the connection and what it holds.
+fn claim(
+    sock: &std::path::Path,
+    id: &str,
+    channel: &str,
+) -> anyhow::Result<(UnixStream, Prepared)> {
+    let mut s = UnixStream::connect(sock).with_context(|| format!("{}", sock.display()))?;
+    let r = step(
+        &mut s,
+        &json!({"op": "handoff_claim", "id": id, "channel": channel}),
+    )?;
+    if r["ok"] != true {
+        anyhow::bail!("{}", r["reason"].as_str().unwrap_or("refused"));
+    }
+    let p: Prepared = serde_json::from_value(r["handoff"].clone())?;
+    Ok((s, p))
+}
+
+/// Sends one line and reads the one-line answer.
+fn step(s: &mut UnixStream, v: &Value) -> anyhow::Result<Value> {
+    s.write_all(format!("{v}\n").as_bytes())?;
+    let mut line = String::new();
+    BufReader::new(Read::take(&mut *s, 64 * 1024)).read_line(&mut line)?;
+    Ok(serde_json::from_str(&line)?)
+}
+
+/// What the person reads: every word the agent wrote, and the command, escaped.
+pub fn render(p: &Prepared) -> String {
+    let cmd = crate::tools::handoff::display(&p.argv);
+    format!(
+        "archgate hand-off {id}\n\n\
+         An agent ({client}) asks you to run a privileged command.\n\
+         Why, in the agent's words: {reason}\n\
+         What it changes: {changes}\n\n\
+         The command (it runs exactly as shown, without a shell):\n\n    {cmd}\n\n",
+        id = for_terminal(&p.id),
+        client = for_terminal(&p.client),
+        reason = for_terminal(&p.reason),
+        changes = for_terminal(&p.changes),
+        cmd = for_terminal(&cmd),
+    )
+}
+
+/// The checks before the question, then the question. The pinned command, or how it ended.
+fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
+    let refused = |why: String| Outcome::Refused { why };
+    let [first, rest @ ..] = p.argv.as_slice() else {
+        return Err(refused("an empty command".into()));
+    };
+    if first != "sudo" || rest.first().map(String::as_str) != Some("-k") {
+        return Err(refused(
+            "not a hand-off command (it must start `sudo -k`)".into(),
+        ));
+    }
+    let exec = Executor::new(ExecConfig::default());
+    let spec = exec
+        .pin(CommandSpec::new(first.clone()).args(rest.iter().cloned()))
+        .map_err(|e| refused(format!("sudo cannot be used: {e}")))?;
+    let program = rest.get(2).cloned().unwrap_or_default();
+    match will_sudo_ask(&program) {
+        Asks::Yes => {}
+        Asks::No(why) => {
+            return Err(refused(format!(
+                "sudo would not ask your password here ({why}); a keystroke alone is not you, so archgate \
+                 does not hand off where sudo does not ask. Run the command yourself if you want it"
+            )));
+        }
+        Asks::Unknown(why) => {
+            return Err(refused(format!(
+                "could not tell whether sudo will ask your password (sudo said: {why})"
+            )));
+        }
+    }
+    if let Some(lock) = &p.lock
+        && lock.exists()
+    {
+        return Err(refused(format!(
+            "pacman's lock {} is held: another pacman is running (if none is, it was killed; remove the lock only then)",
+            lock.display()
+        )));
+    }
+    out("Press Enter to run it; sudo will ask for your password. Escape cancels.");
+    match wait_for_enter() {
+        Key::Enter => Ok(spec),
+        Key::Cancel(why) => Err(Outcome::Cancelled { why }),
+        Key::NoTerminal(why) => Err(refused(why)),
+    }
+}
+
+/// Asks sudo, without a password and ignoring cached credentials, whether it would ask.
+fn will_sudo_ask(program: &str) -> Asks {
+    if nix::unistd::getuid().is_root() {
+        return Asks::No("you are root, and sudo asks root for no password".into());
+    }
+    let spec = CommandSpec::new("sudo")
+        .args(["-n", "-k", "-l"])
+        .timeout(std::time::Duration::from_secs(10));
+    let rt = tokio::runtime::Handle::try_current();
+    let out = match rt {
+        Ok(h) => {
+            tokio::task::block_in_place(|| h.block_on(archgate_core::exec::run_for_person(spec)))
+        }
+        Err(_) => return Asks::Unknown("no runtime".into()),
+    };
+    match out {
+        Ok(o) => sudo::judge(o.status.code, &o.stdout_lossy(), &o.stderr_lossy(), program),
+        Err(e) => Asks::Unknown(e.to_string()),
+    }
+}
+
+enum Key {
+    Enter,
+    Cancel(String),
+    NoTerminal(String),
+}
+
+/// One key in raw mode: Enter runs; Escape, `q`, `n`, Ctrl-C, Ctrl-D cancel; end of input (the
+/// terminal closed) cancels. Input typed before the prompt is discarded first.
+fn wait_for_enter() -> Key {
+    use nix::sys::termios::{self, FlushArg, SetArg};
+    let stdin = std::io::stdin();
+    let Ok(saved) = termios::tcgetattr(&stdin) else {
+        return Key::NoTerminal(
+            "the helper's input is not a terminal; run `archgate handoff ID` in one".into(),
+        );
+    };
+    let mut raw = saved.clone();
+    termios::cfmakeraw(&mut raw);
+    // Output keeps its newline translation so what is printed meanwhile stays readable.
+    raw.output_flags = saved.output_flags;
+    let _ = termios::tcflush(&stdin, FlushArg::TCIFLUSH);
+    if termios::tcsetattr(&stdin, SetArg::TCSANOW, &raw).is_err() {
+        return Key::NoTerminal("the terminal cannot be read key by key".into());
+    }
+    let mut b = [0u8; 1];
+    let key = loop {
+        match stdin.lock().read(&mut b) {
+            Ok(0) | Err(_) => break Key::Cancel("the terminal closed before Enter".into()),
+            Ok(_) => match b[0] {
+                b'\r' | b'\n' => break Key::Enter,
+                0x1b | 3 | 4 | b'q' | b'n' => break Key::Cancel("the person cancelled".into()),
+                _ => continue,
+            },
+        }
+    };
+    let _ = termios::tcsetattr(&stdin, SetArg::TCSANOW, &saved);
+    key
+}
+
+/// The output's last `max` bytes for the agent: control characters but newlines and tabs
+/// dropped, and any line that names a password, token, secret or key redacted.
+pub fn redact_tail(tail: &[u8], max: usize) -> String {
+    let text = String::from_utf8_lossy(tail);
+    let mut lines: Vec<String> = Vec::new();
+    for line in text.split('\n') {
+        let clean: String = line
+            .chars()
+            .filter(|c| *c == '\t' || !c.is_control())
+            .collect();
+        let lower = clean.to_lowercase();
+        let secret = [
+            "password",
+            "passwd",
+            "token",
+            "secret",
+            "api_key",
+            "apikey",
+            "authorization",
+            "private key",
+        ]
+        .iter()
+        .any(|w| lower.contains(w));
+        lines.push(if secret {
+            "[line redacted: it may hold a secret]".into()
+        } else {
+            clean
+        });
+    }
+    let joined = lines.join("\n");
+    let start = joined.len().saturating_sub(max);
+    let start = (start..=joined.len())
+        .find(|i| joined.is_char_boundary(*i))
+        .unwrap_or(joined.len());
+    joined[start..].to_owned()
+}
+
+/// The terminal archgate opened stays until the person closes it (or presses Enter).
+fn linger(channel: &str) {
+    if channel != "terminal" {
+        return;
+    }
+    out("\nPress Enter or close this terminal.");
+    let mut b = [0u8; 1];
+    let _ = std::io::stdin().lock().read(&mut b);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prepared(reason: &str, pkg: &str) -> Prepared {
+        Prepared {
+            id: "1-2-3".into(),
+            argv: ["sudo", "-k", "--", "/usr/bin/pacman", "-S", "--", pkg]
+                .map(String::from)
+                .to_vec(),
+            reason: reason.into(),
+            changes: format!("installs {pkg}"),
+            route: "handoff install".into(),
+            client: "local".into(),
+            lock: None,
+            log_file: None,
+        }
+    }
+
+    #[test]
+    fn terminal_escapes_in_reasons_and_names_are_shown_not_obeyed() {
+        let p = prepared(
+            "fine\x1b[1A\x1b[2K\rsudo rm -rf / \u{202e}txt",
+            "a\x1b]0;x\x07",
+        );
+        let shown = render(&p);
+        assert!(!shown.contains('\x1b'), "{shown:?}");
+        assert!(!shown.contains('\r'));
+        assert!(!shown.contains('\u{202e}'));
+        assert!(!shown.contains('\x07'));
+        assert!(shown.contains("\\x1b[1A"), "{shown}");
+        assert!(shown.contains("\\u{202e}"), "{shown}");
+    }
+
+    #[test]
+    fn the_tail_is_bounded_and_secrets_are_redacted() {
+        let mut out = b"line one\n\x1b[31mred\x1b[0m\n".to_vec();
+        out.extend(b"export GITHUB_TOKEN=abc123\nPassword: hunter2\n");
+        out.extend("x".repeat(10_000).as_bytes());
+        out.extend(b"\nlast line\n");
+        let t = redact_tail(&out, 64);
+        assert!(t.len() <= 64);
+        assert!(t.ends_with("last line\n"));
+        let all = redact_tail(&out, 1 << 20);
+        assert!(!all.contains("abc123") && !all.contains("hunter2"), "{all}");
+        assert!(!all.contains('\x1b'));
+        assert!(all.contains("[31mred"));
+    }
+}

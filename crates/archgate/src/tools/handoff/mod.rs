@@ -1,0 +1,432 @@
+//! `handoff`: privileged work by the person's own hands.
+//!
+//! archgate never elevates privilege. For a closed set of operations it can build exactly
+//! (`ops.rs`) it opens a terminal on the person's desktop (`terminal.rs`) running `archgate
+//! handoff-run ID`, a small helper (`commands/handoff.rs`) that takes the prepared command from
+//! this process over the control socket, shows it, waits for Enter in that terminal and runs it;
+//! `sudo` asks the person's password there. This call waits for the helper's report
+//! (`registry.rs`) up to its own deadline, `[tools] timeouts = { handoff = SECS }` (default
+//! `DEFAULT_WAIT`). Without a desktop the answer says so and gives the exact command and the
+//! hand-off's id for `archgate handoff ID` in the person's own terminal.
+//!
+//! The call passes the gate like every call (tier `act`: policy can deny it; an ask rule asks).
+//! Whatever approves it — the person, policy, developer mode, a standing rule — approves only
+//! that the terminal opens: the command runs only after the person's Enter in that terminal and
+//! their sudo password.
+
+use archgate_core::gate::Catalogue;
+use archgate_core::tool::{
+    Action, CallCx, ErrorKind, Plan, Probe, Resolved, Tool, ToolError, ToolOutput, ToolSpec,
+};
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Services, domain_err};
+
+pub mod ops;
+pub mod registry;
+pub mod sudo;
+pub mod terminal;
+
+pub use ops::Operation;
+pub use registry::{Handoffs, Outcome, Prepared};
+
+/// How long a hand-off waits for the person's Enter when the config names no deadline.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(600);
+/// How long a command that started is awaited at most (pacman -Syu can take a while).
+pub const RUN_CAP: Duration = Duration::from_secs(6 * 3600);
+/// The longest reason shown.
+pub const MAX_REASON: usize = 500;
+
+/// Arguments of `handoff`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HandoffArgs {
+    /// archgate builds the command; none is taken.
+    pub op: ops::Op,
+    /// install/remove: names.
+    pub packages: Option<Vec<String>>,
+    /// unit_*: a system unit.
+    pub unit: Option<String>,
+    /// install_file: a cached package file (pkg_cache); pacnew_*: a file pkg_pacnew lists.
+    pub path: Option<String>,
+    /// Why, for the person (shown).
+    pub reason: String,
+}
+
+/// What `execute` takes: the prepared hand-off.
+pub struct Run {
+    prepared: Prepared,
+    wait: Duration,
+}
+
+static SPEC: ToolSpec = ToolSpec {
+    name: "handoff",
+    title: "Hand off a privileged step",
+    description: "Privileged work by the person's hands: a terminal on their desktop shows the exact command \
+                  (pacman -Syu/-S/-R/-U, paccache, systemctl, .pacnew, snapshot) and runs it only after their Enter \
+                  and sudo password. Answers ran/cancelled/refused/unknown, exit status, output tail.",
+    tier: archgate_core::policy::Tier::Act,
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+    private_args: &[],
+    // The output's tail carries what packages' install scripts printed.
+    provenance: archgate_core::provenance::Provenance::Untrusted(
+        archgate_core::provenance::Source::PacmanLog,
+    ),
+    says: archgate_core::sentence::Phrase {
+        cases: &[(
+            "",
+            "open a terminal where you run {target} yourself, with your Enter and your password",
+        )],
+        replaces: None,
+    },
+    // The person's terminal, Enter and password: minutes. A client that speaks MCP tasks gets a
+    // task for it instead of a request held open.
+    long_running: true,
+};
+
+pub struct Handoff {
+    svc: Arc<Services>,
+    handoffs: Arc<Handoffs>,
+}
+
+pub fn register(c: &mut Catalogue, svc: &Arc<Services>, handoffs: Arc<Handoffs>) {
+    c.add(Handoff {
+        svc: svc.clone(),
+        handoffs,
+    });
+}
+
+fn invalid(e: impl std::fmt::Display) -> ToolError {
+    ToolError::new(ErrorKind::InvalidArgument, e.to_string())
+        .next("name the operation's values as the schema says; no free-form command is taken")
+}
+
+/// The command as one line a person could paste (each word quoted when it needs it).
+pub fn display(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./-_".contains(&b))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl Tool for Handoff {
+    type Args = HandoffArgs;
+    type Run = Run;
+
+    fn spec(&self) -> &'static ToolSpec {
+        &SPEC
+    }
+
+    fn plan(&self, a: &HandoffArgs) -> Plan {
+        let words: &[&str] = match a.op {
+            ops::Op::SystemUpdate => &["system_update"],
+            ops::Op::Install => &["install"],
+            ops::Op::Remove => &["remove"],
+            ops::Op::CleanCache => &["clean_cache"],
+            ops::Op::UnitRestart => &["unit", "restart"],
+            ops::Op::UnitEnable => &["unit", "enable"],
+            ops::Op::UnitDisable => &["unit", "disable"],
+            ops::Op::InstallFile => &["install_file"],
+            ops::Op::PacnewAdopt => &["pacnew", "adopt"],
+            ops::Op::PacnewDiscard => &["pacnew", "discard"],
+            ops::Op::SnapshotSnapper => &["snapshot", "snapper"],
+            ops::Op::SnapshotTimeshift => &["snapshot", "timeshift"],
+        };
+        Plan::with_tier(&SPEC, SPEC.tier, words)
+    }
+
+    fn resolve<'a>(
+        &'a self,
+        cx: &'a CallCx,
+        probe: &'a Probe,
+        plan: &'a Plan,
+        a: HandoffArgs,
+    ) -> BoxFuture<'a, Result<Resolved<Run>, ToolError>> {
+        Box::pin(async move {
+            let operation = Operation::from_args(
+                a.op,
+                ops::Values {
+                    packages: a.packages,
+                    unit: a.unit,
+                    path: a.path,
+                },
+            )
+            .map_err(invalid)?;
+            if a.reason.trim().is_empty() || a.reason.chars().count() > MAX_REASON {
+                return Err(invalid(format!(
+                    "reason: say why in 1 to {MAX_REASON} characters"
+                )));
+            }
+            let exec = probe.permit.executor();
+            exec.resolve_program("sudo").map_err(|e| {
+                ToolError::new(
+                    ErrorKind::NotInstalled,
+                    format!("sudo is not available here ({e}): a hand-off runs the command with the person's sudo"),
+                )
+                .next("tell the person sudo is not set up; they can run the step as root themselves")
+            })?;
+            let program = exec.resolve_program(operation.program())?;
+            let conf = cx.config.arch.pacman_conf.clone();
+            let (mut lock, mut log_file) = (None, None);
+            if operation.takes_pacman_lock() {
+                let pacman = self.svc.pacman(&cx.config);
+                let c = pacman.conf().await.map_err(domain_err)?;
+                lock = Some(ops::pacman_lock(&c.db_path));
+                log_file = Some(c.log_file.clone());
+                if let Operation::InstallFile { path } = &operation {
+                    check_cache_file(path, &c.cache_dirs)?;
+                }
+                if let Operation::Install { packages } = &operation {
+                    // Every name must be in the sync databases: the plan pkg_install_plan gives.
+                    let plan = pacman
+                        .install_plan(&archgate_pacman::args::InstallPlanArgs {
+                            names: packages.clone(),
+                        })
+                        .await
+                        .map_err(domain_err)?;
+                    if !plan.unresolved.is_empty() {
+                        return Err(ToolError::new(
+                            ErrorKind::NotFound,
+                            format!(
+                                "dependencies nothing provides: {}",
+                                plan.unresolved.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            if let Operation::PacnewAdopt { path, .. } | Operation::PacnewDiscard { path } =
+                &operation
+            {
+                let waiting = self
+                    .svc
+                    .pacman(&cx.config)
+                    .pacnew()
+                    .await
+                    .map_err(domain_err)?;
+                let found = waiting.files.iter().any(|w| &w.path == path);
+                let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+                if !found || !regular {
+                    return Err(ToolError::new(
+                        ErrorKind::NotFound,
+                        format!("{path} is not a .pacnew/.pacsave file waiting here"),
+                    )
+                    .next("call pkg_pacnew and name one of the files it lists"));
+                }
+            }
+            let argv = ops::argv(&operation, &program, &conf);
+            let mut action = Action::from_plan(plan);
+            action.target = Some(display(&argv));
+            action.shown = Some(a.reason.clone());
+            let wait = cx
+                .config
+                .tools
+                .timeouts
+                .get(SPEC.name)
+                .copied()
+                .unwrap_or(DEFAULT_WAIT);
+            let prepared = Prepared {
+                id: cx.id.clone(),
+                argv,
+                reason: a.reason,
+                changes: operation.changes(),
+                route: plan.route.clone(),
+                client: cx.client.clone(),
+                lock,
+                log_file,
+            };
+            Ok(Resolved {
+                action,
+                run: Run { prepared, wait },
+            })
+        })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        permit: archgate_core::exec::Permit,
+        run: Run,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let id = run.prepared.id.clone();
+            let command = display(&run.prepared.argv);
+            let rx = self.handoffs.open(run.prepared.clone()).map_err(|b| {
+                ToolError::new(ErrorKind::Busy, b.to_string()).next(
+                    "wait for the person to finish the hand-off on their screen, then call again",
+                )
+            })?;
+            let own = format!("archgate handoff {id}");
+            let opened = match terminal::desktop() {
+                Some(desk) => terminal::open(&permit, &desk, &id),
+                None => Err(terminal::NO_DESKTOP.to_owned()),
+            };
+            if let Err(why) = opened {
+                // No terminal on a desktop: the person runs it from their own terminal.
+                let handoffs = self.handoffs.clone();
+                let wait = run.wait;
+                let id2 = id.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(wait).await;
+                    let _ = handoffs.expire(&id2);
+                });
+                drop(rx);
+                return Err(ToolError::new(ErrorKind::NotAvailable, format!(
+                    "{why}: no terminal was opened. The hand-off waits {} s for the person to run `{own}` in their own terminal \
+                     (it shows the command and asks for Enter and their sudo password); or they can run the command themselves: {command}",
+                    run.wait.as_secs()
+                ))
+                .next(format!("tell the person to run `{own}` in their terminal"))
+                .details(serde_json::json!({"id": id, "command": run.prepared.argv, "run_in_own_terminal": own})));
+            }
+            let mut rx = rx;
+            let ended = tokio::select! {
+                r = &mut rx => r.ok(),
+                _ = tokio::time::sleep(run.wait) => None,
+            };
+            let ended = match ended {
+                Some(e) => e,
+                None => match self.handoffs.expire(&id) {
+                    registry::Expired::Withdrawn | registry::Expired::Gone => {
+                        return Err(ToolError::new(
+                            ErrorKind::TimedOut,
+                            format!(
+                                "the person did not confirm within {} s; nothing ran (the hand-off is withdrawn)",
+                                run.wait.as_secs()
+                            ),
+                        )
+                        .next("ask the person in chat whether they want it, then call again"));
+                    }
+                    // Confirmed and running: its end is awaited (bounded).
+                    registry::Expired::Running => match tokio::time::timeout(RUN_CAP, rx).await {
+                        Ok(Ok(e)) => e,
+                        _ => {
+                            return Err(unknown(
+                                &run.prepared,
+                                "it was still running when archgate stopped waiting",
+                            ));
+                        }
+                    },
+                },
+            };
+            answer(&run.prepared, ended)
+        })
+    }
+}
+
+/// A package file `pacman -U` may take from a hand-off: a regular file (not a link) directly in
+/// one of pacman's cache directories.
+fn check_cache_file(path: &str, cache_dirs: &[std::path::PathBuf]) -> Result<(), ToolError> {
+    let refuse = |why: &str| {
+        ToolError::new(
+            ErrorKind::InvalidTarget,
+            format!("{path}: {why}; a hand-off installs only package files in pacman's cache"),
+        )
+        .next("call pkg_cache with the package's name and use a file it lists from the cache")
+    };
+    let p = std::path::Path::new(path);
+    let meta = std::fs::symlink_metadata(p).map_err(|e| refuse(&e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file"));
+    }
+    let parent = p.parent().and_then(|d| d.canonicalize().ok());
+    let in_cache = cache_dirs
+        .iter()
+        .filter_map(|d| d.canonicalize().ok())
+        .any(|d| Some(&d) == parent.as_ref());
+    if !in_cache {
+        return Err(refuse("not in a CacheDir of pacman.conf"));
+    }
+    Ok(())
+}
+
+fn unknown(p: &Prepared, why: &str) -> ToolError {
+    let check = match (&p.log_file, &p.lock) {
+        (Some(log), Some(lock)) => format!(
+            "check pacman's log ({}) for the transaction and whether {} still exists (pacman still running, or killed mid-transaction)",
+            log.display(),
+            lock.display()
+        ),
+        _ => "check the system state yourself (the unit's status, the cache) before acting again"
+            .into(),
+    };
+    ToolError::new(
+        ErrorKind::OutcomeUnknown,
+        format!(
+            "the outcome is unknown: {why}; the command may have run, in part or whole. {check}"
+        ),
+    )
+    .next("tell the person; do not run it again before they checked")
+    .details(serde_json::json!({"id": p.id, "command": p.argv}))
+}
+
+fn answer(p: &Prepared, ended: registry::Ended) -> Result<ToolOutput, ToolError> {
+    let base = serde_json::json!({"id": p.id, "command": p.argv, "channel": ended.channel});
+    match ended.outcome {
+        Outcome::Ran {
+            exit_code,
+            signal,
+            duration_ms,
+            tail,
+        } => {
+            let mut v = base;
+            v["outcome"] = "ran".into();
+            v["exit_code"] = exit_code.into();
+            v["signal"] = signal.into();
+            v["duration_ms"] = duration_ms.into();
+            v["output_tail"] = tail.into();
+            if exit_code == Some(0) {
+                let mut o = ToolOutput::json(v);
+                o.exit_code = exit_code;
+                Ok(o)
+            } else {
+                Err(ToolError::new(
+                    ErrorKind::CommandFailed,
+                    format!(
+                        "the command ran and failed (exit {}); see the output's tail",
+                        exit_code.map_or_else(
+                            || format!("signal {}", signal.unwrap_or(0)),
+                            |c| c.to_string()
+                        )
+                    ),
+                )
+                .next("read the tail; tell the person what failed before trying anything else")
+                .details(v))
+            }
+        }
+        Outcome::Cancelled { why } => Err(ToolError::new(
+            ErrorKind::Cancelled,
+            format!("the person cancelled: {why}; nothing ran"),
+        )
+        .next("ask the person in chat what they want instead")
+        .details(base)),
+        Outcome::Refused { why } => Err(ToolError::new(
+            ErrorKind::Refused,
+            format!("the hand-off was refused before anything ran: {why}"),
+        )
+        .next("tell the person why; they can fix it and you can call again")
+        .details(base)),
+        Outcome::Failed { why } => Err(ToolError::new(
+            ErrorKind::CommandFailed,
+            format!("the command could not start: {why}; nothing ran"),
+        )
+        .details(base)),
+        Outcome::Unknown { why } => Err(unknown(p, &why)),
+    }
+}

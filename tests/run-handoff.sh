@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Hand-offs for real: a headless Sway session with foot (scripts/desktop-session.sh), a test user
+# whose sudoers rule needs a password, and real pacman installing into a test root from a local
+# repository built with makepkg. tests/handoff/test_handoff.py plays the person by typing into
+# the hand-off's terminal with wtype (the compositor's virtual keyboard) and the agent over MCP
+# stdio. Follows /work/shared/RECIPES.md "A terminal the person types into".
+#
+# Needs root: everything happens in a private mount namespace, so the machine's own users and
+# sudo rules are never touched (safe on a developer desktop):
+#   /etc/passwd, shadow, group  ← copies plus the test user archgate-handoff-test (known password)
+#   /etc/sudoers.d              ← a private directory holding only the test user's rule
+# The packages are built as nobody (makepkg refuses root), the repository and the test root are
+# root's, like a real system's; sudo runs pacman as root on the person's password.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+: "${ARCHGATE_BIN:?set ARCHGATE_BIN to the archgate binary under test}"
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "run-handoff: SKIPPED: needs root (a private mount namespace with a test user and a sudoers rule, pacman into a test root); CI runs it as root"
+  exit 0
+fi
+
+if [ -z "${ARCHGATE_HANDOFF_NS:-}" ]; then
+  for p in sudo wtype foot sway makepkg pacman repo-add setpriv openssl unshare; do
+    command -v "$p" >/dev/null 2>&1 || { bash "$top/scripts/test-deps.sh"; break; }
+  done
+  venv="${ARCHGATE_TEST_VENV:-$top/target/test-venv}"
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pytest' 2>/dev/null; then
+    ARCHGATE_TEST_VENV="$venv" bash "$top/scripts/test-deps.sh"
+  fi
+  export ARCHGATE_HANDOFF_NS=1 ARCHGATE_TEST_VENV="$venv"
+  exec unshare --mount --propagation private bash "$0" "$@"
+fi
+
+# ---- inside the private mount namespace ----
+work=$(mktemp -d /tmp/archgate-handoff.XXXXXX)
+chmod 755 "$work"
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+
+user=archgate-handoff-test
+password="handoff-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+uid=61334
+while getent passwd "$uid" >/dev/null || getent group "$uid" >/dev/null; do uid=$((uid + 1)); done
+mkdir -p "$work/etc" "$work/sudoers.d"
+for f in passwd shadow group; do cp -a "/etc/$f" "$work/etc/$f"; done
+echo "$user:x:$uid:$uid:archgate hand-off test:$work/userhome:/bin/sh" >>"$work/etc/passwd"
+echo "$user:$(openssl passwd -6 "$password"):19000:0:99999:7:::" >>"$work/etc/shadow"
+echo "$user:x:$uid:" >>"$work/etc/group"
+for f in passwd shadow group; do mount --bind "$work/etc/$f" "/etc/$f"; done
+chmod 750 "$work/sudoers.d"
+mount --bind "$work/sudoers.d" /etc/sudoers.d
+install -d -o "$uid" -g "$uid" -m 700 "$work/userhome"
+
+# A local repository: two packages, of which the test installs one.
+build="$work/build"
+install -d -o nobody -g nogroup "$build" "$build/home"
+for name in handoff-hello handoff-other; do
+  install -d -o nobody -g nogroup "$build/$name"
+  cat >"$build/$name/PKGBUILD" <<PKG
+pkgname=$name
+pkgver=1.0
+pkgrel=1
+pkgdesc="archgate hand-off test package $name"
+arch=(any)
+license=(MIT)
+package() {
+  install -d "\$pkgdir/usr/share/$name"
+  echo "$name" > "\$pkgdir/usr/share/$name/marker"
+}
+PKG
+  chown nobody:nogroup "$build/$name/PKGBUILD"
+  (cd "$build/$name" && setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    env -i HOME="$build/home" PATH=/usr/bin:/bin PKGEXT=.pkg.tar.zst \
+    makepkg --nodeps --noconfirm >/dev/null 2>&1) || { echo "run-handoff: makepkg failed for $name" >&2; exit 1; }
+done
+repo="$work/repo"
+mkdir -p "$repo"
+cp "$build"/*/*.pkg.tar.zst "$repo/"
+repo-add -q "$repo/testrepo.db.tar.gz" "$repo"/*.pkg.tar.zst
+
+# The test root: the system the person's pacman changes (root's, as a real one).
+root="$work/sys"
+mkdir -p "$root/root" "$root/db/sync" "$root/db/local" "$root/cache" "$root/gnupg" "$root/hooks"
+cat >"$root/pacman.conf" <<CONF
+[options]
+RootDir = $root/root
+DBPath = $root/db
+CacheDir = $root/cache
+LogFile = $root/pacman.log
+GPGDir = $root/gnupg
+HookDir = $root/hooks
+Architecture = auto
+SigLevel = Never
+
+[testrepo]
+Server = file://$repo
+CONF
+cp "$repo/testrepo.db" "$root/db/sync/testrepo.db"
+chmod -R a+rX "$work"
+
+install -m755 "$ARCHGATE_BIN" "$work/archgate"
+install -m644 "$top/tests/handoff/test_handoff.py" "$work/test_handoff.py"
+export HANDOFF_UID=$uid HANDOFF_GID=$uid HANDOFF_PASSWORD=$password HANDOFF_WORK=$work \
+  HANDOFF_USER=$user HANDOFF_PACMAN_CONF="$root/pacman.conf" HANDOFF_DB="$root/db" \
+  HANDOFF_SESSION_SCRIPT="$top/scripts/desktop-session.sh" ARCHGATE_BIN="$work/archgate"
+cd "$work"
+status=0
+"$ARCHGATE_TEST_VENV/bin/python" -m pytest -q -p no:cacheprovider test_handoff.py "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+  echo "run-handoff: pytest ran no test" >&2
+  exit 1
+fi
+if [ "$status" -ne 0 ]; then
+  for f in "$work"/*.log "$work"/session/log/*; do [ -f "$f" ] && { echo "== $f" >&2; tail -30 "$f" >&2; }; done
+fi
+exit "$status"
