@@ -60,7 +60,8 @@ const ASKING_LEAVES: &[&str] = &["available", "info", "status", "current", "list
 /// `bash -c`; `restart app <application> [args...]` runs the program; `hook <name>` runs the file
 /// `~/.config/omarchy/hooks/<name>` (`..` not confined); `shell <target> <method> [args...]`
 /// forwards any IPC call (the menu's `runAction` runs any command line); `tui install` and
-/// `webapp install` write a desktop entry whose command runs at the next launch. A route not
+/// `webapp install` write a desktop entry whose command runs at the next launch; `mise install
+/// <package> [command-name]` writes a wrapper in `~/.local/bin` that runs the named program. A route not
 /// listed whose script does the same is found by reading it (`script::scan`).
 pub const RUNS_VALUES: &[&str] = &[
     "launch tui",
@@ -74,6 +75,7 @@ pub const RUNS_VALUES: &[&str] = &[
     "shell",
     "tui install",
     "webapp install",
+    "mise install",
 ];
 
 /// Whether the route (words after `omarchy`, lowercase) is one whose values run as code.

@@ -1,6 +1,7 @@
 //! Omarchy's commands: the registry (cached until Omarchy's version changes), search, and
 //! running a route through a [`Permit`].
 
+pub mod argcode;
 pub mod classify;
 pub mod guard;
 pub mod registry;

@@ -28,6 +28,8 @@ use std::collections::{BTreeSet, VecDeque};
 
 use archgate_exec::Executor;
 
+use crate::omarchy::argcode;
+
 /// Largest script read, in bytes; a larger one counts as unread.
 const MAX_BYTES: u64 = 256 * 1024;
 /// Most scripts read for one route (its own and those it calls, breadth first).
@@ -143,84 +145,6 @@ fn changes_in(line: &str) -> Option<String> {
     None
 }
 
-/// Whether this line hands one of the script's arguments (`$1`…`$9`, `$@`, `$*`, or a variable
-/// the script named from them) to a shell or runs it as a program or a file.
-fn runs_values_in(line: &str, from_args: &BTreeSet<String>) -> bool {
-    let l = line.replace(['"', '\''], "");
-    let is_arg = |v: &str| {
-        let v = v.trim_start_matches('$').trim_start_matches('{');
-        let name: String = v
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '@' || *c == '*')
-            .collect();
-        !name.is_empty()
-            && (name.chars().all(|c| c.is_ascii_digit())
-                || name == "@"
-                || name == "*"
-                || from_args.contains(&name))
-    };
-    let toks: Vec<&str> = l.split_whitespace().collect();
-    for (i, t) in toks.iter().enumerate() {
-        let next = toks.get(i + 1).copied().unwrap_or("");
-        let arg_next = next.starts_with('$') && is_arg(next);
-        match *t {
-            // A shell string built from a value, or evaluated.
-            "eval" if toks[i + 1..].iter().any(|v| v.contains('$')) => return true,
-            "-c" if i > 0
-                && matches!(toks[i - 1], "bash" | "sh" | "zsh" | "dash")
-                && toks[i + 1..]
-                    .iter()
-                    .any(|v| v.starts_with('$') && is_arg(v)) =>
-            {
-                return true;
-            }
-            // A value run as a program: `exec "$@"`, `-e "$1"`, `uwsm-app -- "$@"`.
-            "exec" | "-e" | "--" | "setsid" | "bash" | "sh" | "source" | "." if arg_next => {
-                return true;
-            }
-            // A file named from a value and run: `bash "$HOME/…/$1"`.
-            "bash" | "sh" | "source" | "." if next.contains('/') && next.contains('$') => {
-                let tail = next.rsplit('/').next().unwrap_or("");
-                if tail.starts_with('$') && is_arg(tail) {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-    }
-    // `"$@"` or `$1` in a command's position: first in the line or after `;`, `&&`, `||`, `|`.
-    l.split([';', '|', '&'])
-        .filter_map(|seg| {
-            seg.split_whitespace()
-                .find(|w| !matches!(*w, "then" | "do" | "else" | "time" | "!"))
-        })
-        .any(|t| t.starts_with('$') && is_arg(t) && !t.contains('='))
-}
-
-/// Variables a script sets from its arguments: `cmd="$*"`, `HOOK=$1`, `LAUNCH_COMMAND="${2:-…}"`.
-fn arg_variables(text: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for (_, l) in code_lines(text) {
-        let l = l.trim_start_matches("local ").trim_start_matches("export ");
-        let Some((name, value)) = l.split_once('=') else {
-            continue;
-        };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            continue;
-        }
-        let v = value.replace(['"', '\''], "");
-        let from_arg = v.contains("$@")
-            || v.contains("$*")
-            || v.contains("${@")
-            || (1..=9).any(|n| v.contains(&format!("${n}")) || v.contains(&format!("${{{n}")))
-            || out.iter().any(|o: &String| v.contains(&format!("${o}")));
-        if from_arg {
-            out.insert(name.to_owned());
-        }
-    }
-    out
-}
-
 fn read(executor: &Executor, name: &str) -> Option<String> {
     let path = executor.resolve_program(name).ok()?;
     let meta = std::fs::metadata(&path).ok()?;
@@ -256,11 +180,13 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
             }
             continue;
         };
-        let from_args = if own {
-            arg_variables(&text)
-        } else {
-            BTreeSet::new()
-        };
+        if own {
+            facts.runs_values = argcode::runs_values(&text).map(|(line, what)| Seen {
+                script: name.clone(),
+                line,
+                what: cut(&what),
+            });
+        }
         if !own && facts.elevates.is_none() && text.contains("omarchy:requires-sudo=true") {
             facts.elevates = Some(Seen {
                 script: name.clone(),
@@ -284,9 +210,6 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
             {
                 facts.changes = Some(at(p));
             }
-            if own && facts.runs_values.is_none() && runs_values_in(line, &from_args) {
-                facts.runs_values = Some(at(cut(line)));
-            }
             for c in called(line) {
                 if seen.len() < MAX_SCRIPTS && seen.insert(c.to_owned()) {
                     queue.push_back(c.to_owned());
@@ -300,45 +223,6 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // Lines in the shape of Omarchy 4's bin/ scripts (our own text).
-    #[test]
-    fn runs_values_by_what_the_line_does() {
-        let none = BTreeSet::new();
-        let cmd: BTreeSet<String> = ["cmd".to_owned(), "HOOK_PATH".to_owned()].into();
-        assert!(runs_values_in(
-            r#"exec setsid uwsm-app -- xdg-terminal-exec -e "$1" "${@:2}""#,
-            &none
-        ));
-        assert!(runs_values_in(
-            r#"setsid uwsm-app -- "$@" >/dev/null 2>&1 &"#,
-            &none
-        ));
-        assert!(runs_values_in(
-            r#"xdg-terminal-exec -e bash -c "$cmd""#,
-            &cmd
-        ));
-        assert!(runs_values_in(r#"bash "$HOOK_PATH""#, &cmd));
-        assert!(runs_values_in(
-            r#"bash "$HOME/.config/omarchy/hooks/$1""#,
-            &none
-        ));
-        assert!(runs_values_in(r#"eval "$LAUNCH""#, &none));
-        assert!(runs_values_in(r#""$@""#, &none));
-        assert!(runs_values_in(r#"sleep 1; "$@""#, &none));
-        assert!(runs_values_in(r#"[ -n "$1" ] && $1 --now"#, &none));
-        assert!(!runs_values_in(r#"echo "$1""#, &none));
-        assert!(!runs_values_in(r#"theme="$1""#, &none));
-        assert!(!runs_values_in(r#"omarchy-theme-set "$1""#, &none));
-        assert!(!runs_values_in(r#"exec setsid uwsm-app -- waybar"#, &none));
-    }
-
-    #[test]
-    fn variables_named_from_arguments() {
-        let text = "cmd=\"$*\"\nscript=\"omarchy-show-logo; $cmd; done\"\nx=1\n";
-        let v = arg_variables(text);
-        assert!(v.contains("cmd") && v.contains("script") && !v.contains("x"));
-    }
 
     #[test]
     fn changes_by_program() {

@@ -117,7 +117,8 @@ fn every_omarchy_4_route_is_classified() {
             | "omarchy hook"
             | "omarchy shell"
             | "omarchy tui install"
-            | "omarchy webapp install" => Some(RouteTier::Destructive),
+            | "omarchy webapp install"
+            | "omarchy mise install" => Some(RouteTier::Destructive),
             "omarchy theme list"
             | "omarchy theme current"
             | "omarchy version"
