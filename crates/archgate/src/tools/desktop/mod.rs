@@ -294,6 +294,12 @@ impl Tool for OmarchyRun {
                     let (t, pin) = cx.resolver.pinned_path(&args[i])?;
                     args[i] = t.value;
                     files.push(pin);
+                } else if args[i].contains("://") || (name.contains("url") && args[i].contains(':'))
+                {
+                    // An address opens only as `launch` would open it (http, https, mailto): a
+                    // `file://` to a key was refused by `launch` and passed as a route's value
+                    // (attack 3, F2: one capability, two doors).
+                    archgate_desktop::launch::check_url(&args[i]).map_err(domain_err)?;
                 }
             }
             if args != a.args {

@@ -106,3 +106,31 @@ fn the_shell_route_is_judged_as_the_ipc_call_it_forwards() {
     // (`ipc_calls_that_run_what_they_are_given`).
     assert!(rig.ran().is_empty());
 }
+
+/// The same door for addresses: `launch` opens only http, https and mailto; a route that opens
+/// an address given as its value (`launch browser`, `launch webapp`) is held to the same rule.
+#[test]
+fn a_route_that_opens_an_address_opens_only_what_launch_opens() {
+    let rig = OmarchyRig::new(
+        &[Entry {
+            words: "launch browser",
+            args: "[url]",
+        }],
+        "",
+    );
+    let mut s = StdioServer::session(&rig.env);
+    for (i, url) in ["file:///etc/passwd", "javascript:alert(1)", "FILE://x/y"]
+        .iter()
+        .enumerate()
+    {
+        let id = 1 + i as u64;
+        s.call(
+            id,
+            "omarchy_run",
+            json!({"route": "launch browser", "args": [url]}),
+        );
+        let (ok, body) = result_text(&s.response(id));
+        assert!(!ok && body.contains("http"), "{url}: {body}");
+    }
+    assert!(rig.ran().is_empty());
+}
