@@ -196,7 +196,9 @@ pub fn resolve_capture(
                 near: st
                     .windows
                     .iter()
-                    .map(|w| format!("{} ({})", w.id, w.title))
+                    // By class, never by title: this error reaches the agent before anyone is
+                    // asked, and a title may carry a command line (attack 3, F11).
+                    .map(|w| format!("{} ({})", w.id, w.class.as_deref().unwrap_or("no class")))
                     .take(10)
                     .collect(),
             })?;
@@ -476,6 +478,31 @@ mod tests {
             resolve_capture(&mon, None).unwrap_err().kind(),
             "not_available"
         );
+    }
+
+    #[test]
+    fn an_unknown_window_is_answered_without_titles() {
+        use crate::compositor::{CompositorKind, Focus, Window};
+        let st = DesktopState {
+            compositor: CompositorKind::Sway,
+            monitors: vec![],
+            workspaces: vec![],
+            windows: vec![Window {
+                id: "7".into(),
+                class: Some("foot".into()),
+                title: "mysql -pSECRET".into(),
+                workspace: None,
+                geometry: Rect::default(),
+                floating: false,
+                fullscreen: false,
+                focused: false,
+                pid: None,
+            }],
+            focus: Focus::default(),
+        };
+        let t = CaptureTarget::Window { id: "8".into() };
+        let e = resolve_capture(&t, Some(&st)).unwrap_err().to_string();
+        assert!(e.contains("7 (foot)") && !e.contains("SECRET"), "{e}");
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!    needs sudo, a call that reaches archgate's own files, or a route defined as blocked →
 //!    `blocked`, denied; nothing below can change that;
 //! 2. the person's rules, read deny → ask → allow against every name of the route (the
-//!    canonical route and its other spellings), first match wins; an allow never lets a
+//!    canonical route and its other spellings; a deny or ask also against the tool's own name,
+//!    so `deny = ["omarchy_run"]` denies every route of it), first match wins; an allow never lets a
 //!    destructive route skip the question, and an allow *prefix* covers a route that is more than
 //!    a read only once the person has acknowledged that route (restrictions extend forward,
 //!    grants do not);
@@ -311,7 +312,7 @@ pub fn decide(facts: &CallFacts<'_>, input: &PolicyInput<'_>) -> Decision {
     let mut names: Vec<&str> = Vec::with_capacity(1 + facts.names.len());
     names.push(facts.route);
     names.extend(facts.names.iter().map(String::as_str));
-    if let Some(hit) = input.rules.first_match_any(&names) {
+    if let Some(hit) = input.rules.first_match_for_tool(&names, facts.tool) {
         let rule = hit.describe();
         return match hit.list {
             RuleList::Deny => decision(

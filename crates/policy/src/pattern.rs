@@ -322,6 +322,34 @@ impl Rules {
             .or_else(|| find(RuleList::Allow, &self.allow, names, |_| true))
     }
 
+    /// [`Rules::first_match_any`], where a deny or ask written as the tool's own name (`deny =
+    /// ["omarchy_run"]`, `ask = ["processes"]`) covers every call of that tool, whatever route it
+    /// takes (`omarchy_run state`, `processes cmdline`): a person who names the tool means all of
+    /// it (attack 3, F6: the bare name matched only a call with no route, silently). Grants do not
+    /// widen: an allow still matches the call's own names only.
+    pub fn first_match_for_tool(&self, names: &[&str], tool: &str) -> Option<RuleMatch<'_>> {
+        let mut with_tool: Vec<&str> = names.to_vec();
+        if !tool.is_empty() {
+            with_tool.push(tool);
+        }
+        fn restrict<'p>(
+            list: RuleList,
+            patterns: &'p [Pattern],
+            names: &[&str],
+        ) -> Option<RuleMatch<'p>> {
+            patterns
+                .iter()
+                .find(|p| names.iter().any(|n| p.matches(n)))
+                .map(|pattern| RuleMatch { list, pattern })
+        }
+        restrict(RuleList::Deny, &self.deny, &with_tool)
+            .or_else(|| restrict(RuleList::Ask, &self.ask, &with_tool))
+            .or_else(|| match self.first_match_any(names) {
+                Some(m) if m.list == RuleList::Allow => Some(m),
+                _ => None,
+            })
+    }
+
     /// Whether there are no rules at all.
     pub fn is_empty(&self) -> bool {
         self.deny.is_empty() && self.ask.is_empty() && self.allow.is_empty()

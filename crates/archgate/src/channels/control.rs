@@ -195,6 +195,12 @@ async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
         }
     }
     let subject = peer_subject(&stream);
+    // An answer from a program archgate started is recorded as such (attack 3, F10).
+    let channel = super::ancestry::cli_channel(
+        crate::server::peer::credentials(&stream)
+            .ok()
+            .and_then(|c| u32::try_from(c.pid()).ok()),
+    );
     let (read, mut write) = stream.into_split();
     let mut reader = tokio::io::BufReader::new(read);
     // A line (or the wait for the next one) gets `server.header_timeout_s`, like an HTTP
@@ -222,7 +228,7 @@ async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
                     super::handoff::serve(cx.app.clone(), id, channel, reader, write).await;
                     return;
                 }
-                Ok(req) => handle(&cx, req, &subject).await,
+                Ok(req) => handle(&cx, req, &subject, channel).await,
                 Err(e) => refusal("malformed", &format!("not a control request: {e}")),
             }
         };
@@ -251,7 +257,12 @@ fn ok(mut v: Value) -> Value {
     v
 }
 
-async fn handle(cx: &Cx, req: Request, subject: &Result<Subject, String>) -> Value {
+async fn handle(
+    cx: &Cx,
+    req: Request,
+    subject: &Result<Subject, String>,
+    channel: &'static str,
+) -> Value {
     let gate = &cx.app.gate;
     let person = &cx.app.person_channel;
     match req {
@@ -266,21 +277,27 @@ async fn handle(cx: &Cx, req: Request, subject: &Result<Subject, String>) -> Val
             "pending": actions::pending(gate),
         })),
         Request::Answer { id, answer } => {
-            match actions::answer_confirmed(gate, &id, answer, "cli", subject.clone()).await {
+            match actions::answer_confirmed(gate, &id, answer, channel, subject.clone()).await {
                 Ok(()) => ok(json!({"id": id, "answer": answer})),
                 Err(e) => refusal(e.kind(), &e.to_string()),
             }
         }
         Request::DevModeOn { secs } => {
-            match actions::set_dev_mode_confirmed(gate, person, Some(secs), "cli", subject.clone())
-                .await
+            match actions::set_dev_mode_confirmed(
+                gate,
+                person,
+                Some(secs),
+                channel,
+                subject.clone(),
+            )
+            .await
             {
                 Ok(d) => ok(json!({"developer_mode": d})),
                 Err(e) => refusal(e.kind(), &e.to_string()),
             }
         }
         Request::DevModeOff => {
-            match actions::set_dev_mode_confirmed(gate, person, None, "cli", Err(String::new()))
+            match actions::set_dev_mode_confirmed(gate, person, None, channel, Err(String::new()))
                 .await
             {
                 Ok(d) => ok(json!({"developer_mode": d})),
@@ -289,11 +306,11 @@ async fn handle(cx: &Cx, req: Request, subject: &Result<Subject, String>) -> Val
         }
         Request::DevModeStatus => ok(json!({"developer_mode": actions::dev_mode(gate)})),
         Request::Rules => ok(json!({"rules": actions::rules(gate)})),
-        Request::Revoke { id } => match actions::revoke(gate, person, &id, "cli") {
+        Request::Revoke { id } => match actions::revoke(gate, person, &id, channel) {
             Ok(()) => ok(json!({"revoked": id})),
             Err(e) => refusal(e.kind(), &e.to_string()),
         },
-        Request::RevokeAll => ok(json!({"revoked": actions::revoke_all(gate, person, "cli")})),
+        Request::RevokeAll => ok(json!({"revoked": actions::revoke_all(gate, person, channel)})),
         Request::LoginCode => match &cx.page {
             Some(p) => match p.login_code() {
                 Some(code) => ok(json!({"code": code, "url": format!("{}login", p.url())})),

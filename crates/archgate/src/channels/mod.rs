@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
 
+pub mod ancestry;
 pub mod control;
 pub mod handoff;
 pub mod notify;

@@ -3,6 +3,10 @@
 //! registry: the same route has the same tier whether or not anything searched the registry.
 //!
 //! Read top to bottom, first match wins:
+//! 0. a route whose values are run as code — a command, a program, a shell string, a script
+//!    file ([`RUNS_VALUES`], and any route whose script is seen doing so, `script::scan`) — is
+//!    destructive: what it does is whatever its value says, which no table of words can judge
+//!    (attack 3: `launch tui systemctl reboot` was `act`, and developer mode ran it);
 //! 1. a route under a destructive prefix (`system reboot`, `remove *`, `update *`, …) is
 //!    destructive — unless its last word only asks (`update available`, `drive info`);
 //! 2. a route whose last word only looks (`list`, `current`, `status`, …), or under
@@ -46,6 +50,44 @@ const READ_LEAVES: &[&str] = &[
 
 /// Last words that only ask, even under a destructive prefix.
 const ASKING_LEAVES: &[&str] = &["available", "info", "status", "current", "list"];
+
+/// Routes whose values are run as code, from what each script of Omarchy 4's `bin/` does with
+/// its arguments (read in the public repository, `basecamp/omarchy`):
+/// `launch tui <command> [args...]` runs the program with its arguments in a terminal;
+/// `launch or focus tui`, `launch or focus`, `launch or focus webapp` hand a command string to
+/// `launch or focus`, which runs it through a shell; `launch terminal [command...]` runs the
+/// program; `launch floating terminal with presentation <command>` puts the text into
+/// `bash -c`; `restart app <application> [args...]` runs the program; `hook <name>` runs the file
+/// `~/.config/omarchy/hooks/<name>` (`..` not confined); `shell <target> <method> [args...]`
+/// forwards any IPC call (the menu's `runAction` runs any command line); `tui install` and
+/// `webapp install` write a desktop entry whose command runs at the next launch; `mise install
+/// <package> [command-name]` writes a wrapper in `~/.local/bin` that runs the named program. A route not
+/// listed whose script does the same is found by reading it (`script::scan`).
+pub const RUNS_VALUES: &[&str] = &[
+    "launch tui",
+    "launch or focus tui",
+    "launch or focus",
+    "launch or focus webapp",
+    "launch terminal",
+    "launch floating terminal with presentation",
+    "restart app",
+    "hook",
+    "shell",
+    "tui install",
+    "webapp install",
+    "mise install",
+];
+
+/// Whether the route (words after `omarchy`, lowercase) is one whose values run as code.
+pub fn runs_values(words: &[String]) -> bool {
+    let words: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let words = match words.first() {
+        Some(&"omarchy") => &words[1..],
+        _ => &words[..],
+    };
+    RUNS_VALUES.iter().any(|p| prefix_matches(p, words))
+}
 
 /// Route prefixes that are destructive (`*` = any further words, or none).
 const DESTRUCTIVE: &[&str] = &[
@@ -104,6 +146,9 @@ pub fn classify(words: &[String]) -> RouteTier {
         _ => &words[..],
     };
     let last = words.last().copied().unwrap_or("");
+    if RUNS_VALUES.iter().any(|p| prefix_matches(p, words)) {
+        return RouteTier::Destructive;
+    }
     if DESTRUCTIVE.iter().any(|p| prefix_matches(p, words)) {
         return if words.len() > 1 && ASKING_LEAVES.contains(&last) {
             RouteTier::Read
@@ -132,6 +177,15 @@ mod tests {
         assert_eq!(t("omarchy theme current"), RouteTier::Read);
         assert_eq!(t("version"), RouteTier::Read);
         assert_eq!(t("update available"), RouteTier::Read);
+        // Values run as code: what runs is the value's, so never automatic (attack 3, F9).
+        assert_eq!(t("launch tui"), RouteTier::Destructive);
+        assert_eq!(
+            t("launch floating terminal with presentation"),
+            RouteTier::Destructive
+        );
+        assert_eq!(t("hook"), RouteTier::Destructive);
+        assert_eq!(t("shell"), RouteTier::Destructive);
+        assert_eq!(t("launch browser"), RouteTier::Act);
         assert_eq!(t("theme set"), RouteTier::Act);
         assert_eq!(t("toggle nightlight"), RouteTier::Act);
         assert_eq!(t("system reboot"), RouteTier::Destructive);

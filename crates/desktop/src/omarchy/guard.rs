@@ -120,12 +120,67 @@ fn names_self(s: &str) -> bool {
     SELF_NAMES.iter().any(|n| lower.contains(n))
 }
 
+/// The IPC call the `shell` route forwards: its target, method and arguments (after `-q`).
+pub fn forwarded_ipc<'a>(
+    words: &'a [String],
+    args: &'a [String],
+) -> Option<(&'a str, &'a str, &'a [String])> {
+    let words: Vec<&str> = words
+        .iter()
+        .map(String::as_str)
+        .skip_while(|w| *w == "omarchy")
+        .collect();
+    if words != ["shell"] {
+        return None;
+    }
+    let args = match args.first().map(String::as_str) {
+        Some("-q") => &args[1..],
+        _ => args,
+    };
+    match args {
+        [target, method, rest @ ..] => Some((target, method, rest)),
+        _ => None,
+    }
+}
+
+/// Method words of IPC calls that run what they are given: a command line, an action, a
+/// program. `shell call <plugin> <method> …` is the shell's generic dispatcher: any method of any
+/// plugin (the menu's `runAction` runs a command line), so it counts too.
+const RUNNING_METHODS: &[&str] = &[
+    "run", "exec", "execute", "spawn", "launch", "command", "cmd", "action", "eval", "shell",
+];
+
+/// Whether an IPC call runs code it is given (attack 3, F9: `shell call omarchy.menu runAction
+/// "systemctl reboot"` was `act`): what runs is its argument's, so the call is never automatic.
+pub fn ipc_runs_code(target: &str, method: &str, args: &[String]) -> bool {
+    let t = parts(target);
+    let dispatcher =
+        method.eq_ignore_ascii_case("call") && t.iter().any(|w| SHELL_NAMES.contains(&w.as_str()));
+    let names_runner = |s: &str| {
+        parts(s)
+            .iter()
+            .any(|w| RUNNING_METHODS.contains(&w.as_str()))
+    };
+    dispatcher || names_runner(method) || (method == "call" && args.iter().any(|a| names_runner(a)))
+}
+
 /// Whether running this route or call would stop, restart, reconfigure or remove archgate or
 /// Omarchy's plugin machinery. Errs on the side of `true` for anything naming archgate.
 pub fn targets_archgate(inv: Invocation<'_>) -> bool {
     match inv {
         Invocation::Route { words, args } => {
             if words.iter().chain(args).any(|w| names_self(w)) {
+                return true;
+            }
+            // `omarchy shell [-q] <target> <method> [args...]` forwards an IPC call: judged as
+            // that call, whichever door carries it (attack 3, F2: one capability, two doors).
+            if let Some((target, method, rest)) = forwarded_ipc(words, args)
+                && targets_archgate(Invocation::ShellCall {
+                    target,
+                    method,
+                    args: rest,
+                })
+            {
                 return true;
             }
             // Every plugin route that is not a read.
@@ -230,6 +285,19 @@ mod tests {
             (&["theme", "set"], &["tokyo-night"], false),
             (&["restart", "waybar"], &[], false),
             (&["toggle", "nightlight"], &[], false),
+            // The `shell` route forwards an IPC call: judged as that call (attack 3, F2).
+            (&["shell"], &["shell", "rescanPlugins"], true),
+            (
+                &["shell"],
+                &["-q", "plugins", "setPluginEnabled", "bar", "false"],
+                true,
+            ),
+            (
+                &["shell"],
+                &["shell", "setPluginEnabled", "bar", "false"],
+                true,
+            ),
+            (&["shell"], &["volume", "setVolume", "50"], false),
         ];
         for (w, a, want) in cases {
             assert_eq!(route(w, a), *want, "{w:?} {a:?}");
@@ -256,5 +324,21 @@ mod tests {
         for (t, m, a, want) in cases {
             assert_eq!(call(t, m, a), *want, "{t} {m} {a:?}");
         }
+    }
+
+    #[test]
+    fn ipc_calls_that_run_what_they_are_given() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // The shell's generic dispatcher reaches any method of any plugin (attack 3, F9).
+        assert!(ipc_runs_code(
+            "shell",
+            "call",
+            &a(&["omarchy.menu", "runAction", "systemctl reboot"])
+        ));
+        assert!(ipc_runs_code("menu", "runAction", &a(&["x"])));
+        assert!(ipc_runs_code("launcher", "exec", &a(&["x"])));
+        assert!(!ipc_runs_code("volume", "setVolume", &a(&["50"])));
+        assert!(!ipc_runs_code("bar", "toggle", &[]));
+        assert!(!ipc_runs_code("launcher", "open", &[]));
     }
 }

@@ -1,9 +1,11 @@
 //! Omarchy's commands: the registry (cached until Omarchy's version changes), search, and
 //! running a route through a [`Permit`].
 
+pub mod argcode;
 pub mod classify;
 pub mod guard;
 pub mod registry;
+pub mod script;
 pub mod search;
 pub mod usage;
 
@@ -17,8 +19,9 @@ use crate::error::{DesktopError, Result};
 use crate::programs::{self, Program};
 
 pub use classify::{RouteTier, classify};
-pub use guard::{Invocation, targets_archgate};
+pub use guard::{Invocation, forwarded_ipc, ipc_runs_code, targets_archgate};
 pub use registry::{Registry, Route, spelling};
+pub use script::{ScriptFacts, Seen};
 pub use search::SearchHit;
 pub use usage::{Flag, Slot, Usage};
 
@@ -61,6 +64,22 @@ pub fn route_command(route: &Route, args: &[String]) -> Result<CommandSpec> {
     Ok(CommandSpec::new(route.binary.clone()).args(args.iter().cloned()))
 }
 
+/// The route's tier and `requires_sudo` from what its script was read doing: a script that
+/// elevates (itself or through a script it calls) needs root whatever its comment says; one that
+/// runs its values as code is destructive (never automatic); one that changes files or uses the
+/// network, or that could not be read, is not a read whatever its name says.
+pub fn judge_by_script(route: &mut Route, facts: &ScriptFacts) {
+    if facts.elevates.is_some() {
+        route.requires_sudo = true;
+    }
+    if facts.runs_values.is_some() {
+        route.tier = RouteTier::Destructive;
+    }
+    if route.tier == RouteTier::Read && (facts.unread || facts.changes.is_some()) {
+        route.tier = RouteTier::Act;
+    }
+}
+
 /// A route resolved with its arguments: the command and the exact spec that will run.
 #[derive(Debug, Clone)]
 pub struct RouteCall {
@@ -71,6 +90,9 @@ pub struct RouteCall {
     /// The call would stop, restart, reconfigure or remove archgate or its supervisor (by the
     /// route or by its arguments).
     pub targets_archgate: bool,
+    /// What the route's script (and the scripts it calls) was read doing; the route's tier and
+    /// `requires_sudo` above already include it.
+    pub script: ScriptFacts,
 }
 
 impl Desktop {
@@ -149,8 +171,11 @@ impl Desktop {
         args: &[String],
     ) -> Result<RouteCall> {
         let reg = self.omarchy_registry(permit).await?;
-        let route = reg.resolve(route)?.clone();
+        let mut route = reg.resolve(route)?.clone();
         let spec = route_command(&route, args)?;
+        // Judged by what the script does, not by what it says about itself (attack 3, F1/F8).
+        let script = script::scan(permit.executor(), &route.binary);
+        judge_by_script(&mut route, &script);
         let targets = route.targets_archgate
             || targets_archgate(Invocation::Route {
                 words: &route.words,
@@ -161,6 +186,7 @@ impl Desktop {
             route,
             spec,
             targets_archgate: targets,
+            script,
         })
     }
 

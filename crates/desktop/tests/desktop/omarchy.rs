@@ -105,7 +105,20 @@ fn every_omarchy_4_route_is_classified() {
             | "omarchy hibernation setup"
             | "omarchy channel set"
             | "omarchy update aur pkgs"
-            | "omarchy hyprland window close all" => Some(RouteTier::Destructive),
+            | "omarchy hyprland window close all"
+            // Values run as code (attack 3, F9): every such route Omarchy 4 ships.
+            | "omarchy launch tui"
+            | "omarchy launch or focus tui"
+            | "omarchy launch or focus"
+            | "omarchy launch or focus webapp"
+            | "omarchy launch terminal"
+            | "omarchy launch floating terminal with presentation"
+            | "omarchy restart app"
+            | "omarchy hook"
+            | "omarchy shell"
+            | "omarchy tui install"
+            | "omarchy webapp install"
+            | "omarchy mise install" => Some(RouteTier::Destructive),
             "omarchy theme list"
             | "omarchy theme current"
             | "omarchy version"

@@ -139,17 +139,69 @@ use screen::*;
 
 // ---- state, registry, shell --------------------------------------------------------------
 
+/// Arguments of `desktop_state`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DesktopStateArgs {
+    /// Window titles too (a terminal's title is its running command line, a browser's the page:
+    /// they may hold secrets, so this asks the person first).
+    #[serde(default)]
+    pub titles: Option<bool>,
+}
+
+/// What the person is asked when window titles are wanted.
+const TITLES_TARGET: &str = "read every window's title (a terminal's title is the command it runs,                              a browser's the page: they may hold passwords or tokens)";
+
+/// Said in place of each title when they were not asked for.
+const TITLE_WITHHELD: &str = "(withheld: titles may carry command lines; desktop_state with                               titles: true asks the person)";
+
+/// Class (attack 3, F11): *a read answer that carries what may hold another program's secrets*
+/// — a terminal sets its title to the running command line (`mysql -pSECRET`), the text
+/// `processes cmdline` asks for. Titles are withheld from the read; `titles: true` is the route
+/// `desktop_state titles`, `act`, as `processes cmdline` is.
 pub struct DesktopState(Arc<DesktopService>);
 impl Tool for DesktopState {
-    type Args = NoArgs;
-    type Run = NoArgs;
-    resolve_as_planned!();
+    type Args = DesktopStateArgs;
+    type Run = DesktopStateArgs;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("desktop_state", "Desktop state", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::WindowTitles), says: archgate_core::sentence::Phrase::READS,
-            "Monitors, workspaces and windows (class, title, workspace, geometry, floating, fullscreen) \
-             and focus, on Hyprland or Sway. Look here before acting on a window or monitor.")
+        spec!("desktop_state", "Desktop state", Read, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::WindowTitles), says: archgate_core::sentence::Phrase::cases(&[("titles", "read the desktop's window titles (they may carry command lines)"), ("", "read {tool} (it changes nothing)")]),
+            "Monitors, workspaces and windows (class, workspace, geometry, floating, fullscreen) \
+             and focus, on Hyprland or Sway. Look here before acting on a window or monitor. \
+             With titles: true, window titles too (they may carry command lines: act, the person \
+             is asked first).")
     }
-    execute!(|d, _p, _a: NoArgs| d.desktop_state().await.map_err(domain_err));
+    fn plan(&self, a: &DesktopStateArgs) -> Plan {
+        if a.titles == Some(true) {
+            Plan::with_tier(self.spec(), Tier::Act, &["titles"])
+        } else {
+            Plan::simple(self.spec())
+        }
+    }
+    fn resolve<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _probe: &'a Probe,
+        plan: &'a Plan,
+        a: DesktopStateArgs,
+    ) -> BoxFuture<'a, Result<Resolved<DesktopStateArgs>, ToolError>> {
+        Box::pin(async move {
+            let titles = a.titles == Some(true);
+            let mut r = Resolved::planned(plan, a);
+            if titles {
+                r.action.target = Some(TITLES_TARGET.to_owned());
+            }
+            Ok(r)
+        })
+    }
+    execute!(|d, _p, a: DesktopStateArgs| {
+        let mut state = d.desktop_state().await.map_err(domain_err)?;
+        if a.titles != Some(true) {
+            for w in &mut state.windows {
+                w.title = TITLE_WITHHELD.to_owned();
+            }
+        }
+        Ok::<_, ToolError>(state)
+    });
 }
 
 /// Arguments of `omarchy_search`.
@@ -245,6 +297,12 @@ impl Tool for OmarchyRun {
                     let (t, pin) = cx.resolver.pinned_path(&args[i])?;
                     args[i] = t.value;
                     files.push(pin);
+                } else if args[i].contains("://") || (name.contains("url") && args[i].contains(':'))
+                {
+                    // An address opens only as `launch` would open it (http, https, mailto): a
+                    // `file://` to a key was refused by `launch` and passed as a route's value
+                    // (attack 3, F2: one capability, two doors).
+                    archgate_desktop::launch::check_url(&args[i]).map_err(domain_err)?;
                 }
             }
             if args != a.args {
@@ -307,7 +365,6 @@ impl Tool for ShellCall {
             "Call a Quickshell IPC method; arguments are checked against its signature first.")
     }
     fn plan(&self, a: &ShellCallArgs) -> Plan {
-        let mut p = Plan::with_tier(self.spec(), Tier::Act, &[&a.target, &a.method]);
         let args: Vec<String> = a
             .args
             .iter()
@@ -317,6 +374,14 @@ impl Tool for ShellCall {
                     .unwrap_or_else(|| v.to_string())
             })
             .collect();
+        // A method that runs what it is given (the dispatcher `shell call`, `runAction`) runs
+        // code no table can judge: never automatic (attack 3, F9).
+        let tier = if archgate_desktop::omarchy::ipc_runs_code(&a.target, &a.method, &args) {
+            Tier::Destructive
+        } else {
+            Tier::Act
+        };
+        let mut p = Plan::with_tier(self.spec(), tier, &[&a.target, &a.method]);
         p.targets_archgate = archgate_desktop::targets_archgate(Invocation::ShellCall {
             target: &a.target,
             method: &a.method,

@@ -275,3 +275,36 @@ fn a_link_in_the_chain_another_user_controls_never_applies() {
     let (r, _) = env.call("system_status", &json!({}));
     assert_eq!(outcome(&r), "refused", "the CLI path too: {r}");
 }
+
+/// Class: *an entry that applies to less than the person meant, silently* (attack 3, F6): `deny =
+/// ["omarchy_run", "processes"]` was accepted (`config check: ok`) but matched only a call with no
+/// route — every `omarchy_run` route and `processes cmdline` ran or asked. A deny (or ask) naming
+/// a tool now covers every call of that tool; an allow naming it widens nothing.
+#[test]
+fn a_deny_naming_a_tool_denies_every_route_of_it() {
+    use crate::support::omarchy::{Entry, OmarchyRig};
+    let rig = OmarchyRig::new(
+        &[Entry {
+            words: "toggle nightlight",
+            args: "",
+        }],
+        "[policy]\ndeny = [\"omarchy_run\", \"processes\"]\nallow = [\"clipboard_write\"]\n",
+    );
+    let env = &rig.env;
+    let check = env.run(&["config", "check"]);
+    assert!(check.status.success(), "{}", text(&check));
+    for (tool, args) in [
+        ("omarchy_run", json!({"route": "toggle nightlight"})),
+        ("processes", json!({"cmdline": true})),
+        ("processes", json!({})),
+    ] {
+        let out = env.run(&["policy", "explain", tool, &args.to_string()]);
+        let t = String::from_utf8_lossy(&out.stdout);
+        assert!(t.contains("decision: deny"), "{tool} {args}: {t}");
+    }
+    let mut s = StdioServer::session(env);
+    s.call(1, "omarchy_run", json!({"route": "toggle nightlight"}));
+    let (ok, body) = result_text(&s.response(1));
+    assert!(!ok, "a denied tool ran: {body}");
+    assert!(rig.ran().is_empty(), "a denied tool ran");
+}

@@ -4,7 +4,8 @@
 //! closed, the log's flush, argument injection, login, pinning of approved files, spellings of
 //! denied targets, outcomes said as unknown, withdrawn approvals; and issue 33's other classes:
 //! yeses that are never automatic, secrets in read answers, flags through unreadable usages,
-//! plugin routes, a checker out of reach read as absent, unauthenticated bytes read or held.
+//! plugin routes, a checker out of reach read as absent, unauthenticated bytes read or held;
+//! and attack 3's: routes whose values run as code, scripts judged by what they say of themselves.
 
 mod agent_name;
 mod automatic;
@@ -24,10 +25,12 @@ mod pinning;
 mod plugins;
 mod relayed;
 mod secrets;
+mod selfdescribed;
 mod spellings;
 mod squatter;
 mod transport;
 mod unauthenticated;
 mod unknown;
 mod unreachable;
+mod values;
 mod withdraw;

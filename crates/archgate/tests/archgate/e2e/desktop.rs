@@ -147,3 +147,55 @@ fn system_status_carries_the_desktop_facts() {
     // The machine part is still there.
     assert!(status["structuredContent"]["cpus"].as_u64().unwrap() > 0);
 }
+
+/// Class: *a read answer that carries what may hold another program's secrets* (attack 3, F11):
+/// a terminal's title is its running command line (`mysql -pSECRET`), the text `processes
+/// cmdline` asks for, and `desktop_state` (read, no question) returned every title. On a real
+/// Sway with a real foot window titled like a command line: the read withholds titles; asking for
+/// them is `act` (the person is asked); once the person's policy allows it the title is there.
+#[test]
+fn window_titles_are_withheld_from_the_read_and_asked_for() {
+    let vars = session();
+    let env = Env::new();
+    let runtime = env.path("runtime").join("archgate");
+    let config = |policy: &str| {
+        env.write_config(&format!(
+            "[paths]\nruntime_dir = \"{}\"\n[policy]\n{policy}\n",
+            runtime.display()
+        ))
+    };
+    config("");
+    let app_id = format!("archgate-titles-{}", std::process::id());
+    let secret = "mysql -u root -pSECRET-TITLE-42";
+    let mut foot = Command::new("foot")
+        .args(["--app-id", &app_id, "--title", secret, "sleep", "120"])
+        .envs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .spawn()
+        .expect("foot starts");
+    let mut state = Value::Null;
+    for _ in 0..100 {
+        state = call(&env, &vars, "desktop_state", "{}");
+        if state.to_string().contains(&app_id) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        state.to_string().contains(&app_id),
+        "the window appears: {state}"
+    );
+    assert!(!state.to_string().contains("SECRET-TITLE-42"), "{state}");
+
+    let out = env.run(&["policy", "explain", "desktop_state", r#"{"titles":true}"#]);
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        t.contains("tier:     act") && t.contains("decision: ask"),
+        "{t}"
+    );
+
+    config("allow = [\"desktop_state titles\"]");
+    let with = call(&env, &vars, "desktop_state", r#"{"titles":true}"#);
+    assert!(with.to_string().contains("SECRET-TITLE-42"), "{with}");
+    let _ = foot.kill();
+    let _ = foot.wait();
+}

@@ -78,6 +78,19 @@ impl OmarchyRig {
         OmarchyRig { env, ran }
     }
 
+    /// Replaces the script of `words` (a route of this rig, or a helper `omarchy-…` it calls) by
+    /// one that first records how it was called, then runs `body`.
+    pub fn set_script(&self, name: &str, body: &str) {
+        let bin = self.env.path("scratch/omarchy/bin");
+        script(
+            &bin.join(name),
+            &format!(
+                "# omarchy:summary=Fixture for {name}\necho \"${{0##*/}} $*\" >> {}\n{body}",
+                self.ran.display()
+            ),
+        );
+    }
+
     /// What ran since the last look, one line per run (`script-name args…`).
     pub fn ran(&self) -> Vec<String> {
         let lines = std::fs::read_to_string(&self.ran)

@@ -1,0 +1,245 @@
+//! What a route's script does, read from its text, not from what it says about itself.
+//!
+//! Class (attack 3, F1 and F8): *a safety property taken from the guarded party's own metadata*
+//! — the tier from the last word of a route's name, "needs root" from a `requires-sudo` comment
+//! in the script. A script whose name reads like looking may write files (`omarchy state set`
+//! touches, `clear` deletes); a script without the comment may run `sudo` or `pkexec` itself
+//! (`omarchy dns`, `menu timezone`, `restart audio`). So before a route is judged, archgate reads
+//! its script (found in the trusted program directories, the file that will run) and the
+//! Omarchy scripts it calls, bounded, and looks for what they do:
+//!
+//! - **elevation**: a line that runs an elevating program (the same check as every argv,
+//!   [`archgate_policy::elevates_privilege`]), or a called script marked `requires-sudo`, in the
+//!   script or any script it calls — the route is then blocked like a marked one;
+//! - **changes**: a command that changes files or reaches the network (`touch`, `rm`, `mkdir`,
+//!   `git fetch`, `curl`, a hand-over with `exec`, …) in the script or the scripts it calls — a
+//!   route that does one is never `read`;
+//! - **runs its values**: the script passes one of its arguments to a shell (`bash -c`, `eval`),
+//!   runs it as a program (`exec "$@"`, `-e "$1"`, `uwsm-app -- "$@"`) or runs a file it names
+//!   (`bash "$…/$1"`, `source "$1"`) — the route then runs code archgate cannot judge, so it is
+//!   never automatic (see [`crate::omarchy::classify`]).
+//!
+//! The script is trusted text (it lives where only root and the person can write), so reading
+//! its words is sound in a way reading an agent's words is not. What cannot be read (no such
+//! file, too large, not UTF-8) is not known to be harmless: a route whose script cannot be read
+//! is never `read` ([`ScriptFacts::unread`]).
+
+use std::collections::{BTreeSet, VecDeque};
+
+use archgate_exec::Executor;
+
+use crate::omarchy::argcode;
+
+/// Largest script read, in bytes; a larger one counts as unread.
+const MAX_BYTES: u64 = 256 * 1024;
+/// Most scripts read for one route (its own and those it calls, breadth first).
+const MAX_SCRIPTS: usize = 32;
+
+/// Where something was seen: the script's file name, the line number and the line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// The script (a file name in Omarchy's `bin/`).
+    pub script: String,
+    /// The line number (1-based).
+    pub line: usize,
+    /// What was found there (the program, or the line cut to 120 characters).
+    pub what: String,
+}
+
+impl std::fmt::Display for Seen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} line {}: {}", self.script, self.line, self.what)
+    }
+}
+
+/// What a route's script and the scripts it calls do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScriptFacts {
+    /// The route's own script could not be read: nothing below is known.
+    pub unread: bool,
+    /// The first elevation seen.
+    pub elevates: Option<Seen>,
+    /// The first change to files, or network use, seen.
+    pub changes: Option<Seen>,
+    /// The first place the route's own script runs one of its arguments as code.
+    pub runs_values: Option<Seen>,
+}
+
+/// Programs whose running changes files, state or reaches the network. A script that runs one is
+/// not a read, whatever its name says.
+const CHANGERS: &[&str] = &[
+    "touch",
+    "rm",
+    "rmdir",
+    "mv",
+    "cp",
+    "mkdir",
+    "ln",
+    "tee",
+    "truncate",
+    "shred",
+    "chmod",
+    "chown",
+    "install",
+    "dd",
+    "curl",
+    "wget",
+    "exec",
+    "setsid",
+    "systemctl",
+    "pkill",
+    "kill",
+    "killall",
+    "notify-send",
+];
+/// `git` verbs that change a repository or use the network.
+const GIT_CHANGERS: &[&str] = &[
+    "fetch", "pull", "push", "clone", "commit", "reset", "checkout", "switch", "merge", "rebase",
+    "config", "gc", "remote",
+];
+
+/// The lines of `text` that are code: comment lines dropped, a trailing ` #` comment cut.
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().enumerate().filter_map(|(i, l)| {
+        let t = l.trim();
+        if t.is_empty() || t.starts_with('#') {
+            return None;
+        }
+        let t = t.split(" #").next().unwrap_or(t).trim();
+        Some((i + 1, t))
+    })
+}
+
+/// The words of a line, split at whitespace and shell punctuation, quotes dropped.
+fn words(line: &str) -> Vec<&str> {
+    line.split(|c: char| c.is_whitespace() || ";|&(){}`<>!'\"$".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+fn cut(line: &str) -> String {
+    line.chars().take(120).collect()
+}
+
+/// A change (file or network) on this line: the program that makes it.
+fn changes_in(line: &str) -> Option<String> {
+    let ws = words(line);
+    for (i, w) in ws.iter().enumerate() {
+        let base = w.rsplit('/').next().unwrap_or(w);
+        if CHANGERS.contains(&base) {
+            return Some(base.to_owned());
+        }
+        if base == "git" && ws[i + 1..].iter().any(|v| GIT_CHANGERS.contains(v)) {
+            return Some("git".to_owned());
+        }
+        if base == "sed" && ws[i + 1..].iter().any(|v| v.starts_with("-i")) {
+            return Some("sed -i".to_owned());
+        }
+        if base == "find" && ws[i + 1..].iter().any(|v| *v == "-delete" || *v == "-exec") {
+            return Some("find -delete".to_owned());
+        }
+        if base == "omarchy-state" {
+            return Some("omarchy-state".to_owned());
+        }
+    }
+    None
+}
+
+fn read(executor: &Executor, name: &str) -> Option<String> {
+    let path = executor.resolve_program(name).ok()?;
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_BYTES {
+        return None;
+    }
+    String::from_utf8(std::fs::read(&path).ok()?).ok()
+}
+
+/// Names of Omarchy scripts a line calls.
+fn called(line: &str) -> impl Iterator<Item = &str> {
+    words(line).into_iter().filter(|w| {
+        w.starts_with("omarchy-")
+            && w.len() > "omarchy-".len()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    })
+}
+
+/// Reads `binary` (a script name, found through `executor` exactly as it will run) and the
+/// Omarchy scripts it calls, breadth first, at most [`MAX_SCRIPTS`], and says what they do.
+pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
+    let mut facts = ScriptFacts::default();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut queue: VecDeque<String> = VecDeque::from([binary.to_owned()]);
+    seen.insert(binary.to_owned());
+    while let Some(name) = queue.pop_front() {
+        let own = name == binary;
+        let Some(text) = read(executor, &name) else {
+            if own {
+                facts.unread = true;
+                return facts;
+            }
+            continue;
+        };
+        if own {
+            facts.runs_values = argcode::runs_values(&text).map(|(line, what)| Seen {
+                script: name.clone(),
+                line,
+                what: cut(&what),
+            });
+        }
+        if !own && facts.elevates.is_none() && text.contains("omarchy:requires-sudo=true") {
+            facts.elevates = Some(Seen {
+                script: name.clone(),
+                line: 0,
+                what: "marked requires-sudo".to_owned(),
+            });
+        }
+        for (n, line) in code_lines(&text) {
+            let at = |what: String| Seen {
+                script: name.clone(),
+                line: n,
+                what,
+            };
+            if facts.elevates.is_none()
+                && let Some(p) = archgate_policy::elevates_privilege(&[line])
+            {
+                facts.elevates = Some(at(p.to_owned()));
+            }
+            if facts.changes.is_none()
+                && let Some(p) = changes_in(line)
+            {
+                facts.changes = Some(at(p));
+            }
+            for c in called(line) {
+                if seen.len() < MAX_SCRIPTS && seen.insert(c.to_owned()) {
+                    queue.push_back(c.to_owned());
+                }
+            }
+        }
+    }
+    facts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_by_program() {
+        assert_eq!(
+            changes_in(r#"set) touch "$STATE_DIR/$STATE_NAME" ;;"#).as_deref(),
+            Some("touch")
+        );
+        assert_eq!(
+            changes_in(r#"clear) find "$D" -maxdepth 1 -type f -name "$N" -delete ;;"#).as_deref(),
+            Some("find -delete")
+        );
+        assert_eq!(
+            changes_in(r#"timeout 10 git -C "$OMARCHY_PATH" fetch --quiet"#).as_deref(),
+            Some("git")
+        );
+        assert_eq!(changes_in(r#"git -C "$OMARCHY_PATH" rev-parse HEAD"#), None);
+        assert_eq!(changes_in(r#"find "$dir" -name '*.conf'"#), None);
+        assert_eq!(changes_in(r#"echo "$current""#), None);
+    }
+}
