@@ -126,7 +126,8 @@ fn approve_without_an_id_asks_on_the_persons_terminal_and_never_from_a_pipe() {
         .lines()
         .find(|l| l.contains("system_status") && l.contains("approval=accepted"))
         .unwrap_or_else(|| panic!("{said}"));
-    assert!(line.contains("archgate-e2e 0.0.0 (as local)"), "{line}");
+    // The agent, the grant it uses and the door it came through.
+    assert!(line.contains("archgate-e2e 0.0.0 (as local/stdio)"), "{line}");
     assert!(line.contains(" AGT"), "{line}");
 }
 
