@@ -72,22 +72,120 @@ mod tests {
         }
     }
 
-    /// Issue 23: the log does not lag its calls. With nothing queued, a record is in the file
-    /// when `record` returns, written on the caller's thread (no writer thread to wake).
+    /// Waits (bounded, no timing asserted) until the log at `path` holds `n` entries.
+    fn holds(path: &std::path::Path, n: usize) -> bool {
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let held = read_log(path).map_or(0, |r| r.entries.len());
+            if held >= n || std::time::Instant::now() > until {
+                return held == n;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Issue 23: the log does not wait for more calls to write a call's record. The file is
+    /// open before any call, and the writer writes one record as soon as it is queued (issue 34:
+    /// on its own thread, which wakes for it; the time it takes is the bench's to measure).
     #[test]
-    fn an_idle_log_holds_each_record_when_record_returns() {
+    fn an_idle_log_holds_each_record_without_waiting_for_more() {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("activity.jsonl");
         let log = AuditLog::start(settings(t.path(), 16));
-        // The very first record too: the file is open before any call (a kill right after the
-        // first answer must not lose its record).
         for i in 0..200 {
             log.record(&rec(i));
-            let r = read_log(&path).unwrap();
-            assert_eq!(r.entries.len(), i + 1, "record {i} was not in the file yet");
-            assert_eq!(r.skipped, 0);
+            assert!(
+                holds(&path, i + 1),
+                "record {i} did not reach the file alone"
+            );
         }
+        assert_eq!(read_log(&path).unwrap().skipped, 0);
         assert_eq!(log.stats().written.load(Ordering::Relaxed), 200);
+    }
+
+    /// Issue 34: lines made while a write is under way wait in the queue, not for the write, and
+    /// then go to the file together, in one `write`, in the order they were made.
+    #[test]
+    fn lines_queued_behind_a_write_go_out_in_one_write_in_order() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("activity.jsonl");
+        let log = AuditLog::start(settings(t.path(), 1000));
+        log.record(&rec(0));
+        assert!(holds(&path, 1));
+        let before = log.stats().batches.load(Ordering::Relaxed);
+        {
+            let _busy = log.hold_writer();
+            for i in 1..=300 {
+                log.record(&rec(i)); // returns at once: the writer is busy
+            }
+        }
+        assert!(log.flush(Duration::from_secs(10)));
+        let r = read_log(&path).unwrap();
+        let ids: Vec<String> = r
+            .entries
+            .iter()
+            .map(|e| match e {
+                Entry::Call(r) => r.id.clone(),
+                Entry::Event(_) => panic!("no events expected"),
+            })
+            .collect();
+        assert_eq!(ids, (0..=300).map(|i| format!("c{i}")).collect::<Vec<_>>());
+        // The writer woke for the first, took what was queued then and waited for the lock:
+        // that, then all the rest together.
+        let writes = log.stats().batches.load(Ordering::Relaxed) - before;
+        assert!(writes <= 2, "300 queued lines took {writes} writes");
+    }
+
+    /// Every record handed over before a graceful stop is on disk when `shutdown` returns, each
+    /// caller's in its order.
+    #[test]
+    fn every_record_is_on_disk_when_shutdown_returns() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("activity.jsonl");
+        let log = AuditLog::start(settings(t.path(), 100_000));
+        std::thread::scope(|s| {
+            for th in 0..4 {
+                let log = log.clone();
+                s.spawn(move || {
+                    for i in 0..2000 {
+                        log.record(&rec(th * 10_000 + i));
+                    }
+                });
+            }
+        });
+        assert!(log.shutdown(Duration::from_secs(10)));
+        let r = read_log(&path).unwrap();
+        assert_eq!((r.entries.len(), r.skipped), (8000, 0));
+        for th in 0..4 {
+            let mine: Vec<usize> = r
+                .entries
+                .iter()
+                .filter_map(|e| match e {
+                    Entry::Call(r) => r.id.strip_prefix('c')?.parse::<usize>().ok(),
+                    Entry::Event(_) => None,
+                })
+                .filter(|n| n / 10_000 == th)
+                .collect();
+            assert_eq!(mine, (0..2000).map(|i| th * 10_000 + i).collect::<Vec<_>>());
+        }
+        assert_eq!(log.stats().written.load(Ordering::Relaxed), 8000);
+    }
+
+    /// A write that fails is surfaced: counted (`/health` shows it), and `event_now` — an act
+    /// call's start — says it did not reach the file, so the call is refused.
+    #[test]
+    fn a_failed_write_is_counted_and_event_now_says_so() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("activity.jsonl");
+        std::fs::create_dir(&path).unwrap(); // not a file: every write fails
+        let log = AuditLog::start(settings(t.path(), 16));
+        log.record(&rec(1));
+        assert!(log.flush(Duration::from_secs(10)));
+        assert!(log.stats().write_failures.load(Ordering::Relaxed) >= 1);
+        assert!(!log.event_now(&serde_json::json!({"event": "started", "id": "x"})));
+        std::fs::remove_dir(&path).unwrap();
+        assert!(log.event_now(&serde_json::json!({"event": "started", "id": "y"})));
+        assert_eq!(read_log(&path).unwrap().entries.len(), 1);
     }
 
     #[test]

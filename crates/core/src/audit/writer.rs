@@ -1,24 +1,25 @@
-//! The audit writer: one line per record, on the calling thread when the writer is idle, else
-//! through a bounded queue drained by one thread, so a call never waits for another's write.
+//! The audit writer: one line per record, written by one thread in batches, so a caller never
+//! writes, waits for a write or takes a lock another caller holds (issue 34).
 //!
-//! `AuditLog::record` serializes on the caller's thread. When nothing is queued and nobody is
-//! writing, the line goes to the file at once, on that thread (one `write` of one line, the file
-//! open and within its size): the log never lags an unhurried call, and no thread has to be woken
-//! for it. Otherwise — another write under way, lines queued, a file to open or rotate, writing
-//! failing — the line is `try_send`ed to the writer thread, behind the lines already queued, so
-//! each caller's records keep their order. A full queue
-//! drops the record, counts it, warns once on stderr, and when the writer next catches up it
-//! writes `{"event":"dropped","n":N}`. A failing write is reported on stderr (once per burst of
-//! failures, with the count when writing recovers) and the server keeps serving. Each batch of
-//! whole lines goes to the file in one `write` on an O_APPEND descriptor, so a SIGKILL leaves at
-//! most a torn last line, which the reader skips and reports.
+//! `AuditLog::record` serializes on the caller's thread and `try_send`s the line into a bounded
+//! queue (lock-free); each caller's records keep their order there. The writer thread takes
+//! whatever is queued when it wakes — one line when calls are few, many under load — and writes
+//! it in one `write` on an O_APPEND descriptor, so a SIGKILL leaves at most a torn last line, which
+//! the reader skips and reports. The log lags a call by the writer's wake-up (tens of µs on an idle
+//! machine); a graceful stop flushes the queue first (`flush`, `shutdown`), so every record
+//! handed over is on disk before the daemon stops, and what must be on disk *before* something
+//! happens (an act call's `started` line) is written by `event_now` on its caller's thread, under
+//! the lock only the writer thread shares. A full queue drops the record, counts it, warns once on
+//! stderr, and when the writer next catches up it writes `{"event":"dropped","n":N}`. A failing
+//! write is reported on stderr (once per burst of failures, with the count when writing recovers),
+//! counted (`write_failures`, shown by `/health`), and the server keeps serving.
 
 use super::record::Record;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -66,15 +67,15 @@ pub struct AuditStats {
     pub written: AtomicU64,
     pub dropped_total: AtomicU64,
     pub write_failures: AtomicU64,
+    /// `write`s that carried lines (several lines each once calls come faster than one write).
+    pub batches: AtomicU64,
 }
 
 #[derive(Clone)]
 pub struct AuditLog {
     tx: SyncSender<Msg>,
-    /// The file and its state, shared by the writer thread and callers writing at once.
+    /// The file and its state: the writer thread's, and `event_now`'s (an act call's start).
     writer: Arc<Mutex<Writer>>,
-    /// Lines sent to the writer thread and not yet written: while any are, callers queue too.
-    queued: Arc<AtomicUsize>,
     pending_dropped: Arc<AtomicU64>,
     warned_full: Arc<AtomicBool>,
     stats: Arc<AuditStats>,
@@ -114,26 +115,23 @@ impl AuditLog {
         let pending_dropped = Arc::new(AtomicU64::new(0));
         let stats = Arc::new(AuditStats::default());
         let mut first = Writer::new(settings, retention, pending_dropped.clone(), stats.clone());
-        // Opened now, so the first record goes to the file on its caller's thread like every
-        // other one (a record queued behind a file still to open would lag its call: a kill right
-        // after the first answer lost it). Failing here is retried, and reported, by the first
-        // write.
+        // Opened now, so the first record does not wait for the file to be opened (a record
+        // behind a file still to open lagged its call). Failing here is retried, and reported,
+        // by the first write.
         if open_now {
             let _ = first.open();
         }
         let writer = Arc::new(Mutex::new(first));
-        let queued = Arc::new(AtomicUsize::new(0));
         let thread = {
-            let (writer, queued) = (writer.clone(), queued.clone());
+            let writer = writer.clone();
             std::thread::Builder::new()
                 .name("archgate-audit".into())
-                .spawn(move || drain(&writer, &queued, rx))
+                .spawn(move || drain(&writer, rx))
                 .expect("spawning the audit writer thread")
         };
         AuditLog {
             tx,
             writer,
-            queued,
             pending_dropped,
             warned_full: Arc::new(AtomicBool::new(false)),
             stats,
@@ -174,22 +172,9 @@ impl AuditLog {
     }
 
     fn enqueue(&self, line: String) {
-        // Written at once when nothing is queued and the writer is free (see the module doc).
-        if self.queued.load(Ordering::Acquire) == 0
-            && let Ok(mut w) = self.writer.try_lock()
-            && self.queued.load(Ordering::Acquire) == 0
-            && w.writes_at_once(line.len() + 1)
-        {
-            let mut batch = line;
-            batch.push('\n');
-            w.write_batch(&mut batch);
-            return;
-        }
-        self.queued.fetch_add(1, Ordering::AcqRel);
         match self.tx.try_send(Msg::Line(line)) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                self.queued.fetch_sub(1, Ordering::AcqRel);
                 self.pending_dropped.fetch_add(1, Ordering::Relaxed);
                 self.stats.dropped_total.fetch_add(1, Ordering::Relaxed);
                 if !self.warned_full.swap(true, Ordering::Relaxed) {
@@ -197,6 +182,12 @@ impl AuditLog {
                 }
             }
         }
+    }
+
+    /// Holds the writer as a write under way would (tests: lines queue behind it meanwhile).
+    #[cfg(test)]
+    pub(crate) fn hold_writer(&self) -> impl Drop + '_ {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn stats(&self) -> &AuditStats {
@@ -256,9 +247,9 @@ struct Writer {
     failing: Option<u64>,
 }
 
-/// The writer thread: waits for queued lines, then writes them in batches of whole lines, under
-/// the writer's lock (a caller writing at once meanwhile finishes first).
-fn drain(writer: &Mutex<Writer>, queued: &AtomicUsize, rx: Receiver<Msg>) {
+/// The writer thread: waits for queued lines, then writes all that are queued (up to 256 KiB)
+/// in one `write`, under the writer's lock (an `event_now` meanwhile finishes first).
+fn drain(writer: &Mutex<Writer>, rx: Receiver<Msg>) {
     let lock = || writer.lock().unwrap_or_else(|p| p.into_inner());
     let mut batch = String::new();
     let mut waiters = Vec::new();
@@ -272,14 +263,12 @@ fn drain(writer: &Mutex<Writer>, queued: &AtomicUsize, rx: Receiver<Msg>) {
             }
             Err(RecvTimeoutError::Disconnected) => break,
         };
-        let mut lines = 0;
         let mut next = Some(first);
         while let Some(m) = next {
             match m {
                 Msg::Line(l) => {
                     batch.push_str(&l);
                     batch.push('\n');
-                    lines += 1;
                 }
                 Msg::Flush(w) => waiters.push(w),
             }
@@ -289,12 +278,7 @@ fn drain(writer: &Mutex<Writer>, queued: &AtomicUsize, rx: Receiver<Msg>) {
                 None
             };
         }
-        {
-            let mut w = lock();
-            w.write_batch(&mut batch);
-            // Only now may callers write at once again: what they write comes after these.
-            queued.fetch_sub(lines, Ordering::AcqRel);
-        }
+        lock().write_batch(&mut batch);
         for w in waiters.drain(..) {
             let _ = w.send(());
         }
@@ -320,15 +304,6 @@ impl Writer {
         }
     }
 
-    /// Whether a line of `len` bytes can go straight to the open file: no file to open or
-    /// rotate, no failure to recover from, no drop count to report first.
-    fn writes_at_once(&self, len: usize) -> bool {
-        self.file.is_some()
-            && self.failing.is_none()
-            && self.size + len as u64 <= self.settings.max_bytes
-            && self.pending_dropped.load(Ordering::Relaxed) == 0
-    }
-
     /// Writes the batch (after the drop count, if any); whether it reached the file.
     fn write_batch(&mut self, batch: &mut String) -> bool {
         let dropped = self.pending_dropped.swap(0, Ordering::Relaxed);
@@ -344,6 +319,7 @@ impl Writer {
         let written = match self.try_write(batch.as_bytes()) {
             Ok(()) => {
                 self.stats.written.fetch_add(lines, Ordering::Relaxed);
+                self.stats.batches.fetch_add(1, Ordering::Relaxed);
                 if let Some(lost) = self.failing.take() {
                     tracing::warn!(path = %self.settings.path.display(), "audit log writable again; {lost} records were lost");
                 }
