@@ -87,7 +87,8 @@ async fn run(
     };
     // A server checks on every request whether a client was revoked: by inotify, so a request
     // reads one counter instead of `stat`ing two files (without inotify, the `stat`s go on).
-    if !app.clients.watch() {
+    // (HTTP only: a stdio server reads no tokens, and inotify instances are few per user.)
+    if http && !app.clients.watch() {
         tracing::debug!(
             "no inotify watch on the clients files; they are looked at on each request"
         );
