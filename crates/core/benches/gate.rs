@@ -214,7 +214,8 @@ fn main() {
                     rt.block_on(async {
                         let mut times = Vec::with_capacity(per);
                         for i in 0..per {
-                            let args = serde_json::json!({ "name": THEMES[(c + i) % THEMES.len()] });
+                            let args =
+                                serde_json::json!({ "name": THEMES[(c + i) % THEMES.len()] });
                             let t = Instant::now();
                             let r = gate.call(client, "noop", args).await;
                             times.push(t.elapsed());
