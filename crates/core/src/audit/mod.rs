@@ -136,6 +136,43 @@ mod tests {
         assert!(writes <= 2, "300 queued lines took {writes} writes");
     }
 
+    /// Issue 34: a full queue under a writable log is overload, not a reason to lose records: the
+    /// caller that finds it full waits for the writer once and writes the queue itself.
+    #[test]
+    fn a_full_queue_makes_its_caller_write_rather_than_drop() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("activity.jsonl");
+        let log = AuditLog::start(settings(t.path(), 4));
+        let busy = log.hold_writer();
+        std::thread::scope(|s| {
+            let log2 = log.clone();
+            let caller = s.spawn(move || {
+                for i in 0..10 {
+                    log2.record(&rec(i));
+                }
+            });
+            // Bounded: the caller fills the queue (4), then waits for the writer.
+            let until = std::time::Instant::now() + Duration::from_secs(10);
+            while log.queued_lines() < 5 && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            drop(busy);
+            caller.join().unwrap();
+        });
+        assert!(log.flush(Duration::from_secs(10)));
+        assert_eq!(log.stats().dropped_total.load(Ordering::Relaxed), 0);
+        let ids: Vec<String> = read_log(&path)
+            .unwrap()
+            .entries
+            .iter()
+            .map(|e| match e {
+                Entry::Call(r) => r.id.clone(),
+                Entry::Event(_) => panic!("no events expected"),
+            })
+            .collect();
+        assert_eq!(ids, (0..10).map(|i| format!("c{i}")).collect::<Vec<_>>());
+    }
+
     /// Every record handed over before a graceful stop is on disk when `shutdown` returns, each
     /// caller's in its order.
     #[test]

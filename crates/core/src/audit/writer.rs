@@ -14,7 +14,9 @@
 //! be on disk *before* something happens (an act call's `started` line) is written by
 //! `event_now`, which waits for the writer. Each batch goes to an O_APPEND descriptor in one
 //! `write`, so a SIGKILL leaves at most a torn last line, which the reader skips and reports. A
-//! full queue drops the record, counts it, warns once on stderr, and the next batch carries
+//! caller that finds the queue full (overload) waits for the writer once and writes the queue
+//! itself rather than lose its record; only when that cannot help (the log failing) is the
+//! record dropped, counted, warned about once on stderr, and the next batch carries
 //! `{"event":"dropped","n":N}`. A failing write is reported on stderr (once per burst of
 //! failures, with the count when writing recovers), counted (`write_failures`, in `/health`),
 //! and the server keeps serving.
@@ -190,7 +192,20 @@ impl AuditLog {
 
     fn enqueue(&self, line: String) {
         self.queued.fetch_add(1, Ordering::SeqCst);
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(line) {
+        let mut sent = self.tx.try_send(line);
+        if let Err(TrySendError::Full(line)) = sent {
+            // Overload: the queue is full. Rather than lose the record, this caller waits for
+            // the writer once and writes what is queued (only a writable log: a failing one's
+            // queue is the writer thread's), then queues its line again.
+            let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            if w.writes_at_once() {
+                let n = w.write_queued();
+                self.queued.fetch_sub(n, Ordering::SeqCst);
+            }
+            drop(w);
+            sent = self.tx.try_send(line);
+        }
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = sent {
             self.queued.fetch_sub(1, Ordering::SeqCst);
             self.pending_dropped.fetch_add(1, Ordering::Relaxed);
             self.stats.dropped_total.fetch_add(1, Ordering::Relaxed);
@@ -242,6 +257,12 @@ impl AuditLog {
         {
             self.write_queued(w, ROUNDS);
         }
+    }
+
+    /// Lines queued and not yet written (tests).
+    #[cfg(test)]
+    pub(crate) fn queued_lines(&self) -> usize {
+        self.queued.load(Ordering::SeqCst)
     }
 
     /// Holds the writer as a write under way would (tests: lines queue behind it meanwhile).
