@@ -1,8 +1,11 @@
 """archgate against a bare rmcp server on the same stack, side by side in one run.
 
 Both serve streamable HTTP on loopback; `hey` sends the same stateless (2026-07-28) `tools/call`
-to each, with 1 and with 16 concurrent clients over kept-alive connections, in alternating rounds
-(archgate, bare, bare, archgate, ...) so a busy moment hits both. Per tool, server and client
+to each, with 1, 16 and 64 concurrent clients (BENCH_CLIENTS) over kept-alive connections, in
+alternating rounds (archgate, bare, bare, archgate, ...) so a busy moment hits both. Target
+(issue 34): archgate at least 90% of the bare server with 1 and with 16 clients; 64 is shown.
+With ARCHGATE_BEFORE_BIN, an earlier archgate build takes part in the same rounds (its own
+sandbox, the same pacman.conf, so the same answer bytes): before and after under one load. Per tool, server and client
 count: the median round's requests/s, p50 and p99; then archgate / bare.
 
 Two tools, one table row each (BENCH_TOOLS):
@@ -48,11 +51,17 @@ from loopback import hey, xdg_env  # noqa: E402
 ARCHGATE = os.environ["ARCHGATE_BIN"]
 BARE = os.environ["BARE_BIN"]
 BARE_MIMALLOC = os.environ["BARE_MIMALLOC_BIN"]
+# Optional: an earlier archgate build, run in the same rounds (before / after a change, same load).
+BEFORE = os.environ.get("ARCHGATE_BEFORE_BIN")
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "3000"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 WARMUP = int(os.environ.get("BENCH_WARMUP", "1000"))
 PATIENCE = 60.0
-TARGET = 0.80
+TARGET = 0.90
+# Client counts: one agent, a desktop with several, and a crowd (reported, not the target).
+CLIENTS = tuple(int(c) for c in os.environ.get("BENCH_CLIENTS", "1,16,64").split(","))
+TARGET_CLIENTS = (1, 16)
+IDLE_RSS_MIB = 16.0
 
 TOOLS = os.environ.get("BENCH_TOOLS", "pacman_conf,system_status").split(",")
 # What each row measures, printed under the table.
@@ -182,39 +191,95 @@ def stop(p: subprocess.Popen) -> None:
         p.wait()
 
 
+def rss_mib(pid: int, key: str = "VmRSS") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def median_round(runs: list[dict]) -> dict:
     """The round with the median requests/s (its p50 and p99 with it)."""
     return sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]
 
 
+class Archgate:
+    """One archgate under test: its own XDG sandbox, config and pacman.conf; what it logged."""
+
+    def __init__(self, name: str, binary: str, root: Path) -> None:
+        self.name, self.root = name, root / name
+        env = xdg_env(self.root)
+        (self.root / "config/archgate").mkdir(parents=True, exist_ok=True)
+        # One pacman.conf for every archgate (`root`'s): their answers are the same bytes.
+        (self.root / "config/archgate/config.toml").write_text(CONFIG.format(root=root))
+        out = self.root / "stdout"
+        self.p = subprocess.Popen([binary, "serve", "--http", "--port", "0"], env=env,
+                                  stdin=subprocess.DEVNULL, stdout=open(out, "wb"), stderr=subprocess.DEVNULL)
+        self.port = wait_port_frame(out, self.p, name)
+        self.log = self.root / "state/archgate/activity.jsonl"
+        self.expected = 0
+        self.lags: list[float] = []
+
+    def auth(self) -> dict[str, str]:
+        token = (self.root / "state/archgate/token").read_text().strip()
+        return {"Authorization": f"Bearer {token}"}
+
+    def wait_log(self) -> None:
+        """The log must hold every call's record, and soon (the time it takes is the lag)."""
+        t0 = time.monotonic()
+        while (held := calls_in_log(self.log)) < self.expected:
+            if time.monotonic() - t0 > 5:
+                raise RuntimeError(f"{self.name}: the log holds {held} of {self.expected} records after 5 s")
+            time.sleep(0.001)
+        self.lags.append(time.monotonic() - t0)
+
+    def check(self) -> tuple[int, dict[str, int]]:
+        audit = get_health(self.port)["audit"]
+        assert audit["dropped"] == 0 and audit["write_failures"] == 0, (self.name, audit)
+        records = log_records(self.log)
+        outcomes = {r.get("outcome") for r in records}
+        assert len(records) == self.expected and outcomes == {"ok"}, (self.name, len(records), self.expected, outcomes)
+        return len(records), {t: sum(1 for r in records if r.get("tool") == t) for t in TOOLS}
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        env = xdg_env(root / "archgate")
-        (root / "archgate/config/archgate").mkdir(parents=True, exist_ok=True)
-        (root / "archgate/config/archgate/config.toml").write_text(CONFIG.format(root=root))
         (root / "pacman.conf").write_text(PACMAN_CONF.format(root=root))
-        a_out = root / "archgate.stdout"
-        a = subprocess.Popen([ARCHGATE, "serve", "--http", "--port", "0"], env=env,
-                             stdin=subprocess.DEVNULL, stdout=open(a_out, "wb"), stderr=subprocess.DEVNULL)
         bares: list[subprocess.Popen] = []
         ports: dict[str, int] = {}
+        ags: dict[str, Archgate] = {}
         try:
-            a_port = wait_port_frame(a_out, a, "archgate")
-            token = (root / "archgate/state/archgate/token").read_text().strip()
-            auth = {"Authorization": f"Bearer {token}"}
-            log = root / "archgate/state/archgate/activity.jsonl"
+            # Idle RSS: each archgate alone, listening, no call made yet (as bench/issue2 does).
+            idle_rss: dict[str, float] = {}
+            for name, binary in (("archgate", ARCHGATE),) + ((("archgate_before", BEFORE),) if BEFORE else ()):
+                ags[name] = Archgate(name, binary, root)
+                time.sleep(1.0)
+                idle_rss[name] = rss_mib(ags[name].p.pid)
+            load_start = load()
+            a = ags["archgate"]
+            auth = a.auth()
             # archgate's own answer to each tool, checked, is the bare server's constant for it.
-            answers = {t: answer_of(a_port, t, dict(headers_of(t), **auth))["structuredContent"] for t in TOOLS}
+            answers = {t: answer_of(a.port, t, dict(headers_of(t), **auth))["structuredContent"] for t in TOOLS}
+            a.expected += len(TOOLS)
             if "system_status" in answers:
                 assert answers["system_status"]["cpus"] == os.cpu_count(), answers["system_status"]
             if "pacman_conf" in answers:
                 assert [r["name"] for r in answers["pacman_conf"]["repos"]] == ["core", "extra"], answers["pacman_conf"]
+            if BEFORE:  # the same bytes, or the comparison says nothing
+                b = ags["archgate_before"]
+                for t in TOOLS:
+                    got = answer_of(b.port, t, dict(headers_of(t), **b.auth()))["structuredContent"]
+                    assert got == answers[t] or t == "system_status", (t, got)
+                b.expected += len(TOOLS)
             args = []
             for t, v in answers.items():
                 (root / f"{t}.json").write_text(json.dumps(v))
                 args.append(f"{t}={root / f'{t}.json'}")
-            bares = []
             for name, binary in (("bare", BARE), ("bare_mimalloc", BARE_MIMALLOC)):
                 out = root / f"{name}.stdout"
                 bp = subprocess.Popen([binary, "--bench", *args], stdin=subprocess.DEVNULL,
@@ -224,42 +289,40 @@ def main() -> None:
                 for t in TOOLS:
                     assert answer_of(port, t, headers_of(t))["structuredContent"] == answers[t], (name, t)
                 ports[name] = port
-            servers = {"archgate": (a_port, auth), "bare": (ports["bare"], {}),
-                       "bare_mimalloc": (ports["bare_mimalloc"], {})}
-            expected = len(TOOLS)
+            servers = {n: (g.port, g.auth()) for n, g in ags.items()}
+            servers.update({"bare": (ports["bare"], {}), "bare_mimalloc": (ports["bare_mimalloc"], {})})
             for t in TOOLS:  # warm-up, not counted
                 for name, (port, extra) in servers.items():
-                    hey(port, call_of(t), dict(headers_of(t), **extra), 16, WARMUP)
-                    expected += (WARMUP - WARMUP % 16) if name == "archgate" else 0
+                    run = hey(port, call_of(t), dict(headers_of(t), **extra), 16, WARMUP)
+                    if name in ags:
+                        ags[name].expected += run["n"]
             results: dict[tuple[str, str, int], list[dict]] = {}
-            lags: list[float] = []
+            loads: dict[tuple[str, int], list[str]] = {}
             names = list(servers)
             for t in TOOLS:
-                for c in (1, 16):
+                for c in CLIENTS:
+                    loads[(t, c)] = [load()]
                     for r in range(ROUNDS):
                         order = names if r % 2 == 0 else names[::-1]  # a busy moment hits all
                         for name in order:
                             port, extra = servers[name]
                             run = hey(port, call_of(t), dict(headers_of(t), **extra), c, REQUESTS)
                             results.setdefault((t, name, c), []).append(run)
-                            if name != "archgate":
-                                continue
-                            # The log must hold every call's record, and soon.
-                            expected += run["n"]
-                            t0 = time.monotonic()
-                            while (held := calls_in_log(log)) < expected:
-                                if time.monotonic() - t0 > 5:
-                                    raise RuntimeError(f"the log holds {held} of {expected} records after 5 s")
-                                time.sleep(0.001)
-                            lags.append(time.monotonic() - t0)
-            audit = get_health(a_port)["audit"]
-            assert audit["dropped"] == 0 and audit["write_failures"] == 0, audit
-            records = log_records(log)
-            outcomes = {r.get("outcome") for r in records}
-            assert len(records) == expected and outcomes == {"ok"}, (len(records), expected, outcomes)
-            by_tool = {t: sum(1 for r in records if r.get("tool") == t) for t in TOOLS}
+                            if name in ags:
+                                ags[name].expected += run["n"]
+                                ags[name].wait_log()
+                    loads[(t, c)].append(load())
+            counted = {n: g.check() for n, g in ags.items()}
+            _, by_tool = counted["archgate"]
+            expected = a.expected
+            lags = a.lags
+            loaded_rss, peak_rss = rss_mib(a.p.pid), rss_mib(a.p.pid, "VmHWM")
+            idle_rss_before = idle_rss.get("archgate_before")
+            idle_rss = idle_rss["archgate"]
+            records = log_records(a.log)
         finally:
-            stop(a)
+            for g in ags.values():
+                stop(g.p)
             for bp in bares:
                 stop(bp)
 
@@ -271,28 +334,50 @@ def main() -> None:
           "| p50 ms archgate / bare | p99 ms archgate / bare |")
     print("| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: |")
     for t in TOOLS:
-        for c in (1, 16):
+        for c in CLIENTS:
             ar, br = median_round(results[(t, "archgate", c)]), median_round(results[(t, "bare", c)])
             mr = median_round(results[(t, "bare_mimalloc", c)])
             ratio = ar["rps"] / br["rps"]
-            headline = t == TOOLS[0]
+            headline = t == TOOLS[0] and c in TARGET_CLIENTS
             met = ("yes" if ratio >= TARGET else "**no**") if headline else "(shown, not the target)"
             print(f"| `{t}` | {c} | {ar['rps']:.0f} | {br['rps']:.0f} | {ratio * 100:.0f}% | "
                   f"{f'>= {TARGET * 100:.0f}%' if headline else ''} | {met} | "
                   f"{mr['rps']:.0f} | {ar['rps'] / mr['rps'] * 100:.0f}% | "
                   f"{ar['p50_ms']:.3f} / {br['p50_ms']:.3f} | {ar['p99_ms']:.3f} / {br['p99_ms']:.3f} |")
+    if BEFORE:
+        print()
+        print("The same rounds, an earlier build (`ARCHGATE_BEFORE_BIN`) beside this one:")
+        print()
+        print("| tools/call | clients | before req/s | after req/s | after / before | before / bare | after / bare "
+              "| p99 ms before / after |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for t in TOOLS:
+            for c in CLIENTS:
+                ar, pr = median_round(results[(t, "archgate", c)]), median_round(results[(t, "archgate_before", c)])
+                br = median_round(results[(t, "bare", c)])
+                print(f"| `{t}` | {c} | {pr['rps']:.0f} | {ar['rps']:.0f} | {ar['rps'] / pr['rps'] * 100:.0f}% | "
+                      f"{pr['rps'] / br['rps'] * 100:.0f}% | {ar['rps'] / br['rps'] * 100:.0f}% | "
+                      f"{pr['p99_ms']:.3f} / {ar['p99_ms']:.3f} |")
     print()
     for t in TOOLS:
         print(f"- `{t}`: {MEANS.get(t, 'a tool of archgate; the bare server answers its bytes as a constant')}")
     print()
     for t in TOOLS:
-        for c in (1, 16):
-            for name in ("archgate", "bare", "bare_mimalloc"):
+        for c in CLIENTS:
+            print(f"{t}, {c} client(s): load average before and after each round set: {' -> '.join(loads[(t, c)])}")
+            for name in ("archgate", "bare", "bare_mimalloc") + (("archgate_before",) if BEFORE else ()):
                 print(f"{t}, {name}, {c} client(s), req/s per round: " +
                       ", ".join(f"{r['rps']:.0f}" for r in results[(t, name, c)]))
     print(f"activity log: {len(records)} records ({', '.join(f'{t} {n}' for t, n in by_tool.items())}), "
           f"one `ok` per archgate call, none dropped; after each round it held them all within "
-          f"{max(lags) * 1000:.1f} ms (max; median {statistics.median(lags) * 1000:.1f} ms)")
+          f"{max(lags) * 1000:.1f} ms (max; median {statistics.median(lags) * 1000:.1f} ms); "
+          f"the record count equals the calls ({len(records)} = {expected})")
+    print(f"archgate RSS: idle {idle_rss:.1f} MiB (1 s after listening, no call yet; target <= {IDLE_RSS_MIB:.0f} MiB: "
+          f"{'met' if idle_rss <= IDLE_RSS_MIB else 'NOT met'}), after the load {loaded_rss:.1f} MiB, peak {peak_rss:.1f} MiB"
+          + (f"; the earlier build idle {idle_rss_before:.1f} MiB" if idle_rss_before is not None else ""))
+    if BEFORE:
+        print(f"the earlier build's log: {counted['archgate_before'][0]} records, one `ok` per call, none dropped")
+    print(f"load average: {load_start} at the start, {load()} at the end")
 
 
 if __name__ == "__main__":

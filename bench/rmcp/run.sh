@@ -3,12 +3,14 @@
 # tools answering constant JSON — archgate's own answers — on the same rmcp, axum and TCP
 # settings), side by side in one run with `hey`, then the gate's own overhead
 # (crates/core/benches/gate.rs). Builds both in release; installs `hey` (Debian or Arch) when missing.
-# Prints the table: archgate / bare at 1 and 16 clients for `pacman_conf` (the headline: the
-# pipeline's cost) and `system_status` (the pipeline plus the tool's /proc and /sys reads), and
-# the gate's p99.
+# Prints the table: archgate / bare at 1, 16 and 64 clients for `pacman_conf` (the headline: the
+# pipeline's cost; target >= 90% at 1 and 16) and `system_status` (the pipeline plus the tool's
+# /proc and /sys reads), the machine's load, archgate's idle RSS, that the log holds one record
+# per call, and the gate's p99.
 #   bash bench/rmcp/run.sh
-# Knobs: BENCH_REQUESTS (per round, 3000), BENCH_ROUNDS (3), BENCH_WARMUP (1000), BENCH_TOOLS
-# (pacman_conf,system_status); CARGO_TARGET_DIR.
+#   ARCHGATE_BEFORE_BIN=/path/to/an/earlier/archgate bash bench/rmcp/run.sh   # before / after, same rounds
+# Knobs: BENCH_REQUESTS (per round, 3000), BENCH_ROUNDS (3), BENCH_WARMUP (1000), BENCH_CLIENTS
+# (1,16,64), BENCH_TOOLS (pacman_conf,system_status); CARGO_TARGET_DIR.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/target}"

@@ -198,6 +198,55 @@ fn main() {
         percentile(&lag, 0.99)
     );
 
+    // 1b. Sixteen callers at once (threads on the machine's cores): what a call costs when all
+    // of them share the gate — its budgets, counters, caches and the audit writer — and how many
+    // records each `write` carried (issue 34: a caller never waits for another's write).
+    let callers = 16;
+    let per = 3_000;
+    let batches_before = stats.batches.load(Ordering::Relaxed);
+    let written_before = stats.written.load(Ordering::Relaxed);
+    let t = Instant::now();
+    let mut times: Vec<Duration> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..callers)
+            .map(|c| {
+                let (gate, client) = (&gate, &client);
+                s.spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    rt.block_on(async {
+                        let mut times = Vec::with_capacity(per);
+                        for i in 0..per {
+                            let args =
+                                serde_json::json!({ "name": THEMES[(c + i) % THEMES.len()] });
+                            let t = Instant::now();
+                            let r = gate.call(client, "noop", args).await;
+                            times.push(t.elapsed());
+                            assert_eq!(r.outcome, Outcome::Ok);
+                        }
+                        times
+                    })
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let wall = t.elapsed();
+    assert!(gate.audit().flush(Duration::from_secs(10)));
+    times.sort();
+    let records = stats.written.load(Ordering::Relaxed) - written_before;
+    let writes = stats.batches.load(Ordering::Relaxed) - batches_before;
+    println!(
+        "  {callers} callers at once ({} calls): p50 {:>8.1?}   p99 {:>8.1?}   {:.0} calls/s; {records} records in {writes} writes ({:.1} a write), {} dropped",
+        times.len(),
+        percentile(&times, 0.5),
+        percentile(&times, 0.99),
+        times.len() as f64 / wall.as_secs_f64(),
+        records as f64 / writes.max(1) as f64,
+        stats.dropped_total.load(Ordering::Relaxed)
+    );
+
     // 2. The audit writer's sustained rate.
     let path = dir.path().join("writer.jsonl");
     let total = 400_000;

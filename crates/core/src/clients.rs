@@ -5,14 +5,18 @@
 //! and stored as SHA-256 hashes in `state/clients.json`. Every comparison is constant-time.
 //! The stdio client is `local`; its grant comes from `[clients.local]` in config.
 
+use arc_swap::ArcSwap;
 use archgate_policy::{Grant, Preset};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::SystemTime;
 use subtle::ConstantTimeEq;
 
 use crate::config::Config;
+use crate::file_watch::FileWatch;
 use crate::gate::{Client, Transport};
 use crate::paths::write_private_file;
 
@@ -123,14 +127,33 @@ pub fn grant_for(name: &str, stored: Option<&StoredClient>, config: &Config) -> 
 pub struct ClientStore {
     token_file: PathBuf,
     clients_file: PathBuf,
-    default_token: RwLock<DefaultToken>,
-    clients: RwLock<Vec<StoredClient>>,
-    /// Modification times of the two files when last read.
-    stamp: std::sync::Mutex<(Option<std::time::SystemTime>, Option<std::time::SystemTime>)>,
+    /// What the two files held when last read; every request reads it, without a lock.
+    loaded: ArcSwap<Loaded>,
+    /// Held while this process changes the files (add, revoke, rename), so changes do not race.
+    editing: Mutex<()>,
+    /// Whether the files changed since they were read: see [`ClientStore::reload_if_changed`].
+    changes: Changes,
+}
+
+#[derive(Debug)]
+struct Loaded {
+    default_token: DefaultToken,
+    clients: Vec<StoredClient>,
+}
+
+/// How a change to the files is noticed: by an inotify watch once the server starts one
+/// ([`ClientStore::watch`]; a request then reads one counter), else by the files' `mtime`s.
+#[derive(Debug)]
+struct Changes {
+    watch: OnceLock<FileWatch>,
+    /// The watch's change count when the files were last read.
+    seen: AtomicU64,
+    /// Modification times of the two files when last read (when there is no watch).
+    stamp: Mutex<(Option<SystemTime>, Option<SystemTime>)>,
 }
 
 /// The default client's token and its digest, taken once (every request is compared with it).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct DefaultToken {
     token: String,
     sha256: [u8; 32],
@@ -145,7 +168,7 @@ impl DefaultToken {
     }
 }
 
-fn mtime(p: &Path) -> Option<std::time::SystemTime> {
+fn mtime(p: &Path) -> Option<SystemTime> {
     std::fs::metadata(p).and_then(|m| m.modified()).ok()
 }
 
@@ -172,25 +195,59 @@ impl ClientStore {
         Ok(ClientStore {
             token_file: token_file.to_owned(),
             clients_file: clients_file.to_owned(),
-            default_token: RwLock::new(DefaultToken::new(token)),
-            clients: RwLock::new(clients),
-            stamp: std::sync::Mutex::new((mtime(token_file), mtime(clients_file))),
+            loaded: ArcSwap::from_pointee(Loaded {
+                default_token: DefaultToken::new(token),
+                clients,
+            }),
+            editing: Mutex::new(()),
+            changes: Changes {
+                watch: OnceLock::new(),
+                seen: AtomicU64::new(0),
+                stamp: Mutex::new((mtime(token_file), mtime(clients_file))),
+            },
         })
     }
 
+    /// Notices changes to the files by inotify from now on, instead of two `stat`s at each
+    /// [`ClientStore::reload_if_changed`] (a server checks on every request). Whether a watch
+    /// started; without one (no inotify here) the `stat`s go on. The first check after it
+    /// re-reads the files once, so nothing changed before the watch began is missed.
+    pub fn watch(&self) -> bool {
+        if self.changes.watch.get().is_some() {
+            return true;
+        }
+        match FileWatch::start(&[&self.token_file, &self.clients_file]) {
+            Some(w) => {
+                let _ = self.changes.watch.set(w);
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn default_token(&self) -> String {
-        self.default_token
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .token
-            .clone()
+        self.loaded.load().default_token.token.clone()
     }
 
     /// Re-reads the files if either changed since the last read (the CLI changes them while a
-    /// server runs). Cheap: two `stat`s. Returns whether anything was re-read.
+    /// server runs). Returns whether anything was re-read. With a watch standing this reads one
+    /// counter; without (none started, or lost), two `stat`s.
     pub fn reload_if_changed(&self) -> bool {
+        if let Some(w) = self.changes.watch.get() {
+            let now = w.changes();
+            // Read before `active`: a watch lost after this still counted its loss as a change.
+            if w.active() {
+                if self.changes.seen.load(Ordering::Acquire) == now
+                    || self.changes.seen.swap(now, Ordering::AcqRel) == now
+                {
+                    return false;
+                }
+                self.reload();
+                return true;
+            }
+        }
         let now = (mtime(&self.token_file), mtime(&self.clients_file));
-        let mut st = self.stamp.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = self.changes.stamp.lock().unwrap_or_else(|p| p.into_inner());
         if *st == now {
             return false;
         }
@@ -200,27 +257,27 @@ impl ClientStore {
         true
     }
 
-    /// Re-reads clients.json and the token file.
+    /// Re-reads clients.json and the token file (each kept as it was when it cannot be read).
     pub fn reload(&self) {
-        if let Some(c) = std::fs::read(&self.clients_file)
+        let clients: Option<Vec<StoredClient>> = std::fs::read(&self.clients_file)
             .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-        {
-            *self.clients.write().unwrap_or_else(|p| p.into_inner()) = c;
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let token = std::fs::read_to_string(&self.token_file)
+            .ok()
+            .map(|t| DefaultToken::new(t.trim().to_owned()));
+        if clients.is_none() && token.is_none() {
+            return;
         }
-        if let Ok(t) = std::fs::read_to_string(&self.token_file) {
-            *self
-                .default_token
-                .write()
-                .unwrap_or_else(|p| p.into_inner()) = DefaultToken::new(t.trim().to_owned());
-        }
+        let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
+        let old = self.loaded.load();
+        self.loaded.store(Arc::new(Loaded {
+            default_token: token.unwrap_or_else(|| old.default_token.clone()),
+            clients: clients.unwrap_or_else(|| old.clients.clone()),
+        }));
     }
 
     pub fn list(&self) -> Vec<StoredClient> {
-        self.clients
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.loaded.load().clients.clone()
     }
 
     /// The client a bearer token belongs to. Every stored hash is compared, in constant time.
@@ -228,15 +285,8 @@ impl ClientStore {
         let mut found: Option<Client> = None;
         let h = hash(token);
         // As `secrets_equal`, with the token's digest taken once for every comparison.
-        let default: bool = h
-            .ct_eq(
-                &self
-                    .default_token
-                    .read()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .sha256,
-            )
-            .into();
+        let loaded = self.loaded.load();
+        let default: bool = h.ct_eq(&loaded.default_token.sha256).into();
         if default {
             found = Some(Client {
                 name: DEFAULT_CLIENT.into(),
@@ -246,12 +296,7 @@ impl ClientStore {
             });
         }
         // Read in place: every request comes here, and the list need not be copied to be read.
-        for c in self
-            .clients
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-        {
+        for c in loaded.clients.iter() {
             let mut stored = [0u8; 32];
             if hex::decode_to_slice(&c.token_sha256, &mut stored).is_err() {
                 continue;
@@ -285,7 +330,8 @@ impl ClientStore {
     ) -> Result<String, ClientError> {
         valid_name(name)?;
         parse_preset(preset)?;
-        let mut list = self.clients.write().unwrap_or_else(|p| p.into_inner());
+        let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
+        let mut list = self.loaded.load().clients.clone();
         if name == DEFAULT_CLIENT || name == LOCAL_CLIENT || list.iter().any(|c| c.name == name) {
             return Err(ClientError::Exists(name.to_owned()));
         }
@@ -298,6 +344,7 @@ impl ClientStore {
             created: crate::audit::now_rfc3339(),
         });
         self.save(&list)?;
+        self.keep_clients(list);
         Ok(token)
     }
 
@@ -311,24 +358,39 @@ impl ClientStore {
                     source,
                 },
             )?;
-            *self
-                .default_token
-                .write()
-                .unwrap_or_else(|p| p.into_inner()) = DefaultToken::new(t);
+            let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
+            let old = self.loaded.load();
+            self.loaded.store(Arc::new(Loaded {
+                default_token: DefaultToken::new(t),
+                clients: old.clients.clone(),
+            }));
             return Ok(());
         }
-        let mut list = self.clients.write().unwrap_or_else(|p| p.into_inner());
+        let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
+        let mut list = self.loaded.load().clients.clone();
         let before = list.len();
         list.retain(|c| c.name != name);
         if list.len() == before {
             return Err(ClientError::NotFound(name.to_owned()));
         }
-        self.save(&list)
+        self.save(&list)?;
+        self.keep_clients(list);
+        Ok(())
+    }
+
+    /// Keeps `list` as the clients in force (the caller holds `editing`).
+    fn keep_clients(&self, list: Vec<StoredClient>) {
+        let old = self.loaded.load();
+        self.loaded.store(Arc::new(Loaded {
+            default_token: old.default_token.clone(),
+            clients: list,
+        }));
     }
 
     pub fn rename(&self, from: &str, to: &str) -> Result<(), ClientError> {
         valid_name(to)?;
-        let mut list = self.clients.write().unwrap_or_else(|p| p.into_inner());
+        let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
+        let mut list = self.loaded.load().clients.clone();
         if to == DEFAULT_CLIENT || to == LOCAL_CLIENT || list.iter().any(|c| c.name == to) {
             return Err(ClientError::Exists(to.to_owned()));
         }
@@ -337,7 +399,9 @@ impl ClientStore {
             .find(|c| c.name == from)
             .ok_or_else(|| ClientError::NotFound(from.to_owned()))?;
         c.name = to.to_owned();
-        self.save(&list)
+        self.save(&list)?;
+        self.keep_clients(list);
+        Ok(())
     }
 }
 
@@ -403,5 +467,46 @@ mod tests {
         assert_eq!(s.authenticate(&tok, &cfg).unwrap().name, "chat2");
         s.revoke("chat2").unwrap();
         assert!(s.authenticate(&tok, &cfg).is_none());
+    }
+
+    /// Issue 34: a server notices a revocation by inotify, not by the files' `mtime`s: a
+    /// clients file replaced by the CLI with its `mtime` set back (as a restore from a backup
+    /// does) is noticed too, and the revoked token is refused on a request after the change.
+    #[test]
+    fn a_revocation_is_noticed_by_the_watch_even_with_the_mtime_set_back() {
+        let t = tempfile::tempdir().unwrap();
+        let (token, clients) = (t.path().join("token"), t.path().join("clients.json"));
+        let server = ClientStore::open(&token, &clients).unwrap();
+        assert!(server.watch(), "inotify works here");
+        let cli = ClientStore::open(&token, &clients).unwrap();
+        let cfg = Config::default();
+        let tok = cli.add("chat", "read-only", None).unwrap();
+        // Bounded waits: the watch's thread counts the change a moment after it is made.
+        let eventually = |f: &dyn Fn() -> bool| {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while !f() && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            f()
+        };
+        let request = || {
+            server.reload_if_changed();
+            server.authenticate(&tok, &cfg).is_some()
+        };
+        assert!(eventually(&request), "the added client is known");
+        let added = std::fs::metadata(&clients).unwrap().modified().unwrap();
+        cli.revoke("chat").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&clients)
+            .unwrap()
+            .set_modified(added)
+            .unwrap();
+        assert_eq!(
+            mtime(&clients),
+            Some(added),
+            "the mtime says nothing changed"
+        );
+        assert!(eventually(&|| !request()), "the revoked token is refused");
     }
 }

@@ -6,8 +6,8 @@
 //! under `OTHER`, as do client names past `MAX_CLIENTS`. Names are cut to `MAX_NAME` bytes.
 
 use crate::audit::Outcome;
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard};
 
 /// The bucket for names past a bound.
 pub const OTHER: &str = "other";
@@ -18,17 +18,33 @@ pub const MAX_CLIENTS: usize = 256;
 /// Longest name kept (bytes, cut at a character boundary).
 pub const MAX_NAME: usize = 64;
 
+/// The counts, in shards by client name, so calls of different clients do not wait for one
+/// another; a name is admitted (against the bounds) under `names` only the first time it is
+/// counted, and a call of a client and tool counted before takes one shard's lock and copies
+/// nothing (issue 34).
 #[derive(Debug, Default)]
 pub struct Counters {
-    inner: Mutex<Inner>,
+    shards: [Mutex<Counts>; SHARDS],
+    names: Mutex<Names>,
 }
 
+const SHARDS: usize = 16;
+
+/// Client → tool → outcome → count, each name as admitted (or `OTHER`).
+type Counts = HashMap<String, HashMap<String, BTreeMap<Outcome, u64>>>;
+
 #[derive(Debug, Default)]
-struct Inner {
-    counts: BTreeMap<(String, String, Outcome), u64>,
+struct Names {
     known: BTreeSet<String>,
     unknown: BTreeSet<String>,
     clients: BTreeSet<String>,
+}
+
+fn shard_of(client: &str) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    client.hash(&mut h);
+    (h.finish() as usize) % SHARDS
 }
 
 fn cut(name: &str) -> &str {
@@ -66,44 +82,78 @@ pub struct CounterSnapshot {
 impl Counters {
     /// The tool names that are always counted by name (the catalogue's).
     pub fn set_known(&self, names: impl IntoIterator<Item = String>) {
-        let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        m.known = names.into_iter().collect();
+        self.lock_names().known = names.into_iter().collect();
+    }
+
+    fn lock_names(&self) -> MutexGuard<'_, Names> {
+        self.names.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_shard(&self, client: &str) -> MutexGuard<'_, Counts> {
+        self.shards[shard_of(client)]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn bump(&self, client: &str, tool: &str, outcome: Outcome) {
-        let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let m = &mut *m;
-        let tool = if m.known.contains(tool) {
-            tool.to_owned()
-        } else {
-            admit(&mut m.unknown, tool, MAX_UNKNOWN_TOOLS)
+        // A client and tool counted before: their names are in the shard as admitted.
+        {
+            let mut shard = self.lock_shard(cut(client));
+            if let Some(n) = shard
+                .get_mut(cut(client))
+                .and_then(|tools| tools.get_mut(tool))
+            {
+                *n.entry(outcome).or_default() += 1;
+                return;
+            }
+        }
+        let (client, tool) = {
+            let mut names = self.lock_names();
+            let names = &mut *names;
+            let tool = if names.known.contains(tool) {
+                tool.to_owned()
+            } else {
+                admit(&mut names.unknown, tool, MAX_UNKNOWN_TOOLS)
+            };
+            (admit(&mut names.clients, client, MAX_CLIENTS), tool)
         };
-        let client = admit(&mut m.clients, client, MAX_CLIENTS);
-        *m.counts.entry((client, tool, outcome)).or_default() += 1;
+        *self
+            .lock_shard(&client)
+            .entry(client)
+            .or_default()
+            .entry(tool)
+            .or_default()
+            .entry(outcome)
+            .or_default() += 1;
     }
 
     pub fn snapshot(&self) -> CounterSnapshot {
-        let m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let m = &m.counts;
         let mut s = CounterSnapshot {
             total: 0,
             by_outcome: BTreeMap::new(),
             by_tool: BTreeMap::new(),
             by_client: BTreeMap::new(),
         };
-        for ((client, tool, outcome), n) in m.iter() {
-            s.total += n;
-            *s.by_outcome.entry(outcome.to_string()).or_default() += n;
-            *s.by_tool
-                .entry(tool.clone())
-                .or_default()
-                .entry(outcome.to_string())
-                .or_default() += n;
-            *s.by_client
-                .entry(client.clone())
-                .or_default()
-                .entry(outcome.to_string())
-                .or_default() += n;
+        for shard in &self.shards {
+            let shard = shard.lock().unwrap_or_else(|p| p.into_inner());
+            for (client, tools) in shard.iter() {
+                for (tool, outcomes) in tools {
+                    for (outcome, n) in outcomes {
+                        s.total += n;
+                        *s.by_outcome.entry(outcome.to_string()).or_default() += n;
+                        *s.by_tool
+                            .entry(tool.clone())
+                            .or_default()
+                            .entry(outcome.to_string())
+                            .or_default() += n;
+                        *s.by_client
+                            .entry(client.clone())
+                            .or_default()
+                            .entry(outcome.to_string())
+                            .or_default() += n;
+                    }
+                }
+            }
         }
         s
     }

@@ -18,6 +18,7 @@ pub mod clock;
 pub mod config;
 pub mod counters;
 pub mod error_kind;
+pub mod file_watch;
 pub mod gate;
 pub mod paths;
 pub mod person;

@@ -7,6 +7,7 @@
 //! the nag guard, a rule's use, the rule an "Always…" answer creates) are `pub(crate)`. Standing rules and acknowledgements are stored 0600 in the state
 //! directory; developer mode lives in memory only, so it is off after a restart.
 
+use arc_swap::ArcSwap;
 use archgate_policy::{Budget, BudgetState, NagGuard, StandingRule};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -21,20 +22,25 @@ pub struct PersonState {
     rules_file: PathBuf,
     ack_file: PathBuf,
     inner: Mutex<Inner>,
+    /// Read by every call (policy judges on it) without a lock all callers share; replaced whole
+    /// under `inner`'s lock. A call keeps the set it began with.
+    acknowledged: ArcSwap<BTreeSet<String>>,
+    /// Each client's budget, by a hash of its name: calls of different clients do not wait for
+    /// one another, and no call waits for the person's state (issue 34).
+    budgets: [Mutex<HashMap<String, BudgetState>>; BUDGET_SHARDS],
 }
+
+const BUDGET_SHARDS: usize = 16;
 
 #[derive(Debug, Default)]
 struct Inner {
     rules: Vec<StandingRule>,
     rules_enabled: bool,
-    /// Shared with every call in flight that read it (a call keeps the set it began with).
-    acknowledged: Arc<BTreeSet<String>>,
     dev_mode_until: Option<u64>,
     /// The rules file as last read or written (inode, length, mtime): another archgate instance
     /// (one per stdio client) may have changed it since, and then it is read again.
     rules_stamp: Option<FileStamp>,
     nag: NagGuard,
-    budgets: HashMap<String, BudgetState>,
 }
 
 type FileStamp = (u64, u64, i64, i64);
@@ -93,9 +99,10 @@ impl PersonState {
                 rules,
                 rules_stamp,
                 rules_enabled: true,
-                acknowledged: Arc::new(acknowledged),
                 ..Default::default()
             }),
+            acknowledged: ArcSwap::from_pointee(acknowledged),
+            budgets: Default::default(),
         }
     }
 
@@ -119,13 +126,15 @@ impl PersonState {
     }
 
     pub fn acknowledged(&self) -> Arc<BTreeSet<String>> {
-        self.lock().acknowledged.clone()
+        self.acknowledged.load_full()
     }
 
     pub(crate) fn acknowledge(&self, route: &str) -> Result<(), PersonError> {
-        let mut g = self.lock();
-        Arc::make_mut(&mut g.acknowledged).insert(archgate_policy::normalize_route(route));
-        let bytes = serde_json::to_vec_pretty(&*g.acknowledged).unwrap_or_default();
+        let _g = self.lock(); // one change at a time
+        let mut set = BTreeSet::clone(&self.acknowledged.load());
+        set.insert(archgate_policy::normalize_route(route));
+        let bytes = serde_json::to_vec_pretty(&set).unwrap_or_default();
+        self.acknowledged.store(Arc::new(set));
         write_private_file(&self.ack_file, &bytes).map_err(|source| PersonError::Io {
             path: self.ack_file.clone(),
             source,
@@ -274,17 +283,35 @@ impl PersonState {
         self.lock().nag.on_approved(client, route);
     }
 
+    /// The shard holding `client`'s budget.
+    fn budget_shard(
+        &self,
+        client: &str,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, BudgetState>> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        client.hash(&mut h);
+        self.budgets[(h.finish() as usize) % BUDGET_SHARDS]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `f` on `client`'s budget (created when it has none; its name copied only then).
+    fn with_budget<T>(&self, client: &str, f: impl FnOnce(&mut BudgetState) -> T) -> T {
+        let mut shard = self.budget_shard(client);
+        match shard.get_mut(client) {
+            Some(b) => f(b),
+            None => f(shard.entry(client.to_owned()).or_default()),
+        }
+    }
+
     pub(crate) fn charge_call(
         &self,
         client: &str,
         budget: &Budget,
         now: u64,
     ) -> Result<(), archgate_policy::Exhausted> {
-        self.lock()
-            .budgets
-            .entry(client.to_owned())
-            .or_default()
-            .charge_call(budget, now)
+        self.with_budget(client, |b| b.charge_call(budget, now))
     }
 
     pub(crate) fn charge_question(
@@ -293,22 +320,19 @@ impl PersonState {
         budget: &Budget,
         now: u64,
     ) -> Result<(), archgate_policy::Exhausted> {
-        self.lock()
-            .budgets
-            .entry(client.to_owned())
-            .or_default()
-            .charge_question(budget, now)
+        self.with_budget(client, |b| b.charge_question(budget, now))
     }
 
     pub fn budget_counters(
         &self,
         now: u64,
     ) -> std::collections::BTreeMap<String, archgate_policy::BudgetCounters> {
-        self.lock()
-            .budgets
-            .iter()
-            .map(|(c, s)| (c.clone(), s.counters(now)))
-            .collect()
+        let mut all = std::collections::BTreeMap::new();
+        for shard in &self.budgets {
+            let shard = shard.lock().unwrap_or_else(|p| p.into_inner());
+            all.extend(shard.iter().map(|(c, s)| (c.clone(), s.counters(now))));
+        }
+        all
     }
 }
 

@@ -98,8 +98,9 @@ pub struct Ledger {
 /// Clients kept at most (the person's; past it, the one that read longest ago is forgotten).
 pub const MAX_CLIENTS: usize = 256;
 
-/// Adds `read` to `key`'s reads in `m`, forgetting reads past the window and, past `cap` keys,
-/// the key that read longest ago.
+/// Adds `read` to `key`'s reads in `m`, forgetting that key's reads past the window; a new key
+/// that finds `cap` keys forgets every read past the window, then, still full, the key that read
+/// longest ago.
 fn remember(
     m: &mut HashMap<String, VecDeque<Read>>,
     key: &str,
@@ -108,10 +109,18 @@ fn remember(
     now: u64,
     window_s: u64,
 ) {
-    m.retain(|_, reads| {
-        reads.retain(|r| now.saturating_sub(r.at) < window_s);
-        !reads.is_empty()
-    });
+    let fresh = |r: &Read| now.saturating_sub(r.at) < window_s;
+    // The whole map is swept only when a new key finds it full: a read of a key already here
+    // costs that key's reads, not every session's (this runs under a lock all sessions share;
+    // `follows` judges each read's age itself, so a stale one kept a while says nothing).
+    if let Some(reads) = m.get_mut(key) {
+        reads.retain(fresh);
+    } else if m.len() >= cap {
+        m.retain(|_, reads| {
+            reads.retain(fresh);
+            !reads.is_empty()
+        });
+    }
     if !m.contains_key(key) && m.len() >= cap {
         let oldest = m
             .iter()

@@ -15,6 +15,7 @@ use crate::tools;
 
 pub mod bridge_stats;
 pub mod extension;
+pub mod last_seen;
 pub mod listener_stats;
 pub mod sessions;
 pub mod tasks;

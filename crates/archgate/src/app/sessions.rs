@@ -92,7 +92,7 @@ pub struct Sessions {
     manager: Mutex<Option<Arc<LocalSessionManager>>>,
     broker: Mutex<Option<archgate_core::approval::Broker>>,
     /// Client name → Unix seconds of its last authenticated HTTP request.
-    seen: Mutex<HashMap<String, u64>>,
+    seen: super::last_seen::LastSeen,
     opened: Mutex<HashMap<SessionId, Opened>>,
     /// `tools/call` answers under way in a session, by (session, JSON-RPC id as JSON): cancelled
     /// when the answer's stream is dropped unfinished (the client hung up) or the session ends.
@@ -366,39 +366,22 @@ impl Sessions {
 
     /// Notes an authenticated request from this client, now.
     pub fn touch(&self, client: &str) {
-        let now = archgate_core::person::now_secs();
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        match seen.get_mut(client) {
-            Some(t) => *t = now,
-            None => {
-                seen.insert(client.to_owned(), now);
-            }
-        }
+        self.seen.touch(client, archgate_core::person::now_secs());
     }
 
     /// When this client last made an authenticated request (Unix seconds), if it did since start.
     pub fn last_seen(&self, client: &str) -> Option<u64> {
-        self.seen
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(client)
-            .copied()
+        self.seen.get(client)
     }
 
     /// A client was renamed: what is remembered of it follows the new name.
     pub fn renamed(&self, from: &str, to: &str) {
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(t) = seen.remove(from) {
-            seen.insert(to.to_owned(), t);
-        }
+        self.seen.rename(from, to);
     }
 
     /// A client was revoked: forget when it was last seen.
     pub fn forget(&self, client: &str) {
-        self.seen
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(client);
+        self.seen.forget(client);
     }
 
     /// Live (not yet closed) sessions per client name.

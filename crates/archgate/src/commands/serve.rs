@@ -85,6 +85,14 @@ async fn run(
             return Err(e);
         }
     };
+    // A server checks on every request whether a client was revoked: by inotify, so a request
+    // reads one counter instead of `stat`ing two files (without inotify, the `stat`s go on).
+    // (HTTP only: a stdio server reads no tokens, and inotify instances are few per user.)
+    if http && !app.clients.watch() {
+        tracing::debug!(
+            "no inotify watch on the clients files; they are looked at on each request"
+        );
+    }
     // One daemon per runtime directory: a second one refuses and names the first (its
     // state.json stays the first one's).
     let _claim = if http {

@@ -30,6 +30,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::json;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -57,6 +58,9 @@ struct Inner {
     hosts: Box<[String]>,
     origins: Box<[String]>,
     failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
+    /// Whether `failures` may hold anything: while it does not (the common case), a request with
+    /// a valid token takes no lock all requests share (issue 34). Written under `failures`' lock.
+    failing: AtomicBool,
     /// What the listener did with its connections.
     connections: Arc<Stats>,
     /// The SDK's streamable HTTP service, called in place (`handle` takes `&self`).
@@ -162,6 +166,7 @@ pub fn router(
         hosts: allowed_hosts(port).into(),
         origins: allowed_origins(port).into(),
         failures: Mutex::default(),
+        failing: AtomicBool::new(false),
         connections,
         mcp: service,
     }));
@@ -540,6 +545,9 @@ impl Inner {
     /// Back off after repeated failures from one peer: each failure past the fifth within ten
     /// minutes delays the answer a little more (at most 5 s), which makes guessing pointless.
     fn backoff(&self, peer: IpAddr) -> Duration {
+        if !self.failing.load(Ordering::Acquire) {
+            return Duration::ZERO;
+        }
         let f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
         f.get(&peer)
             .filter(|(_, since)| since.elapsed() < Duration::from_secs(600))
@@ -549,9 +557,13 @@ impl Inner {
 
     /// A peer that sent a valid token starts again from no failures.
     fn forgive(&self, peer: IpAddr) {
+        if !self.failing.load(Ordering::Acquire) {
+            return;
+        }
         let mut f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        if !f.is_empty() {
-            f.remove(&peer);
+        f.remove(&peer);
+        if f.is_empty() {
+            self.failing.store(false, Ordering::Release);
         }
     }
 
@@ -569,6 +581,7 @@ impl Inner {
             *e = (0, Instant::now());
         }
         e.0 += 1;
+        self.failing.store(true, Ordering::Release);
     }
 
     fn clients_authenticate(

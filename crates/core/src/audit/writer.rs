@@ -1,26 +1,34 @@
-//! The audit writer: one line per record, on the calling thread when the writer is idle, else
-//! through a bounded queue drained by one thread, so a call never waits for another's write.
+//! The audit writer: one line per record, written in batches — one `write` for whatever is
+//! queued — by whichever thread finds the writer free, so a caller never waits for a write or a
+//! lock another holds (issue 34) and the log does not lag an unhurried call (issue 23).
 //!
-//! `AuditLog::record` serializes on the caller's thread. When nothing is queued and nobody is
-//! writing, the line goes to the file at once, on that thread (one `write` of one line, the file
-//! open and within its size): the log never lags an unhurried call, and no thread has to be woken
-//! for it. Otherwise — another write under way, lines queued, a file to open or rotate, writing
-//! failing — the line is `try_send`ed to the writer thread, behind the lines already queued, so
-//! each caller's records keep their order. A full queue
-//! drops the record, counts it, warns once on stderr, and when the writer next catches up it
-//! writes `{"event":"dropped","n":N}`. A failing write is reported on stderr (once per burst of
-//! failures, with the count when writing recovers) and the server keeps serving. Each batch of
-//! whole lines goes to the file in one `write` on an O_APPEND descriptor, so a SIGKILL leaves at
-//! most a torn last line, which the reader skips and reports.
+//! `AuditLog::record` serializes on the caller's thread and `try_send`s the line into a bounded
+//! queue (lock-free), so each caller's records keep their order. Then, if the writer is free
+//! (`try_lock`: never waiting), the caller takes everything queued — its own line last — and
+//! writes it in one `write`; if it is busy, the caller returns at once and the holder, which
+//! looks at the queue again after letting go, writes the line with the next batch. A holder
+//! writes at most [`ROUNDS`] batches for others before it hands what is still queued to the
+//! writer thread, so under load no caller is kept writing for the rest. With nothing else
+//! queued, a record is in the file when `record` returns. A graceful stop flushes the queue
+//! (`flush`, `shutdown`): every record handed over is on disk before the daemon stops. What must
+//! be on disk *before* something happens (an act call's `started` line) is written by
+//! `event_now`, which waits for the writer. Each batch goes to an O_APPEND descriptor in one
+//! `write`, so a SIGKILL leaves at most a torn last line, which the reader skips and reports. A
+//! caller that finds the queue full (overload) waits for the writer once and writes the queue
+//! itself rather than lose its record; only when that cannot help (the log failing) is the
+//! record dropped, counted, warned about once on stderr, and the next batch carries
+//! `{"event":"dropped","n":N}`. A failing write is reported on stderr (once per burst of
+//! failures, with the count when writing recovers), counted (`write_failures`, in `/health`),
+//! and the server keeps serving.
 
 use super::record::Record;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 #[derive(Debug, Clone)]
@@ -56,29 +64,32 @@ impl Retention {
     }
 }
 
-enum Msg {
-    Line(String),
-    Flush(std::sync::mpsc::Sender<()>),
-}
+/// Batches a lock holder writes for others before it hands the rest to the writer thread.
+const ROUNDS: usize = 2;
+/// A batch is cut at this size (whole lines).
+const BATCH_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, Default)]
 pub struct AuditStats {
     pub written: AtomicU64,
     pub dropped_total: AtomicU64,
     pub write_failures: AtomicU64,
+    /// `write`s that carried lines (several lines each once calls come faster than one write).
+    pub batches: AtomicU64,
 }
 
 #[derive(Clone)]
 pub struct AuditLog {
-    tx: SyncSender<Msg>,
-    /// The file and its state, shared by the writer thread and callers writing at once.
+    tx: SyncSender<String>,
+    /// The file, its state and the queue's receiving end: whoever holds it writes.
     writer: Arc<Mutex<Writer>>,
-    /// Lines sent to the writer thread and not yet written: while any are, callers queue too.
+    /// Lines in the queue; a holder letting go looks at it to see whether lines came meanwhile.
     queued: Arc<AtomicUsize>,
     pending_dropped: Arc<AtomicU64>,
     warned_full: Arc<AtomicBool>,
     stats: Arc<AuditStats>,
-    thread: Arc<Mutex<Option<std::thread::JoinHandle<()>>>>,
+    /// The writer thread, woken when a holder hands lines over (or every 500 ms: idle drops).
+    thread: Arc<std::thread::Thread>,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -103,7 +114,7 @@ impl AuditLog {
 
     /// [`AuditLog::start`] for a process that may record nothing (a command that only reads):
     /// the file is opened, and created, by the first write, so recording nothing leaves no log
-    /// behind. The first record then goes through the writer thread.
+    /// behind.
     pub fn start_unopened(settings: AuditSettings) -> AuditLog {
         let retention = Retention::default_for(&settings);
         AuditLog::spawn(settings, retention, false)
@@ -113,11 +124,16 @@ impl AuditLog {
         let (tx, rx) = sync_channel(settings.queue.max(1));
         let pending_dropped = Arc::new(AtomicU64::new(0));
         let stats = Arc::new(AuditStats::default());
-        let mut first = Writer::new(settings, retention, pending_dropped.clone(), stats.clone());
-        // Opened now, so the first record goes to the file on its caller's thread like every
-        // other one (a record queued behind a file still to open would lag its call: a kill right
-        // after the first answer lost it). Failing here is retried, and reported, by the first
-        // write.
+        let mut first = Writer::new(
+            settings,
+            retention,
+            rx,
+            pending_dropped.clone(),
+            stats.clone(),
+        );
+        // Opened now, so the first record goes to the file with its call like every other one
+        // (a record behind a file still to open lagged its call: a kill right after the first
+        // answer lost it). Failing here is retried, and reported, by the first write.
         if open_now {
             let _ = first.open();
         }
@@ -127,7 +143,7 @@ impl AuditLog {
             let (writer, queued) = (writer.clone(), queued.clone());
             std::thread::Builder::new()
                 .name("archgate-audit".into())
-                .spawn(move || drain(&writer, &queued, rx))
+                .spawn(move || writer_thread(&writer, &queued))
                 .expect("spawning the audit writer thread")
         };
         AuditLog {
@@ -137,11 +153,11 @@ impl AuditLog {
             pending_dropped,
             warned_full: Arc::new(AtomicBool::new(false)),
             stats,
-            thread: Arc::new(Mutex::new(Some(thread))),
+            thread: Arc::new(thread.thread().clone()),
         }
     }
 
-    /// Enqueues one record without blocking.
+    /// Hands one record to the log without waiting (see the module doc).
     pub fn record(&self, record: &Record) {
         match super::bound::record_line(record) {
             Ok(line) => self.enqueue(line),
@@ -149,9 +165,9 @@ impl AuditLog {
         }
     }
 
-    /// Enqueues one event line (what the person changed: developer mode, standing rules). It
-    /// must be an object with an `"event"` key, so readers tell it from a call record; a `time`
-    /// is added when it has none.
+    /// Hands one event line to the log (what the person changed: developer mode, standing
+    /// rules). It must be an object with an `"event"` key, so readers tell it from a call
+    /// record; a `time` is added when it has none.
     pub fn event(&self, event: &serde_json::Value) {
         if let Some(line) = event_line(event) {
             self.enqueue(line);
@@ -160,76 +176,140 @@ impl AuditLog {
 
     /// Writes one event line now, on the caller's thread, and says whether it reached the file
     /// (the kernel's copy: it survives this process being killed). For what must be in the log
-    /// before something happens — a call's `started` line before its program runs. Lines still
-    /// queued by other callers may land after it: only this line's own moment is promised.
+    /// before something happens — a call's `started` line before its program runs. It waits for
+    /// the writer; lines queued by other callers may land after it: only this line's own moment
+    /// is promised.
     pub fn event_now(&self, event: &serde_json::Value) -> bool {
         let Some(mut batch) = event_line(event) else {
             return false;
         };
         batch.push('\n');
-        self.writer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .write_batch(&mut batch)
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let written = w.write_batch(&mut batch);
+        self.let_go(w);
+        written
     }
 
     fn enqueue(&self, line: String) {
-        // Written at once when nothing is queued and the writer is free (see the module doc).
-        if self.queued.load(Ordering::Acquire) == 0
-            && let Ok(mut w) = self.writer.try_lock()
-            && self.queued.load(Ordering::Acquire) == 0
-            && w.writes_at_once(line.len() + 1)
-        {
-            let mut batch = line;
-            batch.push('\n');
-            w.write_batch(&mut batch);
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        let mut sent = self.tx.try_send(line);
+        if let Err(TrySendError::Full(line)) = sent {
+            // Overload: the queue is full. Rather than lose the record, this caller waits for
+            // the writer once and writes what is queued (only a writable log: a failing one's
+            // queue is the writer thread's), then queues its line again.
+            let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            if w.writes_at_once() {
+                let n = w.write_queued();
+                self.queued.fetch_sub(n, Ordering::SeqCst);
+            }
+            drop(w);
+            sent = self.tx.try_send(line);
+        }
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = sent {
+            self.queued.fetch_sub(1, Ordering::SeqCst);
+            self.pending_dropped.fetch_add(1, Ordering::Relaxed);
+            self.stats.dropped_total.fetch_add(1, Ordering::Relaxed);
+            if !self.warned_full.swap(true, Ordering::Relaxed) {
+                tracing::warn!("audit queue full: records are being dropped and counted");
+            }
             return;
         }
-        self.queued.fetch_add(1, Ordering::AcqRel);
-        match self.tx.try_send(Msg::Line(line)) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                self.queued.fetch_sub(1, Ordering::AcqRel);
-                self.pending_dropped.fetch_add(1, Ordering::Relaxed);
-                self.stats.dropped_total.fetch_add(1, Ordering::Relaxed);
-                if !self.warned_full.swap(true, Ordering::Relaxed) {
-                    tracing::warn!("audit queue full: records are being dropped and counted");
+        // Against `let_go`'s fence: either this caller finds the writer free, or its holder
+        // sees this line queued after letting go.
+        fence(Ordering::SeqCst);
+        if let Ok(w) = self.writer.try_lock() {
+            self.write_queued(w, ROUNDS);
+        }
+    }
+
+    /// With the writer held: writes what is queued (one `write`), lets go, and does so again
+    /// while lines came meanwhile and the writer is free — at most `rounds` times; what is
+    /// still queued then goes to the writer thread.
+    fn write_queued<'a>(&'a self, mut w: MutexGuard<'a, Writer>, rounds: usize) {
+        for _ in 0..rounds {
+            if !w.writes_at_once() {
+                // A file to open or rotate, a failure to recover from, a drop count to report:
+                // the writer thread's work, not a caller's.
+                break;
+            }
+            let n = w.write_queued();
+            self.queued.fetch_sub(n, Ordering::SeqCst);
+            drop(w);
+            fence(Ordering::SeqCst);
+            if self.queued.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            match self.writer.try_lock() {
+                Ok(g) => w = g,
+                // The holder looks at the queue when it lets go.
+                Err(_) => return,
+            }
+        }
+        self.thread.unpark();
+    }
+
+    /// Lets go of the writer after a write of its own, writing what came meanwhile.
+    fn let_go(&self, w: MutexGuard<'_, Writer>) {
+        drop(w);
+        fence(Ordering::SeqCst);
+        if self.queued.load(Ordering::SeqCst) > 0
+            && let Ok(w) = self.writer.try_lock()
+        {
+            self.write_queued(w, ROUNDS);
+        }
+    }
+
+    /// Lines queued and not yet written (tests).
+    #[cfg(test)]
+    pub(crate) fn queued_lines(&self) -> usize {
+        self.queued.load(Ordering::SeqCst)
+    }
+
+    /// Holds the writer as a write under way would (tests: lines queue behind it meanwhile).
+    #[cfg(test)]
+    pub(crate) fn hold_writer(&self) -> impl Drop + '_ {
+        struct Held<'a>(Option<MutexGuard<'a, Writer>>, &'a AuditLog);
+        impl Drop for Held<'_> {
+            fn drop(&mut self) {
+                if let Some(w) = self.0.take() {
+                    self.1.let_go(w);
                 }
             }
         }
+        Held(
+            Some(self.writer.lock().unwrap_or_else(|p| p.into_inner())),
+            self,
+        )
     }
 
     pub fn stats(&self) -> &AuditStats {
         &self.stats
     }
 
-    /// Waits until everything enqueued so far is written, at most `timeout`.
+    /// Writes everything handed over so far (a failing write is counted and reported, as ever);
+    /// false when the queue could not be emptied within `timeout`.
     pub fn flush(&self, timeout: Duration) -> bool {
-        let (tx, rx) = std::sync::mpsc::channel();
         let deadline = std::time::Instant::now() + timeout;
-        // The queue may be full; retry the flush request until the deadline.
-        let mut msg = Msg::Flush(tx);
         loop {
-            match self.tx.try_send(msg) {
-                Ok(()) => break,
-                Err(TrySendError::Full(m)) if std::time::Instant::now() < deadline => {
-                    msg = m;
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                Err(_) => return false,
+            let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            let n = w.write_queued();
+            self.queued.fetch_sub(n, Ordering::SeqCst);
+            // The drop count too, when no batch carried it.
+            let mut none = String::new();
+            w.write_batch(&mut none);
+            drop(w);
+            if self.queued.load(Ordering::SeqCst) == 0 {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
             }
         }
-        rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
-            .is_ok()
     }
 
-    /// Flushes within `timeout` and lets the writer thread finish.
+    /// Flushes within `timeout`; the writer thread stays parked (the process is about to exit).
     pub fn shutdown(&self, timeout: Duration) -> bool {
-        let ok = self.flush(timeout);
-        if ok && let Some(t) = self.thread.lock().ok().and_then(|mut g| g.take()) {
-            drop(t); // detached: the process is about to exit; the queue is already drained.
-        }
-        ok
+        self.flush(timeout)
     }
 }
 
@@ -249,6 +329,10 @@ fn event_line(event: &serde_json::Value) -> Option<String> {
 struct Writer {
     settings: AuditSettings,
     retention: Retention,
+    /// The queue's receiving end: read only by whoever holds the writer.
+    rx: Receiver<String>,
+    /// The batch being made (kept: its buffer is reused).
+    batch: String,
     file: Option<File>,
     size: u64,
     pending_dropped: Arc<AtomicU64>,
@@ -256,62 +340,41 @@ struct Writer {
     failing: Option<u64>,
 }
 
-/// The writer thread: waits for queued lines, then writes them in batches of whole lines, under
-/// the writer's lock (a caller writing at once meanwhile finishes first).
-fn drain(writer: &Mutex<Writer>, queued: &AtomicUsize, rx: Receiver<Msg>) {
-    let lock = || writer.lock().unwrap_or_else(|p| p.into_inner());
-    let mut batch = String::new();
-    let mut waiters = Vec::new();
+/// The writer thread: writes what a holder handed over (it wakes the thread), and every 500 ms
+/// what is queued with nobody writing, drop counts included.
+fn writer_thread(writer: &Mutex<Writer>, queued: &AtomicUsize) {
     loop {
-        let first = match rx.recv_timeout(Duration::from_millis(500)) {
-            Ok(m) => m,
-            Err(RecvTimeoutError::Timeout) => {
-                // Idle: report drops that happened with nothing else to write.
-                lock().write_batch(&mut batch);
-                continue;
+        std::thread::park_timeout(Duration::from_millis(500));
+        loop {
+            let mut w = writer.lock().unwrap_or_else(|p| p.into_inner());
+            let n = w.write_queued();
+            queued.fetch_sub(n, Ordering::SeqCst);
+            if n == 0 {
+                let mut none = String::new();
+                w.write_batch(&mut none);
             }
-            Err(RecvTimeoutError::Disconnected) => break,
-        };
-        let mut lines = 0;
-        let mut next = Some(first);
-        while let Some(m) = next {
-            match m {
-                Msg::Line(l) => {
-                    batch.push_str(&l);
-                    batch.push('\n');
-                    lines += 1;
-                }
-                Msg::Flush(w) => waiters.push(w),
+            drop(w);
+            fence(Ordering::SeqCst);
+            if n == 0 || queued.load(Ordering::SeqCst) == 0 {
+                break;
             }
-            next = if batch.len() < 256 * 1024 {
-                rx.try_recv().ok()
-            } else {
-                None
-            };
-        }
-        {
-            let mut w = lock();
-            w.write_batch(&mut batch);
-            // Only now may callers write at once again: what they write comes after these.
-            queued.fetch_sub(lines, Ordering::AcqRel);
-        }
-        for w in waiters.drain(..) {
-            let _ = w.send(());
         }
     }
-    lock().write_batch(&mut batch);
 }
 
 impl Writer {
     fn new(
         settings: AuditSettings,
         retention: Retention,
+        rx: Receiver<String>,
         pending_dropped: Arc<AtomicU64>,
         stats: Arc<AuditStats>,
     ) -> Writer {
         Writer {
             settings,
             retention,
+            rx,
+            batch: String::new(),
             file: None,
             size: 0,
             pending_dropped,
@@ -320,13 +383,31 @@ impl Writer {
         }
     }
 
-    /// Whether a line of `len` bytes can go straight to the open file: no file to open or
-    /// rotate, no failure to recover from, no drop count to report first.
-    fn writes_at_once(&self, len: usize) -> bool {
+    /// Whether a caller may write a batch to the open file: no file to open, no rotation due
+    /// within a batch, no failure to recover from, no drop count to report first.
+    fn writes_at_once(&self) -> bool {
         self.file.is_some()
             && self.failing.is_none()
-            && self.size + len as u64 <= self.settings.max_bytes
+            && self.size + 2 * BATCH_BYTES as u64 <= self.settings.max_bytes
             && self.pending_dropped.load(Ordering::Relaxed) == 0
+    }
+
+    /// Writes what is queued (up to [`BATCH_BYTES`], whole lines) in one `write`; how many lines
+    /// it took from the queue.
+    fn write_queued(&mut self) -> usize {
+        let mut batch = std::mem::take(&mut self.batch);
+        let mut n = 0;
+        while batch.len() < BATCH_BYTES {
+            let Ok(line) = self.rx.try_recv() else { break };
+            batch.push_str(&line);
+            batch.push('\n');
+            n += 1;
+        }
+        if n > 0 {
+            self.write_batch(&mut batch);
+        }
+        self.batch = batch;
+        n
     }
 
     /// Writes the batch (after the drop count, if any); whether it reached the file.
@@ -344,6 +425,7 @@ impl Writer {
         let written = match self.try_write(batch.as_bytes()) {
             Ok(()) => {
                 self.stats.written.fetch_add(lines, Ordering::Relaxed);
+                self.stats.batches.fetch_add(1, Ordering::Relaxed);
                 if let Some(lost) = self.failing.take() {
                     tracing::warn!(path = %self.settings.path.display(), "audit log writable again; {lost} records were lost");
                 }

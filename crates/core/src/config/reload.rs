@@ -18,8 +18,9 @@
 
 use super::guard::{self, ConfigRefused, OnDisk};
 use super::{Config, Loaded, Problem};
+use arc_swap::ArcSwap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReloadOutcome {
@@ -74,7 +75,8 @@ pub struct ConfigStatus {
 #[derive(Debug, Clone)]
 pub struct ConfigHandle {
     path: PathBuf,
-    current: Arc<RwLock<Arc<Config>>>,
+    /// Read by every call without a lock all callers share; replaced whole by a reload.
+    current: Arc<ArcSwap<Config>>,
     state: Arc<Mutex<ReloadState>>,
 }
 
@@ -124,7 +126,7 @@ impl ConfigHandle {
         let loaded = loaded_from(&seen);
         let handle = ConfigHandle {
             path,
-            current: Arc::new(RwLock::new(Arc::new(loaded.config.clone()))),
+            current: Arc::new(ArcSwap::from_pointee(loaded.config.clone())),
             state: Arc::new(Mutex::new(ReloadState {
                 problems: loaded.problems.clone(),
                 broken: !loaded.applies,
@@ -209,7 +211,7 @@ impl ConfigHandle {
         }
         let handle = ConfigHandle {
             path,
-            current: Arc::new(RwLock::new(Arc::new(loaded.config.clone()))),
+            current: Arc::new(ArcSwap::from_pointee(loaded.config.clone())),
             state: Arc::new(Mutex::new(ReloadState {
                 problems: loaded.problems.clone(),
                 broken: !loaded.applies,
@@ -231,7 +233,7 @@ impl ConfigHandle {
         let config = Arc::new(config);
         ConfigHandle {
             path: PathBuf::new(),
-            current: Arc::new(RwLock::new(config.clone())),
+            current: Arc::new(ArcSwap::new(config.clone())),
             state: Arc::new(Mutex::new(ReloadState {
                 problems: Vec::new(),
                 broken: false,
@@ -253,10 +255,7 @@ impl ConfigHandle {
 
     /// The snapshot in force. Cheap: one read lock and an `Arc` clone.
     pub fn current(&self) -> Arc<Config> {
-        self.current
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.current.load_full()
     }
 
     /// Problems of the last load attempt (empty when the file is clean).
@@ -361,12 +360,12 @@ impl ConfigHandle {
             guard::save_last_good(lg, st.uid, t);
         }
         let new = Arc::new(loaded.config);
-        let mut cur = self.current.write().unwrap_or_else(|p| p.into_inner());
-        if **cur == *new {
+        // Replaced under `st`'s lock: reloads do not race one another.
+        if **self.current.load() == *new {
             return (ReloadOutcome::Unchanged, None);
         }
         st.restart_pending = super::restart_needed(&st.started, &new);
-        let old = std::mem::replace(&mut *cur, new);
+        let old = self.current.swap(new);
         (ReloadOutcome::Applied, Some(old))
     }
 }

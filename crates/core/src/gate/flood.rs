@@ -12,6 +12,7 @@
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Seconds one summary covers.
 const WINDOW_S: u64 = 60;
@@ -27,7 +28,13 @@ struct Flood {
 
 /// Per client: the window of budget refusals being counted.
 #[derive(Default)]
-pub(super) struct Floods(Mutex<HashMap<String, Flood>>);
+pub(super) struct Floods {
+    windows: Mutex<HashMap<String, Flood>>,
+    /// Whether `windows` may hold any: every call that ends otherwise asks whether its client's
+    /// flood is over, and while none is counted (the common case) it takes no lock all calls
+    /// share (issue 34). Written under `windows`' lock.
+    counting: AtomicBool,
+}
 
 /// What to do with a budget refusal's record.
 pub(super) enum Fold {
@@ -64,7 +71,7 @@ fn summary(client: &str, f: &Flood) -> Option<Value> {
 
 impl Floods {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Flood>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.windows.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A budget refusal of `client` at `now`.
@@ -81,6 +88,7 @@ impl Floods {
                 Fold::Folded(due.then(|| count_so_far(client, f)))
             }
             _ => {
+                self.counting.store(true, Ordering::Release);
                 let before = m
                     .insert(
                         client.to_owned(),
@@ -98,16 +106,25 @@ impl Floods {
 
     /// Any other outcome of `client`: its flood, if one was being counted, is over.
     pub(super) fn ended(&self, client: &str) -> Option<Value> {
-        let f = self.lock().remove(client)?;
+        if !self.counting.load(Ordering::Acquire) {
+            return None;
+        }
+        let f = {
+            let mut m = self.lock();
+            let f = m.remove(client);
+            if m.is_empty() {
+                self.counting.store(false, Ordering::Release);
+            }
+            f?
+        };
         summary(client, &f)
     }
 
     /// Every window still counting, summarised and forgotten (archgate stopping).
     pub(super) fn drain(&self) -> Vec<Value> {
-        self.lock()
-            .drain()
-            .filter_map(|(c, f)| summary(&c, &f))
-            .collect()
+        let mut m = self.lock();
+        self.counting.store(false, Ordering::Release);
+        m.drain().filter_map(|(c, f)| summary(&c, &f)).collect()
     }
 }
 

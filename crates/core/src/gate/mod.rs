@@ -147,7 +147,8 @@ pub struct Gate {
     /// Calls between admission and their audit record (see `wait_idle`).
     in_flight: std::sync::atomic::AtomicUsize,
     observer: Option<Observer>,
-    resolver_cache: std::sync::Mutex<Option<(Arc<Config>, Resolver)>>,
+    /// Read by every call without a lock all callers share (`arc_swap`).
+    resolver_cache: arc_swap::ArcSwapOption<(Arc<Config>, Resolver)>,
     /// Questions handed to relaying clients on the stateless protocol, by ticket (`ask.rs`).
     tickets: ask::Tickets,
     /// Budget refusals being counted, per client (`flood.rs`).
@@ -178,7 +179,7 @@ impl Gate {
             next_id: AtomicU64::new(1),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
             observer: None,
-            resolver_cache: std::sync::Mutex::new(None),
+            resolver_cache: arc_swap::ArcSwapOption::empty(),
             tickets: Default::default(),
             floods: Default::default(),
             untrusted: Default::default(),
@@ -302,14 +303,10 @@ impl Gate {
     /// The resolver for a config snapshot, built once per snapshot: building one canonicalizes
     /// every protected path, which is too much work for every call.
     fn resolver(&self, config: &Arc<Config>) -> Resolver {
-        let mut cache = self
-            .resolver_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some((c, r)) = &*cache
-            && Arc::ptr_eq(c, config)
+        if let Some(cached) = &*self.resolver_cache.load()
+            && Arc::ptr_eq(&cached.0, config)
         {
-            return r.clone();
+            return cached.1.clone();
         }
         let r = Resolver::new(
             &self.paths.private_dirs(),
@@ -317,7 +314,9 @@ impl Gate {
             config.resolve.protect_sensitive,
             &config.resolve.protected,
         );
-        *cache = Some((config.clone(), r.clone()));
+        // Two calls building it at once after a reload both keep a correct one; the last stays.
+        self.resolver_cache
+            .store(Some(Arc::new((config.clone(), r.clone()))));
         r
     }
 
@@ -444,10 +443,10 @@ impl Gate {
 /// after a second, so an Omarchy installed while archgate serves is found as it was before.
 fn executor(config: &Config) -> Arc<Executor> {
     type Key = (crate::config::ExecSettings, Option<PathBuf>);
-    static CACHE: std::sync::Mutex<Option<(Key, Instant, Arc<Executor>)>> =
-        std::sync::Mutex::new(None);
-    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((key, at, e)) = &*cache
+    // Read by every call (twice) without a lock all callers share.
+    static CACHE: std::sync::LazyLock<arc_swap::ArcSwapOption<(Key, Instant, Arc<Executor>)>> =
+        std::sync::LazyLock::new(arc_swap::ArcSwapOption::empty);
+    if let Some((key, at, e)) = CACHE.load().as_deref()
         && at.elapsed() < std::time::Duration::from_secs(1)
         && key.0 == config.exec
         && key.1 == config.desktop.omarchy_path
@@ -456,6 +455,6 @@ fn executor(config: &Config) -> Arc<Executor> {
     }
     let e = Arc::new(Executor::new(config.executor_config()));
     let key = (config.exec.clone(), config.desktop.omarchy_path.clone());
-    *cache = Some((key, Instant::now(), e.clone()));
+    CACHE.store(Some(Arc::new((key, Instant::now(), e.clone()))));
     e
 }

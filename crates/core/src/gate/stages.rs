@@ -113,9 +113,17 @@ impl Gate {
             trace.decision = Some(words);
             return Err(r);
         }
-        let action = pin_programs(probe.permit.executor(), action)?;
-        trace.resolved(&action);
-        let decision = self.decide(call.config, call.client, tool, &action, &[]);
+        // Pinning changes only the action's programs: with none, the action policy would judge
+        // after it is the one it just judged, and that decision is the decision (issue 34).
+        // (The trace holds this action already: `run` noted it.)
+        let (action, decision) = if action.commands.is_empty() {
+            (action, words)
+        } else {
+            let action = pin_programs(probe.permit.executor(), action)?;
+            trace.resolved(&action);
+            let decision = self.decide(call.config, call.client, tool, &action, &[]);
+            (action, decision)
+        };
         let denied = (decision.verdict == Verdict::Deny).then(|| refused(&decision));
         let tier = decision.tier;
         trace.decision = Some(decision.clone());
