@@ -127,7 +127,10 @@ fn approve_without_an_id_asks_on_the_persons_terminal_and_never_from_a_pipe() {
         .find(|l| l.contains("system_status") && l.contains("approval=accepted"))
         .unwrap_or_else(|| panic!("{said}"));
     // The agent, the grant it uses and the door it came through.
-    assert!(line.contains("archgate-e2e 0.0.0 (as local/stdio)"), "{line}");
+    assert!(
+        line.contains("archgate-e2e 0.0.0 (as local/stdio)"),
+        "{line}"
+    );
     assert!(line.contains(" AGT"), "{line}");
 }
 
