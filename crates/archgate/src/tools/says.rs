@@ -116,6 +116,13 @@ fn table() -> Vec<(&'static str, Value, Option<&'static str>, &'static str)> {
             None,
             "claude-code wants to call the desktop shell: omarchy theme set",
         ),
+        (
+            "handoff",
+            json!({"op": "system_update", "reason": "the monthly update"}),
+            Some("sudo -k -- /usr/bin/pacman -Syu"),
+            "claude-code wants to open a terminal where you run sudo -k -- /usr/bin/pacman -Syu \
+             yourself, with your Enter and your password",
+        ),
     ]
 }
 

@@ -10,6 +10,43 @@ use std::time::Instant;
 
 use super::{BIN, PATIENCE, POLL, wait_for};
 
+/// Whether this machine would make a normal user's archgate ask polkit for every yes: archgate's
+/// actions installed (what the Arch package does) and the tests not run as root.
+pub fn polkit_asks_here() -> bool {
+    !nix::unistd::geteuid().is_root()
+        && std::path::Path::new("/usr/share/polkit-1/actions/org.archgate.policy").exists()
+}
+
+/// A config as a test wrote it, for this machine. Where [`polkit_asks_here`], a normal user's
+/// archgate (presence `auto`) asks polkit for every yes and no agent answers in a test, so a
+/// config that does not choose `presence` gets `presence = "off"` — what `auto` amounts to on a
+/// machine without polkit, as in CI. Tests about presence choose it themselves; as root, or
+/// without the actions, the text is written as it is.
+fn presence_for_tests(text: &str) -> String {
+    if !polkit_asks_here() || text.contains("presence") {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut done = false;
+    for line in text.split_inclusive('\n') {
+        out.push_str(line);
+        if !done && line.trim() == "[approval]" {
+            if !line.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str("presence = \"off\"\n");
+            done = true;
+        }
+    }
+    if !done {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("[approval]\npresence = \"off\"\n");
+    }
+    out
+}
+
 /// Variables of the machine's own session that would reach past the sandbox.
 const OUTSIDE: [&str; 7] = [
     "ARCHGATE_CONFIG",
@@ -78,7 +115,7 @@ impl Env {
     pub fn write_config(&self, text: &str) {
         let f = self.config_file();
         std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-        std::fs::write(f, text).unwrap();
+        std::fs::write(f, presence_for_tests(text)).unwrap();
     }
 
     /// `$XDG_STATE_HOME/archgate`.
