@@ -69,7 +69,14 @@ pub fn image_type(head: &[u8]) -> Option<&'static str> {
 /// file, is larger than [`MAX_IMAGE_BYTES`], or is not a PNG, JPEG or WebP by its bytes.
 pub fn read_image(path: &std::path::Path) -> Option<(Vec<u8>, &'static str)> {
     use std::io::Read;
-    let f = std::fs::File::open(path).ok()?;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking: a path swapped for a named pipe is opened at once and refused below as not
+    // a regular file, instead of holding a thread until someone writes (attack 4).
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
     let meta = f.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_IMAGE_BYTES {
         return None;
@@ -94,6 +101,18 @@ impl Picture {
             screens: screens.into_iter().take(MAX_SCREENS).collect(),
             area,
         })
+    }
+}
+
+#[cfg(test)]
+mod fifo_tests {
+    /// A named pipe where an image was is refused at once, not waited on.
+    #[test]
+    fn a_named_pipe_is_refused_without_waiting() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("bg.png");
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert!(super::read_image(&p).is_none());
     }
 }
 

@@ -236,23 +236,32 @@ pub fn bytes(n: usize) -> String {
 /// "**aur.archlinux.org**/packages/paru-bin in your browser"; a `mailto:` address as "an email
 /// to **…**". The host is what a browser would connect to: any `user@` before it is dropped.
 fn link(url: &str) -> Option<Vec<Part>> {
-    if let Some(to) = url.strip_prefix("mailto:") {
-        let to = to.split('?').next().unwrap_or("");
+    // Parsed as a browser parses it (WHATWG): the bold host is the one the browser reaches —
+    // a `\` ends the authority like `/`, whatever comes before an `@` is not the host, and an
+    // international name is shown as the punycode the browser looks up (attack 4 F5).
+    let parsed = ::url::Url::parse(url).ok()?;
+    if parsed.scheme() == "mailto" {
+        // Every recipient: the address and any `to=`, `cc=`, `bcc=` in the query.
+        let mut to: Vec<String> = parsed
+            .path()
+            .split(',')
+            .filter(|a| !a.is_empty())
+            .map(str::to_owned)
+            .collect();
+        for (k, v) in parsed.query_pairs() {
+            if ["to", "cc", "bcc"].contains(&k.to_ascii_lowercase().as_str()) {
+                to.extend(v.split(',').filter(|a| !a.is_empty()).map(str::to_owned));
+            }
+        }
         return (!to.is_empty()).then(|| {
             vec![
                 plain("write an email to ".to_owned()),
-                strong(for_terminal_cut(to, MAX_VALUE)),
+                strong(for_terminal_cut(&to.join(", "), MAX_VALUE)),
             ]
         });
     }
-    let (_, rest) = url.split_once("://")?;
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    let host = authority.rsplit('@').next().unwrap_or(authority);
-    if host.is_empty() {
-        return None;
-    }
-    let path = path.trim_end_matches('/');
+    let host = parsed.host_str().filter(|h| !h.is_empty())?;
+    let path = parsed.path().trim_end_matches('/');
     Some(vec![
         plain("open ".to_owned()),
         strong(for_terminal_cut(host, MAX_VALUE)),
@@ -355,6 +364,33 @@ mod tests {
             "a",
         );
         assert_eq!(bold(&tricked), ["evil.example"]);
+        // A browser ends the authority at `\` (attack 4 F5): the host is evil.example.
+        let slashed = sentence(
+            spec(LAUNCH),
+            &action(None),
+            &json!({"url": "https://evil.example\\@aur.archlinux.org/packages/paru-bin"}),
+            "a",
+        );
+        assert_eq!(bold(&slashed), ["evil.example"], "{}", slashed.text());
+        // A look-alike international name is shown as the name the browser looks up.
+        let lookalike = sentence(
+            spec(LAUNCH),
+            &action(None),
+            &json!({"url": "https://\u{430}ur.archlinux.org/"}),
+            "a",
+        );
+        assert_eq!(bold(&lookalike), ["xn--ur-6kc.archlinux.org"]);
+        // Every recipient of an email, not only the first.
+        let many = sentence(
+            spec(LAUNCH),
+            &action(None),
+            &json!({"url": "mailto:me@example.org?cc=other@evil.example&subject=x"}),
+            "a",
+        );
+        assert_eq!(
+            many.text(),
+            "a wants to write an email to me@example.org, other@evil.example"
+        );
         let mail = sentence(
             spec(LAUNCH),
             &action(None),

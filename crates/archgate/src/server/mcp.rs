@@ -149,6 +149,12 @@ impl McpServer {
 /// to the person only (`archgate_core::agent`). None for a stateless request.
 fn agent_of(cx: &RequestContext<RoleServer>) -> Option<String> {
     let info = cx.peer.peer_info()?;
+    // A stateless request has no `initialize`: the SDK fills in its own name ("rmcp" and its
+    // version), which names no agent (attack 4 F1); nor does a client that left it unset.
+    let sdk = rmcp::model::Implementation::from_build_env();
+    if info.client_info.name == sdk.name && info.client_info.version == sdk.version {
+        return None;
+    }
     archgate_core::agent::label(&info.client_info.name, &info.client_info.version)
 }
 
