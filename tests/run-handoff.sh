@@ -99,11 +99,14 @@ CONF
 cp "$repo/testrepo.db" "$root/db/sync/testrepo.db"
 chmod -R a+rX "$work"
 
+# The test user runs these: copied where it can reach them, whatever the clone's place (a 0700
+# mktemp clone, a home only root enters).
 install -m755 "$ARCHGATE_BIN" "$work/archgate"
+install -m755 "$top/scripts/desktop-session.sh" "$work/desktop-session.sh"
 install -m644 "$top/tests/handoff/test_handoff.py" "$work/test_handoff.py"
 export HANDOFF_UID=$uid HANDOFF_GID=$uid HANDOFF_PASSWORD=$password HANDOFF_WORK=$work \
   HANDOFF_USER=$user HANDOFF_PACMAN_CONF="$root/pacman.conf" HANDOFF_DB="$root/db" \
-  HANDOFF_SESSION_SCRIPT="$top/scripts/desktop-session.sh" ARCHGATE_BIN="$work/archgate"
+  HANDOFF_SESSION_SCRIPT="$work/desktop-session.sh" ARCHGATE_BIN="$work/archgate"
 cd "$work"
 status=0
 "$ARCHGATE_TEST_VENV/bin/python" -m pytest -q -p no:cacheprovider test_handoff.py "$@" || status=$?
