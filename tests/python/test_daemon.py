@@ -69,9 +69,19 @@ def text_of(result) -> str:
 
 
 def write_config(env: dict[str, str], approval: str = "", extra: str = "", page: bool = False) -> None:
-    """A config whose page (when on) listens on a free port, without desktop notifications."""
+    """A config whose page (when on) listens on a free port, without desktop notifications, and
+    whose configured server port nothing listens on (bound and released): the daemon is started
+    with --port 0, and `status` judges the configured port — on a machine where another user's
+    archgate holds 8765 it would rightly warn (the port held by another uid)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
     page_line = "page = true\npage_port = 0\n" if page else "page = false\n"
-    config_file(env).write_text(f"[approval]\n{page_line}notifications = false\n{approval}{extra}")
+    config_file(env).write_text(
+        f"[server]\nport = {free}\n[approval]\n{page_line}notifications = false\n{approval}{extra}"
+    )
 
 
 @pytest.mark.anyio
