@@ -8,3 +8,5 @@ mod first_run;
 mod notifications;
 mod omarchy_mako;
 mod tasks;
+mod task_owners;
+mod task_restart;
