@@ -52,7 +52,10 @@ fn a_sigkilled_daemons_waiting_task_question_is_recorded_once_and_the_task_says_
         message.contains("withdrawn") && message.contains("nothing ran"),
         "{message}"
     );
-    assert!(message.contains(&id), "names the call for `archgate log`: {message}");
+    assert!(
+        message.contains(&id),
+        "names the call for `archgate log`: {message}"
+    );
     // To anyone else it is still no task at all.
     let other = add_client(&env, "other-agent", "full");
     let e = send(d.port, &other, "tasks/get", json!({"taskId": task}), true);

@@ -29,7 +29,13 @@ pub(super) fn send(port: u16, token: &str, method: &str, params: Value, tasks: b
 }
 
 /// `send` with these client capabilities.
-pub(super) fn send_caps(port: u16, token: &str, method: &str, mut params: Value, caps: Value) -> Value {
+pub(super) fn send_caps(
+    port: u16,
+    token: &str,
+    method: &str,
+    mut params: Value,
+    caps: Value,
+) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": caps,
@@ -310,7 +316,9 @@ fn after_a_restart_a_task_from_before_says_what_became_of_it_and_so_does_its_rec
     assert_eq!(t["status"], "failed", "{t}");
     let message = t["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("restarted") && message.contains("archgate log") && message.contains("nothing ran"),
+        message.contains("restarted")
+            && message.contains("archgate log")
+            && message.contains("nothing ran"),
         "{message}"
     );
     assert!(env.pending().is_empty());
