@@ -20,6 +20,7 @@ pub mod listener_stats;
 pub mod sessions;
 pub mod task_table;
 pub mod tasks;
+pub mod ticket_owners;
 
 pub struct App {
     pub paths: Paths,
@@ -42,6 +43,8 @@ pub struct App {
     pub extension: Option<Arc<dyn extension::Extension>>,
     /// MCP tasks of this process, each its client's (`server/tasks`).
     pub tasks: Arc<tasks::TaskStore>,
+    /// Who each trusted relay's ticket was handed to (`ticket_owners.rs`).
+    pub ticket_owners: Arc<ticket_owners::TicketOwners>,
     /// The hand-offs waiting for the person (`tools/handoff/`); the control socket's helper
     /// claims them.
     pub handoffs: Arc<tools::handoff::Handoffs>,
@@ -236,6 +239,7 @@ impl App {
             page_connections: Arc::default(),
             extension,
             tasks,
+            ticket_owners: Arc::default(),
             handoffs,
         })
     }

@@ -203,8 +203,28 @@ impl McpServer {
         }
         let client = self.client(&cx)?;
         // Inside a task, a trusted relay answers through tasks/update.
-        let relay = super::tasks::relay::for_task(&cx)
+        let mut relay = super::tasks::relay::for_task(&cx)
             .unwrap_or_else(|| super::relay::for_request(&request, &cx));
+        // A relay's ticket is the identity's it was handed to, not its name's
+        // (`app/ticket_owners.rs`).
+        let owner = self.task_owner(&cx).ok();
+        if let (
+            archgate_core::gate::Relay::Resume {
+                ticket: Some(t), ..
+            },
+            Some(o),
+        ) = (&mut relay, &owner)
+        {
+            *t = self.app.ticket_owners.brought_back(t, o);
+        }
+        let handed = |r: &CallResult| {
+            if let (Some(o), Some(asked)) = (
+                &owner,
+                r.output.as_ref().err().and_then(|e| e.input_required()),
+            ) {
+                self.app.ticket_owners.handed(&asked.ticket, o);
+            }
+        };
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         // A cancelled request (the client's notifications/cancelled, or the session ending)
         // drops the call: a question still parked is withdrawn and recorded `unreachable`.
@@ -239,7 +259,9 @@ impl McpServer {
                 .gate
                 .call_in_session(&client, session.as_deref(), &request.name, args, &relay);
         if detached {
-            return to_response(call.await);
+            let r = call.await;
+            handed(&r);
+            return to_response(r);
         }
         let r = tokio::select! {
             r = super::progress::while_running(call, cx.meta.get_progress_token(), &cx.peer) => r,
@@ -250,6 +272,7 @@ impl McpServer {
                 return Err(McpError::internal_error("the session ended", None));
             }
         };
+        handed(&r);
         to_response(r)
     }
 

@@ -1,13 +1,14 @@
 //! A task belongs to the client identity that made it — the token itself (a bridged client's
 //! own grant) — not to the client's name (attack 4 F2). A name outlives the grant that held it:
 //! after a revoke and a re-add, or a rename and an add, a new token of the old name must find
-//! the old task unknown, and a renamed client keeps its own tasks.
+//! the old task unknown, and a renamed client keeps its own tasks. The same for the other thing
+//! a client is handed to come back with: a trusted relay's ticket (stateless era).
 
 #![allow(clippy::disallowed_methods)]
 
 use serde_json::{Value, json};
 
-use super::tasks::{CONFIG, add_client, get, send, start_task};
+use super::tasks::{CONFIG, add_client, get, result, send, send_caps, start_task};
 use crate::support::{Env, HttpServer, text, wait_for};
 
 /// `tasks/get`, `tasks/cancel` and `tasks/update` of `task` with `token`: each an unknown task.
@@ -69,4 +70,53 @@ fn a_revoked_clients_task_is_unknown_to_a_new_client_given_its_name() {
     run_ok(&env, &["clients", "revoke", "helper"]);
     let again = add_client(&env, "helper", "read-only");
     unknown_to(&d, &again, &task);
+}
+
+/// A stateless-era `tools/call system_status` of a relaying client (elicitation declared, no
+/// tasks), with `requestState` when it comes back.
+fn relay_call(d: &HttpServer, token: &str, ticket: Option<&str>) -> Value {
+    let mut params = json!({"name": "system_status", "arguments": {}});
+    if let Some(t) = ticket {
+        params["requestState"] = json!(t);
+    }
+    result(send_caps(
+        d.port,
+        token,
+        "tools/call",
+        params,
+        json!({"elicitation": {}}),
+    ))
+}
+
+#[test]
+fn a_relays_ticket_the_person_said_yes_to_is_unknown_to_a_new_client_given_its_name() {
+    let env = Env::with_config(&format!("{CONFIG}[clients.helper]\ntrusted_relay = true\n"));
+    let d = HttpServer::start(&env);
+    let first = add_client(&env, "helper", "full");
+    let asked = relay_call(&d, &first, None);
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let ticket = asked["requestState"].as_str().unwrap().to_owned();
+    // The person says yes on their own channel; the ticket waits for its client to come back.
+    let id = env.one_pending()["id"].as_str().unwrap().to_owned();
+    run_ok(&env, &["approve", &id]);
+
+    run_ok(&env, &["clients", "revoke", "helper"]);
+    let again = add_client(&env, "helper", "full");
+    let r = relay_call(&d, &again, Some(&ticket));
+    assert_eq!(
+        r["isError"], true,
+        "the person's yes was not given to this token: {r}"
+    );
+    assert_eq!(
+        r["structuredContent"]["error"]["kind"], "ticket_unknown",
+        "{r}"
+    );
+    assert_eq!(
+        env.calls()
+            .iter()
+            .filter(|c| c["tool"] == "system_status" && c["outcome"] == "ok")
+            .count(),
+        0,
+        "nothing ran"
+    );
 }
