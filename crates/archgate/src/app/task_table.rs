@@ -168,7 +168,7 @@ impl Table {
     }
 
     /// Task `id` from before this process, if `owner` made it: what became of it.
-    pub fn from_before(&self, owner: &str, id: &str) -> Option<Entry> {
+    pub fn before_restart(&self, owner: &str, id: &str) -> Option<Entry> {
         lock(&self.entries)
             .iter()
             .find(|e| e.id == id && e.owner == owner && e.after_restart.is_some())
@@ -199,7 +199,7 @@ impl Table {
 }
 
 /// The call records in `tail` of these entries' tasks, by task id and by call id.
-fn records_of<'t>(tail: &'t str, entries: &[Entry]) -> HashMap<String, Value> {
+fn records_of(tail: &str, entries: &[Entry]) -> HashMap<String, Value> {
     let mut by = HashMap::new();
     let calls: std::collections::HashSet<&str> =
         entries.iter().filter_map(|e| e.call.as_deref()).collect();
@@ -331,7 +331,7 @@ mod tests {
         table.ended("t-done");
         assert_eq!(table.task_of_call("c-wait").as_deref(), Some("t-wait"));
         // Before a restart nothing is "from before".
-        assert!(table.from_before("a1", "t-wait").is_none());
+        assert!(table.before_restart("a1", "t-wait").is_none());
 
         let tail = [
             json!({"event": "asking", "id": "c-wait"}),
@@ -344,7 +344,7 @@ mod tests {
         // This process still runs its tasks: they are not "from before".
         let live = Table::open(path.clone());
         live.settle(&tail);
-        assert!(live.from_before("a1", "t-wait").is_none());
+        assert!(live.before_restart("a1", "t-wait").is_none());
         // As a process that is gone had written them.
         for f in std::fs::read_dir(&path).unwrap() {
             let f = f.unwrap().path();
@@ -354,7 +354,13 @@ mod tests {
         }
         let after = Table::open(path.clone());
         after.settle(&tail);
-        let said = |id: &str| after.from_before("a1", id).unwrap().after_restart.unwrap();
+        let said = |id: &str| {
+            after
+                .before_restart("a1", id)
+                .unwrap()
+                .after_restart
+                .unwrap()
+        };
         assert!(said("t-wait").contains("withdrawn"));
         assert!(said("t-wait").contains("nothing ran"));
         assert!(said("t-wait").contains("c-wait"));
@@ -365,7 +371,7 @@ mod tests {
         assert!(said("t-lost").contains("outcome is unknown"));
         assert!(!said("t-lost").contains("nothing ran"));
         assert!(
-            after.from_before("b2", "t-wait").is_none(),
+            after.before_restart("b2", "t-wait").is_none(),
             "another owner's"
         );
 
@@ -373,7 +379,7 @@ mod tests {
         let again = Table::open(path);
         again.settle("");
         assert_eq!(
-            again.from_before("a1", "t-wait").unwrap().after_restart,
+            again.before_restart("a1", "t-wait").unwrap().after_restart,
             Some(said("t-wait"))
         );
     }

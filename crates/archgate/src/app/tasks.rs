@@ -135,7 +135,7 @@ impl TaskStore {
             Some(_) => Err(unknown(task_id)),
             None => self
                 .table
-                .from_before(owner, task_id)
+                .before_restart(owner, task_id)
                 .map(Some)
                 .ok_or_else(|| unknown(task_id)),
         }
