@@ -2,9 +2,11 @@
 // (@modelcontextprotocol/ext-tasks, whose requester speaks the 2026-07-28 tasks extension) on
 // the SDK v2 client, against a running archgate over streamable HTTP:
 // - a call that waits for the person becomes a task; the package polls tasks/get at the interval
-//   archgate suggests, for longer than any inline wait could last (ARCHGATE_TASK_WAIT_S, past
-//   the 50 s default inline approval limit), until the person says yes (`archgate approve`);
-//   the settled outcome is the tool's own result;
+//   archgate suggests, for minutes (ARCHGATE_TASK_WAIT_S, default 130 s: past the 50 s default
+//   inline approval limit and past the 60 s common clients give a request, and past two
+//   minutes), until the person says yes (`archgate approve`); the question's deadline is the
+//   task's (ARCHGATE_TASK_TIMEOUT_S, above the wait), the client polled no faster than the hint
+//   and kept polling all along; the settled outcome is the tool's own result;
 // - a cancel through the package withdraws the waiting question: it settles `cancelled`, the
 //   question is gone from `archgate approvals`, and nothing ran.
 // The package's V2 requester needs a host request path for task wire shapes (its README):
@@ -12,7 +14,8 @@
 //
 // Environment: ARCHGATE_URL, ARCHGATE_TOKEN, ARCHGATE_BIN (for `archgate approvals`/`approve`,
 // with the same XDG directories), ARCHGATE_ASKED_TOOL (a tool that asks the person),
-// ARCHGATE_TASK_WAIT_S (how long the person takes; default 55).
+// ARCHGATE_TASK_WAIT_S (how long the person takes; default 130), ARCHGATE_TASK_TIMEOUT_S (the
+// daemon's approval.task_timeout_s).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -22,8 +25,10 @@ const url = process.env.ARCHGATE_URL;
 const token = process.env.ARCHGATE_TOKEN;
 const bin = process.env.ARCHGATE_BIN;
 const askedTool = process.env.ARCHGATE_ASKED_TOOL;
-const waitS = Number(process.env.ARCHGATE_TASK_WAIT_S ?? 55);
-for (const [k, v] of Object.entries({ url, token, bin, askedTool })) assert.ok(v, `${k} is not set`);
+const waitS = Number(process.env.ARCHGATE_TASK_WAIT_S ?? 130);
+const taskTimeoutS = Number(process.env.ARCHGATE_TASK_TIMEOUT_S);
+for (const [k, v] of Object.entries({ url, token, bin, askedTool, taskTimeoutS })) assert.ok(v, `${k} is not set`);
+assert.ok(taskTimeoutS > waitS, `the task's deadline (${taskTimeoutS} s) must outlast the wait (${waitS} s)`);
 
 const PROTOCOL = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -118,6 +123,9 @@ await check(`a call waiting ${waitS} s for the person is a task, polled until th
     assert.equal(execution.kind, 'task', `not a task: ${execution.kind}`);
     const q = await onePending();
     assert.equal(q.tool, askedTool);
+    // The question waits the task's deadline (approval.task_timeout_s), not the inline one.
+    assert.equal(q.deadline - q.created, taskTimeoutS, JSON.stringify(q));
+    const pollsBefore = seen.filter((m) => m === 'tasks/get').length;
     let views = 0;
     let lastView;
     const settled = execution.settle({
@@ -140,12 +148,18 @@ await check(`a call waiting ${waitS} s for the person is a task, polled until th
     assert.ok(took >= waitS * 1000, `settled after ${took} ms`);
     assert.ok(views >= 2, `${views} task views while waiting`);
     assert.equal(lastView?.suggestedPollIntervalMs, 2000, JSON.stringify(lastView));
-    assert.ok(seen.filter((m) => m === 'tasks/get').length >= 2, `polls: ${seen.join(', ')}`);
+    // The task is kept at least as long as its question may wait.
+    assert.ok(lastView.retentionMs >= taskTimeoutS * 1000, JSON.stringify(lastView));
+    // The package polled all along, never faster than the 2 s hint: about one poll per 2 s of
+    // the wait (fewer on a loaded machine, never more).
+    const polls = seen.filter((m) => m === 'tasks/get').length - pollsBefore;
+    assert.ok(polls >= 2, `polls: ${seen.join(', ')}`);
+    assert.ok(polls <= Math.ceil(took / 2000) + 2, `${polls} polls in ${took} ms: faster than the 2 s hint`);
     const record = JSON.parse(archgate('log', '--json', '--tool', askedTool).trim().split('\n').pop());
     assert.equal(record.id, q.id, JSON.stringify(record));
     assert.equal(record.outcome, 'ok');
     assert.equal(record.task, execution.handle.taskId);
-    console.log(`# settled after ${took} ms, ${views} task views, ${seen.filter((m) => m === 'tasks/get').length} tasks/get`);
+    console.log(`# settled after ${took} ms (the person answered after ${waitS} s; deadline ${taskTimeoutS} s), ${views} task views, ${polls} tasks/get (hint 2000 ms)`);
   }));
 
 await check('a cancel withdraws the waiting question, and nothing runs', () =>

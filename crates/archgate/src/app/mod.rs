@@ -18,7 +18,9 @@ pub mod extension;
 pub mod last_seen;
 pub mod listener_stats;
 pub mod sessions;
+pub mod task_table;
 pub mod tasks;
+pub mod ticket_owners;
 
 pub struct App {
     pub paths: Paths,
@@ -41,6 +43,8 @@ pub struct App {
     pub extension: Option<Arc<dyn extension::Extension>>,
     /// MCP tasks of this process, each its client's (`server/tasks`).
     pub tasks: Arc<tasks::TaskStore>,
+    /// Who each trusted relay's ticket was handed to (`ticket_owners.rs`).
+    pub ticket_owners: Arc<ticket_owners::TicketOwners>,
     /// The hand-offs waiting for the person (`tools/handoff/`); the control socket's helper
     /// claims them.
     pub handoffs: Arc<tools::handoff::Handoffs>,
@@ -184,11 +188,19 @@ impl App {
             max_bytes: config.audit.max_bytes,
             keep: config.audit.keep,
         };
+        let tasks = Arc::new(tasks::TaskStore::open(paths.state_dir.join("tasks")));
         let audit = if calls {
             let log = AuditLog::start(settings);
-            // A call an archgate killed mid-run left started and unrecorded gets its one record,
-            // `unknown`, before this process makes calls of its own (`audit::orphans`).
-            archgate_core::audit::orphans::record_orphans(&log, &paths.audit_log());
+            // A call an archgate killed mid-run left started (or asking) and unrecorded gets its
+            // one record, `unknown` (or `unreachable`), before this process makes calls of its
+            // own (`audit::orphans`); the tasks from before are then told what became of them.
+            let task_of = |call: &str| tasks.table.task_of_call(call);
+            archgate_core::audit::orphans::record_orphans(&log, &paths.audit_log(), &task_of);
+            tasks
+                .table
+                .settle(&archgate_core::audit::orphans::read_tail(
+                    &paths.audit_log(),
+                ));
             log
         } else {
             AuditLog::start_unopened(settings)
@@ -226,7 +238,8 @@ impl App {
             bridge: Arc::default(),
             page_connections: Arc::default(),
             extension,
-            tasks: Arc::default(),
+            tasks,
+            ticket_owners: Arc::default(),
             handoffs,
         })
     }

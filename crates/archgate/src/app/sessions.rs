@@ -296,8 +296,11 @@ impl Sessions {
     }
 
     /// Withdraws the questions of clients that no longer exist (revoked; a renamed client's
-    /// open questions go too — its agent asks again under the new name).
-    fn withdraw_orphans(&self, clients: &ClientStore) {
+    /// open questions go too — its agent asks again under the new name). A client is every name
+    /// the daemon serves (`server::bridge::known_client`): the stored ones, `local`, `default`,
+    /// a `[clients.NAME]` section, and the kinds a bridged client may be named by — a bridged
+    /// `cursor` is no orphan because some other client was added.
+    fn withdraw_orphans(&self, clients: &ClientStore, config: &Config) {
         let Some(broker) = self
             .broker
             .lock()
@@ -314,6 +317,12 @@ impl Sessions {
                 LOCAL_CLIENT.to_owned(),
                 archgate_core::clients::DEFAULT_CLIENT.to_owned(),
             ])
+            .chain(config.clients.keys().cloned())
+            .chain(
+                crate::cli::ClientKind::ALL
+                    .iter()
+                    .map(|k| k.names().0.to_owned()),
+            )
             .collect();
         let gone: BTreeSet<String> = broker
             .pending()
@@ -438,7 +447,7 @@ impl Sessions {
             }
         }
         // Questions first: nothing a revoked client asked may be answered from here on.
-        self.withdraw_orphans(clients);
+        self.withdraw_orphans(clients, config);
         // Tracked sessions whose token no longer authenticates end too (even without a peer).
         {
             let o = self.lock_opened();

@@ -145,6 +145,32 @@ impl McpServer {
     }
 }
 
+impl McpServer {
+    /// Who a task of this request belongs to (`server::tasks::owner`): over HTTP the bearer
+    /// token itself; a bridged or stdio client's own grant.
+    fn task_owner(&self, cx: &RequestContext<RoleServer>) -> Result<String, McpError> {
+        if let Some(c) = &self.fixed_client {
+            let stored = self
+                .app
+                .clients
+                .list()
+                .into_iter()
+                .find(|s| s.name == c.name);
+            return Ok(match stored {
+                Some(s) => super::tasks::owner("grant", &s.token_sha256),
+                None => super::tasks::owner(c.transport.as_str(), &c.name),
+            });
+        }
+        cx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| crate::server::http::bearer(&p.headers))
+            .map(|token| super::tasks::owner("token", token))
+            .ok_or_else(|| {
+                McpError::invalid_request("no authenticated client on this request", None)
+            })
+    }
+}
+
 /// The agent's own name from the peer's `initialize` (`clientInfo`): untrusted, bounded, shown
 /// to the person only (`archgate_core::agent`). None for a stateless request.
 fn agent_of(cx: &RequestContext<RoleServer>) -> Option<String> {
@@ -177,8 +203,28 @@ impl McpServer {
         }
         let client = self.client(&cx)?;
         // Inside a task, a trusted relay answers through tasks/update.
-        let relay = super::tasks::relay::for_task(&cx)
+        let mut relay = super::tasks::relay::for_task(&cx)
             .unwrap_or_else(|| super::relay::for_request(&request, &cx));
+        // A relay's ticket is the identity's it was handed to, not its name's
+        // (`app/ticket_owners.rs`).
+        let owner = self.task_owner(&cx).ok();
+        if let (
+            archgate_core::gate::Relay::Resume {
+                ticket: Some(t), ..
+            },
+            Some(o),
+        ) = (&mut relay, &owner)
+        {
+            *t = self.app.ticket_owners.brought_back(t, o);
+        }
+        let handed = |r: &CallResult| {
+            if let (Some(o), Some(asked)) = (
+                &owner,
+                r.output.as_ref().err().and_then(|e| e.input_required()),
+            ) {
+                self.app.ticket_owners.handed(&asked.ticket, o);
+            }
+        };
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         // A cancelled request (the client's notifications/cancelled, or the session ending)
         // drops the call: a question still parked is withdrawn and recorded `unreachable`.
@@ -213,7 +259,9 @@ impl McpServer {
                 .gate
                 .call_in_session(&client, session.as_deref(), &request.name, args, &relay);
         if detached {
-            return to_response(call.await);
+            let r = call.await;
+            handed(&r);
+            return to_response(r);
         }
         let r = tokio::select! {
             r = super::progress::while_running(call, cx.meta.get_progress_token(), &cx.peer) => r,
@@ -224,6 +272,7 @@ impl McpServer {
                 return Err(McpError::internal_error("the session ended", None));
             }
         };
+        handed(&r);
         to_response(r)
     }
 
@@ -443,7 +492,13 @@ impl ServerHandler for McpServer {
         // A client that declares the tasks extension gets a task for a call that must wait
         // (`server/tasks`); the call itself runs as below either way.
         if super::tasks::declared(&cx) {
-            let d = super::tasks::declared_call(&self.app, &self.client(&cx)?.name, &request.name);
+            let owner = self.task_owner(&cx)?;
+            let d = super::tasks::declared_call(
+                &self.app,
+                owner,
+                &self.client(&cx)?.name,
+                &request.name,
+            );
             let (server, ct) = (self.clone(), cx.ct.clone());
             let run = async move { server.run_call(request, cx, true).await };
             return super::tasks::call::call(d, run, ct.cancelled_owned()).await;
@@ -465,9 +520,9 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        let client = self.client(&cx)?;
+        let owner = self.task_owner(&cx)?;
         Ok(GetTaskResult::new(
-            self.app.tasks.get(&client.name, &request.task_id)?,
+            self.app.tasks.get(&owner, &request.task_id)?,
         ))
     }
     async fn update_task(
@@ -475,18 +530,18 @@ impl ServerHandler for McpServer {
         request: UpdateTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let client = self.client(&cx)?;
+        let owner = self.task_owner(&cx)?;
         self.app
             .tasks
-            .update(&client.name, &request.task_id, request.input_responses)
+            .update(&owner, &request.task_id, request.input_responses)
     }
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let client = self.client(&cx)?;
-        self.app.tasks.cancel(&client.name, &request.task_id)
+        let owner = self.task_owner(&cx)?;
+        self.app.tasks.cancel(&owner, &request.task_id)
     }
 
     // archgate's own resources and prompts, or an extension's instead; completions, logging and

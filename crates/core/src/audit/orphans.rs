@@ -6,6 +6,10 @@
 //! and approval: it may have run, in part or whole. A call whose process still lives is not
 //! orphaned (an in-process stdio server, `archgate call`, is still running it).
 //!
+//! A call whose question was waiting has an `asking` line (`gate/asking.rs`) and, if its
+//! process was killed, no record: the finders write its one record, `unreachable` — the question
+//! went with the daemon, and nothing that acts ran (that would have written a `started` line).
+//!
 //! Both finders work under one lock (an flock on the log's directory) and look for the
 //! call's record before writing, so a call is never recorded twice by them.
 
@@ -43,7 +47,10 @@ pub fn alive(pid: u32, pid_start: u64) -> bool {
     pid != 0 && start_time(pid) == Some(pid_start)
 }
 
-/// One `started` line.
+/// Why a killed daemon's waiting question is `unreachable`, as its record says it.
+pub const WITHDRAWN_REASON: &str = "archgate stopped (killed or crashed) while this call's question waited for the person: the question was withdrawn with it and nothing ran";
+
+/// One `started` (or `asking`) line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Started {
     pub id: String,
@@ -117,6 +124,19 @@ impl Started {
         }
     }
 
+    /// The call's one record for an `asking` line nobody answered: outcome `unreachable`.
+    pub fn withdrawn_record(&self, reason: &str, duration_ms: u64) -> Record {
+        let mut r = self.unknown_record(reason, duration_ms);
+        r.outcome = Outcome::Unreachable;
+        r.error_kind = Some("unreachable".into());
+        r.approval = Some(ApprovalRecord {
+            outcome: "unreachable".into(),
+            channel: None,
+            rule_id: None,
+        });
+        r
+    }
+
     /// When the line was written.
     pub fn at(&self) -> Option<SystemTime> {
         let t =
@@ -128,7 +148,19 @@ impl Started {
 
 /// The `started` lines in `tail` with no call record of the same id, in the log's order.
 pub fn unfinished(tail: &str) -> Vec<Started> {
+    scan(tail).0
+}
+
+/// The `asking` lines in `tail` with neither a call record nor a `started` line of the same id
+/// (a question nobody answered, or answered and followed by nothing that acts), in the log's
+/// order.
+pub fn unanswered(tail: &str) -> Vec<Started> {
+    scan(tail).1
+}
+
+fn scan(tail: &str) -> (Vec<Started>, Vec<Started>) {
     let mut started: Vec<Started> = Vec::new();
+    let mut asking: Vec<Started> = Vec::new();
     let mut recorded: HashSet<String> = HashSet::new();
     for line in tail.lines() {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
@@ -136,6 +168,7 @@ pub fn unfinished(tail: &str) -> Vec<Started> {
         };
         match v.get("event").and_then(Value::as_str) {
             Some("started") => started.extend(Started::parse(&v)),
+            Some("asking") => asking.extend(Started::parse(&v)),
             Some(_) => {}
             None => {
                 if let Some(id) = v.get("id").and_then(Value::as_str) {
@@ -144,14 +177,21 @@ pub fn unfinished(tail: &str) -> Vec<Started> {
             }
         }
     }
-    // A record's id is cut as every record field is (`bound.rs`); a `started` line's id is
-    // compared cut the same way, so a planted overlong id is found recorded once written.
+    // A record's id is cut as every record field is (`bound.rs`); a line's id is compared cut
+    // the same way, so a planted overlong id is found recorded once written.
+    let key = |s: &Started| super::bound::cap(&s.id, super::bound::FIELD_LIMIT);
+    let with_start: HashSet<String> = started.iter().map(key).collect();
     let mut seen = HashMap::new();
     started.retain(|s| {
-        let key = super::bound::cap(&s.id, super::bound::FIELD_LIMIT);
-        !recorded.contains(&key) && seen.insert(key, ()).is_none()
+        let k = key(s);
+        !recorded.contains(&k) && seen.insert(k, ()).is_none()
     });
-    started
+    let mut seen = HashMap::new();
+    asking.retain(|s| {
+        let k = key(s);
+        !recorded.contains(&k) && !with_start.contains(&k) && seen.insert(k, ()).is_none()
+    });
+    (started, asking)
 }
 
 /// The last `TAIL` bytes of the log, from its first whole line ("" when there is none) — taken
@@ -245,12 +285,22 @@ impl FinderLock {
 pub const MAX_PER_LOOK: usize = 32;
 
 /// At a daemon's start: records, as `unknown`, every call in the log's tail whose work started
-/// in a process that is gone and whose record was never written. Returns how many.
-pub fn record_orphans(log: &super::AuditLog, path: &Path) -> usize {
+/// in a process that is gone and whose record was never written, and as `unreachable` every
+/// call whose question was waiting in such a process. `task_of` names the MCP task a call ran
+/// as, when its line could not (the task's table knows). Returns how many.
+pub fn record_orphans(
+    log: &super::AuditLog,
+    path: &Path,
+    task_of: &dyn Fn(&str) -> Option<String>,
+) -> usize {
     let _lock = FinderLock::take(path);
-    let all: Vec<Started> = unfinished(&read_tail(path))
+    let (started, asking) = scan(&read_tail(path));
+    let gone = |s: &Started| !alive(s.pid, s.pid_start);
+    let all: Vec<(Started, bool)> = started
         .into_iter()
-        .filter(|s| !alive(s.pid, s.pid_start))
+        .filter(gone)
+        .map(|s| (s, true))
+        .chain(asking.into_iter().filter(gone).map(|s| (s, false)))
         .collect();
     if all.len() > MAX_PER_LOOK {
         tracing::warn!(
@@ -259,19 +309,27 @@ pub fn record_orphans(log: &super::AuditLog, path: &Path) -> usize {
         );
     }
     let orphans = &all[..all.len().min(MAX_PER_LOOK)];
-    for s in orphans {
+    for (s, ran) in orphans {
         let ms = s
             .at()
             .and_then(|t| t.elapsed().ok())
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
-        log.record(&s.unknown_record(ORPHAN_REASON, ms));
+        let mut r = if *ran {
+            s.unknown_record(ORPHAN_REASON, ms)
+        } else {
+            s.withdrawn_record(WITHDRAWN_REASON, ms)
+        };
+        if r.task.is_none() {
+            r.task = task_of(&s.id);
+        }
+        log.record(&r);
     }
     if !orphans.is_empty() {
         // On disk before the lock is let go, so the other finder sees them.
         let _ = log.flush(std::time::Duration::from_secs(5));
         tracing::warn!(
-            "{} call(s) a stopped archgate left running were recorded as unknown",
+            "{} call(s) a stopped archgate left running or asking were recorded (unknown, or unreachable)",
             orphans.len()
         );
     }
@@ -344,6 +402,70 @@ mod tests {
         assert!(!alive(0, start));
     }
 
+    fn asking(id: &str, pid: u32, pid_start: u64) -> String {
+        started(id, pid, pid_start).replace("\"started\"", "\"asking\"")
+    }
+
+    /// A question a killed daemon left waiting: recorded once, `unreachable`, with the task
+    /// its table names; one that went on to start work is the `started` line's (`unknown`);
+    /// one whose record exists, or whose process lives, is nobody's to record.
+    #[test]
+    fn a_killed_daemons_waiting_question_is_recorded_once_as_unreachable_with_its_task() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("activity.jsonl");
+        let (me, my_start) = this_process();
+        let rec = |id: &str| {
+            let mut r = Started::parse(&serde_json::from_str(&started(id, 1, 1)).unwrap())
+                .unwrap()
+                .unknown_record("x", 0);
+            r.outcome = Outcome::Ok;
+            serde_json::to_string(&r).unwrap()
+        };
+        let lines = [
+            asking("waited", me, my_start + 7),
+            asking("ran", me, my_start + 7),
+            started("ran", me, my_start + 7),
+            asking("answered", me, my_start + 7),
+            rec("answered"),
+            asking("live", me, my_start),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        assert_eq!(
+            unanswered(&read_tail(&path))
+                .iter()
+                .map(|s| s.id.as_str())
+                .collect::<Vec<_>>(),
+            ["waited", "live"]
+        );
+        let log = super::super::AuditLog::start(super::super::AuditSettings {
+            path: path.clone(),
+            queue: 16,
+            max_bytes: 1 << 30,
+            keep: 3,
+        });
+        let task_of = |id: &str| (id == "waited").then(|| "task-1".to_owned());
+        assert_eq!(record_orphans(&log, &path, &task_of), 2);
+        assert_eq!(record_orphans(&log, &path, &task_of), 0);
+        let r = super::super::read_log(&path).unwrap();
+        let calls: Vec<_> = r
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                super::super::Entry::Call(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let waited: Vec<_> = calls.iter().filter(|c| c.id == "waited").collect();
+        assert_eq!(waited.len(), 1);
+        assert_eq!(waited[0].outcome, Outcome::Unreachable);
+        assert_eq!(waited[0].task.as_deref(), Some("task-1"));
+        assert_eq!(waited[0].approval.as_ref().unwrap().outcome, "unreachable");
+        let ran: Vec<_> = calls.iter().filter(|c| c.id == "ran").collect();
+        assert_eq!(ran.len(), 1);
+        assert_eq!(ran[0].outcome, Outcome::Unknown);
+        assert!(!calls.iter().any(|c| c.id == "live"));
+    }
+
     #[test]
     fn the_daemons_finder_records_a_dead_processs_call_once_as_unknown() {
         let t = tempfile::tempdir().unwrap();
@@ -366,9 +488,9 @@ mod tests {
             keep: 3,
         };
         let log = super::super::AuditLog::start(settings(&path));
-        assert_eq!(record_orphans(&log, &path), 1);
+        assert_eq!(record_orphans(&log, &path, &|_| None), 1);
         // A second look finds the record and writes nothing more.
-        assert_eq!(record_orphans(&log, &path), 0);
+        assert_eq!(record_orphans(&log, &path, &|_| None), 0);
         let r = super::super::read_log(&path).unwrap();
         let calls: Vec<_> = r
             .entries
@@ -403,13 +525,17 @@ mod tests {
             keep: 3,
         });
         assert_eq!(
-            record_orphans(&log, &path),
+            record_orphans(&log, &path, &|_| None),
             MAX_PER_LOOK,
             "one look is bounded"
         );
-        assert_eq!(record_orphans(&log, &path), 11, "the rest at the next look");
         assert_eq!(
-            record_orphans(&log, &path),
+            record_orphans(&log, &path, &|_| None),
+            11,
+            "the rest at the next look"
+        );
+        assert_eq!(
+            record_orphans(&log, &path, &|_| None),
             0,
             "the overlong id was found recorded"
         );

@@ -183,9 +183,15 @@ impl Gate {
                     Relay::Live(c) => Some(c.clone()),
                     Relay::None => None,
                 };
+                // On disk before anyone is asked: a daemon killed while it waits leaves the
+                // call's trace (`asking.rs`).
+                self.mark_asking(call, trace, &a);
                 trace.asking = true;
                 let outcome = self.broker.ask_via(q, timeout, live).await;
                 trace.asking = false;
+                if let Some(w) = super::task::current() {
+                    w.answered();
+                }
                 let rule_id =
                     OwnedAsk::of(&a).after_answer(&self.person, &*self.clock, &outcome, call.id);
                 Settled { outcome, rule_id }

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 mod ask;
+mod asking;
 mod explain;
 mod flood;
 mod record;
@@ -129,6 +130,8 @@ struct Call<'a> {
     relay: &'a Relay,
     /// The session the call belongs to (`crate::untrusted`): what it read before counts.
     session: &'a str,
+    /// The call's argument digest, as its record will hold it.
+    args_sha256: &'a str,
 }
 
 pub struct Gate {
@@ -367,6 +370,7 @@ impl Gate {
         let tool = self.catalogue.get(tool_name).cloned();
         let private = tool.as_ref().map(|t| t.spec().private_args).unwrap_or(&[]);
         let mut pending = Pending::open(self, &id, client, tool_name, &args, private);
+        let args_sha256 = pending.args_sha256().to_owned();
         let call = Call {
             id: &id,
             tool: tool_name,
@@ -375,6 +379,7 @@ impl Gate {
             now,
             relay,
             session: &session,
+            args_sha256: &args_sha256,
         };
         // Boxed: the stages' state is large, and every future that awaits this one (the MCP
         // handler's, the SDK's task) would hold it inline and copy it at each spawn and move.

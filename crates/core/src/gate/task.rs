@@ -24,6 +24,10 @@ pub trait Waits: Send + Sync {
 
     /// The task the call became, by id, for its record; `None` while it is answered inline.
     fn task_id(&self) -> Option<String>;
+
+    /// The call's question was settled (answered, withdrawn, past its deadline): what follows
+    /// is the call's own work, not the person's (a task's poll hint follows it).
+    fn answered(&self) {}
 }
 
 tokio::task_local! {

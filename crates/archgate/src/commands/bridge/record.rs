@@ -9,8 +9,9 @@
 //!   and the agent is told **unknown**, with how to check;
 //! - the log already holds the daemon's record of it (the daemon recorded, then died before its
 //!   answer left) — nothing to write, and the agent is told how it ended;
-//! - neither: nothing that acts had started — one `unreachable` record, and the agent is told
-//!   it did not run.
+//! - neither: nothing that acts had started — one `unreachable` record (under the daemon's id
+//!   when the log holds the call's `asking` line: its question was waiting, `gate/asking.rs`,
+//!   so the next daemon's finder sees it recorded), and the agent is told it did not run.
 //!
 //! The log names a call by client, tool and argument digest, so identical calls in flight
 //! together are settled as a group (`settle`).
@@ -87,6 +88,7 @@ pub fn settle(
     let _lock = FinderLock::take(&path);
     let tail = orphans::read_tail(&path);
     let unfinished = orphans::unfinished(&tail);
+    let unanswered = orphans::unanswered(&tail);
     let mut fates = vec![Fate::DidNotRun; calls.len()];
     let mut todo: Vec<Record> = Vec::new();
     // Calls by (tool, argument digest); a request that is no tools/call has no record.
@@ -116,6 +118,18 @@ pub fn settle(
                     && s.at().is_some_and(|t| t >= since)
             })
             .collect();
+        // Questions the daemon was asking for these calls when it went: their records are
+        // these calls' `unreachable` ones, under the daemon's ids (so its next start, which
+        // looks for the same lines, finds them recorded).
+        let asking: Vec<&Started> = unanswered
+            .iter()
+            .filter(|s| {
+                s.client == client
+                    && s.tool == tool
+                    && s.args_sha256 == digest
+                    && s.at().is_some_and(|t| t >= since)
+            })
+            .collect();
         let recorded = records_since(&tail, client, &tool, &digest, since);
         // Identical calls answered since: their records may be among `recorded`.
         let others = answered
@@ -127,8 +141,11 @@ pub fn settle(
         }
         // Records that may be these calls': those the answered ones cannot all explain.
         let theirs = recorded.len().saturating_sub(others);
-        for &i in members.iter().skip(started.len() + theirs) {
-            todo.push(unreachable_record(client, &calls[i]));
+        for (k, &i) in members.iter().skip(started.len() + theirs).enumerate() {
+            todo.push(match asking.get(k) {
+                Some(a) => a.withdrawn_record(orphans::WITHDRAWN_REASON, elapsed_ms(&calls[i])),
+                None => unreachable_record(client, &calls[i]),
+            });
         }
         let fate = fate_of_group(members.len(), started.len(), &recorded, others);
         for &i in &members {

@@ -21,12 +21,16 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResponse, CallToolResult, CreateTaskResult, InputRequest};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskOptions};
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
-use super::{KEEP_AFTER_DEADLINE_MS, POLL_QUESTION_MS, POLL_RUN_MS, TaskStore, lock};
+use super::{
+    KEEP_AFTER_DEADLINE_MS, POLL_LONG_RUN_MS, POLL_QUESTION_MS, POLL_RUN_MS, TaskStore, lock,
+};
+use crate::app::task_table::Entry;
 
 /// How long a `long_running` tool runs before it becomes a task: a call that answers sooner
 /// (one package's files, not every package's) answers inline.
@@ -47,6 +51,8 @@ pub struct Shape {
 /// The call's side of its task, shared by the request, the running call and the task.
 pub(crate) struct Slot {
     store: Arc<TaskStore>,
+    /// The identity that makes the task (`super::owner`), and its client's name.
+    owner: String,
     client: String,
     /// The question deadline of a call that is a task (`approval.task_timeout_s`).
     timeout: Duration,
@@ -56,6 +62,10 @@ pub(crate) struct Slot {
     claimed: Notify,
     /// The task's context, once it exists (for input requests).
     context: watch::Sender<Option<TaskContext>>,
+    /// The poll interval the task suggests now (`super::POLL_*`), shared with the store.
+    poll: Arc<AtomicU64>,
+    /// `ToolSpec::long_running`: its work, once it runs, takes minutes.
+    long_running: bool,
 }
 
 #[derive(Default)]
@@ -78,7 +88,7 @@ impl Slot {
         if s.claimed {
             return Ok(());
         }
-        self.store.claim(&self.client, self.max)?;
+        self.store.claim(&self.owner, &self.client, self.max)?;
         s.claimed = true;
         drop(s);
         self.claimed.notify_one();
@@ -89,12 +99,25 @@ impl Slot {
         lock(&self.state).claimed
     }
 
+    /// The call's work runs now (no question out): the hint its work fits.
+    fn running(&self) {
+        let ms = if self.long_running {
+            POLL_LONG_RUN_MS
+        } else {
+            POLL_RUN_MS
+        };
+        self.poll.store(ms, Ordering::Relaxed);
+    }
+
     /// The claim is over: the task ended, or the call answered inline after all.
     fn release(&self) {
         let mut s = lock(&self.state);
         if s.claimed && !s.released {
             s.released = true;
-            self.store.release(&self.client);
+            self.store.release(&self.owner);
+            if let Some(id) = &s.task_id {
+                self.store.table.ended(id);
+            }
         }
     }
 
@@ -122,7 +145,12 @@ impl Waits for Slot {
     fn must_wait(&self, call_id: &str) -> Result<Option<Duration>, String> {
         self.claim()?;
         lock(&self.state).question = Some(call_id.to_owned());
+        self.poll.store(POLL_QUESTION_MS, Ordering::Relaxed);
         Ok(Some(self.timeout))
+    }
+
+    fn answered(&self) {
+        self.running();
     }
 
     fn task_id(&self) -> Option<String> {
@@ -159,7 +187,10 @@ pub async fn request_input(key: &str, request: InputRequest) -> Option<serde_jso
 pub struct Declared {
     pub store: Arc<TaskStore>,
     pub broker: Broker,
+    /// The identity the task will belong to (`super::owner`).
+    pub owner: String,
     pub client: String,
+    pub tool: String,
     pub shape: Shape,
     pub task_timeout: Duration,
     pub max_tasks: u32,
@@ -174,14 +205,20 @@ pub async fn call(
     cancelled: impl Future<Output = ()>,
 ) -> Result<CallToolResponse, McpError> {
     let (context, _) = watch::channel(None);
+    // A call that becomes a task by asking (the gate's question, its client's input) waits for
+    // someone first; one that outlasts the inline moment is already running.
+    let poll = Arc::new(AtomicU64::new(POLL_QUESTION_MS));
     let slot = Arc::new(Slot {
         store: d.store.clone(),
+        owner: d.owner.clone(),
         client: d.client.clone(),
         timeout: d.task_timeout,
         max: d.max_tasks,
         state: Mutex::default(),
         claimed: Notify::new(),
         context,
+        poll: poll.clone(),
+        long_running: d.shape.long_running,
     });
     let waits: Arc<dyn Waits> = slot.clone();
     let mut handle = tokio::spawn(WAITS.scope(waits, SLOT.scope(slot.clone(), run)));
@@ -202,6 +239,7 @@ pub async fn call(
                 moment_passed = true;
                 // Past its bound the call, already running, answers inline as before.
                 if slot.claim().is_ok() {
+                    slot.running();
                     break;
                 }
             }
@@ -213,15 +251,10 @@ pub async fn call(
         }
     }
     debug_assert!(slot.is_claimed());
-    let poll = if lock(&slot.state).question.is_some() {
-        POLL_QUESTION_MS
-    } else {
-        POLL_RUN_MS
-    };
     let ttl = d.task_timeout.as_millis() as u64 + KEEP_AFTER_DEADLINE_MS;
     let options = TaskOptions::new()
         .with_ttl_ms(ttl)
-        .with_poll_interval_ms(poll);
+        .with_poll_interval_ms(poll.load(Ordering::Relaxed));
     let for_task = slot.clone();
     let broker = d.broker.clone();
     let read_only = d.shape.read_only;
@@ -230,7 +263,24 @@ pub async fn call(
         for_task.context.send_replace(Some(cx.clone()));
         Box::pin(drive(cx, handle, for_task, broker, read_only))
     });
-    d.store.own(&task.task_id, &d.client);
+    d.store.own(Entry {
+        id: task.task_id.clone(),
+        owner: d.owner.clone(),
+        client: d.client.clone(),
+        tool: d.tool.clone(),
+        call: lock(&slot.state).question.clone(),
+        created: task.created_at.clone(),
+        until: archgate_core::person::now_secs() + ttl / 1000 * 2,
+        ended: false,
+        after_restart: None,
+        pid: 0,
+        pid_start: 0,
+    });
+    d.store.hint(&task.task_id, poll);
+    // A task that ended in the instant before it was in the table.
+    if lock(&slot.state).released {
+        d.store.table.ended(&task.task_id);
+    }
     Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
 }
 
@@ -297,7 +347,9 @@ mod tests {
         Declared {
             store: store.clone(),
             broker: Broker::new(),
+            owner: "c0de".into(),
             client: "coder".into(),
+            tool: "theme".into(),
             shape: Shape {
                 long_running,
                 read_only,
@@ -313,7 +365,7 @@ mod tests {
 
     async fn settled(store: &TaskStore, id: &str) -> rmcp::model::DetailedTask {
         loop {
-            let t = store.get("coder", id).unwrap();
+            let t = store.get("c0de", id).unwrap();
             if t.status().is_terminal() {
                 return t;
             }
@@ -349,7 +401,7 @@ mod tests {
         };
         let id = task_id(call(declared(&store, true, true), slow, std::future::pending()).await);
         assert_eq!(
-            store.get("coder", &id).unwrap().status(),
+            store.get("c0de", &id).unwrap().status(),
             TaskStatus::Working
         );
         // At its bound (1), the next slow call answers inline, as any call did before tasks.
@@ -367,7 +419,63 @@ mod tests {
         };
         task_id(call(declared(&store, true, true), third, std::future::pending()).await);
         // Someone else's id is no task of theirs.
-        assert!(store.get("someone-else", &id).is_err());
+        assert!(store.get("5e1f", &id).is_err());
+    }
+
+    fn poll_of(store: &TaskStore, id: &str) -> u64 {
+        store
+            .get("c0de", id)
+            .unwrap()
+            .task
+            .poll_interval_ms
+            .unwrap()
+    }
+
+    /// The poll hint follows the task: the person's pace while its question waits, the work's
+    /// once the answer came — a long_running tool's minutes, another tool's second.
+    #[tokio::test]
+    async fn the_poll_hint_follows_the_task_from_the_persons_wait_to_its_work() {
+        for (long_running, running_ms) in [(false, POLL_RUN_MS), (true, POLL_LONG_RUN_MS)] {
+            let store = Arc::new(TaskStore::default());
+            let (answer_tx, answer_rx) = tokio::sync::oneshot::channel::<()>();
+            let (ran_tx, ran_rx) = tokio::sync::oneshot::channel::<()>();
+            let (end_tx, end_rx) = tokio::sync::oneshot::channel::<()>();
+            let run = async move {
+                let w = archgate_core::gate::task::WAITS.with(Arc::clone);
+                w.must_wait("q-1").unwrap();
+                let _ = answer_rx.await;
+                w.answered();
+                let _ = ran_tx.send(());
+                let _ = end_rx.await;
+                done("ran")
+            };
+            let id = task_id(
+                call(
+                    declared(&store, long_running, false),
+                    run,
+                    std::future::pending(),
+                )
+                .await,
+            );
+            assert_eq!(poll_of(&store, &id), POLL_QUESTION_MS);
+            answer_tx.send(()).unwrap();
+            ran_rx.await.unwrap();
+            assert_eq!(
+                poll_of(&store, &id),
+                running_ms,
+                "long_running {long_running}"
+            );
+            end_tx.send(()).unwrap();
+            assert_eq!(settled(&store, &id).await.status(), TaskStatus::Completed);
+        }
+        // A long_running call that outlasts the inline moment is running from the start.
+        let store = Arc::new(TaskStore::default());
+        let slow = async {
+            tokio::time::sleep(INLINE_MOMENT * 4).await;
+            done("slow")
+        };
+        let id = task_id(call(declared(&store, true, true), slow, std::future::pending()).await);
+        assert_eq!(poll_of(&store, &id), POLL_LONG_RUN_MS);
     }
 
     /// tasks/cancel stops a read midway (`cancelled`); work that acts and has started runs to
@@ -380,7 +488,7 @@ mod tests {
             done("never")
         };
         let id = task_id(call(declared(&store, true, true), read, std::future::pending()).await);
-        store.cancel("coder", &id).unwrap();
+        store.cancel("c0de", &id).unwrap();
         assert_eq!(settled(&store, &id).await.status(), TaskStatus::Cancelled);
 
         let act = async {
@@ -389,7 +497,7 @@ mod tests {
             done("changed the theme")
         };
         let id = task_id(call(declared(&store, false, false), act, std::future::pending()).await);
-        store.cancel("coder", &id).unwrap();
+        store.cancel("c0de", &id).unwrap();
         let t = settled(&store, &id).await;
         assert_eq!(t.status(), TaskStatus::Completed);
         let v = serde_json::to_value(&t).unwrap();

@@ -92,7 +92,9 @@ mod tests {
         let d = Declared {
             store: store.clone(),
             broker: broker.clone(),
+            owner: "c0de".into(),
             client: "coder".into(),
+            tool: "handoff".into(),
             shape: Shape::default(),
             task_timeout: Duration::from_secs(600),
             max_tasks: 4,
@@ -115,7 +117,7 @@ mod tests {
             panic!("not a task");
         };
         let id = t.task.task_id;
-        let status = || store.get("coder", &id).unwrap().status();
+        let status = || store.get("c0de", &id).unwrap().status();
         while status() != TaskStatus::InputRequired {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -128,7 +130,7 @@ mod tests {
         while !status().is_terminal() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let v = serde_json::to_value(store.get("coder", &id).unwrap()).unwrap();
+        let v = serde_json::to_value(store.get("c0de", &id).unwrap()).unwrap();
         assert_eq!(v["result"]["content"][0]["text"], "accepted", "{v}");
     }
 }

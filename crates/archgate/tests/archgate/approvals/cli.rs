@@ -120,7 +120,7 @@ fn an_answer_after_the_deadline_does_nothing() {
     let out = env.run(&["approve", &id]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let recs: Vec<_> = env
-        .audit()
+        .calls()
         .into_iter()
         .filter(|r| r["id"] == id.as_str())
         .collect();
@@ -144,7 +144,7 @@ fn a_client_gone_while_parked_is_unreachable_and_nothing_runs() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     s.close();
     let recs: Vec<_> = env
-        .audit()
+        .calls()
         .into_iter()
         .filter(|r| r["id"] == id.as_str())
         .collect();

@@ -7,4 +7,6 @@ mod cli_person;
 mod first_run;
 mod notifications;
 mod omarchy_mako;
+mod task_owners;
+mod task_restart;
 mod tasks;

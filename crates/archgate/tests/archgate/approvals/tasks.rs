@@ -16,10 +16,10 @@ const TASKS: &str = "io.modelcontextprotocol/tasks";
 
 /// `system_status` asks; an inline question waits 5 s, a task's 120 s; a client has at most
 /// two tasks open.
-const CONFIG: &str = "[policy]\nask = [\"system_status\"]\n[approval]\ntimeout_s = 5\ntask_timeout_s = 120\nmax_tasks = 2\npage_port = 0\nnotifications = false\n";
+pub(super) const CONFIG: &str = "[policy]\nask = [\"system_status\"]\n[approval]\ntimeout_s = 5\ntask_timeout_s = 120\nmax_tasks = 2\npage_port = 0\nnotifications = false\n";
 
 /// A stateless-era request, declaring the tasks extension or not; the whole JSON-RPC answer.
-fn send(port: u16, token: &str, method: &str, params: Value, tasks: bool) -> Value {
+pub(super) fn send(port: u16, token: &str, method: &str, params: Value, tasks: bool) -> Value {
     let caps = if tasks {
         json!({ "extensions": { TASKS: {} } })
     } else {
@@ -29,7 +29,13 @@ fn send(port: u16, token: &str, method: &str, params: Value, tasks: bool) -> Val
 }
 
 /// `send` with these client capabilities.
-fn send_caps(port: u16, token: &str, method: &str, mut params: Value, caps: Value) -> Value {
+pub(super) fn send_caps(
+    port: u16,
+    token: &str,
+    method: &str,
+    mut params: Value,
+    caps: Value,
+) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": caps,
@@ -55,7 +61,7 @@ fn send_caps(port: u16, token: &str, method: &str, mut params: Value, caps: Valu
 }
 
 /// A new client of `preset`; its token.
-fn add_client(env: &Env, name: &str, preset: &str) -> String {
+pub(super) fn add_client(env: &Env, name: &str, preset: &str) -> String {
     let out = env.run(&["clients", "add", name, "--preset", preset]);
     assert!(out.status.success(), "{}", text(&out));
     String::from_utf8(out.stdout)
@@ -66,13 +72,13 @@ fn add_client(env: &Env, name: &str, preset: &str) -> String {
         .to_owned()
 }
 
-fn result(answer: Value) -> Value {
+pub(super) fn result(answer: Value) -> Value {
     assert!(answer.get("error").is_none(), "error answer: {answer}");
     answer["result"].clone()
 }
 
 /// `tools/call system_status` declaring tasks: the task handle.
-fn start_task(d: &HttpServer, token: &str) -> Value {
+pub(super) fn start_task(d: &HttpServer, token: &str) -> Value {
     let handle = result(send(
         d.port,
         token,
@@ -87,7 +93,7 @@ fn start_task(d: &HttpServer, token: &str) -> Value {
     handle
 }
 
-fn get(d: &HttpServer, token: &str, task: &str) -> Value {
+pub(super) fn get(d: &HttpServer, token: &str, task: &str) -> Value {
     result(send(
         d.port,
         token,
@@ -98,7 +104,7 @@ fn get(d: &HttpServer, token: &str, task: &str) -> Value {
 }
 
 /// Polls `tasks/get` (at the interval the task suggests) until the task ends.
-fn settled(d: &HttpServer, token: &str, task: &str, poll_ms: u64) -> Value {
+pub(super) fn settled(d: &HttpServer, token: &str, task: &str, poll_ms: u64) -> Value {
     wait_for("the task to end", || {
         let t = get(d, token, task);
         if ["completed", "failed", "cancelled"].contains(&t["status"].as_str().unwrap_or("")) {
@@ -285,7 +291,7 @@ fn a_task_is_its_clients_alone_and_a_client_has_at_most_max_tasks_open() {
 }
 
 #[test]
-fn after_a_restart_a_task_from_before_is_unknown_and_its_record_says_what_became_of_it() {
+fn after_a_restart_a_task_from_before_says_what_became_of_it_and_so_does_its_record() {
     let env = Env::with_config(CONFIG);
     let mut d = HttpServer::start(&env);
     let token = env.token();
@@ -304,12 +310,15 @@ fn after_a_restart_a_task_from_before_is_unknown_and_its_record_says_what_became
     let log = text(&env.run(&["log", "--tool", "system_status"]));
     assert!(log.contains(&format!("task={task}")), "{log}");
 
+    // The restarted daemon says what became of the task: failed, its question withdrawn.
     let d = HttpServer::start(&env);
-    let e = send(d.port, &token, "tasks/get", json!({"taskId": task}), true);
-    assert_eq!(e["error"]["code"], -32602, "{e}");
-    let message = e["error"]["message"].as_str().unwrap();
+    let t = get(&d, &token, &task);
+    assert_eq!(t["status"], "failed", "{t}");
+    let message = t["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("restarted") && message.contains("archgate log"),
+        message.contains("restarted")
+            && message.contains("archgate log")
+            && message.contains("nothing ran"),
         "{message}"
     );
     assert!(env.pending().is_empty());

@@ -380,7 +380,8 @@ fn without_a_daemon_or_a_session_stdio_serves_in_process_and_says_so() {
 fn wait_for_records(env: &Env, n: usize) -> Vec<Value> {
     let until = Instant::now() + PATIENCE;
     loop {
-        let r = env.audit();
+        // Call records: a call's `asking` or `started` line is an event, not its record.
+        let r = env.calls();
         if r.len() >= n || Instant::now() > until {
             return r;
         }
@@ -476,7 +477,7 @@ fn a_daemon_stopped_mid_call_answers_and_records_it_once() {
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(recs.len(), 1, "{recs:?}");
     assert_eq!(
-        env.audit()
+        env.calls()
             .iter()
             .filter(|r| r["tool"] == "clipboard_write")
             .count(),
@@ -491,6 +492,85 @@ fn a_daemon_stopped_mid_call_answers_and_records_it_once() {
             .contains(&format!("-{daemon}-")),
         "{}",
         recs[0]
+    );
+}
+
+/// A bridged client named by its kind (`cursor`: no stored client, no config section) is a
+/// client of this daemon: a change to the stored clients (a revoke or an add of another) does
+/// not withdraw its waiting question as one "of a client that no longer exists".
+#[test]
+fn a_bridged_kind_clients_question_outlives_a_change_to_other_clients() {
+    let env = Env::new();
+    env.write_config("[approval]\ntimeout_s = 60\npage = false\nnotifications = false\n");
+    let server = HttpServer::start(&env);
+    let mut c = bridged(&env, &["--client", "cursor"]);
+    c.request(1, "initialize", init_params());
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "clipboard_write", "arguments": {"text": "k"}}}));
+    wait_for("the call to park", || {
+        (health(&server)["pending_approvals"] == 1).then_some(())
+    });
+    let out = env.run(&["clients", "add", "someone-else", "--preset", "read-only"]);
+    assert!(out.status.success(), "{}", crate::support::text(&out));
+    // The daemon notices the clients file within half a second and refreshes its sessions;
+    // its own request path notices it at once.
+    let token = env.token();
+    server.call(&token, "system_status", json!({}));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(health(&server)["pending_approvals"], 1);
+    assert!(
+        !env.calls().iter().any(|r| r["tool"] == "clipboard_write"),
+        "{:?}",
+        env.calls()
+    );
+    c.close();
+}
+
+/// A daemon killed (SIGKILL) while a bridged call's question waits can record nothing: the
+/// bridge writes the call's one record, `unreachable` under the daemon's own call id (from the
+/// call's `asking` line), and the next daemon's start finds it recorded and adds none.
+#[test]
+fn a_daemon_killed_while_a_bridged_question_waits_leaves_one_unreachable_record() {
+    let env = Env::new();
+    env.write_config("[approval]\ntimeout_s = 60\npage = false\nnotifications = false\n");
+    let mut server = HttpServer::start(&env);
+    let mut c = bridged(&env, &[]);
+    c.request(1, "initialize", init_params());
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "clipboard_write", "arguments": {"text": "z"}}}));
+    wait_for("the call to park", || {
+        (health(&server)["pending_approvals"] == 1).then_some(())
+    });
+    let daemon = server.child.id();
+    server.child.kill().unwrap();
+    let _ = server.child.wait();
+    let answer = c.response(2);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let recs: Vec<Value> = wait_for_records(&env, 1)
+        .into_iter()
+        .filter(|r| r["tool"] == "clipboard_write")
+        .collect();
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(recs[0]["outcome"], "unreachable", "{}", recs[0]);
+    assert_eq!(recs[0]["approval"]["outcome"], "unreachable", "{}", recs[0]);
+    assert!(
+        recs[0]["id"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("-{daemon}-")),
+        "the daemon's call id: {}",
+        recs[0]
+    );
+    c.close();
+    let _again = HttpServer::start(&env);
+    assert_eq!(
+        env.calls()
+            .iter()
+            .filter(|r| r["tool"] == "clipboard_write")
+            .count(),
+        1
     );
 }
 
