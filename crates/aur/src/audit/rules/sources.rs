@@ -227,7 +227,10 @@ fn related(a: &str, b: &str) -> bool {
         || (a.len() >= 3 && b.len() >= 3 && (a.contains(&b) || b.contains(&a)))
 }
 
-/// Is `s` the package's own source: its repository (or file) is named like the package?
+/// Is `s` the package's own source: a repository (or file) named like the package, or the
+/// first entry of its `source` array (the code the package declares it builds, whatever url=
+/// names: a website, an old homepage, a former project name) unless it is renamed to a word
+/// that is neither its repository's name nor the package's (`patches::git+…`)?
 fn own_source(ctx: &Ctx, s: &Source) -> bool {
     let repo = s
         .url
@@ -252,7 +255,10 @@ fn own_source(ctx: &Ctx, s: &Source) -> bool {
             names.push(stem(&x.text));
         }
     }
-    names.iter().any(|n| related(n, &repo))
+    if names.iter().any(|n| related(n, &repo)) {
+        return true;
+    }
+    s.index == 0 && (!s.renamed || related(&s.local, &repo) || names.iter().any(|n| related(n, &s.local)))
 }
 
 /// Hosts and forge owners that are the package's own: url= and the package's own sources.
@@ -334,13 +340,27 @@ fn foreign_exec(
         .unwrap_or_else(|| s.local.clone());
     let runner = executed(ctx, &s.local);
     let deceptive = s.renamed && !related(&s.local, &repo);
+    // A prebuilt package (`-bin`) has nothing of its own to compile: code from a second
+    // party's repository run in its build runs for its own sake (the 2025 "-patch"/"-fix"
+    // browser packages). In a package built from source, a further repository the build
+    // compiles is a component it declares (a vendor's firmware, a bundled library).
+    let prebuilt = ctx.pkgnames.iter().any(|p| p.ends_with("-bin"));
     match runner {
         Some(cmd) if s.vcs && pinned(&s.raw) && !deceptive => sink.cmd(
+            "AUR-SOURCE-FOREIGN-EXEC",
+            if prebuilt { Severity::Medium } else { Severity::Low },
+            cmd,
+            format!(
+                "runs code from the source `{}` ({}), a git repository of someone other than the upstream in url= and the package's first source; it is pinned to one commit, so that code is fixed and can be reviewed",
+                s.local, s.raw
+            ),
+        ),
+        Some(cmd) if s.vcs && !deceptive && !prebuilt => sink.cmd(
             "AUR-SOURCE-FOREIGN-EXEC",
             Severity::Medium,
             cmd,
             format!(
-                "runs code from the source `{}` ({}), a git repository of someone other than the upstream in url= and the package's own sources; it is pinned to one commit, so that code is fixed and can be reviewed",
+                "the build runs code from `{}` ({}), a git repository of someone other than the upstream, declared in source=() beside the package's own code; it can change at any time, so check whose it is and that the package needs it",
                 s.local, s.raw
             ),
         ),
@@ -349,8 +369,14 @@ fn foreign_exec(
             if deceptive { Severity::Critical } else { Severity::High },
             cmd,
             format!(
-                "runs code from the source `{}` ({}), a git repository of someone other than the upstream in url= and the package's own sources; it can change at any time",
-                s.local, s.raw
+                "runs code from the source `{}` ({}), a git repository of someone other than the upstream in url= and the package's first source{}; it can change at any time",
+                s.local,
+                s.raw,
+                if deceptive {
+                    ", renamed to a name that is not its repository's"
+                } else {
+                    ", in a prebuilt package that has nothing to compile"
+                }
             ),
         ),
         Some(cmd) if skip => sink.cmd(
