@@ -53,6 +53,15 @@ fn the_first_source_is_the_package_itself_even_when_url_names_another_home() {
     ));
     assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), None, "{}", r.to_text());
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // Shape: a crate packaged from its workspace repository, its only source renamed to the
+    // generic `source`, url= the crate's registry page.
+    let r = audit(&package(
+        "webpconv",
+        "https://crates.io/crates/webpconv",
+        "source=(\"source::git+https://github.com/someone/lottie-rs.git#tag=webpconv-1.0\")\nsha512sums=('SKIP')",
+        "build() {\n  cd source\n  cargo build --release --locked -p webpconv\n}\npackage() {\n  install -Dm755 source/target/release/webpconv \"$pkgdir/usr/bin/webpconv\"\n}\n",
+    ));
+    assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), None, "{}", r.to_text());
 }
 
 #[test]
@@ -123,6 +132,19 @@ fn a_prebuilt_package_running_a_strangers_repository_is_still_dangerous() {
     assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), Some(Severity::Critical));
 }
 
+#[test]
+fn a_rename_that_names_the_repositorys_owner_hides_nothing() {
+    // Shape: a messenger built from its release tarball and its protocol library's
+    // repository, renamed after the library's organisation (`tdlib::git+…/tdlib/td`).
+    let r = audit(&package(
+        "chatapp",
+        "https://github.com/chatapp/chatapp",
+        "source=(\"https://github.com/chatapp/chatapp/releases/download/v1.0/chatapp-1.0.tar.gz\"\n        \"protolib::git+https://github.com/protolib/pl.git\")\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0' 'SKIP')",
+        "build() {\n  cmake -B build-lib -S protolib\n  cmake --build build-lib\n}\npackage() {\n  true\n}\n",
+    ));
+    assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), Some(Severity::Medium), "{}", r.to_text());
+}
+
 // Class: making an empty directory (or narrowing its mode) in a sensitive place from an
 // install script was read as writing what that place holds: `mkdir -p etc/sudoers.d` wrote no
 // sudo rule and read no secret.
@@ -161,4 +183,51 @@ fn an_empty_directory_made_by_an_install_script_is_not_a_rule_or_a_secret() {
         "post_install() {\n  mkdir -p etc/cron.d\n}\n",
     ));
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+// Class: the PKGBUILD compared with a .SRCINFO that does not describe what it seemed to:
+// `$pkgname` inside `package_NAME()` is NAME (makepkg --printsrcinfo writes it so), and a
+// .SRCINFO of another package name (copied along when a package was renamed) describes
+// nothing of this PKGBUILD.
+
+fn srcinfo_pkg(pkgbuild: &str, srcinfo: &str, script: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: pkgbuild.into(),
+        install_scripts: vec![ScriptFile {
+            name: script.into(),
+            content: "post_install() {\n  echo done\n}\n".into(),
+        }],
+        srcinfo: Some(srcinfo.into()),
+    }
+}
+
+#[test]
+fn pkgname_in_a_split_package_function_is_that_package() {
+    // Shape: an emulator split into several packages, the guest agent's function naming its
+    // install script `$pkgname.install`.
+    let pkgbuild = "pkgbase=emu\npkgname=(emu-common emu-guest-agent)\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://www.emu.example.org\"\nlicense=('GPL')\nsource=(\"https://download.emu.example.org/emu-1.0.tar.xz\")\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0')\npackage_emu-common() {\n  true\n}\npackage_emu-guest-agent() {\n  install=$pkgname.install\n  true\n}\n";
+    let srcinfo = "pkgbase = emu\n\tpkgver = 1.0\n\tpkgrel = 1\n\turl = https://www.emu.example.org\n\tarch = x86_64\n\tlicense = GPL\n\tsource = https://download.emu.example.org/emu-1.0.tar.xz\n\tsha256sums = 0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0\n\npkgname = emu-common\n\npkgname = emu-guest-agent\n\tinstall = emu-guest-agent.install\n";
+    let r = audit(&srcinfo_pkg(pkgbuild, srcinfo, "emu-guest-agent.install"));
+    assert!(max_of(&r, "AUR-SRCINFO-MISMATCH") <= Some(Severity::Low), "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // An install script the .SRCINFO does not show at all is still hidden from the page.
+    let hidden = srcinfo.replace("\tinstall = emu-guest-agent.install\n", "");
+    let r = audit(&srcinfo_pkg(pkgbuild, &hidden, "emu-guest-agent.install"));
+    assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), Some(Severity::High), "{}", r.to_text());
+}
+
+#[test]
+fn a_srcinfo_of_another_package_name_is_not_compared() {
+    // Shape: a package renamed in a distribution's tree with the old name's .SRCINFO kept.
+    let pkgbuild = "pkgname=emu-arm-static-bin\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://emu.example.org\"\nlicense=('GPL')\ninstall=\"${pkgname}.install\"\nsource=(\"https://emu.example.org/emu-1.0.apk\")\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0')\npackage() {\n  true\n}\n";
+    let srcinfo = "pkgbase = emu-static-bin\n\tpkgver = 0.9\n\tpkgrel = 1\n\tinstall = emu-static-bin.install\n\tsource = https://emu.example.org/emu-0.9.apk\n\npkgname = emu-static-bin\n";
+    let r = audit(&srcinfo_pkg(pkgbuild, srcinfo, "emu-arm-static-bin.install"));
+    assert!(max_of(&r, "AUR-SRCINFO-MISMATCH") <= Some(Severity::Low), "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.id == "AUR-SRCINFO-MISMATCH")
+        .expect("said");
+    assert!(f.why.contains("emu-static-bin"), "{}", f.why);
 }

@@ -18,6 +18,9 @@ pub(crate) struct Source {
     pub url: Option<ParsedUrl>,
     pub array: String,
     pub index: usize,
+    /// The first entry of its array, with no later entry named like the package: the code
+    /// the package declares it builds (set by `check`).
+    pub first: bool,
 }
 
 pub(crate) fn parse_source(raw: &str, array: &str, index: usize) -> Source {
@@ -59,6 +62,7 @@ pub(crate) fn parse_source(raw: &str, array: &str, index: usize) -> Source {
         url,
         array: array.to_owned(),
         index,
+        first: false,
     }
 }
 
@@ -103,7 +107,13 @@ fn checksum(ctx: &Ctx, src: &Source) -> Option<String> {
 }
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
-    let srcs = sources(ctx);
+    let mut srcs = sources(ctx);
+    // When a later entry is named like the package, that one is its code and the first is
+    // not (an upstream tarball after a helper repository).
+    let named_later = srcs.iter().any(|s| s.index > 0 && named_own(ctx, s));
+    for s in &mut srcs {
+        s.first = s.index == 0 && !named_later;
+    }
     let url_var = ctx.an.global_str("url").and_then(|u| urls::parse(&u.text));
     let home = home(ctx, &srcs, url_var.as_ref());
     for s in &srcs {
@@ -229,9 +239,13 @@ fn related(a: &str, b: &str) -> bool {
 
 /// Is `s` the package's own source: a repository (or file) named like the package, or the
 /// first entry of its `source` array (the code the package declares it builds, whatever url=
-/// names: a website, an old homepage, a former project name) unless it is renamed to a word
-/// that is neither its repository's name nor the package's (`patches::git+…`)?
+/// names: a website, an old homepage, a former project name, and whatever it is renamed to)?
 fn own_source(ctx: &Ctx, s: &Source) -> bool {
+    s.first || named_own(ctx, s)
+}
+
+/// Is `s`'s repository (or file) named like the package?
+fn named_own(ctx: &Ctx, s: &Source) -> bool {
     let repo = s
         .url
         .as_ref()
@@ -255,10 +269,7 @@ fn own_source(ctx: &Ctx, s: &Source) -> bool {
             names.push(stem(&x.text));
         }
     }
-    if names.iter().any(|n| related(n, &repo)) {
-        return true;
-    }
-    s.index == 0 && (!s.renamed || related(&s.local, &repo) || names.iter().any(|n| related(n, &s.local)))
+    names.iter().any(|n| related(n, &repo))
 }
 
 /// Hosts and forge owners that are the package's own: url= and the package's own sources.
@@ -332,14 +343,16 @@ fn foreign_exec(
     if s.url.is_none() || !is_foreign(ctx, s, home) {
         return;
     }
-    let repo = s
+    let (owner, repo) = s
         .url
         .as_ref()
         .and_then(urls::forge_owner)
-        .map(|(_, _, r)| r)
-        .unwrap_or_else(|| s.local.clone());
+        .map(|(_, o, r)| (o, r))
+        .unwrap_or_else(|| (String::new(), s.local.clone()));
     let runner = executed(ctx, &s.local);
-    let deceptive = s.renamed && !related(&s.local, &repo);
+    // Renamed to hide what it is: a name that says neither the repository nor its owner
+    // (`patches::` for someone's `zenbrowser-patch`; not `tdlib::` for `tdlib/td`).
+    let deceptive = s.renamed && !related(&s.local, &repo) && !related(&s.local, &owner);
     // A prebuilt package (`-bin`) has nothing of its own to compile: code from a second
     // party's repository run in its build runs for its own sake (the 2025 "-patch"/"-fix"
     // browser packages). In a package built from source, a further repository the build
