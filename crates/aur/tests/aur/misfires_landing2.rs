@@ -231,3 +231,59 @@ fn a_srcinfo_of_another_package_name_is_not_compared() {
         .expect("said");
     assert!(f.why.contains("emu-static-bin"), "{}", f.why);
 }
+
+// Class: an unquoted array word the bash parser splits at a `$` (`…/src/$` and
+// `pkgname-$pkgver.tar.xz{,.sig}`) kept its prefix only on the first word the brace
+// expansion made: the signature became a source named `pkgname-1.0.tar.xz.sig`, which no
+// .SRCINFO lists.
+
+#[test]
+fn a_split_word_that_brace_expands_keeps_its_prefix_on_every_word() {
+    // Shape: a KDE application's source with its signature, `{,.sig}` after `$pkgname-$pkgver`.
+    let pkgbuild = "pkgname=kapp\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://apps.kde.org/kapp\"\nlicense=('GPL')\nsource=(https://download.kde.org/stable/src/$pkgname-$pkgver.tar.xz{,.sig})\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0' 'SKIP')\npackage() {\n  true\n}\n";
+    let srcinfo = "pkgbase = kapp\n\tpkgver = 1.0\n\tpkgrel = 1\n\turl = https://apps.kde.org/kapp\n\tarch = x86_64\n\tlicense = GPL\n\tsource = https://download.kde.org/stable/src/kapp-1.0.tar.xz\n\tsource = https://download.kde.org/stable/src/kapp-1.0.tar.xz.sig\n\tsha256sums = 0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0\n\tsha256sums = SKIP\n\npkgname = kapp\n";
+    let r = audit(&AuditInput {
+        pkgbuild: pkgbuild.into(),
+        install_scripts: Vec::new(),
+        srcinfo: Some(srcinfo.into()),
+    });
+    assert!(
+        !r.findings.iter().any(|f| f.id == "AUR-SRCINFO-MISMATCH"),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+// Class: every PKGBUILD value .SRCINFO does not list was review, whatever it could hide: a
+// patch file of the package's own tree (listed on the page, read by the audit) and an
+// ordinary dependency (makepkg installs it from the configured repositories only) hide no
+// code; a download, an install script and a package manager dependency still do.
+
+#[test]
+fn a_local_patch_or_an_ordinary_dependency_missing_from_srcinfo_is_low() {
+    // Shape: a distribution's port adding an architecture patch and a make dependency to a
+    // PKGBUILD whose .SRCINFO it kept from upstream.
+    let pkgbuild = |extra_src: &str, extra_dep: &str| {
+        format!(
+            "pkgname=tool\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://tool.example.org\"\nlicense=('GPL')\nmakedepends=('meson'{extra_dep})\nsource=(\"https://tool.example.org/tool-1.0.tar.xz\"{extra_src})\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0' '0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0')\npackage() {{\n  true\n}}\n"
+        )
+    };
+    let srcinfo = "pkgbase = tool\n\tpkgver = 1.0\n\tpkgrel = 1\n\turl = https://tool.example.org\n\tarch = x86_64\n\tlicense = GPL\n\tmakedepends = meson\n\tsource = https://tool.example.org/tool-1.0.tar.xz\n\tsha256sums = 0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0\n\npkgname = tool\n";
+    let run = |pb: String| {
+        audit(&AuditInput {
+            pkgbuild: pb,
+            install_scripts: Vec::new(),
+            srcinfo: Some(srcinfo.into()),
+        })
+    };
+    let r = run(pkgbuild(" \"arm-fix.patch\"", " 'cmocka'"));
+    assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), Some(Severity::Low), "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // A download .SRCINFO does not list is still review, and so is a package manager
+    // (in depends=, dangerous: rules.rs).
+    let r = run(pkgbuild(" \"https://elsewhere.example.net/extra.tar.gz\"", ""));
+    assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), Some(Severity::Medium), "{}", r.to_text());
+    let r = run(pkgbuild("", " 'npm'"));
+    assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), Some(Severity::Medium), "{}", r.to_text());
+}
