@@ -287,3 +287,26 @@ fn a_local_patch_or_an_ordinary_dependency_missing_from_srcinfo_is_low() {
     let r = run(pkgbuild("", " 'npm'"));
     assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), Some(Severity::Medium), "{}", r.to_text());
 }
+
+// Class: `eval` of a function definition written in the file, with the split package's name
+// put in from a loop variable, was read as text known only at run time.
+
+#[test]
+fn eval_defining_a_split_package_function_from_its_own_text_is_low() {
+    // Shape: a font or dictionary collection naming one package function per variant it reads.
+    let pkgbuild = "pkgbase=fonts\npkgname=(fonts-a fonts-b)\npkgver=1.0\npkgrel=1\narch=('any')\nurl=\"https://fonts.example.org\"\nlicense=('OFL')\nsource=(\"https://fonts.example.org/fonts-1.0.tar.xz\")\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0')\nwhile read -r _v; do\n  eval \"package_fonts-${_v}() {\n    pkgdesc='Fonts, variant ${_v}'\n    install -Dm644 fonts-1.0/${_v}/*.ttf -t \\\"\\$pkgdir/usr/share/fonts/${_v}\\\"\n  }\"\ndone < variants.txt\n";
+    let r = audit(&AuditInput {
+        pkgbuild: pkgbuild.into(),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    });
+    assert_eq!(max_of(&r, "AUR-EVAL"), Some(Severity::Low), "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // Text that comes from a command's output is still unknown until it runs.
+    let r = audit(&AuditInput {
+        pkgbuild: pkgbuild.replace("  eval \"package", "  eval \"$(cat defs)package"),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    });
+    assert_eq!(max_of(&r, "AUR-EVAL"), Some(Severity::Medium), "{}", r.to_text());
+}
