@@ -51,7 +51,12 @@ fn the_first_source_is_the_package_itself_even_when_url_names_another_home() {
         "source=(\"$pkgname::git+https://github.com/newmaintainer/pk-ng.git\")\nsha512sums=('SKIP')",
         "build() {\n  cd $pkgname\n  autoreconf -fi\n  ./configure --prefix=/usr\n  make\n}\npackage() {\n  cd $pkgname\n  make DESTDIR=\"$pkgdir\" install\n}\n",
     ));
-    assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), None, "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"),
+        None,
+        "{}",
+        r.to_text()
+    );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
     // Shape: a crate packaged from its workspace repository, its only source renamed to the
     // generic `source`, url= the crate's registry page.
@@ -61,7 +66,12 @@ fn the_first_source_is_the_package_itself_even_when_url_names_another_home() {
         "source=(\"source::git+https://github.com/someone/lottie-rs.git#tag=webpconv-1.0\")\nsha512sums=('SKIP')",
         "build() {\n  cd source\n  cargo build --release --locked -p webpconv\n}\npackage() {\n  install -Dm755 source/target/release/webpconv \"$pkgdir/usr/bin/webpconv\"\n}\n",
     ));
-    assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), None, "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"),
+        None,
+        "{}",
+        r.to_text()
+    );
 }
 
 #[test]
@@ -129,7 +139,10 @@ fn a_prebuilt_package_running_a_strangers_repository_is_still_dangerous() {
         &sources.replace("fix::git", "patches::git"),
         &body.replace("fix/apply", "patches/apply"),
     ));
-    assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), Some(Severity::Critical));
+    assert_eq!(
+        max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"),
+        Some(Severity::Critical)
+    );
 }
 
 #[test]
@@ -142,7 +155,12 @@ fn a_rename_that_names_the_repositorys_owner_hides_nothing() {
         "source=(\"https://github.com/chatapp/chatapp/releases/download/v1.0/chatapp-1.0.tar.gz\"\n        \"protolib::git+https://github.com/protolib/pl.git\")\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0' 'SKIP')",
         "build() {\n  cmake -B build-lib -S protolib\n  cmake --build build-lib\n}\npackage() {\n  true\n}\n",
     ));
-    assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), Some(Severity::Medium), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
 }
 
 // Class: making an empty directory (or narrowing its mode) in a sensitive place from an
@@ -157,7 +175,11 @@ fn an_empty_directory_made_by_an_install_script_is_not_a_rule_or_a_secret() {
         "post_install() {\n  if [ ! -d etc/sudoers.d ]; then\n    mkdir -p etc/sudoers.d\n    chmod 0750 etc/sudoers.d\n  fi\n}\n",
     ));
     assert_eq!(max_of(&r, "AUR-SECRETS"), None, "{}", r.to_text());
-    assert!(max_of(&r, "AUR-PERSISTENCE") <= Some(Severity::Low), "{}", r.to_text());
+    assert!(
+        max_of(&r, "AUR-PERSISTENCE") <= Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
     // A rule written there is still what the rule exists for.
     let r = audit(&with_script(
@@ -176,7 +198,12 @@ fn an_empty_directory_made_by_an_install_script_is_not_a_rule_or_a_secret() {
         "sudo-demo",
         "post_install() {\n  chown nobody etc/sudoers.d\n}\n",
     ));
-    assert_eq!(max_of(&r, "AUR-SECRETS"), Some(Severity::Critical), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-SECRETS"),
+        Some(Severity::Critical),
+        "{}",
+        r.to_text()
+    );
     // An empty cron directory starts nothing; a job written into it does.
     let r = audit(&with_script(
         "cron-demo",
@@ -208,12 +235,21 @@ fn pkgname_in_a_split_package_function_is_that_package() {
     let pkgbuild = "pkgbase=emu\npkgname=(emu-common emu-guest-agent)\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://www.emu.example.org\"\nlicense=('GPL')\nsource=(\"https://download.emu.example.org/emu-1.0.tar.xz\")\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0')\npackage_emu-common() {\n  true\n}\npackage_emu-guest-agent() {\n  install=$pkgname.install\n  true\n}\n";
     let srcinfo = "pkgbase = emu\n\tpkgver = 1.0\n\tpkgrel = 1\n\turl = https://www.emu.example.org\n\tarch = x86_64\n\tlicense = GPL\n\tsource = https://download.emu.example.org/emu-1.0.tar.xz\n\tsha256sums = 0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0\n\npkgname = emu-common\n\npkgname = emu-guest-agent\n\tinstall = emu-guest-agent.install\n";
     let r = audit(&srcinfo_pkg(pkgbuild, srcinfo, "emu-guest-agent.install"));
-    assert!(max_of(&r, "AUR-SRCINFO-MISMATCH") <= Some(Severity::Low), "{}", r.to_text());
+    assert!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH") <= Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
     // An install script the .SRCINFO does not show at all is still hidden from the page.
     let hidden = srcinfo.replace("\tinstall = emu-guest-agent.install\n", "");
     let r = audit(&srcinfo_pkg(pkgbuild, &hidden, "emu-guest-agent.install"));
-    assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), Some(Severity::High), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::High),
+        "{}",
+        r.to_text()
+    );
 }
 
 #[test]
@@ -221,8 +257,16 @@ fn a_srcinfo_of_another_package_name_is_not_compared() {
     // Shape: a package renamed in a distribution's tree with the old name's .SRCINFO kept.
     let pkgbuild = "pkgname=emu-arm-static-bin\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://emu.example.org\"\nlicense=('GPL')\ninstall=\"${pkgname}.install\"\nsource=(\"https://emu.example.org/emu-1.0.apk\")\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0')\npackage() {\n  true\n}\n";
     let srcinfo = "pkgbase = emu-static-bin\n\tpkgver = 0.9\n\tpkgrel = 1\n\tinstall = emu-static-bin.install\n\tsource = https://emu.example.org/emu-0.9.apk\n\npkgname = emu-static-bin\n";
-    let r = audit(&srcinfo_pkg(pkgbuild, srcinfo, "emu-arm-static-bin.install"));
-    assert!(max_of(&r, "AUR-SRCINFO-MISMATCH") <= Some(Severity::Low), "{}", r.to_text());
+    let r = audit(&srcinfo_pkg(
+        pkgbuild,
+        srcinfo,
+        "emu-arm-static-bin.install",
+    ));
+    assert!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH") <= Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
     let f = r
         .findings
@@ -278,14 +322,32 @@ fn a_local_patch_or_an_ordinary_dependency_missing_from_srcinfo_is_low() {
         })
     };
     let r = run(pkgbuild(" \"arm-fix.patch\"", " 'cmocka'"));
-    assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), Some(Severity::Low), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
     // A download .SRCINFO does not list is still review, and so is a package manager
     // (in depends=, dangerous: rules.rs).
-    let r = run(pkgbuild(" \"https://elsewhere.example.net/extra.tar.gz\"", ""));
-    assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), Some(Severity::Medium), "{}", r.to_text());
+    let r = run(pkgbuild(
+        " \"https://elsewhere.example.net/extra.tar.gz\"",
+        "",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
     let r = run(pkgbuild("", " 'npm'"));
-    assert_eq!(max_of(&r, "AUR-SRCINFO-MISMATCH"), Some(Severity::Medium), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
 }
 
 // Class: `eval` of a function definition written in the file, with the split package's name
@@ -300,7 +362,12 @@ fn eval_defining_a_split_package_function_from_its_own_text_is_low() {
         install_scripts: Vec::new(),
         srcinfo: None,
     });
-    assert_eq!(max_of(&r, "AUR-EVAL"), Some(Severity::Low), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-EVAL"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
     // Text that comes from a command's output is still unknown until it runs.
     let r = audit(&AuditInput {
@@ -308,5 +375,10 @@ fn eval_defining_a_split_package_function_from_its_own_text_is_low() {
         install_scripts: Vec::new(),
         srcinfo: None,
     });
-    assert_eq!(max_of(&r, "AUR-EVAL"), Some(Severity::Medium), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-EVAL"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
 }

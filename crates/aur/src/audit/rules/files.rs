@@ -613,14 +613,14 @@ fn narrowing_mode(cmd: &Cmd) -> bool {
     if prog != "chmod" {
         return false;
     }
-    let Some(mode) = args.iter().map(|a| a.text.as_str()).find(|a| !a.starts_with('-')) else {
+    let Some(mode) = args
+        .iter()
+        .map(|a| a.text.as_str())
+        .find(|a| !a.starts_with('-'))
+    else {
         return false;
     };
     mode.len() >= 3
         && mode.bytes().all(|b| (b'0'..=b'7').contains(&b))
-        && mode
-            .bytes()
-            .rev()
-            .take(2)
-            .all(|b| (b - b'0') & 2 == 0)
+        && mode.bytes().rev().take(2).all(|b| (b - b'0') & 2 == 0)
 }

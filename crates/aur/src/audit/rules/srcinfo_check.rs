@@ -166,7 +166,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 // download: the page lists the tree's files, and the audit reads them.
                 a if a.starts_with("source") && !p.contains("://") => (
                     Severity::Low,
-                    format!("the PKGBUILD has the local file {p} as a source, which .SRCINFO does not list; it is in the package's own files"),
+                    format!(
+                        "the PKGBUILD has the local file {p} as a source, which .SRCINFO does not list; it is in the package's own files"
+                    ),
                 ),
                 a if a.starts_with("source") => (
                     Severity::Medium,
@@ -174,14 +176,18 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 ),
                 _ if names::is_pkg_manager_package(p) => (
                     Severity::Medium,
-                    format!("the PKGBUILD's {arr} has the package manager {p}, which .SRCINFO does not list"),
+                    format!(
+                        "the PKGBUILD's {arr} has the package manager {p}, which .SRCINFO does not list"
+                    ),
                 ),
                 // makepkg installs a missing dependency with pacman, from the configured
                 // repositories only; a helper builds only what .SRCINFO names from the AUR.
                 // What a hidden ordinary dependency adds is a repository package.
                 _ => (
                     Severity::Low,
-                    format!("the PKGBUILD's {arr} has {p}, which .SRCINFO does not list; makepkg would install it from the configured repositories only"),
+                    format!(
+                        "the PKGBUILD's {arr} has {p}, which .SRCINFO does not list; makepkg would install it from the configured repositories only"
+                    ),
                 ),
             };
             let (pos, snip) = ctx.value_pos(&[arr], p).unwrap_or_default();
