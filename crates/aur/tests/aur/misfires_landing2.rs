@@ -382,3 +382,60 @@ fn eval_defining_a_split_package_function_from_its_own_text_is_low() {
         r.to_text()
     );
 }
+
+// Found in the landing-2 test set (read once; these fixes are judged by the next landing's new
+// repositories, not by it).
+
+// Class: a Python-style triple quote in a shell message (`echo """ … """`: empty quotes
+// around one quoted text) read as a word glued from short quoted pieces.
+
+#[test]
+fn a_triple_quoted_message_glues_nothing() {
+    // Shape: a desktop configuration package's post_install printing its instructions.
+    let r = audit(&with_script(
+        "desk-config",
+        "post_install() {\n  echo \"\"\"\n  The configuration files go to /usr/share/desk-config\n  \"\"\"\n}\n",
+    ));
+    assert_eq!(max_of(&r, "AUR-OBFUSCATION"), None, "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // Letters glued with empty quotes between them are still a disguised command.
+    let r = audit(&with_script(
+        "desk-config",
+        "post_install() {\n  c\"\"u\"\"r\"\"l -s https://example.org/x -o /tmp/x\n}\n",
+    ));
+    assert!(max_of(&r, "AUR-OBFUSCATION") >= Some(Severity::Medium), "{}", r.to_text());
+}
+
+// Class: the working directory after a heredoc: `cd "$pkgdir/usr/bin"` then two launchers
+// written with `cat > NAME << EOF`, the second read as a write to the live system.
+
+#[test]
+fn writes_after_a_heredoc_stay_in_the_directory_cd_chose() {
+    // Shape: a web application's package() writing its two launcher scripts in place.
+    let r = audit(&package(
+        "webtool",
+        "https://github.com/webtool/webtool",
+        "source=(\"https://github.com/webtool/webtool/archive/v1.0.tar.gz\")\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0')",
+        "package() {\n  install -d \"${pkgdir}/usr/bin\"\n  cd \"${pkgdir}/usr/bin\"\n\n  cat > webtool-web << EOF\n#!/bin/sh\ncd \"/usr/share/${pkgname}\"\n./webtool-web \"\\$@\"\nEOF\n\n  cat > webtool-worker << EOF\n#!/bin/sh\ncd \"/usr/share/${pkgname}\"\n./webtool-worker \"\\$@\"\nEOF\n\n  chmod 755 webtool-web webtool-worker\n}\n",
+    ));
+    assert_eq!(max_of(&r, "AUR-WRITE-SYSTEM"), None, "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+// Class: the project's own forge organisation (named exactly like the package) read as a
+// stranger's, and a local file named like the package (its install script) taken for the
+// package's own code, so its first source, a renamed git repository, looked slipped in.
+
+#[test]
+fn the_projects_own_organisation_and_a_local_file_named_like_it() {
+    // Shape: a browser fork built from its organisation's source repository on Codeberg,
+    // url= the project's pages site, the checkout renamed `src`, an install script beside it.
+    let r = audit(&package(
+        "forkfox",
+        "https://forkfox.codeberg.page",
+        "source=(\"src::git+https://codeberg.org/forkfox/source-next.git#tag=1.0\"\n        \"forkfox-testing.install\")\nsha256sums=('SKIP' '0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0')",
+        "prepare() {\n  cd src\n  python3 scripts/apply-patches.py 1.0\n}\npackage() {\n  true\n}\n",
+    ));
+    assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), None, "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}

@@ -108,9 +108,13 @@ fn checksum(ctx: &Ctx, src: &Source) -> Option<String> {
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     let mut srcs = sources(ctx);
-    // When a later entry is named like the package, that one is its code and the first is
-    // not (an upstream tarball after a helper repository).
-    let named_later = srcs.iter().any(|s| s.index > 0 && named_own(ctx, s));
+    // When a later download is named like the package, that one is its code and the first
+    // is not (an upstream tarball after a helper repository).
+    // (A download: a local file named like the package, its install script or .desktop
+    // file, is not the code it builds.)
+    let named_later = srcs
+        .iter()
+        .any(|s| s.index > 0 && s.url.is_some() && named_own(ctx, s));
     for s in &mut srcs {
         s.first = s.index == 0 && !named_later;
     }
@@ -246,10 +250,11 @@ fn own_source(ctx: &Ctx, s: &Source) -> bool {
 
 /// Is `s`'s repository (or file) named like the package?
 fn named_own(ctx: &Ctx, s: &Source) -> bool {
-    let repo = s
-        .url
-        .as_ref()
-        .and_then(urls::forge_owner)
+    let forge = s.url.as_ref().and_then(urls::forge_owner);
+    // A forge account or organisation named exactly like the package is the project's own
+    // (`konform-browser/konform-next` for konform-browser).
+    let owner = forge.as_ref().map(|(_, o, _)| norm(o)).unwrap_or_default();
+    let repo = forge
         .map(|(_, _, r)| r)
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| s.local.clone());
@@ -269,7 +274,9 @@ fn named_own(ctx: &Ctx, s: &Source) -> bool {
             names.push(stem(&x.text));
         }
     }
-    names.iter().any(|n| related(n, &repo))
+    names
+        .iter()
+        .any(|n| related(n, &repo) || (owner.len() >= 3 && owner == *n))
 }
 
 /// Hosts and forge owners that are the package's own: url= and the package's own sources.
