@@ -439,3 +439,51 @@ fn the_projects_own_organisation_and_a_local_file_named_like_it() {
     assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), None, "{}", r.to_text());
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
 }
+
+// Class: another init system's service registration (OpenRC's `rc-update`, as Artix's
+// install scripts do) was high whatever it registered, where `systemctl enable` of the
+// package's own unit is low: the same effect, judged the same way.
+
+#[test]
+fn rc_update_of_the_packages_own_service_is_low_like_systemctl_enable() {
+    // Shape: a daemon's OpenRC package registering its init script, and removing the old
+    // name's registration on upgrade.
+    let pkgbuild = "pkgname=watchd-openrc\npkgver=1.0\npkgrel=1\narch=('any')\nurl=\"https://example.org/watchd\"\nlicense=('GPL')\ndepends=('watchd' 'openrc')\ninstall=watchd.install\nsource=(\"watchd.initd\")\nsha256sums=('0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0')\npackage() {\n  install -Dm755 \"$srcdir/watchd.initd\" \"$pkgdir/etc/init.d/watchd\"\n}\n";
+    let run = |script: &str| {
+        audit(&AuditInput {
+            pkgbuild: pkgbuild.into(),
+            install_scripts: vec![ScriptFile {
+                name: "watchd.install".into(),
+                content: script.into(),
+            }],
+            srcinfo: None,
+        })
+    };
+    let r = run("post_install() {\n  rc-update add watchd default\n}\npost_upgrade() {\n  rc-update -a del watchdd\n}\n");
+    assert!(max_of(&r, "AUR-PERSISTENCE") <= Some(Severity::Low), "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // Another package's service, not in depends, is still high.
+    let r = run("post_install() {\n  rc-update add sshd default\n}\n");
+    assert_eq!(max_of(&r, "AUR-PERSISTENCE"), Some(Severity::High), "{}", r.to_text());
+}
+
+// Class: a project's library package (`libNAME`) enabling the project's own timer (`NAME-…`)
+// from its install script, read as reaching outside the package.
+
+#[test]
+fn a_library_package_enabling_its_projects_timer_is_low() {
+    // Shape: a package manager's library package, built with meson (which installs the timer
+    // without naming it), linking its cache-cleaning timer into timers.target.wants.
+    let r = audit(&with_script(
+        "libpkgtool",
+        "post_install() {\n  ln -sf /usr/lib/systemd/system/pkgtool-cleancache.timer /etc/systemd/system/timers.target.wants/pkgtool-cleancache.timer\n}\n",
+    ));
+    assert!(max_of(&r, "AUR-PERSISTENCE") <= Some(Severity::Low), "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // Another project's timer is still outside the package.
+    let r = audit(&with_script(
+        "libpkgtool",
+        "post_install() {\n  ln -sf /usr/lib/systemd/system/other-sync.timer /etc/systemd/system/timers.target.wants/other-sync.timer\n}\n",
+    ));
+    assert_eq!(max_of(&r, "AUR-PERSISTENCE"), Some(Severity::High), "{}", r.to_text());
+}
