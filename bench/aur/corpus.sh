@@ -40,13 +40,16 @@ while IFS=$'\t' read -r set repo commit under; do
   git -C "$dest" -c advice.detachedHead=false checkout -q -f "$commit"
   out="$root/sets/$set/$key"
   mkdir -p "$out"
-  (cd "$dest/$under" && find . -name PKGBUILD -type f -not -path '*/.*' -printf '%h\n') |
-    sort | while read -r d; do
-      rel=${d#./}
-      [[ $rel == . ]] && rel=$(basename "$dest")
-      name=${rel//\//+}
-      ln -sfn "$dest/$under/${d#./}" "$out/$name"
-    done
+  IFS=, read -r -a roots <<<"$under"
+  for root_dir in "${roots[@]}"; do
+    (cd "$dest/$root_dir" && find . -name PKGBUILD -type f -not -path '*/.*' -printf '%h\n') |
+      sort | while read -r d; do
+        rel=${d#./}
+        [[ $rel == . ]] && rel=$(basename "$dest")
+        name=${rel//\//+}
+        ln -sfn "$dest/$root_dir/${d#./}" "$out/$name"
+      done
+  done
   echo "$set $repo $commit: $(find "$out" -mindepth 1 -maxdepth 1 | wc -l) packages" >&2
 done <"$split"
 

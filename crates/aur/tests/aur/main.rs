@@ -10,6 +10,7 @@ mod garbage;
 mod git_repo;
 mod helpers;
 mod misfires;
+mod misfires_landing2;
 mod misfires_unseen;
 mod ops;
 mod rules;

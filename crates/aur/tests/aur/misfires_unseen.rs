@@ -181,7 +181,7 @@ fn enabling_a_unit_of_a_declared_dependency_is_like_enabling_its_own() {
 #[test]
 fn cargo_fetch_downloads_crates_and_runs_none() {
     // Shape: a Rust package fetching its crates in prepare() from a foreign git source.
-    let body = "source=(\"git+https://github.com/other/lib-thing.git\")\nsha256sums=('SKIP')\nprepare() {\n  cd lib-thing\n  cargo fetch --locked --target \"$(rustc -vV | sed -n 's/host: //p')\"\n}\n";
+    let body = "source+=(\"git+https://github.com/other/lib-thing.git\")\nsha256sums+=('SKIP')\nprepare() {\n  cd lib-thing\n  cargo fetch --locked --target \"$(rustc -vV | sed -n 's/host: //p')\"\n}\n";
     let r = audit(&pkg(body, &[]));
     assert_eq!(
         max_of(&r, "AUR-SOURCE-FOREIGN-EXEC"),
@@ -189,12 +189,13 @@ fn cargo_fetch_downloads_crates_and_runs_none() {
         "{}",
         r.to_text()
     );
-    // `cargo build` in it runs its build scripts: still foreign execution.
+    // `cargo build` in it runs its build scripts: still foreign execution, reported (a
+    // declared component the build compiles is review, misfires_landing2.rs).
     let r = audit(&pkg(
         &format!("{body}build() {{\n  cd lib-thing\n  cargo build --release\n}}\n"),
         &[],
     ));
-    assert!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC") >= Some(Severity::High));
+    assert!(max_of(&r, "AUR-SOURCE-FOREIGN-EXEC") >= Some(Severity::Medium));
 }
 
 #[test]

@@ -277,10 +277,10 @@ fn sources_hosts_checksums_and_foreign_code() {
         expect(&i, "AUR-URL-WEBHOOK", "PKGBUILD", 8),
         Severity::Critical
     );
-    // A renamed git source from someone else, run by the build.
+    // A renamed git source from someone else beside the upstream's, run by the build.
     let i = input(
         &pb(
-            "source=(\"patches::git+https://github.com/stranger/fix.git\")\nsha256sums=('SKIP')\nprepare() {\n  python patches/apply.py\n}\n",
+            "source=(\"https://github.com/demo/demo/archive/v1.0.tar.gz\" \"patches::git+https://github.com/stranger/fix.git\")\nsha256sums=('ab' 'SKIP')\nprepare() {\n  python patches/apply.py\n}\n",
         ),
         &[],
         None,

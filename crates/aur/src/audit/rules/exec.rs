@@ -121,7 +121,14 @@ fn code_words(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
         }
     }
     if name == "eval" && args.iter().any(|a| a.dynamic) {
-        if copies_own_functions(ctx, args) {
+        if defines_function_from_text(args) {
+            sink.cmd(
+                "AUR-EVAL",
+                Severity::Low,
+                cmd,
+                "eval defines a function from text written in this file, with only variables put into it and no command's output (split packages named in a loop: `eval \"package_${name}() { … }\"`); the code it defines is the text you read here, and the audit reads it as such. Check the variables it puts in are this file's".into(),
+            );
+        } else if copies_own_functions(ctx, args) {
             sink.cmd(
                 "AUR-EVAL",
                 Severity::Low,
@@ -267,6 +274,26 @@ fn elevation(cmd: &Cmd, sink: &mut Sink) {
 /// `eval "package_$_p() { $(declare -f "_package${_p#$pkgbase}"); … }"`: the only code
 /// substituted into the text is `declare -f`/`typeset -f` of functions (text already in the
 /// file), and nothing in it comes from a download, a decoder or hidden text.
+/// `eval "package_$name() { … }"`: the evaluated text is a function definition written in the
+/// file, with variables but no substitution's output and nothing downloaded or decoded in it.
+fn defines_function_from_text(args: &[Word]) -> bool {
+    let bad = Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED);
+    if args.is_empty() || args.iter().any(|a| a.taint.has(bad) || !a.subs.is_empty()) {
+        return false;
+    }
+    let text = args
+        .iter()
+        .map(|a| a.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let t = text.trim_start();
+    let t = t.strip_prefix("function ").unwrap_or(t).trim_start();
+    let name_len = t
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.${}".contains(c)))
+        .unwrap_or(t.len());
+    name_len > 0 && t[name_len..].trim_start().starts_with("()")
+}
+
 fn copies_own_functions(ctx: &Ctx, args: &[Word]) -> bool {
     let bad = Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED);
     let subs: Vec<usize> = args.iter().flat_map(|a| a.subs.iter().copied()).collect();

@@ -29,7 +29,11 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             // whose deletion is destruction.
             let drops_rules = matches!(name, "rm" | "unlink")
                 && (p.starts_with("/etc/sudoers") || p.starts_with("/etc/shadow"));
-            if drops_rules {
+            // Making an empty directory reads nothing and writes no rule or key into it
+            // (`mkdir -p etc/sudoers.d`); a mode that opens nothing to others for writing
+            // grants nothing on the sudo rules (world-writable modes are the modes rule's).
+            let rules = p.starts_with("/etc/sudoers");
+            if drops_rules || makes_dir(cmd) || (rules && narrowing_mode(cmd)) {
                 continue;
             }
             if let Some(what) = secret(&p) {
@@ -513,30 +517,31 @@ fn judge_write(ctx: &Ctx, cmd: &Cmd, p: &str, raw: &str, effect: Effect, sink: &
                 return;
             }
         }
-        let (prog, args) = names::program(cmd);
-        let makes_dir = prog == "mkdir"
-            || (prog == "install" && argv::install(args).has("-d"))
-            || (prog == "install" && argv::install(args).has("--directory"));
-        if makes_dir && p.starts_with("$pkgdir") {
-            // An empty directory in the package (`install -d "$pkgdir/etc/sudoers.d"`) holds
-            // no rule and runs nothing.
+        if makes_dir(cmd) {
+            // An empty directory (`install -d "$pkgdir/etc/sudoers.d"`, or `mkdir -p
+            // etc/sudoers.d` from an install script) holds no rule and runs nothing,
+            // wherever it is made; only where it is made on the live system during the build
+            // is it judged, below, as any other write.
+            if p.starts_with("$pkgdir") || cmd.phase.runs_on_system() {
+                return;
+            }
+        } else {
+            if cmd.phase == Phase::Runtime {
+                // A program the person runs later changing their own session is not the
+                // package reaching out while it is built or installed.
+                sev = sev.min(Severity::Medium);
+            }
+            sink.cmd(
+                "AUR-PERSISTENCE",
+                sev,
+                cmd,
+                format!(
+                    "writes to {what} ({raw}) {}: code that comes back after every boot or login",
+                    cmd.phase.label()
+                ),
+            );
             return;
         }
-        if cmd.phase == Phase::Runtime {
-            // A program the person runs later changing their own session is not the
-            // package reaching out while it is built or installed.
-            sev = sev.min(Severity::Medium);
-        }
-        sink.cmd(
-            "AUR-PERSISTENCE",
-            sev,
-            cmd,
-            format!(
-                "writes to {what} ({raw}) {}: code that comes back after every boot or login",
-                cmd.phase.label()
-            ),
-        );
-        return;
     }
     if p.is_empty()
         || p.starts_with("$pkgdir")
@@ -591,4 +596,31 @@ fn judge_write(ctx: &Ctx, cmd: &Cmd, p: &str, raw: &str, effect: Effect, sink: &
             );
         }
     }
+}
+
+/// Does the command only make directories (`mkdir`, `install -d`)?
+fn makes_dir(cmd: &Cmd) -> bool {
+    let (prog, args) = names::program(cmd);
+    prog == "mkdir"
+        || (prog == "install"
+            && (argv::install(args).has("-d") || argv::install(args).has("--directory")))
+}
+
+/// A `chmod` to an octal mode that lets neither the group nor others write (`0750`, `440`):
+/// it opens nothing.
+fn narrowing_mode(cmd: &Cmd) -> bool {
+    let (prog, args) = names::program(cmd);
+    if prog != "chmod" {
+        return false;
+    }
+    let Some(mode) = args
+        .iter()
+        .map(|a| a.text.as_str())
+        .find(|a| !a.starts_with('-'))
+    else {
+        return false;
+    };
+    mode.len() >= 3
+        && mode.bytes().all(|b| (b'0'..=b'7').contains(&b))
+        && mode.bytes().rev().take(2).all(|b| (b - b'0') & 2 == 0)
 }

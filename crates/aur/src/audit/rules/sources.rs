@@ -18,6 +18,9 @@ pub(crate) struct Source {
     pub url: Option<ParsedUrl>,
     pub array: String,
     pub index: usize,
+    /// The first entry of its array, with no later entry named like the package: the code
+    /// the package declares it builds (set by `check`).
+    pub first: bool,
 }
 
 pub(crate) fn parse_source(raw: &str, array: &str, index: usize) -> Source {
@@ -59,6 +62,7 @@ pub(crate) fn parse_source(raw: &str, array: &str, index: usize) -> Source {
         url,
         array: array.to_owned(),
         index,
+        first: false,
     }
 }
 
@@ -103,7 +107,17 @@ fn checksum(ctx: &Ctx, src: &Source) -> Option<String> {
 }
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
-    let srcs = sources(ctx);
+    let mut srcs = sources(ctx);
+    // When a later download is named like the package, that one is its code and the first
+    // is not (an upstream tarball after a helper repository).
+    // (A download: a local file named like the package, its install script or .desktop
+    // file, is not the code it builds.)
+    let named_later = srcs
+        .iter()
+        .any(|s| s.index > 0 && s.url.is_some() && named_own(ctx, s));
+    for s in &mut srcs {
+        s.first = s.index == 0 && !named_later;
+    }
     let url_var = ctx.an.global_str("url").and_then(|u| urls::parse(&u.text));
     let home = home(ctx, &srcs, url_var.as_ref());
     for s in &srcs {
@@ -227,12 +241,20 @@ fn related(a: &str, b: &str) -> bool {
         || (a.len() >= 3 && b.len() >= 3 && (a.contains(&b) || b.contains(&a)))
 }
 
-/// Is `s` the package's own source: its repository (or file) is named like the package?
+/// Is `s` the package's own source: a repository (or file) named like the package, or the
+/// first entry of its `source` array (the code the package declares it builds, whatever url=
+/// names: a website, an old homepage, a former project name, and whatever it is renamed to)?
 fn own_source(ctx: &Ctx, s: &Source) -> bool {
-    let repo = s
-        .url
-        .as_ref()
-        .and_then(urls::forge_owner)
+    s.first || named_own(ctx, s)
+}
+
+/// Is `s`'s repository (or file) named like the package?
+fn named_own(ctx: &Ctx, s: &Source) -> bool {
+    let forge = s.url.as_ref().and_then(urls::forge_owner);
+    // A forge account or organisation named exactly like the package is the project's own
+    // (`konform-browser/konform-next` for konform-browser).
+    let owner = forge.as_ref().map(|(_, o, _)| norm(o)).unwrap_or_default();
+    let repo = forge
         .map(|(_, _, r)| r)
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| s.local.clone());
@@ -252,7 +274,9 @@ fn own_source(ctx: &Ctx, s: &Source) -> bool {
             names.push(stem(&x.text));
         }
     }
-    names.iter().any(|n| related(n, &repo))
+    names
+        .iter()
+        .any(|n| related(n, &repo) || (owner.len() >= 3 && owner == *n))
 }
 
 /// Hosts and forge owners that are the package's own: url= and the package's own sources.
@@ -326,21 +350,37 @@ fn foreign_exec(
     if s.url.is_none() || !is_foreign(ctx, s, home) {
         return;
     }
-    let repo = s
+    let (owner, repo) = s
         .url
         .as_ref()
         .and_then(urls::forge_owner)
-        .map(|(_, _, r)| r)
-        .unwrap_or_else(|| s.local.clone());
+        .map(|(_, o, r)| (o, r))
+        .unwrap_or_else(|| (String::new(), s.local.clone()));
     let runner = executed(ctx, &s.local);
-    let deceptive = s.renamed && !related(&s.local, &repo);
+    // Renamed to hide what it is: a name that says neither the repository nor its owner
+    // (`patches::` for someone's `zenbrowser-patch`; not `tdlib::` for `tdlib/td`).
+    let deceptive = s.renamed && !related(&s.local, &repo) && !related(&s.local, &owner);
+    // A prebuilt package (`-bin`) has nothing of its own to compile: code from a second
+    // party's repository run in its build runs for its own sake (the 2025 "-patch"/"-fix"
+    // browser packages). In a package built from source, a further repository the build
+    // compiles is a component it declares (a vendor's firmware, a bundled library).
+    let prebuilt = ctx.pkgnames.iter().any(|p| p.ends_with("-bin"));
     match runner {
         Some(cmd) if s.vcs && pinned(&s.raw) && !deceptive => sink.cmd(
+            "AUR-SOURCE-FOREIGN-EXEC",
+            if prebuilt { Severity::Medium } else { Severity::Low },
+            cmd,
+            format!(
+                "runs code from the source `{}` ({}), a git repository of someone other than the upstream in url= and the package's first source; it is pinned to one commit, so that code is fixed and can be reviewed",
+                s.local, s.raw
+            ),
+        ),
+        Some(cmd) if s.vcs && !deceptive && !prebuilt => sink.cmd(
             "AUR-SOURCE-FOREIGN-EXEC",
             Severity::Medium,
             cmd,
             format!(
-                "runs code from the source `{}` ({}), a git repository of someone other than the upstream in url= and the package's own sources; it is pinned to one commit, so that code is fixed and can be reviewed",
+                "the build runs code from `{}` ({}), a git repository of someone other than the upstream, declared in source=() beside the package's own code; it can change at any time, so check whose it is and that the package needs it",
                 s.local, s.raw
             ),
         ),
@@ -349,8 +389,14 @@ fn foreign_exec(
             if deceptive { Severity::Critical } else { Severity::High },
             cmd,
             format!(
-                "runs code from the source `{}` ({}), a git repository of someone other than the upstream in url= and the package's own sources; it can change at any time",
-                s.local, s.raw
+                "runs code from the source `{}` ({}), a git repository of someone other than the upstream in url= and the package's first source{}; it can change at any time",
+                s.local,
+                s.raw,
+                if deceptive {
+                    ", renamed to a name that is not its repository's"
+                } else {
+                    ", in a prebuilt package that has nothing to compile"
+                }
             ),
         ),
         Some(cmd) if skip => sink.cmd(

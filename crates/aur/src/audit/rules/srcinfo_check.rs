@@ -31,6 +31,30 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             why,
         );
     };
+    // A .SRCINFO of another package (a renamed package whose old .SRCINFO was copied along):
+    // it describes nothing of this PKGBUILD, so nothing in it is compared, and nothing is
+    // hidden by it either.
+    let si_names: Vec<&str> = si.packages.iter().map(|(n, _)| n.as_str()).collect();
+    if !si_names.is_empty()
+        && !ctx.pkgnames.is_empty()
+        && !ctx
+            .pkgnames
+            .iter()
+            .any(|n| n.contains('$') || si_names.contains(&n.as_str()))
+    {
+        add(
+            sink,
+            "AUR-SRCINFO-MISMATCH",
+            Severity::Low,
+            1,
+            format!(
+                "the .SRCINFO is for {}, not for this PKGBUILD's {}: it was not regenerated, so the AUR page and helpers show another package's metadata",
+                si_names.join(" "),
+                ctx.pkgnames.join(" ")
+            ),
+        );
+        return;
+    }
     // Version.
     let pkgver = ctx.an.global_str("pkgver");
     let pkgrel = ctx.an.global_str("pkgrel");
@@ -76,6 +100,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         // depend on the builder's settings; .SRCINFO records one of them.
         let mut pk: Vec<crate::audit::shell::Str> = ctx.an.global_list(arr);
         let mut optional: Vec<String> = Vec::new();
+        // `$pkgname` inside `package_NAME()` is NAME: the same value spelled with each split
+        // package's name is what makepkg --printsrcinfo writes for that package.
+        let mut per_package: Vec<String> = Vec::new();
         for a in ctx
             .an
             .assigns
@@ -85,7 +112,11 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             if a.conditional {
                 optional.extend(a.value.items().into_iter().map(|s| s.text));
             } else if a.phase == crate::audit::shell::Phase::Package {
-                pk.extend(a.value.items());
+                let items = a.value.items();
+                if a.snippet.contains("$pkgname") || a.snippet.contains("${pkgname}") {
+                    per_package.extend(items.iter().map(|s| s.text.clone()));
+                }
+                pk.extend(items);
             }
         }
         if pk.iter().any(|s| s.dynamic) {
@@ -106,7 +137,18 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             continue;
         }
         let svals: Vec<&str> = sv.iter().map(|(_, v)| v.as_str()).collect();
-        for p in pk.iter().filter(|p| !svals.contains(&p.as_str())) {
+        let listed = |p: &str| {
+            svals.contains(&p)
+                || (per_package.iter().any(|x| x == p)
+                    && ctx.pkgnames.iter().any(|from| {
+                        p.contains(from.as_str())
+                            && ctx
+                                .pkgnames
+                                .iter()
+                                .any(|to| svals.contains(&p.replace(from.as_str(), to).as_str()))
+                    }))
+        };
+        for p in pk.iter().filter(|p| !listed(p)) {
             let (sev, why) = match *arr {
                 "install" => (
                     Severity::High,
@@ -120,13 +162,32 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                         "the PKGBUILD depends on the package manager {p}, which .SRCINFO does not show"
                     ),
                 ),
+                // A file of the package's own tree (a patch beside the PKGBUILD) hides no
+                // download: the page lists the tree's files, and the audit reads them.
+                a if a.starts_with("source") && !p.contains("://") => (
+                    Severity::Low,
+                    format!(
+                        "the PKGBUILD has the local file {p} as a source, which .SRCINFO does not list; it is in the package's own files"
+                    ),
+                ),
                 a if a.starts_with("source") => (
                     Severity::Medium,
                     format!("the PKGBUILD has the source {p}, which .SRCINFO does not list"),
                 ),
-                _ => (
+                _ if names::is_pkg_manager_package(p) => (
                     Severity::Medium,
-                    format!("the PKGBUILD's {arr} has {p}, which .SRCINFO does not list"),
+                    format!(
+                        "the PKGBUILD's {arr} has the package manager {p}, which .SRCINFO does not list"
+                    ),
+                ),
+                // makepkg installs a missing dependency with pacman, from the configured
+                // repositories only; a helper builds only what .SRCINFO names from the AUR.
+                // What a hidden ordinary dependency adds is a repository package.
+                _ => (
+                    Severity::Low,
+                    format!(
+                        "the PKGBUILD's {arr} has {p}, which .SRCINFO does not list; makepkg would install it from the configured repositories only"
+                    ),
                 ),
             };
             let (pos, snip) = ctx.value_pos(&[arr], p).unwrap_or_default();

@@ -59,9 +59,11 @@ pub(super) fn shipped_unit(ctx: &Ctx, unit: &str) -> bool {
     const GENERIC: &[&str] = &[
         "git", "bin", "utils", "tools", "dkms", "daemon", "service", "linux", "server", "client",
     ];
+    // A project's library package (`libpamac`) ships the project's units (`pamac-…`).
     ctx.pkgnames.iter().any(|p| {
         p.to_ascii_lowercase()
             .split(['-', '_', '.'])
+            .map(|t| t.strip_prefix("lib").filter(|r| r.len() >= 4).unwrap_or(t))
             .filter(|t| t.len() >= 4 && !GENERIC.contains(t))
             .any(|t| w.contains(t))
     })
@@ -291,11 +293,10 @@ pub(super) fn services(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
         "crontab" if !words.iter().all(|w| *w == "-l") => {
             Some(("AUR-PERSISTENCE", Severity::High, "installs a cron job"))
         }
-        "update-rc.d" | "chkconfig" | "rc-update" => Some((
-            "AUR-PERSISTENCE",
-            Severity::High,
-            "registers a boot service",
-        )),
+        "update-rc.d" | "chkconfig" | "rc-update" | "dinitctl" => {
+            init_service(ctx, cmd, name, &ops, sink);
+            return;
+        }
         "at" | "batch" => Some((
             "AUR-PERSISTENCE",
             Severity::High,
@@ -309,4 +310,121 @@ pub(super) fn services(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
         }
         sink.cmd(id, sev, cmd, format!("{why} ({})", cmd.phase.label()));
     }
+}
+
+/// Another init system's service registration, judged as `systemctl enable` is: OpenRC's
+/// `rc-update add NAME [RUNLEVEL]`, `update-rc.d NAME defaults`, `chkconfig NAME on`,
+/// `dinitctl enable NAME` (Artix and other non-systemd distributions' install scripts). Adding
+/// the package's own service (or a dependency's) is low; another's is high; removing one
+/// starts nothing.
+fn init_service(ctx: &Ctx, cmd: &Cmd, prog: &str, ops: &[&str], sink: &mut Sink) {
+    if cmd.phase == Phase::Runtime {
+        return;
+    }
+    let (adding, names): (bool, Vec<&str>) = match prog {
+        "rc-update" => match ops.first().copied() {
+            Some("add") => (true, ops.get(1).copied().into_iter().collect()),
+            Some("del" | "delete") => (false, ops.get(1).copied().into_iter().collect()),
+            _ => (true, Vec::new()),
+        },
+        "update-rc.d" => (
+            !ops.iter().any(|o| matches!(*o, "remove" | "disable")),
+            ops.first().copied().into_iter().collect(),
+        ),
+        "chkconfig" => (
+            !ops.iter().any(|o| matches!(*o, "off" | "--del")),
+            ops.iter()
+                .copied()
+                .find(|o| !matches!(*o, "on" | "off" | "--add" | "--del" | "--level"))
+                .into_iter()
+                .collect(),
+        ),
+        _ => match ops.first().copied() {
+            Some("enable") => (true, ops.get(1).copied().into_iter().collect()),
+            Some("disable") => (false, ops.get(1).copied().into_iter().collect()),
+            _ => return,
+        },
+    };
+    if !adding {
+        sink.cmd(
+            "AUR-PERSISTENCE",
+            Severity::Low,
+            cmd,
+            format!(
+                "removes the boot service {} from the init system ({}): a removal starts nothing; check it is the package's own",
+                names.join(" "),
+                cmd.phase.label()
+            ),
+        );
+        return;
+    }
+    let known = !names.is_empty()
+        && names
+            .iter()
+            .all(|n| own_service(ctx, n) || dependency_unit(ctx, n).is_some());
+    let (sev, why) = if known {
+        (
+            Severity::Low,
+            format!(
+                "registers {} with the init system, a service the package or its dependency ships; the choice is usually left to the person",
+                names.join(" ")
+            ),
+        )
+    } else {
+        (
+            Severity::High,
+            format!(
+                "registers a boot service the package does not ship ({})",
+                if names.is_empty() {
+                    "its name is not written here".to_owned()
+                } else {
+                    names.join(" ")
+                }
+            ),
+        )
+    };
+    sink.cmd(
+        "AUR-PERSISTENCE",
+        sev,
+        cmd,
+        format!("{why} ({})", cmd.phase.label()),
+    );
+}
+
+/// A service of another init system the package ships: named after the package, or a file
+/// of its sources or package() named `NAME`, `NAME.initd`, `NAME.openrc`, `NAME.dinit`,
+/// `NAME.run`, or installed as `init.d/NAME`, `dinit.d/NAME`, `sv/NAME/…`.
+fn own_service(ctx: &Ctx, name: &str) -> bool {
+    if name.is_empty() || name.starts_with('$') {
+        return false;
+    }
+    if shipped_unit(ctx, name) {
+        return true;
+    }
+    let matches = |w: &str| {
+        let w = w.rsplit("::").next().unwrap_or(w);
+        let b = basename(w);
+        [".initd", ".openrc", ".dinit", ".run", ".rc", ".sv"]
+            .iter()
+            .any(|s| b.strip_suffix(s) == Some(name))
+            || w.ends_with(&format!("init.d/{name}"))
+            || w.ends_with(&format!("dinit.d/{name}"))
+            || w.contains(&format!("/sv/{name}/"))
+            || w.ends_with(&format!("/sv/{name}"))
+    };
+    let in_package = ctx.an.cmds.iter().any(|c| {
+        c.phase == Phase::Package
+            && c.argv
+                .iter()
+                .chain(c.redirs.iter().map(|r| &r.target))
+                .any(|w| matches(&w.text))
+    });
+    let in_sources = ctx
+        .an
+        .global
+        .iter()
+        .filter(|(k, _)| *k == "source" || k.starts_with("source_"))
+        .flat_map(|(_, v)| v.items())
+        .any(|s| matches(&s.text));
+    in_package || in_sources || ctx.an.files.iter().any(|f| matches(&f.name))
 }

@@ -21,20 +21,32 @@ impl Walker {
                 continue;
             }
             let e = self.expand(src, k);
-            let mut fields = e.fields.into_iter().map(|t| Str {
-                text: t,
-                taint: e.taint,
-                dynamic: e.dynamic,
-            });
+            let fields: Vec<Str> = e
+                .fields
+                .into_iter()
+                .map(|t| Str {
+                    text: t,
+                    taint: e.taint,
+                    dynamic: e.dynamic,
+                })
+                .collect();
             // tree-sitter-bash ends an unquoted element early at a `$` it reads as
             // literal (`…/archive/$pkgname-$pkgver.tar.gz` comes as `…/archive/$` and
-            // `pkgname-$pkgver.tar.gz`): pieces with no space between are one word.
+            // `pkgname-$pkgver.tar.gz`): pieces with no space between are one word. When
+            // the second piece brace-expands (`…/$` + `pkgname-$pkgver.tar.xz{,.sig}`),
+            // the first is the prefix of every word it becomes, as bash expands the whole.
             if prev_end == Some(k.start_byte())
-                && let (Some(last), Some(first)) = (items.last_mut(), fields.next())
+                && !fields.is_empty()
+                && let Some(last) = items.pop()
             {
-                self.join_split_word(last, first);
+                for f in fields {
+                    let mut word = last.clone();
+                    self.join_split_word(&mut word, f);
+                    items.push(word);
+                }
+            } else {
+                items.extend(fields);
             }
-            items.extend(fields);
             prev_end = Some(k.end_byte());
         }
         Val::Array(items)

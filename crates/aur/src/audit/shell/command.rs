@@ -602,9 +602,17 @@ impl Walker {
         let saved_r = std::mem::take(&mut self.extra_redirs);
         let saved_s = self.extra_stdin.take();
         let saved_h = self.pending_heredoc.take();
+        // Only eval runs in this shell; `sh -c`, a script fed to a shell, a generated file and
+        // a hook's Exec line are other processes, whose `cd` leaves this shell where it was.
+        let own_shell = embed.kind == EmbedKind::Eval;
+        let saved_dir = (!own_shell).then(|| (self.cwd.clone(), self.dir_stack.clone()));
         self.depth += 1;
         self.walk_block(&src, src.tree.root_node());
         self.depth -= 1;
+        if let Some((cwd, stack)) = saved_dir {
+            self.cwd = cwd;
+            self.dir_stack = stack;
+        }
         self.embed = saved_embed;
         self.pipe = saved_pipe;
         self.background = saved_bg;

@@ -29,6 +29,9 @@ pub(super) struct Acc {
     pub subs: Vec<usize>,
     lit_frags: u32,
     small_frags: u32,
+    /// Literal pieces with text in them: `"""message"""` is one piece of text between empty
+    /// quotes, nothing glued.
+    full_frags: u32,
     /// Literal pieces written inside quotes (`'b'`, `"u"`, `$'n'`): quote splitting needs them;
     /// unquoted pieces are brace expansion or globs (`{a,b}`, `*.[ch]`), not obfuscation.
     quoted_frags: u32,
@@ -47,6 +50,9 @@ impl Acc {
     }
     fn frag(&mut self, t: &str) {
         self.lit_frags += 1;
+        if !t.is_empty() {
+            self.full_frags += 1;
+        }
         if t.chars().count() <= 2 {
             self.small_frags += 1;
         }
@@ -105,10 +111,15 @@ impl Acc {
     }
 }
 
-/// A word glued from short pieces, at least two of them quoted, with no expansion in it:
-/// `'c''u''r''l'`, `"b"u"n"`. Brace expansion and globs have no quotes and do not count.
+/// A word glued from short pieces, at least two of them quoted and two with text, with no
+/// expansion in it: `'c''u''r''l'`, `"b"u"n"`, `c""u""r""l`. Brace expansion and globs have no
+/// quotes and do not count; `"""text"""` (Python's triple quote written in shell) glues nothing.
 fn quote_split(acc: &Acc) -> bool {
-    acc.lit_frags >= 3 && acc.small_frags >= 2 && acc.quoted_frags >= 2 && acc.exps == 0
+    acc.lit_frags >= 3
+        && acc.small_frags >= 2
+        && acc.quoted_frags >= 2
+        && acc.full_frags >= 2
+        && acc.exps == 0
 }
 
 /// The result of expanding one word node.
