@@ -24,10 +24,12 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::desktop::DesktopService;
 use super::{Services, domain_err};
 
 pub mod ops;
 pub mod registry;
+pub mod route;
 pub mod sudo;
 pub mod terminal;
 
@@ -53,6 +55,10 @@ pub struct HandoffArgs {
     pub unit: Option<String>,
     /// install_file: a cached package file (pkg_cache); pacnew_*: a file pkg_pacnew lists.
     pub path: Option<String>,
+    /// omarchy: a route needing root, as omarchy_search shows it.
+    pub route: Option<String>,
+    /// omarchy: its arguments, as for omarchy_run.
+    pub args: Option<Vec<String>>,
     /// Why, for the person (shown).
     pub reason: String,
 }
@@ -93,12 +99,19 @@ static SPEC: ToolSpec = ToolSpec {
 
 pub struct Handoff {
     svc: Arc<Services>,
+    desktop: Arc<DesktopService>,
     handoffs: Arc<Handoffs>,
 }
 
-pub fn register(c: &mut Catalogue, svc: &Arc<Services>, handoffs: Arc<Handoffs>) {
+pub fn register(
+    c: &mut Catalogue,
+    svc: &Arc<Services>,
+    desktop: Arc<DesktopService>,
+    handoffs: Arc<Handoffs>,
+) {
     c.add(Handoff {
         svc: svc.clone(),
+        desktop,
         handoffs,
     });
 }
@@ -134,6 +147,18 @@ impl Tool for Handoff {
     }
 
     fn plan(&self, a: &HandoffArgs) -> Plan {
+        if a.op == ops::Op::Omarchy {
+            // `handoff omarchy pkg add`: policy can name one route.
+            let bare = a
+                .route
+                .as_deref()
+                .and_then(archgate_desktop::omarchy::spelling)
+                .unwrap_or_default();
+            let words: Vec<&str> = std::iter::once("omarchy")
+                .chain(bare.split_whitespace())
+                .collect();
+            return Plan::with_tier(&SPEC, SPEC.tier, &words);
+        }
         let words: &[&str] = match a.op {
             ops::Op::SystemUpdate => &["system_update"],
             ops::Op::Install => &["install"],
@@ -147,6 +172,7 @@ impl Tool for Handoff {
             ops::Op::PacnewDiscard => &["pacnew", "discard"],
             ops::Op::SnapshotSnapper => &["snapshot", "snapper"],
             ops::Op::SnapshotTimeshift => &["snapshot", "timeshift"],
+            ops::Op::Omarchy => &["omarchy"],
         };
         Plan::with_tier(&SPEC, SPEC.tier, words)
     }
@@ -159,6 +185,23 @@ impl Tool for Handoff {
         a: HandoffArgs,
     ) -> BoxFuture<'a, Result<Resolved<Run>, ToolError>> {
         Box::pin(async move {
+            if a.reason.trim().is_empty() || a.reason.chars().count() > MAX_REASON {
+                return Err(invalid(format!(
+                    "reason: say why in 1 to {MAX_REASON} characters"
+                )));
+            }
+            if a.op == ops::Op::Omarchy {
+                return self.resolve_route(cx, probe, plan, a).await;
+            }
+            if let Some(field) = [("route", a.route.is_some()), ("args", a.args.is_some())]
+                .into_iter()
+                .find_map(|(f, is)| is.then_some(f))
+            {
+                return Err(invalid(ops::OpError::Extra {
+                    op: a.op.as_str(),
+                    field,
+                }));
+            }
             let operation = Operation::from_args(
                 a.op,
                 ops::Values {
@@ -168,11 +211,6 @@ impl Tool for Handoff {
                 },
             )
             .map_err(invalid)?;
-            if a.reason.trim().is_empty() || a.reason.chars().count() > MAX_REASON {
-                return Err(invalid(format!(
-                    "reason: say why in 1 to {MAX_REASON} characters"
-                )));
-            }
             let exec = probe.permit.executor();
             exec.resolve_program("sudo").map_err(|e| {
                 ToolError::new(
@@ -250,6 +288,7 @@ impl Tool for Handoff {
                 client: cx.client.clone(),
                 lock,
                 log_file,
+                script: None,
             };
             Ok(Resolved {
                 action,
@@ -326,6 +365,65 @@ impl Tool for Handoff {
                 },
             };
             answer(&run.prepared, ended)
+        })
+    }
+}
+
+impl Handoff {
+    /// `op: omarchy`: the route's own script, resolved as `omarchy_run` resolves it (`route.rs`).
+    async fn resolve_route(
+        &self,
+        cx: &CallCx,
+        probe: &Probe,
+        plan: &Plan,
+        a: HandoffArgs,
+    ) -> Result<Resolved<Run>, ToolError> {
+        if let Some(field) = [
+            ("packages", a.packages.is_some()),
+            ("unit", a.unit.is_some()),
+            ("path", a.path.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(f, is)| is.then_some(f))
+        {
+            return Err(invalid(ops::OpError::Extra {
+                op: "omarchy",
+                field,
+            }));
+        }
+        let Some(route) = a.route.as_deref() else {
+            return Err(invalid(ops::OpError::Needs {
+                op: "omarchy",
+                wants: "route",
+            }));
+        };
+        let args = a.args.unwrap_or_default();
+        let r = route::prepare(&self.desktop, cx, probe, route, &args).await?;
+        let mut action = Action::from_plan(plan);
+        action.target = Some(display(&r.argv));
+        action.shown = Some(a.reason.clone());
+        action.files = r.files;
+        let wait = cx
+            .config
+            .tools
+            .timeouts
+            .get(SPEC.name)
+            .copied()
+            .unwrap_or(DEFAULT_WAIT);
+        let prepared = Prepared {
+            id: cx.id.clone(),
+            argv: r.argv,
+            reason: a.reason,
+            changes: r.changes,
+            route: plan.route.clone(),
+            client: cx.client.clone(),
+            lock: None,
+            log_file: None,
+            script: Some(r.script),
+        };
+        Ok(Resolved {
+            action,
+            run: Run { prepared, wait },
         })
     }
 }
