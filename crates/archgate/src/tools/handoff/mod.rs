@@ -313,7 +313,7 @@ impl Tool for Handoff {
             })?;
             let own = format!("archgate handoff {id}");
             let opened = match terminal::desktop() {
-                Some(desk) => terminal::open(&permit, &desk, &id),
+                Some(desk) => terminal::open(&permit, &desk, &id).await,
                 None => Err(terminal::NO_DESKTOP.to_owned()),
             };
             if let Err(why) = opened {
