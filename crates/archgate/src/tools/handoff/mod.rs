@@ -47,17 +47,17 @@ pub const MAX_REASON: usize = 500;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HandoffArgs {
-    /// archgate builds the command; none is taken.
+    /// archgate builds the command.
     pub op: ops::Op,
     /// install/remove: names.
     pub packages: Option<Vec<String>>,
     /// unit_*: a system unit.
     pub unit: Option<String>,
-    /// install_file: a cached package file (pkg_cache); pacnew_*: a file pkg_pacnew lists.
+    /// install_file: a pkg_cache file; pacnew_*: a pkg_pacnew file.
     pub path: Option<String>,
-    /// omarchy: a route needing root, as omarchy_search shows it.
+    /// omarchy: a sudo route.
     pub route: Option<String>,
-    /// omarchy: its arguments, as for omarchy_run.
+    /// omarchy: its arguments.
     pub args: Option<Vec<String>>,
     /// Why, for the person (shown).
     pub reason: String,
@@ -72,9 +72,9 @@ pub struct Run {
 static SPEC: ToolSpec = ToolSpec {
     name: "handoff",
     title: "Hand off a privileged step",
-    description: "Privileged work by the person's hands: a terminal on their desktop shows the exact command \
-                  (pacman -Syu/-S/-R/-U, paccache, systemctl, .pacnew, snapshot) and runs it only after their Enter \
-                  and sudo password. Answers ran/cancelled/refused/unknown, exit status, output tail.",
+    description: "A terminal on the person's desktop shows the exact privileged command (pacman, paccache, \
+                  systemctl, .pacnew, snapshot, Omarchy sudo route) and runs it after their Enter and sudo \
+                  password. Answers ran/cancelled/refused/unknown, exit status, output tail.",
     tier: archgate_core::policy::Tier::Act,
     read_only: false,
     destructive: false,

@@ -30,7 +30,8 @@ pub enum Op {
     PacnewDiscard,
     SnapshotSnapper,
     SnapshotTimeshift,
-    /// An Omarchy route that needs root (`route.rs`), not an [`Operation`].
+    // An Omarchy route that needs root (`route.rs`), not an `Operation`. (A doc comment here
+    // would turn the schema's enum into a `oneOf`, words every client reads.)
     Omarchy,
 }
 
