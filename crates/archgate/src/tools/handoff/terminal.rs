@@ -153,7 +153,11 @@ pub fn choose(exec: &Executor, configured: Option<&str>) -> Option<Terminal> {
         && let Some(style) = known(t)
         && found(t)
     {
-        return Some(pick(t, "the compositor's configured terminal ($term)", style));
+        return Some(pick(
+            t,
+            "the compositor's configured terminal ($term)",
+            style,
+        ));
     }
     found("foot").then(|| pick("foot", "foot", Style::TitleEq))
 }
