@@ -200,7 +200,7 @@ impl Desktop {
         if call.route.requires_sudo {
             return Err(DesktopError::Blocked {
                 command: call.spec.display(),
-                reason: "the route needs root; run it yourself in a terminal",
+                reason: "the route needs root: `handoff` with op omarchy hands it to the person's terminal",
             });
         }
         if call.targets_archgate {
