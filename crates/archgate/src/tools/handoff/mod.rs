@@ -157,7 +157,13 @@ impl Tool for Handoff {
             let words: Vec<&str> = std::iter::once("omarchy")
                 .chain(bare.split_whitespace())
                 .collect();
-            return Plan::with_tier(&SPEC, SPEC.tier, &words);
+            // Rules on the route apply too (`deny = ["omarchy pkg add"]`): one capability, two
+            // doors. Its aliases are added once the registry is read.
+            let mut p = Plan::with_tier(&SPEC, SPEC.tier, &words);
+            if !bare.is_empty() {
+                p.names = vec![format!("omarchy {bare}"), bare];
+            }
+            return p;
         }
         let words: &[&str] = match a.op {
             ops::Op::SystemUpdate => &["system_update"],
@@ -400,6 +406,11 @@ impl Handoff {
         let args = a.args.unwrap_or_default();
         let r = route::prepare(&self.desktop, cx, probe, route, &args).await?;
         let mut action = Action::from_plan(plan);
+        for n in &r.names {
+            if !action.names.contains(n) {
+                action.names.push(n.clone());
+            }
+        }
         action.target = Some(display(&r.argv));
         action.shown = Some(a.reason.clone());
         action.files = r.files;

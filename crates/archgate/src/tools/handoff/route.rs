@@ -26,6 +26,9 @@ pub struct RouteHandoff {
     /// The files its arguments name, pinned: the gate checks them at the yes, the helper again
     /// before the script runs.
     pub files: Vec<archgate_exec::FilePin>,
+    /// Every name of the route (canonical and aliases, with and without `omarchy`): rules on
+    /// any of them apply to its hand-off.
+    pub names: Vec<String>,
 }
 
 /// Resolves `route` with `args` for a hand-off; see the module documentation.
@@ -86,6 +89,10 @@ pub async fn prepare(
                 .collect(),
         },
         files,
+        names: r
+            .names()
+            .flat_map(|n| [n.to_owned(), n.trim_start_matches("omarchy ").to_owned()])
+            .collect(),
         argv,
     })
 }

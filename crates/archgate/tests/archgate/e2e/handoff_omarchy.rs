@@ -119,3 +119,36 @@ fn a_route_without_root_or_whose_arguments_run_as_code_is_not_handed_off() {
     assert_eq!(refusal(&a)["kind"], "invalid_argument", "{a}");
     assert!(rig.ran().is_empty());
 }
+
+#[test]
+fn a_deny_on_the_route_denies_its_hand_off_too() {
+    // One capability, two doors: the person who denied `omarchy pkg add` (or its bare words)
+    // denied it through `handoff` as well.
+    for rule in ["omarchy pkg add", "pkg add"] {
+        let rig = OmarchyRig::new(
+            &[Entry {
+                words: "pkg add",
+                args: "<packages...>",
+            }],
+            &format!("[policy]\ndeny = [\"{rule}\"]\nallow = [\"handoff omarchy pkg add\"]\n"),
+        );
+        rig.set_script(
+            "omarchy-pkg-add",
+            "sudo pacman -S --noconfirm --needed \"$@\" || exit 1",
+        );
+        let mut s = crate::support::StdioServer::session(&rig.env);
+        s.call(
+            1,
+            "handoff",
+            json!({"op": "omarchy", "route": "pkg add", "args": ["x"], "reason": "r"}),
+        );
+        let a = s.response(1);
+        let e = refusal(&a);
+        assert_eq!(e["kind"], "refused", "{rule}: {e}");
+        assert!(
+            e["message"].as_str().unwrap().contains("deny"),
+            "{rule}: {e}"
+        );
+        assert!(rig.ran().is_empty());
+    }
+}
