@@ -7,8 +7,10 @@
 //!    terminal` wrote to `~/.config/xdg-terminals.list`);
 //! 2. `xdg-terminal-exec`: the person's default terminal on any desktop that set one;
 //! 3. **the compositor's configured terminal**: Sway's `$term` (`set $term foot` in the config
-//!    Sway loaded, read over its IPC socket, `GET_CONFIG`), when it is one word naming a terminal
-//!    archgate knows how to give a command to (foot, Alacritty, kitty, Ghostty);
+//!    Sway loaded, read over its IPC socket, `GET_CONFIG`), or Hyprland's `$terminal` (`$terminal
+//!    = kitty` in `~/.config/hypr/hyprland.conf`, as Hyprland's own example config names it; under
+//!    Omarchy its `SUPER + RETURN` binding is Omarchy's launcher, found first), when it is one word
+//!    naming a terminal archgate knows how to give a command to (foot, Alacritty, kitty, Ghostty);
 //! 4. `foot`.
 //!
 //! `$TERMINAL` is not read: archgate's environment is its client's, and a value there would
@@ -64,13 +66,21 @@ pub struct Desktop {
     pub xdg_runtime_dir: Option<PathBuf>,
     /// Sway's IPC socket, when Sway runs the session.
     pub swaysock: Option<PathBuf>,
+    /// Hyprland's config file, when Hyprland runs the session.
+    pub hyprland_conf: Option<PathBuf>,
 }
 
 /// The person's desktop as this process sees it, if any: its environment completed from the
 /// runtime directory (`DesktopEnv::from_process`, as `doctor` and the desktop tools see it).
 pub fn desktop() -> Option<Desktop> {
     let env = archgate_desktop::DesktopEnv::from_process();
+    let hyprland_conf = env
+        .hyprland_instance_signature
+        .as_ref()
+        .and_then(|_| env.config_home())
+        .map(|c| c.join("hypr/hyprland.conf"));
     let d = Desktop {
+        hyprland_conf,
         wayland_display: env.wayland_display.filter(|v| !v.is_empty()),
         display: std::env::var("DISPLAY").ok().filter(|v| !v.is_empty()),
         xdg_runtime_dir: env.xdg_runtime_dir,
@@ -121,6 +131,25 @@ pub fn sway_term(config: &str) -> Option<&str> {
     term.filter(|t| known(t).is_some())
 }
 
+/// The one-word program Hyprland's config names as `$terminal` (`$terminal = kitty`; the last
+/// wins), when it is a terminal archgate knows.
+pub fn hyprland_term(config: &str) -> Option<&str> {
+    let mut term = None;
+    for line in config.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        if let Some((name, value)) = line.split_once('=')
+            && name.trim() == "$terminal"
+        {
+            let value: Vec<&str> = value.split_whitespace().collect();
+            term = match value.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            };
+        }
+    }
+    term.filter(|t| known(t).is_some())
+}
+
 fn known(program: &str) -> Option<Style> {
     let base = program.rsplit('/').next().unwrap_or(program);
     KNOWN.iter().find(|(n, _)| *n == base).map(|(_, s)| *s)
@@ -162,12 +191,20 @@ pub fn choose(exec: &Executor, configured: Option<&str>) -> Option<Terminal> {
     found("foot").then(|| pick("foot", "foot", Style::TitleEq))
 }
 
-/// Sway's `$term`, asked over its socket (nothing when Sway does not run the session).
+/// The compositor's configured terminal: Sway's `$term`, asked over its socket, or Hyprland's
+/// `$terminal`, read from its config file (at most 1 MiB); nothing for another compositor.
 pub async fn configured(desk: &Desktop) -> Option<String> {
-    let sock = desk.swaysock.as_ref()?;
-    let client = archgate_desktop::SwayClient::at(sock, ASK_COMPOSITOR);
-    let config = client.config().await.ok()?;
-    sway_term(&config).map(str::to_owned)
+    if let Some(sock) = &desk.swaysock {
+        let client = archgate_desktop::SwayClient::at(sock, ASK_COMPOSITOR);
+        let config = client.config().await.ok()?;
+        return sway_term(&config).map(str::to_owned);
+    }
+    let conf = desk.hyprland_conf.as_ref()?;
+    if std::fs::metadata(conf).ok()?.len() > 1 << 20 {
+        return None;
+    }
+    let text = std::fs::read_to_string(conf).ok()?;
+    hyprland_term(&text).map(str::to_owned)
 }
 
 /// The terminal a hand-off would open on `desk` (for `doctor`).
@@ -285,5 +322,34 @@ mod tests {
             "foot",
             "a configured terminal that is not installed falls back"
         );
+    }
+
+    #[test]
+    fn hyprlands_configured_terminal_is_used_when_it_names_a_known_terminal() {
+        // The shape of Hyprland's example config (`hyprland.conf`: `$terminal = kitty`, then
+        // `bind = $mainMod, Q, exec, $terminal`).
+        let config = "# See https://wiki.hypr.land/Configuring/Keywords/\n$terminal = kitty\n\
+                      $fileManager = dolphin\nbind = $mainMod, Q, exec, $terminal\n";
+        assert_eq!(hyprland_term(config), Some("kitty"));
+        let (_d, exec) = programs(&["kitty", "foot"]);
+        let t = choose(&exec, hyprland_term(config)).unwrap();
+        assert_eq!(
+            t.argv("/a", "1"),
+            [
+                "kitty",
+                "--title",
+                "archgate hand-off",
+                "/a",
+                "handoff-run",
+                "1"
+            ]
+        );
+        // Omarchy 3's `$terminal = uwsm app -- xdg-terminal-exec`: a command line, not used
+        // (Omarchy's launcher or xdg-terminal-exec is found first there).
+        assert_eq!(
+            hyprland_term("$terminal = uwsm app -- xdg-terminal-exec\n"),
+            None
+        );
+        assert_eq!(hyprland_term("$terminal=ghostty # mine\n"), Some("ghostty"));
     }
 }
