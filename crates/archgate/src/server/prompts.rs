@@ -31,7 +31,7 @@ const PROMPTS: [Def; 4] = [
     Def {
         name: "safe_system_update",
         title: "Update the system safely",
-        description: "Everything to check before a system update, the update handed off to the person, and what to check after.",
+        description: "Everything to check before a system update (news, snapshot, .pacnew, AUR), the update handed off to the person, then the .pacnew files and restarts it left.",
         args: &[],
     },
     Def {
