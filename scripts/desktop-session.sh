@@ -255,6 +255,8 @@ output HEADLESS-1 resolution ${SESSION_RESOLUTION:-1280x720} position 0 0
 output * background $background
 default_border normal
 focus_follows_mouse no
+# The terminal, named as Sway's own default config names it (a hand-off reads \$term).
+set \$term foot
 EOF
     chmod 0644 "$DIR/sway.conf" "$DIR/dbus.conf"
     start_daemon sway env WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 \

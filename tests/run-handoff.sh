@@ -52,10 +52,10 @@ chmod 750 "$work/sudoers.d"
 mount --bind "$work/sudoers.d" /etc/sudoers.d
 install -d -o "$uid" -g "$uid" -m 700 "$work/userhome"
 
-# A local repository: two packages, of which the test installs one.
+# A local repository: the packages the tests install (handoff-route through an Omarchy route).
 build="$work/build"
 install -d -o nobody -g nogroup "$build" "$build/home"
-for name in handoff-hello handoff-other; do
+for name in handoff-hello handoff-other handoff-route; do
   install -d -o nobody -g nogroup "$build/$name"
   cat >"$build/$name/PKGBUILD" <<PKG
 pkgname=$name
@@ -98,6 +98,47 @@ Server = file://$repo
 CONF
 cp "$repo/testrepo.db" "$root/db/sync/testrepo.db"
 chmod -R a+rX "$work"
+
+# A stand-in Omarchy where Omarchy installs itself (~/.local/share/omarchy), the test user's:
+# its dispatcher answers `version` and `commands --all --json` in Omarchy 4's shape (see
+# crates/desktop/src/omarchy/registry.rs); `omarchy-pkg-add` is in the shape of Omarchy 4's
+# bin/omarchy-pkg-add (its header lines, then `sudo pacman -S --noconfirm --needed "$@"`),
+# pointed at the test root; `omarchy-launch-terminal` in the shape of Omarchy 4's (`exec setsid
+# uwsm-app -- xdg-terminal-exec --dir=… "$@"`) opens foot directly, as neither uwsm nor
+# xdg-terminal-exec is in the harness. Our own text.
+om="$work/userhome/.local/share/omarchy"
+mkdir -p "$om/bin"
+echo "4.0.0" >"$om/version"
+cat >"$om/commands.json" <<'JSON'
+{"ok": true, "commands": [{"route": "omarchy pkg add", "binary": "omarchy-pkg-add", "group": "pkg", "name": "add", "summary": "Install Arch packages if they are missing", "requires_sudo": true, "hidden": false, "args": "<packages...>", "examples": ["omarchy pkg add handoff-route"], "aliases": [], "filename_route": "omarchy pkg add", "routes": ["omarchy pkg add"]}]}
+JSON
+cat >"$om/bin/omarchy" <<SH
+#!/bin/bash
+case "\$1" in
+version) cat "$om/version" ;;
+commands) cat "$om/commands.json" ;;
+*) exit 1 ;;
+esac
+SH
+cat >"$om/bin/omarchy-pkg-add" <<SH
+#!/bin/bash
+
+# omarchy:summary=Install Arch packages if they are missing
+# omarchy:args=<packages...>
+# omarchy:requires-sudo=true
+
+sudo pacman --config "$root/pacman.conf" -S --noconfirm --needed "\$@" || exit 1
+SH
+cat >"$om/bin/omarchy-launch-terminal" <<'SH'
+#!/bin/bash
+
+# omarchy:summary=Launch a terminal
+# omarchy:args=[command...]
+
+exec setsid foot "$@"
+SH
+chmod 755 "$om/bin"/*
+chown -R "$uid:$uid" "$work/userhome/.local"
 
 # The test user runs these: copied where it can reach them, whatever the clone's place (a 0700
 # mktemp clone, a home only root enters).

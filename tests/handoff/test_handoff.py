@@ -195,7 +195,7 @@ def agent(session):
         d.chmod(0o700)
     conf = cfg / "config.toml"
     conf.write_text(
-        f'[arch]\npacman_conf = "{CONF}"\n\n[policy]\nallow = ["handoff install", "handoff install_file", "handoff pacnew discard"]\n\n'
+        f'[arch]\npacman_conf = "{CONF}"\n\n[policy]\nallow = ["handoff install", "handoff install_file", "handoff pacnew discard", "handoff omarchy pkg add"]\n\n'
         '[approval]\npage = false\nnotifications = false\n\n[tools]\ntimeouts = { handoff = 120 }\n'
     )
     os.chown(conf, UID, GID)
@@ -555,7 +555,7 @@ def test_without_a_desktop_the_answer_gives_the_command_and_archgate_handoff_run
         headless.close()
 
 
-def test_doctor_says_whether_a_hand_off_can_open_a_terminal_here(agent, session):
+def test_doctor_says_whether_a_hand_off_can_open_a_terminal_here_and_which(agent, session):
     def doctor(env: dict) -> str:
         r = subprocess.run([ARCHGATE_BIN, "doctor"], capture_output=True, text=True,
                            stdin=subprocess.DEVNULL, **as_user(env=env, cwd=HOME), timeout=120)
@@ -563,9 +563,61 @@ def test_doctor_says_whether_a_hand_off_can_open_a_terminal_here(agent, session)
         assert line, r.stdout
         return "\n".join(line)
 
-    assert "opens foot" in doctor(user_env(session))
+    # Omarchy is installed (run-handoff.sh's stand-in): its own way comes first.
+    said = doctor(user_env(session))
+    assert "opens omarchy-launch-terminal" in said and "Omarchy's own way" in said, said
+    # Without Omarchy's bin among the trusted directories: Sway's configured `$term`, read from
+    # the config the real Sway loaded (`set $term foot`, desktop-session.sh).
+    plain = HOME / "config" / "archgate" / "plain.toml"
+    plain.write_text('[exec]\nsearch_dirs = ["/usr/local/bin", "/usr/bin"]\n')
+    os.chown(plain, UID, GID)
+    said = doctor({**user_env(session), "ARCHGATE_CONFIG": str(plain)})
+    assert "opens foot" in said and "$term" in said, said
     env = {k: v for k, v in user_env(session).items() if k not in ("WAYLAND_DISPLAY", "DISPLAY")}
     # The runtime directory still holds the Wayland socket, which doctor finds: say so when it
     # is gone too.
     env["XDG_RUNTIME_DIR"] = str(HOME)
     assert "no desktop session" in doctor(env)
+
+
+def route_handoff(agent: Agent, route: str, args: list[str], reason: str = "the person asked for it") -> queue.Queue:
+    return agent.request("tools/call", {"name": "handoff", "arguments": {
+        "op": "omarchy", "route": route, "args": args, "reason": reason}})
+
+
+def test_an_omarchy_route_that_needs_root_runs_its_own_script_after_enter_and_its_sudo_asks_the_password(agent, person):
+    script = str(HOME / ".local" / "share" / "omarchy" / "bin" / "omarchy-pkg-add")
+    sudoers("/usr/bin/pacman", tries=5)
+    try:
+        q = route_handoff(agent, "pkg add", ["handoff-route"])
+        pid = person.helper(q)
+        person.wait_prompt(pid)
+        # Before Enter: nothing ran, sudo was not even asked.
+        assert "handoff-route" not in installed() and "handoff-route" not in sudo_log()
+        pid = confirm_with_password(person, q, pacman_asks=False)
+        r = result(q)
+        assert not r["error"], r
+        assert r["outcome"] == "ran" and r["exit_code"] == 0 and r["channel"] == "terminal", r
+        # The command shown and run: the route's own script, by its path, with its argument.
+        assert r["command"] == [script, "handoff-route"], r
+        assert "handoff-route" in installed()
+        # sudo ran pacman inside the script, on the person's password.
+        assert "COMMAND=/usr/bin/pacman" in sudo_log() and "handoff-route" in sudo_log()
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
+def test_an_omarchy_route_is_refused_where_any_sudo_rule_skips_the_password(agent, person):
+    # The script may run sudo with any program: a NOPASSWD rule for another one refuses it.
+    sudoers("/usr/bin/pacman, NOPASSWD: /usr/bin/true")
+    before = installed()
+    try:
+        q = route_handoff(agent, "pkg add", ["handoff-other"])
+        pid = person.helper()
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused" and "NOPASSWD" in r["message"], r
+        assert installed() == before
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")

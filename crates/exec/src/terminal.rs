@@ -37,11 +37,14 @@ pub struct TerminalRun {
 
 /// Runs `spec` (pinned by [`Executor::pin`] when it was shown) in the caller's terminal; see the
 /// module documentation.
+/// `config` is the executor's settings the command was judged under (its search directories
+/// make the `PATH` a route's script finds Omarchy's helpers in).
 pub async fn run_for_person_in_terminal(
+    config: ExecConfig,
     spec: CommandSpec,
     tail_cap: usize,
 ) -> Result<TerminalRun, ExecError> {
-    let executor = Executor::new(ExecConfig::default());
+    let executor = Executor::new(config);
     let shown = spec.display();
     let (_, mut cmd) = crate::run::prepare(&executor, &spec, spec.pinned())?;
     // The helper's own group: the terminal's foreground group.

@@ -134,6 +134,27 @@ pub fn tools_markdown(app: &App) -> String {
             desc
         ));
     }
+    // The prompts (prompts/list), after the table: what each walks the agent through.
+    s.push_str("\n## Prompts\n\n");
+    for p in crate::server::prompts::list().prompts {
+        let args: Vec<String> = p
+            .arguments
+            .iter()
+            .flatten()
+            .map(|a| format!("{{{}}}", a.name))
+            .collect();
+        s.push_str(&format!(
+            "- `{}`{} — **{}**. {}\n",
+            p.name,
+            if args.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", args.join(" "))
+            },
+            p.title.as_deref().unwrap_or(""),
+            p.description.as_deref().unwrap_or("")
+        ));
+    }
     for t in app.gate.catalogue().all() {
         let sp = t.spec();
         let desc = sp

@@ -227,14 +227,18 @@ async fn presence(setting: archgate_core::presence::Presence) -> Check {
     }
 }
 
-/// Whether a hand-off can open a terminal here: a desktop session, a terminal to open, sudo.
-fn handoff(exec: &Executor) -> Check {
+/// Whether a hand-off can open a terminal here, and which: a desktop session, a terminal to
+/// open (as the hand-off chooses one, `tools/handoff/terminal.rs`), sudo.
+async fn handoff(exec: &Executor) -> Check {
     use crate::tools::handoff::terminal;
     // What the hand-off itself finds (the environment completed from the runtime directory).
-    let desktop = terminal::desktop().is_some();
-    let term = terminal::which(exec);
+    let desktop = terminal::desktop();
+    let term = match &desktop {
+        Some(d) => terminal::which(exec, d).await,
+        None => None,
+    };
     let sudo = exec.resolve_program("sudo").is_ok();
-    let (ok, detail, fix) = match (desktop, &term, sudo) {
+    let (ok, detail, fix) = match (desktop.is_some(), &term, sudo) {
         (_, _, false) => (
             false,
             "sudo is not installed".to_owned(),
@@ -250,7 +254,11 @@ fn handoff(exec: &Executor) -> Check {
             format!("no terminal to open ({} not installed)", terminal::TERMINALS.join(", ")),
             Some("install xdg-terminal-exec (Omarchy has it) or foot".to_owned()),
         ),
-        (true, Some(t), true) => (true, format!("opens {t} on your desktop; sudo asks your password there"), None),
+        (true, Some(t), true) => (
+            true,
+            format!("opens {} — {} — on your desktop; sudo asks your password there", t.program, t.how),
+            None,
+        ),
     };
     Check {
         name: "hand-offs".into(),
@@ -327,7 +335,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let env_bus = env.dbus_session_bus_address.clone();
     checks.push(session(&env));
     checks.push(omarchy(&cfg, &exec));
-    checks.push(handoff(&exec));
+    checks.push(handoff(&exec).await);
     let desktop = archgate_desktop::Desktop::new(env, archgate_desktop::DesktopConfig::default());
     for c in desktop.doctor(&exec).await {
         checks.push(Check {

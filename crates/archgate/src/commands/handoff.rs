@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{out, out_raw};
-use crate::tools::handoff::registry::{Outcome, Prepared};
+use crate::tools::handoff::registry::{Outcome, Prepared, RouteScript};
 use crate::tools::handoff::sudo::{self, Asks};
 
 /// The output's tail kept for the agent.
@@ -29,7 +29,10 @@ pub const TAIL_BYTES: usize = 4096;
 
 /// Runs hand-off `id`; `channel` says where the person confirms (`terminal`, `own_terminal`).
 pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Result<ExitCode> {
-    let dir = crate::app::config_and_paths(config)?.1.runtime_dir;
+    let (cfg, paths) = crate::app::config_and_paths(config)?;
+    let dir = paths.runtime_dir;
+    // The executor the server judged the command with (its search directories: Omarchy's bin/).
+    let exec_config = cfg.executor_config();
     let mut found = None;
     let mut why = Vec::new();
     for sock in crate::channels::control::sockets(&dir) {
@@ -51,7 +54,11 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
         return Ok(ExitCode::from(1));
     };
     out_raw(&render(&prepared));
-    let code = match prepare_and_confirm(&prepared) {
+    let confirmed = match &prepared.script {
+        Some(script) => confirm_script(&prepared, script, &exec_config),
+        None => prepare_and_confirm(&prepared).map(|spec| (spec, ExecConfig::default())),
+    };
+    let code = match confirmed {
         Err(outcome) => {
             let what = match &outcome {
                 Outcome::Cancelled { .. } => "Cancelled; nothing ran.".to_owned(),
@@ -64,7 +71,7 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
             let _ = step(&mut conn, &json!({"op": "done", "outcome": outcome}));
             ExitCode::from(1)
         }
-        Ok(spec) => {
+        Ok((spec, exec_config)) => {
             match step(&mut conn, &json!({"op": "started"})) {
                 Ok(r) if r["ok"] == true => {}
                 other => {
@@ -77,16 +84,27 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
                 }
             }
             out("");
-            let outcome =
-                match archgate_core::exec::run_for_person_in_terminal(spec, TAIL_BYTES * 4).await {
-                    Ok(r) => Outcome::Ran {
-                        exit_code: r.status.code,
-                        signal: r.status.signal,
-                        duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
-                        tail: redact_tail(&r.tail, TAIL_BYTES),
-                    },
-                    Err(e) => Outcome::Failed { why: e.to_string() },
-                };
+            let script = prepared.script.is_some();
+            if script {
+                // No credential sudo cached before: each sudo inside asks the person.
+                forget_sudo().await;
+            }
+            let ran =
+                archgate_core::exec::run_for_person_in_terminal(exec_config, spec, TAIL_BYTES * 4)
+                    .await;
+            if script {
+                // None left behind for the terminal that stays open.
+                forget_sudo().await;
+            }
+            let outcome = match ran {
+                Ok(r) => Outcome::Ran {
+                    exit_code: r.status.code,
+                    signal: r.status.signal,
+                    duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+                    tail: redact_tail(&r.tail, TAIL_BYTES),
+                },
+                Err(e) => Outcome::Failed { why: e.to_string() },
+            };
             let code = match &outcome {
                 Outcome::Ran {
                     exit_code: Some(0),
@@ -213,6 +231,81 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
     }
 }
 
+/// The checks and the question for an Omarchy route's script (`tools/handoff/route.rs`): it is
+/// still the file shown (pinned by content, found as the server found it), the files its
+/// arguments name are unchanged, and sudo asks for every command (the script may run any).
+/// The pinned script with the route's session variables, and the executor to run it under.
+fn confirm_script(
+    p: &Prepared,
+    script: &RouteScript,
+    config: &ExecConfig,
+) -> Result<(CommandSpec, ExecConfig), Outcome> {
+    let refused = |why: String| Outcome::Refused { why };
+    let [first, rest @ ..] = p.argv.as_slice() else {
+        return Err(refused("an empty command".into()));
+    };
+    if !first.starts_with('/') {
+        return Err(refused("the script is not named by its path".into()));
+    }
+    Executor::new(ExecConfig::default())
+        .resolve_program("sudo")
+        .map_err(|e| refused(format!("sudo cannot be used: {e}")))?;
+    let exec = Executor::new(config.clone());
+    let mut spec = exec
+        .pin(CommandSpec::new(first.clone()).args(rest.iter().cloned()))
+        .map_err(|e| refused(format!("the script cannot be run: {e}")))?;
+    if spec.pinned().map(|p| p.sha256()) != Some(script.sha256.clone()) {
+        return Err(refused(format!(
+            "{first} changed since it was shown; run the route again to see what it is now"
+        )));
+    }
+    for (k, v) in &script.env {
+        spec = spec.env(k, v);
+    }
+    files_unchanged(script).map_err(refused)?;
+    match will_sudo_ask("") {
+        Asks::Yes => {}
+        Asks::No(why) => {
+            return Err(refused(format!(
+                "sudo would not ask your password for every command here ({why}); the script may run any, \
+                 and a keystroke alone is not you, so archgate does not hand it off. Run it yourself if you want it"
+            )));
+        }
+        Asks::Unknown(why) => {
+            return Err(refused(format!(
+                "could not tell whether sudo will ask your password (sudo said: {why})"
+            )));
+        }
+    }
+    out("Press Enter to run it; sudo inside it will ask for your password. Escape cancels.");
+    match wait_for_enter() {
+        Key::Enter => {}
+        Key::Cancel(why) => return Err(Outcome::Cancelled { why }),
+        Key::NoTerminal(why) => return Err(refused(why)),
+    }
+    files_unchanged(script).map_err(refused)?;
+    Ok((spec, config.clone()))
+}
+
+/// The files a route's arguments name are the ones shown.
+fn files_unchanged(script: &RouteScript) -> Result<(), String> {
+    for (path, sha) in &script.files {
+        let now = archgate_core::exec::FilePin::open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if now.sha256() != *sha {
+            return Err(format!("{} changed since it was shown", path.display()));
+        }
+    }
+    Ok(())
+}
+
+/// `sudo -k` in this terminal's session: sudo keeps its credentials per terminal, so it runs
+/// where the script does (the terminal's foreground group), dropping any it cached here.
+async fn forget_sudo() {
+    let spec = CommandSpec::new("sudo").arg("-k");
+    let _ = archgate_core::exec::run_for_person_in_terminal(ExecConfig::default(), spec, 0).await;
+}
+
 /// Asks sudo, without a password and ignoring cached credentials, whether it would ask.
 fn will_sudo_ask(program: &str) -> Asks {
     if nix::unistd::getuid().is_root() {
@@ -336,6 +429,7 @@ mod tests {
             client: "local".into(),
             lock: None,
             log_file: None,
+            script: None,
         }
     }
 

@@ -31,7 +31,7 @@ const PROMPTS: [Def; 4] = [
     Def {
         name: "safe_system_update",
         title: "Update the system safely",
-        description: "Everything to check before a system update, and the commands to run.",
+        description: "Everything to check before a system update (news, snapshot, .pacnew, AUR), the update handed off to the person, then the .pacnew files and restarts it left.",
         args: &[],
     },
     Def {
@@ -119,8 +119,8 @@ pub fn get(name: &str, args: &Option<Map<String, Value>>) -> Result<GetPromptRes
             (
                 "Check everything before a system update",
                 "Prepare a safe full system update:\n\
-                     0. `upkeep` check `snapshots` — when snapper, Timeshift or btrfs is set up, its `before_upgrade` \
-                     command is the first one the person runs; checks `mirrors` and `keyring` — fix a stale mirror or keyring first.\n\
+                     0. `upkeep` check `snapshots` — whether snapper, Timeshift or btrfs is set up; checks `mirrors` \
+                     and `keyring` — fix a stale mirror or keyring first.\n\
                      1. `arch_news` (defaults to items since the last full upgrade) — any item that requires manual \
                      intervention comes first, with its steps.\n\
                      2. `pkg_updates` — pending official updates; call out kernels, glibc, systemd, the bootloader and \
@@ -130,16 +130,18 @@ pub fn get(name: &str, args: &Option<Map<String, Value>>) -> Result<GetPromptRes
                      4. `pkg_pacnew` — the .pacnew/.pacsave files already waiting, with their diffs: merge them \
                      before adding new ones.\n\
                      5. Summarise what you found and ask the person in chat whether to update now; any manual \
-                     intervention the news names comes first (they do it themselves), and the snapshot's \
-                     `before_upgrade` command when they have one.\n\
+                     intervention the news names comes first (they do it themselves). With snapper or Timeshift set \
+                     up, `handoff` op \"snapshot_snapper\" or \"snapshot_timeshift\" takes the snapshot first.\n\
                      6. `handoff` with op \"system_update\" and a reason naming what the review \
                      found — a terminal opens on their desktop showing the exact `pacman -Syu`; it runs only after \
                      their Enter and their sudo password there. Read the answer: ran (exit status, the output's tail), \
                      cancelled, refused (why), or unknown (check pacman's log before anything else). Without a desktop \
                      the answer gives the `archgate handoff ID` to run in their own terminal.\n\
-                     7. Afterwards: `pkg_pacnew` for the .pacnew files the update left, with each file's adopt or \
-                     discard command; `upkeep` check `restart` — the services to restart and whether a reboot is \
-                     needed (a new kernel); the AUR updates they chose to trust, built by their helper."
+                     7. Afterwards: `pkg_pacnew` for the .pacnew files the update left, with their diffs; once the \
+                     person merged one, `handoff` op \"pacnew_adopt\" (or \"pacnew_discard\" to keep theirs) with its \
+                     path. `upkeep` check `restart` — the services to restart, each a `handoff` op \"unit_restart\", \
+                     and whether a reboot is needed (a new kernel); the AUR updates they chose to trust, built by \
+                     their helper."
                     .to_owned(),
             )
         }
@@ -213,6 +215,26 @@ mod tests {
         assert!(
             !text.contains("sudo pacman -Syu"),
             "the person no longer retypes it: {text}"
+        );
+    }
+
+    #[test]
+    fn the_update_prompts_privileged_steps_before_and_after_are_hand_offs_too() {
+        let text = serde_json::to_string(&get("safe_system_update", &None).unwrap()).unwrap();
+        let update = text.find("\\\"system_update\\\"").expect("the update's op");
+        let (before, after) = text.split_at(update);
+        // The snapshot before; the .pacnew merges and the restarts after: each a hand-off op,
+        // nothing for the person to retype.
+        assert!(
+            before.contains("snapshot_snapper") && before.contains("snapshot_timeshift"),
+            "{text}"
+        );
+        for op in ["pacnew_adopt", "pacnew_discard", "unit_restart"] {
+            assert!(after.contains(op), "{op}: {text}");
+        }
+        assert!(
+            !text.contains("command is the first one the person runs"),
+            "{text}"
         );
     }
 }

@@ -130,8 +130,9 @@ pub fn catalogue_with(
     aur::register(&mut c, &svc);
     wiki::register(&mut c, &svc);
     upkeep::register(&mut c, &svc);
-    handoff::register(&mut c, &svc, handoffs);
-    desktop::register(&mut c, desktop_env);
+    let desktop = Arc::new(desktop::DesktopService::new(desktop_env));
+    handoff::register(&mut c, &svc, desktop.clone(), handoffs);
+    desktop::register(&mut c, desktop);
     // Last: the policy view lists every tool registered before it.
     archgate::register(&mut c, &svc);
     c

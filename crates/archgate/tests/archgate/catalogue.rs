@@ -30,6 +30,27 @@ fn tools_md_is_generated_from_the_definitions() {
     }
 }
 
+#[test]
+fn tools_md_documents_the_prompts_and_the_update_prompts_hand_off() {
+    let committed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../TOOLS.md")).unwrap();
+    let prompts = committed
+        .split("\n## Prompts\n")
+        .nth(1)
+        .expect("TOOLS.md has a Prompts section");
+    for name in [
+        "troubleshoot",
+        "audit_aur_package",
+        "safe_system_update",
+        "explain_package",
+    ] {
+        assert!(prompts.contains(&format!("`{name}`")), "{name}");
+    }
+    let update = prompts.split("`safe_system_update`").nth(1).unwrap();
+    let update = update.split("\n- ").next().unwrap();
+    assert!(update.contains("handed off"), "{update}");
+}
+
 /// tools/list as the stdio client `local` (the full preset) receives it.
 fn full_tools_list() -> serde_json::Value {
     let env = Env::new();

@@ -32,6 +32,8 @@ pub enum MessageType {
     GetTree = 4,
     /// Version.
     GetVersion = 7,
+    /// The config file Sway loaded, as text.
+    GetConfig = 9,
 }
 
 /// A client for Sway's IPC socket.
@@ -138,6 +140,16 @@ impl SwayClient {
     pub async fn version(&self) -> Result<Option<String>> {
         let v: SwayVersion = self.json(MessageType::GetVersion).await?;
         Ok(v.human_readable)
+    }
+
+    /// The text of the config file Sway loaded (`GET_CONFIG`: `{"config": "…"}`).
+    pub async fn config(&self) -> Result<String> {
+        #[derive(Deserialize)]
+        struct Loaded {
+            config: String,
+        }
+        let c: Loaded = self.json(MessageType::GetConfig).await?;
+        Ok(c.config)
     }
 
     /// Monitors, workspaces, windows and focus in the normalized shape.

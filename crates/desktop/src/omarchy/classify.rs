@@ -89,6 +89,27 @@ pub fn runs_values(words: &[String]) -> bool {
     RUNS_VALUES.iter().any(|p| prefix_matches(p, words))
 }
 
+/// Routes that run another route or menu action their arguments name. Omarchy 4's `menu [verb]
+/// [route]` (`bin/omarchy-menu`) opens its menu at a menu item, and when that item is an action
+/// it runs the action's command line at once (`shell/plugins/menu/Menu.qml`, `openRoute`: "if the
+/// resolved id is an action … run it directly"); the items come from Omarchy's menu file and the
+/// person's extensions, so with an item named what runs is that item's command, which the words
+/// `menu summon x` do not show. Without one (`menu`, `menu close`) it only opens or closes.
+const RUNS_ROUTE: &[&str] = &["menu"];
+
+/// Whether `words` with `args` runs a route or a menu action its arguments name (see
+/// [`RUNS_ROUTE`]): the verb and then the item, so a second argument.
+pub fn runs_route(words: &[String], args: &[String]) -> bool {
+    let words: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let words = match words.first() {
+        Some(&"omarchy") => &words[1..],
+        _ => &words[..],
+    };
+    let values = args.iter().filter(|a| !a.starts_with('-')).count();
+    RUNS_ROUTE.iter().any(|p| prefix_matches(p, words)) && values >= 2
+}
+
 /// Route prefixes that are destructive (`*` = any further words, or none).
 const DESTRUCTIVE: &[&str] = &[
     "system reboot",
@@ -186,6 +207,16 @@ mod tests {
         assert_eq!(t("hook"), RouteTier::Destructive);
         assert_eq!(t("shell"), RouteTier::Destructive);
         assert_eq!(t("launch browser"), RouteTier::Act);
+        // `menu summon <item>` runs the item's action when it is one (Omarchy 4's Menu.qml).
+        let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(runs_route(&w(&["menu"]), &w(&["summon", "system.reboot"])));
+        assert!(runs_route(
+            &w(&["omarchy", "menu"]),
+            &w(&["toggle", "update"])
+        ));
+        assert!(!runs_route(&w(&["menu"]), &w(&["close"])));
+        assert!(!runs_route(&w(&["menu"]), &[]));
+        assert!(!runs_route(&w(&["theme", "set"]), &w(&["a", "b"])));
         assert_eq!(t("theme set"), RouteTier::Act);
         assert_eq!(t("toggle nightlight"), RouteTier::Act);
         assert_eq!(t("system reboot"), RouteTier::Destructive);

@@ -161,7 +161,21 @@ pub fn ipc_runs_code(target: &str, method: &str, args: &[String]) -> bool {
             .iter()
             .any(|w| RUNNING_METHODS.contains(&w.as_str()))
     };
-    dispatcher || names_runner(method) || (method == "call" && args.iter().any(|a| names_runner(a)))
+    // The shell's `summon`/`toggle` of the menu with a payload opens it at an item, and runs the
+    // item's action when it is one (Omarchy 4's `Menu.qml`, `openRoute`), as `omarchy menu
+    // summon <item>` does (`classify::runs_route`).
+    let opens_menu_item = t.iter().any(|w| SHELL_NAMES.contains(&w.as_str()))
+        && ["summon", "toggle", "open"]
+            .iter()
+            .any(|m| method.eq_ignore_ascii_case(m))
+        && args
+            .first()
+            .is_some_and(|a| parts(a).iter().any(|w| w == "menu"))
+        && args.len() >= 2;
+    dispatcher
+        || opens_menu_item
+        || names_runner(method)
+        || (method == "call" && args.iter().any(|a| names_runner(a)))
 }
 
 /// Whether running this route or call would stop, restart, reconfigure or remove archgate or
@@ -340,5 +354,13 @@ mod tests {
         assert!(!ipc_runs_code("volume", "setVolume", &a(&["50"])));
         assert!(!ipc_runs_code("bar", "toggle", &[]));
         assert!(!ipc_runs_code("launcher", "open", &[]));
+        // The menu opened at an item runs the item's action (Omarchy 4's Menu.qml).
+        assert!(ipc_runs_code(
+            "shell",
+            "summon",
+            &a(&["omarchy.menu", r#"{"menu":"system.reboot"}"#])
+        ));
+        assert!(!ipc_runs_code("shell", "hide", &a(&["omarchy.menu"])));
+        assert!(!ipc_runs_code("shell", "summon", &a(&["omarchy.menu"])));
     }
 }

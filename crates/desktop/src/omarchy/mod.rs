@@ -176,6 +176,10 @@ impl Desktop {
         // Judged by what the script does, not by what it says about itself (attack 3, F1/F8).
         let script = script::scan(permit.executor(), &route.binary);
         judge_by_script(&mut route, &script);
+        // `menu summon <item>` runs the item's action: what runs is not in the words.
+        if classify::runs_route(&route.words, args) {
+            route.tier = RouteTier::Destructive;
+        }
         let targets = route.targets_archgate
             || targets_archgate(Invocation::Route {
                 words: &route.words,
@@ -196,7 +200,7 @@ impl Desktop {
         if call.route.requires_sudo {
             return Err(DesktopError::Blocked {
                 command: call.spec.display(),
-                reason: "the route needs root; run it yourself in a terminal",
+                reason: "the route needs root: `handoff` with op omarchy hands it to the person's terminal",
             });
         }
         if call.targets_archgate {

@@ -37,7 +37,7 @@ impl Serialize for SearchHit {
             args: &r.args,
             tier: r.tier,
             blocked: if r.requires_sudo {
-                Some("needs root: the person runs it in a terminal")
+                Some("needs root: `handoff` op omarchy hands it to the person")
             } else if r.targets_archgate {
                 Some("reaches archgate or its supervisor")
             } else {

@@ -258,6 +258,9 @@ impl Tool for OmarchyRun {
         p.route = format!("omarchy {bare}");
         p.names = vec![bare.clone(), format!("omarchy_run {bare}")];
         p.tier = Some(tier_of(archgate_desktop::omarchy::classify(&words)));
+        if archgate_desktop::omarchy::classify::runs_route(&words, &a.args) {
+            p.tier = Some(Tier::Destructive);
+        }
         p.argv = words
             .iter()
             .cloned()
@@ -280,43 +283,62 @@ impl Tool for OmarchyRun {
         a: OmarchyRunArgs,
     ) -> BoxFuture<'a, Result<Resolved<RouteCall>, ToolError>> {
         Box::pin(async move {
-            let d = &self.0.desktop;
-            let mut call = d
-                .resolve_route(&probe.permit, &a.route, &a.args)
-                .await
-                .map_err(domain_err)?;
-            let mut args = a.args.clone();
-            let mut files = Vec::new();
-            for (slot, i) in call.route.usage.values(&a.args) {
-                let name = slot.name.to_ascii_lowercase();
-                if name.contains("theme") && !name.contains("dir") && !name.contains('.') {
-                    args[i] = d.resolve_theme(&args[i]).map_err(domain_err)?;
-                } else if names_a_file(&name) && !args[i].contains("://") {
-                    // archgate's own files and the person's secrets are refused here too; the
-                    // file is pinned: at the yes it must still be the one the person saw.
-                    let (t, pin) = cx.resolver.pinned_path(&args[i])?;
-                    args[i] = t.value;
-                    files.push(pin);
-                } else if args[i].contains("://") || (name.contains("url") && args[i].contains(':'))
-                {
-                    // An address opens only as `launch` would open it (http, https, mailto): a
-                    // `file://` to a key was refused by `launch` and passed as a route's value
-                    // (attack 3, F2: one capability, two doors).
-                    archgate_desktop::launch::check_url(&args[i]).map_err(domain_err)?;
-                }
-            }
-            if args != a.args {
-                call = d
-                    .resolve_route(&probe.permit, &call.route.route, &args)
-                    .await
-                    .map_err(domain_err)?;
-            }
+            let (call, files) =
+                resolve_route_call(&self.0.desktop, cx, &probe.permit, &a.route, &a.args).await?;
             let mut action = route_action(&call);
             action.files = files;
             Ok(Resolved { action, run: call })
         })
     }
     execute!(|d, p, call: RouteCall| d.run_route(&p, &call).await.map_err(domain_err));
+}
+
+/// A route resolved with its arguments as `omarchy_run` resolves them, for every door that runs
+/// one (`omarchy_run`, a `handoff` of a route that needs root): the usage checked, a theme named
+/// resolved, a file argument resolved as a path (protected paths refused) and pinned, an address
+/// checked as `launch` checks one. The call, and the pins of the files it names.
+pub(super) async fn resolve_route_call(
+    d: &Desktop,
+    cx: &CallCx,
+    permit: &Permit,
+    route: &str,
+    given: &[String],
+) -> Result<(RouteCall, Vec<archgate_exec::FilePin>), ToolError> {
+    let mut call = d
+        .resolve_route(permit, route, given)
+        .await
+        .map_err(domain_err)?;
+    let mut args = given.to_vec();
+    let mut files = Vec::new();
+    for (slot, i) in call.route.usage.values(given) {
+        let name = slot.name.to_ascii_lowercase();
+        if slot.choices.is_some() {
+            // A closed choice is one of its words (`share <clipboard|file|folder>`): checked
+            // against them by the usage, never a name of anything.
+            continue;
+        }
+        if name.contains("theme") && !name.contains("dir") && !name.contains('.') {
+            args[i] = d.resolve_theme(&args[i]).map_err(domain_err)?;
+        } else if names_a_file(&name) && !args[i].contains("://") {
+            // archgate's own files and the person's secrets are refused here too; the
+            // file is pinned: at the yes it must still be the one the person saw.
+            let (t, pin) = cx.resolver.pinned_path(&args[i])?;
+            args[i] = t.value;
+            files.push(pin);
+        } else if args[i].contains("://") || (name.contains("url") && args[i].contains(':')) {
+            // An address opens only as `launch` would open it (http, https, mailto): a
+            // `file://` to a key was refused by `launch` and passed as a route's value
+            // (attack 3, F2: one capability, two doors).
+            archgate_desktop::launch::check_url(&args[i]).map_err(domain_err)?;
+        }
+    }
+    if args != given {
+        call = d
+            .resolve_route(permit, &call.route.route, &args)
+            .await
+            .map_err(domain_err)?;
+    }
+    Ok((call, files))
 }
 
 pub struct ShellTargets(Arc<DesktopService>);
@@ -443,8 +465,7 @@ impl Tool for ShellCall {
         .map_err(domain_err));
 }
 
-pub fn register(c: &mut Catalogue, env: archgate_desktop::DesktopEnv) {
-    let svc = Arc::new(DesktopService::new(env));
+pub fn register(c: &mut Catalogue, svc: Arc<DesktopService>) {
     c.add(DesktopState(svc.clone()));
     c.add(OmarchySearch(svc.clone()));
     c.add(OmarchyRun(svc.clone()));

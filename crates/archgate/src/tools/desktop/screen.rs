@@ -24,8 +24,7 @@ use crate::tools::packages::NoArgs;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureArgs {
-    /// What to capture (default: every output): kind output, monitor (name), window (id) or
-    /// region (x, y, width, height in layout pixels).
+    /// What to capture (default: every output); a region in layout pixels.
     #[serde(default)]
     pub target: Option<CaptureTarget>,
 }

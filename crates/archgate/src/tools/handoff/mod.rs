@@ -24,10 +24,12 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::desktop::DesktopService;
 use super::{Services, domain_err};
 
 pub mod ops;
 pub mod registry;
+pub mod route;
 pub mod sudo;
 pub mod terminal;
 
@@ -45,14 +47,18 @@ pub const MAX_REASON: usize = 500;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HandoffArgs {
-    /// archgate builds the command; none is taken.
+    /// archgate builds the command.
     pub op: ops::Op,
     /// install/remove: names.
     pub packages: Option<Vec<String>>,
     /// unit_*: a system unit.
     pub unit: Option<String>,
-    /// install_file: a cached package file (pkg_cache); pacnew_*: a file pkg_pacnew lists.
+    /// install_file: a pkg_cache file; pacnew_*: a pkg_pacnew file.
     pub path: Option<String>,
+    /// omarchy: a sudo route.
+    pub route: Option<String>,
+    /// omarchy: its arguments.
+    pub args: Option<Vec<String>>,
     /// Why, for the person (shown).
     pub reason: String,
 }
@@ -66,9 +72,9 @@ pub struct Run {
 static SPEC: ToolSpec = ToolSpec {
     name: "handoff",
     title: "Hand off a privileged step",
-    description: "Privileged work by the person's hands: a terminal on their desktop shows the exact command \
-                  (pacman -Syu/-S/-R/-U, paccache, systemctl, .pacnew, snapshot) and runs it only after their Enter \
-                  and sudo password. Answers ran/cancelled/refused/unknown, exit status, output tail.",
+    description: "A terminal on the person's desktop shows the exact privileged command (pacman, paccache, \
+                  systemctl, .pacnew, snapshot, Omarchy sudo route) and runs it after their Enter and sudo \
+                  password. Answers ran/cancelled/refused/unknown, exit status, output tail.",
     tier: archgate_core::policy::Tier::Act,
     read_only: false,
     destructive: false,
@@ -93,12 +99,19 @@ static SPEC: ToolSpec = ToolSpec {
 
 pub struct Handoff {
     svc: Arc<Services>,
+    desktop: Arc<DesktopService>,
     handoffs: Arc<Handoffs>,
 }
 
-pub fn register(c: &mut Catalogue, svc: &Arc<Services>, handoffs: Arc<Handoffs>) {
+pub fn register(
+    c: &mut Catalogue,
+    svc: &Arc<Services>,
+    desktop: Arc<DesktopService>,
+    handoffs: Arc<Handoffs>,
+) {
     c.add(Handoff {
         svc: svc.clone(),
+        desktop,
         handoffs,
     });
 }
@@ -134,6 +147,24 @@ impl Tool for Handoff {
     }
 
     fn plan(&self, a: &HandoffArgs) -> Plan {
+        if a.op == ops::Op::Omarchy {
+            // `handoff omarchy pkg add`: policy can name one route.
+            let bare = a
+                .route
+                .as_deref()
+                .and_then(archgate_desktop::omarchy::spelling)
+                .unwrap_or_default();
+            let words: Vec<&str> = std::iter::once("omarchy")
+                .chain(bare.split_whitespace())
+                .collect();
+            // Rules on the route apply too (`deny = ["omarchy pkg add"]`): one capability, two
+            // doors. Its aliases are added once the registry is read.
+            let mut p = Plan::with_tier(&SPEC, SPEC.tier, &words);
+            if !bare.is_empty() {
+                p.names = vec![format!("omarchy {bare}"), bare];
+            }
+            return p;
+        }
         let words: &[&str] = match a.op {
             ops::Op::SystemUpdate => &["system_update"],
             ops::Op::Install => &["install"],
@@ -147,6 +178,7 @@ impl Tool for Handoff {
             ops::Op::PacnewDiscard => &["pacnew", "discard"],
             ops::Op::SnapshotSnapper => &["snapshot", "snapper"],
             ops::Op::SnapshotTimeshift => &["snapshot", "timeshift"],
+            ops::Op::Omarchy => &["omarchy"],
         };
         Plan::with_tier(&SPEC, SPEC.tier, words)
     }
@@ -159,6 +191,23 @@ impl Tool for Handoff {
         a: HandoffArgs,
     ) -> BoxFuture<'a, Result<Resolved<Run>, ToolError>> {
         Box::pin(async move {
+            if a.reason.trim().is_empty() || a.reason.chars().count() > MAX_REASON {
+                return Err(invalid(format!(
+                    "reason: say why in 1 to {MAX_REASON} characters"
+                )));
+            }
+            if a.op == ops::Op::Omarchy {
+                return self.resolve_route(cx, probe, plan, a).await;
+            }
+            if let Some(field) = [("route", a.route.is_some()), ("args", a.args.is_some())]
+                .into_iter()
+                .find_map(|(f, is)| is.then_some(f))
+            {
+                return Err(invalid(ops::OpError::Extra {
+                    op: a.op.as_str(),
+                    field,
+                }));
+            }
             let operation = Operation::from_args(
                 a.op,
                 ops::Values {
@@ -168,11 +217,6 @@ impl Tool for Handoff {
                 },
             )
             .map_err(invalid)?;
-            if a.reason.trim().is_empty() || a.reason.chars().count() > MAX_REASON {
-                return Err(invalid(format!(
-                    "reason: say why in 1 to {MAX_REASON} characters"
-                )));
-            }
             let exec = probe.permit.executor();
             exec.resolve_program("sudo").map_err(|e| {
                 ToolError::new(
@@ -250,6 +294,7 @@ impl Tool for Handoff {
                 client: cx.client.clone(),
                 lock,
                 log_file,
+                script: None,
             };
             Ok(Resolved {
                 action,
@@ -274,7 +319,7 @@ impl Tool for Handoff {
             })?;
             let own = format!("archgate handoff {id}");
             let opened = match terminal::desktop() {
-                Some(desk) => terminal::open(&permit, &desk, &id),
+                Some(desk) => terminal::open(&permit, &desk, &id).await,
                 None => Err(terminal::NO_DESKTOP.to_owned()),
             };
             if let Err(why) = opened {
@@ -326,6 +371,70 @@ impl Tool for Handoff {
                 },
             };
             answer(&run.prepared, ended)
+        })
+    }
+}
+
+impl Handoff {
+    /// `op: omarchy`: the route's own script, resolved as `omarchy_run` resolves it (`route.rs`).
+    async fn resolve_route(
+        &self,
+        cx: &CallCx,
+        probe: &Probe,
+        plan: &Plan,
+        a: HandoffArgs,
+    ) -> Result<Resolved<Run>, ToolError> {
+        if let Some(field) = [
+            ("packages", a.packages.is_some()),
+            ("unit", a.unit.is_some()),
+            ("path", a.path.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(f, is)| is.then_some(f))
+        {
+            return Err(invalid(ops::OpError::Extra {
+                op: "omarchy",
+                field,
+            }));
+        }
+        let Some(route) = a.route.as_deref() else {
+            return Err(invalid(ops::OpError::Needs {
+                op: "omarchy",
+                wants: "route",
+            }));
+        };
+        let args = a.args.unwrap_or_default();
+        let r = route::prepare(&self.desktop, cx, probe, route, &args).await?;
+        let mut action = Action::from_plan(plan);
+        for n in &r.names {
+            if !action.names.contains(n) {
+                action.names.push(n.clone());
+            }
+        }
+        action.target = Some(display(&r.argv));
+        action.shown = Some(a.reason.clone());
+        action.files = r.files;
+        let wait = cx
+            .config
+            .tools
+            .timeouts
+            .get(SPEC.name)
+            .copied()
+            .unwrap_or(DEFAULT_WAIT);
+        let prepared = Prepared {
+            id: cx.id.clone(),
+            argv: r.argv,
+            reason: a.reason,
+            changes: r.changes,
+            route: plan.route.clone(),
+            client: cx.client.clone(),
+            lock: None,
+            log_file: None,
+            script: Some(r.script),
+        };
+        Ok(Resolved {
+            action,
+            run: Run { prepared, wait },
         })
     }
 }

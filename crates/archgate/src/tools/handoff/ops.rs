@@ -30,6 +30,9 @@ pub enum Op {
     PacnewDiscard,
     SnapshotSnapper,
     SnapshotTimeshift,
+    // An Omarchy route that needs root (`route.rs`), not an `Operation`. (A doc comment here
+    // would turn the schema's enum into a `oneOf`, words every client reads.)
+    Omarchy,
 }
 
 impl Op {
@@ -47,6 +50,7 @@ impl Op {
             Op::PacnewDiscard => "pacnew_discard",
             Op::SnapshotSnapper => "snapshot_snapper",
             Op::SnapshotTimeshift => "snapshot_timeshift",
+            Op::Omarchy => "omarchy",
         }
     }
 
@@ -57,6 +61,7 @@ impl Op {
             Op::UnitRestart | Op::UnitEnable | Op::UnitDisable => Some("unit"),
             Op::InstallFile | Op::PacnewAdopt | Op::PacnewDiscard => Some("path"),
             Op::SystemUpdate | Op::CleanCache | Op::SnapshotSnapper | Op::SnapshotTimeshift => None,
+            Op::Omarchy => Some("route"),
         }
     }
 }
@@ -266,6 +271,8 @@ impl Operation {
             Op::PacnewDiscard => Operation::PacnewDiscard { path: path()? },
             Op::SnapshotSnapper => Operation::Snapshot(SnapshotTool::Snapper),
             Op::SnapshotTimeshift => Operation::Snapshot(SnapshotTool::Timeshift),
+            // Resolved against Omarchy's registry by the tool (`route.rs`).
+            Op::Omarchy => return Err(need("route")),
         };
         operation.check()?;
         Ok(operation)

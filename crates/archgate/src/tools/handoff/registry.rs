@@ -33,6 +33,21 @@ pub struct Prepared {
     pub lock: Option<PathBuf>,
     /// pacman's log, to check an unknown outcome.
     pub log_file: Option<PathBuf>,
+    /// An Omarchy route's script: then `argv` is the script and its arguments, not `sudo -k`
+    /// of a program (the script runs sudo itself; `route.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<RouteScript>,
+}
+
+/// What the helper checks and gives a route's script: it runs only while it is the file shown.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct RouteScript {
+    /// The script's content, SHA-256, when it was shown.
+    pub sha256: String,
+    /// The session's variables `omarchy_run` gives the route (the executor's allowlist applies).
+    pub env: Vec<(String, String)>,
+    /// Files its arguments name, with their SHA-256 when shown (`None`: a directory).
+    pub files: Vec<(PathBuf, Option<String>)>,
 }
 
 /// How a hand-off ended.
@@ -264,6 +279,7 @@ mod tests {
             client: "local".into(),
             lock: None,
             log_file: None,
+            script: None,
         }
     }
 

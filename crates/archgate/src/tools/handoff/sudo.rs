@@ -108,11 +108,13 @@ fn entry_skips_password(entry: &str, program: &str) -> Option<String> {
 }
 
 /// Whether a command spec could match `program`: `ALL`, the path (with or without arguments),
-/// a directory holding it, or any pattern (judged as a match: unsure means no).
+/// a directory holding it, or any pattern (judged as a match: unsure means no). An empty
+/// `program` is any command (a route's script may run sudo with any): every spec matches.
 fn could_match(spec: &str, program: &str) -> bool {
     let cmd = spec.split_whitespace().next().unwrap_or("");
     let cmd = cmd.strip_prefix('!').unwrap_or(cmd);
-    cmd == "ALL"
+    program.is_empty()
+        || cmd == "ALL"
         || cmd == program
         || cmd.contains(['*', '?', '['])
         || (cmd.ends_with('/') && program.starts_with(cmd))
@@ -196,6 +198,17 @@ User tester may run the following commands on vm:
             judge_listing(&carried, "/usr/bin/pacman"),
             Asks::No(_)
         ));
+    }
+
+    #[test]
+    fn for_any_command_every_nopasswd_entry_refuses() {
+        // A route's script may run sudo with any program: a rule for another one counts too.
+        let other = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/usr/bin/systemctl");
+        assert!(matches!(judge_listing(&other, ""), Asks::No(_)));
+        assert_eq!(
+            judge_listing(&other.replace("NOPASSWD: ", ""), ""),
+            Asks::Yes
+        );
     }
 
     #[test]

@@ -1,72 +1,228 @@
-//! Opening a terminal on the person's desktop for a hand-off.
+//! Opening a terminal on the person's desktop for a hand-off, the way the person's desktop opens
+//! one, first found:
 //!
-//! Omarchy's own way first: its launchers run `xdg-terminal-exec` (the person's default
-//! terminal, set by `omarchy-default-terminal`), so archgate does the same when it is installed;
-//! else `foot`. The terminal runs `ARCHGATE handoff-run ID` — archgate's own binary, by its path
-//! — and nothing of the command: the helper takes the prepared command from this process over
-//! the control socket. The environment is the allowlist of `archgate_exec::env::TABLE`.
+//! 1. **Omarchy's own way**: `omarchy-launch-terminal` (Omarchy 4's `bin/`; its Hyprland binding
+//!    `SUPER + RETURN` runs `omarchy launch terminal`), which starts the person's default
+//!    terminal through `xdg-terminal-exec` under uwsm (the default is what `omarchy default
+//!    terminal` wrote to `~/.config/xdg-terminals.list`);
+//! 2. `xdg-terminal-exec`: the person's default terminal on any desktop that set one;
+//! 3. **the compositor's configured terminal**: Sway's `$term` (`set $term foot` in the config
+//!    Sway loaded, read over its IPC socket, `GET_CONFIG`), or Hyprland's `$terminal` (`$terminal
+//!    = kitty` in `~/.config/hypr/hyprland.conf`, as Hyprland's own example config names it; under
+//!    Omarchy its `SUPER + RETURN` binding is Omarchy's launcher, found first), when it is one word
+//!    naming a terminal archgate knows how to give a command to (foot, Alacritty, kitty, Ghostty);
+//! 4. `foot`.
+//!
+//! `$TERMINAL` is not read: archgate's environment is its client's, and a value there would
+//! choose the program that shows the person the command. Every program is found and checked in
+//! the trusted directories like any other. The terminal runs `ARCHGATE handoff-run ID` —
+//! archgate's own binary, by its path — and nothing of the command: the helper takes the
+//! prepared command from this process over the control socket. The environment is the allowlist
+//! of `archgate_exec::env::TABLE`.
 
-use archgate_core::exec::{CommandSpec, Permit};
+use archgate_core::exec::{CommandSpec, Executor, Permit};
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// What the answer says when there is no desktop to open a terminal on.
 pub const NO_DESKTOP: &str =
     "no desktop session here (neither WAYLAND_DISPLAY nor DISPLAY is set for archgate)";
 
-/// The terminals tried, in order.
-pub const TERMINALS: &[&str] = &["xdg-terminal-exec", "foot"];
+/// The terminals tried when nothing names one: Omarchy's launcher, the default terminal, foot.
+pub const TERMINALS: &[&str] = &["omarchy-launch-terminal", "xdg-terminal-exec", "foot"];
+
+/// Terminals a compositor's config may name, and how each is given a title and a command.
+const KNOWN: &[(&str, Style)] = &[
+    ("foot", Style::TitleEq),
+    ("alacritty", Style::TitleArgDashE),
+    ("kitty", Style::TitleArg),
+    ("ghostty", Style::TitleEqDashE),
+];
 
 /// The window title every hand-off terminal has.
 pub const TITLE: &str = "archgate hand-off";
+
+/// How long the compositor is given to say its config.
+const ASK_COMPOSITOR: Duration = Duration::from_secs(3);
+
+/// How a terminal takes its title and command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// `--title=T CMD…` (foot, xdg-terminal-exec, Omarchy's launcher).
+    TitleEq,
+    /// `--title T -e CMD…` (Alacritty).
+    TitleArgDashE,
+    /// `--title T CMD…` (kitty).
+    TitleArg,
+    /// `--title=T -e CMD…` (Ghostty).
+    TitleEqDashE,
+}
 
 /// The desktop a terminal can be opened on.
 #[derive(Debug, Clone)]
 pub struct Desktop {
     pub wayland_display: Option<String>,
     pub display: Option<String>,
-    pub xdg_runtime_dir: Option<std::path::PathBuf>,
+    pub xdg_runtime_dir: Option<PathBuf>,
+    /// Sway's IPC socket, when Sway runs the session.
+    pub swaysock: Option<PathBuf>,
+    /// Hyprland's config file, when Hyprland runs the session.
+    pub hyprland_conf: Option<PathBuf>,
 }
 
 /// The person's desktop as this process sees it, if any: its environment completed from the
 /// runtime directory (`DesktopEnv::from_process`, as `doctor` and the desktop tools see it).
 pub fn desktop() -> Option<Desktop> {
     let env = archgate_desktop::DesktopEnv::from_process();
+    let hyprland_conf = env
+        .hyprland_instance_signature
+        .as_ref()
+        .and_then(|_| env.config_home())
+        .map(|c| c.join("hypr/hyprland.conf"));
     let d = Desktop {
+        hyprland_conf,
         wayland_display: env.wayland_display.filter(|v| !v.is_empty()),
         display: std::env::var("DISPLAY").ok().filter(|v| !v.is_empty()),
         xdg_runtime_dir: env.xdg_runtime_dir,
+        swaysock: env.swaysock,
     };
     (d.wayland_display.is_some() || d.display.is_some()).then_some(d)
 }
 
-/// The terminal's argv for hand-off `id`: `TERMINAL --title=… ARCHGATE handoff-run ID`.
-pub fn argv(terminal: &str, archgate: &str, id: &str) -> Vec<String> {
-    vec![
-        terminal.to_owned(),
-        format!("--title={TITLE}"),
-        archgate.to_owned(),
-        "handoff-run".to_owned(),
-        id.to_owned(),
-    ]
+/// The terminal a hand-off opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terminal {
+    /// The program, as it is found in the trusted directories.
+    pub program: String,
+    /// Where the choice came from, for `doctor` and the answer.
+    pub how: String,
+    style: Style,
 }
 
-/// Which terminal would open here, if any (for `doctor` too).
-pub fn which(exec: &archgate_core::exec::Executor) -> Option<String> {
-    TERMINALS
-        .iter()
-        .find(|t| exec.resolve_program(t).is_ok())
-        .map(|t| (*t).to_owned())
+impl Terminal {
+    /// The terminal's argv for hand-off `id`: its title, then `ARCHGATE handoff-run ID`.
+    pub fn argv(&self, archgate: &str, id: &str) -> Vec<String> {
+        let mut v = vec![self.program.clone()];
+        match self.style {
+            Style::TitleEq => v.push(format!("--title={TITLE}")),
+            Style::TitleEqDashE => v.extend([format!("--title={TITLE}"), "-e".into()]),
+            Style::TitleArg => v.extend(["--title".into(), TITLE.into()]),
+            Style::TitleArgDashE => v.extend(["--title".into(), TITLE.into(), "-e".into()]),
+        }
+        v.extend([archgate.to_owned(), "handoff-run".to_owned(), id.to_owned()]);
+        v
+    }
+}
+
+/// The one-word program Sway's config names as `$term` (the last `set $term …` wins, as in
+/// Sway), when it is a terminal archgate knows.
+pub fn sway_term(config: &str) -> Option<&str> {
+    let mut term = None;
+    for line in config.lines() {
+        let mut w = line.split_whitespace();
+        if w.next() == Some("set") && w.next() == Some("$term") {
+            let value: Vec<&str> = w.collect();
+            term = match value.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            };
+        }
+    }
+    term.filter(|t| known(t).is_some())
+}
+
+/// The one-word program Hyprland's config names as `$terminal` (`$terminal = kitty`; the last
+/// wins), when it is a terminal archgate knows.
+pub fn hyprland_term(config: &str) -> Option<&str> {
+    let mut term = None;
+    for line in config.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        if let Some((name, value)) = line.split_once('=')
+            && name.trim() == "$terminal"
+        {
+            let value: Vec<&str> = value.split_whitespace().collect();
+            term = match value.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            };
+        }
+    }
+    term.filter(|t| known(t).is_some())
+}
+
+fn known(program: &str) -> Option<Style> {
+    let base = program.rsplit('/').next().unwrap_or(program);
+    KNOWN.iter().find(|(n, _)| *n == base).map(|(_, s)| *s)
+}
+
+/// Which terminal would open here, if any, given what the compositor's config names
+/// (`configured`, e.g. Sway's `$term`). For `doctor` too.
+pub fn choose(exec: &Executor, configured: Option<&str>) -> Option<Terminal> {
+    let found = |p: &str| exec.resolve_program(p).is_ok();
+    let pick = |program: &str, how: &str, style: Style| Terminal {
+        program: program.to_owned(),
+        how: how.to_owned(),
+        style,
+    };
+    if found("omarchy-launch-terminal") {
+        return Some(pick(
+            "omarchy-launch-terminal",
+            "Omarchy's own way (omarchy-launch-terminal: your default terminal)",
+            Style::TitleEq,
+        ));
+    }
+    if found("xdg-terminal-exec") {
+        return Some(pick(
+            "xdg-terminal-exec",
+            "your default terminal (xdg-terminal-exec)",
+            Style::TitleEq,
+        ));
+    }
+    if let Some(t) = configured
+        && let Some(style) = known(t)
+        && found(t)
+    {
+        return Some(pick(
+            t,
+            "the compositor's configured terminal ($term)",
+            style,
+        ));
+    }
+    found("foot").then(|| pick("foot", "foot", Style::TitleEq))
+}
+
+/// The compositor's configured terminal: Sway's `$term`, asked over its socket, or Hyprland's
+/// `$terminal`, read from its config file (at most 1 MiB); nothing for another compositor.
+pub async fn configured(desk: &Desktop) -> Option<String> {
+    if let Some(sock) = &desk.swaysock {
+        let client = archgate_desktop::SwayClient::at(sock, ASK_COMPOSITOR);
+        let config = client.config().await.ok()?;
+        return sway_term(&config).map(str::to_owned);
+    }
+    let conf = desk.hyprland_conf.as_ref()?;
+    if std::fs::metadata(conf).ok()?.len() > 1 << 20 {
+        return None;
+    }
+    let text = std::fs::read_to_string(conf).ok()?;
+    hyprland_term(&text).map(str::to_owned)
+}
+
+/// The terminal a hand-off would open on `desk` (for `doctor`).
+pub async fn which(exec: &Executor, desk: &Desktop) -> Option<Terminal> {
+    let configured = configured(desk).await;
+    choose(exec, configured.as_deref())
 }
 
 /// Opens the terminal; the reason when it cannot.
-pub fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<(), String> {
-    let Some(term) = which(permit.executor()) else {
+pub async fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<(), String> {
+    let Some(term) = which(permit.executor(), desk).await else {
         return Err(format!(
-            "no terminal to open here ({} not installed)",
+            "no terminal to open here ({} not installed, and the compositor names none)",
             TERMINALS.join(", ")
         ));
     };
     let me = std::env::current_exe().map_err(|e| format!("archgate's own path is unknown: {e}"))?;
-    let mut argv = argv(&term, &me.to_string_lossy(), id).into_iter();
+    let mut argv = term.argv(&me.to_string_lossy(), id).into_iter();
     let mut spec = CommandSpec::new(argv.next().unwrap_or_default()).args(argv);
     if let Some(w) = &desk.wayland_display {
         spec = spec.env("WAYLAND_DISPLAY", w);
@@ -85,11 +241,32 @@ pub fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use archgate_core::exec::ExecConfig;
+
+    /// A directory of trusted programs: each an empty executable file.
+    fn programs(names: &[&str]) -> (tempfile::TempDir, Executor) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        for n in names {
+            let p = dir.path().join(n);
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let exec = Executor::new(ExecConfig {
+            search_dirs: vec![dir.path().to_owned()],
+            require_root_owned: false,
+            ..ExecConfig::default()
+        });
+        (dir, exec)
+    }
+
     #[test]
     fn the_terminal_runs_the_helper_with_the_id_and_nothing_of_the_command() {
-        let v = super::argv("foot", "/usr/bin/archgate", "abc-1-2");
+        let (_d, exec) = programs(&["foot"]);
+        let t = choose(&exec, None).unwrap();
         assert_eq!(
-            v,
+            t.argv("/usr/bin/archgate", "abc-1-2"),
             [
                 "foot",
                 "--title=archgate hand-off",
@@ -98,5 +275,81 @@ mod tests {
                 "abc-1-2"
             ]
         );
+    }
+
+    #[test]
+    fn omarchys_own_way_comes_first() {
+        // Omarchy 4's `bin/omarchy-launch-terminal` ([command...]) opens the default terminal.
+        let (_d, exec) = programs(&["omarchy-launch-terminal", "xdg-terminal-exec", "foot"]);
+        let t = choose(&exec, Some("foot")).unwrap();
+        assert_eq!(t.program, "omarchy-launch-terminal");
+        assert!(t.how.contains("Omarchy"), "{t:?}");
+        let (_d, exec) = programs(&["xdg-terminal-exec", "foot"]);
+        assert_eq!(choose(&exec, None).unwrap().program, "xdg-terminal-exec");
+        let (_d, exec) = programs(&[]);
+        assert_eq!(choose(&exec, Some("foot")), None);
+    }
+
+    #[test]
+    fn sways_configured_term_is_used_when_it_names_a_known_terminal() {
+        // The shape of Sway's own default config (`/etc/sway/config`: `set $term foot`), and a
+        // person's that changed it.
+        let config = "# Your preferred terminal emulator\nset $term foot\nset $mod Mod4\n\
+                      bindsym $mod+Return exec $term\nset $term alacritty\n";
+        assert_eq!(sway_term(config), Some("alacritty"));
+        let (_d, exec) = programs(&["alacritty", "foot"]);
+        let t = choose(&exec, sway_term(config)).unwrap();
+        assert_eq!(t.program, "alacritty");
+        assert!(t.how.contains("$term"), "{t:?}");
+        assert_eq!(
+            t.argv("/a", "1"),
+            [
+                "alacritty",
+                "--title",
+                "archgate hand-off",
+                "-e",
+                "/a",
+                "handoff-run",
+                "1"
+            ]
+        );
+        // More than a program (a command line), or a program archgate does not know: not used.
+        assert_eq!(sway_term("set $term foot -e tmux\n"), None);
+        assert_eq!(sway_term("set $term xterm\n"), None);
+        let (_d, exec) = programs(&["foot"]);
+        assert_eq!(
+            choose(&exec, Some("alacritty")).unwrap().program,
+            "foot",
+            "a configured terminal that is not installed falls back"
+        );
+    }
+
+    #[test]
+    fn hyprlands_configured_terminal_is_used_when_it_names_a_known_terminal() {
+        // The shape of Hyprland's example config (`hyprland.conf`: `$terminal = kitty`, then
+        // `bind = $mainMod, Q, exec, $terminal`).
+        let config = "# See https://wiki.hypr.land/Configuring/Keywords/\n$terminal = kitty\n\
+                      $fileManager = dolphin\nbind = $mainMod, Q, exec, $terminal\n";
+        assert_eq!(hyprland_term(config), Some("kitty"));
+        let (_d, exec) = programs(&["kitty", "foot"]);
+        let t = choose(&exec, hyprland_term(config)).unwrap();
+        assert_eq!(
+            t.argv("/a", "1"),
+            [
+                "kitty",
+                "--title",
+                "archgate hand-off",
+                "/a",
+                "handoff-run",
+                "1"
+            ]
+        );
+        // Omarchy 3's `$terminal = uwsm app -- xdg-terminal-exec`: a command line, not used
+        // (Omarchy's launcher or xdg-terminal-exec is found first there).
+        assert_eq!(
+            hyprland_term("$terminal = uwsm app -- xdg-terminal-exec\n"),
+            None
+        );
+        assert_eq!(hyprland_term("$terminal=ghostty # mine\n"), Some("ghostty"));
     }
 }

@@ -24,6 +24,7 @@ mod login;
 mod pinning;
 mod plugins;
 mod relayed;
+mod routed;
 mod secrets;
 mod selfdescribed;
 mod spellings;

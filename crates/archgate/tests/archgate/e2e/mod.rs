@@ -9,6 +9,7 @@ mod clients;
 mod closed_pipe;
 mod desktop;
 mod handoff;
+mod handoff_omarchy;
 mod http;
 mod journal;
 mod machine;

@@ -1,0 +1,98 @@
+//! An Omarchy route that needs root, as a hand-off (`op: omarchy`).
+//!
+//! Omarchy's scripts that need root run `sudo` themselves (`omarchy pkg add` runs `sudo pacman
+//! -S …`), so the hand-off's command is the route's own script, not `sudo` of it: resolved and
+//! checked exactly as `omarchy_run` resolves a route (`desktop::resolve_route_call`: the usage,
+//! themes, files pinned, addresses), pinned by its content, with the session's variables
+//! `omarchy_run` gives it and nothing else from the agent. The helper runs it after the person's
+//! Enter, having dropped sudo's cached credentials (`sudo -k`), so each `sudo` inside asks their
+//! password in that terminal; it refuses where sudo would not ask for *any* command, since the
+//! script may run any (`sudo.rs`).
+//!
+//! Not handed off: a route that needs no root (`omarchy_run` runs it), one that would stop or
+//! reconfigure archgate, and one whose arguments run as code — what would run is the argument's,
+//! which the person cannot judge from the command shown.
+
+use archgate_core::tool::{CallCx, ErrorKind, Probe, ToolError};
+
+use super::registry::RouteScript;
+use crate::tools::desktop::{DesktopService, resolve_route_call};
+
+/// What a route's hand-off carries.
+pub struct RouteHandoff {
+    pub argv: Vec<String>,
+    pub script: RouteScript,
+    pub changes: String,
+    /// The files its arguments name, pinned: the gate checks them at the yes, the helper again
+    /// before the script runs.
+    pub files: Vec<archgate_exec::FilePin>,
+    /// Every name of the route (canonical and aliases, with and without `omarchy`): rules on
+    /// any of them apply to its hand-off.
+    pub names: Vec<String>,
+}
+
+/// Resolves `route` with `args` for a hand-off; see the module documentation.
+pub async fn prepare(
+    desktop: &DesktopService,
+    cx: &CallCx,
+    probe: &Probe,
+    route: &str,
+    args: &[String],
+) -> Result<RouteHandoff, ToolError> {
+    let (call, files) =
+        resolve_route_call(&desktop.desktop, cx, &probe.permit, route, args).await?;
+    let r = &call.route;
+    let refused = |why: String| ToolError::new(ErrorKind::Refused, why);
+    if call.targets_archgate {
+        return Err(refused(format!(
+            "`{}` would stop, restart, reconfigure or remove archgate or its supervisor; it is not handed off",
+            r.route
+        )));
+    }
+    let runs_code = archgate_desktop::omarchy::classify::runs_values(&r.words)
+        || archgate_desktop::omarchy::classify::runs_route(&r.words, args)
+        || call.script.runs_values.is_some();
+    if runs_code {
+        return Err(refused(format!(
+            "`{}` runs its arguments as code: what would run is not the command shown, so it is not handed off",
+            r.route
+        ))
+        .next("name what you want as a route or an operation of its own"));
+    }
+    if !r.requires_sudo {
+        return Err(ToolError::new(
+            ErrorKind::InvalidArgument,
+            format!("`{}` needs no root: run it with omarchy_run", r.route),
+        ));
+    }
+    let spec = probe.permit.executor().pin(call.spec.clone())?;
+    let sha256 = spec.pinned().map(|p| p.sha256()).unwrap_or_default();
+    let mut argv = vec![spec.program().to_owned()];
+    argv.extend(spec.arg_list().iter().cloned());
+    let why = call
+        .script
+        .elevates
+        .as_ref()
+        .map(|s| format!(" ({s})"))
+        .unwrap_or_default();
+    Ok(RouteHandoff {
+        changes: format!(
+            "runs Omarchy's `{}`: {}. Its script runs sudo itself{why}; sudo asks your password for it",
+            r.route, r.summary
+        ),
+        script: RouteScript {
+            sha256,
+            env: spec.env_list().to_vec(),
+            files: files
+                .iter()
+                .map(|f| (f.path().to_owned(), f.sha256()))
+                .collect(),
+        },
+        files,
+        names: r
+            .names()
+            .flat_map(|n| [n.to_owned(), n.trim_start_matches("omarchy ").to_owned()])
+            .collect(),
+        argv,
+    })
+}
