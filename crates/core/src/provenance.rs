@@ -4,10 +4,12 @@
 //! tool must decide), and the gate keeps what each session read (`crate::untrusted`).
 //!
 //! The line: an answer is untrusted when it can carry free text (descriptions, messages, file
-//! contents, titles, images) written outside archgate, wherever it came from. Names, paths,
-//! numbers and states that archgate reads from the system's own records are archgate's; so is
-//! how an approved command ended (its exit status and output), which the person's approval
-//! already covered.
+//! contents, titles, images) written outside archgate, wherever it came from — and a path or a
+//! file name someone else chose is free text too: it may hold any words, spaces and all (a file
+//! an AUR package ships, a dependency string, a theme cloned from any repository; attack 5a F7).
+//! Names of a strict grammar (package and unit names, versions), numbers and states that
+//! archgate reads from the system's own records are archgate's; so is how an approved command
+//! ended (its exit status and output), which the person's approval already covered.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -51,6 +53,8 @@ pub enum Source {
     MediaTitles,
     Screen,
     Clipboard,
+    PackageContents,
+    FileNames,
 }
 
 /// The longest subject (a package, a page) a label names, in characters.
@@ -86,6 +90,8 @@ impl Source {
             Source::MediaTitles => "media_titles",
             Source::Screen => "screen",
             Source::Clipboard => "clipboard",
+            Source::PackageContents => "package_contents",
+            Source::FileNames => "file_names",
         }
     }
 
@@ -97,6 +103,7 @@ impl Source {
             Source::AurSearch | Source::WikiSearch => Some("query"),
             Source::WikiPage => Some("title"),
             Source::OmarchyOutput => Some("route"),
+            Source::PackageContents => Some("name"),
             Source::ShellAnswers => Some("method"),
             _ => None,
         }
@@ -136,6 +143,15 @@ impl Source {
             Source::MediaTitles => "what the media player shows".to_owned(),
             Source::Screen => "the screen".to_owned(),
             Source::Clipboard => "the clipboard".to_owned(),
+            Source::PackageContents if subject == "?" => {
+                "packages' file lists, as their packagers wrote them".to_owned()
+            }
+            Source::PackageContents => {
+                format!(
+                    "package {subject}'s file list and dependencies, as its packager wrote them"
+                )
+            }
+            Source::FileNames => "theme and background names (files others made)".to_owned(),
         }
     }
 }

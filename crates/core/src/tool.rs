@@ -103,6 +103,11 @@ pub struct ToolOutput {
     /// against the output cap (`measure`): the transports send this text rather than render
     /// the value again. Derived: `measure` replaces whatever a tool left here.
     pub structured_text: Option<String>,
+    /// This answer holds only archgate's words and the agent's own arguments, whatever the
+    /// tool's provenance says its answers can carry: it opens no untrusted window. Set by the
+    /// tool that knows (a relayed program that printed nothing: `theme set` switching quietly
+    /// does not make the person's standing rule for it step back; `theme list` does).
+    pub own_words: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -120,6 +125,7 @@ impl ToolOutput {
             structured: Some(v),
             exit_code: None,
             structured_text: None,
+            own_words: false,
         }
     }
     pub fn text(t: impl Into<String>) -> ToolOutput {
@@ -128,7 +134,13 @@ impl ToolOutput {
             structured: None,
             exit_code: None,
             structured_text: None,
+            own_words: false,
         }
+    }
+    /// Marks the answer as holding only archgate's words (see `own_words`).
+    pub fn own_words(mut self) -> ToolOutput {
+        self.own_words = true;
+        self
     }
     /// Bytes this output takes on the wire, for the output cap `cap`. The structured value is
     /// rendered as text here, once, and kept in `structured_text` for the transport; past `cap`

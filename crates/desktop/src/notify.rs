@@ -74,17 +74,24 @@ pub fn osd_args(route: &Route, message: &str) -> Vec<String> {
 }
 
 impl Desktop {
-    /// The command `notify` runs: `notify-send --app-name archgate -- TITLE BODY`. Pure, so the
-    /// person is shown exactly this.
-    pub fn notify_command(&self, title: &str, body: &str) -> Result<CommandSpec> {
+    /// The command `notify` runs for the client `from`: `notify-send --app-name "FROM via
+    /// archgate" -- "Message from FROM: TITLE" BODY`. The agent's words never arrive under
+    /// archgate's own name, which its questions and warnings use (attack 5b F11: a notification
+    /// written to read like an approval question or a hand-off notice was indistinguishable from
+    /// archgate's own); the summary names the sender because that is the line a notification
+    /// daemon always shows (mako's default shows no app name). Pure, so the person is shown
+    /// exactly this.
+    pub fn notify_command(&self, title: &str, body: &str, from: &str) -> Result<CommandSpec> {
         check_text("title", title)?;
         check_text("body", body)?;
         if title.trim().is_empty() {
             return Err(DesktopError::invalid("title", "must not be empty"));
         }
+        let app = format!("{from} via archgate");
+        let summary = format!("Message from {from}: {title}");
         Ok(Program::NotifySend
             .spec(&self.env)
-            .args(["--app-name", "archgate", "--", title, body])
+            .args(["--app-name", &app, "--", &summary, body])
             .timeout(self.config.program_timeout))
     }
 
@@ -94,13 +101,21 @@ impl Desktop {
         Ok(())
     }
 
-    /// The command `osd` runs: Omarchy's osd route when the registry (read through `probe`
-    /// when Omarchy is installed) has one, else a transient notification.
-    pub async fn osd_command(&self, probe: &Permit, message: &str) -> Result<OsdCommand> {
+    /// The command `osd` runs for the client `from`: Omarchy's osd route when the registry
+    /// (read through `probe` when Omarchy is installed) has one, else a transient notification
+    /// under the client's name. The message shown starts with `FROM: `, as `notify`'s does.
+    pub async fn osd_command(
+        &self,
+        probe: &Permit,
+        message: &str,
+        from: &str,
+    ) -> Result<OsdCommand> {
         check_text("message", message)?;
         if message.trim().is_empty() {
             return Err(DesktopError::invalid("message", "must not be empty"));
         }
+        let message = &format!("{from}: {message}");
+        let app = format!("{from} via archgate");
         let registry = match self.omarchy_registry(probe).await {
             Ok(r) => Some(r),
             Err(e) => {
@@ -121,7 +136,7 @@ impl Desktop {
             .spec(&self.env)
             .args([
                 "--app-name",
-                "archgate",
+                &app,
                 "--expire-time",
                 "1500",
                 "--hint",

@@ -128,20 +128,33 @@ impl Desktop {
         names
     }
 
-    /// The current theme, if Omarchy records one.
+    /// The current theme, if Omarchy records one: Omarchy 4 writes it under
+    /// `~/.local/state/omarchy/current/` (`theme.name`, and `theme`, the copied theme — its
+    /// `bin/omarchy-theme-set` uses `$HOME/.local/state` as written, not `$XDG_STATE_HOME`);
+    /// Omarchy 3 kept it under `~/.config/omarchy/current/` (`theme.name`, or `theme` as a link).
     pub fn current_theme(&self) -> Option<String> {
-        let current = self.env.config_home()?.join("omarchy").join("current");
-        if let Ok(name) = std::fs::read_to_string(current.join("theme.name")) {
-            let name = name.trim();
-            if !name.is_empty() {
-                return Some(name.to_owned());
+        let places = [
+            self.env
+                .home
+                .as_ref()
+                .map(|h| h.join(".local/state/omarchy/current")),
+            self.env
+                .config_home()
+                .map(|c| c.join("omarchy").join("current")),
+        ];
+        places.into_iter().flatten().find_map(|current| {
+            if let Ok(name) = std::fs::read_to_string(current.join("theme.name")) {
+                let name = name.trim();
+                if !name.is_empty() {
+                    return Some(name.to_owned());
+                }
             }
-        }
-        let target = std::fs::read_link(current.join("theme")).ok()?;
-        target
-            .file_name()
-            .and_then(|n| n.to_str())
-            .map(str::to_owned)
+            let target = std::fs::read_link(current.join("theme")).ok()?;
+            target
+                .file_name()
+                .and_then(|n| n.to_str())
+                .map(str::to_owned)
+        })
     }
 
     /// Resolves a theme name against the installed themes (`not_found` with near names).

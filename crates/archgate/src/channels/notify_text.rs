@@ -219,6 +219,7 @@ mod tests {
             label,
             age_s: 12,
             matched: vec![],
+            also: vec![],
         }));
         let (_, body) = texts(&q, 0);
         assert!(body.contains("After untrusted text:"), "{body}");

@@ -376,6 +376,9 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     }
     out("");
     checks.push(own_port(cfg.server.port));
+    if cfg.approval.page {
+        checks.push(own_page_port(cfg.approval.page_port));
+    }
     let mut missing = 0;
     for c in &checks {
         if c.ok {
@@ -416,6 +419,28 @@ fn own_port(port: u16) -> Check {
             disables: "your HTTP clients' token and calls go to another user's process",
             fix: Some(format!(
                 "free 127.0.0.1:{port}, or set [server] port and run archgate client-config again"
+            )),
+        },
+    }
+}
+
+/// Whether the approval page's configured port is free or the person's (attack 5a F1).
+fn own_page_port(port: u16) -> Check {
+    match super::port_holder::page_warning(port) {
+        None => Check {
+            name: "approval page port".into(),
+            ok: true,
+            detail: format!("127.0.0.1:{port} is free or yours (0: any free port)"),
+            disables: "",
+            fix: None,
+        },
+        Some(w) => Check {
+            name: "approval page port".into(),
+            ok: false,
+            detail: w,
+            disables: "a bookmark of the approval page reaches another user's process",
+            fix: Some(format!(
+                "free 127.0.0.1:{port}, or set [approval] page_port; open the page with archgate ui"
             )),
         },
     }

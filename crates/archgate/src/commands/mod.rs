@@ -14,7 +14,7 @@ mod handoff;
 mod health_probe;
 mod log;
 mod policy;
-mod port_holder;
+pub(crate) mod port_holder;
 pub mod serve;
 mod service;
 mod setup;

@@ -340,12 +340,19 @@ pub fn run(
     let seen = observe(config, port)?;
     // Said whatever else is seen: the person's HTTP clients talk to that port.
     let held = super::port_holder::warning(cfg.server.port);
+    let page_held = cfg
+        .approval
+        .page
+        .then(|| super::port_holder::page_warning(cfg.approval.page_port))
+        .flatten();
     if waybar_json {
         let mut bar = waybar(&seen, archgate_core::person::now_secs());
-        if let Some(w) = &held {
-            bar.class.push("port-held".into());
+        for w in [&held, &page_held].into_iter().flatten() {
+            if !bar.class.iter().any(|c| c == "port-held") {
+                bar.class.push("port-held".into());
+                bar.text = format!("! {}", bar.text);
+            }
             bar.tooltip = format!("WARNING: {w}\n{}", bar.tooltip);
-            bar.text = format!("! {}", bar.text);
         }
         out(serde_json::to_string(&bar)?);
         return Ok(ExitCode::SUCCESS);
@@ -355,9 +362,12 @@ pub fn run(
         if let Some(w) = &held {
             v["port_warning"] = Value::String(w.clone());
         }
+        if let Some(w) = &page_held {
+            v["page_port_warning"] = Value::String(w.clone());
+        }
         out(serde_json::to_string_pretty(&v)?);
     } else {
-        if let Some(w) = &held {
+        for w in [&held, &page_held].into_iter().flatten() {
             out(format!("WARNING: {w}"));
         }
         for l in human(&seen) {

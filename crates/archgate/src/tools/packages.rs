@@ -80,7 +80,9 @@ read_tool!(
         name: "pkg_files",
         title: "Files of a package",
         open_world: false,
-        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PackageContents
+        ),
         args: FilesArgs,
         description: "The files a package installs (files database, else the local one).",
     } | svc,
@@ -106,7 +108,9 @@ read_tool!(
         name: "pkg_deps",
         title: "Dependency tree",
         open_world: false,
-        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PackageContents
+        ),
         args: DepsArgs,
         description: "A package's dependency tree (or reverse: what needs it), resolved through provides.",
     } | svc,

@@ -15,7 +15,9 @@ read_tool!(
         name: "pkg_verify",
         title: "Check installed files",
         open_world: false,
-        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PackageContents
+        ),
         // Every package's files can take minutes: a task for a client that speaks tasks (one
         // package answers within the inline moment and stays inline).
         long_running: true,

@@ -19,14 +19,14 @@ const TABLE: &[(&str, Provenance)] = &[
     ("pacman_conf", Own),                           // the person's own config
     ("pkg_search", Untrusted(Source::PackageDescriptions)), // any repository's descriptions
     ("pkg_info", Untrusted(Source::PackageDescriptions)), // foreign packages: the AUR's
-    ("pkg_files", Own),                             // paths
-    ("pkg_owner", Own),                             // a name
-    ("pkg_deps", Own),                              // names
+    ("pkg_files", Untrusted(Source::PackageContents)), // paths a packager chose: any words
+    ("pkg_owner", Own),                             // a package name (makepkg's grammar)
+    ("pkg_deps", Untrusted(Source::PackageContents)), // dependency strings as written
     ("pkg_list", Own),                              // names and versions
     ("pkg_updates", Own),                           // names and versions
     ("pacman_log", Untrusted(Source::PacmanLog)),   // install scripts' output
     ("pkg_install_plan", Own),                      // names, sizes, commands
-    ("pkg_verify", Own),                            // paths and checks
+    ("pkg_verify", Untrusted(Source::PackageContents)), // the packages' paths
     ("pkg_pacnew", Untrusted(Source::Pacnew)),      // the diffs' text
     ("pkg_cache", Own),                             // files and sizes
     ("aur_search", Untrusted(Source::AurSearch)),   // the AUR's descriptions
@@ -45,8 +45,8 @@ const TABLE: &[(&str, Provenance)] = &[
     ("omarchy_run", Untrusted(Source::OmarchyOutput)), // a route's output: any program's words
     ("shell_targets", Own),                         // method names and signatures
     ("shell_call", Untrusted(Source::ShellAnswers)), // a shell method's answer: a plugin's words
-    ("theme", Own),                                 // theme names
-    ("background", Own),                            // file names
+    ("theme", Untrusted(Source::FileNames)),        // names of themes cloned from anywhere
+    ("background", Untrusted(Source::FileNames)),   // file names others chose
     ("audio", Untrusted(Source::DeviceStrings)),    // Bluetooth devices' names
     ("brightness", Own),                            // numbers
     ("media", Untrusted(Source::MediaTitles)),      // what is playing: any title

@@ -337,7 +337,7 @@ impl Gate {
         let Provenance::Untrusted(source) = provenance else {
             return;
         };
-        if said_nothing(source, output) {
+        if output.own_words {
             return;
         }
         trace.read = Some(source);
@@ -486,23 +486,4 @@ fn not_granted_tier(client: &Client, tier: Tier) -> Refusal {
         Kind::NotGranted,
         format!("client {:?} is not granted {tier} calls", client.name),
     )
-}
-
-/// Whether a relayed program's answer (an Omarchy route's, a desktop shell method's) carries no
-/// words of the program at all: both streams empty. Such an answer is archgate's own (the
-/// command and how it ended), so it opens no untrusted window — a silent `theme set` does not
-/// make the person's standing rule for it step back; `theme list` printing names does.
-fn said_nothing(source: crate::provenance::Source, output: &ToolOutput) -> bool {
-    use crate::provenance::Source;
-    if !matches!(source, Source::OmarchyOutput | Source::ShellAnswers) {
-        return false;
-    }
-    let Some(o) = output.structured.as_ref().and_then(Value::as_object) else {
-        return false;
-    };
-    ["stdout", "stderr"].iter().all(|k| {
-        o.get(*k)
-            .and_then(Value::as_str)
-            .is_some_and(|t| t.trim().is_empty())
-    })
 }

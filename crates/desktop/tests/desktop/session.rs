@@ -352,12 +352,12 @@ async fn notify_appears_in_makoctl_list() {
     let permit = system_permit();
     let title = format!("archgate-notify-{}", std::process::id());
     let spec = d
-        .notify_command(&title, "body text")
+        .notify_command(&title, "body text", "claude-code")
         .expect("a notification");
     d.notify(&permit, spec).await.expect("notify");
     // No Omarchy here: osd falls back to a notification.
     let cmd = d
-        .osd_command(&permit, "Volume 40%")
+        .osd_command(&permit, "Volume 40%", "claude-code")
         .await
         .expect("osd command");
     assert!(cmd.route.is_none());
@@ -376,7 +376,22 @@ async fn notify_appears_in_makoctl_list() {
         (text.contains(&title) && text.contains("Volume 40%")).then_some(text)
     })
     .await;
-    assert!(listed.is_some(), "notification not listed by mako");
+    let listed = listed.expect("notification not listed by mako");
+    // The agent's words arrive under its client's name, never archgate's own (attack 5b F11).
+    assert!(
+        listed.contains(&format!("Message from claude-code: {title}"))
+            && listed.contains("claude-code: Volume 40%"),
+        "{listed}"
+    );
+    // `makoctl list` answers mako's D-Bus reply as JSON: `{"data": [[{"app-name": {"data": …}}]]}`.
+    let v: serde_json::Value = serde_json::from_str(&listed).expect("makoctl list's JSON");
+    let apps: Vec<&str> = v["data"][0]
+        .as_array()
+        .expect("notifications")
+        .iter()
+        .filter_map(|n| n["app-name"]["data"].as_str())
+        .collect();
+    assert_eq!(apps, ["claude-code via archgate"; 2], "{listed}");
 }
 
 #[tokio::test]

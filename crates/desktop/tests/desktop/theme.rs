@@ -156,3 +156,32 @@ fn a_themes_preview_is_its_own_thumbnail() {
         assert_eq!(f.desktop.theme_preview(bad), None, "{bad}");
     }
 }
+
+/// Omarchy 4's `bin/omarchy-theme-set` records the theme in `~/.local/state/omarchy/current/`
+/// (`theme.name`, written with `$HOME/.local/state` as is), not under `~/.config`: that record is
+/// the current theme, ahead of an older Omarchy's `~/.config/omarchy/current/theme` link.
+#[tokio::test]
+async fn omarchy_4s_record_in_the_state_directory_is_the_current_theme() {
+    let f = fixture();
+    let state = f.dir.path().join("home/.local/state/omarchy/current");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("theme.name"), "catppuccin-latte\n").unwrap();
+    let permit = empty_permit(f.dir.path());
+    let current = f
+        .desktop
+        .theme(&permit, &ThemeAction::Current)
+        .await
+        .unwrap();
+    assert_eq!(current.current.as_deref(), Some("catppuccin-latte"));
+    std::fs::write(state.join("theme.name"), "").unwrap();
+    let current = f
+        .desktop
+        .theme(&permit, &ThemeAction::Current)
+        .await
+        .unwrap();
+    assert_eq!(
+        current.current.as_deref(),
+        Some("tokyo-night"),
+        "an empty record falls back to the older place"
+    );
+}

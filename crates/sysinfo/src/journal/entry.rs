@@ -27,6 +27,9 @@ pub struct Entry {
     pub pid: Option<u32>,
     /// The message, cut to `MESSAGE_MAX` bytes.
     pub message: String,
+    /// Arguments of a logged command line were withheld from `message` (`withheld.rs`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub withheld: bool,
     /// Its cursor (paging only; not shown to the agent).
     #[serde(skip)]
     pub cursor: String,
@@ -70,6 +73,10 @@ impl Entry {
         let usec: u64 = text(v.get("__REALTIME_TIMESTAMP"))?.parse().ok()?;
         let unit = text(v.get("_SYSTEMD_USER_UNIT")).or_else(|| text(v.get("_SYSTEMD_UNIT")));
         let ident = text(v.get("SYSLOG_IDENTIFIER")).or_else(|| text(v.get("_COMM")));
+        let message = text(v.get("MESSAGE")).unwrap_or_default();
+        let withheld = ident
+            .as_deref()
+            .and_then(|i| super::withheld::withhold(i, &message));
         // The identifier says nothing when it is the unit's own name.
         let ident = ident.filter(|i| {
             unit.as_deref()
@@ -83,7 +90,8 @@ impl Entry {
                 .and_then(|p| p.parse().ok())
                 .and_then(Priority::from_number),
             pid: text(v.get("_PID")).and_then(|p| p.parse().ok()),
-            message: cut(text(v.get("MESSAGE")).unwrap_or_default(), MESSAGE_MAX),
+            withheld: withheld.as_ref().is_some_and(|w| *w != message),
+            message: cut(withheld.unwrap_or(message), MESSAGE_MAX),
             cursor,
             boot_id: text(v.get("_BOOT_ID")).unwrap_or_default(),
         })

@@ -13,6 +13,7 @@
 
 mod access;
 mod entry;
+mod withheld;
 
 use archgate_exec::Permit;
 use serde::Serialize;
@@ -223,6 +224,10 @@ pub async fn query(
     }
     let text = out.stdout_lossy();
     let (mut entries, complete) = parse_lines(&text, &command)?;
+    if let Some(g) = q.grep.as_deref() {
+        // journalctl matched the whole message; a changed one must still match what is shown.
+        entries.retain(|e| !e.withheld || withheld::still_matches(g, &e.message));
+    }
     let mut next = None;
     if entries.len() > q.limit {
         entries.truncate(q.limit);

@@ -48,7 +48,7 @@ pub(crate) async fn login(
     headers: axum::http::HeaderMap,
     Query(q): Query<LoginQuery>,
 ) -> Response {
-    match q.t.as_deref().and_then(|t| s.auth.redeem(t)) {
+    match q.t.as_deref().and_then(|t| s.auth.redeem_link(t)) {
         Some(session) => {
             tracing::info!("approval page: a browser logged in");
             let cookie = (header::SET_COOKIE, s.auth.set_cookie(&session));
@@ -118,7 +118,10 @@ pub(crate) async fn login_code(State(s): State<Shared>, body: String) -> Respons
         .replace("%2D", "-")
         .replace("%2d", "-");
     let code = super::auth::Auth::normalize_code(&typed);
-    match (!code.is_empty()).then(|| s.auth.redeem(&code)).flatten() {
+    match (!code.is_empty())
+        .then(|| s.auth.redeem_code(&code))
+        .flatten()
+    {
         Some(session) => {
             tracing::info!("approval page: a browser logged in with a code");
             (

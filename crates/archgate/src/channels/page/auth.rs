@@ -220,10 +220,32 @@ impl Auth {
         self.lock().links.retain(|_, l| l.at.elapsed() < LINK_TTL);
     }
 
-    /// Uses a login token: at most once, within its lifetime. Returns the new session.
-    pub fn redeem(&self, token: &str) -> Option<NewSession> {
+    /// Uses a login link's token (`GET /login?t=…`, 256 bits): at most once, within its
+    /// lifetime. A short code is not accepted here, and a wrong token is not counted: any web
+    /// page the person's browser loads can send this request (a navigation, an iframe), so it
+    /// must neither guess codes nor end them (attack 5a F2).
+    pub fn redeem_link(&self, token: &str) -> Option<NewSession> {
+        self.redeem(token, false)
+    }
+
+    /// Uses a short code typed into the page's own form (`POST /login`, same-origin only): at
+    /// most once, within its lifetime. Wrong codes are counted while codes are live, and
+    /// `MAX_WRONG` of them end every live code.
+    pub fn redeem_code(&self, code: &str) -> Option<NewSession> {
+        self.redeem(code, true)
+    }
+
+    fn redeem(&self, token: &str, typed: bool) -> Option<NewSession> {
         let mut g = self.lock();
-        let Some(link) = g.links.remove(&digest(token)) else {
+        let key = digest(token);
+        let link = match g.links.get(&key) {
+            Some(l) if l.short == typed => g.links.remove(&key),
+            _ => None,
+        };
+        let Some(link) = link else {
+            if !typed {
+                return None;
+            }
             // Counted only while short codes are live: they are what guessing could find.
             if g.links.values().any(|l| l.short) {
                 g.wrong += 1;
@@ -326,8 +348,8 @@ mod tests {
     fn a_link_works_once_and_makes_a_session() {
         let a = Auth::new(8766);
         let t = a.mint_link_token().unwrap();
-        let s = a.redeem(&t).expect("first use");
-        assert!(a.redeem(&t).is_none(), "second use");
+        let s = a.redeem_link(&t).expect("first use");
+        assert!(a.redeem_link(&t).is_none(), "second use");
         let csrf = a.session_csrf(&s.cookie_value).expect("session");
         assert_eq!(csrf.len(), 64);
         assert!(a.session_csrf("nonsense").is_none());
@@ -369,7 +391,7 @@ mod tests {
             "the path says nothing of the token"
         );
         assert!(html.contains("http-equiv=\"refresh\""));
-        assert!(a.redeem(&token).is_some());
+        assert!(a.redeem_link(&token).is_some());
         assert!(!f.exists(), "used: removed");
         // Replaced links take their files along.
         let first = a.mint_login_file(t.path()).unwrap();
@@ -389,21 +411,44 @@ mod tests {
                 .all(|c| c == '-' || CODE_ALPHABET.contains(&(c as u8)))
         );
         let typed = format!(" {} ", code.to_lowercase().replace('-', " "));
-        assert!(a.redeem(&Auth::normalize_code(&typed)).is_some());
-        assert!(a.redeem(&Auth::normalize_code(&code)).is_none(), "once");
+        assert!(a.redeem_code(&Auth::normalize_code(&typed)).is_some());
+        assert!(
+            a.redeem_code(&Auth::normalize_code(&code)).is_none(),
+            "once"
+        );
         let code = a.mint_code().unwrap();
         let link = a.mint_link_token().unwrap();
         for _ in 0..MAX_WRONG {
-            assert!(a.redeem("AAAAAAAA").is_none());
+            assert!(a.redeem_code("AAAAAAAA").is_none());
         }
         assert!(
-            a.redeem(&Auth::normalize_code(&code)).is_none(),
+            a.redeem_code(&Auth::normalize_code(&code)).is_none(),
             "guessing ended it"
         );
         assert!(
-            a.redeem(&link).is_some(),
+            a.redeem_link(&link).is_some(),
             "a 256-bit link is not a guess away"
         );
+    }
+
+    /// Attack 5a F2: any web page can make the browser request `/login?t=…` (hidden iframes);
+    /// those tokens are never counted, so they cannot end the person's live code, and a short
+    /// code is only taken from the page's own form, never from a link.
+    #[test]
+    fn wrong_link_tokens_neither_count_nor_redeem_a_code() {
+        let a = Auth::new(8766);
+        let code = Auth::normalize_code(&a.mint_code().unwrap());
+        for i in 0..MAX_WRONG * 4 {
+            assert!(a.redeem_link(&format!("guess{i}")).is_none());
+        }
+        assert!(a.redeem_link(&code).is_none(), "a code is not a link");
+        assert!(
+            a.redeem_code(&code).is_some(),
+            "the person's code still works after any number of link requests"
+        );
+        let link = a.mint_link_token().unwrap();
+        assert!(a.redeem_code(&link).is_none(), "a link is not a typed code");
+        assert!(a.redeem_link(&link).is_some());
     }
 
     #[test]
@@ -413,7 +458,7 @@ mod tests {
         for _ in 0..MAX_LINKS {
             a.mint_link_token();
         }
-        assert!(a.redeem(&first).is_none());
+        assert!(a.redeem_link(&first).is_none());
     }
 
     #[test]

@@ -117,7 +117,17 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
     let listener = match tokio::net::TcpListener::bind(("127.0.0.1", wanted)).await {
         Ok(l) => l,
         Err(e) if wanted != 0 => {
-            tracing::info!("approval page port {wanted} is taken ({e}); using a free one");
+            // Another instance of the person's may hold it; another uid holding it is said
+            // loudly, here and by `status` and `doctor` (attack 5a F1).
+            match crate::commands::port_holder::other_holder(wanted) {
+                Some(uid) => tracing::warn!(
+                    "{}; the page is on a free port instead",
+                    crate::commands::port_holder::page_text(wanted, uid)
+                ),
+                None => {
+                    tracing::info!("approval page port {wanted} is taken ({e}); using a free one")
+                }
+            }
             tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?
         }
         Err(e) => return Err(e),
@@ -221,9 +231,14 @@ async fn guard(State(s): State<Shared>, req: Request, next: Next) -> Response {
     // top-level GET of /login alone may come cross-site: it changes nothing but the browser's
     // own session, with a token only the person's login file holds. Everything else from
     // another site is refused.
+    // A frame's navigation is not the person's: `Sec-Fetch-Dest` says `iframe` (attack 5a F2,
+    // hidden frames on any web page); only a top-level document may arrive from another site.
     let login_navigation = req.method() == http::Method::GET
         && req.uri().path() == "/login"
-        && h.get("sec-fetch-mode").and_then(|v| v.to_str().ok()) == Some("navigate");
+        && h.get("sec-fetch-mode").and_then(|v| v.to_str().ok()) == Some("navigate")
+        && h.get("sec-fetch-dest")
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|d| d == "document");
     if !s.auth.origin_ok(origin) || (cross_site && !login_navigation) {
         return refuse(
             StatusCode::FORBIDDEN,

@@ -63,8 +63,9 @@ fn need<T: Clone>(v: &Option<T>, field: &str, action: &str) -> Result<T, ToolErr
 pub enum ThemeRun {
     /// List or show (reads files; nothing runs).
     Look(ThemeAction),
-    /// Switch: Omarchy's `theme set` route with the resolved theme name.
-    Set(Box<RouteCall>),
+    /// Switch: Omarchy's `theme set` route with the resolved theme name (kept: the answer names
+    /// it).
+    Set(Box<RouteCall>, String),
 }
 
 pub struct Theme(pub(super) Arc<DesktopService>);
@@ -72,7 +73,7 @@ impl Tool for Theme {
     type Args = ThemeArgs;
     type Run = ThemeRun;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("action=set", "switch your Omarchy theme to {name}"), ("", "look at your Omarchy themes")]),
+        spec!("theme", "Omarchy theme", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::FileNames), says: archgate_core::sentence::Phrase::cases(&[("action=set", "switch your Omarchy theme to {name}"), ("", "look at your Omarchy themes")]),
             "List the installed Omarchy themes, show the current one, or switch.")
     }
     fn plan(&self, a: &ThemeArgs) -> Plan {
@@ -113,7 +114,7 @@ impl Tool for Theme {
                             });
                     Ok(Resolved {
                         action,
-                        run: ThemeRun::Set(Box::new(call)),
+                        run: ThemeRun::Set(Box::new(call), theme),
                     })
                 }
                 look => Ok(Resolved::planned(plan, ThemeRun::Look(look))),
@@ -130,10 +131,16 @@ impl Tool for Theme {
             let d = &self.0.desktop;
             match run {
                 ThemeRun::Look(look) => json(d.theme(&p, &look).await.map_err(domain_err)?),
-                ThemeRun::Set(call) => {
+                ThemeRun::Set(call, theme) => {
                     let out = d.run_route(&p, &call).await.map_err(domain_err)?;
                     let current = d.current_theme();
-                    json(serde_json::json!({ "ran": out, "current": current }))
+                    // A quiet switch to the theme asked for says only the agent's own word and
+                    // how it ended: no window (a standing rule for it keeps working).
+                    let own = out.stdout.trim().is_empty()
+                        && out.stderr.trim().is_empty()
+                        && current.as_deref() == Some(theme.as_str());
+                    let answer = json(serde_json::json!({ "ran": out, "current": current }))?;
+                    Ok(if own { answer.own_words() } else { answer })
                 }
             }
         })
@@ -175,7 +182,7 @@ impl Tool for Background {
     type Args = BackgroundArgs;
     type Run = BackgroundPlan;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("action=set", "set your desktop background to {target}"), ("action=next", "show the next background of your theme"), ("", "change your desktop background")]),
+        spec!("background", "Desktop background", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::FileNames), says: archgate_core::sentence::Phrase::cases(&[("action=set", "set your desktop background to {target}"), ("action=next", "show the next background of your theme"), ("", "change your desktop background")]),
             "The theme's next background, or an image file as background.")
     }
     fn plan(&self, a: &BackgroundArgs) -> Plan {

@@ -128,8 +128,24 @@ macro_rules! execute {
     };
 }
 
+/// The answer of a desktop tool. A relayed program's outcome (an Omarchy route's, a shell
+/// method's: `stdout` and `stderr`) whose streams are both empty carries no words of the
+/// program, only the command archgate built and how it ended: its own words, opening no
+/// untrusted window (`ToolOutput::own_words`).
 pub(super) fn json(v: impl serde::Serialize) -> Result<ToolOutput, ToolError> {
-    Ok(ToolOutput::json(v))
+    let out = ToolOutput::json(v);
+    let silent = out
+        .structured
+        .as_ref()
+        .and_then(serde_json::Value::as_object)
+        .is_some_and(|o| {
+            ["stdout", "stderr"].iter().all(|k| {
+                o.get(*k)
+                    .and_then(serde_json::Value::as_str)
+                    .is_some_and(|t| t.trim().is_empty())
+            })
+        });
+    Ok(if silent { out.own_words() } else { out })
 }
 
 mod controls;

@@ -265,7 +265,7 @@ impl Tool for Notify {
     }
     fn resolve<'a>(
         &'a self,
-        _cx: &'a CallCx,
+        cx: &'a CallCx,
         _probe: &'a Probe,
         plan: &'a Plan,
         a: NotifyArgs,
@@ -274,7 +274,7 @@ impl Tool for Notify {
             let spec = self
                 .0
                 .desktop
-                .notify_command(&a.title, &a.body)
+                .notify_command(&a.title, &a.body, &cx.client)
                 .map_err(domain_err)?;
             let mut action = Action::from_plan(plan);
             action.commands = vec![spec.clone()];
@@ -307,7 +307,7 @@ impl Tool for Osd {
     /// Omarchy's osd route, when there is one, is judged as that route (its rules, its tier).
     fn resolve<'a>(
         &'a self,
-        _cx: &'a CallCx,
+        cx: &'a CallCx,
         probe: &'a Probe,
         plan: &'a Plan,
         a: OsdArgs,
@@ -316,7 +316,7 @@ impl Tool for Osd {
             let cmd = self
                 .0
                 .desktop
-                .osd_command(&probe.permit, &a.message)
+                .osd_command(&probe.permit, &a.message, &cx.client)
                 .await
                 .map_err(domain_err)?;
             let mut action = match &cmd.route {

@@ -59,26 +59,6 @@ pub(super) fn page_cookie(env: &Env, port: u16) -> String {
         .to_owned()
 }
 
-fn page_port(env: &Env) -> u16 {
-    wait_for("the page's URL file", || {
-        std::fs::read_dir(env.path("runtime/archgate"))
-            .ok()?
-            .flatten()
-            .find_map(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                (n.starts_with("page-") && n.ends_with(".url")).then_some(())?;
-                std::fs::read_to_string(e.path())
-                    .ok()?
-                    .trim()
-                    .trim_end_matches('/')
-                    .rsplit(':')
-                    .next()?
-                    .parse()
-                    .ok()
-            })
-    })
-}
-
 #[test]
 fn the_person_sees_every_argument_whole_while_the_log_keeps_its_redaction() {
     let env0 = Env::with_config("");

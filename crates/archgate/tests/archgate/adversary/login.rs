@@ -39,25 +39,6 @@ while time.time() < end:
 print(json.dumps({'cmdlines': sorted(seen), 'reads': reads}))
 "#;
 
-fn page_port(env: &Env) -> u16 {
-    wait_for("the page's URL file", || {
-        let dir = env.path("runtime/archgate");
-        std::fs::read_dir(&dir).ok()?.flatten().find_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if !(name.starts_with("page-") && name.ends_with(".url")) {
-                return None;
-            }
-            let url = std::fs::read_to_string(e.path()).ok()?;
-            url.trim()
-                .trim_end_matches('/')
-                .rsplit(':')
-                .next()?
-                .parse()
-                .ok()
-        })
-    })
-}
-
 fn opener(bin: &Path, log: &Path) {
     let script = format!(
         "#!/bin/sh\nPATH=/usr/bin:/bin\nprintf '%s\\n' \"$@\" > {log}.tmp && mv {log}.tmp {log}\nsleep 3\n",

@@ -21,6 +21,7 @@ mod flags;
 mod flush;
 mod injection;
 mod login;
+mod page_login;
 mod pinning;
 mod plugins;
 mod relayed;

@@ -20,19 +20,9 @@ fn is_root() -> bool {
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
 }
 
-#[test]
-fn a_port_held_by_another_user_is_said_by_status_and_doctor() {
-    if !is_root() {
-        eprintln!("skipped: not root, so no other uid to hold the port");
-        return;
-    }
-    let env = Env::hermetic();
-    let port = std::fs::read_to_string(env.config_file())
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("port = ").map(|p| p.trim().to_owned()))
-        .unwrap();
-    // Answers every request with a /health that names archgate.
+/// Another uid (`nobody`) listening on `127.0.0.1:port`, answering every request with a
+/// `/health` that names archgate (and so also a page look-alike's bookmark); ready when returned.
+fn squat(port: &str) -> std::process::Child {
     let script = format!(
         "import socket,time\n\
          s=socket.socket()\n\
@@ -66,6 +56,22 @@ fn a_port_held_by_another_user_is_said_by_status_and_doctor() {
         .read_line(&mut line)
         .unwrap();
     assert_eq!(line.trim(), "ready");
+    squatter
+}
+
+#[test]
+fn a_port_held_by_another_user_is_said_by_status_and_doctor() {
+    if !is_root() {
+        eprintln!("skipped: not root, so no other uid to hold the port");
+        return;
+    }
+    let env = Env::hermetic();
+    let port = std::fs::read_to_string(env.config_file())
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("port = ").map(|p| p.trim().to_owned()))
+        .unwrap();
+    let mut squatter = squat(&port);
 
     let status = env.run(&["status"]);
     let json = env.run(&["status", "--json"]);
@@ -97,4 +103,58 @@ fn a_port_held_by_another_user_is_said_by_status_and_doctor() {
         "{d}"
     );
     assert!(d.contains("held by uid 65534"), "{d}");
+}
+
+/// Attack 5a F1, the class's second member: the approval page's configured port held by another
+/// uid. The page starts on a free port (so `archgate ui` still reaches it), and the daemon's log,
+/// `status` (text and `--json`) and `doctor` say loudly who holds the configured one.
+#[test]
+fn a_page_port_held_by_another_user_is_said_by_the_daemon_status_and_doctor() {
+    if !is_root() {
+        eprintln!("SKIPPED: needs root (another uid must hold the port); CI runs it as root");
+        return;
+    }
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port()
+    };
+    let (server_port, page_port) = (free(), free());
+    let env = Env::with_config(&format!(
+        "[server]\nport = {server_port}\n[approval]\npage = true\npage_port = {page_port}\nnotifications = false\n"
+    ));
+    let mut squatter = squat(&page_port.to_string());
+    let daemon = crate::support::HttpServer::start(&env);
+    let moved_to = crate::support::page_port(&env);
+    let status = env.run(&["status"]);
+    let json = env.run(&["status", "--json"]);
+    let doctor = env.run(&["doctor"]);
+    let log = daemon.log();
+    drop(daemon);
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+
+    assert_ne!(
+        moved_to, page_port,
+        "the page did not move off the held port"
+    );
+    let said =
+        format!("127.0.0.1:{page_port}, archgate's approval page port, is held by uid 65534");
+    assert!(log.contains(&said) && log.contains("WARN"), "{log}");
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains(&said), "{text}");
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(
+        v["page_port_warning"]
+            .as_str()
+            .is_some_and(|w| w.contains(&said)),
+        "{v}"
+    );
+    let d = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        d.lines()
+            .any(|l| l.contains("MISSING") && l.contains("approval page port")),
+        "{d}"
+    );
 }

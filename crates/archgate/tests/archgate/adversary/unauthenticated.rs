@@ -53,27 +53,6 @@ fn health_of(port: u16) -> Value {
 }
 
 /// The page's port, from its URL file in the runtime directory.
-fn page_port(env: &Env) -> u16 {
-    wait_for("the page's URL file", || {
-        std::fs::read_dir(env.runtime_dir())
-            .ok()?
-            .flatten()
-            .find_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if !(name.starts_with("page-") && name.ends_with(".url")) {
-                    return None;
-                }
-                let url = std::fs::read_to_string(e.path()).ok()?;
-                url.trim()
-                    .trim_end_matches('/')
-                    .rsplit(':')
-                    .next()?
-                    .parse()
-                    .ok()
-            })
-    })
-}
-
 const PAGE: &str = "[approval]\npage = true\npage_port = 0\nnotifications = false\n";
 
 #[test]

@@ -46,6 +46,28 @@ pub fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
         std::thread::sleep(POLL);
     }
 }
+/// The approval page's port, from the URL file the daemon writes in its runtime directory (the
+/// page binds port 0 in tests: `page_port = 0`).
+pub fn page_port(env: &Env) -> u16 {
+    wait_for("the page's URL file", || {
+        std::fs::read_dir(env.runtime_dir())
+            .ok()?
+            .flatten()
+            .find_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if !(name.starts_with("page-") && name.ends_with(".url")) {
+                    return None;
+                }
+                let url = std::fs::read_to_string(e.path()).ok()?;
+                url.trim()
+                    .trim_end_matches('/')
+                    .rsplit(':')
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+    })
+}
 
 /// A finished process's stdout and stderr, one after the other.
 pub fn text(o: &Output) -> String {
