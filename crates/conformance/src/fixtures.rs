@@ -32,6 +32,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
+mod answer;
 mod client;
 mod input_required;
 mod prompts;
@@ -123,7 +124,7 @@ async fn call_fixture(
         .scope(fixture, gate.call(client, &request.name, args))
         .await;
     match &r.output {
-        Ok(out) => tools::answer_of(out),
+        Ok(out) => answer::answer_of(out),
         Err(e) if e.kind == Kind::Tool(PROTOCOL_ERROR) => Err(e
             .tool_details()
             .cloned()

@@ -22,6 +22,7 @@ pub mod file_watch;
 pub mod gate;
 pub mod paths;
 pub mod person;
+pub mod phrase;
 pub mod picture;
 pub mod presence;
 pub mod provenance;
@@ -30,6 +31,7 @@ pub mod schema;
 pub mod sentence;
 pub mod text;
 pub mod tool;
+pub mod tool_error;
 pub mod untrusted;
 
 pub use archgate_exec as exec;

@@ -9,7 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::tool::{ErrorKind, ToolError};
+use crate::error_kind::ErrorKind;
+use crate::tool_error::ToolError;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Target {

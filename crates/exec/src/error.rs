@@ -45,7 +45,7 @@ pub enum ExecError {
         /// The pinned file.
         path: PathBuf,
         /// How it changed.
-        change: crate::pin::Change,
+        change: Change,
     },
     /// The operating system refused to start the program.
     #[error("could not start `{command}`: {source}")]
@@ -166,4 +166,26 @@ impl fmt::Display for UntrustedReason {
 fn join_dirs(dirs: &[PathBuf]) -> String {
     let parts: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     parts.join(", ")
+}
+
+/// How a pinned file differs from what it was when it was judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing is at the path any more.
+    Removed,
+    /// The path leads elsewhere: another file was put at it (renamed over, recreated), or a
+    /// directory on the way became a symbolic link.
+    Replaced,
+    /// The same file, another content.
+    Rewritten,
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Change::Removed => "it was removed",
+            Change::Replaced => "another file is now at its path",
+            Change::Rewritten => "its content was rewritten",
+        })
+    }
 }

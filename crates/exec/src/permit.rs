@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::capture::Output;
-use crate::config::Executor;
 use crate::error::ExecError;
+use crate::executor::Executor;
 use crate::pin::ProgramPin;
 use crate::spec::CommandSpec;
 

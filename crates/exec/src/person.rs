@@ -12,8 +12,9 @@
 //! does. No tool may use them.
 
 use crate::capture::Output;
-use crate::config::{ExecConfig, Executor};
+use crate::config::ExecConfig;
 use crate::error::ExecError;
+use crate::executor::Executor;
 use crate::spec::CommandSpec;
 
 /// Starts `spec` detached for the person (see the module documentation) and returns its pid.

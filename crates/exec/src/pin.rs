@@ -29,7 +29,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::config::ExecConfig;
-use crate::error::{ExecError, UntrustedReason};
+use crate::error::{Change, ExecError, UntrustedReason};
 
 /// Levels of `#!` interpreters the kernel follows (`BINPRM_MAX_RECURSION`).
 const MAX_INTERPRETERS: usize = 4;
@@ -40,28 +40,6 @@ const CHUNK: usize = 64 * 1024;
 /// Largest file whose content is digested (twice a call: when judged, at the yes). A larger one
 /// is pinned by its inode, size and change times, which any write moves.
 pub const DIGEST_LIMIT: u64 = 64 * 1024 * 1024;
-
-/// How a pinned file differs from what it was when it was judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    /// Nothing is at the path any more.
-    Removed,
-    /// The path leads elsewhere: another file was put at it (renamed over, recreated), or a
-    /// directory on the way became a symbolic link.
-    Replaced,
-    /// The same file, another content.
-    Rewritten,
-}
-
-impl fmt::Display for Change {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Change::Removed => "it was removed",
-            Change::Replaced => "another file is now at its path",
-            Change::Rewritten => "its content was rewritten",
-        })
-    }
-}
 
 /// One file as it was when it was judged; see the module documentation.
 #[derive(Clone)]

@@ -29,8 +29,8 @@ use tokio::process::Child;
 use tokio::sync::watch;
 
 use crate::capture::{HeadTail, Output, share};
-use crate::config::Executor;
 use crate::error::ExecError;
+use crate::executor::Executor;
 use crate::pin::ProgramPin;
 use crate::spec::CommandSpec;
 

@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::capture::ExitInfo;
-use crate::config::{ExecConfig, Executor};
+use crate::config::ExecConfig;
 use crate::error::ExecError;
+use crate::executor::Executor;
 use crate::spec::CommandSpec;
 
 /// What a program run in the terminal left behind.

@@ -7,9 +7,9 @@
 //! listings are cached in a directory with a TTL. A 404 is the archive's answer "no such
 //! package"; an answer that is not a listing is an error naming what is missing.
 
-use crate::cache::parse_file_name;
 use crate::error::PacmanError;
 use crate::http::{self, HttpError};
+use crate::pkg_file::parse_file_name;
 use crate::remote::RemoteSettings;
 
 /// The archive's public address.

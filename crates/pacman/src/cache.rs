@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::ala::{ArchiveClient, ArchiveListing};
 use crate::db::Snapshot;
 use crate::error::PacmanError;
+pub use crate::pkg_file::parse_file_name;
 
 /// Most per-package rows and removable files listed.
 pub const MAX_ROWS: usize = 300;
@@ -33,34 +34,6 @@ pub struct CacheFile {
     pub path: String,
     /// Bytes, with its `.sig` when there is one.
     pub size: u64,
-}
-
-/// `name-ver-rel-arch.pkg.tar[.ext]` → (name, version, arch).
-pub fn parse_file_name(file: &str) -> Option<(&str, String, &str)> {
-    let stem = match file.find(".pkg.tar") {
-        Some(i) => {
-            let tail = &file[i + ".pkg.tar".len()..];
-            // `.pkg.tar` or `.pkg.tar.<compression>`, nothing after (no .sig, .part).
-            let ok = tail.is_empty()
-                || (tail.starts_with('.')
-                    && tail.len() > 1
-                    && tail[1..].bytes().all(|b| b.is_ascii_alphanumeric()));
-            if !ok {
-                return None;
-            }
-            &file[..i]
-        }
-        None => return None,
-    };
-    let mut parts = stem.rsplitn(4, '-');
-    let arch = parts.next()?;
-    let rel = parts.next()?;
-    let ver = parts.next()?;
-    let name = parts.next()?;
-    if [arch, rel, ver, name].iter().any(|s| s.is_empty()) {
-        return None;
-    }
-    Some((name, format!("{ver}-{rel}"), arch))
 }
 
 /// Every package file in the cache directories; a missing directory holds nothing, an
@@ -385,25 +358,4 @@ pub async fn downgrade(
         archive,
         note: HOLD_NOTE,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_names_as_pacman_writes_them() {
-        assert_eq!(
-            parse_file_name("editor-one-2:3.0-1-x86_64.pkg.tar.zst"),
-            Some(("editor-one", "2:3.0-1".to_owned(), "x86_64"))
-        );
-        assert_eq!(
-            parse_file_name("a-b-c-1.0-1-any.pkg.tar"),
-            Some(("a-b-c", "1.0-1".to_owned(), "any"))
-        );
-        assert_eq!(parse_file_name("x-1.0-1-any.pkg.tar.zst.sig"), None);
-        assert_eq!(parse_file_name("x-1.0-1-any.pkg.tar.zst.part"), None);
-        assert_eq!(parse_file_name("x-1.0-any.pkg.tar.zst"), None);
-        assert_eq!(parse_file_name("notes.txt"), None);
-    }
 }

@@ -34,6 +34,7 @@ pub mod mirrors;
 pub mod mtree;
 pub mod netjson;
 pub mod pacnew;
+pub mod pkg_file;
 pub mod plan;
 pub mod remote;
 pub mod search;

@@ -243,7 +243,7 @@ pub(crate) fn failure(command: String, out: &Output) -> DiagError {
         return DiagError::NotReadable {
             why: format!(
                 "{stderr} (as {}); members of `systemd-journal` may read the whole journal",
-                crate::journal::who()
+                who()
             ),
         };
     }
@@ -324,6 +324,32 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     d[a.len()][b.len()]
+}
+
+/// This account and its groups, in words.
+pub(crate) fn who() -> String {
+    let uid = nix::unistd::geteuid();
+    let name = nix::unistd::User::from_uid(uid)
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+        .unwrap_or_else(|| format!("uid {uid}"));
+    let groups: Vec<String> = nix::unistd::getgroups()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|g| {
+            nix::unistd::Group::from_gid(g)
+                .ok()
+                .flatten()
+                .map(|g| g.name)
+                .unwrap_or_else(|| g.to_string())
+        })
+        .collect();
+    if groups.is_empty() {
+        format!("`{name}` (in no supplementary group)")
+    } else {
+        format!("`{name}` (groups: {})", groups.join(", "))
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ mod procfs;
 pub mod restart;
 pub mod snapshots;
 mod systemd;
+mod unit_name;
 pub mod units;
 
 use std::path::PathBuf;

@@ -16,6 +16,8 @@ use serde_json::Value;
 
 use crate::diag::{self, DiagError, DiagOptions};
 use crate::journal::{self, Entry, JournalQuery};
+use crate::unit_name::SUFFIXES;
+pub use crate::unit_name::complete_name;
 
 /// A unit file or drop-in longer than this is cut.
 pub const FILE_MAX: usize = 8 * 1024;
@@ -130,28 +132,6 @@ fn entries_or_error<S: Serializer>(
 const PROPERTIES: &str = "--property=Id,Description,LoadState,LoadError,ActiveState,SubState,\
 UnitFileState,StateChangeTimestamp,MainPID,MemoryCurrent,NRestarts,Result,ExecMainCode,\
 ExecMainStatus,FragmentPath,DropInPaths";
-
-const SUFFIXES: [&str; 11] = [
-    "service",
-    "socket",
-    "device",
-    "mount",
-    "automount",
-    "swap",
-    "target",
-    "path",
-    "timer",
-    "slice",
-    "scope",
-];
-
-/// A name as systemd completes it: without a unit type, `.service` is meant.
-pub fn complete_name(name: &str) -> String {
-    match name.rsplit_once('.') {
-        Some((_, t)) if SUFFIXES.contains(&t) => name.to_owned(),
-        _ => format!("{name}.service"),
-    }
-}
 
 fn scope(opts: &DiagOptions, user: bool) -> Result<Vec<String>, DiagError> {
     if user {

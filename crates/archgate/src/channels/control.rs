@@ -225,7 +225,8 @@ async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
         } else {
             match serde_json::from_slice::<Request>(&line) {
                 Ok(Request::HandoffClaim { id, channel }) => {
-                    super::handoff::serve(cx.app.clone(), id, channel, reader, write).await;
+                    super::handoff::serve(cx.app.clone(), id, channel, MAX_LINE, reader, write)
+                        .await;
                     return;
                 }
                 Ok(req) => handle(&cx, req, &subject, channel).await,

@@ -31,9 +31,16 @@ enum Step {
 /// the person's own terminal.
 pub const CHANNELS: &[&str] = &["terminal", "own_terminal"];
 
-/// Serves a claimed hand-off on the rest of the connection.
-pub async fn serve<R, W>(app: Arc<App>, id: String, channel: String, mut reader: R, mut write: W)
-where
+/// Serves a claimed hand-off on the rest of the connection, reading lines of at most
+/// `max_line` bytes (the control socket's limit).
+pub async fn serve<R, W>(
+    app: Arc<App>,
+    id: String,
+    channel: String,
+    max_line: u64,
+    mut reader: R,
+    mut write: W,
+) where
     R: tokio::io::AsyncBufRead + Unpin,
     W: tokio::io::AsyncWrite + Unpin,
 {
@@ -58,7 +65,7 @@ where
     loop {
         let mut line = Vec::new();
         let n = (&mut reader)
-            .take(super::control::MAX_LINE)
+            .take(max_line)
             .read_until(b'\n', &mut line)
             .await
             .unwrap_or(0);

@@ -13,6 +13,7 @@ mod doctor_verdict;
 mod handoff;
 mod health_probe;
 mod log;
+mod pick;
 mod policy;
 pub(crate) mod port_holder;
 pub mod serve;

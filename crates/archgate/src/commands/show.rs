@@ -98,7 +98,7 @@ pub(super) fn whole(q: &Value) -> Vec<String> {
 }
 
 pub fn run(config: Option<PathBuf>, id: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let q = match super::approve::pick(config, id)? {
+    let q = match super::pick::pick(config, id)? {
         Ok(q) => q,
         Err(code) => return Ok(code),
     };

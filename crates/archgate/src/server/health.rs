@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::http::PROTOCOL_VERSIONS;
+use super::mcp::PROTOCOL_VERSIONS;
 use crate::app::App;
 
 /// Status for people and bars: counts only, never names, arguments or secrets (`/health` adds

@@ -35,21 +35,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
+use super::bearer::{bearer, bearer_of};
 use super::limits::{self, Limits, Stats};
 use super::mcp::McpServer;
 use crate::app::App;
 use crate::server::frames;
 
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
-
-/// Protocol versions archgate speaks (both eras).
-pub const PROTOCOL_VERSIONS: [&str; 5] = [
-    "2024-11-05",
-    "2025-03-26",
-    "2025-06-18",
-    "2025-11-25",
-    "2026-07-28",
-];
 
 /// What every request's guards and `/mcp` share, made once per listener.
 struct Inner {
@@ -355,17 +347,6 @@ async fn limit_body(req: Request) -> Result<Request, Response> {
         };
     }
     Ok(req)
-}
-
-pub fn bearer(headers: &HeaderMap) -> Option<&str> {
-    bearer_of(headers.get(header::AUTHORIZATION)?)
-}
-
-/// The token of an `Authorization: Bearer <token>` value.
-fn bearer_of(v: &header::HeaderValue) -> Option<&str> {
-    let v = v.to_str().ok()?;
-    let (scheme, token) = v.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 async fn authenticate(s: &Inner, mut req: Request) -> Response {

@@ -41,14 +41,14 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower::Service;
 
-use super::moved::Watched;
+use super::moved::{Watched, now_ms};
 
 /// Descriptors kept free for everything but this listener's connections.
 const HEADROOM: u64 = 128;
@@ -100,11 +100,6 @@ pub fn nofile_limit() -> u64 {
 }
 
 pub use crate::app::listener_stats::Stats;
-
-pub(super) fn now_ms() -> u64 {
-    static BASE: OnceLock<Instant> = OnceLock::new();
-    BASE.get_or_init(Instant::now).elapsed().as_millis() as u64
-}
 
 struct Conn {
     peer: IpAddr,

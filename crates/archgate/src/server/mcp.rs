@@ -28,6 +28,15 @@ use std::sync::Arc;
 use crate::app::App;
 use crate::app::extension::Extension;
 
+/// Protocol versions archgate speaks (both eras).
+pub const PROTOCOL_VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
+
 pub const INSTRUCTIONS: &str = "archgate gives you the person's Arch Linux machine: packages from pacman's own \
 databases, the AUR with a safety audit, the ArchWiki, and their desktop. Every call passes a gate: some \
 calls wait for the person's yes on a channel you cannot reach, and silence means no. A refusal is an \
@@ -307,7 +316,7 @@ impl McpServer {
             (None, None) => return None,
         };
         let token = parts
-            .and_then(|p| crate::server::http::bearer(&p.headers))
+            .and_then(|p| super::bearer::bearer(&p.headers))
             .map(str::to_owned);
         let session_id = parts
             .and_then(|p| p.headers.get("mcp-session-id"))

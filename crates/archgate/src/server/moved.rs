@@ -7,7 +7,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::limits::now_ms;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Milliseconds since the first call: the clock of `Watched` and of the idle timeout.
+pub(super) fn now_ms() -> u64 {
+    static BASE: OnceLock<Instant> = OnceLock::new();
+    BASE.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
 
 /// A stream that notes when a byte last moved either way.
 pub(super) struct Watched<T> {

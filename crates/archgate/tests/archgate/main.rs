@@ -6,6 +6,7 @@
 //! - `approvals`: the person's answers through the CLI and desktop notifications.
 //! - `home`: status for bars, the systemd unit, setup, doctor, the Omarchy plugin's contract.
 //! - `catalogue`: TOOLS.md and the context budget of tools/list.
+//! - `layering`: no two source files of a crate import each other.
 //! - `faults`: the daemon killed mid-write, a full disk, garbage config, hanging servers.
 //! - `hostile` and `adversary`: hostile input, each kind a table; zero successes.
 
@@ -20,4 +21,5 @@ mod e2e;
 mod faults;
 mod home;
 mod hostile;
+mod layering;
 mod support;

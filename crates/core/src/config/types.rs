@@ -260,12 +260,6 @@ pub struct DiagnosticsConfig {
     pub journal_dir: Option<PathBuf>,
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        super::validate::validate(super::raw::RawConfig::default(), &mut |_, _| {})
-    }
-}
-
 pub const PRESETS: [&str; 3] = ["read-only", "desktop", "full"];
 pub const WIKI_PREFERENCES: [&str; 4] = [
     WikiPrefer::OfflineFirst.as_str(),

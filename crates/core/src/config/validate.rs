@@ -14,6 +14,13 @@ use std::time::Duration;
 
 use crate::paths::PathOverrides;
 
+/// The defaults are what validation makes of an empty file, so the two cannot drift apart.
+impl Default for Config {
+    fn default() -> Self {
+        validate(RawConfig::default(), &mut |_, _| {})
+    }
+}
+
 /// `[exec] trust`, with the older `require_root_owned` still honoured: `false` is `off`, `true`
 /// the default check (which now trusts the person's own directories too; `trust = "root"` trusts
 /// root alone). Both given and disagreeing: `trust` wins, with a problem.

@@ -19,7 +19,6 @@ use tokio::sync::watch;
 
 use super::record::{Approval, Trace};
 use super::refusal::{Details, InputRequired, Kind, Refusal};
-use super::stages::budget_exhausted;
 use super::{Call, Client, Gate};
 use crate::approval::{Answer, ApprovalOutcome, Broker, Channel, Question};
 use crate::audit::{Outcome, args_digest};
@@ -227,7 +226,7 @@ impl Gate {
             );
         }
         if let Err(e) = self.person.charge_question(&a.client.name, a.budget, now) {
-            return Err(budget_exhausted(e));
+            return Err(Refusal::budget_exhausted(e));
         }
         Ok(Question {
             id: call.id.to_owned(),

@@ -152,6 +152,16 @@ pub struct Refusal {
 }
 
 impl Refusal {
+    /// A client over its budget (the gate's first stage, and a question over its hourly limit).
+    pub(crate) fn budget_exhausted(e: archgate_policy::Exhausted) -> Refusal {
+        Refusal::new(
+            Outcome::BudgetExhausted,
+            Kind::BudgetExhausted,
+            e.to_string(),
+        )
+        .next("retry after the reset time")
+    }
+
     pub fn new(outcome: Outcome, kind: Kind, message: impl Into<String>) -> Refusal {
         Refusal {
             outcome,

@@ -34,7 +34,7 @@ impl Gate {
             .person
             .charge_call(&client.name, &budget_of(config), call.now)
         {
-            return Err(budget_exhausted(e));
+            return Err(Refusal::budget_exhausted(e));
         }
         let Some(tool) = tool else {
             return Err(Refusal::new(
@@ -451,15 +451,6 @@ pub(super) fn budget_of(config: &Config) -> Budget {
         per_day: config.budgets.per_day,
         questions_per_hour: config.budgets.questions_per_hour,
     }
-}
-
-pub(super) fn budget_exhausted(e: archgate_policy::Exhausted) -> Refusal {
-    Refusal::new(
-        Outcome::BudgetExhausted,
-        Kind::BudgetExhausted,
-        e.to_string(),
-    )
-    .next("retry after the reset time")
 }
 
 pub(super) fn not_granted(tool: &str, client: &Client) -> Refusal {

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::diag::{DiagError, DiagOptions, JournalSource};
+use crate::diag::{DiagError, DiagOptions, JournalSource, who};
 
 use super::JournalQuery;
 
@@ -49,32 +49,6 @@ fn journal_files(dir: &Path, depth: u8, out: &mut Vec<PathBuf>) -> std::io::Resu
         }
     }
     Ok(())
-}
-
-/// This account and its groups, in words.
-pub(crate) fn who() -> String {
-    let uid = nix::unistd::geteuid();
-    let name = nix::unistd::User::from_uid(uid)
-        .ok()
-        .flatten()
-        .map(|u| u.name)
-        .unwrap_or_else(|| format!("uid {uid}"));
-    let groups: Vec<String> = nix::unistd::getgroups()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|g| {
-            nix::unistd::Group::from_gid(g)
-                .ok()
-                .flatten()
-                .map(|g| g.name)
-                .unwrap_or_else(|| g.to_string())
-        })
-        .collect();
-    if groups.is_empty() {
-        format!("`{name}` (in no supplementary group)")
-    } else {
-        format!("`{name}` (groups: {})", groups.join(", "))
-    }
 }
 
 impl Access {

@@ -12,6 +12,7 @@
 //! whether another page exists, and `next` is the cursor of the page's last (oldest) entry.
 
 mod access;
+mod boots;
 mod entry;
 mod withheld;
 
@@ -21,7 +22,8 @@ use serde::Serialize;
 use crate::diag::{self, DiagError, DiagOptions, JournalSource};
 
 pub use access::Access;
-pub(crate) use access::who;
+pub use boots::Boot;
+pub(crate) use boots::list_boots;
 pub use entry::Entry;
 pub(crate) use entry::parse_lines;
 
@@ -303,7 +305,7 @@ pub(crate) async fn boot_offsets(
     opts: &DiagOptions,
     user: bool,
 ) -> Result<Vec<i64>, DiagError> {
-    Ok(crate::boots::list_boots(permit, opts, user)
+    Ok(list_boots(permit, opts, user)
         .await?
         .iter()
         .map(|b| b.index)
@@ -334,7 +336,7 @@ async fn check_unit_known(
         return Err(diag::failure(command, &out));
     }
     let text = out.stdout_lossy();
-    let name = crate::units::complete_name(unit);
+    let name = crate::unit_name::complete_name(unit);
     if text.lines().any(|l| l == name) {
         return Ok(());
     }
