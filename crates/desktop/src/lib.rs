@@ -27,6 +27,7 @@ pub mod launch;
 pub mod notify;
 pub mod omarchy;
 mod programs;
+mod routes;
 pub mod screen;
 pub mod shell;
 pub mod theme;

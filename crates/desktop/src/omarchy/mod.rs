@@ -1,5 +1,6 @@
-//! Omarchy's commands: the registry (cached until Omarchy's version changes), search, and
-//! running a route through a [`Permit`].
+//! Omarchy's commands: the registry, search, usages, and how a route is judged (by its words,
+//! its script, its arguments). Pure: reading them from this desktop and running a route through
+//! a `Permit` is `routes.rs`'s.
 
 pub mod argcode;
 pub mod classify;
@@ -9,14 +10,10 @@ pub mod script;
 pub mod search;
 pub mod usage;
 
-use std::sync::Arc;
-
-use archgate_exec::{CommandSpec, Permit};
+use archgate_exec::CommandSpec;
 use serde::Serialize;
 
-use crate::desktop::Desktop;
-use crate::error::{DesktopError, Result};
-use crate::programs::{self, Program};
+use crate::error::Result;
 
 pub use classify::{RouteTier, classify};
 pub use guard::{Invocation, forwarded_ipc, ipc_runs_code, targets_archgate};
@@ -93,136 +90,4 @@ pub struct RouteCall {
     /// What the route's script (and the scripts it calls) was read doing; the route's tier and
     /// `requires_sudo` above already include it.
     pub script: ScriptFacts,
-}
-
-impl Desktop {
-    /// Omarchy's version: `$OMARCHY_PATH/version` when it exists, else `omarchy version`.
-    pub async fn omarchy_version(&self, permit: &Permit) -> Result<String> {
-        if let Some(dir) = &self.env.omarchy_path {
-            let file = dir.join("version");
-            if let Ok(text) = tokio::fs::read_to_string(&file).await {
-                let v = text.trim();
-                if !v.is_empty() {
-                    return Ok(v.to_owned());
-                }
-            }
-        }
-        let spec = Program::Omarchy
-            .spec(&self.env)
-            .arg("version")
-            .timeout(self.config.program_timeout);
-        let out = programs::run_ok(permit, Program::Omarchy, spec).await?;
-        let v = out.stdout_lossy().trim().to_owned();
-        if v.is_empty() {
-            return Err(DesktopError::malformed("omarchy version", "empty answer"));
-        }
-        Ok(v)
-    }
-
-    /// The registry, from the cache while Omarchy's version is unchanged, else freshly from
-    /// `omarchy commands --json`.
-    pub async fn omarchy_registry(&self, permit: &Permit) -> Result<Arc<Registry>> {
-        let version = self.omarchy_version(permit).await?;
-        let mut cache = self.registry.lock().await;
-        if let Some(reg) = cache.as_ref()
-            && reg.version.as_deref() == Some(version.as_str())
-        {
-            return Ok(Arc::clone(reg));
-        }
-        let spec = Program::Omarchy
-            .spec(&self.env)
-            .args(["commands", "--all", "--json"])
-            .timeout(self.config.program_timeout);
-        let out = programs::run_ok(permit, Program::Omarchy, spec).await?;
-        if out.truncated {
-            return Err(DesktopError::TooLarge {
-                what: "omarchy commands --json",
-                limit: permit.executor().config().output_cap,
-            });
-        }
-        let reg = Arc::new(Registry::parse(&out.stdout, Some(&version))?);
-        *cache = Some(Arc::clone(&reg));
-        Ok(reg)
-    }
-
-    /// The registry last loaded, without running anything.
-    pub async fn cached_registry(&self) -> Option<Arc<Registry>> {
-        self.registry.lock().await.clone()
-    }
-
-    /// `omarchy_search`: routes ranked against `query`, each with its tier and whether it is
-    /// blocked (needs sudo, or targets archgate).
-    pub async fn omarchy_search(
-        &self,
-        permit: &Permit,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<SearchHit>> {
-        Ok(self.omarchy_registry(permit).await?.search(query, limit))
-    }
-
-    /// Resolves `route` (any spelling) with `args` against the registry: the usage is checked
-    /// and the exact command built. Whether it needs root or reaches archgate is said in the
-    /// answer, for policy to block; [`Desktop::run_route`] refuses those again.
-    pub async fn resolve_route(
-        &self,
-        permit: &Permit,
-        route: &str,
-        args: &[String],
-    ) -> Result<RouteCall> {
-        let reg = self.omarchy_registry(permit).await?;
-        let mut route = reg.resolve(route)?.clone();
-        let spec = route_command(&route, args)?;
-        // Judged by what the script does, not by what it says about itself (attack 3, F1/F8).
-        let script = script::scan(permit.executor(), &route.binary);
-        judge_by_script(&mut route, &script);
-        // `menu summon <item>` runs the item's action: what runs is not in the words.
-        if classify::runs_route(&route.words, args) {
-            route.tier = RouteTier::Destructive;
-        }
-        let targets = route.targets_archgate
-            || targets_archgate(Invocation::Route {
-                words: &route.words,
-                args,
-            });
-        let spec = self.env.apply_to(spec.timeout(self.config.program_timeout));
-        Ok(RouteCall {
-            route,
-            spec,
-            targets_archgate: targets,
-            script,
-        })
-    }
-
-    /// Runs a resolved route: exactly its spec. Sudo routes and calls that reach archgate are
-    /// refused here too, as a second lock behind policy.
-    pub async fn run_route(&self, permit: &Permit, call: &RouteCall) -> Result<CommandOutcome> {
-        if call.route.requires_sudo {
-            return Err(DesktopError::Blocked {
-                command: call.spec.display(),
-                reason: "the route needs root: `handoff` with op omarchy hands it to the person's terminal",
-            });
-        }
-        if call.targets_archgate {
-            return Err(DesktopError::Blocked {
-                command: call.spec.display(),
-                reason: "the route would stop, restart, reconfigure or remove archgate or its supervisor",
-            });
-        }
-        self.run_command(permit, Program::Omarchy, call.spec.clone())
-            .await
-    }
-
-    /// Runs a command resolution built (a route, a shell call), reporting how it ended; a
-    /// missing program is named by the package that provides `program`'s family.
-    pub async fn run_command(
-        &self,
-        permit: &Permit,
-        program: Program,
-        spec: CommandSpec,
-    ) -> Result<CommandOutcome> {
-        let shown = spec.display();
-        let out = programs::run_any(permit, program, spec).await?;
-        Ok(CommandOutcome::from_output(shown, &out))
-    }
 }
