@@ -12,6 +12,7 @@
 //! bridge fails with the reason. It never serves in-process beside a live daemon: that second
 //! server would keep its own budgets and pending approvals, out of the person's sight.
 
+mod dirs;
 mod pump;
 mod record;
 mod session;
@@ -77,17 +78,9 @@ pub async fn run(
             anyhow::bail!("the archgate daemon refused client {name:?} ({kind}): {reason}");
         }
         Err(first @ LinkError::NoAnswer(_)) => Some(wait_for_busy(&paths, &name, &first).await?),
-        // A client that names a config file other than the person's own is served in its own
-        // process under it: the desktop's daemon serves every client, so its policy is never the
-        // one a client's environment named (`ARCHGATE_CONFIG` in a project's `.mcp.json`).
-        Err(first) if !own_config(&paths) => {
-            tracing::warn!(
-                "no archgate daemon answered ({first}); this client names its own config file ({}), \
-                 so it is served in its own process, not by a daemon other clients would share",
-                paths.config_file.display()
-            );
-            None
-        }
+        // A client whose config file, state or cache directory is not the session's (an
+        // `ARCHGATE_CONFIG` or `XDG_CONFIG_HOME` in a project's `.mcp.json`) starts no daemon:
+        // `start_daemon` says why, and it is served in its own process (`dirs.rs`).
         Err(first) => match spawn::start_daemon(config.clone(), &paths).await {
             Ok(()) => match reach_patiently(&paths, &name, Duration::from_secs(10)).await {
                 Ok(l) => Some(l),
@@ -123,19 +116,13 @@ pub async fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether `paths` uses the person's own config file (the default path), the one a daemon that
-/// serves every client may be started with.
-fn own_config(paths: &Paths) -> bool {
-    crate::app::config_path(None)
-        .is_ok_and(|own| crate::server::bridge::same_config(&own, &paths.config_file))
-}
-
 /// The daemon's socket, if it takes this client.
 pub async fn reach(paths: &Paths, name: &str) -> Result<Link, LinkError> {
     connect(
         &crate::server::daemon::socket(paths),
         name,
         &paths.config_file,
+        &paths.state_dir,
     )
     .await
 }
@@ -183,7 +170,12 @@ pub async fn reach_patiently(
 }
 
 /// Connects, checks that the daemon runs as this user, says hello and reads the answer.
-pub async fn connect(socket: &Path, name: &str, config: &Path) -> Result<Link, LinkError> {
+pub async fn connect(
+    socket: &Path,
+    name: &str,
+    config: &Path,
+    state: &Path,
+) -> Result<Link, LinkError> {
     let attempt = async {
         let stream = UnixStream::connect(socket)
             .await
@@ -197,6 +189,7 @@ pub async fn connect(socket: &Path, name: &str, config: &Path) -> Result<Link, L
             "archgate_bridge": crate::server::bridge::VERSION,
             "client": name,
             "config": config,
+            "state": state,
         });
         write
             .write_all(format!("{hello}\n").as_bytes())

@@ -8,6 +8,7 @@ pub mod mcp;
 pub mod omarchy;
 pub mod process;
 pub mod sandbox;
+pub mod session;
 pub mod stdio;
 pub mod wire;
 
@@ -15,6 +16,7 @@ pub use mcp::*;
 pub use omarchy::*;
 pub use process::*;
 pub use sandbox::*;
+pub use session::*;
 pub use stdio::*;
 pub use wire::*;
 
