@@ -16,7 +16,6 @@ pub use mcp::*;
 pub use omarchy::*;
 pub use process::*;
 pub use sandbox::*;
-pub use session::*;
 pub use stdio::*;
 pub use wire::*;
 
