@@ -1,5 +1,6 @@
 //! Transports: stdio and streamable HTTP, sharing one MCP handler.
 
+pub mod accept;
 pub mod bridge;
 pub mod daemon;
 pub mod frames;
