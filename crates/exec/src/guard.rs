@@ -7,14 +7,18 @@
 //! that forked exits (tokio's blocking threads end when idle), and it reaches only the leader,
 //! not the helpers in its group.
 //!
-//! So each archgate process that runs programs keeps one guard: `bash` (found and trusted like
-//! any program, in the default search directories, with the allowlisted environment, its own
-//! process group, stdout and stderr on /dev/null) reading lines on a pipe whose only writer is
-//! this process — `+ PGID` when a program's group starts, `- PGID` when it has ended. When the pipe
+//! So each archgate process that runs programs keeps one guard: the archgate binary itself, run
+//! as `archgate __program-guard` ([`serve`]; the binary registers itself with [`use_program`]),
+//! with an empty environment, its own process group, stdout and stderr on /dev/null, reading
+//! lines on a pipe whose only writer is this process — `+ PGID` when a program's group starts, `- PGID` when it has ended. When the pipe
 //! closes — this process exited, however: `kill -9`, a crash, a normal end — the kernel closes
 //! the writer, the guard reads end of file and sends SIGKILL to every group it still holds. A
 //! guard that died (killed by a same-user process) is started again at the next program, and is
 //! told every group still running.
+//!
+//! No shell is involved (DESIGN invariant 2): the guard parses numbers and calls `killpg`. A
+//! process built on this crate that registered no guard program (this crate's own tests) runs
+//! programs unguarded, and says so once.
 //!
 //! Left, said: a program started in the moment between its spawn and the `+ PGID` line (a
 //! `write` on a pipe, microseconds) escapes; so does a process that leaves its group (`setsid`,
@@ -26,21 +30,51 @@ use std::io::Write;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::Mutex;
 
-use crate::config::ExecConfig;
+/// The argument that makes the archgate binary a guard ([`serve`]).
+pub const ARG: &str = "__program-guard";
 
-/// The guard's program: holds the groups it is told, kills what is left at end of file. Groups
-/// are numbers only; anything else on a line is ignored.
-const SCRIPT: &str = r#"trap '' HUP INT
-declare -A g
-while read -r op id; do
-  [[ $id =~ ^[1-9][0-9]*$ ]] || continue
-  case $op in
-    +) g[$id]=1 ;;
-    -) unset "g[$id]" ;;
-  esac
-done
-for id in "${!g[@]}"; do kill -KILL -- "-$id" 2>/dev/null; done
-"#;
+static PROGRAM: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// The binary that serves as the guard when started with [`ARG`]: the running archgate.
+pub fn use_program(exe: std::path::PathBuf) {
+    let _ = PROGRAM.set(exe);
+}
+
+/// The guard itself: holds the process groups it is told (`+ PGID`, `- PGID`, one a line;
+/// anything else is ignored) and, at end of file — its archgate gone, however — sends SIGKILL to
+/// every group it still holds.
+pub fn serve() -> std::process::ExitCode {
+    use std::io::BufRead;
+    let mut held = BTreeSet::new();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let Some((op, id)) = line.split_once(' ') else {
+            continue;
+        };
+        let Ok(id) = id.trim().parse::<i32>() else {
+            continue;
+        };
+        if id <= 1 {
+            continue;
+        }
+        match op {
+            "+" => {
+                held.insert(id);
+            }
+            "-" => {
+                held.remove(&id);
+            }
+            _ => {}
+        }
+    }
+    for id in held {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(id),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    std::process::ExitCode::SUCCESS
+}
 
 struct Guard {
     stdin: ChildStdin,
@@ -65,19 +99,14 @@ fn lock() -> std::sync::MutexGuard<'static, State> {
 /// Starts a guard (see the module documentation).
 #[allow(clippy::disallowed_methods)] // part of the one spawn site (`run.rs`), see DESIGN invariant 2
 fn start() -> std::io::Result<Guard> {
-    // Root's `bash` only: never one a variable (`OMARCHY_PATH`) adds to the search.
-    let cfg = ExecConfig {
-        search_dirs: vec!["/usr/bin".into()],
-        ..ExecConfig::default()
-    };
-    let bash = crate::resolve::resolve(&cfg, "bash").map_err(std::io::Error::other)?;
-    let env = crate::env::build(Vec::new(), &cfg, &[]);
+    let program = PROGRAM
+        .get()
+        .ok_or_else(|| std::io::Error::other("no guard program was registered"))?;
     use std::os::unix::process::CommandExt;
-    let mut child: Child = std::process::Command::new(bash)
+    let mut child: Child = std::process::Command::new(program)
         .arg0("archgate-guard")
-        .args(["-c", SCRIPT])
+        .arg(ARG)
         .env_clear()
-        .envs(env)
         .current_dir("/")
         .process_group(0)
         .stdin(Stdio::piped())
@@ -107,6 +136,15 @@ fn send(state: &mut State, line: &str) {
         }
         tracing::warn!(pid = g.pid, "the program guard is gone; starting another");
         state.guard = None;
+    }
+    if PROGRAM.get().is_none() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            tracing::info!(
+                "no program guard registered in this process: its programs would outlive it if it were killed"
+            )
+        });
+        return;
     }
     match start() {
         Ok(mut g) => {

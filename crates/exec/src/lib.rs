@@ -40,7 +40,7 @@ mod capture;
 mod config;
 pub mod env;
 mod error;
-mod guard;
+pub mod guard;
 mod permit;
 mod person;
 mod pin;

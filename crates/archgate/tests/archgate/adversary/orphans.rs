@@ -3,7 +3,8 @@
 //! program runs — any same-user process can do it. Before, the program (its own process group,
 //! no parent-death signal) and everything it started ran to their end with no archgate left to
 //! watch, time out or record them. Now every program's group is watched by archgate's guard
-//! (`archgate_exec` `guard.rs`: a `bash` reading the groups on a pipe from the archgate process),
+//! (`archgate_exec` `guard.rs`: the archgate binary as `archgate __program-guard`, reading the
+//! groups on a pipe from the archgate process),
 //! which kills each group still running when the pipe closes — however archgate ended.
 
 use crate::support::*;
