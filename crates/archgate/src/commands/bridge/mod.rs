@@ -176,6 +176,24 @@ pub async fn connect(
     config: &Path,
     state: &Path,
 ) -> Result<Link, LinkError> {
+    match connect_once(socket, name, config, Some(state)).await {
+        // A daemon from before the `state` field (running since an upgrade) refuses it as
+        // unknown: it cannot judge it, so the hello is said again without it.
+        Err(LinkError::Refused { kind, reason })
+            if kind == "malformed" && reason.contains("\"state\"") =>
+        {
+            connect_once(socket, name, config, None).await
+        }
+        other => other,
+    }
+}
+
+async fn connect_once(
+    socket: &Path,
+    name: &str,
+    config: &Path,
+    state: Option<&Path>,
+) -> Result<Link, LinkError> {
     let attempt = async {
         let stream = UnixStream::connect(socket)
             .await
@@ -185,12 +203,14 @@ pub async fn connect(
             return Err(LinkError::Foreign(socket.to_owned()));
         }
         let (read, mut write) = stream.into_split();
-        let hello = serde_json::json!({
+        let mut hello = serde_json::json!({
             "archgate_bridge": crate::server::bridge::VERSION,
             "client": name,
             "config": config,
-            "state": state,
         });
+        if let Some(state) = state {
+            hello["state"] = serde_json::json!(state);
+        }
         write
             .write_all(format!("{hello}\n").as_bytes())
             .await
@@ -219,4 +239,49 @@ pub async fn connect(
     tokio::time::timeout(CONNECT_PATIENCE, attempt)
         .await
         .unwrap_or_else(|_| Err(LinkError::NoAnswer("no answer within 5 s".into())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A daemon from before the hello's `state` field refuses it as unknown; the bridge says its
+    /// hello again without it (an upgrade leaves the old daemon running until it restarts).
+    #[tokio::test]
+    async fn a_daemon_that_predates_the_state_field_is_greeted_without_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("bridge.sock");
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+        let old_daemon = tokio::spawn(async move {
+            let (mut hellos, mut open) = (Vec::new(), Vec::new());
+            for _ in 0..2 {
+                let (s, _) = listener.accept().await.unwrap();
+                let (r, mut w) = s.into_split();
+                let mut line = String::new();
+                BufReader::new(r).read_line(&mut line).await.unwrap();
+                let answer = if line.contains("\"state\"") {
+                    r#"{"ok":false,"error":"malformed","reason":"not a bridge hello: unknown field \"state\""}"#
+                } else {
+                    r#"{"ok":true,"pid":7}"#
+                };
+                w.write_all(format!("{answer}\n").as_bytes()).await.unwrap();
+                hellos.push(line);
+                // The accepted connection stays open for the bridge until the test ends.
+                open.push(w);
+            }
+            (hellos, open)
+        });
+        let link = connect(
+            &socket,
+            "local",
+            Path::new("/c/config.toml"),
+            Path::new("/s/archgate"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(link.pid, 7);
+        let (hellos, _open) = old_daemon.await.unwrap();
+        assert_eq!(hellos.len(), 2, "{hellos:?}");
+        assert!(hellos[0].contains("/s/archgate"), "{hellos:?}");
+    }
 }
