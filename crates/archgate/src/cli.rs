@@ -283,6 +283,17 @@ pub enum RulesAction {
     Revoke { id: String },
     /// Revoke every rule at once.
     RevokeAll,
+    /// Whether a rule keeps approving an act call of a session that just read text archgate did
+    /// not write (`after_untrusted`). `on` widens what runs without a question: it is confirmed
+    /// through polkit where `approval.presence` applies, as "Always" is.
+    AfterUntrusted { id: String, on: OnOff },
+}
+
+/// A switch's two positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 #[derive(Debug, Subcommand)]

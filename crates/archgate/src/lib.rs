@@ -32,6 +32,13 @@ pub use server::tasks::{become_task, declared as declares_tasks, request_input};
 
 /// The whole program: parse the command line, run the command, and say how it ended.
 pub fn main() -> ExitCode {
+    // archgate's program guard (`archgate_exec::guard`): this binary, started by itself.
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(archgate_exec::guard::ARG))
+    {
+        return archgate_exec::guard::serve();
+    }
+    register_guard();
     let cli = cli::Cli::parse();
     app::init_logging(cli.log.as_deref());
     run(commands::run(cli))
@@ -46,6 +53,16 @@ pub fn serve_http_extended(
 ) -> ExitCode {
     app::init_logging(log);
     run(commands::serve::run_daemon_extended(port, extension))
+}
+
+/// The programs this process runs die with it (`archgate_exec::guard`): the guard is this very
+/// binary, which `main` makes answer `archgate_exec::guard::ARG`. Another binary built on the
+/// library (`serve_http_extended`: the conformance suite's) registers none, and its programs
+/// are not guarded.
+fn register_guard() {
+    if let Ok(exe) = std::env::current_exe() {
+        archgate_exec::guard::use_program(exe);
+    }
 }
 
 fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {

@@ -238,6 +238,17 @@ impl PersonState {
         Ok(())
     }
 
+    /// Opts rule `id` in (`on`) or out of approving after untrusted text (`after_untrusted`).
+    pub(crate) fn set_after_untrusted(&self, id: &str, on: bool) -> Result<(), PersonError> {
+        let mut g = self.lock_rules();
+        let Some(rule) = g.rules.iter_mut().find(|r| r.id == id) else {
+            return Err(PersonError::NoRule(id.to_owned()));
+        };
+        rule.after_untrusted = on;
+        self.save_rules(&mut g);
+        Ok(())
+    }
+
     /// One action switches every rule off.
     pub(crate) fn revoke_all_rules(&self) {
         let mut g = self.lock_rules();
@@ -365,6 +376,11 @@ impl PersonChannel {
     /// One action switches every rule off.
     pub fn revoke_all_rules(&self) {
         self.0.revoke_all_rules()
+    }
+    /// Unconfirmed: the person's channels confirm `on` through presence first
+    /// (`person/actions.rs` `set_after_untrusted_confirmed`).
+    pub fn set_after_untrusted(&self, id: &str, on: bool) -> Result<(), PersonError> {
+        self.0.set_after_untrusted(id, on)
     }
 }
 

@@ -69,6 +69,10 @@ pub enum Act {
     RevokeRule,
     /// Adding, renaming or revoking an HTTP client.
     ChangeClient,
+    /// Widening what runs without a question beyond one answer: opting a standing rule in after
+    /// untrusted text (`after_untrusted = true`), acknowledging a route an `allow` prefix may
+    /// then grant. Authenticated as "Always" is (`org.archgate.approve-always`).
+    Widen,
 }
 
 /// The polkit action a confirmed act authenticates; each has its own message in the dialog.
@@ -115,7 +119,7 @@ pub fn need(setting: Presence, act: Act) -> Need {
     let action = match act {
         Act::Deny | Act::DevModeOff | Act::RevokeRule => return Need::Nothing,
         Act::Allow(_) => Action::Approve,
-        Act::AllowAlways(_) => Action::ApproveAlways,
+        Act::AllowAlways(_) | Act::Widen => Action::ApproveAlways,
         Act::DevModeOn => Action::DeveloperMode,
         Act::ChangeClient => Action::Clients,
     };
@@ -157,6 +161,7 @@ mod tests {
             (Off,    AllowAlways(Tier::Act),          n),
             (Off,    DevModeOn,                       n),
             (Off,    ChangeClient,                    n),
+            (Off,    Widen,                           n),
             (Auto,   Allow(Tier::Read),               n),
             (Auto,   Allow(Tier::Act),                n),
             (Auto,   Allow(Tier::Destructive),        auth(Action::Approve, false)),
@@ -165,12 +170,14 @@ mod tests {
             (Auto,   AllowAlways(Tier::Read),         auth(Action::ApproveAlways, false)),
             (Auto,   DevModeOn,                       auth(Action::DeveloperMode, false)),
             (Auto,   ChangeClient,                    auth(Action::Clients, false)),
+            (Auto,   Widen,                           auth(Action::ApproveAlways, false)),
             (Polkit, Allow(Tier::Read),               auth(Action::Approve, true)),
             (Polkit, Allow(Tier::Act),                auth(Action::Approve, true)),
             (Polkit, Allow(Tier::Destructive),        auth(Action::Approve, true)),
             (Polkit, AllowAlways(Tier::Act),          auth(Action::ApproveAlways, true)),
             (Polkit, DevModeOn,                       auth(Action::DeveloperMode, true)),
             (Polkit, ChangeClient,                    auth(Action::Clients, true)),
+            (Polkit, Widen,                           auth(Action::ApproveAlways, true)),
         ];
         for (setting, act, want) in table {
             assert_eq!(need(setting, act), want, "{setting:?} {act:?}");

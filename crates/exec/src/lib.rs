@@ -21,7 +21,8 @@
 //! - **stdin** is `/dev/null` unless the spec gives bytes, which are written and then closed;
 //! - **own process group**: on timeout the whole group gets SIGTERM, then SIGKILL after
 //!   [`ExecConfig::kill_grace`]; after a normal exit any member left behind is ended the same way,
-//!   so nothing started by the call outlives it;
+//!   so nothing started by the call outlives it; and the group is killed when the archgate
+//!   process running it ends, however it ends (`kill -9` too: see `guard.rs`);
 //! - **capped output**: stdout and stderr together are kept to [`ExecConfig::output_cap`] bytes,
 //!   head and tail, with a visible marker where bytes were left out.
 //!
@@ -40,6 +41,7 @@ mod config;
 pub mod env;
 mod error;
 mod executor;
+pub mod guard;
 mod permit;
 mod person;
 mod pin;

@@ -142,6 +142,7 @@ pub(crate) async fn run(
             source: std::io::Error::other("the process ended before its id could be read"),
         });
     };
+    crate::guard::watch(pid);
     let mut guard = GroupGuard {
         pgid: Pid::from_raw(pid),
         armed: true,
@@ -384,7 +385,8 @@ async fn collect<R: AsyncRead + Unpin>(
     kept
 }
 
-/// Kills the whole group if a run is abandoned midway (its future dropped).
+/// Kills the whole group if a run is abandoned midway (its future dropped); and, held from the
+/// spawn to the end, keeps the group with archgate's guard so it dies with this process.
 struct GroupGuard {
     pgid: Pid,
     armed: bool,
@@ -395,6 +397,8 @@ impl Drop for GroupGuard {
         if self.armed {
             signal_group(self.pgid, Signal::SIGKILL);
         }
+        // Ended (or killed just now): the guard forgets it (`guard.rs`).
+        crate::guard::release(self.pgid.as_raw());
     }
 }
 

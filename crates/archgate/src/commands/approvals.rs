@@ -274,6 +274,9 @@ pub fn rules(config: Option<PathBuf>, action: RulesAction) -> anyhow::Result<Exi
         RulesAction::List { .. } => Request::Rules,
         RulesAction::Revoke { id } => Request::Revoke { id: id.clone() },
         RulesAction::RevokeAll => Request::RevokeAll,
+        RulesAction::AfterUntrusted { .. } => {
+            anyhow::bail!("`rules after-untrusted` is `policy::rule_after_untrusted`'s")
+        }
     };
     // Rules are stored once for every instance: one live instance is enough (it audits the
     // change); with none running, the stored file is changed directly.
@@ -319,6 +322,7 @@ pub fn rules(config: Option<PathBuf>, action: RulesAction) -> anyhow::Result<Exi
             "revoked all standing rules ({})",
             reply["revoked"].as_u64().unwrap_or(0)
         )),
+        RulesAction::AfterUntrusted { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
 }

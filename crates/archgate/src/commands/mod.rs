@@ -72,6 +72,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Approve { id, always } => approve::approve(config, id.as_deref(), always),
         Command::Deny { id } => approve::deny(config, &id),
         Command::DevMode { action } => approvals::dev_mode(config, action),
+        Command::Rules {
+            action: crate::cli::RulesAction::AfterUntrusted { id, on },
+        } => policy::rule_after_untrusted(config, id, on).await,
         Command::Rules { action } => approvals::rules(config, action),
         Command::Ui { print } => approvals::ui(config, print),
         Command::Status { waybar, json, port } => status::run(config, waybar, json, port),

@@ -1,5 +1,6 @@
-//! `archgate policy explain TOOL [ARGS]` (the gate's own decision for that call) and
-//! `archgate policy ack ROUTE`.
+//! `archgate policy explain TOOL [ARGS]` (the gate's own decision for that call),
+//! `archgate policy ack ROUTE` and `archgate rules after-untrusted ID on|off` (both widen what
+//! runs without a question, so both are confirmed through presence where it applies).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,11 +62,69 @@ pub async fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Resul
             }
         }
         PolicyAction::Ack { route } => {
-            app.person_channel.acknowledge(&route)?;
+            // It widens what an allow grants: the person confirms it where presence applies.
+            let subject =
+                crate::person::presence::Subject::this_process().map_err(|e| e.to_string());
+            match crate::person::actions::acknowledge_confirmed(
+                &app.gate,
+                &app.person_channel,
+                &route,
+                "cli",
+                subject,
+            )
+            .await
+            {
+                Ok(()) => {
+                    out(format!(
+                        "acknowledged {route:?}: an allow prefix may now grant it"
+                    ));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    out(format!("not acknowledged ({}): {e}", e.kind()));
+                    ExitCode::from(1)
+                }
+            }
+        }
+    };
+    app.shutdown();
+    Ok(code)
+}
+
+/// `archgate rules after-untrusted ID on|off`.
+pub async fn rule_after_untrusted(
+    config: Option<PathBuf>,
+    id: String,
+    on: crate::cli::OnOff,
+) -> anyhow::Result<ExitCode> {
+    let app = App::open_without_calls(config)?;
+    let on = on == crate::cli::OnOff::On;
+    let subject = crate::person::presence::Subject::this_process().map_err(|e| e.to_string());
+    let code = match crate::person::actions::set_after_untrusted_confirmed(
+        &app.gate,
+        &app.person_channel,
+        &id,
+        on,
+        "cli",
+        subject,
+    )
+    .await
+    {
+        Ok(()) if on => {
             out(format!(
-                "acknowledged {route:?}: an allow prefix may now grant it"
+                "standing rule {id} now approves after untrusted text too (after_untrusted = true)"
             ));
             ExitCode::SUCCESS
+        }
+        Ok(()) => {
+            out(format!(
+                "standing rule {id} steps back after untrusted text again"
+            ));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            out(format!("unchanged ({}): {e}", e.kind()));
+            ExitCode::from(1)
         }
     };
     app.shutdown();

@@ -178,6 +178,84 @@ fn set_dev_mode(
     Ok(state)
 }
 
+/// Opts a standing rule in (`on`: it keeps approving an act call of a session that read
+/// untrusted text within the window) or out. `on` widens what runs without a question, so it is
+/// confirmed through polkit first where `approval.presence` needs it, as "Always" is; `off`
+/// lowers nothing and is never held up. Audited as an event.
+pub async fn set_after_untrusted_confirmed(
+    gate: &Gate,
+    person: &PersonChannel,
+    id: &str,
+    on: bool,
+    channel: &str,
+    subject: Result<Subject, String>,
+) -> Result<(), YesError> {
+    if !person.state().rules().iter().any(|r| r.id == id) {
+        return Err(PersonError::NoRule(id.to_owned()).into());
+    }
+    if on {
+        let setting = gate.config().current().approval.presence;
+        let asked = presence::Asked {
+            what: "rule_after_untrusted",
+            id: Some(id),
+            client: None,
+            channel,
+        };
+        presence::confirm_recorded(
+            gate.audit(),
+            asked,
+            setting,
+            Act::Widen,
+            subject,
+            presence::CHANGE_WAIT,
+        )
+        .await?;
+    }
+    person.set_after_untrusted(id, on)?;
+    gate.audit().event(&serde_json::json!({
+        "event": "standing_rule_after_untrusted", "rule_id": id, "on": on, "channel": channel,
+    }));
+    tracing::warn!(
+        rule = id,
+        on,
+        channel,
+        "a standing rule's after_untrusted changed"
+    );
+    Ok(())
+}
+
+/// Acknowledges a route, so an `allow` prefix may grant it: it widens what runs without a
+/// question, so it is confirmed through polkit first where `approval.presence` needs it. Audited.
+pub async fn acknowledge_confirmed(
+    gate: &Gate,
+    person: &PersonChannel,
+    route: &str,
+    channel: &str,
+    subject: Result<Subject, String>,
+) -> Result<(), YesError> {
+    let setting = gate.config().current().approval.presence;
+    let asked = presence::Asked {
+        what: "acknowledge",
+        id: None,
+        client: None,
+        channel,
+    };
+    presence::confirm_recorded(
+        gate.audit(),
+        asked,
+        setting,
+        Act::Widen,
+        subject,
+        presence::CHANGE_WAIT,
+    )
+    .await?;
+    person.acknowledge(route)?;
+    gate.audit().event(&serde_json::json!({
+        "event": "route_acknowledged", "route": route, "channel": channel,
+    }));
+    Ok(())
+}
+
 pub fn rules(gate: &Gate) -> Vec<StandingRule> {
     let now = gate.now_secs();
     gate.person()

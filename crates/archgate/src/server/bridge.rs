@@ -3,14 +3,19 @@
 //! `bridge.sock` in the runtime directory (0700), mode 0600, or the socket systemd's
 //! `archgate.socket` unit passed in (socket activation). Every connection's peer uid
 //! (SO_PEERCRED) must be this process's, else it is closed before a byte is read and counted.
-//! A connection starts with one hello line, `{"archgate_bridge":1,"client":"NAME","config":"PATH"}`
-//! (`config`: the config file the bridge would use), within
+//! A connection starts with one hello line,
+//! `{"archgate_bridge":1,"client":"NAME","config":"PATH","state":"DIR"}` (`config`: the config
+//! file the bridge would use; `state`: its state directory), within
 //! `server.header_timeout_s` and 4 KiB; the daemon answers one line (`ok`, or the refusal's kind
 //! and reason) and then serves MCP over the same stream, as a session of client NAME with the
 //! grant, budgets and limits an HTTP client of that name has. Bounded like the HTTP listener: at
 //! most 32 connections saying hello at once (past it the one waiting longest is closed to make
 //! room, answered `unfinished`: silent connections cannot keep a bridge out),
 //! `server.max_connections` in all and `server.max_sessions_per_client` per client name.
+//!
+//! A bridge whose state directory is not this daemon's is refused too (`other_state`, attack 4
+//! F4): its tokens, log and the records it writes for calls it watched would not be the ones the
+//! daemon and the person read.
 //!
 //! A bridge whose config file is not this daemon's is refused (`other_config`): the daemon's
 //! policy is the one config it was started with, never one a client's environment named
@@ -116,6 +121,12 @@ pub enum HelloError {
          same file (unset ARCHGATE_CONFIG / --config for the person's own), or stop the daemon"
     )]
     OtherConfig { daemon: String, asked: String },
+    #[error(
+        "this daemon keeps its state (tokens, log) in {daemon}, and this client's is {asked}: a \
+         client whose environment moved archgate's state directory (XDG_STATE_HOME) is not served \
+         by the session's daemon. Unset it for the person's own, or stop the daemon"
+    )]
+    OtherState { daemon: String, asked: String },
 }
 
 impl HelloError {
@@ -129,6 +140,7 @@ impl HelloError {
             HelloError::TooManySessions(..) => "too_many_sessions",
             HelloError::Busy(_) => "busy",
             HelloError::OtherConfig { .. } => "other_config",
+            HelloError::OtherState { .. } => "other_state",
         }
     }
 }
@@ -139,6 +151,8 @@ impl HelloError {
 pub struct Hello {
     pub client: String,
     pub config: Option<PathBuf>,
+    /// The bridge's state directory (absent from a bridge that predates the field).
+    pub state: Option<PathBuf>,
 }
 
 /// The hello's line (newline included or not), to what it names. `known` says whether a
@@ -159,7 +173,7 @@ pub fn parse_hello(line: &[u8], known: impl Fn(&str) -> bool) -> Result<Hello, H
     }
     if let Some(k) = o
         .keys()
-        .find(|k| !["archgate_bridge", "client", "config"].contains(&k.as_str()))
+        .find(|k| !["archgate_bridge", "client", "config", "state"].contains(&k.as_str()))
     {
         return Err(HelloError::Malformed(format!("unknown field {k:?}")));
     }
@@ -176,18 +190,17 @@ pub fn parse_hello(line: &[u8], known: impl Fn(&str) -> bool) -> Result<Hello, H
     if !known(name) {
         return Err(HelloError::UnknownClient(name.to_owned()));
     }
-    let config = match o.get("config") {
-        None => None,
-        Some(Value::String(p)) if Path::new(p).is_absolute() => Some(PathBuf::from(p)),
-        Some(_) => {
-            return Err(HelloError::Malformed(
-                "\"config\" must be an absolute path".into(),
-            ));
-        }
+    let path = |key: &str| match o.get(key) {
+        None => Ok(None),
+        Some(Value::String(p)) if Path::new(p).is_absolute() => Ok(Some(PathBuf::from(p))),
+        Some(_) => Err(HelloError::Malformed(format!(
+            "{key:?} must be an absolute path"
+        ))),
     };
     Ok(Hello {
         client: name.to_owned(),
-        config,
+        config: path("config")?,
+        state: path("state")?,
     })
 }
 
@@ -200,7 +213,8 @@ pub fn same_config(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// The hello's config against this daemon's: refused when it names another file.
+/// The hello's config file and state directory against this daemon's: refused when either is
+/// another.
 fn check_config(app: &App, hello: Hello) -> Result<String, HelloError> {
     match &hello.config {
         Some(asked) if !same_config(asked, &app.paths.config_file) => {
@@ -209,7 +223,16 @@ fn check_config(app: &App, hello: Hello) -> Result<String, HelloError> {
                 asked: archgate_core::text::for_terminal(&asked.display().to_string()).into_owned(),
             })
         }
-        _ => Ok(hello.client),
+        _ => match &hello.state {
+            Some(asked) if !same_config(asked, &app.paths.state_dir) => {
+                Err(HelloError::OtherState {
+                    daemon: app.paths.state_dir.display().to_string(),
+                    asked: archgate_core::text::for_terminal(&asked.display().to_string())
+                        .into_owned(),
+                })
+            }
+            _ => Ok(hello.client),
+        },
     }
 }
 

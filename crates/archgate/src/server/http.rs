@@ -73,7 +73,7 @@ impl std::ops::Deref for Shared {
 }
 
 pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> anyhow::Result<()> {
-    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+    let listener = match super::accept::bind((std::net::Ipv4Addr::LOCALHOST, port).into()) {
         Ok(l) => l,
         Err(e) => {
             let reason = format!("cannot listen on 127.0.0.1:{port}: {e}");

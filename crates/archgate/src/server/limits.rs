@@ -239,26 +239,37 @@ pub async fn serve(
     drain: Duration,
 ) {
     let registry = Arc::new(Registry::default());
+    // Connections are taken, and another uid's refused, by threads that do nothing else
+    // (`accept.rs`); only this uid's arrive here.
+    // A channel of one: a connection is a descriptor, and what waits here is not under the
+    // caps (at most one per acceptor thread more, within the descriptors' headroom); the
+    // kernel's backlog holds the rest, as before.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let _stop_acceptors = StopOnDrop(stop.clone());
+    let taken = listener
+        .into_std()
+        .and_then(|l| super::accept::acceptors(l, tx, stats.clone(), stop.clone()));
+    if let Err(e) = taken {
+        tracing::error!("the listener's acceptors could not start: {e}");
+        return;
+    }
     loop {
         let (tcp, peer) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(x) => x,
-                Err(e) => {
-                    // EMFILE and friends: wait a little instead of spinning.
-                    tracing::warn!("accept failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+            r = rx.recv() => match r.map(|(tcp, peer)| {
+                tcp.set_nonblocking(true)
+                    .and_then(|()| tokio::net::TcpStream::from_std(tcp))
+                    .map(|tcp| (tcp, peer))
+            }) {
+                Some(Ok(x)) => x,
+                Some(Err(e)) => {
+                    tracing::warn!("a connection could not be served: {e}");
                     continue;
                 }
+                None => break,
             },
             _ = shutdown.cancelled() => break,
         };
-        // Another user's connection is closed before a byte of it is read.
-        if let Err(why) = own_user(&tcp, peer) {
-            stats.refused_peer.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(%peer, "connection refused before reading it: {why}");
-            drop(tcp);
-            continue;
-        }
         // Past a cap, connections told to close may still be on their way out: give them a few
         // moments (the kernel's backlog holds the next ones meanwhile) before refusing this one,
         // so a flood that just stopped does not shut out the honest client that comes after it.
@@ -293,13 +304,12 @@ pub async fn serve(
     }
 }
 
-/// Whether the socket at the other end of `tcp` belongs to this process's uid; else why not.
-fn own_user(tcp: &tokio::net::TcpStream, peer: SocketAddr) -> Result<(), String> {
-    let ours = tcp.local_addr().map_err(|e| e.to_string())?;
-    match super::peer::tcp_owner(ours, peer) {
-        Ok(uid) if uid == super::peer::my_uid() => Ok(()),
-        Ok(uid) => Err(format!("its socket belongs to uid {uid}, not this user")),
-        Err(e) => Err(e.to_string()),
+/// Stops the acceptor threads when `serve` ends.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 

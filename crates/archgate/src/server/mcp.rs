@@ -172,7 +172,7 @@ impl McpServer {
         }
         cx.extensions
             .get::<http::request::Parts>()
-            .and_then(|p| crate::server::http::bearer(&p.headers))
+            .and_then(|p| super::bearer::bearer(&p.headers))
             .map(|token| super::tasks::owner("token", token))
             .ok_or_else(|| {
                 McpError::invalid_request("no authenticated client on this request", None)

@@ -1,5 +1,6 @@
 //! Transports: stdio and streamable HTTP, sharing one MCP handler.
 
+pub mod accept;
 mod bearer;
 pub mod bridge;
 pub mod daemon;

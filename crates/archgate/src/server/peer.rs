@@ -47,15 +47,29 @@ pub enum TcpOwnerError {
 /// request for exactly that socket (cheap whatever the number of sockets); where netlink is
 /// not available, read from the socket tables in `/proc/net` instead.
 pub fn tcp_owner(ours: SocketAddr, theirs: SocketAddr) -> Result<u32, TcpOwnerError> {
+    owner(ours, theirs, false)
+}
+
+/// [`tcp_owner`] for the peer of a connection archgate accepted: its end must still be held by
+/// a process (a socket with an inode). A socket its process already closed — orphaned, or a
+/// time-wait socket, which the kernel reports with uid 0 — belongs to no one, never to a
+/// daemon run as root (attack 2 F7: a flood closing each socket at once was served as root's).
+/// Not for a listener's side ([`listener_owner`]): a connection still in its accept queue has no
+/// inode yet, and its uid is the listener's.
+pub fn peer_owner(ours: SocketAddr, theirs: SocketAddr) -> Result<u32, TcpOwnerError> {
+    owner(ours, theirs, true)
+}
+
+fn owner(ours: SocketAddr, theirs: SocketAddr, held: bool) -> Result<u32, TcpOwnerError> {
     if !diag_works() {
-        return table_owner(ours, theirs);
+        return table_owner(ours, theirs, held);
     }
-    match diag_owner(ours, theirs) {
+    match diag_owner(ours, theirs, held) {
         Ok(Some(uid)) => Ok(uid),
         Ok(None) => Err(TcpOwnerError::NotFound { ours, theirs }),
         Err(e) => {
             tracing::debug!("sock_diag unavailable ({e}); reading /proc/net/tcp");
-            table_owner(ours, theirs)
+            table_owner(ours, theirs, held)
         }
     }
 }
@@ -81,7 +95,7 @@ fn diag_works() -> bool {
             let l = std::net::TcpListener::bind("127.0.0.1:0")?;
             let c = std::net::TcpStream::connect(l.local_addr()?)?;
             let (s, theirs) = l.accept()?;
-            let found = diag_owner(s.local_addr()?, theirs)?;
+            let found = diag_owner(s.local_addr()?, theirs, true)?;
             drop(c);
             Ok(found == Some(my_uid()))
         };
@@ -103,10 +117,16 @@ const NLMSG_ERROR: u16 = 2;
 const DIAG_TIME_WAIT: u8 = 6;
 const DIAG_LISTEN: u8 = 10;
 
+thread_local! {
+    static DIAG_SOCKET: std::cell::RefCell<Option<std::os::fd::OwnedFd>> =
+        const { std::cell::RefCell::new(None) };
+}
+static DIAG_SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
 /// One `inet_diag_req_v2` for the socket whose local address is `theirs` and remote `ours`
 /// (linux/inet_diag.h: family, protocol, ext, pad, states; then `inet_diag_sockid`: ports and
 /// addresses in network byte order, interface, cookie "none"). `Ok(None)`: no such socket.
-fn diag_owner(ours: SocketAddr, theirs: SocketAddr) -> std::io::Result<Option<u32>> {
+fn diag_owner(ours: SocketAddr, theirs: SocketAddr, held: bool) -> std::io::Result<Option<u32>> {
     use nix::sys::socket::{
         AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol, SockType, recv, sendto,
         setsockopt, socket, sockopt,
@@ -116,11 +136,12 @@ fn diag_owner(ours: SocketAddr, theirs: SocketAddr) -> std::io::Result<Option<u3
         (IpAddr::V4(t), IpAddr::V4(o)) => (2u8, words4(t), words4(o)),
         (t, o) => (10u8, words6(t), words6(o)),
     };
+    let seq = DIAG_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut req = Vec::with_capacity(72);
     req.extend_from_slice(&72u32.to_ne_bytes());
     req.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
     req.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
-    req.extend_from_slice(&1u32.to_ne_bytes());
+    req.extend_from_slice(&seq.to_ne_bytes());
     req.extend_from_slice(&0u32.to_ne_bytes());
     req.extend_from_slice(&[family, 6, 0, 0]);
     req.extend_from_slice(&u32::MAX.to_ne_bytes());
@@ -131,25 +152,46 @@ fn diag_owner(ours: SocketAddr, theirs: SocketAddr) -> std::io::Result<Option<u3
     req.extend_from_slice(&0u32.to_ne_bytes());
     req.extend_from_slice(&[0xff; 8]);
     debug_assert_eq!(req.len(), 72);
-    let fd = socket(
-        AddressFamily::Netlink,
-        SockType::Datagram,
-        SockFlag::SOCK_CLOEXEC,
-        SockProtocol::NetlinkSockDiag,
-    )?;
-    setsockopt(
-        &fd,
-        sockopt::ReceiveTimeout,
-        &nix::sys::time::TimeVal::new(1, 0),
-    )?;
-    sendto(
-        fd.as_raw_fd(),
-        &req,
-        &NetlinkAddr::new(0, 0),
-        MsgFlags::empty(),
-    )?;
+    // One netlink socket per thread, kept (attack 2 F7: opening one per connection was most of
+    // what a refusal cost under a flood). A reply is taken only with this request's sequence
+    // number: one that arrived after an earlier request gave up is skipped, never believed.
     let mut buf = [0u8; 1024];
-    let n = recv(fd.as_raw_fd(), &mut buf, MsgFlags::empty())?;
+    let n = DIAG_SOCKET.with(|cell| -> std::io::Result<usize> {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let fd = socket(
+                AddressFamily::Netlink,
+                SockType::Datagram,
+                SockFlag::SOCK_CLOEXEC,
+                SockProtocol::NetlinkSockDiag,
+            )?;
+            setsockopt(
+                &fd,
+                sockopt::ReceiveTimeout,
+                &nix::sys::time::TimeVal::new(1, 0),
+            )?;
+            *slot = Some(fd);
+        }
+        let fd = slot.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
+        let asked = (|| -> std::io::Result<usize> {
+            sendto(fd, &req, &NetlinkAddr::new(0, 0), MsgFlags::empty())?;
+            for _ in 0..8 {
+                let n = recv(fd, &mut buf, MsgFlags::empty())?;
+                let got = buf
+                    .get(8..12)
+                    .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+                if got == Some(seq) {
+                    return Ok(n);
+                }
+            }
+            Err(std::io::Error::other("no sock_diag reply to this request"))
+        })();
+        if asked.is_err() {
+            // A socket in an unknown state is not kept.
+            *slot = None;
+        }
+        asked
+    })?;
     let reply = &buf[..n];
     let u16_at = |i: usize| {
         reply
@@ -191,6 +233,10 @@ fn diag_owner(ours: SocketAddr, theirs: SocketAddr) -> std::io::Result<Option<u3
             if !exact || state == DIAG_TIME_WAIT || state == DIAG_LISTEN {
                 return Ok(None);
             }
+            // `held`: a socket its process has closed has no inode (see `peer_owner`).
+            if held && u32_at(84).ok_or_else(short)? == 0 {
+                return Ok(None);
+            }
             Ok(Some(u32_at(80).ok_or_else(short)?))
         }
         other => Err(std::io::Error::other(format!(
@@ -214,7 +260,7 @@ fn words6(ip: IpAddr) -> [u8; 16] {
 }
 
 /// The owner as the socket tables in `/proc/net` say (as `identd` reads them).
-fn table_owner(ours: SocketAddr, theirs: SocketAddr) -> Result<u32, TcpOwnerError> {
+fn table_owner(ours: SocketAddr, theirs: SocketAddr, held: bool) -> Result<u32, TcpOwnerError> {
     let mut found = None;
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let text = match std::fs::read_to_string(table) {
@@ -223,7 +269,7 @@ fn table_owner(ours: SocketAddr, theirs: SocketAddr) -> Result<u32, TcpOwnerErro
             Err(e) if table.ends_with('6') && e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(TcpOwnerError::Table(e)),
         };
-        match owner_in(&text, ours, theirs) {
+        match owner_in(&text, ours, theirs, held) {
             Owner::One(uid) => match found {
                 Some(other) if other != uid => {
                     return Err(TcpOwnerError::Ambiguous { ours, theirs });
@@ -258,7 +304,7 @@ const LISTEN: &str = "0A";
 /// retrnsmt uid ...`, addresses as hex words in host byte order, ports as hex). A line's
 /// addresses are compared as text first (the table is read on every accept: a flood of
 /// connections must not make each lookup parse every line), then parsed to be sure.
-fn owner_in(table: &str, ours: SocketAddr, theirs: SocketAddr) -> Owner {
+fn owner_in(table: &str, ours: SocketAddr, theirs: SocketAddr, held: bool) -> Owner {
     let wanted = spellings(theirs);
     let mut owner = Owner::None;
     for line in table.lines().skip(1) {
@@ -282,6 +328,10 @@ fn owner_in(table: &str, ours: SocketAddr, theirs: SocketAddr) -> Owner {
         let Ok(uid) = f[7].parse::<u32>() else {
             continue;
         };
+        // A closed (orphaned) socket: inode 0, and a uid of 0 that is no one's (`peer_owner`).
+        if held && f.get(9).is_none_or(|inode| *inode == "0") {
+            continue;
+        }
         owner = match owner {
             Owner::None => Owner::One(uid),
             Owner::One(u) if u == uid => Owner::One(u),
@@ -374,13 +424,35 @@ mod tests {
         if cfg!(target_endian = "big") {
             return;
         }
-        assert_eq!(owner_in(TCP4, at(8765), at(40000)), Owner::One(65534));
+        assert_eq!(owner_in(TCP4, at(8765), at(40000), true), Owner::One(65534));
         // Our own end is never taken for the peer's.
-        assert_eq!(owner_in(TCP4, at(40000), at(8765)), Owner::One(1000));
-        assert_eq!(owner_in(TCP4, at(8765), at(40001)), Owner::None);
-        assert_eq!(owner_in(TCP6, at(8765), at(40001)), Owner::One(4242));
+        assert_eq!(owner_in(TCP4, at(40000), at(8765), true), Owner::One(1000));
+        assert_eq!(owner_in(TCP4, at(8765), at(40001), true), Owner::None);
+        assert_eq!(owner_in(TCP6, at(8765), at(40001), true), Owner::One(4242));
         let two = format!("{TCP4}   4: 0100007F:9C40 0100007F:223D 01 0:0 0:0 0 7 0 115\n");
-        assert_eq!(owner_in(&two, at(8765), at(40000)), Owner::Many);
+        assert_eq!(owner_in(&two, at(8765), at(40000), true), Owner::Many);
+        // A socket its process closed (inode 0, uid shown as 0) belongs to no one.
+        let orphan = "  sl\n   0: 0100007F:9C42 0100007F:223D 04 0:0 0:0 0 0 0 0\n";
+        assert_eq!(owner_in(orphan, at(8765), at(40002), true), Owner::None);
+        // A listener's queued connection has no inode yet: its uid is the listener's.
+        assert_eq!(owner_in(orphan, at(8765), at(40002), false), Owner::One(0));
+    }
+
+    /// Attack 2 F7: a flood that closes each socket right after connecting left orphaned
+    /// sockets, which the kernel reports as root's: a daemon run as root served them as its own.
+    #[test]
+    fn a_peer_that_closed_its_socket_is_no_ones() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, theirs) = l.accept().unwrap();
+        let ours = s.local_addr().unwrap();
+        drop(c);
+        assert!(
+            peer_owner(ours, theirs).is_err(),
+            "{:?}",
+            peer_owner(ours, theirs)
+        );
+        assert!(table_owner(ours, theirs, true).is_err());
     }
 
     #[test]
@@ -393,11 +465,11 @@ mod tests {
         assert_eq!(tcp_owner(ours, theirs).unwrap(), my_uid());
         // Both ways of asking agree: the kernel's sock_diag answer and its tables in /proc.
         // (Where the kernel has no sock_diag handler for TCP, the tables alone answer.)
-        assert_eq!(table_owner(ours, theirs).unwrap(), my_uid());
+        assert_eq!(table_owner(ours, theirs, true).unwrap(), my_uid());
         if diag_works() {
-            assert_eq!(diag_owner(ours, theirs).unwrap(), Some(my_uid()));
+            assert_eq!(diag_owner(ours, theirs, true).unwrap(), Some(my_uid()));
             // Asked the other way round it finds our own end, never mistaken for the peer's.
-            assert_eq!(diag_owner(theirs, ours).unwrap(), Some(my_uid()));
+            assert_eq!(diag_owner(theirs, ours, true).unwrap(), Some(my_uid()));
         }
         drop(c);
         // An address nobody connects from is not found: refused, never guessed.
@@ -407,7 +479,7 @@ mod tests {
             Err(TcpOwnerError::NotFound { .. })
         ));
         if diag_works() {
-            assert_eq!(diag_owner(ours, nobody).unwrap(), None);
+            assert_eq!(diag_owner(ours, nobody, true).unwrap(), None);
         }
     }
 }

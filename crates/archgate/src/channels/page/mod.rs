@@ -114,7 +114,8 @@ pub(crate) struct Shared {
 /// Binds the page and serves it until `shutdown`.
 pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Result<Page> {
     let wanted = app.gate.config().current().approval.page_port;
-    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", wanted)).await {
+    let at = |port: u16| crate::server::accept::bind((std::net::Ipv4Addr::LOCALHOST, port).into());
+    let listener = match at(wanted) {
         Ok(l) => l,
         Err(e) if wanted != 0 => {
             // Another instance of the person's may hold it; another uid holding it is said
@@ -128,7 +129,7 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
                     tracing::info!("approval page port {wanted} is taken ({e}); using a free one")
                 }
             }
-            tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?
+            at(0)?
         }
         Err(e) => return Err(e),
     };

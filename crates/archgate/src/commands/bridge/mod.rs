@@ -12,6 +12,7 @@
 //! bridge fails with the reason. It never serves in-process beside a live daemon: that second
 //! server would keep its own budgets and pending approvals, out of the person's sight.
 
+mod dirs;
 mod pump;
 mod record;
 mod session;
@@ -77,17 +78,9 @@ pub async fn run(
             anyhow::bail!("the archgate daemon refused client {name:?} ({kind}): {reason}");
         }
         Err(first @ LinkError::NoAnswer(_)) => Some(wait_for_busy(&paths, &name, &first).await?),
-        // A client that names a config file other than the person's own is served in its own
-        // process under it: the desktop's daemon serves every client, so its policy is never the
-        // one a client's environment named (`ARCHGATE_CONFIG` in a project's `.mcp.json`).
-        Err(first) if !own_config(&paths) => {
-            tracing::warn!(
-                "no archgate daemon answered ({first}); this client names its own config file ({}), \
-                 so it is served in its own process, not by a daemon other clients would share",
-                paths.config_file.display()
-            );
-            None
-        }
+        // A client whose config file, state or cache directory is not the session's (an
+        // `ARCHGATE_CONFIG` or `XDG_CONFIG_HOME` in a project's `.mcp.json`) starts no daemon:
+        // `start_daemon` says why, and it is served in its own process (`dirs.rs`).
         Err(first) => match spawn::start_daemon(config.clone(), &paths).await {
             Ok(()) => match reach_patiently(&paths, &name, Duration::from_secs(10)).await {
                 Ok(l) => Some(l),
@@ -123,19 +116,13 @@ pub async fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether `paths` uses the person's own config file (the default path), the one a daemon that
-/// serves every client may be started with.
-fn own_config(paths: &Paths) -> bool {
-    crate::app::config_path(None)
-        .is_ok_and(|own| crate::server::bridge::same_config(&own, &paths.config_file))
-}
-
 /// The daemon's socket, if it takes this client.
 pub async fn reach(paths: &Paths, name: &str) -> Result<Link, LinkError> {
     connect(
         &crate::server::daemon::socket(paths),
         name,
         &paths.config_file,
+        &paths.state_dir,
     )
     .await
 }
@@ -183,7 +170,30 @@ pub async fn reach_patiently(
 }
 
 /// Connects, checks that the daemon runs as this user, says hello and reads the answer.
-pub async fn connect(socket: &Path, name: &str, config: &Path) -> Result<Link, LinkError> {
+pub async fn connect(
+    socket: &Path,
+    name: &str,
+    config: &Path,
+    state: &Path,
+) -> Result<Link, LinkError> {
+    match connect_once(socket, name, config, Some(state)).await {
+        // A daemon from before the `state` field (running since an upgrade) refuses it as
+        // unknown: it cannot judge it, so the hello is said again without it.
+        Err(LinkError::Refused { kind, reason })
+            if kind == "malformed" && reason.contains("\"state\"") =>
+        {
+            connect_once(socket, name, config, None).await
+        }
+        other => other,
+    }
+}
+
+async fn connect_once(
+    socket: &Path,
+    name: &str,
+    config: &Path,
+    state: Option<&Path>,
+) -> Result<Link, LinkError> {
     let attempt = async {
         let stream = UnixStream::connect(socket)
             .await
@@ -193,11 +203,14 @@ pub async fn connect(socket: &Path, name: &str, config: &Path) -> Result<Link, L
             return Err(LinkError::Foreign(socket.to_owned()));
         }
         let (read, mut write) = stream.into_split();
-        let hello = serde_json::json!({
+        let mut hello = serde_json::json!({
             "archgate_bridge": crate::server::bridge::VERSION,
             "client": name,
             "config": config,
         });
+        if let Some(state) = state {
+            hello["state"] = serde_json::json!(state);
+        }
         write
             .write_all(format!("{hello}\n").as_bytes())
             .await
@@ -226,4 +239,49 @@ pub async fn connect(socket: &Path, name: &str, config: &Path) -> Result<Link, L
     tokio::time::timeout(CONNECT_PATIENCE, attempt)
         .await
         .unwrap_or_else(|_| Err(LinkError::NoAnswer("no answer within 5 s".into())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A daemon from before the hello's `state` field refuses it as unknown; the bridge says its
+    /// hello again without it (an upgrade leaves the old daemon running until it restarts).
+    #[tokio::test]
+    async fn a_daemon_that_predates_the_state_field_is_greeted_without_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("bridge.sock");
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+        let old_daemon = tokio::spawn(async move {
+            let (mut hellos, mut open) = (Vec::new(), Vec::new());
+            for _ in 0..2 {
+                let (s, _) = listener.accept().await.unwrap();
+                let (r, mut w) = s.into_split();
+                let mut line = String::new();
+                BufReader::new(r).read_line(&mut line).await.unwrap();
+                let answer = if line.contains("\"state\"") {
+                    r#"{"ok":false,"error":"malformed","reason":"not a bridge hello: unknown field \"state\""}"#
+                } else {
+                    r#"{"ok":true,"pid":7}"#
+                };
+                w.write_all(format!("{answer}\n").as_bytes()).await.unwrap();
+                hellos.push(line);
+                // The accepted connection stays open for the bridge until the test ends.
+                open.push(w);
+            }
+            (hellos, open)
+        });
+        let link = connect(
+            &socket,
+            "local",
+            Path::new("/c/config.toml"),
+            Path::new("/s/archgate"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(link.pid, 7);
+        let (hellos, _open) = old_daemon.await.unwrap();
+        assert_eq!(hellos.len(), 2, "{hellos:?}");
+        assert!(hellos[0].contains("/s/archgate"), "{hellos:?}");
+    }
 }

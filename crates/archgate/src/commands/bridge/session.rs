@@ -14,17 +14,15 @@
 //! | `SWAYSOCK` | the one `sway-ipc.UID.PID.sock` socket there whose process lives |
 //! | `HYPRLAND_INSTANCE_SIGNATURE` | the one `hypr/SIG/` there holding `.socket.sock` |
 //! | `LANG`, `LC_*` | `/etc/locale.conf` (root's), plain locale names only |
-//! | `XDG_CONFIG_HOME`, `XDG_STATE_HOME`, `XDG_CACHE_HOME` | the bridge's, only so the daemon uses the archgate files the bridge does (see below) |
+//! | `XDG_CONFIG_HOME`, `XDG_STATE_HOME`, `XDG_CACHE_HOME` | the process serving the session's socket (`dirs.rs`), added by `spawn.rs` |
 //!
 //! `PATH` is rebuilt by the executor from the trusted search directories (it is never set). A
 //! value found more than once (two Sway sockets, two Hyprland instances) is left out rather
 //! than guessed at.
 //!
-//! Left: the three base directories of archgate's own files. The bridge and the daemon must
-//! agree on the config, state and runtime files (the bridge finds the daemon, its token and log
-//! there), so the daemon takes the bridge's; a client that moved them is served under files it
-//! chose — the config file is judged (`other_config`), the state directory is the person's own
-//! (0700, theirs) but is not. They reach programs only as the table allows (trusted directories).
+//! The three base directories of archgate's own files are the session's too (`dirs.rs`): a bridge
+//! whose own differ starts no daemon (attack 4 F4), so bridge and daemon agree on the config,
+//! state and runtime files without the daemon ever taking them from the bridge.
 
 use std::path::{Path, PathBuf};
 
@@ -59,11 +57,6 @@ pub fn from_runtime_dir(runtime: &Path) -> Vec<(String, String)> {
     }
     if let Ok(text) = std::fs::read_to_string("/etc/locale.conf") {
         env.extend(locale(&text));
-    }
-    for k in ["XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"] {
-        if let Some(v) = std::env::var_os(k).filter(|v| Path::new(v).is_absolute()) {
-            env.push((k.into(), v.to_string_lossy().into_owned()));
-        }
     }
     env
 }

@@ -25,6 +25,8 @@ use std::time::Duration;
 use archgate_core::paths::Paths;
 use archgate_exec::{CommandSpec, run_for_person, spawn_for_person};
 
+use super::dirs::SessionDirs;
+
 /// Where the daemon's environment comes from.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Session {
@@ -151,6 +153,20 @@ fn daemon_port(port: u16) -> Result<u16, String> {
 /// Spawns a detached daemon for these paths; `Err` says why none was started.
 pub async fn start_daemon(config: Option<PathBuf>, paths: &Paths) -> Result<(), String> {
     let session = session_env(paths).await?;
+    // The person's files are where the session puts them, never where this bridge's
+    // environment does (attack 4 F4): a client that moved them gets no shared daemon.
+    let dirs = match &session {
+        Session::Manager(env) => SessionDirs::from_vars(env),
+        Session::Sockets(runtime) => SessionDirs::from_session_process(runtime).await,
+    };
+    let base = paths.runtime_dir.parent().unwrap_or(Path::new("/"));
+    if let Some(why) = super::dirs::differs(&dirs, base, config.as_deref()) {
+        return Err(format!(
+            "this client places archgate's files elsewhere than the desktop session does ({why}); \
+             the daemon serves every client, so it starts only with the session's files, and this \
+             client is served in its own process"
+        ));
+    }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find archgate itself: {e}"))?;
     let (cfg, _) = crate::app::config_and_paths(config.clone()).map_err(|e| e.to_string())?;
     let port = daemon_port(cfg.server.port)?;
@@ -163,7 +179,7 @@ pub async fn start_daemon(config: Option<PathBuf>, paths: &Paths) -> Result<(), 
     spec = spec
         .args(["serve", "--http", "--detached", "--port"])
         .arg(port.to_string());
-    spec = daemon_env(spec, session);
+    spec = daemon_env(spec, session, &dirs);
     // `setsid` is found and checked like any program; archgate is the binary running now.
     let pid = spawn_for_person(spec).map_err(|e| format!("starting the daemon failed: {e}"))?;
     tracing::info!(
@@ -178,11 +194,14 @@ pub async fn start_daemon(config: Option<PathBuf>, paths: &Paths) -> Result<(), 
 /// The daemon's environment (see the module documentation): the manager's variables the
 /// executor's table names, on a cleared base; or, without a manager, what the person's passwd
 /// entry and the runtime directory show (`session.rs`), on a cleared base too.
-pub fn daemon_env(spec: CommandSpec, session: Session) -> CommandSpec {
+/// The base directories of archgate's files are the session's (`dirs`) in both cases.
+pub fn daemon_env(spec: CommandSpec, session: Session, dirs: &SessionDirs) -> CommandSpec {
     match session {
         Session::Manager(env) => super::session::apply(spec, env),
         Session::Sockets(runtime) => {
-            super::session::apply(spec, super::session::from_runtime_dir(&runtime))
+            let mut vars = super::session::from_runtime_dir(&runtime);
+            vars.extend(dirs.vars());
+            super::session::apply(spec, vars)
         }
     }
 }
@@ -216,6 +235,7 @@ mod tests {
             Session::Manager(parse_environment(
                 "HOME=/home/p\nPATH=/tmp/w:/usr/bin\nBASH_ENV=/tmp/x\nLANG=C.UTF-8\nARCHGATE_TOKEN=t\n",
             )),
+            &SessionDirs::default(),
         );
         assert!(!spec.inherits_env());
         assert_eq!(
@@ -228,6 +248,7 @@ mod tests {
         let sockets = daemon_env(
             CommandSpec::new("setsid"),
             Session::Sockets(PathBuf::from("/nonexistent-runtime")),
+            &SessionDirs::default(),
         );
         assert!(!sockets.inherits_env(), "never the bridge's environment");
         assert!(sockets.env_list().contains(&(

@@ -7,6 +7,15 @@
 //! pointing at it, a made-up desktop, locale and Wayland name, a code-loading `BASH_ENV` — starts
 //! a daemon whose `/proc/PID/environ` holds none of those values: `HOME` is the person's passwd
 //! entry's, `XDG_RUNTIME_DIR` the runtime directory, the bus found there.
+//!
+//! And the same class through the base directories of archgate's own files (attack 4 F4): a
+//! stdio client whose `XDG_CONFIG_HOME` (or `XDG_STATE_HOME`, `XDG_CACHE_HOME`) differs from the
+//! session's — a project's `.mcp.json` env block — made the bridge start the shared daemon under
+//! the project's config, serving the person's HTTP clients and refusing the person's own stdio
+//! clients. Which files are the person's is read from the session (the user manager's
+//! environment, or the process serving the session's socket, with the passwd home), never from
+//! the bridge's environment: such a client starts no shared daemon (it is served in its own
+//! process), and a running daemon refuses it.
 
 use std::time::{Duration, Instant};
 
@@ -52,6 +61,8 @@ fn a_daemon_started_by_a_hostile_client_has_none_of_its_environment() {
     env.write_config(&format!(
         "[server]\nport = {port}\n[approval]\npage = false\n"
     ));
+    // The person's session (its bus), started with the person's environment.
+    let _session = env.session();
     // The client's own directories: the person's, 0755, so every trust check passes them.
     let elsewhere = env.path("scratch/elsewhere");
     let evil_bin = elsewhere.join("bin");
@@ -76,7 +87,6 @@ fn a_daemon_started_by_a_hostile_client_has_none_of_its_environment() {
         ]
         .map(|(k, v)| (k.to_owned(), v.to_owned())),
     );
-    let _bus = std::os::unix::net::UnixListener::bind(env.path("runtime").join("bus")).unwrap();
 
     let mut c = StdioServer::start_with(&env, &["serve"]);
     c.request(
@@ -126,4 +136,106 @@ fn a_daemon_started_by_a_hostile_client_has_none_of_its_environment() {
     assert_ne!(r["result"]["isError"], true, "{r}");
     let _ = c.close();
     std::thread::sleep(Duration::from_millis(50));
+}
+
+/// `serve` with `vars` on top of the sandbox's, to its end; its stderr.
+fn serve_once(env: &Env, vars: &[(&str, String)]) -> (bool, String) {
+    let mut c = env.command(&["serve"]);
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let out = c.stdin(std::process::Stdio::null()).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_client_that_moved_archgates_directories_starts_no_shared_daemon_and_is_refused_by_one() {
+    let mut env = Env::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    env.write_config(&format!(
+        "[server]\nport = {port}\n[approval]\npage = false\n[policy]\ndeny = [\"system_status\"]\n"
+    ));
+    // The project's own base directories: the person's files (0755), so the config guard passes
+    // them; its config allows what the person's denies.
+    let project = env.path("scratch/project");
+    std::fs::create_dir_all(project.join("xdg/archgate")).unwrap();
+    std::fs::write(
+        project.join("xdg/archgate/config.toml"),
+        format!("[server]\nport = {port}\n[approval]\npage = false\npresence = \"off\"\n"),
+    )
+    .unwrap();
+    let _session = env.session();
+    let daemon_json = env.path("runtime").join("archgate/daemon.json");
+    let moved: [(&str, String); 3] = [
+        ("XDG_CONFIG_HOME", project.join("xdg").display().to_string()),
+        (
+            "XDG_STATE_HOME",
+            project.join("state").display().to_string(),
+        ),
+        (
+            "XDG_CACHE_HOME",
+            project.join("cache").display().to_string(),
+        ),
+    ];
+
+    // No daemon runs: a client with any one of the three moved is served in its own process
+    // (the project's config allows the call) and starts no daemon.
+    for var in &moved {
+        env.vars.push((var.0.to_owned(), var.1.clone()));
+        let mut c = StdioServer::start_with(&env, &["serve"]);
+        env.vars.pop();
+        c.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        let _ = c.request(
+            2,
+            "tools/call",
+            json!({"name": "system_status", "arguments": {}}),
+        );
+        let _ = c.close();
+        if let Ok(text) = std::fs::read_to_string(&daemon_json) {
+            let info: Value = serde_json::from_str(&text).unwrap();
+            let _stop = KillOnDrop(info["pid"].as_u64().unwrap() as i32);
+            panic!(
+                "a client with {}={} started the shared daemon: {info}",
+                var.0, var.1
+            );
+        }
+    }
+
+    // The person's own client starts the shared daemon, under the person's config.
+    let mut c = StdioServer::start_with(&env, &["serve"]);
+    c.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let info: Value = serde_json::from_str(
+        &std::fs::read_to_string(&daemon_json).expect("the person's client started a daemon"),
+    )
+    .unwrap();
+    let _stop = KillOnDrop(info["pid"].as_u64().unwrap() as i32);
+    let r = c.request(
+        2,
+        "tools/call",
+        json!({"name": "system_status", "arguments": {}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "the person's deny: {r}");
+    let _ = c.close();
+
+    // The daemon runs: a client that moved the config or the state directory is refused,
+    // saying why (its records and tokens would not be the daemon's).
+    let (ok, err) = serve_once(&env, &moved[..1]);
+    assert!(!ok && err.contains("other_config"), "{err}");
+    let (ok, err) = serve_once(&env, &moved[1..2]);
+    assert!(!ok && err.contains("other_state"), "{err}");
 }

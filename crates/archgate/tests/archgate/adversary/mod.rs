@@ -2,7 +2,7 @@
 //! gate, bounds on what a client may send, configuration failing closed, escapes from the sandbox
 //! of a launched program, the environment programs get, how a bridge finds its daemon, failing
 //! closed, the log's flush, argument injection, login, pinning of approved files, spellings of
-//! denied targets, outcomes said as unknown, withdrawn approvals; and issue 33's other classes:
+//! denied targets, outcomes said as unknown, programs that die with their archgate, withdrawn approvals, changes that lower protection, another uid's connection flood; and issue 33's other classes:
 //! yeses that are never automatic, secrets in read answers, flags through unreadable usages,
 //! plugin routes, a checker out of reach read as absent, unauthenticated bytes read or held;
 //! and attack 3's: routes whose values run as code, scripts judged by what they say of themselves.
@@ -18,9 +18,12 @@ mod escapes;
 mod failclosed;
 mod finding;
 mod flags;
+mod flood;
 mod flush;
 mod injection;
 mod login;
+mod lowering;
+mod orphans;
 mod page_login;
 mod pinning;
 mod plugins;

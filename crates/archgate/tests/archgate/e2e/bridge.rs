@@ -297,7 +297,7 @@ fn a_stdio_client_starts_a_detached_daemon_when_a_session_exists() {
     env.write_config(&format!(
         "[server]\nport = {port}\n[approval]\npage = false\n"
     ));
-    let _bus = std::os::unix::net::UnixListener::bind(env.path("runtime").join("bus")).unwrap();
+    let _session = env.session();
     let mut c = bridged(&env, &[]);
     c.request(1, "initialize", init_params());
     let r = c.request(
@@ -663,7 +663,7 @@ fn a_bridge_naming_another_config_is_refused_and_starts_no_daemon() {
     let project = env.path("scratch/project.toml");
     std::fs::write(&project, "[approval]\npage = false\n").unwrap();
     let project = project.display().to_string();
-    let _bus = std::os::unix::net::UnixListener::bind(env.path("runtime").join("bus")).unwrap();
+    let _session = env.session();
 
     // No daemon, a session: the project's client is served, but starts no daemon.
     let mut a = bridged(&env, &["--config", &project]);
@@ -747,7 +747,7 @@ fn a_port_held_by_another_user_is_said_not_moved_from() {
     )
     .unwrap();
     assert_eq!(line.trim(), "ready");
-    let _bus = std::os::unix::net::UnixListener::bind(env.path("runtime").join("bus")).unwrap();
+    let _session = env.session();
     let out = env
         .command(&["serve"])
         .stdin(Stdio::null())

@@ -8,6 +8,7 @@ pub mod mcp;
 pub mod omarchy;
 pub mod process;
 pub mod sandbox;
+pub mod session;
 pub mod stdio;
 pub mod wire;
 
