@@ -52,7 +52,7 @@ impl Tool for Reloads {
     }
 }
 
-/// ARCHITECTURE invariant 6: one call is decided and run under one config snapshot. A reload
+/// ARCHITECTURE.md ("One call is decided under one config snapshot"): one call is decided and run under one config snapshot. A reload
 /// while the call is under way reaches neither its `CallCx` nor its permit; the next call reads
 /// the new snapshot.
 #[tokio::test]
