@@ -241,7 +241,7 @@ fn upkeep_tools_answer_through_the_gate_from_the_configured_services() {
         .unwrap_or_else(|| panic!("{p}"))
         .to_owned();
     assert!(
-        text.contains("`upkeep` check `snapshots`") && text.contains("before_upgrade"),
+        text.contains("`upkeep` check `snapshots`") && text.contains("\"snapshot_snapper\""),
         "{text}"
     );
     for word in text.split('`').skip(1).step_by(2) {
