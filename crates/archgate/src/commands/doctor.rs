@@ -404,7 +404,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 
 /// Whether archgate's configured port is free or the person's, not another uid's (attack 3 F12).
 fn own_port(port: u16) -> Check {
-    match super::port_holder::warning(port) {
+    match crate::server::port_holder::warning(port) {
         None => Check {
             name: "archgate port".into(),
             ok: true,
@@ -426,7 +426,7 @@ fn own_port(port: u16) -> Check {
 
 /// Whether the approval page's configured port is free or the person's (attack 5a F1).
 fn own_page_port(port: u16) -> Check {
-    match super::port_holder::page_warning(port) {
+    match crate::server::port_holder::page_warning(port) {
         None => Check {
             name: "approval page port".into(),
             ok: true,

@@ -15,7 +15,6 @@ mod health_probe;
 mod log;
 mod pick;
 mod policy;
-pub(crate) mod port_holder;
 pub mod serve;
 mod service;
 mod setup;

@@ -339,11 +339,11 @@ pub fn run(
     let (cfg, _) = crate::app::config_and_paths(config.clone())?;
     let seen = observe(config, port)?;
     // Said whatever else is seen: the person's HTTP clients talk to that port.
-    let held = super::port_holder::warning(cfg.server.port);
+    let held = crate::server::port_holder::warning(cfg.server.port);
     let page_held = cfg
         .approval
         .page
-        .then(|| super::port_holder::page_warning(cfg.approval.page_port))
+        .then(|| crate::server::port_holder::page_warning(cfg.approval.page_port))
         .flatten();
     if waybar_json {
         let mut bar = waybar(&seen, archgate_core::person::now_secs());

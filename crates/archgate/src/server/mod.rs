@@ -12,6 +12,7 @@ pub mod limits;
 pub mod mcp;
 mod moved;
 pub mod peer;
+pub mod port_holder;
 pub mod progress;
 pub mod prompts;
 pub mod relay;

@@ -120,10 +120,10 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
         Err(e) if wanted != 0 => {
             // Another instance of the person's may hold it; another uid holding it is said
             // loudly, here and by `status` and `doctor` (attack 5a F1).
-            match crate::commands::port_holder::other_holder(wanted) {
+            match crate::server::port_holder::other_holder(wanted) {
                 Some(uid) => tracing::warn!(
                     "{}; the page is on a free port instead",
-                    crate::commands::port_holder::page_text(wanted, uid)
+                    crate::server::port_holder::page_text(wanted, uid)
                 ),
                 None => {
                     tracing::info!("approval page port {wanted} is taken ({e}); using a free one")
