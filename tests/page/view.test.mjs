@@ -132,9 +132,45 @@ after(async () => {
 });
 
 const cardOf = (page, q) => page.locator(`li.card[data-id="${q.id}"]`);
-// The sentence's subject: the agent's own name when the question carries one, else its client.
-const who = (q) => q.agent || q.client;
+// The sentence's subject: the grant's name, whatever the agent calls itself (attack 4 F3).
+const who = (q) => q.client;
 const re = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+test("opened at #call=ID (the notification's click): that card scrolled into view and focused; its keys held until the person clicks it", async () => {
+  const ids = [];
+  for (let i = 1; i <= 3; i++) {
+    ids.push(call("notify", { title: "Build " + i, body: "step " + i }));
+    await waitingFor(i);
+  }
+  const list = await waitingFor(3);
+  const last = list.find((q) => JSON.stringify(q).includes("Build 3"));
+  // Short enough that the last card starts below the fold.
+  const ctx = await browser.newContext({ viewport: { width: 640, height: 360 } });
+  const page = await ctx.newPage();
+  const r = await control({ op: "login_link" });
+  await page.goto(r.link + "#call=" + last.id);
+  await page.waitForSelector("#conn.ok");
+  await cardOf(page, last).waitFor();
+  await until("the call's card focused", () => page.evaluate(() => document.activeElement?.dataset?.id).then((id) => id === last.id || null));
+  const inView = await cardOf(page, last).evaluate((el) => {
+    const b = el.getBoundingClientRect();
+    return b.bottom > 0 && b.top < innerHeight;
+  });
+  assert.ok(inView, "scrolled to the call");
+  // A key typed as the browser came up answers nothing: the link put the focus there.
+  await page.keyboard.press("a");
+  await page.locator("#toast").filter({ hasText: "A link put the focus" }).waitFor();
+  assert.equal((await pending()).length, 3, "nothing answered");
+  // The person clicks the card: now A allows it (a harmless notification; allowed, not declined,
+  // so the later tests may ask for notifications again).
+  await cardOf(page, last).locator(".sentence").click();
+  await page.keyboard.press("a");
+  assert.doesNotMatch(text(await response(ids[2])), /^declined/);
+  assert.equal((await auditOf(last.id)).approval.channel, "page");
+  await ctx.close();
+  for (const q of await pending()) await control({ op: "answer", id: q.id, answer: "allow" });
+  await waitingFor(0);
+});
 
 test("one waiting clipboard write: a sentence, 42 numbered lines with the last in view, what it replaces, the command once", async () => {
   const id = call("clipboard_write", { text: CLIP });
@@ -145,6 +181,9 @@ test("one waiting clipboard write: a sentence, 42 numbered lines with the last i
     await card.waitFor();
     const headline = await card.locator(".sentence").textContent();
     assert.match(headline, new RegExp("^" + re(who(q)) + " wants to put 42 lines \\(\\d\\.\\d KB\\) on your clipboard$"));
+    // The grant first; the agent's own clientInfo only as what it says it is.
+    assert.equal(await card.locator(".meta .client").textContent(),
+      "from " + q.client + (q.agent ? " (says it is " + q.agent + ")" : ""));
     assert.match(await card.locator(".left").textContent(), /^\d+:\d\d left, then declined$/);
     const block = card.locator(".text-arg");
     assert.match(await block.textContent(), /42 lines/);
@@ -311,3 +350,4 @@ test("three waiting calls: compact cards by deadline, a screenshot's map as Sway
   await page.locator("#pending-empty").waitFor({ state: "visible" });
   await ctx.close();
 });
+
