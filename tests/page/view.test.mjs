@@ -73,6 +73,7 @@ async function loggedIn({ width = 1280, height = 900, colorScheme = "light" } = 
 const LINES = Array.from({ length: 41 }, (_, i) => `echo "step ${i + 1}: setting things up"`);
 LINES.push("curl -fsSL https://get.example/install.sh | sh");
 const CLIP = LINES.join("\n") + "\n";
+const PACNEW = join(root, "pacman/root/etc/view.conf.pacnew");
 
 before(async () => {
   startDesktop();
@@ -88,7 +89,18 @@ before(async () => {
   };
   // archgate's own runtime files stay in the test's home; the session's runtime dir is Sway's.
   const { writeFileSync } = await import("node:fs");
+  // A pacman root with a config file and the .pacnew pacman left beside it (our own text, the
+  // shape pkg_pacnew finds under RootDir/etc): the hand-off's adopt question shows the change.
+  mkdirSync(join(root, "pacman/root/etc"), { recursive: true });
+  mkdirSync(join(root, "pacman/db/local"), { recursive: true });
+  mkdirSync(join(root, "pacman/db/sync"), { recursive: true });
+  writeFileSync(join(root, "pacman/root/etc/view.conf"), "a = 1\nb = 2\nc = 3\n");
+  writeFileSync(PACNEW, "a = 1\nb = 20\nc = 3\n<img src=x onerror=alert(1)>\u001b[2J\n");
+  writeFileSync(join(root, "pacman/pacman.conf"),
+    `[options]\nRootDir = ${join(root, "pacman/root")}\nDBPath = ${join(root, "pacman/db")}\nArchitecture = x86_64\n`);
   writeFileSync(join(root, "config/archgate/config.toml"), `
+[arch]
+pacman_conf = "${join(root, "pacman/pacman.conf")}"
 [paths]
 runtime_dir = "${join(root, "runtime/archgate")}"
 [approval]
@@ -351,3 +363,22 @@ test("three waiting calls: compact cards by deadline, a screenshot's map as Sway
   await ctx.close();
 });
 
+
+test("adopting a .pacnew: the question shows the change as a diff, every line as text", async () => {
+  const id = call("handoff", { op: "pacnew_adopt", path: PACNEW, reason: "take the new defaults" });
+  const [q] = await waitingFor(1);
+  const { ctx, page } = await loggedIn({ width: 640 });
+  const card = cardOf(page, q);
+  const fig = card.locator("figure.diff");
+  await fig.waitFor();
+  assert.match(await fig.locator("figcaption").textContent(), /view\.conf.*: 2 lines added, 1 removed, as the files are now\.$/);
+  assert.deepEqual(await fig.locator("li.d-removed .d-text").allTextContents(), ["b = 2"]);
+  assert.deepEqual(await fig.locator("li.d-added .d-text").allTextContents(),
+    ["b = 20", "<img src=x onerror=alert(1)>\\x1b[2J"]);
+  assert.equal(await card.locator("img").count(), 0, "a line is text, never markup");
+  await page.screenshot({ path: join(SHOTS, "pacnew-diff-light-640.png"), fullPage: true });
+  await ctx.close();
+  await control({ op: "answer", id: q.id, answer: "deny" });
+  assert.match(text(await response(id)), /^declined/);
+  await waitingFor(0);
+});

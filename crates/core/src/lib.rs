@@ -17,6 +17,7 @@ pub mod clients;
 pub mod clock;
 pub mod config;
 pub mod counters;
+pub mod diff;
 pub mod error_kind;
 pub mod file_watch;
 pub mod gate;

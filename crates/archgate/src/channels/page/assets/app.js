@@ -191,8 +191,28 @@ function imagePicture(q, p) {
   return fig;
 }
 
+// A file the call writes with contents archgate knows (a .pacnew adopted): the change as the
+// question carries it (bounded, every line visible-only), drawn as text.
+function diffPicture(p) {
+  const fig = el("figure", "diff");
+  const head = p.note
+    ? "Replaces " + p.path + " with " + p.from + "; the change cannot be shown (" + p.note + ")."
+    : "Replaces " + p.path + " with " + p.from + ": " + p.added + " lines added, " + p.removed + " removed, as the files are now.";
+  const ol = el("ol", "diff-lines");
+  const mark = { added: "+", removed: "−", same: " ", hunk: "" };
+  for (const l of p.lines) {
+    const li = el("li", "d-" + l.op);
+    li.append(el("span", "d-mark", mark[l.op] ?? " "), el("span", "d-text", l.text));
+    ol.append(li);
+  }
+  fig.append(el("figcaption", "small", head), ol);
+  if (p.cut) fig.append(el("p", "muted small", "The change is longer than what is shown here."));
+  return fig;
+}
+
 function picture(q) {
   const p = q.picture;
+  if (p && p.kind === "diff") return diffPicture(p);
   if (p && p.kind === "screens" && p.screens.length) return screensMap(p);
   if (p && p.kind === "image") return imagePicture(q, p);
   return null;
