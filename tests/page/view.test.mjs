@@ -11,6 +11,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -105,6 +106,7 @@ pacman_conf = "${join(root, "pacman/pacman.conf")}"
 runtime_dir = "${join(root, "runtime/archgate")}"
 [approval]
 timeout_s = 300
+max_questions = 100
 page_port = 0
 notifications = false
 `);
@@ -301,7 +303,49 @@ test("a new background's question shows the image from the page's own origin, on
   await ctx.close();
 });
 
-test("three waiting calls: compact cards by deadline, a screenshot's map as Sway reports its outputs, keyboard, deny all from this agent", async () => {
+test("a screenshot seen before the yes: taken once on the person's request, and the agent receives exactly those bytes", async () => {
+  const sha = (b) => createHash("sha256").update(b).digest("hex");
+  const region = { kind: "region", x: 0, y: 0, width: 400, height: 300 };
+  const id = call("screenshot", { target: region });
+  const [q] = await waitingFor(1);
+  const { ctx, page } = await loggedIn({ width: 1280 });
+  const card = cardOf(page, q);
+  await card.getByRole("button", { name: "See exactly what the agent will receive" }).click();
+  const img = card.locator("figure.capture-shot img");
+  await img.waitFor();
+  await until("the capture shown", () => img.evaluate((i) => i.complete && i.naturalWidth > 0 || null));
+  // The bytes the page shows, as the page's own origin serves them.
+  const seen = Buffer.from(await page.evaluate(async (qid) => {
+    const r = await fetch("/api/capture?id=" + encodeURIComponent(qid), { credentials: "same-origin" });
+    return [...new Uint8Array(await r.arrayBuffer())];
+  }, q.id));
+  assert.ok(seen.length > 100, "an image");
+  // The screen changes before the yes: a window opens over the region.
+  swaymsg("exec", "foot -e sleep 600");
+  await until("a window on the screen", () => JSON.parse(swaymsg("-t", "get_tree", "--raw")).nodes
+    .some(function has(n) { return n.app_id === "foot" || (n.nodes || []).some(has) || (n.floating_nodes || []).some(has); }) || null);
+  await card.getByRole("button", { name: "Allow once" }).click();
+  const r = await response(id);
+  const image = (r.result?.content || []).find((c) => c.type === "image");
+  assert.ok(image, JSON.stringify(r).slice(0, 300));
+  const got = Buffer.from(image.data, "base64");
+  assert.equal(sha(got), sha(seen), "the agent received exactly what the person saw");
+  // Held no longer: the call is over.
+  const after = await page.evaluate(async (qid) => (await fetch("/api/capture?id=" + encodeURIComponent(qid))).status, q.id);
+  assert.equal(after, 404);
+  await ctx.close();
+  // Taken now, the same region is another image (the window is there): the yes did not capture again.
+  const again = call("screenshot", { target: region });
+  const [q2] = await waitingFor(1);
+  await control({ op: "answer", id: q2.id, answer: "allow" });
+  const r2 = await response(again);
+  const now = Buffer.from((r2.result.content.find((c) => c.type === "image")).data, "base64");
+  assert.notEqual(sha(now), sha(seen), "the screen did change");
+  swaymsg("[app_id=foot]", "kill");
+
+});
+
+test("three waiting calls: compact cards by deadline, a screenshot's map as Sway reports its outputs, its capture seen then denied, keyboard, deny all from this agent", async () => {
   // One after the other: each is asked before the next arrives.
   const ids = [call("launch", { url: "https://aur.archlinux.org/packages/paru-bin" })];
   await waitingFor(1);
@@ -345,6 +389,13 @@ test("three waiting calls: compact cards by deadline, a screenshot's map as Sway
   assert.deepEqual(await area.evaluate((r) => ["x", "y", "width", "height"].map((k) => +r.getAttribute(k))), [0, 0, 640, 360]);
   assert.equal(await shot.locator(".sentence").textContent(), who(byTool.screenshot) + " wants to take a screenshot of region 0,0 640x360");
 
+  // Seen before the answer (the capture is taken once and held with the call), then denied:
+  // the agent receives nothing, and the held bytes go with the call.
+  await shot.getByRole("button", { name: "See exactly what the agent will receive" }).click();
+  await shot.locator("figure.capture-shot img").waitFor();
+  const held = async () => page.evaluate(async (qid) => (await fetch("/api/capture?id=" + encodeURIComponent(qid))).status, byTool.screenshot.id);
+  assert.equal(await held(), 200);
+
   // Keyboard: J to the first card, J to the second (the screenshot), D denies it.
   await page.locator("body").click({ position: { x: 2, y: 2 } });
   await page.keyboard.press("j");
@@ -353,6 +404,8 @@ test("three waiting calls: compact cards by deadline, a screenshot's map as Sway
   await page.keyboard.press("d");
   assert.match(text(await response(ids[1])), /^declined/);
   assert.equal((await auditOf(byTool.screenshot.id)).approval.channel, "page");
+  assert.ok(!(responses.get(ids[1]).result?.content || []).some((c) => c.type === "image"), "no image to the agent");
+  assert.equal(await held(), 404, "dropped with the call");
 
   // Deny all from this agent: the two left, at once.
   const denyAll = page.getByRole("button", { name: "Deny all 2 from " + byTool.launch.client }).first();

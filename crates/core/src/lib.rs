@@ -25,6 +25,7 @@ pub mod paths;
 pub mod person;
 pub mod picture;
 pub mod presence;
+pub mod preview;
 pub mod provenance;
 pub mod resolve;
 pub mod schema;

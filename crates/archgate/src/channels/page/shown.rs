@@ -57,8 +57,9 @@ pub(super) fn arguments(args: &Value) -> Vec<Value> {
     }
 }
 
-/// The question for the page. `presence` says whether a yes may ask for a password.
-pub(super) fn question(q: &Question, presence: Presence) -> Value {
+/// The question for the page. `presence` says whether a yes may ask for a password; `preview`
+/// whether the person may see the call's output before answering (`archgate_core::preview`).
+pub(super) fn question(q: &Question, presence: Presence, preview: bool) -> Value {
     let mut v = json_for_display(&serde_json::to_value(q).unwrap_or(Value::Null));
     // Built escaped: shown as it is.
     v["sentence"] = serde_json::to_value(&q.sentence).unwrap_or(Value::Null);
@@ -70,6 +71,7 @@ pub(super) fn question(q: &Question, presence: Presence) -> Value {
     v["arguments"] = json!(arguments(&q.args));
     let asks = |act| !matches!(need(presence, act), Need::Nothing);
     v["password_once"] = json!(asks(Act::Allow(q.tier)));
+    v["preview"] = json!(preview);
     v["always"] = json!({
         "hours": archgate_core::policy::EXACT_MAX_TTL.as_secs() / 3600,
         "uses_per_day": archgate_core::policy::DEFAULT_USES_PER_DAY,

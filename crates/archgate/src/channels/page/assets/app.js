@@ -210,6 +210,34 @@ function diffPicture(p) {
   return fig;
 }
 
+// "See exactly what the agent will receive": the call runs once, now, and its output is held with
+// the waiting call; this image is those bytes, and a yes gives the agent the same ones (it does
+// not capture again). A no or the deadline drops them.
+function capturePreview(q) {
+  const box = el("div", "capture");
+  const btn = el("button", "btn", "See exactly what the agent will receive");
+  btn.type = "button";
+  btn.title = "Takes the screenshot now and shows it to you only; Allow gives the agent this same image";
+  btn.addEventListener("click", async () => {
+    btn.disabled = true;
+    try {
+      const d = await post("/api/capture", { id: q.id });
+      const fig = el("figure", "thumb capture-shot");
+      const img = el("img");
+      img.alt = "The screenshot the agent will receive if you allow";
+      img.src = "/api/capture?id=" + encodeURIComponent(q.id);
+      const kb = (d.bytes / 1024).toFixed(1);
+      fig.append(img, el("figcaption", "muted small",
+        "Taken once at " + new Date().toLocaleTimeString() + " (" + d.mime + ", " + kb + " KB). Allow gives the agent exactly this image; it is not taken again. Deny drops it."));
+      box.replaceChildren(fig);
+    } catch (_) {
+      btn.disabled = false;
+    }
+  });
+  box.append(btn);
+  return box;
+}
+
 function picture(q) {
   const p = q.picture;
   if (p && p.kind === "diff") return diffPicture(p);
@@ -268,6 +296,7 @@ function card(q) {
   li.append(top, meta);
   if (follows) li.append(follows);
   if (pic) li.append(pic);
+  if (q.preview) li.append(capturePreview(q));
   li.append(argumentsView(q), cmdBox, bar, actions);
   if (q.password_once) li.append(el("p", "muted small", "Allowing may ask for your password."));
   li._q = q;
