@@ -69,7 +69,7 @@ pub(super) fn explain(found: &Found, timeout_s: u64) {
     );
     out("  claude-code asks to run clipboard_write · 1:00 left · says it is claude-code 2.1");
     out(
-        "with the exact command below it. Click it to open the approval page at that call; Allow and Deny are in the notification too (mako: `makoctl menu`, or bind them).",
+        "with the exact command below it. Click it to open the approval page at that call; Allow and Deny are in the notification too (mako: `makoctl menu`, or bind them; Omarchy's own notification card offers the click only).",
     );
     if found.omarchy.is_some() {
         out("On Omarchy, Super+Alt+Comma invokes the last notification: it opens the page too.");
