@@ -28,12 +28,17 @@ pub fn label(name: &str, version: &str) -> Option<String> {
     Some(format!("{name} {}", for_terminal_cut(version, VERSION_MAX)))
 }
 
-/// "claude-code 2.1 (as default)": the agent's label (already visible-only, from [`label`])
-/// beside the grant's name, or the grant's name alone when the client sent none.
+/// "default (says it is claude-code 2.1)": the grant's name first — the identity, which the
+/// client cannot choose — then the agent's label (already visible-only, from [`label`]) as what
+/// it says it is; the grant's name alone when the client sent none.
+///
+/// Class (attack 4 F3): *the agent's own words presented as identity*. A `clientInfo` written
+/// as "claude-code 2.1 (as claude-code)" must never lead a line that a person reads as who asks;
+/// every surface (notification, page, `approvals`/`show`, `log`) names the grant first.
 pub fn who(client: &str, agent: Option<&str>) -> String {
     let client = crate::text::for_terminal(client);
     match agent {
-        Some(a) => format!("{a} (as {client})"),
+        Some(a) => format!("{client} (says it is {a})"),
         None => client.into_owned(),
     }
 }
@@ -64,11 +69,15 @@ mod tests {
     }
 
     #[test]
-    fn who_names_the_agent_and_the_grant() {
+    fn who_names_the_grant_first_and_the_agents_word_as_its_word() {
         assert_eq!(
             who("default", Some("claude-code 2.1")),
-            "claude-code 2.1 (as default)"
+            "default (says it is claude-code 2.1)"
         );
+        // A clientInfo written in the shape of another grant cannot come first: attack 4 F3.
+        let forged = label("claude-code 2.1 (as claude-code)", "").unwrap();
+        let w = who("default", Some(&forged));
+        assert!(w.starts_with("default (says it is "), "{w}");
         assert_eq!(who("default", None), "default");
         assert_eq!(who("a\u{1b}b", None), "a\\x1bb");
     }

@@ -5,7 +5,9 @@
 //! capture takes; the approval page draws them as a small map with the area outlined. A new
 //! background's question carries the image file, a theme's its preview image (Omarchy's
 //! `thumbnail.jpg` or `preview.png` in the theme's directory): the page shows it from its own
-//! origin, only when the file is a PNG, JPEG or WebP of at most [`MAX_IMAGE_BYTES`].
+//! origin, only when the file is a PNG, JPEG or WebP of at most [`MAX_IMAGE_BYTES`]. A file the
+//! call writes with contents archgate knows (the hand-off's `.pacnew` adopt) carries the change
+//! as a diff (`crate::diff`).
 
 use serde::Serialize;
 
@@ -49,6 +51,9 @@ pub enum Picture {
         #[serde(skip)]
         path: std::path::PathBuf,
     },
+    /// A file the call writes with contents archgate knows: the change, bounded and escaped
+    /// (`crate::diff`).
+    Diff(crate::diff::FileDiff),
 }
 
 /// The MIME type of an image the page may show, from its first bytes (never its name): PNG,

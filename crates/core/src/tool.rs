@@ -240,6 +240,10 @@ pub struct Action {
     /// What the question can show drawn (a screenshot's screens and area): for the person only,
     /// not part of the fingerprint (the target already says it in words).
     pub picture: Option<crate::picture::Picture>,
+    /// The person may see the call's output before answering (a screenshot): while the question
+    /// waits, the gate runs it once on their request and holds the output; a yes gives that
+    /// output, never a second run (`crate::preview`).
+    pub preview: bool,
 }
 
 impl Action {
@@ -257,6 +261,7 @@ impl Action {
             targets_archgate: plan.targets_archgate,
             files: Vec::new(),
             picture: None,
+            preview: false,
         }
     }
 

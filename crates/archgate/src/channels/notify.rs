@@ -12,6 +12,12 @@
 //! notification (no actions, no expiry; it replaces the previous follow-up), so a person who had
 //! do-not-disturb on learns that something was declined.
 //!
+//! Omarchy's own notification daemon (its Quickshell shell, since it replaced mako) is served the
+//! same way: its card's click invokes "default" and then closes the notification as dismissed
+//! (the `opened` set keeps that from being a no); in do-not-disturb it closes a new notification
+//! as dismissed before `Notify` returns, which arrives for an id not yet known and so is not a no
+//! either; a closed notification leaves the server, while its card keeps its own timer (≤ 30 s).
+//!
 //! Signals are accepted only from the bus name that owns `org.freedesktop.Notifications` (the
 //! bus daemon stamps the sender, so another program on the bus cannot forge a click), and only
 //! for notifications this process showed.
@@ -364,6 +370,12 @@ impl Channel for Notifications {
             let mut hints: HashMap<&str, Value<'_>> = HashMap::new();
             hints.insert("urgency", Value::U8(1));
             hints.insert("category", Value::from("archgate.approval"));
+            // Popup only, never kept in a server's history: once answered a question must not
+            // wait there as if it still did. (Omarchy's shell keeps every other notification
+            // in its "pending" list, and closing one there does not remove it.) The follow-up
+            // for a question that ran out is kept: that is what a person in do-not-disturb
+            // finds later.
+            hints.insert("transient", Value::Bool(true));
             // "default" is what a click and a bare `makoctl invoke` do: open the page, never
             // answer.
             let actions = vec!["default", "Open", "allow", "Allow", "deny", "Deny"];

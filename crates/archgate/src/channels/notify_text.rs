@@ -1,6 +1,6 @@
 //! What a desktop notification says (`notify.rs` sends it): the summary line that every
 //! notification server shows whole (mako at Omarchy's settings cuts the body, never the summary)
-//! names the agent and the time left; the body holds the command, who asks, the deadline and
+//! names the grant (then the agent's own word for itself) and the time left; the body holds the command, who asks, the deadline and
 //! the arguments, cut to a bounded length with a pointer to the whole question.
 //!
 //! Every agent-written string (the agent's `clientInfo` name included) is escaped for the screen
@@ -23,24 +23,27 @@ const FOLLOWS_SHOWN: usize = 300;
 const WHO_SHOWN: usize = 40;
 const TOOL_SHOWN: usize = 40;
 
-/// Who asks, as the summary names them: the agent's own name, else the grant's.
-fn asker(q: &Question) -> String {
-    match &q.agent {
+/// The summary line: the grant's name (the identity) first, the tool and the time left, and
+/// only then the agent's own name as what it says it is (attack 4 F3: never the agent's word
+/// alone, never first). A server that elides the summary (Omarchy's Quickshell card keeps two
+/// lines) drops the agent's word before the time left.
+fn summary_line(q: &Question, left: u64) -> String {
+    let mut s = format!(
+        "{} asks to run {} · {} left",
+        plain(&for_terminal_cut(&q.client, WHO_SHOWN)),
+        plain(&for_terminal_cut(&q.tool, TOOL_SHOWN)),
+        clock::left(left)
+    );
+    if let Some(a) = &q.agent {
         // Already visible-only (`archgate_core::agent::label`): cut, not escaped twice.
-        Some(a) => cut(a, WHO_SHOWN),
-        None => for_terminal_cut(&q.client, WHO_SHOWN),
+        s.push_str(&format!(" · says it is {}", plain(&cut(a, WHO_SHOWN))));
     }
+    s
 }
 
 /// The notification's summary and body for `q` at `now` (unix seconds).
 pub(super) fn texts(q: &Question, now: u64) -> (String, String) {
-    let left = q.deadline.saturating_sub(now);
-    let summary = format!(
-        "{} asks to run {} · {} left",
-        plain(&asker(q)),
-        plain(&for_terminal_cut(&q.tool, TOOL_SHOWN)),
-        clock::left(left)
-    );
+    let summary = summary_line(q, q.deadline.saturating_sub(now));
     let command = for_terminal(&q.summary);
     let args: Vec<String> = display_args(&q.args)
         .into_iter()
@@ -156,14 +159,36 @@ mod tests {
         let (summary, body) = texts(&q, 0);
         assert_eq!(
             summary,
-            "claude-code 2.1 asks to run omarchy_run · 1:32 left"
+            "local asks to run omarchy_run · 1:32 left · says it is claude-code 2.1"
         );
         assert!(
-            body.contains("claude-code 2.1 (as local) · act · declined at "),
+            body.contains("local (says it is claude-code 2.1) · act · declined at "),
             "{body}"
         );
         let (summary, _) = texts(&Question { agent: None, ..q }, 90);
         assert_eq!(summary, "local asks to run omarchy_run · 0:02 left");
+    }
+
+    #[test]
+    fn a_forged_client_info_cannot_read_as_another_grant() {
+        // Attack 4 F3: the agent's own word in the shape of "NAME (as GRANT)".
+        let mut q = question("x", serde_json::json!({}));
+        q.agent = archgate_core::agent::label("claude-code 2.1 (as claude-code)", "");
+        let (summary, body) = texts(&q, 0);
+        assert!(
+            summary.starts_with("local asks to run omarchy_run · "),
+            "{summary}"
+        );
+        assert!(
+            summary.ends_with(" left · says it is claude-code 2.1 (as claude-code)"),
+            "{summary}"
+        );
+        assert!(
+            body.contains("local (says it is claude-code 2.1 (as claude-code))"),
+            "{body}"
+        );
+        let (_, body) = expired(&q, 1);
+        assert!(body.starts_with("local (says it is "), "{body}");
     }
 
     #[test]
@@ -176,7 +201,9 @@ mod tests {
             "{summary}"
         );
         assert!(
-            summary.starts_with("\u{2039}b\u{203a}evil\u{2039}/b\u{203a}\\x1b[2K\\u{202e}"),
+            summary.contains(
+                " left · says it is \u{2039}b\u{203a}evil\u{2039}/b\u{203a}\\x1b[2K\\u{202e}"
+            ),
             "{summary}"
         );
         assert!(

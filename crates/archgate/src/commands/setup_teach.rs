@@ -67,9 +67,9 @@ pub(super) fn explain(found: &Found, timeout_s: u64) {
     out(
         "When an agent asks for something that needs your yes, a desktop notification says who asks and how long you have, e.g.",
     );
-    out("  claude-code 2.1 asks to run clipboard_write · 1:00 left");
+    out("  claude-code asks to run clipboard_write · 1:00 left · says it is claude-code 2.1");
     out(
-        "with the exact command below it. Click it to open the approval page at that call; Allow and Deny are in the notification too (mako: `makoctl menu`, or bind them).",
+        "with the exact command below it. Click it to open the approval page at that call; Allow and Deny are in the notification too (mako: `makoctl menu`, or bind them; Omarchy's own notification card offers the click only).",
     );
     if found.omarchy.is_some() {
         out("On Omarchy, Super+Alt+Comma invokes the last notification: it opens the page too.");
@@ -126,8 +126,9 @@ pub(super) async fn test_question(config: Option<PathBuf>) -> anyhow::Result<boo
     let now = archgate_core::person::now_secs();
     let q = Question {
         id: format!("setup-test-{}", std::process::id()),
-        client: "setup".into(),
-        agent: Some("archgate setup".into()),
+        // archgate itself asks: the grant's name is the one the person reads first.
+        client: "archgate setup".into(),
+        agent: None,
         tool: "setup_test".into(),
         route: "setup_test".into(),
         summary: "nothing runs: this is archgate setup's test question".into(),

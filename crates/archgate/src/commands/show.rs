@@ -31,6 +31,7 @@ pub(super) fn detail_lines(q: &Value, indent: &str) -> Vec<String> {
     if q["agent"].is_string() {
         lines.extend(field(indent, "asked by", &who(q)));
     }
+    lines.extend(diff_lines(q, indent));
     // What the agent read just before: a rule or developer mode did not approve this call.
     if let Some(f) = q["follows"]["sentence"].as_str() {
         lines.extend(field(indent, "after untrusted text", &for_terminal(f)));
@@ -48,6 +49,58 @@ pub(super) fn detail_lines(q: &Value, indent: &str) -> Vec<String> {
         lines.extend(field(indent, &format!("argument {k}"), &v));
     }
     lines
+}
+
+/// How many lines of a file's change the CLI shows; the page shows all that the question
+/// carries.
+const DIFF_SHOWN: usize = 12;
+
+/// A file the call writes with contents archgate knows: the file, the counts and the first lines
+/// of the change (each line already visible-only in the question, escaped again here).
+fn diff_lines(q: &Value, indent: &str) -> Vec<String> {
+    let d = &q["picture"];
+    if d["kind"] != "diff" {
+        return Vec::new();
+    }
+    // Already visible-only in the question (`archgate_core::diff`): anything a terminal would
+    // act on is escaped again here, the backslashes of those escapes are left as they are.
+    let text = |v: &Value| {
+        v.as_str()
+            .unwrap_or("")
+            .split('\\')
+            .map(|p| for_terminal(p).into_owned())
+            .collect::<Vec<_>>()
+            .join("\\")
+    };
+    let mut out = Vec::new();
+    out.extend(field(indent, "writes", &text(&d["path"])));
+    let change = match d["note"].as_str() {
+        Some(note) => format!("cannot be shown ({note})"),
+        None => format!(
+            "{} lines added, {} removed, from {} (as the files are now)",
+            d["added"].as_u64().unwrap_or(0),
+            d["removed"].as_u64().unwrap_or(0),
+            text(&d["from"])
+        ),
+    };
+    out.extend(field(indent, "change", &change));
+    let lines = d["lines"].as_array().map(Vec::as_slice).unwrap_or_default();
+    for l in lines.iter().take(DIFF_SHOWN) {
+        let mark = match l["op"].as_str() {
+            Some("added") => "+ ",
+            Some("removed") => "- ",
+            Some("hunk") => "",
+            _ => "  ",
+        };
+        out.push(format!("{indent}    {mark}{}", text(&l["text"])));
+    }
+    if lines.len() > DIFF_SHOWN || d["cut"] == true {
+        out.push(format!(
+            "{indent}    … the whole change: the approval page ({} lines shown here)",
+            DIFF_SHOWN.min(lines.len())
+        ));
+    }
+    out
 }
 
 /// Who asks: the agent's own name (its `clientInfo`, already visible-only) and the client it

@@ -158,6 +158,8 @@ pub struct Gate {
     floods: flood::Floods,
     /// What each session read that archgate did not write, for the window (`untrusted.rs`).
     untrusted: crate::untrusted::Ledger,
+    /// Waiting calls whose output the person may see before answering (`crate::preview`).
+    previews: Arc<crate::preview::Previews>,
 }
 
 impl Gate {
@@ -186,6 +188,7 @@ impl Gate {
             tickets: Default::default(),
             floods: Default::default(),
             untrusted: Default::default(),
+            previews: Default::default(),
         }
     }
 
@@ -222,6 +225,10 @@ impl Gate {
     /// Where calls wait for the person (its answers come from the person's channels).
     pub fn broker(&self) -> &Broker {
         &self.broker
+    }
+    /// The person's channel asks a waiting call for its output here (`crate::preview`).
+    pub fn previews(&self) -> &Arc<crate::preview::Previews> {
+        &self.previews
     }
     pub fn catalogue(&self) -> &Catalogue {
         &self.catalogue
@@ -416,16 +423,63 @@ impl Gate {
         // Policy on what resolution settled, then on the files its programs are.
         let (action, decision) = self.decide_action(call, trace, name, action, &probe)?;
         // Approval: policy, developer mode, a standing rule on this exact action, or the person.
-        self.approve(call, trace, tool.spec(), &action, &decision, &args)
-            .await?;
+        // An action the person may see the output of first (a screenshot) is run at most once,
+        // on their request while they are asked; its output is held with the call (`preview`).
+        let mut run = Some(run);
+        let mut held: Option<Result<ToolOutput, Refusal>> = None;
+        if action.preview {
+            let mut slot = self.previews.open(call.id);
+            let approve = self.approve(call, trace, tool.spec(), &action, &decision, &args);
+            tokio::pin!(approve);
+            loop {
+                tokio::select! {
+                    r = &mut approve => {
+                        r?;
+                        break;
+                    }
+                    Some(req) = slot.requests.recv() => {
+                        if req.take && let Some(r) = run.take() {
+                            // The run itself, as a yes would start it: the same checks, a permit
+                            // bound to the same commands. Its output goes to the person only.
+                            let out = match stages::check_pins(probe.permit.executor(), &action) {
+                                Ok(()) => {
+                                    let permit = self
+                                        .permit(call.config, name)
+                                        .bound_to(action.commands.clone());
+                                    self.execute(&cx, call.config, &*tool, permit, r).await
+                                }
+                                Err(e) => Err(e),
+                            };
+                            held = Some(out);
+                        }
+                        let _ = req.reply.send(shown_first(held.as_ref()));
+                    }
+                }
+            }
+        } else {
+            self.approve(call, trace, tool.spec(), &action, &decision, &args)
+                .await?;
+        }
         // The files it was judged on are still those files (what was approved is what runs).
         stages::check_pins(probe.permit.executor(), &action)?;
         // An act or destructive call's start is on disk before its work begins (`started.rs`).
         self.mark_started(call, pending, &action, &decision)?;
         // Execution, with a permit bound to exactly the commands that were judged and approved,
-        // each pinned to its file.
-        let permit = self.permit(call.config, name).bound_to(action.commands);
-        let output = self.execute(&cx, call.config, &*tool, permit, run).await;
+        // each pinned to its file — or, when the person saw the output first, that output.
+        let output = match (held, run) {
+            // What the person was shown is what the agent receives: never run again.
+            (Some(seen), _) => seen,
+            (None, Some(run)) => {
+                let permit = self.permit(call.config, name).bound_to(action.commands);
+                self.execute(&cx, call.config, &*tool, permit, run).await
+            }
+            // The run is taken only when its output is held.
+            (None, None) => Err(Refusal::new(
+                crate::audit::Outcome::Refused,
+                Kind::InternalError,
+                "the call's output was lost; nothing more runs",
+            )),
+        };
         // Text archgate did not write: the session read it (`untrusted.rs`) — in an answer, or in
         // a tool's error, whose message may carry the outside text too (an AUR error page).
         let read = match &output {
@@ -442,6 +496,26 @@ impl Gate {
         output
     }
 }
+/// What the person is shown of a call's output before answering: its image, byte for byte.
+fn shown_first(held: Option<&Result<ToolOutput, Refusal>>) -> crate::preview::Preview {
+    use crate::preview::Preview;
+    match held {
+        None => Preview::NotTaken,
+        Some(Err(r)) => Preview::Failed(r.message.clone()),
+        Some(Ok(o)) => o
+            .content
+            .iter()
+            .find_map(|c| match c {
+                crate::tool::Content::Image { data, mime } => Some(Preview::Image {
+                    data: data.as_slice().into(),
+                    mime,
+                }),
+                crate::tool::Content::Text(_) => None,
+            })
+            .unwrap_or_else(|| Preview::Failed("the output holds no image".into())),
+    }
+}
+
 /// The executor for this snapshot's `[exec]` and Omarchy settings. Building one looks for
 /// Omarchy's install (two file checks) and reads the environment, too much for every call
 /// (twice: resolution and execution): it is kept, and built again when those settings change or

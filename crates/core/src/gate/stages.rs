@@ -292,10 +292,9 @@ impl Gate {
             }
             Routing::AskPerson => {
                 let summary = action.summary();
-                // The agent's own name (its `clientInfo`, shown, never believed), else the
-                // grant's name.
-                let agent = client.agent.as_deref().unwrap_or(&client.name);
-                let sentence = crate::sentence::sentence(spec, action, args, agent);
+                // The grant's name leads the sentence: the agent's own `clientInfo` is its
+                // word, shown beside the grant on every surface, never as who asks (attack 4 F3).
+                let sentence = crate::sentence::sentence(spec, action, args, &client.name);
                 let ask = ask::Ask {
                     config: call.config,
                     client,

@@ -239,7 +239,7 @@ fn view(s: &Shared) -> Value {
     waiting.sort_by_key(|q| (q.deadline, q.created, seq(&q.id), q.id.clone()));
     let pending: Vec<Value> = waiting
         .iter()
-        .map(|q| super::shown::question(q, presence))
+        .map(|q| super::shown::question(q, presence, gate.previews().is_open(&q.id)))
         .collect();
     let rules = shown_rules(serde_json::to_value(actions::rules(gate)).unwrap_or(Value::Null));
     let activity: Vec<Value> = s

@@ -16,6 +16,7 @@
 
 mod api;
 pub mod auth;
+mod capture;
 mod clients;
 mod shown;
 
@@ -180,6 +181,7 @@ fn router(shared: Shared) -> Router {
         .route("/api/answer", post(api::answer))
         .route("/api/deny-all", post(api::deny_all))
         .route("/api/picture", get(api::picture))
+        .route("/api/capture", get(capture::show).post(capture::take))
         .route("/api/dev-mode", post(api::dev_mode))
         .route("/api/rules/revoke", post(api::revoke))
         .route("/api/rules/revoke-all", post(api::revoke_all))

@@ -4,7 +4,8 @@
 //!
 //! Every string an agent wrote reaches the page escaped (`text::for_terminal`: no control, bidi
 //! or invisible character), and the page puts it in with `textContent`, never as markup. The
-//! sentence is escaped where it is built (`archgate_core::sentence`) and is not escaped again.
+//! sentence is escaped where it is built (`archgate_core::sentence`) and is not escaped again;
+//! nor is a file's change (`archgate_core::diff`).
 
 use archgate_core::approval::Question;
 use archgate_core::presence::{Act, Need, Presence, need};
@@ -56,15 +57,21 @@ pub(super) fn arguments(args: &Value) -> Vec<Value> {
     }
 }
 
-/// The question for the page. `presence` says whether a yes may ask for a password.
-pub(super) fn question(q: &Question, presence: Presence) -> Value {
+/// The question for the page. `presence` says whether a yes may ask for a password; `preview`
+/// whether the person may see the call's output before answering (`archgate_core::preview`).
+pub(super) fn question(q: &Question, presence: Presence, preview: bool) -> Value {
     let mut v = json_for_display(&serde_json::to_value(q).unwrap_or(Value::Null));
     // Built escaped: shown as it is.
     v["sentence"] = serde_json::to_value(&q.sentence).unwrap_or(Value::Null);
+    // A file's change is built visible-only line by line (`archgate_core::diff`): as it is.
+    if let Some(p @ archgate_core::picture::Picture::Diff(_)) = &q.picture {
+        v["picture"] = serde_json::to_value(p).unwrap_or(Value::Null);
+    }
     v["shown_args"] = json!(display_args(&q.args));
     v["arguments"] = json!(arguments(&q.args));
     let asks = |act| !matches!(need(presence, act), Need::Nothing);
     v["password_once"] = json!(asks(Act::Allow(q.tier)));
+    v["preview"] = json!(preview);
     v["always"] = json!({
         "hours": archgate_core::policy::EXACT_MAX_TTL.as_secs() / 3600,
         "uses_per_day": archgate_core::policy::DEFAULT_USES_PER_DAY,

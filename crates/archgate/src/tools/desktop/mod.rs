@@ -85,6 +85,7 @@ pub(super) fn route_action(call: &RouteCall) -> Action {
         targets_archgate: call.targets_archgate,
         files: Vec::new(),
         picture: None,
+        preview: false,
     }
 }
 

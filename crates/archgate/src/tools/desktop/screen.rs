@@ -107,13 +107,12 @@ impl Tool for Screenshot {
         plan: &'a Plan,
         a: CaptureArgs,
     ) -> BoxFuture<'a, Result<Resolved<CaptureTarget>, ToolError>> {
-        Box::pin(resolve_capture_target(
-            &self.0,
-            probe,
-            &[Program::Grim],
-            plan,
-            a,
-        ))
+        Box::pin(async move {
+            let mut r = resolve_capture_target(&self.0, probe, &[Program::Grim], plan, a).await?;
+            // The person may see exactly the image the agent will receive before answering.
+            r.action.preview = true;
+            Ok(r)
+        })
     }
     fn spec(&self) -> &'static ToolSpec {
         spec!("screenshot", "Screenshot", Act, read_only: true, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::Screen), says: archgate_core::sentence::Phrase::cases(&[("", "take a screenshot of {target}")]),

@@ -276,6 +276,19 @@ impl Tool for Handoff {
             }
             let argv = ops::argv(&operation, &program, &conf);
             let mut action = Action::from_plan(plan);
+            // Adopting replaces a file with contents archgate knows: the person sees the change
+            // (as the two files are now; the command below is what runs).
+            if let Operation::PacnewAdopt { path, live } = &operation {
+                let (live, new) = (
+                    std::path::PathBuf::from(live),
+                    std::path::PathBuf::from(path),
+                );
+                let diff =
+                    tokio::task::spawn_blocking(move || archgate_core::diff::of_files(&live, &new))
+                        .await
+                        .map_err(|e| ToolError::new(ErrorKind::Internal, e.to_string()))?;
+                action.picture = Some(archgate_core::picture::Picture::Diff(diff));
+            }
             action.target = Some(display(&argv));
             action.shown = Some(a.reason.clone());
             let wait = cx

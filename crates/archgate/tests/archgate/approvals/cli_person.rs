@@ -126,9 +126,10 @@ fn approve_without_an_id_asks_on_the_persons_terminal_and_never_from_a_pipe() {
         .lines()
         .find(|l| l.contains("system_status") && l.contains("approval=accepted"))
         .unwrap_or_else(|| panic!("{said}"));
-    // The agent, the grant it uses and the door it came through.
+    // The grant and the door it came through first, then the agent's own word for itself
+    // (attack 4 F3: a forged clientInfo cannot fake the row's first columns).
     assert!(
-        line.contains("archgate-e2e 0.0.0 (as local/stdio)"),
+        line.contains(" local/stdio (says it is archgate-e2e 0.0.0) "),
         "{line}"
     );
     assert!(line.contains(" AGT"), "{line}");

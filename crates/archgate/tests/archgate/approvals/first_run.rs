@@ -64,7 +64,7 @@ fn setup_ends_with_a_test_question_that_reaches_the_desktop_and_runs_nothing() {
         .spawn()
         .expect("archgate setup");
     let q = env.one_pending();
-    assert_eq!(q["agent"], "archgate setup");
+    assert_eq!(q["client"], "archgate setup");
     assert_eq!(q["tool"], "setup_test");
     let id = q["id"].as_str().unwrap().to_owned();
     // On the desktop, as a real question would be.

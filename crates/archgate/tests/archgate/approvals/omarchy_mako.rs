@@ -51,7 +51,7 @@ fn field(n: &Value, k: &str) -> String {
 
 /// A fake browser opener (`xdg-open`, found through `[exec] search_dirs`): it writes its
 /// arguments to `log`.
-fn opener(bin: &Path, log: &Path) {
+pub(super) fn opener(bin: &Path, log: &Path) {
     std::fs::create_dir_all(bin).unwrap();
     let script = format!(
         "#!/bin/sh\nPATH=/usr/bin:/bin\nprintf '%s\\n' \"$@\" > {log}.tmp && mv {log}.tmp {log}\n",
@@ -103,10 +103,16 @@ fn on_omarchys_mako_the_summary_names_the_agent_and_time_the_click_opens_the_pag
     // The summary line, which mako always shows whole, names the agent and the time left.
     let summary = field(&shown, "summary");
     assert!(
-        summary.starts_with("archgate-e2e 0.0.0 asks to run system_status · "),
+        summary.starts_with("local asks to run system_status · "),
         "{summary}"
     );
-    assert!(summary.ends_with(" left"), "{summary}");
+    assert!(
+        summary.ends_with(" left · says it is archgate-e2e 0.0.0"),
+        "{summary}"
+    );
+    // The sentence leading the body names the grant too, never the agent's own word alone.
+    let body = field(&shown, "body");
+    assert!(body.starts_with("local wants to "), "{body}");
     // A default action (the click), and Allow and Deny for those who bind them.
     let actions = &shown["actions"]["data"];
     assert_eq!(actions["default"], "Open", "{shown}");
@@ -182,7 +188,7 @@ fn on_omarchys_mako_questions_that_run_out_are_taken_down_and_one_plain_follow_u
         (f.len() == 1 && field(&f[0], "summary").contains("2 questions")).then(|| f[0].clone())
     });
     assert!(
-        field(&follow, "body").contains("archgate-e2e 0.0.0 (as local) asked at "),
+        field(&follow, "body").contains("local (says it is archgate-e2e 0.0.0) asked at "),
         "{follow}"
     );
     assert!(

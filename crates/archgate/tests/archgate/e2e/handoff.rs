@@ -77,3 +77,116 @@ fn without_a_desktop_the_answer_gives_the_command_and_a_shell_without_a_terminal
     );
     drop(s);
 }
+
+/// A pacman root with one config file and the `.pacnew` pacman left beside it (our own text;
+/// the shape `pkg_pacnew` finds under `RootDir/etc`, as tests/handoff/test_handoff.py uses).
+fn pacnew_world(dir: &std::path::Path, live: &str, new: &str) -> (std::path::PathBuf, String) {
+    let root = dir.join("root");
+    let etc = root.join("etc");
+    std::fs::create_dir_all(&etc).unwrap();
+    std::fs::create_dir_all(dir.join("db/local")).unwrap();
+    std::fs::create_dir_all(dir.join("db/sync")).unwrap();
+    std::fs::write(etc.join("handoff.conf"), live).unwrap();
+    let pacnew = etc.join("handoff.conf.pacnew");
+    std::fs::write(&pacnew, new).unwrap();
+    let conf = dir.join("pacman.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[options]\nRootDir = {}\nDBPath = {}\nArchitecture = x86_64\n",
+            root.display(),
+            dir.join("db").display()
+        ),
+    )
+    .unwrap();
+    (conf, pacnew.display().to_string())
+}
+
+#[test]
+fn adopting_a_pacnew_asks_with_the_change_as_a_bounded_escaped_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = "a = 1\nb = 2\nc = 3\n";
+    let new = "a = 1\nb = 20\nc = 3\n<b>\u{1b}[2J\u{202e}\n";
+    let (conf, pacnew) = pacnew_world(dir.path(), live, new);
+    let env = Env::with_config(&format!(
+        "[arch]\npacman_conf = \"{}\"\n[policy]\nask = [\"handoff\"]\n\
+         [approval]\npage = false\nnotifications = false\ntimeout_s = 120\n",
+        conf.display()
+    ));
+    let mut s = StdioServer::initialized(&env);
+    s.call(
+        2,
+        "handoff",
+        json!({"op": "pacnew_adopt", "path": pacnew, "reason": "take the new defaults"}),
+    );
+    let q = env.one_pending();
+    let d = &q["picture"];
+    assert_eq!(d["kind"], "diff", "{q}");
+    assert!(
+        d["path"].as_str().unwrap().ends_with("/etc/handoff.conf"),
+        "{d}"
+    );
+    assert_eq!(
+        (d["added"].as_u64(), d["removed"].as_u64()),
+        (Some(2), Some(1)),
+        "{d}"
+    );
+    let lines: Vec<(String, String)> = d["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["op"].as_str().unwrap().to_owned(),
+                l["text"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        lines.contains(&("removed".into(), "b = 2".into())),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&("added".into(), "b = 20".into())),
+        "{lines:?}"
+    );
+    // The agent may have chosen nothing here, but a config file's text is still shown, never
+    // obeyed: visible escapes for the screen.
+    assert!(
+        lines.contains(&("added".into(), "<b>\\x1b[2J\\u{202e}".into())),
+        "{lines:?}"
+    );
+
+    // The CLI's short form: what is written, the counts, the first lines.
+    let id = q["id"].as_str().unwrap().to_owned();
+    for args in [vec!["show", id.as_str()], vec!["approvals"]] {
+        let out = env.run(&args);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("change: 2 lines added, 1 removed, from "),
+            "{args:?}: {said}"
+        );
+        assert!(
+            said.contains("writes: ") && said.contains("/etc/handoff.conf\n"),
+            "{said}"
+        );
+        assert!(
+            said.contains("- b = 2") && said.contains("+ b = 20"),
+            "{said}"
+        );
+        assert!(said.contains("+ <b>\\x1b[2J\\u{202e}"), "{said}");
+        assert!(
+            !said.contains('\u{1b}') && !said.contains('\u{202e}'),
+            "{said:?}"
+        );
+    }
+    let out = env.run(&["deny", &id]);
+    assert!(out.status.success());
+    let _ = s.response(2);
+    // Nothing was written.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("root/etc/handoff.conf")).unwrap(),
+        live
+    );
+}

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod pipeline;
+mod preview;
 mod relay;
 mod resolution;
 mod started;

@@ -191,8 +191,56 @@ function imagePicture(q, p) {
   return fig;
 }
 
+// A file the call writes with contents archgate knows (a .pacnew adopted): the change as the
+// question carries it (bounded, every line visible-only), drawn as text.
+function diffPicture(p) {
+  const fig = el("figure", "diff");
+  const head = p.note
+    ? "Replaces " + p.path + " with " + p.from + "; the change cannot be shown (" + p.note + ")."
+    : "Replaces " + p.path + " with " + p.from + ": " + p.added + " lines added, " + p.removed + " removed, as the files are now.";
+  const ol = el("ol", "diff-lines");
+  const mark = { added: "+", removed: "−", same: " ", hunk: "" };
+  for (const l of p.lines) {
+    const li = el("li", "d-" + l.op);
+    li.append(el("span", "d-mark", mark[l.op] ?? " "), el("span", "d-text", l.text));
+    ol.append(li);
+  }
+  fig.append(el("figcaption", "small", head), ol);
+  if (p.cut) fig.append(el("p", "muted small", "The change is longer than what is shown here."));
+  return fig;
+}
+
+// "See exactly what the agent will receive": the call runs once, now, and its output is held with
+// the waiting call; this image is those bytes, and a yes gives the agent the same ones (it does
+// not capture again). A no or the deadline drops them.
+function capturePreview(q) {
+  const box = el("div", "capture");
+  const btn = el("button", "btn", "See exactly what the agent will receive");
+  btn.type = "button";
+  btn.title = "Takes the screenshot now and shows it to you only; Allow gives the agent this same image";
+  btn.addEventListener("click", async () => {
+    btn.disabled = true;
+    try {
+      const d = await post("/api/capture", { id: q.id });
+      const fig = el("figure", "thumb capture-shot");
+      const img = el("img");
+      img.alt = "The screenshot the agent will receive if you allow";
+      img.src = "/api/capture?id=" + encodeURIComponent(q.id);
+      const kb = (d.bytes / 1024).toFixed(1);
+      fig.append(img, el("figcaption", "muted small",
+        "Taken once at " + new Date().toLocaleTimeString() + " (" + d.mime + ", " + kb + " KB). Allow gives the agent exactly this image; it is not taken again. Deny drops it."));
+      box.replaceChildren(fig);
+    } catch (_) {
+      btn.disabled = false;
+    }
+  });
+  box.append(btn);
+  return box;
+}
+
 function picture(q) {
   const p = q.picture;
+  if (p && p.kind === "diff") return diffPicture(p);
   if (p && p.kind === "screens" && p.screens.length) return screensMap(p);
   if (p && p.kind === "image") return imagePicture(q, p);
   return null;
@@ -208,8 +256,9 @@ function card(q) {
   top.append(sentence(q), left);
   const meta = el("div", "meta small");
   meta.append(el("span", "tool", q.tool), el("span", "tier", q.tier),
-    // The agent's own name (its clientInfo, when the question carries one) beside the grant's.
-    el("span", "client", "from " + (q.agent ? q.agent + " · client " + q.client : q.client)),
+    // The grant's name (the identity) first; the agent's own clientInfo only as what it says it
+    // is (attack 4 F3: a forged clientInfo never reads as another client).
+    el("span", "client", "from " + q.client + (q.agent ? " (says it is " + q.agent + ")" : "")),
     el("span", "qid muted", q.id));
   // What the agent read just before (text archgate did not write): a rule or developer mode
   // did not approve this; the person decides knowing it.
@@ -247,10 +296,14 @@ function card(q) {
   li.append(top, meta);
   if (follows) li.append(follows);
   if (pic) li.append(pic);
+  if (q.preview) li.append(capturePreview(q));
   li.append(argumentsView(q), cmdBox, bar, actions);
   if (q.password_once) li.append(el("p", "muted small", "Allowing may ask for your password."));
   li._q = q;
   li._denyAll = denyAll;
+  // The person's own pointer or a move away and back: keys answer this card again.
+  li.addEventListener("pointerdown", () => { li._fromLink = false; });
+  li.addEventListener("focusout", (ev) => { if (!li.contains(ev.relatedTarget)) li._fromLink = false; });
   li._tick = () => {
     const total = Math.max(1, q.deadline - q.created);
     const rest = q.deadline - now();
@@ -329,6 +382,40 @@ function renderPending(list) {
   $("keys").hidden = list.length === 0;
   document.title = (list.length ? "(" + list.length + ") " : "") + "archgate — approvals";
   if (alwaysFor && !ids.has(alwaysFor.id)) $("always").close("gone");
+  goToWanted();
+}
+
+// ---- #call=ID (the notification's click opens the page there): that call's card is scrolled
+// into view and focused, once per fragment. A link (any program of this user can open one) put
+// the focus there, not the person: A and D on that card are held until the person clicks it or
+// moves with J/K, so keys typed elsewhere as the browser came up answer nothing.
+let wantedCall = null;
+function readWanted() {
+  const m = /^#call=([A-Za-z0-9_.-]{1,200})$/.exec(location.hash);
+  wantedCall = m ? m[1] : null;
+}
+readWanted();
+window.addEventListener("hashchange", () => { readWanted(); goToWanted(); });
+let rendered = false;
+function goToWanted() {
+  const first = !rendered;
+  rendered = true;
+  if (!wantedCall) return;
+  const id = wantedCall;
+  const li = cards.get(id);
+  if (!li) {
+    // Only on the first picture of what waits: later, the call may simply not be asked yet.
+    if (first) {
+      wantedCall = null;
+      toast("That call is no longer waiting: it was answered, withdrawn or ran out.");
+    }
+    return;
+  }
+  wantedCall = null;
+  li._fromLink = true;
+  li.classList.add("wanted");
+  li.scrollIntoView({ block: "center" });
+  li.focus({ preventScroll: true });
 }
 
 // ---- keyboard: on the focused card, A allows once, Shift+A opens Always…, D denies; J and K
@@ -344,11 +431,17 @@ document.addEventListener("keydown", (ev) => {
     if (!list.length) return;
     const i = at ? list.indexOf(at) : -1;
     const next = key === "j" ? Math.min(list.length - 1, i + 1) : Math.max(0, i - 1);
+    for (const li of list) li._fromLink = false;
     list[next].focus();
     ev.preventDefault();
     return;
   }
   if (!at || !at._q) return;
+  if (at._fromLink && (key === "a" || key === "d")) {
+    toast("A link put the focus on this call: click it (or move with J/K) before answering with a key.");
+    ev.preventDefault();
+    return;
+  }
   if (key === "a" && ev.shiftKey) {
     if (at._q.rule_allowed) { openAlways(at._q); ev.preventDefault(); }
   } else if (key === "a") {
