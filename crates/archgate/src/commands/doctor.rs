@@ -233,7 +233,8 @@ fn handoff(exec: &Executor) -> Check {
     // What the hand-off itself finds (the environment completed from the runtime directory).
     let desktop = terminal::desktop().is_some();
     let term = terminal::which(exec);
-    let sudo = exec.resolve_program("sudo").is_ok();
+    // As the hand-off itself finds it: root's alone, in root's directories.
+    let sudo = crate::tools::handoff::pinned::program("sudo").is_ok();
     let (ok, detail, fix) = match (desktop, &term, sudo) {
         (_, _, false) => (
             false,
@@ -250,7 +251,10 @@ fn handoff(exec: &Executor) -> Check {
             format!("no terminal to open ({} not installed)", terminal::TERMINALS.join(", ")),
             Some("install xdg-terminal-exec (Omarchy has it) or foot".to_owned()),
         ),
-        (true, Some(t), true) => (true, format!("opens {t} on your desktop; sudo asks your password there"), None),
+        (true, Some(t), true) => {
+            let name = t.rsplit('/').next().unwrap_or(t);
+            (true, format!("opens {name} ({t}) on your desktop; sudo asks your password there"), None)
+        }
     };
     Check {
         name: "hand-offs".into(),

@@ -4,15 +4,16 @@
 //!
 //! It takes the prepared command from the running archgate over the control socket (never from
 //! its own arguments or environment, which an agent could shape: the id only names which),
-//! shows it escaped, refuses when `sudo` would not ask the person's password (`sudo -n -k -l`,
-//! `tools/handoff/sudo.rs`) or pacman's lock is held, waits for Enter in this terminal (Escape,
+//! shows it escaped, refuses when `sudo` would not ask the person's password for this very
+//! command (an exact probe, `tools/handoff/sudo.rs`) or sudo or the program is not root's
+//! (`tools/handoff/pinned.rs`) or pacman's lock is held, waits for Enter in this terminal (Escape,
 //! `q`, Ctrl-C, Ctrl-D or closing it cancels; what was typed before the prompt is discarded),
 //! then runs the argv — no shell, the program pinned when it was shown, the allowlisted
 //! environment — and reports how it ended on the same connection. The terminal stays until the
 //! person closes it.
 
 use anyhow::Context;
-use archgate_core::exec::{CommandSpec, ExecConfig, Executor};
+use archgate_core::exec::CommandSpec;
 use archgate_core::text::for_terminal;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -22,6 +23,7 @@ use std::process::ExitCode;
 
 use super::{out, out_raw};
 use crate::tools::handoff::registry::{Outcome, Prepared};
+use crate::tools::handoff::pinned;
 use crate::tools::handoff::sudo::{self, Asks};
 
 /// The output's tail kept for the agent.
@@ -173,17 +175,29 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
     let [first, rest @ ..] = p.argv.as_slice() else {
         return Err(refused("an empty command".into()));
     };
-    if first != "sudo" || rest.first().map(String::as_str) != Some("-k") {
+    if !first.ends_with("/sudo") || rest.first().map(String::as_str) != Some("-k") {
         return Err(refused(
-            "not a hand-off command (it must start `sudo -k`)".into(),
+            "not a hand-off command (it must start `/usr/bin/sudo -k`)".into(),
         ));
     }
-    let exec = Executor::new(ExecConfig::default());
-    let spec = exec
+    // sudo and the program it runs: root's alone, by the absolute paths shown (F1).
+    let program = rest.get(2).cloned().unwrap_or_default();
+    for shown in [first, &program] {
+        match pinned::program(shown) {
+            Ok(p) if p.to_string_lossy() == shown.as_str() => {}
+            Ok(p) => {
+                return Err(refused(format!(
+                    "{shown} is not the program archgate would run ({})",
+                    p.display()
+                )));
+            }
+            Err(e) => return Err(refused(format!("not run as root: {e}"))),
+        }
+    }
+    let spec = pinned::executor()
         .pin(CommandSpec::new(first.clone()).args(rest.iter().cloned()))
         .map_err(|e| refused(format!("sudo cannot be used: {e}")))?;
-    let program = rest.get(2).cloned().unwrap_or_default();
-    match will_sudo_ask(&program) {
+    match will_sudo_ask(&p.argv) {
         Asks::Yes => {}
         Asks::No(why) => {
             return Err(refused(format!(
@@ -213,14 +227,26 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
     }
 }
 
-/// Asks sudo, without a password and ignoring cached credentials, whether it would ask.
-fn will_sudo_ask(program: &str) -> Asks {
+/// Asks sudo whether it would ask for *this* command: the exact argv with `-n` and a directory
+/// that does not exist (`tools/handoff/sudo.rs`), in the C locale (sudo's words are judged).
+fn will_sudo_ask(argv: &[String]) -> Asks {
     if nix::unistd::getuid().is_root() {
         return Asks::No("you are root, and sudo asks root for no password".into());
     }
-    let spec = CommandSpec::new("sudo")
-        .args(["-n", "-k", "-l"])
+    let Some(probe) = sudo::probe_argv(argv) else {
+        return Asks::Unknown("not a `sudo -k -- PROGRAM` command".into());
+    };
+    let mut probe = probe.into_iter();
+    let spec = CommandSpec::new(probe.next().unwrap_or_default())
+        .args(probe)
+        // Nothing of the session's language: sudo's words are judged (F9).
+        .clear_env()
+        .env("LC_ALL", "C")
         .timeout(std::time::Duration::from_secs(10));
+    let spec = match pinned::executor().pin(spec) {
+        Ok(s) => s,
+        Err(e) => return Asks::Unknown(e.to_string()),
+    };
     let rt = tokio::runtime::Handle::try_current();
     let out = match rt {
         Ok(h) => {
@@ -229,7 +255,7 @@ fn will_sudo_ask(program: &str) -> Asks {
         Err(_) => return Asks::Unknown("no runtime".into()),
     };
     match out {
-        Ok(o) => sudo::judge(o.status.code, &o.stdout_lossy(), &o.stderr_lossy(), program),
+        Ok(o) => sudo::judge(o.status.code, &o.stderr_lossy()),
         Err(e) => Asks::Unknown(e.to_string()),
     }
 }

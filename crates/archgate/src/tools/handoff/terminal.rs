@@ -49,23 +49,30 @@ pub fn argv(terminal: &str, archgate: &str, id: &str) -> Vec<String> {
     ]
 }
 
-/// Which terminal would open here, if any (for `doctor` too).
-pub fn which(exec: &archgate_core::exec::Executor) -> Option<String> {
+/// Which terminal would open here, if any (for `doctor` too): the absolute path of the first of
+/// [`TERMINALS`] that is root's alone (`pinned.rs`: the terminal takes the password). `_exec` is
+/// kept for callers; the person's search directories are not consulted.
+pub fn which(_exec: &archgate_core::exec::Executor) -> Option<String> {
     TERMINALS
         .iter()
-        .find(|t| exec.resolve_program(t).is_ok())
-        .map(|t| (*t).to_owned())
+        .find_map(|t| super::pinned::program(t).ok())
+        .map(|p| p.to_string_lossy().into_owned())
 }
 
-/// Opens the terminal; the reason when it cannot.
-pub fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<(), String> {
+/// Opens the terminal; its pid, or the reason when it cannot.
+pub fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<u32, String> {
     let Some(term) = which(permit.executor()) else {
         return Err(format!(
-            "no terminal to open here ({} not installed)",
-            TERMINALS.join(", ")
+            "no terminal to open here ({} not installed where root alone can write: {})",
+            TERMINALS.join(", "),
+            super::pinned::DIRS.join(", ")
         ));
     };
     let me = std::env::current_exe().map_err(|e| format!("archgate's own path is unknown: {e}"))?;
+    // The helper shows the command and hands over to sudo: root's alone, like sudo (F1).
+    super::pinned::root_file(&me).map_err(|e| {
+        format!("archgate itself is not root's alone, so the helper in the terminal could be anyone's: {e}")
+    })?;
     let mut argv = argv(&term, &me.to_string_lossy(), id).into_iter();
     let mut spec = CommandSpec::new(argv.next().unwrap_or_default()).args(argv);
     if let Some(w) = &desk.wayland_display {
@@ -79,7 +86,6 @@ pub fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<(), String> {
     }
     permit
         .spawn_detached(spec)
-        .map(|_| ())
         .map_err(|e| format!("the terminal did not start: {e}"))
 }
 
