@@ -52,11 +52,25 @@ chmod 750 "$work/sudoers.d"
 mount --bind "$work/sudoers.d" /etc/sudoers.d
 install -d -o "$uid" -g "$uid" -m 700 "$work/userhome"
 
-# A local repository: two packages, of which the test installs one.
+# A German locale, for the test that sudo's words are judged in the C locale whatever the
+# person's language: compiled into a copy of the locale directory mounted in this namespace only
+# (sudo is setuid, so LOCPATH would not reach it).
+loc="$work/locale"
+mkdir -p "$loc"
+cp -a /usr/lib/locale/. "$loc/" 2>/dev/null || true
+if localedef -i de_DE -f UTF-8 "$loc/de_DE.utf8" >/dev/null 2>&1; then
+  mount --bind "$loc" /usr/lib/locale
+  export HANDOFF_DE_LOCALE=de_DE.UTF-8
+fi
+
+# A local repository: three packages; handoff-conflict conflicts with handoff-hello (pacman
+# would ask to remove it).
 build="$work/build"
 install -d -o nobody -g nogroup "$build" "$build/home"
-for name in handoff-hello handoff-other; do
+for name in handoff-hello handoff-other handoff-conflict; do
   install -d -o nobody -g nogroup "$build/$name"
+  conflicts=""
+  [ "$name" = handoff-conflict ] && conflicts="conflicts=(handoff-hello)"
   cat >"$build/$name/PKGBUILD" <<PKG
 pkgname=$name
 pkgver=1.0
@@ -64,6 +78,7 @@ pkgrel=1
 pkgdesc="archgate hand-off test package $name"
 arch=(any)
 license=(MIT)
+$conflicts
 package() {
   install -d "\$pkgdir/usr/share/$name"
   echo "$name" > "\$pkgdir/usr/share/$name/marker"

@@ -74,7 +74,8 @@ pub fn judge(exit: Option<i32>, stderr: &str) -> Asks {
                 || l.starts_with(&format!("sudo: unable to change directory to {PROBE_DIR}")) =>
         {
             Asks::No(format!(
-                "sudo went past its password check for this very command without asking (it said: {})",
+                "sudo went past its password check for this very command without asking: a NOPASSWD rule, \
+                 `!authenticate` or a Defaults entry for it applies (sudo said: {})",
                 said()
             ))
         }
