@@ -22,8 +22,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{out, out_raw};
-use crate::tools::handoff::registry::{Outcome, Prepared};
 use crate::tools::handoff::pinned;
+use crate::tools::handoff::registry::{Outcome, Prepared};
 use crate::tools::handoff::sudo::{self, Asks};
 
 /// The output's tail kept for the agent.
@@ -353,9 +353,17 @@ mod tests {
     fn prepared(reason: &str, pkg: &str) -> Prepared {
         Prepared {
             id: "1-2-3".into(),
-            argv: ["sudo", "-k", "--", "/usr/bin/pacman", "-S", "--", pkg]
-                .map(String::from)
-                .to_vec(),
+            argv: [
+                "/usr/bin/sudo",
+                "-k",
+                "--",
+                "/usr/bin/pacman",
+                "-S",
+                "--",
+                pkg,
+            ]
+            .map(String::from)
+            .to_vec(),
             reason: reason.into(),
             changes: format!("installs {pkg}"),
             route: "handoff install".into(),

@@ -359,7 +359,10 @@ fn check_pacman_conf(c: &archgate_pacman::conf::PacmanConf) -> Result<(), ToolEr
         .chain(&c.hook_dirs)
         .chain(c.gpg_dir.as_ref());
     for d in dirs {
-        let existing = d.ancestors().find(|a| a.exists()).unwrap_or(std::path::Path::new("/"));
+        let existing = d
+            .ancestors()
+            .find(|a| a.exists())
+            .unwrap_or(std::path::Path::new("/"));
         pinned::root_dir(existing).map_err(refuse)?;
     }
     Ok(())
@@ -387,7 +390,11 @@ fn transaction(plan: &archgate_pacman::plan::InstallPlan) -> Result<String, Tool
                     "{} conflicts with {}{}",
                     c.package,
                     c.conflicts_with,
-                    if c.installed { " (installed: pacman would remove it)" } else { "" }
+                    if c.installed {
+                        " (installed: pacman would remove it)"
+                    } else {
+                        ""
+                    }
                 )
             })
             .collect();
@@ -408,7 +415,10 @@ fn transaction(plan: &archgate_pacman::plan::InstallPlan) -> Result<String, Tool
     };
     let mut s = format!("installs {}", names(&plan.targets));
     if !plan.dependencies.is_empty() {
-        s.push_str(&format!(" and the dependencies {}", names(&plan.dependencies)));
+        s.push_str(&format!(
+            " and the dependencies {}",
+            names(&plan.dependencies)
+        ));
     }
     s.push_str("; nothing is removed, and pacman asks no further question");
     Ok(s)

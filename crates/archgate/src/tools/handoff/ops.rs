@@ -365,7 +365,11 @@ impl Operation {
 /// nothing changes); the install's transaction was computed and shown beforehand, and one that
 /// removes or replaces anything is refused before the terminal opens (`mod.rs`).
 pub fn argv(op: &Operation, sudo: &Path, program: &Path, pacman_conf: &Path) -> Vec<String> {
-    let mut v: Vec<String> = vec![sudo.to_string_lossy().into_owned(), "-k".into(), "--".into()];
+    let mut v: Vec<String> = vec![
+        sudo.to_string_lossy().into_owned(),
+        "-k".into(),
+        "--".into(),
+    ];
     v.push(program.to_string_lossy().into_owned());
     let conf = || -> Vec<String> {
         let mut c = if pacman_conf == Path::new("/etc/pacman.conf") {

@@ -31,8 +31,12 @@ pub fn executor() -> Executor {
 /// by: `DIR/NAME`, root-owned all the way. The reason when it is not.
 pub fn program(program: &str) -> Result<PathBuf, String> {
     let exec = executor();
-    exec.resolve_program(program)
-        .map_err(|e| format!("{program}: {e} (a hand-off runs only root's programs in {})", DIRS.join(", ")))?;
+    exec.resolve_program(program).map_err(|e| {
+        format!(
+            "{program}: {e} (a hand-off runs only root's programs in {})",
+            DIRS.join(", ")
+        )
+    })?;
     let shown = if program.starts_with('/') {
         PathBuf::from(program)
     } else {
@@ -77,9 +81,12 @@ pub fn root_file(path: &Path) -> Result<PathBuf, String> {
 
 /// Whether directory `dir` and every one above it are root's alone.
 pub fn root_dir(dir: &Path) -> Result<PathBuf, String> {
-    executor()
-        .check_directory(dir)
-        .map_err(|e| format!("{}: {e} (only a place root alone can write is used)", dir.display()))
+    executor().check_directory(dir).map_err(|e| {
+        format!(
+            "{}: {e} (only a place root alone can write is used)",
+            dir.display()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -100,7 +107,11 @@ mod tests {
         .unwrap();
         if nix::unistd::geteuid().is_root() {
             let nobody = Some(nix::unistd::Uid::from_raw(65534));
-            for p in [d.path().to_owned(), d.path().join("pacman.conf"), d.path().join("sudo")] {
+            for p in [
+                d.path().to_owned(),
+                d.path().join("pacman.conf"),
+                d.path().join("sudo"),
+            ] {
                 nix::unistd::chown(&p, nobody, None).unwrap();
             }
         }

@@ -66,7 +66,11 @@ pub fn judge(exit: Option<i32>, stderr: &str) -> Asks {
     if exit != Some(1) {
         return Asks::Unknown(format!("exit {exit:?}: {}", said()));
     }
-    let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     match lines.first().copied() {
         Some("sudo: a password is required") if lines.len() == 1 => Asks::Yes,
         Some(l)
@@ -93,12 +97,30 @@ mod tests {
 
     #[test]
     fn the_probe_is_the_exact_command_with_never_prompt_and_a_directory_that_is_not() {
-        let cmd = argv(&["/usr/bin/sudo", "-k", "--", "/usr/bin/pacman", "-S", "--noconfirm", "--", "x"]);
+        let cmd = argv(&[
+            "/usr/bin/sudo",
+            "-k",
+            "--",
+            "/usr/bin/pacman",
+            "-S",
+            "--noconfirm",
+            "--",
+            "x",
+        ]);
         assert_eq!(
             probe_argv(&cmd).unwrap(),
             argv(&[
-                "/usr/bin/sudo", "-k", "-n", "-D", PROBE_DIR, "--", "/usr/bin/pacman", "-S",
-                "--noconfirm", "--", "x"
+                "/usr/bin/sudo",
+                "-k",
+                "-n",
+                "-D",
+                PROBE_DIR,
+                "--",
+                "/usr/bin/pacman",
+                "-S",
+                "--noconfirm",
+                "--",
+                "x"
             ])
         );
         assert!(probe_argv(&argv(&["/usr/bin/sudo", "--", "/usr/bin/pacman"])).is_none());
@@ -130,10 +152,16 @@ mod tests {
         // A translated answer (the probe runs in the C locale; should one come through anyway).
         for (exit, err) in [
             (Some(1), "sudo: Ein Passwort ist notwendig\n"),
-            (Some(1), "sudo: unable to resolve host vm\nsudo: a password is required\n"),
+            (
+                Some(1),
+                "sudo: unable to resolve host vm\nsudo: a password is required\n",
+            ),
             (Some(0), ""),
             (None, ""),
-            (Some(1), "sudo: account validation failure, is your account locked?\n"),
+            (
+                Some(1),
+                "sudo: account validation failure, is your account locked?\n",
+            ),
         ] {
             match judge(exit, err) {
                 Asks::Unknown(_) => {}

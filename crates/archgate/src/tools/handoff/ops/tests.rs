@@ -50,7 +50,12 @@ fn the_argv_is_built_from_typed_values_only() {
         ]
     );
     assert_eq!(
-        argv(&Operation::CleanCache, Path::new(SUDO), Path::new("/usr/bin/paccache"), conf),
+        argv(
+            &Operation::CleanCache,
+            Path::new(SUDO),
+            Path::new("/usr/bin/paccache"),
+            conf
+        ),
         ["/usr/bin/sudo", "-k", "--", "/usr/bin/paccache", "-rk3"]
     );
     let unit = Operation::Unit {
@@ -58,7 +63,12 @@ fn the_argv_is_built_from_typed_values_only() {
         unit: "sshd.service".into(),
     };
     assert_eq!(
-        argv(&unit, Path::new(SUDO), Path::new("/usr/bin/systemctl"), conf),
+        argv(
+            &unit,
+            Path::new(SUDO),
+            Path::new("/usr/bin/systemctl"),
+            conf
+        ),
         [
             "/usr/bin/sudo",
             "-k",
