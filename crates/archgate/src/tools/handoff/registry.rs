@@ -31,7 +31,7 @@ use tokio::sync::oneshot;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Prepared {
     pub id: String,
-    /// Exactly what runs: `sudo -k -- /usr/bin/pacman …`.
+    /// Exactly what runs: `/usr/bin/sudo -k -- /usr/bin/pacman …`.
     pub argv: Vec<String>,
     /// Why the agent asks, in its words (shown escaped).
     pub reason: String,
