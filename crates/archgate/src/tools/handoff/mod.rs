@@ -270,10 +270,11 @@ impl Tool for Handoff {
             let rx = self
                 .handoffs
                 .open(run.prepared.clone(), registry::Terminal::Opening)
-                .map_err(|b| {
-                    ToolError::new(ErrorKind::Busy, b.to_string()).next(
-                        "wait for the person to finish the hand-off on their screen, then call again",
-                    )
+                .map_err(|b| match b {
+                    registry::Busy::Waiting(_) => ToolError::new(ErrorKind::Busy, b.to_string())
+                        .next("wait for the person to finish the hand-off on their screen, then call again"),
+                    registry::Busy::NoLock(_) => ToolError::new(ErrorKind::NotAvailable, b.to_string())
+                        .next("tell the person archgate's runtime directory is not writable; run `archgate doctor`"),
                 })?;
             let own = format!("archgate handoff {id}");
             let opened = match terminal::desktop() {

@@ -129,8 +129,14 @@ pub enum ClaimError {
 
 /// Why a second hand-off was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("hand-off {0} is still waiting for the person; one at a time")]
-pub struct Busy(pub String);
+pub enum Busy {
+    /// Another hand-off (named) waits or runs.
+    #[error("hand-off {0} is still waiting for the person; one at a time")]
+    Waiting(String),
+    /// The shared lock cannot be taken: none is opened (one at a time is not kept otherwise).
+    #[error("hand-offs cannot be kept to one at a time here ({0}); none is opened")]
+    NoLock(String),
+}
 
 /// What the deadline found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,12 +191,7 @@ impl Handoffs {
             .truncate(false)
             .mode(0o600)
             .open(path)
-            .map_err(|e| {
-                Busy(format!(
-                    "(unknown: {} cannot be opened: {e})",
-                    path.display()
-                ))
-            })?;
+            .map_err(|e| Busy::NoLock(format!("{} cannot be opened: {e}", path.display())))?;
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(mut held) => {
                 let _ = held.set_len(0);
@@ -206,7 +207,7 @@ impl Handoffs {
                     .filter(char::is_ascii_hexdigit)
                     .take(64)
                     .collect();
-                Err(Busy(if other.is_empty() {
+                Err(Busy::Waiting(if other.is_empty() {
                     "(of another archgate process)".into()
                 } else {
                     format!("{other} (of another archgate process)")
@@ -221,7 +222,7 @@ impl Handoffs {
     pub fn open(&self, p: Prepared, terminal: Terminal) -> Result<oneshot::Receiver<Ended>, Busy> {
         let mut slot = self.lock();
         if let Some(s) = &*slot {
-            return Err(Busy(s.prepared.id.clone()));
+            return Err(Busy::Waiting(s.prepared.id.clone()));
         }
         let held = self.take_shared(&p.id)?;
         let (tx, rx) = oneshot::channel();
@@ -406,7 +407,7 @@ mod tests {
         let rx = h.open(prepared("a"), Terminal::None).unwrap();
         assert_eq!(
             h.open(prepared("b"), Terminal::None).unwrap_err(),
-            Busy("a".into())
+            Busy::Waiting("a".into())
         );
         let c = h.claim("a", None).unwrap();
         drop(c);
@@ -543,7 +544,10 @@ mod tests {
         let id = new_id().unwrap();
         let rx = one.open(prepared(&id), Terminal::None).unwrap();
         let busy = two.open(prepared("b"), Terminal::None).unwrap_err();
-        assert!(busy.0.contains(&id), "{busy}");
+        assert!(
+            matches!(&busy, Busy::Waiting(w) if w.contains(&id)),
+            "{busy}"
+        );
         drop(one.claim(&id, None).unwrap());
         rx.blocking_recv().unwrap();
         assert!(two.open(prepared("b"), Terminal::None).is_ok());
