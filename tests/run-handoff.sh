@@ -52,11 +52,25 @@ chmod 750 "$work/sudoers.d"
 mount --bind "$work/sudoers.d" /etc/sudoers.d
 install -d -o "$uid" -g "$uid" -m 700 "$work/userhome"
 
-# A local repository: the packages the tests install (handoff-route through an Omarchy route).
+# A German locale, for the test that sudo's words are judged in the C locale whatever the
+# person's language: compiled into a copy of the locale directory mounted in this namespace only
+# (sudo is setuid, so LOCPATH would not reach it).
+loc="$work/locale"
+mkdir -p "$loc"
+cp -a /usr/lib/locale/. "$loc/" 2>/dev/null || true
+if localedef -i de_DE -f UTF-8 "$loc/de_DE.utf8" >/dev/null 2>&1; then
+  mount --bind "$loc" /usr/lib/locale
+  export HANDOFF_DE_LOCALE=de_DE.UTF-8
+fi
+
+# A local repository: the packages the tests install (handoff-route through an Omarchy route;
+# handoff-conflict conflicts with handoff-hello: pacman would ask to remove it).
 build="$work/build"
 install -d -o nobody -g nogroup "$build" "$build/home"
-for name in handoff-hello handoff-other handoff-route; do
+for name in handoff-hello handoff-other handoff-route handoff-conflict; do
   install -d -o nobody -g nogroup "$build/$name"
+  conflicts=""
+  [ "$name" = handoff-conflict ] && conflicts="conflicts=(handoff-hello)"
   cat >"$build/$name/PKGBUILD" <<PKG
 pkgname=$name
 pkgver=1.0
@@ -64,6 +78,7 @@ pkgrel=1
 pkgdesc="archgate hand-off test package $name"
 arch=(any)
 license=(MIT)
+$conflicts
 package() {
   install -d "\$pkgdir/usr/share/$name"
   echo "$name" > "\$pkgdir/usr/share/$name/marker"
@@ -99,14 +114,16 @@ CONF
 cp "$repo/testrepo.db" "$root/db/sync/testrepo.db"
 chmod -R a+rX "$work"
 
-# A stand-in Omarchy where Omarchy installs itself (~/.local/share/omarchy), the test user's:
+# A stand-in Omarchy where a package would install it, root's alone (a hand-off runs a route's
+# script only then: it runs sudo with the person's password; a git install in the person's home
+# is refused — test_handoff.py checks both):
 # its dispatcher answers `version` and `commands --all --json` in Omarchy 4's shape (see
 # crates/desktop/src/omarchy/registry.rs); `omarchy-pkg-add` is in the shape of Omarchy 4's
 # bin/omarchy-pkg-add (its header lines, then `sudo pacman -S --noconfirm --needed "$@"`),
 # pointed at the test root; `omarchy-launch-terminal` in the shape of Omarchy 4's (`exec setsid
 # uwsm-app -- xdg-terminal-exec --dir=… "$@"`) opens foot directly, as neither uwsm nor
 # xdg-terminal-exec is in the harness. Our own text.
-om="$work/userhome/.local/share/omarchy"
+om="$work/omarchy"
 mkdir -p "$om/bin"
 echo "4.0.0" >"$om/version"
 cat >"$om/commands.json" <<'JSON'
@@ -138,7 +155,6 @@ cat >"$om/bin/omarchy-launch-terminal" <<'SH'
 exec setsid foot "$@"
 SH
 chmod 755 "$om/bin"/*
-chown -R "$uid:$uid" "$work/userhome/.local"
 
 # The test user runs these: copied where it can reach them, whatever the clone's place (a 0700
 # mktemp clone, a home only root enters).
@@ -147,7 +163,8 @@ install -m755 "$top/scripts/desktop-session.sh" "$work/desktop-session.sh"
 install -m644 "$top/tests/handoff/test_handoff.py" "$work/test_handoff.py"
 export HANDOFF_UID=$uid HANDOFF_GID=$uid HANDOFF_PASSWORD=$password HANDOFF_WORK=$work \
   HANDOFF_USER=$user HANDOFF_PACMAN_CONF="$root/pacman.conf" HANDOFF_DB="$root/db" \
-  HANDOFF_SESSION_SCRIPT="$work/desktop-session.sh" ARCHGATE_BIN="$work/archgate"
+  HANDOFF_SESSION_SCRIPT="$work/desktop-session.sh" ARCHGATE_BIN="$work/archgate" \
+  HANDOFF_OMARCHY="$om"
 cd "$work"
 status=0
 "$ARCHGATE_TEST_VENV/bin/python" -m pytest -q -p no:cacheprovider test_handoff.py "$@" || status=$?

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
+import shutil
 import subprocess
 import termios
 import threading
@@ -28,6 +30,8 @@ GID = int(os.environ["HANDOFF_GID"])
 USER = os.environ["HANDOFF_USER"]
 PASSWORD = os.environ["HANDOFF_PASSWORD"]
 WORK = Path(os.environ["HANDOFF_WORK"])
+# run-handoff.sh's stand-in Omarchy, root's alone (a route's script is handed off only then).
+OMARCHY = Path(os.environ["HANDOFF_OMARCHY"])
 CONF = os.environ["HANDOFF_PACMAN_CONF"]
 DB = Path(os.environ["HANDOFF_DB"])
 SESSION_SCRIPT = os.environ["HANDOFF_SESSION_SCRIPT"]
@@ -67,6 +71,13 @@ def installed() -> list[str]:
 
 def sudo_log() -> str:
     return SUDO_LOG.read_text() if SUDO_LOG.exists() else ""
+
+
+def sudo_ran() -> str:
+    """sudo's log without the helper's probes: each probe (`sudo -n -D /nonexistent/…` of the
+    exact command, to see whether sudo asks) is an entry saying "a password is required"."""
+    entries = re.split(r"(?m)^(?=\w{3} [ \d]\d \d\d:\d\d:\d\d : )", sudo_log())
+    return "".join(e for e in entries if "a password is required" not in e)
 
 
 def pacman_running() -> bool:
@@ -112,6 +123,7 @@ def user_env(senv: dict) -> dict:
         "XDG_STATE_HOME": str(HOME / "state"),
         "XDG_CACHE_HOME": str(HOME / "cache"),
         "LANG": "C.UTF-8",
+        "OMARCHY_PATH": str(OMARCHY),
     }
     for k in ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "SWAYSOCK", "DBUS_SESSION_BUS_ADDRESS"):
         if k in senv:
@@ -318,7 +330,7 @@ def test_nothing_runs_before_enter_and_escape_cancels(agent, person):
     person.wait_prompt(pid)
     assert q.empty(), "the call answered before the person did anything"
     assert installed() == []
-    assert "pacman" not in sudo_log()
+    assert "pacman" not in sudo_ran()
     person.answer_prompt(pid, "Escape")
     r = result(q)
     assert r["error"] and r["kind"] == "cancelled", r
@@ -356,7 +368,8 @@ def test_the_agents_own_means_cannot_confirm_and_a_second_hand_off_is_busy(agent
     assert ap.returncode != 0, ap
     ho = subprocess.run([ARCHGATE_BIN, "handoff", hid], capture_output=True, text=True,
                         stdin=subprocess.DEVNULL, **as_user(env=env, cwd=HOME), timeout=60)
-    assert ho.returncode != 0 and "already being answered" in ho.stdout, ho
+    # Only the terminal archgate opened (its descendants) may claim it (attack 5b, F2).
+    assert ho.returncode != 0 and "only in the terminal archgate opened" in ho.stdout, ho
     # A second hand-off while one waits: refused at once, naming the first.
     second = result(agent.handoff(["handoff-other"]))
     assert second["error"] and second["kind"] == "busy" and hid in second["message"], second
@@ -397,17 +410,20 @@ def confirm_with_password(person: Person, q: queue.Queue, pacman_asks: bool) -> 
 def test_the_right_password_installs_exactly_the_planned_packages_and_the_record_holds_the_command(agent, person):
     sudoers("/usr/bin/pacman", tries=5)
     q = agent.handoff(["handoff-hello"], reason="install \x1b[2Jhello for the person")
-    pid = confirm_with_password(person, q, pacman_asks=True)
+    pid = confirm_with_password(person, q, pacman_asks=False)
     r = result(q)
     assert not r["error"], r
     assert r["outcome"] == "ran" and r["exit_code"] == 0 and r["channel"] == "terminal", r
-    assert r["command"] == ["sudo", "-k", "--", "/usr/bin/pacman", "--config", CONF, "-S", "--", "handoff-hello"]
+    assert r["verified"] is True, r
+    # sudo and pacman by the absolute paths checked; pacman asks nothing more (F1, F13).
+    assert r["command"] == ["/usr/bin/sudo", "-k", "--", "/usr/bin/pacman", "--config", CONF, "--noconfirm",
+                            "-S", "--", "handoff-hello"]
     assert installed() == ["handoff-hello"]
     log = (HOME / "state" / "archgate" / "activity.jsonl").read_text().splitlines()
     events = [json.loads(l) for l in log if '"handoff"' in l]
     ran = [e for e in events if e.get("event") == "handoff" and e.get("outcome") == "ran" and e.get("exit_code") == 0]
     assert len(ran) == 1, events
-    assert ran[0]["command"] == r["command"] and ran[0]["channel"] == "terminal"
+    assert ran[0]["command"] == r["command"] and ran[0]["channel"] == "terminal" and ran[0]["verified"] is True
     sudoers("/usr/bin/pacman")
     calls = [e for e in events if e.get("tool") == "handoff" and e.get("outcome") == "ok"]
     assert len(calls) == 1 and "/usr/bin/pacman" in calls[0]["target"], calls
@@ -425,10 +441,10 @@ def test_a_cached_package_file_is_installed_with_pacman_u_and_one_outside_the_ca
     try:
         q = agent.request("tools/call", {"name": "handoff", "arguments": {
             "op": "install_file", "path": str(cached), "reason": "the cached version"}})
-        pid = confirm_with_password(person, q, pacman_asks=True)
+        pid = confirm_with_password(person, q, pacman_asks=False)
         r = result(q)
         assert not r["error"] and r["exit_code"] == 0, r
-        assert r["command"][-3:] == ["-U", "--", str(cached)], r
+        assert r["command"][-4:] == ["--noconfirm", "-U", "--", str(cached)], r
         assert installed() == ["handoff-hello", "handoff-other"]
         person.close_terminal(pid)
     finally:
@@ -453,7 +469,7 @@ def test_a_waiting_pacnew_is_discarded_and_a_file_that_is_none_is_refused(agent,
         pid = confirm_with_password(person, q, pacman_asks=False)
         r = result(q)
         assert not r["error"] and r["exit_code"] == 0, r
-        assert r["command"] == ["sudo", "-k", "--", "/usr/bin/rm", "-f", "--", str(pacnew)], r
+        assert r["command"] == ["/usr/bin/sudo", "-k", "--", "/usr/bin/rm", "-f", "--", str(pacnew)], r
         assert not pacnew.exists() and (etc / "handoff.conf").read_text() == "mine\n"
         person.close_terminal(pid)
     finally:
@@ -525,7 +541,7 @@ def test_without_a_desktop_the_answer_gives_the_command_and_archgate_handoff_run
         assert r["error"] and r["kind"] == "not_available", r
         hid = r["details"]["id"]
         assert r["details"]["run_in_own_terminal"] == f"archgate handoff {hid}", r
-        assert r["details"]["command"][:4] == ["sudo", "-k", "--", "/usr/bin/pacman"], r
+        assert r["details"]["command"][:4] == ["/usr/bin/sudo", "-k", "--", "/usr/bin/pacman"], r
         # The person, in a terminal of their own, runs it: the same helper, the same question.
         own = subprocess.Popen(["foot", "env", f"XDG_RUNTIME_DIR={run}", ARCHGATE_BIN, "handoff", hid],
                                **as_user(env=person.env, cwd=HOME))
@@ -550,6 +566,8 @@ def test_without_a_desktop_the_answer_gives_the_command_and_archgate_handoff_run
         ev = [json.loads(l) for l in log if '"event":"handoff"' in l.replace(" ", "")]
         mine = [e for e in ev if e.get("id") == hid]
         assert len(mine) == 1 and mine[0]["channel"] == "own_terminal", ev
+        # archgate did not see who answered outside its terminal: not the person's, verified.
+        assert mine[0]["verified"] is False, mine
         assert mine[0]["outcome"] == "cancelled", mine
     finally:
         headless.close()
@@ -563,16 +581,13 @@ def test_doctor_says_whether_a_hand_off_can_open_a_terminal_here_and_which(agent
         assert line, r.stdout
         return "\n".join(line)
 
-    # Omarchy is installed (run-handoff.sh's stand-in): its own way comes first.
+    # Omarchy's launcher (run-handoff.sh's stand-in) is not among root's own directories, where a
+    # hand-off takes the terminal that shows the password prompt from (attack 5b F1): Sway's
+    # configured `$term`, read from the config the real Sway loaded (`set $term foot`,
+    # desktop-session.sh), by its absolute path.
     said = doctor(user_env(session))
-    assert "opens omarchy-launch-terminal" in said and "Omarchy's own way" in said, said
-    # Without Omarchy's bin among the trusted directories: Sway's configured `$term`, read from
-    # the config the real Sway loaded (`set $term foot`, desktop-session.sh).
-    plain = HOME / "config" / "archgate" / "plain.toml"
-    plain.write_text('[exec]\nsearch_dirs = ["/usr/local/bin", "/usr/bin"]\n')
-    os.chown(plain, UID, GID)
-    said = doctor({**user_env(session), "ARCHGATE_CONFIG": str(plain)})
-    assert "opens foot" in said and "$term" in said, said
+    assert "opens foot (/usr/bin/foot)" in said and "$term" in said, said
+    assert "omarchy-launch-terminal" not in said, said
     env = {k: v for k, v in user_env(session).items() if k not in ("WAYLAND_DISPLAY", "DISPLAY")}
     # The runtime directory still holds the Wayland socket, which doctor finds: say so when it
     # is gone too.
@@ -586,7 +601,7 @@ def route_handoff(agent: Agent, route: str, args: list[str], reason: str = "the 
 
 
 def test_an_omarchy_route_that_needs_root_runs_its_own_script_after_enter_and_its_sudo_asks_the_password(agent, person):
-    script = str(HOME / ".local" / "share" / "omarchy" / "bin" / "omarchy-pkg-add")
+    script = str(OMARCHY / "bin" / "omarchy-pkg-add")
     sudoers("/usr/bin/pacman", tries=5)
     try:
         q = route_handoff(agent, "pkg add", ["handoff-route"])
@@ -621,3 +636,259 @@ def test_an_omarchy_route_is_refused_where_any_sudo_rule_skips_the_password(agen
         person.close_terminal(pid)
     finally:
         sudoers("/usr/bin/pacman")
+
+
+# ---- attack 5b: what crosses privilege, who may claim, how many at once, what sudo does ----
+
+def helper_id(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[2].decode()
+
+
+def parent_of(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2 :].split()[1])
+
+
+def no_helper_running() -> bool:
+    for p in Path("/proc").iterdir():
+        try:
+            if b"handoff-run" in (p / "cmdline").read_bytes().split(b"\0"):
+                return False
+        except OSError:
+            pass
+    return True
+
+
+def agent_with_config(session, name: str, pacman_conf: str, **env) -> Agent:
+    """Another stdio server of the same person, with its own config file."""
+    root = HOME / name
+    cfg = root / "archgate"
+    cfg.mkdir(parents=True, exist_ok=True)
+    for d in (root, cfg):
+        os.chown(d, UID, GID)
+        d.chmod(0o700)
+    conf = cfg / "config.toml"
+    conf.write_text(
+        f'[arch]\npacman_conf = "{pacman_conf}"\n\n[policy]\nallow = ["handoff install"]\n\n'
+        '[approval]\npage = false\nnotifications = false\n\n[tools]\ntimeouts = { handoff = 120 }\n'
+    )
+    os.chown(conf, UID, GID)
+    conf.chmod(0o600)
+    return Agent({**user_env(session), "XDG_CONFIG_HOME": str(root), **env})
+
+
+def test_sudo_pacman_and_the_terminal_are_roots_whatever_the_agent_plants_in_omarchy_path(person, session):
+    # F1: a git install of Omarchy is the person's; the agent (same uid) plants programs in it.
+    om = HOME / ".local" / "share" / "omarchy"
+    bindir = om / "bin"
+    bindir.mkdir(parents=True, exist_ok=True)
+    for d in (HOME / ".local", HOME / ".local" / "share", om, bindir):
+        os.chown(d, UID, GID)
+    real = {"sudo": "/usr/bin/sudo", "pacman": "/usr/bin/pacman", "foot": "/usr/bin/foot",
+            "xdg-terminal-exec": "/usr/bin/foot"}
+    for name, target in real.items():
+        f = bindir / name
+        f.write_text(f'#!/bin/sh\ntouch "{HOME}/PLANTED-{name}"\nexec {target} "$@"\n')
+        f.chmod(0o755)
+        os.chown(f, UID, GID)
+    a = Agent({**user_env(session), "OMARCHY_PATH": str(om)})
+    try:
+        q = a.handoff(["handoff-other"])
+        pid = person.helper(q)
+        person.wait_prompt(pid)
+        assert os.readlink(f"/proc/{parent_of(pid)}/exe") == "/usr/bin/foot"
+        person.answer_prompt(pid, "Escape")
+        r = result(q)
+        assert r["error"] and r["kind"] == "cancelled", r
+        assert r["details"]["command"][:4] == ["/usr/bin/sudo", "-k", "--", "/usr/bin/pacman"], r
+        assert sorted(p.name for p in HOME.glob("PLANTED-*")) == []
+        person.close_terminal(pid)
+    finally:
+        a.close()
+
+
+def test_a_pacman_conf_the_person_can_write_refuses_the_hand_off(session):
+    # F4: pacman's configuration decides what runs as root (XferCommand, hooks, repositories).
+    theirs = HOME / "f4-own"
+    theirs.mkdir(exist_ok=True)
+    os.chown(theirs, UID, GID)
+    persons = theirs / "pacman.conf"
+    persons.write_text(Path(CONF).read_text())
+    os.chown(persons, UID, GID)
+    in_their_dir = HOME / "f4-dir"
+    in_their_dir.mkdir(exist_ok=True)
+    os.chown(in_their_dir, UID, GID)
+    roots_file = in_their_dir / "pacman.conf"
+    roots_file.write_text(Path(CONF).read_text())  # root's file, in a directory of the person's
+    for i, (conf, where) in enumerate([(persons, persons), (roots_file, in_their_dir)]):
+        a = agent_with_config(session, f"config-f4-{i}", str(conf))
+        try:
+            r = result(a.handoff(["handoff-other"]))
+            assert r["error"] and r["kind"] == "refused", r
+            assert "pacman's configuration" in r["message"] and str(where) in r["message"], r
+            assert no_helper_running()
+        finally:
+            a.close()
+
+
+@pytest.mark.parametrize("rules", [
+    ["Defaults!/usr/bin/pacman !authenticate", f"{USER} ALL=(root) /usr/bin/pacman"],
+    ["Defaults listpw=always", f"{USER} ALL=(root) NOPASSWD: /usr/bin/pacman"],
+])
+def test_sudo_that_would_not_ask_for_this_very_command_refuses(agent, person, rules):
+    # F3: `sudo -l` says "a password is required" for both, yet `sudo pacman` asks nothing.
+    SUDOERS.write_text(f"Defaults:{USER} logfile={SUDO_LOG}\n" + "\n".join(rules) + "\n")
+    SUDOERS.chmod(0o440)
+    before = installed()
+    try:
+        q = agent.handoff(["handoff-other"])
+        pid = person.helper()
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused" and "would not ask" in r["message"], r
+        assert installed() == before
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
+def test_sudos_words_are_judged_in_the_c_locale_whatever_the_persons_language(person, session):
+    # F9: a German session and a NOPASSWD rule for pacman.
+    de = os.environ.get("HANDOFF_DE_LOCALE")
+    if not de:
+        pytest.skip("no German locale could be compiled here (localedef)")
+    env = {**user_env(session), "LANG": de, "LANGUAGE": "de"}
+    sudoers("NOPASSWD: /usr/bin/pacman")
+    try:
+        listing = subprocess.run(["/usr/bin/sudo", "-n", "-k", "-l"], capture_output=True, text=True,
+                                 stdin=subprocess.DEVNULL, **as_user(env=env, cwd=HOME))
+        assert "Befehle" in listing.stdout, listing  # the person's sudo does speak German here
+        a = Agent(env)
+        try:
+            before = installed()
+            q = a.handoff(["handoff-other"])
+            pid = person.helper()
+            r = result(q)
+            assert r["error"] and r["kind"] == "refused" and "would not ask" in r["message"], r
+            assert installed() == before
+            person.close_terminal(pid)
+        finally:
+            a.close()
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
+CLAIMER = r'''
+import json, os, socket, sys, time
+from pathlib import Path
+rt = Path(os.environ["XDG_RUNTIME_DIR"]) / "archgate"
+def ids():
+    for p in Path("/proc").iterdir():
+        try:
+            argv = (p / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"handoff-run" in argv and argv.index(b"handoff-run") + 1 < len(argv):
+            yield argv[argv.index(b"handoff-run") + 1].decode()
+def claim(sock, hid):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(str(sock))
+    f = s.makefile("rwb")
+    def step(v):
+        f.write((json.dumps(v) + "\n").encode()); f.flush()
+        return json.loads(f.readline())
+    r = step({"op": "handoff_claim", "id": hid, "channel": "terminal"})
+    if r.get("ok"):
+        step({"op": "started"})
+        step({"op": "done", "outcome": {"outcome": "ran", "exit_code": 0, "signal": None,
+              "duration_ms": 1, "tail": "made up"}})
+    s.close()
+    return r
+end = time.time() + 60
+refusals = []
+while time.time() < end and len(refusals) < 100:
+    for hid in set(ids()):
+        for sock in rt.glob("control*.sock"):
+            try:
+                r = claim(sock, hid)
+            except OSError:
+                continue
+            if r.get("ok"):
+                print("CLAIMED", hid)
+                sys.exit(0)
+            refusals.append(r.get("reason", ""))
+    time.sleep(0.001)
+print(json.dumps(refusals))
+'''
+
+
+def test_a_claim_from_outside_the_terminal_archgate_opened_is_refused_from_the_first_moment(agent, person):
+    # F2: the id is on the terminal's argv for any process of the uid to read; the agent claims
+    # in a tight loop from the moment it calls, before the helper can.
+    claimer = subprocess.Popen(["/usr/bin/python3", "-c", CLAIMER], stdout=subprocess.PIPE, text=True,
+                               **as_user(env=agent.env, cwd=HOME))
+    q = agent.handoff(["handoff-other"])
+    try:
+        out, _ = claimer.communicate(timeout=PATIENCE)
+    finally:
+        claimer.kill()
+    assert "CLAIMED" not in out, out
+    assert "only in the terminal archgate opened" in out, out
+    pid = person.helper(q)
+    hid = helper_id(pid)
+    person.wait_prompt(pid)
+    person.answer_prompt(pid, "Escape")
+    r = result(q)
+    assert r["error"] and r["kind"] == "cancelled", r
+    assert r["details"]["channel"] == "terminal" and r["details"]["verified"] is True, r
+    log = (HOME / "state" / "archgate" / "activity.jsonl").read_text().splitlines()
+    mine = [json.loads(l) for l in log if hid in l and '"event":"handoff"' in l.replace(" ", "")]
+    assert len(mine) == 1 and mine[0]["outcome"] == "cancelled" and mine[0]["verified"] is True, mine
+    assert len(hid) == 32 and int(hid, 16) >= 0
+    person.close_terminal(pid)
+
+
+def test_one_hand_off_at_a_time_across_the_persons_archgate_processes(agent, person, session):
+    # F8: two stdio servers, two terminals asking for a password at once.
+    q = agent.handoff(["handoff-other"])
+    pid = person.helper(q)
+    person.wait_prompt(pid)
+    hid = helper_id(pid)
+    second = Agent(user_env(session))
+    try:
+        r = result(second.handoff(["handoff-other"]))
+        assert r["error"] and r["kind"] == "busy" and hid in r["message"], r
+    finally:
+        second.close()
+    person.answer_prompt(pid, "Escape")
+    assert result(q)["kind"] == "cancelled"
+    person.close_terminal(pid)
+
+
+def test_an_install_that_would_remove_a_package_is_refused_before_any_terminal(agent):
+    # F13: pacman would ask "Remove handoff-hello? [y/N]" after the password, where any program
+    # of the uid can type y. The transaction is computed beforehand and this one is refused.
+    assert "handoff-hello" in installed()
+    before = installed()
+    r = result(agent.handoff(["handoff-conflict"]))
+    assert r["error"] and r["kind"] == "refused" and "handoff-hello" in r["message"], r
+    assert installed() == before
+    assert no_helper_running()
+
+
+def test_an_omarchy_route_whose_script_the_person_can_write_is_not_handed_off(session):
+    # A git install of Omarchy in the person's home is theirs to write, and the agent's (same
+    # uid): its scripts run sudo with the person's password, so they cross privilege (F1's class).
+    om = HOME / "om-git"
+    shutil.copytree(OMARCHY, om, dirs_exist_ok=True)
+    for p in [om, *om.rglob("*")]:
+        os.chown(p, UID, GID)
+    a = Agent({**user_env(session), "OMARCHY_PATH": str(om)})
+    try:
+        q = a.request("tools/call", {"name": "handoff", "arguments": {
+            "op": "omarchy", "route": "pkg add", "args": ["handoff-route"], "reason": "r"}})
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused" and "not root's alone" in r["message"], r
+        assert "handoff-route" not in installed()
+        assert no_helper_running()
+    finally:
+        a.close()

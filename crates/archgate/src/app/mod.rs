@@ -213,7 +213,10 @@ impl App {
             &paths.token_file(),
             &paths.clients_file(),
         )?);
-        let handoffs = Arc::new(tools::handoff::Handoffs::default());
+        // One hand-off at a time across every archgate process of the person (attack 5b, F8).
+        let handoffs = Arc::new(tools::handoff::Handoffs::new(
+            paths.runtime_dir.join("handoff.lock"),
+        ));
         let mut catalogue = tools::catalogue_with(&paths, &config, handoffs.clone());
         if let Some(x) = &extension {
             x.add_tools(&mut catalogue);

@@ -196,11 +196,10 @@ async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
     }
     let subject = peer_subject(&stream);
     // An answer from a program archgate started is recorded as such (attack 3, F10).
-    let channel = super::ancestry::cli_channel(
-        crate::server::peer::credentials(&stream)
-            .ok()
-            .and_then(|c| u32::try_from(c.pid()).ok()),
-    );
+    let peer_pid = crate::server::peer::credentials(&stream)
+        .ok()
+        .and_then(|c| u32::try_from(c.pid()).ok());
+    let channel = super::ancestry::cli_channel(peer_pid);
     let (read, mut write) = stream.into_split();
     let mut reader = tokio::io::BufReader::new(read);
     // A line (or the wait for the next one) gets `server.header_timeout_s`, like an HTTP
@@ -225,8 +224,16 @@ async fn serve_connection(cx: Arc<Cx>, mut stream: UnixStream) {
         } else {
             match serde_json::from_slice::<Request>(&line) {
                 Ok(Request::HandoffClaim { id, channel }) => {
-                    super::handoff::serve(cx.app.clone(), id, channel, MAX_LINE, reader, write)
-                        .await;
+                    super::handoff::serve(
+                        cx.app.clone(),
+                        id,
+                        channel,
+                        peer_pid,
+                        MAX_LINE,
+                        reader,
+                        write,
+                    )
+                    .await;
                     return;
                 }
                 Ok(req) => handle(&cx, req, &subject, channel).await,

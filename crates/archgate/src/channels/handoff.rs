@@ -6,8 +6,8 @@
 //! per-line deadline (the person reads, types a password, pacman runs) but never past the
 //! hand-off's own life. The connection closing before `done` is the terminal going away:
 //! `cancelled` before `started`, `unknown` after. Each hand-off that ends here leaves one
-//! `handoff` event in the activity log: the exact command, the channel the person confirmed
-//! on, the outcome, exit status and duration.
+//! `handoff` event in the activity log: the exact command, the channel archgate observed,
+//! whether the claimant was verified, the outcome, exit status and duration.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -28,15 +28,18 @@ enum Step {
 }
 
 /// The channels a helper may name: the terminal archgate opened, or `archgate handoff ID` in
-/// the person's own terminal.
+/// the person's own terminal. The word is checked for shape only: the channel recorded is what
+/// archgate observed of the claimant (`registry.rs`, attack 5b F2).
 pub const CHANNELS: &[&str] = &["terminal", "own_terminal"];
 
 /// Serves a claimed hand-off on the rest of the connection, reading lines of at most
-/// `max_line` bytes (the control socket's limit).
+/// `max_line` bytes (the control socket's limit). `peer`: the claimant's pid, from the socket's
+/// peer credentials at connect time.
 pub async fn serve<R, W>(
     app: Arc<App>,
     id: String,
     channel: String,
+    peer: Option<u32>,
     max_line: u64,
     mut reader: R,
     mut write: W,
@@ -48,7 +51,7 @@ pub async fn serve<R, W>(
         let _ = reply(&mut write, refusal("malformed", "unknown channel")).await;
         return;
     }
-    let mut claim = match app.handoffs.claim(&id, &channel) {
+    let mut claim = match app.handoffs.claim(&id, peer) {
         Ok(c) => c,
         Err(e) => {
             let _ = reply(&mut write, refusal("not_found", &e.to_string())).await;
@@ -112,6 +115,9 @@ fn end(app: &App, claim: Claim, reported: Option<Outcome>) {
         "route": prepared.route,
         "command": prepared.argv,
         "channel": ended.channel,
+        // An end reported by a claimant archgate did not see in its terminal is not the
+        // person's confirmation: recorded as such (attack 5b, F2).
+        "verified": ended.verified,
     });
     if let (Some(o), Ok(Value::Object(v))) =
         (event.as_object_mut(), serde_json::to_value(&ended.outcome))

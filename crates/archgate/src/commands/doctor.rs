@@ -229,15 +229,16 @@ async fn presence(setting: archgate_core::presence::Presence) -> Check {
 
 /// Whether a hand-off can open a terminal here, and which: a desktop session, a terminal to
 /// open (as the hand-off chooses one, `tools/handoff/terminal.rs`), sudo.
-async fn handoff(exec: &Executor) -> Check {
+async fn handoff() -> Check {
     use crate::tools::handoff::terminal;
     // What the hand-off itself finds (the environment completed from the runtime directory).
     let desktop = terminal::desktop();
     let term = match &desktop {
-        Some(d) => terminal::which(exec, d).await,
+        Some(d) => terminal::which(d).await,
         None => None,
     };
-    let sudo = exec.resolve_program("sudo").is_ok();
+    // As the hand-off itself finds it: root's alone, in root's directories.
+    let sudo = crate::tools::handoff::pinned::program("sudo").is_ok();
     let (ok, detail, fix) = match (desktop.is_some(), &term, sudo) {
         (_, _, false) => (
             false,
@@ -254,11 +255,17 @@ async fn handoff(exec: &Executor) -> Check {
             format!("no terminal to open ({} not installed)", terminal::TERMINALS.join(", ")),
             Some("install xdg-terminal-exec (Omarchy has it) or foot".to_owned()),
         ),
-        (true, Some(t), true) => (
-            true,
-            format!("opens {} — {} — on your desktop; sudo asks your password there", t.program, t.how),
-            None,
-        ),
+        (true, Some(t), true) => {
+            let name = t.program.rsplit('/').next().unwrap_or(&t.program);
+            (
+                true,
+                format!(
+                    "opens {name} ({}) — {} — on your desktop; sudo asks your password there",
+                    t.program, t.how
+                ),
+                None,
+            )
+        }
     };
     Check {
         name: "hand-offs".into(),
@@ -335,7 +342,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let env_bus = env.dbus_session_bus_address.clone();
     checks.push(session(&env));
     checks.push(omarchy(&cfg, &exec));
-    checks.push(handoff(&exec).await);
+    checks.push(handoff().await);
     let desktop = archgate_desktop::Desktop::new(env, archgate_desktop::DesktopConfig::default());
     for c in desktop.doctor(&exec).await {
         checks.push(Check {

@@ -4,8 +4,9 @@
 //!
 //! It takes the prepared command from the running archgate over the control socket (never from
 //! its own arguments or environment, which an agent could shape: the id only names which),
-//! shows it escaped, refuses when `sudo` would not ask the person's password (`sudo -n -k -l`,
-//! `tools/handoff/sudo.rs`) or pacman's lock is held, waits for Enter in this terminal (Escape,
+//! shows it escaped, refuses when `sudo` would not ask the person's password for this very
+//! command (an exact probe, `tools/handoff/sudo.rs`) or sudo or the program is not root's
+//! (`tools/handoff/pinned.rs`) or pacman's lock is held, waits for Enter in this terminal (Escape,
 //! `q`, Ctrl-C, Ctrl-D or closing it cancels; what was typed before the prompt is discarded),
 //! then runs the argv — no shell, the program pinned when it was shown, the allowlisted
 //! environment — and reports how it ended on the same connection. The terminal stays until the
@@ -21,8 +22,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{out, out_raw};
+use crate::tools::handoff::pinned;
 use crate::tools::handoff::registry::{Outcome, Prepared, RouteScript};
 use crate::tools::handoff::sudo::{self, Asks};
+use crate::tools::handoff::sudo_any;
 
 /// The output's tail kept for the agent.
 pub const TAIL_BYTES: usize = 4096;
@@ -56,7 +59,10 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
     out_raw(&render(&prepared));
     let confirmed = match &prepared.script {
         Some(script) => confirm_script(&prepared, script, &exec_config),
-        None => prepare_and_confirm(&prepared).map(|spec| (spec, ExecConfig::default())),
+        // Root's programs in root's directories, verified under the rule that pinned them.
+        None => {
+            prepare_and_confirm(&prepared).map(|spec| (spec, pinned::executor().config().clone()))
+        }
     };
     let code = match confirmed {
         Err(outcome) => {
@@ -191,17 +197,29 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
     let [first, rest @ ..] = p.argv.as_slice() else {
         return Err(refused("an empty command".into()));
     };
-    if first != "sudo" || rest.first().map(String::as_str) != Some("-k") {
+    if !first.ends_with("/sudo") || rest.first().map(String::as_str) != Some("-k") {
         return Err(refused(
-            "not a hand-off command (it must start `sudo -k`)".into(),
+            "not a hand-off command (it must start `/usr/bin/sudo -k`)".into(),
         ));
     }
-    let exec = Executor::new(ExecConfig::default());
-    let spec = exec
+    // sudo and the program it runs: root's alone, by the absolute paths shown (F1).
+    let program = rest.get(2).cloned().unwrap_or_default();
+    for shown in [first, &program] {
+        match pinned::program(shown) {
+            Ok(p) if p.to_string_lossy() == shown.as_str() => {}
+            Ok(p) => {
+                return Err(refused(format!(
+                    "{shown} is not the program archgate would run ({})",
+                    p.display()
+                )));
+            }
+            Err(e) => return Err(refused(format!("not run as root: {e}"))),
+        }
+    }
+    let spec = pinned::executor()
         .pin(CommandSpec::new(first.clone()).args(rest.iter().cloned()))
         .map_err(|e| refused(format!("sudo cannot be used: {e}")))?;
-    let program = rest.get(2).cloned().unwrap_or_default();
-    match will_sudo_ask(&program) {
+    match will_sudo_ask(&p.argv) {
         Asks::Yes => {}
         Asks::No(why) => {
             return Err(refused(format!(
@@ -247,9 +265,8 @@ fn confirm_script(
     if !first.starts_with('/') {
         return Err(refused("the script is not named by its path".into()));
     }
-    Executor::new(ExecConfig::default())
-        .resolve_program("sudo")
-        .map_err(|e| refused(format!("sudo cannot be used: {e}")))?;
+    let sudo_path =
+        pinned::program("sudo").map_err(|e| refused(format!("sudo cannot be used: {e}")))?;
     let exec = Executor::new(config.clone());
     let mut spec = exec
         .pin(CommandSpec::new(first.clone()).args(rest.iter().cloned()))
@@ -263,7 +280,7 @@ fn confirm_script(
         spec = spec.env(k, v);
     }
     files_unchanged(script).map_err(refused)?;
-    match will_sudo_ask("") {
+    match will_sudo_ask_for_any(&sudo_path) {
         Asks::Yes => {}
         Asks::No(why) => {
             return Err(refused(format!(
@@ -302,18 +319,76 @@ fn files_unchanged(script: &RouteScript) -> Result<(), String> {
 /// `sudo -k` in this terminal's session: sudo keeps its credentials per terminal, so it runs
 /// where the script does (the terminal's foreground group), dropping any it cached here.
 async fn forget_sudo() {
-    let spec = CommandSpec::new("sudo").arg("-k");
+    let Ok(sudo) = pinned::program("sudo") else {
+        return;
+    };
+    let spec = CommandSpec::new(sudo.to_string_lossy().into_owned()).arg("-k");
     let _ = archgate_core::exec::run_for_person_in_terminal(ExecConfig::default(), spec, 0).await;
 }
 
-/// Asks sudo, without a password and ignoring cached credentials, whether it would ask.
-fn will_sudo_ask(program: &str) -> Asks {
+/// Whether sudo will ask for every command a route's script may run with it: sudo's listing
+/// (`-n -k -l`, in the C locale: its words are judged) with no entry that skips the password
+/// (`tools/handoff/sudo_any.rs`), and the exact probe of the hand-off's other commands for
+/// pacman itself, which the listing may not show a `Defaults!` entry for (attack 5b F3).
+fn will_sudo_ask_for_any(sudo_path: &std::path::Path) -> Asks {
     if nix::unistd::getuid().is_root() {
         return Asks::No("you are root, and sudo asks root for no password".into());
     }
-    let spec = CommandSpec::new("sudo")
+    let sudo = sudo_path.to_string_lossy().into_owned();
+    let spec = CommandSpec::new(sudo.clone())
         .args(["-n", "-k", "-l"])
+        .clear_env()
+        .env("LC_ALL", "C")
         .timeout(std::time::Duration::from_secs(10));
+    let spec = match pinned::executor().pin(spec) {
+        Ok(s) => s,
+        Err(e) => return Asks::Unknown(e.to_string()),
+    };
+    let out = match tokio::runtime::Handle::try_current() {
+        Ok(h) => {
+            tokio::task::block_in_place(|| h.block_on(archgate_core::exec::run_for_person(spec)))
+        }
+        Err(_) => return Asks::Unknown("no runtime".into()),
+    };
+    let listed = match out {
+        Ok(o) => sudo_any::judge(o.status.code, &o.stdout_lossy(), &o.stderr_lossy()),
+        Err(e) => Asks::Unknown(e.to_string()),
+    };
+    if listed != Asks::Yes {
+        return listed;
+    }
+    match pinned::program("pacman") {
+        Ok(pacman) => will_sudo_ask(&[
+            sudo,
+            "-k".into(),
+            "--".into(),
+            pacman.to_string_lossy().into_owned(),
+            "-V".into(),
+        ]),
+        Err(_) => Asks::Yes,
+    }
+}
+
+/// Asks sudo whether it would ask for *this* command: the exact argv with `-n` and a directory
+/// that does not exist (`tools/handoff/sudo.rs`), in the C locale (sudo's words are judged).
+fn will_sudo_ask(argv: &[String]) -> Asks {
+    if nix::unistd::getuid().is_root() {
+        return Asks::No("you are root, and sudo asks root for no password".into());
+    }
+    let Some(probe) = sudo::probe_argv(argv) else {
+        return Asks::Unknown("not a `sudo -k -- PROGRAM` command".into());
+    };
+    let mut probe = probe.into_iter();
+    let spec = CommandSpec::new(probe.next().unwrap_or_default())
+        .args(probe)
+        // Nothing of the session's language: sudo's words are judged (F9).
+        .clear_env()
+        .env("LC_ALL", "C")
+        .timeout(std::time::Duration::from_secs(10));
+    let spec = match pinned::executor().pin(spec) {
+        Ok(s) => s,
+        Err(e) => return Asks::Unknown(e.to_string()),
+    };
     let rt = tokio::runtime::Handle::try_current();
     let out = match rt {
         Ok(h) => {
@@ -322,7 +397,7 @@ fn will_sudo_ask(program: &str) -> Asks {
         Err(_) => return Asks::Unknown("no runtime".into()),
     };
     match out {
-        Ok(o) => sudo::judge(o.status.code, &o.stdout_lossy(), &o.stderr_lossy(), program),
+        Ok(o) => sudo::judge(o.status.code, &o.stderr_lossy()),
         Err(e) => Asks::Unknown(e.to_string()),
     }
 }
@@ -420,9 +495,17 @@ mod tests {
     fn prepared(reason: &str, pkg: &str) -> Prepared {
         Prepared {
             id: "1-2-3".into(),
-            argv: ["sudo", "-k", "--", "/usr/bin/pacman", "-S", "--", pkg]
-                .map(String::from)
-                .to_vec(),
+            argv: [
+                "/usr/bin/sudo",
+                "-k",
+                "--",
+                "/usr/bin/pacman",
+                "-S",
+                "--",
+                pkg,
+            ]
+            .map(String::from)
+            .to_vec(),
             reason: reason.into(),
             changes: format!("installs {pkg}"),
             route: "handoff install".into(),

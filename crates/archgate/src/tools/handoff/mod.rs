@@ -28,9 +28,11 @@ use super::desktop::DesktopService;
 use super::{Services, domain_err};
 
 pub mod ops;
+pub mod pinned;
 pub mod registry;
 pub mod route;
 pub mod sudo;
+pub mod sudo_any;
 pub mod terminal;
 
 pub use ops::Operation;
@@ -217,42 +219,40 @@ impl Tool for Handoff {
                 },
             )
             .map_err(invalid)?;
-            let exec = probe.permit.executor();
-            exec.resolve_program("sudo").map_err(|e| {
+            // sudo and the program: root's alone, shown by the absolute path checked (F1).
+            let sudo = pinned::program("sudo").map_err(|e| {
                 ToolError::new(
                     ErrorKind::NotInstalled,
-                    format!("sudo is not available here ({e}): a hand-off runs the command with the person's sudo"),
+                    format!("sudo is not usable here ({e}): a hand-off runs the command with the person's sudo"),
                 )
                 .next("tell the person sudo is not set up; they can run the step as root themselves")
             })?;
-            let program = exec.resolve_program(operation.program())?;
+            let program = pinned::program(operation.program()).map_err(|e| {
+                ToolError::new(ErrorKind::NotInstalled, e)
+                    .next("tell the person; a hand-off runs only programs root installed")
+            })?;
             let conf = cx.config.arch.pacman_conf.clone();
             let (mut lock, mut log_file) = (None, None);
+            let mut changes = operation.changes();
             if operation.takes_pacman_lock() {
                 let pacman = self.svc.pacman(&cx.config);
                 let c = pacman.conf().await.map_err(domain_err)?;
+                check_pacman_conf(&c)?;
                 lock = Some(ops::pacman_lock(&c.db_path));
                 log_file = Some(c.log_file.clone());
                 if let Operation::InstallFile { path } = &operation {
                     check_cache_file(path, &c.cache_dirs)?;
                 }
                 if let Operation::Install { packages } = &operation {
-                    // Every name must be in the sync databases: the plan pkg_install_plan gives.
+                    // The transaction, computed beforehand (pkg_install_plan's): shown, and
+                    // refused when it would remove anything (F13).
                     let plan = pacman
                         .install_plan(&archgate_pacman::args::InstallPlanArgs {
                             names: packages.clone(),
                         })
                         .await
                         .map_err(domain_err)?;
-                    if !plan.unresolved.is_empty() {
-                        return Err(ToolError::new(
-                            ErrorKind::NotFound,
-                            format!(
-                                "dependencies nothing provides: {}",
-                                plan.unresolved.join(", ")
-                            ),
-                        ));
-                    }
+                    changes = transaction(&plan)?;
                 }
             }
             if let Operation::PacnewAdopt { path, .. } | Operation::PacnewDiscard { path } =
@@ -274,7 +274,7 @@ impl Tool for Handoff {
                     .next("call pkg_pacnew and name one of the files it lists"));
                 }
             }
-            let argv = ops::argv(&operation, &program, &conf);
+            let argv = ops::argv(&operation, &sudo, &program, &conf);
             let mut action = Action::from_plan(plan);
             // Adopting replaces a file with contents archgate knows: the person sees the change
             // (as the two files are now; the command below is what runs).
@@ -299,10 +299,10 @@ impl Tool for Handoff {
                 .copied()
                 .unwrap_or(DEFAULT_WAIT);
             let prepared = Prepared {
-                id: cx.id.clone(),
+                id: registry::new_id().map_err(|e| ToolError::new(ErrorKind::Internal, e))?,
                 argv,
                 reason: a.reason,
-                changes: operation.changes(),
+                changes,
                 route: plan.route.clone(),
                 client: cx.client.clone(),
                 lock,
@@ -325,16 +325,23 @@ impl Tool for Handoff {
         Box::pin(async move {
             let id = run.prepared.id.clone();
             let command = display(&run.prepared.argv);
-            let rx = self.handoffs.open(run.prepared.clone()).map_err(|b| {
-                ToolError::new(ErrorKind::Busy, b.to_string()).next(
-                    "wait for the person to finish the hand-off on their screen, then call again",
-                )
-            })?;
+            let rx = self
+                .handoffs
+                .open(run.prepared.clone(), registry::Terminal::Opening)
+                .map_err(|b| match b {
+                    registry::Busy::Waiting(_) => ToolError::new(ErrorKind::Busy, b.to_string())
+                        .next("wait for the person to finish the hand-off on their screen, then call again"),
+                    registry::Busy::NoLock(_) => ToolError::new(ErrorKind::NotAvailable, b.to_string())
+                        .next("tell the person archgate's runtime directory is not writable; run `archgate doctor`"),
+                })?;
             let own = format!("archgate handoff {id}");
             let opened = match terminal::desktop() {
                 Some(desk) => terminal::open(&permit, &desk, &id).await,
                 None => Err(terminal::NO_DESKTOP.to_owned()),
             };
+            // Only the terminal's descendants may claim it; without one, the claimant is
+            // unverified (registry.rs).
+            self.handoffs.opened(&id, opened.as_ref().ok().copied());
             if let Err(why) = opened {
                 // No terminal on a desktop: the person runs it from their own terminal.
                 let handoffs = self.handoffs.clone();
@@ -452,6 +459,94 @@ impl Handoff {
     }
 }
 
+/// pacman's configuration decides what runs as root (its downloader, hooks, repositories,
+/// signature levels, root): every file it reads (the conf and its includes) and every directory
+/// it names must be root's alone, else the hand-off is refused with the reason (F4). Directories
+/// that do not exist (yet) are judged by the nearest one that does.
+fn check_pacman_conf(c: &archgate_pacman::conf::PacmanConf) -> Result<(), ToolError> {
+    let refuse = |why: String| {
+        ToolError::new(
+            ErrorKind::Refused,
+            format!(
+                "pacman's configuration is not root's alone, so a hand-off would let whoever can write it run code as root: {why}"
+            ),
+        )
+        .next("tell the person: a hand-off uses only a pacman.conf (and includes and directories) that root alone can write; they can run the step themselves")
+    };
+    for f in std::iter::once(&c.path).chain(&c.files) {
+        pinned::root_file(f).map_err(refuse)?;
+    }
+    let dirs = [&c.root_dir, &c.db_path]
+        .into_iter()
+        .chain(&c.cache_dirs)
+        .chain(&c.hook_dirs)
+        .chain(c.gpg_dir.as_ref());
+    for d in dirs {
+        let existing = d
+            .ancestors()
+            .find(|a| a.exists())
+            .unwrap_or(std::path::Path::new("/"));
+        pinned::root_dir(existing).map_err(refuse)?;
+    }
+    Ok(())
+}
+
+/// What an install's transaction changes, for the person: the packages asked for and those
+/// pulled in. A transaction that would remove an installed package (a conflict) is refused: the
+/// hand-off runs pacman with `--noconfirm`, so nothing beyond the plan shown can be agreed to.
+fn transaction(plan: &archgate_pacman::plan::InstallPlan) -> Result<String, ToolError> {
+    if !plan.unresolved.is_empty() {
+        return Err(ToolError::new(
+            ErrorKind::NotFound,
+            format!(
+                "dependencies nothing provides: {}",
+                plan.unresolved.join(", ")
+            ),
+        ));
+    }
+    if !plan.conflicts.is_empty() {
+        let what: Vec<String> = plan
+            .conflicts
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} conflicts with {}{}",
+                    c.package,
+                    c.conflicts_with,
+                    if c.installed {
+                        " (installed: pacman would remove it)"
+                    } else {
+                        ""
+                    }
+                )
+            })
+            .collect();
+        return Err(ToolError::new(
+            ErrorKind::Refused,
+            format!(
+                "the install would also remove or replace packages: {}; a hand-off runs only a transaction that installs, so the person's one confirmation covers all of it",
+                what.join("; ")
+            ),
+        )
+        .next("tell the person what conflicts; they can run the install themselves and answer pacman's questions"));
+    }
+    let names = |v: &[archgate_pacman::plan::PlannedPackage]| {
+        v.iter()
+            .map(|p| format!("{} {}", p.name, p.version))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = format!("installs {}", names(&plan.targets));
+    if !plan.dependencies.is_empty() {
+        s.push_str(&format!(
+            " and the dependencies {}",
+            names(&plan.dependencies)
+        ));
+    }
+    s.push_str("; nothing is removed, and pacman asks no further question");
+    Ok(s)
+}
+
 /// A package file `pacman -U` may take from a hand-off: a regular file (not a link) directly in
 /// one of pacman's cache directories.
 fn check_cache_file(path: &str, cache_dirs: &[std::path::PathBuf]) -> Result<(), ToolError> {
@@ -499,7 +594,10 @@ fn unknown(p: &Prepared, why: &str) -> ToolError {
 }
 
 fn answer(p: &Prepared, ended: registry::Ended) -> Result<ToolOutput, ToolError> {
-    let base = serde_json::json!({"id": p.id, "command": p.argv, "channel": ended.channel});
+    let mut base = serde_json::json!({"id": p.id, "command": p.argv, "channel": ended.channel, "verified": ended.verified});
+    if !ended.verified {
+        base["note"] = "reported by `archgate handoff` outside a terminal archgate opened: archgate did not see who answered, so this is not confirmed as the person's".into();
+    }
     match ended.outcome {
         Outcome::Ran {
             exit_code,

@@ -2,10 +2,10 @@
 //!
 //! An agent never writes a command: it names an operation and its values (package names, a
 //! unit), each checked the way the package tools check them, and archgate builds the argv. The
-//! argv always starts `sudo -k --`: `-k` makes sudo ignore any credentials cached for the
-//! terminal, so the person's password is asked for every hand-off and none is cached after it.
-//! The program after it is an absolute path archgate resolved in its trusted directories, so the
-//! command shown is the command `sudo` runs.
+//! argv always starts `/usr/bin/sudo -k --`: `-k` makes sudo ignore any credentials cached for
+//! the terminal, so the person's password is asked for every hand-off and none is cached after
+//! it. `sudo` and the program after it are absolute paths archgate resolved in root's
+//! directories alone (`pinned.rs`), so the command shown is the command run.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -362,20 +362,33 @@ impl Operation {
     }
 }
 
-/// Builds the argv: `sudo -k -- PROGRAM [--config F] ARGS…`. `program` is the absolute path
-/// archgate resolved; `pacman_conf` is passed only when it is not the default file.
-pub fn argv(op: &Operation, program: &Path, pacman_conf: &Path) -> Vec<String> {
-    let mut v: Vec<String> = vec!["sudo".into(), "-k".into(), "--".into()];
+/// Builds the argv: `SUDO -k -- PROGRAM [--config F] [--noconfirm] ARGS…`. `sudo` and
+/// `program` are the absolute paths archgate resolved (`pinned.rs`); `pacman_conf` is passed
+/// only when it is not the default file (and only a root-owned one reaches here).
+///
+/// pacman runs with `--noconfirm` (attack 5b, F13: *the person's one confirmation followed by
+/// further questions on the same typeable terminal*): after the password nothing more can be
+/// answered by typing. Every default is then taken, which for a conflict is *no* (pacman stops,
+/// nothing changes); the install's transaction was computed and shown beforehand, and one that
+/// removes or replaces anything is refused before the terminal opens (`mod.rs`).
+pub fn argv(op: &Operation, sudo: &Path, program: &Path, pacman_conf: &Path) -> Vec<String> {
+    let mut v: Vec<String> = vec![
+        sudo.to_string_lossy().into_owned(),
+        "-k".into(),
+        "--".into(),
+    ];
     v.push(program.to_string_lossy().into_owned());
     let conf = || -> Vec<String> {
-        if pacman_conf == Path::new("/etc/pacman.conf") {
+        let mut c = if pacman_conf == Path::new("/etc/pacman.conf") {
             Vec::new()
         } else {
             vec![
                 "--config".into(),
                 pacman_conf.to_string_lossy().into_owned(),
             ]
-        }
+        };
+        c.push("--noconfirm".into());
+        c
     };
     match op {
         Operation::SystemUpdate => {

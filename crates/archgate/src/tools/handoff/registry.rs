@@ -6,9 +6,21 @@
 //!
 //! **Two hand-offs at once:** a second is refused at once (`busy`, naming the first), as a second
 //! presence dialog is: two terminals asking for a password at the same moment would let the
-//! person type it into the one they did not mean. **One claim:** a hand-off is claimed once; a
-//! second helper is refused. A claim that ends without a report (the terminal closed) is
-//! `cancelled` before its command started and `unknown` after.
+//! person type it into the one they did not mean. Every archgate process of the person holds
+//! that one slot together (attack 5b, F8: *a one-at-a-time invariant kept in one process's
+//! memory while several processes can put it on the screen*): opening a hand-off takes an
+//! exclusive `flock` on `handoff.lock` in the runtime directory, held until the hand-off ends.
+//! **One claim:** a hand-off is claimed once; a second helper is refused. A claim that ends
+//! without a report (the terminal closed) is `cancelled` before its command started and
+//! `unknown` after.
+//!
+//! **Who may claim** (attack 5b, F2: *a confirmation and outcome taken from whoever holds the id
+//! on a same-uid socket, its channel the claimant's word*): ids are 128 random bits; a hand-off
+//! archgate opened a terminal for is claimed only by a process descending from that terminal
+//! (the kernel's process tree, read at connect time) — nothing can claim it while the terminal
+//! is being opened — and its channel is `terminal`, observed, not said. A hand-off without a
+//! terminal (`archgate handoff ID` in the person's own) is claimed by whoever runs that: its
+//! channel is `own_terminal` and its end is recorded and answered as **unverified**.
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -19,7 +31,7 @@ use tokio::sync::oneshot;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Prepared {
     pub id: String,
-    /// Exactly what runs: `sudo -k -- /usr/bin/pacman …`.
+    /// Exactly what runs: `/usr/bin/sudo -k -- /usr/bin/pacman …`.
     pub argv: Vec<String>,
     /// Why the agent asks, in its words (shown escaped).
     pub reason: String,
@@ -76,7 +88,29 @@ pub enum Outcome {
 #[derive(Debug, Clone)]
 pub struct Ended {
     pub outcome: Outcome,
+    /// `terminal` (the claimant descends from the terminal archgate opened) or `own_terminal`.
     pub channel: String,
+    /// Whether archgate saw the claimant descend from the terminal it opened. An unverified
+    /// end is never recorded as the person's.
+    pub verified: bool,
+}
+
+/// A new hand-off id: 128 random bits in hex (never derived from the pid or a counter).
+pub fn new_id() -> Result<String, String> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| format!("no randomness for a hand-off id: {e}"))?;
+    Ok(hex::encode(b))
+}
+
+/// Where the hand-off's helper must run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Terminal {
+    /// archgate is opening a terminal: nothing may claim yet.
+    Opening,
+    /// The terminal archgate started: only its descendants may claim.
+    Opened(u32),
+    /// No terminal was opened: `archgate handoff ID` in the person's own (unverified).
+    None,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +123,10 @@ enum State {
 struct Slot {
     prepared: Arc<Prepared>,
     state: State,
+    terminal: Terminal,
     tx: Option<oneshot::Sender<Ended>>,
+    /// The lock every archgate process of the person shares; released when the slot goes.
+    _held: Option<nix::fcntl::Flock<std::fs::File>>,
 }
 
 /// Why a claim was refused.
@@ -99,12 +136,22 @@ pub enum ClaimError {
     NotFound(String),
     #[error("hand-off {0} is already being answered in another terminal")]
     Taken(String),
+    #[error(
+        "hand-off {0} is answered only in the terminal archgate opened for it; this process is not in it"
+    )]
+    NotItsTerminal(String),
 }
 
 /// Why a second hand-off was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("hand-off {0} is still waiting for the person; one at a time")]
-pub struct Busy(pub String);
+pub enum Busy {
+    /// Another hand-off (named) waits or runs.
+    #[error("hand-off {0} is still waiting for the person; one at a time")]
+    Waiting(String),
+    /// The shared lock cannot be taken: none is opened (one at a time is not kept otherwise).
+    #[error("hand-offs cannot be kept to one at a time here ({0}); none is opened")]
+    NoLock(String),
+}
 
 /// What the deadline found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,33 +167,116 @@ pub enum Expired {
 #[derive(Default)]
 pub struct Handoffs {
     slot: Mutex<Option<Slot>>,
+    /// `RUNTIME_DIR/handoff.lock`, shared by every archgate process of the person.
+    lock_file: Option<PathBuf>,
 }
 
 impl Handoffs {
+    /// Hand-offs whose one-at-a-time holds across processes through `lock_file`.
+    pub fn new(lock_file: PathBuf) -> Self {
+        Self {
+            slot: Mutex::default(),
+            lock_file: Some(lock_file),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Slot>> {
         self.slot.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Takes the person's one hand-off lock, writing this hand-off's id into it; `Busy` naming
+    /// the holder's id when another process holds it.
+    fn take_shared(&self, id: &str) -> Result<Option<nix::fcntl::Flock<std::fs::File>>, Busy> {
+        use nix::fcntl::{Flock, FlockArg};
+        use std::io::{Read, Seek, Write};
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let Some(path) = &self.lock_file else {
+            return Ok(None);
+        };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir);
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| Busy::NoLock(format!("{} cannot be opened: {e}", path.display())))?;
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(mut held) => {
+                let _ = held.set_len(0);
+                let _ = held.rewind();
+                let _ = held.write_all(id.as_bytes());
+                Ok(Some(held))
+            }
+            Err((mut file, _)) => {
+                let mut other = String::new();
+                let _ = file.read_to_string(&mut other);
+                let other: String = other
+                    .chars()
+                    .filter(char::is_ascii_hexdigit)
+                    .take(64)
+                    .collect();
+                Err(Busy::Waiting(if other.is_empty() {
+                    "(of another archgate process)".into()
+                } else {
+                    format!("{other} (of another archgate process)")
+                }))
+            }
+        }
+    }
+
     /// Holds `p` until it is claimed and ends, or is withdrawn; the receiver hears the end.
-    pub fn open(&self, p: Prepared) -> Result<oneshot::Receiver<Ended>, Busy> {
+    /// `terminal`: `Opening` when archgate is about to open a terminal for it (then
+    /// [`Handoffs::opened`] says which), `None` when the person runs `archgate handoff ID`.
+    pub fn open(&self, p: Prepared, terminal: Terminal) -> Result<oneshot::Receiver<Ended>, Busy> {
         let mut slot = self.lock();
         if let Some(s) = &*slot {
-            return Err(Busy(s.prepared.id.clone()));
+            return Err(Busy::Waiting(s.prepared.id.clone()));
         }
+        let held = self.take_shared(&p.id)?;
         let (tx, rx) = oneshot::channel();
         *slot = Some(Slot {
             prepared: Arc::new(p),
             state: State::Waiting,
+            terminal,
             tx: Some(tx),
+            _held: held,
         });
         Ok(rx)
     }
 
-    /// Claims hand-off `id` for one helper, on `channel`.
-    pub fn claim(self: &Arc<Self>, id: &str, channel: &str) -> Result<Claim, ClaimError> {
+    /// The terminal for hand-off `id` started as `pid` (`Some`), or did not open (`None`: the
+    /// person may run `archgate handoff ID`, unverified).
+    pub fn opened(&self, id: &str, pid: Option<u32>) {
+        let mut slot = self.lock();
+        if let Some(s) = slot.as_mut().filter(|s| s.prepared.id == id) {
+            s.terminal = pid.map_or(Terminal::None, Terminal::Opened);
+        }
+    }
+
+    /// Claims hand-off `id` for the helper process `peer` (its pid, from the socket's peer
+    /// credentials): the channel is what archgate observes, never the helper's word.
+    pub fn claim(self: &Arc<Self>, id: &str, peer: Option<u32>) -> Result<Claim, ClaimError> {
         let mut slot = self.lock();
         let Some(s) = slot.as_mut().filter(|s| s.prepared.id == id) else {
             return Err(ClaimError::NotFound(id.to_owned()));
+        };
+        let (channel, verified) = match s.terminal {
+            Terminal::Opened(t)
+                if peer.is_some_and(|p| crate::channels::ancestry::descends_from(p, t)) =>
+            {
+                ("terminal", true)
+            }
+            Terminal::Opened(_) | Terminal::Opening => {
+                return Err(ClaimError::NotItsTerminal(id.to_owned()));
+            }
+            Terminal::None => ("own_terminal", false),
         };
         if s.state != State::Waiting {
             return Err(ClaimError::Taken(id.to_owned()));
@@ -156,6 +286,7 @@ impl Handoffs {
             handoffs: self.clone(),
             prepared: s.prepared.clone(),
             channel: channel.to_owned(),
+            verified,
             started: false,
             done: false,
         })
@@ -194,6 +325,7 @@ pub struct Claim {
     handoffs: Arc<Handoffs>,
     prepared: Arc<Prepared>,
     channel: String,
+    verified: bool,
     started: bool,
     done: bool,
 }
@@ -229,6 +361,7 @@ impl Claim {
         let ended = Ended {
             outcome,
             channel: self.channel.clone(),
+            verified: self.verified,
         };
         self.handoffs.end(&self.prepared.id, ended.clone());
         ended
@@ -254,6 +387,7 @@ impl Drop for Claim {
             let ended = Ended {
                 outcome: self.abandoned(),
                 channel: self.channel.clone(),
+                verified: self.verified,
             };
             self.handoffs.end(&self.prepared.id, ended);
         }
@@ -286,26 +420,29 @@ mod tests {
     #[test]
     fn a_second_hand_off_is_refused_while_one_waits_and_taken_after_it_ends() {
         let h = Arc::new(Handoffs::default());
-        let rx = h.open(prepared("a")).unwrap();
-        assert_eq!(h.open(prepared("b")).unwrap_err(), Busy("a".into()));
-        let c = h.claim("a", "terminal").unwrap();
+        let rx = h.open(prepared("a"), Terminal::None).unwrap();
+        assert_eq!(
+            h.open(prepared("b"), Terminal::None).unwrap_err(),
+            Busy::Waiting("a".into())
+        );
+        let c = h.claim("a", None).unwrap();
         drop(c);
         let ended = rx.blocking_recv().unwrap();
         assert!(matches!(ended.outcome, Outcome::Cancelled { .. }));
-        assert!(h.open(prepared("b")).is_ok());
+        assert!(h.open(prepared("b"), Terminal::None).is_ok());
     }
 
     #[test]
     fn a_hand_off_is_claimed_once() {
         let h = Arc::new(Handoffs::default());
-        let _rx = h.open(prepared("a")).unwrap();
-        let _c = h.claim("a", "terminal").unwrap();
+        let _rx = h.open(prepared("a"), Terminal::None).unwrap();
+        let _c = h.claim("a", None).unwrap();
         assert_eq!(
-            h.claim("a", "own_terminal").err(),
+            h.claim("a", None).err(),
             Some(ClaimError::Taken("a".into()))
         );
         assert_eq!(
-            h.claim("zz", "terminal").err(),
+            h.claim("zz", None).err(),
             Some(ClaimError::NotFound("zz".into()))
         );
     }
@@ -313,8 +450,8 @@ mod tests {
     #[test]
     fn a_terminal_gone_mid_run_is_unknown_and_before_enter_cancelled() {
         let h = Arc::new(Handoffs::default());
-        let rx = h.open(prepared("a")).unwrap();
-        let mut c = h.claim("a", "terminal").unwrap();
+        let rx = h.open(prepared("a"), Terminal::None).unwrap();
+        let mut c = h.claim("a", None).unwrap();
         c.start().unwrap();
         drop(c);
         assert!(matches!(
@@ -326,12 +463,12 @@ mod tests {
     #[test]
     fn past_the_deadline_nothing_may_start_and_a_running_one_is_still_awaited() {
         let h = Arc::new(Handoffs::default());
-        let _rx = h.open(prepared("a")).unwrap();
-        let mut c = h.claim("a", "terminal").unwrap();
+        let _rx = h.open(prepared("a"), Terminal::None).unwrap();
+        let mut c = h.claim("a", None).unwrap();
         assert_eq!(h.expire("a"), Expired::Withdrawn);
         assert!(c.start().is_err());
-        let rx = h.open(prepared("b")).unwrap();
-        let mut c = h.claim("b", "terminal").unwrap();
+        let rx = h.open(prepared("b"), Terminal::None).unwrap();
+        let mut c = h.claim("b", None).unwrap();
         c.start().unwrap();
         assert_eq!(h.expire("b"), Expired::Running);
         c.finish(Outcome::Ran {
@@ -350,8 +487,8 @@ mod tests {
     #[test]
     fn a_run_reported_without_a_start_is_not_believed() {
         let h = Arc::new(Handoffs::default());
-        let rx = h.open(prepared("a")).unwrap();
-        let c = h.claim("a", "terminal").unwrap();
+        let rx = h.open(prepared("a"), Terminal::None).unwrap();
+        let c = h.claim("a", None).unwrap();
         c.finish(Outcome::Ran {
             exit_code: Some(0),
             signal: None,
@@ -362,5 +499,73 @@ mod tests {
             rx.blocking_recv().unwrap().outcome,
             Outcome::Failed { .. }
         ));
+    }
+
+    #[test]
+    fn a_terminal_hand_off_is_claimed_only_from_that_terminal_and_not_while_it_opens() {
+        let h = Arc::new(Handoffs::default());
+        let rx = h.open(prepared("a"), Terminal::Opening).unwrap();
+        let me = std::process::id();
+        // While the terminal opens nobody may claim, not even a child of archgate.
+        assert_eq!(
+            h.claim("a", Some(me)).err(),
+            Some(ClaimError::NotItsTerminal("a".into()))
+        );
+        let up = nix::unistd::getppid().as_raw().unsigned_abs();
+        // The "terminal" is this process: its parent does not descend from it.
+        h.opened("a", Some(me));
+        assert_eq!(
+            h.claim("a", Some(up)).err(),
+            Some(ClaimError::NotItsTerminal("a".into()))
+        );
+        assert_eq!(
+            h.claim("a", None).err(),
+            Some(ClaimError::NotItsTerminal("a".into()))
+        );
+        // The "terminal" is the parent: this process descends from it, and is believed.
+        h.opened("a", Some(up));
+        let c = h.claim("a", Some(me)).unwrap();
+        drop(c);
+        let ended = rx.blocking_recv().unwrap();
+        assert_eq!(ended.channel, "terminal");
+        assert!(ended.verified);
+    }
+
+    #[test]
+    fn without_a_terminal_the_claimant_is_unverified_whatever_it_says() {
+        let h = Arc::new(Handoffs::default());
+        let rx = h.open(prepared("a"), Terminal::None).unwrap();
+        let c = h.claim("a", Some(std::process::id())).unwrap();
+        drop(c);
+        let ended = rx.blocking_recv().unwrap();
+        assert_eq!(ended.channel, "own_terminal");
+        assert!(!ended.verified);
+    }
+
+    #[test]
+    fn ids_are_random_and_long() {
+        let a = new_id().unwrap();
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, new_id().unwrap());
+    }
+
+    #[test]
+    fn one_hand_off_at_a_time_across_processes_through_the_runtime_lock() {
+        // Two archgate processes share the runtime directory; two `Handoffs` with their own
+        // open file of the same lock conflict as two processes do (flock is per open file).
+        let d = tempfile::tempdir().unwrap();
+        let lock = d.path().join("archgate").join("handoff.lock");
+        let one = Arc::new(Handoffs::new(lock.clone()));
+        let two = Arc::new(Handoffs::new(lock));
+        let id = new_id().unwrap();
+        let rx = one.open(prepared(&id), Terminal::None).unwrap();
+        let busy = two.open(prepared("b"), Terminal::None).unwrap_err();
+        assert!(
+            matches!(&busy, Busy::Waiting(w) if w.contains(&id)),
+            "{busy}"
+        );
+        drop(one.claim(&id, None).unwrap());
+        rx.blocking_recv().unwrap();
+        assert!(two.open(prepared("b"), Terminal::None).is_ok());
     }
 }

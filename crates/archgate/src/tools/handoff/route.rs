@@ -66,6 +66,19 @@ pub async fn prepare(
         ));
     }
     let spec = probe.permit.executor().pin(call.spec.clone())?;
+    // The script crosses privilege (it runs sudo with the person's password): root's alone, like
+    // sudo and the program of every other hand-off (`pinned.rs`; attack 5b F1's class). A git
+    // install of Omarchy in the person's home is theirs to write — and the agent's, same uid.
+    super::pinned::root_file(std::path::Path::new(spec.program())).map_err(|e| {
+        ToolError::new(
+            ErrorKind::Refused,
+            format!(
+                "`{}`'s script is not root's alone, so any program of yours could change what sudo runs inside it ({e})",
+                r.route
+            ),
+        )
+        .next("tell the person the route's script is theirs to write; they can run the route themselves")
+    })?;
     let sha256 = spec.pinned().map(|p| p.sha256()).unwrap_or_default();
     let mut argv = vec![spec.program().to_owned()];
     argv.extend(spec.arg_list().iter().cloned());

@@ -1,238 +1,172 @@
-//! Will `sudo` ask the person's password for this command? Read from `sudo -n -k -l`.
+//! Will `sudo` ask the person's password for *this* command? Asked of sudo itself, exactly.
 //!
 //! A keystroke is not presence: a same-user process can type into the focused terminal through
 //! the compositor's virtual keyboard. What protects a hand-off is sudo's password, so a hand-off
-//! runs only where sudo will ask for it. The helper asks sudo itself, without a password
-//! (`-n`), ignoring cached credentials (`-k`), to list what the person may run (`-l`):
+//! runs only where sudo will ask for it.
 //!
-//! - sudo answers "a password is required" (exit 1): listing needs a password, which with
-//!   sudo's default `listpw=any` means no entry of the person's is `NOPASSWD` — it will ask;
-//! - sudo lists the entries (exit 0): some entry is `NOPASSWD`, or `!authenticate` is a default.
-//!   The listing is read; when an entry that could match the command carries `NOPASSWD` (or
-//!   `!authenticate` applies), sudo would not ask and the hand-off is refused, saying why;
-//! - anything else (sudo missing, another error): refused, with sudo's own words.
+//! Class (attack 5b, F3 and F9): *sudo's decision for one command predicted from another query,
+//! in human words*. `sudo -l` is governed by `listpw`, not by the command's rule, and does not
+//! show `Defaults!CMD`, `Defaults>runas` or `Defaults@host`; and its words are translated. So the
+//! helper asks sudo about the exact invocation it will run: the same user, host, runas and
+//! argv, with `-n` (never prompt) and `-D` naming a directory that does not exist:
 //!
-//! Cached credentials never apply: the command itself runs as `sudo -k -- …`.
+//!     /usr/bin/sudo -k -n -D /nonexistent/archgate-sudo-probe -- /usr/bin/pacman …   (env: LC_ALL=C only)
+//!
+//! sudo looks up the rule for that argv and authenticates as the rule says *before* it judges
+//! `-D`, so (sudo 1.9.13, run here with a test user, 2026-12-06):
+//!
+//! - `sudo: a password is required` (exit 1): sudo would ask — the hand-off may go on;
+//! - `you are not permitted to use the -D option` or `unable to change directory to
+//!   /nonexistent/…`: sudo went past authentication without a password (`NOPASSWD`,
+//!   `!authenticate`, `Defaults!CMD …`): refused; and the command never ran (the `-D` refusal or
+//!   the failed change of directory stops sudo before it executes anything);
+//! - anything else (another message, exit 0, a signal, sudo missing): *could not tell*, refused.
+//!
+//! Cached credentials never apply: `-k` here and in the command itself.
 
-/// What the listing says about one command.
+/// The directory the probe names: it never exists (`/nonexistent` is the conventional home of
+/// users without one; the leaf is archgate's).
+pub const PROBE_DIR: &str = "/nonexistent/archgate-sudo-probe";
+
+/// What sudo did with the probe.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Asks {
     /// sudo will ask for the password.
     Yes,
-    /// sudo would run it without a password; the reason names the entry.
+    /// sudo would run it without a password; the reason says how that was seen.
     No(String),
     /// Could not tell; the reason is sudo's answer.
     Unknown(String),
 }
 
-/// Judges `sudo -n -k -l`'s exit status and output for `program` (an absolute path).
-pub fn judge(exit: Option<i32>, stdout: &str, stderr: &str, program: &str) -> Asks {
-    match exit {
-        Some(0) => judge_listing(stdout, program),
-        Some(1) if stderr.contains("a password is required") => Asks::Yes,
-        _ => Asks::Unknown(
-            format!("{} {}", stderr.trim(), stdout.trim())
-                .trim()
-                .chars()
-                .take(400)
-                .collect(),
-        ),
-    }
-}
-
-/// Reads a listing: its `Matching Defaults` block and the entries after "may run the following
-/// commands". Any `NOPASSWD` command spec that could match `program` (ALL, the path itself, a
-/// pattern or a directory) means sudo would not ask.
-pub fn judge_listing(listing: &str, program: &str) -> Asks {
-    let mut in_defaults = false;
-    let mut in_entries = false;
-    for line in listing.lines() {
-        let t = line.trim();
-        if t.starts_with("Matching Defaults entries") {
-            in_defaults = true;
-            in_entries = false;
-            continue;
-        }
-        if t.contains("may run the following commands") {
-            in_defaults = false;
-            in_entries = true;
-            continue;
-        }
-        if t.is_empty() {
-            continue;
-        }
-        if in_defaults
-            && t.split(',')
-                .any(|d| d.trim() == "!authenticate" || d.trim().starts_with("!authenticate"))
-        {
-            return Asks::No("sudo's defaults say `!authenticate`: no password is asked".into());
-        }
-        if in_entries && let Some(reason) = entry_skips_password(t, program) {
-            return Asks::No(reason);
-        }
-    }
-    Asks::Yes
-}
-
-/// One entry line, `(runas) TAG: cmd, cmd, TAG: cmd`: tags carry forward along the line, as in
-/// sudoers. The entry names the command without a password when a `NOPASSWD` spec could match.
-fn entry_skips_password(entry: &str, program: &str) -> Option<String> {
-    let rest = match entry.strip_prefix('(') {
-        Some(r) => r.split_once(')').map(|(_, r)| r).unwrap_or(r),
-        None => entry,
+/// The probe's argv for the hand-off command `argv` (`SUDO -k -- PROGRAM ARGS…`): `SUDO -k -n
+/// -D PROBE_DIR -- PROGRAM ARGS…`. None when `argv` is not such a command.
+pub fn probe_argv(argv: &[String]) -> Option<Vec<String>> {
+    let [sudo, k, dashes, rest @ ..] = argv else {
+        return None;
     };
-    let mut nopasswd = false;
-    for spec in rest.split(',') {
-        let mut spec = spec.trim();
-        // Leading tags: `NOPASSWD: SETENV: /usr/bin/x`.
-        while let Some((tag, after)) = spec.split_once(':') {
-            let tag = tag.trim();
-            if tag.is_empty() || !tag.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
-                break;
-            }
-            match tag {
-                "NOPASSWD" => nopasswd = true,
-                "PASSWD" => nopasswd = false,
-                _ => {}
-            }
-            spec = after.trim();
-        }
-        if nopasswd && could_match(spec, program) {
-            return Some(format!(
-                "the person's sudo rule `{}` runs it without a password",
-                entry.trim()
-            ));
-        }
+    if k != "-k" || dashes != "--" || rest.is_empty() {
+        return None;
     }
-    None
+    let mut v = vec![
+        sudo.clone(),
+        "-k".into(),
+        "-n".into(),
+        "-D".into(),
+        PROBE_DIR.into(),
+        "--".into(),
+    ];
+    v.extend(rest.iter().cloned());
+    Some(v)
 }
 
-/// Whether a command spec could match `program`: `ALL`, the path (with or without arguments),
-/// a directory holding it, or any pattern (judged as a match: unsure means no). An empty
-/// `program` is any command (a route's script may run sudo with any): every spec matches.
-fn could_match(spec: &str, program: &str) -> bool {
-    let cmd = spec.split_whitespace().next().unwrap_or("");
-    let cmd = cmd.strip_prefix('!').unwrap_or(cmd);
-    program.is_empty()
-        || cmd == "ALL"
-        || cmd == program
-        || cmd.contains(['*', '?', '['])
-        || (cmd.ends_with('/') && program.starts_with(cmd))
-        || cmd.starts_with("sha") // a digest-qualified command: judged as a match
-        || !cmd.starts_with('/')
+/// Judges the probe's exit status and stderr (sudo's words in the C locale).
+pub fn judge(exit: Option<i32>, stderr: &str) -> Asks {
+    let said = || -> String { stderr.trim().chars().take(400).collect() };
+    if exit != Some(1) {
+        return Asks::Unknown(format!("exit {exit:?}: {}", said()));
+    }
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    match lines.first().copied() {
+        Some("sudo: a password is required") if lines.len() == 1 => Asks::Yes,
+        Some(l)
+            if l.starts_with("sudo: you are not permitted to use the -D option")
+                || l.starts_with(&format!("sudo: unable to change directory to {PROBE_DIR}")) =>
+        {
+            Asks::No(format!(
+                "sudo went past its password check for this very command without asking: a NOPASSWD rule, \
+                 `!authenticate` or a Defaults entry for it applies (sudo said: {})",
+                said()
+            ))
+        }
+        _ => Asks::Unknown(said()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    // Shapes as Debian 12's sudo 1.9.13 prints them (run here with a test user, 2026-12-05).
-    const NOPASSWD_PACMAN: &str = "Matching Defaults entries for tester on vm:
-    env_reset, mail_badpass,
-    secure_path=/usr/local/sbin\\:/usr/local/bin\\:/usr/sbin\\:/usr/bin\\:/sbin\\:/bin,
-    use_pty
-
-User tester may run the following commands on vm:
-    (root) NOPASSWD: /usr/bin/pacman
-";
-
-    #[test]
-    fn a_password_required_to_list_means_sudo_will_ask() {
-        assert_eq!(
-            judge(
-                Some(1),
-                "",
-                "sudo: a password is required\n",
-                "/usr/bin/pacman"
-            ),
-            Asks::Yes
-        );
+    fn argv(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
     }
 
     #[test]
-    fn a_nopasswd_rule_for_the_program_or_all_refuses() {
-        assert!(matches!(
-            judge(Some(0), NOPASSWD_PACMAN, "", "/usr/bin/pacman"),
-            Asks::No(_)
-        ));
-        let all = NOPASSWD_PACMAN.replace("NOPASSWD: /usr/bin/pacman", "NOPASSWD: ALL");
-        assert!(matches!(
-            judge_listing(&all, "/usr/bin/pacman"),
-            Asks::No(_)
-        ));
-        let glob = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/usr/bin/*");
-        assert!(matches!(
-            judge_listing(&glob, "/usr/bin/pacman"),
-            Asks::No(_)
-        ));
-        let dir = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/usr/bin/");
-        assert!(matches!(
-            judge_listing(&dir, "/usr/bin/pacman"),
-            Asks::No(_)
-        ));
-        let alias = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "PKGS");
-        assert!(matches!(
-            judge_listing(&alias, "/usr/bin/pacman"),
-            Asks::No(_)
-        ));
-    }
-
-    #[test]
-    fn a_nopasswd_rule_for_another_program_still_asks() {
-        let other = NOPASSWD_PACMAN.replace(
-            "(root) NOPASSWD: /usr/bin/pacman",
-            "(root) NOPASSWD: /usr/bin/systemctl\n    (ALL : ALL) ALL",
-        );
-        assert_eq!(judge_listing(&other, "/usr/bin/pacman"), Asks::Yes);
-        // Tags carry along a line until another tag resets them.
-        let mixed = NOPASSWD_PACMAN.replace(
-            "(root) NOPASSWD: /usr/bin/pacman",
-            "(root) NOPASSWD: /usr/bin/systemctl, PASSWD: /usr/bin/pacman",
-        );
-        assert_eq!(judge_listing(&mixed, "/usr/bin/pacman"), Asks::Yes);
-        let carried = NOPASSWD_PACMAN.replace(
-            "(root) NOPASSWD: /usr/bin/pacman",
-            "(root) NOPASSWD: /usr/bin/systemctl, /usr/bin/pacman -S *",
-        );
-        assert!(matches!(
-            judge_listing(&carried, "/usr/bin/pacman"),
-            Asks::No(_)
-        ));
-    }
-
-    #[test]
-    fn for_any_command_every_nopasswd_entry_refuses() {
-        // A route's script may run sudo with any program: a rule for another one counts too.
-        let other = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/usr/bin/systemctl");
-        assert!(matches!(judge_listing(&other, ""), Asks::No(_)));
-        assert_eq!(
-            judge_listing(&other.replace("NOPASSWD: ", ""), ""),
-            Asks::Yes
-        );
-    }
-
-    #[test]
-    fn no_authenticate_in_defaults_refuses() {
-        let d = NOPASSWD_PACMAN
-            .replace("use_pty", "use_pty, !authenticate")
-            .replace("NOPASSWD: /usr/bin/pacman", "/usr/bin/systemctl");
-        assert!(matches!(judge_listing(&d, "/usr/bin/pacman"), Asks::No(_)));
-    }
-
-    #[test]
-    fn anything_else_is_not_known_and_says_sudos_words() {
-        match judge(None, "", "", "/usr/bin/pacman") {
-            Asks::Unknown(_) => {}
-            other => panic!("{other:?}"),
-        }
-        match judge(
-            Some(1),
-            "",
-            "sudo: unable to resolve host",
+    fn the_probe_is_the_exact_command_with_never_prompt_and_a_directory_that_is_not() {
+        let cmd = argv(&[
+            "/usr/bin/sudo",
+            "-k",
+            "--",
             "/usr/bin/pacman",
-        ) {
-            Asks::Unknown(w) => assert!(w.contains("unable to resolve host")),
-            other => panic!("{other:?}"),
+            "-S",
+            "--noconfirm",
+            "--",
+            "x",
+        ]);
+        assert_eq!(
+            probe_argv(&cmd).unwrap(),
+            argv(&[
+                "/usr/bin/sudo",
+                "-k",
+                "-n",
+                "-D",
+                PROBE_DIR,
+                "--",
+                "/usr/bin/pacman",
+                "-S",
+                "--noconfirm",
+                "--",
+                "x"
+            ])
+        );
+        assert!(probe_argv(&argv(&["/usr/bin/sudo", "--", "/usr/bin/pacman"])).is_none());
+        assert!(!std::path::Path::new(PROBE_DIR).exists());
+    }
+
+    // sudo 1.9.13's words, as it printed them here for each sudoers shape (2026-12-06).
+    #[test]
+    fn a_password_required_for_this_command_means_sudo_will_ask() {
+        assert_eq!(judge(Some(1), "sudo: a password is required\n"), Asks::Yes);
+    }
+
+    #[test]
+    fn sudo_passing_its_password_check_refuses_whatever_the_rule_looks_like() {
+        // `NOPASSWD: /usr/bin/pacman`, `Defaults!/usr/bin/pacman !authenticate`, `listpw=always`
+        // with NOPASSWD, `NOPASSWD: ALL`: the -D refusal.
+        let d = "sudo: you are not permitted to use the -D option with /usr/bin/pacman\n";
+        assert!(matches!(judge(Some(1), d), Asks::No(_)));
+        // With `runcwd=*` (or `CWD=*`) the change of directory fails instead.
+        let c = format!(
+            "sudo: unable to change directory to {PROBE_DIR}: No such file or directory\n\
+             sudo: unable to execute /usr/bin/pacman: No such file or directory\n"
+        );
+        assert!(matches!(judge(Some(1), &c), Asks::No(_)));
+    }
+
+    #[test]
+    fn anything_unrecognised_is_could_not_tell_never_will_ask() {
+        // A translated answer (the probe runs in the C locale; should one come through anyway).
+        for (exit, err) in [
+            (Some(1), "sudo: Ein Passwort ist notwendig\n"),
+            (
+                Some(1),
+                "sudo: unable to resolve host vm\nsudo: a password is required\n",
+            ),
+            (Some(0), ""),
+            (None, ""),
+            (
+                Some(1),
+                "sudo: account validation failure, is your account locked?\n",
+            ),
+        ] {
+            match judge(exit, err) {
+                Asks::Unknown(_) => {}
+                other => panic!("{exit:?} {err:?}: {other:?}"),
+            }
         }
     }
 }

@@ -207,21 +207,34 @@ pub async fn configured(desk: &Desktop) -> Option<String> {
     hyprland_term(&text).map(str::to_owned)
 }
 
-/// The terminal a hand-off would open on `desk` (for `doctor`).
-pub async fn which(exec: &Executor, desk: &Desktop) -> Option<Terminal> {
+/// The terminal a hand-off would open on `desk` (for `doctor` too): chosen as above among
+/// root's programs in root's directories alone (`pinned.rs`: the terminal takes the person's
+/// password, attack 5b F1), named by its absolute path.
+pub async fn which(desk: &Desktop) -> Option<Terminal> {
     let configured = configured(desk).await;
-    choose(exec, configured.as_deref())
+    let exec = super::pinned::executor();
+    let mut term = choose(&exec, configured.as_deref())?;
+    term.program = super::pinned::program(&term.program)
+        .ok()?
+        .to_string_lossy()
+        .into_owned();
+    Some(term)
 }
 
-/// Opens the terminal; the reason when it cannot.
-pub async fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<(), String> {
-    let Some(term) = which(permit.executor(), desk).await else {
+/// Opens the terminal; its pid, or the reason when it cannot.
+pub async fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<u32, String> {
+    let Some(term) = which(desk).await else {
         return Err(format!(
-            "no terminal to open here ({} not installed, and the compositor names none)",
-            TERMINALS.join(", ")
+            "no terminal to open here ({} not installed where root alone can write: {}; and the compositor names none there)",
+            TERMINALS.join(", "),
+            super::pinned::DIRS.join(", ")
         ));
     };
     let me = std::env::current_exe().map_err(|e| format!("archgate's own path is unknown: {e}"))?;
+    // The helper shows the command and hands over to sudo: root's alone, like sudo (F1).
+    super::pinned::root_file(&me).map_err(|e| {
+        format!("archgate itself is not root's alone, so the helper in the terminal could be anyone's: {e}")
+    })?;
     let mut argv = term.argv(&me.to_string_lossy(), id).into_iter();
     let mut spec = CommandSpec::new(argv.next().unwrap_or_default()).args(argv);
     if let Some(w) = &desk.wayland_display {
@@ -235,7 +248,6 @@ pub async fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<(), Strin
     }
     permit
         .spawn_detached(spec)
-        .map(|_| ())
         .map_err(|e| format!("the terminal did not start: {e}"))
 }
 

@@ -39,7 +39,8 @@ fn without_a_desktop_the_answer_gives_the_command_and_a_shell_without_a_terminal
         format!("archgate handoff {id}")
     );
     let command: Vec<String> = serde_json::from_value(e["details"]["command"].clone()).unwrap();
-    assert_eq!(command[..3], ["sudo", "-k", "--"]);
+    // sudo by the absolute path checked: root's alone (attack 5b, F1).
+    assert_eq!(command[..3], ["/usr/bin/sudo", "-k", "--"]);
     assert!(command[3].ends_with("/systemctl"), "{command:?}");
     assert_eq!(command[4..], ["restart", "--", "archgate-e2e.service"]);
 
@@ -64,6 +65,8 @@ fn without_a_desktop_the_answer_gives_the_command_and_a_shell_without_a_terminal
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["id"], id.as_str());
     assert_eq!(events[0]["channel"], "own_terminal");
+    // Outside a terminal archgate opened, the claimant is not verified (attack 5b, F2).
+    assert_eq!(events[0]["verified"], false);
     assert_eq!(events[0]["outcome"], "refused");
     assert_eq!(events[0]["command"], json!(command));
 

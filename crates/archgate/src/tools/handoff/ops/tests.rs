@@ -1,6 +1,8 @@
 //! The operations' values, checks and argv.
 use super::*;
 
+const SUDO: &str = "/usr/bin/sudo";
+
 fn install(names: &[&str]) -> Operation {
     Operation::Install {
         packages: names.iter().map(|s| s.to_string()).collect(),
@@ -13,14 +15,16 @@ fn the_argv_is_built_from_typed_values_only() {
     assert_eq!(
         argv(
             &install(&["hello", "lib32-glibc"]),
+            Path::new(SUDO),
             Path::new("/usr/bin/pacman"),
             conf
         ),
         [
-            "sudo",
+            "/usr/bin/sudo",
             "-k",
             "--",
             "/usr/bin/pacman",
+            "--noconfirm",
             "-S",
             "--",
             "hello",
@@ -30,31 +34,43 @@ fn the_argv_is_built_from_typed_values_only() {
     assert_eq!(
         argv(
             &Operation::SystemUpdate,
+            Path::new(SUDO),
             Path::new("/usr/bin/pacman"),
             Path::new("/t/p.conf")
         ),
         [
-            "sudo",
+            "/usr/bin/sudo",
             "-k",
             "--",
             "/usr/bin/pacman",
             "--config",
             "/t/p.conf",
+            "--noconfirm",
             "-Syu"
         ]
     );
     assert_eq!(
-        argv(&Operation::CleanCache, Path::new("/usr/bin/paccache"), conf),
-        ["sudo", "-k", "--", "/usr/bin/paccache", "-rk3"]
+        argv(
+            &Operation::CleanCache,
+            Path::new(SUDO),
+            Path::new("/usr/bin/paccache"),
+            conf
+        ),
+        ["/usr/bin/sudo", "-k", "--", "/usr/bin/paccache", "-rk3"]
     );
     let unit = Operation::Unit {
         action: UnitVerb::Restart,
         unit: "sshd.service".into(),
     };
     assert_eq!(
-        argv(&unit, Path::new("/usr/bin/systemctl"), conf),
+        argv(
+            &unit,
+            Path::new(SUDO),
+            Path::new("/usr/bin/systemctl"),
+            conf
+        ),
         [
-            "sudo",
+            "/usr/bin/sudo",
             "-k",
             "--",
             "/usr/bin/systemctl",
@@ -143,11 +159,12 @@ fn paths_are_absolute_plain_and_of_the_right_kind() {
                 path: "/etc/a.pacnew".into(),
                 live: "/etc/a".into()
             },
+            Path::new(SUDO),
             Path::new("/usr/bin/mv"),
             conf
         ),
         [
-            "sudo",
+            "/usr/bin/sudo",
             "-k",
             "--",
             "/usr/bin/mv",
@@ -160,11 +177,12 @@ fn paths_are_absolute_plain_and_of_the_right_kind() {
     assert_eq!(
         argv(
             &Operation::Snapshot(SnapshotTool::Timeshift),
+            Path::new(SUDO),
             Path::new("/usr/bin/timeshift"),
             conf
         ),
         [
-            "sudo",
+            "/usr/bin/sudo",
             "-k",
             "--",
             "/usr/bin/timeshift",

@@ -1,0 +1,229 @@
+//! Will `sudo` ask the person's password for *any* command? For an Omarchy route's script,
+//! which runs sudo itself with commands archgate does not see: read from sudo's listing,
+//! `sudo -n -k -l`, run in the C locale (its words are judged: attack 5b F9).
+//!
+//! - sudo answers "a password is required" (exit 1): listing needs a password, which with
+//!   sudo's default `listpw=any` means no entry of the person's is `NOPASSWD`;
+//! - sudo lists the entries (exit 0): any entry that is `NOPASSWD`, or `!authenticate` among the
+//!   defaults, refuses the script's hand-off, saying why (a script may run any command);
+//! - a listing without its English header, or anything else: could not tell, refused.
+//!
+//! The listing does not show every way sudo may skip the password (a command's own
+//! `Defaults!CMD !authenticate`, `listpw=always` with a `NOPASSWD` entry: attack 5b F3), so the
+//! script's hand-off also probes the exact commands it can name (`sudo.rs`); what stays is said
+//! in SECURITY.md. The fixed hand-offs use `sudo.rs`'s probe of their exact command alone.
+
+use super::sudo::Asks;
+
+/// Judges `sudo -n -k -l`'s exit status and output for any command.
+pub fn judge(exit: Option<i32>, stdout: &str, stderr: &str) -> Asks {
+    match exit {
+        Some(0) if !stdout.contains("may run the following commands") => Asks::Unknown(
+            "sudo's listing is not one archgate can read (is the C locale missing?)".into(),
+        ),
+        Some(0) => judge_listing(stdout, ""),
+        Some(1) if stderr.contains("a password is required") => Asks::Yes,
+        _ => Asks::Unknown(
+            format!("{} {}", stderr.trim(), stdout.trim())
+                .trim()
+                .chars()
+                .take(400)
+                .collect(),
+        ),
+    }
+}
+
+/// Reads a listing: its `Matching Defaults` block and the entries after "may run the following
+/// commands". Any `NOPASSWD` command spec that could match `program` (ALL, the path itself, a
+/// pattern or a directory) means sudo would not ask.
+pub fn judge_listing(listing: &str, program: &str) -> Asks {
+    let mut in_defaults = false;
+    let mut in_entries = false;
+    for line in listing.lines() {
+        let t = line.trim();
+        if t.starts_with("Matching Defaults entries") {
+            in_defaults = true;
+            in_entries = false;
+            continue;
+        }
+        if t.contains("may run the following commands") {
+            in_defaults = false;
+            in_entries = true;
+            continue;
+        }
+        if t.is_empty() {
+            continue;
+        }
+        if in_defaults
+            && t.split(',')
+                .any(|d| d.trim() == "!authenticate" || d.trim().starts_with("!authenticate"))
+        {
+            return Asks::No("sudo's defaults say `!authenticate`: no password is asked".into());
+        }
+        if in_entries && let Some(reason) = entry_skips_password(t, program) {
+            return Asks::No(reason);
+        }
+    }
+    Asks::Yes
+}
+
+/// One entry line, `(runas) TAG: cmd, cmd, TAG: cmd`: tags carry forward along the line, as in
+/// sudoers. The entry names the command without a password when a `NOPASSWD` spec could match.
+fn entry_skips_password(entry: &str, program: &str) -> Option<String> {
+    let rest = match entry.strip_prefix('(') {
+        Some(r) => r.split_once(')').map(|(_, r)| r).unwrap_or(r),
+        None => entry,
+    };
+    let mut nopasswd = false;
+    for spec in rest.split(',') {
+        let mut spec = spec.trim();
+        // Leading tags: `NOPASSWD: SETENV: /usr/bin/x`.
+        while let Some((tag, after)) = spec.split_once(':') {
+            let tag = tag.trim();
+            if tag.is_empty() || !tag.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+                break;
+            }
+            match tag {
+                "NOPASSWD" => nopasswd = true,
+                "PASSWD" => nopasswd = false,
+                _ => {}
+            }
+            spec = after.trim();
+        }
+        if nopasswd && could_match(spec, program) {
+            return Some(format!(
+                "the person's sudo rule `{}` runs it without a password",
+                entry.trim()
+            ));
+        }
+    }
+    None
+}
+
+/// Whether a command spec could match `program`: `ALL`, the path (with or without arguments),
+/// a directory holding it, or any pattern (judged as a match: unsure means no). An empty
+/// `program` is any command (a route's script may run sudo with any): every spec matches.
+fn could_match(spec: &str, program: &str) -> bool {
+    let cmd = spec.split_whitespace().next().unwrap_or("");
+    let cmd = cmd.strip_prefix('!').unwrap_or(cmd);
+    program.is_empty()
+        || cmd == "ALL"
+        || cmd == program
+        || cmd.contains(['*', '?', '['])
+        || (cmd.ends_with('/') && program.starts_with(cmd))
+        || cmd.starts_with("sha") // a digest-qualified command: judged as a match
+        || !cmd.starts_with('/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Shapes as Debian 12's sudo 1.9.13 prints them (run here with a test user, 2026-12-05).
+    const NOPASSWD_PACMAN: &str = "Matching Defaults entries for tester on vm:
+    env_reset, mail_badpass,
+    secure_path=/usr/local/sbin\\:/usr/local/bin\\:/usr/sbin\\:/usr/bin\\:/sbin\\:/bin,
+    use_pty
+
+User tester may run the following commands on vm:
+    (root) NOPASSWD: /usr/bin/pacman
+";
+
+    #[test]
+    fn a_password_required_to_list_means_sudo_will_ask() {
+        assert_eq!(
+            judge(Some(1), "", "sudo: a password is required\n"),
+            Asks::Yes
+        );
+    }
+
+    #[test]
+    fn a_nopasswd_rule_for_the_program_or_all_refuses() {
+        assert!(matches!(judge(Some(0), NOPASSWD_PACMAN, ""), Asks::No(_)));
+        let all = NOPASSWD_PACMAN.replace("NOPASSWD: /usr/bin/pacman", "NOPASSWD: ALL");
+        assert!(matches!(
+            judge_listing(&all, "/usr/bin/pacman"),
+            Asks::No(_)
+        ));
+        let glob = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/usr/bin/*");
+        assert!(matches!(
+            judge_listing(&glob, "/usr/bin/pacman"),
+            Asks::No(_)
+        ));
+        let dir = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/usr/bin/");
+        assert!(matches!(
+            judge_listing(&dir, "/usr/bin/pacman"),
+            Asks::No(_)
+        ));
+        let alias = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "PKGS");
+        assert!(matches!(
+            judge_listing(&alias, "/usr/bin/pacman"),
+            Asks::No(_)
+        ));
+    }
+
+    #[test]
+    fn a_nopasswd_rule_for_another_program_still_asks() {
+        let other = NOPASSWD_PACMAN.replace(
+            "(root) NOPASSWD: /usr/bin/pacman",
+            "(root) NOPASSWD: /usr/bin/systemctl\n    (ALL : ALL) ALL",
+        );
+        assert_eq!(judge_listing(&other, "/usr/bin/pacman"), Asks::Yes);
+        // Tags carry along a line until another tag resets them.
+        let mixed = NOPASSWD_PACMAN.replace(
+            "(root) NOPASSWD: /usr/bin/pacman",
+            "(root) NOPASSWD: /usr/bin/systemctl, PASSWD: /usr/bin/pacman",
+        );
+        assert_eq!(judge_listing(&mixed, "/usr/bin/pacman"), Asks::Yes);
+        let carried = NOPASSWD_PACMAN.replace(
+            "(root) NOPASSWD: /usr/bin/pacman",
+            "(root) NOPASSWD: /usr/bin/systemctl, /usr/bin/pacman -S *",
+        );
+        assert!(matches!(
+            judge_listing(&carried, "/usr/bin/pacman"),
+            Asks::No(_)
+        ));
+    }
+
+    #[test]
+    fn for_any_command_every_nopasswd_entry_refuses() {
+        // A route's script may run sudo with any program: a rule for another one counts too.
+        let other = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/usr/bin/systemctl");
+        assert!(matches!(judge_listing(&other, ""), Asks::No(_)));
+        assert_eq!(
+            judge_listing(&other.replace("NOPASSWD: ", ""), ""),
+            Asks::Yes
+        );
+    }
+
+    #[test]
+    fn no_authenticate_in_defaults_refuses() {
+        let d = NOPASSWD_PACMAN
+            .replace("use_pty", "use_pty, !authenticate")
+            .replace("NOPASSWD: /usr/bin/pacman", "/usr/bin/systemctl");
+        assert!(matches!(judge_listing(&d, "/usr/bin/pacman"), Asks::No(_)));
+    }
+
+    /// Attack 5b F9: a listing in another language (its header untranslated here) is not read
+    /// as "no entry skips the password".
+    #[test]
+    fn a_listing_without_its_header_is_not_known() {
+        let de = NOPASSWD_PACMAN.replace(
+            "User tester may run the following commands on vm:",
+            "Der Benutzer tester darf die folgenden Befehle auf vm ausführen:",
+        );
+        assert!(matches!(judge(Some(0), &de, ""), Asks::Unknown(_)));
+    }
+
+    #[test]
+    fn anything_else_is_not_known_and_says_sudos_words() {
+        match judge(None, "", "") {
+            Asks::Unknown(_) => {}
+            other => panic!("{other:?}"),
+        }
+        match judge(Some(1), "", "sudo: unable to resolve host") {
+            Asks::Unknown(w) => assert!(w.contains("unable to resolve host")),
+            other => panic!("{other:?}"),
+        }
+    }
+}
