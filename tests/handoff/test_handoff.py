@@ -883,12 +883,13 @@ def test_an_omarchy_route_whose_script_the_person_can_write_is_not_handed_off(se
     for p in [om, *om.rglob("*")]:
         os.chown(p, UID, GID)
     a = Agent({**user_env(session), "OMARCHY_PATH": str(om)})
+    before = installed()
     try:
         q = a.request("tools/call", {"name": "handoff", "arguments": {
-            "op": "omarchy", "route": "pkg add", "args": ["handoff-route"], "reason": "r"}})
+            "op": "omarchy", "route": "pkg add", "args": ["handoff-conflict"], "reason": "r"}})
         r = result(q)
         assert r["error"] and r["kind"] == "refused" and "not root's alone" in r["message"], r
-        assert "handoff-route" not in installed()
+        assert installed() == before
         assert no_helper_running()
     finally:
         a.close()
