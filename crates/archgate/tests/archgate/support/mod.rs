@@ -10,6 +10,7 @@ pub mod process;
 pub mod sandbox;
 pub mod stdio;
 pub mod wire;
+pub mod world;
 
 pub use mcp::*;
 pub use omarchy::*;
