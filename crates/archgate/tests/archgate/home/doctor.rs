@@ -180,7 +180,8 @@ fn the_tests_world_has_no_polkit_and_no_system_bus_whatever_the_machine_runs() {
     );
     for place in ["/usr/share/polkit-1/actions", "/run/dbus"] {
         let mut c = std::process::Command::new("sh");
-        env.sandbox(&mut c).args(["-c", "test -e \"$1\"", "sh", place]);
+        env.sandbox(&mut c)
+            .args(["-c", "test -e \"$1\"", "sh", place]);
         let seen = c.status().expect("sh");
         assert!(!seen.success(), "{place} is seen in the tests' world");
     }
