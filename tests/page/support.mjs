@@ -26,6 +26,8 @@ export function privateHome(prefix, config) {
     XDG_RUNTIME_DIR: join(root, "runtime"),
     XDG_CACHE_HOME: join(root, "cache"),
     ARCHGATE_LOG: "info",
+    // The tests' world (tests/world/no-polkit.c, preloaded by scripts/test.sh): no polkit.
+    ...(process.env.LD_PRELOAD ? { LD_PRELOAD: process.env.LD_PRELOAD } : {}),
   };
   return {
     root,

@@ -41,7 +41,10 @@ def binary() -> str:
 
 @pytest.fixture
 def xdg_env(tmp_path: Path) -> dict[str, str]:
-    env = {}
+    # The tests' world (tests/world/no-polkit.c, preloaded by scripts/test.sh): carried into every
+    # archgate started with this env, the SDK's stdio servers included (it passes on only a short
+    # list of the caller's variables).
+    env = {"LD_PRELOAD": os.environ["LD_PRELOAD"]} if os.environ.get("LD_PRELOAD") else {}
     for name in ("CONFIG", "STATE", "RUNTIME", "CACHE"):
         d = tmp_path / name.lower()
         d.mkdir(mode=0o700)

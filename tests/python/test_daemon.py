@@ -213,6 +213,8 @@ async def test_a_stripped_stdio_client_reaches_the_daemon_and_the_person_approve
     )
     server = HttpServer(person)
     stripped = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if os.environ.get("LD_PRELOAD"):  # the tests' world (tests/world/no-polkit.c)
+        stripped["LD_PRELOAD"] = os.environ["LD_PRELOAD"]
     params = StdioServerParameters(command=ARCHGATE_BIN, args=["serve"], env=stripped)
     result: dict[str, object] = {}
     try:

@@ -16,19 +16,30 @@ pub const KEEPER_VERSIONS: [&str; 4] = ["1.0", "1.1", "1.2", "1.10"];
 pub fn built() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pkghealth-pkgs-v2");
+        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let out = tmp.join("pkghealth-pkgs-v2");
         if out.join(".done").exists() {
             return out;
         }
-        let _ = std::fs::remove_dir_all(&out);
-        std::fs::create_dir_all(&out).unwrap();
+        // Built aside and renamed into place: two runs at once sharing a target directory never
+        // remove or read each other's half-built directory; the second to finish uses the first's.
+        let work = tempfile::tempdir_in(tmp).unwrap();
         for v in KEEPER_VERSIONS {
-            makepkg(&out, "conf-keeper", v, KEEPER_BODY);
+            makepkg(work.path(), "conf-keeper", v, KEEPER_BODY);
         }
-        makepkg(&out, "conf-saver", "1.0", SAVER_BODY);
-        makepkg(&out, "many-files", "1.0", MANY_BODY);
-        std::fs::write(out.join(".done"), "").unwrap();
-        out
+        makepkg(work.path(), "conf-saver", "1.0", SAVER_BODY);
+        makepkg(work.path(), "many-files", "1.0", MANY_BODY);
+        std::fs::write(work.path().join(".done"), "").unwrap();
+        match std::fs::rename(work.path(), &out) {
+            Ok(()) => {
+                let _ = work.keep();
+                out
+            }
+            // Another run's, complete.
+            Err(_) if out.join(".done").exists() => out,
+            // Something half-built by an older harness is in the way: ours, where it is.
+            Err(_) => work.keep(),
+        }
     })
 }
 

@@ -8,6 +8,7 @@ mod cache;
 mod errors;
 mod health_world;
 mod integrity;
+mod moved;
 mod oracle;
 mod pacnew;
 mod remote;

@@ -174,17 +174,10 @@ fn allow_in_the_notification_approves_dismissing_cancels_and_an_answer_elsewhere
 /// is audited, and the question stays pending for the person's own answer.
 #[test]
 fn a_notification_click_under_presence_is_refused_without_polkit_and_nothing_runs() {
-    if crate::support::sandbox::polkit_asks_here() {
-        // A world without polkit on a machine that has it takes root (a mount namespace whose
-        // root-owned files stay root's); as a normal user the trust checks see them unmapped.
-        eprintln!("SKIPPED: needs root on a machine with archgate's polkit actions installed");
-        return;
-    }
     let desktop = Desktop::start();
-    let mut env = desktop.env("presence = \"polkit\"\n");
-    // No polkit, whatever this machine runs (its own polkitd with archgate's actions installed
-    // would otherwise ask for a password nobody types here).
-    env.without_system_bus();
+    // No polkit in the tests' world, whatever this machine runs (`support::world`): its own
+    // polkitd with archgate's actions installed would otherwise ask for a password nobody types.
+    let env = desktop.env("presence = \"polkit\"\n");
     let mut s = StdioServer::session(&env);
 
     s.call(1, "system_status", json!({}));

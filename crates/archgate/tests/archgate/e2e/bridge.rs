@@ -601,6 +601,11 @@ fn the_first_connection_to_an_activated_socket_starts_the_daemon() {
         };
         activator.arg(format!("--setenv={k}={}", env.path(d).display()));
     }
+    // The tests' world: no polkit, whatever the machine runs (`support::world`).
+    activator.arg(format!(
+        "--setenv=LD_PRELOAD={}",
+        crate::support::world::no_polkit().display()
+    ));
     let activator = activator
         .args([crate::support::BIN, "serve", "--http", "--port", "0"])
         .stdout(Stdio::null())

@@ -161,3 +161,36 @@ fn health_and_doctor_say_which_session_variables_were_discovered() {
         runtime.join("archgate").display().to_string()
     );
 }
+
+/// The tests' world (`support::world`) has no polkit and no system bus whatever the machine
+/// runs: archgate there reads archgate's actions as not installed, and a program there finds
+/// neither the actions directory nor the bus's directory, even where the machine has both (CI
+/// installs polkitd; an Arch desktop with the package has the actions and a running polkitd).
+#[test]
+fn the_tests_world_has_no_polkit_and_no_system_bus_whatever_the_machine_runs() {
+    let env = Env::hermetic();
+    let out = env.run(&["doctor"]);
+    let said = text(&out);
+    assert!(
+        said.contains(
+            "archgate's polkit actions are not installed \
+             (no /usr/share/polkit-1/actions/org.archgate.policy)"
+        ),
+        "{said}"
+    );
+    for place in ["/usr/share/polkit-1/actions", "/run/dbus"] {
+        let mut c = std::process::Command::new("sh");
+        env.sandbox(&mut c)
+            .args(["-c", "test -e \"$1\"", "sh", place]);
+        let seen = c.status().expect("sh");
+        assert!(!seen.success(), "{place} is seen in the tests' world");
+    }
+    // What the machine itself has is seen outside that world.
+    if Path::new("/usr/share/polkit-1/actions").is_dir() {
+        let seen = std::process::Command::new("sh")
+            .args(["-c", "test -d /usr/share/polkit-1/actions"])
+            .status()
+            .expect("sh");
+        assert!(seen.success(), "the machine's own actions directory");
+    }
+}

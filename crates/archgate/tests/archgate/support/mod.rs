@@ -11,6 +11,7 @@ pub mod sandbox;
 pub mod session;
 pub mod stdio;
 pub mod wire;
+pub mod world;
 
 pub use mcp::*;
 pub use omarchy::*;

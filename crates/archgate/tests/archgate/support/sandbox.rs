@@ -10,43 +10,6 @@ use std::time::Instant;
 
 use super::{BIN, PATIENCE, POLL, wait_for};
 
-/// Whether this machine would make a normal user's archgate ask polkit for every yes: archgate's
-/// actions installed (what the Arch package does) and the tests not run as root.
-pub fn polkit_asks_here() -> bool {
-    !nix::unistd::geteuid().is_root()
-        && std::path::Path::new("/usr/share/polkit-1/actions/org.archgate.policy").exists()
-}
-
-/// A config as a test wrote it, for this machine. Where [`polkit_asks_here`], a normal user's
-/// archgate (presence `auto`) asks polkit for every yes and no agent answers in a test, so a
-/// config that does not choose `presence` gets `presence = "off"` — what `auto` amounts to on a
-/// machine without polkit, as in CI. Tests about presence choose it themselves; as root, or
-/// without the actions, the text is written as it is.
-fn presence_for_tests(text: &str) -> String {
-    if !polkit_asks_here() || text.contains("presence") {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 32);
-    let mut done = false;
-    for line in text.split_inclusive('\n') {
-        out.push_str(line);
-        if !done && line.trim() == "[approval]" {
-            if !line.ends_with('\n') {
-                out.push('\n');
-            }
-            out.push_str("presence = \"off\"\n");
-            done = true;
-        }
-    }
-    if !done {
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str("[approval]\npresence = \"off\"\n");
-    }
-    out
-}
-
 /// Variables of the machine's own session that would reach past the sandbox.
 const OUTSIDE: [&str; 7] = [
     "ARCHGATE_CONFIG",
@@ -62,8 +25,6 @@ pub struct Env {
     pub root: tempfile::TempDir,
     /// More variables for every process started (a test's D-Bus session, a fake tool's path).
     pub vars: Vec<(String, String)>,
-    /// A program and arguments every archgate runs under (see [`Env::without_system_bus`]).
-    wrapper: Vec<String>,
 }
 
 impl Env {
@@ -82,7 +43,6 @@ impl Env {
         Env {
             root,
             vars: Vec::new(),
-            wrapper: Vec::new(),
         }
     }
 
@@ -115,7 +75,7 @@ impl Env {
     pub fn write_config(&self, text: &str) {
         let f = self.config_file();
         std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-        std::fs::write(f, presence_for_tests(text)).unwrap();
+        std::fs::write(f, text).unwrap();
     }
 
     /// `$XDG_STATE_HOME/archgate`.
@@ -140,7 +100,8 @@ impl Env {
     }
 
     /// Points `c` into the sandbox: the XDG directories, `HOME`, none of the machine's session,
-    /// stdin closed, then `vars`.
+    /// no polkit and no system bus whatever the machine runs ([`super::world`]), stdin closed,
+    /// then `vars`.
     pub fn sandbox<'c>(&self, c: &'c mut Command) -> &'c mut Command {
         for k in OUTSIDE {
             c.env_remove(k);
@@ -150,6 +111,7 @@ impl Env {
             .env("XDG_RUNTIME_DIR", self.path("runtime"))
             .env("XDG_CACHE_HOME", self.path("cache"))
             .env("HOME", self.path("scratch"))
+            .env("LD_PRELOAD", super::world::no_polkit())
             .stdin(Stdio::null());
         for (k, v) in &self.vars {
             c.env(k, v);
@@ -157,55 +119,9 @@ impl Env {
         c
     }
 
-    /// Every archgate started from here sees no system bus and no polkit, whatever the machine
-    /// runs: a world with no polkit, made here rather than assumed. archgate only ever uses the
-    /// well-known `/run/dbus/system_bus_socket` and judges whether polkit is expected from
-    /// archgate's actions file in `/usr/share/polkit-1/actions` (what the Arch package installs),
-    /// so when either exists each process runs in a mount namespace of its own with an empty
-    /// tmpfs over `/run/dbus` and over that directory (a machine with polkitd running and the
-    /// actions installed is otherwise a world where polkit is expected and unreachable). As a normal user that takes a user namespace
-    /// (mount(8) wants uid 0 there), and a second one inside it maps the caller's uid and gid back,
-    /// so archgate runs as itself; root's files then show as unmapped (65534), which is fine for
-    /// a test in which nothing is run. With no such socket the machine is that world already.
-    pub fn without_system_bus(&mut self) {
-        let bus = std::path::Path::new("/run/dbus/system_bus_socket").exists();
-        let actions = std::path::Path::new("/usr/share/polkit-1/actions").is_dir();
-        if !bus && !actions {
-            return;
-        }
-        let hide = "for d in /run/dbus /usr/share/polkit-1/actions; do \
-                    [ -d \"$d\" ] || continue; \
-                    mount -t tmpfs -o mode=0755 archgate-no-polkit \"$d\" || exit 97; \
-                    done; exec \"$@\"";
-        let mut w: Vec<String> = ["unshare", "--mount", "--propagation", "private"]
-            .map(String::from)
-            .to_vec();
-        let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
-        if !uid.is_root() {
-            w.extend(["--user", "--map-root-user"].map(String::from));
-        }
-        w.extend(["sh", "-c", hide, "archgate-no-system-bus"].map(String::from));
-        if !uid.is_root() {
-            w.extend([
-                "unshare".to_owned(),
-                "--user".to_owned(),
-                format!("--map-user={uid}"),
-                format!("--map-group={gid}"),
-            ]);
-        }
-        self.wrapper = w;
-    }
-
     /// `archgate ARGS` in the sandbox.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut c = match self.wrapper.split_first() {
-            Some((program, rest)) => {
-                let mut c = Command::new(program);
-                c.args(rest).arg(BIN);
-                c
-            }
-            None => Command::new(BIN),
-        };
+        let mut c = Command::new(BIN);
         c.args(args);
         self.sandbox(&mut c);
         c

@@ -100,12 +100,12 @@ async fn bad_input_is_a_typed_error_naming_what_exists() {
             "invalid_arguments"
         );
     }
-    for literal in [
-        "-x",
-        "--output=cat",
-        "a.service; touch /tmp/archgate-pwned",
-        "$(touch /tmp/archgate-pwned)",
-    ] {
+    // The canary is this run's own (two runs at once share no path).
+    let scratch = tempfile::tempdir().unwrap();
+    let pwned = scratch.path().join("pwned");
+    let shell = format!("a.service; touch {}", pwned.display());
+    let substitution = format!("$(touch {})", pwned.display());
+    for literal in ["-x", "--output=cat", &shell, &substitution] {
         match err(JournalQuery {
             unit: Some(literal.into()),
             ..q(10)
@@ -135,7 +135,7 @@ async fn bad_input_is_a_typed_error_naming_what_exists() {
             "{literal} is a pattern, not an option"
         );
     }
-    assert!(!Path::new("/tmp/archgate-pwned").exists());
+    assert!(!pwned.exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
