@@ -5,7 +5,9 @@
 //! denied targets, outcomes said as unknown, withdrawn approvals; and issue 33's other classes:
 //! yeses that are never automatic, secrets in read answers, flags through unreadable usages,
 //! plugin routes, a checker out of reach read as absent, unauthenticated bytes read or held;
-//! and attack 3's: routes whose values run as code, scripts judged by what they say of themselves.
+//! and attack 3's: routes whose values run as code, scripts judged by what they say of themselves;
+//! and attack 5's: values that steer a script's destructive step, routes that forward to another
+//! route, routes that install code, package helpers that elevate.
 
 mod agent_name;
 mod automatic;
@@ -19,7 +21,10 @@ mod failclosed;
 mod finding;
 mod flags;
 mod flush;
+mod forwarded;
+mod helpers;
 mod injection;
+mod installs;
 mod login;
 mod pinning;
 mod plugins;
@@ -28,6 +33,7 @@ mod secrets;
 mod selfdescribed;
 mod spellings;
 mod squatter;
+mod steered;
 mod transport;
 mod unauthenticated;
 mod unknown;
