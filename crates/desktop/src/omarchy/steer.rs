@@ -85,10 +85,35 @@ fn origins(lines: &[(usize, String)]) -> BTreeMap<String, BTreeSet<Position>> {
     }
 }
 
+/// `s` without its single-quoted text (literal for the shell: `sed 's/$1/x/'` names no
+/// argument), kept inside double quotes where a `'` is literal.
+fn without_single_quoted(s: &str) -> String {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if single {
+            single = c != '\'';
+            continue;
+        }
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == '"' {
+            double = !double;
+        } else if c == '\'' && !double {
+            single = true;
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The argument positions a word's references reach.
 fn positions_in(word: &str, vars: &BTreeMap<String, BTreeSet<Position>>) -> BTreeSet<Position> {
     let mut out = BTreeSet::new();
-    for r in references(word) {
+    for r in references(&without_single_quoted(word)) {
         match r.as_str() {
             "@" | "*" => {
                 out.insert(Position::All);
@@ -313,7 +338,7 @@ mod tests {
         assert_eq!(s.destroys.as_ref().map(|d| d.1.as_str()), Some("rm"));
         assert_eq!(s.positions, BTreeSet::from([Position::Nth(1)]));
         let s = steering(
-            "g=\"$2\"\nname=$(printf '%s' \"${g##*/}\" | sed 's/x//')\nf=\"$D/$name.desktop\"\ncat >\"$f\" <<EOF\nExec=$1\nEOF",
+            "g=\"$2\"\nname=$(printf '%s' \"${g##*/}\" | perl -pe 's/(^| )(.)/$1\\U$2/g')\nf=\"$D/$name.desktop\"\ncat >\"$f\" <<EOF\nExec=$1\nEOF",
         );
         assert_eq!(s.positions, BTreeSet::from([Position::Nth(2)]));
         let s = steering(
