@@ -102,7 +102,8 @@ fn slot_names_a_path(name: &str) -> bool {
 /// The call judged with its values, by what the route's own script does with them
 /// (issue 33; attack 5a F5, F7, F8; attack 5b F5):
 /// - a script that installs code named by a value (clones a repository, makes a file
-///   executable) is destructive, whatever the value;
+///   executable) is destructive, whatever the value, and a file it would install must be the
+///   person's own;
 /// - a script that deletes or overwrites a path built from a value: a value that could climb
 ///   ([`stays_in_place`] fails) in a slot whose name is a *name* (`<flag-name>`, `<type>`) is
 ///   refused; in a slot meant for a path or an address, or where the usage says nothing, it
@@ -116,10 +117,13 @@ pub fn judge_call(route: &mut Route, facts: &ScriptFacts, args: &[String]) -> Re
     if let Some((line, program)) = &facts.steering.destroys {
         let slots = route.usage.values(args);
         for (i, a) in args.iter().enumerate() {
+            let reaches = facts.steering.positions.iter().any(|p| p.covers(i));
+            if reaches && facts.steering.installs_code.is_some() {
+                not_anothers_file(route, a)?;
+            }
             if stays_in_place(a) {
                 continue;
             }
-            let reaches = facts.steering.positions.iter().any(|p| p.covers(i));
             let slot = slots
                 .iter()
                 .find(|(_, j)| *j == i)
@@ -137,6 +141,31 @@ pub fn judge_call(route: &mut Route, facts: &ScriptFacts, args: &[String]) -> Re
             }
             route.tier = RouteTier::Destructive;
         }
+    }
+    Ok(())
+}
+
+/// A file a route that installs code would install must be the person's own: a file another
+/// user wrote (in `/tmp`, say) is refused, so it cannot become a hook that runs as the person
+/// (attack 5b F5). Addresses and values that are no existing file are not files here.
+fn not_anothers_file(route: &Route, value: &str) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if value.contains("://") || !value.contains('/') {
+        return Ok(());
+    }
+    let (Ok(file), Ok(me)) = (std::fs::metadata(value), std::fs::metadata("/proc/self")) else {
+        return Ok(());
+    };
+    if file.uid() != me.uid() {
+        return Err(DesktopError::invalid(
+            "args",
+            format!(
+                "`{}` installs {value:?} as code that runs later, and that file belongs to uid \
+                 {}, not you: only your own files are installed",
+                route.route,
+                file.uid()
+            ),
+        ));
     }
     Ok(())
 }

@@ -8,8 +8,8 @@
 //! 4's do (our own text in their shape: `omarchy-hook-install` builds
 //! `$HOME/.config/omarchy/hooks/$HOOK_TYPE.d`, copies the file there and `chmod 755`s it;
 //! `omarchy-theme-install` removes `$THEMES_DIR/$THEME_NAME` and `git clone`s the URL there):
-//! each install is destructive whatever its values — the person, never developer mode — and a
-//! hook type that climbs is refused before anyone is asked.
+//! each install is destructive whatever its values — the person, never developer mode — a hook
+//! type that climbs is refused before anyone is asked, and so is a hook file another user owns.
 
 use serde_json::json;
 
@@ -107,4 +107,25 @@ fn a_hook_type_that_climbs_is_refused() {
         assert!(r.to_string().contains("climb"), "{ty}: {r}");
         assert!(rig.ran().is_empty(), "{ty} ran");
     }
+}
+
+#[test]
+fn a_file_another_user_owns_is_not_installed_as_code() {
+    let rig = rig();
+    // Another uid's file: as root, a scratch file given to `nobody`; as a user, one of root's.
+    let other = if nix::unistd::geteuid().is_root() {
+        let f = rig.env.path("scratch/planted.conf");
+        std::fs::write(&f, "[Service]\nExecStartPre=/bin/true\n").unwrap();
+        std::os::unix::fs::chown(&f, Some(65534), None).unwrap();
+        f.display().to_string()
+    } else {
+        "/etc/os-release".to_owned()
+    };
+    let (r, _) = rig.env.call(
+        "omarchy_run",
+        &json!({"route": "hook install", "args": ["post-update", other]}),
+    );
+    assert_eq!(outcome(&r), "unresolved", "{r}");
+    assert!(r.to_string().contains("not you"), "{r}");
+    assert!(rig.ran().is_empty(), "ran");
 }
