@@ -113,7 +113,10 @@ fn helper_only_asks(helper: &str, next: Option<&str>) -> bool {
     }
     match helper {
         "aura" => true,
-        "pamac" => matches!(n, "search" | "info" | "list" | "checkupdates" | "clone" | "--help"),
+        "pamac" => matches!(
+            n,
+            "search" | "info" | "list" | "checkupdates" | "clone" | "--help"
+        ),
         // `yay WORDS` searches and then installs what the person picks.
         _ => false,
     }
@@ -225,7 +228,13 @@ pub fn elevates_privilege<S: AsRef<str>>(words: &[S]) -> Option<&'static str> {
             h if PACKAGE_HELPERS.contains(&h)
                 && !helper_only_asks(h, pieces.get(i + 1).map(|p| p.as_ref())) =>
             {
-                return Some(PACKAGE_HELPERS.iter().copied().find(|x| *x == h).unwrap_or("yay"));
+                return Some(
+                    PACKAGE_HELPERS
+                        .iter()
+                        .copied()
+                        .find(|x| *x == h)
+                        .unwrap_or("yay"),
+                );
             }
             "makepkg" if makepkg_elevates(&pieces[i + 1..]) => return Some("makepkg -s/-i/-r"),
             "machinectl" if has("shell") || has("login") => return Some("machinectl shell"),

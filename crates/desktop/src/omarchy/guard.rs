@@ -176,7 +176,9 @@ pub fn stores_command(args: &[String]) -> bool {
         let p = parts(a);
         (p.len() == 1 && COMMAND_KEYS.contains(&p[0].as_str()))
             || (p.first().is_some_and(|w| w == "on")
-                && p.iter().skip(1).any(|w| matches!(w.as_str(), "click" | "scroll" | "press")))
+                && p.iter()
+                    .skip(1)
+                    .any(|w| matches!(w.as_str(), "click" | "scroll" | "press")))
     })
 }
 

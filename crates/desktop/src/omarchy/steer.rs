@@ -345,7 +345,10 @@ mod tests {
             "U=\"$1\"\nP=\"$U\"\nN=$(basename \"$P\" .git)\nT=\"$D/$N\"\nrm -rf \"$T\"\ngit clone \"$U\" \"$T\"",
         );
         assert!(s.destroys.is_some());
-        assert!(s.installs_code.is_some(), "a cloned repository named by a value");
+        assert!(
+            s.installs_code.is_some(),
+            "a cloned repository named by a value"
+        );
         let s = steering("T=$1\nF=$2\nD=\"$H/$T.d\"\ncp \"$F\" \"$D/x\"\nchmod 755 \"$D/x\"");
         assert!(s.installs_code.is_some());
         assert!(s.positions.contains(&Position::Nth(1)));

@@ -68,11 +68,11 @@ pub(super) fn route_action(call: &RouteCall) -> Action {
     let mut names = Vec::new();
     // A route whose script forwards the arguments to another (`bar plugin …` → `bar plugin`)
     // goes by that route's names too: the person's rules for it apply to every spelling.
-    for (i, n) in r
-        .names()
-        .map(|n| (0, n))
-        .chain(call.forwarded.iter().flat_map(|f| f.names().map(|n| (1, n))))
-    {
+    for (i, n) in r.names().map(|n| (0, n)).chain(
+        call.forwarded
+            .iter()
+            .flat_map(|f| f.names().map(|n| (1, n))),
+    ) {
         let bare = n.trim_start_matches("omarchy ");
         if i == 1 || n != r.route {
             names.push(n.to_owned());

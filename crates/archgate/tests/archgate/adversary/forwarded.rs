@@ -55,9 +55,10 @@ fn a_route_that_forwards_to_a_plugin_route_is_guarded_as_that_route() {
         json!(["plugin", "remove", "omarchy.clock"]),
         json!(["plugin", "add", "omarchy.tailscale"]),
     ] {
-        let (r, _) = rig
-            .env
-            .call("omarchy_run", &json!({"route": "bar", "args": args.clone()}));
+        let (r, _) = rig.env.call(
+            "omarchy_run",
+            &json!({"route": "bar", "args": args.clone()}),
+        );
         assert_eq!(outcome(&r), "refused", "{args}: {r}");
         assert!(rig.ran().is_empty(), "{args} ran");
     }
@@ -79,9 +80,17 @@ fn the_persons_deny_of_the_forwarded_route_reaches_every_spelling() {
 fn a_value_stored_as_a_command_is_never_automatic() {
     let rig = rig("");
     for key in ["exec", "onClick", "onRightClick"] {
-        let t = explain(&rig, "bar widget", json!(["local.clock", key, "touch /tmp/x"]));
+        let t = explain(
+            &rig,
+            "bar widget",
+            json!(["local.clock", key, "touch /tmp/x"]),
+        );
         assert!(t.contains("tier:     destructive"), "{key}: {t}");
     }
-    let t = explain(&rig, "bar widget", json!(["local.clock", "format", "HH:mm"]));
+    let t = explain(
+        &rig,
+        "bar widget",
+        json!(["local.clock", "format", "HH:mm"]),
+    );
     assert!(t.contains("tier:     act"), "{t}");
 }

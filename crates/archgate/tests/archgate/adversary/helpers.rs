@@ -13,7 +13,7 @@
 use serde_json::json;
 
 use crate::support::omarchy::{Entry, OmarchyRig};
-use crate::support::{outcome, text};
+use crate::support::outcome;
 
 #[test]
 fn a_route_that_builds_from_the_aur_is_blocked() {
@@ -44,7 +44,10 @@ fn a_route_that_builds_from_the_aur_is_blocked() {
     );
     rig.set_script("omarchy-install-thing", "omarchy-helper-build thing");
     rig.set_script("omarchy-helper-build", "paru -S --noconfirm \"$1\"");
-    rig.set_script("omarchy-dev-pkg-build", "cd \"$HOME/src\" && makepkg -si --noconfirm");
+    rig.set_script(
+        "omarchy-dev-pkg-build",
+        "cd \"$HOME/src\" && makepkg -si --noconfirm",
+    );
     rig.set_script("omarchy-pkg-aur-info", "yay -Qi \"$1\"");
     for (route, args) in [
         ("pkg aur add", json!(["some-aur-package"])),

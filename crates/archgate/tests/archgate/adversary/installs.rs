@@ -98,7 +98,11 @@ fn a_hook_type_that_climbs_is_refused() {
     let hook = rig.env.path("scratch/x.conf");
     std::fs::write(&hook, "[Service]\n").unwrap();
     let hook = hook.display().to_string();
-    for ty in ["../../systemd/user/pipewire.service", "../../environment", ".."] {
+    for ty in [
+        "../../systemd/user/pipewire.service",
+        "../../environment",
+        "..",
+    ] {
         let (r, _) = rig.env.call(
             "omarchy_run",
             &json!({"route": "hook install", "args": [ty, hook]}),

@@ -72,7 +72,10 @@ fn a_name_that_would_climb_out_of_the_scripts_directory_is_refused() {
         assert!(r.to_string().contains("climb"), "{name:?}: {r}");
         assert!(rig.ran().is_empty(), "{name:?} ran");
     }
-    assert!(hypr.join("hyprland.lua").exists(), "the person's config was deleted");
+    assert!(
+        hypr.join("hyprland.lua").exists(),
+        "the person's config was deleted"
+    );
     // The honest call: a flag's plain name keeps the route's tier.
     let t = explain(&rig, "hyprland toggle", json!(["no-gaps", "off"]));
     assert!(t.contains("tier:     act"), "{t}");
