@@ -99,7 +99,8 @@ fn slot_names_a_path(name: &str) -> bool {
         .any(|w| name.contains(w))
 }
 
-/// The call judged with its values, by what the route's own script does with them
+/// The call judged with its values, by what the route's own script does with them — for a
+/// dispatcher, the `case` arm its first argument chooses ([`ScriptFacts::steering_for`])
 /// (issue 33; attack 5a F5, F7, F8; attack 5b F5):
 /// - a script that installs code named by a value (clones a repository, makes a file
 ///   executable) is destructive, whatever the value, and a file it would install must be the
@@ -111,14 +112,15 @@ fn slot_names_a_path(name: &str) -> bool {
 /// - a value naming a key the desktop later runs as a command (`exec`, `onClick`) is never
 ///   automatic ([`guard::stores_command`]).
 pub fn judge_call(route: &mut Route, facts: &ScriptFacts, args: &[String]) -> Result<()> {
-    if facts.steering.installs_code.is_some() || guard::stores_command(args) {
+    let steering = facts.steering_for(args);
+    if steering.installs_code.is_some() || guard::stores_command(args) {
         route.tier = RouteTier::Destructive;
     }
-    if let Some((line, program)) = &facts.steering.destroys {
+    if let Some((line, program)) = &steering.destroys {
         let slots = route.usage.values(args);
         for (i, a) in args.iter().enumerate() {
-            let reaches = facts.steering.positions.iter().any(|p| p.covers(i));
-            if reaches && facts.steering.installs_code.is_some() {
+            let reaches = steering.positions.iter().any(|p| p.covers(i));
+            if reaches && steering.installs_code.is_some() {
                 not_anothers_file(route, a)?;
             }
             if stays_in_place(a) {

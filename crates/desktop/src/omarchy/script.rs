@@ -69,6 +69,18 @@ pub struct ScriptFacts {
     pub steering: Steering,
     /// Where the route's own script hands its arguments to another Omarchy script.
     pub forwards: Vec<Forward>,
+    /// For a dispatcher, the same per verb (the `case` arm the first argument chooses).
+    pub arms: Vec<(Vec<String>, Steering)>,
+}
+
+impl ScriptFacts {
+    /// What the script does with these arguments as paths and code: the arm the first argument
+    /// chooses, when the script is a dispatcher and one does; else the whole script.
+    pub fn steering_for(&self, args: &[String]) -> &Steering {
+        args.first()
+            .and_then(|a| self.arms.iter().find(|(words, _)| words.contains(a)))
+            .map_or(&self.steering, |(_, s)| s)
+    }
 }
 
 /// Programs whose running changes files, state or reaches the network. A script that runs one is
@@ -194,6 +206,7 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
             });
             facts.steering = steer::steering(&text);
             facts.forwards = steer::forwards(&text);
+            facts.arms = steer::steering_by_arm(&text);
         }
         if !own && facts.elevates.is_none() && text.contains("omarchy:requires-sudo=true") {
             facts.elevates = Some(Seen {

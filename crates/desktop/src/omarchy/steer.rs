@@ -205,8 +205,127 @@ fn targets(toks: &[String]) -> (Vec<&str>, Option<&'static str>) {
 pub fn steering(text: &str) -> Steering {
     let lines = logical_lines(text);
     let vars = origins(&lines);
+    steering_of(lines.iter(), &vars)
+}
+
+/// The name a line defines a function by (`name() {`, `function name {`).
+fn defines(line: &str) -> Option<&str> {
+    let l = line.strip_prefix("function ").unwrap_or(line);
+    let end = l.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))?;
+    let rest = l[end..].trim_start();
+    let rest = rest.strip_prefix("()").unwrap_or(rest).trim_start();
+    (end > 0 && rest.starts_with('{') && (line.starts_with("function ") || l[end..].contains("()")))
+        .then(|| &l[..end])
+}
+
+/// For a dispatcher (a top-level `case` whose arms run the verbs), what each arm does with the
+/// arguments: the arm's lines, the script's top-level lines outside the `case`, and the
+/// functions they call, transitively — so `plugin list` is judged by what listing does, not by
+/// the `git clone` in the `add` arm. A script with no such `case` has no arms.
+pub fn steering_by_arm(text: &str) -> Vec<(Vec<String>, Steering)> {
+    let lines = logical_lines(text);
+    let vars = origins(&lines);
+    // Functions: name → the indices of their lines; every index inside one.
+    let mut functions: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut inside = BTreeSet::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(name) = defines(&lines[i].1) else {
+            i += 1;
+            continue;
+        };
+        let mut body = vec![i];
+        let one_line = lines[i].1.trim_end().ends_with('}');
+        let mut depth = usize::from(!one_line);
+        let mut j = i + 1;
+        while depth > 0 && j < lines.len() {
+            let l = lines[j].1.trim();
+            if l.starts_with('}') {
+                depth -= 1;
+            }
+            if l.ends_with('{') {
+                depth += 1;
+            }
+            body.push(j);
+            j += 1;
+        }
+        inside.extend(body.iter().copied());
+        functions.insert(name.to_owned(), body);
+        i = j.max(i + 1);
+    }
+    // The first top-level `case`, when it is on the first argument (`case "$command" in` with
+    // `command="${1:-}"`): its arms' lines. A `case` on anything else chooses no arm here.
+    let Some(start) = (0..lines.len())
+        .find(|i| !inside.contains(i) && lines[*i].1.trim_start().starts_with("case "))
+    else {
+        return Vec::new();
+    };
+    let subject = lines[start]
+        .1
+        .trim_start()
+        .trim_start_matches("case ")
+        .split_whitespace()
+        .next()
+        .unwrap_or("");
+    if positions_in(subject, &vars) != BTreeSet::from([Position::Nth(1)]) {
+        return Vec::new();
+    }
+    let mut arms: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
+    let mut depth = 1usize;
+    let mut end = lines.len();
+    for (j, (_, l)) in lines.iter().enumerate().skip(start + 1) {
+        let l = l.trim();
+        if l.starts_with("case ") {
+            depth += 1;
+        } else if l.starts_with("esac") {
+            depth -= 1;
+            if depth == 0 {
+                end = j;
+                break;
+            }
+        }
+        if depth == 1
+            && let Some((words, _)) = arm(l)
+        {
+            arms.push((words, Vec::new()));
+        }
+        if let Some(a) = arms.last_mut() {
+            a.1.push(j);
+        }
+    }
+    let top: Vec<usize> = (0..lines.len())
+        .filter(|i| !inside.contains(i) && (*i < start || *i > end))
+        .collect();
+    arms.into_iter()
+        .map(|(words, body)| {
+            let mut keep: BTreeSet<usize> = top.iter().chain(&body).copied().collect();
+            let mut queue: Vec<usize> = keep.iter().copied().collect();
+            while let Some(k) = queue.pop() {
+                for toks in commands(&lines[k].1) {
+                    let Some(f) = command_at(&toks).and_then(|c| functions.get(toks[c].as_str()))
+                    else {
+                        continue;
+                    };
+                    for &x in f {
+                        if keep.insert(x) {
+                            queue.push(x);
+                        }
+                    }
+                }
+            }
+            let s = steering_of(keep.iter().map(|k| &lines[*k]), &vars);
+            (words, s)
+        })
+        .collect()
+}
+
+fn steering_of<'a>(
+    lines: impl Iterator<Item = &'a (usize, String)>,
+    vars: &BTreeMap<String, BTreeSet<Position>>,
+) -> Steering {
+    let vars = vars.clone();
     let mut s = Steering::default();
-    for (n, line) in &lines {
+    for (n, line) in lines {
         for toks in commands(line) {
             let (hit, exec_bit) = targets(&toks);
             let mut reached = BTreeSet::new();
@@ -366,6 +485,39 @@ mod tests {
         ] {
             assert_eq!(steering(text), Steering::default(), "{text}");
         }
+    }
+
+    #[test]
+    fn a_dispatcher_is_judged_by_the_arm_its_verb_chooses() {
+        let text = "add_one() {\n  local url=\"$1\"\n  git clone \"$url\" \"$D/x\"\n}\n\
+                    show() {\n  echo \"$1\"\n}\ncommand=\"${1:-}\"\ncase \"$command\" in\n\
+                    list | ls)\n  shift\n  show \"$@\"\n  ;;\nadd)\n  shift\n  add_one \"$@\"\n  ;;\nesac";
+        let arms = steering_by_arm(text);
+        let of = |w: &str| {
+            &arms
+                .iter()
+                .find(|(ws, _)| ws.iter().any(|x| x == w))
+                .unwrap()
+                .1
+        };
+        assert_eq!(of("list"), &Steering::default());
+        assert_eq!(of("ls"), &Steering::default());
+        assert!(of("add").installs_code.is_some());
+        assert!(
+            steering(text).installs_code.is_some(),
+            "the whole script clones"
+        );
+        assert!(
+            steering_by_arm("rm -rf \"$1\"").is_empty(),
+            "no dispatcher, no arms"
+        );
+        // A `case` on another argument chooses no arm: the whole script is judged.
+        assert!(
+            steering_by_arm(
+                "A=\"${2:-x}\"\ncase $A in\n  on) echo ;;\n  off) rm -f \"$1\" ;;\nesac"
+            )
+            .is_empty()
+        );
     }
 
     #[test]
