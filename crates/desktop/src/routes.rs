@@ -10,7 +10,7 @@ use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
 use crate::omarchy::{
     CommandOutcome, Invocation, Registry, RouteCall, RouteTier, SearchHit, classify,
-    judge_by_script, route_command, script, targets_archgate,
+    forwarded_routes, judge_by_script, judge_call, route_command, script, targets_archgate,
 };
 use crate::programs::{self, Program};
 
@@ -95,21 +95,31 @@ impl Desktop {
         // Judged by what the script does, not by what it says about itself (attack 3, F1/F8).
         let script = script::scan(permit.executor(), &route.binary);
         judge_by_script(&mut route, &script);
+        judge_call(&mut route, &script, args)?;
         // `menu summon <item>` runs the item's action: what runs is not in the words.
         if classify::runs_route(&route.words, args) {
             route.tier = RouteTier::Destructive;
         }
-        let targets = route.targets_archgate
+        let mut targets = route.targets_archgate
             || targets_archgate(Invocation::Route {
                 words: &route.words,
                 args,
             });
+        // Judged as the route its script forwards to as well (issue 33, attack 5a F6: `bar` +
+        // `plugin set …` passed the plugin guard and the person's deny of `bar plugin`).
+        let forwarded = forwarded_routes(permit, &reg, &script, args)?;
+        for f in &forwarded {
+            route.tier = route.tier.max(f.tier);
+            route.requires_sudo |= f.requires_sudo;
+            targets |= f.targets_archgate;
+        }
         let spec = self.env.apply_to(spec.timeout(self.config.program_timeout));
         Ok(RouteCall {
             route,
             spec,
             targets_archgate: targets,
             script,
+            forwarded,
         })
     }
 
@@ -119,7 +129,7 @@ impl Desktop {
         if call.route.requires_sudo {
             return Err(DesktopError::Blocked {
                 command: call.spec.display(),
-                reason: "the route needs root: `handoff` with op omarchy hands it to the person's terminal",
+                reason: "the route needs root; run it yourself in a terminal",
             });
         }
         if call.targets_archgate {

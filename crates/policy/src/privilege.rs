@@ -13,7 +13,9 @@
 //! (the argv as one sequence): `systemd-run` talking to the system manager (no `--user`) or
 //! with `--uid`/`-p User=`/`--property=User=`/`--machine`; `machinectl shell|login`;
 //! `flatpak-spawn --host`; a D-Bus client (`busctl`, `gdbus`, `dbus-send`, `qdbus`) naming
-//! `org.freedesktop.systemd1` or `machine1`; `StartTransientUnit` anywhere. A basename is
+//! `org.freedesktop.systemd1` or `machine1`; `StartTransientUnit` anywhere; a package helper
+//! that elevates as its purpose (`yay`, `paru`, `pikaur`, `trizen`, `aura`, `pamac`) in a form
+//! that installs, upgrades or removes, and `makepkg -s`/`-i`/`-r`. A basename is
 //! compared without an executable-looking suffix (`sudo.exe`, `sudo.real`, `su.sh`).
 //!
 //! The price is false positives: a word given here that merely contains `sudo` or `su` is
@@ -83,6 +85,55 @@ const EXEC_SUFFIXES: &[&str] = &[
     ".out",
     ".appimage",
 ];
+
+/// Package helpers that elevate as their purpose: an AUR helper builds a package (its PKGBUILD runs
+/// as the person) and runs `sudo pacman` itself; `pamac` installs through polkit. Counted in the
+/// forms that install, upgrade or remove (`yay -S x`, bare `yay` — a full upgrade —, `pamac
+/// install`), not in the forms that only ask (`yay -Qi`, `yay -Ss`, `paru -Si`, `yay -G`, `pamac
+/// search`); `aura` only with an operation flag (`asusctl aura effect` is a keyboard's light).
+/// Class (attack 5a F8, 5b F6): *a program that elevates as its purpose judged as an ordinary
+/// program*.
+const PACKAGE_HELPERS: &[&str] = &["yay", "paru", "pikaur", "trizen", "aura", "pamac"];
+
+/// Whether a package helper's next piece is an operation that only asks.
+fn helper_only_asks(helper: &str, next: Option<&str>) -> bool {
+    let Some(n) = next else {
+        // Bare `yay`/`paru`/`pikaur`/`trizen` is a full system upgrade; bare `aura`/`pamac` help.
+        return matches!(helper, "aura" | "pamac");
+    };
+    if let Some(op) = n.strip_prefix("-S") {
+        let asks = op.contains(['s', 'i', 'l']) && !op.contains(['u', 'y', 'w', 'c']);
+        return asks && !n.starts_with("--");
+    }
+    if n.starts_with('-') {
+        return n.starts_with("-Q")
+            || n.starts_with("-G")
+            || n.starts_with("-P")
+            || matches!(n, "-V" | "--version" | "-h" | "--help" | "-Fl");
+    }
+    match helper {
+        "aura" => true,
+        "pamac" => matches!(
+            n,
+            "search" | "info" | "list" | "checkupdates" | "clone" | "--help"
+        ),
+        // `yay WORDS` searches and then installs what the person picks.
+        _ => false,
+    }
+}
+
+/// Whether `makepkg`'s later pieces install or remove (`-s` syncdeps, `-i` install, `-r`
+/// rmdeps: each runs `sudo pacman`).
+fn makepkg_elevates(rest: &[Cow<'_, str>]) -> bool {
+    rest.iter().any(|p| {
+        matches!(p.as_ref(), "--install" | "--syncdeps" | "--rmdeps")
+            || (p.starts_with('-')
+                && !p.starts_with("--")
+                && p.len() > 1
+                && p[1..].chars().all(|c| c.is_ascii_alphabetic())
+                && p[1..].contains(['s', 'i', 'r']))
+    })
+}
 
 /// D-Bus command-line clients.
 const DBUS_CLIENTS: &[&str] = &[
@@ -174,6 +225,18 @@ pub fn elevates_privilege<S: AsRef<str>>(words: &[S]) -> Option<&'static str> {
                     return Some("systemd-run (system manager)");
                 }
             }
+            h if PACKAGE_HELPERS.contains(&h)
+                && !helper_only_asks(h, pieces.get(i + 1).map(|p| p.as_ref())) =>
+            {
+                return Some(
+                    PACKAGE_HELPERS
+                        .iter()
+                        .copied()
+                        .find(|x| *x == h)
+                        .unwrap_or("yay"),
+                );
+            }
+            "makepkg" if makepkg_elevates(&pieces[i + 1..]) => return Some("makepkg -s/-i/-r"),
             "machinectl" if has("shell") || has("login") => return Some("machinectl shell"),
             "flatpak-spawn" if has("--host") => return Some("flatpak-spawn --host"),
             n if DBUS_CLIENTS.contains(&n)

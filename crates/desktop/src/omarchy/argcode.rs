@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 /// Commands as the shell reads them: (first line number, text), comments removed, lines joined
 /// across `\` continuations and open quotes.
-fn logical_lines(text: &str) -> Vec<(usize, String)> {
+pub(crate) fn logical_lines(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let (mut single, mut double) = (false, false);
     let mut cur = String::new();
@@ -85,7 +85,7 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
 /// A logical line split the way a shell splits it: simple commands (at `;`, `|`, `&`,
 /// parentheses and newlines outside quotes), each a list of words with their quotes kept and
 /// command substitutions (`$(…)`) whole. Test brackets (`[[ … ]]`, `(( … ))`) are dropped.
-fn commands(line: &str) -> Vec<Vec<String>> {
+pub(crate) fn commands(line: &str) -> Vec<Vec<String>> {
     let mut stripped = line.to_owned();
     for (open, close) in [("[[", "]]"), ("((", "))")] {
         while let Some(a) = stripped.find(open) {
@@ -180,7 +180,7 @@ fn commands(line: &str) -> Vec<Vec<String>> {
 }
 
 /// An assignment word: `NAME=…` or `NAME+=…`, its name and value.
-fn assignment(word: &str) -> Option<(&str, &str)> {
+pub(crate) fn assignment(word: &str) -> Option<(&str, &str)> {
     let (name, value) = word.split_once('=')?;
     let name = name.strip_suffix('+').unwrap_or(name);
     (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
@@ -188,7 +188,7 @@ fn assignment(word: &str) -> Option<(&str, &str)> {
 }
 
 /// The variable names referenced in `s` (`$name`, `${name…}`, `$1`, `$@`, `$*`).
-fn references(s: &str) -> Vec<String> {
+pub(crate) fn references(s: &str) -> Vec<String> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;

@@ -178,6 +178,24 @@ pub fn ipc_runs_code(target: &str, method: &str, args: &[String]) -> bool {
         || (method == "call" && args.iter().any(|a| names_runner(a)))
 }
 
+/// Keys whose value the desktop later runs as a command: Omarchy's bar runs an entry's `exec`
+/// on a timer, and `onClick`/`onRightClick`/`onMiddleClick`/`onScroll…` when clicked.
+const COMMAND_KEYS: &[&str] = &["exec", "command", "cmd"];
+
+/// Whether a route's arguments name a key whose value is stored and later run as a command
+/// (`bar plugin set <id> exec <cmd>`): what runs is the value's, so the call is never automatic
+/// (attack 5a F6: Omarchy's shell ran the stored command every 5 s).
+pub fn stores_command(args: &[String]) -> bool {
+    args.iter().any(|a| {
+        let p = parts(a);
+        (p.len() == 1 && COMMAND_KEYS.contains(&p[0].as_str()))
+            || (p.first().is_some_and(|w| w == "on")
+                && p.iter()
+                    .skip(1)
+                    .any(|w| matches!(w.as_str(), "click" | "scroll" | "press")))
+    })
+}
+
 /// Whether running this route or call would stop, restart, reconfigure or remove archgate or
 /// Omarchy's plugin machinery. Errs on the side of `true` for anything naming archgate.
 pub fn targets_archgate(inv: Invocation<'_>) -> bool {

@@ -8,12 +8,13 @@ pub mod guard;
 pub mod registry;
 pub mod script;
 pub mod search;
+pub mod steer;
 pub mod usage;
 
-use archgate_exec::CommandSpec;
+use archgate_exec::{CommandSpec, Permit};
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{DesktopError, Result};
 
 pub use classify::{RouteTier, classify};
 pub use guard::{Invocation, forwarded_ipc, ipc_runs_code, targets_archgate};
@@ -77,6 +78,97 @@ pub fn judge_by_script(route: &mut Route, facts: &ScriptFacts) {
     }
 }
 
+/// Whether a value cannot climb out of the directory a script builds a path in: not empty (an
+/// empty name is the directory itself), not `.` or `..`, no `/`, no control character.
+pub fn stays_in_place(value: &str) -> bool {
+    !value.is_empty()
+        && value != "."
+        && value != ".."
+        && !value.contains('/')
+        && !value.chars().any(char::is_control)
+}
+
+/// Whether a usage slot's name says its value is a path or an address (a value that is meant to
+/// hold `/`): `path-to-game`, `file`, `git-repo-url`.
+fn slot_names_a_path(name: &str) -> bool {
+    ["path", "file", "image", "dir", "url", "repo"]
+        .iter()
+        .any(|w| name.contains(w))
+}
+
+/// The call judged with its values, by what the route's own script does with them — for a
+/// dispatcher, the `case` arm its first argument chooses ([`ScriptFacts::steering_for`])
+/// (issue 33; attack 5a F5, F7, F8; attack 5b F5):
+/// - a script that installs code named by a value (clones a repository, makes a file
+///   executable) is destructive, whatever the value, and a file it would install must be the
+///   person's own;
+/// - a script that deletes or overwrites a path built from a value: a value that could climb
+///   ([`stays_in_place`] fails) in a slot whose name is a *name* (`<flag-name>`, `<type>`) is
+///   refused; in a slot meant for a path or an address, or where the usage says nothing, it
+///   makes the call destructive;
+/// - a value naming a key the desktop later runs as a command (`exec`, `onClick`) is never
+///   automatic ([`guard::stores_command`]).
+pub fn judge_call(route: &mut Route, facts: &ScriptFacts, args: &[String]) -> Result<()> {
+    let steering = facts.steering_for(args);
+    if steering.installs_code.is_some() || guard::stores_command(args) {
+        route.tier = RouteTier::Destructive;
+    }
+    if let Some((line, program)) = &steering.destroys {
+        let slots = route.usage.values(args);
+        for (i, a) in args.iter().enumerate() {
+            let reaches = steering.positions.iter().any(|p| p.covers(i));
+            if reaches && steering.installs_code.is_some() {
+                not_anothers_file(route, a)?;
+            }
+            if stays_in_place(a) {
+                continue;
+            }
+            let slot = slots
+                .iter()
+                .find(|(_, j)| *j == i)
+                .map(|(s, _)| s.name.to_ascii_lowercase());
+            if reaches && slot.as_deref().is_some_and(|n| !slot_names_a_path(n)) {
+                return Err(DesktopError::invalid(
+                    "args",
+                    format!(
+                        "`{}`: {a:?} would climb out of the directory the script builds a path \
+                         in ({} line {line}: {program}); a name here may not be empty, `.`, `..` \
+                         or hold `/`",
+                        route.route, route.binary
+                    ),
+                ));
+            }
+            route.tier = RouteTier::Destructive;
+        }
+    }
+    Ok(())
+}
+
+/// A file a route that installs code would install must be the person's own: a file another
+/// user wrote (in `/tmp`, say) is refused, so it cannot become a hook that runs as the person
+/// (attack 5b F5). Addresses and values that are no existing file are not files here.
+fn not_anothers_file(route: &Route, value: &str) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if value.contains("://") || !value.contains('/') {
+        return Ok(());
+    }
+    let (Ok(file), Ok(me)) = (std::fs::metadata(value), std::fs::metadata("/proc/self")) else {
+        return Ok(());
+    };
+    if file.uid() != me.uid() {
+        return Err(DesktopError::invalid(
+            "args",
+            format!(
+                "`{}` installs {value:?} as code that runs later, and that file belongs to uid \
+                 {}, not you: only your own files are installed",
+                route.route,
+                file.uid()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A route resolved with its arguments: the command and the exact spec that will run.
 #[derive(Debug, Clone)]
 pub struct RouteCall {
@@ -90,4 +182,83 @@ pub struct RouteCall {
     /// What the route's script (and the scripts it calls) was read doing; the route's tier and
     /// `requires_sudo` above already include it.
     pub script: ScriptFacts,
+    /// The routes its script forwards these arguments to (`bar plugin …` → `bar plugin`), each
+    /// judged with the arguments it receives; the tier, `requires_sudo` and `targets_archgate`
+    /// above already include theirs, and their names are the call's names too.
+    pub forwarded: Vec<Route>,
+}
+
+/// Most forwarding hops followed (`a` → `b` → `c` …).
+const MAX_HOPS: usize = 4;
+
+/// The routes a call's script forwards its arguments to, as the dispatcher does: a `case` arm
+/// whose word is the first argument hands the rest on; a script that is `exec omarchy-X "$@"`
+/// hands them all. Each hop is judged like a route of its own with the arguments it receives
+/// (usage, script, values, the archgate guard); a script the registry does not list is judged
+/// by its name's words.
+pub(crate) fn forwarded_routes(
+    permit: &Permit,
+    reg: &Registry,
+    facts: &ScriptFacts,
+    args: &[String],
+) -> Result<Vec<Route>> {
+    let mut out: Vec<Route> = Vec::new();
+    let mut facts = facts.clone();
+    let mut rest: Vec<String> = args.to_vec();
+    for _ in 0..MAX_HOPS {
+        let Some(f) = facts.forwards.iter().find(|f| match &f.words {
+            None => true,
+            Some(ws) => rest.first().is_some_and(|a| ws.iter().any(|w| w == a)),
+        }) else {
+            break;
+        };
+        if f.words.is_some() {
+            rest.remove(0);
+        }
+        let mut next = match reg.routes.iter().find(|r| r.binary == f.script) {
+            Some(r) => {
+                let r = r.clone();
+                Registry::check_args(&r, &rest)?;
+                r
+            }
+            None => {
+                let words: Vec<String> = f
+                    .script
+                    .trim_start_matches("omarchy-")
+                    .split('-')
+                    .map(str::to_owned)
+                    .collect();
+                Route {
+                    route: words.join(" "),
+                    tier: classify(&words),
+                    binary: f.script.clone(),
+                    group: String::new(),
+                    summary: String::new(),
+                    requires_sudo: false,
+                    hidden: true,
+                    args: String::new(),
+                    usage: Usage::Unreadable {
+                        text: String::new(),
+                    },
+                    examples: Vec::new(),
+                    aliases: Vec::new(),
+                    targets_archgate: false,
+                    words,
+                }
+            }
+        };
+        let next_facts = script::scan(permit.executor(), &next.binary);
+        judge_by_script(&mut next, &next_facts);
+        judge_call(&mut next, &next_facts, &rest)?;
+        next.targets_archgate |= targets_archgate(Invocation::Route {
+            words: &next.words,
+            args: &rest,
+        });
+        if out.iter().any(|r| r.binary == next.binary) {
+            break;
+        }
+        out.push(next);
+        facts = next_facts;
+    }
+    Ok(out)
 }

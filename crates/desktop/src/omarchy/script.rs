@@ -29,6 +29,7 @@ use std::collections::{BTreeSet, VecDeque};
 use archgate_exec::Executor;
 
 use crate::omarchy::argcode;
+use crate::omarchy::steer::{self, Forward, Steering};
 
 /// Largest script read, in bytes; a larger one counts as unread.
 const MAX_BYTES: u64 = 256 * 1024;
@@ -63,6 +64,23 @@ pub struct ScriptFacts {
     pub changes: Option<Seen>,
     /// The first place the route's own script runs one of its arguments as code.
     pub runs_values: Option<Seen>,
+    /// What the route's own script does with its arguments as paths and as code to keep
+    /// (deletes or overwrites a path built from one, installs code named by one).
+    pub steering: Steering,
+    /// Where the route's own script hands its arguments to another Omarchy script.
+    pub forwards: Vec<Forward>,
+    /// For a dispatcher, the same per verb (the `case` arm the first argument chooses).
+    pub arms: Vec<(Vec<String>, Steering)>,
+}
+
+impl ScriptFacts {
+    /// What the script does with these arguments as paths and code: the arm the first argument
+    /// chooses, when the script is a dispatcher and one does; else the whole script.
+    pub fn steering_for(&self, args: &[String]) -> &Steering {
+        args.first()
+            .and_then(|a| self.arms.iter().find(|(words, _)| words.contains(a)))
+            .map_or(&self.steering, |(_, s)| s)
+    }
 }
 
 /// Programs whose running changes files, state or reaches the network. A script that runs one is
@@ -186,6 +204,9 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 line,
                 what: cut(&what),
             });
+            facts.steering = steer::steering(&text);
+            facts.forwards = steer::forwards(&text);
+            facts.arms = steer::steering_by_arm(&text);
         }
         if !own && facts.elevates.is_none() && text.contains("omarchy:requires-sudo=true") {
             facts.elevates = Some(Seen {

@@ -100,6 +100,32 @@ elevates! {
     dbus_send_systemd1: ["dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.systemd1", "/org/freedesktop/systemd1"] => Some("org.freedesktop.systemd1");
     qdbus_machine1: ["qdbus", "--system", "org.freedesktop.machine1"] => Some("org.freedesktop.systemd1");
     transient_unit_anywhere: ["python3", "-c", "bus.StartTransientUnit(...)"] => Some("StartTransientUnit");
+    // Package helpers that elevate as their purpose (attack 5a F8, 5b F6), in the forms that
+    // install, upgrade or remove.
+    yay_install: ["yay", "-S", "--noconfirm", "--needed", "x"] => Some("yay");
+    yay_bare_is_a_full_upgrade: ["yay"] => Some("yay");
+    yay_sysupgrade_aur: ["yay", "-Sua", "--noconfirm"] => Some("yay");
+    yay_search_then_install: ["yay", "firefox"] => Some("yay");
+    paru_install: ["/usr/bin/paru", "-S", "x"] => Some("paru");
+    pikaur_install: ["pikaur", "-S", "x"] => Some("pikaur");
+    trizen_install: ["trizen", "-S", "x"] => Some("trizen");
+    aura_aur_install: ["aura", "-A", "x"] => Some("aura");
+    pamac_build: ["pamac", "build", "x"] => Some("pamac");
+    yay_in_a_shell_line: ["bash", "-c", "xargs yay -S --noconfirm"] => Some("yay");
+    makepkg_si: ["makepkg", "-si", "--noconfirm"] => Some("makepkg -s/-i/-r");
+    makepkg_s: ["makepkg", "-s", "--skipchecksums"] => Some("makepkg -s/-i/-r");
+    makepkg_install_long: ["makepkg", "--install"] => Some("makepkg -s/-i/-r");
+    // Their forms that only ask, and a word that is no helper's.
+    yay_query: ["yay", "-Qi", "x"] => None;
+    yay_sync_info: ["yay", "-Siia", "x"] => None;
+    yay_search: ["yay", "-Ss", "x"] => None;
+    yay_list: ["yay", "-Slqa"] => None;
+    yay_get_pkgbuild: ["yay", "-Gpa", "x"] => None;
+    paru_version: ["paru", "--version"] => None;
+    pamac_search: ["pamac", "search", "x"] => None;
+    asusctl_aura_is_a_keyboard_light: ["asusctl", "aura", "effect", "static"] => None;
+    makepkg_builds_only: ["makepkg", "--printsrcinfo"] => None;
+    makepkg_clean_build: ["makepkg", "-C", "-f"] => None;
     // Near misses that stay allowed.
     subl_is_an_editor: ["subl", "notes.txt"] => None;
     sudoku_with_args: ["sudoku", "--level", "3"] => None;

@@ -66,9 +66,15 @@ fn names_a_file(name: &str) -> bool {
 pub(super) fn route_action(call: &RouteCall) -> Action {
     let r = &call.route;
     let mut names = Vec::new();
-    for n in r.names() {
+    // A route whose script forwards the arguments to another (`bar plugin …` → `bar plugin`)
+    // goes by that route's names too: the person's rules for it apply to every spelling.
+    for (i, n) in r.names().map(|n| (0, n)).chain(
+        call.forwarded
+            .iter()
+            .flat_map(|f| f.names().map(|n| (1, n))),
+    ) {
         let bare = n.trim_start_matches("omarchy ");
-        if n != r.route {
+        if i == 1 || n != r.route {
             names.push(n.to_owned());
         }
         names.push(bare.to_owned());

@@ -5,7 +5,9 @@
 //! denied targets, outcomes said as unknown, programs that die with their archgate, withdrawn approvals, changes that lower protection, another uid's connection flood; and issue 33's other classes:
 //! yeses that are never automatic, secrets in read answers, flags through unreadable usages,
 //! plugin routes, a checker out of reach read as absent, unauthenticated bytes read or held;
-//! and attack 3's: routes whose values run as code, scripts judged by what they say of themselves.
+//! and attack 3's: routes whose values run as code, scripts judged by what they say of themselves;
+//! and attack 5's: values that steer a script's destructive step, routes that forward to another
+//! route, routes that install code, package helpers that elevate.
 
 mod agent_name;
 mod automatic;
@@ -20,7 +22,10 @@ mod finding;
 mod flags;
 mod flood;
 mod flush;
+mod forwarded;
+mod helpers;
 mod injection;
+mod installs;
 mod login;
 mod lowering;
 mod orphans;
@@ -33,6 +38,7 @@ mod secrets;
 mod selfdescribed;
 mod spellings;
 mod squatter;
+mod steered;
 mod transport;
 mod unauthenticated;
 mod unknown;

@@ -1,0 +1,135 @@
+//! Class: *a route that installs code that runs later, judged by what its script does now* —
+//! `hook install <type> <file>` copies a file where Omarchy runs it (and with `type =
+//! ../../systemd/user/pipewire.service`, into a systemd drop-in), `theme install <repo>` clones a
+//! repository whose files terminals and the editor load as code; both were `act`, so developer
+//! mode planted code that ran at the next login or `nvim` (attack 5a F8, attack 5b F5).
+//!
+//! What it tries, against the real binary and a fixture Omarchy whose scripts do what Omarchy
+//! 4's do (our own text in their shape: `omarchy-hook-install` builds
+//! `$HOME/.config/omarchy/hooks/$HOOK_TYPE.d`, copies the file there and `chmod 755`s it;
+//! `omarchy-theme-install` removes `$THEMES_DIR/$THEME_NAME` and `git clone`s the URL there):
+//! each install is destructive whatever its values — the person, never developer mode — a hook
+//! type that climbs is refused before anyone is asked, and so is a hook file another user owns.
+
+use serde_json::json;
+
+use crate::support::omarchy::{Entry, OmarchyRig};
+use crate::support::{StdioServer, outcome, result_text, text};
+
+fn rig() -> OmarchyRig {
+    let rig = OmarchyRig::new(
+        &[
+            Entry {
+                words: "hook install",
+                args: "<type> <file>",
+            },
+            Entry {
+                words: "theme install",
+                args: "[git-repo-url]",
+            },
+        ],
+        "",
+    );
+    rig.set_script(
+        "omarchy-hook-install",
+        "HOOK_TYPE=$1\nHOOK_FILE=$2\nHOOK_DIR=\"$HOME/.config/omarchy/hooks/$HOOK_TYPE.d\"\n\
+         HOOK_PATH=\"$HOOK_DIR/$(basename \"$HOOK_FILE\")\"\nmkdir -p \"$HOOK_DIR\"\n\
+         cp \"$HOOK_FILE\" \"$HOOK_PATH\"\nchmod 755 \"$HOOK_PATH\"",
+    );
+    rig.set_script(
+        "omarchy-theme-install",
+        "REPO_URL=\"$1\"\nTHEMES_DIR=\"$HOME/.config/omarchy/themes\"\n\
+         THEME_NAME=$(basename \"$REPO_URL\" .git | sed -E 's/^omarchy-//; s/-theme$//')\n\
+         THEME_PATH=\"$THEMES_DIR/$THEME_NAME\"\nrm -rf \"$THEME_PATH\"\n\
+         git clone \"$REPO_URL\" \"$THEME_PATH\"",
+    );
+    rig
+}
+
+fn explain(rig: &OmarchyRig, route: &str, args: serde_json::Value) -> String {
+    let req = json!({"route": route, "args": args}).to_string();
+    text(&rig.env.run(&["policy", "explain", "omarchy_run", &req]))
+}
+
+#[test]
+fn a_route_that_installs_code_is_destructive_whatever_its_values() {
+    let rig = rig();
+    let hook = rig.env.path("scratch/my-hook");
+    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+    let hook = hook.display().to_string();
+    for (route, args) in [
+        ("hook install", json!(["post-update", hook])),
+        (
+            "theme install",
+            json!(["https://example.invalid/someone/omarchy-x-theme.git"]),
+        ),
+        // The empty name after Omarchy's own cleanup: the whole themes directory.
+        (
+            "theme install",
+            json!(["https://example.invalid/someone/omarchy-.git"]),
+        ),
+    ] {
+        let t = explain(&rig, route, args.clone());
+        assert!(t.contains("tier:     destructive"), "{route} {args}: {t}");
+    }
+    // Under developer mode the install parks for the person; a no runs nothing.
+    let env = &rig.env;
+    let mut s = StdioServer::session(env);
+    let on = env.run(&["dev-mode", "on", "--for", "30m"]);
+    assert!(on.status.success(), "{}", text(&on));
+    s.call(
+        1,
+        "omarchy_run",
+        json!({"route": "hook install", "args": ["post-update", hook]}),
+    );
+    let q = env.one_pending();
+    assert_eq!(q["tier"], "destructive", "{q}");
+    assert!(rig.ran().is_empty(), "ran before the person answered");
+    let out = env.run(&["deny", q["id"].as_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let (ok, body) = result_text(&s.response(1));
+    assert!(!ok, "{body}");
+    assert!(rig.ran().is_empty(), "ran after a no");
+}
+
+#[test]
+fn a_hook_type_that_climbs_is_refused() {
+    let rig = rig();
+    let hook = rig.env.path("scratch/x.conf");
+    std::fs::write(&hook, "[Service]\n").unwrap();
+    let hook = hook.display().to_string();
+    for ty in [
+        "../../systemd/user/pipewire.service",
+        "../../environment",
+        "..",
+    ] {
+        let (r, _) = rig.env.call(
+            "omarchy_run",
+            &json!({"route": "hook install", "args": [ty, hook]}),
+        );
+        assert_eq!(outcome(&r), "unresolved", "{ty}: {r}");
+        assert!(r.to_string().contains("climb"), "{ty}: {r}");
+        assert!(rig.ran().is_empty(), "{ty} ran");
+    }
+}
+
+#[test]
+fn a_file_another_user_owns_is_not_installed_as_code() {
+    let rig = rig();
+    // Another uid's file: as root, a scratch file given to `nobody`; as a user, one of root's.
+    let other = if nix::unistd::geteuid().is_root() {
+        let f = rig.env.path("scratch/planted.conf");
+        std::fs::write(&f, "[Service]\nExecStartPre=/bin/true\n").unwrap();
+        std::os::unix::fs::chown(&f, Some(65534), None).unwrap();
+        f.display().to_string()
+    } else {
+        "/etc/os-release".to_owned()
+    };
+    let (r, _) = rig.env.call(
+        "omarchy_run",
+        &json!({"route": "hook install", "args": ["post-update", other]}),
+    );
+    assert_eq!(outcome(&r), "unresolved", "{r}");
+    assert!(r.to_string().contains("not you"), "{r}");
+    assert!(rig.ran().is_empty(), "ran");
+}
