@@ -45,6 +45,7 @@ pub mod guard;
 mod permit;
 mod person;
 mod pin;
+pub mod process_tree;
 mod resolve;
 mod run;
 mod spec;

@@ -12,29 +12,7 @@
 //! `setsid` under the user manager) is not seen: this distinguishes, it does not prove — the
 //! bound is that such a program ran only after the person's yes to its exact command.
 
-/// Parents followed before giving up (a chain is rarely more than a dozen deep).
-const MAX_DEPTH: usize = 64;
-
-/// The parent of `pid`, from `/proc/PID/stat` (the field after the command's closing paren).
-fn parent(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Whether `pid` is a descendant of `ancestor` (not `ancestor` itself).
-pub fn descends_from(pid: u32, ancestor: u32) -> bool {
-    let mut cur = pid;
-    for _ in 0..MAX_DEPTH {
-        match parent(cur) {
-            Some(p) if p == ancestor => return cur != ancestor,
-            Some(0) | None => return false,
-            Some(p) if p == cur => return false,
-            Some(p) => cur = p,
-        }
-    }
-    false
-}
+use archgate_core::exec::process_tree::descends_from;
 
 /// The channel a control-socket answer is recorded under: `cli`, or `cli_from_program` when the
 /// peer descends from this process (a program archgate started, or one it started).
@@ -48,6 +26,7 @@ pub fn cli_channel(peer_pid: Option<u32>) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use archgate_core::exec::process_tree::parent;
 
     #[test]
     fn descent_is_read_from_the_kernel_s_process_tree() {

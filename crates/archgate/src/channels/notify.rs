@@ -15,8 +15,8 @@
 //! Omarchy's own notification daemon (its Quickshell shell, since it replaced mako) is served the
 //! same way: its card's click invokes "default" and then closes the notification as dismissed
 //! (the `opened` set keeps that from being a no); in do-not-disturb it closes a new notification
-//! as dismissed before `Notify` returns, which arrives for an id not yet known and so is not a no
-//! either; a closed notification leaves the server, while its card keeps its own timer (≤ 30 s).
+//! as dismissed before `Notify` returns — a close received before the `Notify` answer (the
+//! connection's receive order, not which task handles it first) is not a no either; a closed notification leaves the server, while its card keeps its own timer (≤ 30 s).
 //!
 //! Signals are accepted only from the bus name that owns `org.freedesktop.Notifications` (the
 //! bus daemon stamps the sender, so another program on the bus cannot forge a click), and only
@@ -60,6 +60,10 @@ struct Map {
     /// Notifications whose default action opened the page: the server may close them right
     /// after (mako does), and that close is not the person dismissing the question.
     opened: std::collections::HashSet<u32>,
+    /// Where each notification's `Notify` answer came in the connection's stream: a close that
+    /// came in before it was sent before `Notify` returned (Omarchy's shell in do-not-disturb),
+    /// however late the two are handled (two tasks), and is not the person's no.
+    answered_at: HashMap<u32, zbus::message::Sequence>,
     /// Every question shown, until it is decided: what the follow-up names if it runs out.
     asked: HashMap<String, Question>,
     /// The follow-up on screen (its id is replaced by the next one) and how many it counts.
@@ -212,12 +216,20 @@ async fn connect(
                     let Ok((nid, reason)) = msg.body().deserialize::<(u32, u32)>() else {
                         continue;
                     };
-                    let opened = lock(&listen_map).opened.remove(&nid);
+                    let (opened, before_shown) = {
+                        let mut g = lock(&listen_map);
+                        let before = g
+                            .answered_at
+                            .get(&nid)
+                            .is_some_and(|at| msg.recv_position() < *at);
+                        (g.opened.remove(&nid), before)
+                    };
                     let Some(qid) = forget(&listen_map, nid) else {
                         continue;
                     };
                     if reason == DISMISSED
                         && !opened
+                        && !before_shown
                         && let Err(e) = broker.answer(&qid, Answer::Cancel, CHANNEL)
                     {
                         tracing::info!(id = %qid, "dismissal did nothing: {e}");
@@ -247,6 +259,7 @@ async fn connect(
 fn forget(map: &Mutex<Map>, nid: u32) -> Option<String> {
     let mut g = lock(map);
     g.opened.remove(&nid);
+    g.answered_at.remove(&nid);
     let qid = g.by_notification.remove(&nid)?;
     g.by_question.remove(&qid);
     Some(qid)
@@ -397,8 +410,8 @@ impl Channel for Notifications {
                     ),
                 )
                 .await
-                .and_then(|m| m.body().deserialize::<u32>());
-            let nid = match sent {
+                .and_then(|m| Ok((m.body().deserialize::<u32>()?, m.recv_position())));
+            let (nid, at) = match sent {
                 Ok(n) => n,
                 Err(e) => {
                     tracing::warn!(id = %qid, "could not show the notification: {e}");
@@ -412,6 +425,7 @@ impl Channel for Notifications {
                     Some(Slot::Sending) => {
                         g.by_question.insert(qid.clone(), Slot::Shown(nid));
                         g.by_notification.insert(nid, qid.clone());
+                        g.answered_at.insert(nid, at);
                         false
                     }
                     _ => {

@@ -340,19 +340,10 @@ fn will_sudo_ask_for_any(sudo_path: &std::path::Path) -> Asks {
         .clear_env()
         .env("LC_ALL", "C")
         .timeout(std::time::Duration::from_secs(10));
-    let spec = match pinned::executor().pin(spec) {
-        Ok(s) => s,
-        Err(e) => return Asks::Unknown(e.to_string()),
-    };
-    let out = match tokio::runtime::Handle::try_current() {
-        Ok(h) => {
-            tokio::task::block_in_place(|| h.block_on(archgate_core::exec::run_for_person(spec)))
-        }
-        Err(_) => return Asks::Unknown("no runtime".into()),
-    };
+    let out = run_probe(spec);
     let listed = match out {
         Ok(o) => sudo_any::judge(o.status.code, &o.stdout_lossy(), &o.stderr_lossy()),
-        Err(e) => Asks::Unknown(e.to_string()),
+        Err(why) => Asks::Unknown(why),
     };
     if listed != Asks::Yes {
         return listed;
@@ -385,21 +376,19 @@ fn will_sudo_ask(argv: &[String]) -> Asks {
         .clear_env()
         .env("LC_ALL", "C")
         .timeout(std::time::Duration::from_secs(10));
-    let spec = match pinned::executor().pin(spec) {
-        Ok(s) => s,
-        Err(e) => return Asks::Unknown(e.to_string()),
-    };
-    let rt = tokio::runtime::Handle::try_current();
-    let out = match rt {
-        Ok(h) => {
-            tokio::task::block_in_place(|| h.block_on(archgate_core::exec::run_for_person(spec)))
-        }
-        Err(_) => return Asks::Unknown("no runtime".into()),
-    };
+    let out = run_probe(spec);
     match out {
         Ok(o) => sudo::judge(o.status.code, &o.stderr_lossy()),
-        Err(e) => Asks::Unknown(e.to_string()),
+        Err(why) => Asks::Unknown(why),
     }
+}
+
+/// Runs a sudo probe pinned to root's sudo, from the helper's synchronous code.
+fn run_probe(spec: CommandSpec) -> Result<archgate_core::exec::Output, String> {
+    let spec = pinned::executor().pin(spec).map_err(|e| e.to_string())?;
+    let h = tokio::runtime::Handle::try_current().map_err(|_| "no runtime".to_owned())?;
+    tokio::task::block_in_place(|| h.block_on(archgate_core::exec::run_for_person(spec)))
+        .map_err(|e| e.to_string())
 }
 
 enum Key {

@@ -291,13 +291,7 @@ impl Tool for Handoff {
             }
             action.target = Some(display(&argv));
             action.shown = Some(a.reason.clone());
-            let wait = cx
-                .config
-                .tools
-                .timeouts
-                .get(SPEC.name)
-                .copied()
-                .unwrap_or(DEFAULT_WAIT);
+            let wait = wait_of(cx);
             let prepared = Prepared {
                 id: registry::new_id().map_err(|e| ToolError::new(ErrorKind::Internal, e))?,
                 argv,
@@ -434,15 +428,10 @@ impl Handoff {
         action.target = Some(display(&r.argv));
         action.shown = Some(a.reason.clone());
         action.files = r.files;
-        let wait = cx
-            .config
-            .tools
-            .timeouts
-            .get(SPEC.name)
-            .copied()
-            .unwrap_or(DEFAULT_WAIT);
+        let wait = wait_of(cx);
         let prepared = Prepared {
-            id: cx.id.clone(),
+            // Random, as every hand-off's: the id is what a claimant names (attack 5b F2).
+            id: registry::new_id().map_err(|e| ToolError::new(ErrorKind::Internal, e))?,
             argv: r.argv,
             reason: a.reason,
             changes: r.changes,
@@ -457,6 +446,16 @@ impl Handoff {
             run: Run { prepared, wait },
         })
     }
+}
+
+/// How long a hand-off waits for the person: the tool's configured timeout, else the default.
+fn wait_of(cx: &CallCx) -> Duration {
+    cx.config
+        .tools
+        .timeouts
+        .get(SPEC.name)
+        .copied()
+        .unwrap_or(DEFAULT_WAIT)
 }
 
 /// pacman's configuration decides what runs as root (its downloader, hooks, repositories,

@@ -269,7 +269,7 @@ impl Handoffs {
         };
         let (channel, verified) = match s.terminal {
             Terminal::Opened(t)
-                if peer.is_some_and(|p| crate::channels::ancestry::descends_from(p, t)) =>
+                if peer.is_some_and(|p| archgate_core::exec::process_tree::descends_from(p, t)) =>
             {
                 ("terminal", true)
             }
