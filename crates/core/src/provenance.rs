@@ -138,6 +138,7 @@ impl Source {
             Source::NetworkNames => "network names (Wi-Fi)".to_owned(),
             Source::WindowTitles => "window titles".to_owned(),
             Source::OmarchySummaries => "Omarchy's command summaries".to_owned(),
+            Source::OmarchyOutput if subject == "?" => "the output of an Omarchy route".to_owned(),
             Source::OmarchyOutput => format!("the output of Omarchy's {subject}"),
             Source::ShellAnswers => format!("the desktop shell's answer to {subject}"),
             Source::MediaTitles => "what the media player shows".to_owned(),

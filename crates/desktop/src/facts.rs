@@ -40,7 +40,9 @@ pub struct DesktopFacts {
     pub omarchy_path: Option<std::path::PathBuf>,
     /// Omarchy's version (see [`omarchy_version`]).
     pub omarchy_version: Option<String>,
-    /// The current Omarchy theme.
+    /// The current Omarchy theme, when it is one Omarchy ships: a theme installed from any
+    /// repository is named after it, outside text the `theme` tool answers as such (attack 6
+    /// F5), so a read-only status that is archgate's own words leaves it out.
     pub theme: Option<String>,
     /// The Wayland display.
     pub wayland_display: Option<String>,
@@ -181,7 +183,9 @@ impl Desktop {
             outputs: Vec::new(),
             omarchy_path: self.env.omarchy_path.clone(),
             omarchy_version,
-            theme: self.current_theme(),
+            theme: self
+                .current_theme()
+                .filter(|t| self.is_omarchys_own_theme(t)),
             wayland_display: self.env.wayland_display.clone(),
             discovered: self.env.discovered.clone(),
         };

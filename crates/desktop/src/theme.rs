@@ -157,6 +157,24 @@ impl Desktop {
         })
     }
 
+    /// Whether `name` is a theme Omarchy itself ships (`$OMARCHY_PATH/themes/NAME`) and not one
+    /// of the person's (`~/.config/omarchy/themes/NAME`, installed from any repository).
+    pub fn is_omarchys_own_theme(&self, name: &str) -> bool {
+        if name.is_empty() || name.contains('/') || name.starts_with('.') {
+            return false;
+        }
+        let shipped = self
+            .env
+            .omarchy_path
+            .as_ref()
+            .is_some_and(|o| o.join("themes").join(name).is_dir());
+        let persons = self
+            .env
+            .config_home()
+            .is_some_and(|c| c.join("omarchy/themes").join(name).exists());
+        shipped && !persons
+    }
+
     /// Resolves a theme name against the installed themes (`not_found` with near names).
     pub fn resolve_theme(&self, name: &str) -> Result<String> {
         let want = normalize_theme_name(name);

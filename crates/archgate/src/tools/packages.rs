@@ -169,7 +169,9 @@ read_tool!(
         name: "pkg_install_plan",
         title: "Plan an install",
         open_world: false,
-        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+        provenance: archgate_core::provenance::Provenance::Untrusted(
+            archgate_core::provenance::Source::PackageContents
+        ),
         args: InstallPlanArgs,
         description: "What installing packages would pull in, conflict with and cost, and the command for \
                   the person (or `handoff` it): archgate never installs.",

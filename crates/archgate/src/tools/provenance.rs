@@ -25,42 +25,42 @@ const TABLE: &[(&str, Provenance)] = &[
     ("pkg_list", Own),                              // names and versions
     ("pkg_updates", Own),                           // names and versions
     ("pacman_log", Untrusted(Source::PacmanLog)),   // install scripts' output
-    ("pkg_install_plan", Own),                      // names, sizes, commands
-    ("pkg_verify", Untrusted(Source::PackageContents)), // the packages' paths
-    ("pkg_pacnew", Untrusted(Source::Pacnew)),      // the diffs' text
-    ("pkg_cache", Own),                             // files and sizes
-    ("aur_search", Untrusted(Source::AurSearch)),   // the AUR's descriptions
-    ("aur_info", Untrusted(Source::AurDetails)),    // the AUR's metadata
-    ("aur_pkgbuild", Untrusted(Source::AurFiles)),  // the package's files
-    ("aur_audit", Untrusted(Source::AurAudit)),     // findings quote the files
-    ("aur_diff", Untrusted(Source::AurDiff)),       // the diff's text
-    ("aur_review_updates", Untrusted(Source::AurUpdates)), // diffs of every update
+    ("pkg_install_plan", Untrusted(Source::PackageContents)), // unresolved dependency strings as written
+    ("pkg_verify", Untrusted(Source::PackageContents)),       // the packages' paths
+    ("pkg_pacnew", Untrusted(Source::Pacnew)),                // the diffs' text
+    ("pkg_cache", Own),                                       // files and sizes
+    ("aur_search", Untrusted(Source::AurSearch)),             // the AUR's descriptions
+    ("aur_info", Untrusted(Source::AurDetails)),              // the AUR's metadata
+    ("aur_pkgbuild", Untrusted(Source::AurFiles)),            // the package's files
+    ("aur_audit", Untrusted(Source::AurAudit)),               // findings quote the files
+    ("aur_diff", Untrusted(Source::AurDiff)),                 // the diff's text
+    ("aur_review_updates", Untrusted(Source::AurUpdates)),    // diffs of every update
     ("pkgbuild_audit", Untrusted(Source::PkgbuildAuditInput)), // findings quote the input
-    ("wiki_search", Untrusted(Source::WikiSearch)), // snippets anyone edited
-    ("wiki_page", Untrusted(Source::WikiPage)),     // a page anyone edited
-    ("arch_news", Untrusted(Source::ArchNews)),     // text from the network
-    ("upkeep", Untrusted(Source::ArchWeb)),         // advisories, mirrors, keys
-    ("desktop_state", Untrusted(Source::WindowTitles)), // web pages' titles
-    ("omarchy_search", Untrusted(Source::OmarchySummaries)), // Omarchy's scripts' text
+    ("wiki_search", Untrusted(Source::WikiSearch)),           // snippets anyone edited
+    ("wiki_page", Untrusted(Source::WikiPage)),               // a page anyone edited
+    ("arch_news", Untrusted(Source::ArchNews)),               // text from the network
+    ("upkeep", Untrusted(Source::ArchWeb)),                   // advisories, mirrors, keys
+    ("desktop_state", Untrusted(Source::WindowTitles)),       // web pages' titles
+    ("omarchy_search", Untrusted(Source::OmarchySummaries)),  // Omarchy's scripts' text
     ("omarchy_run", Untrusted(Source::OmarchyOutput)), // a route's output: any program's words
-    ("shell_targets", Own),                         // method names and signatures
-    ("shell_call", Untrusted(Source::ShellAnswers)), // a shell method's answer: a plugin's words
-    ("theme", Untrusted(Source::FileNames)),        // names of themes cloned from anywhere
-    ("background", Untrusted(Source::FileNames)),   // file names others chose
-    ("audio", Untrusted(Source::DeviceStrings)),    // Bluetooth devices' names
-    ("brightness", Own),                            // numbers
-    ("media", Untrusted(Source::MediaTitles)),      // what is playing: any title
-    ("toggle", Own),                                // toggle names
-    ("launch", Own),                                // how the launch went
-    ("screenshot", Untrusted(Source::Screen)),      // an image of anything shown
-    ("screen_text", Untrusted(Source::Screen)),     // any text shown
-    ("clipboard_read", Untrusted(Source::Clipboard)), // anything copied
-    ("clipboard_write", Own),                       // nothing read
-    ("notify", Own),                                // nothing read
-    ("handoff", Untrusted(Source::PacmanLog)),      // the output's tail: packages' scripts
-    ("osd", Own),                                   // nothing read
-    ("archgate_policy", Own),                       // the person's policy
-    ("archgate_activity", Own),                     // this client's own records
+    ("shell_targets", Own),                            // method names and signatures
+    ("shell_call", Untrusted(Source::ShellAnswers)),   // a shell method's answer: a plugin's words
+    ("theme", Untrusted(Source::FileNames)),           // names of themes cloned from anywhere
+    ("background", Untrusted(Source::FileNames)),      // file names others chose
+    ("audio", Untrusted(Source::DeviceStrings)),       // Bluetooth devices' names
+    ("brightness", Own),                               // numbers
+    ("media", Untrusted(Source::MediaTitles)),         // what is playing: any title
+    ("toggle", Untrusted(Source::OmarchyOutput)),      // an Omarchy route's output
+    ("launch", Own),                                   // how the launch went
+    ("screenshot", Untrusted(Source::Screen)),         // an image of anything shown
+    ("screen_text", Untrusted(Source::Screen)),        // any text shown
+    ("clipboard_read", Untrusted(Source::Clipboard)),  // anything copied
+    ("clipboard_write", Own),                          // nothing read
+    ("notify", Own),                                   // nothing read
+    ("handoff", Untrusted(Source::PacmanLog)),         // the output's tail: packages' scripts
+    ("osd", Own),                                      // nothing read
+    ("archgate_policy", Own),                          // the person's policy
+    ("archgate_activity", Own),                        // this client's own records
 ];
 
 #[test]

@@ -2,8 +2,9 @@
 //! one event naming it — route, target, tier, how it was approved — and waits until it is in
 //! the file. So a daemon killed while the work runs leaves the evidence on disk, and whoever
 //! finds the call unanswered (the stdio bridge, the next daemon: `audit::orphans`) says
-//! **unknown**, never "did not run". Reads have no such line: they change nothing, and the
-//! hot path stays one write per call.
+//! **unknown**, never "did not run". A call the person was asked about has one too, whatever
+//! its tier (their yes is on disk before the work). Other reads have no such line: they change
+//! nothing, and the hot path stays one write per call.
 //!
 //! A `started` line is an event, not a call record: the call's one record follows when it ends
 //! (its outcome `unknown` when it was dropped after this line, `record.rs`).
@@ -33,7 +34,10 @@ impl Gate {
         action: &Action,
         decision: &Decision,
     ) -> Result<(), Refusal> {
-        if !needs_start_line(decision) {
+        // A call the person was asked about has a line too, whatever its tier: a killed daemon's
+        // call that was approved and running is then `unknown`, never "withdrawn, nothing ran"
+        // (attack 6 F4: an asked read-tier task's yes was lost).
+        if !needs_start_line(decision) && pending.trace.approval.is_none() {
             return Ok(());
         }
         let line = start_line(

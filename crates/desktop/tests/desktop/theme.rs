@@ -185,3 +185,26 @@ async fn omarchy_4s_record_in_the_state_directory_is_the_current_theme() {
         "an empty record falls back to the older place"
     );
 }
+
+/// Attack 6 F5: `system_status` (archgate's own words) showed the current theme's name as stored,
+/// and a theme installed from any repository is named after it. The desktop's facts name the
+/// theme only when Omarchy ships it; the person's own themes are the `theme` tool's (outside
+/// text there).
+#[tokio::test]
+async fn the_facts_name_only_a_theme_omarchy_ships() {
+    let f = fixture();
+    assert!(f.desktop.is_omarchys_own_theme("tokyo-night"));
+    assert!(!f.desktop.is_omarchys_own_theme("my-own"));
+    assert!(
+        !f.desktop
+            .is_omarchys_own_theme("../omarchy/themes/tokyo-night")
+    );
+    assert_eq!(
+        f.desktop.desktop_facts().await.theme.as_deref(),
+        Some("tokyo-night")
+    );
+    let state = f.dir.path().join("home/.local/state/omarchy/current");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("theme.name"), "my-own\n").unwrap();
+    assert_eq!(f.desktop.desktop_facts().await.theme, None);
+}

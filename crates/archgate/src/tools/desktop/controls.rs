@@ -497,7 +497,7 @@ impl Tool for Toggle {
     type Args = ToggleArgs;
     type Run = RouteCall;
     fn spec(&self) -> &'static ToolSpec {
-        spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("", "toggle {name} on your desktop")]),
+        spec!("toggle", "Toggle a desktop feature", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::Untrusted(archgate_core::provenance::Source::OmarchyOutput), says: archgate_core::sentence::Phrase::cases(&[("", "toggle {name} on your desktop")]),
             "Switch one of Omarchy's toggles (night light, idle lock, …).")
     }
     fn plan(&self, a: &ToggleArgs) -> Plan {

@@ -236,3 +236,37 @@ async fn a_call_that_becomes_a_task_waits_the_tasks_deadline_and_its_record_name
     assert_eq!(recs[1].error_kind.as_deref(), Some("too_many_tasks"));
     assert_eq!(recs[1].task, None);
 }
+
+/// Attack 6 F4: a read-tier task the person approved, running when the daemon was killed, was
+/// recorded "withdrawn before anyone answered … nothing ran" (only its `asking` line was on
+/// disk). A call the person was asked about writes its `started` line after the yes, whatever
+/// its tier, so the next start says `unknown`; a read nobody was asked about still writes none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_asked_read_has_a_started_line_after_the_yes_and_an_unasked_read_none() {
+    let e = watcher_env_on("[policy]\nask = [\"echo\"]\n");
+    let _channel = e.gate.broker().register_pull_channel();
+    let g = e.gate.clone();
+    let t = tokio::spawn(async move { g.call(&client(), "echo", json!({"words": ["hi"]})).await });
+    let q = parked(&e).await;
+    assert!(
+        started_lines(&e).is_empty(),
+        "nothing starts before the yes"
+    );
+    e.gate.broker().answer(&q.id, Answer::Allow, "cli").unwrap();
+    assert_eq!(t.await.unwrap().outcome, Outcome::Ok);
+    let started = started_lines(&e);
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0]["tier"], "read");
+    assert_eq!(started[0]["approval"]["channel"], "cli");
+
+    let plain = watcher_env_on("");
+    let r = plain
+        .gate
+        .call(&client(), "echo", json!({"words": ["x"]}))
+        .await;
+    assert_eq!(r.outcome, Outcome::Ok);
+    assert!(
+        started_lines(&plain).is_empty(),
+        "an unasked read writes no line"
+    );
+}
