@@ -10,7 +10,9 @@
 //! helper asks sudo about the exact invocation it will run: the same user, host, runas and
 //! argv, with `-n` (never prompt) and `-D` naming a directory that does not exist:
 //!
-//!     /usr/bin/sudo -k -n -D /nonexistent/archgate-sudo-probe -- /usr/bin/pacman …   (env: LC_ALL=C only)
+//! ```text
+//! /usr/bin/sudo -k -n -D /nonexistent/archgate-sudo-probe -- /usr/bin/pacman …   (env: LC_ALL=C only)
+//! ```
 //!
 //! sudo looks up the rule for that argv and authenticates as the rule says *before* it judges
 //! `-D`, so (sudo 1.9.13, run here with a test user, 2026-12-06):
