@@ -7,7 +7,7 @@
 #
 # Needs root: everything happens in a private mount namespace, so the machine's own users and
 # sudo rules are never touched (safe on a developer desktop):
-#   /etc/passwd, shadow, group  ← copies plus the test user archgate-handoff-test (known password)
+#   /etc/passwd, shadow, group  ← copies plus this run's test user archgate-ho-XXXXXX (known password)
 #   /etc/sudoers.d              ← a private directory holding only the test user's rule
 # The packages are built as nobody (makepkg refuses root), the repository and the test root are
 # root's, like a real system's; sudo runs pacman as root on the person's password.
@@ -38,9 +38,12 @@ chmod 755 "$work"
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 
-user=archgate-handoff-test
+# A user and uid of this run's own: two runs at once (CI and a developer's, or two clones) each
+# have a private /etc/passwd and would otherwise both make the same user, and sudo's timestamps
+# and lecture marks, outside the namespace, are per name and uid.
+user="archgate-ho-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
 password="handoff-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-uid=61334
+uid=$((61334 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' \n') % 20000))
 while getent passwd "$uid" >/dev/null || getent group "$uid" >/dev/null; do uid=$((uid + 1)); done
 mkdir -p "$work/etc" "$work/sudoers.d"
 for f in passwd shadow group; do cp -a "/etc/$f" "$work/etc/$f"; done

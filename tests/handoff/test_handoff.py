@@ -84,7 +84,10 @@ def pacman_running() -> bool:
     for p in Path("/proc").iterdir():
         if p.name.isdigit():
             try:
-                if (p / "comm").read_text().strip() == "pacman" and p.stat().st_uid == 0:
+                # This run's pacman: into its own test root (another run's, or the machine's
+                # own, is not ours).
+                if ((p / "comm").read_text().strip() == "pacman" and p.stat().st_uid == 0
+                        and CONF.encode() in (p / "cmdline").read_bytes()):
                     return True
             except OSError:
                 pass
@@ -130,6 +133,12 @@ def user_env(senv: dict) -> dict:
             env[k] = senv[k]
     return env
 
+
+
+def ours(argv: list[bytes]) -> bool:
+    """Whether a process is this run's: the helper runs this run's copy of archgate (another
+    run's tests, at the same time, run theirs)."""
+    return bool(argv) and os.path.realpath(argv[0].decode(errors="replace")) == os.path.realpath(ARCHGATE_BIN)
 
 class Agent:
     """An MCP client over stdio: `archgate serve --in-process` as the test user."""
@@ -235,7 +244,7 @@ class Person:
                     argv = (p / "cmdline").read_bytes().split(b"\0")
                 except OSError:
                     continue
-                if len(argv) > 2 and argv[1] == b"handoff-run":
+                if len(argv) > 2 and argv[1] == b"handoff-run" and ours(argv):
                     return int(p.name)
             return None
 
@@ -652,10 +661,11 @@ def parent_of(pid: int) -> int:
 def no_helper_running() -> bool:
     for p in Path("/proc").iterdir():
         try:
-            if b"handoff-run" in (p / "cmdline").read_bytes().split(b"\0"):
-                return False
+            argv = (p / "cmdline").read_bytes().split(b"\0")
         except OSError:
-            pass
+            continue
+        if b"handoff-run" in argv and ours(argv):
+            return False
     return True
 
 
