@@ -55,6 +55,9 @@ RUN_UID=$(id -u "$RUN_USER")
 
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
+# Everything the session starts runs in `/`: the caller's directory may be one the session user
+# cannot enter (a 0700 clone), and a program Sway starts there (foot) would not start.
+cd /
 RUNDIR=$DIR/run
 HOMEDIR=$DIR/home
 LOGDIR=$DIR/log
