@@ -63,7 +63,8 @@ def audit(xdg_env: dict[str, str], at_least: int) -> list[dict]:
     for _ in range(100):
         lines = log.read_text().splitlines() if log.exists() else []
         records = [json.loads(x) for x in lines if x.strip()]
-        records = [r for r in records if r.get("tool") == "system_status"]
+        # Call records only: events (`asking`, `started`) name their tool too.
+        records = [r for r in records if r.get("tool") == "system_status" and "event" not in r]
         if len(records) >= at_least:
             return records
         time.sleep(0.05)
