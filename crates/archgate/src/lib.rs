@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 pub use app::extension::Extension;
-pub use server::mcp::to_call_result;
+pub use server::render::to_call_result;
 /// What a tool run by an extension may do inside a call that may become an MCP task.
 pub use server::tasks::{become_task, declared as declares_tasks, request_input};
 

@@ -230,12 +230,14 @@ impl App {
         let person_channel = gate
             .take_person_channel()
             .context("the person's channel is taken once, here")?;
+        let sessions = Arc::new(sessions::Sessions::default());
+        sessions.note_stored(&clients);
         Ok(App {
             paths,
             gate: Arc::new(gate),
             person_channel,
             clients,
-            sessions: Arc::default(),
+            sessions,
             started: std::time::Instant::now(),
             http_port: std::sync::OnceLock::new(),
             bridge: Arc::default(),

@@ -97,6 +97,10 @@ pub struct Sessions {
     /// `tools/call` answers under way in a session, by (session, JSON-RPC id as JSON): cancelled
     /// when the answer's stream is dropped unfinished (the client hung up) or the session ends.
     streams: Mutex<HashMap<(SessionId, String), CancellationToken>>,
+    /// The stored clients' names as of the last change (`note_stored`, `withdraw_orphans`): a
+    /// name that was stored and is no longer is a revoked or renamed grant, even when a bridged
+    /// client may also go by it (`claude-code`).
+    stored: Mutex<BTreeSet<String>>,
 }
 
 /// Watches one `tools/call` answer in a session: dropped before `finished`, it cancels the call
@@ -299,7 +303,15 @@ impl Sessions {
     /// open questions go too — its agent asks again under the new name). A client is every name
     /// the daemon serves (`server::bridge::known_client`): the stored ones, `local`, `default`,
     /// a `[clients.NAME]` section, and the kinds a bridged client may be named by — a bridged
-    /// `cursor` is no orphan because some other client was added.
+    /// `cursor` is no orphan because some other client was added; but a stored client revoked or
+    /// renamed since the last change is gone whatever its name (`claude-code`, which `setup`
+    /// gives an HTTP client, is also a kind).
+    /// Notes the stored clients' names: the baseline `withdraw_orphans` compares with.
+    pub fn note_stored(&self, clients: &ClientStore) {
+        *self.stored.lock().unwrap_or_else(|p| p.into_inner()) =
+            clients.list().into_iter().map(|c| c.name).collect();
+    }
+
     fn withdraw_orphans(&self, clients: &ClientStore, config: &Config) {
         let Some(broker) = self
             .broker
@@ -309,10 +321,17 @@ impl Sessions {
         else {
             return;
         };
-        let known: BTreeSet<String> = clients
-            .list()
-            .into_iter()
-            .map(|c| c.name)
+        let stored: BTreeSet<String> = clients.list().into_iter().map(|c| c.name).collect();
+        // Revoked or renamed since the last change: stored then, not now.
+        let removed: BTreeSet<String> = {
+            let mut before = self.stored.lock().unwrap_or_else(|p| p.into_inner());
+            let removed = before.difference(&stored).cloned().collect();
+            *before = stored.clone();
+            removed
+        };
+        let known: BTreeSet<String> = stored
+            .iter()
+            .cloned()
             .chain([
                 LOCAL_CLIENT.to_owned(),
                 archgate_core::clients::DEFAULT_CLIENT.to_owned(),
@@ -328,7 +347,7 @@ impl Sessions {
             .pending()
             .into_iter()
             .map(|q| q.client)
-            .filter(|c| !known.contains(c))
+            .filter(|c| !known.contains(c) || removed.contains(c))
             .collect();
         for c in gone {
             let n = broker.withdraw_client(&c);

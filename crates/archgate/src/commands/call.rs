@@ -69,7 +69,7 @@ pub async fn call(config: Option<PathBuf>, tool: &str, args: &str) -> anyhow::Re
     };
     let r = app.gate.call(&client, tool, args).await;
     let failed = r.output.is_err();
-    let rendered = crate::server::mcp::to_call_result(r);
+    let rendered = crate::server::render::to_call_result(r);
     out(serde_json::to_string_pretty(&rendered)?);
     app.shutdown();
     Ok(if failed {

@@ -128,20 +128,13 @@ pub async fn set_dev_mode_confirmed(
         if secs.is_some_and(|s| s > DEV_MODE_MAX_SECS) {
             return Ok(set_dev_mode(gate, person, secs, channel)?);
         }
-        let setting = gate.config().current().approval.presence;
-        let asked = presence::Asked {
-            what: "developer_mode",
-            id: None,
-            client: None,
+        confirm_change(
+            gate,
+            "developer_mode",
+            None,
             channel,
-        };
-        presence::confirm_recorded(
-            gate.audit(),
-            asked,
-            setting,
             Act::DevModeOn,
             subject,
-            presence::CHANGE_WAIT,
         )
         .await?;
     }
@@ -194,20 +187,13 @@ pub async fn set_after_untrusted_confirmed(
         return Err(PersonError::NoRule(id.to_owned()).into());
     }
     if on {
-        let setting = gate.config().current().approval.presence;
-        let asked = presence::Asked {
-            what: "rule_after_untrusted",
-            id: Some(id),
-            client: None,
+        confirm_change(
+            gate,
+            "rule_after_untrusted",
+            Some(id),
             channel,
-        };
-        presence::confirm_recorded(
-            gate.audit(),
-            asked,
-            setting,
             Act::Widen,
             subject,
-            presence::CHANGE_WAIT,
         )
         .await?;
     }
@@ -233,26 +219,40 @@ pub async fn acknowledge_confirmed(
     channel: &str,
     subject: Result<Subject, String>,
 ) -> Result<(), YesError> {
-    let setting = gate.config().current().approval.presence;
-    let asked = presence::Asked {
-        what: "acknowledge",
-        id: None,
-        client: None,
-        channel,
-    };
-    presence::confirm_recorded(
-        gate.audit(),
-        asked,
-        setting,
-        Act::Widen,
-        subject,
-        presence::CHANGE_WAIT,
-    )
-    .await?;
+    confirm_change(gate, "acknowledge", None, channel, Act::Widen, subject).await?;
     person.acknowledge(route)?;
     gate.audit().event(&serde_json::json!({
         "event": "route_acknowledged", "route": route, "channel": channel,
     }));
+    Ok(())
+}
+
+/// Confirms a change of the person's settings through polkit where `approval.presence` needs
+/// it, recorded whatever the outcome (`presence::confirm_recorded`).
+async fn confirm_change(
+    gate: &Gate,
+    what: &'static str,
+    id: Option<&str>,
+    channel: &str,
+    act: Act,
+    subject: Result<Subject, String>,
+) -> Result<(), YesError> {
+    let asked = presence::Asked {
+        what,
+        id,
+        client: None,
+        channel,
+    };
+    let setting = gate.config().current().approval.presence;
+    presence::confirm_recorded(
+        gate.audit(),
+        asked,
+        setting,
+        act,
+        subject,
+        presence::CHANGE_WAIT,
+    )
+    .await?;
     Ok(())
 }
 

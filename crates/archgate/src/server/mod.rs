@@ -16,6 +16,7 @@ pub mod port_holder;
 pub mod progress;
 pub mod prompts;
 pub mod relay;
+pub mod render;
 pub mod resources;
 pub mod state_file;
 pub mod stdio;

@@ -226,10 +226,6 @@ pub async fn query(
     }
     let text = out.stdout_lossy();
     let (mut entries, complete) = parse_lines(&text, &command)?;
-    if let Some(g) = q.grep.as_deref() {
-        // journalctl matched the whole message; a changed one must still match what is shown.
-        entries.retain(|e| !e.withheld || withheld::still_matches(g, &e.message));
-    }
     let mut next = None;
     if entries.len() > q.limit {
         entries.truncate(q.limit);
@@ -237,6 +233,15 @@ pub async fn query(
     } else if out.truncated && !complete {
         // The answer was cut at the output cap: the next page starts after the last whole entry.
         next = entries.last().map(|e| e.cursor.clone());
+    }
+    // journalctl matched a grep on the whole message: an entry whose command line was withheld
+    // is left out of a grep's answer, or the pattern would test what was withheld, a character
+    // at a time (the page's end is decided above, from what journalctl gave).
+    let mut left_out = false;
+    if q.grep.is_some() {
+        let before = entries.len();
+        entries.retain(|e| !e.withheld);
+        left_out = entries.len() < before;
     }
     if entries.is_empty() {
         if let Some(why) = limited {
@@ -246,10 +251,15 @@ pub async fn query(
             check_unit_known(permit, opts, q.user, u).await?;
         }
     }
+    let note = match (limited, left_out) {
+        (Some(l), true) => Some(format!("{l}; {}", withheld::LEFT_OUT_OF_GREP)),
+        (None, true) => Some(withheld::LEFT_OUT_OF_GREP.to_owned()),
+        (l, false) => l,
+    };
     Ok(JournalPage {
         entries,
         next,
-        note: limited,
+        note,
     })
 }
 

@@ -109,6 +109,26 @@ fn a_parked_call_of_a_revoked_client_is_withdrawn_and_cannot_be_approved() {
     );
 }
 
+/// A stored client named like a kind of bridged client (`claude-code`, the name `setup` gives
+/// an HTTP client) is revoked: its waiting question goes too. (The set of names the daemon
+/// serves counts every kind name, so a bridged `cursor` keeps its question when another client
+/// is added; that must not keep a revoked grant's question.)
+#[test]
+fn a_revoked_client_named_like_a_bridged_kind_loses_its_question() {
+    let env = Env::with_config(ASK);
+    let d = HttpServer::start(&env);
+    let agent = add_client(&env, "claude-code", "read-only");
+    let _theirs = park(&d, &agent, 1);
+    let id = question_of(&env, "claude-code");
+    let out = env.run(&["clients", "revoke", "claude-code"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    withdrawn(&env, &id, Duration::from_secs(3));
+}
+
 #[test]
 fn a_parked_call_of_a_deleted_session_is_withdrawn_at_once() {
     let env = Env::with_config(ASK);

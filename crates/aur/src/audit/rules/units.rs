@@ -37,22 +37,7 @@ pub(super) fn shipped_unit(ctx: &Ctx, unit: &str) -> bool {
         let b = basename(w);
         UNIT_SUFFIXES.iter().any(|s| b.ends_with(s)) && unit_stem(b) == want
     };
-    let in_package = ctx.an.cmds.iter().any(|c| {
-        c.phase == Phase::Package
-            && c.argv
-                .iter()
-                .chain(c.redirs.iter().map(|r| &r.target))
-                .any(|w| named(&w.text))
-    });
-    let in_sources = ctx
-        .an
-        .global
-        .iter()
-        .filter(|(k, _)| *k == "source" || k.starts_with("source_"))
-        .flat_map(|(_, v)| v.items())
-        .any(|s| named(s.text.rsplit("::").next().unwrap_or(&s.text)));
-    let provided = ctx.an.files.iter().any(|f| named(&f.name));
-    if in_package || in_sources || provided {
+    if ships(ctx, named) {
         return true;
     }
     let w = want.to_ascii_lowercase();
@@ -412,12 +397,18 @@ fn own_service(ctx: &Ctx, name: &str) -> bool {
             || w.contains(&format!("/sv/{name}/"))
             || w.ends_with(&format!("/sv/{name}"))
     };
+    ships(ctx, matches)
+}
+
+/// Whether the package itself ships a file `named` accepts: a word of `package()` (an argument
+/// or a redirection's target), a source (its file name, after any `name::`), or one of its files.
+fn ships(ctx: &Ctx, named: impl Fn(&str) -> bool) -> bool {
     let in_package = ctx.an.cmds.iter().any(|c| {
         c.phase == Phase::Package
             && c.argv
                 .iter()
                 .chain(c.redirs.iter().map(|r| &r.target))
-                .any(|w| matches(&w.text))
+                .any(|w| named(&w.text))
     });
     let in_sources = ctx
         .an
@@ -425,6 +416,6 @@ fn own_service(ctx: &Ctx, name: &str) -> bool {
         .iter()
         .filter(|(k, _)| *k == "source" || k.starts_with("source_"))
         .flat_map(|(_, v)| v.items())
-        .any(|s| matches(&s.text));
-    in_package || in_sources || ctx.an.files.iter().any(|f| matches(&f.name))
+        .any(|s| named(s.text.rsplit("::").next().unwrap_or(&s.text)));
+    in_package || in_sources || ctx.an.files.iter().any(|f| named(&f.name))
 }
