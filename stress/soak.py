@@ -39,6 +39,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -170,6 +171,20 @@ pacman_conf = "{pacman_conf}"
 
     def fds(self) -> int:
         return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+
+    def fd_targets(self) -> list[str]:
+        """What each open descriptor is (a path, a pipe, a socket with its kind and address from
+        /proc/PID/net), to name a leak."""
+        sockets = socket_names(self.proc.pid)
+        out = []
+        for fd in os.listdir(f"/proc/{self.proc.pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{self.proc.pid}/fd/{fd}")
+            except OSError:
+                continue
+            m = re.fullmatch(r"socket:\[(\d+)\]", target)
+            out.append(f"{target} {sockets.get(m.group(1), '?')}" if m else target)
+        return sorted(out)
 
     def stop(self) -> int:
         assert self.proc is not None
@@ -437,6 +452,42 @@ async def health(port: int) -> dict:
     return json.loads(raw.partition(b"\r\n\r\n")[2])
 
 
+
+def socket_names(pid: int) -> dict[str, str]:
+    """Socket inode → "unix PATH" / "tcp LOCAL→REMOTE STATE" / "netlink …", read from
+    /proc/PID/net (the formats of proc_net(5))."""
+    names: dict[str, str] = {}
+    try:
+        with open(f"/proc/{pid}/net/unix") as f:
+            next(f)
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 7:
+                    names[parts[6]] = "unix " + (parts[7] if len(parts) > 7 else "(unnamed)")
+    except OSError:
+        pass
+    for kind in ("tcp", "tcp6", "udp", "udp6"):
+        try:
+            with open(f"/proc/{pid}/net/{kind}") as f:
+                next(f)
+                for line in f:
+                    parts = line.split()
+                    if len(parts) >= 10:
+                        names[parts[9]] = f"{kind} {parts[1]}→{parts[2]} st={parts[3]}"
+        except OSError:
+            pass
+    try:
+        with open(f"/proc/{pid}/net/netlink") as f:
+            next(f)
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 10:
+                    names[parts[9]] = f"netlink proto={parts[1]}"
+    except OSError:
+        pass
+    return names
+
+
 async def settle_fds(daemon: Daemon, baseline: int, patience: float = 15.0) -> int:
     """The descriptor count once it is back at the baseline, or the last count after `patience`."""
     end = time.monotonic() + patience
@@ -467,6 +518,7 @@ async def soak(args: argparse.Namespace, daemon: Daemon) -> tuple[list[tuple[str
     daemon.cli("approvals", "--json")
     await asyncio.sleep(1.0)
     fds_before = daemon.fds()
+    fd_kinds_before = daemon.fd_targets()
     rss_start = daemon.rss_kib()
 
     stop = asyncio.Event()
@@ -491,6 +543,7 @@ async def soak(args: argparse.Namespace, daemon: Daemon) -> tuple[list[tuple[str
     await person_task
     await sampler_task
     fds_after = await settle_fds(daemon, fds_before)
+    fd_kinds_after = daemon.fd_targets()
     h = await health(daemon.port)
     total = sum(stats.calls.values())
 
@@ -536,8 +589,9 @@ async def soak(args: argparse.Namespace, daemon: Daemon) -> tuple[list[tuple[str
     growth = (rss_end - rss_warm) / rss_warm * 100 if rss_warm else 0.0
     checks.append(("RSS growth after warm-up < 10%", growth < 10.0,
                    f"{rss_start} → {rss_warm} (warm) → {rss_end} KiB (end), {growth:+.1f}%; peak {hwm} KiB"))
+    new = [t for t in fd_kinds_after if t not in fd_kinds_before][:5]
     checks.append(("no leaked file descriptors", fds_after <= fds_before,
-                   f"{fds_before} before, {fds_after} after"))
+                   f"{fds_before} before, {fds_after} after" + (f"; new: {new}" if fds_after > fds_before else "")))
     checks.append(("daemon stopped cleanly", exit_code == 0, f"exit {exit_code}"))
 
     # --- the table ---

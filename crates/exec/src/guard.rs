@@ -159,6 +159,16 @@ fn send(state: &mut State, line: &str) {
     }
 }
 
+/// Starts this process's guard now, when one is registered and none runs: a server has its
+/// guard from its start, not from its first program (a resource taken lazily under load is
+/// indistinguishable from a leak, and the first program would wait for the guard to start).
+pub fn start_now() {
+    let mut state = lock();
+    if state.guard.is_none() && PROGRAM.get().is_some() {
+        send(&mut state, "");
+    }
+}
+
 /// A program's group has started: kill it if this process ends before [`release`].
 pub(crate) fn watch(pgid: i32) {
     let mut state = lock();

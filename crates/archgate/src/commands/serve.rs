@@ -113,6 +113,8 @@ async fn run(
         instances::register(&app.paths.runtime_dir, if http { "http" } else { "stdio" });
     let shutdown = CancellationToken::new();
     spawn_signal_handlers(app.clone(), shutdown.clone())?;
+    // The programs this server runs die with it: its guard from the start (`exec::guard`).
+    archgate_core::exec::guard::start_now();
     spawn_config_poll(app.clone(), shutdown.clone(), http);
     // Started on the last good copy (the file cannot be applied, or is gone): said at once on
     // the desktop too, not only on stderr, /health and the bar.

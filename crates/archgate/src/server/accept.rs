@@ -19,7 +19,7 @@
 //!   a line per connection (a flood used to write one each: a stranger filling the person's disk
 //!   through `daemon.log`); the socket is closed with a reset (`SO_LINGER` 0), leaving no
 //!   `TIME_WAIT` behind; and the netlink socket that asks the kernel for the owner is kept per
-//!   thread (`peer.rs`) rather than opened for each connection;
+//!   thread, opened as the thread starts (`peer.rs`), rather than for each connection;
 //! - **a socket its process already closed is no one's** (`peer.rs`): the kernel reports an
 //!   orphaned socket's uid as root's, so a daemon run as root served a flood that closed each
 //!   socket at once as its own.
@@ -115,6 +115,7 @@ fn take(
     stop: &AtomicBool,
     log: &RefusalLog,
 ) {
+    super::peer::prepare_this_thread();
     while !stop.load(Ordering::Relaxed) && !to.is_closed() {
         match listener.accept() {
             Ok((tcp, peer)) => {

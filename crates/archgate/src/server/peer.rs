@@ -123,14 +123,49 @@ thread_local! {
 }
 static DIAG_SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
 
+/// Takes this thread's netlink socket now (and learns whether the kernel answers `sock_diag`):
+/// a thread that judges peers — an acceptor — holds its descriptor from its start, never first
+/// under load, where a descriptor taken lazily looks like a leak (the soak's check) and the first
+/// stranger's connection would pay for the socket.
+pub fn prepare_this_thread() {
+    if !diag_works() {
+        return;
+    }
+    DIAG_SOCKET.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            match diag_socket() {
+                Ok(fd) => *slot = Some(fd),
+                Err(e) => tracing::debug!("no sock_diag socket for this thread yet: {e}"),
+            }
+        }
+    });
+}
+
+/// A `sock_diag` netlink socket whose reads give up after a second.
+fn diag_socket() -> std::io::Result<std::os::fd::OwnedFd> {
+    use nix::sys::socket::{
+        AddressFamily, SockFlag, SockProtocol, SockType, setsockopt, socket, sockopt,
+    };
+    let fd = socket(
+        AddressFamily::Netlink,
+        SockType::Datagram,
+        SockFlag::SOCK_CLOEXEC,
+        SockProtocol::NetlinkSockDiag,
+    )?;
+    setsockopt(
+        &fd,
+        sockopt::ReceiveTimeout,
+        &nix::sys::time::TimeVal::new(1, 0),
+    )?;
+    Ok(fd)
+}
+
 /// One `inet_diag_req_v2` for the socket whose local address is `theirs` and remote `ours`
 /// (linux/inet_diag.h: family, protocol, ext, pad, states; then `inet_diag_sockid`: ports and
 /// addresses in network byte order, interface, cookie "none"). `Ok(None)`: no such socket.
 fn diag_owner(ours: SocketAddr, theirs: SocketAddr, held: bool) -> std::io::Result<Option<u32>> {
-    use nix::sys::socket::{
-        AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol, SockType, recv, sendto,
-        setsockopt, socket, sockopt,
-    };
+    use nix::sys::socket::{MsgFlags, NetlinkAddr, recv, sendto};
     use std::os::fd::AsRawFd;
     let (family, src, dst) = match (theirs.ip(), ours.ip()) {
         (IpAddr::V4(t), IpAddr::V4(o)) => (2u8, words4(t), words4(o)),
@@ -159,18 +194,7 @@ fn diag_owner(ours: SocketAddr, theirs: SocketAddr, held: bool) -> std::io::Resu
     let n = DIAG_SOCKET.with(|cell| -> std::io::Result<usize> {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
-            let fd = socket(
-                AddressFamily::Netlink,
-                SockType::Datagram,
-                SockFlag::SOCK_CLOEXEC,
-                SockProtocol::NetlinkSockDiag,
-            )?;
-            setsockopt(
-                &fd,
-                sockopt::ReceiveTimeout,
-                &nix::sys::time::TimeVal::new(1, 0),
-            )?;
-            *slot = Some(fd);
+            *slot = Some(diag_socket()?);
         }
         let fd = slot.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
         let asked = (|| -> std::io::Result<usize> {
