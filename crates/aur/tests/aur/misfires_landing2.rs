@@ -204,6 +204,27 @@ fn an_empty_directory_made_by_an_install_script_is_not_a_rule_or_a_secret() {
         "{}",
         r.to_text()
     );
+    // Only `mkdir`'s operands are directories: its redirection still writes a file (review of
+    // landing 2: `makes_dir` skipped every path of the command).
+    let r = audit(&with_script(
+        "sudo-demo",
+        "post_install() {\n  mkdir -p etc/sudoers.d 2>root/.ssh/authorized_keys\n}\n",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SECRETS"),
+        Some(Severity::Critical),
+        "{}",
+        r.to_text()
+    );
+    let r = audit(&with_script(
+        "profile-demo",
+        "post_install() {\n  mkdir -p usr/share/demo >etc/profile.d/demo.sh\n}\n",
+    ));
+    assert!(
+        max_of(&r, "AUR-PERSISTENCE") >= Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
     // An empty cron directory starts nothing; a job written into it does.
     let r = audit(&with_script(
         "cron-demo",
@@ -274,6 +295,20 @@ fn a_srcinfo_of_another_package_name_is_not_compared() {
         .find(|f| f.id == "AUR-SRCINFO-MISMATCH")
         .expect("said");
     assert!(f.why.contains("emu-static-bin"), "{}", f.why);
+    // A name changed so nothing is compared still hides no install script (review of landing
+    // 2): one the .SRCINFO does not show at all is high, as with the package's own name.
+    let hiding = srcinfo.replace("\tinstall = emu-static-bin.install\n", "");
+    let r = audit(&srcinfo_pkg(
+        pkgbuild,
+        &hiding,
+        "emu-arm-static-bin.install",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::High),
+        "{}",
+        r.to_text()
+    );
 }
 
 // Class: an unquoted array word the bash parser splits at a `$` (`…/src/$` and
@@ -369,6 +404,18 @@ fn eval_defining_a_split_package_function_from_its_own_text_is_low() {
         r.to_text()
     );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // A definition followed by anything else is not a definition (review of landing 2).
+    let r = audit(&AuditInput {
+        pkgbuild: pkgbuild.replace("  }\"\ndone", "  }; ${_v}\"\ndone"),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    });
+    assert_eq!(
+        max_of(&r, "AUR-EVAL"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
     // Text that comes from a command's output is still unknown until it runs.
     let r = audit(&AuditInput {
         pkgbuild: pkgbuild.replace("  eval \"package", "  eval \"$(cat defs)package"),

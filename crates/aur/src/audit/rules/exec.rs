@@ -291,7 +291,32 @@ fn defines_function_from_text(args: &[Word]) -> bool {
     let name_len = t
         .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.${}".contains(c)))
         .unwrap_or(t.len());
-    name_len > 0 && t[name_len..].trim_start().starts_with("()")
+    if name_len == 0 {
+        return false;
+    }
+    let Some(body) = t[name_len..].trim_start().strip_prefix("()") else {
+        return false;
+    };
+    // Exactly one definition: its body's braces balanced, and nothing after the closing one
+    // (`eval "f() { :; }; $x"` defines a function and then runs `$x`).
+    let body = body.trim();
+    if !body.starts_with('{') {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return body[i + 1..].trim().is_empty();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 fn copies_own_functions(ctx: &Ctx, args: &[Word]) -> bool {

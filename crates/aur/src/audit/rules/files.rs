@@ -17,7 +17,8 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             paths.extend(cmd.argv.iter().skip(1));
             paths.extend(cmd.env.iter().map(|(_, w)| w));
         }
-        for w in &paths {
+        let redirected = cmd.redirs.len();
+        for (i, w) in paths.iter().enumerate() {
             let p = absolute(cmd, &w.text);
             // A launcher the package installs may touch its own app's profile (a Discord
             // wrapper and ~/.config/discord); anything else's is still a secret.
@@ -33,7 +34,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             // (`mkdir -p etc/sudoers.d`); a mode that opens nothing to others for writing
             // grants nothing on the sudo rules (world-writable modes are the modes rule's).
             let rules = p.starts_with("/etc/sudoers");
-            if drops_rules || makes_dir(cmd) || (rules && narrowing_mode(cmd)) {
+            // Only the command's own operands: a redirection of `mkdir` or `chmod` still writes.
+            let operand = i >= redirected;
+            if drops_rules || (operand && (makes_dir(cmd) || (rules && narrowing_mode(cmd)))) {
                 continue;
             }
             if let Some(what) = secret(&p) {
@@ -56,7 +59,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             if effect == Effect::Delete && p.starts_with("$pkgdir") {
                 continue;
             }
-            judge_write(ctx, cmd, &p, &t.text, effect, sink);
+            // A redirection of `mkdir` still writes its file: only the operands are directories.
+            let operand = !cmd.redirs.iter().any(|r| std::ptr::eq(&r.target, t));
+            judge_write(ctx, cmd, &p, &t.text, effect, operand, sink);
         }
         units::services(ctx, cmd, sink);
     }
@@ -479,7 +484,15 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
     None
 }
 
-fn judge_write(ctx: &Ctx, cmd: &Cmd, p: &str, raw: &str, effect: Effect, sink: &mut Sink) {
+fn judge_write(
+    ctx: &Ctx,
+    cmd: &Cmd,
+    p: &str,
+    raw: &str,
+    effect: Effect,
+    operand: bool,
+    sink: &mut Sink,
+) {
     let p = strip_dd(p);
     let persists = if in_build_folder(p) || effect == Effect::Mode {
         None
@@ -517,7 +530,7 @@ fn judge_write(ctx: &Ctx, cmd: &Cmd, p: &str, raw: &str, effect: Effect, sink: &
                 return;
             }
         }
-        if makes_dir(cmd) {
+        if operand && makes_dir(cmd) {
             // An empty directory (`install -d "$pkgdir/etc/sudoers.d"`, or `mkdir -p
             // etc/sudoers.d` from an install script) holds no rule and runs nothing,
             // wherever it is made; only where it is made on the live system during the build
@@ -613,14 +626,10 @@ fn narrowing_mode(cmd: &Cmd) -> bool {
     if prog != "chmod" {
         return false;
     }
-    let Some(mode) = args
-        .iter()
+    args.iter()
         .map(|a| a.text.as_str())
         .find(|a| !a.starts_with('-'))
-    else {
-        return false;
-    };
-    mode.len() >= 3
-        && mode.bytes().all(|b| (b'0'..=b'7').contains(&b))
-        && mode.bytes().rev().take(2).all(|b| (b - b'0') & 2 == 0)
+        .filter(|m| m.len() >= 3)
+        .and_then(argv::octal)
+        .is_some_and(|v| v & 0o022 == 0)
 }

@@ -32,16 +32,17 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         );
     };
     // A .SRCINFO of another package (a renamed package whose old .SRCINFO was copied along):
-    // it describes nothing of this PKGBUILD, so nothing in it is compared, and nothing is
-    // hidden by it either.
+    // its version, sources and ordinary dependencies say nothing of this PKGBUILD and are not
+    // compared; an install script or a package manager it hides is still hidden from the page
+    // and the helpers, whatever the names say (a name changed to switch the comparison off).
     let si_names: Vec<&str> = si.packages.iter().map(|(n, _)| n.as_str()).collect();
-    if !si_names.is_empty()
+    let other_name = !si_names.is_empty()
         && !ctx.pkgnames.is_empty()
         && !ctx
             .pkgnames
             .iter()
-            .any(|n| n.contains('$') || si_names.contains(&n.as_str()))
-    {
+            .any(|n| n.contains('$') || si_names.contains(&n.as_str()));
+    if other_name {
         add(
             sink,
             "AUR-SRCINFO-MISMATCH",
@@ -53,12 +54,12 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 ctx.pkgnames.join(" ")
             ),
         );
-        return;
     }
     // Version.
     let pkgver = ctx.an.global_str("pkgver");
     let pkgrel = ctx.an.global_str("pkgrel");
     if let (Some(v), Some(r)) = (&pkgver, &pkgrel)
+        && !other_name
         && !v.dynamic
         && !r.dynamic
     {
@@ -149,6 +150,13 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                     }))
         };
         for p in pk.iter().filter(|p| !listed(p)) {
+            // Of another name's .SRCINFO, an install script is hidden only when it shows none
+            // (the renamed package's own script under its old name is shown).
+            let hides_code =
+                (*arr == "install" && svals.is_empty()) || names::is_pkg_manager_package(p);
+            if other_name && !hides_code {
+                continue;
+            }
             let (sev, why) = match *arr {
                 "install" => (
                     Severity::High,
@@ -193,7 +201,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             let (pos, snip) = ctx.value_pos(&[arr], p).unwrap_or_default();
             sink.at("AUR-SRCINFO-MISMATCH", sev, 0, pos, &snip, why);
         }
-        for (line, v) in sv.iter().filter(|(_, v)| !pk.contains(v)) {
+        for (line, v) in sv.iter().filter(|(_, v)| !other_name && !pk.contains(v)) {
             add(
                 sink,
                 "AUR-SRCINFO-MISMATCH",
