@@ -135,6 +135,19 @@ fn makepkg_elevates(rest: &[Cow<'_, str>]) -> bool {
     })
 }
 
+/// Whether `piece` runs the package helper `name`: the bare name or a path in a `bin`
+/// directory — not the last part of an address or of another path (`https://github.com/Jguer/
+/// yay`, `/usr/share/doc/paru`), which names a project, not a program that runs.
+fn helper_named(piece: &str, name: &str) -> bool {
+    PACKAGE_HELPERS.contains(&name) && {
+        let p = ascii_lowercase(piece);
+        p == name
+            || p.strip_suffix(name).is_some_and(|dir| {
+                dir == "./" || (dir.ends_with("/bin/") && !dir.starts_with("//"))
+            })
+    }
+}
+
 /// D-Bus command-line clients.
 const DBUS_CLIENTS: &[&str] = &[
     "busctl",
@@ -225,16 +238,12 @@ pub fn elevates_privilege<S: AsRef<str>>(words: &[S]) -> Option<&'static str> {
                     return Some("systemd-run (system manager)");
                 }
             }
-            h if PACKAGE_HELPERS.contains(&h)
+            h if helper_named(&pieces[i], h)
                 && !helper_only_asks(h, pieces.get(i + 1).map(|p| p.as_ref())) =>
             {
-                return Some(
-                    PACKAGE_HELPERS
-                        .iter()
-                        .copied()
-                        .find(|x| *x == h)
-                        .unwrap_or("yay"),
-                );
+                if let Some(x) = PACKAGE_HELPERS.iter().copied().find(|x| *x == h) {
+                    return Some(x);
+                }
             }
             "makepkg" if makepkg_elevates(&pieces[i + 1..]) => return Some("makepkg -s/-i/-r"),
             "machinectl" if has("shell") || has("login") => return Some("machinectl shell"),

@@ -116,6 +116,10 @@ elevates! {
     makepkg_s: ["makepkg", "-s", "--skipchecksums"] => Some("makepkg -s/-i/-r");
     makepkg_install_long: ["makepkg", "--install"] => Some("makepkg -s/-i/-r");
     // Their forms that only ask, and a word that is no helper's.
+    yay_by_its_path: ["/usr/bin/yay", "-S", "x"] => Some("yay");
+    paru_built_here: ["./paru", "-S", "x"] => Some("paru");
+    a_helpers_project_page_runs_nothing: ["xdg-open", "https://github.com/Jguer/yay"] => None;
+    a_helpers_documentation_runs_nothing: ["less", "/usr/share/doc/paru"] => None;
     yay_query: ["yay", "-Qi", "x"] => None;
     yay_sync_info: ["yay", "-Siia", "x"] => None;
     yay_search: ["yay", "-Ss", "x"] => None;
