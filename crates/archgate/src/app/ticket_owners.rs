@@ -46,13 +46,14 @@ impl TicketOwners {
         m.insert(ticket.to_owned(), (owner.to_owned(), now));
     }
 
-    /// The ticket to give the gate for `ticket` brought back by `owner`: itself when `owner`
-    /// was handed it (or this process handed it to nobody: the gate knows no such ticket
-    /// either), else one no ticket can be.
+    /// The ticket to give the gate for `ticket` brought back by `owner`: itself only when
+    /// `owner` is known to have been handed it, else one no ticket can be. A ticket whose owner
+    /// is not remembered (forgotten past [`KEEP`] or [`MAX`], never noted) fails closed: the
+    /// gate may still hold it under the name, and a name is not the grant.
     pub fn brought_back(&self, ticket: &str, owner: &str) -> String {
         match lock(&self.by_ticket).get(ticket) {
-            Some((o, _)) if o != owner => format!("{ticket} (not handed to this client)"),
-            _ => ticket.to_owned(),
+            Some((o, _)) if o == owner => ticket.to_owned(),
+            _ => format!("{ticket} (not handed to this client)"),
         }
     }
 }
@@ -67,7 +68,7 @@ mod tests {
         t.handed("q-1", "a1");
         assert_eq!(t.brought_back("q-1", "a1"), "q-1");
         assert_ne!(t.brought_back("q-1", "b2"), "q-1");
-        // One this process never handed out is the gate's to refuse.
-        assert_eq!(t.brought_back("q-9", "b2"), "q-9");
+        // One whose owner is not remembered (never noted, or forgotten) fails closed.
+        assert_ne!(t.brought_back("q-9", "b2"), "q-9");
     }
 }

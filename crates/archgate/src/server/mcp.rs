@@ -215,14 +215,15 @@ impl McpServer {
         // A relay's ticket is the identity's it was handed to, not its name's
         // (`app/ticket_owners.rs`).
         let owner = self.task_owner(&cx).ok();
-        if let (
-            archgate_core::gate::Relay::Resume {
-                ticket: Some(t), ..
-            },
-            Some(o),
-        ) = (&mut relay, &owner)
+        if let archgate_core::gate::Relay::Resume {
+            ticket: Some(t), ..
+        } = &mut relay
         {
-            *t = self.app.ticket_owners.brought_back(t, o);
+            // No identity to check it against: no ticket (fails closed).
+            *t = match &owner {
+                Some(o) => self.app.ticket_owners.brought_back(t, o),
+                None => format!("{t} (no identity to check it against)"),
+            };
         }
         let handed = |r: &CallResult| {
             if let (Some(o), Some(asked)) = (
