@@ -239,6 +239,23 @@ async fn handoff() -> Check {
     };
     // As the hand-off itself finds it: root's alone, in root's directories.
     let sudo = crate::tools::handoff::pinned::program("sudo").is_ok();
+    // The helper in the terminal is this binary: it is used only when root alone can write it.
+    let own = std::env::current_exe()
+        .map_err(|e| e.to_string())
+        .and_then(|me| crate::tools::handoff::pinned::root_file(&me));
+    if let (Err(why), true, true) = (&own, desktop.is_some(), sudo) {
+        return Check {
+            name: "hand-offs".into(),
+            ok: false,
+            detail: format!(
+                "archgate itself is not root's alone, so no terminal opens for a hand-off ({why}): you run `archgate handoff ID` in your own terminal instead"
+            ),
+            disables: "handoff opens no terminal: the agent gives you `archgate handoff ID` or the command to run",
+            fix: Some(
+                "install archgate where root alone can write it (the Arch package; or `sudo install -m755 ~/.local/bin/archgate /usr/local/bin/`)".into(),
+            ),
+        };
+    }
     let (ok, detail, fix) = match (desktop.is_some(), &term, sudo) {
         (_, _, false) => (
             false,
@@ -253,7 +270,7 @@ async fn handoff() -> Check {
         (true, None, true) => (
             false,
             format!("no terminal to open ({} not installed)", terminal::TERMINALS.join(", ")),
-            Some("install xdg-terminal-exec (Omarchy has it) or foot".to_owned()),
+            Some("install foot (or name Alacritty, kitty or Ghostty as your compositor's terminal)".to_owned()),
         ),
         (true, Some(t), true) => {
             let name = t.program.rsplit('/').next().unwrap_or(&t.program);

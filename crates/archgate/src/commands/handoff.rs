@@ -267,6 +267,21 @@ fn confirm_script(
     }
     let sudo_path =
         pinned::program("sudo").map_err(|e| refused(format!("sudo cannot be used: {e}")))?;
+    // The script calls `sudo` (and Omarchy's other scripts) by name: its search path is its own
+    // directory and root's, all of them root's alone — never a directory of the person's from
+    // `[exec] search_dirs`, where a `sudo` of the agent's would take the password (F1's class).
+    let script_dir = std::path::Path::new(first)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .ok_or_else(|| refused("the script has no directory".into()))?;
+    let config = &ExecConfig {
+        search_dirs: std::iter::once(script_dir)
+            .chain(pinned::DIRS.iter().map(std::path::PathBuf::from))
+            .collect(),
+        require_root_owned: true,
+        person_uid: None,
+        ..config.clone()
+    };
     let exec = Executor::new(config.clone());
     let mut spec = exec
         .pin(CommandSpec::new(first.clone()).args(rest.iter().cloned()))

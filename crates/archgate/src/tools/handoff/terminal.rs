@@ -1,17 +1,18 @@
-//! Opening a terminal on the person's desktop for a hand-off, the way the person's desktop opens
-//! one, first found:
+//! Opening a terminal on the person's desktop for a hand-off: a terminal archgate knows how to
+//! give a command to (foot, Alacritty, kitty, Ghostty), root's alone, started by archgate itself
+//! with none of the person's config:
 //!
-//! 1. **Omarchy's own way**: `omarchy-launch-terminal` (Omarchy 4's `bin/`; its Hyprland binding
-//!    `SUPER + RETURN` runs `omarchy launch terminal`), which starts the person's default
-//!    terminal through `xdg-terminal-exec` under uwsm (the default is what `omarchy default
-//!    terminal` wrote to `~/.config/xdg-terminals.list`);
-//! 2. `xdg-terminal-exec`: the person's default terminal on any desktop that set one;
-//! 3. **the compositor's configured terminal**: Sway's `$term` (`set $term foot` in the config
+//! 1. **the compositor's configured terminal**: Sway's `$term` (`set $term foot` in the config
 //!    Sway loaded, read over its IPC socket, `GET_CONFIG`), or Hyprland's `$terminal` (`$terminal
-//!    = kitty` in `~/.config/hypr/hyprland.conf`, as Hyprland's own example config names it; under
-//!    Omarchy its `SUPER + RETURN` binding is Omarchy's launcher, found first), when it is one word
-//!    naming a terminal archgate knows how to give a command to (foot, Alacritty, kitty, Ghostty);
-//! 4. `foot`.
+//!    = kitty` in `~/.config/hypr/hyprland.conf`, as Hyprland's own example config names it),
+//!    when it is one word naming a known terminal;
+//! 2. `foot`.
+//!
+//! Not a launcher (Omarchy's `omarchy-launch-terminal`, `xdg-terminal-exec`): it starts the
+//! terminal the person's files choose, reading the person's config — which sets the environment
+//! of what it runs (foot's `[environment]`: `LD_PRELOAD` into the helper that takes the
+//! password) — and Omarchy's runs it under `setsid`, away from the process a claim is checked
+//! against. For the same reason each known terminal gets its no-config flag.
 //!
 //! `$TERMINAL` is not read: archgate's environment is its client's, and a value there would
 //! choose the program that shows the person the command. Every program is found and checked in
@@ -28,8 +29,8 @@ use std::time::Duration;
 pub const NO_DESKTOP: &str =
     "no desktop session here (neither WAYLAND_DISPLAY nor DISPLAY is set for archgate)";
 
-/// The terminals tried when nothing names one: Omarchy's launcher, the default terminal, foot.
-pub const TERMINALS: &[&str] = &["omarchy-launch-terminal", "xdg-terminal-exec", "foot"];
+/// The terminal tried when the compositor names none archgate knows.
+pub const TERMINALS: &[&str] = &["foot"];
 
 /// Terminals a compositor's config may name, and how each is given a title and a command.
 const KNOWN: &[(&str, Style)] = &[
@@ -100,9 +101,12 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// The terminal's argv for hand-off `id`: its title, then `ARCHGATE handoff-run ID`.
+    /// The terminal's argv for hand-off `id`: no user config (it could set the helper's
+    /// environment), its title, then `ARCHGATE handoff-run ID`.
     pub fn argv(&self, archgate: &str, id: &str) -> Vec<String> {
         let mut v = vec![self.program.clone()];
+        let base = self.program.rsplit('/').next().unwrap_or(&self.program);
+        v.extend(no_user_config(base).iter().map(|a| (*a).to_owned()));
         match self.style {
             Style::TitleEq => v.push(format!("--title={TITLE}")),
             Style::TitleEqDashE => v.extend([format!("--title={TITLE}"), "-e".into()]),
@@ -150,6 +154,18 @@ pub fn hyprland_term(config: &str) -> Option<&str> {
     term.filter(|t| known(t).is_some())
 }
 
+/// The flags that make a known terminal read no configuration of the person's (each
+/// terminal's own documented way).
+fn no_user_config(program: &str) -> &'static [&'static str] {
+    match program {
+        "foot" => &["--config=/dev/null"],
+        "alacritty" => &["--config-file", "/dev/null"],
+        "kitty" => &["--config", "NONE"],
+        "ghostty" => &["--config-default-files=false"],
+        _ => &[],
+    }
+}
+
 fn known(program: &str) -> Option<Style> {
     let base = program.rsplit('/').next().unwrap_or(program);
     KNOWN.iter().find(|(n, _)| *n == base).map(|(_, s)| *s)
@@ -164,20 +180,11 @@ pub fn choose(exec: &Executor, configured: Option<&str>) -> Option<Terminal> {
         how: how.to_owned(),
         style,
     };
-    if found("omarchy-launch-terminal") {
-        return Some(pick(
-            "omarchy-launch-terminal",
-            "Omarchy's own way (omarchy-launch-terminal: your default terminal)",
-            Style::TitleEq,
-        ));
-    }
-    if found("xdg-terminal-exec") {
-        return Some(pick(
-            "xdg-terminal-exec",
-            "your default terminal (xdg-terminal-exec)",
-            Style::TitleEq,
-        ));
-    }
+    // Not a launcher (Omarchy's `omarchy-launch-terminal`, `xdg-terminal-exec`): it starts the
+    // terminal the person's own files name, with the person's own config — which sets the
+    // environment of the program it runs (foot's `[environment]`: `LD_PRELOAD` into the helper
+    // that takes the password) — and `setsid` re-parents it away from the process a claim is
+    // checked against. A terminal archgate knows is started itself, without user config.
     if let Some(t) = configured
         && let Some(style) = known(t)
         && found(t)
@@ -281,6 +288,7 @@ mod tests {
             t.argv("/usr/bin/archgate", "abc-1-2"),
             [
                 "foot",
+                "--config=/dev/null",
                 "--title=archgate hand-off",
                 "/usr/bin/archgate",
                 "handoff-run",
@@ -289,17 +297,33 @@ mod tests {
         );
     }
 
+    /// A launcher starts the terminal the person's files name, with the person's config, and
+    /// re-parents it (`setsid`): never the hand-off's terminal, even where it is installed.
     #[test]
-    fn omarchys_own_way_comes_first() {
+    fn a_launcher_is_never_the_hand_offs_terminal() {
         // Omarchy 4's `bin/omarchy-launch-terminal` ([command...]) opens the default terminal.
         let (_d, exec) = programs(&["omarchy-launch-terminal", "xdg-terminal-exec", "foot"]);
-        let t = choose(&exec, Some("foot")).unwrap();
-        assert_eq!(t.program, "omarchy-launch-terminal");
-        assert!(t.how.contains("Omarchy"), "{t:?}");
-        let (_d, exec) = programs(&["xdg-terminal-exec", "foot"]);
-        assert_eq!(choose(&exec, None).unwrap().program, "xdg-terminal-exec");
-        let (_d, exec) = programs(&[]);
-        assert_eq!(choose(&exec, Some("foot")), None);
+        let t = choose(&exec, None).unwrap();
+        assert_eq!(t.program, "foot");
+        let (_d, exec) = programs(&["omarchy-launch-terminal", "xdg-terminal-exec"]);
+        assert_eq!(choose(&exec, None), None);
+    }
+
+    /// Each known terminal reads no user config: foot's `[environment]`, alacritty's `[env]`,
+    /// kitty's `env` would set the helper's environment (`LD_PRELOAD`).
+    #[test]
+    fn every_known_terminal_starts_without_the_persons_config() {
+        for (name, flags) in [
+            ("foot", vec!["--config=/dev/null"]),
+            ("alacritty", vec!["--config-file", "/dev/null"]),
+            ("kitty", vec!["--config", "NONE"]),
+            ("ghostty", vec!["--config-default-files=false"]),
+        ] {
+            let (_d, exec) = programs(&[name]);
+            let t = choose(&exec, Some(name)).unwrap();
+            let argv = t.argv("/a", "1");
+            assert_eq!(argv[1..=flags.len()], flags[..], "{argv:?}");
+        }
     }
 
     #[test]
@@ -317,6 +341,8 @@ mod tests {
             t.argv("/a", "1"),
             [
                 "alacritty",
+                "--config-file",
+                "/dev/null",
                 "--title",
                 "archgate hand-off",
                 "-e",
@@ -349,6 +375,8 @@ mod tests {
             t.argv("/a", "1"),
             [
                 "kitty",
+                "--config",
+                "NONE",
                 "--title",
                 "archgate hand-off",
                 "/a",

@@ -55,6 +55,18 @@ fn a_sudo_route_is_handed_off_as_its_own_script_with_its_checked_arguments() {
     );
     let a = s.response(1);
     let e = refusal(&a);
+    if !nix::unistd::geteuid().is_root() {
+        // A normal user's test rig is that user's own files: a route's script that is not
+        // root's alone is never handed off (it runs sudo with the person's password).
+        assert_eq!(e["kind"], "refused", "{e}");
+        assert!(
+            e["message"].as_str().unwrap().contains("not root's alone"),
+            "{e}"
+        );
+        assert!(rig.ran().is_empty(), "the script ran without the person");
+        eprintln!("SKIPPED: needs root for the rest (a root-owned script); CI runs it as root");
+        return;
+    }
     assert_eq!(e["kind"], "not_available", "{e}");
     let command: Vec<String> = serde_json::from_value(e["details"]["command"].clone()).unwrap();
     let script = env.path("scratch/omarchy/bin/omarchy-pkg-add");
