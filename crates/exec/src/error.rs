@@ -111,6 +111,12 @@ pub enum UntrustedReason {
         /// The file found.
         path: PathBuf,
     },
+    /// What is at the end of the path is neither a regular file nor a directory (a device, a
+    /// FIFO, a socket).
+    NotFileOrDirectory {
+        /// What was found.
+        path: PathBuf,
+    },
     /// More than 40 symbolic links on the way to the program.
     TooManySymlinks,
     /// More than four levels of `#!` interpreters (the kernel's own limit).
@@ -151,6 +157,9 @@ impl fmt::Display for UntrustedReason {
             ),
             UntrustedReason::NotExecutable { path } => {
                 write!(f, "{} is not an executable file", path.display())
+            }
+            UntrustedReason::NotFileOrDirectory { path } => {
+                write!(f, "{} is neither a file nor a directory", path.display())
             }
             UntrustedReason::TooManySymlinks => f.write_str("too many symbolic links"),
             UntrustedReason::TooManyInterpreters => {

@@ -60,3 +60,17 @@ pub use person::{run_for_person, spawn_for_person, spawn_for_person_with};
 pub use pin::{FilePin, ProgramPin};
 pub use spec::CommandSpec;
 pub use terminal::{TerminalRun, run_for_person_in_terminal};
+
+/// Whether a file or directory at the absolute `path` may be taken as root's or, given
+/// `person_uid`, the person's own: walked from `/` one component and one link at a time, every
+/// hop — each directory, each link, the end — owned by root or the person and writable by
+/// neither group nor others; a root-owned sticky directory such as `/tmp` is only passed
+/// through, and its entry must still be root's or the person's. Whoever controls any hop chooses
+/// what is at the end. `None` trusts root alone. The answer is the real path, or the first hop
+/// that fails and why.
+pub fn trusted_path(
+    person_uid: Option<u32>,
+    path: &std::path::Path,
+) -> Result<std::path::PathBuf, UntrustedReason> {
+    resolve::trusted_path(person_uid, path)
+}

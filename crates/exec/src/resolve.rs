@@ -134,6 +134,24 @@ pub(crate) fn interpreter(cfg: &ExecConfig, path: &Path) -> Result<PathBuf, Untr
 enum Want {
     Executable,
     Directory,
+    /// A regular file or a directory, whatever its mode bits for execution.
+    FileOrDirectory,
+}
+
+/// See [`crate::trusted_path`].
+pub(crate) fn trusted_path(
+    person_uid: Option<u32>,
+    path: &Path,
+) -> Result<PathBuf, UntrustedReason> {
+    if !path.is_absolute() {
+        return Err(UntrustedReason::RelativePath);
+    }
+    let cfg = ExecConfig {
+        require_root_owned: true,
+        person_uid,
+        ..ExecConfig::default()
+    };
+    walk_trusted(&cfg, path, Want::FileOrDirectory)
 }
 
 /// See [`crate::Executor::check_directory`].
@@ -205,17 +223,19 @@ fn walk_trusted(cfg: &ExecConfig, path: &Path, want: Want) -> Result<PathBuf, Un
             let fits = match want {
                 Want::Executable => meta.is_file() && meta.mode() & 0o111 != 0,
                 Want::Directory => meta.is_dir(),
+                Want::FileOrDirectory => meta.is_file() || meta.is_dir(),
             };
             if fits {
                 return Ok(next);
             }
-            if want == Want::Directory {
-                return Err(UntrustedReason::Uninspectable {
+            return Err(match want {
+                Want::Directory => UntrustedReason::Uninspectable {
                     path: next,
                     error: std::io::ErrorKind::NotADirectory,
-                });
-            }
-            return Err(UntrustedReason::NotExecutable { path: next });
+                },
+                Want::FileOrDirectory => UntrustedReason::NotFileOrDirectory { path: next },
+                Want::Executable => UntrustedReason::NotExecutable { path: next },
+            });
         }
         if !meta.is_dir() {
             return Err(UntrustedReason::Uninspectable {
@@ -228,7 +248,7 @@ fn walk_trusted(cfg: &ExecConfig, path: &Path, want: Want) -> Result<PathBuf, Un
     // Ended by a trailing `..`: `current` may be a sticky directory only passed through so far.
     let meta = std::fs::symlink_metadata(&current).map_err(|e| uninspectable(&current, &e))?;
     check_owner_mode(cfg, &current, &meta)?;
-    if want == Want::Directory {
+    if want != Want::Executable {
         return Ok(current);
     }
     Err(UntrustedReason::NotExecutable { path: current })

@@ -180,19 +180,28 @@ pub fn ipc_runs_code(target: &str, method: &str, args: &[String]) -> bool {
 
 /// Keys whose value the desktop later runs as a command: Omarchy's bar runs an entry's `exec`
 /// on a timer, and `onClick`/`onRightClick`/`onMiddleClick`/`onScroll…` when clicked.
-const COMMAND_KEYS: &[&str] = &["exec", "command", "cmd"];
+const COMMAND_KEYS: &[&str] = &["exec", "command", "cmd", "script"];
+
+/// The events whose handler (`onClick`, `on-scroll-up`, `onclick`) the desktop runs.
+const EVENTS: &[&str] = &["click", "scroll", "press", "release", "wheel"];
 
 /// Whether a route's arguments name a key whose value is stored and later run as a command
 /// (`bar plugin set <id> exec <cmd>`): what runs is the value's, so the call is never automatic
-/// (attack 5a F6: Omarchy's shell ran the stored command every 5 s).
+/// (attack 5a F6: Omarchy's shell ran the stored command every 5 s). A key is found wherever it
+/// stands in an argument, by its words — alone (`exec`), in a path (`settings.exec`,
+/// `widgets/0/exec`), inside a JSON value (`{"exec": …}`), as an event handler in any spelling
+/// (`onClick`, `on-right-click`, `onclick`) — not by the argument as a whole equalling a key.
 pub fn stores_command(args: &[String]) -> bool {
     args.iter().any(|a| {
         let p = parts(a);
-        (p.len() == 1 && COMMAND_KEYS.contains(&p[0].as_str()))
-            || (p.first().is_some_and(|w| w == "on")
-                && p.iter()
-                    .skip(1)
-                    .any(|w| matches!(w.as_str(), "click" | "scroll" | "press")))
+        p.iter().any(|w| {
+            COMMAND_KEYS.contains(&w.as_str())
+                || w.strip_prefix("on")
+                    .is_some_and(|rest| EVENTS.iter().any(|e| rest.ends_with(e)))
+        }) || p
+            .iter()
+            .enumerate()
+            .any(|(i, w)| w == "on" && p[i + 1..].iter().any(|x| EVENTS.contains(&x.as_str())))
     })
 }
 

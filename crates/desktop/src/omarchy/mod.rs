@@ -144,29 +144,44 @@ pub fn judge_call(route: &mut Route, facts: &ScriptFacts, args: &[String]) -> Re
     Ok(())
 }
 
-/// A file a route that installs code would install must be the person's own: a file another
-/// user wrote (in `/tmp`, say) is refused, so it cannot become a hook that runs as the person
-/// (attack 5b F5). Addresses and values that are no existing file are not files here.
+/// A file a route that installs code would install must be the person's own, all the way: the
+/// file, every directory on the way to it and every link followed owned by the person (or root)
+/// and writable by no one else (`archgate_exec::trusted_path`). A file another user wrote (in
+/// `/tmp`, say), or one reached through a link or a directory another user controls — who could
+/// put their own file there between the check and the copy — is refused, so it cannot become a
+/// hook that runs as the person (attack 5b F5). Addresses and values that are no existing path
+/// are not files here.
 fn not_anothers_file(route: &Route, value: &str) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
     if value.contains("://") || !value.contains('/') {
         return Ok(());
     }
-    let (Ok(file), Ok(me)) = (std::fs::metadata(value), std::fs::metadata("/proc/self")) else {
-        return Ok(());
+    let path = match std::path::absolute(value) {
+        Ok(p) => p,
+        Err(_) => return Ok(()),
     };
-    if file.uid() != me.uid() {
-        return Err(DesktopError::invalid(
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(());
+    }
+    use std::os::unix::fs::MetadataExt;
+    // This process's uid (the person's): the owner of its own /proc entry.
+    let me = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .map_err(|e| {
+            DesktopError::invalid(
+                "args",
+                format!("cannot tell whose file {value:?} is (/proc/self: {e}); not installed"),
+            )
+        })?;
+    match archgate_exec::trusted_path(Some(me), &path) {
+        Ok(_) => Ok(()),
+        Err(why) => Err(DesktopError::invalid(
             "args",
             format!(
-                "`{}` installs {value:?} as code that runs later, and that file belongs to uid \
-                 {}, not you: only your own files are installed",
-                route.route,
-                file.uid()
+                "`{}` installs {value:?} as code that runs later, and it is not yours alone:                  {why}; only a file that you (or root) own all the way is installed",
+                route.route
             ),
-        ));
+        )),
     }
-    Ok(())
 }
 
 /// A route resolved with its arguments: the command and the exact spec that will run.

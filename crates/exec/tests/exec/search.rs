@@ -146,3 +146,62 @@ async fn a_missing_program_names_the_directories_searched() {
         .unwrap_err();
     assert_eq!(err.kind(), "not_installed");
 }
+
+/// `trusted_path`: a file or directory the person may take as their own — every hop theirs or
+/// root's and writable by no one else; anything at the end but a file or a directory refused.
+#[test]
+fn a_path_is_the_persons_only_when_every_hop_is() {
+    use archgate_exec::trusted_path;
+    let me = nix::unistd::geteuid().as_raw();
+    let dir = trusted_tempdir();
+    let file = dir.path().join("hook");
+    std::fs::write(&file, "x").unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    assert_eq!(trusted_path(Some(me), &file).unwrap(), file);
+    assert_eq!(trusted_path(Some(me), &sub).unwrap(), sub);
+    // A link of the person's to it, in their own directory: the real path.
+    let link = sub.join("link");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    assert_eq!(trusted_path(Some(me), &link).unwrap(), file);
+    // The same link in a directory others can write: refused at that directory.
+    set_mode(&sub, 0o777);
+    let err = trusted_path(Some(me), &link).unwrap_err();
+    assert!(
+        matches!(&err, UntrustedReason::WritableByOthers { path, .. } if *path == sub),
+        "{err}"
+    );
+    set_mode(&sub, 0o755);
+    // The file itself writable by others.
+    set_mode(&file, 0o666);
+    assert!(matches!(
+        trusted_path(Some(me), &file).unwrap_err(),
+        UntrustedReason::WritableByOthers { .. }
+    ));
+    set_mode(&file, 0o644);
+    // Neither a file nor a directory: a FIFO.
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    assert!(matches!(
+        trusted_path(Some(me), &fifo).unwrap_err(),
+        UntrustedReason::NotFileOrDirectory { .. }
+    ));
+    // Relative: never judged against wherever this process happens to be.
+    assert!(matches!(
+        trusted_path(Some(me), std::path::Path::new("hook")).unwrap_err(),
+        UntrustedReason::RelativePath
+    ));
+    // Another uid than the file's owner (and not root): refused by owner.
+    if me != 0 {
+        assert!(matches!(
+            trusted_path(Some(me + 1), &file).unwrap_err(),
+            UntrustedReason::NotTrustedOwner { .. }
+        ));
+    } else {
+        std::os::unix::fs::chown(&file, Some(65534), None).unwrap();
+        assert!(matches!(
+            trusted_path(None, &file).unwrap_err(),
+            UntrustedReason::NotRootOwned { .. } | UntrustedReason::NotTrustedOwner { .. }
+        ));
+    }
+}

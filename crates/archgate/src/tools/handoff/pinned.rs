@@ -11,7 +11,6 @@
 //! absolute path that was checked: `/usr/bin/sudo -k -- /usr/bin/pacman …`.
 
 use archgate_core::exec::{ExecConfig, Executor};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Where a privileged program (and the terminal that takes the password) is looked up.
@@ -52,29 +51,18 @@ pub fn program(program: &str) -> Result<PathBuf, String> {
 }
 
 /// Whether `path` (any file: a configuration, archgate's own binary) is root-owned all the way:
-/// the real file owned by root and writable by neither group nor others, and its directory and
-/// every one above it as [`Executor::check_directory`] judges under root alone. The real file.
+/// walked from `/` one component and one link at a time (`archgate_exec::trusted_path` under root
+/// alone), every directory, every link followed and the file itself root's and writable by
+/// neither group nor others — whoever controls any hop chooses the file. The real file.
 pub fn root_file(path: &Path) -> Result<PathBuf, String> {
-    let real = path
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let meta = std::fs::metadata(&real).map_err(|e| format!("{}: {e}", real.display()))?;
-    if !meta.is_file() {
+    let real = archgate_core::exec::trusted_path(None, path).map_err(|e| {
+        format!(
+            "{}: {e} (only a file root owns all the way, and only root can write, is used)",
+            path.display()
+        )
+    })?;
+    if !real.is_file() {
         return Err(format!("{} is not a regular file", real.display()));
-    }
-    if meta.uid() != 0 || meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{} is owned by uid {} with mode {:o}: only a file root owns and only root can write is used",
-            real.display(),
-            meta.uid(),
-            meta.mode() & 0o7777
-        ));
-    }
-    // Every directory from the path as written and from the real one: a link's own directory too.
-    for p in [path, real.as_path()] {
-        if let Some(dir) = p.parent() {
-            root_dir(dir)?;
-        }
     }
     Ok(real)
 }
@@ -132,8 +120,23 @@ mod tests {
     fn sudo_is_shown_by_the_absolute_path_checked() {
         // The test dependencies install sudo (scripts/test-deps.sh).
         let p = program("sudo").unwrap();
-        assert!(p.is_absolute() && p.ends_with("sudo"), "{}", p.display());
-        assert!(DIRS.iter().any(|d| p.starts_with(d)), "{}", p.display());
-        assert!(root_file(&p).is_ok());
+        assert!(
+            DIRS.iter().any(|d| p == Path::new(d).join("sudo")),
+            "{}",
+            p.display()
+        );
+        // The file used is the real one the walk reached, the same the kernel would open.
+        assert_eq!(root_file(&p).unwrap(), p.canonicalize().unwrap());
+    }
+
+    #[test]
+    fn a_link_the_person_controls_never_leads_to_a_root_file() {
+        // A link in the person's directory to root's own sudo: the hop is the person's, who
+        // could point it anywhere between the check and the use.
+        let d = persons_dir();
+        let link = d.path().join("to-sudo");
+        std::os::unix::fs::symlink(program("sudo").unwrap(), &link).unwrap();
+        let e = root_file(&link).unwrap_err();
+        assert!(e.contains("owned by uid"), "{e}");
     }
 }

@@ -10,8 +10,10 @@
 //!
 //! The listing does not show every way sudo may skip the password (a command's own
 //! `Defaults!CMD !authenticate`, `listpw=always` with a `NOPASSWD` entry: attack 5b F3), so the
-//! script's hand-off also probes the exact commands it can name (`sudo.rs`); what stays is said
-//! in SECURITY.md. The fixed hand-offs use `sudo.rs`'s probe of their exact command alone.
+//! script's hand-off also probes one exact command with `sudo.rs`'s probe: pacman's (`pacman
+//! -V`), the program Omarchy's sudo routes run most. A `Defaults!CMD` for any other program the
+//! script runs is not seen; SECURITY.md says so. The fixed hand-offs use `sudo.rs`'s probe of
+//! their exact command alone.
 
 use super::sudo::Asks;
 

@@ -79,7 +79,18 @@ fn the_persons_deny_of_the_forwarded_route_reaches_every_spelling() {
 #[test]
 fn a_value_stored_as_a_command_is_never_automatic() {
     let rig = rig("");
-    for key in ["exec", "onClick", "onRightClick"] {
+    // The key in any spelling or place: alone, in a path, inside a JSON value, as a handler.
+    for key in [
+        "exec",
+        "onClick",
+        "onRightClick",
+        "onclick",
+        "on-scroll-up",
+        "settings.exec",
+        "widgets/0/Command",
+        r#"{"exec": "touch /tmp/x"}"#,
+        "script",
+    ] {
         let t = explain(
             &rig,
             "bar widget",
@@ -87,10 +98,14 @@ fn a_value_stored_as_a_command_is_never_automatic() {
         );
         assert!(t.contains("tier:     destructive"), "{key}: {t}");
     }
-    let t = explain(
-        &rig,
-        "bar widget",
-        json!(["local.clock", "format", "HH:mm"]),
-    );
-    assert!(t.contains("tier:     act"), "{t}");
+    // Keys and values that only look near one stay what the route is.
+    for (key, value) in [
+        ("format", "HH:mm"),
+        ("onlyActive", "true"),
+        ("execution-time", "short"),
+        ("icon", "clock"),
+    ] {
+        let t = explain(&rig, "bar widget", json!(["local.clock", key, value]));
+        assert!(t.contains("tier:     act"), "{key}: {t}");
+    }
 }

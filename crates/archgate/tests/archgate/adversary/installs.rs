@@ -9,7 +9,8 @@
 //! `$HOME/.config/omarchy/hooks/$HOOK_TYPE.d`, copies the file there and `chmod 755`s it;
 //! `omarchy-theme-install` removes `$THEMES_DIR/$THEME_NAME` and `git clone`s the URL there):
 //! each install is destructive whatever its values — the person, never developer mode — a hook
-//! type that climbs is refused before anyone is asked, and so is a hook file another user owns.
+//! type that climbs is refused before anyone is asked, and so is a hook file another user owns or
+//! could swap (a link or a directory on its way that another user can write).
 
 use serde_json::json;
 
@@ -114,22 +115,45 @@ fn a_hook_type_that_climbs_is_refused() {
 }
 
 #[test]
-fn a_file_another_user_owns_is_not_installed_as_code() {
+fn a_file_another_user_owns_or_controls_is_not_installed_as_code() {
+    use std::os::unix::fs::PermissionsExt;
     let rig = rig();
-    // Another uid's file: as root, a scratch file given to `nobody`; as a user, one of root's.
-    let other = if nix::unistd::geteuid().is_root() {
+    // The person's own file, in their own directory: installed (asked as destructive).
+    let own = rig.env.path("scratch/my-hook");
+    std::fs::write(&own, "#!/bin/sh\nexit 0\n").unwrap();
+    let asked = explain(&rig, "hook install", json!(["post-update", own]));
+    assert!(asked.contains("tier:     destructive"), "{asked}");
+    // A directory anyone can write (not sticky): whoever else writes there chooses the file
+    // between the check and the copy — the person's own file in it, and a link there to it.
+    let open = rig.env.path("scratch/open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let in_open = open.join("hook");
+    std::fs::write(&in_open, "#!/bin/sh\nexit 0\n").unwrap();
+    let link = open.join("link");
+    std::os::unix::fs::symlink(&own, &link).unwrap();
+    let mut planted = vec![
+        (in_open.display().to_string(), "writable by group or others"),
+        (link.display().to_string(), "writable by group or others"),
+    ];
+    // Another uid's file (root can make one: a scratch file given to `nobody`).
+    if nix::unistd::geteuid().is_root() {
         let f = rig.env.path("scratch/planted.conf");
         std::fs::write(&f, "[Service]\nExecStartPre=/bin/true\n").unwrap();
         std::os::unix::fs::chown(&f, Some(65534), None).unwrap();
-        f.display().to_string()
-    } else {
-        "/etc/os-release".to_owned()
-    };
-    let (r, _) = rig.env.call(
-        "omarchy_run",
-        &json!({"route": "hook install", "args": ["post-update", other]}),
-    );
-    assert_eq!(outcome(&r), "unresolved", "{r}");
-    assert!(r.to_string().contains("not you"), "{r}");
+        planted.push((f.display().to_string(), "owned by uid 65534"));
+    }
+    for (file, why) in planted {
+        let (r, _) = rig.env.call(
+            "omarchy_run",
+            &json!({"route": "hook install", "args": ["post-update", file]}),
+        );
+        assert_eq!(outcome(&r), "unresolved", "{file}: {r}");
+        let t = r.to_string();
+        assert!(
+            t.contains("not yours alone") && t.contains(why),
+            "{file}: {r}"
+        );
+    }
     assert!(rig.ran().is_empty(), "ran");
 }
