@@ -277,7 +277,7 @@ pub fn build(
                 }
             }
             Carries::TrustedDir => {
-                if trusted(Path::new(&v)) {
+                if trusted(Path::new(&v)) || (k == "HOME" && is_own_home(Path::new(&v))) {
                     out.push((k, v));
                 }
             }
@@ -325,6 +325,16 @@ pub fn build(
         out.push((OsString::from("PATH"), path));
     }
     out
+}
+
+/// Whether `dir` is this uid's home in the user database (`getpwuid`): a fact, not a value
+/// someone chose, so it passes even where only root's directories are trusted (a hand-off's
+/// route script, whose program search trusts root alone, still needs the person's `$HOME`).
+fn is_own_home(dir: &Path) -> bool {
+    nix::unistd::User::from_uid(nix::unistd::geteuid())
+        .ok()
+        .flatten()
+        .is_some_and(|u| u.dir == dir)
 }
 
 /// Whether `dir` may be the session's runtime directory: absolute, its parent passes the trust

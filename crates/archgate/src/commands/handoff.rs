@@ -217,7 +217,9 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
         }
     }
     let spec = pinned::executor()
-        .pin(CommandSpec::new(first.clone()).args(rest.iter().cloned()))
+        .pin(with_facts(
+            CommandSpec::new(first.clone()).args(rest.iter().cloned()),
+        ))
         .map_err(|e| refused(format!("sudo cannot be used: {e}")))?;
     match will_sudo_ask(&p.argv) {
         Asks::Yes => {}
@@ -284,7 +286,9 @@ fn confirm_script(
     };
     let exec = Executor::new(config.clone());
     let mut spec = exec
-        .pin(CommandSpec::new(first.clone()).args(rest.iter().cloned()))
+        .pin(with_facts(
+            CommandSpec::new(first.clone()).args(rest.iter().cloned()),
+        ))
         .map_err(|e| refused(format!("the script cannot be run: {e}")))?;
     if spec.pinned().map(|p| p.sha256()) != Some(script.sha256.clone()) {
         return Err(refused(format!(
@@ -317,6 +321,14 @@ fn confirm_script(
     }
     files_unchanged(script).map_err(refused)?;
     Ok((spec, config.clone()))
+}
+
+/// `spec` with nothing of this process's environment, only the facts of
+/// `tools/handoff/facts_env.rs` (attack 7 F1: the client's `USER` reached root's commands).
+fn with_facts(spec: CommandSpec) -> CommandSpec {
+    crate::tools::handoff::facts_env::facts()
+        .into_iter()
+        .fold(spec.clear_env(), |s, (k, v)| s.env(k, v))
 }
 
 /// The files a route's arguments name are the ones shown.

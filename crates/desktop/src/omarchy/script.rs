@@ -14,6 +14,8 @@
 //! - **changes**: a command that changes files or reaches the network (`touch`, `rm`, `mkdir`,
 //!   `git fetch`, `curl`, a hand-over with `exec`, …) in the script or the scripts it calls — a
 //!   route that does one is never `read`;
+//! - **asks**: a line that asks the person something (`gum confirm`, a picker, `read`;
+//!   [`crate::omarchy::asks`]) — such a route is not handed off;
 //! - **runs its values**: the script passes one of its arguments to a shell (`bash -c`, `eval`),
 //!   runs it as a program (`exec "$@"`, `-e "$1"`, `uwsm-app -- "$@"`) or runs a file it names
 //!   (`bash "$…/$1"`, `source "$1"`) — the route then runs code archgate cannot judge, so it is
@@ -71,6 +73,9 @@ pub struct ScriptFacts {
     pub forwards: Vec<Forward>,
     /// For a dispatcher, the same per verb (the `case` arm the first argument chooses).
     pub arms: Vec<(Vec<String>, Steering)>,
+    /// The first question the script or a script it calls asks the person (a `gum confirm`, a
+    /// picker, a `read`; `crate::omarchy::asks`).
+    pub asks: Option<Seen>,
 }
 
 impl ScriptFacts {
@@ -230,6 +235,11 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 && let Some(p) = changes_in(line)
             {
                 facts.changes = Some(at(p));
+            }
+            if facts.asks.is_none()
+                && let Some(p) = crate::omarchy::asks::asks_in(line, &words(line))
+            {
+                facts.asks = Some(at(p));
             }
             for c in called(line) {
                 if seen.len() < MAX_SCRIPTS && seen.insert(c.to_owned()) {

@@ -10,8 +10,10 @@
 //! script may run any (`sudo.rs`).
 //!
 //! Not handed off: a route that needs no root (`omarchy_run` runs it), one that would stop or
-//! reconfigure archgate, and one whose arguments run as code — what would run is the argument's,
-//! which the person cannot judge from the command shown.
+//! reconfigure archgate, one whose arguments run as code — what would run is the argument's,
+//! which the person cannot judge from the command shown — and one whose script asks questions
+//! of its own (`gum confirm`, a picker, `read`): after the password, whoever types next answers
+//! them (attack 7 F2).
 
 use archgate_core::tool::{CallCx, ErrorKind, Probe, ToolError};
 
@@ -64,6 +66,15 @@ pub async fn prepare(
             ErrorKind::InvalidArgument,
             format!("`{}` needs no root: run it with omarchy_run", r.route),
         ));
+    }
+    // One confirmation, the person's: a script that asks more after sudo has their password
+    // would take its answers from whoever types next (attack 7 F2).
+    if let Some(asked) = &call.script.asks {
+        return Err(refused(format!(
+            "`{}` asks its own questions in the terminal ({asked}); after your password anyone who can              type into your desktop could answer them, so it is not handed off",
+            r.route
+        ))
+        .next("tell the person to run the route themselves in their own terminal"));
     }
     let spec = probe.permit.executor().pin(call.spec.clone())?;
     // The script crosses privilege (it runs sudo with the person's password): root's alone, like

@@ -1,0 +1,127 @@
+//! Whether a script line asks the person something: reads the keyboard of the terminal it runs
+//! in, or shows a picker on the desktop.
+//!
+//! Class (attack 7 F2): *a hand-off's one confirmation followed by further questions that anyone
+//! who can type into the desktop answers*. A route's hand-off is confirmed by the person's Enter
+//! and sudo's password; sudo then keeps the credential for that terminal, and a question the
+//! script asks afterwards (`gum confirm "Reboot now?" && sudo reboot`) is answered by whoever
+//! types next — a same-user process types through the compositor's virtual keyboard. A script
+//! that asks anything is therefore not handed off (`tools/handoff/route.rs`); the person runs it
+//! themselves. Read from the script's words, failing closed: a `read` that reads a file is
+//! counted unless the line shows where it reads from.
+
+/// `gum`'s subcommands that wait for the person's input (`spin`, `style`, `format`, `log` do not).
+const GUM_ASKS: &[&str] = &[
+    "confirm", "choose", "input", "filter", "write", "file", "pager", "table",
+];
+
+/// Programs that exist to ask: terminal pickers and dialogs, and the desktop's menus and
+/// launchers used as pickers (a focused window the same virtual keyboard types into).
+const ASKERS: &[&str] = &[
+    "fzf", "whiptail", "dialog", "zenity", "kdialog", "walker", "rofi", "wofi", "fuzzel", "tofi",
+    "bemenu", "dmenu",
+];
+
+/// Package managers that ask before a transaction unless told not to.
+const CONFIRMERS: &[&str] = &["pacman", "yay", "paru", "pamac", "pikaur", "trizen", "aura"];
+
+/// What on `line` asks the person (the program, or `read`), if anything. `words` are the line's
+/// words, shell punctuation and quotes dropped.
+pub fn asks_in(line: &str, words: &[&str]) -> Option<String> {
+    for (i, w) in words.iter().enumerate() {
+        let base = w.rsplit('/').next().unwrap_or(w);
+        if base == "gum"
+            && let Some(sub) = words.get(i + 1)
+            && GUM_ASKS.contains(sub)
+        {
+            return Some(format!("gum {sub}"));
+        }
+        if ASKERS.contains(&base) {
+            return Some(base.to_owned());
+        }
+        if CONFIRMERS.contains(&base)
+            && words[i + 1..].iter().any(|a| transaction(a))
+            && !words.contains(&"--noconfirm")
+        {
+            return Some(format!("{base} without --noconfirm"));
+        }
+    }
+    let reads_keys = words.contains(&"read")
+        // The input shown on the line: a file, a here-string, a pipe into the loop.
+        && !line.contains('<')
+        && !line.contains("| while")
+        && !line.contains("|while");
+    if reads_keys {
+        return Some("read".to_owned());
+    }
+    if words.first() == Some(&"select") {
+        return Some("select".to_owned());
+    }
+    None
+}
+
+/// A package manager's option that starts a transaction: `-S…` (not a query's `-Ss`, `-Si`,
+/// `-Sl`, `-Sg`, `-Sp`), `-R…`, `-U…`, and their long forms.
+fn transaction(arg: &str) -> bool {
+    match arg {
+        "--sync" | "--remove" | "--upgrade" | "--sysupgrade" => true,
+        a if a.starts_with("--") => false,
+        a if a.starts_with("-S") => !a[2..].chars().any(|c| "silgpc".contains(c)),
+        a => a.starts_with("-R") || a.starts_with("-U"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asks(line: &str) -> Option<String> {
+        let words: Vec<&str> = line
+            .split(|c: char| c.is_whitespace() || ";|&(){}`<>!'\"$".contains(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        asks_in(line, &words)
+    }
+
+    #[test]
+    fn questions_are_found_by_what_asks() {
+        // The shapes of Omarchy 4's own lines (bin/omarchy-install-gaming-xbox-controllers,
+        // bin/omarchy-pkg-install, bin/omarchy-setup-security-sshd): our own text.
+        for (line, what) in [
+            (
+                r#"gum confirm "Reboot needed to finish setup. Reboot now?" && sudo reboot now"#,
+                "gum confirm",
+            ),
+            (r#"choice=$(gum choose "yes" "no")"#, "gum choose"),
+            (
+                r#"key=$(gum input --placeholder "Public key> ")"#,
+                "gum input",
+            ),
+            (r#"pkg_names=$(pacman -Slq | fzf "${fzf_args[@]}")"#, "fzf"),
+            (r#"read -r -p "Continue? " answer"#, "read"),
+            (r#"sudo pacman -S firefox"#, "pacman without --noconfirm"),
+            (r#"yay -Syu"#, "yay without --noconfirm"),
+            (r#"select opt in a b c; do"#, "select"),
+        ] {
+            assert_eq!(asks(line).as_deref(), Some(what), "{line}");
+        }
+    }
+
+    #[test]
+    fn lines_that_ask_nothing_are_not_questions() {
+        for line in [
+            r#"sudo pacman -S --noconfirm --needed "$@" || exit 1"#,
+            r#"sudo env OMARCHY_UPDATE_PACMAN=1 pacman -Syu --noconfirm"#,
+            r#"pacman -Ss "$1""#,
+            r#"pacman -Si "$pkg" >/dev/null"#,
+            r#"gum spin --title "Installing..." -- sleep 1"#,
+            r#"gum style --foreground 2 "Done""#,
+            r#"while IFS= read -r line; do echo "$line"; done < "$file""#,
+            r#"printf '%s\n' "$list" | while read -r p; do echo "$p"; done"#,
+            r#"readlink -f "$0""#,
+            r#"echo "ready""#,
+        ] {
+            assert_eq!(asks(line), None, "{line}");
+        }
+    }
+}
