@@ -108,3 +108,108 @@ fn a_shipped_program_sshing_to_a_host_it_chose_is_still_high() {
         assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
     }
 }
+
+// Class: a setgid bit set from an install script on a program whose group the same script
+// gives to a group the package itself creates was read as privilege over the live system. A
+// setgid program runs with its group's rights only; when that group is the package's own
+// service group (declared in the sysusers.d file it installs, or made with groupadd), nothing
+// beyond the package's own account is handed out. It is shown at review, like the package's
+// own setuid program; a base-system group (shadow, disk, wheel …) stays high.
+
+fn queue_group(sysusers: &str, script: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: "pkgname=mailsrv\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://example.org/mailsrv\"\nlicense=('ISC')\ninstall=mailsrv.install\nsource=(\"https://example.org/mailsrv-$pkgver.tar.gz\" mailsrv.sysusers)\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000' '1111111111111111111111111111111111111111111111111111111111111111')\npackage() {\n  cd mailsrv-$pkgver\n  make DESTDIR=\"${pkgdir}\" install\n  ln -s /usr/bin/mailctl \"${pkgdir}\"/usr/bin/sendmail\n  install -Dm644 ../mailsrv.sysusers \"${pkgdir}\"/usr/lib/sysusers.d/mailsrv.conf\n}\n".into(),
+        install_scripts: vec![
+            ScriptFile {
+                name: "mailsrv.install".into(),
+                content: script.into(),
+            },
+            ScriptFile {
+                name: "mailsrv.sysusers".into(),
+                content: sysusers.into(),
+            },
+        ],
+        srcinfo: None,
+    }
+}
+
+#[test]
+fn setgid_to_the_packages_own_service_group_is_review_not_dangerous() {
+    // Shape: a mail server whose post_install re-applies its queue group to its control
+    // program after systemd-sysusers, because old systems had other ids (Artix world's
+    // opensmtpd, as Arch's package does).
+    let r = audit(&queue_group(
+        "u mailsrvd 91 \"mail daemon\" /var/empty\ng mailq 92\nu mailq 92 \"mail queue\" /var/spool/mailsrv\n",
+        "post_install() {\n\tsystemd-sysusers /usr/lib/sysusers.d/mailsrv.conf\n\tchgrp mailq /usr/bin/mailctl\n\tchmod 2555 /usr/bin/mailctl\n}\n\npost_upgrade() {\n\tpost_install\n}\n",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SETUID"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Review, "{}", r.to_text());
+    // The same with the group made by groupadd in the script.
+    let r = audit(&queue_group(
+        "",
+        "post_install() {\n  getent group mailq >/dev/null || groupadd -r mailq\n  chown root:mailq usr/bin/mailctl\n  chmod g+s usr/bin/mailctl\n}\n",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SETUID"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    // And with the group given by the same `install -g` that sets the bit.
+    let r = audit(&queue_group(
+        "g mailq 92\n",
+        "post_install() {\n  install -m 2755 -g mailq /usr/lib/mailsrv/mailctl.new /usr/bin/mailctl\n}\n",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SETUID"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+}
+
+#[test]
+fn setgid_to_a_base_system_group_or_a_group_the_package_does_not_make_stays_high() {
+    for (sysusers, script) in [
+        // A group the package declares but that is the base system's: `g` of an existing
+        // group creates nothing, and shadow reads every password hash.
+        (
+            "g shadow -\n",
+            "post_install() {\n  chgrp shadow /usr/bin/mailctl\n  chmod 2755 /usr/bin/mailctl\n}\n",
+        ),
+        // A group nobody in the package creates.
+        (
+            "g mailq 92\n",
+            "post_install() {\n  chgrp disk /usr/bin/mailctl\n  chmod 2755 /usr/bin/mailctl\n}\n",
+        ),
+        // No group set at all: the file keeps whatever group it had.
+        (
+            "g mailq 92\n",
+            "post_install() {\n  chmod 2755 /usr/bin/mailctl\n}\n",
+        ),
+        // `install -g` of a base-system group.
+        (
+            "g mailq 92\n",
+            "post_install() {\n  install -m 2755 -g kmem /usr/lib/mailsrv/mailctl.new /usr/bin/mailctl\n}\n",
+        ),
+        // setuid, not setgid: the owner's rights (root), whatever the group.
+        (
+            "g mailq 92\n",
+            "post_install() {\n  chgrp mailq /usr/bin/mailctl\n  chmod 6755 /usr/bin/mailctl\n}\n",
+        ),
+    ] {
+        let r = audit(&queue_group(sysusers, script));
+        assert_eq!(
+            max_of(&r, "AUR-SETUID"),
+            Some(Severity::High),
+            "{script}\n{}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+    }
+}
