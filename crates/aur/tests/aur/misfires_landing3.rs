@@ -213,3 +213,42 @@ fn setgid_to_a_base_system_group_or_a_group_the_package_does_not_make_stays_high
         assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
     }
 }
+
+// False review classes of the landing-3 test set (Artix `world`), fixed after its one look.
+
+// Class: gem's `--build-root DIR` (an install root, like pip's `--root` or DESTDIR) read as a
+// gem installed into the builder's home or system.
+
+fn gem_package(install_line: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!(
+            "_gemname=tilt\npkgname=ruby-$_gemname\npkgver=2.0\npkgrel=1\narch=('any')\nurl=\"https://example.org/tilt\"\nlicense=('MIT')\ndepends=('ruby')\nmakedepends=('git' 'ruby-rdoc')\nsource=(\"git+https://example.org/tilt.git#tag=v$pkgver\")\nsha512sums=('SKIP')\nbuild() {{\n  cd $_gemname\n  gem build \"$_gemname.gemspec\"\n  {install_line}\n}}\npackage() {{\n  cd $_gemname\n  cp -a tmp_install/* \"$pkgdir\"/\n}}\n"
+        ),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    }
+}
+
+#[test]
+fn gem_install_into_a_build_root_stays_in_the_build() {
+    // Shape: Arch's Ruby gem packaging, `gem install --local --ignore-dependencies
+    // --build-root tmp_install NAME-VER.gem` in build() (Artix world's ruby-* packages).
+    let r = audit(&gem_package(
+        "gem install \\\n    --local \\\n    --verbose \\\n    --ignore-dependencies \\\n    --build-root \"tmp_install\" \\\n    \"${_gemname}-${pkgver}.gem\"",
+    ));
+    assert_eq!(max_of(&r, "AUR-PKGMGR-GLOBAL"), None, "{}", r.to_text());
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // A gem installed into the builder's home or system is still shown.
+    for line in [
+        "gem install -N asciidoctor",
+        "gem install --user-install --build-root tmp_install asciidoctor",
+    ] {
+        let r = audit(&gem_package(line));
+        assert_eq!(
+            max_of(&r, "AUR-PKGMGR-GLOBAL"),
+            Some(Severity::Medium),
+            "{line}\n{}",
+            r.to_text()
+        );
+    }
+}
