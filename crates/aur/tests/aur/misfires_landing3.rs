@@ -252,3 +252,41 @@ fn gem_install_into_a_build_root_stays_in_the_build() {
         );
     }
 }
+
+// Class: a detached signature fetched over http with its checksum SKIP was rated like an
+// unpinned download over http. A signature file needs no transport security and no checksum:
+// makepkg checks it against validpgpkeys, and a forged one only fails that check. The signed
+// file itself keeps its rating.
+
+fn http_signed(sums: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname=dnsd\npkgver=2.90\npkgrel=1\narch=('x86_64')\nurl=\"http://www.example.org/dnsd/\"\nlicense=('GPL')\nvalidpgpkeys=('D6EACBD6EE46B834248D111215CDDA6AE19135A2')\nsource=(\"http://www.example.org/${{pkgname}}/${{pkgname}}-${{pkgver}}.tar.xz\"{{,.asc}})\n{sums}\nbuild() {{\n  cd $pkgname-$pkgver\n  make\n}}\npackage() {{\n  cd $pkgname-$pkgver\n  make DESTDIR=\"$pkgdir\" install\n}}\n"
+        ),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    }
+}
+
+#[test]
+fn a_signature_over_http_with_skip_is_not_an_unpinned_download() {
+    // Shape: a tarball and its `.asc` over http, the tarball pinned, the signature SKIP
+    // (Artix world's dnsmasq, hspell, redland …).
+    let r = audit(&http_signed(
+        "sha256sums=('0c00d4e5c97c8306e5fb932b348b34269c9c29a0e7df0e8e82958b407092bc19'\n            'SKIP')",
+    ));
+    assert!(
+        max_of(&r, "AUR-SOURCE-INSECURE").is_some_and(|s| s <= Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // The code itself unpinned over http stays medium.
+    let r = audit(&http_signed("sha256sums=('SKIP' 'SKIP')"));
+    assert_eq!(
+        max_of(&r, "AUR-SOURCE-INSECURE"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+}
