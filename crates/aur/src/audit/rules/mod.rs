@@ -7,6 +7,7 @@ mod files;
 mod install;
 mod modes;
 mod obfuscation;
+mod own_group;
 mod pkgmgr;
 mod sources;
 mod spread;
@@ -40,6 +41,8 @@ pub(super) struct Ctx<'a> {
     /// Language families the package is built with (from makedepends and build commands).
     pub built_with: HashSet<&'static str>,
     pub pkgnames: Vec<String>,
+    /// The package's local files (install scripts, hooks, `source=` files) with their text.
+    pub local_texts: &'a [(String, String)],
 }
 
 impl Ctx<'_> {
@@ -203,6 +206,7 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
         srcinfo,
         built_with,
         pkgnames,
+        local_texts: &extra,
     };
     let mut sink = Sink {
         files: an.files.iter().map(|f| f.name.clone()).collect(),

@@ -305,6 +305,17 @@ fn judge_mode(ctx: &Ctx, cmd: &Cmd, mode: &str, targets: &[&Word], made: Made, s
                         "sets the setgid bit (mode {mode}) on {where_}, a state directory: files made in it keep its group, the usual way to share it"
                     ),
                 )
+            } else if let Some(group) = (!su && at == Place::System && !own)
+                .then(|| super::own_group::own_group_of(ctx, cmd, &path))
+                .flatten()
+            {
+                (
+                    Severity::Medium,
+                    format!(
+                        "sets the setgid bit (mode {mode}) on {where_} {}, after giving it the group {group} that the package creates for itself: the program runs with that group's rights only, the package's own account. Check the program needs them and that nothing else is in the group",
+                        cmd.phase.label()
+                    ),
+                )
             } else if at == Place::System && !own {
                 (
                     Severity::High,

@@ -89,7 +89,11 @@ fn installs_globally(cmd: &Cmd, pm: &str) -> bool {
         "pip" | "pip3" => {
             has("--user") || (!has("--target") && !has("--prefix") && !has("--root") && !inside)
         }
-        "gem" => !has("--install-dir") && !has("-i") && !inside,
+        // `--build-root DIR` is an install root (like pip's `--root`); `--user-install` is ~/.gem.
+        "gem" => {
+            has("--user-install")
+                || (!has("--install-dir") && !has("-i") && !has("--build-root") && !inside)
+        }
         _ => false,
     }
 }

@@ -142,9 +142,11 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             .iter()
             .any(|e| s.local.ends_with(e));
         if matches!(u.scheme.as_str(), "http" | "ftp") && !s.vcs {
+            // A detached signature needs no checksum or secure transport: makepkg checks it
+            // against validpgpkeys, and a forged one only fails that check.
             sink.at(
                 "AUR-SOURCE-INSECURE",
-                if skip {
+                if skip && !sig {
                     Severity::Medium
                 } else {
                     Severity::Low

@@ -43,6 +43,15 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 cmd,
                 "commits to a git repository from an install script".into(),
             ),
+            // A shipped program that hands only its caller's arguments to ssh (`exec ssh "$@"`,
+            // a wrapper so openssh can stay optional) connects where its caller asks, when the
+            // caller runs it: no host or key of the package's choosing.
+            ("ssh" | "scp" | "sftp", _) if cmd.phase == Phase::Runtime && args.iter().all(|a| a.text.is_empty()) => sink.cmd(
+                "AUR-SSH",
+                Severity::Low,
+                cmd,
+                format!("a program the package installs runs {name} with only its caller's arguments: it connects where whoever runs it asks. Check the wrapper adds no host, key or option of its own"),
+            ),
             ("ssh" | "scp" | "sftp" | "ssh-add" | "ssh-agent" | "ssh-keyscan" | "ssh-copy-id", _) => sink.cmd(
                 "AUR-SSH",
                 Severity::High,

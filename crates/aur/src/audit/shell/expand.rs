@@ -8,7 +8,7 @@ use tree_sitter::Node;
 use super::source::{ParsedSrc, shorten};
 use super::text::{
     BRACE_CLOSE, BRACE_COMMA, BRACE_OPEN, EscapeMode, apply_op, brace_expand, decode_escapes,
-    unescape_dq, unescape_unquoted, unmark,
+    drop_slashes_before_absolute_dir, unescape_dq, unescape_unquoted, unmark,
 };
 use super::walk::Walker;
 use super::{ObfKind, ObfNote, Str, Taint, Val, Word};
@@ -91,7 +91,10 @@ impl Acc {
         if has {
             out.push(cur);
         }
-        out.into_iter().flat_map(|f| brace_expand(&f)).collect()
+        out.into_iter()
+            .flat_map(|f| brace_expand(&f))
+            .map(drop_slashes_before_absolute_dir)
+            .collect()
     }
     fn joined(&self) -> String {
         let mut s = String::new();
@@ -107,7 +110,7 @@ impl Acc {
             }
             first = false;
         }
-        unmark(&s)
+        drop_slashes_before_absolute_dir(unmark(&s))
     }
 }
 

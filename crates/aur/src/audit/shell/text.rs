@@ -11,6 +11,23 @@ pub(super) fn unmark(s: &str) -> String {
         .replace(BRACE_COMMA, ",")
 }
 
+/// makepkg's build directories and the home directory are absolute paths, so slashes written
+/// before them change nothing: `/$pkgdir/usr/share/x` is `$pkgdir/usr/share/x` (the package's
+/// own tree), not a path under the live `/`.
+pub(super) fn drop_slashes_before_absolute_dir(s: String) -> String {
+    let rest = s.trim_start_matches('/');
+    if rest.len() == s.len() {
+        return s;
+    }
+    let absolute = ["$pkgdir", "$srcdir", "$startdir", "$HOME"]
+        .iter()
+        .any(|d| {
+            rest.strip_prefix(d)
+                .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+        });
+    if absolute { rest.to_owned() } else { s }
+}
+
 /// Bash brace expansion (`a{,.sig}` → `a`, `a.sig`) on unquoted braces only.
 pub(super) fn brace_expand(s: &str) -> Vec<String> {
     fn go(s: &str, out: &mut Vec<String>, budget: &mut usize) {
