@@ -245,10 +245,39 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
     }
     out("Press Enter to run it; sudo will ask for your password. Escape cancels.");
     match wait_for_enter() {
-        Key::Enter => Ok(spec),
+        Key::Enter => {
+            files_still_roots(&program, rest).map_err(refused)?;
+            Ok(spec)
+        }
         Key::Cancel(why) => Err(Outcome::Cancelled { why }),
         Key::NoTerminal(why) => Err(refused(why)),
     }
+}
+
+/// For a command that renames or deletes files as root (`mv`, `rm`: a `.pacnew` hand-off), each
+/// file after `--` and every directory on the way to it still root's alone after the person's
+/// Enter, as the server checked before it asked (attack 7 F3: the question can wait minutes).
+fn files_still_roots(program: &str, rest: &[String]) -> Result<(), String> {
+    if !(program.ends_with("/mv") || program.ends_with("/rm")) {
+        return Ok(());
+    }
+    let operands = rest
+        .iter()
+        .skip_while(|a| a.as_str() != "--")
+        .skip(1)
+        .map(std::path::Path::new);
+    for (i, f) in operands.enumerate() {
+        let dir = f
+            .parent()
+            .ok_or_else(|| format!("{} has no directory", f.display()))?;
+        pinned::root_dir(dir)?;
+        // The file moved or deleted is root's; the live file a `mv` replaces may be anything
+        // root made there, or nothing yet.
+        if i == 0 {
+            pinned::root_file(f)?;
+        }
+    }
+    Ok(())
 }
 
 /// The checks and the question for an Omarchy route's script (`tools/handoff/route.rs`): it is

@@ -236,10 +236,18 @@ impl Tool for Handoff {
             let conf = cx.config.arch.pacman_conf.clone();
             let (mut lock, mut log_file) = (None, None);
             let mut changes = operation.changes();
+            if operation.reads_pacman_conf() {
+                let c = self
+                    .svc
+                    .pacman(&cx.config)
+                    .conf()
+                    .await
+                    .map_err(domain_err)?;
+                pacman::check_conf(&c)?;
+            }
             if operation.takes_pacman_lock() {
                 let pacman = self.svc.pacman(&cx.config);
                 let c = pacman.conf().await.map_err(domain_err)?;
-                pacman::check_conf(&c)?;
                 lock = Some(ops::pacman_lock(&c.db_path));
                 log_file = Some(c.log_file.clone());
                 if let Operation::InstallFile { path } = &operation {
@@ -275,6 +283,7 @@ impl Tool for Handoff {
                     )
                     .next("call pkg_pacnew and name one of the files it lists"));
                 }
+                pacman::check_pacnew_paths(&operation)?;
             }
             let argv = ops::argv(&operation, &sudo, &program, &conf);
             let mut action = Action::from_plan(plan);

@@ -115,7 +115,7 @@ pub enum Operation {
     Unit { action: UnitVerb, unit: String },
     /// `pacman -U FILE` of a package file in pacman's cache (a downgrade `pkg_cache` found).
     InstallFile { path: String },
-    /// `mv -f FILE.pacnew FILE`: the new file replaces the live one (after the person merged).
+    /// `mv -f -T FILE.pacnew FILE`: the new file replaces the live one (after the person merged).
     PacnewAdopt { path: String, live: String },
     /// `rm -f FILE.pacnew`: the live file stays.
     PacnewDiscard { path: String },
@@ -321,6 +321,17 @@ impl Operation {
         )
     }
 
+    /// Whether what it acts on comes from pacman's configuration (the transaction, its root and
+    /// database, or the `.pacnew` files found under its `RootDir`): that configuration must then
+    /// be root's alone (`pacman::check_conf`; attack 7 F3).
+    pub fn reads_pacman_conf(&self) -> bool {
+        self.takes_pacman_lock()
+            || matches!(
+                self,
+                Operation::PacnewAdopt { .. } | Operation::PacnewDiscard { .. }
+            )
+    }
+
     /// What it will change, in words for the person.
     pub fn changes(&self) -> String {
         match self {
@@ -420,7 +431,14 @@ pub fn argv(op: &Operation, sudo: &Path, program: &Path, pacman_conf: &Path) -> 
             v.extend(["-U".into(), "--".into(), path.clone()]);
         }
         Operation::PacnewAdopt { path, live } => {
-            v.extend(["-f".into(), "--".into(), path.clone(), live.clone()]);
+            // `-T`: the live path is the file replaced, never a directory to move into.
+            v.extend([
+                "-f".into(),
+                "-T".into(),
+                "--".into(),
+                path.clone(),
+                live.clone(),
+            ]);
         }
         Operation::PacnewDiscard { path } => {
             v.extend(["-f".into(), "--".into(), path.clone()]);

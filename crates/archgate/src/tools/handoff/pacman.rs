@@ -38,6 +38,48 @@ pub(super) fn check_conf(c: &archgate_pacman::conf::PacmanConf) -> Result<(), To
     Ok(())
 }
 
+/// The files a `.pacnew` hand-off renames or deletes as root: the `.pacnew`/`.pacsave` itself
+/// root's alone, and every directory from `/` to it and to the live file root's alone too, so no
+/// one but root can swap a directory for a link between the question and the run (attack 7 F3:
+/// a directory of the agent's swapped for a link to `/etc` made root's `mv` replace another
+/// file). The live file, when there is one, is a regular file or a link — never a directory
+/// (`mv -T` refuses one anyway).
+pub(super) fn check_pacnew_paths(op: &super::ops::Operation) -> Result<(), ToolError> {
+    use super::ops::Operation;
+    let refuse = |why: String| {
+        ToolError::new(
+            ErrorKind::Refused,
+            format!(
+                "the .pacnew hand-off would rename or delete as root where root is not alone: {why}"
+            ),
+        )
+        .next("tell the person: only a .pacnew in root's own directories is handed off; they can merge it themselves")
+    };
+    let (path, live) = match op {
+        Operation::PacnewAdopt { path, live } => (path, Some(live)),
+        Operation::PacnewDiscard { path } => (path, None),
+        _ => return Ok(()),
+    };
+    let path = std::path::Path::new(path);
+    pinned::root_file(path).map_err(refuse)?;
+    let real_parent = |p: &std::path::Path| {
+        p.parent()
+            .map(std::path::Path::to_path_buf)
+            .ok_or_else(|| refuse(format!("{} has no directory", p.display())))
+    };
+    pinned::root_dir(&real_parent(path)?).map_err(refuse)?;
+    if let Some(live) = live {
+        let live = std::path::Path::new(live);
+        pinned::root_dir(&real_parent(live)?).map_err(refuse)?;
+        if let Ok(m) = std::fs::symlink_metadata(live)
+            && m.is_dir()
+        {
+            return Err(refuse(format!("{} is a directory", live.display())));
+        }
+    }
+    Ok(())
+}
+
 /// What an install's transaction changes, for the person: the packages asked for and those
 /// pulled in. A transaction that would remove an installed package (a conflict) is refused: the
 /// hand-off runs pacman with `--noconfirm`, so nothing beyond the plan shown can be agreed to.
@@ -121,4 +163,56 @@ pub(super) fn check_cache_file(
         return Err(refuse("not in a CacheDir of pacman.conf"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ops::Operation;
+    use super::*;
+
+    /// `etc/x.conf` and its `.pacnew` in a directory of someone else than root: the test's own
+    /// (a normal user), or handed to nobody when the test runs as root.
+    fn not_roots() -> (tempfile::TempDir, String, String) {
+        let d = tempfile::tempdir().unwrap();
+        let etc = d.path().join("etc");
+        std::fs::create_dir(&etc).unwrap();
+        let live = etc.join("x.conf");
+        let pacnew = etc.join("x.conf.pacnew");
+        std::fs::write(&live, "a\n").unwrap();
+        std::fs::write(&pacnew, "b\n").unwrap();
+        if nix::unistd::geteuid().is_root() {
+            let nobody = Some(nix::unistd::Uid::from_raw(65534));
+            nix::unistd::chown(&etc, nobody, None).unwrap();
+        }
+        let s = |p: &std::path::Path| p.display().to_string();
+        (d, s(&pacnew), s(&live))
+    }
+
+    #[test]
+    fn a_pacnew_where_root_is_not_alone_is_not_renamed_or_deleted_as_root() {
+        let (_d, path, live) = not_roots();
+        for op in [
+            Operation::PacnewAdopt {
+                path: path.clone(),
+                live: live.clone(),
+            },
+            Operation::PacnewDiscard { path: path.clone() },
+        ] {
+            let e = check_pacnew_paths(&op).unwrap_err();
+            assert!(e.message.contains("root is not alone"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn a_live_file_in_a_directory_root_does_not_own_alone_is_never_replaced() {
+        // The .pacnew root's (its own binary stands in: a root file in a root directory), the
+        // live path in a directory someone else controls.
+        let (_d, _, live) = not_roots();
+        let op = Operation::PacnewAdopt {
+            path: "/usr/bin/sh".into(),
+            live,
+        };
+        let e = check_pacnew_paths(&op).unwrap_err();
+        assert!(e.message.contains("root is not alone"), "{}", e.message);
+    }
 }

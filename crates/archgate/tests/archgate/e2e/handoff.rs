@@ -122,6 +122,15 @@ fn adopting_a_pacnew_asks_with_the_change_as_a_bounded_escaped_diff() {
         "handoff",
         json!({"op": "pacnew_adopt", "path": pacnew, "reason": "take the new defaults"}),
     );
+    if !nix::unistd::geteuid().is_root() {
+        // A normal user's fixture lies in their own directory, which the agent (the same uid)
+        // could swap between the question and root's `mv`: refused before anyone is asked
+        // (attack 7 F3). As root (CI) the world is root's all the way and the question is shown.
+        let (ok, body) = crate::support::result_text(&s.response(2));
+        assert!(!ok && body.contains("root is not alone"), "{body}");
+        assert!(env.pending().is_empty(), "asked");
+        return;
+    }
     let q = env.one_pending();
     let d = &q["picture"];
     assert_eq!(d["kind"], "diff", "{q}");

@@ -169,6 +169,7 @@ fn paths_are_absolute_plain_and_of_the_right_kind() {
             "--",
             "/usr/bin/mv",
             "-f",
+            "-T",
             "--",
             "/etc/a.pacnew",
             "/etc/a"
