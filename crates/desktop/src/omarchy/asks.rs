@@ -40,7 +40,7 @@ pub fn asks_in(line: &str, words: &[&str]) -> Option<String> {
             return Some(base.to_owned());
         }
         if CONFIRMERS.contains(&base)
-            && words[i + 1..].iter().any(|a| transaction(a))
+            && (i + 1..words.len()).any(|j| transaction(words[j], &words[j + 1..]))
             && !words.contains(&"--noconfirm")
         {
             return Some(format!("{base} without --noconfirm"));
@@ -60,13 +60,24 @@ pub fn asks_in(line: &str, words: &[&str]) -> Option<String> {
     None
 }
 
-/// A package manager's option that starts a transaction: `-S…` (not a query's `-Ss`, `-Si`,
-/// `-Sl`, `-Sg`, `-Sp`), `-R…`, `-U…`, and their long forms.
-fn transaction(arg: &str) -> bool {
+/// A package manager's option that starts a transaction, given the words after it: `-S…` (not a
+/// query's `-Ss`, `-Si`, `-Sl`, `-Sg`, `-Sp`, nor a refresh alone, `-Sy` with no package named),
+/// `-R…`, `-U…`, and their long forms.
+fn transaction(arg: &str, after: &[&str]) -> bool {
+    // A package named: a word that is no option, path or assignment.
+    let names_one = || {
+        after
+            .iter()
+            .any(|w| !w.starts_with('-') && !w.starts_with('/') && !w.contains('='))
+    };
     match arg {
         "--sync" | "--remove" | "--upgrade" | "--sysupgrade" => true,
         a if a.starts_with("--") => false,
-        a if a.starts_with("-S") => !a[2..].chars().any(|c| "silgpc".contains(c)),
+        a if a.starts_with("-S") => {
+            let flags = &a[2..];
+            !flags.chars().any(|c| "silgpc".contains(c))
+                && (flags.chars().any(|c| c != 'y') || names_one())
+        }
         a => a.starts_with("-R") || a.starts_with("-U"),
     }
 }
@@ -101,6 +112,10 @@ mod tests {
             (r#"read -r -p "Continue? " answer"#, "read"),
             (r#"sudo pacman -S firefox"#, "pacman without --noconfirm"),
             (r#"yay -Syu"#, "yay without --noconfirm"),
+            (
+                r#"sudo pacman -Sy archlinux-keyring"#,
+                "pacman without --noconfirm",
+            ),
             (r#"select opt in a b c; do"#, "select"),
         ] {
             assert_eq!(asks(line).as_deref(), Some(what), "{line}");
@@ -114,6 +129,8 @@ mod tests {
             r#"sudo env OMARCHY_UPDATE_PACMAN=1 pacman -Syu --noconfirm"#,
             r#"pacman -Ss "$1""#,
             r#"pacman -Si "$pkg" >/dev/null"#,
+            r#"sudo pacman -Sy"#,
+            r#"sudo pacman -Sy >/dev/null"#,
             r#"gum spin --title "Installing..." -- sleep 1"#,
             r#"gum style --foreground 2 "Done""#,
             r#"while IFS= read -r line; do echo "$line"; done < "$file""#,
