@@ -147,6 +147,8 @@ cat >"$om/bin/omarchy-pkg-add" <<SH
 # omarchy:args=<packages...>
 # omarchy:requires-sudo=true
 
+# The account the script acts for, as Omarchy's scripts name it in root's commands (\$USER).
+echo "route-env USER=\$USER LOGNAME=\$LOGNAME HOME=\$HOME"
 sudo pacman --config "$root/pacman.conf" -S --noconfirm --needed "\$@" || exit 1
 SH
 cat >"$om/bin/omarchy-launch-terminal" <<'SH'

@@ -632,6 +632,24 @@ def test_an_omarchy_route_that_needs_root_runs_its_own_script_after_enter_and_it
         sudoers("/usr/bin/pacman")
 
 
+def test_a_routes_script_acts_for_the_persons_account_whatever_the_client_says(agent, person):
+    # Attack 7 F1: Omarchy's sudo scripts put $USER into root's commands (`usermod -aG input
+    # "$USER"`); a client that starts archgate with USER=someone-else must not choose it.
+    other = Agent({**agent.env, "USER": "handoff-intruder", "LOGNAME": "handoff-intruder"})
+    sudoers("/usr/bin/pacman", tries=5)
+    try:
+        q = route_handoff(other, "pkg add", ["handoff-route"])
+        pid = confirm_with_password(person, q, pacman_asks=False)
+        r = result(q)
+        assert not r["error"] and r["outcome"] == "ran" and r["exit_code"] == 0, r
+        assert f"route-env USER={USER} LOGNAME={USER} HOME={HOME}" in r["output_tail"], r
+        assert "intruder" not in r["output_tail"], r
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+        other.close()
+
+
 def test_an_omarchy_route_is_refused_where_any_sudo_rule_skips_the_password(agent, person):
     # The script may run sudo with any program: a NOPASSWD rule for another one refuses it.
     sudoers("/usr/bin/pacman, NOPASSWD: /usr/bin/true")

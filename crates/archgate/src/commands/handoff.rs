@@ -255,17 +255,18 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
 }
 
 /// For a command that renames or deletes files as root (`mv`, `rm`: a `.pacnew` hand-off), each
-/// file after `--` and every directory on the way to it still root's alone after the person's
+/// file after the program's `--` and every directory on the way to it still root's alone after the person's
 /// Enter, as the server checked before it asked (attack 7 F3: the question can wait minutes).
 fn files_still_roots(program: &str, rest: &[String]) -> Result<(), String> {
     if !(program.ends_with("/mv") || program.ends_with("/rm")) {
         return Ok(());
     }
-    let operands = rest
+    // The program's own `--` is the last one (sudo's comes first).
+    let start = rest
         .iter()
-        .skip_while(|a| a.as_str() != "--")
-        .skip(1)
-        .map(std::path::Path::new);
+        .rposition(|a| a == "--")
+        .map_or(rest.len(), |i| i + 1);
+    let operands = rest[start..].iter().map(std::path::Path::new);
     for (i, f) in operands.enumerate() {
         let dir = f
             .parent()
@@ -589,5 +590,33 @@ mod tests {
         assert!(!all.contains("abc123") && !all.contains("hunter2"), "{all}");
         assert!(!all.contains('\x1b'));
         assert!(all.contains("[31mred"));
+    }
+
+    #[test]
+    fn after_enter_the_files_renamed_as_root_are_judged_after_the_programs_own_dashes() {
+        let argv = |file: &str| -> Vec<String> {
+            ["-k", "--", "/usr/bin/rm", "-f", "--", file]
+                .map(String::from)
+                .to_vec()
+        };
+        // Root's own file in root's directories: passes (nothing runs here).
+        assert_eq!(
+            files_still_roots("/usr/bin/rm", &argv("/usr/bin/sh")),
+            Ok(())
+        );
+        // A file in a directory of someone else than root (the test's own; nobody's as root).
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("x.conf.pacnew");
+        std::fs::write(&f, "x").unwrap();
+        if nix::unistd::geteuid().is_root() {
+            nix::unistd::chown(d.path(), Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+        }
+        let e = files_still_roots("/usr/bin/rm", &argv(&f.display().to_string())).unwrap_err();
+        assert!(e.contains("owned by uid"), "{e}");
+        // Other programs are not renames: nothing to judge here.
+        assert_eq!(
+            files_still_roots("/usr/bin/pacman", &argv(&f.display().to_string())),
+            Ok(())
+        );
     }
 }
