@@ -155,6 +155,7 @@ fn claim(
     channel: &str,
 ) -> anyhow::Result<(UnixStream, Prepared)> {
     let mut s = UnixStream::connect(sock).with_context(|| format!("{}", sock.display()))?;
+    daemon_is_ours(&s, channel)?;
     let r = step(
         &mut s,
         &json!({"op": "handoff_claim", "id": id, "channel": channel}),
@@ -164,6 +165,35 @@ fn claim(
     }
     let p: Prepared = serde_json::from_value(r["handoff"].clone())?;
     Ok((s, p))
+}
+
+/// Whether the process serving this control socket may hand this helper its command (attack 7
+/// F4; class: *a privileged command taken from whoever answers on a same-uid socket* — the
+/// runtime directory is the agent's to write, so it can unlink archgate's socket and bind its
+/// own). The kernel names the listener (`SO_PEERCRED`: the process that bound it): for the
+/// terminal archgate opened, it must be this helper's ancestor — the archgate process that
+/// spawned the terminal; for `archgate handoff ID` in the person's own terminal, where no
+/// ancestry binds them, it must at least run this very archgate binary (and the answer says
+/// archgate did not see who answered).
+fn daemon_is_ours(s: &UnixStream, channel: &str) -> anyhow::Result<()> {
+    let cred = nix::sys::socket::getsockopt(s, nix::sys::socket::sockopt::PeerCredentials)
+        .context("the control socket's process")?;
+    let pid = u32::try_from(cred.pid()).unwrap_or(0);
+    if channel == "terminal" {
+        if pid != 0 && archgate_core::exec::process_tree::descends_from(std::process::id(), pid) {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "the process on this control socket (pid {pid}) did not open this terminal; its command is not taken"
+        );
+    }
+    let exe = |p: &str| std::fs::read_link(format!("/proc/{p}/exe")).ok();
+    match (exe(&pid.to_string()), exe("self")) {
+        (Some(theirs), Some(ours)) if theirs == ours => Ok(()),
+        _ => anyhow::bail!(
+            "the process on this control socket (pid {pid}) is not this archgate; its command is not taken"
+        ),
+    }
 }
 
 /// Sends one line and reads the one-line answer.
@@ -618,5 +648,43 @@ mod tests {
             files_still_roots("/usr/bin/pacman", &argv(&f.display().to_string())),
             Ok(())
         );
+    }
+
+    #[test]
+    fn only_the_archgate_that_opened_the_terminal_may_hand_it_a_command() {
+        let d = tempfile::tempdir().unwrap();
+        // A socket this process serves: not the helper's ancestor, but this very binary.
+        let own = d.path().join("own.sock");
+        let _l = std::os::unix::net::UnixListener::bind(&own).unwrap();
+        let s = UnixStream::connect(&own).unwrap();
+        let e = daemon_is_ours(&s, "terminal").unwrap_err().to_string();
+        assert!(e.contains("did not open this terminal"), "{e}");
+        assert!(daemon_is_ours(&s, "own_terminal").is_ok());
+        // Another program's socket (a stand-in daemon the agent bound in the runtime directory).
+        let fake = d.path().join("fake.sock");
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); \
+                 s.listen(); time.sleep(30)",
+                &fake.display().to_string(),
+            ])
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let s = loop {
+            match UnixStream::connect(&fake) {
+                Ok(s) => break s,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20))
+                }
+                Err(e) => panic!("the stand-in never listened: {e}"),
+            }
+        };
+        for channel in ["terminal", "own_terminal"] {
+            assert!(daemon_is_ours(&s, channel).is_err(), "{channel}");
+        }
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
