@@ -650,6 +650,29 @@ def test_a_routes_script_acts_for_the_persons_account_whatever_the_client_says(a
         other.close()
 
 
+def test_a_route_is_refused_where_sudo_would_keep_the_password_for_every_program(agent, person):
+    # Attack 7 F5: with a global timestamp the password the script's sudo asked for served the
+    # agent's own shell, with no terminal, while the script ran.
+    SUDOERS.write_text(f"Defaults:{USER} passwd_tries=5, logfile={SUDO_LOG}, timestamp_type=global\n"
+                       f"{USER} ALL=(root) /usr/bin/pacman\n")
+    SUDOERS.chmod(0o440)
+    before = installed()
+    try:
+        q = route_handoff(agent, "pkg add", ["handoff-other"])
+        pid = confirm_with_password(person, q, pacman_asks=False)
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused" and "timestamp_type=global" in r["message"], r
+        assert installed() == before
+        # Nothing of the password stays for the agent: sudo asks again outside the terminal.
+        again = subprocess.run(["/usr/bin/setsid", "--wait", "/usr/bin/sudo", "-n", "-v"],
+                               capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                               **as_user(env=agent.env, cwd=HOME), timeout=PATIENCE)
+        assert again.returncode != 0 and "a password is required" in again.stderr, again
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
 def test_an_omarchy_route_is_refused_where_any_sudo_rule_skips_the_password(agent, person):
     # The script may run sudo with any program: a NOPASSWD rule for another one refuses it.
     sudoers("/usr/bin/pacman, NOPASSWD: /usr/bin/true")

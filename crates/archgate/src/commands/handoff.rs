@@ -64,6 +64,18 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
             prepare_and_confirm(&prepared).map(|spec| (spec, pinned::executor().config().clone()))
         }
     };
+    // A route's script: the person's password asked once here, and kept by sudo for this
+    // terminal alone, or nothing runs (attack 7 F5).
+    let confirmed = match confirmed {
+        Ok(c) if prepared.script.is_some() => match sudo_stays_in_this_terminal().await {
+            Ok(()) => Ok(c),
+            Err(why) => {
+                forget_sudo().await;
+                Err(Outcome::Refused { why })
+            }
+        },
+        other => other,
+    };
     let code = match confirmed {
         Err(outcome) => {
             let what = match &outcome {
@@ -91,10 +103,6 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
             }
             out("");
             let script = prepared.script.is_some();
-            if script {
-                // No credential sudo cached before: each sudo inside asks the person.
-                forget_sudo().await;
-            }
             let ran =
                 archgate_core::exec::run_for_person_in_terminal(exec_config, spec, TAIL_BYTES * 4)
                     .await;
@@ -373,7 +381,7 @@ fn confirm_script(
             )));
         }
     }
-    out("Press Enter to run it; sudo inside it will ask for your password. Escape cancels.");
+    out("Press Enter to run it; sudo will ask for your password. Escape cancels.");
     match wait_for_enter() {
         Key::Enter => {}
         Key::Cancel(why) => return Err(Outcome::Cancelled { why }),
@@ -401,6 +409,57 @@ fn files_unchanged(script: &RouteScript) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// For a route's script, which runs sudo itself (attack 7 F5; class: *the person's password,
+/// asked for the hand-off, usable by other programs of theirs while it runs*): sudo's credential
+/// cached before is dropped, the person's password is asked once here (`sudo -v`), and sudo is
+/// then asked, from a new session without this terminal (`setsid --wait sudo -n -v`), whether
+/// it would act without a password there. Where it would (`timestamp_type=global`,
+/// `!tty_tickets`), any program of the person's — the agent's shell — could use the password
+/// while the script runs: refused, nothing ran. Otherwise the script's own `sudo` finds the
+/// credential of this terminal alone.
+async fn sudo_stays_in_this_terminal() -> Result<(), String> {
+    forget_sudo().await;
+    let sudo = pinned::program("sudo").map_err(|e| format!("sudo cannot be used: {e}"))?;
+    let sudo = sudo.to_string_lossy().into_owned();
+    out("sudo asks your password once, before the script runs:");
+    let ask = pinned::executor()
+        .pin(with_facts(CommandSpec::new(sudo.clone()).arg("-v")))
+        .map_err(|e| format!("sudo cannot be used: {e}"))?;
+    let asked = archgate_core::exec::run_for_person_in_terminal(
+        pinned::executor().config().clone(),
+        ask,
+        0,
+    )
+    .await
+    .map_err(|e| format!("sudo could not ask: {e}"))?;
+    if asked.status.code != Some(0) {
+        return Err("sudo did not take the password".into());
+    }
+    let setsid = pinned::program("setsid")
+        .map_err(|e| format!("setsid is needed to check where sudo keeps your password: {e}"))?;
+    let probe = CommandSpec::new(setsid.to_string_lossy().into_owned())
+        .args(["--wait".to_owned(), sudo, "-n".into(), "-v".into()])
+        .clear_env()
+        .env("LC_ALL", "C")
+        .timeout(std::time::Duration::from_secs(10));
+    match run_probe(probe) {
+        Ok(o) if o.status.code == Some(0) => Err(
+            "sudo keeps your password for programs outside this terminal (sudoers has \
+             timestamp_type=global or !tty_tickets): while the script ran, any program of yours \
+             could use it, so archgate does not hand a script off here"
+                .into(),
+        ),
+        Ok(o) if o.stderr_lossy().contains("a password is required") => Ok(()),
+        Ok(o) => Err(format!(
+            "could not tell where sudo keeps your password (sudo said: {})",
+            o.stderr_lossy().trim()
+        )),
+        Err(why) => Err(format!(
+            "could not tell where sudo keeps your password: {why}"
+        )),
+    }
 }
 
 /// `sudo -k` in this terminal's session: sudo keeps its credentials per terminal, so it runs
@@ -660,31 +719,6 @@ mod tests {
         let e = daemon_is_ours(&s, "terminal").unwrap_err().to_string();
         assert!(e.contains("did not open this terminal"), "{e}");
         assert!(daemon_is_ours(&s, "own_terminal").is_ok());
-        // Another program's socket (a stand-in daemon the agent bound in the runtime directory).
-        let fake = d.path().join("fake.sock");
-        let mut child = std::process::Command::new("python3")
-            .args([
-                "-c",
-                "import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); \
-                 s.listen(); time.sleep(30)",
-                &fake.display().to_string(),
-            ])
-            .spawn()
-            .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let s = loop {
-            match UnixStream::connect(&fake) {
-                Ok(s) => break s,
-                Err(_) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(20))
-                }
-                Err(e) => panic!("the stand-in never listened: {e}"),
-            }
-        };
-        for channel in ["terminal", "own_terminal"] {
-            assert!(daemon_is_ours(&s, channel).is_err(), "{channel}");
-        }
-        let _ = child.kill();
-        let _ = child.wait();
+        // Another program's socket: `adversary::stand_in_daemon` (a test may not start one here).
     }
 }

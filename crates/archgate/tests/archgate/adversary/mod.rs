@@ -38,6 +38,7 @@ mod secrets;
 mod selfdescribed;
 mod spellings;
 mod squatter;
+mod stand_in_daemon;
 mod steered;
 mod transport;
 mod unauthenticated;
