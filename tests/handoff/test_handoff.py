@@ -216,7 +216,7 @@ def agent(session):
         d.chmod(0o700)
     conf = cfg / "config.toml"
     conf.write_text(
-        f'[arch]\npacman_conf = "{CONF}"\n\n[policy]\nallow = ["handoff install", "handoff install_file", "handoff pacnew discard", "handoff omarchy pkg add"]\n\n'
+        f'[arch]\npacman_conf = "{CONF}"\n\n[policy]\nallow = ["handoff install", "handoff install_file", "handoff pacnew discard", "handoff omarchy pkg add", "handoff omarchy setup marker"]\n\n'
         '[approval]\npage = false\nnotifications = false\n\n[tools]\ntimeouts = { handoff = 120 }\n'
     )
     os.chown(conf, UID, GID)
@@ -668,6 +668,25 @@ def test_a_route_is_refused_where_sudo_would_keep_the_password_for_every_program
                                capture_output=True, text=True, stdin=subprocess.DEVNULL,
                                **as_user(env=agent.env, cwd=HOME), timeout=PATIENCE)
         assert again.returncode != 0 and "a password is required" in again.stderr, again
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
+def test_a_route_is_refused_where_sudo_would_not_ask_for_a_program_its_script_gives_it(agent, person):
+    # Attack 7 F6: sudo's listing hides a command's own `Defaults!CMD !authenticate`; the
+    # route's `sudo tee` wrote root's file on an Enter alone. Each program is asked about.
+    marker = Path(os.environ["HANDOFF_MARKER"])
+    SUDOERS.write_text(f"Defaults:{USER} logfile={SUDO_LOG}\nDefaults!/usr/bin/tee !authenticate\n"
+                       f"{USER} ALL=(root) /usr/bin/pacman, /usr/bin/tee\n")
+    SUDOERS.chmod(0o440)
+    try:
+        q = route_handoff(agent, "setup marker", [])
+        pid = person.helper()
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused" and "/usr/bin/tee" in r["message"], r
+        assert "would not ask" in r["message"], r
+        assert not marker.exists()
         person.close_terminal(pid)
     finally:
         sudoers("/usr/bin/pacman")

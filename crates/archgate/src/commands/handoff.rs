@@ -381,6 +381,35 @@ fn confirm_script(
             )));
         }
     }
+    // The listing misses a command's own `Defaults!CMD !authenticate`: sudo is asked about each
+    // program the script gives it (attack 7 F6).
+    for name in &script.sudo_programs {
+        let Some(program) = sudo_program(name, &script_dir_of(first)) else {
+            continue;
+        };
+        let argv = [
+            sudo_path.to_string_lossy().into_owned(),
+            "-k".into(),
+            "--".into(),
+            program.to_string_lossy().into_owned(),
+        ];
+        match will_sudo_ask(&argv) {
+            Asks::Yes => {}
+            Asks::No(why) => {
+                return Err(refused(format!(
+                    "sudo would not ask your password for {} ({why}), which the script runs with sudo; \
+                     a keystroke alone is not you, so archgate does not hand it off. Run it yourself if you want it",
+                    program.display()
+                )));
+            }
+            Asks::Unknown(why) => {
+                return Err(refused(format!(
+                    "could not tell whether sudo will ask your password for {} (sudo said: {why})",
+                    program.display()
+                )));
+            }
+        }
+    }
     out("Press Enter to run it; sudo will ask for your password. Escape cancels.");
     match wait_for_enter() {
         Key::Enter => {}
@@ -397,6 +426,28 @@ fn with_facts(spec: CommandSpec) -> CommandSpec {
     crate::tools::handoff::facts_env::facts()
         .into_iter()
         .fold(spec.clear_env(), |s, (k, v)| s.env(k, v))
+}
+
+/// The directory of a route's script (named by its absolute path).
+fn script_dir_of(script: &str) -> PathBuf {
+    std::path::Path::new(script)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The file sudo runs for `name` as a script wrote it: an absolute path, or a name found in
+/// root's directories or the script's own (root's alone). `None` for what names no such program
+/// (a variable's name): sudo cannot be asked about it, and the listing's judgement stands.
+fn sudo_program(name: &str, script_dir: &std::path::Path) -> Option<PathBuf> {
+    if let Ok(p) = pinned::program(name) {
+        return Some(p);
+    }
+    if name.contains('/') {
+        return None;
+    }
+    let in_dir = script_dir.join(name);
+    pinned::root_file(&in_dir).ok().map(|_| in_dir)
 }
 
 /// The files a route's arguments name are the ones shown.

@@ -76,6 +76,9 @@ pub struct ScriptFacts {
     /// The first question the script or a script it calls asks the person (a `gum confirm`, a
     /// picker, a `read`; `crate::omarchy::asks`).
     pub asks: Option<Seen>,
+    /// Every program the script or a script it calls gives `sudo`, as written (`pacman`, `tee`,
+    /// `/usr/bin/usermod`, `env`): a hand-off asks sudo about each (attack 7 F6).
+    pub sudo_programs: BTreeSet<String>,
 }
 
 impl ScriptFacts {
@@ -168,6 +171,39 @@ fn changes_in(line: &str) -> Option<String> {
     None
 }
 
+/// sudo's options that take a value (sudo(8)): the word after one is no program.
+const SUDO_VALUE_OPTIONS: &[&str] = &[
+    "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R",
+];
+
+/// The programs `sudo` is given on `line`: after each `sudo`, the first word that is neither an
+/// option nor an option's value (a variable's name stands as written: no such program is found,
+/// so sudo cannot be asked about it).
+fn sudo_programs_in(line: &str) -> Vec<String> {
+    let ws = words(line);
+    let mut out = Vec::new();
+    for (i, w) in ws.iter().enumerate() {
+        if w.rsplit('/').next() != Some("sudo") {
+            continue;
+        }
+        let mut j = i + 1;
+        while let Some(a) = ws.get(j) {
+            if *a == "--" {
+                j += 1;
+                break;
+            }
+            if !a.starts_with('-') {
+                break;
+            }
+            j += if SUDO_VALUE_OPTIONS.contains(a) { 2 } else { 1 };
+        }
+        if let Some(p) = ws.get(j) {
+            out.push((*p).to_owned());
+        }
+    }
+    out
+}
+
 fn read(executor: &Executor, name: &str) -> Option<String> {
     let path = executor.resolve_program(name).ok()?;
     let meta = std::fs::metadata(&path).ok()?;
@@ -241,6 +277,7 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
             {
                 facts.asks = Some(at(p));
             }
+            facts.sudo_programs.extend(sudo_programs_in(line));
             for c in called(line) {
                 if seen.len() < MAX_SCRIPTS && seen.insert(c.to_owned()) {
                     queue.push_back(c.to_owned());
@@ -272,5 +309,30 @@ mod tests {
         assert_eq!(changes_in(r#"git -C "$OMARCHY_PATH" rev-parse HEAD"#), None);
         assert_eq!(changes_in(r#"find "$dir" -name '*.conf'"#), None);
         assert_eq!(changes_in(r#"echo "$current""#), None);
+    }
+
+    #[test]
+    fn the_programs_sudo_is_given_are_found_past_its_options() {
+        // Shapes of Omarchy 4's lines (bin/omarchy-install-gaming-xbox-controllers,
+        // bin/omarchy-update-system-pkgs): our own text.
+        for (line, want) in [
+            (r#"sudo usermod -aG input "$USER""#, vec!["usermod"]),
+            (
+                r#"echo x | sudo tee /etc/modules-load.d/x.conf >/dev/null"#,
+                vec!["tee"],
+            ),
+            (
+                r#"sudo env OMARCHY_UPDATE_PACMAN=1 pacman -Syu --noconfirm"#,
+                vec!["env"],
+            ),
+            (
+                r#"sudo -u root -- /usr/bin/systemctl restart x"#,
+                vec!["/usr/bin/systemctl"],
+            ),
+            (r#"sudo -E true && sudo reboot now"#, vec!["true", "reboot"]),
+        ] {
+            assert_eq!(sudo_programs_in(line), want, "{line}");
+        }
+        assert!(sudo_programs_in("pacman -Q sudo").is_empty());
     }
 }

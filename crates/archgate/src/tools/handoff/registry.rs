@@ -60,6 +60,10 @@ pub struct RouteScript {
     pub env: Vec<(String, String)>,
     /// Files its arguments name, with their SHA-256 when shown (`None`: a directory).
     pub files: Vec<(PathBuf, Option<String>)>,
+    /// The programs the script and the scripts it calls give `sudo`, as written: the helper asks
+    /// sudo about each before the Enter (attack 7 F6).
+    #[serde(default)]
+    pub sudo_programs: Vec<String>,
 }
 
 /// How a hand-off ended.

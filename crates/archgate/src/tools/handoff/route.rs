@@ -111,6 +111,7 @@ pub async fn prepare(
                 .iter()
                 .map(|f| (f.path().to_owned(), f.sha256()))
                 .collect(),
+            sudo_programs: call.script.sudo_programs.iter().cloned().collect(),
         },
         files,
         names: r
