@@ -10,10 +10,10 @@
 //!
 //! The listing does not show every way sudo may skip the password (a command's own
 //! `Defaults!CMD !authenticate`, `listpw=always` with a `NOPASSWD` entry: attack 5b F3), so the
-//! script's hand-off also probes one exact command with `sudo.rs`'s probe: pacman's (`pacman
-//! -V`), the program Omarchy's sudo routes run most. A `Defaults!CMD` for any other program the
-//! script runs is not seen; SECURITY.md says so. The fixed hand-offs use `sudo.rs`'s probe of
-//! their exact command alone.
+//! script's hand-off also probes, with `sudo.rs`'s probe, pacman (`pacman -V`) and every program
+//! the script and the scripts it calls give `sudo` by name (`ScriptFacts::sudo_programs`; attack
+//! 7 F6). A program named through a variable (`sudo "$cmd"`) cannot be asked about; SECURITY.md
+//! says so. The fixed hand-offs use `sudo.rs`'s probe of their exact command alone.
 
 use super::sudo::Asks;
 
