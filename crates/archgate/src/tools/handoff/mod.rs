@@ -236,18 +236,17 @@ impl Tool for Handoff {
             let conf = cx.config.arch.pacman_conf.clone();
             let (mut lock, mut log_file) = (None, None);
             let mut changes = operation.changes();
-            if operation.reads_pacman_conf() {
-                let c = self
-                    .svc
-                    .pacman(&cx.config)
-                    .conf()
-                    .await
-                    .map_err(domain_err)?;
-                pacman::check_conf(&c)?;
-            }
-            if operation.takes_pacman_lock() {
-                let pacman = self.svc.pacman(&cx.config);
+            let pacman = self.svc.pacman(&cx.config);
+            let read_conf = if operation.reads_pacman_conf() {
                 let c = pacman.conf().await.map_err(domain_err)?;
+                pacman::check_conf(&c)?;
+                Some(c)
+            } else {
+                None
+            };
+            if operation.takes_pacman_lock()
+                && let Some(c) = &read_conf
+            {
                 lock = Some(ops::pacman_lock(&c.db_path));
                 log_file = Some(c.log_file.clone());
                 if let Operation::InstallFile { path } = &operation {
@@ -268,12 +267,7 @@ impl Tool for Handoff {
             if let Operation::PacnewAdopt { path, .. } | Operation::PacnewDiscard { path } =
                 &operation
             {
-                let waiting = self
-                    .svc
-                    .pacman(&cx.config)
-                    .pacnew()
-                    .await
-                    .map_err(domain_err)?;
+                let waiting = pacman.pacnew().await.map_err(domain_err)?;
                 let found = waiting.files.iter().any(|w| &w.path == path);
                 let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
                 if !found || !regular {
