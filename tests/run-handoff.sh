@@ -130,7 +130,7 @@ om="$work/omarchy"
 mkdir -p "$om/bin"
 echo "4.0.0" >"$om/version"
 cat >"$om/commands.json" <<'JSON'
-{"ok": true, "commands": [{"route": "omarchy pkg add", "binary": "omarchy-pkg-add", "group": "pkg", "name": "add", "summary": "Install Arch packages if they are missing", "requires_sudo": true, "hidden": false, "args": "<packages...>", "examples": ["omarchy pkg add handoff-route"], "aliases": [], "filename_route": "omarchy pkg add", "routes": ["omarchy pkg add"]}, {"route": "omarchy setup marker", "binary": "omarchy-setup-marker", "group": "setup", "name": "marker", "summary": "Write a marker file as root", "requires_sudo": true, "hidden": false, "args": "", "examples": ["omarchy setup marker"], "aliases": [], "filename_route": "omarchy setup marker", "routes": ["omarchy setup marker"]}]}
+{"ok": true, "commands": [{"route": "omarchy pkg add", "binary": "omarchy-pkg-add", "group": "pkg", "name": "add", "summary": "Install Arch packages if they are missing", "requires_sudo": true, "hidden": false, "args": "<packages...>", "examples": ["omarchy pkg add handoff-route"], "aliases": [], "filename_route": "omarchy pkg add", "routes": ["omarchy pkg add"]}]}
 JSON
 cat >"$om/bin/omarchy" <<SH
 #!/bin/bash
@@ -147,19 +147,7 @@ cat >"$om/bin/omarchy-pkg-add" <<SH
 # omarchy:args=<packages...>
 # omarchy:requires-sudo=true
 
-# The account the script acts for, as Omarchy's scripts name it in root's commands (\$USER).
-echo "route-env USER=\$USER LOGNAME=\$LOGNAME HOME=\$HOME"
 sudo pacman --config "$root/pacman.conf" -S --noconfirm --needed "\$@" || exit 1
-SH
-# `omarchy-setup-marker` in the shape of Omarchy 4's setup scripts that write root's files with
-# `sudo tee` (bin/omarchy-install-gaming-xbox-controllers): a program other than pacman.
-cat >"$om/bin/omarchy-setup-marker" <<SH
-#!/bin/bash
-
-# omarchy:summary=Write a marker file as root
-# omarchy:requires-sudo=true
-
-echo "written by the route" | sudo tee "$root/marker" >/dev/null
 SH
 cat >"$om/bin/omarchy-launch-terminal" <<'SH'
 #!/bin/bash
@@ -179,7 +167,7 @@ install -m644 "$top/tests/handoff/test_handoff.py" "$work/test_handoff.py"
 export HANDOFF_UID=$uid HANDOFF_GID=$uid HANDOFF_PASSWORD=$password HANDOFF_WORK=$work \
   HANDOFF_USER=$user HANDOFF_PACMAN_CONF="$root/pacman.conf" HANDOFF_DB="$root/db" \
   HANDOFF_SESSION_SCRIPT="$work/desktop-session.sh" ARCHGATE_BIN="$work/archgate" \
-  HANDOFF_OMARCHY="$om" HANDOFF_MARKER="$root/marker"
+  HANDOFF_OMARCHY="$om"
 cd "$work"
 status=0
 "$ARCHGATE_TEST_VENV/bin/python" -m pytest -q -p no:cacheprovider test_handoff.py "$@" || status=$?

@@ -56,6 +56,27 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
         linger(channel);
         return Ok(ExitCode::from(1));
     };
+    // The command is the helper's own, built from the operation and its values (attack 8 F1,
+    // F2): the archgate process on the other end may be one the agent started or preloaded.
+    let prepared = if prepared.script.is_none() {
+        match rebuilt(&prepared, &cfg.arch.pacman_conf) {
+            Ok(p) => p,
+            Err(why) => {
+                out(format!(
+                    "archgate: this hand-off is refused; nothing ran: {}",
+                    for_terminal(&why)
+                ));
+                let _ = step(
+                    &mut conn,
+                    &json!({"op": "done", "outcome": Outcome::Refused { why }}),
+                );
+                linger(channel);
+                return Ok(ExitCode::from(1));
+            }
+        }
+    } else {
+        prepared
+    };
     out_raw(&render(&prepared));
     let confirmed = match &prepared.script {
         Some(script) => confirm_script(&prepared, script, &exec_config),
@@ -227,6 +248,49 @@ pub fn render(p: &Prepared) -> String {
         changes = for_terminal(&p.changes),
         cmd = for_terminal(&cmd),
     )
+}
+
+/// The hand-off as this helper builds it from the operation and its typed values, checked
+/// again here as the server checked them — the values by the closed set's rules, sudo and the
+/// program root's, pacman's configuration (`pacman_conf`, this helper's own setting) root's
+/// alone for what reads it, a package file in its cache, a `.pacnew` where root is alone — with
+/// the command, the words for what it changes and pacman's lock its own. A command that is not
+/// exactly the one the server showed the agent is refused: the record holds what runs.
+fn rebuilt(p: &Prepared, pacman_conf: &std::path::Path) -> Result<Prepared, String> {
+    use crate::tools::handoff::{ops, pacman};
+    let op =
+        p.op.ok_or("the hand-off names no operation of the closed set")?;
+    let operation = ops::Operation::from_args(op, p.values.clone()).map_err(|e| e.to_string())?;
+    let sudo = pinned::program("sudo").map_err(|e| format!("sudo cannot be used: {e}"))?;
+    let program =
+        pinned::program(operation.program()).map_err(|e| format!("not run as root: {e}"))?;
+    let argv = ops::argv(&operation, &sudo, &program, pacman_conf);
+    if argv != p.argv {
+        return Err(format!(
+            "the command archgate was asked to run ({}) is not the one its operation builds ({})",
+            crate::tools::handoff::display(&p.argv),
+            crate::tools::handoff::display(&argv)
+        ));
+    }
+    let mut lock = None;
+    if operation.reads_pacman_conf() {
+        let c = archgate_pacman::conf::PacmanConf::load(pacman_conf)
+            .map_err(|e| format!("pacman's configuration: {e}"))?;
+        pacman::check_conf(&c).map_err(|e| e.message)?;
+        if operation.takes_pacman_lock() {
+            lock = Some(ops::pacman_lock(&c.db_path));
+        }
+        if let ops::Operation::InstallFile { path } = &operation {
+            pacman::check_cache_file(path, &c.cache_dirs).map_err(|e| e.message)?;
+        }
+    }
+    pacman::check_pacnew_paths(&operation).map_err(|e| e.message)?;
+    Ok(Prepared {
+        argv,
+        changes: operation.changes(),
+        lock,
+        ..p.clone()
+    })
 }
 
 /// The checks before the question, then the question. The pinned command, or how it ended.
@@ -699,6 +763,8 @@ mod tests {
             lock: None,
             log_file: None,
             script: None,
+            op: None,
+            values: Default::default(),
         }
     }
 
@@ -771,5 +837,56 @@ mod tests {
         assert!(e.contains("did not open this terminal"), "{e}");
         assert!(daemon_is_ours(&s, "own_terminal").is_ok());
         // Another program's socket: `adversary::stand_in_daemon` (a test may not start one here).
+    }
+
+    #[test]
+    fn the_helper_runs_only_the_command_its_operation_builds() {
+        use crate::tools::handoff::ops::{Op, Values};
+        let conf = std::path::Path::new("/etc/pacman.conf");
+        let pacnew = "/etc/archgate-test-none.conf.pacnew";
+        let mut p = prepared("r", "x");
+        p.op = Some(Op::PacnewDiscard);
+        p.values = Values {
+            path: Some(pacnew.into()),
+            ..Values::default()
+        };
+        // What a stand-in (or a preloaded archgate) says runs: a sudoers file of its own.
+        p.argv = [
+            "/usr/bin/sudo",
+            "-k",
+            "--",
+            "/usr/bin/install",
+            "-m",
+            "0440",
+            "/tmp/x",
+            "/etc/sudoers.d/zz",
+        ]
+        .map(String::from)
+        .to_vec();
+        let e = rebuilt(&p, conf).unwrap_err();
+        assert!(e.contains("is not the one its operation builds"), "{e}");
+        // The command the operation builds passes that check (and meets the next: no such file).
+        p.argv = [
+            "/usr/bin/sudo",
+            "-k",
+            "--",
+            "/usr/bin/rm",
+            "-f",
+            "--",
+            pacnew,
+        ]
+        .map(String::from)
+        .to_vec();
+        let e = rebuilt(&p, conf).unwrap_err();
+        assert!(!e.contains("is not the one"), "{e}");
+        // No operation, or values the closed set refuses: nothing is built.
+        p.op = None;
+        assert!(rebuilt(&p, conf).unwrap_err().contains("no operation"));
+        p.op = Some(Op::Install);
+        p.values = Values {
+            packages: Some(vec!["--config=/tmp/evil".into()]),
+            ..Values::default()
+        };
+        assert!(rebuilt(&p, conf).is_err());
     }
 }

@@ -29,7 +29,7 @@ use super::{Services, domain_err};
 
 pub mod facts_env;
 pub mod ops;
-mod pacman;
+pub mod pacman;
 pub mod pinned;
 pub mod registry;
 pub mod route;
@@ -212,15 +212,12 @@ impl Tool for Handoff {
                     field,
                 }));
             }
-            let operation = Operation::from_args(
-                a.op,
-                ops::Values {
-                    packages: a.packages,
-                    unit: a.unit,
-                    path: a.path,
-                },
-            )
-            .map_err(invalid)?;
+            let values = ops::Values {
+                packages: a.packages,
+                unit: a.unit,
+                path: a.path,
+            };
+            let operation = Operation::from_args(a.op, values.clone()).map_err(invalid)?;
             // sudo and the program: root's alone, shown by the absolute path checked (F1).
             let sudo = pinned::program("sudo").map_err(|e| {
                 ToolError::new(
@@ -307,6 +304,8 @@ impl Tool for Handoff {
                 lock,
                 log_file,
                 script: None,
+                op: Some(a.op),
+                values,
             };
             Ok(Resolved {
                 action,
@@ -445,6 +444,8 @@ impl Handoff {
             lock: None,
             log_file: None,
             script: Some(r.script),
+            op: None,
+            values: ops::Values::default(),
         };
         Ok(Resolved {
             action,

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub const MAX_PACKAGES: usize = 64;
 
 /// The operation as the agent names it (the tool's `op`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     SystemUpdate,
@@ -67,7 +67,7 @@ impl Op {
 }
 
 /// The values an operation may take, as the agent gave them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Values {
     pub packages: Option<Vec<String>>,
     pub unit: Option<String>,

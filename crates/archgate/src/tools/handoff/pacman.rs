@@ -10,7 +10,7 @@ use super::pinned;
 /// signature levels, root): every file it reads (the conf and its includes) and every directory
 /// it names must be root's alone, else the hand-off is refused with the reason (F4). Directories
 /// that do not exist (yet) are judged by the nearest one that does.
-pub(super) fn check_conf(c: &archgate_pacman::conf::PacmanConf) -> Result<(), ToolError> {
+pub(crate) fn check_conf(c: &archgate_pacman::conf::PacmanConf) -> Result<(), ToolError> {
     let refuse = |why: String| {
         ToolError::new(
             ErrorKind::Refused,
@@ -44,7 +44,7 @@ pub(super) fn check_conf(c: &archgate_pacman::conf::PacmanConf) -> Result<(), To
 /// a directory of the agent's swapped for a link to `/etc` made root's `mv` replace another
 /// file). The live file, when there is one, is a regular file or a link — never a directory
 /// (`mv -T` refuses one anyway).
-pub(super) fn check_pacnew_paths(op: &super::ops::Operation) -> Result<(), ToolError> {
+pub(crate) fn check_pacnew_paths(op: &super::ops::Operation) -> Result<(), ToolError> {
     use super::ops::Operation;
     let refuse = |why: String| {
         ToolError::new(
@@ -138,7 +138,7 @@ pub(super) fn transaction(plan: &archgate_pacman::plan::InstallPlan) -> Result<S
 
 /// A package file `pacman -U` may take from a hand-off: a regular file (not a link) directly in
 /// one of pacman's cache directories.
-pub(super) fn check_cache_file(
+pub(crate) fn check_cache_file(
     path: &str,
     cache_dirs: &[std::path::PathBuf],
 ) -> Result<(), ToolError> {

@@ -49,6 +49,13 @@ pub struct Prepared {
     /// of a program (the script runs sudo itself; `route.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<RouteScript>,
+    /// The operation of the closed set and its typed values: the helper builds the command from
+    /// these itself and runs only that (attack 8 F1, F2: whatever the archgate process says the
+    /// argv is, a process the agent started — or preloaded — could have said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<super::ops::Op>,
+    #[serde(default)]
+    pub values: super::ops::Values,
 }
 
 /// What the helper checks and gives a route's script: it runs only while it is the file shown.
@@ -418,6 +425,8 @@ mod tests {
             lock: None,
             log_file: None,
             script: None,
+            op: None,
+            values: Default::default(),
         }
     }
 

@@ -33,6 +33,18 @@ pub struct RouteHandoff {
     pub names: Vec<String>,
 }
 
+/// Whether a route's script is handed off at all. Not now (attack 8 F3, F4; class: *the
+/// person's password, once sudo has it for the hand-off's terminal, used by code the person's uid
+/// can write that the script runs after it*): Omarchy's scripts run the person's hooks
+/// (`omarchy-hook` → `~/.config/omarchy/hooks/…`) and read their configuration after their first
+/// `sudo`, and sudo's credential for that terminal then served the agent's hook (`sudo -n bash
+/// -c …` as root). Closing it needs every `sudo` inside the script to ask and cache nothing — a
+/// root-owned `sudo` that adds `-k`, first on the script's search path — which needs the
+/// package to install it. Until then a route that needs root is the person's to run in their
+/// own terminal, and the answer says so; everything below still judges the route first, so the
+/// refusal names what else would stop it.
+const ROUTE_HANDOFFS: bool = false;
+
 /// Resolves `route` with `args` for a hand-off; see the module documentation.
 pub async fn prepare(
     desktop: &DesktopService,
@@ -75,6 +87,17 @@ pub async fn prepare(
             r.route
         ))
         .next("tell the person to run the route themselves in their own terminal"));
+    }
+    if !ROUTE_HANDOFFS {
+        return Err(refused(format!(
+            "`{}` needs root, and archgate does not hand off an Omarchy route's script yet: the \
+             script runs files of yours (hooks, configuration) after sudo has your password, and \
+             any program of yours could have written them",
+            r.route
+        ))
+        .next(
+            "tell the person to run the route themselves in their own terminal: omarchy ROUTE ARGS",
+        ));
     }
     let spec = probe.permit.executor().pin(call.spec.clone())?;
     // The script crosses privilege (it runs sudo with the person's password): root's alone, like

@@ -44,7 +44,10 @@ fn rig() -> OmarchyRig {
 }
 
 #[test]
-fn a_sudo_route_is_handed_off_as_its_own_script_with_its_checked_arguments() {
+fn a_sudo_route_is_withheld_with_the_reason_and_nothing_runs() {
+    // Attack 8 F3, F4: a route's script runs the person's own files (hooks, configuration)
+    // after sudo has their password; until every sudo inside it asks and caches nothing, a
+    // route that needs root is the person's to run (`tools/handoff/route.rs`).
     let rig = rig();
     let env = &rig.env;
     let mut s = crate::support::StdioServer::session(env);
@@ -55,35 +58,21 @@ fn a_sudo_route_is_handed_off_as_its_own_script_with_its_checked_arguments() {
     );
     let a = s.response(1);
     let e = refusal(&a);
-    if !nix::unistd::geteuid().is_root() {
-        // A normal user's test rig is that user's own files: a route's script that is not
-        // root's alone is never handed off (it runs sudo with the person's password).
-        assert_eq!(e["kind"], "refused", "{e}");
-        assert!(
-            e["message"].as_str().unwrap().contains("not root's alone"),
-            "{e}"
-        );
-        assert!(rig.ran().is_empty(), "the script ran without the person");
-        eprintln!("SKIPPED: needs root for the rest (a root-owned script); CI runs it as root");
-        return;
-    }
-    assert_eq!(e["kind"], "not_available", "{e}");
-    let command: Vec<String> = serde_json::from_value(e["details"]["command"].clone()).unwrap();
-    let script = env.path("scratch/omarchy/bin/omarchy-pkg-add");
-    assert_eq!(
-        command,
-        [script.display().to_string(), "handoff-hello".to_owned()],
-        "the route's own script, by its path, with the arguments as given"
+    assert_eq!(e["kind"], "refused", "{e}");
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("does not hand off an Omarchy route's script yet"),
+        "{e}"
     );
-    assert!(rig.ran().is_empty(), "the script ran without the person");
-    // The agent's shell has no terminal: the helper shows it and runs nothing.
-    let id = e["details"]["id"].as_str().unwrap().to_owned();
-    let out = env.run(&["handoff", &id]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(!out.status.success(), "{stdout}");
-    assert!(stdout.contains("Refused; nothing ran"), "{stdout}");
-    assert!(stdout.contains("omarchy-pkg-add"), "{stdout}");
-    assert!(rig.ran().is_empty(), "the script ran without the person");
+    assert!(
+        e["next"]
+            .as_str()
+            .unwrap()
+            .contains("in their own terminal"),
+        "{e}"
+    );
+    assert!(rig.ran().is_empty(), "the script ran");
+    assert!(env.pending().is_empty(), "a question was asked");
 }
 
 #[test]
