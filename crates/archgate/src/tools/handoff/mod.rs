@@ -2,7 +2,7 @@
 //!
 //! archgate never elevates privilege. For a closed set of operations it can build exactly
 //! (`ops.rs`) it opens a terminal on the person's desktop (`terminal.rs`) running `archgate
-//! handoff-run ID`, a small helper (`commands/handoff.rs`) that takes the prepared command from
+//! handoff-run ID`, a small helper (`commands/handoff/`) that takes the prepared command from
 //! this process over the control socket, shows it, waits for Enter in that terminal and runs it;
 //! `sudo` asks the person's password there. This call waits for the helper's report
 //! (`registry.rs`) up to its own deadline, `[tools] timeouts = { handoff = SECS }` (default

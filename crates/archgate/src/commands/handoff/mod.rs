@@ -22,10 +22,18 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{out, out_raw};
+
+mod checks;
+mod sudo_asks;
+
 use crate::tools::handoff::pinned;
 use crate::tools::handoff::registry::{Outcome, Prepared, RouteScript};
-use crate::tools::handoff::sudo::{self, Asks};
-use crate::tools::handoff::sudo_any;
+use crate::tools::handoff::sudo::Asks;
+use checks::{files_still_roots, files_unchanged, rebuilt, with_facts};
+use sudo_asks::{
+    forget_sudo, script_dir_of, sudo_program, sudo_stays_in_this_terminal, will_sudo_ask,
+    will_sudo_ask_for_any,
+};
 
 /// The output's tail kept for the agent.
 pub const TAIL_BYTES: usize = 4096;
@@ -250,49 +258,6 @@ pub fn render(p: &Prepared) -> String {
     )
 }
 
-/// The hand-off as this helper builds it from the operation and its typed values, checked
-/// again here as the server checked them — the values by the closed set's rules, sudo and the
-/// program root's, pacman's configuration (`pacman_conf`, this helper's own setting) root's
-/// alone for what reads it, a package file in its cache, a `.pacnew` where root is alone — with
-/// the command, the words for what it changes and pacman's lock its own. A command that is not
-/// exactly the one the server showed the agent is refused: the record holds what runs.
-fn rebuilt(p: &Prepared, pacman_conf: &std::path::Path) -> Result<Prepared, String> {
-    use crate::tools::handoff::{ops, pacman};
-    let op =
-        p.op.ok_or("the hand-off names no operation of the closed set")?;
-    let operation = ops::Operation::from_args(op, p.values.clone()).map_err(|e| e.to_string())?;
-    let sudo = pinned::program("sudo").map_err(|e| format!("sudo cannot be used: {e}"))?;
-    let program =
-        pinned::program(operation.program()).map_err(|e| format!("not run as root: {e}"))?;
-    let argv = ops::argv(&operation, &sudo, &program, pacman_conf);
-    if argv != p.argv {
-        return Err(format!(
-            "the command archgate was asked to run ({}) is not the one its operation builds ({})",
-            crate::tools::handoff::display(&p.argv),
-            crate::tools::handoff::display(&argv)
-        ));
-    }
-    let mut lock = None;
-    if operation.reads_pacman_conf() {
-        let c = archgate_pacman::conf::PacmanConf::load(pacman_conf)
-            .map_err(|e| format!("pacman's configuration: {e}"))?;
-        pacman::check_conf(&c).map_err(|e| e.message)?;
-        if operation.takes_pacman_lock() {
-            lock = Some(ops::pacman_lock(&c.db_path));
-        }
-        if let ops::Operation::InstallFile { path } = &operation {
-            pacman::check_cache_file(path, &c.cache_dirs).map_err(|e| e.message)?;
-        }
-    }
-    pacman::check_pacnew_paths(&operation).map_err(|e| e.message)?;
-    Ok(Prepared {
-        argv,
-        changes: operation.changes(),
-        lock,
-        ..p.clone()
-    })
-}
-
 /// The checks before the question, then the question. The pinned command, or how it ended.
 fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
     let refused = |why: String| Outcome::Refused { why };
@@ -354,33 +319,6 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
         Key::Cancel(why) => Err(Outcome::Cancelled { why }),
         Key::NoTerminal(why) => Err(refused(why)),
     }
-}
-
-/// For a command that renames or deletes files as root (`mv`, `rm`: a `.pacnew` hand-off), each
-/// file after the program's `--` and every directory on the way to it still root's alone after the person's
-/// Enter, as the server checked before it asked (attack 7 F3: the question can wait minutes).
-fn files_still_roots(program: &str, rest: &[String]) -> Result<(), String> {
-    if !(program.ends_with("/mv") || program.ends_with("/rm")) {
-        return Ok(());
-    }
-    // The program's own `--` is the last one (sudo's comes first).
-    let start = rest
-        .iter()
-        .rposition(|a| a == "--")
-        .map_or(rest.len(), |i| i + 1);
-    let operands = rest[start..].iter().map(std::path::Path::new);
-    for (i, f) in operands.enumerate() {
-        let dir = f
-            .parent()
-            .ok_or_else(|| format!("{} has no directory", f.display()))?;
-        pinned::root_dir(dir)?;
-        // The file moved or deleted is root's; the live file a `mv` replaces may be anything
-        // root made there, or nothing yet.
-        if i == 0 {
-            pinned::root_file(f)?;
-        }
-    }
-    Ok(())
 }
 
 /// The checks and the question for an Omarchy route's script (`tools/handoff/route.rs`): it is
@@ -482,174 +420,6 @@ fn confirm_script(
     }
     files_unchanged(script).map_err(refused)?;
     Ok((spec, config.clone()))
-}
-
-/// `spec` with nothing of this process's environment, only the facts of
-/// `tools/handoff/facts_env.rs` (attack 7 F1: the client's `USER` reached root's commands).
-fn with_facts(spec: CommandSpec) -> CommandSpec {
-    crate::tools::handoff::facts_env::facts()
-        .into_iter()
-        .fold(spec.clear_env(), |s, (k, v)| s.env(k, v))
-}
-
-/// The directory of a route's script (named by its absolute path).
-fn script_dir_of(script: &str) -> PathBuf {
-    std::path::Path::new(script)
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default()
-}
-
-/// The file sudo runs for `name` as a script wrote it: an absolute path, or a name found in
-/// root's directories or the script's own (root's alone). `None` for what names no such program
-/// (a variable's name): sudo cannot be asked about it, and the listing's judgement stands.
-fn sudo_program(name: &str, script_dir: &std::path::Path) -> Option<PathBuf> {
-    if let Ok(p) = pinned::program(name) {
-        return Some(p);
-    }
-    if name.contains('/') {
-        return None;
-    }
-    let in_dir = script_dir.join(name);
-    pinned::root_file(&in_dir).ok().map(|_| in_dir)
-}
-
-/// The files a route's arguments name are the ones shown.
-fn files_unchanged(script: &RouteScript) -> Result<(), String> {
-    for (path, sha) in &script.files {
-        let now = archgate_core::exec::FilePin::open(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        if now.sha256() != *sha {
-            return Err(format!("{} changed since it was shown", path.display()));
-        }
-    }
-    Ok(())
-}
-
-/// For a route's script, which runs sudo itself (attack 7 F5; class: *the person's password,
-/// asked for the hand-off, usable by other programs of theirs while it runs*): sudo's credential
-/// cached before is dropped, the person's password is asked once here (`sudo -v`), and sudo is
-/// then asked, from a new session without this terminal (`setsid --wait sudo -n -v`), whether
-/// it would act without a password there. Where it would (`timestamp_type=global`,
-/// `!tty_tickets`), any program of the person's — the agent's shell — could use the password
-/// while the script runs: refused, nothing ran. Otherwise the script's own `sudo` finds the
-/// credential of this terminal alone.
-async fn sudo_stays_in_this_terminal() -> Result<(), String> {
-    forget_sudo().await;
-    let sudo = pinned::program("sudo").map_err(|e| format!("sudo cannot be used: {e}"))?;
-    let sudo = sudo.to_string_lossy().into_owned();
-    out("sudo asks your password once, before the script runs:");
-    let ask = pinned::executor()
-        .pin(with_facts(CommandSpec::new(sudo.clone()).arg("-v")))
-        .map_err(|e| format!("sudo cannot be used: {e}"))?;
-    let asked = archgate_core::exec::run_for_person_in_terminal(
-        pinned::executor().config().clone(),
-        ask,
-        0,
-    )
-    .await
-    .map_err(|e| format!("sudo could not ask: {e}"))?;
-    if asked.status.code != Some(0) {
-        return Err("sudo did not take the password".into());
-    }
-    let setsid = pinned::program("setsid")
-        .map_err(|e| format!("setsid is needed to check where sudo keeps your password: {e}"))?;
-    let probe = CommandSpec::new(setsid.to_string_lossy().into_owned())
-        .args(["--wait".to_owned(), sudo, "-n".into(), "-v".into()])
-        .clear_env()
-        .env("LC_ALL", "C")
-        .timeout(std::time::Duration::from_secs(10));
-    match run_probe(probe) {
-        Ok(o) if o.status.code == Some(0) => Err(
-            "sudo keeps your password for programs outside this terminal (sudoers has \
-             timestamp_type=global or !tty_tickets): while the script ran, any program of yours \
-             could use it, so archgate does not hand a script off here"
-                .into(),
-        ),
-        Ok(o) if o.stderr_lossy().contains("a password is required") => Ok(()),
-        Ok(o) => Err(format!(
-            "could not tell where sudo keeps your password (sudo said: {})",
-            o.stderr_lossy().trim()
-        )),
-        Err(why) => Err(format!(
-            "could not tell where sudo keeps your password: {why}"
-        )),
-    }
-}
-
-/// `sudo -k` in this terminal's session: sudo keeps its credentials per terminal, so it runs
-/// where the script does (the terminal's foreground group), dropping any it cached here.
-async fn forget_sudo() {
-    let Ok(sudo) = pinned::program("sudo") else {
-        return;
-    };
-    let spec = CommandSpec::new(sudo.to_string_lossy().into_owned()).arg("-k");
-    let _ = archgate_core::exec::run_for_person_in_terminal(ExecConfig::default(), spec, 0).await;
-}
-
-/// Whether sudo will ask for every command a route's script may run with it: sudo's listing
-/// (`-n -k -l`, in the C locale: its words are judged) with no entry that skips the password
-/// (`tools/handoff/sudo_any.rs`), and the exact probe of the hand-off's other commands for
-/// pacman itself, which the listing may not show a `Defaults!` entry for (attack 5b F3).
-fn will_sudo_ask_for_any(sudo_path: &std::path::Path) -> Asks {
-    if nix::unistd::getuid().is_root() {
-        return Asks::No("you are root, and sudo asks root for no password".into());
-    }
-    let sudo = sudo_path.to_string_lossy().into_owned();
-    let spec = CommandSpec::new(sudo.clone())
-        .args(["-n", "-k", "-l"])
-        .clear_env()
-        .env("LC_ALL", "C")
-        .timeout(std::time::Duration::from_secs(10));
-    let out = run_probe(spec);
-    let listed = match out {
-        Ok(o) => sudo_any::judge(o.status.code, &o.stdout_lossy(), &o.stderr_lossy()),
-        Err(why) => Asks::Unknown(why),
-    };
-    if listed != Asks::Yes {
-        return listed;
-    }
-    match pinned::program("pacman") {
-        Ok(pacman) => will_sudo_ask(&[
-            sudo,
-            "-k".into(),
-            "--".into(),
-            pacman.to_string_lossy().into_owned(),
-            "-V".into(),
-        ]),
-        Err(_) => Asks::Yes,
-    }
-}
-
-/// Asks sudo whether it would ask for *this* command: the exact argv with `-n` and a directory
-/// that does not exist (`tools/handoff/sudo.rs`), in the C locale (sudo's words are judged).
-fn will_sudo_ask(argv: &[String]) -> Asks {
-    if nix::unistd::getuid().is_root() {
-        return Asks::No("you are root, and sudo asks root for no password".into());
-    }
-    let Some(probe) = sudo::probe_argv(argv) else {
-        return Asks::Unknown("not a `sudo -k -- PROGRAM` command".into());
-    };
-    let mut probe = probe.into_iter();
-    let spec = CommandSpec::new(probe.next().unwrap_or_default())
-        .args(probe)
-        // Nothing of the session's language: sudo's words are judged (F9).
-        .clear_env()
-        .env("LC_ALL", "C")
-        .timeout(std::time::Duration::from_secs(10));
-    let out = run_probe(spec);
-    match out {
-        Ok(o) => sudo::judge(o.status.code, &o.stderr_lossy()),
-        Err(why) => Asks::Unknown(why),
-    }
-}
-
-/// Runs a sudo probe pinned to root's sudo, from the helper's synchronous code.
-fn run_probe(spec: CommandSpec) -> Result<archgate_core::exec::Output, String> {
-    let spec = pinned::executor().pin(spec).map_err(|e| e.to_string())?;
-    let h = tokio::runtime::Handle::try_current().map_err(|_| "no runtime".to_owned())?;
-    tokio::task::block_in_place(|| h.block_on(archgate_core::exec::run_for_person(spec)))
-        .map_err(|e| e.to_string())
 }
 
 enum Key {

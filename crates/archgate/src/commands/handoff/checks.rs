@@ -1,0 +1,99 @@
+//! The hand-off's command as the helper rebuilds and checks it, before the question and after
+//! the Enter: built from the operation and its typed values, never taken from the archgate process
+//! that asks (attack 8 F1, F2); the files a rename or delete touches still root's alone after the
+//! Enter (attack 7 F3); a route's files unchanged; the environment facts only (attack 7 F1).
+
+use archgate_core::exec::CommandSpec;
+
+use crate::tools::handoff::pinned;
+use crate::tools::handoff::registry::{Prepared, RouteScript};
+
+/// The hand-off as this helper builds it from the operation and its typed values, checked
+/// again here as the server checked them — the values by the closed set's rules, sudo and the
+/// program root's, pacman's configuration (`pacman_conf`, this helper's own setting) root's
+/// alone for what reads it, a package file in its cache, a `.pacnew` where root is alone — with
+/// the command, the words for what it changes and pacman's lock its own. A command that is not
+/// exactly the one the server showed the agent is refused: the record holds what runs.
+pub(super) fn rebuilt(p: &Prepared, pacman_conf: &std::path::Path) -> Result<Prepared, String> {
+    use crate::tools::handoff::{ops, pacman};
+    let op =
+        p.op.ok_or("the hand-off names no operation of the closed set")?;
+    let operation = ops::Operation::from_args(op, p.values.clone()).map_err(|e| e.to_string())?;
+    let sudo = pinned::program("sudo").map_err(|e| format!("sudo cannot be used: {e}"))?;
+    let program =
+        pinned::program(operation.program()).map_err(|e| format!("not run as root: {e}"))?;
+    let argv = ops::argv(&operation, &sudo, &program, pacman_conf);
+    if argv != p.argv {
+        return Err(format!(
+            "the command archgate was asked to run ({}) is not the one its operation builds ({})",
+            crate::tools::handoff::display(&p.argv),
+            crate::tools::handoff::display(&argv)
+        ));
+    }
+    let mut lock = None;
+    if operation.reads_pacman_conf() {
+        let c = archgate_pacman::conf::PacmanConf::load(pacman_conf)
+            .map_err(|e| format!("pacman's configuration: {e}"))?;
+        pacman::check_conf(&c).map_err(|e| e.message)?;
+        if operation.takes_pacman_lock() {
+            lock = Some(ops::pacman_lock(&c.db_path));
+        }
+        if let ops::Operation::InstallFile { path } = &operation {
+            pacman::check_cache_file(path, &c.cache_dirs).map_err(|e| e.message)?;
+        }
+    }
+    pacman::check_pacnew_paths(&operation).map_err(|e| e.message)?;
+    Ok(Prepared {
+        argv,
+        changes: operation.changes(),
+        lock,
+        ..p.clone()
+    })
+}
+
+/// For a command that renames or deletes files as root (`mv`, `rm`: a `.pacnew` hand-off), each
+/// file after the program's `--` and every directory on the way to it still root's alone after the person's
+/// Enter, as the server checked before it asked (attack 7 F3: the question can wait minutes).
+pub(super) fn files_still_roots(program: &str, rest: &[String]) -> Result<(), String> {
+    if !(program.ends_with("/mv") || program.ends_with("/rm")) {
+        return Ok(());
+    }
+    // The program's own `--` is the last one (sudo's comes first).
+    let start = rest
+        .iter()
+        .rposition(|a| a == "--")
+        .map_or(rest.len(), |i| i + 1);
+    let operands = rest[start..].iter().map(std::path::Path::new);
+    for (i, f) in operands.enumerate() {
+        let dir = f
+            .parent()
+            .ok_or_else(|| format!("{} has no directory", f.display()))?;
+        pinned::root_dir(dir)?;
+        // The file moved or deleted is root's; the live file a `mv` replaces may be anything
+        // root made there, or nothing yet.
+        if i == 0 {
+            pinned::root_file(f)?;
+        }
+    }
+    Ok(())
+}
+
+/// The files a route's arguments name are the ones shown.
+pub(super) fn files_unchanged(script: &RouteScript) -> Result<(), String> {
+    for (path, sha) in &script.files {
+        let now = archgate_core::exec::FilePin::open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if now.sha256() != *sha {
+            return Err(format!("{} changed since it was shown", path.display()));
+        }
+    }
+    Ok(())
+}
+
+/// `spec` with nothing of this process's environment, only the facts of
+/// `tools/handoff/facts_env.rs` (attack 7 F1: the client's `USER` reached root's commands).
+pub(super) fn with_facts(spec: CommandSpec) -> CommandSpec {
+    crate::tools::handoff::facts_env::facts()
+        .into_iter()
+        .fold(spec.clear_env(), |s, (k, v)| s.env(k, v))
+}
