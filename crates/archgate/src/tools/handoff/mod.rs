@@ -77,7 +77,7 @@ static SPEC: ToolSpec = ToolSpec {
     name: "handoff",
     title: "Hand off a privileged step",
     description: "A terminal on the person's desktop shows the exact privileged command (pacman, paccache, \
-                  systemctl, .pacnew, snapshot, Omarchy sudo route) and runs it after their Enter and sudo \
+                  systemctl, .pacnew, snapshot) and runs it after their Enter and sudo \
                   password. Answers ran/cancelled/refused/unknown, exit status, output tail.",
     tier: archgate_core::policy::Tier::Act,
     read_only: false,
