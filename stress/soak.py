@@ -454,37 +454,26 @@ async def health(port: int) -> dict:
 
 
 def socket_names(pid: int) -> dict[str, str]:
-    """Socket inode → "unix PATH" / "tcp LOCAL→REMOTE STATE" / "netlink …", read from
-    /proc/PID/net (the formats of proc_net(5))."""
+    """Socket inode → "unix PATH" / "tcp LOCAL→REMOTE st=STATE" / "netlink proto=N", read from
+    /proc/PID/net (the formats of proc_net(5): one header line, then a socket a line)."""
+    # Each table: where its inode column is, and how a line names its socket.
+    tables = {
+        "unix": (6, lambda p: "unix " + (p[7] if len(p) > 7 else "(unnamed)")),
+        "netlink": (9, lambda p: f"netlink proto={p[1]}"),
+        **{k: (9, lambda p, k=k: f"{k} {p[1]}→{p[2]} st={p[3]}")
+           for k in ("tcp", "tcp6", "udp", "udp6")},
+    }
     names: dict[str, str] = {}
-    try:
-        with open(f"/proc/{pid}/net/unix") as f:
-            next(f)
-            for line in f:
-                parts = line.split()
-                if len(parts) >= 7:
-                    names[parts[6]] = "unix " + (parts[7] if len(parts) > 7 else "(unnamed)")
-    except OSError:
-        pass
-    for kind in ("tcp", "tcp6", "udp", "udp6"):
+    for table, (inode, name) in tables.items():
         try:
-            with open(f"/proc/{pid}/net/{kind}") as f:
+            with open(f"/proc/{pid}/net/{table}") as f:
                 next(f)
                 for line in f:
                     parts = line.split()
-                    if len(parts) >= 10:
-                        names[parts[9]] = f"{kind} {parts[1]}→{parts[2]} st={parts[3]}"
-        except OSError:
+                    if len(parts) > inode:
+                        names[parts[inode]] = name(parts)
+        except (OSError, StopIteration):
             pass
-    try:
-        with open(f"/proc/{pid}/net/netlink") as f:
-            next(f)
-            for line in f:
-                parts = line.split()
-                if len(parts) >= 10:
-                    names[parts[9]] = f"netlink proto={parts[1]}"
-    except OSError:
-        pass
     return names
 
 
