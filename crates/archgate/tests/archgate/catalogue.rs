@@ -15,8 +15,7 @@ fn tools_md_is_generated_from_the_definitions() {
         .unwrap();
     assert!(out.status.success());
     let generated = String::from_utf8(out.stdout).unwrap();
-    let committed =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../TOOLS.md")).unwrap();
+    let committed = std::fs::read_to_string(crate::manifest_dir().join("../../TOOLS.md")).unwrap();
     assert!(
         generated == committed,
         "TOOLS.md is stale: regenerate it with `archgate tools --markdown > TOOLS.md`"
@@ -32,8 +31,7 @@ fn tools_md_is_generated_from_the_definitions() {
 
 #[test]
 fn tools_md_documents_the_prompts_and_the_update_prompts_hand_off() {
-    let committed =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../TOOLS.md")).unwrap();
+    let committed = std::fs::read_to_string(crate::manifest_dir().join("../../TOOLS.md")).unwrap();
     let prompts = committed
         .split("\n## Prompts\n")
         .nth(1)
@@ -177,7 +175,7 @@ fn the_conformance_fixtures_are_not_in_the_shipped_binary() {
     let markers = ["Conformance fixture: ", "call_fixture"];
     // The markers are the fixtures' own words: a rename there cannot leave this test looking
     // for nothing.
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/src");
+    let src = crate::manifest_dir().join("../conformance/src");
     let mut fixtures = String::new();
     let mut dirs = vec![src];
     while let Some(d) = dirs.pop() {

@@ -171,7 +171,7 @@ fn circles(krate: &str, src: &Path) -> Vec<(Module, Module)> {
 }
 
 fn workspace_crates() -> Vec<(String, PathBuf)> {
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let crates = crate::manifest_dir().join("..");
     let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(&crates)
         .expect("crates/")
         .filter_map(|e| {

@@ -167,8 +167,13 @@ mod tests {
     #[test]
     fn every_finding_id_has_a_reviewer_check() {
         let generic = for_id("");
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-        let mut files = vec![std::path::PathBuf::from(dir)];
+        // The package as `cargo test` names it now (a binary reused from another clone's build
+        // would otherwise read that clone's sources).
+        let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+            .join("src");
+        let mut files = vec![dir];
         let mut ids = Vec::new();
         while let Some(p) = files.pop() {
             if p.is_dir() {

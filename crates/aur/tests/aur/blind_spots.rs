@@ -2,14 +2,10 @@
 //! privileges set on files, fork bombs and resource exhaustion. Each sample (our own text in
 //! the corpus) is judged `dangerous`, and the finding names what it is.
 
-use std::path::Path;
-
 use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
 
 fn sample(name: &str) -> (AuditInput, AuditReport) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("corpus/malicious")
-        .join(name);
+    let dir = crate::manifest_dir().join("corpus/malicious").join(name);
     let inp = archgate_aur::load_path(&dir).expect("sample loads");
     let r = audit(&inp);
     (inp, r)

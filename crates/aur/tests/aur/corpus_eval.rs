@@ -5,7 +5,7 @@ use std::path::Path;
 
 #[test]
 fn corpus_meets_detection_and_false_positive_targets() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let dir = crate::manifest_dir().join("corpus");
     let r = archgate_aur::corpus::evaluate_corpus(&dir);
     assert!(r.errors.is_empty(), "{:?}", r.errors);
     assert!(r.malicious >= 20, "only {} malicious samples", r.malicious);
@@ -16,7 +16,7 @@ fn corpus_meets_detection_and_false_positive_targets() {
 
 #[test]
 fn load_path_reads_a_directory_or_a_file() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/malicious/m08-ansi-c-hex-escapes");
+    let dir = crate::manifest_dir().join("corpus/malicious/m08-ansi-c-hex-escapes");
     let a = archgate_aur::load_path(&dir).expect("dir");
     let b = archgate_aur::load_path(&dir.join("PKGBUILD")).expect("file");
     assert_eq!(a, b);

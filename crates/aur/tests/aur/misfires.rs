@@ -3,14 +3,10 @@
 //! with the reason the audit gives. And the other side: the same commands aimed at the live
 //! system are still caught.
 
-use std::path::Path;
-
 use archgate_aur::audit::{AuditInput, AuditReport, Severity, Verdict, audit};
 
 fn sample(name: &str) -> AuditReport {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("corpus/benign")
-        .join(name);
+    let dir = crate::manifest_dir().join("corpus/benign").join(name);
     audit(&archgate_aur::load_path(&dir).expect("sample loads"))
 }
 

@@ -347,7 +347,7 @@ fn values_added_in_a_branch_are_not_a_srcinfo_mismatch() {
 
 #[test]
 fn every_finding_says_why_and_what_to_check() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let root = crate::manifest_dir().join("corpus");
     let mut seen = 0;
     for class in ["malicious", "benign"] {
         for e in std::fs::read_dir(root.join(class))

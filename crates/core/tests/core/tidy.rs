@@ -3,10 +3,7 @@
 use std::path::{Path, PathBuf};
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
+    crate::manifest_dir().join("../..").canonicalize().unwrap()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

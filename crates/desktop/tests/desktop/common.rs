@@ -9,9 +9,7 @@ use archgate_exec::{ExecConfig, Permit};
 
 /// A snapshot file under `tests/data`.
 pub fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
+    crate::manifest_dir().join("tests/data").join(rel)
 }
 
 /// A permit for the real system programs in /usr/bin.

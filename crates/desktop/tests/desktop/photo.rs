@@ -17,7 +17,7 @@ use crate::common::system_permit;
 const LIMIT: usize = 256 * 1024;
 
 fn scripts() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    crate::manifest_dir()
         .join("../../scripts")
         .canonicalize()
         .expect("scripts dir")

@@ -38,7 +38,7 @@ static SESSION: OnceCell<DesktopEnv> = OnceCell::const_new();
 async fn session() -> &'static DesktopEnv {
     SESSION
         .get_or_init(|| async {
-            let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts");
+            let scripts = crate::manifest_dir().join("../../scripts");
             let scripts = scripts.canonicalize().expect("scripts dir");
             let permit = Permit::for_tests(ExecConfig {
                 search_dirs: vec![scripts, PathBuf::from("/usr/bin")],

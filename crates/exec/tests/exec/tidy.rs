@@ -24,7 +24,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// commands may use them — never a tool, the gate, a server or another crate.
 #[test]
 fn only_the_cli_commands_spawn_for_the_person() {
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let crates = crate::manifest_dir().join("..");
     let crates = crates.canonicalize().unwrap();
     let mut files = Vec::new();
     rust_files(&crates, &mut files);

@@ -5,7 +5,6 @@
 //! `.done` stamp (issue 36: a normal user's run from a moved target dir failed 13 pacman tests
 //! with "mirrorlist not found" at the old clone's path).
 
-use std::path::Path;
 use std::process::Command;
 
 use archgate_pacman::PacmanConf;
@@ -22,7 +21,7 @@ fn a_fixture_world_copied_elsewhere_is_rebuilt_for_its_new_place() {
         .status()
         .expect("cp");
     assert!(cp.success());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/build-repo.sh");
+    let script = crate::manifest_dir().join("tests/fixtures/build-repo.sh");
     let status = Command::new("bash")
         .arg(&script)
         .arg(&moved)

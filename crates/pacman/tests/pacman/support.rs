@@ -12,7 +12,7 @@ pub fn fixture() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pacman-fixture");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/build-repo.sh");
+        let script = crate::manifest_dir().join("tests/fixtures/build-repo.sh");
         let status = Command::new("bash")
             .arg(&script)
             .arg(&out)

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 /// The crate's fixture directory.
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    crate::manifest_dir().join("tests/fixtures")
 }
 
 /// Copies a directory tree (fixtures are copied before tests change them).
@@ -27,4 +27,14 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
             std::fs::copy(entry.path(), &target).unwrap();
         }
     }
+}
+
+/// This package's directory as `cargo test` names it to the running test (its environment),
+/// else as it was when this binary was compiled: a test binary built from one clone may run for
+/// another that shares the target directory (cargo reuses it when the sources are unchanged),
+/// and the first clone may be gone by then.
+pub fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }

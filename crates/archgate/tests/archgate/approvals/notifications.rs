@@ -35,8 +35,7 @@ impl Desktop {
             .tempdir_in("/tmp")
             .unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let script =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/desktop-session.sh");
+        let script = crate::manifest_dir().join("../../scripts/desktop-session.sh");
         let out = Command::new("bash")
             .arg(&script)
             .arg("start")

@@ -47,8 +47,8 @@ impl ShellBus {
         wait_for("dbus-daemon to start", || {
             dir.path().join("bus").exists().then_some(())
         });
-        let template = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/archgate/approvals/omarchy_shell_server.py");
+        let template =
+            crate::manifest_dir().join("tests/archgate/approvals/omarchy_shell_server.py");
         let mock = Command::new(PYTHON)
             .args(["-m", "dbusmock", "--session", "--template"])
             .arg(&template)

@@ -28,7 +28,7 @@ fn session_dir() -> &'static Path {
 
 /// Starts (or finds) this run's headless session and returns its variables.
 fn session() -> Vec<(String, String)> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/desktop-session.sh");
+    let script = crate::manifest_dir().join("../../scripts/desktop-session.sh");
     let out = Command::new("bash")
         .arg(&script)
         .arg("start")

@@ -11,12 +11,10 @@ mod service;
 mod setup;
 mod status;
 
-use std::path::PathBuf;
-
 /// Compares `actual` with `tests/archgate/home/golden/NAME`. `ARCHGATE_BLESS=1` rewrites the file instead
 /// (then review the diff).
 pub fn golden(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let path = crate::manifest_dir()
         .join("tests/archgate/home/golden")
         .join(name);
     if std::env::var_os("ARCHGATE_BLESS").is_some() {

@@ -92,7 +92,7 @@ pub fn mode(path: &Path) -> u32 {
 
 /// The repository root (crates/archgate/../..).
 pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::manifest_dir()
         .join("../..")
         .canonicalize()
         .expect("repository root")
