@@ -406,18 +406,14 @@ impl Drop for Claim {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn prepared(id: &str) -> Prepared {
+impl Prepared {
+    /// A hand-off of `pacman` with one id, for tests to change what they look at.
+    pub(crate) fn for_tests(id: &str) -> Prepared {
         Prepared {
             id: id.into(),
-            argv: vec![
-                "sudo".into(),
-                "-k".into(),
-                "--".into(),
-                "/usr/bin/pacman".into(),
-            ],
+            argv: ["/usr/bin/sudo", "-k", "--", "/usr/bin/pacman"]
+                .map(String::from)
+                .to_vec(),
             reason: "r".into(),
             changes: "c".into(),
             route: "handoff install".into(),
@@ -428,6 +424,15 @@ mod tests {
             op: None,
             values: Default::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prepared(id: &str) -> Prepared {
+        Prepared::for_tests(id)
     }
 
     #[test]
