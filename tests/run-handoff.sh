@@ -9,6 +9,7 @@
 # sudo rules are never touched (safe on a developer desktop):
 #   /etc/passwd, shadow, group  ← copies plus this run's test user archgate-ho-XXXXXX (known password)
 #   /etc/sudoers.d              ← a private directory holding only the test user's rule
+#   /usr/lib                    ← an overlay adding archgate's asking sudo (as its package does)
 # The packages are built as nobody (makepkg refuses root), the repository and the test root are
 # root's, like a real system's; sudo runs pacman as root on the person's password.
 set -euo pipefail
@@ -35,7 +36,10 @@ fi
 # ---- inside the private mount namespace ----
 work=$(mktemp -d /tmp/archgate-handoff.XXXXXX)
 chmod 755 "$work"
-cleanup() { rm -rf "$work"; }
+cleanup() {
+  mountpoint -q /usr/lib && { umount /usr/lib 2>/dev/null || umount -l /usr/lib; }
+  rm -rf "$work"
+}
 trap cleanup EXIT
 
 # A user and uid of this run's own: two runs at once (CI and a developer's, or two clones) each
@@ -54,6 +58,17 @@ for f in passwd shadow group; do mount --bind "$work/etc/$f" "/etc/$f"; done
 chmod 750 "$work/sudoers.d"
 mount --bind "$work/sudoers.d" /etc/sudoers.d
 install -d -o "$uid" -g "$uid" -m 700 "$work/userhome"
+
+# archgate's asking sudo as its package installs it (/usr/lib/archgate/sudo-asks/sudo, a link to
+# the archgate that runs: tools/handoff/asking_sudo.rs): in this namespace's /usr/lib only, an
+# overlay whose upper layer holds the link (the machine's /usr/lib is not touched; a package's
+# own link there, on a developer's desktop, is hidden by this run's). Mounted before anything
+# else in /usr/lib (the locale below), which the overlay would hide; the link's target is
+# installed further down.
+upper="$work/usrlib/upper"
+install -d -m755 "$work/usrlib" "$upper" "$upper/archgate" "$upper/archgate/sudo-asks" "$work/usrlib/work"
+ln -s "$work/archgate" "$upper/archgate/sudo-asks/sudo"
+mount -t overlay overlay -o "lowerdir=/usr/lib,upperdir=$upper,workdir=$work/usrlib/work" /usr/lib
 
 # A German locale, for the test that sudo's words are judged in the C locale whatever the
 # person's language: compiled into a copy of the locale directory mounted in this namespace only
@@ -130,7 +145,7 @@ om="$work/omarchy"
 mkdir -p "$om/bin"
 echo "4.0.0" >"$om/version"
 cat >"$om/commands.json" <<'JSON'
-{"ok": true, "commands": [{"route": "omarchy pkg add", "binary": "omarchy-pkg-add", "group": "pkg", "name": "add", "summary": "Install Arch packages if they are missing", "requires_sudo": true, "hidden": false, "args": "<packages...>", "examples": ["omarchy pkg add handoff-route"], "aliases": [], "filename_route": "omarchy pkg add", "routes": ["omarchy pkg add"]}]}
+{"ok": true, "commands": [{"route": "omarchy pkg add", "binary": "omarchy-pkg-add", "group": "pkg", "name": "add", "summary": "Install Arch packages if they are missing", "requires_sudo": true, "hidden": false, "args": "<packages...>", "examples": ["omarchy pkg add handoff-route"], "aliases": [], "filename_route": "omarchy pkg add", "routes": ["omarchy pkg add"]}, {"route": "omarchy refresh marker", "binary": "omarchy-refresh-marker", "group": "refresh", "name": "marker", "summary": "Write a marker file as root, then run the person's hook", "requires_sudo": true, "hidden": false, "args": "", "examples": ["omarchy refresh marker"], "aliases": [], "filename_route": "omarchy refresh marker", "routes": ["omarchy refresh marker"]}]}
 JSON
 cat >"$om/bin/omarchy" <<SH
 #!/bin/bash
@@ -147,7 +162,34 @@ cat >"$om/bin/omarchy-pkg-add" <<SH
 # omarchy:args=<packages...>
 # omarchy:requires-sudo=true
 
+# The account the script acts for, as Omarchy's scripts name it in root's commands (\$USER).
+echo "route-env USER=\$USER LOGNAME=\$LOGNAME HOME=\$HOME"
 sudo pacman --config "$root/pacman.conf" -S --noconfirm --needed "\$@" || exit 1
+SH
+# `omarchy-refresh-marker` in the shape of Omarchy 4's bin/omarchy-refresh-pacman: root's file
+# written with `sudo tee` (a program other than pacman), then the person's hook through
+# `omarchy-hook`, in the shape of Omarchy 4's bin/omarchy-hook (`bash
+# "\$HOME/.config/omarchy/hooks/NAME"`) — a file of the person's uid, the agent's to write.
+cat >"$om/bin/omarchy-refresh-marker" <<SH
+#!/bin/bash
+
+# omarchy:summary=Write a marker file as root, then run the person's hook
+# omarchy:requires-sudo=true
+
+echo "written by the route" | sudo tee "$root/marker" >/dev/null
+omarchy-hook post-refresh-marker
+SH
+cat >"$om/bin/omarchy-hook" <<'SH'
+#!/bin/bash
+
+# omarchy:summary=Run a named hook from ~/.config/omarchy/hooks/<name>
+# omarchy:args=[name] [args...]
+
+HOOK_PATH="$HOME/.config/omarchy/hooks/$1"
+shift
+if [[ -f $HOOK_PATH ]]; then
+  bash "$HOOK_PATH" "$@" || echo "Hook failed: $HOOK_PATH"
+fi
 SH
 cat >"$om/bin/omarchy-launch-terminal" <<'SH'
 #!/bin/bash
@@ -167,7 +209,7 @@ install -m644 "$top/tests/handoff/test_handoff.py" "$work/test_handoff.py"
 export HANDOFF_UID=$uid HANDOFF_GID=$uid HANDOFF_PASSWORD=$password HANDOFF_WORK=$work \
   HANDOFF_USER=$user HANDOFF_PACMAN_CONF="$root/pacman.conf" HANDOFF_DB="$root/db" \
   HANDOFF_SESSION_SCRIPT="$work/desktop-session.sh" ARCHGATE_BIN="$work/archgate" \
-  HANDOFF_OMARCHY="$om"
+  HANDOFF_OMARCHY="$om" HANDOFF_MARKER="$root/marker"
 cd "$work"
 status=0
 "$ARCHGATE_TEST_VENV/bin/python" -m pytest -q -p no:cacheprovider test_handoff.py "$@" || status=$?

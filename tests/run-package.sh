@@ -160,6 +160,16 @@ for f in usr/bin/archgate \
   pacman --config "$root/pacman.conf" --root "$r" --dbpath "$root/db" -Qo "$r/$f" >/dev/null ||
     fail "pacman does not know /$f as the package's"
 done
+# archgate's asking sudo: a link to the packaged archgate, which answers by that name as root's
+# `sudo -k` after naming the command (tools/handoff/asking_sudo.rs).
+asking="usr/lib/archgate/sudo-asks/sudo"
+[ "$(readlink "$r/$asking")" = /usr/bin/archgate ] || fail "/$asking is not a link to /usr/bin/archgate"
+pacman --config "$root/pacman.conf" --root "$r" --dbpath "$root/db" -Qo "$r/$asking" >/dev/null ||
+  fail "pacman does not know /$asking as the package's"
+said=$( (exec -a sudo "$r/usr/bin/archgate" -V) 2>&1) || fail "the packaged archgate as sudo failed: $said"
+case "$said" in *"archgate: sudo is asked to run, as root: -V"*"Sudo version"*) ;;
+  *) fail "the packaged archgate as sudo did not name the command and run sudo: $said" ;; esac
+echo "run-package: the asking sudo is packaged and answers as sudo -k"
 # Every file the plugin's manifest names, as in the checkout (a missing one gives Omarchy a plugin
 # without its panel or widget).
 plugin_files=$(python3 -c 'import json, sys; print("\n".join(sorted(set(json.load(open(sys.argv[1]))["entryPoints"].values()))))' \

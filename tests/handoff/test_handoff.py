@@ -216,7 +216,7 @@ def agent(session):
         d.chmod(0o700)
     conf = cfg / "config.toml"
     conf.write_text(
-        f'[arch]\npacman_conf = "{CONF}"\n\n[policy]\nallow = ["handoff install", "handoff install_file", "handoff pacnew discard", "handoff omarchy pkg add"]\n\n'
+        f'[arch]\npacman_conf = "{CONF}"\n\n[policy]\nallow = ["handoff install", "handoff install_file", "handoff pacnew discard", "handoff omarchy pkg add", "handoff omarchy refresh marker"]\n\n'
         '[approval]\npage = false\nnotifications = false\n\n[tools]\ntimeouts = { handoff = 120 }\n'
     )
     os.chown(conf, UID, GID)
@@ -597,6 +597,9 @@ def test_doctor_says_whether_a_hand_off_can_open_a_terminal_here_and_which(agent
     said = doctor(user_env(session))
     assert "opens foot (/usr/bin/foot)" in said and "$term" in said, said
     assert "omarchy-launch-terminal" not in said, said
+    # An Omarchy route that needs root: archgate's asking sudo, linked to this archgate
+    # (run-handoff.sh installs it as the package does).
+    assert "ok       route hand-offs" in said and "/usr/lib/archgate/sudo-asks/sudo" in said, said
     env = {k: v for k, v in user_env(session).items() if k not in ("WAYLAND_DISPLAY", "DISPLAY")}
     # The runtime directory still holds the Wayland socket, which doctor finds: say so when it
     # is gone too.
@@ -609,16 +612,123 @@ def route_handoff(agent: Agent, route: str, args: list[str], reason: str = "the 
         "op": "omarchy", "route": route, "args": args, "reason": reason}})
 
 
-def test_a_route_that_needs_root_is_withheld_and_nothing_opens_or_runs(agent, person):
-    # Attack 8 F3, F4: a route's script runs the person's own files (hooks, configuration)
-    # after sudo has their password, and sudo's credential for the terminal served the agent's
-    # hook. Until every sudo inside asks and caches nothing, the person runs the route.
+def test_an_omarchy_route_that_needs_root_runs_its_own_script_after_enter_and_its_sudo_names_its_command(agent, person):
+    script = str(OMARCHY / "bin" / "omarchy-pkg-add")
+    sudoers("/usr/bin/pacman", tries=5)
+    try:
+        q = route_handoff(agent, "pkg add", ["handoff-route"])
+        pid = person.helper(q)
+        person.wait_prompt(pid)
+        # Before Enter: nothing ran, sudo was not even asked.
+        assert "handoff-route" not in installed() and "handoff-route" not in sudo_log()
+        pid = confirm_with_password(person, q, pacman_asks=False)
+        r = result(q)
+        assert not r["error"], r
+        assert r["outcome"] == "ran" and r["exit_code"] == 0 and r["channel"] == "terminal", r
+        # The command shown and run: the route's own script, by its path, with its argument.
+        assert r["command"] == [script, "handoff-route"], r
+        assert "handoff-route" in installed()
+        # The script's sudo was archgate's asking sudo: it named its command before sudo asked.
+        assert f"archgate: sudo is asked to run, as root: pacman --config {CONF} -S" in r["output_tail"], r
+        # sudo ran pacman inside the script, on the person's password.
+        assert "COMMAND=/usr/bin/pacman" in sudo_log() and "handoff-route" in sudo_log()
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
+def test_a_routes_script_acts_for_the_persons_account_whatever_the_client_says(agent, person):
+    # Attack 7 F1: Omarchy's sudo scripts put $USER into root's commands (`usermod -aG input
+    # "$USER"`); a client that starts archgate with USER=someone-else must not choose it.
+    other = Agent({**agent.env, "USER": "handoff-intruder", "LOGNAME": "handoff-intruder"})
+    sudoers("/usr/bin/pacman", tries=5)
+    try:
+        q = route_handoff(other, "pkg add", ["handoff-route"])
+        pid = confirm_with_password(person, q, pacman_asks=False)
+        r = result(q)
+        assert not r["error"] and r["outcome"] == "ran" and r["exit_code"] == 0, r
+        assert f"route-env USER={USER} LOGNAME={USER} HOME={HOME}" in r["output_tail"], r
+        assert "intruder" not in r["output_tail"], r
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+        other.close()
+
+
+def test_the_persons_hook_that_a_routes_script_runs_after_its_sudo_finds_no_credential(agent, person):
+    # Attack 8 F3, F4: the route's script runs the person's hook after its first sudo; the hook
+    # is the agent's to write, and sudo's credential for the terminal ran its `sudo -n` as root.
+    # With a global timestamp (F4) the password also served the agent's own shell. The asking
+    # sudo keeps nothing: the hook's sudo, by name or by root's path, finds no credential, and
+    # neither does the agent's shell afterwards.
+    marker = Path(os.environ["HANDOFF_MARKER"])
+    hooks = HOME / ".config" / "omarchy" / "hooks"
+    proof = HOME / "hook-proof"
+    agent_shell = as_user(env=agent.env, cwd=HOME)
+    subprocess.run(["mkdir", "-p", str(hooks)], check=True, **agent_shell)
+    hook = hooks / "post-refresh-marker"
+    subprocess.run(["tee", str(hook)], input=(
+        f'echo "hook uid=$(id -u)" > {proof}\n'
+        f'sudo -n /usr/bin/id -u >> {proof} 2>&1; echo "by-name=$?" >> {proof}\n'
+        f'/usr/bin/sudo -n /usr/bin/id -u >> {proof} 2>&1; echo "by-path=$?" >> {proof}\n'
+    ), text=True, capture_output=True, check=True, **agent_shell)
+    SUDOERS.write_text(f"Defaults:{USER} passwd_tries=5, logfile={SUDO_LOG}, timestamp_type=global\n"
+                       f"{USER} ALL=(root) ALL\n")
+    SUDOERS.chmod(0o440)
+    try:
+        q = route_handoff(agent, "refresh marker", [])
+        pid = confirm_with_password(person, q, pacman_asks=False)
+        r = result(q)
+        assert not r["error"] and r["outcome"] == "ran" and r["exit_code"] == 0, r
+        assert marker.read_text() == "written by the route\n"
+        seen = proof.read_text()
+        assert f"hook uid={UID}" in seen, seen
+        assert "by-name=1" in seen and "by-path=1" in seen, seen
+        assert "COMMAND=/usr/bin/id" not in sudo_ran(), sudo_ran()
+        # Nothing of the password stays for the agent: sudo asks again outside the terminal.
+        again = subprocess.run(["/usr/bin/setsid", "--wait", "/usr/bin/sudo", "-n", "-v"],
+                               capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                               **agent_shell, timeout=PATIENCE)
+        assert again.returncode != 0 and "a password is required" in again.stderr, again
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+        hook.unlink(missing_ok=True)
+        marker.unlink(missing_ok=True)
+
+
+def test_a_route_is_refused_where_sudo_would_not_ask_for_a_program_its_script_gives_it(agent, person):
+    # Attack 7 F6: sudo's listing hides a command's own `Defaults!CMD !authenticate`; the
+    # route's `sudo tee` wrote root's file on an Enter alone. Each program is asked about.
+    marker = Path(os.environ["HANDOFF_MARKER"])
+    SUDOERS.write_text(f"Defaults:{USER} logfile={SUDO_LOG}\nDefaults!/usr/bin/tee !authenticate\n"
+                       f"{USER} ALL=(root) /usr/bin/pacman, /usr/bin/tee\n")
+    SUDOERS.chmod(0o440)
+    try:
+        q = route_handoff(agent, "refresh marker", [])
+        pid = person.helper()
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused" and "/usr/bin/tee" in r["message"], r
+        assert "would not ask" in r["message"], r
+        assert not marker.exists()
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
+def test_an_omarchy_route_is_refused_where_any_sudo_rule_skips_the_password(agent, person):
+    # The script may run sudo with any program: a NOPASSWD rule for another one refuses it.
+    sudoers("/usr/bin/pacman, NOPASSWD: /usr/bin/true")
     before = installed()
-    r = result(route_handoff(agent, "pkg add", ["handoff-route"]))
-    assert r["error"] and r["kind"] == "refused", r
-    assert "does not hand off an Omarchy route's script yet" in r["message"], r
-    assert installed() == before and "handoff-route" not in sudo_log()
-    assert no_helper_running()
+    try:
+        q = route_handoff(agent, "pkg add", ["handoff-other"])
+        pid = person.helper()
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused" and "NOPASSWD" in r["message"], r
+        assert installed() == before
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
 
 
 # ---- attack 5b: what crosses privilege, who may claim, how many at once, what sudo does ----
@@ -858,3 +968,22 @@ def test_an_install_that_would_remove_a_package_is_refused_before_any_terminal(a
     assert installed() == before
     assert no_helper_running()
 
+
+def test_an_omarchy_route_whose_script_the_person_can_write_is_not_handed_off(session):
+    # A git install of Omarchy in the person's home is theirs to write, and the agent's (same
+    # uid): its scripts run sudo with the person's password, so they cross privilege (F1's class).
+    om = HOME / "om-git"
+    shutil.copytree(OMARCHY, om, dirs_exist_ok=True)
+    for p in [om, *om.rglob("*")]:
+        os.chown(p, UID, GID)
+    a = Agent({**user_env(session), "OMARCHY_PATH": str(om)})
+    before = installed()
+    try:
+        q = a.request("tools/call", {"name": "handoff", "arguments": {
+            "op": "omarchy", "route": "pkg add", "args": ["handoff-conflict"], "reason": "r"}})
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused" and "not root's alone" in r["message"], r
+        assert installed() == before
+        assert no_helper_running()
+    finally:
+        a.close()

@@ -32,6 +32,10 @@ pub use server::tasks::{become_task, declared as declares_tasks, request_input};
 
 /// The whole program: parse the command line, run the command, and say how it ended.
 pub fn main() -> ExitCode {
+    // archgate's asking sudo (`tools::handoff::asking_sudo`): this binary, by a link named sudo.
+    if tools::handoff::asking_sudo::started_as_sudo() {
+        return commands::handoff::as_sudo::run();
+    }
     // archgate's program guard (`archgate_exec::guard`): this binary, started by itself.
     if std::env::args_os().nth(1).as_deref()
         == Some(std::ffi::OsStr::new(archgate_exec::guard::ARG))

@@ -56,7 +56,7 @@ pub use config::ExecConfig;
 pub use error::{Change, ExecError, UntrustedReason};
 pub use executor::Executor;
 pub use permit::Permit;
-pub use person::{run_for_person, spawn_for_person, spawn_for_person_with};
+pub use person::{become_for_person, run_for_person, spawn_for_person, spawn_for_person_with};
 pub use pin::{FilePin, ProgramPin};
 pub use spec::CommandSpec;
 pub use terminal::{TerminalRun, run_for_person_in_terminal};

@@ -7,8 +7,8 @@
 //! others), the allowlisted environment of [`crate::env`], its own process group, no stdin. [`spawn_for_person`] detaches
 //! and keeps no output; [`run_for_person`] waits (bounded) and hands back the capped output.
 //!
-//! **Invariant:** only `crates/archgate/src/commands/` calls [`spawn_for_person`] or
-//! [`run_for_person`]; a tidy test (`tests/exec/tidy.rs`) fails the build's tests when anything else
+//! **Invariant:** only `crates/archgate/src/commands/` calls [`spawn_for_person`],
+//! [`run_for_person`] or [`become_for_person`]; a tidy test (`tests/exec/tidy.rs`) fails the build's tests when anything else
 //! does. No tool may use them.
 
 use crate::capture::Output;
@@ -37,4 +37,18 @@ pub fn spawn_for_person_with(config: ExecConfig, spec: CommandSpec) -> Result<u3
 pub async fn run_for_person(spec: CommandSpec) -> Result<Output, ExecError> {
     let executor = Executor::new(ExecConfig::default());
     crate::run::run(&executor, None, spec, None).await
+}
+
+/// Replaces this process with `program` and `args` (execve), the environment kept as it is: for
+/// archgate's asking sudo, which a hand-off's route script starts by the name `sudo` in the
+/// person's terminal and which becomes root's `sudo -k` there (the script's environment was
+/// built by the hand-off; sudo resets it by its own rules). `program` must be an absolute path
+/// the caller checked. Returns only when the exec failed, with why.
+#[allow(clippy::disallowed_methods)] // part of the one spawn site, see DESIGN invariant 2
+pub fn become_for_person(program: &std::path::Path, args: &[std::ffi::OsString]) -> std::io::Error {
+    use std::os::unix::process::CommandExt;
+    if !program.is_absolute() {
+        return std::io::Error::other(format!("{} is not an absolute path", program.display()));
+    }
+    std::process::Command::new(program).args(args).exec()
 }

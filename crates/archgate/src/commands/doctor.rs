@@ -293,6 +293,27 @@ async fn handoff() -> Check {
     }
 }
 
+/// Whether an Omarchy route that needs root can be handed off here: archgate's asking sudo
+/// installed for this very archgate (`tools/handoff/asking_sudo.rs`).
+fn route_handoffs() -> Check {
+    let asking = crate::tools::handoff::asking_sudo::installed();
+    Check {
+        name: "route hand-offs".into(),
+        ok: asking.is_ok(),
+        detail: match &asking {
+            Ok(dir) => format!(
+                "an Omarchy route that needs root is handed off with archgate's asking sudo ({}/sudo): each sudo inside names its command and asks your password",
+                dir.display()
+            ),
+            Err(why) => why.clone(),
+        },
+        disables: "handoff of an Omarchy route that needs root: you run the route in your own terminal",
+        fix: asking.is_err().then(|| {
+            "install archgate's Arch package (packaging/arch: it links /usr/lib/archgate/sudo-asks/sudo to /usr/bin/archgate)".to_owned()
+        }),
+    }
+}
+
 pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     // What the daemon runs on (the last good copy while the file is missing or not applied).
     let file = crate::app::config_path(config)?;
@@ -360,6 +381,7 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     checks.push(session(&env));
     checks.push(omarchy(&cfg, &exec));
     checks.push(handoff().await);
+    checks.push(route_handoffs());
     let desktop = archgate_desktop::Desktop::new(env, archgate_desktop::DesktopConfig::default());
     for c in desktop.doctor(&exec).await {
         checks.push(Check {

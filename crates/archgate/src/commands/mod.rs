@@ -10,7 +10,7 @@ mod clients;
 mod config;
 mod doctor;
 mod doctor_verdict;
-mod handoff;
+pub(crate) mod handoff;
 mod health_probe;
 mod log;
 mod pick;

@@ -6,6 +6,7 @@ pub mod argcode;
 pub mod asks;
 pub mod classify;
 pub mod guard;
+pub mod past_sudo;
 pub mod registry;
 pub mod script;
 pub mod search;

@@ -79,6 +79,10 @@ pub struct ScriptFacts {
     /// Every program the script or a script it calls gives `sudo`, as written (`pacman`, `tee`,
     /// `/usr/bin/usermod`, `env`): a hand-off asks sudo about each (attack 7 F6).
     pub sudo_programs: BTreeSet<String>,
+    /// The first place the script or a script it calls reaches root other than by running
+    /// `sudo` found by name (`/usr/bin/sudo`, `pkexec`, a search path of its own;
+    /// `crate::omarchy::past_sudo`): a hand-off's asking sudo would not stand in the way.
+    pub elevates_past_sudo: Option<Seen>,
 }
 
 impl ScriptFacts {
@@ -137,7 +141,7 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 }
 
 /// The words of a line, split at whitespace and shell punctuation, quotes dropped.
-fn words(line: &str) -> Vec<&str> {
+pub(crate) fn words(line: &str) -> Vec<&str> {
     line.split(|c: char| c.is_whitespace() || ";|&(){}`<>!'\"$".contains(c))
         .filter(|w| !w.is_empty())
         .collect()
@@ -276,6 +280,11 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 && let Some(p) = crate::omarchy::asks::asks_in(line, &words(line))
             {
                 facts.asks = Some(at(p));
+            }
+            if facts.elevates_past_sudo.is_none()
+                && let Some(p) = crate::omarchy::past_sudo::past_sudo(line)
+            {
+                facts.elevates_past_sudo = Some(at(p));
             }
             facts.sudo_programs.extend(sudo_programs_in(line));
             for c in called(line) {

@@ -20,7 +20,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `spawn_for_person` and `run_for_person` launch without a permit, so only the person's own CLI
+/// `spawn_for_person`, `run_for_person` and `become_for_person` launch without a permit, so only the person's own CLI
 /// commands may use them — never a tool, the gate, a server or another crate.
 #[test]
 fn only_the_cli_commands_spawn_for_the_person() {
@@ -48,13 +48,15 @@ fn only_the_cli_commands_spawn_for_the_person() {
             continue;
         }
         let text = std::fs::read_to_string(f).unwrap_or_default();
-        let uses = text.contains("spawn_for_person") || text.contains("run_for_person");
+        let uses = text.contains("spawn_for_person")
+            || text.contains("run_for_person")
+            || text.contains("become_for_person");
         if uses && !allowed.iter().any(|a| f.starts_with(a)) {
             offenders.push(f.display().to_string());
         }
     }
     assert!(
         offenders.is_empty(),
-        "spawn_for_person/run_for_person are for the person's CLI commands only; also used in: {offenders:?}"
+        "spawn_for_person/run_for_person/become_for_person are for the person's CLI commands only; also used in: {offenders:?}"
     );
 }

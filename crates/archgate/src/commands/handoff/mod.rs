@@ -23,17 +23,15 @@ use std::process::ExitCode;
 
 use super::{out, out_raw};
 
+pub mod as_sudo;
 mod checks;
 mod sudo_asks;
 
-use crate::tools::handoff::pinned;
 use crate::tools::handoff::registry::{Outcome, Prepared, RouteScript};
 use crate::tools::handoff::sudo::Asks;
+use crate::tools::handoff::{asking_sudo, pinned};
 use checks::{files_still_roots, files_unchanged, rebuilt, with_facts};
-use sudo_asks::{
-    forget_sudo, script_dir_of, sudo_program, sudo_stays_in_this_terminal, will_sudo_ask,
-    will_sudo_ask_for_any,
-};
+use sudo_asks::{forget_sudo, script_dir_of, sudo_program, will_sudo_ask, will_sudo_ask_for_any};
 
 /// The output's tail kept for the agent.
 pub const TAIL_BYTES: usize = 4096;
@@ -93,18 +91,6 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
             prepare_and_confirm(&prepared).map(|spec| (spec, pinned::executor().config().clone()))
         }
     };
-    // A route's script: the person's password asked once here, and kept by sudo for this
-    // terminal alone, or nothing runs (attack 7 F5).
-    let confirmed = match confirmed {
-        Ok(c) if prepared.script.is_some() => match sudo_stays_in_this_terminal().await {
-            Ok(()) => Ok(c),
-            Err(why) => {
-                forget_sudo().await;
-                Err(Outcome::Refused { why })
-            }
-        },
-        other => other,
-    };
     let code = match confirmed {
         Err(outcome) => {
             let what = match &outcome {
@@ -132,11 +118,18 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
             }
             out("");
             let script = prepared.script.is_some();
+            if script {
+                // A credential this terminal holds from before (the person's own terminal, with
+                // `archgate handoff ID`) is dropped: the script's hooks could call root's sudo by
+                // its path and find it.
+                forget_sudo().await;
+            }
             let ran =
                 archgate_core::exec::run_for_person_in_terminal(exec_config, spec, TAIL_BYTES * 4)
                     .await;
             if script {
-                // None left behind for the terminal that stays open.
+                // None left behind for the terminal that stays open (the asking sudo keeps none;
+                // a credential of the person's own from before is dropped too).
                 forget_sudo().await;
             }
             let outcome = match ran {
@@ -339,15 +332,19 @@ fn confirm_script(
     }
     let sudo_path =
         pinned::program("sudo").map_err(|e| refused(format!("sudo cannot be used: {e}")))?;
-    // The script calls `sudo` (and Omarchy's other scripts) by name: its search path is its own
-    // directory and root's, all of them root's alone — never a directory of the person's from
-    // `[exec] search_dirs`, where a `sudo` of the agent's would take the password (F1's class).
+    // The script calls `sudo` (and Omarchy's other scripts) by name: its search path is
+    // archgate's asking sudo, then its own directory and root's, all of them root's alone — never
+    // a directory of the person's from `[exec] search_dirs`, where a `sudo` of the agent's would
+    // take the password (F1's class). The asking sudo first: each sudo asks and keeps nothing
+    // for the hooks and configuration the script runs after it (attack 8 F3, F4).
+    let asking = asking_sudo::installed().map_err(refused)?;
     let script_dir = std::path::Path::new(first)
         .parent()
         .map(std::path::Path::to_path_buf)
         .ok_or_else(|| refused("the script has no directory".into()))?;
     let config = &ExecConfig {
-        search_dirs: std::iter::once(script_dir)
+        search_dirs: [asking, script_dir]
+            .into_iter()
             .chain(pinned::DIRS.iter().map(std::path::PathBuf::from))
             .collect(),
         require_root_owned: true,
@@ -412,7 +409,10 @@ fn confirm_script(
             }
         }
     }
-    out("Press Enter to run it; sudo will ask for your password. Escape cancels.");
+    out(
+        "Press Enter to run it. Escape cancels. Each sudo inside the script says what it runs and \
+         asks for your password; type it only for what you expect.",
+    );
     match wait_for_enter() {
         Key::Enter => {}
         Key::Cancel(why) => return Err(Outcome::Cancelled { why }),

@@ -1,13 +1,12 @@
 //! What sudo will do, asked of sudo itself from the hand-off's terminal: whether it asks the
 //! person's password for this very command or for any a route's script may run (`sudo -n -D`
-//! probes in the C locale, `tools/handoff/sudo.rs`, `sudo_any.rs`), whether it keeps that password
-//! to this terminal alone, and dropping what it cached.
+//! probes in the C locale, `tools/handoff/sudo.rs`, `sudo_any.rs`), and dropping what it cached.
+//! A route's script keeps nothing to drop: its sudo is archgate's asking sudo
+//! (`tools/handoff/asking_sudo.rs`).
 
 use archgate_core::exec::{CommandSpec, ExecConfig};
 use std::path::PathBuf;
 
-use super::super::out;
-use super::checks::with_facts;
 use crate::tools::handoff::pinned;
 use crate::tools::handoff::sudo::{self, Asks};
 use crate::tools::handoff::sudo_any;
@@ -32,57 +31,6 @@ pub(super) fn sudo_program(name: &str, script_dir: &std::path::Path) -> Option<P
     }
     let in_dir = script_dir.join(name);
     pinned::root_file(&in_dir).ok().map(|_| in_dir)
-}
-
-/// For a route's script, which runs sudo itself (attack 7 F5; class: *the person's password,
-/// asked for the hand-off, usable by other programs of theirs while it runs*): sudo's credential
-/// cached before is dropped, the person's password is asked once here (`sudo -v`), and sudo is
-/// then asked, from a new session without this terminal (`setsid --wait sudo -n -v`), whether
-/// it would act without a password there. Where it would (`timestamp_type=global`,
-/// `!tty_tickets`), any program of the person's — the agent's shell — could use the password
-/// while the script runs: refused, nothing ran. Otherwise the script's own `sudo` finds the
-/// credential of this terminal alone.
-pub(super) async fn sudo_stays_in_this_terminal() -> Result<(), String> {
-    forget_sudo().await;
-    let sudo = pinned::program("sudo").map_err(|e| format!("sudo cannot be used: {e}"))?;
-    let sudo = sudo.to_string_lossy().into_owned();
-    out("sudo asks your password once, before the script runs:");
-    let ask = pinned::executor()
-        .pin(with_facts(CommandSpec::new(sudo.clone()).arg("-v")))
-        .map_err(|e| format!("sudo cannot be used: {e}"))?;
-    let asked = archgate_core::exec::run_for_person_in_terminal(
-        pinned::executor().config().clone(),
-        ask,
-        0,
-    )
-    .await
-    .map_err(|e| format!("sudo could not ask: {e}"))?;
-    if asked.status.code != Some(0) {
-        return Err("sudo did not take the password".into());
-    }
-    let setsid = pinned::program("setsid")
-        .map_err(|e| format!("setsid is needed to check where sudo keeps your password: {e}"))?;
-    let probe = CommandSpec::new(setsid.to_string_lossy().into_owned())
-        .args(["--wait".to_owned(), sudo, "-n".into(), "-v".into()])
-        .clear_env()
-        .env("LC_ALL", "C")
-        .timeout(std::time::Duration::from_secs(10));
-    match run_probe(probe) {
-        Ok(o) if o.status.code == Some(0) => Err(
-            "sudo keeps your password for programs outside this terminal (sudoers has \
-             timestamp_type=global or !tty_tickets): while the script ran, any program of yours \
-             could use it, so archgate does not hand a script off here"
-                .into(),
-        ),
-        Ok(o) if o.stderr_lossy().contains("a password is required") => Ok(()),
-        Ok(o) => Err(format!(
-            "could not tell where sudo keeps your password (sudo said: {})",
-            o.stderr_lossy().trim()
-        )),
-        Err(why) => Err(format!(
-            "could not tell where sudo keeps your password: {why}"
-        )),
-    }
 }
 
 /// `sudo -k` in this terminal's session: sudo keeps its credentials per terminal, so it runs

@@ -27,6 +27,7 @@ use std::time::Duration;
 use super::desktop::DesktopService;
 use super::{Services, domain_err};
 
+pub mod asking_sudo;
 pub mod facts_env;
 pub mod ops;
 pub mod pacman;

@@ -5,15 +5,18 @@
 //! checked exactly as `omarchy_run` resolves a route (`desktop::resolve_route_call`: the usage,
 //! themes, files pinned, addresses), pinned by its content, with the session's variables
 //! `omarchy_run` gives it and nothing else from the agent. The helper runs it after the person's
-//! Enter, having dropped sudo's cached credentials (`sudo -k`), so each `sudo` inside asks their
-//! password in that terminal; it refuses where sudo would not ask for *any* command, since the
-//! script may run any (`sudo.rs`).
+//! Enter with archgate's asking sudo first on its search path (`asking_sudo.rs`), so each `sudo`
+//! inside names its command, asks their password in that terminal and keeps none for what the
+//! script runs next (the person's hooks and configuration: attack 8 F3, F4); it refuses where
+//! sudo would not ask for *any* command, since the script may run any (`sudo_any.rs`).
 //!
 //! Not handed off: a route that needs no root (`omarchy_run` runs it), one that would stop or
 //! reconfigure archgate, one whose arguments run as code — what would run is the argument's,
 //! which the person cannot judge from the command shown — and one whose script asks questions
 //! of its own (`gum confirm`, a picker, `read`): after the password, whoever types next answers
-//! them (attack 7 F2).
+//! them (attack 7 F2); one that reaches root past a `sudo` found by name (`/usr/bin/sudo`,
+//! `pkexec`, a search path of its own: `archgate_desktop::omarchy::past_sudo`); and any route
+//! where the asking sudo is not installed.
 
 use archgate_core::tool::{CallCx, ErrorKind, Probe, ToolError};
 
@@ -32,18 +35,6 @@ pub struct RouteHandoff {
     /// any of them apply to its hand-off.
     pub names: Vec<String>,
 }
-
-/// Whether a route's script is handed off at all. Not now (attack 8 F3, F4; class: *the
-/// person's password, once sudo has it for the hand-off's terminal, used by code the person's uid
-/// can write that the script runs after it*): Omarchy's scripts run the person's hooks
-/// (`omarchy-hook` → `~/.config/omarchy/hooks/…`) and read their configuration after their first
-/// `sudo`, and sudo's credential for that terminal then served the agent's hook (`sudo -n bash
-/// -c …` as root). Closing it needs every `sudo` inside the script to ask and cache nothing — a
-/// root-owned `sudo` that adds `-k`, first on the script's search path — which needs the
-/// package to install it. Until then a route that needs root is the person's to run in their
-/// own terminal, and the answer says so; everything below still judges the route first, so the
-/// refusal names what else would stop it.
-const ROUTE_HANDOFFS: bool = false;
 
 /// Resolves `route` with `args` for a hand-off; see the module documentation.
 pub async fn prepare(
@@ -83,22 +74,27 @@ pub async fn prepare(
     // would take its answers from whoever types next (attack 7 F2).
     if let Some(asked) = &call.script.asks {
         return Err(refused(format!(
-            "`{}` asks its own questions in the terminal ({asked}); after your password anyone who can              type into your desktop could answer them, so it is not handed off",
+            "`{}` asks its own questions in the terminal ({asked}); after your password anyone who can \
+             type into your desktop could answer them, so it is not handed off",
             r.route
         ))
         .next("tell the person to run the route themselves in their own terminal"));
     }
-    if !ROUTE_HANDOFFS {
+    // Every sudo of the script asks and keeps nothing, or the person's hooks and configuration,
+    // which it runs after its first sudo, would find the password's credential (attack 8 F3).
+    if let Some(past) = &call.script.elevates_past_sudo {
         return Err(refused(format!(
-            "`{}` needs root, and archgate does not hand off an Omarchy route's script yet: the \
-             script runs files of yours (hooks, configuration) after sudo has your password, and \
-             any program of yours could have written them",
+            "`{}` reaches root past a sudo found by name ({past}): its password could serve \
+             what the script runs next, so it is not handed off",
             r.route
         ))
-        .next(
-            "tell the person to run the route themselves in their own terminal: omarchy ROUTE ARGS",
-        ));
+        .next("tell the person to run the route themselves in their own terminal"));
     }
+    super::asking_sudo::installed().map_err(|e| {
+        refused(format!("`{}` needs root and is not handed off here: {e}", r.route)).next(
+            "tell the person to run the route themselves in their own terminal, or to install archgate's package",
+        )
+    })?;
     let spec = probe.permit.executor().pin(call.spec.clone())?;
     // The script crosses privilege (it runs sudo with the person's password): root's alone, like
     // sudo and the program of every other hand-off (`pinned.rs`; attack 5b F1's class). A git

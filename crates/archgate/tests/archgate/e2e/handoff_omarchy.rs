@@ -43,27 +43,17 @@ fn rig() -> OmarchyRig {
     rig
 }
 
-#[test]
-fn a_sudo_route_is_withheld_with_the_reason_and_nothing_runs() {
-    // Attack 8 F3, F4: a route's script runs the person's own files (hooks, configuration)
-    // after sudo has their password; until every sudo inside it asks and caches nothing, a
-    // route that needs root is the person's to run (`tools/handoff/route.rs`).
-    let rig = rig();
+fn route_refusal(rig: &OmarchyRig, route: &str) -> Value {
     let env = &rig.env;
     let mut s = crate::support::StdioServer::session(env);
     s.call(
         1,
         "handoff",
-        json!({"op": "omarchy", "route": "pkg add", "args": ["handoff-hello"], "reason": "the person asked"}),
+        json!({"op": "omarchy", "route": route, "args": ["handoff-hello"], "reason": "the person asked"}),
     );
     let a = s.response(1);
-    let e = refusal(&a);
+    let e = refusal(&a).clone();
     assert_eq!(e["kind"], "refused", "{e}");
-    let message = e["message"].as_str().unwrap();
-    assert!(
-        message.contains("does not hand off an Omarchy route's script yet"),
-        "{e}"
-    );
     assert!(
         e["next"]
             .as_str()
@@ -73,6 +63,47 @@ fn a_sudo_route_is_withheld_with_the_reason_and_nothing_runs() {
     );
     assert!(rig.ran().is_empty(), "the script ran");
     assert!(env.pending().is_empty(), "a question was asked");
+    e
+}
+
+#[test]
+fn a_sudo_route_is_refused_where_archgates_asking_sudo_is_not_this_archgate() {
+    // Attack 8 F3, F4: a route's script runs the person's own files (hooks, configuration)
+    // after its first sudo; it is handed off only with archgate's asking sudo first on its path
+    // (`tools/handoff/asking_sudo.rs`), which the package installs as a link to its archgate.
+    // This test's archgate is no installed one: refused, with why (the hand-off suite installs
+    // it, as root, in a private mount namespace).
+    let e = route_refusal(&rig(), "pkg add");
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("asking sudo is not usable at /usr/lib/archgate/sudo-asks/sudo"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_route_that_reaches_root_past_a_sudo_found_by_name_is_not_handed_off() {
+    // Root's sudo by its path (or pkexec) would not be the asking sudo: it keeps the password.
+    let rig = rig();
+    for (script, what) in [
+        ("/usr/bin/sudo pacman -S --noconfirm \"$@\"", "sudo"),
+        ("pkexec pacman -S --noconfirm \"$@\"", "pkexec"),
+        (
+            "export PATH=\"/usr/bin:$PATH\"\nsudo pacman -S --noconfirm \"$@\"",
+            "PATH=/usr/bin",
+        ),
+    ] {
+        rig.set_script(
+            "omarchy-pkg-add",
+            &format!("# omarchy:args=<packages...>\n# omarchy:requires-sudo=true\n{script}"),
+        );
+        let e = route_refusal(&rig, "pkg add");
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.contains("past a sudo found by name") && message.contains(what),
+            "{script}: {e}"
+        );
+    }
 }
 
 #[test]

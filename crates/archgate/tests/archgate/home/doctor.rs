@@ -194,3 +194,30 @@ fn the_tests_world_has_no_polkit_and_no_system_bus_whatever_the_machine_runs() {
         assert!(seen.success(), "the machine's own actions directory");
     }
 }
+
+/// An Omarchy route that needs root is handed off only with archgate's asking sudo linked to
+/// this very archgate; the test's binary is no installed one (a package's link, on a desktop
+/// that has one, leads to another binary), so doctor says the piece is missing, why and the fix.
+#[test]
+fn doctor_says_route_hand_offs_need_the_asking_sudo_of_this_archgate() {
+    let env = Env::new();
+    env.write_config("[approval]\npage_port = 0\nnotifications = false\n");
+    let out = env.command(&["doctor"]).output().unwrap();
+    let all = stdout(&out);
+    let at = all
+        .find("MISSING  route hand-offs")
+        .unwrap_or_else(|| panic!("{all}"));
+    let said = &all[at..];
+    assert!(
+        said.contains("asking sudo is not usable at /usr/lib/archgate/sudo-asks/sudo"),
+        "{said}"
+    );
+    assert!(
+        said.contains("you run the route in your own terminal"),
+        "{said}"
+    );
+    assert!(
+        said.contains("fix: install archgate's Arch package"),
+        "{said}"
+    );
+}
