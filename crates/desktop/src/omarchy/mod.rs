@@ -179,7 +179,8 @@ fn not_anothers_file(route: &Route, value: &str) -> Result<()> {
         Err(why) => Err(DesktopError::invalid(
             "args",
             format!(
-                "`{}` installs {value:?} as code that runs later, and it is not yours alone:                  {why}; only a file that you (or root) own all the way is installed",
+                "`{}` installs {value:?} as code that runs later, and it is not yours alone: \
+                 {why}; only a file that you (or root) own all the way is installed",
                 route.route
             ),
         )),

@@ -25,6 +25,7 @@ use super::{out, out_raw};
 
 pub mod as_sudo;
 mod checks;
+mod route_rebuilt;
 mod sudo_asks;
 
 use crate::tools::handoff::registry::{Outcome, Prepared, RouteScript};
@@ -63,9 +64,15 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
         return Ok(ExitCode::from(1));
     };
     // The command is the helper's own, built from the operation and its values (attack 8 F1,
-    // F2): the archgate process on the other end may be one the agent started or preloaded.
-    let prepared = if prepared.script.is_none() {
-        match rebuilt(&prepared, &cfg.arch.pacman_conf) {
+    // F2), or judged from root's files for a route's script (attack 9 F1): the archgate process
+    // on the other end may be one the agent started or preloaded.
+    let prepared = {
+        let own = if prepared.script.is_none() {
+            rebuilt(&prepared, &cfg.arch.pacman_conf)
+        } else {
+            route_rebuilt::rebuilt_route(&prepared)
+        };
+        match own {
             Ok(p) => p,
             Err(why) => {
                 out(format!(
@@ -80,8 +87,6 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
                 return Ok(ExitCode::from(1));
             }
         }
-    } else {
-        prepared
     };
     out_raw(&render(&prepared));
     let confirmed = match &prepared.script {

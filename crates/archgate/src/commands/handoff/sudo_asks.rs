@@ -73,7 +73,7 @@ pub(super) fn will_sudo_ask_for_any(sudo_path: &std::path::Path) -> Asks {
             pacman.to_string_lossy().into_owned(),
             "-V".into(),
         ]),
-        Err(_) => Asks::Yes,
+        Err(_) => account_has_password(),
     }
 }
 
@@ -95,8 +95,47 @@ pub(super) fn will_sudo_ask(argv: &[String]) -> Asks {
         .timeout(std::time::Duration::from_secs(10));
     let out = run_probe(spec);
     match out {
-        Ok(o) => sudo::judge(o.status.code, &o.stderr_lossy()),
+        Ok(o) => match sudo::judge(o.status.code, &o.stderr_lossy()) {
+            Asks::Yes => account_has_password(),
+            other => other,
+        },
         Err(why) => Asks::Unknown(why),
+    }
+}
+
+/// Whether the person's account has a password for sudo to ask (attack 9 F2; class: *sudo's
+/// probe answers for sudoers, PAM decides*): `sudo -n` says "a password is required" from
+/// sudoers alone, but where the account's password is empty PAM's `pam_unix nullok` (Arch's and
+/// Debian's default) lets sudo through without asking, and a keystroke alone runs the command.
+/// Asked of `passwd -S` (the person's own status, in the C locale): `NP` refuses; what cannot
+/// be read refuses too.
+pub(super) fn account_has_password() -> Asks {
+    let passwd = match pinned::program("passwd") {
+        Ok(p) => p,
+        Err(e) => return Asks::Unknown(format!("passwd cannot be used: {e}")),
+    };
+    let spec = CommandSpec::new(passwd.to_string_lossy().into_owned())
+        .arg("-S")
+        .clear_env()
+        .env("LC_ALL", "C")
+        .timeout(std::time::Duration::from_secs(10));
+    match run_probe(spec) {
+        Ok(o) if o.status.code == Some(0) => password_status(&o.stdout_lossy()),
+        Ok(o) => Asks::Unknown(format!("passwd -S said: {}", o.stderr_lossy().trim())),
+        Err(why) => Asks::Unknown(why),
+    }
+}
+
+/// `passwd -S`'s line (`NAME STATUS DATE …`, shadow-utils): `P` (a usable password) and `L` (a
+/// locked one: sudo asks and cannot succeed) ask; `NP` (none) does not.
+fn password_status(line: &str) -> Asks {
+    match line.split_whitespace().nth(1) {
+        Some("P" | "PS" | "L" | "LK") => Asks::Yes,
+        Some("NP") => Asks::No(
+            "your account has no password (passwd -S: NP), so sudo lets the command through without asking"
+                .into(),
+        ),
+        _ => Asks::Unknown(format!("passwd -S said: {}", line.trim())),
     }
 }
 
@@ -106,4 +145,31 @@ pub(super) fn run_probe(spec: CommandSpec) -> Result<archgate_core::exec::Output
     let h = tokio::runtime::Handle::try_current().map_err(|_| "no runtime".to_owned())?;
     tokio::task::block_in_place(|| h.block_on(archgate_core::exec::run_for_person(spec)))
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_account_without_a_password_is_one_sudo_does_not_ask_for() {
+        // Lines in the shape shadow-utils' `passwd -S` prints (Debian 12 and Arch).
+        assert_eq!(
+            password_status("alice P 2026-12-05 0 99999 7 -1\n"),
+            Asks::Yes
+        );
+        assert_eq!(
+            password_status("alice L 2026-12-05 0 99999 7 -1\n"),
+            Asks::Yes
+        );
+        assert!(matches!(
+            password_status("alice NP 2026-12-05 0 99999 7 -1\n"),
+            Asks::No(why) if why.contains("no password")
+        ));
+        assert!(matches!(password_status(""), Asks::Unknown(_)));
+        assert!(matches!(
+            password_status("passwd: unknown"),
+            Asks::Unknown(_)
+        ));
+    }
 }

@@ -173,10 +173,11 @@ pub struct DesktopStateArgs {
 }
 
 /// What the person is asked when window titles are wanted.
-const TITLES_TARGET: &str = "read every window's title (a terminal's title is the command it runs,                              a browser's the page: they may hold passwords or tokens)";
+const TITLES_TARGET: &str = "read every window's title (a terminal's title is the command it runs, a browser's the page: they may hold passwords or tokens)";
 
 /// Said in place of each title when they were not asked for.
-const TITLE_WITHHELD: &str = "(withheld: titles may carry command lines; desktop_state with                               titles: true asks the person)";
+const TITLE_WITHHELD: &str =
+    "(withheld: titles may carry command lines; desktop_state with titles: true asks the person)";
 
 /// Class (attack 3, F11): *a read answer that carries what may hold another program's secrets*
 /// — a terminal sets its title to the running command line (`mysql -pSECRET`), the text

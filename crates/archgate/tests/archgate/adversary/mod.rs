@@ -40,6 +40,7 @@ mod spellings;
 mod squatter;
 mod stand_in_daemon;
 mod steered;
+mod told_script;
 mod transport;
 mod unauthenticated;
 mod unknown;
