@@ -647,7 +647,10 @@ def test_a_routes_script_acts_for_the_persons_account_whatever_the_client_says(a
         pid = confirm_with_password(person, q, pacman_asks=False)
         r = result(q)
         assert not r["error"] and r["outcome"] == "ran" and r["exit_code"] == 0, r
-        assert f"route-env USER={USER} LOGNAME={USER} HOME={HOME}" in r["output_tail"], r
+        # The account is the user database's; the home is no one's (attack 11 F2: the person's
+        # hooks and configuration are the agent's to write, and would run where they type
+        # their password).
+        assert f"route-env USER={USER} LOGNAME={USER} HOME=/nonexistent" in r["output_tail"], r
         assert "intruder" not in r["output_tail"], r
         person.close_terminal(pid)
     finally:
@@ -655,12 +658,13 @@ def test_a_routes_script_acts_for_the_persons_account_whatever_the_client_says(a
         other.close()
 
 
-def test_the_persons_hook_that_a_routes_script_runs_after_its_sudo_finds_no_credential(agent, person):
-    # Attack 8 F3, F4: the route's script runs the person's hook after its first sudo; the hook
-    # is the agent's to write, and sudo's credential for the terminal ran its `sudo -n` as root.
-    # With a global timestamp (F4) the password also served the agent's own shell. The asking
-    # sudo keeps nothing: the hook's sudo, by name or by root's path, finds no credential, and
-    # neither does the agent's shell afterwards.
+def test_the_persons_hook_is_never_run_by_a_routes_script_and_no_credential_is_left(agent, person):
+    # Attack 8 F3, F4 and attack 11 F2: the route's script runs the person's hook after its
+    # first sudo; the hook is the agent's to write. Its sudo -n found sudo's credential for the
+    # terminal (F3), a global timestamp served the agent's shell (F4), and, with the asking sudo,
+    # the hook printed the asking sudo's line for the next step and asked the password for its
+    # own command (attack 11 F2). The script now runs with a home that is no one's: the hook is
+    # not found, and nothing of the password is left for anyone.
     marker = Path(os.environ["HANDOFF_MARKER"])
     hooks = HOME / ".config" / "omarchy" / "hooks"
     proof = HOME / "hook-proof"
@@ -681,9 +685,7 @@ def test_the_persons_hook_that_a_routes_script_runs_after_its_sudo_finds_no_cred
         r = result(q)
         assert not r["error"] and r["outcome"] == "ran" and r["exit_code"] == 0, r
         assert marker.read_text() == "written by the route\n"
-        seen = proof.read_text()
-        assert f"hook uid={UID}" in seen, seen
-        assert "by-name=1" in seen and "by-path=1" in seen, seen
+        assert not proof.exists(), proof.read_text()
         assert "COMMAND=/usr/bin/id" not in sudo_ran(), sudo_ran()
         # Nothing of the password stays for the agent: sudo asks again outside the terminal.
         again = subprocess.run(["/usr/bin/setsid", "--wait", "/usr/bin/sudo", "-n", "-v"],
@@ -953,6 +955,39 @@ def test_one_hand_off_at_a_time_across_the_persons_archgate_processes(agent, per
         assert r["error"] and r["kind"] == "busy" and hid in r["message"], r
     finally:
         second.close()
+    person.answer_prompt(pid, "Escape")
+    assert result(q)["kind"] == "cancelled"
+    person.close_terminal(pid)
+
+
+def test_a_lock_the_agent_removed_still_leaves_one_terminal_asking_at_a_time(agent, person, session):
+    # Attack 9 F3: the lock file lives in a directory the agent can write; it unlinked it while
+    # the person's hand-off waited, and its own archgate's terminal opened over the person's and
+    # took the password they typed. The helper itself looks for another hand-off's terminal in
+    # the kernel's process list and refuses to ask while one is open.
+    q = agent.handoff(["handoff-other"])
+    pid = person.helper(q)
+    person.wait_prompt(pid)
+    runtime = Path(user_env(session)["XDG_RUNTIME_DIR"]) / "archgate"
+    subprocess.run(["rm", "-f", str(runtime / "handoff.lock")], check=True,
+                   **as_user(env=agent.env, cwd=HOME))
+    second = Agent(user_env(session))
+    try:
+        q2 = second.handoff(["handoff-hello"])
+        r = result(q2)
+        assert r["error"] and r["kind"] == "refused", r
+        assert "another hand-off's terminal is open" in r["message"], r
+        assert "handoff-hello" not in installed()
+    finally:
+        second.close()
+    # The second terminal, if one opened, asked nothing and lingers; the person closes both.
+    for p in Path("/proc").iterdir():
+        try:
+            argv = (p / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) > 2 and argv[1] == b"handoff-run" and ours(argv) and int(p.name) != pid:
+            person.close_terminal(int(p.name))
     person.answer_prompt(pid, "Escape")
     assert result(q)["kind"] == "cancelled"
     person.close_terminal(pid)

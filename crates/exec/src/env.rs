@@ -277,7 +277,9 @@ pub fn build(
                 }
             }
             Carries::TrustedDir => {
-                if trusted(Path::new(&v)) || (k == "HOME" && is_own_home(Path::new(&v))) {
+                if trusted(Path::new(&v))
+                    || (k == "HOME" && (is_own_home(Path::new(&v)) || is_no_home(Path::new(&v))))
+                {
                     out.push((k, v));
                 }
             }
@@ -335,6 +337,24 @@ fn is_own_home(dir: &Path) -> bool {
         .ok()
         .flatten()
         .is_some_and(|u| u.dir == dir)
+}
+
+/// The home a program gets that must read nothing of the person's: a hand-off's route script,
+/// which runs the person's hooks and configuration from `$HOME` in the terminal where sudo asks
+/// their password (attack 11 F2). No one but root can make it exist.
+pub const NO_HOME: &str = "/nonexistent";
+
+/// Whether `dir` is [`NO_HOME`] and still names nothing of anyone's but root's: absent (its
+/// parent `/` is root's), or a directory root alone can write.
+fn is_no_home(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if dir != Path::new(NO_HOME) {
+        return false;
+    }
+    match std::fs::symlink_metadata(dir) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(m) => m.is_dir() && m.uid() == 0 && m.mode() & 0o022 == 0,
+    }
 }
 
 /// Whether `dir` may be the session's runtime directory: absolute, its parent passes the trust
@@ -468,6 +488,30 @@ mod tests {
         assert!(path.to_str().unwrap().starts_with("/usr/bin"), "{path:?}");
         assert!(!path.to_str().unwrap().contains("relative"), "{path:?}");
         assert!(!path.to_str().unwrap().contains("nonexistent"), "{path:?}");
+    }
+
+    #[test]
+    fn the_home_that_is_no_ones_passes_and_no_other_missing_home_does() {
+        let root_only = ExecConfig {
+            search_dirs: vec!["/usr/bin".into()],
+            require_root_owned: true,
+            person_uid: None,
+            ..ExecConfig::default()
+        };
+        for (home, passes) in [
+            (NO_HOME, true),
+            ("/nonexistent-h33", false),
+            ("/tmp/h33", false),
+        ] {
+            let env = build(
+                std::collections::HashMap::new(),
+                &root_only,
+                &[("HOME".into(), home.into())],
+            );
+            let got = env.iter().any(|(k, v)| k == "HOME" && v == home);
+            // Where a machine made /nonexistent another's, it no longer passes.
+            assert_eq!(got, passes && is_no_home(Path::new(NO_HOME)), "{home}");
+        }
     }
 
     #[test]

@@ -29,6 +29,39 @@ pub fn past_sudo(line: &str) -> Option<String> {
     own_search_path(line)
 }
 
+/// How `line` reaches the person's home other than through `$HOME` (which a handed-off
+/// route's script gets as a directory no one but root can make: `archgate_exec::env::NO_HOME`),
+/// if it does: `/home/…`, the user database (`getent passwd`, `~$USER`), or a command run as
+/// the person with their home (`sudo -u`, `-H`, `-i`, `-s`, `--login`). Class: *code or
+/// configuration of the person's uid run in the terminal where the person types their
+/// password* (attack 11 F2: the agent's hook printed the asking sudo's line and asked the
+/// password for its own command).
+pub fn reaches_home(line: &str) -> Option<String> {
+    if line.contains("/home/") {
+        return Some("/home/".to_owned());
+    }
+    if line.contains("getent passwd") {
+        return Some("getent passwd".to_owned());
+    }
+    if line.contains("~$") || line.contains("~\"") {
+        return Some("~$USER".to_owned());
+    }
+    let words = super::script::words(line);
+    for (i, w) in words.iter().enumerate() {
+        if w.rsplit('/').next() != Some("sudo") {
+            continue;
+        }
+        for a in words[i + 1..].iter().take_while(|a| a.starts_with('-')) {
+            let as_person = ["-u", "-H", "-i", "-s", "--user", "--login", "--shell"].contains(a)
+                || (!a.starts_with("--") && a.len() > 2 && a[1..].contains(['u', 'H', 'i', 's']));
+            if as_person {
+                return Some(format!("sudo {a}"));
+            }
+        }
+    }
+    None
+}
+
 /// A `PATH=` assignment whose value does not keep the given search path first: every element
 /// before `$PATH` must be Omarchy's own `bin/` (`"$OMARCHY_PATH/bin:$PATH"`, as Omarchy 4's
 /// setup scripts write it); a value without `$PATH` replaces it.
@@ -101,6 +134,32 @@ mod tests {
         ] {
             let got = past_sudo(line).unwrap_or_default();
             assert!(got.contains(what), "{line}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn the_persons_home_reached_past_home_is_named() {
+        use super::reaches_home;
+        // Shapes of Omarchy 4's lines (bin/omarchy-upgrade-to-quattro, omarchy-setup-system):
+        // our own text.
+        for (line, what) in [
+            (r#"sudo -u "$target_user" -H "$@""#, "sudo -u"),
+            (r#"cp x /home/$USER/.config/y"#, "/home/"),
+            (
+                r#"home=$(getent passwd "$USER" | cut -d: -f6)"#,
+                "getent passwd",
+            ),
+            (r#"eval echo ~$USER"#, "~$USER"),
+            (r#"sudo -iu root true"#, "sudo -iu"),
+        ] {
+            assert_eq!(reaches_home(line).as_deref(), Some(what), "{line}");
+        }
+        for line in [
+            r#"sudo pacman -S --noconfirm "$@""#,
+            r#"sudo -k -- tee /etc/x"#,
+            r#"cp "$HOME/.config/x" /tmp/y"#,
+        ] {
+            assert_eq!(reaches_home(line), None, "{line}");
         }
     }
 }

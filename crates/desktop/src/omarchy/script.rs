@@ -83,6 +83,10 @@ pub struct ScriptFacts {
     /// `sudo` found by name (`/usr/bin/sudo`, `pkexec`, a search path of its own;
     /// `crate::omarchy::past_sudo`): a hand-off's asking sudo would not stand in the way.
     pub elevates_past_sudo: Option<Seen>,
+    /// The first place the script or a script it calls reaches the person's home other than
+    /// through `$HOME` (`crate::omarchy::past_sudo::reaches_home`): a handed-off route's script
+    /// gets a home that is no one's, and this would find theirs.
+    pub reaches_home: Option<Seen>,
 }
 
 impl ScriptFacts {
@@ -285,6 +289,11 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 && let Some(p) = crate::omarchy::past_sudo::past_sudo(line)
             {
                 facts.elevates_past_sudo = Some(at(p));
+            }
+            if facts.reaches_home.is_none()
+                && let Some(p) = crate::omarchy::past_sudo::reaches_home(line)
+            {
+                facts.reaches_home = Some(at(p));
             }
             facts.sudo_programs.extend(sudo_programs_in(line));
             for c in called(line) {

@@ -92,8 +92,60 @@ pub(super) fn files_unchanged(script: &RouteScript) -> Result<(), String> {
 
 /// `spec` with nothing of this process's environment, only the facts of
 /// `tools/handoff/facts_env.rs` (attack 7 F1: the client's `USER` reached root's commands).
+/// The facts for an Omarchy route's script, without the person's home and runtime directory:
+/// `HOME` is [`archgate_core::exec::env::NO_HOME`], which no one but root can make exist (attack
+/// 11 F2; class: *code or configuration of the person's uid run in the terminal where the
+/// person types their password* — Omarchy's scripts run `~/.config/omarchy/hooks/…` and read
+/// `~/.config`; the agent wrote a hook that printed the asking sudo's line for the next step and
+/// then asked the password for its own command).
+pub(super) fn with_route_facts(spec: CommandSpec) -> CommandSpec {
+    crate::tools::handoff::facts_env::facts()
+        .into_iter()
+        .filter(|(k, _)| k != "HOME" && k != "XDG_RUNTIME_DIR")
+        .fold(spec.clear_env(), |s, (k, v)| s.env(k, v))
+        .env("HOME", archgate_core::exec::env::NO_HOME)
+}
+
 pub(super) fn with_facts(spec: CommandSpec) -> CommandSpec {
     crate::tools::handoff::facts_env::facts()
         .into_iter()
         .fold(spec.clear_env(), |s, (k, v)| s.env(k, v))
+}
+
+/// Another hand-off helper of this uid that is open now — this very archgate binary running
+/// `handoff-run` or `handoff ID` — by the kernel's process list, not by a lock file (attack 9
+/// F3; class: *a one-at-a-time invariant kept by cooperating processes in a place the agent can
+/// write* — the agent unlinked `handoff.lock`, and its own archgate's terminal opened over the
+/// person's and took the password they typed for theirs). Its pid.
+pub(super) fn another_hand_off_open() -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let me = std::process::id();
+    let uid = nix::unistd::getuid().as_raw();
+    let exe = std::fs::metadata("/proc/self/exe").ok()?;
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me || e.metadata().map(|m| m.uid()).ok() != Some(uid) {
+            continue;
+        }
+        let same_binary = std::fs::metadata(e.path().join("exe"))
+            .is_ok_and(|m| (m.dev(), m.ino()) == (exe.dev(), exe.ino()));
+        if !same_binary {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let argv: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let helper = argv
+            .iter()
+            .skip(1)
+            .find(|a| !a.starts_with(b"-"))
+            .is_some_and(|a| *a == b"handoff-run" || *a == b"handoff");
+        if helper {
+            return Some(pid);
+        }
+    }
+    None
 }

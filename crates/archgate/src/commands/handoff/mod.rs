@@ -31,7 +31,10 @@ mod sudo_asks;
 use crate::tools::handoff::registry::{Outcome, Prepared, RouteScript};
 use crate::tools::handoff::sudo::Asks;
 use crate::tools::handoff::{asking_sudo, pinned};
-use checks::{files_still_roots, files_unchanged, rebuilt, with_facts};
+use checks::{
+    another_hand_off_open, files_still_roots, files_unchanged, rebuilt, with_facts,
+    with_route_facts,
+};
 use sudo_asks::{forget_sudo, script_dir_of, sudo_program, will_sudo_ask, will_sudo_ask_for_any};
 
 /// The output's tail kept for the agent.
@@ -88,6 +91,22 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
             }
         }
     };
+    // One terminal asking for a password at a time, whichever archgate opened it.
+    if let Some(pid) = another_hand_off_open() {
+        let why = format!(
+            "another hand-off's terminal is open (pid {pid}); one at a time, so that your password \
+             goes only to the command you mean — close that one first"
+        );
+        out(format!(
+            "archgate: this hand-off is refused; nothing ran: {why}"
+        ));
+        let _ = step(
+            &mut conn,
+            &json!({"op": "done", "outcome": Outcome::Refused { why }}),
+        );
+        linger(channel);
+        return Ok(ExitCode::from(1));
+    }
     out_raw(&render(&prepared));
     let confirmed = match &prepared.script {
         Some(script) => confirm_script(&prepared, script, &exec_config),
@@ -311,6 +330,7 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
     out("Press Enter to run it; sudo will ask for your password. Escape cancels.");
     match wait_for_enter() {
         Key::Enter => {
+            one_at_a_time().map_err(refused)?;
             files_still_roots(&program, rest).map_err(refused)?;
             Ok(spec)
         }
@@ -358,7 +378,7 @@ fn confirm_script(
     };
     let exec = Executor::new(config.clone());
     let mut spec = exec
-        .pin(with_facts(
+        .pin(with_route_facts(
             CommandSpec::new(first.clone()).args(rest.iter().cloned()),
         ))
         .map_err(|e| refused(format!("the script cannot be run: {e}")))?;
@@ -423,8 +443,20 @@ fn confirm_script(
         Key::Cancel(why) => return Err(Outcome::Cancelled { why }),
         Key::NoTerminal(why) => return Err(refused(why)),
     }
+    one_at_a_time().map_err(refused)?;
     files_unchanged(script).map_err(refused)?;
     Ok((spec, config.clone()))
+}
+
+/// Still the only hand-off open, after the Enter (one opened while this one waited).
+fn one_at_a_time() -> Result<(), String> {
+    match another_hand_off_open() {
+        Some(pid) => Err(format!(
+            "another hand-off's terminal opened while this one waited (pid {pid}); one at a time, \
+             so that your password goes only to the command you mean"
+        )),
+        None => Ok(()),
+    }
 }
 
 enum Key {

@@ -102,6 +102,9 @@ pub(super) fn rebuilt_route(p: &Prepared) -> Result<Prepared, String> {
     if let Some(at) = &facts.elevates_past_sudo {
         return refused(format!("it reaches root past a sudo found by name ({at})"));
     }
+    if let Some(at) = &facts.reaches_home {
+        return refused(format!("it reaches your home past $HOME ({at})"));
+    }
     files_are_pinned(args, given)?;
     let omarchy = dir
         .parent()

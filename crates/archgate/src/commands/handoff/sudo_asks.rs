@@ -73,7 +73,7 @@ pub(super) fn will_sudo_ask_for_any(sudo_path: &std::path::Path) -> Asks {
             pacman.to_string_lossy().into_owned(),
             "-V".into(),
         ]),
-        Err(_) => account_has_password(),
+        Err(_) => person_can_be_asked(),
     }
 }
 
@@ -96,10 +96,51 @@ pub(super) fn will_sudo_ask(argv: &[String]) -> Asks {
     let out = run_probe(spec);
     match out {
         Ok(o) => match sudo::judge(o.status.code, &o.stderr_lossy()) {
-            Asks::Yes => account_has_password(),
+            Asks::Yes => person_can_be_asked(),
             other => other,
         },
         Err(why) => Asks::Unknown(why),
+    }
+}
+
+/// Whether sudo will really ask the person, beyond what the probe of the command says: sudo is
+/// set up for them at all (attack 9 F5: for a user no rule names, `sudo -n` also says "a
+/// password is required", and the person typed their password for nothing; `sudo -n -v` says
+/// "may not run sudo" without one), and their account has a password to ask for.
+pub(super) fn person_can_be_asked() -> Asks {
+    match sudo_set_up() {
+        Asks::Yes => account_has_password(),
+        other => other,
+    }
+}
+
+/// `sudo -n -v` in the C locale: "may not run sudo" means no rule names the person.
+fn sudo_set_up() -> Asks {
+    let sudo = match pinned::program("sudo") {
+        Ok(p) => p,
+        Err(e) => return Asks::Unknown(format!("sudo cannot be used: {e}")),
+    };
+    let spec = CommandSpec::new(sudo.to_string_lossy().into_owned())
+        .args(["-n", "-v"])
+        .clear_env()
+        .env("LC_ALL", "C")
+        .timeout(std::time::Duration::from_secs(10));
+    match run_probe(spec) {
+        Ok(o) => validation(o.status.code, &o.stderr_lossy()),
+        Err(why) => Asks::Unknown(why),
+    }
+}
+
+/// What `sudo -n -v` said: "may not run sudo" (no rule names the person) refuses; anything else
+/// leaves the judgement to the command's own probe.
+fn validation(code: Option<i32>, stderr: &str) -> Asks {
+    if code != Some(0) && stderr.contains("may not run sudo") {
+        Asks::No(
+            "sudo is not set up for you: no sudoers rule names your user, so your password would be asked for nothing"
+                .into(),
+        )
+    } else {
+        Asks::Yes
     }
 }
 
@@ -109,7 +150,7 @@ pub(super) fn will_sudo_ask(argv: &[String]) -> Asks {
 /// Debian's default) lets sudo through without asking, and a keystroke alone runs the command.
 /// Asked of `passwd -S` (the person's own status, in the C locale): `NP` refuses; what cannot
 /// be read refuses too.
-pub(super) fn account_has_password() -> Asks {
+fn account_has_password() -> Asks {
     let passwd = match pinned::program("passwd") {
         Ok(p) => p,
         Err(e) => return Asks::Unknown(format!("passwd cannot be used: {e}")),
@@ -167,6 +208,15 @@ mod tests {
             Asks::No(why) if why.contains("no password")
         ));
         assert!(matches!(password_status(""), Asks::Unknown(_)));
+        // `sudo -n -v` as sudo 1.9 words it for a user no rule names, and for one it would ask.
+        assert!(matches!(
+            validation(Some(1), "Sorry, user alice may not run sudo on vm.\n"),
+            Asks::No(why) if why.contains("not set up")
+        ));
+        assert_eq!(
+            validation(Some(1), "sudo: a password is required\n"),
+            Asks::Yes
+        );
         assert!(matches!(
             password_status("passwd: unknown"),
             Asks::Unknown(_)

@@ -90,6 +90,17 @@ pub async fn prepare(
         ))
         .next("tell the person to run the route themselves in their own terminal"));
     }
+    // The script runs with a home that is no one's (the person's hooks and configuration are
+    // the agent's to write, and they run where the person types the password: attack 11 F2); one
+    // that finds the person's home another way is not handed off.
+    if let Some(at) = &call.script.reaches_home {
+        return Err(refused(format!(
+            "`{}` reaches your home past $HOME ({at}): what it runs there is any program of \
+             yours to write, in the terminal where you type your password, so it is not handed off",
+            r.route
+        ))
+        .next("tell the person to run the route themselves in their own terminal"));
+    }
     super::asking_sudo::installed().map_err(|e| {
         refused(format!("`{}` needs root and is not handed off here: {e}", r.route)).next(
             "tell the person to run the route themselves in their own terminal, or to install archgate's package",
