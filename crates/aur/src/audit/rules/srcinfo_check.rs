@@ -138,8 +138,14 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             continue;
         }
         let svals: Vec<&str> = sv.iter().map(|(_, v)| v.as_str()).collect();
+        // A source's `name::` prefix names only its file in the build folder: the same address
+        // under another (or no) name is the same download the page shows.
+        let location = |v: &str| -> String { v.rsplit_once("::").map_or(v, |(_, u)| u).to_owned() };
         let listed = |p: &str| {
             svals.contains(&p)
+                || (arr.starts_with("source")
+                    && p.contains("://")
+                    && svals.iter().any(|v| location(v) == location(p)))
                 || (per_package.iter().any(|x| x == p)
                     && ctx.pkgnames.iter().any(|from| {
                         p.contains(from.as_str())
