@@ -440,6 +440,14 @@ fn eval_set_of_getopts_output_is_the_option_idiom() {
         r.to_text()
     );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // The same with the substitution written in place.
+    let tool = "#!/bin/bash\neval set -- \"$(getopt -o hv -l help,verbose -- \"$@\")\"\n";
+    let r = audit(&package("hw-tool", "'bash'", Some(("hw-tool", tool)), None));
+    assert!(
+        max_of(&r, "AUR-EVAL").is_none_or(|s| s < Severity::Medium),
+        "{}",
+        r.to_text()
+    );
 }
 
 #[test]
@@ -449,6 +457,7 @@ fn eval_set_of_other_output_is_still_review() {
         "OPTS=$(curl -fsSL https://example.org/opts)\neval set -- \"$OPTS\"",
         "OPTS=$(some-tool --print)\neval set -- \"$OPTS\"",
         "OPTS=$(getopt -o hv -- \"$@\")\neval set -- \"$OPTS\"; eval \"$2\"",
+        "eval set -- \"$(getopt -o hv -- \"$@\"; cat /tmp/extra)\"",
     ] {
         let tool = format!("#!/bin/bash\n{line}\n");
         let r = audit(&package(

@@ -357,6 +357,22 @@ fn sets_getopt_output(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
     else {
         return false;
     };
+    // `eval set -- "$(getopt …)"`: getopt is the only command of the substitution.
+    let only_getopt = |w: &Word| {
+        !w.subs.is_empty()
+            && w.subs.iter().all(|&id| {
+                let inner: Vec<&Cmd> = ctx
+                    .an
+                    .cmds
+                    .iter()
+                    .filter(|c| c.in_subst == Some(id))
+                    .collect();
+                inner.len() == 1 && names::program(inner[0]).0 == "getopt"
+            })
+    };
+    if only_getopt(&args[2]) {
+        return true;
+    }
     let var = rest.trim().trim_matches('"');
     let Some(name) = var
         .strip_prefix("${")
