@@ -370,9 +370,9 @@ fn a_shipped_unit_using_keys_or_the_agent_socket_elsewhere_stays_high() {
 }
 
 // Class (review): a source whose `name::` prefix differs between the PKGBUILD and .SRCINFO
-// (`libfoo::git+https://…/libfoo.git` in one, `git+https://…/libfoo.git` in the other) was
-// read as a source .SRCINFO does not list. The prefix names only the file in the build
-// folder; the download the page shows is the same one.
+// (`libfoo::git+https://…/libfoo.git` in one, `git+https://…/libfoo.git` in the other), or a
+// git repository written with and without `.git`, was read as a source .SRCINFO does not list.
+// The prefix names only the file in the build folder; the download the page shows is the same.
 
 fn with_srcinfo(source: &str, srcinfo_source: &str) -> AuditInput {
     AuditInput {
@@ -398,6 +398,11 @@ fn a_source_renamed_only_in_srcinfo_is_the_same_download() {
         (
             "libfoo-1.0.tar.gz::https://example.org/dl/id/42/libfoo-1.0.tar.gz",
             "https://example.org/dl/id/42/libfoo-1.0.tar.gz",
+        ),
+        // A git repository's address with and without `.git` (lumina-desktop-utils-git).
+        (
+            "git+https://git.example.org/libfoo.git",
+            "git+https://git.example.org/libfoo",
         ),
     ] {
         let r = audit(&with_srcinfo(pk, si));
