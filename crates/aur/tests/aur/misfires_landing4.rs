@@ -180,12 +180,22 @@ fn a_meta_package_enabling_its_dependencies_services_is_low() {
 fn enabling_a_service_no_declared_dependency_ships_stays_high() {
     // The attack the rule is for: turning on a service the package brings nothing for —
     // remote login with openssh declared (sshd carries no name of it and gets no discount),
-    // systemd's root shell on a console, a scanner daemon with sane not declared, and a unit
-    // the install script writes itself.
+    // systemd's root shell on a console, a scanner daemon with sane not declared, the journal
+    // sent away, and a unit the install script writes itself.
     for (deps, body) in [
         ("'openssh'", "  systemctl enable sshd.service"),
         ("'bash'", "  systemctl enable debug-shell.service"),
         ("'colord'", "  systemctl enable saned.socket"),
+        // systemd's own units that ship the journal off the machine or serve it: no discount
+        // for being systemd's, even with systemd declared.
+        (
+            "'systemd'",
+            "  systemctl enable systemd-journal-upload.service",
+        ),
+        (
+            "'bash'",
+            "  systemctl enable systemd-journal-gatewayd.socket",
+        ),
         (
             "'bash'",
             "  printf '[Service]\\nExecStart=/usr/lib/helper/run\\n[Install]\\nWantedBy=multi-user.target\\n' > /etc/systemd/system/sync-helper.service\n  systemctl enable sync-helper.service",

@@ -55,6 +55,14 @@ const UNNAMED_UNITS: &[(&str, &str)] = &[
     ("systemd-*", "systemd"),
 ];
 
+/// systemd's units that send the journal off the machine or serve it over the network: turning
+/// one on is never "the same as the package's own choice", whoever ships it.
+const NO_DISCOUNT: &[&str] = &[
+    "systemd-journal-upload",
+    "systemd-journal-remote",
+    "systemd-journal-gatewayd",
+];
+
 /// Packages of Arch's `base` (systemd, util-linux): installed on every system, so their units
 /// are there whether or not a package declares them.
 const BASE: &[&str] = &["systemd", "util-linux"];
@@ -129,7 +137,7 @@ fn has(deps: &[String], pkg: &str) -> bool {
 /// `samba`); `None` when no declared dependency (nor `base`) ships it by these names.
 pub(super) fn dependency_unit(ctx: &Ctx, unit: &str) -> Option<String> {
     let want = unit_stem(unit).to_ascii_lowercase();
-    if want.len() < 3 || want.starts_with('$') {
+    if want.len() < 3 || want.starts_with('$') || NO_DISCOUNT.contains(&want.as_str()) {
         return None;
     }
     let deps = declared(ctx);
