@@ -7,8 +7,13 @@
 # Each repository is cloned at its commit into ROOT/repos/OWNER+NAME (from a local mirror in
 # $CORPUS_MIRRORS/OWNER+NAME/repo when present, else from github.com). Then ROOT/sets/SET/OWNER+NAME/
 # holds one symlink per package directory (a directory with a PKGBUILD) under the repository's
-# package root. A test-set package whose directory name is also in the development set is left out,
-# so the test set holds only packages the rules were never tuned on.
+# package root. A test-set package whose directory name, or any part of its path under the root, is
+# also a development-set package's name is left out, so the test set holds only packages the rules
+# were never tuned on.
+#
+# A repository kept as one branch per package (a mirror like the AUR's) has `-` for its commit:
+# its packages are pinned one per line in bench/aur/branches/OWNER+NAME.tsv (name, branch, commit),
+# and each is checked out from its own commit into ROOT/repos/OWNER+NAME.pkgs/NAME.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 root=${1:-/var/cache/archgate-corpus}
@@ -27,6 +32,32 @@ while IFS=$'\t' read -r set repo commit under; do
     [[ -d $mirrors/$key/repo ]] && src="$mirrors/$key/repo"
     git clone -q --no-checkout "$src" "$dest"
   fi
+  out="$root/sets/$set/$key"
+  mkdir -p "$out"
+  if [[ $commit == - ]]; then
+    # One branch per package: each pinned commit's tree into its own directory, without the
+    # blobs the snapshot lacks.
+    while IFS=$'\t' read -r name _branch pin; do
+      [[ -z $name || $name == \#* ]] && continue
+      pkg="$dest.pkgs/$name"
+      if [[ ! -f $pkg/PKGBUILD ]]; then
+        rm -rf "$pkg"
+        mkdir -p "$pkg"
+        index=$(mktemp -u)
+        GIT_INDEX_FILE=$index git -C "$dest" read-tree "$pin"
+        GIT_INDEX_FILE=$index git -C "$dest" ls-files -s | awk '{print $2}' |
+          git -C "$dest" cat-file --batch-check='%(objectname) %(objecttype)' 2>/dev/null |
+          awk '$2 == "missing" {print $1}' >"$index.missing"
+        GIT_INDEX_FILE=$index git -C "$dest" ls-files -s | grep -F -f "$index.missing" | cut -f2- |
+          while read -r f; do GIT_INDEX_FILE=$index git -C "$dest" update-index --force-remove -- "$f"; done || true
+        GIT_INDEX_FILE=$index git -C "$dest" checkout-index -a -f --prefix="$pkg/"
+        rm -f "$index" "$index.missing"
+      fi
+      ln -sfn "$pkg" "$out/$name"
+    done <"$top/bench/aur/branches/$key.tsv"
+    echo "$set $repo (pinned per package): $(find "$out" -mindepth 1 -maxdepth 1 | wc -l) packages" >&2
+    continue
+  fi
   # A snapshot may lack its largest blobs (tarballs, images): check out everything else.
   git -C "$dest" ls-tree -r "$commit" | awk -F'\t' '{split($1, a, " "); if (a[2] == "blob") print a[3] "\t" $2}' >"$root/blobs.$key"
   cut -f1 "$root/blobs.$key" | git -C "$dest" cat-file --batch-check='%(objectname) %(objecttype)' |
@@ -38,8 +69,6 @@ while IFS=$'\t' read -r set repo commit under; do
   } >"$dest/.git/info/sparse-checkout"
   rm -f "$root/blobs.$key" "$root/missing.$key"
   git -C "$dest" -c advice.detachedHead=false checkout -q -f "$commit"
-  out="$root/sets/$set/$key"
-  mkdir -p "$out"
   IFS=, read -r -a roots <<<"$under"
   for root_dir in "${roots[@]}"; do
     (cd "$dest/$root_dir" && find . -name PKGBUILD -type f -not -path '*/.*' -printf '%h\n') |
@@ -53,12 +82,15 @@ while IFS=$'\t' read -r set repo commit under; do
   echo "$set $repo $commit: $(find "$out" -mindepth 1 -maxdepth 1 | wc -l) packages" >&2
 done <"$split"
 
-# Leave out of the test set every package whose last path part is also a dev-set package's.
+# Leave out of the test set every package any part of whose path (under its root) is a dev-set
+# package's name: `qt6-svg+mingw-w64` as well as `world+qt6-svg`.
 find "$root/sets/dev" -mindepth 2 -maxdepth 2 -printf '%f\n' | sed 's/.*+//' | sort -u >"$root/dev-names"
 removed=0
 for link in "$root"/sets/test/*/*; do
-  n=$(basename "$link"); n=${n##*+}
-  if grep -qxF -- "$n" "$root/dev-names"; then rm "$link"; removed=$((removed + 1)); fi
+  IFS=+ read -r -a parts <<<"$(basename "$link")"
+  for n in "${parts[@]}"; do
+    if grep -qxF -- "$n" "$root/dev-names"; then rm "$link"; removed=$((removed + 1)); break; fi
+  done
 done
 echo "test set: $removed packages also named in the dev set left out" >&2
 for s in dev test; do

@@ -12,6 +12,7 @@ mod helpers;
 mod misfires;
 mod misfires_landing2;
 mod misfires_landing3;
+mod misfires_landing4;
 mod misfires_unseen;
 mod ops;
 mod rules;

@@ -12,7 +12,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     pipelines(ctx, sink);
     for cmd in &ctx.an.cmds {
         code_words(ctx, cmd, sink);
-        elevation(cmd, sink);
+        elevation(ctx, cmd, sink);
         network(cmd, sink);
         background(cmd, sink);
         dev_tcp(cmd, sink);
@@ -128,6 +128,13 @@ fn code_words(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                 cmd,
                 "eval defines a function from text written in this file, with only variables put into it and no command's output (split packages named in a loop: `eval \"package_${name}() { … }\"`); the code it defines is the text you read here, and the audit reads it as such. Check the variables it puts in are this file's".into(),
             );
+        } else if sets_getopt_output(ctx, cmd, args) {
+            sink.cmd(
+                "AUR-EVAL",
+                Severity::Low,
+                cmd,
+                "eval set -- of getopt's output, the documented way to read options: getopt prints the arguments quoted for the shell, so the text only resets the positional parameters. Check the variable is only ever getopt's output".into(),
+            );
         } else if copies_own_functions(ctx, args) {
             sink.cmd(
                 "AUR-EVAL",
@@ -220,7 +227,7 @@ fn pipelines(ctx: &Ctx, sink: &mut Sink) {
     }
 }
 
-fn elevation(cmd: &Cmd, sink: &mut Sink) {
+fn elevation(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
     let wrappers = names::wrappers(cmd);
     let (name, args) = names::program(cmd);
     let elevated = wrappers
@@ -233,6 +240,15 @@ fn elevation(cmd: &Cmd, sink: &mut Sink) {
             || matches!(name, "su" | "runuser")
             || (name == "machinectl" && args.first().is_some_and(|a| a.text == "shell"));
         if as_user {
+            if cmd.phase == Phase::Runtime && runs_as_invoker(ctx, cmd) {
+                sink.cmd(
+                    "AUR-INSTALL-AS-USER",
+                    Severity::Low,
+                    cmd,
+                    "a program the package installs, when run through sudo or pkexec, hands this work back to the person who ran it (SUDO_USER, SUDO_UID, PKEXEC_UID, logname): less power than root, in the session of whoever started it. Check it does only what its message says".into(),
+                );
+                return;
+            }
             match named_account(cmd) {
                 // A fixed account name is a service account (a person's login name is not
                 // known to a package): root dropping its rights, not reaching a session.
@@ -319,6 +335,71 @@ fn defines_function_from_text(args: &[Word]) -> bool {
     false
 }
 
+/// `eval set -- "$opts"` where every assignment of `opts` in this file is `opts=$(getopt …)`:
+/// the text eval runs is `set --` and getopt's shell-quoted arguments, nothing else.
+fn sets_getopt_output(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
+    let bad = Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED);
+    if args.len() != 3
+        || args[0].text != "set"
+        || args[1].text != "--"
+        || args.iter().any(|a| a.taint.has(bad))
+    {
+        return false;
+    }
+    let Some(rest) = cmd
+        .snippet
+        .trim()
+        .strip_prefix("eval")
+        .map(str::trim_start)
+        .and_then(|r| r.strip_prefix("set"))
+        .map(str::trim_start)
+        .and_then(|r| r.strip_prefix("--"))
+    else {
+        return false;
+    };
+    // `eval set -- "$(getopt …)"`: getopt is the only command of the substitution.
+    let only_getopt = |w: &Word| {
+        !w.subs.is_empty()
+            && w.subs.iter().all(|&id| {
+                let inner: Vec<&Cmd> = ctx
+                    .an
+                    .cmds
+                    .iter()
+                    .filter(|c| c.in_subst == Some(id))
+                    .collect();
+                inner.len() == 1 && names::program(inner[0]).0 == "getopt"
+            })
+    };
+    if only_getopt(&args[2]) {
+        return true;
+    }
+    let var = rest.trim().trim_matches('"');
+    let Some(name) = var
+        .strip_prefix("${")
+        .and_then(|v| v.strip_suffix('}'))
+        .or_else(|| var.strip_prefix('$'))
+    else {
+        return false;
+    };
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return false;
+    }
+    let sets: Vec<_> = ctx
+        .an
+        .assigns
+        .iter()
+        .filter(|a| a.name == name && a.file == cmd.file)
+        .collect();
+    !sets.is_empty()
+        && sets.iter().all(|a| {
+            let v = a.snippet.split_once('=').map_or("", |(_, v)| v).trim();
+            let v = v.trim_matches('"');
+            (v.starts_with("$(getopt ") || v.starts_with("`getopt "))
+                && (v.ends_with(')') || v.ends_with('`'))
+                && !a.value.first().taint.has(bad)
+        })
+}
+
 fn copies_own_functions(ctx: &Ctx, args: &[Word]) -> bool {
     let bad = Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED);
     let subs: Vec<usize> = args.iter().flat_map(|a| a.subs.iter().copied()).collect();
@@ -331,7 +412,49 @@ fn copies_own_functions(ctx: &Ctx, args: &[Word]) -> bool {
 
 /// The account `su`/`runuser`/`sudo -u` switches to, when it is a fixed name (not a variable,
 /// not a substitution, not root): `runuser jdownloader -c …`, `sudo -u nobody …`.
+/// The account a program is handed to is the person who ran this one through sudo, pkexec
+/// or doas (`sudo -u "$SUDO_USER"`, `sudo -u "#$SUDO_UID"`, `runuser -u "$(logname)"`).
+fn runs_as_invoker(ctx: &Ctx, cmd: &Cmd) -> bool {
+    let Some(w) = account_word(cmd) else {
+        return false;
+    };
+    const VARS: &[&str] = &[
+        "${SUDO_USER}",
+        "${SUDO_UID}",
+        "${PKEXEC_UID}",
+        "${DOAS_USER}",
+    ];
+    let t = w.text.trim_start_matches('#');
+    if VARS.contains(&t) {
+        return true;
+    }
+    !w.subs.is_empty()
+        && w.text == "$(…)"
+        && w.subs.iter().all(|&id| {
+            let inner: Vec<&Cmd> = ctx
+                .an
+                .cmds
+                .iter()
+                .filter(|c| c.in_subst == Some(id))
+                .collect();
+            inner.len() == 1 && names::program(inner[0]).0 == "logname"
+        })
+}
+
 fn named_account(cmd: &Cmd) -> Option<String> {
+    let w = account_word(cmd)?;
+    let name = w.text.as_str();
+    let fixed = !w.dynamic
+        && !name.is_empty()
+        && name != "root"
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    fixed.then(|| name.to_owned())
+}
+
+/// The word naming the account `sudo -u`, `runuser -u` or `su` switch to.
+fn account_word(cmd: &Cmd) -> Option<&Word> {
     let words: Vec<&Word> = cmd.argv.iter().collect();
     let mut acct = None;
     let mut i = 0;
@@ -378,15 +501,7 @@ fn named_account(cmd: &Cmd) -> Option<String> {
         }
         i += 1;
     }
-    let w = acct?;
-    let name = w.text.as_str();
-    let fixed = !w.dynamic
-        && !name.is_empty()
-        && name != "root"
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    fixed.then(|| name.to_owned())
+    acct
 }
 
 /// The kind of network access a command makes, if any.

@@ -194,10 +194,22 @@ fn credential_vars(cmd: &Cmd, sink: &mut Sink) {
         "${CARGO_REGISTRY_TOKEN}",
         "${PYPI_TOKEN}",
     ];
+    // `ssh-agent -a "$SSH_AUTH_SOCK"` names the socket the agent creates (also under a
+    // fork's name, `hpnssh-agent`): an agent started by a unit the package ships holds the keys
+    // its person adds later, and reads none.
+    let (prog, args) = names::program(cmd);
+    let agent_socket = |w: &Word| {
+        prog.ends_with("ssh-agent")
+            && cmd.phase == Phase::Runtime
+            && args
+                .iter()
+                .position(|a| std::ptr::eq(a, w))
+                .is_some_and(|i| i > 0 && args[i - 1].text == "-a")
+    };
     if let Some(w) = cmd
         .argv
         .iter()
-        .find(|w| VARS.iter().any(|v| w.text.contains(v)))
+        .find(|w| VARS.iter().any(|v| w.text.contains(v)) && !agent_socket(w))
     {
         sink.cmd(
             "AUR-SECRETS",

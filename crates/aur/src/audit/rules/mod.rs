@@ -12,6 +12,7 @@ mod pkgmgr;
 mod sources;
 mod spread;
 mod srcinfo_check;
+mod unit_owners;
 mod units;
 
 use std::collections::{HashMap, HashSet};

@@ -52,6 +52,14 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 cmd,
                 format!("a program the package installs runs {name} with only its caller's arguments: it connects where whoever runs it asks. Check the wrapper adds no host, key or option of its own"),
             ),
+            // An SSH agent started by a program or unit the package ships (openssh's own
+            // `ssh-agent.service`): it waits for the keys its person adds and connects nowhere.
+            ("ssh-agent", _) if cmd.phase == Phase::Runtime => sink.cmd(
+                "AUR-SSH",
+                Severity::Low,
+                cmd,
+                "a file the package installs starts an SSH agent: it holds only the keys its person adds to it and connects nowhere. Check the agent's socket is in the person's runtime directory".into(),
+            ),
             ("ssh" | "scp" | "sftp" | "ssh-add" | "ssh-agent" | "ssh-keyscan" | "ssh-copy-id", _) => sink.cmd(
                 "AUR-SSH",
                 Severity::High,

@@ -138,8 +138,24 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             continue;
         }
         let svals: Vec<&str> = sv.iter().map(|(_, v)| v.as_str()).collect();
+        // A source's `name::` prefix names only its file in the build folder: the same address
+        // under another (or no) name is the same download the page shows. A git repository is
+        // the same with or without `.git` (before any `#fragment`).
+        let location = |v: &str| -> String {
+            let u = v.rsplit_once("::").map_or(v, |(_, u)| u);
+            let (addr, frag) = u.split_once('#').map_or((u, ""), |(a, f)| (a, f));
+            let addr = if addr.starts_with("git+") {
+                addr.strip_suffix(".git").unwrap_or(addr)
+            } else {
+                addr
+            };
+            format!("{addr}#{frag}")
+        };
         let listed = |p: &str| {
             svals.contains(&p)
+                || (arr.starts_with("source")
+                    && p.contains("://")
+                    && svals.iter().any(|v| location(v) == location(p)))
                 || (per_package.iter().any(|x| x == p)
                     && ctx.pkgnames.iter().any(|from| {
                         p.contains(from.as_str())

@@ -7,24 +7,8 @@ use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, Phase};
 
-const UNIT_SUFFIXES: &[&str] = &[
-    ".service",
-    ".socket",
-    ".timer",
-    ".path",
-    ".target",
-    ".mount",
-    ".automount",
-];
-
-fn unit_stem(u: &str) -> &str {
-    let b = basename(u);
-    UNIT_SUFFIXES
-        .iter()
-        .find_map(|s| b.strip_suffix(s))
-        .unwrap_or(b)
-        .trim_end_matches('@')
-}
+pub(super) use super::unit_owners::dependency_unit;
+use super::unit_owners::{UNIT_SUFFIXES, unit_stem};
 
 /// Units the package itself ships: unit files its package() installs or its sources hold, and
 /// units named after the package (`make install` ships those without naming them).
@@ -52,40 +36,6 @@ pub(super) fn shipped_unit(ctx: &Ctx, unit: &str) -> bool {
             .filter(|t| t.len() >= 4 && !GENERIC.contains(t))
             .any(|t| w.contains(t))
     })
-}
-
-/// The declared dependency (`depends`, in any architecture or split package) a unit is named
-/// after: `systemctl enable iio-sensor-proxy` with `iio-sensor-proxy` in depends. pacman
-/// installs that package with this one, so its unit is as much part of the install as the
-/// package's own; enabling it is the same choice.
-pub(super) fn dependency_unit(ctx: &Ctx, unit: &str) -> Option<String> {
-    let want = unit_stem(unit).to_ascii_lowercase();
-    if want.len() < 3 || want.starts_with('$') {
-        return None;
-    }
-    let mut deps = ctx.an.all_values("depends");
-    for (k, v) in &ctx.an.global {
-        if k.starts_with("depends_") {
-            deps.extend(v.items());
-        }
-    }
-    deps.iter()
-        .map(|d| {
-            d.text
-                .split(['<', '>', '=', ':'])
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase()
-        })
-        .find(|d| {
-            d.len() >= 3
-                && (*d == want
-                    || want
-                        .strip_prefix(d.as_str())
-                        .is_some_and(|r| r.starts_with(['-', '_', '@']))
-                    || d.strip_suffix(&want)
-                        .is_some_and(|r| r.ends_with(['-', '_'])))
-        })
 }
 
 /// A driver enabling its vendor's suspend services (`nvidia-suspend`, `nvidia-resume` …), as
@@ -223,6 +173,17 @@ pub(super) fn services(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                     cmd,
                     format!("{why} ({})", cmd.phase.label()),
                 );
+            } else if enabling && copies_unnamed_units(ctx) {
+                sink.cmd(
+                    "AUR-PERSISTENCE",
+                    Severity::Medium,
+                    cmd,
+                    format!(
+                        "enables {}, a unit the audit cannot tie to the package by name — but package() copies unit files in from its sources without naming them, so it may be the package's own ({}). Check the package's systemd directory holds it",
+                        outside.join(" "),
+                        cmd.phase.label()
+                    ),
+                );
             } else {
                 let (sev, what) = if enabling {
                     (
@@ -295,6 +256,36 @@ pub(super) fn services(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
         }
         sink.cmd(id, sev, cmd, format!("{why} ({})", cmd.phase.label()));
     }
+}
+
+/// package() copies unit files it does not name into the package's systemd directories: a glob
+/// or a recursive copy (`cp -r "$srcdir/x/systemd/system/"* "$pkgdir/usr/lib/systemd/system/"`)
+/// whose target is `usr/lib/systemd/{system,user}`.
+fn copies_unnamed_units(ctx: &Ctx) -> bool {
+    ctx.an.cmds.iter().any(|c| {
+        if c.phase != Phase::Package {
+            return false;
+        }
+        let (name, args) = names::program(c);
+        if !matches!(name, "cp" | "install" | "rsync" | "mv") {
+            return false;
+        }
+        let into_units = args.last().is_some_and(|a| {
+            let t = a.text.trim_end_matches('/');
+            t.ends_with("usr/lib/systemd/system") || t.ends_with("usr/lib/systemd/user")
+        });
+        let unnamed = args.iter().any(|a| {
+            a.text.ends_with("/*")
+                || matches!(
+                    a.text.as_str(),
+                    "-r" | "-R" | "-a" | "--recursive" | "--archive"
+                )
+                || (a.text.starts_with('-')
+                    && !a.text.starts_with("--")
+                    && a.text.contains(['r', 'R', 'a']))
+        });
+        into_units && unnamed
+    })
 }
 
 /// Another init system's service registration, judged as `systemctl enable` is: OpenRC's

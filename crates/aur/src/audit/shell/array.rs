@@ -24,9 +24,10 @@ impl Walker {
             let fields: Vec<Str> = e
                 .fields
                 .into_iter()
-                .map(|t| Str {
+                .zip(e.field_taints)
+                .map(|(t, taint)| Str {
                     text: t,
-                    taint: e.taint,
+                    taint,
                     dynamic: e.dynamic,
                 })
                 .collect();

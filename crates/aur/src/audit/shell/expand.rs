@@ -38,6 +38,12 @@ pub(super) struct Acc {
     exps: u32,
     printable_escapes: u32,
     ifs: bool,
+    /// Taint from everything but the separate fields of `"$@"`/`"${a[@]}"`: it reaches every
+    /// field of the word.
+    base: Taint,
+    /// Each separate field's own taint, by the index of the piece holding its text: `"$@"`
+    /// forwarded by a wrapper function keeps the command name apart from a downloaded argument.
+    item_taints: Vec<(usize, Taint)>,
 }
 
 impl Acc {
@@ -57,44 +63,61 @@ impl Acc {
             self.small_frags += 1;
         }
     }
-    fn fields(&self) -> Vec<String> {
+    /// The fields with the taint each carries: the word's own (`base`) and that of the
+    /// separate array items whose text is in it.
+    fn tainted_fields(&self) -> Vec<(String, Taint)> {
         let mut out = Vec::new();
         let mut cur = String::new();
+        let mut cur_t = self.base;
         let mut has = false;
-        for p in &self.pieces {
+        let mut items = self.item_taints.iter().peekable();
+        for (i, p) in self.pieces.iter().enumerate() {
+            let mut piece_t = Taint::default();
+            while let Some((_, t)) = items.next_if(|(at, _)| *at == i) {
+                piece_t = piece_t.with(*t);
+            }
             match p {
                 Piece::Text(t, false) => {
                     cur.push_str(t);
+                    cur_t = cur_t.with(piece_t);
                     has = true;
                 }
                 Piece::Text(t, true) => {
                     for ch in t.chars() {
                         if matches!(ch, ' ' | '\t' | '\n') {
                             if has && !cur.is_empty() {
-                                out.push(std::mem::take(&mut cur));
+                                out.push((std::mem::take(&mut cur), cur_t));
+                                cur_t = self.base;
                             }
                             has = false;
                         } else {
                             cur.push(ch);
+                            cur_t = cur_t.with(piece_t);
                             has = true;
                         }
                     }
                 }
                 Piece::Break => {
                     if has {
-                        out.push(std::mem::take(&mut cur));
+                        out.push((std::mem::take(&mut cur), cur_t));
+                        cur_t = self.base;
                     }
                     has = false;
                 }
             }
         }
         if has {
-            out.push(cur);
+            out.push((cur, cur_t));
         }
         out.into_iter()
-            .flat_map(|f| brace_expand(&f))
-            .map(drop_slashes_before_absolute_dir)
+            .flat_map(|(f, t)| brace_expand(&f).into_iter().map(move |f| (f, t)))
+            .map(|(f, t)| (drop_slashes_before_absolute_dir(f), t))
             .collect()
+    }
+    /// Taint that reaches every field of the word.
+    fn taint_all(&mut self, t: Taint) {
+        self.taint = self.taint.with(t);
+        self.base = self.base.with(t);
     }
     fn joined(&self) -> String {
         let mut s = String::new();
@@ -128,7 +151,8 @@ fn quote_split(acc: &Acc) -> bool {
 /// The result of expanding one word node.
 pub(super) struct Expanded {
     pub fields: Vec<String>,
-    pub taint: Taint,
+    /// Each field's own taint (a field of `"$@"` only its own item's, with the word's).
+    pub field_taints: Vec<Taint>,
     pub dynamic: bool,
     pub subs: Vec<usize>,
 }
@@ -139,13 +163,19 @@ impl Walker {
         let mut acc = Acc::default();
         self.expand_node(src, node, false, &mut acc);
         self.note_obfuscation(src, node, &acc);
-        let mut taint = acc.taint;
-        if self.obfuscated(&acc) {
-            taint = taint.with(Taint::OBFUSCATED);
-        }
+        let obf = if self.obfuscated(&acc) {
+            Taint::OBFUSCATED
+        } else {
+            Taint::default()
+        };
+        let (fields, field_taints) = acc
+            .tainted_fields()
+            .into_iter()
+            .map(|(f, t)| (f, t.with(obf)))
+            .unzip();
         Expanded {
-            fields: acc.fields(),
-            taint,
+            fields,
+            field_taints,
             dynamic: acc.dynamic,
             subs: acc.subs,
         }
@@ -175,11 +205,11 @@ impl Walker {
         for n in nodes {
             let pos = src.pos(*n);
             let e = self.expand(src, *n);
-            for f in e.fields {
+            for (f, taint) in e.fields.into_iter().zip(e.field_taints) {
                 out.push(Word {
                     text: f,
                     pos,
-                    taint: e.taint,
+                    taint,
                     dynamic: e.dynamic,
                     subs: e.subs.clone(),
                 });
@@ -322,7 +352,7 @@ impl Walker {
                 acc.exps += 1;
                 let (out, taint, id) = self.subst(src, node, false);
                 acc.subs.push(id);
-                acc.taint = acc.taint.with(taint);
+                acc.taint_all(taint);
                 match out {
                     Some(t) => acc.text(t, !quoted),
                     None => {
@@ -335,7 +365,7 @@ impl Walker {
                 acc.exps += 1;
                 let (_, taint, id) = self.subst(src, node, true);
                 acc.subs.push(id);
-                acc.taint = acc.taint.with(taint);
+                acc.taint_all(taint);
                 acc.text("/dev/fd/63", false);
             }
             "arithmetic_expansion" => {
@@ -449,18 +479,22 @@ impl Walker {
                 acc.text(format!("${{{name}}}"), false);
             }
             Some(Val::Scalar(s)) => {
-                acc.taint = acc.taint.with(s.taint);
+                acc.taint_all(s.taint);
                 acc.dynamic |= s.dynamic;
                 acc.text(s.text, !quoted);
             }
             Some(Val::Array(items)) => {
                 if !all && name != "@" && name != "*" {
                     let s = items.into_iter().next().unwrap_or_default();
-                    acc.taint = acc.taint.with(s.taint);
+                    acc.taint_all(s.taint);
                     acc.text(s.text, !quoted);
                     return;
                 }
                 if quoted && name == "*" {
+                    for s in &items {
+                        acc.taint_all(s.taint);
+                        acc.dynamic |= s.dynamic;
+                    }
                     let joined: Vec<&str> = items.iter().map(|s| s.text.as_str()).collect();
                     acc.text(joined.join(" "), false);
                     return;
@@ -470,6 +504,7 @@ impl Walker {
                         acc.pieces.push(Piece::Break);
                     }
                     acc.taint = acc.taint.with(s.taint);
+                    acc.item_taints.push((acc.pieces.len(), s.taint));
                     acc.dynamic |= s.dynamic;
                     acc.text(s.text, !quoted);
                 }
@@ -486,7 +521,7 @@ impl Walker {
                 self.expand_node(src, *n, true, &mut sub);
             }
         }
-        acc.taint = acc.taint.with(sub.taint);
+        acc.taint_all(sub.taint);
         acc.dynamic |= sub.dynamic;
         acc.subs.extend(sub.subs.iter().copied());
         acc.ifs |= sub.ifs;

@@ -256,11 +256,16 @@ impl Walker {
             if node.field_name_for_child(i as u32) == Some("value") {
                 has_in = true;
                 let e = self.expand(src, ch);
-                values.extend(e.fields.into_iter().map(|t| Str {
-                    text: t,
-                    taint: e.taint,
-                    dynamic: e.dynamic,
-                }));
+                values.extend(
+                    e.fields
+                        .into_iter()
+                        .zip(e.field_taints)
+                        .map(|(t, taint)| Str {
+                            text: t,
+                            taint,
+                            dynamic: e.dynamic,
+                        }),
+                );
             }
         }
         if !has_in {
