@@ -258,16 +258,23 @@ class Person:
             os.close(fd)
 
     def focused(self, pid: int) -> bool:
-        """Whether the helper's terminal window (its parent, foot) has the keyboard's focus."""
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        """Whether the helper's terminal window (foot: its parent, or an ancestor when a
+        program such as `script` stands between) has the keyboard's focus."""
+        ancestors = set()
+        p = pid
+        for _ in range(4):
+            if p <= 1:
+                break
+            stat = Path(f"/proc/{p}/stat").read_text()
+            p = int(stat[stat.rindex(")") + 2 :].split()[1])
+            ancestors.add(p)
         tree = subprocess.run(
             ["swaymsg", "-s", self.env["SWAYSOCK"], "-t", "get_tree", "-r"],
             capture_output=True, text=True, **as_user(env=self.env, cwd=HOME),
         ).stdout
 
         def walk(n):
-            if n.get("focused") and n.get("pid") == ppid:
+            if n.get("focused") and n.get("pid") in ancestors:
                 return True
             return any(walk(c) for c in n.get("nodes", []) + n.get("floating_nodes", []))
 
@@ -551,8 +558,11 @@ def test_without_a_desktop_the_answer_gives_the_command_and_archgate_handoff_run
         hid = r["details"]["id"]
         assert r["details"]["run_in_own_terminal"] == f"archgate handoff {hid}", r
         assert r["details"]["command"][:4] == ["/usr/bin/sudo", "-k", "--", "/usr/bin/pacman"], r
-        # The person, in a terminal of their own, runs it: the same helper, the same question.
-        own = subprocess.Popen(["foot", "env", f"XDG_RUNTIME_DIR={run}", ARCHGATE_BIN, "handoff", hid],
+        # The person, in a terminal of their own, runs it: the same helper, the same question
+        # (what the terminal shows kept by `script`).
+        screen = HOME / "own-terminal.typescript"
+        own = subprocess.Popen(["foot", "script", "-q", "-c",
+                                f"env XDG_RUNTIME_DIR={run} {ARCHGATE_BIN} handoff {hid}", str(screen)],
                                **as_user(env=person.env, cwd=HOME))
         try:
             def helper():
@@ -578,6 +588,10 @@ def test_without_a_desktop_the_answer_gives_the_command_and_archgate_handoff_run
         # archgate did not see who answered outside its terminal: not the person's, verified.
         assert mine[0]["verified"] is False, mine
         assert mine[0]["outcome"] == "cancelled", mine
+        # What it changes is the transaction the helper computed itself from the sync databases
+        # (attack 9 F4: the helper's own command showed only "the dependencies pacman pulls in").
+        shown = screen.read_text(errors="replace")
+        assert "What it changes: installs handoff-other 1.0-1" in shown, shown
     finally:
         headless.close()
 
@@ -612,7 +626,7 @@ def route_handoff(agent: Agent, route: str, args: list[str], reason: str = "the 
         "op": "omarchy", "route": route, "args": args, "reason": reason}})
 
 
-def test_an_omarchy_route_that_needs_root_runs_its_own_script_after_enter_and_its_sudo_names_its_command(agent, person):
+def test_an_omarchy_route_that_needs_root_runs_its_own_script_after_enter_and_sudo_inside_asks_the_password(agent, person):
     script = str(OMARCHY / "bin" / "omarchy-pkg-add")
     sudoers("/usr/bin/pacman", tries=5)
     try:
@@ -628,8 +642,6 @@ def test_an_omarchy_route_that_needs_root_runs_its_own_script_after_enter_and_it
         # The command shown and run: the route's own script, by its path, with its argument.
         assert r["command"] == [script, "handoff-route"], r
         assert "handoff-route" in installed()
-        # The script's sudo was archgate's asking sudo: it named its command before sudo asked.
-        assert f"archgate: sudo is asked to run, as root: pacman --config {CONF} -S" in r["output_tail"], r
         # sudo ran pacman inside the script, on the person's password.
         assert "COMMAND=/usr/bin/pacman" in sudo_log() and "handoff-route" in sudo_log()
         person.close_terminal(pid)
@@ -965,6 +977,7 @@ def test_a_lock_the_agent_removed_still_leaves_one_terminal_asking_at_a_time(age
     # the person's hand-off waited, and its own archgate's terminal opened over the person's and
     # took the password they typed. The helper itself looks for another hand-off's terminal in
     # the kernel's process list and refuses to ask while one is open.
+    before = installed()
     q = agent.handoff(["handoff-other"])
     pid = person.helper(q)
     person.wait_prompt(pid)
@@ -973,21 +986,25 @@ def test_a_lock_the_agent_removed_still_leaves_one_terminal_asking_at_a_time(age
                    **as_user(env=agent.env, cwd=HOME))
     second = Agent(user_env(session))
     try:
-        q2 = second.handoff(["handoff-hello"])
-        r = result(q2)
+        r = result(second.handoff(["handoff-other"]))
         assert r["error"] and r["kind"] == "refused", r
         assert "another hand-off's terminal is open" in r["message"], r
-        assert "handoff-hello" not in installed()
+        assert installed() == before
     finally:
         second.close()
-    # The second terminal, if one opened, asked nothing and lingers; the person closes both.
-    for p in Path("/proc").iterdir():
-        try:
-            argv = (p / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if len(argv) > 2 and argv[1] == b"handoff-run" and ours(argv) and int(p.name) != pid:
-            person.close_terminal(int(p.name))
+
+    def other_helper():
+        for p in Path("/proc").iterdir():
+            try:
+                argv = (p / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if len(argv) > 2 and argv[1] == b"handoff-run" and ours(argv) and int(p.name) != pid:
+                return int(p.name)
+        return None
+
+    # The second terminal asked nothing and lingers: the person closes it, then cancels theirs.
+    person.close_terminal(until("the second hand-off's terminal", other_helper))
     person.answer_prompt(pid, "Escape")
     assert result(q)["kind"] == "cancelled"
     person.close_terminal(pid)

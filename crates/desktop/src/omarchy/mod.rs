@@ -3,6 +3,7 @@
 //! a `Permit` is `routes.rs`'s.
 
 pub mod argcode;
+pub mod as_person;
 pub mod asks;
 pub mod classify;
 pub mod guard;

@@ -87,6 +87,10 @@ pub struct ScriptFacts {
     /// through `$HOME` (`crate::omarchy::past_sudo::reaches_home`): a handed-off route's script
     /// gets a home that is no one's, and this would find theirs.
     pub reaches_home: Option<Seen>,
+    /// The first place the script or a script it calls creates or changes a file as the
+    /// person, not through `sudo` (`crate::omarchy::as_person`): its `sudo` steps could take
+    /// what any program of the person's put there as root's input.
+    pub changes_as_person: Option<Seen>,
 }
 
 impl ScriptFacts {
@@ -289,6 +293,11 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 && let Some(p) = crate::omarchy::past_sudo::past_sudo(line)
             {
                 facts.elevates_past_sudo = Some(at(p));
+            }
+            if facts.changes_as_person.is_none()
+                && let Some(p) = crate::omarchy::as_person::changes_as_person(line)
+            {
+                facts.changes_as_person = Some(at(p));
             }
             if facts.reaches_home.is_none()
                 && let Some(p) = crate::omarchy::past_sudo::reaches_home(line)

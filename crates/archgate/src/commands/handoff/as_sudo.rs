@@ -24,12 +24,25 @@ pub fn run() -> ExitCode {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    eprintln!(
+    say(&format!(
         "archgate: sudo is asked to run, as root: {}",
         for_terminal(&display(&shown))
-    );
+    ));
     let argv = asking_sudo::command(&sudo, &args);
     let err = archgate_core::exec::become_for_person(&sudo, &argv[1..]);
     eprintln!("archgate (sudo for a hand-off): {}: {err}", sudo.display());
     ExitCode::from(1)
+}
+
+/// On the terminal itself (`/dev/tty`, where sudo asks), not on stderr, which a script may
+/// discard (`sudo pacman -Rns … 2>/dev/null`: attack 11 F5 — the person saw a bare password
+/// prompt); stderr only where there is no terminal.
+fn say(line: &str) {
+    use std::io::Write;
+    match std::fs::OpenOptions::new().write(true).open("/dev/tty") {
+        Ok(mut tty) => {
+            let _ = writeln!(tty, "{line}");
+        }
+        Err(_) => eprintln!("{line}"),
+    }
 }

@@ -51,6 +51,33 @@ pub(super) fn rebuilt(p: &Prepared, pacman_conf: &std::path::Path) -> Result<Pre
     })
 }
 
+/// For an install, the words for what it changes are the transaction this helper computes
+/// itself from pacman's sync databases, as `pkg_install_plan` does — the packages asked for and
+/// those pulled in — and a transaction that would remove a package is refused here too (attack
+/// 9 F4: since the helper built the command itself it showed only "the dependencies pacman
+/// pulls in").
+pub(super) async fn with_transaction(
+    p: Prepared,
+    pacman_conf: &std::path::Path,
+) -> Result<Prepared, String> {
+    let Some(crate::tools::handoff::ops::Operation::Install { packages }) = p
+        .op
+        .and_then(|op| crate::tools::handoff::ops::Operation::from_args(op, p.values.clone()).ok())
+    else {
+        return Ok(p);
+    };
+    let db = archgate_pacman::PacmanDb::new(archgate_pacman::PacmanSettings {
+        conf_path: pacman_conf.to_owned(),
+        ..Default::default()
+    });
+    let plan = db
+        .install_plan(&archgate_pacman::args::InstallPlanArgs { names: packages })
+        .await
+        .map_err(|e| format!("the install's transaction: {e}"))?;
+    let changes = crate::tools::handoff::pacman::transaction(&plan).map_err(|e| e.message)?;
+    Ok(Prepared { changes, ..p })
+}
+
 /// For a command that renames or deletes files as root (`mv`, `rm`: a `.pacnew` hand-off), each
 /// file after the program's `--` and every directory on the way to it still root's alone after the person's
 /// Enter, as the server checked before it asked (attack 7 F3: the question can wait minutes).

@@ -33,7 +33,7 @@ use crate::tools::handoff::sudo::Asks;
 use crate::tools::handoff::{asking_sudo, pinned};
 use checks::{
     another_hand_off_open, files_still_roots, files_unchanged, rebuilt, with_facts,
-    with_route_facts,
+    with_route_facts, with_transaction,
 };
 use sudo_asks::{forget_sudo, script_dir_of, sudo_program, will_sudo_ask, will_sudo_ask_for_any};
 
@@ -71,7 +71,10 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
     // on the other end may be one the agent started or preloaded.
     let prepared = {
         let own = if prepared.script.is_none() {
-            rebuilt(&prepared, &cfg.arch.pacman_conf)
+            match rebuilt(&prepared, &cfg.arch.pacman_conf) {
+                Ok(p) => with_transaction(p, &cfg.arch.pacman_conf).await,
+                Err(e) => Err(e),
+            }
         } else {
             route_rebuilt::rebuilt_route(&prepared)
         };

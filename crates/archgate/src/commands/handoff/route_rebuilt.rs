@@ -105,6 +105,11 @@ pub(super) fn rebuilt_route(p: &Prepared) -> Result<Prepared, String> {
     if let Some(at) = &facts.reaches_home {
         return refused(format!("it reaches your home past $HOME ({at})"));
     }
+    if let Some(at) = &facts.changes_as_person {
+        return refused(format!(
+            "it makes or changes files as you ({at}) that its sudo steps may take as root's input"
+        ));
+    }
     files_are_pinned(args, given)?;
     let omarchy = dir
         .parent()
@@ -319,6 +324,10 @@ mod tests {
             ),
             ("/usr/bin/sudo pacman -S --noconfirm \"$@\"", "past a sudo"),
             ("pkexec pacman -S --noconfirm \"$@\"", "past a sudo"),
+            (
+                "d=$(mktemp -d)\nsudo cp -a \"$d/.\" /usr/share/x/",
+                "makes or changes files as you",
+            ),
         ] {
             let (d, script) = tree("omarchy-pkg-add", "<packages...>", body);
             let path = script.to_string_lossy().into_owned();

@@ -83,7 +83,7 @@ pub(crate) fn check_pacnew_paths(op: &super::ops::Operation) -> Result<(), ToolE
 /// What an install's transaction changes, for the person: the packages asked for and those
 /// pulled in. A transaction that would remove an installed package (a conflict) is refused: the
 /// hand-off runs pacman with `--noconfirm`, so nothing beyond the plan shown can be agreed to.
-pub(super) fn transaction(plan: &archgate_pacman::plan::InstallPlan) -> Result<String, ToolError> {
+pub(crate) fn transaction(plan: &archgate_pacman::plan::InstallPlan) -> Result<String, ToolError> {
     if !plan.unresolved.is_empty() {
         return Err(ToolError::new(
             ErrorKind::NotFound,

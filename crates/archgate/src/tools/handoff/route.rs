@@ -101,6 +101,17 @@ pub async fn prepare(
         ))
         .next("tell the person to run the route themselves in their own terminal"));
     }
+    // Root takes only root's input: a script that prepares files as the person for its sudo
+    // steps (a `mktemp` staging directory, a download) hands root what any program of theirs
+    // could change (attack 11 F3).
+    if let Some(at) = &call.script.changes_as_person {
+        return Err(refused(format!(
+            "`{}` makes or changes files as you ({at}) that its sudo steps may take as root's \
+             input, and any program of yours could change them first, so it is not handed off",
+            r.route
+        ))
+        .next("tell the person to run the route themselves in their own terminal"));
+    }
     super::asking_sudo::installed().map_err(|e| {
         refused(format!("`{}` needs root and is not handed off here: {e}", r.route)).next(
             "tell the person to run the route themselves in their own terminal, or to install archgate's package",

@@ -35,7 +35,7 @@ fn rig() -> OmarchyRig {
         ],
         "[policy]\nallow = [\"handoff omarchy pkg add\", \"handoff omarchy toggle nightlight\", \"handoff omarchy launch tui\"]\n",
     );
-    rig.set_script(
+    rig.set_script_unrecorded(
         "omarchy-pkg-add",
         "# omarchy:args=<packages...>\n# omarchy:requires-sudo=true\nsudo pacman -S --noconfirm --needed \"$@\" || exit 1",
     );
@@ -93,7 +93,7 @@ fn a_route_that_reaches_root_past_a_sudo_found_by_name_is_not_handed_off() {
             "PATH=/usr/bin",
         ),
     ] {
-        rig.set_script(
+        rig.set_script_unrecorded(
             "omarchy-pkg-add",
             &format!("# omarchy:args=<packages...>\n# omarchy:requires-sudo=true\n{script}"),
         );
@@ -182,5 +182,36 @@ fn a_deny_on_the_route_denies_its_hand_off_too() {
             "{rule}: {e}"
         );
         assert!(rig.ran().is_empty());
+    }
+}
+
+#[test]
+fn a_route_that_prepares_roots_input_as_the_person_or_finds_their_home_is_not_handed_off() {
+    // Attack 11 F3: `plymouth set` staged a theme in a `mktemp -d` of the person's and `sudo cp
+    // -a`'d it into root's directory — the agent's link there made root write /etc/pam.d/sudo.
+    // Attack 11 F2: the script runs with a home that is no one's; one that finds the person's
+    // another way would run their files where they type the password.
+    let rig = rig();
+    for (script, what) in [
+        (
+            "staging=$(mktemp -d)\nsudo cp -a \"$staging/.\" /usr/share/plymouth/themes/x/",
+            "makes or changes files as you (omarchy-pkg-add line 5: mktemp)",
+        ),
+        (
+            "echo \"$1\" > /tmp/list\nsudo pacman -S --noconfirm - < /tmp/list",
+            "makes or changes files as you (omarchy-pkg-add line 5: > /tmp/list)",
+        ),
+        (
+            "sudo -u \"$USER\" -H true\nsudo pacman -S --noconfirm \"$@\"",
+            "reaches your home past $HOME (omarchy-pkg-add line 5: sudo -u)",
+        ),
+    ] {
+        rig.set_script_unrecorded(
+            "omarchy-pkg-add",
+            &format!("# omarchy:args=<packages...>\n# omarchy:requires-sudo=true\n{script}"),
+        );
+        let e = route_refusal(&rig, "pkg add");
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains(what), "{script}: {e}");
     }
 }

@@ -91,6 +91,20 @@ impl OmarchyRig {
         );
     }
 
+    /// Replaces the script of `name` by `body` alone, in the shape of Omarchy's own scripts:
+    /// for a route handed off, which must change no file as the person (recording the call
+    /// would be one); whether it ran is then seen only in what `body` does.
+    pub fn set_script_unrecorded(&self, name: &str, body: &str) {
+        let bin = self.env.path("scratch/omarchy/bin");
+        script(
+            &bin.join(name),
+            &format!(
+                "# omarchy:summary=Fixture for {name}
+{body}"
+            ),
+        );
+    }
+
     /// What ran since the last look, one line per run (`script-name args…`).
     pub fn ran(&self) -> Vec<String> {
         let lines = std::fs::read_to_string(&self.ran)
