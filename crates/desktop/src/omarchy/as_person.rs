@@ -20,7 +20,7 @@ const PREPARERS: &[&str] = &[
 /// How `line` changes a file as the person (not after `sudo` on the line), if it does: the
 /// program, or the redirection's target.
 pub fn changes_as_person(line: &str) -> Option<String> {
-    let words = super::script::words(line);
+    let words = super::words::words(line);
     let mut after_sudo = false;
     for (i, w) in words.iter().enumerate() {
         let name = w.rsplit('/').next().unwrap_or(w);

@@ -13,6 +13,7 @@ pub mod script;
 pub mod search;
 pub mod steer;
 pub mod usage;
+mod words;
 
 use archgate_exec::{CommandSpec, Permit};
 use serde::Serialize;

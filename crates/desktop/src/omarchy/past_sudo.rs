@@ -13,7 +13,7 @@
 
 /// How `line` elevates past a `sudo` found by name, if it does: the program or the assignment.
 pub fn past_sudo(line: &str) -> Option<String> {
-    let words = super::script::words(line);
+    let words = super::words::words(line);
     // `sudo` by name goes through the search path (the asking sudo); every other elevation,
     // `/usr/bin/sudo` included, does not.
     let others: Vec<&str> = words.iter().copied().filter(|w| *w != "sudo").collect();
@@ -46,7 +46,7 @@ pub fn reaches_home(line: &str) -> Option<String> {
     if line.contains("~$") || line.contains("~\"") {
         return Some("~$USER".to_owned());
     }
-    let words = super::script::words(line);
+    let words = super::words::words(line);
     for (i, w) in words.iter().enumerate() {
         if w.rsplit('/').next() != Some("sudo") {
             continue;

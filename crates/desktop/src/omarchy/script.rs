@@ -32,6 +32,7 @@ use archgate_exec::Executor;
 
 use crate::omarchy::argcode;
 use crate::omarchy::steer::{self, Forward, Steering};
+use crate::omarchy::words::words;
 
 /// Largest script read, in bytes; a larger one counts as unread.
 const MAX_BYTES: u64 = 256 * 1024;
@@ -146,13 +147,6 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         let t = t.split(" #").next().unwrap_or(t).trim();
         Some((i + 1, t))
     })
-}
-
-/// The words of a line, split at whitespace and shell punctuation, quotes dropped.
-pub(crate) fn words(line: &str) -> Vec<&str> {
-    line.split(|c: char| c.is_whitespace() || ";|&(){}`<>!'\"$".contains(c))
-        .filter(|w| !w.is_empty())
-        .collect()
 }
 
 fn cut(line: &str) -> String {
