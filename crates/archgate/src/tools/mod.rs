@@ -41,6 +41,7 @@ pub mod handoff;
 mod journal;
 mod machine;
 mod packages;
+mod pacman_conf;
 mod pkg_health;
 #[cfg(test)]
 mod provenance;
