@@ -157,7 +157,6 @@ read_tool!(
 );
 
 pub fn register(c: &mut Catalogue, svc: &Arc<Services>) {
-    c.add(super::pacman_conf::PacmanConf::new(svc.clone()));
     c.add(PkgSearch(svc.clone()));
     c.add(PkgInfo(svc.clone()));
     c.add(PkgFiles(svc.clone()));
