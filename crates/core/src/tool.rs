@@ -109,6 +109,34 @@ pub struct ToolOutput {
     /// tool that knows (a relayed program that printed nothing: `theme set` switching quietly
     /// does not make the person's standing rule for it step back; `theme list` does).
     pub own_words: bool,
+    /// The answer a tool keeps between calls, rendered once (`ToolOutput::rendered`): `measure`
+    /// takes its text instead of rendering `structured` again, while `structured` is still its
+    /// value (issue 34).
+    pub shared: Option<Arc<Rendered>>,
+}
+
+/// A structured answer and its compact JSON text, made together from one value, for a tool
+/// whose answer stays the same from call to call while its source is unchanged (pacman.conf):
+/// it is rendered once, not on every call.
+#[derive(Debug)]
+pub struct Rendered {
+    value: Value,
+    text: String,
+}
+
+impl Rendered {
+    pub fn of(v: impl serde::Serialize) -> Rendered {
+        let value = serde_json::to_value(v)
+            .unwrap_or_else(|e| Value::String(format!("unserializable result: {e}")));
+        let text = value.to_string();
+        Rendered { value, text }
+    }
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+    pub fn text(&self) -> &str {
+        &self.text
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -127,6 +155,18 @@ impl ToolOutput {
             exit_code: None,
             structured_text: None,
             own_words: false,
+            shared: None,
+        }
+    }
+    /// A kept answer (`Rendered`): its value, and its text for `measure`.
+    pub fn rendered(r: &Arc<Rendered>) -> ToolOutput {
+        ToolOutput {
+            content: Vec::new(),
+            structured: Some(r.value.clone()),
+            exit_code: None,
+            structured_text: None,
+            own_words: false,
+            shared: Some(r.clone()),
         }
     }
     pub fn text(t: impl Into<String>) -> ToolOutput {
@@ -136,6 +176,7 @@ impl ToolOutput {
             exit_code: None,
             structured_text: None,
             own_words: false,
+            shared: None,
         }
     }
     /// Marks the answer as holding only archgate's words (see `own_words`).
@@ -158,9 +199,21 @@ impl ToolOutput {
             .sum::<usize>();
         // Always rendered from `structured` here: a text the tool set could say something else.
         self.structured_text = None;
+        let shared = self.shared.take();
         let Some(v) = &self.structured else {
             return content;
         };
+        // A kept answer's text, while `structured` is still its value (comparing is cheaper than
+        // rendering; a value changed after `rendered` is rendered again below).
+        if let Some(r) = shared
+            && r.value == *v
+        {
+            let size = r.text.len() + content;
+            if size <= cap {
+                self.structured_text = Some(r.text.clone());
+            }
+            return size;
+        }
         let mut w = Capped {
             text: Vec::new(),
             cap: cap.saturating_sub(content),

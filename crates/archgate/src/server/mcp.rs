@@ -213,24 +213,24 @@ impl McpServer {
         let mut relay = super::tasks::relay::for_task(&cx)
             .unwrap_or_else(|| super::relay::for_request(&request, &cx));
         // A relay's ticket is the identity's it was handed to, not its name's
-        // (`app/ticket_owners.rs`).
-        let owner = self.task_owner(&cx).ok();
+        // (`app/ticket_owners.rs`). The identity is a digest, made only for a call that brings
+        // a ticket back or is handed one (issue 34: not for every call).
+        let owner = || self.task_owner(&cx).ok();
         if let archgate_core::gate::Relay::Resume {
             ticket: Some(t), ..
         } = &mut relay
         {
             // No identity to check it against: no ticket (fails closed).
-            *t = match &owner {
-                Some(o) => self.app.ticket_owners.brought_back(t, o),
+            *t = match owner() {
+                Some(o) => self.app.ticket_owners.brought_back(t, &o),
                 None => format!("{t} (no identity to check it against)"),
             };
         }
         let handed = |r: &CallResult| {
-            if let (Some(o), Some(asked)) = (
-                &owner,
-                r.output.as_ref().err().and_then(|e| e.input_required()),
-            ) {
-                self.app.ticket_owners.handed(&asked.ticket, o);
+            if let Some(asked) = r.output.as_ref().err().and_then(|e| e.input_required())
+                && let Some(o) = owner()
+            {
+                self.app.ticket_owners.handed(&asked.ticket, &o);
             }
         };
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
@@ -430,9 +430,12 @@ impl ServerHandler for McpServer {
             );
             let (server, ct) = (self.clone(), cx.ct.clone());
             let run = async move { server.run_call(request, cx, true).await };
-            return super::tasks::call::call(d, run, ct.cancelled_owned()).await;
+            return Box::pin(super::tasks::call::call(d, run, ct.cancelled_owned())).await;
         }
-        self.run_call(request, cx, false).await
+        // Boxed: the SDK moves this future into a task of its own for every request (and the
+        // task's cell moves it again), so what it holds inline is copied each time; a call's
+        // state (the gate's, the progress timer's, the select) stays put on the heap (issue 34).
+        Box::pin(self.run_call(request, cx, false)).await
     }
 
     // An extension's tool lookup lets rmcp check `x-mcp-header` arguments (SEP-2243); without
@@ -504,12 +507,14 @@ impl ServerHandler for McpServer {
             return x.read_resource(request);
         }
         let client = self.client(&cx)?;
-        Ok(super::resources::read(
+        // Boxed as `call_tool`'s call is: the SDK's per-request task holds the largest of the
+        // handlers' futures inline.
+        Ok(Box::pin(super::resources::read(
             &self.app.gate,
             &client,
             self.session_of(&cx).as_deref(),
             &request.uri,
-        )
+        ))
         .await?
         .into())
     }

@@ -41,6 +41,7 @@ pub mod handoff;
 mod journal;
 mod machine;
 mod packages;
+mod pacman_conf;
 mod pkg_health;
 #[cfg(test)]
 mod provenance;
@@ -125,6 +126,7 @@ pub fn catalogue_with(
     c.add(system::SystemStatus::new(desktop_env.clone()));
     machine::register(&mut c);
     journal::register(&mut c);
+    c.add(pacman_conf::PacmanConf::new(svc.clone()));
     packages::register(&mut c, &svc);
     pkg_health::register(&mut c, &svc);
     aur::register(&mut c, &svc);

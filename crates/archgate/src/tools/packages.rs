@@ -17,34 +17,6 @@ use super::{Services, domain_err, read_tool};
 pub struct NoArgs {}
 
 read_tool!(
-    PacmanConf {
-        name: "pacman_conf",
-        title: "pacman configuration",
-        open_world: false,
-        provenance: archgate_core::provenance::Provenance::ArchgateOnly,
-        args: NoArgs,
-        description: "pacman.conf with its Includes: repositories, servers, architecture, paths, ignores, options.",
-    } | svc,
-    cx,
-    _a | svc
-        .pacman(&cx.config)
-        .conf()
-        .await
-        .map(Shared)
-        .map_err(domain_err)
-);
-
-/// The value behind an `Arc`, serialized in place: the kept pacman.conf is not copied per call
-/// (serde's `rc` feature, which would do this for `Arc` itself, is off).
-struct Shared<T>(Arc<T>);
-
-impl<T: serde::Serialize> serde::Serialize for Shared<T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-read_tool!(
     PkgSearch {
         name: "pkg_search",
         title: "Search official packages",
@@ -185,7 +157,6 @@ read_tool!(
 );
 
 pub fn register(c: &mut Catalogue, svc: &Arc<Services>) {
-    c.add(PacmanConf(svc.clone()));
     c.add(PkgSearch(svc.clone()));
     c.add(PkgInfo(svc.clone()));
     c.add(PkgFiles(svc.clone()));

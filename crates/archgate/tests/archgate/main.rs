@@ -6,6 +6,7 @@
 //! - `approvals`: the person's answers through the CLI and desktop notifications.
 //! - `home`: status for bars, the systemd unit, setup, doctor, the Omarchy plugin's contract.
 //! - `catalogue`: TOOLS.md and the context budget of tools/list.
+//! - `binary`: how the binary is linked.
 //! - `layering`: no two source files of a crate import each other.
 //! - `faults`: the daemon killed mid-write, a full disk, garbage config, hanging servers.
 //! - `hostile` and `adversary`: hostile input, each kind a table; zero successes.
@@ -16,6 +17,7 @@
 
 mod adversary;
 mod approvals;
+mod binary;
 mod catalogue;
 mod e2e;
 mod faults;

@@ -248,3 +248,55 @@ fn token_file_is_0600_in_a_0700_directory_and_created_once() {
     assert_eq!(env.token(), first);
     drop(server);
 }
+
+/// pacman.conf(5)'s shape, our own words: `[options]` and the repositories named.
+fn pacman_conf_with(root: &std::path::Path, repos: &[&str]) -> String {
+    let mut s = format!(
+        "[options]\nRootDir = {0}/arch\nDBPath = {0}/arch/db/\nArchitecture = x86_64\n",
+        root.display()
+    );
+    for r in repos {
+        s.push_str(&format!(
+            "\n[{r}]\nServer = https://mirror.example/$repo/os/$arch\n"
+        ));
+    }
+    s
+}
+
+/// `pacman_conf`'s answer is kept while pacman.conf is unchanged (issue 34) and follows an
+/// edit at once; the text sent is the structured answer's own rendering, before and after.
+#[test]
+fn pacman_conf_answers_an_edited_pacman_conf_at_once_with_its_text_matching() {
+    let env = Env::new();
+    let conf = env.root.path().join("pacman.conf");
+    std::fs::write(&conf, pacman_conf_with(env.root.path(), &["core"])).unwrap();
+    env.write_config(&format!("[arch]\npacman_conf = \"{}\"\n", conf.display()));
+    let server = HttpServer::start(&env);
+    let token = env.token();
+    let repos = |r: &Value| -> Vec<String> {
+        assert_ne!(r["isError"], true, "{r}");
+        let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, r["structuredContent"], "the text is the answer's own");
+        r["structuredContent"]["repos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for _ in 0..2 {
+        assert_eq!(
+            repos(&server.call(&token, "pacman_conf", json!({}))),
+            ["core"]
+        );
+    }
+    std::fs::write(
+        &conf,
+        pacman_conf_with(env.root.path(), &["core", "extra", "multilib"]),
+    )
+    .unwrap();
+    assert_eq!(
+        repos(&server.call(&token, "pacman_conf", json!({}))),
+        ["core", "extra", "multilib"]
+    );
+}

@@ -198,3 +198,26 @@ fn an_answer_is_rendered_once_within_the_cap_and_only_counted_past_it() {
     assert_eq!(lying.measure(1000), r#"{"ok":true}"#.len());
     assert_eq!(lying.structured_text.as_deref(), Some(r#"{"ok":true}"#));
 }
+
+/// A kept answer (`ToolOutput::rendered`) is sent as the text it was rendered to once, counted
+/// against the cap like any; a value changed after it was kept is rendered again, so the text
+/// sent is always the value's.
+#[test]
+fn a_kept_answer_is_sent_as_its_text_and_a_changed_value_is_rendered_again() {
+    let v = json!({"name": "caf\u{e9} \"quoted\"", "n": [1, 2, 3]});
+    let text = v.to_string();
+    let kept = std::sync::Arc::new(archgate_core::tool::Rendered::of(&v));
+    assert_eq!(kept.text(), text);
+    assert_eq!(kept.value(), &v);
+    let mut fits = ToolOutput::rendered(&kept);
+    assert_eq!(fits.structured.as_ref(), Some(&v));
+    assert_eq!(fits.measure(text.len()), text.len());
+    assert_eq!(fits.structured_text.as_deref(), Some(text.as_str()));
+    let mut over = ToolOutput::rendered(&kept);
+    assert_eq!(over.measure(text.len() - 1), text.len(), "counted");
+    assert_eq!(over.structured_text, None, "too large: not kept");
+    let mut changed = ToolOutput::rendered(&kept);
+    changed.structured = Some(json!({"ok": true}));
+    assert_eq!(changed.measure(1000), r#"{"ok":true}"#.len());
+    assert_eq!(changed.structured_text.as_deref(), Some(r#"{"ok":true}"#));
+}
