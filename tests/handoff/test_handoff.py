@@ -839,6 +839,26 @@ def test_a_pacman_conf_the_person_can_write_refuses_the_hand_off(session):
             a.close()
 
 
+def test_a_repository_the_person_can_write_refuses_the_hand_off(session):
+    # Attack 12 F1: root's pacman.conf naming a local repository of the person's (aurutils'
+    # documented set-up) — the agent's to write — and the handed-off update installed its package.
+    repo = HOME / "own-repo"
+    repo.mkdir(exist_ok=True)
+    os.chown(repo, UID, GID)
+    roots = WORK / "conf-own-repo"
+    roots.mkdir(exist_ok=True)
+    conf = roots / "pacman.conf"
+    conf.write_text(Path(CONF).read_text() + f"\n[own]\nSigLevel = Optional TrustAll\nServer = file://{repo}\n")
+    a = agent_with_config(session, "config-own-repo", str(conf))
+    try:
+        r = result(a.handoff(["handoff-other"]))
+        assert r["error"] and r["kind"] == "refused", r
+        assert "pacman's configuration" in r["message"] and str(repo) in r["message"], r
+        assert no_helper_running()
+    finally:
+        a.close()
+
+
 @pytest.mark.parametrize("rules", [
     ["Defaults!/usr/bin/pacman !authenticate", f"{USER} ALL=(root) /usr/bin/pacman"],
     ["Defaults listpw=always", f"{USER} ALL=(root) NOPASSWD: /usr/bin/pacman"],

@@ -45,6 +45,15 @@ pub fn asks_in(line: &str, words: &[&str]) -> Option<String> {
         {
             return Some(format!("{base} without --noconfirm"));
         }
+        // fwupd asks before it flashes (`Perform operation? [Y|n]`) unless told yes (attack 12).
+        if base == "fwupdmgr"
+            && words[i + 1..]
+                .iter()
+                .any(|w| ["update", "upgrade", "install", "reinstall", "downgrade"].contains(w))
+            && !words.iter().any(|w| *w == "-y" || *w == "--assume-yes")
+        {
+            return Some("fwupdmgr without --assume-yes".to_owned());
+        }
     }
     let reads_keys = words.contains(&"read")
         // The input shown on the line: a file, a here-string, a pipe into the loop.
@@ -111,6 +120,7 @@ mod tests {
             (r#"pkg_names=$(pacman -Slq | fzf "${fzf_args[@]}")"#, "fzf"),
             (r#"read -r -p "Continue? " answer"#, "read"),
             (r#"sudo pacman -S firefox"#, "pacman without --noconfirm"),
+            (r#"sudo fwupdmgr update"#, "fwupdmgr without --assume-yes"),
             (r#"yay -Syu"#, "yay without --noconfirm"),
             (
                 r#"sudo pacman -Sy archlinux-keyring"#,
@@ -126,6 +136,8 @@ mod tests {
     fn lines_that_ask_nothing_are_not_questions() {
         for line in [
             r#"sudo pacman -S --noconfirm --needed "$@" || exit 1"#,
+            r#"sudo fwupdmgr update -y"#,
+            r#"fwupdmgr refresh --force"#,
             r#"sudo env OMARCHY_UPDATE_PACMAN=1 pacman -Syu --noconfirm"#,
             r#"pacman -Ss "$1""#,
             r#"pacman -Si "$pkg" >/dev/null"#,

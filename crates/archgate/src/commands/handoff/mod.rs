@@ -76,7 +76,7 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
                 Err(e) => Err(e),
             }
         } else {
-            route_rebuilt::rebuilt_route(&prepared)
+            route_rebuilt::rebuilt_route(&prepared, &cfg.arch.pacman_conf)
         };
         match own {
             Ok(p) => p,

@@ -31,7 +31,7 @@ const MAX_SCRIPT: u64 = 256 * 1024;
 
 /// The route's hand-off rebuilt by this helper (see the module documentation): the same argv,
 /// with the helper's own script facts, environment and words. The reason when it is refused.
-pub(super) fn rebuilt_route(p: &Prepared) -> Result<Prepared, String> {
+pub(super) fn rebuilt_route(p: &Prepared, pacman_conf: &Path) -> Result<Prepared, String> {
     if p.op.is_some() {
         return Err("the hand-off names both an operation and a route's script".into());
     }
@@ -111,6 +111,17 @@ pub(super) fn rebuilt_route(p: &Prepared) -> Result<Prepared, String> {
         ));
     }
     files_are_pinned(args, given)?;
+    let script = RouteScript {
+        sha256: given.sha256.clone(),
+        env: Vec::new(),
+        files: given.files.clone(),
+        sudo_programs: facts.sudo_programs.iter().cloned().collect(),
+    };
+    if crate::tools::handoff::route::runs_pacman(&script) {
+        let c = archgate_pacman::conf::PacmanConf::load(pacman_conf)
+            .map_err(|e| format!("pacman's configuration: {e}"))?;
+        crate::tools::handoff::pacman::check_conf(&c).map_err(|e| e.message)?;
+    }
     let omarchy = dir
         .parent()
         .map(Path::to_path_buf)
@@ -129,13 +140,11 @@ pub(super) fn rebuilt_route(p: &Prepared) -> Result<Prepared, String> {
         ),
         lock: None,
         script: Some(RouteScript {
-            sha256: given.sha256.clone(),
             env: vec![(
                 "OMARCHY_PATH".to_owned(),
                 omarchy.to_string_lossy().into_owned(),
             )],
-            files: given.files.clone(),
-            sudo_programs: facts.sudo_programs.iter().cloned().collect(),
+            ..script
         }),
         ..p.clone()
     })
@@ -234,6 +243,15 @@ mod tests {
         (d, script)
     }
 
+    /// The rebuild with a pacman.conf of pacman's defaults in a directory of the test's (root's
+    /// when the tests run as root, as in CI).
+    fn rebuilt_route_here(p: &Prepared) -> Result<Prepared, String> {
+        let d = tempfile::tempdir().unwrap();
+        let conf = d.path().join("pacman.conf");
+        std::fs::write(&conf, "[options]\nArchitecture = auto\n").unwrap();
+        rebuilt_route(p, &conf)
+    }
+
     /// What the other end sends: the argv, and a script part of its choosing.
     fn sent(argv: &[&str], env: &[(&str, &str)]) -> Prepared {
         Prepared {
@@ -266,12 +284,12 @@ mod tests {
             vec!["bin/omarchy-pkg-add", "x"],
             vec!["/usr/share/omarchy-pkg-add", "x"],
         ] {
-            let e = rebuilt_route(&sent(&argv, &[])).unwrap_err();
+            let e = rebuilt_route_here(&sent(&argv, &[])).unwrap_err();
             assert!(e.contains("not an Omarchy script"), "{argv:?}: {e}");
         }
         let mut both = sent(&["/usr/bin/bash"], &[]);
         both.op = Some(crate::tools::handoff::ops::Op::Install);
-        assert!(rebuilt_route(&both).unwrap_err().contains("both"));
+        assert!(rebuilt_route_here(&both).unwrap_err().contains("both"));
     }
 
     #[test]
@@ -287,11 +305,11 @@ mod tests {
             &[("OMARCHY_PATH", "/elsewhere"), ("BASH_ENV", "/tmp/x")],
         );
         if !roots_alone(d.path()) {
-            let e = rebuilt_route(&p).unwrap_err();
+            let e = rebuilt_route_here(&p).unwrap_err();
             assert!(e.contains("owned by uid"), "{e}");
             return;
         }
-        let own = rebuilt_route(&p).unwrap();
+        let own = rebuilt_route_here(&p).unwrap();
         let s = own.script.unwrap();
         // The environment and the programs sudo is asked about are the helper's, not the other
         // end's; so are the words shown for what it changes.
@@ -311,7 +329,7 @@ mod tests {
         );
         // An option the usage does not list is refused here too (`--config` would hand pacman
         // the agent's configuration).
-        let e = rebuilt_route(&sent(&[&path, "--config", "/tmp/evil.conf"], &[])).unwrap_err();
+        let e = rebuilt_route_here(&sent(&[&path, "--config", "/tmp/evil.conf"], &[])).unwrap_err();
         assert!(e.contains("usage"), "{e}");
     }
 
@@ -331,7 +349,7 @@ mod tests {
         ] {
             let (d, script) = tree("omarchy-pkg-add", "<packages...>", body);
             let path = script.to_string_lossy().into_owned();
-            let e = rebuilt_route(&sent(&[&path, "x"], &[])).unwrap_err();
+            let e = rebuilt_route_here(&sent(&[&path, "x"], &[])).unwrap_err();
             if roots_alone(d.path()) {
                 assert!(e.contains(why), "{body}: {e}");
             } else {

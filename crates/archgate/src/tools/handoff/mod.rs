@@ -424,6 +424,13 @@ impl Handoff {
         };
         let args = a.args.unwrap_or_default();
         let r = route::prepare(&self.desktop, cx, probe, route, &args).await?;
+        // A script that gives sudo pacman reads pacman's configuration as root: root's alone, as
+        // for every pacman hand-off (attack 12 F1).
+        if route::runs_pacman(&r.script) {
+            let c = archgate_pacman::conf::PacmanConf::load(&cx.config.arch.pacman_conf)
+                .map_err(domain_err)?;
+            pacman::check_conf(&c)?;
+        }
         let mut action = Action::from_plan(plan);
         for n in &r.names {
             if !action.names.contains(n) {

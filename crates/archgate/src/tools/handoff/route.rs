@@ -162,3 +162,12 @@ pub async fn prepare(
         argv,
     })
 }
+
+/// Whether the script gives `sudo` pacman — by name, by its path, or through `env` (Omarchy's
+/// `sudo env OMARCHY_UPDATE_PACMAN=1 pacman …`): it then reads pacman's configuration as root.
+pub fn runs_pacman(script: &RouteScript) -> bool {
+    script
+        .sudo_programs
+        .iter()
+        .any(|p| matches!(p.rsplit('/').next(), Some("pacman" | "env")))
+}
