@@ -94,6 +94,10 @@ pub enum PathError {
     ForeignOwner { path: PathBuf, owner: u32, uid: u32 },
     #[error("{path} exists and is not a directory")]
     NotADirectory { path: PathBuf },
+    #[error(
+        "{path} is not archgate's to keep its state in: {why}. Another user who controls a directory on the way could swap it for one of theirs (rules that approve, a link archgate writes through); archgate does not start on it (chmod go-w the directory named, or point [paths] elsewhere)"
+    )]
+    UntrustedChain { path: PathBuf, why: String },
     #[error("cannot prepare {path}: {source}")]
     Io {
         path: PathBuf,
@@ -109,6 +113,7 @@ impl PathError {
             PathError::Symlink { .. } => "symlinked_directory",
             PathError::ForeignOwner { .. } => "foreign_owner",
             PathError::NotADirectory { .. } => "not_a_directory",
+            PathError::UntrustedChain { .. } => "untrusted_chain",
             PathError::Io { .. } => "io",
         }
     }
@@ -190,10 +195,17 @@ impl Paths {
     }
 
     /// Creates the state, runtime and cache directories 0700 (the config directory is the
-    /// person's and is only checked), refusing symlinks and foreign owners.
+    /// person's and is only checked), refusing symlinks and foreign owners, and refusing a
+    /// directory reached through a hop another user controls ([`untrusted_dir`]).
     pub fn prepare(&self, uid: u32) -> Result<(), PathError> {
         for dir in [&self.state_dir, &self.runtime_dir, &self.cache_dir] {
             ensure_private_dir(dir, uid)?;
+            if let Some(why) = untrusted_dir(dir, uid) {
+                return Err(PathError::UntrustedChain {
+                    path: dir.clone(),
+                    why,
+                });
+            }
         }
         refuse_symlink(&self.config_dir)?;
         Ok(())
@@ -267,27 +279,124 @@ pub fn ensure_private_dir(dir: &Path, uid: u32) -> Result<(), PathError> {
     Ok(())
 }
 
+/// Why `dir` may not hold archgate's private state: `None` when every hop from `/` to it — each
+/// directory, each link — is owned by root or `uid` and writable by no one else (a root sticky
+/// directory such as `/tmp` only passed through), and `dir` itself is `uid`'s (others may read
+/// a directory; only writing would let them swap what is in it). The class closed here: *archgate's own state trusted by its path* — whoever controls
+/// any hop (a parent another user may write) can swap the directory for one of theirs, whose
+/// standing rules would approve, whose token would authenticate, and whose links archgate
+/// would write through. Judged at start ([`Paths::prepare`]) and again wherever state that
+/// decides approvals or authentication is read ([`read_private_file`]) or any private file is
+/// written ([`write_private_file`]).
+pub fn untrusted_dir(dir: &Path, uid: u32) -> Option<String> {
+    let real = match archgate_exec::trusted_path(Some(uid), dir) {
+        Ok(real) => real,
+        Err(why) => return Some(format!("{} is not trusted: {why}", dir.display())),
+    };
+    match fs::symlink_metadata(&real) {
+        Ok(m) if !m.is_dir() => Some(format!("{} is not a directory", real.display())),
+        Ok(m) if m.uid() != uid => Some(format!(
+            "{} is owned by uid {}, not by you (uid {uid})",
+            real.display(),
+            m.uid()
+        )),
+        Ok(_) => None,
+        Err(e) => Some(format!("cannot inspect {}: {e}", real.display())),
+    }
+}
+
+/// The most a private state file read here may hold (a bigger one is refused, not read).
+pub const PRIVATE_FILE_MAX: u64 = 16 << 20;
+
+/// Reads archgate's private file `path` only when it is archgate's: its directory passes
+/// [`untrusted_dir`], and the file — opened without following a link, judged on what was opened
+/// — is a regular file owned by `uid`, writable by no one else. `Ok(None)`: there is no file.
+/// `Err(why)`: something is there that may not be used (say so; never read it as absent when
+/// it decides a yes).
+pub fn read_private_file(path: &Path, uid: u32) -> Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if let Some(why) = untrusted_dir(dir, uid) {
+        return Err(why);
+    }
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK).bits())
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Err(format!(
+                "{} is a symbolic link; archgate's private files are never read through one",
+                path.display()
+            ));
+        }
+        Err(e) => return Err(format!("cannot open {}: {e}", path.display())),
+    };
+    let m = file
+        .metadata()
+        .map_err(|e| format!("cannot inspect {}: {e}", path.display()))?;
+    if !m.is_file() {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
+    if m.uid() != uid || m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} is owned by uid {} with mode {:o}: not a file only you (uid {uid}) can change",
+            path.display(),
+            m.uid(),
+            m.mode() & 0o7777
+        ));
+    }
+    if m.len() > PRIVATE_FILE_MAX {
+        return Err(format!(
+            "{} is {} bytes, more than archgate's {PRIVATE_FILE_MAX}",
+            path.display(),
+            m.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(PRIVATE_FILE_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(Some(bytes))
+}
+
 /// Writes `bytes` to `path` with mode 0600 through a temporary file and a rename, so a reader
-/// never sees half a file and a crash leaves the old one.
+/// never sees half a file and a crash leaves the old one. Refused (`PermissionDenied`) when the
+/// directory is not archgate's ([`untrusted_dir`], judged for this process's uid): nothing is
+/// written into a directory another user controls. The temporary file has an unpredictable name
+/// and is created new, never through a link (`O_EXCL|O_NOFOLLOW`): a link planted at a
+/// predictable name would have had archgate write the person's file.
 pub fn write_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
+    if let Some(why) = untrusted_dir(dir, nix::unistd::getuid().as_raw()) {
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
+    }
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|e| io::Error::other(e.to_string()))?;
     let tmp = dir.join(format!(
-        ".{}.tmp{}",
+        ".{}.tmp{}.{}",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id()
+        std::process::id(),
+        hex::encode(nonce)
     ));
     let mut f = fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
         .open(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
     drop(f);
-    fs::rename(&tmp, path)
+    if let Err(e) = written.and_then(|()| fs::rename(&tmp, path)) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -404,5 +513,76 @@ mod tests {
             1,
             "no temp file left behind"
         );
+    }
+
+    /// Class: archgate's own state trusted by its path. A link planted at the temporary name
+    /// archgate used to use (`.NAME.tmpPID`) is never written through, and a directory others
+    /// may write is not written into at all.
+    #[test]
+    fn private_files_are_never_written_through_a_link_or_into_a_directory_others_control() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("state");
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        let victim = t.path().join("bashrc");
+        fs::write(&victim, "mine").unwrap();
+        std::os::unix::fs::symlink(
+            &victim,
+            dir.join(format!(".rules.json.tmp{}", std::process::id())),
+        )
+        .unwrap();
+        write_private_file(&dir.join("rules.json"), b"[]").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "mine");
+        assert_eq!(fs::read(dir.join("rules.json")).unwrap(), b"[]");
+
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        let err = write_private_file(&dir.join("rules.json"), b"[1]").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{err}");
+        assert_eq!(fs::read(dir.join("rules.json")).unwrap(), b"[]");
+        // Its parent writable by others is as bad: whoever may rename the directory swaps it.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        fs::set_permissions(t.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(write_private_file(&dir.join("rules.json"), b"[1]").is_err());
+        let p = Paths {
+            config_dir: t.path().join("c"),
+            config_file: t.path().join("c/config.toml"),
+            state_dir: dir.clone(),
+            runtime_dir: dir.join("run"),
+            cache_dir: dir.join("cache"),
+        };
+        let uid = nix::unistd::getuid().as_raw();
+        assert_eq!(p.prepare(uid).unwrap_err().kind(), "untrusted_chain");
+        fs::set_permissions(t.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        p.prepare(uid).unwrap();
+    }
+
+    /// Only archgate's own file is read: not through a link, not one others may write, not one
+    /// in a directory others control; a missing file is `None`, never an error.
+    #[test]
+    fn private_files_are_read_only_when_they_are_archgates() {
+        let t = tempfile::tempdir().unwrap();
+        let uid = nix::unistd::getuid().as_raw();
+        let dir = t.path().join("state");
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        let f = dir.join("rules.json");
+        assert_eq!(read_private_file(&f, uid), Ok(None));
+        fs::write(&f, "[]").unwrap();
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(read_private_file(&f, uid), Ok(Some(b"[]".to_vec())));
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(read_private_file(&f, uid).is_err(), "writable by others");
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(read_private_file(&f, uid + 1).is_err(), "another uid's");
+        let other = t.path().join("planted.json");
+        fs::write(&other, "[]").unwrap();
+        let link = dir.join("link.json");
+        std::os::unix::fs::symlink(&other, &link).unwrap();
+        let why = read_private_file(&link, uid).unwrap_err();
+        assert!(why.contains("symbolic link"), "{why}");
+        fs::set_permissions(t.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let why = read_private_file(&f, uid).unwrap_err();
+        assert!(why.contains("writable"), "{why}");
+        fs::set_permissions(t.path(), fs::Permissions::from_mode(0o700)).unwrap();
     }
 }

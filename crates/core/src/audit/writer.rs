@@ -452,10 +452,13 @@ impl Writer {
 
     /// Opens the log for appending (creating it 0600) and learns its size.
     fn open(&mut self) -> std::io::Result<()> {
+        // Never through a link: one planted at the log's name would have archgate append to
+        // (create) the person's file of the attacker's choosing (`paths::untrusted_dir`).
         let f = OpenOptions::new()
             .create(true)
             .append(true)
             .mode(0o600)
+            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
             .open(&self.settings.path)?;
         self.size = f.metadata()?.len();
         // A previous process killed mid-write may have left a torn last line without its

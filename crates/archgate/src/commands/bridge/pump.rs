@@ -39,6 +39,9 @@ pub struct Inflight {
     /// For `tools/call`: the tool and its arguments as the gate sees them.
     pub tool: Option<(String, Value)>,
     pub sent: SystemTime,
+    /// Where the audit log stood when it was sent: what the daemon wrote of it since is read
+    /// whole when it goes away (`record::settle`), never searched for in a bounded tail.
+    pub mark: archgate_core::audit::orphans::LogMark,
 }
 
 struct Shared {
@@ -142,6 +145,7 @@ fn inspect(line: &[u8]) -> Seen {
                         method,
                         tool,
                         sent: SystemTime::now(),
+                        mark: archgate_core::audit::orphans::LogMark::default(),
                     },
                 ));
             }
@@ -210,8 +214,14 @@ pub async fn run(link: Link, setup: Setup) -> anyhow::Result<()> {
             for c in &seen.cancelled {
                 inflight.remove(c);
             }
+            let mark = (!seen.requests.is_empty())
+                .then(|| archgate_core::audit::orphans::mark(&setup.paths.audit_log()));
             for (k, v) in &seen.requests {
-                inflight.insert(k.clone(), v.clone());
+                let mut v = v.clone();
+                if let Some(m) = mark {
+                    v.mark = m;
+                }
+                inflight.insert(k.clone(), v);
             }
         }
         if let Some(id) = &seen.initialize {

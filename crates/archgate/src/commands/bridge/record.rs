@@ -86,7 +86,17 @@ pub fn settle(
 ) -> Vec<Fate> {
     let path = paths.audit_log();
     let _lock = FinderLock::take(&path);
-    let tail = orphans::read_tail(&path);
+    // Everything written since the first of these calls was sent, read whole: only then may a
+    // line's absence say anything. When that cannot be read (the log rotated twice, or grew
+    // past `SINCE_MAX`), the bounded tail is searched for what it holds, and no call is said
+    // not to have run unless its question's `asking` line is found (a `started` line would come
+    // after it).
+    let whole = calls
+        .iter()
+        .min_by_key(|c| c.sent)
+        .and_then(|c| orphans::read_since(&path, c.mark));
+    let known_whole = whole.is_some();
+    let tail = whole.unwrap_or_else(|| orphans::read_tail(&path));
     let unfinished = orphans::unfinished(&tail);
     let unanswered = orphans::unanswered(&tail);
     let mut fates = vec![Fate::DidNotRun; calls.len()];
@@ -141,13 +151,18 @@ pub fn settle(
         }
         // Records that may be these calls': those the answered ones cannot all explain.
         let theirs = recorded.len().saturating_sub(others);
+        let rest = members.len().saturating_sub(started.len() + theirs);
         for (k, &i) in members.iter().skip(started.len() + theirs).enumerate() {
             todo.push(match asking.get(k) {
                 Some(a) => a.withdrawn_record(orphans::WITHDRAWN_REASON, elapsed_ms(&calls[i])),
-                None => unreachable_record(client, &calls[i]),
+                None if known_whole => unreachable_record(client, &calls[i]),
+                None => unseen_record(client, &calls[i]),
             });
         }
-        let fate = fate_of_group(members.len(), started.len(), &recorded, others);
+        let mut fate = fate_of_group(members.len(), started.len(), &recorded, others);
+        if fate == Fate::DidNotRun && !known_whole && asking.len() < rest {
+            fate = Fate::Unknown;
+        }
         for &i in &members {
             fates[i] = fate.clone();
         }
@@ -185,7 +200,24 @@ fn elapsed_ms(c: &Inflight) -> u64 {
     c.sent.elapsed().map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
+/// Why a bridged call's outcome is unknown when the log could not be read back to its sending.
+pub const UNSEEN_REASON: &str = "the archgate daemon went away before it answered, and the log could not be read back to when this call was sent (recorded by the stdio bridge): it may have run, in part or whole";
+
 fn unreachable_record(client: &str, c: &Inflight) -> Record {
+    bridge_record(
+        client,
+        c,
+        Outcome::Unreachable,
+        "the archgate daemon went away before it answered, and nothing that acts had started (recorded by the stdio bridge)",
+    )
+}
+
+/// A call the log cannot account for either way: `unknown`.
+fn unseen_record(client: &str, c: &Inflight) -> Record {
+    bridge_record(client, c, Outcome::Unknown, UNSEEN_REASON)
+}
+
+fn bridge_record(client: &str, c: &Inflight, outcome: Outcome, reason: &str) -> Record {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let (tool, args) = c.tool.clone().unwrap_or_default();
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -204,14 +236,11 @@ fn unreachable_record(client: &str, c: &Inflight) -> Record {
         target: None,
         tier: None,
         decision: None,
-        reason: Some(
-            "the archgate daemon went away before it answered, and nothing that acts had started (recorded by the stdio bridge)"
-                .into(),
-        ),
+        reason: Some(reason.into()),
         rule: None,
         approval: None,
-        outcome: Outcome::Unreachable,
-        error_kind: Some("unreachable".into()),
+        outcome,
+        error_kind: Some(outcome.as_str().into()),
         exit_code: None,
         duration_ms: elapsed_ms(c),
         args_sha256: args_digest(&args),
