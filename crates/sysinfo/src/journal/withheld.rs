@@ -11,6 +11,22 @@
 //! - run0 (systemd-run): `Running as unit: run-u12.service; invocation ID: …` names no
 //!   command; nothing to withhold.
 //!
+//! The class is *a command line logged by any program that records another's*, not a list of
+//! elevation tools (attack 10 F3: polkitd's and systemd's lines gave back what pkexec's had
+//! withheld). So also, by writer and by the shape it writes:
+//! - polkitd, for every authorisation (pkexec's included) and agent registration:
+//!   `… for unix-process:5397:2186455 [pkexec /usr/bin/tee --token=…] (owned by unix-user:alice)`
+//!   and `… (system bus name :1.77 [/usr/bin/agent --x], object path …)` — the subject's command
+//!   line in brackets (polkit's `polkitbackendinteractiveauthority.c` log formats);
+//! - systemd (PID 1 and the user manager), whose unit lines carry the unit's description —
+//!   `Started run-u42.service - /usr/bin/mysql -pS3cret.` — and a `systemd-run`/`run0` unit's
+//!   description is, by default, the command line it runs: withheld for transient `run-*`
+//!   units and for any description that is a command line (begins with `/` or `[`);
+//! - cron (`CROND`, `crond`, `cron`): `(alice) CMD (/usr/bin/backup --password=…)`;
+//! - the kernel's audit records (no identifier, `_TRANSPORT=audit`): `EXECVE argc=3 a0="mysql"
+//!   a1=…` keeps `a0`; `PROCTITLE proctitle=…` (the command line, hex or quoted) is withheld
+//!   whole.
+//!
 //! The program stays (what ran is the useful part); its arguments are withheld, and so are the
 //! variables sudo logs as set for the command (`ENV=NAME=value …`). A `grep` is journalctl's, on
 //! the whole message, so an entry whose message was changed is left out of a grep's answer
@@ -24,7 +40,7 @@ pub const WITHHELD: &str = "[arguments withheld: a command line may hold secrets
 pub const ENV_WITHHELD: &str = "[variables withheld: they may hold secrets]";
 
 /// The page's note when a grep's answer left such entries out.
-pub const LEFT_OUT_OF_GREP: &str = "entries of logged command lines (sudo, pkexec, doas) are left out of a grep's answer, since a pattern could test their withheld arguments; ask without grep to see them";
+pub const LEFT_OUT_OF_GREP: &str = "entries of logged command lines (sudo, pkexec, doas, polkitd, systemd-run units, cron, audit) are left out of a grep's answer, since a pattern could test their withheld arguments; ask without grep to see them";
 
 /// `message` with the arguments of a logged command line withheld, when `ident` is a tool
 /// that logs them; `None` when nothing was withheld.
@@ -47,8 +63,71 @@ pub fn withhold(ident: &str, message: &str) -> Option<String> {
                 .map_or(message.len(), |e| at + e);
             Some(keep_program(message, at, end))
         }
-        _ => None,
+        "polkitd" | "polkit" => polkit(message),
+        "systemd" => systemd_unit(message),
+        "CROND" | "crond" | "cron" | "CRON" => {
+            let at = message.find("CMD (")? + "CMD (".len();
+            let end = message[at..].rfind(')').map_or(message.len(), |e| at + e);
+            Some(keep_program(message, at, end))
+        }
+        _ => audit(message),
     }
+}
+
+/// polkitd's bracketed subject command line (see the module doc), cut to its program.
+fn polkit(message: &str) -> Option<String> {
+    let at = ["unix-process:", "system bus name "]
+        .iter()
+        .filter_map(|k| {
+            let from = message.find(k)?;
+            message[from..].find(" [").map(|b| from + b + " [".len())
+        })
+        .min()?;
+    let end = ["] (owned by ", "], object path "]
+        .iter()
+        .filter_map(|k| message[at..].rfind(k).map(|e| at + e))
+        .min()
+        .or_else(|| message[at..].rfind(']').map(|e| at + e))
+        .unwrap_or(message.len());
+    Some(keep_program(message, at, end))
+}
+
+/// A systemd unit line `VERB UNIT - DESCRIPTION` whose description is a command line.
+fn systemd_unit(message: &str) -> Option<String> {
+    let (head, desc) = message.split_once(" - ")?;
+    let unit = head.rsplit(' ').next()?;
+    if !(unit.starts_with("run-") || desc.starts_with('/') || desc.starts_with('[')) {
+        return None;
+    }
+    let at = head.len() + " - ".len();
+    let end = message.len() - trailing_dots(message);
+    Some(keep_program(message, at, end))
+}
+
+fn trailing_dots(s: &str) -> usize {
+    s.len() - s.trim_end_matches('.').len()
+}
+
+/// The kernel audit's records of an exec: `EXECVE argc=N a0=… a1=…` keeps `a0`;
+/// `PROCTITLE proctitle=…` is withheld whole.
+fn audit(message: &str) -> Option<String> {
+    let body = message.strip_prefix("EXECVE ").or_else(|| {
+        message.strip_prefix("type=EXECVE ").or_else(|| {
+            message
+                .find(" EXECVE ")
+                .map(|i| &message[i + " EXECVE ".len()..])
+        })
+    });
+    if let Some(body) = body {
+        let at = message.len() - body.len();
+        let a1 = body.find(" a1=").map(|i| at + i);
+        return Some(match a1 {
+            Some(a1) => format!("{} {WITHHELD}", &message[..a1]),
+            None => message.to_owned(),
+        });
+    }
+    let at = message.find("proctitle=")? + "proctitle=".len();
+    Some(format!("{}{WITHHELD}", &message[..at]))
 }
 
 /// A sudo line with its `ENV=` field (the variables set for the command, before `COMMAND=`)
@@ -127,5 +206,62 @@ mod tests {
             )
         );
         assert!(!got.contains("S3cret"));
+    }
+
+    /// Attack 10 F3: the programs that log another's command line, each in its shape.
+    #[test]
+    fn every_writer_of_anothers_command_line_keeps_its_program_only() {
+        let pk = "Operator of unix-session:2 successfully authenticated as unix-user:root to gain TEMPORARY authorization for action org.freedesktop.policykit.exec for unix-process:5397:2186455 [pkexec /usr/bin/tee --x=[a] --token=S3cret] (owned by unix-user:alice)";
+        assert_eq!(
+            withhold("polkitd", pk).unwrap(),
+            format!(
+                "Operator of unix-session:2 successfully authenticated as unix-user:root to gain TEMPORARY authorization for action org.freedesktop.policykit.exec for unix-process:5397:2186455 [pkexec {WITHHELD}] (owned by unix-user:alice)"
+            )
+        );
+        let agent = "Registered Authentication Agent for unix-session:2 (system bus name :1.77 [/usr/bin/agent --key=S3cret], object path /org/x, locale C)";
+        assert!(!withhold("polkitd", agent).unwrap().contains("S3cret"));
+        assert_eq!(
+            withhold(
+                "polkitd",
+                "Loading rules from directory /etc/polkit-1/rules.d"
+            ),
+            None
+        );
+        assert_eq!(
+            withhold(
+                "systemd",
+                "Started run-u42.service - /usr/bin/mysql -pS3cret."
+            )
+            .unwrap(),
+            format!("Started run-u42.service - /usr/bin/mysql {WITHHELD}.")
+        );
+        assert!(
+            !withhold(
+                "systemd",
+                "Starting run-r9.service - [run0] sh -c 'x S3cret'..."
+            )
+            .unwrap()
+            .contains("S3cret")
+        );
+        assert_eq!(
+            withhold(
+                "systemd",
+                "Started user@1000.service - User Manager for UID 1000."
+            ),
+            None
+        );
+        assert_eq!(
+            withhold("CROND", "(root) CMD (/usr/bin/backup --password=S3cret)").unwrap(),
+            format!("(root) CMD (/usr/bin/backup {WITHHELD})")
+        );
+        assert_eq!(
+            withhold("", "EXECVE argc=2 a0=\"mysql\" a1=\"-pS3cret\"").unwrap(),
+            format!("EXECVE argc=2 a0=\"mysql\" {WITHHELD}")
+        );
+        assert_eq!(
+            withhold("", "PROCTITLE proctitle=6D7973716C202D70").unwrap(),
+            format!("PROCTITLE proctitle={WITHHELD}")
+        );
+        assert_eq!(withhold("", "an ordinary line"), None);
     }
 }
