@@ -25,7 +25,12 @@
 //! - cron (`CROND`, `crond`, `cron`): `(alice) CMD (/usr/bin/backup --password=…)`;
 //! - the kernel's audit records (no identifier, `_TRANSPORT=audit`): `EXECVE argc=3 a0="mysql"
 //!   a1=…` keeps `a0`; `PROCTITLE proctitle=…` (the command line, hex or quoted) is withheld
-//!   whole.
+//!   whole;
+//! - the same events as JSON, whoever writes them — sudo with `Defaults log_format=json`
+//!   (sudoers(5)) logs `@cee:{"sudo":{"accept":{"command":…,"runargv":["mysql","-p…"],
+//!   "runenv":[…]}}}`, with no `COMMAND=`: every `…argv` array keeps its first element and every
+//!   environment list (`…env`, `env_add`) is withheld; JSON that does not parse but names an
+//!   `argv` is withheld whole after its opening.
 //!
 //! The program stays (what ran is the useful part); its arguments are withheld, and so are the
 //! variables sudo logs as set for the command (`ENV=NAME=value …`). A `grep` is journalctl's, on
@@ -45,6 +50,9 @@ pub const LEFT_OUT_OF_GREP: &str = "entries of logged command lines (sudo, pkexe
 /// `message` with the arguments of a logged command line withheld, when `ident` is a tool
 /// that logs them; `None` when nothing was withheld.
 pub fn withhold(ident: &str, message: &str) -> Option<String> {
+    if let Some(shown) = json_command_line(message) {
+        return Some(shown);
+    }
     match ident {
         "sudo" | "sudo-rs" => {
             let at = message.find("COMMAND=")? + "COMMAND=".len();
@@ -72,6 +80,60 @@ pub fn withhold(ident: &str, message: &str) -> Option<String> {
         }
         _ => audit(message),
     }
+}
+
+/// A JSON event (after `@cee:`, or the whole message) carrying a command line: its `…argv`
+/// arrays cut to their program, its environment lists withheld (see the module doc).
+fn json_command_line(message: &str) -> Option<String> {
+    let at = match message.find("@cee:") {
+        Some(i) => i + "@cee:".len(),
+        None if message.trim_start().starts_with('{') => 0,
+        None => return None,
+    };
+    if !message[at..].contains("argv") && !message[at..].contains("env") {
+        return None;
+    }
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(message[at..].trim()) else {
+        return message[at..]
+            .contains("argv")
+            .then(|| format!("{}{WITHHELD}", &message[..at]));
+    };
+    fn walk(v: &mut serde_json::Value) -> bool {
+        use serde_json::Value;
+        let mut changed = false;
+        match v {
+            Value::Object(map) => {
+                for (k, val) in map.iter_mut() {
+                    let key = k.to_ascii_lowercase();
+                    if key.ends_with("argv") && val.is_array() {
+                        let first = val.get(0).cloned().unwrap_or(Value::Null);
+                        let more = val.as_array().is_some_and(|a| a.len() > 1);
+                        *val = if more {
+                            Value::Array(vec![first, Value::String(WITHHELD.into())])
+                        } else {
+                            Value::Array(vec![first])
+                        };
+                        changed |= more;
+                    } else if (key.ends_with("env") || key == "env_add")
+                        && (val.is_array() || val.is_object() || val.is_string())
+                    {
+                        *val = Value::String(ENV_WITHHELD.into());
+                        changed = true;
+                    } else {
+                        changed |= walk(val);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for i in items {
+                    changed |= walk(i);
+                }
+            }
+            _ => {}
+        }
+        changed
+    }
+    walk(&mut v).then(|| format!("{}{v}", &message[..at]))
 }
 
 /// polkitd's bracketed subject command line (see the module doc), cut to its program.
@@ -263,5 +325,30 @@ mod tests {
             format!("PROCTITLE proctitle={WITHHELD}")
         );
         assert_eq!(withhold("", "an ordinary line"), None);
+    }
+
+    /// sudo's JSON log format (`Defaults log_format=json`): the same command line, no
+    /// `COMMAND=` (attack 10, F3 continued).
+    #[test]
+    fn a_json_logged_command_line_keeps_its_program_only() {
+        let line = r#"@cee:{"sudo":{"accept":{"command":"/usr/bin/mysql","runargv":["mysql","-u","root","-pS3cret"],"runenv":["MYSQL_PWD=S3cret"],"runuser":"root"}}}"#;
+        let got = withhold("sudo", line).unwrap();
+        assert!(!got.contains("S3cret"), "{got}");
+        assert!(
+            got.starts_with("@cee:{") && got.contains(r#""runargv":["mysql","#),
+            "{got}"
+        );
+        assert!(
+            got.contains(WITHHELD) && got.contains(ENV_WITHHELD),
+            "{got}"
+        );
+        // Not JSON after all, but naming an argv: withheld whole after its opening.
+        let broken = r#"@cee:{"sudo":{"runargv":["mysql","-pS3cret""#;
+        assert_eq!(
+            withhold("sudo", broken).unwrap(),
+            format!("@cee:{WITHHELD}")
+        );
+        // JSON without a command line is left as it is.
+        assert_eq!(withhold("app", r#"{"level":"info","msg":"hi"}"#), None);
     }
 }

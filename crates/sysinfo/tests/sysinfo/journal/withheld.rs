@@ -130,13 +130,14 @@ async fn logged_command_lines_keep_their_program_and_withhold_their_arguments() 
 
 /// Attack 10 F3: the same command lines, logged by the programs that record another's — polkitd
 /// (every pkexec authorisation, and an agent's registration), systemd (a `systemd-run`/`run0`
-/// unit's description is its command line), cron, the kernel's audit records (no identifier).
+/// unit's description is its command line), cron, the kernel's audit records (no identifier),
+/// and sudo's own JSON log format.
 /// Shapes: polkit's `polkitbackendinteractiveauthority.c` log formats, systemd's
 /// `VERB UNIT - DESCRIPTION` unit lines, cronie's `(user) CMD (command)`, the audit
 /// subsystem's EXECVE and PROCTITLE records; our own text in those shapes.
 fn export_with_other_writers() -> Vec<u8> {
     let mut out = Vec::new();
-    let lines: [(Option<&str>, &str, String); 7] = [
+    let lines: [(Option<&str>, &str, String); 9] = [
         (
             Some("polkitd"),
             "syslog",
@@ -176,6 +177,19 @@ fn export_with_other_writers() -> Vec<u8> {
             "journal",
             "Started user@1000.service - User Manager for UID 1000.".to_owned(),
         ),
+        (
+            Some("systemd"),
+            "journal",
+            format!("Started run-u43.service - [run0] mysql --password={SECRET}."),
+        ),
+        // sudo with `Defaults log_format=json` (sudoers(5)): the event as JSON, no `COMMAND=`.
+        (
+            Some("sudo"),
+            "syslog",
+            format!(
+                "@cee:{{\"sudo\":{{\"accept\":{{\"command\":\"/usr/bin/mysql\",\"runargv\":[\"mysql\",\"-u\",\"root\",\"-p{SECRET}\"],\"runuser\":\"root\",\"submituser\":\"alice\"}}}}}}"
+            ),
+        ),
     ];
     for (i, (ident, transport, msg)) in lines.iter().enumerate() {
         let t = (T0 + (i as u64 + 1) * 1_000_000).to_string();
@@ -206,11 +220,11 @@ async fn command_lines_logged_by_polkitd_systemd_cron_and_audit_are_withheld_too
             .iter()
             .filter(|e| text(&e["MESSAGE"]).contains(SECRET))
             .count(),
-        6,
+        8,
         "the oracle has every secret whole"
     );
     let page = journal::query(&p, &opts(d), &q(50)).await.unwrap();
-    assert_eq!(page.entries.len(), 7, "{:?}", page.entries);
+    assert_eq!(page.entries.len(), 9, "{:?}", page.entries);
     for e in &page.entries {
         assert!(!e.message.contains(SECRET), "{e:?}");
     }
@@ -221,6 +235,8 @@ async fn command_lines_logged_by_polkitd_systemd_cron_and_audit_are_withheld_too
         "- /usr/bin/mysql ",
         "CMD (/usr/bin/backup ",
         "a0=\"mysql\" ",
+        "- [run0] ",
+        "\"runargv\":[\"mysql\",",
     ] {
         assert!(
             shown
