@@ -8,8 +8,8 @@
 //! The binary says which tools it has ([`know_tools`], before any config is read); core knows
 //! nothing of the catalogue. Without it (core's own tests, a binary built on the library with
 //! tools of its own) entries are judged by their shape only, as before. A policy entry is
-//! judged only when its first word is tool-shaped (holds `_`): other words are routes (an Omarchy
-//! route not installed here may still be named).
+//! judged only when its first word is tool-shaped (holds `_`), or is a tool's name with `-` for
+//! `_`: other words are routes (an Omarchy route not installed here may still be named).
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
@@ -49,13 +49,20 @@ pub(crate) fn names_no_tool(word: &str) -> Option<String> {
     })
 }
 
-/// For a `[policy]` entry: its first word, when tool-shaped, must name a tool.
+/// For a `[policy]` entry: its first word, when tool-shaped, must name a tool. A word with `-`
+/// for `_` that would name one (`"pkg-search"`) is a misspelt tool, not a route, and is named.
 pub(crate) fn rule_names_no_tool(entry: &str) -> Option<String> {
     let first = entry.split_whitespace().next()?;
-    if !first.contains('_') {
-        return None;
+    if first.contains('_') {
+        return names_no_tool(first);
     }
-    names_no_tool(first)
+    if first.contains('-') && names_no_tool(&first.replace('-', "_")).is_none() {
+        return Some(format!(
+            "names no tool of archgate's (did you mean {:?}? tool names are written with _)",
+            first.replace('-', "_").to_lowercase()
+        ));
+    }
+    None
 }
 
 /// The tool `w` was likely meant to be: the same letters with `-` for `_`, or one letter off.

@@ -334,6 +334,11 @@ fn an_entry_naming_no_tool_keeps_the_file_from_applying() {
             "did you mean \"pkg_search\"",
         ),
         (
+            "[policy]\ndeny = [\"pkg-search\"]\n",
+            "pkg-search",
+            "did you mean \"pkg_search\"",
+        ),
+        (
             "[policy]\nask = [\"system_stauts\"]\n",
             "system_stauts",
             "names no tool",
