@@ -305,6 +305,30 @@ pub fn untrusted_dir(dir: &Path, uid: u32) -> Option<String> {
     }
 }
 
+/// Opens archgate's own file `path` for reading: never through a link (`O_NOFOLLOW`, and
+/// `O_NONBLOCK` so a FIFO in its place cannot hang the reader), and only a regular file of this
+/// process's uid that no one else may write (judged on the descriptor) — for the log and the
+/// runtime directory's files, read by path where [`read_private_file`] is not (`PermissionDenied`
+/// otherwise; `NotFound` when there is none).
+pub fn open_private(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK).bits())
+        .open(path)?;
+    let m = f.metadata()?;
+    if !m.is_file() || m.uid() != nix::unistd::getuid().as_raw() || m.mode() & 0o022 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is not archgate's own file (a regular file of this uid no one else may write)",
+                path.display()
+            ),
+        ));
+    }
+    Ok(f)
+}
+
 /// The most a private state file read here may hold (a bigger one is refused, not read).
 pub const PRIVATE_FILE_MAX: u64 = 16 << 20;
 
@@ -584,5 +608,30 @@ mod tests {
         let why = read_private_file(&f, uid).unwrap_err();
         assert!(why.contains("writable"), "{why}");
         fs::set_permissions(t.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    }
+
+    /// The log and the runtime directory's files are opened only as archgate's own: not through
+    /// a link, not another's file or one others may write, and a FIFO is refused, not waited on.
+    #[test]
+    fn own_files_are_opened_never_through_a_link_or_a_fifo() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("activity.jsonl");
+        fs::write(&f, "x\n").unwrap();
+        assert!(open_private(&f).is_ok());
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o622)).unwrap();
+        assert_eq!(
+            open_private(&f).unwrap_err().kind(),
+            io::ErrorKind::PermissionDenied
+        );
+        let link = t.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert!(open_private(&link).is_err());
+        let fifo = t.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(open_private(&fifo).is_err());
+        assert_eq!(
+            open_private(&t.path().join("none")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
     }
 }

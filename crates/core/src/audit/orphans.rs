@@ -254,7 +254,7 @@ pub const SINCE_MAX: u64 = 256 * 1024 * 1024;
 /// being absent.
 pub fn read_since(path: &Path, mark: LogMark) -> Option<String> {
     let from = |p: &Path, offset: u64| -> Option<(FileId, String)> {
-        let mut f = std::fs::File::open(p).ok()?;
+        let mut f = crate::paths::open_private(p).ok()?;
         let m = f.metadata().ok()?;
         if !m.is_file() || m.len() < offset || m.len() - offset > SINCE_MAX {
             return None;
@@ -302,7 +302,7 @@ fn rotated_of(path: &Path) -> std::path::PathBuf {
 
 /// The last `n` bytes of a file, from its first whole line.
 fn tail_of(path: &Path, n: u64) -> String {
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = crate::paths::open_private(path) else {
         return String::new();
     };
     if !f.metadata().is_ok_and(|m| m.is_file()) {

@@ -497,7 +497,7 @@ impl Writer {
 
 fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut f = File::open(path)?;
+    let mut f = crate::paths::open_private(path)?;
     f.seek(SeekFrom::End(-1))?;
     let mut b = [0u8; 1];
     f.read_exact(&mut b)?;

@@ -7,8 +7,8 @@
 //! `config: ok`, and write its rules through the link into the person's file. Now: start is
 //! refused naming the directory; after a swap no standing rule says yes, `/health` and
 //! `archgate status` say the stored state is not used and why, and no file of the person's is
-//! written (nothing is written into a directory another user controls, and temporary files are
-//! created new, never through a link).
+//! written (nothing is written into a directory another user controls, temporary files are
+//! created new, never through a link, and the activity log is never opened through one).
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -99,4 +99,22 @@ fn a_state_directory_swapped_while_serving_approves_nothing_and_is_not_written_t
     let out = env.run(&["status", "--port", &d.port.to_string()]);
     let said = stdout(&out);
     assert!(said.contains("state: NOT USED"), "{said}");
+}
+
+/// A link planted at the activity log's name (a stranger's, in a directory they once could
+/// write; or any same-name link) is never appended through: the log is opened `O_NOFOLLOW`.
+#[test]
+fn the_activity_log_is_never_written_through_a_link() {
+    let env = Env::with_config("[approval]\npage = false\nnotifications = false\n");
+    let victim = env.path("scratch/.profile");
+    std::fs::write(&victim, "# the person's profile\n").unwrap();
+    std::fs::create_dir_all(env.state_dir()).unwrap();
+    chmod(&env.state_dir(), 0o700);
+    std::os::unix::fs::symlink(&victim, env.audit_file()).unwrap();
+    let _ = env.call("system_status", &json!({}));
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "# the person's profile\n",
+        "archgate appended its log through the link"
+    );
 }
