@@ -48,7 +48,7 @@ struct Shared {
     inflight: Mutex<HashMap<String, Inflight>>,
     /// The calls the daemon answered lately (tool, argument digest, when): their records are in
     /// the log too, beside those of calls still in flight (`record::settle`).
-    answered: Mutex<std::collections::VecDeque<super::record::Answered>>,
+    answered: Mutex<super::record::AnsweredLog>,
     /// Lines to the client are written straight to fd 1 (a pipe write of one line is quick),
     /// not through tokio's blocking pool: one thread hand-off less per answer.
     out: Mutex<std::io::Stdout>,
@@ -339,10 +339,7 @@ fn start_reader(
                             ..
                         }) = inflight.remove(&id)
                         {
-                            if answered.len() == super::record::ANSWERED_KEPT {
-                                answered.pop_front();
-                            }
-                            answered.push_back(super::record::Answered::now(tool, &args));
+                            answered.push(super::record::Answered::now(tool, &args));
                         }
                     }
                 }
@@ -431,15 +428,13 @@ async fn answer_unreachable(shared: &Shared, setup: &Setup, only: Option<&[Strin
             setup.config.audit.clone(),
         );
         let only: Vec<Inflight> = calls.iter().map(|(_, v)| v.clone()).collect();
-        let answered: Vec<super::record::Answered> = shared
+        let (answered, forgotten) = shared
             .answered
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect();
+            .snapshot();
         let fates = tokio::task::spawn_blocking(move || {
-            super::record::settle(&name, &paths, &audit, &only, &answered)
+            super::record::settle(&name, &paths, &audit, &only, &answered, forgotten)
         })
         .await
         .unwrap_or_default();

@@ -55,6 +55,31 @@ type Key = (String, String);
 /// How many answered calls the pump keeps for `settle`.
 pub const ANSWERED_KEPT: usize = 256;
 
+/// The calls the daemon answered lately, and when the latest one no longer kept was answered:
+/// a window of [`ANSWERED_KEPT`], so `settle` knows when it no longer holds every identical call
+/// answered since a call was sent (then a record may be either's: unknown).
+#[derive(Debug, Default)]
+pub struct AnsweredLog {
+    kept: std::collections::VecDeque<Answered>,
+    forgotten: Option<SystemTime>,
+}
+
+impl AnsweredLog {
+    pub fn push(&mut self, a: Answered) {
+        if self.kept.len() == ANSWERED_KEPT
+            && let Some(old) = self.kept.pop_front()
+        {
+            self.forgotten = Some(self.forgotten.map_or(old.at, |f| f.max(old.at)));
+        }
+        self.kept.push_back(a);
+    }
+
+    /// The answered calls kept, and when the latest forgotten one was answered.
+    pub fn snapshot(&self) -> (Vec<Answered>, Option<SystemTime>) {
+        (self.kept.iter().cloned().collect(), self.forgotten)
+    }
+}
+
 impl Answered {
     pub fn now(tool: String, args: &Value) -> Answered {
         Answered {
@@ -83,6 +108,7 @@ pub fn settle(
     audit: &AuditConfig,
     calls: &[Inflight],
     answered: &[Answered],
+    forgotten: Option<SystemTime>,
 ) -> Vec<Fate> {
     let path = paths.audit_log();
     let _lock = FinderLock::take(&path);
@@ -142,10 +168,16 @@ pub fn settle(
             .collect();
         let recorded = records_since(&tail, client, &tool, &digest, since);
         // Identical calls answered since: their records may be among `recorded`.
-        let others = answered
-            .iter()
-            .filter(|a| a.tool == tool && a.digest == digest && a.at >= since)
-            .count();
+        // When an answered call no longer kept was answered after the first of these was sent,
+        // the kept ones are not all there were: any record may be an answered call's.
+        let others = if forgotten.is_some_and(|f| f >= since) {
+            recorded.len().max(1)
+        } else {
+            answered
+                .iter()
+                .filter(|a| a.tool == tool && a.digest == digest && a.at >= since)
+                .count()
+        };
         for s in &started {
             todo.push(s.unknown_record(UNKNOWN_REASON, elapsed_ms(&calls[members[0]])));
         }
@@ -296,5 +328,21 @@ mod tests {
         // Two identical calls, one started: either may be it.
         assert_eq!(fate_of_group(2, 1, &[], 0), Fate::Unknown);
         assert_eq!(fate_of_group(2, 0, &[O], 0), Fate::Unknown);
+    }
+
+    /// Class: absence from a bounded window read as absence. The answered calls kept are a
+    /// window of 256; once one answered after a call was sent is forgotten, the window says so.
+    #[test]
+    fn the_answered_window_says_when_it_forgot_one() {
+        let mut log = AnsweredLog::default();
+        let t0 = SystemTime::now();
+        for _ in 0..ANSWERED_KEPT {
+            log.push(Answered::now("t".into(), &Value::Null));
+        }
+        assert_eq!(log.snapshot().1, None);
+        log.push(Answered::now("t".into(), &Value::Null));
+        let (kept, forgotten) = log.snapshot();
+        assert_eq!(kept.len(), ANSWERED_KEPT);
+        assert!(forgotten.is_some_and(|f| f >= t0));
     }
 }
