@@ -118,3 +118,43 @@ fn the_activity_log_is_never_written_through_a_link() {
         "archgate appended its log through the link"
     );
 }
+
+/// The daemon a stdio client starts sends its stderr to `daemon.log` in the state directory:
+/// a link planted at that name is never appended through.
+#[test]
+fn a_spawned_daemons_log_is_never_written_through_a_link() {
+    let env = Env::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    env.write_config(&format!(
+        "[server]\nport = {port}\n[approval]\npage = false\n"
+    ));
+    let victim = env.path("scratch/.profile");
+    std::fs::write(&victim, "# the person's profile\n").unwrap();
+    std::fs::create_dir_all(env.state_dir()).unwrap();
+    chmod(&env.state_dir(), 0o700);
+    std::os::unix::fs::symlink(&victim, env.state_dir().join("daemon.log")).unwrap();
+    let _session = env.session();
+    let mut c = StdioServer::start_with(&env, &["serve"]);
+    c.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let info: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.runtime_dir().join("daemon.json")).unwrap(),
+    )
+    .unwrap();
+    let daemon = nix::unistd::Pid::from_raw(info["pid"].as_u64().unwrap() as i32);
+    let _ = c.close();
+    let _ = nix::sys::signal::kill(daemon, nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "# the person's profile\n",
+        "the daemon's log went through the link"
+    );
+}
