@@ -152,7 +152,12 @@ impl PersonState {
     /// Why the stored rules (or acknowledgements) are not in use: their file or directory is
     /// not archgate's. `None` when they are. Said by `status`, `/health` and the bar.
     pub fn state_untrusted(&self) -> Option<String> {
-        self.lock_rules().state_untrusted.clone()
+        if let Some(why) = self.lock_rules().state_untrusted.clone() {
+            return Some(why);
+        }
+        // A directory swapped where no rules file was, nor is, changes no stamp: judged here too.
+        let dir = self.rules_file.parent()?;
+        crate::paths::untrusted_dir(dir, nix::unistd::getuid().as_raw())
     }
 
     pub fn acknowledged(&self) -> Arc<BTreeSet<String>> {
@@ -518,5 +523,10 @@ mod tests {
                 .is_some()
         );
         assert_eq!(a.state_untrusted(), None);
+        // Its directory others may write is said too, whatever the rules file's stamp.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(a.state_untrusted().is_some_and(|w| w.contains("writable")));
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     }
 }
