@@ -43,6 +43,8 @@ pub fn main() -> ExitCode {
         return archgate_exec::guard::serve();
     }
     register_guard();
+    // A config entry naming no tool of these keeps the file from applying (`config::known`).
+    archgate_core::config::known::know_tools(tools::known_names);
     let cli = cli::Cli::parse();
     app::init_logging(cli.log.as_deref());
     run(commands::run(cli))

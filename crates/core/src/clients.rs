@@ -52,6 +52,8 @@ pub enum ClientError {
     },
     #[error("the OS random generator failed: {0}")]
     Random(String),
+    #[error("archgate's client store is not used: {0}")]
+    Untrusted(String),
 }
 
 impl ClientError {
@@ -63,6 +65,7 @@ impl ClientError {
             ClientError::BadPreset(_) => "invalid_preset",
             ClientError::Io { .. } => "io",
             ClientError::Random(_) => "random",
+            ClientError::Untrusted(_) => "untrusted_state",
         }
     }
 }
@@ -168,15 +171,29 @@ impl DefaultToken {
     }
 }
 
+/// `paths::read_private_file` for this process's uid.
+fn read_private_file(p: &Path) -> Result<Option<Vec<u8>>, String> {
+    crate::paths::read_private_file(p, nix::unistd::getuid().as_raw())
+}
+
+/// The text of archgate's private file `p` (not UTF-8: as absent).
+fn read_private_text(p: &Path) -> Result<Option<String>, ClientError> {
+    Ok(read_private_file(p)
+        .map_err(ClientError::Untrusted)?
+        .and_then(|b| String::from_utf8(b).ok()))
+}
+
 fn mtime(p: &Path) -> Option<SystemTime> {
     std::fs::metadata(p).and_then(|m| m.modified()).ok()
 }
 
 impl ClientStore {
-    /// Loads the store, creating the first-run token (0600) when there is none.
+    /// Loads the store, creating the first-run token (0600) when there is none. A token or
+    /// clients file that is not archgate's (`paths::read_private_file`: a link, another user's
+    /// file, a directory another user controls) stops the start: its token would authenticate.
     pub fn open(token_file: &Path, clients_file: &Path) -> Result<ClientStore, ClientError> {
-        let token = match std::fs::read_to_string(token_file) {
-            Ok(t) if t.trim().len() >= 32 => t.trim().to_owned(),
+        let token = match read_private_text(token_file)? {
+            Some(t) if t.trim().len() >= 32 => t.trim().to_owned(),
             _ => {
                 let t = new_token()?;
                 write_private_file(token_file, format!("{t}\n").as_bytes()).map_err(|source| {
@@ -188,8 +205,8 @@ impl ClientStore {
                 t
             }
         };
-        let clients: Vec<StoredClient> = std::fs::read(clients_file)
-            .ok()
+        let clients: Vec<StoredClient> = read_private_file(clients_file)
+            .map_err(ClientError::Untrusted)?
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
         Ok(ClientStore {
@@ -257,13 +274,18 @@ impl ClientStore {
         true
     }
 
-    /// Re-reads clients.json and the token file (each kept as it was when it cannot be read).
+    /// Re-reads clients.json and the token file (each kept as it was when it cannot be read, or
+    /// is not archgate's: a token or client another user planted never authenticates).
     pub fn reload(&self) {
-        let clients: Option<Vec<StoredClient>> = std::fs::read(&self.clients_file)
+        let clients: Option<Vec<StoredClient>> = read_private_file(&self.clients_file)
+            .inspect_err(|why| tracing::error!("clients not reloaded: {why}"))
             .ok()
+            .flatten()
             .and_then(|b| serde_json::from_slice(&b).ok());
-        let token = std::fs::read_to_string(&self.token_file)
+        let token = read_private_text(&self.token_file)
+            .inspect_err(|e| tracing::error!("token not reloaded: {e}"))
             .ok()
+            .flatten()
             .map(|t| DefaultToken::new(t.trim().to_owned()));
         if clients.is_none() && token.is_none() {
             return;

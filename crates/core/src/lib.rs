@@ -27,6 +27,7 @@ pub mod phrase;
 pub mod picture;
 pub mod presence;
 pub mod preview;
+pub mod private_file;
 pub mod provenance;
 pub mod resolve;
 pub mod schema;

@@ -10,6 +10,10 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+pub use crate::private_file::{
+    PRIVATE_FILE_MAX, open_private, read_private_file, untrusted_dir, write_private_file,
+};
+
 /// The process environment as far as paths are concerned; passed in so tests control it.
 #[derive(Debug, Clone, Default)]
 pub struct PathEnv {
@@ -94,6 +98,10 @@ pub enum PathError {
     ForeignOwner { path: PathBuf, owner: u32, uid: u32 },
     #[error("{path} exists and is not a directory")]
     NotADirectory { path: PathBuf },
+    #[error(
+        "{path} is not archgate's to keep its state in: {why}. Another user who controls a directory on the way could swap it for one of theirs (rules that approve, a link archgate writes through); archgate does not start on it (chmod go-w the directory named, or point [paths] elsewhere)"
+    )]
+    UntrustedChain { path: PathBuf, why: String },
     #[error("cannot prepare {path}: {source}")]
     Io {
         path: PathBuf,
@@ -109,6 +117,7 @@ impl PathError {
             PathError::Symlink { .. } => "symlinked_directory",
             PathError::ForeignOwner { .. } => "foreign_owner",
             PathError::NotADirectory { .. } => "not_a_directory",
+            PathError::UntrustedChain { .. } => "untrusted_chain",
             PathError::Io { .. } => "io",
         }
     }
@@ -190,10 +199,17 @@ impl Paths {
     }
 
     /// Creates the state, runtime and cache directories 0700 (the config directory is the
-    /// person's and is only checked), refusing symlinks and foreign owners.
+    /// person's and is only checked), refusing symlinks and foreign owners, and refusing a
+    /// directory reached through a hop another user controls ([`untrusted_dir`]).
     pub fn prepare(&self, uid: u32) -> Result<(), PathError> {
         for dir in [&self.state_dir, &self.runtime_dir, &self.cache_dir] {
             ensure_private_dir(dir, uid)?;
+            if let Some(why) = untrusted_dir(dir, uid) {
+                return Err(PathError::UntrustedChain {
+                    path: dir.clone(),
+                    why,
+                });
+            }
         }
         refuse_symlink(&self.config_dir)?;
         Ok(())
@@ -265,29 +281,6 @@ pub fn ensure_private_dir(dir: &Path, uid: u32) -> Result<(), PathError> {
         Err(e) => return Err(io_err(e)),
     }
     Ok(())
-}
-
-/// Writes `bytes` to `path` with mode 0600 through a temporary file and a rename, so a reader
-/// never sees half a file and a crash leaves the old one.
-pub fn write_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id()
-    ));
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    fs::rename(&tmp, path)
 }
 
 #[cfg(test)]
@@ -404,5 +397,28 @@ mod tests {
             1,
             "no temp file left behind"
         );
+    }
+
+    /// Class: archgate's own state trusted by its path. A private directory whose parent others
+    /// may write is refused at start: whoever may rename the directory swaps it.
+    #[test]
+    fn a_private_dir_under_a_parent_others_may_write_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("state");
+        let p = Paths {
+            config_dir: t.path().join("c"),
+            config_file: t.path().join("c/config.toml"),
+            state_dir: dir.clone(),
+            runtime_dir: dir.join("run"),
+            cache_dir: dir.join("cache"),
+        };
+        let uid = nix::unistd::getuid().as_raw();
+        p.prepare(uid).unwrap();
+        fs::set_permissions(t.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let err = p.prepare(uid).unwrap_err();
+        assert_eq!(err.kind(), "untrusted_chain");
+        assert!(err.to_string().contains("writable"), "{err}");
+        fs::set_permissions(t.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        p.prepare(uid).unwrap();
     }
 }

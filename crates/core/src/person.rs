@@ -40,6 +40,9 @@ struct Inner {
     /// The rules file as last read or written (inode, length, mtime): another archgate instance
     /// (one per stdio client) may have changed it since, and then it is read again.
     rules_stamp: Option<FileStamp>,
+    /// Why the stored rules or acknowledgements were not used as read (a directory or file that
+    /// is not archgate's: `paths::read_private_file`); while set, no standing rule says yes.
+    state_untrusted: Option<String>,
     nag: NagGuard,
 }
 
@@ -47,7 +50,9 @@ type FileStamp = (u64, u64, i64, i64);
 
 fn stamp(path: &std::path::Path) -> Option<FileStamp> {
     use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
+    // Of the name itself: a link swapped in (or out) is a change even when its target is the
+    // file read before.
+    let m = std::fs::symlink_metadata(path).ok()?;
     Some((m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
 }
 
@@ -88,9 +93,22 @@ impl PersonError {
 impl PersonState {
     /// Loads the stored rules and acknowledgements. A file that does not parse is kept aside
     /// (renamed `.bad`) and reported, never silently trusted.
+    ///
+    /// Fails closed on a file or directory that is not archgate's (another user's, a link, one
+    /// reached through a directory another user may write): nothing of it is used — no rule,
+    /// no acknowledgement — and [`PersonState::state_untrusted`] says why.
     pub fn load(rules_file: PathBuf, ack_file: PathBuf) -> PersonState {
-        let rules: Vec<StandingRule> = read_json(&rules_file).unwrap_or_default();
-        let acknowledged: BTreeSet<String> = read_json(&ack_file).unwrap_or_default();
+        let (rules, mut state_untrusted) = match read_json::<Vec<StandingRule>>(&rules_file) {
+            Ok(r) => (r.unwrap_or_default(), None),
+            Err(why) => (Vec::new(), Some(why)),
+        };
+        let acknowledged: BTreeSet<String> = match read_json(&ack_file) {
+            Ok(a) => a.unwrap_or_default(),
+            Err(why) => {
+                state_untrusted.get_or_insert(why);
+                BTreeSet::new()
+            }
+        };
         let rules_stamp = stamp(&rules_file);
         PersonState {
             rules_file,
@@ -99,6 +117,7 @@ impl PersonState {
                 rules,
                 rules_stamp,
                 rules_enabled: true,
+                state_untrusted,
                 ..Default::default()
             }),
             acknowledged: ArcSwap::from_pointee(acknowledged),
@@ -115,14 +134,30 @@ impl PersonState {
         let mut g = self.lock();
         let now = stamp(&self.rules_file);
         if now != g.rules_stamp {
-            g.rules = if now.is_some() {
-                read_json(&self.rules_file).unwrap_or_default()
-            } else {
-                Vec::new()
-            };
+            match read_json(&self.rules_file) {
+                Ok(rules) => {
+                    g.rules = rules.unwrap_or_default();
+                    g.state_untrusted = None;
+                }
+                Err(why) => {
+                    g.rules = Vec::new();
+                    g.state_untrusted = Some(why);
+                }
+            }
             g.rules_stamp = stamp(&self.rules_file);
         }
         g
+    }
+
+    /// Why the stored rules (or acknowledgements) are not in use: their file or directory is
+    /// not archgate's. `None` when they are. Said by `status`, `/health` and the bar.
+    pub fn state_untrusted(&self) -> Option<String> {
+        if let Some(why) = self.lock_rules().state_untrusted.clone() {
+            return Some(why);
+        }
+        // A directory swapped where no rules file was, nor is, changes no stamp: judged here too.
+        let dir = self.rules_file.parent()?;
+        crate::paths::untrusted_dir(dir, nix::unistd::getuid().as_raw())
     }
 
     pub fn acknowledged(&self) -> Arc<BTreeSet<String>> {
@@ -183,7 +218,7 @@ impl PersonState {
         now: u64,
     ) -> Option<String> {
         let mut g = self.lock_rules();
-        if !g.rules_enabled {
+        if !g.rules_enabled || g.state_untrusted.is_some() {
             return None;
         }
         let id = archgate_policy::find_matching(&g.rules, client, tool, route, command, args, now)?
@@ -207,7 +242,7 @@ impl PersonState {
         now: u64,
     ) -> Option<StandingRule> {
         let g = self.lock_rules();
-        if !g.rules_enabled {
+        if !g.rules_enabled || g.state_untrusted.is_some() {
             return None;
         }
         archgate_policy::find_matching(&g.rules, client, tool, route, command, args, now).cloned()
@@ -384,15 +419,25 @@ impl PersonChannel {
     }
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Option<T> {
-    let bytes = std::fs::read(path).ok()?;
+/// Reads archgate's JSON file `path` through `paths::read_private_file`: `Ok(None)` when there
+/// is none (or it did not parse: kept aside as `.bad` and reported, never silently trusted);
+/// `Err(why)` when something is there that is not archgate's.
+fn read_json<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Result<Option<T>, String> {
+    let bytes = match crate::paths::read_private_file(path, nix::unistd::getuid().as_raw()) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(None),
+        Err(why) => {
+            tracing::error!(path = %path.display(), "not used: {why}");
+            return Err(why);
+        }
+    };
     match serde_json::from_slice(&bytes) {
-        Ok(v) => Some(v),
+        Ok(v) => Ok(Some(v)),
         Err(e) => {
             let bad = path.with_extension("bad");
             tracing::error!(path = %path.display(), "not valid JSON ({e}); moved aside to {}", bad.display());
             let _ = std::fs::rename(path, bad);
-            None
+            Ok(None)
         }
     }
 }
@@ -443,5 +488,45 @@ mod tests {
         a.add_rule(rule("r-2"), now).unwrap();
         let ids: Vec<String> = b.rules().into_iter().map(|r| r.id).collect();
         assert_eq!(ids, vec!["r-2".to_string()]);
+    }
+
+    /// Class: archgate's own state trusted by its path. Rules read through a link (a stranger's
+    /// file swapped in while serving) approve nothing, and say why; archgate's own file again
+    /// applies again.
+    #[test]
+    fn rules_not_archgates_approve_nothing_and_say_why() {
+        let t = tempfile::tempdir().unwrap();
+        let file = t.path().join("standing-rules.json");
+        let a = PersonState::load(file.clone(), t.path().join("acknowledged-routes.json"));
+        let now = now_secs();
+        let args = serde_json::json!({});
+        a.add_rule(rule("r-1"), now).unwrap();
+        assert_eq!(a.state_untrusted(), None);
+        let planted = t.path().join("planted.json");
+        std::fs::copy(&file, &planted).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&planted, &file).unwrap();
+        assert!(
+            a.matching_rule("local", "system_status", "system_status", "fp", &args, now)
+                .is_none()
+        );
+        assert!(
+            a.use_matching_rule("local", "system_status", "system_status", "fp", &args, now)
+                .is_none()
+        );
+        let why = a.state_untrusted().expect("said");
+        assert!(why.contains("symbolic link"), "{why}");
+        std::fs::remove_file(&file).unwrap();
+        std::fs::rename(&planted, &file).unwrap();
+        assert!(
+            a.matching_rule("local", "system_status", "system_status", "fp", &args, now)
+                .is_some()
+        );
+        assert_eq!(a.state_untrusted(), None);
+        // Its directory others may write is said too, whatever the rules file's stamp.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(a.state_untrusted().is_some_and(|w| w.contains("writable")));
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     }
 }

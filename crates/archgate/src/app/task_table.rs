@@ -69,12 +69,18 @@ fn valid_owner(owner: &str) -> bool {
 
 /// The entries of one owner's file (none when absent or unreadable, with a warning).
 fn read_file(path: &std::path::Path) -> Vec<Entry> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice::<Vec<Entry>>(&bytes).unwrap_or_else(|e| {
+    // Only archgate's own file (not a link, not another user's, in a directory only the person
+    // controls): a planted table would tell an agent what became of calls it never made.
+    match archgate_core::paths::read_private_file(path, nix::unistd::getuid().as_raw()) {
+        Ok(Some(bytes)) => serde_json::from_slice::<Vec<Entry>>(&bytes).unwrap_or_else(|e| {
             tracing::warn!(path = %path.display(), "a tasks table file is not readable ({e}); its tasks are unknown");
             Vec::new()
         }),
-        Err(_) => Vec::new(),
+        Ok(None) => Vec::new(),
+        Err(why) => {
+            tracing::warn!(path = %path.display(), "a tasks table file is not used: {why}");
+            Vec::new()
+        }
     }
 }
 

@@ -136,7 +136,7 @@ pub async fn run(
     let mut pos = 0u64;
     let mut partial = String::new();
     loop {
-        if let Ok(mut f) = std::fs::File::open(&path) {
+        if let Ok(mut f) = archgate_core::paths::open_private(&path) {
             let len = f.metadata()?.len();
             if len < pos {
                 pos = 0; // rotated

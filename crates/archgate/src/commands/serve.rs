@@ -44,16 +44,20 @@ fn detach(config: Option<PathBuf>) {
     let Ok((_, paths)) = crate::app::config_and_paths(config) else {
         return;
     };
-    if archgate_core::paths::ensure_private_dir(&paths.state_dir, nix::unistd::getuid().as_raw())
-        .is_err()
+    let uid = nix::unistd::getuid().as_raw();
+    if archgate_core::paths::ensure_private_dir(&paths.state_dir, uid).is_err()
+        || archgate_core::paths::untrusted_dir(&paths.state_dir, uid).is_some()
     {
         return;
     }
     use std::os::unix::fs::OpenOptionsExt;
+    // Never through a link at its name (it would have the daemon's stderr appended to the
+    // person's file of someone else's choosing).
     if let Ok(f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
         .open(paths.state_dir.join("daemon.log"))
     {
         let _ = nix::unistd::dup2_stderr(&f);

@@ -126,6 +126,15 @@ pub struct Waybar {
 
 const START_HINT: &str = "Start it: systemctl --user start archgate (see `archgate service`), or enable the Omarchy plugin.";
 
+/// Why archgate's stored state is not in use, from `/health`'s `state` (`server/health.rs`).
+fn state_problem(health: &Value) -> Option<&str> {
+    (health["state"]["ok"].as_bool() == Some(false)).then(|| {
+        health["state"]["problem"]
+            .as_str()
+            .unwrap_or("see the daemon's log")
+    })
+}
+
 pub fn waybar(seen: &Seen, now: u64) -> Waybar {
     match seen {
         Seen::Serving {
@@ -171,6 +180,12 @@ pub fn waybar(seen: &Seen, now: u64) -> Waybar {
                 tooltip.push(format!(
                     "{file} is not applied; using {using}: {}",
                     problems.join("; ")
+                ));
+            }
+            if let Some(why) = state_problem(health) {
+                class.push("state-problem".into());
+                tooltip.push(format!(
+                    "archgate's stored rules are not used (no standing rule approves): {why}"
                 ));
             }
             let text = match (dev, pending) {
@@ -281,6 +296,11 @@ fn human(seen: &Seen) -> Vec<String> {
                 .flatten()
             {
                 lines.push(format!("  problem: {}", p.as_str().unwrap_or("")));
+            }
+            if let Some(why) = state_problem(health) {
+                lines.push(format!(
+                    "state: NOT USED — {why}; no standing rule approves until it is archgate's again"
+                ));
             }
             let pending: Vec<&str> = health["config"]["restart_pending"]
                 .as_array()

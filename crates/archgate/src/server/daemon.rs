@@ -137,7 +137,13 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
 
 /// A `daemon.json`, if it parses and its pid lives.
 pub fn read(path: &Path) -> Option<DaemonInfo> {
-    let bytes = std::fs::read(path).ok()?;
+    // Only archgate's own file: a link or another uid's file never names the daemon.
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(archgate_core::paths::open_private(path).ok()?, 1 << 20),
+        &mut bytes,
+    )
+    .ok()?;
     let info: DaemonInfo = serde_json::from_slice(&bytes).ok()?;
     info.alive().then_some(info)
 }

@@ -23,6 +23,12 @@ pub fn body(app: &App) -> serde_json::Value {
         "pending_approvals": gate.broker().pending().len(),
         "developer_mode": gate.person().dev_mode_until(now).is_some(),
         "config": gate.config().status(),
+        // archgate's own state (standing rules, acknowledgements) not used because its file or
+        // directory is not archgate's (`paths::untrusted_dir`): no standing rule says yes.
+        "state": match gate.person().state_untrusted() {
+            None => json!({"ok": true}),
+            Some(why) => json!({"ok": false, "problem": why}),
+        },
         "audit": {
             "written": gate.audit().stats().written.load(std::sync::atomic::Ordering::Relaxed),
             "dropped": gate.audit().stats().dropped_total.load(std::sync::atomic::Ordering::Relaxed),

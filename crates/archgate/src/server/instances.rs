@@ -21,7 +21,8 @@ pub fn register(runtime_dir: &Path, mode: &str) -> Option<Registration> {
     let d = dir(runtime_dir);
     archgate_core::paths::ensure_private_dir(&d, nix::unistd::getuid().as_raw()).ok()?;
     let file = d.join(std::process::id().to_string());
-    std::fs::write(&file, mode).ok()?;
+    // Never through a link planted at the predictable name (`paths::write_private_file`).
+    archgate_core::paths::write_private_file(&file, mode.as_bytes()).ok()?;
     Some(Registration { file })
 }
 
@@ -53,4 +54,25 @@ pub fn in_process(runtime_dir: &Path) -> usize {
                 .is_ok_and(|m| m.trim() == "stdio")
         })
         .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Class: archgate's own state trusted by its path. A link planted at this process's
+    /// registration name (a pid: predictable) is replaced, never written through.
+    #[test]
+    fn a_registration_is_never_written_through_a_planted_link() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, "mine").unwrap();
+        let d = dir(t.path());
+        archgate_core::paths::ensure_private_dir(&d, nix::unistd::getuid().as_raw()).unwrap();
+        std::os::unix::fs::symlink(&victim, d.join(std::process::id().to_string())).unwrap();
+        let r = register(t.path(), "http").expect("registered");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
+        assert_eq!(std::fs::read_to_string(&r.file).unwrap(), "http");
+        assert_eq!(live(t.path()), vec![std::process::id() as i32]);
+    }
 }

@@ -75,7 +75,13 @@ pub fn pid_alive(pid: u32) -> bool {
 
 /// Reads and parses the file; `None` when it is missing or not ours to understand.
 pub fn read(path: &Path) -> Option<BarState> {
-    let text = std::fs::read_to_string(path).ok()?;
+    // Only archgate's own file (not a link, not another uid's): the bar and `status` believe it.
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(archgate_core::paths::open_private(path).ok()?, 1 << 20),
+        &mut text,
+    )
+    .ok()?;
     serde_json::from_str(&text).ok()
 }
 

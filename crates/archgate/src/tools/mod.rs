@@ -140,6 +140,25 @@ pub fn catalogue_with(
     c
 }
 
+/// The names of every tool of the catalogue (whatever this machine has installed: the
+/// catalogue's tools do not depend on it), for judging the config's lists of tools
+/// (`archgate_core::config::known`). Builds a catalogue on placeholder paths: nothing is read or
+/// written through them.
+pub fn known_names() -> std::collections::BTreeSet<String> {
+    let nowhere = std::path::PathBuf::from("/nonexistent/archgate");
+    let paths = Paths {
+        config_dir: nowhere.clone(),
+        config_file: nowhere.join("config.toml"),
+        state_dir: nowhere.clone(),
+        runtime_dir: nowhere.clone(),
+        cache_dir: nowhere,
+    };
+    catalogue_with(&paths, &Config::default(), Arc::default())
+        .all()
+        .map(|t| t.spec().name.to_owned())
+        .collect()
+}
+
 /// The person's desktop session as archgate sees it at start: the process environment completed
 /// from the runtime directory (see `archgate_desktop::DesktopEnv::from_process`), with Omarchy
 /// where `Config::omarchy_install` finds it (`[desktop] omarchy_path` first).

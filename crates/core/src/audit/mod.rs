@@ -5,6 +5,7 @@ pub mod bound;
 pub mod orphans;
 pub mod reader;
 pub mod record;
+mod since;
 mod writer;
 
 pub use reader::{Entry, ReadReport, read_log, recent};

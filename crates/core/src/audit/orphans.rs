@@ -21,6 +21,8 @@ use std::time::SystemTime;
 
 use super::record::{ApprovalRecord, Outcome, Record};
 
+pub use super::since::{LogMark, SINCE_MAX, mark, read_since};
+
 /// How much of the log's end is searched. A call whose `started` line is older than the last
 /// MiB of the log is not found (thousands of records later).
 pub const TAIL: u64 = 1024 * 1024;
@@ -214,7 +216,7 @@ pub fn read_tail(path: &Path) -> String {
 
 /// The last `n` bytes of a file, from its first whole line.
 fn tail_of(path: &Path, n: u64) -> String {
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = crate::paths::open_private(path) else {
         return String::new();
     };
     if !f.metadata().is_ok_and(|m| m.is_file()) {

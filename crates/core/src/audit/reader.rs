@@ -31,7 +31,7 @@ pub fn parse_line(line: &str) -> Option<Entry> {
 
 /// Reads the whole file (rotated files are not included).
 pub fn read_log(path: &Path) -> std::io::Result<ReadReport> {
-    let f = match std::fs::File::open(path) {
+    let f = match crate::paths::open_private(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ReadReport::default()),
         Err(e) => return Err(e),

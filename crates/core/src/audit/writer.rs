@@ -452,10 +452,13 @@ impl Writer {
 
     /// Opens the log for appending (creating it 0600) and learns its size.
     fn open(&mut self) -> std::io::Result<()> {
+        // Never through a link: one planted at the log's name would have archgate append to
+        // (create) the person's file of the attacker's choosing (`paths::untrusted_dir`).
         let f = OpenOptions::new()
             .create(true)
             .append(true)
             .mode(0o600)
+            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
             .open(&self.settings.path)?;
         self.size = f.metadata()?.len();
         // A previous process killed mid-write may have left a torn last line without its
@@ -494,7 +497,7 @@ impl Writer {
 
 fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut f = File::open(path)?;
+    let mut f = crate::paths::open_private(path)?;
     f.seek(SeekFrom::End(-1))?;
     let mut b = [0u8; 1];
     f.read_exact(&mut b)?;

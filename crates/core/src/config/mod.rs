@@ -13,6 +13,7 @@
 mod example;
 mod exec;
 pub mod guard;
+pub mod known;
 mod locate;
 pub mod raw;
 mod reload;

@@ -132,7 +132,7 @@ fn tool_names(
             Ok(_) if entry.split_whitespace().count() != 1 => {
                 Some("a tool name is one word".to_owned())
             }
-            Ok(_) => None,
+            Ok(_) => super::known::names_no_tool(&entry),
         };
         match why {
             Some(why) => report(key, format!("[{index}] {entry:?}: {why}")),
@@ -209,6 +209,15 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
         ),
     ] {
         for (index, entry) in list.unwrap_or_default().into_iter().enumerate() {
+            // A deny or ask naming no tool restricts nothing while saying it does (a misspelt
+            // `allow` only fails safe).
+            let names_none = (which != archgate_policy::RuleList::Allow)
+                .then(|| super::known::rule_names_no_tool(&entry))
+                .flatten();
+            if let Some(why) = names_none {
+                report(key, format!("[{index}] {entry:?}: {why}"));
+                continue;
+            }
             match archgate_policy::Pattern::parse(&entry) {
                 Ok(p) => out.push(p),
                 Err(source) => report(

@@ -180,7 +180,7 @@ impl<'g> Pending<'g> {
         // A flood of budget refusals is summarised (`flood.rs`); everything else is recorded.
         let now = gate.clock.now_secs();
         let write = if record.outcome == Outcome::BudgetExhausted {
-            match gate.floods.refused(&record.client, now) {
+            match gate.floods.refused(&record.client, &record.transport, now) {
                 Fold::Record(before) => {
                     if let Some(s) = before {
                         gate.audit.event(&s);
@@ -196,7 +196,7 @@ impl<'g> Pending<'g> {
                 }
             }
         } else {
-            if let Some(s) = gate.floods.ended(&record.client) {
+            if let Some(s) = gate.floods.ended(&record.client, &record.transport) {
                 gate.audit.event(&s);
             }
             true

@@ -77,17 +77,19 @@ fn is_plugin_word(w: &str) -> bool {
     w == "plugin" || w == "plugins"
 }
 
-/// A plugin route whose verb is not a read: the words after the last word naming plugins,
-/// then the arguments, give the verb; none yet (the bare group) is not guarded here.
+/// A plugin route whose verb is not a read: every word naming plugins — among the route's words
+/// *and its arguments*, since a route's script may dispatch on its first argument (Omarchy 4's
+/// `omarchy-bar` runs `omarchy-bar-plugin "$@"` for `bar plugin …`: attack 10 F6) — is followed by
+/// its verb, and each such verb must be a read; a plugin word with nothing after it (the bare
+/// group) is not guarded here. Every occurrence counts: `plugin set … plugin list` changes.
 fn changes_plugins(words: &[String], args: &[String]) -> bool {
-    let Some(at) = words
-        .iter()
-        .rposition(|w| parts(w).iter().any(|p| is_plugin_word(p)))
-    else {
-        return false;
-    };
-    let verb = words[at + 1..].iter().chain(args).next();
-    verb.is_some_and(|v| !PLUGIN_READS.contains(&v.to_lowercase().as_str()))
+    let seq: Vec<&String> = words.iter().chain(args).collect();
+    seq.iter().enumerate().any(|(i, w)| {
+        parts(w).iter().any(|p| is_plugin_word(p))
+            && seq
+                .get(i + 1)
+                .is_some_and(|v| !PLUGIN_READS.contains(&v.to_lowercase().as_str()))
+    })
 }
 
 fn parts(s: &str) -> Vec<String> {
@@ -293,6 +295,23 @@ mod tests {
             (&["refresh", "quickshell"], &[], true),
             (&["restart", "app"], &["archgate"], true),
             (&["plugin", "list"], &[], false),
+            // The plugin word as an argument of a route that dispatches on it (attack 10 F6:
+            // `bar ["plugin", "move", …]` is `omarchy bar plugin move …`), at any occurrence.
+            (&["bar"], &["plugin", "move", "omarchy.clock"], true),
+            (
+                &["bar"],
+                &["plugin", "replace", "omarchy.clock", "local.evil"],
+                true,
+            ),
+            (
+                &["bar"],
+                &["plugin", "set", "omarchy.clock", "format", "x"],
+                true,
+            ),
+            (&["bar"], &["Plugin", "move", "x"], true),
+            (&["bar"], &["plugin", "set", "x", "plugin", "list"], true),
+            (&["bar"], &["plugin", "list"], false),
+            (&["bar"], &["plugin"], false),
             // Every plugin route, whatever its verb (issue 33: `plugin clone` was not guarded).
             (&["plugin", "clone"], &[], true),
             (

@@ -388,7 +388,10 @@ fn arm(line: &str) -> Option<(Vec<String>, &str)> {
     Some((words, line[close + 1..].trim()))
 }
 
-/// The Omarchy script a command hands every argument to (`exec omarchy-X "$@"`).
+/// The Omarchy script a command hands every argument to (`exec omarchy-X "$@"`), named by its
+/// name or by a path to it (`"$OMARCHY_PATH/bin/omarchy-X"`, `/…/omarchy-X`): a dispatcher that
+/// spells its sub-script by path forwards as surely as one that spells it by name (attack 10 F6:
+/// a path hid `bar plugin …` from the guards). The answer is the script's name.
 fn forwarded_to(toks: &[String]) -> Option<String> {
     let first = command_at(toks)?;
     let at = if toks[first] == "exec" {
@@ -396,7 +399,8 @@ fn forwarded_to(toks: &[String]) -> Option<String> {
     } else {
         first
     };
-    let name = toks.get(at)?;
+    let token = toks.get(at)?.trim_matches(|c| c == '"' || c == '\'');
+    let name = &token[token.rfind('/').map_or(0, |i| i + 1)..];
     let all = toks[at + 1..]
         .iter()
         .any(|w| matches!(w.as_str(), "\"$@\"" | "$@" | "\"$*\"" | "$*"));
@@ -405,7 +409,7 @@ fn forwarded_to(toks: &[String]) -> Option<String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         && all)
-        .then(|| name.clone())
+        .then(|| name.to_owned())
 }
 
 /// Where `text` forwards its arguments to another Omarchy script.
@@ -546,5 +550,19 @@ mod tests {
             }]
         );
         assert!(forwards("omarchy-x-y \"$1\"").is_empty());
+        // By a path to the script, as surely as by its name.
+        for line in [
+            "plugin) exec \"$OMARCHY_PATH/bin/omarchy-bar-plugin\" \"$@\" ;;",
+            "plugin) exec /opt/omarchy/bin/omarchy-bar-plugin \"$@\" ;;",
+        ] {
+            assert_eq!(
+                forwards(&format!("case \"$c\" in\n  {line}\nesac")),
+                vec![Forward {
+                    words: Some(vec!["plugin".into()]),
+                    script: "omarchy-bar-plugin".into()
+                }],
+                "{line}"
+            );
+        }
     }
 }

@@ -74,9 +74,8 @@ impl Entry {
         let unit = text(v.get("_SYSTEMD_USER_UNIT")).or_else(|| text(v.get("_SYSTEMD_UNIT")));
         let ident = text(v.get("SYSLOG_IDENTIFIER")).or_else(|| text(v.get("_COMM")));
         let message = text(v.get("MESSAGE")).unwrap_or_default();
-        let withheld = ident
-            .as_deref()
-            .and_then(|i| super::withheld::withhold(i, &message));
+        // Also without an identifier: the kernel's audit records carry none.
+        let withheld = super::withheld::withhold(ident.as_deref().unwrap_or(""), &message);
         // The identifier says nothing when it is the unit's own name.
         let ident = ident.filter(|i| {
             unit.as_deref()

@@ -11,6 +11,27 @@
 //! - run0 (systemd-run): `Running as unit: run-u12.service; invocation ID: …` names no
 //!   command; nothing to withhold.
 //!
+//! The class is *a command line logged by any program that records another's*, not a list of
+//! elevation tools (attack 10 F3: polkitd's and systemd's lines gave back what pkexec's had
+//! withheld). So also, by writer and by the shape it writes:
+//! - polkitd, for every authorisation (pkexec's included) and agent registration:
+//!   `… for unix-process:5397:2186455 [pkexec /usr/bin/tee --token=…] (owned by unix-user:alice)`
+//!   and `… (system bus name :1.77 [/usr/bin/agent --x], object path …)` — the subject's command
+//!   line in brackets (polkit's `polkitbackendinteractiveauthority.c` log formats);
+//! - systemd (PID 1 and the user manager), whose unit lines carry the unit's description —
+//!   `Started run-u42.service - /usr/bin/mysql -pS3cret.` — and a `systemd-run`/`run0` unit's
+//!   description is, by default, the command line it runs: withheld for transient `run-*`
+//!   units and for any description that is a command line (begins with `/` or `[`);
+//! - cron (`CROND`, `crond`, `cron`): `(alice) CMD (/usr/bin/backup --password=…)`;
+//! - the kernel's audit records (no identifier, `_TRANSPORT=audit`): `EXECVE argc=3 a0="mysql"
+//!   a1=…` keeps `a0`; `PROCTITLE proctitle=…` (the command line, hex or quoted) is withheld
+//!   whole;
+//! - the same events as JSON, whoever writes them — sudo with `Defaults log_format=json`
+//!   (sudoers(5)) logs `@cee:{"sudo":{"accept":{"command":…,"runargv":["mysql","-p…"],
+//!   "runenv":[…]}}}`, with no `COMMAND=`: every `…argv` array keeps its first element and every
+//!   environment list (`…env`, `env_add`) is withheld; JSON that does not parse but names an
+//!   `argv` is withheld whole after its opening.
+//!
 //! The program stays (what ran is the useful part); its arguments are withheld, and so are the
 //! variables sudo logs as set for the command (`ENV=NAME=value …`). A `grep` is journalctl's, on
 //! the whole message, so an entry whose message was changed is left out of a grep's answer
@@ -24,11 +45,14 @@ pub const WITHHELD: &str = "[arguments withheld: a command line may hold secrets
 pub const ENV_WITHHELD: &str = "[variables withheld: they may hold secrets]";
 
 /// The page's note when a grep's answer left such entries out.
-pub const LEFT_OUT_OF_GREP: &str = "entries of logged command lines (sudo, pkexec, doas) are left out of a grep's answer, since a pattern could test their withheld arguments; ask without grep to see them";
+pub const LEFT_OUT_OF_GREP: &str = "entries of logged command lines (sudo, pkexec, doas, polkitd, systemd-run units, cron, audit) are left out of a grep's answer, since a pattern could test their withheld arguments; ask without grep to see them";
 
 /// `message` with the arguments of a logged command line withheld, when `ident` is a tool
 /// that logs them; `None` when nothing was withheld.
 pub fn withhold(ident: &str, message: &str) -> Option<String> {
+    if let Some(shown) = json_command_line(message) {
+        return Some(shown);
+    }
     match ident {
         "sudo" | "sudo-rs" => {
             let at = message.find("COMMAND=")? + "COMMAND=".len();
@@ -47,8 +71,125 @@ pub fn withhold(ident: &str, message: &str) -> Option<String> {
                 .map_or(message.len(), |e| at + e);
             Some(keep_program(message, at, end))
         }
-        _ => None,
+        "polkitd" | "polkit" => polkit(message),
+        "systemd" => systemd_unit(message),
+        "CROND" | "crond" | "cron" | "CRON" => {
+            let at = message.find("CMD (")? + "CMD (".len();
+            let end = message[at..].rfind(')').map_or(message.len(), |e| at + e);
+            Some(keep_program(message, at, end))
+        }
+        _ => audit(message),
     }
+}
+
+/// A JSON event (after `@cee:`, or the whole message) carrying a command line: its `…argv`
+/// arrays cut to their program, its environment lists withheld (see the module doc).
+fn json_command_line(message: &str) -> Option<String> {
+    let at = match message.find("@cee:") {
+        Some(i) => i + "@cee:".len(),
+        None if message.trim_start().starts_with('{') => 0,
+        None => return None,
+    };
+    if !message[at..].contains("argv") && !message[at..].contains("env") {
+        return None;
+    }
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(message[at..].trim()) else {
+        return message[at..]
+            .contains("argv")
+            .then(|| format!("{}{WITHHELD}", &message[..at]));
+    };
+    fn walk(v: &mut serde_json::Value) -> bool {
+        use serde_json::Value;
+        let mut changed = false;
+        match v {
+            Value::Object(map) => {
+                for (k, val) in map.iter_mut() {
+                    let key = k.to_ascii_lowercase();
+                    if key.ends_with("argv") && val.is_array() {
+                        let first = val.get(0).cloned().unwrap_or(Value::Null);
+                        let more = val.as_array().is_some_and(|a| a.len() > 1);
+                        *val = if more {
+                            Value::Array(vec![first, Value::String(WITHHELD.into())])
+                        } else {
+                            Value::Array(vec![first])
+                        };
+                        changed |= more;
+                    } else if (key.ends_with("env") || key == "env_add")
+                        && (val.is_array() || val.is_object() || val.is_string())
+                    {
+                        *val = Value::String(ENV_WITHHELD.into());
+                        changed = true;
+                    } else {
+                        changed |= walk(val);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for i in items {
+                    changed |= walk(i);
+                }
+            }
+            _ => {}
+        }
+        changed
+    }
+    walk(&mut v).then(|| format!("{}{v}", &message[..at]))
+}
+
+/// polkitd's bracketed subject command line (see the module doc), cut to its program.
+fn polkit(message: &str) -> Option<String> {
+    let at = ["unix-process:", "system bus name "]
+        .iter()
+        .filter_map(|k| {
+            let from = message.find(k)?;
+            message[from..].find(" [").map(|b| from + b + " [".len())
+        })
+        .min()?;
+    let end = ["] (owned by ", "], object path "]
+        .iter()
+        .filter_map(|k| message[at..].rfind(k).map(|e| at + e))
+        .min()
+        .or_else(|| message[at..].rfind(']').map(|e| at + e))
+        .unwrap_or(message.len());
+    Some(keep_program(message, at, end))
+}
+
+/// A systemd unit line `VERB UNIT - DESCRIPTION` whose description is a command line.
+fn systemd_unit(message: &str) -> Option<String> {
+    let (head, desc) = message.split_once(" - ")?;
+    let unit = head.rsplit(' ').next()?;
+    if !(unit.starts_with("run-") || desc.starts_with('/') || desc.starts_with('[')) {
+        return None;
+    }
+    let at = head.len() + " - ".len();
+    let end = message.len() - trailing_dots(message);
+    Some(keep_program(message, at, end))
+}
+
+fn trailing_dots(s: &str) -> usize {
+    s.len() - s.trim_end_matches('.').len()
+}
+
+/// The kernel audit's records of an exec: `EXECVE argc=N a0=… a1=…` keeps `a0`;
+/// `PROCTITLE proctitle=…` is withheld whole.
+fn audit(message: &str) -> Option<String> {
+    let body = message.strip_prefix("EXECVE ").or_else(|| {
+        message.strip_prefix("type=EXECVE ").or_else(|| {
+            message
+                .find(" EXECVE ")
+                .map(|i| &message[i + " EXECVE ".len()..])
+        })
+    });
+    if let Some(body) = body {
+        let at = message.len() - body.len();
+        let a1 = body.find(" a1=").map(|i| at + i);
+        return Some(match a1 {
+            Some(a1) => format!("{} {WITHHELD}", &message[..a1]),
+            None => message.to_owned(),
+        });
+    }
+    let at = message.find("proctitle=")? + "proctitle=".len();
+    Some(format!("{}{WITHHELD}", &message[..at]))
 }
 
 /// A sudo line with its `ENV=` field (the variables set for the command, before `COMMAND=`)
@@ -127,5 +268,87 @@ mod tests {
             )
         );
         assert!(!got.contains("S3cret"));
+    }
+
+    /// Attack 10 F3: the programs that log another's command line, each in its shape.
+    #[test]
+    fn every_writer_of_anothers_command_line_keeps_its_program_only() {
+        let pk = "Operator of unix-session:2 successfully authenticated as unix-user:root to gain TEMPORARY authorization for action org.freedesktop.policykit.exec for unix-process:5397:2186455 [pkexec /usr/bin/tee --x=[a] --token=S3cret] (owned by unix-user:alice)";
+        assert_eq!(
+            withhold("polkitd", pk).unwrap(),
+            format!(
+                "Operator of unix-session:2 successfully authenticated as unix-user:root to gain TEMPORARY authorization for action org.freedesktop.policykit.exec for unix-process:5397:2186455 [pkexec {WITHHELD}] (owned by unix-user:alice)"
+            )
+        );
+        let agent = "Registered Authentication Agent for unix-session:2 (system bus name :1.77 [/usr/bin/agent --key=S3cret], object path /org/x, locale C)";
+        assert!(!withhold("polkitd", agent).unwrap().contains("S3cret"));
+        assert_eq!(
+            withhold(
+                "polkitd",
+                "Loading rules from directory /etc/polkit-1/rules.d"
+            ),
+            None
+        );
+        assert_eq!(
+            withhold(
+                "systemd",
+                "Started run-u42.service - /usr/bin/mysql -pS3cret."
+            )
+            .unwrap(),
+            format!("Started run-u42.service - /usr/bin/mysql {WITHHELD}.")
+        );
+        assert!(
+            !withhold(
+                "systemd",
+                "Starting run-r9.service - [run0] sh -c 'x S3cret'..."
+            )
+            .unwrap()
+            .contains("S3cret")
+        );
+        assert_eq!(
+            withhold(
+                "systemd",
+                "Started user@1000.service - User Manager for UID 1000."
+            ),
+            None
+        );
+        assert_eq!(
+            withhold("CROND", "(root) CMD (/usr/bin/backup --password=S3cret)").unwrap(),
+            format!("(root) CMD (/usr/bin/backup {WITHHELD})")
+        );
+        assert_eq!(
+            withhold("", "EXECVE argc=2 a0=\"mysql\" a1=\"-pS3cret\"").unwrap(),
+            format!("EXECVE argc=2 a0=\"mysql\" {WITHHELD}")
+        );
+        assert_eq!(
+            withhold("", "PROCTITLE proctitle=6D7973716C202D70").unwrap(),
+            format!("PROCTITLE proctitle={WITHHELD}")
+        );
+        assert_eq!(withhold("", "an ordinary line"), None);
+    }
+
+    /// sudo's JSON log format (`Defaults log_format=json`): the same command line, no
+    /// `COMMAND=` (attack 10, F3 continued).
+    #[test]
+    fn a_json_logged_command_line_keeps_its_program_only() {
+        let line = r#"@cee:{"sudo":{"accept":{"command":"/usr/bin/mysql","runargv":["mysql","-u","root","-pS3cret"],"runenv":["MYSQL_PWD=S3cret"],"runuser":"root"}}}"#;
+        let got = withhold("sudo", line).unwrap();
+        assert!(!got.contains("S3cret"), "{got}");
+        assert!(
+            got.starts_with("@cee:{") && got.contains(r#""runargv":["mysql","#),
+            "{got}"
+        );
+        assert!(
+            got.contains(WITHHELD) && got.contains(ENV_WITHHELD),
+            "{got}"
+        );
+        // Not JSON after all, but naming an argv: withheld whole after its opening.
+        let broken = r#"@cee:{"sudo":{"runargv":["mysql","-pS3cret""#;
+        assert_eq!(
+            withhold("sudo", broken).unwrap(),
+            format!("@cee:{WITHHELD}")
+        );
+        // JSON without a command line is left as it is.
+        assert_eq!(withhold("app", r#"{"level":"info","msg":"hi"}"#), None);
     }
 }

@@ -39,13 +39,16 @@ pub struct Inflight {
     /// For `tools/call`: the tool and its arguments as the gate sees them.
     pub tool: Option<(String, Value)>,
     pub sent: SystemTime,
+    /// Where the audit log stood when it was sent: what the daemon wrote of it since is read
+    /// whole when it goes away (`record::settle`), never searched for in a bounded tail.
+    pub mark: archgate_core::audit::orphans::LogMark,
 }
 
 struct Shared {
     inflight: Mutex<HashMap<String, Inflight>>,
     /// The calls the daemon answered lately (tool, argument digest, when): their records are in
     /// the log too, beside those of calls still in flight (`record::settle`).
-    answered: Mutex<std::collections::VecDeque<super::record::Answered>>,
+    answered: Mutex<super::record::AnsweredLog>,
     /// Lines to the client are written straight to fd 1 (a pipe write of one line is quick),
     /// not through tokio's blocking pool: one thread hand-off less per answer.
     out: Mutex<std::io::Stdout>,
@@ -142,6 +145,7 @@ fn inspect(line: &[u8]) -> Seen {
                         method,
                         tool,
                         sent: SystemTime::now(),
+                        mark: archgate_core::audit::orphans::LogMark::default(),
                     },
                 ));
             }
@@ -210,8 +214,14 @@ pub async fn run(link: Link, setup: Setup) -> anyhow::Result<()> {
             for c in &seen.cancelled {
                 inflight.remove(c);
             }
+            let mark = (!seen.requests.is_empty())
+                .then(|| archgate_core::audit::orphans::mark(&setup.paths.audit_log()));
             for (k, v) in &seen.requests {
-                inflight.insert(k.clone(), v.clone());
+                let mut v = v.clone();
+                if let Some(m) = mark {
+                    v.mark = m;
+                }
+                inflight.insert(k.clone(), v);
             }
         }
         if let Some(id) = &seen.initialize {
@@ -329,10 +339,7 @@ fn start_reader(
                             ..
                         }) = inflight.remove(&id)
                         {
-                            if answered.len() == super::record::ANSWERED_KEPT {
-                                answered.pop_front();
-                            }
-                            answered.push_back(super::record::Answered::now(tool, &args));
+                            answered.push(super::record::Answered::now(tool, &args));
                         }
                     }
                 }
@@ -421,15 +428,13 @@ async fn answer_unreachable(shared: &Shared, setup: &Setup, only: Option<&[Strin
             setup.config.audit.clone(),
         );
         let only: Vec<Inflight> = calls.iter().map(|(_, v)| v.clone()).collect();
-        let answered: Vec<super::record::Answered> = shared
+        let (answered, forgotten) = shared
             .answered
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect();
+            .snapshot();
         let fates = tokio::task::spawn_blocking(move || {
-            super::record::settle(&name, &paths, &audit, &only, &answered)
+            super::record::settle(&name, &paths, &audit, &only, &answered, forgotten)
         })
         .await
         .unwrap_or_default();

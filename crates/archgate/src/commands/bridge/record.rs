@@ -55,6 +55,31 @@ type Key = (String, String);
 /// How many answered calls the pump keeps for `settle`.
 pub const ANSWERED_KEPT: usize = 256;
 
+/// The calls the daemon answered lately, and when the latest one no longer kept was answered:
+/// a window of [`ANSWERED_KEPT`], so `settle` knows when it no longer holds every identical call
+/// answered since a call was sent (then a record may be either's: unknown).
+#[derive(Debug, Default)]
+pub struct AnsweredLog {
+    kept: std::collections::VecDeque<Answered>,
+    forgotten: Option<SystemTime>,
+}
+
+impl AnsweredLog {
+    pub fn push(&mut self, a: Answered) {
+        if self.kept.len() == ANSWERED_KEPT
+            && let Some(old) = self.kept.pop_front()
+        {
+            self.forgotten = Some(self.forgotten.map_or(old.at, |f| f.max(old.at)));
+        }
+        self.kept.push_back(a);
+    }
+
+    /// The answered calls kept, and when the latest forgotten one was answered.
+    pub fn snapshot(&self) -> (Vec<Answered>, Option<SystemTime>) {
+        (self.kept.iter().cloned().collect(), self.forgotten)
+    }
+}
+
 impl Answered {
     pub fn now(tool: String, args: &Value) -> Answered {
         Answered {
@@ -83,10 +108,21 @@ pub fn settle(
     audit: &AuditConfig,
     calls: &[Inflight],
     answered: &[Answered],
+    forgotten: Option<SystemTime>,
 ) -> Vec<Fate> {
     let path = paths.audit_log();
     let _lock = FinderLock::take(&path);
-    let tail = orphans::read_tail(&path);
+    // Everything written since the first of these calls was sent, read whole: only then may a
+    // line's absence say anything. When that cannot be read (the log rotated twice, or grew
+    // past `SINCE_MAX`), the bounded tail is searched for what it holds, and no call is said
+    // not to have run unless its question's `asking` line is found (a `started` line would come
+    // after it).
+    let whole = calls
+        .iter()
+        .min_by_key(|c| c.sent)
+        .and_then(|c| orphans::read_since(&path, c.mark));
+    let known_whole = whole.is_some();
+    let tail = whole.unwrap_or_else(|| orphans::read_tail(&path));
     let unfinished = orphans::unfinished(&tail);
     let unanswered = orphans::unanswered(&tail);
     let mut fates = vec![Fate::DidNotRun; calls.len()];
@@ -132,22 +168,33 @@ pub fn settle(
             .collect();
         let recorded = records_since(&tail, client, &tool, &digest, since);
         // Identical calls answered since: their records may be among `recorded`.
-        let others = answered
-            .iter()
-            .filter(|a| a.tool == tool && a.digest == digest && a.at >= since)
-            .count();
+        // When an answered call no longer kept was answered after the first of these was sent,
+        // the kept ones are not all there were: any record may be an answered call's.
+        let others = if forgotten.is_some_and(|f| f >= since) {
+            recorded.len().max(1)
+        } else {
+            answered
+                .iter()
+                .filter(|a| a.tool == tool && a.digest == digest && a.at >= since)
+                .count()
+        };
         for s in &started {
             todo.push(s.unknown_record(UNKNOWN_REASON, elapsed_ms(&calls[members[0]])));
         }
         // Records that may be these calls': those the answered ones cannot all explain.
         let theirs = recorded.len().saturating_sub(others);
+        let rest = members.len().saturating_sub(started.len() + theirs);
         for (k, &i) in members.iter().skip(started.len() + theirs).enumerate() {
             todo.push(match asking.get(k) {
                 Some(a) => a.withdrawn_record(orphans::WITHDRAWN_REASON, elapsed_ms(&calls[i])),
-                None => unreachable_record(client, &calls[i]),
+                None if known_whole => unreachable_record(client, &calls[i]),
+                None => unseen_record(client, &calls[i]),
             });
         }
-        let fate = fate_of_group(members.len(), started.len(), &recorded, others);
+        let mut fate = fate_of_group(members.len(), started.len(), &recorded, others);
+        if fate == Fate::DidNotRun && !known_whole && asking.len() < rest {
+            fate = Fate::Unknown;
+        }
         for &i in &members {
             fates[i] = fate.clone();
         }
@@ -185,7 +232,24 @@ fn elapsed_ms(c: &Inflight) -> u64 {
     c.sent.elapsed().map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
+/// Why a bridged call's outcome is unknown when the log could not be read back to its sending.
+pub const UNSEEN_REASON: &str = "the archgate daemon went away before it answered, and the log could not be read back to when this call was sent (recorded by the stdio bridge): it may have run, in part or whole";
+
 fn unreachable_record(client: &str, c: &Inflight) -> Record {
+    bridge_record(
+        client,
+        c,
+        Outcome::Unreachable,
+        "the archgate daemon went away before it answered, and nothing that acts had started (recorded by the stdio bridge)",
+    )
+}
+
+/// A call the log cannot account for either way: `unknown`.
+fn unseen_record(client: &str, c: &Inflight) -> Record {
+    bridge_record(client, c, Outcome::Unknown, UNSEEN_REASON)
+}
+
+fn bridge_record(client: &str, c: &Inflight, outcome: Outcome, reason: &str) -> Record {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let (tool, args) = c.tool.clone().unwrap_or_default();
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -204,14 +268,11 @@ fn unreachable_record(client: &str, c: &Inflight) -> Record {
         target: None,
         tier: None,
         decision: None,
-        reason: Some(
-            "the archgate daemon went away before it answered, and nothing that acts had started (recorded by the stdio bridge)"
-                .into(),
-        ),
+        reason: Some(reason.into()),
         rule: None,
         approval: None,
-        outcome: Outcome::Unreachable,
-        error_kind: Some("unreachable".into()),
+        outcome,
+        error_kind: Some(outcome.as_str().into()),
         exit_code: None,
         duration_ms: elapsed_ms(c),
         args_sha256: args_digest(&args),
@@ -267,5 +328,21 @@ mod tests {
         // Two identical calls, one started: either may be it.
         assert_eq!(fate_of_group(2, 1, &[], 0), Fate::Unknown);
         assert_eq!(fate_of_group(2, 0, &[O], 0), Fate::Unknown);
+    }
+
+    /// Class: absence from a bounded window read as absence. The answered calls kept are a
+    /// window of 256; once one answered after a call was sent is forgotten, the window says so.
+    #[test]
+    fn the_answered_window_says_when_it_forgot_one() {
+        let mut log = AnsweredLog::default();
+        let t0 = SystemTime::now();
+        for _ in 0..ANSWERED_KEPT {
+            log.push(Answered::now("t".into(), &Value::Null));
+        }
+        assert_eq!(log.snapshot().1, None);
+        log.push(Answered::now("t".into(), &Value::Null));
+        let (kept, forgotten) = log.snapshot();
+        assert_eq!(kept.len(), ANSWERED_KEPT);
+        assert!(forgotten.is_some_and(|f| f >= t0));
     }
 }

@@ -308,3 +308,77 @@ fn a_deny_naming_a_tool_denies_every_route_of_it() {
     assert!(!ok, "a denied tool ran: {body}");
     assert!(rig.ran().is_empty(), "a denied tool ran");
 }
+
+/// Attack 10 F5: an entry that names no tool of archgate's — `disabled = ["pkg-search"]`, a
+/// misspelt `deny`/`ask`, a prefix matching nothing — used to be `ok` everywhere while the tool
+/// it meant ran unrestricted (the file applied and became the last good copy). Now it keeps the
+/// file from applying, named with what it could have meant; with a last good copy, that copy
+/// stays in force. Well-spelt entries and prefixes still apply, and a route word without `_`
+/// (an Omarchy route not installed here) is not judged.
+#[test]
+fn an_entry_naming_no_tool_keeps_the_file_from_applying() {
+    for (config, entry, hint) in [
+        (
+            "[tools]\ndisabled = [\"pkg-search\"]\n",
+            "pkg-search",
+            "did you mean \"pkg_search\"",
+        ),
+        (
+            "[tools]\ndisabled = [\"nosuch_*\"]\n",
+            "nosuch_*",
+            "names no tool",
+        ),
+        (
+            "[policy]\ndeny = [\"pkg_serch\"]\n",
+            "pkg_serch",
+            "did you mean \"pkg_search\"",
+        ),
+        (
+            "[policy]\ndeny = [\"pkg-search\"]\n",
+            "pkg-search",
+            "did you mean \"pkg_search\"",
+        ),
+        (
+            "[policy]\nask = [\"system_stauts\"]\n",
+            "system_stauts",
+            "names no tool",
+        ),
+        (
+            "[clients.default]\ntools = [\"pkg_serch\"]\n",
+            "pkg_serch",
+            "names no tool",
+        ),
+    ] {
+        let env = Env::with_config(config);
+        let out = env.run(&["serve", "--http", "--port", "0"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{config}: started: {err}");
+        assert!(
+            err.contains(entry) && err.contains(hint) && err.contains("does not run on defaults"),
+            "{config}: {err}"
+        );
+    }
+    for good in [
+        "[tools]\ndisabled = [\"pkg_search\", \"aur_*\"]\n",
+        "[policy]\ndeny = [\"PKG_SEARCH\", \"aur_*\", \"omarchy_run toggle nightlight\", \"reboot\"]\n",
+    ] {
+        let env = Env::with_config(good);
+        let out = env.run(&["config", "check"]);
+        assert!(
+            out.status.success(),
+            "{good}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // A misspelt deny after a good one: the last good copy stays in force.
+    let env = Env::with_config(PERSON);
+    let (r, _) = env.call("system_status", &json!({}));
+    assert_eq!(outcome(&r), "refused", "{r}");
+    env.write_config(&PERSON.replace("\"system_status\"", "\"system_stauts\""));
+    let (r, _) = env.call("system_status", &json!({}));
+    assert_eq!(
+        outcome(&r),
+        "refused",
+        "the misspelt deny lifted the last good one: {r}"
+    );
+}

@@ -7,11 +7,13 @@
 //! plugin routes, a checker out of reach read as absent, unauthenticated bytes read or held;
 //! and attack 3's: routes whose values run as code, scripts judged by what they say of themselves;
 //! and attack 5's: values that steer a script's destructive step, routes that forward to another
-//! route, routes that install code, package helpers that elevate.
+//! route, routes that install code, package helpers that elevate; and attack 10's: archgate's own
+//! state trusted by its path, absence from a bounded window of the log read as absence.
 
 mod agent_name;
 mod automatic;
 mod blind;
+mod bounded_window;
 mod bounds;
 mod config;
 mod daemon_env;
@@ -39,6 +41,7 @@ mod selfdescribed;
 mod spellings;
 mod squatter;
 mod stand_in_daemon;
+mod state_chain;
 mod steered;
 mod told_script;
 mod transport;

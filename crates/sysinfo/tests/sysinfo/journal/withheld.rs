@@ -127,3 +127,150 @@ async fn logged_command_lines_keep_their_program_and_withhold_their_arguments() 
     }
     assert_eq!(oracle(d, &["--grep", "-pS3cret"]).await.len(), 1);
 }
+
+/// Attack 10 F3: the same command lines, logged by the programs that record another's — polkitd
+/// (every pkexec authorisation, and an agent's registration), systemd (a `systemd-run`/`run0`
+/// unit's description is its command line), cron, the kernel's audit records (no identifier),
+/// and sudo's own JSON log format.
+/// Shapes: polkit's `polkitbackendinteractiveauthority.c` log formats, systemd's
+/// `VERB UNIT - DESCRIPTION` unit lines, cronie's `(user) CMD (command)`, the audit
+/// subsystem's EXECVE and PROCTITLE records; our own text in those shapes.
+fn export_with_other_writers() -> Vec<u8> {
+    let mut out = Vec::new();
+    let lines: [(Option<&str>, &str, String); 9] = [
+        (
+            Some("polkitd"),
+            "syslog",
+            format!(
+                "Operator of unix-session:2 successfully authenticated as unix-user:root to gain TEMPORARY authorization for action org.freedesktop.policykit.exec for unix-process:5397:2186455 [pkexec /usr/bin/tee --token={SECRET}] (owned by unix-user:alice)"
+            ),
+        ),
+        (
+            Some("polkitd"),
+            "syslog",
+            format!(
+                "Registered Authentication Agent for unix-session:2 (system bus name :1.77 [/usr/bin/agent --key={SECRET}], object path /org/freedesktop/PolicyKit1/AuthenticationAgent, locale en_US.UTF-8)"
+            ),
+        ),
+        (
+            Some("systemd"),
+            "journal",
+            format!("Started run-u42.service - /usr/bin/mysql -u root -p{SECRET} -e DROP."),
+        ),
+        (
+            Some("CROND"),
+            "syslog",
+            format!("(root) CMD (/usr/bin/backup --password={SECRET})"),
+        ),
+        (
+            None,
+            "audit",
+            format!("EXECVE argc=3 a0=\"mysql\" a1=\"-u\" a2=\"-p{SECRET}\""),
+        ),
+        (
+            None,
+            "audit",
+            format!("PROCTITLE proctitle=\"mysql -p{SECRET}\""),
+        ),
+        (
+            Some("systemd"),
+            "journal",
+            "Started user@1000.service - User Manager for UID 1000.".to_owned(),
+        ),
+        (
+            Some("systemd"),
+            "journal",
+            format!("Started run-u43.service - [run0] mysql --password={SECRET}."),
+        ),
+        // sudo with `Defaults log_format=json` (sudoers(5)): the event as JSON, no `COMMAND=`.
+        (
+            Some("sudo"),
+            "syslog",
+            format!(
+                "@cee:{{\"sudo\":{{\"accept\":{{\"command\":\"/usr/bin/mysql\",\"runargv\":[\"mysql\",\"-u\",\"root\",\"-p{SECRET}\"],\"runuser\":\"root\",\"submituser\":\"alice\"}}}}}}"
+            ),
+        ),
+    ];
+    for (i, (ident, transport, msg)) in lines.iter().enumerate() {
+        let t = (T0 + (i as u64 + 1) * 1_000_000).to_string();
+        let mut fields = vec![
+            ("__REALTIME_TIMESTAMP", t.as_str()),
+            ("__MONOTONIC_TIMESTAMP", "1"),
+            ("_BOOT_ID", BOOT_B),
+            ("_TRANSPORT", transport),
+            ("PRIORITY", "5"),
+            ("MESSAGE", msg.as_str()),
+        ];
+        if let Some(ident) = ident {
+            fields.push(("SYSLOG_IDENTIFIER", ident));
+        }
+        entry(&mut out, &fields, &[]);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_lines_logged_by_polkitd_systemd_cron_and_audit_are_withheld_too() {
+    let dir = journal_dir(export_with_other_writers()).await;
+    let d = dir.path();
+    let p = permit();
+    let whole = oracle(d, &[]).await;
+    assert_eq!(
+        whole
+            .iter()
+            .filter(|e| text(&e["MESSAGE"]).contains(SECRET))
+            .count(),
+        8,
+        "the oracle has every secret whole"
+    );
+    let page = journal::query(&p, &opts(d), &q(50)).await.unwrap();
+    assert_eq!(page.entries.len(), 9, "{:?}", page.entries);
+    for e in &page.entries {
+        assert!(!e.message.contains(SECRET), "{e:?}");
+    }
+    let shown: Vec<&str> = page.entries.iter().map(|e| e.message.as_str()).collect();
+    for program in [
+        "[pkexec ",
+        "[/usr/bin/agent ",
+        "- /usr/bin/mysql ",
+        "CMD (/usr/bin/backup ",
+        "a0=\"mysql\" ",
+        "- [run0] ",
+        "\"runargv\":[\"mysql\",",
+    ] {
+        assert!(
+            shown
+                .iter()
+                .any(|m| m.contains(program) && m.contains("withheld")),
+            "{program}: {shown:?}"
+        );
+    }
+    assert!(
+        shown.contains(&"Started user@1000.service - User Manager for UID 1000."),
+        "a unit's ordinary description is shown: {shown:?}"
+    );
+    for grep in [SECRET, "mysql", "token=", "S3c|withheld"] {
+        let got = journal::query(
+            &p,
+            &opts(d),
+            &JournalQuery {
+                grep: Some(grep.to_owned()),
+                ..q(50)
+            },
+        )
+        .await
+        .unwrap();
+        assert!(
+            got.entries
+                .iter()
+                .all(|e| !e.withheld && !e.message.contains(SECRET)),
+            "grep {grep}: {:?}",
+            got.entries
+        );
+        assert!(
+            got.entries.is_empty(),
+            "grep {grep} finds only withheld entries: {:?}",
+            got.entries
+        );
+    }
+}
