@@ -394,7 +394,15 @@ fn confirm_script(
         spec = spec.env(k, v);
     }
     files_unchanged(script).map_err(refused)?;
-    match will_sudo_ask_for_any(&sudo_path) {
+    // The programs the script gives sudo, as sudo runs them: a NOPASSWD entry for another
+    // command leaves them asking; one the script names through a variable makes any NOPASSWD
+    // entry refuse.
+    let named: Option<Vec<String>> = script
+        .sudo_programs
+        .iter()
+        .map(|n| sudo_program(n, &script_dir_of(first)).map(|p| p.to_string_lossy().into_owned()))
+        .collect();
+    match will_sudo_ask_for_any(&sudo_path, named.as_deref()) {
         Asks::Yes => {}
         Asks::No(why) => {
             return Err(refused(format!(

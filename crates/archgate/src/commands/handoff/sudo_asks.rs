@@ -47,7 +47,10 @@ pub(super) async fn forget_sudo() {
 /// (`-n -k -l`, in the C locale: its words are judged) with no entry that skips the password
 /// (`tools/handoff/sudo_any.rs`), and the exact probe of the hand-off's other commands for
 /// pacman itself, which the listing may not show a `Defaults!` entry for (attack 5b F3).
-pub(super) fn will_sudo_ask_for_any(sudo_path: &std::path::Path) -> Asks {
+pub(super) fn will_sudo_ask_for_any(
+    sudo_path: &std::path::Path,
+    programs: Option<&[String]>,
+) -> Asks {
     if nix::unistd::getuid().is_root() {
         return Asks::No("you are root, and sudo asks root for no password".into());
     }
@@ -59,7 +62,12 @@ pub(super) fn will_sudo_ask_for_any(sudo_path: &std::path::Path) -> Asks {
         .timeout(std::time::Duration::from_secs(10));
     let out = run_probe(spec);
     let listed = match out {
-        Ok(o) => sudo_any::judge(o.status.code, &o.stdout_lossy(), &o.stderr_lossy()),
+        Ok(o) => sudo_any::judge_for(
+            o.status.code,
+            &o.stdout_lossy(),
+            &o.stderr_lossy(),
+            programs,
+        ),
         Err(why) => Asks::Unknown(why),
     };
     if listed != Asks::Yes {

@@ -17,13 +17,30 @@
 
 use super::sudo::Asks;
 
-/// Judges `sudo -n -k -l`'s exit status and output for any command.
-pub fn judge(exit: Option<i32>, stdout: &str, stderr: &str) -> Asks {
+/// Judges `sudo -n -k -l`'s exit status and output for the programs a route's script gives
+/// sudo, when every one is named (`Some`, by
+/// the absolute paths sudo runs): a `NOPASSWD` entry for another command leaves them asking —
+/// Omarchy 4's own `%wheel … NOPASSWD: /usr/bin/tzupdate, /usr/bin/timedatectl set-timezone *`
+/// would otherwise refuse every route on a real Omarchy install. With a program it cannot name
+/// (`sudo "$cmd"`, `None`), any `NOPASSWD` entry refuses.
+pub fn judge_for(
+    exit: Option<i32>,
+    stdout: &str,
+    stderr: &str,
+    programs: Option<&[String]>,
+) -> Asks {
     match exit {
         Some(0) if !stdout.contains("may run the following commands") => Asks::Unknown(
             "sudo's listing is not one archgate can read (is the C locale missing?)".into(),
         ),
-        Some(0) => judge_listing(stdout, ""),
+        Some(0) => match programs {
+            None => judge_listing(stdout, ""),
+            Some(list) => list
+                .iter()
+                .map(|p| judge_listing(stdout, p))
+                .find(|a| *a != Asks::Yes)
+                .unwrap_or(Asks::Yes),
+        },
         Some(1) if stderr.contains("a password is required") => Asks::Yes,
         _ => Asks::Unknown(
             format!("{} {}", stderr.trim(), stdout.trim())
@@ -121,6 +138,11 @@ fn could_match(spec: &str, program: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// For any command (`None`: a script may run sudo with any).
+    fn judge_any(exit: Option<i32>, stdout: &str, stderr: &str) -> Asks {
+        judge_for(exit, stdout, stderr, None)
+    }
+
     // Shapes as Debian 12's sudo 1.9.13 prints them (run here with a test user, 2026-12-05).
     const NOPASSWD_PACMAN: &str = "Matching Defaults entries for tester on vm:
     env_reset, mail_badpass,
@@ -134,14 +156,17 @@ User tester may run the following commands on vm:
     #[test]
     fn a_password_required_to_list_means_sudo_will_ask() {
         assert_eq!(
-            judge(Some(1), "", "sudo: a password is required\n"),
+            judge_any(Some(1), "", "sudo: a password is required\n"),
             Asks::Yes
         );
     }
 
     #[test]
     fn a_nopasswd_rule_for_the_program_or_all_refuses() {
-        assert!(matches!(judge(Some(0), NOPASSWD_PACMAN, ""), Asks::No(_)));
+        assert!(matches!(
+            judge_any(Some(0), NOPASSWD_PACMAN, ""),
+            Asks::No(_)
+        ));
         let all = NOPASSWD_PACMAN.replace("NOPASSWD: /usr/bin/pacman", "NOPASSWD: ALL");
         assert!(matches!(
             judge_listing(&all, "/usr/bin/pacman"),
@@ -199,6 +224,30 @@ User tester may run the following commands on vm:
     }
 
     #[test]
+    fn for_a_scripts_named_programs_only_their_own_nopasswd_entries_refuse() {
+        // Omarchy 4's packaged rule, in the shape sudo lists it.
+        let omarchy = "Matching Defaults entries for tester on vm:
+    env_reset
+
+User tester may run the following commands on vm:
+    (ALL) ALL
+    (root) NOPASSWD: /usr/bin/tzupdate, /usr/bin/timedatectl set-timezone *
+";
+        let pacman = ["/usr/bin/pacman".to_owned()];
+        assert_eq!(judge_for(Some(0), omarchy, "", Some(&pacman)), Asks::Yes);
+        let timedatectl = [
+            "/usr/bin/pacman".to_owned(),
+            "/usr/bin/timedatectl".to_owned(),
+        ];
+        assert!(matches!(
+            judge_for(Some(0), omarchy, "", Some(&timedatectl)),
+            Asks::No(why) if why.contains("timedatectl")
+        ));
+        // A program the script names through a variable: any NOPASSWD entry refuses.
+        assert!(matches!(judge_for(Some(0), omarchy, "", None), Asks::No(_)));
+    }
+
+    #[test]
     fn no_authenticate_in_defaults_refuses() {
         let d = NOPASSWD_PACMAN
             .replace("use_pty", "use_pty, !authenticate")
@@ -214,16 +263,16 @@ User tester may run the following commands on vm:
             "User tester may run the following commands on vm:",
             "Der Benutzer tester darf die folgenden Befehle auf vm ausführen:",
         );
-        assert!(matches!(judge(Some(0), &de, ""), Asks::Unknown(_)));
+        assert!(matches!(judge_any(Some(0), &de, ""), Asks::Unknown(_)));
     }
 
     #[test]
     fn anything_else_is_not_known_and_says_sudos_words() {
-        match judge(None, "", "") {
+        match judge_any(None, "", "") {
             Asks::Unknown(_) => {}
             other => panic!("{other:?}"),
         }
-        match judge(Some(1), "", "sudo: unable to resolve host") {
+        match judge_any(Some(1), "", "sudo: unable to resolve host") {
             Asks::Unknown(w) => assert!(w.contains("unable to resolve host")),
             other => panic!("{other:?}"),
         }
