@@ -237,11 +237,13 @@ pub async fn query(
     // journalctl matched a grep on the whole message: an entry whose command line was withheld
     // is left out of a grep's answer, or the pattern would test what was withheld, a character
     // at a time (the page's end is decided above, from what journalctl gave).
-    let mut left_out = false;
-    if q.grep.is_some() {
-        let before = entries.len();
+    // The note is said on every grep's answer, whether or not a withheld entry matched: said
+    // only when one did, it told the pattern's match on the withheld text (attack 14 F4: a
+    // password recovered a character at a time; class: *a signal derived from the withheld
+    // text*).
+    let left_out = q.grep.is_some();
+    if left_out {
         entries.retain(|e| !e.withheld);
-        left_out = entries.len() < before;
     }
     if entries.is_empty() {
         if let Some(why) = limited {

@@ -164,12 +164,13 @@ pub(super) fn another_hand_off_open() -> Option<u32> {
         let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
             continue;
         };
+        // Any argument, not the first word: global options come before the command (`archgate
+        // --log warn handoff ID`: attack 13 F4). Counting too many is safe; too few is not.
         let argv: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
         let helper = argv
             .iter()
             .skip(1)
-            .find(|a| !a.starts_with(b"-"))
-            .is_some_and(|a| *a == b"handoff-run" || *a == b"handoff");
+            .any(|a| *a == b"handoff-run" || *a == b"handoff");
         if helper {
             return Some(pid);
         }
