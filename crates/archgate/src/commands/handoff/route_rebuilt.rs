@@ -88,27 +88,14 @@ pub(super) fn rebuilt_route(p: &Prepared, pacman_conf: &Path) -> Result<Prepared
     if !route.requires_sudo {
         return refused("it needs no root (run it with omarchy_run)".into());
     }
-    if let Some(at) = &facts.asks {
-        return refused(format!(
-            "it asks its own questions ({at}), which anyone typing could answer"
-        ));
-    }
     if let Some(at) = &facts.runs_values {
         return refused(format!("it runs its arguments as code ({at})"));
     }
     if classify::runs_values(&words) || classify::runs_route(&words, args) {
         return refused("its arguments name what runs".into());
     }
-    if let Some(at) = &facts.elevates_past_sudo {
-        return refused(format!("it reaches root past a sudo found by name ({at})"));
-    }
-    if let Some(at) = &facts.reaches_home {
-        return refused(format!("it reaches your home past $HOME ({at})"));
-    }
-    if let Some(at) = &facts.changes_as_person {
-        return refused(format!(
-            "it makes or changes files as you ({at}) that its sudo steps may take as root's input"
-        ));
+    if let Some(why) = crate::tools::handoff::route::script_refusal(&facts) {
+        return refused(format!("it {why}"));
     }
     files_are_pinned(args, given)?;
     let script = RouteScript {

@@ -70,47 +70,11 @@ pub async fn prepare(
             format!("`{}` needs no root: run it with omarchy_run", r.route),
         ));
     }
-    // One confirmation, the person's: a script that asks more after sudo has their password
-    // would take its answers from whoever types next (attack 7 F2).
-    if let Some(asked) = &call.script.asks {
-        return Err(refused(format!(
-            "`{}` asks its own questions in the terminal ({asked}); after your password anyone who can \
-             type into your desktop could answer them, so it is not handed off",
-            r.route
-        ))
-        .next("tell the person to run the route themselves in their own terminal"));
-    }
-    // Every sudo of the script asks and keeps nothing, or the person's hooks and configuration,
-    // which it runs after its first sudo, would find the password's credential (attack 8 F3).
-    if let Some(past) = &call.script.elevates_past_sudo {
-        return Err(refused(format!(
-            "`{}` reaches root past a sudo found by name ({past}): its password could serve \
-             what the script runs next, so it is not handed off",
-            r.route
-        ))
-        .next("tell the person to run the route themselves in their own terminal"));
-    }
-    // The script runs with a home that is no one's (the person's hooks and configuration are
-    // the agent's to write, and they run where the person types the password: attack 11 F2); one
-    // that finds the person's home another way is not handed off.
-    if let Some(at) = &call.script.reaches_home {
-        return Err(refused(format!(
-            "`{}` reaches your home past $HOME ({at}): what it runs there is any program of \
-             yours to write, in the terminal where you type your password, so it is not handed off",
-            r.route
-        ))
-        .next("tell the person to run the route themselves in their own terminal"));
-    }
-    // Root takes only root's input: a script that prepares files as the person for its sudo
-    // steps (a `mktemp` staging directory, a download) hands root what any program of theirs
-    // could change (attack 11 F3).
-    if let Some(at) = &call.script.changes_as_person {
-        return Err(refused(format!(
-            "`{}` makes or changes files as you ({at}) that its sudo steps may take as root's \
-             input, and any program of yours could change them first, so it is not handed off",
-            r.route
-        ))
-        .next("tell the person to run the route themselves in their own terminal"));
+    if let Some(why) = script_refusal(&call.script) {
+        return Err(
+            refused(format!("`{}` {why}, so it is not handed off", r.route))
+                .next("tell the person to run the route themselves in their own terminal"),
+        );
     }
     super::asking_sudo::installed().map_err(|e| {
         refused(format!("`{}` needs root and is not handed off here: {e}", r.route)).next(
@@ -170,4 +134,43 @@ pub fn runs_pacman(script: &RouteScript) -> bool {
         .sudo_programs
         .iter()
         .any(|p| matches!(p.rsplit('/').next(), Some("pacman" | "env")))
+}
+
+/// Why what a route's script (and the scripts it calls) was read doing keeps it from being
+/// handed off, if anything does — the server's judgement before a terminal opens and the
+/// helper's own after (`commands/handoff/route_rebuilt.rs`), one list:
+/// - it asks questions of its own: after the password, whoever types next answers them (attack
+///   7 F2);
+/// - it reaches root past a `sudo` found by name: the asking sudo would not stand in the way and
+///   a credential could serve what the script runs next (attack 8 F3);
+/// - it finds the person's home past `$HOME`, which it gets as a directory no one's: what it
+///   runs there is the agent's to write, where the person types the password (attack 11 F2);
+/// - it makes or changes files as the person that its sudo steps may take as root's input
+///   (a `mktemp` staging directory, a download: attack 11 F3).
+pub fn script_refusal(facts: &archgate_desktop::omarchy::script::ScriptFacts) -> Option<String> {
+    if let Some(asked) = &facts.asks {
+        return Some(format!(
+            "asks its own questions in the terminal ({asked}); after your password anyone who can \
+             type into your desktop could answer them"
+        ));
+    }
+    if let Some(past) = &facts.elevates_past_sudo {
+        return Some(format!(
+            "reaches root past a sudo found by name ({past}): its password could serve what the \
+             script runs next"
+        ));
+    }
+    if let Some(at) = &facts.reaches_home {
+        return Some(format!(
+            "reaches your home past $HOME ({at}): what it runs there is any program of yours to \
+             write, in the terminal where you type your password"
+        ));
+    }
+    if let Some(at) = &facts.changes_as_person {
+        return Some(format!(
+            "makes or changes files as you ({at}) that its sudo steps may take as root's input, \
+             and any program of yours could change them first"
+        ));
+    }
+    None
 }
