@@ -57,6 +57,10 @@ echo "$user:x:$uid:" >>"$work/etc/group"
 for f in passwd shadow group; do mount --bind "$work/etc/$f" "/etc/$f"; done
 chmod 750 "$work/sudoers.d"
 mount --bind "$work/sudoers.d" /etc/sudoers.d
+# sudo's PAM file: a private copy (root's, 0644) the PAM test rewrites and restores; the
+# machine's stays as it is.
+install -m 644 /etc/pam.d/sudo "$work/pam-sudo"
+mount --bind "$work/pam-sudo" /etc/pam.d/sudo
 install -d -o "$uid" -g "$uid" -m 700 "$work/userhome"
 
 # archgate's asking sudo as its package installs it (/usr/lib/archgate/sudo-asks/sudo, a link to

@@ -521,6 +521,28 @@ def test_a_nopasswd_rule_refuses_the_hand_off(agent, person):
         sudoers("/usr/bin/pacman")
 
 
+def test_a_pam_line_that_lets_sudo_through_without_a_password_refuses_the_hand_off(agent, person):
+    # sudoers still says "a password is required" (sudo -n's probes); PAM then decides. A line
+    # that grants on a condition alone (here pam_succeed_if on the user's name, as the
+    # passwordless recipes do with a group) lets a keystroke run pacman as root: refused, and
+    # the answer names the line (attack 11 F4).
+    pam = Path("/etc/pam.d/sudo")
+    original = pam.read_text()
+    before, ran_before = installed(), sudo_ran()
+    try:
+        pam.write_text(f"auth sufficient pam_succeed_if.so user = {USER}\n{original}")
+        q = agent.handoff(["handoff-other"])
+        pid = person.helper()
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused", r
+        assert "pam_succeed_if" in r["message"] and "/etc/pam.d/sudo:1" in r["message"], r
+        assert installed() == before
+        assert sudo_ran() == ran_before
+        person.close_terminal(pid)
+    finally:
+        pam.write_text(original)
+
+
 def test_a_terminal_closed_mid_run_is_unknown_with_how_to_check(agent, person):
     sudoers("/usr/bin/pacman", tries=5)
     before = installed()

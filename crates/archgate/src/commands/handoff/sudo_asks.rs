@@ -7,6 +7,7 @@
 use archgate_core::exec::{CommandSpec, ExecConfig};
 use std::path::PathBuf;
 
+use crate::tools::handoff::pam;
 use crate::tools::handoff::pinned;
 use crate::tools::handoff::sudo::{self, Asks};
 use crate::tools::handoff::sudo_any;
@@ -114,10 +115,14 @@ pub(super) fn will_sudo_ask(argv: &[String]) -> Asks {
 /// Whether sudo will really ask the person, beyond what the probe of the command says: sudo is
 /// set up for them at all (attack 9 F5: for a user no rule names, `sudo -n` also says "a
 /// password is required", and the person typed their password for nothing; `sudo -n -v` says
-/// "may not run sudo" without one), and their account has a password to ask for.
+/// "may not run sudo" without one), their account has a password to ask for, and sudo's PAM
+/// stack has no way through without one (attack 11 F4, `tools/handoff/pam/`).
 pub(super) fn person_can_be_asked() -> Asks {
     match sudo_set_up() {
-        Asks::Yes => account_has_password(),
+        Asks::Yes => match account_has_password() {
+            Asks::Yes => pam::will_pam_ask(),
+            other => other,
+        },
         other => other,
     }
 }

@@ -31,6 +31,7 @@ pub mod asking_sudo;
 pub mod facts_env;
 pub mod ops;
 pub mod pacman;
+pub mod pam;
 pub mod pinned;
 pub mod registry;
 pub mod route;
