@@ -10,6 +10,7 @@
 mod boots_and_crashes;
 mod errors;
 mod filters;
+mod grep;
 mod withheld;
 
 use std::path::{Path, PathBuf};
