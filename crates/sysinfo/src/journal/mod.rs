@@ -18,7 +18,7 @@ mod audit;
 mod boots;
 mod entry;
 mod grep;
-mod withheld;
+pub(crate) mod withheld;
 
 use archgate_exec::Permit;
 use serde::Serialize;

@@ -164,7 +164,7 @@ fn polkit(message: &str) -> Option<String> {
 fn systemd_unit(message: &str) -> Option<String> {
     let (head, desc) = message.split_once(" - ")?;
     let unit = head.rsplit(' ').next()?;
-    if !(unit.starts_with("run-") || desc.starts_with('/') || desc.starts_with('[')) {
+    if !crate::transient::command_like(unit, false, desc) {
         return None;
     }
     let at = head.len() + " - ".len();
@@ -196,7 +196,7 @@ fn without_env(message: &str) -> String {
 }
 
 /// `message` with `[at, end)`, a command line, cut to its first word and the withheld note.
-fn keep_program(message: &str, at: usize, end: usize) -> String {
+pub(crate) fn keep_program(message: &str, at: usize, end: usize) -> String {
     let line = &message[at..end];
     let program = line.split_whitespace().next().unwrap_or("");
     let rest = line[line.find(program).map_or(0, |i| i + program.len())..].trim();
