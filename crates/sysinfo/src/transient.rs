@@ -7,8 +7,12 @@
 //! and status, `system_status`'s failed units).
 //!
 //! - A unit's description keeps its first word and has the rest withheld when the unit is
-//!   transient (systemd's `Transient=yes`, asked for), is named `run-*` (systemd-run's and run0's
-//!   own names) or the description is a command line (begins with `/` or `[`, `[run0] …`).
+//!   named `run-*` (systemd-run's and run0's own names), the description is a command line
+//!   (begins with `/` — systemd-run writes the program's resolved path first — or `[`,
+//!   `[run0] …`), or the unit is transient (systemd's `Transient=yes`, asked for) and the
+//!   description does not begin with a capital: systemd's and logind's own transient units
+//!   (`init.scope` "System and Service Manager", `session-2.scope` "Session 2 of User alice") keep
+//!   theirs, a `systemd-run --unit=backup mysql …` whose program was not resolved does not.
 //! - A transient unit's files (its FragmentPath, under `…/systemd/transient/`, and drop-ins):
 //!   `Description=` as above, every `Exec…=` keeps its program, and `Environment=`,
 //!   `SetCredential=`, `SetCredentialEncrypted=` values are withheld whole. systemd writes these
@@ -21,10 +25,10 @@ use crate::journal::withheld::WITHHELD;
 
 /// Whether a unit's description is to be cut (see the module doc).
 pub(crate) fn command_like(unit: &str, transient: bool, description: &str) -> bool {
-    transient
-        || unit.starts_with("run-")
+    unit.starts_with("run-")
         || description.starts_with('/')
         || description.starts_with('[')
+        || transient && !description.starts_with(|c: char| c.is_ascii_uppercase())
 }
 
 /// A unit's description as an answer shows it.
@@ -49,7 +53,9 @@ pub(crate) fn unit_file(text: &str) -> String {
         let shown = match body.split_once('=') {
             Some((key, value)) if !value.is_empty() => {
                 let key = key.trim();
-                if key == "Description" || key.starts_with("Exec") {
+                if key == "Description" {
+                    Some(format!("{key}={}", description("", true, value)))
+                } else if key.starts_with("Exec") {
                     Some(format!("{key}={}", keep_program(value, 0, value.len())))
                 } else if matches!(
                     key,
@@ -153,6 +159,18 @@ Type=simple\n";
         assert_eq!(
             description("sshd.service", false, "OpenSSH Daemon"),
             "OpenSSH Daemon"
+        );
+        // systemd's and logind's own transient units keep their descriptions.
+        for (unit, d) in [
+            ("init.scope", "System and Service Manager"),
+            ("session-2.scope", "Session 2 of User alice"),
+        ] {
+            assert_eq!(description(unit, true, d), d);
+        }
+        assert_eq!(
+            description("backup.service", false, "mysql -u root -pS3cret"),
+            "mysql -u root -pS3cret",
+            "not transient: the person's own description"
         );
         assert!(is_transient_file("/run/user/1000/systemd/transient/run-u42.service"));
         assert!(!is_transient_file("/etc/systemd/system/sshd.service"));

@@ -349,8 +349,10 @@ pub async fn status(
         e => Err(e),
     });
     let fragment = get("FragmentPath");
-    let transient =
-        get("Transient") == Some("yes") || fragment.is_some_and(transient::is_transient_file);
+    // systemd's word, the file's place, or systemd-run's and run0's own names.
+    let transient = get("Transient") == Some("yes")
+        || fragment.is_some_and(transient::is_transient_file)
+        || id.starts_with("run-");
     Ok(UnitStatus {
         description: transient::description(&id, transient, get("Description").unwrap_or("")),
         load: get("LoadState").unwrap_or("").to_owned(),
