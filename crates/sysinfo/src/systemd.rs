@@ -85,11 +85,8 @@ pub(crate) async fn failed_units(
         }
         let transient = crate::transient::transient_ids(&shown.stdout_lossy());
         for u in &mut units {
-            u.description = crate::transient::description(
-                &u.unit,
-                transient.contains(&u.unit),
-                &u.description,
-            );
+            u.description =
+                crate::transient::description(&u.unit, transient.contains(&u.unit), &u.description);
         }
     }
     Ok(units)

@@ -19,9 +19,9 @@
 //!   files itself (`# This is a transient unit file, created programmatically via the systemd
 //!   API.`), from another user's `run0` command for the system manager, world-readable.
 
-use crate::journal::withheld::{ENV_WITHHELD, keep_program};
 #[cfg(test)]
 use crate::journal::withheld::WITHHELD;
+use crate::journal::withheld::{ENV_WITHHELD, keep_program};
 
 /// Whether a unit's description is to be cut (see the module doc).
 pub(crate) fn command_like(unit: &str, transient: bool, description: &str) -> bool {
@@ -172,7 +172,9 @@ Type=simple\n";
             "mysql -u root -pS3cret",
             "not transient: the person's own description"
         );
-        assert!(is_transient_file("/run/user/1000/systemd/transient/run-u42.service"));
+        assert!(is_transient_file(
+            "/run/user/1000/systemd/transient/run-u42.service"
+        ));
         assert!(!is_transient_file("/etc/systemd/system/sshd.service"));
     }
 
@@ -182,6 +184,9 @@ Type=simple\n";
         let got = transient_ids(text);
         assert_eq!(got.len(), 2);
         assert!(got.contains("run-u42.service") && got.contains("backup.service"));
-        assert_eq!(show_args(&["a"]), ["show", "--property=Id,Transient", "--", "a"]);
+        assert_eq!(
+            show_args(&["a"]),
+            ["show", "--property=Id,Transient", "--", "a"]
+        );
     }
 }

@@ -483,7 +483,10 @@ mod tests {
         std::fs::write(&unit, text).unwrap();
         let f = read_unit_file(&unit, false);
         assert!(!f.text.contains("S3cret"), "{f:?}");
-        assert!(f.text.contains("ExecStart=\"/usr/bin/pg_dump\" [arguments withheld"));
+        assert!(
+            f.text
+                .contains("ExecStart=\"/usr/bin/pg_dump\" [arguments withheld")
+        );
         // Named transient by systemd (`Transient=yes`) wherever its file is.
         let other = t.path().join("backup.service");
         std::fs::write(&other, text).unwrap();

@@ -51,7 +51,9 @@ fn field(rest: &str) -> Option<(Field, usize)> {
         let m = idx.bytes().take_while(u8::is_ascii_digit).count();
         after = idx[m..].strip_prefix(']')?;
     }
-    after.starts_with('=').then(|| (Field::Argument, rest.len() - after.len() + 1))
+    after
+        .starts_with('=')
+        .then(|| (Field::Argument, rest.len() - after.len() + 1))
 }
 
 /// The end of the value starting at `rest`: a quoted value to its closing quote, any other to
@@ -135,12 +137,15 @@ mod tests {
                 "USER_CMD pid=5397 uid=1000 auid=1000 ses=2 msg='cwd=\"/home/alice\" cmd={WITHHELD} exe=\"/usr/bin/sudo\" terminal=pts/1 res=success'"
             )
         );
-        let printk = format!("audit: type=1123 audit(1765000000.123:456): pid=5397 msg='cmd={hex}'");
+        let printk =
+            format!("audit: type=1123 audit(1765000000.123:456): pid=5397 msg='cmd={hex}'");
         assert!(!withhold(&printk).unwrap().contains(hex));
         // PROCTITLE by number, a long argument split, a TTY record, auditd's own line.
         for line in [
             format!("audit: type=1327 audit(1.2:3): proctitle=\"mysql -p{SECRET}\""),
-            format!("audit: type=1309 audit(1.2:3): argc=2 a0=\"x\" a1_len=9000 a1[0]=\"{SECRET}\" a1[1]=\"{SECRET}\""),
+            format!(
+                "audit: type=1309 audit(1.2:3): argc=2 a0=\"x\" a1_len=9000 a1[0]=\"{SECRET}\" a1[1]=\"{SECRET}\""
+            ),
             format!("audit: type=1124 audit(1.2:3): pid=9 msg='data=\"{SECRET}\"'"),
             format!("type=EXECVE msg=audit(1.2:3): argc=2 a0=\"mysql\" a1=\"-p{SECRET}\""),
         ] {
@@ -149,7 +154,10 @@ mod tests {
             assert!(!got.contains(SECRET) && got.contains(WITHHELD), "{got}");
         }
         // The program, a record without a command line, and look-alikes inside words stay.
-        assert_eq!(withhold("audit: type=1309 audit(1.2:3): argc=1 a0=\"id\""), None);
+        assert_eq!(
+            withhold("audit: type=1309 audit(1.2:3): argc=1 a0=\"id\""),
+            None
+        );
         assert_eq!(
             withhold("SERVICE_START pid=1 msg='unit=sshd comm=\"systemd\" res=success'"),
             None

@@ -28,14 +28,40 @@ fn hex(s: &str) -> String {
 fn make_journal(dir: &std::path::Path) {
     let cmd = format!("mysql -u root -p{SECRET} -e DROP");
     let lines = [
-        ("syslog", "sudo", format!("alice : TTY=pts/1 ; PWD=/home/alice ; USER=root ; COMMAND=/usr/bin/{cmd}")),
-        ("syslog", "run0", "pam_unix(run0:session): session opened for user root(uid=0) by alice(uid=1000)".to_owned()),
-        ("audit", "sudo", format!("USER_CMD pid=5397 uid=1000 auid=1000 ses=2 msg='cwd=\"/home/alice\" cmd={} exe=\"/usr/bin/sudo\" terminal=pts/1 res=success'", hex(&cmd))),
-        ("kernel", "kernel", format!("audit: type=1309 audit(1765000000.124:457): argc=6 a0=\"mysql\" a1=\"-u\" a2=\"root\" a3=\"-p{SECRET}\" a4=\"-e\" a5=\"DROP\"")),
+        (
+            "syslog",
+            "sudo",
+            format!("alice : TTY=pts/1 ; PWD=/home/alice ; USER=root ; COMMAND=/usr/bin/{cmd}"),
+        ),
+        (
+            "syslog",
+            "run0",
+            "pam_unix(run0:session): session opened for user root(uid=0) by alice(uid=1000)"
+                .to_owned(),
+        ),
+        (
+            "audit",
+            "sudo",
+            format!(
+                "USER_CMD pid=5397 uid=1000 auid=1000 ses=2 msg='cwd=\"/home/alice\" cmd={} exe=\"/usr/bin/sudo\" terminal=pts/1 res=success'",
+                hex(&cmd)
+            ),
+        ),
+        (
+            "kernel",
+            "kernel",
+            format!(
+                "audit: type=1309 audit(1765000000.124:457): argc=6 a0=\"mysql\" a1=\"-u\" a2=\"root\" a3=\"-p{SECRET}\" a4=\"-e\" a5=\"DROP\""
+            ),
+        ),
     ];
     let mut export = String::new();
     for (i, (transport, ident, msg)) in lines.iter().enumerate() {
-        let field = if *transport == "audit" { "_COMM" } else { "SYSLOG_IDENTIFIER" };
+        let field = if *transport == "audit" {
+            "_COMM"
+        } else {
+            "SYSLOG_IDENTIFIER"
+        };
         export.push_str(&format!(
             "__REALTIME_TIMESTAMP={}\n__MONOTONIC_TIMESTAMP={}\n_BOOT_ID={}\n_TRANSPORT={transport}\n\
              PRIORITY=5\n{field}={ident}\nMESSAGE={msg}\n\n",
@@ -75,18 +101,23 @@ fn a_read_answer_tells_nothing_of_the_text_it_withholds() {
     let mut id = 1;
     let mut call = |args: Value| -> Value {
         id += 1;
-        let r = s.request(id, "tools/call", json!({"name": "journal", "arguments": args}));
+        let r = s.request(
+            id,
+            "tools/call",
+            json!({"name": "journal", "arguments": args}),
+        );
         assert_eq!(r["result"]["isError"], false, "{r}");
         r["result"]["structuredContent"].clone()
     };
     for visible in ["session opened|", ""] {
         for limit in [1, 2] {
-            let guess = |c: &str| {
-                json!({"grep": format!("{visible}COMMAND=/usr/bin/mysql -u root -pS3cret{c}"), "limit": limit})
-            };
+            let guess = |c: &str| json!({"grep": format!("{visible}COMMAND=/usr/bin/mysql -u root -pS3cret{c}"), "limit": limit});
             let right = call(guess("P"));
             let wrong = call(guess("X"));
-            assert_eq!(right, wrong, "{visible:?} limit {limit}: the answer tells the guess");
+            assert_eq!(
+                right, wrong,
+                "{visible:?} limit {limit}: the answer tells the guess"
+            );
             assert!(right.get("next").is_none(), "{right}");
         }
     }
@@ -96,7 +127,10 @@ fn a_read_answer_tells_nothing_of_the_text_it_withholds() {
     }
     let all = call(json!({}));
     let text = all.to_string();
-    assert!(!text.contains(SECRET) && !text.contains(&hex("-pS3")), "{text}");
+    assert!(
+        !text.contains(SECRET) && !text.contains(&hex("-pS3")),
+        "{text}"
+    );
     assert_eq!(all["entries"].as_array().unwrap().len(), 4, "{all}");
     s.close();
 }

@@ -48,7 +48,12 @@ async fn boots_and_crashes_are_what_journalctl_and_coredumpctl_say() {
     // The crash's command line and environment are in the journal (journalctl has them) but in
     // no read answer: not the crashes, not the journal's entries, not a grep.
     let whole = oracle(d, &["SYSLOG_IDENTIFIER=systemd-coredump"]).await;
-    assert!(whole[0]["COREDUMP_CMDLINE"].as_str().unwrap().contains("S3cretCore"));
+    assert!(
+        whole[0]["COREDUMP_CMDLINE"]
+            .as_str()
+            .unwrap()
+            .contains("S3cretCore")
+    );
     let answers = [
         serde_json::to_string(&c).unwrap(),
         serde_json::to_string(&journal::query(&p, &opts(d), &q(200)).await.unwrap()).unwrap(),

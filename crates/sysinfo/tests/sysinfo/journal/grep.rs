@@ -30,7 +30,9 @@ fn export_with_one_sudo_line() -> Vec<u8> {
         ),
         (
             "sudo",
-            format!("alice : TTY=pts/1 ; PWD=/home/alice ; USER=root ; COMMAND=/usr/bin/psql --password={SECRET}"),
+            format!(
+                "alice : TTY=pts/1 ; PWD=/home/alice ; USER=root ; COMMAND=/usr/bin/psql --password={SECRET}"
+            ),
         ),
     ];
     for (i, (ident, msg)) in lines.iter().enumerate() {
@@ -65,15 +67,23 @@ async fn a_grep_answers_the_same_whether_or_not_a_withheld_argument_matches() {
     let p = permit();
     // journalctl's own grep does see the secret: what the answer must not tell.
     assert_eq!(
-        oracle(d, &["--grep", "session opened|COMMAND=/usr/bin/mysql -u root -pS3cretP"])
-            .await
-            .len(),
+        oracle(
+            d,
+            &[
+                "--grep",
+                "session opened|COMMAND=/usr/bin/mysql -u root -pS3cretP"
+            ]
+        )
+        .await
+        .len(),
         2
     );
     for visible in ["session opened|", ""] {
         for limit in [1, 2, 3] {
             let ask = |guess: &str| JournalQuery {
-                grep: Some(format!("{visible}COMMAND=/usr/bin/mysql -u root -pS3cret{guess}")),
+                grep: Some(format!(
+                    "{visible}COMMAND=/usr/bin/mysql -u root -pS3cret{guess}"
+                )),
                 ..q(limit)
             };
             let right = journal::query(&p, &opts(d), &ask("P")).await.unwrap();
@@ -150,13 +160,18 @@ async fn a_long_grep_stops_at_its_scan_cap_and_pages_on() {
     };
     let first = journal::query(&p, &opts(d), &ask(None)).await.unwrap();
     assert!(first.entries.is_empty());
-    assert!(first.next.is_some(), "the scan stopped before the journal's end");
+    assert!(
+        first.next.is_some(),
+        "the scan stopped before the journal's end"
+    );
     assert!(
         first.note.as_deref().is_some_and(|n| n.contains("stopped")),
         "{:?}",
         first.note
     );
-    let second = journal::query(&p, &opts(d), &ask(first.next)).await.unwrap();
+    let second = journal::query(&p, &opts(d), &ask(first.next))
+        .await
+        .unwrap();
     assert_eq!(second.entries.len(), 1);
     assert_eq!(second.entries[0].message, "the needle");
     assert!(second.next.is_none());

@@ -370,9 +370,23 @@ async fn audit_records_have_their_command_line_fields_withheld_whatever_their_na
         );
     }
     let shown: Vec<&str> = page.entries.iter().map(|e| e.message.as_str()).collect();
-    assert!(shown.iter().any(|m| m.contains("a0=\"mysql\" [arguments withheld")));
-    assert_eq!(shown.iter().filter(|m| m.contains("cmd=[arguments withheld")).count(), 2);
-    assert!(shown.iter().any(|m| m.contains("proctitle=[arguments withheld")));
+    assert!(
+        shown
+            .iter()
+            .any(|m| m.contains("a0=\"mysql\" [arguments withheld"))
+    );
+    assert_eq!(
+        shown
+            .iter()
+            .filter(|m| m.contains("cmd=[arguments withheld"))
+            .count(),
+        2
+    );
+    assert!(
+        shown
+            .iter()
+            .any(|m| m.contains("proctitle=[arguments withheld"))
+    );
     assert!(shown.iter().any(|m| m.contains("unit=sshd")), "{shown:?}");
     for grep in ["cmd=6D", "a3=", "S3c", "2D70533363"] {
         let got = journal::query(
