@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The diagnostics tools end to end, through the real archgate binary run as an ordinary user:
 # - `units` against a real `systemd --user` (tests/units/user-manager.sh: its own units, one of
-#   them failed, one with a drop-in, a timer), compared with `systemctl --user`'s own answers;
+#   them failed, one with a drop-in, a timer), compared with `systemctl --user`'s own answers,
+#   and a `systemd-run --user` unit whose command line and --setenv reach no answer;
 # - `journal` and `boots` against journal files the real systemd-journal-remote made, through
 #   `[diagnostics] journal_dir`, and a journal this user may not read (not_readable, not empty);
 # - hostile unit names and patterns reaching the programs literally or refused;

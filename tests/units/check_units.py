@@ -113,6 +113,32 @@ def main(work):
     [drop] = running["drop_ins"]
     assert drop["path"] == show("ag-ok.service", "DropInPaths") and "AG_TEST=1" in drop["text"], drop
 
+    # --- a transient unit (attack 14 F3): systemd-run's default description is its command line,
+    # and its unit file holds every argument and each --setenv; neither reaches an answer
+    tsecret = "S3cretTransient-9d2e"
+    r = subprocess.run(
+        ["systemd-run", "--user", "--unit=ag-transient", f"--setenv=PGPASSWORD={tsecret}",
+         "sh", "-c", "sleep 600", f"--password={tsecret}"],
+        capture_output=True, text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    try:
+        real = show("ag-transient.service", "Description")
+        frag = show("ag-transient.service", "FragmentPath")
+        assert tsecret in real and tsecret in pathlib.Path(frag).read_text(), (real, frag)
+        assert show("ag-transient.service", "Transient") == "yes"
+        listed = ok("units", {"user": True, "state": "active"})
+        status = ok("units", {"user": True, "unit": "ag-transient.service"})
+        for answer in [listed, status]:
+            assert tsecret not in json.dumps(answer), answer
+        row = next(u for u in listed["units"] if u["unit"] == "ag-transient.service")
+        assert row["description"] == real.split()[0] + " [arguments withheld: a command line may hold secrets]", row
+        assert status["description"] == row["description"], status
+        assert status["file"]["path"] == frag, status
+        assert "ExecStart=" in status["file"]["text"] and "Environment=[variables withheld" in status["file"]["text"], status
+    finally:
+        systemctl("stop", "ag-transient.service")
+
     # --- bad input: unknown units with near names; hostile names reach systemctl literally
     e = refused("units", {"user": True, "unit": "ag-brokne.service"}, "not_found")
     assert "ag-broken.service" in e["details"]["near"], e
@@ -161,7 +187,7 @@ def main(work):
     logs = [p for p in state.rglob("*") if p.is_file() and p.name.startswith("activity")]
     assert logs, list(state.rglob("*"))
     text = "".join(p.read_text(errors="replace") for p in logs)
-    for leaked in [SECRET + " boot1", "AG_TEST=1", "archgate test: a service that fails", "ExecStart"]:
+    for leaked in [SECRET + " boot1", "AG_TEST=1", "archgate test: a service that fails", "ExecStart", tsecret]:
         assert leaked not in text, f"{leaked!r} reached the activity log"
     assert text.count('"tool":"units"') >= 10 and '"tool":"journal"' in text, text[:2000]
     print("check_units: ok")

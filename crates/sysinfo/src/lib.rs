@@ -34,6 +34,7 @@ mod procfs;
 pub mod restart;
 pub mod snapshots;
 mod systemd;
+mod transient;
 mod unit_name;
 pub mod units;
 

@@ -63,7 +63,33 @@ pub(crate) async fn failed_units(
             stderr,
         });
     }
-    Ok(parse(&out.stdout_lossy()))
+    let mut units = parse(&out.stdout_lossy());
+    // A transient unit's description is its command line (`transient.rs`): which are transient
+    // is asked, and a failure to tell is this probe's failure, never the descriptions whole.
+    if !units.is_empty() {
+        let names: Vec<&str> = units.iter().map(|u| u.unit.as_str()).collect();
+        let spec = CommandSpec::new("systemctl")
+            .args(["--no-pager"])
+            .args(crate::transient::show_args(&names))
+            .timeout(timeout);
+        let command = spec.display();
+        let shown = permit.run(spec).await?;
+        if !shown.success() {
+            let mut stderr = shown.stderr_lossy();
+            stderr.truncate(stderr.trim_end().len().min(500));
+            return Err(ProbeError::CommandFailed {
+                command,
+                code: shown.status.code,
+                stderr,
+            });
+        }
+        let transient = crate::transient::transient_ids(&shown.stdout_lossy());
+        for u in &mut units {
+            u.description =
+                crate::transient::description(&u.unit, transient.contains(&u.unit), &u.description);
+        }
+    }
+    Ok(units)
 }
 
 /// `systemctl --failed` output: JSON where systemd supports `--output=json` for unit lists,

@@ -8,6 +8,7 @@
 //! D-Bus (`org.freedesktop.systemd1`) would answer the same; systemctl is used because it is
 //! what the person would run and its JSON and `show` output are stable interfaces.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use archgate_exec::Permit;
@@ -16,6 +17,7 @@ use serde_json::Value;
 
 use crate::diag::{self, DiagError, DiagOptions};
 use crate::journal::{self, Entry, JournalQuery};
+use crate::transient;
 use crate::unit_name::SUFFIXES;
 pub use crate::unit_name::complete_name;
 
@@ -131,7 +133,7 @@ fn entries_or_error<S: Serializer>(
 /// The properties `show` is asked for.
 const PROPERTIES: &str = "--property=Id,Description,LoadState,LoadError,ActiveState,SubState,\
 UnitFileState,StateChangeTimestamp,MainPID,MemoryCurrent,NRestarts,Result,ExecMainCode,\
-ExecMainStatus,FragmentPath,DropInPaths";
+ExecMainStatus,FragmentPath,DropInPaths,Transient";
 
 fn scope(opts: &DiagOptions, user: bool) -> Result<Vec<String>, DiagError> {
     if user {
@@ -210,17 +212,46 @@ pub async fn list(
         ],
     )
     .await?;
+    let units = crate::systemd::parse(&text);
+    let transient = transient_units(
+        permit,
+        opts,
+        user,
+        &units.iter().map(|u| u.unit.as_str()).collect::<Vec<_>>(),
+    )
+    .await?;
     Ok(UnitListing::Units(
-        crate::systemd::parse(&text)
+        units
             .into_iter()
             .map(|u| UnitRow {
+                description: transient::description(
+                    &u.unit,
+                    transient.contains(&u.unit),
+                    &u.description,
+                ),
                 unit: u.unit,
                 load: u.load,
                 active: u.active,
                 sub: u.sub,
-                description: u.description,
             })
             .collect(),
+    ))
+}
+
+/// Which of `names` are transient units (`transient.rs`): their descriptions are command lines.
+async fn transient_units(
+    permit: &Permit,
+    opts: &DiagOptions,
+    user: bool,
+    names: &[&str],
+) -> Result<HashSet<String>, DiagError> {
+    if names.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let args = transient::show_args(names);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Ok(transient::transient_ids(
+        &systemctl(permit, opts, user, &args).await?,
     ))
 }
 
@@ -317,8 +348,13 @@ pub async fn status(
         DiagError::UnknownUnit { .. } => Ok(Vec::new()),
         e => Err(e),
     });
+    let fragment = get("FragmentPath");
+    // systemd's word, the file's place, or systemd-run's and run0's own names.
+    let transient = get("Transient") == Some("yes")
+        || fragment.is_some_and(transient::is_transient_file)
+        || id.starts_with("run-");
     Ok(UnitStatus {
-        description: get("Description").unwrap_or("").to_owned(),
+        description: transient::description(&id, transient, get("Description").unwrap_or("")),
         load: get("LoadState").unwrap_or("").to_owned(),
         active: get("ActiveState").unwrap_or("").to_owned(),
         sub: get("SubState").unwrap_or("").to_owned(),
@@ -337,11 +373,11 @@ pub async fn status(
         restarts: num("NRestarts"),
         result: get("Result").map(str::to_owned),
         last_exit,
-        file: get("FragmentPath").map(|p| read_unit_file(Path::new(p))),
+        file: fragment.map(|p| read_unit_file(Path::new(p), transient)),
         drop_ins: get("DropInPaths")
             .map(|d| {
                 d.split_whitespace()
-                    .map(|p| read_unit_file(Path::new(p)))
+                    .map(|p| read_unit_file(Path::new(p), transient))
                     .collect()
             })
             .unwrap_or_default(),
@@ -352,8 +388,11 @@ pub async fn status(
 
 /// A unit file or drop-in as systemd named it: only a regular file whose name is a unit's or a
 /// drop-in's (`.conf`) is read, so a unit file that is a symlink elsewhere shows its path only.
-fn read_unit_file(path: &Path) -> UnitFile {
+/// A transient unit's files (or any under `…/systemd/transient/`) have their command lines and
+/// environment withheld (`transient.rs`).
+fn read_unit_file(path: &Path, transient: bool) -> UnitFile {
     let shown = path.display().to_string();
+    let transient = transient || transient::is_transient_file(&shown);
     let ok_name = |p: &Path| {
         p.extension()
             .and_then(|e| e.to_str())
@@ -370,7 +409,12 @@ fn read_unit_file(path: &Path) -> UnitFile {
         Err(e) => Err(format!("(could not be read: {e})")),
     };
     match text {
-        Ok(mut t) => {
+        Ok(t) => {
+            let mut t = if transient {
+                transient::unit_file(&t)
+            } else {
+                t
+            };
             let truncated = t.len() > FILE_MAX;
             if truncated {
                 let mut end = FILE_MAX;
@@ -415,14 +459,38 @@ mod tests {
         std::fs::write(&secret, "s3cret").unwrap();
         let link = t.path().join("b.service");
         std::os::unix::fs::symlink(&secret, &link).unwrap();
-        assert_eq!(read_unit_file(&unit).text, "[Service]\n");
-        let f = read_unit_file(&link);
+        assert_eq!(read_unit_file(&unit, false).text, "[Service]\n");
+        let f = read_unit_file(&link, false);
         assert!(
             !f.text.contains("s3cret") && f.text.contains("not a unit file"),
             "{f:?}"
         );
         std::fs::write(&unit, "x".repeat(FILE_MAX + 10)).unwrap();
-        let f = read_unit_file(&unit);
+        let f = read_unit_file(&unit, false);
         assert!(f.truncated && f.text.len() == FILE_MAX);
+    }
+
+    /// Attack 14 F3: a transient unit's file (the one systemd writes under
+    /// `…/systemd/transient/`, our own text in its shape) is shown with its command line and
+    /// environment withheld, wherever it is named from.
+    #[test]
+    fn a_transient_units_file_is_shown_withheld() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("run/user/1000/systemd/transient");
+        std::fs::create_dir_all(&dir).unwrap();
+        let unit = dir.join("run-u42.service");
+        let text = "# This is a transient unit file, created programmatically via the systemd API. Do not edit.\n[Unit]\nDescription=/usr/bin/pg_dump --dbname=postgresql://app:S3cret@db/app\n\n[Service]\nEnvironment=\"PGPASSWORD=S3cret\"\nExecStart=\nExecStart=\"/usr/bin/pg_dump\" \"--dbname=postgresql://app:S3cret@db/app\"\n";
+        std::fs::write(&unit, text).unwrap();
+        let f = read_unit_file(&unit, false);
+        assert!(!f.text.contains("S3cret"), "{f:?}");
+        assert!(
+            f.text
+                .contains("ExecStart=\"/usr/bin/pg_dump\" [arguments withheld")
+        );
+        // Named transient by systemd (`Transient=yes`) wherever its file is.
+        let other = t.path().join("backup.service");
+        std::fs::write(&other, text).unwrap();
+        assert!(!read_unit_file(&other, true).text.contains("S3cret"));
+        assert!(read_unit_file(&other, false).text.contains("S3cret"));
     }
 }

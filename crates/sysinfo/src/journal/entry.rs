@@ -75,7 +75,9 @@ impl Entry {
         let ident = text(v.get("SYSLOG_IDENTIFIER")).or_else(|| text(v.get("_COMM")));
         let message = text(v.get("MESSAGE")).unwrap_or_default();
         // Also without an identifier: the kernel's audit records carry none.
-        let withheld = super::withheld::withhold(ident.as_deref().unwrap_or(""), &message);
+        let transport = text(v.get("_TRANSPORT")).unwrap_or_default();
+        let withheld =
+            super::withheld::withhold_entry(ident.as_deref().unwrap_or(""), &transport, &message);
         // The identifier says nothing when it is the unit's own name.
         let ident = ident.filter(|i| {
             unit.as_deref()

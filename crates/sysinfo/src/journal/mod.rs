@@ -10,11 +10,15 @@
 //!
 //! Paging: `-r -n LIMIT+1 --after-cursor=C` walks from newest to oldest; the extra entry tells
 //! whether another page exists, and `next` is the cursor of the page's last (oldest) entry.
+//! A `grep` is matched here, on the message as shown, over journalctl's otherwise filtered
+//! reads (`grep.rs`): nothing in a page depends on text it withholds.
 
 mod access;
+mod audit;
 mod boots;
 mod entry;
-mod withheld;
+mod grep;
+pub(crate) mod withheld;
 
 use archgate_exec::Permit;
 use serde::Serialize;
@@ -31,6 +35,13 @@ pub(crate) use entry::parse_lines;
 pub const MESSAGE_MAX: usize = 4096;
 /// The most entries one page holds.
 pub const LIMIT_MAX: usize = 200;
+/// Entries read from journalctl at a time while a grep scans.
+pub const SCAN_CHUNK: usize = 1000;
+/// The most entries one grep's page reads before it answers with where it stopped.
+pub const SCAN_MAX: usize = 20_000;
+
+/// Every grep's note: what it matched.
+pub const GREP_ON_SHOWN: &str = "a grep matches each message as shown here: withheld arguments of logged command lines are not matched";
 
 /// syslog priorities, most severe first (`journalctl -p NAME` shows that one and worse).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
@@ -81,7 +92,8 @@ pub struct JournalQuery {
     pub until: Option<String>,
     /// Kernel messages only (`--dmesg`; the current boot unless `boot` says otherwise).
     pub kernel: bool,
-    /// A pattern the message must match (PCRE2; case-insensitive unless it has capitals).
+    /// A pattern the message as shown must match (journalctl's `--grep` syntax and smart case,
+    /// matched here: `grep.rs`).
     pub grep: Option<String>,
     /// Entries per page (1..=[`LIMIT_MAX`]).
     pub limit: usize,
@@ -102,7 +114,7 @@ pub struct JournalPage {
 }
 
 /// The fields asked of journalctl (it adds the cursor, both timestamps and the boot ID).
-const FIELDS: &str = "--output-fields=_SYSTEMD_UNIT,_SYSTEMD_USER_UNIT,SYSLOG_IDENTIFIER,_COMM,PRIORITY,MESSAGE,_PID";
+const FIELDS: &str = "--output-fields=_SYSTEMD_UNIT,_SYSTEMD_USER_UNIT,SYSLOG_IDENTIFIER,_COMM,PRIORITY,MESSAGE,_PID,_TRANSPORT";
 
 /// The source's arguments (`--directory=DIR`, `--user`), first on every journalctl line.
 pub(crate) fn source_args(source: &JournalSource, user: bool) -> Vec<String> {
@@ -117,9 +129,25 @@ pub(crate) fn source_args(source: &JournalSource, user: bool) -> Vec<String> {
     a
 }
 
-/// Checks a query and builds journalctl's arguments for it. Every agent-written value is one
-/// `--name=value` word, so none can be read as an option.
+/// Checks a query and builds journalctl's arguments for its first read. Every agent-written
+/// value is one `--name=value` word, so none can be read as an option. A `grep` is not
+/// journalctl's: it is matched here on the message as shown (`grep.rs`).
 pub fn journalctl_args(source: &JournalSource, q: &JournalQuery) -> Result<Vec<String>, DiagError> {
+    let lines = if q.grep.is_some() {
+        SCAN_CHUNK
+    } else {
+        q.limit + 1
+    };
+    read_args(source, q, lines, q.cursor.as_deref())
+}
+
+/// journalctl's arguments for one read of `lines` entries after `cursor`.
+fn read_args(
+    source: &JournalSource,
+    q: &JournalQuery,
+    lines: usize,
+    cursor: Option<&str>,
+) -> Result<Vec<String>, DiagError> {
     if q.limit == 0 || q.limit > LIMIT_MAX {
         return Err(DiagError::InvalidArgument {
             field: "limit",
@@ -134,7 +162,7 @@ pub fn journalctl_args(source: &JournalSource, q: &JournalQuery) -> Result<Vec<S
         "--reverse".into(),
         FIELDS.into(),
     ]);
-    a.push(format!("--lines={}", q.limit + 1));
+    a.push(format!("--lines={lines}"));
     if let Some(u) = &q.unit {
         diag::check_unit(u)?;
         a.push(if q.user {
@@ -163,9 +191,8 @@ pub fn journalctl_args(source: &JournalSource, q: &JournalQuery) -> Result<Vec<S
     }
     if let Some(g) = &q.grep {
         diag::check_word("grep", g, 1024)?;
-        a.push(format!("--grep={g}"));
     }
-    if let Some(c) = &q.cursor {
+    if let Some(c) = cursor {
         check_cursor(c)?;
         a.push(format!("--after-cursor={c}"));
     }
@@ -196,56 +223,71 @@ fn check_cursor(c: &str) -> Result<(), DiagError> {
     Ok(())
 }
 
-/// One page of the journal.
+/// One page of the journal. Without a `grep`, one read of `limit + 1` entries; with one, reads
+/// of [`SCAN_CHUNK`] entries, each message matched as it is shown, until `limit + 1` match or
+/// [`SCAN_MAX`] entries were read (`grep.rs`).
 pub async fn query(
     permit: &Permit,
     opts: &DiagOptions,
     q: &JournalQuery,
 ) -> Result<JournalPage, DiagError> {
-    let args = journalctl_args(&opts.journal, q)?;
+    journalctl_args(&opts.journal, q)?;
+    let grep = q.grep.as_deref().map(grep::Grep::new).transpose()?;
     let access = Access::check(opts)?;
-    let (command, out) = diag::run(permit, "journalctl", &args, opts).await?;
     let limited = access.limits(q);
-    // With a pattern, journalctl exits 1 without a word when nothing matched (as grep does).
-    let nothing_matched = q.grep.is_some() && out.status.code == Some(1) && out.stderr.is_empty();
-    if !out.success() && !nothing_matched {
-        return Err(
-            match (
-                explain_failure(permit, opts, q, command, &out).await,
-                limited,
-            ) {
-                (
-                    DiagError::NotReadable { .. }
-                    | DiagError::NotAvailable { .. }
-                    | DiagError::CommandFailed { .. },
-                    Some(why),
-                ) => DiagError::NotReadable { why },
-                (e, _) => e,
-            },
-        );
-    }
-    let text = out.stdout_lossy();
-    let (mut entries, complete) = parse_lines(&text, &command)?;
+    let mut entries = Vec::new();
+    let mut cursor = q.cursor.clone();
+    let mut scanned = 0;
     let mut next = None;
-    if entries.len() > q.limit {
-        entries.truncate(q.limit);
-        next = entries.last().map(|e| e.cursor.clone());
-    } else if out.truncated && !complete {
-        // The answer was cut at the output cap: the next page starts after the last whole entry.
-        next = entries.last().map(|e| e.cursor.clone());
+    let mut scan_cut = false;
+    loop {
+        let lines = match grep {
+            Some(_) => SCAN_CHUNK.min(SCAN_MAX - scanned),
+            None => q.limit + 1 - entries.len(),
+        };
+        let args = read_args(&opts.journal, q, lines, cursor.as_deref())?;
+        let (command, out) = diag::run(permit, "journalctl", &args, opts).await?;
+        if !out.success() {
+            return Err(
+                match (
+                    explain_failure(permit, opts, q, command, &out).await,
+                    limited,
+                ) {
+                    (
+                        DiagError::NotReadable { .. }
+                        | DiagError::NotAvailable { .. }
+                        | DiagError::CommandFailed { .. },
+                        Some(why),
+                    ) => DiagError::NotReadable { why },
+                    (e, _) => e,
+                },
+            );
+        }
+        let (read, complete) = parse_lines(&out.stdout_lossy(), &command)?;
+        // The journal ends here when journalctl gave fewer whole entries than asked for.
+        let at_end = read.is_empty() || complete && !out.truncated && read.len() < lines;
+        scanned += read.len();
+        cursor = read.last().map(|e| e.cursor.clone()).or(cursor);
+        entries.extend(
+            read.into_iter()
+                .filter(|e| grep.as_ref().is_none_or(|g| g.matches(&e.message))),
+        );
+        if entries.len() > q.limit {
+            entries.truncate(q.limit);
+            next = entries.last().map(|e| e.cursor.clone());
+            break;
+        }
+        if at_end {
+            break;
+        }
+        if grep.is_some() && scanned >= SCAN_MAX {
+            // Where the scan stopped is said whatever matched: the next page goes on from there.
+            next = cursor;
+            scan_cut = true;
+            break;
+        }
     }
-    // journalctl matched a grep on the whole message: an entry whose command line was withheld
-    // is left out of a grep's answer, or the pattern would test what was withheld, a character
-    // at a time (the page's end is decided above, from what journalctl gave).
-    // The note is said on every grep's answer, whether or not a withheld entry matched: said
-    // only when one did, it told the pattern's match on the withheld text (attack 14 F4: a
-    // password recovered a character at a time; class: *a signal derived from the withheld
-    // text*).
-    let left_out = q.grep.is_some();
-    if left_out {
-        entries.retain(|e| !e.withheld);
-    }
-    if entries.is_empty() {
+    if entries.is_empty() && !scan_cut {
         if let Some(why) = limited {
             return Err(DiagError::NotReadable { why });
         }
@@ -253,15 +295,20 @@ pub async fn query(
             check_unit_known(permit, opts, q.user, u).await?;
         }
     }
-    let note = match (limited, left_out) {
-        (Some(l), true) => Some(format!("{l}; {}", withheld::LEFT_OUT_OF_GREP)),
-        (None, true) => Some(withheld::LEFT_OUT_OF_GREP.to_owned()),
-        (l, false) => l,
-    };
+    let notes: Vec<String> = [
+        limited,
+        grep.is_some().then(|| GREP_ON_SHOWN.to_owned()),
+        scan_cut.then(|| {
+            format!("the grep read {SCAN_MAX} entries and stopped; ask again with `next` to go on")
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     Ok(JournalPage {
         entries,
         next,
-        note,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
     })
 }
 
@@ -285,12 +332,6 @@ async fn explain_failure(
         return match boot_offsets(permit, opts, q.user).await {
             Ok(have) => DiagError::BootOutOfRange { asked, have },
             Err(e) => e,
-        };
-    }
-    if stderr.contains("Bad pattern") || stderr.contains("pattern") && q.grep.is_some() {
-        return DiagError::InvalidArgument {
-            field: "grep",
-            why: stderr,
         };
     }
     if stderr.contains("timestamp") {
@@ -384,11 +425,14 @@ mod tests {
         )
         .unwrap();
         assert!(a.contains(&"--unit=-x; rm -rf /".to_owned()), "{a:?}");
-        assert!(a.contains(&"--grep=--output=cat".to_owned()));
+        assert!(
+            !a.iter().any(|w| w.starts_with("--grep")),
+            "a grep is matched here, not by journalctl: {a:?}"
+        );
         assert!(a.contains(&"--since=-1h".to_owned()));
         assert!(a.contains(&"--boot=-1".to_owned()));
         assert!(a.contains(&"--directory=/j".to_owned()));
-        assert!(a.contains(&"--lines=11".to_owned()));
+        assert!(a.contains(&format!("--lines={SCAN_CHUNK}")));
         assert!(a.iter().all(|w| w.starts_with("--")), "{a:?}");
     }
 

@@ -96,8 +96,14 @@ async fn a_written_tree_is_read_exactly() {
         &bin,
         "systemctl",
         &format!(
-            "#!/usr/bin/sh\nprintf '%s\\n' \"$@\" > {}\n\
-             printf '%s' '[{{\"unit\":\"backup.service\",\"load\":\"loaded\",\"active\":\"failed\",\"sub\":\"failed\",\"description\":\"Nightly backup\"}}]'\n",
+            // `show --property=Id,Transient` answers in systemctl's `Key=value` blocks; a
+            // transient unit's description is its command line (attack 14 F3).
+            "#!/usr/bin/sh\n\
+             if [ \"$2\" = show ]; then printf 'Id=backup.service\\nTransient=no\\n\\nId=run-u7.service\\nTransient=yes\\n\\nId=dump.service\\nTransient=yes\\n'; exit 0; fi\n\
+             printf '%s\\n' \"$@\" > {}\n\
+             printf '%s' '[{{\"unit\":\"backup.service\",\"load\":\"loaded\",\"active\":\"failed\",\"sub\":\"failed\",\"description\":\"Nightly backup\"}},\
+             {{\"unit\":\"run-u7.service\",\"load\":\"loaded\",\"active\":\"failed\",\"sub\":\"failed\",\"description\":\"/usr/bin/mysql -pS3cret\"}},\
+             {{\"unit\":\"dump.service\",\"load\":\"loaded\",\"active\":\"failed\",\"sub\":\"failed\",\"description\":\"pg_dump --password=S3cret\"}}]'\n",
             args_file.display()
         ),
     );
@@ -130,7 +136,13 @@ async fn a_written_tree_is_read_exactly() {
     );
     assert_eq!(
         v["failed_units"],
-        json!([{"unit": "backup.service", "load": "loaded", "active": "failed", "sub": "failed", "description": "Nightly backup"}])
+        json!([
+            {"unit": "backup.service", "load": "loaded", "active": "failed", "sub": "failed", "description": "Nightly backup"},
+            {"unit": "run-u7.service", "load": "loaded", "active": "failed", "sub": "failed",
+             "description": "/usr/bin/mysql [arguments withheld: a command line may hold secrets]"},
+            {"unit": "dump.service", "load": "loaded", "active": "failed", "sub": "failed",
+             "description": "pg_dump [arguments withheld: a command line may hold secrets]"},
+        ])
     );
     let recorded = std::fs::read_to_string(&args_file).unwrap();
     assert_eq!(

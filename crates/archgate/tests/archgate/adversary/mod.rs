@@ -8,7 +8,8 @@
 //! and attack 3's: routes whose values run as code, scripts judged by what they say of themselves;
 //! and attack 5's: values that steer a script's destructive step, routes that forward to another
 //! route, routes that install code, package helpers that elevate; and attack 10's: archgate's own
-//! state trusted by its path, absence from a bounded window of the log read as absence.
+//! state trusted by its path, absence from a bounded window of the log read as absence; and attack
+//! 14's: a signal derived from the withheld text.
 
 mod agent_name;
 mod automatic;
@@ -50,3 +51,4 @@ mod unknown;
 mod unreachable;
 mod values;
 mod withdraw;
+mod withheld_signal;

@@ -1,6 +1,7 @@
 //! Boots and crashes, compared with `journalctl --list-boots` and `coredumpctl`.
 
 use archgate_sysinfo::boots;
+use archgate_sysinfo::journal::{self, JournalQuery};
 use serde_json::Value;
 
 use super::*;
@@ -44,6 +45,36 @@ async fn boots_and_crashes_are_what_journalctl_and_coredumpctl_say() {
         t.unix_timestamp_nanos(),
         i128::from(want[0]["time"].as_u64().unwrap()) * 1000
     );
+    // The crash's command line and environment are in the journal (journalctl has them) but in
+    // no read answer: not the crashes, not the journal's entries, not a grep.
+    let whole = oracle(d, &["SYSLOG_IDENTIFIER=systemd-coredump"]).await;
+    assert!(
+        whole[0]["COREDUMP_CMDLINE"]
+            .as_str()
+            .unwrap()
+            .contains("S3cretCore")
+    );
+    let answers = [
+        serde_json::to_string(&c).unwrap(),
+        serde_json::to_string(&journal::query(&p, &opts(d), &q(200)).await.unwrap()).unwrap(),
+        serde_json::to_string(
+            &journal::query(
+                &p,
+                &opts(d),
+                &JournalQuery {
+                    grep: Some("S3cretCore|dumped core".into()),
+                    ..q(200)
+                },
+            )
+            .await
+            .unwrap(),
+        )
+        .unwrap(),
+    ];
+    for a in &answers {
+        assert!(!a.contains("S3cretCore"), "{a}");
+    }
+    assert!(answers[2].contains("dumped core"));
     // A journal without core dumps: an empty list, not an error.
     let plain = journal_dir({
         let mut e = Vec::new();

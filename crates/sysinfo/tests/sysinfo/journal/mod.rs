@@ -10,6 +10,7 @@
 mod boots_and_crashes;
 mod errors;
 mod filters;
+mod grep;
 mod withheld;
 
 use std::path::{Path, PathBuf};
@@ -137,6 +138,10 @@ pub fn export() -> Vec<u8> {
             ("COREDUMP_SIGNAL_NAME", "SIGSEGV"),
             ("COREDUMP_EXE", "/usr/bin/crashy"),
             ("COREDUMP_COMM", "crashy"),
+            // The crashed process's command line and environment (systemd-coredump stores
+            // both): never in a read answer (`boots_and_crashes.rs`).
+            ("COREDUMP_CMDLINE", "/usr/bin/crashy --token=S3cretCoreArg"),
+            ("COREDUMP_ENVIRON", "PGPASSWORD=S3cretCoreEnv"),
             ("COREDUMP_TIMESTAMP", &ts),
         ],
         &[],
