@@ -140,18 +140,33 @@ pub fn settle(
         }
     }
     for ((tool, digest), members) in groups {
-        let since = members
+        let first = members
             .iter()
-            .map(|&i| calls[i].sent)
-            .min()
-            .unwrap_or(SystemTime::UNIX_EPOCH);
+            .map(|&i| &calls[i])
+            .min_by_key(|c| c.sent)
+            .expect("a group has a member");
+        let since = first.sent;
+        // The group's window by position, not by clock (attack 14 F5; class: *evidence
+        // selected by a clock that can go back*): everything written since the group's first
+        // call was sent, read from its mark — every line in it is after the call was sent,
+        // whatever time the daemon's clock wrote in it. Only when that window cannot be read
+        // whole are the bounded tail's lines chosen by their time (and then no call is said
+        // not to have run unless its question is found).
+        let own = if known_whole {
+            orphans::read_since(&path, first.mark)
+        } else {
+            None
+        };
+        let by_position = own.is_some();
+        let (unfinished, unanswered, tail) = match &own {
+            Some(text) => (orphans::unfinished(text), orphans::unanswered(text), text),
+            None => (unfinished.clone(), unanswered.clone(), &tail),
+        };
+        let after = |at: Option<SystemTime>| by_position || at.is_some_and(|t| t >= since);
         let started: Vec<&Started> = unfinished
             .iter()
             .filter(|s| {
-                s.client == client
-                    && s.tool == tool
-                    && s.args_sha256 == digest
-                    && s.at().is_some_and(|t| t >= since)
+                s.client == client && s.tool == tool && s.args_sha256 == digest && after(s.at())
             })
             .collect();
         // Questions the daemon was asking for these calls when it went: their records are
@@ -160,13 +175,16 @@ pub fn settle(
         let asking: Vec<&Started> = unanswered
             .iter()
             .filter(|s| {
-                s.client == client
-                    && s.tool == tool
-                    && s.args_sha256 == digest
-                    && s.at().is_some_and(|t| t >= since)
+                s.client == client && s.tool == tool && s.args_sha256 == digest && after(s.at())
             })
             .collect();
-        let recorded = records_since(&tail, client, &tool, &digest, since);
+        let recorded = records_since(
+            tail,
+            client,
+            &tool,
+            &digest,
+            (!by_position).then_some(since),
+        );
         // Identical calls answered since: their records may be among `recorded`.
         // When an answered call no longer kept was answered after the first of these was sent,
         // the kept ones are not all there were: any record may be an answered call's.
@@ -283,13 +301,14 @@ fn bridge_record(client: &str, c: &Inflight, outcome: Outcome, reason: &str) -> 
     }
 }
 
-/// The outcomes of the daemon's records of this tool and digest, written since `since`.
+/// The outcomes of the daemon's records of this tool and digest in `tail` — every one when
+/// `tail` is the window read by position (`since` `None`), else those stamped since `since`.
 fn records_since(
     tail: &str,
     client: &str,
     tool: &str,
     digest: &str,
-    since: SystemTime,
+    since: Option<SystemTime>,
 ) -> Vec<Outcome> {
     tail.lines()
         .filter_map(|l| serde_json::from_str::<Record>(l).ok())
@@ -297,7 +316,7 @@ fn records_since(
             r.client == client
                 && r.tool == tool
                 && r.args_sha256 == digest
-                && parse_time(&r.time).is_some_and(|t| t >= since)
+                && since.is_none_or(|since| parse_time(&r.time).is_some_and(|t| t >= since))
         })
         .map(|r| r.outcome)
         .collect()
@@ -344,5 +363,57 @@ mod tests {
         let (kept, forgotten) = log.snapshot();
         assert_eq!(kept.len(), ANSWERED_KEPT);
         assert!(forgotten.is_some_and(|f| f >= t0));
+    }
+
+    /// Class: evidence selected by a clock that can go back (attack 14 F5). The daemon's clock
+    /// stepped back 30 s while the call waited: its `started` line, written after the call was
+    /// sent, carries an earlier time. Found by position (after the call's mark), it still makes
+    /// the call unknown — never "did not run" — and its record is the daemon's id with the route.
+    #[test]
+    fn a_started_line_stamped_before_the_call_was_sent_still_counts() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let state = t.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        let paths = Paths {
+            config_dir: t.path().join("config"),
+            config_file: t.path().join("config/config.toml"),
+            state_dir: state.clone(),
+            runtime_dir: t.path().join("rt"),
+            cache_dir: t.path().join("cache"),
+        };
+        let log = paths.audit_log();
+        archgate_core::paths::write_private_file(&log, b"{\"event\":\"x\"}\n").unwrap();
+        let args = serde_json::json!({"route": "toggle nightlight"});
+        let call = Inflight {
+            method: "tools/call".into(),
+            tool: Some(("omarchy_run".into(), args.clone())),
+            sent: SystemTime::now(),
+            mark: orphans::mark(&log),
+        };
+        let stepped = time::OffsetDateTime::from(SystemTime::now() - Duration::from_secs(30))
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap();
+        let started = serde_json::json!({
+            "event": "started", "id": "d-1", "time": stepped, "client": "default",
+            "transport": "bridge", "tool": "omarchy_run", "route": "omarchy toggle nightlight",
+            "decision": "allow", "args_sha256": args_digest(&args),
+        });
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        std::io::Write::write_all(&mut f, format!("{started}\n").as_bytes()).unwrap();
+        drop(f);
+        let audit = AuditConfig {
+            max_bytes: 1 << 20,
+            keep: 3,
+            queue: 16,
+        };
+        let fates = settle("default", &paths, &audit, &[call], &[], None);
+        assert_eq!(fates, vec![Fate::Unknown]);
+        let text = std::fs::read_to_string(&log).unwrap();
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(last["id"], "d-1", "{text}");
+        assert_eq!(last["outcome"], "unknown", "{text}");
+        assert_eq!(last["route"], "omarchy toggle nightlight", "{text}");
     }
 }
