@@ -27,10 +27,7 @@ use nix::sys::stat::Mode;
 /// (`Paths::prepare`) and again at every write ([`OwnDir::open`]) and every read of state that
 /// decides a yes ([`read_private_file`]).
 pub fn untrusted_dir(dir: &Path, uid: u32) -> Option<String> {
-    match judge(dir, uid) {
-        Ok(_) => None,
-        Err(why) => Some(why),
-    }
+    judge(dir, uid).err()
 }
 
 /// The real path of a trusted `dir` and its metadata, or why not.
@@ -111,6 +108,12 @@ impl OwnDir {
     /// name, created with `O_EXCL|O_NOFOLLOW` in the held directory, synced, then renamed over
     /// `name` there. A link or anything else planted at any name is never written through.
     pub fn write(&self, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
+        self.write_mode(name, bytes, 0o600)
+    }
+
+    /// [`OwnDir::write`] with the file's mode (never writable by group or others: `mode` is
+    /// masked with 0o755), for a file another program of the person's runs (a plugin script).
+    pub fn write_mode(&self, name: &OsStr, bytes: &[u8], mode: u32) -> io::Result<()> {
         use std::io::Write;
         let name = plain_name(name)?;
         let mut nonce = [0u8; 12];
@@ -128,7 +131,13 @@ impl OwnDir {
         )
         .map_err(nix_io)?;
         let mut f = fs::File::from(fd);
-        let written = f.write_all(bytes).and_then(|()| f.sync_all());
+        let written = f
+            .write_all(bytes)
+            .and_then(|()| {
+                use std::os::unix::fs::PermissionsExt;
+                f.set_permissions(fs::Permissions::from_mode(mode & 0o755))
+            })
+            .and_then(|()| f.sync_all());
         drop(f);
         let renamed = written.and_then(|()| {
             nix::fcntl::renameat(&self.fd, tmp.as_str(), &self.fd, name).map_err(nix_io)
