@@ -139,7 +139,11 @@ mod tests {
         let d = dir(&rt);
         let named = d.join(other.to_string());
         archgate_core::paths::write_private_file(&named, b"http").unwrap();
-        assert_eq!(live_checked(&rt), Ok(vec![me]), "another program is not archgate");
+        assert_eq!(
+            live_checked(&rt),
+            Ok(vec![me]),
+            "another program is not archgate"
+        );
         std::fs::remove_file(&named).unwrap();
 
         std::fs::set_permissions(

@@ -20,7 +20,7 @@
 //! only: the bridge does not know which are private.
 
 use serde_json::Value;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::Inflight;
 use archgate_core::audit::orphans::{self, FinderLock, Started};
@@ -46,7 +46,8 @@ pub enum Fate {
 pub struct Answered {
     tool: String,
     digest: String,
-    at: SystemTime,
+    /// When the answer came, on the monotonic clock (compared with `Inflight::sent_at`).
+    at: Instant,
 }
 
 /// A group's key: the tool and the arguments' digest.
@@ -61,7 +62,7 @@ pub const ANSWERED_KEPT: usize = 256;
 #[derive(Debug, Default)]
 pub struct AnsweredLog {
     kept: std::collections::VecDeque<Answered>,
-    forgotten: Option<SystemTime>,
+    forgotten: Option<Instant>,
 }
 
 impl AnsweredLog {
@@ -75,7 +76,7 @@ impl AnsweredLog {
     }
 
     /// The answered calls kept, and when the latest forgotten one was answered.
-    pub fn snapshot(&self) -> (Vec<Answered>, Option<SystemTime>) {
+    pub fn snapshot(&self) -> (Vec<Answered>, Option<Instant>) {
         (self.kept.iter().cloned().collect(), self.forgotten)
     }
 }
@@ -85,7 +86,7 @@ impl Answered {
         Answered {
             tool,
             digest: args_digest(args),
-            at: SystemTime::now(),
+            at: Instant::now(),
         }
     }
 }
@@ -108,7 +109,7 @@ pub fn settle(
     audit: &AuditConfig,
     calls: &[Inflight],
     answered: &[Answered],
-    forgotten: Option<SystemTime>,
+    forgotten: Option<Instant>,
 ) -> Vec<Fate> {
     let path = paths.audit_log();
     let _lock = FinderLock::take(&path);
@@ -119,7 +120,7 @@ pub fn settle(
     // after it).
     let whole = calls
         .iter()
-        .min_by_key(|c| c.sent)
+        .min_by_key(|c| c.sent_at)
         .and_then(|c| orphans::read_since(&path, c.mark));
     let known_whole = whole.is_some();
     let tail = whole.unwrap_or_else(|| orphans::read_tail(&path));
@@ -143,7 +144,7 @@ pub fn settle(
         let first = members
             .iter()
             .map(|&i| &calls[i])
-            .min_by_key(|c| c.sent)
+            .min_by_key(|c| c.sent_at)
             .expect("a group has a member");
         let since = first.sent;
         // The group's window by position, not by clock (attack 14 F5; class: *evidence
@@ -188,12 +189,12 @@ pub fn settle(
         // Identical calls answered since: their records may be among `recorded`.
         // When an answered call no longer kept was answered after the first of these was sent,
         // the kept ones are not all there were: any record may be an answered call's.
-        let others = if forgotten.is_some_and(|f| f >= since) {
+        let others = if forgotten.is_some_and(|f| f >= first.sent_at) {
             recorded.len().max(1)
         } else {
             answered
                 .iter()
-                .filter(|a| a.tool == tool && a.digest == digest && a.at >= since)
+                .filter(|a| a.tool == tool && a.digest == digest && a.at >= first.sent_at)
                 .count()
         };
         for s in &started {
@@ -247,7 +248,7 @@ fn fate_of_group(k: usize, started: usize, recorded: &[Outcome], others: usize) 
 }
 
 fn elapsed_ms(c: &Inflight) -> u64 {
-    c.sent.elapsed().map(|d| d.as_millis() as u64).unwrap_or(0)
+    c.sent_at.elapsed().as_millis() as u64
 }
 
 /// Why a bridged call's outcome is unknown when the log could not be read back to its sending.
@@ -354,7 +355,7 @@ mod tests {
     #[test]
     fn the_answered_window_says_when_it_forgot_one() {
         let mut log = AnsweredLog::default();
-        let t0 = SystemTime::now();
+        let t0 = Instant::now();
         for _ in 0..ANSWERED_KEPT {
             log.push(Answered::now("t".into(), &Value::Null));
         }
@@ -390,6 +391,7 @@ mod tests {
             method: "tools/call".into(),
             tool: Some(("omarchy_run".into(), args.clone())),
             sent: SystemTime::now(),
+            sent_at: Instant::now(),
             mark: orphans::mark(&log),
         };
         let stepped = time::OffsetDateTime::from(SystemTime::now() - Duration::from_secs(30))
