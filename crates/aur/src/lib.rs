@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod audit;
+mod audited;
 pub mod client;
 pub mod corpus;
 pub mod helpers;

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::audit::{self, AuditInput, AuditReport, ChangeAudit, ScriptFile, Severity, Verdict};
+use crate::audited::remember;
+pub use crate::audited::{AuditRecord, last_audit};
 use crate::client::{AurClient, AurError, Commit, PackageInfo, PackageRepo, RepoFile, RunGit};
 use crate::vercmp::vercmp;
 use crate::{AUR_NOTICE, audit::srcinfo};
@@ -71,48 +73,6 @@ pub struct PackageAudit {
     pub recent_history: Vec<Commit>,
     pub files: Vec<RepoFile>,
     pub report: AuditReport,
-}
-
-/// What `aur_audit` remembers of an audit, for `aur_review_updates` to compare with.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct AuditRecord {
-    pub package_base: String,
-    pub commit: String,
-    pub verdict: String,
-    /// Unix seconds.
-    pub audited_at: i64,
-}
-
-fn record_path(client: &AurClient, pkgbase: &str) -> Option<std::path::PathBuf> {
-    let dir = client.config().cache_dir.as_ref()?;
-    crate::client::valid_name(pkgbase).then(|| dir.join("audited").join(format!("{pkgbase}.json")))
-}
-
-async fn remember(client: &AurClient, rec: &AuditRecord) {
-    let Some(p) = record_path(client, &rec.package_base) else {
-        return;
-    };
-    let Ok(body) = serde_json::to_vec(rec) else {
-        return;
-    };
-    let write = async {
-        if let Some(d) = p.parent() {
-            tokio::fs::create_dir_all(d).await?;
-        }
-        let tmp = p.with_extension(format!("tmp-{}", std::process::id()));
-        tokio::fs::write(&tmp, &body).await?;
-        tokio::fs::rename(&tmp, &p).await
-    };
-    if let Err(e) = write.await {
-        tracing::warn!(error = %e, path = %p.display(), "cannot record the audited commit");
-    }
-}
-
-/// The commit `aur_audit` last audited for a package base, if it was recorded.
-pub async fn last_audit(client: &AurClient, pkgbase: &str) -> Option<AuditRecord> {
-    let p = record_path(client, pkgbase)?;
-    let body = tokio::fs::read(&p).await.ok()?;
-    serde_json::from_slice(&body).ok()
 }
 
 /// One side of a diff.

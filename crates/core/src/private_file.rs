@@ -6,156 +6,20 @@
 //! config's chain ([`untrusted_dir`]), a file that decides a yes is read only as archgate's own
 //! ([`read_private_file`], [`open_private`]), and nothing is written into a directory that fails
 //! or through a link ([`write_private_file`]).
+//!
+//! The helpers themselves live in `archgate_exec::own_file`, where the cache writers of the
+//! other crates reach them too; this module is their name inside `archgate-core`.
 
-use std::fs;
-use std::io;
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
-
-/// Why `dir` may not hold archgate's private state: `None` when every hop from `/` to it — each
-/// directory, each link — is owned by root or `uid` and writable by no one else (a root sticky
-/// directory such as `/tmp` only passed through), and `dir` itself is `uid`'s (others may read
-/// a directory; only writing would let them swap what is in it). Judged at start
-/// (`Paths::prepare`) and again wherever state that decides approvals or authentication is
-/// read ([`read_private_file`]) or any private file is written ([`write_private_file`]).
-pub fn untrusted_dir(dir: &Path, uid: u32) -> Option<String> {
-    let real = match archgate_exec::trusted_path(Some(uid), dir) {
-        Ok(real) => real,
-        Err(why) => return Some(format!("{} is not trusted: {why}", dir.display())),
-    };
-    match fs::symlink_metadata(&real) {
-        Ok(m) if !m.is_dir() => Some(format!("{} is not a directory", real.display())),
-        Ok(m) if m.uid() != uid => Some(format!(
-            "{} is owned by uid {}, not by you (uid {uid})",
-            real.display(),
-            m.uid()
-        )),
-        Ok(_) => None,
-        Err(e) => Some(format!("cannot inspect {}: {e}", real.display())),
-    }
-}
-
-/// Opens archgate's own file `path` for reading: never through a link (`O_NOFOLLOW`, and
-/// `O_NONBLOCK` so a FIFO in its place cannot hang the reader), and only a regular file of this
-/// process's uid that no one else may write (judged on the descriptor) — for the log and the
-/// runtime directory's files, read by path where [`read_private_file`] is not (`PermissionDenied`
-/// otherwise; `NotFound` when there is none).
-pub fn open_private(path: &Path) -> io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags((nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK).bits())
-        .open(path)?;
-    let m = f.metadata()?;
-    if !m.is_file() || m.uid() != nix::unistd::getuid().as_raw() || m.mode() & 0o022 != 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is not archgate's own file (a regular file of this uid no one else may write)",
-                path.display()
-            ),
-        ));
-    }
-    Ok(f)
-}
-
-/// The most a private state file read here may hold (a bigger one is refused, not read).
-pub const PRIVATE_FILE_MAX: u64 = 16 << 20;
-
-/// Reads archgate's private file `path` only when it is archgate's: its directory passes
-/// [`untrusted_dir`], and the file — opened without following a link, judged on what was opened
-/// — is a regular file owned by `uid`, writable by no one else. `Ok(None)`: there is no file.
-/// `Err(why)`: something is there that may not be used (say so; never read it as absent when
-/// it decides a yes).
-pub fn read_private_file(path: &Path, uid: u32) -> Result<Option<Vec<u8>>, String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    if let Some(why) = untrusted_dir(dir, uid) {
-        return Err(why);
-    }
-    let file = match fs::OpenOptions::new()
-        .read(true)
-        .custom_flags((nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK).bits())
-        .open(path)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
-            return Err(format!(
-                "{} is a symbolic link; archgate's private files are never read through one",
-                path.display()
-            ));
-        }
-        Err(e) => return Err(format!("cannot open {}: {e}", path.display())),
-    };
-    let m = file
-        .metadata()
-        .map_err(|e| format!("cannot inspect {}: {e}", path.display()))?;
-    if !m.is_file() {
-        return Err(format!("{} is not a regular file", path.display()));
-    }
-    if m.uid() != uid || m.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{} is owned by uid {} with mode {:o}: not a file only you (uid {uid}) can change",
-            path.display(),
-            m.uid(),
-            m.mode() & 0o7777
-        ));
-    }
-    if m.len() > PRIVATE_FILE_MAX {
-        return Err(format!(
-            "{} is {} bytes, more than archgate's {PRIVATE_FILE_MAX}",
-            path.display(),
-            m.len()
-        ));
-    }
-    let mut bytes = Vec::new();
-    file.take(PRIVATE_FILE_MAX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Ok(Some(bytes))
-}
-
-/// Writes `bytes` to `path` with mode 0600 through a temporary file and a rename, so a reader
-/// never sees half a file and a crash leaves the old one. Refused (`PermissionDenied`) when the
-/// directory is not archgate's ([`untrusted_dir`], judged for this process's uid): nothing is
-/// written into a directory another user controls. The temporary file has an unpredictable name
-/// and is created new, never through a link (`O_EXCL|O_NOFOLLOW`): a link planted at a
-/// predictable name would have had archgate write the person's file.
-pub fn write_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    if let Some(why) = untrusted_dir(dir, nix::unistd::getuid().as_raw()) {
-        return Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
-    }
-    let mut nonce = [0u8; 8];
-    getrandom::fill(&mut nonce).map_err(|e| io::Error::other(e.to_string()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}.{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id(),
-        hex::encode(nonce)
-    ));
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(&tmp)?;
-    let written = f.write_all(bytes).and_then(|()| f.sync_all());
-    drop(f);
-    if let Err(e) = written.and_then(|()| fs::rename(&tmp, path)) {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
-    Ok(())
-}
+pub use archgate_exec::own_file::{
+    OwnDir, PRIVATE_FILE_MAX, open_private, read_private_file, untrusted_dir, write_private_file,
+    write_private_file_creating,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::io;
     use std::os::unix::fs::PermissionsExt;
 
     /// Class: archgate's own state trusted by its path. A link planted at the temporary name

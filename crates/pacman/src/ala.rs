@@ -93,7 +93,7 @@ impl ArchiveClient {
             .map(|d| d.join(format!("ala-{name}.html")));
         if let Some(file) = &cache_file
             && http::age_s(file).is_some_and(|age| age < self.settings.ttl.as_secs())
-            && let Ok(bytes) = std::fs::read(file)
+            && let Some(bytes) = http::read_cache(file)
             && let Ok(listing) = parse_listing(&String::from_utf8_lossy(&bytes), &url, name)
         {
             return Ok(listing);

@@ -219,17 +219,66 @@ pub(crate) fn age_s(file: &Path) -> Option<u64> {
     modified.elapsed().ok().map(|a| a.as_secs())
 }
 
-/// Writes a cache file whole or not at all (a temporary beside it, then a rename).
+/// A cache file's bytes, only when it is archgate's own (its directory judged now, the file
+/// this uid's, not a link, writable by no one else): a file planted in a directory that lost
+/// trust is not answered as archgate's. `None`: none, or not one to use (a refetch).
+pub(crate) fn read_cache(file: &Path) -> Option<Vec<u8>> {
+    archgate_exec::own_file::read_own_file(file).ok()?
+}
+
+/// Writes a cache file whole or not at all, only into a cache directory judged now
+/// (`archgate_exec::own_file`: the chain owned by this uid and writable by no one else, an
+/// unpredictable temporary created `O_EXCL|O_NOFOLLOW`, renamed through the held directory).
+/// A cache that cannot be written only costs a refetch; it is never written elsewhere.
 pub(crate) fn write_cache(file: &Path, body: &[u8]) {
-    if let Some(dir) = file.parent() {
-        let _ = std::fs::create_dir_all(dir);
+    if let Err(e) = archgate_exec::own_file::write_private_file_creating(file, body) {
+        tracing::warn!(error = %e, file = %file.display(), "could not write a cache file");
     }
-    let tmp = file.with_extension("part");
-    match std::fs::write(&tmp, body).and_then(|()| std::fs::rename(&tmp, file)) {
-        Ok(()) => {}
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            tracing::debug!(error = %e, file = %file.display(), "could not write a cache file");
-        }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// Class: a file written at a path judged once, or at a predictable name, follows whatever
+    /// is there at write time (attack 14 F8: a link at `FILE.part` had `upkeep` overwrite the
+    /// person's file). A link at the old temporary name is not followed, and a cache directory
+    /// that lost trust after start (its parent opened to others, the directory swapped) is not
+    /// written into at all.
+    #[test]
+    fn cache_writes_follow_no_planted_link_and_no_swapped_directory() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let home = t.path().join("cache");
+        std::fs::create_dir(&home).unwrap();
+        let victim = t.path().join("authorized_keys");
+        std::fs::write(&victim, "mine\n").unwrap();
+        let dir = home.join("archgate/upkeep");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("mirror-status.part")).unwrap();
+        let file = dir.join("mirror-status.json");
+        write_cache(&file, b"{}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+        assert_eq!(std::fs::read(&file).unwrap(), b"{}");
+        assert_eq!(read_cache(&file).as_deref(), Some(&b"{}"[..]));
+
+        // Trust lost while running: the cache home opened to others, its directory swapped for
+        // one whose link points at the person's file.
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::rename(home.join("archgate"), home.join("moved")).unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("mirror-status.json")).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("mirror-status.part")).unwrap();
+        write_cache(&file, b"{\"new\":1}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+        let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+        assert_eq!(
+            entries.len(),
+            2,
+            "nothing written into the swapped directory"
+        );
+        assert_eq!(read_cache(&file), None, "a planted cache is not answered");
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
     }
 }

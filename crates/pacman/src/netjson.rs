@@ -73,7 +73,7 @@ pub async fn get_json<T: DeserializeOwned>(
         if fresh_only && age >= settings.ttl.as_secs() {
             return None;
         }
-        let v = http::parse_json::<T>(&std::fs::read(file).ok()?, url, what).ok()?;
+        let v = http::parse_json::<T>(&http::read_cache(file)?, url, what).ok()?;
         Some((v, age))
     };
     if let Some((v, age)) = cached(true) {

@@ -107,7 +107,7 @@ impl RemoteClient {
             .map(|d| d.join(format!("pkgapi-{}.json", hex(cache_key))));
         if let Some(file) = &cache_file
             && http::age_s(file).is_some_and(|age| age < self.settings.ttl.as_secs())
-            && let Ok(bytes) = std::fs::read(file)
+            && let Some(bytes) = http::read_cache(file)
             && let Ok(page) = serde_json::from_slice::<ApiPage>(&bytes)
         {
             return Ok(page);

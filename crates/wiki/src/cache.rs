@@ -1,6 +1,5 @@
 //! A small on-disk cache of HTTP answers, one JSON file per URL, written atomically; freshness by TTL.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -51,7 +50,7 @@ impl Cache {
     /// The cached answer for `url`, fresh or not.
     pub fn get(&self, url: &str) -> Option<Hit> {
         let path = self.file(url);
-        let bytes = std::fs::read(&path).ok()?;
+        let bytes = read_own(&path)?;
         let stored: Stored = serde_json::from_slice(&bytes).ok()?;
         if stored.url != url {
             return None;
@@ -79,31 +78,27 @@ impl Cache {
     }
 }
 
-/// Creates a directory (and parents) readable only by its owner.
+/// Creates a directory (and parents) readable only by its owner, and judges it now: a cache
+/// directory that is not archgate's own (its chain writable by another user, another's
+/// directory swapped in after start) is refused, not written into (attack 14 F8).
 pub(crate) fn create_private_dir(dir: &Path) -> Result<(), WikiError> {
-    use std::os::unix::fs::DirBuilderExt;
-    if dir.is_dir() {
-        return Ok(());
-    }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    archgate_exec::own_file::OwnDir::create(dir)
+        .map(drop)
         .map_err(|e| WikiError::io("create", dir, e))
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename,
-/// so readers see the old file or the new one, never half of one.
+/// Writes `bytes` to `path` whole or not at all, only into a directory judged at this write:
+/// an unpredictable temporary created `O_EXCL|O_NOFOLLOW` beside it, renamed through the held
+/// directory (`archgate_exec::own_file`), so readers see the old file or the new one.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WikiError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(dir).map_err(|e| WikiError::io("create", dir, e))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| WikiError::io("write", tmp.path().to_owned(), e))?;
-    tmp.persist(path)
-        .map_err(|e| WikiError::io("rename", path, e.error))?;
-    Ok(())
+    archgate_exec::own_file::write_private_file(path, bytes)
+        .map_err(|e| WikiError::io("write", path, e))
+}
+
+/// A cache file's bytes, only when it is archgate's own (its directory judged now, not a link,
+/// this uid's and writable by no one else); `None` otherwise.
+pub(crate) fn read_own(path: &Path) -> Option<Vec<u8>> {
+    archgate_exec::own_file::read_own_file(path).ok()?
 }
 
 #[cfg(test)]
@@ -122,5 +117,40 @@ mod tests {
         assert!(!hit.is_fresh(Duration::from_secs(3600)));
         assert!(hit.is_fresh(Duration::from_secs(3 * 3600)));
         assert!(cache.get("http://x/b").is_none());
+    }
+
+    /// Class: a file written at a path judged once, or at a predictable name, follows whatever
+    /// is there at write time. A cache directory swapped after start (its parent opened to
+    /// others) is neither written into nor read from.
+    #[test]
+    fn a_swapped_cache_directory_is_neither_written_nor_read() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let home = t.path().join("cache");
+        std::fs::create_dir(&home).unwrap();
+        let cache = Cache::new(&home);
+        let at = OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap();
+        cache.put("https://w/a", b"one", at).unwrap();
+        assert_eq!(cache.get("https://w/a").unwrap().body, b"one");
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::rename(home.join("wiki-http"), home.join("moved")).unwrap();
+        std::fs::create_dir(home.join("wiki-http")).unwrap();
+        std::fs::copy(
+            home.join("moved")
+                .join(cache.file("https://w/a").file_name().unwrap()),
+            cache.file("https://w/a"),
+        )
+        .unwrap();
+        assert!(
+            cache.get("https://w/a").is_none(),
+            "a planted answer is not read"
+        );
+        assert!(cache.put("https://w/b", b"two", at).is_err());
+        assert_eq!(
+            std::fs::read_dir(home.join("wiki-http")).unwrap().count(),
+            1
+        );
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
     }
 }

@@ -357,6 +357,11 @@ async fn handle(
 /// gone are removed.
 pub fn sockets(runtime_dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    // Only in a runtime directory of archgate's own, judged now (attack 14 F6: its files and
+    // sockets are named by whoever may write it otherwise).
+    if archgate_core::paths::untrusted_dir(runtime_dir, nix::unistd::getuid().as_raw()).is_some() {
+        return out;
+    }
     let primary = runtime_dir.join("control.sock");
     if primary.exists() {
         out.push(primary);
@@ -389,6 +394,20 @@ pub fn sockets(runtime_dir: &Path) -> Vec<PathBuf> {
 /// Sends one request to one socket and reads the one-line reply (blocking; for the CLI).
 pub fn request(socket: &Path, req: &Request) -> std::io::Result<Value> {
     let mut s = std::os::unix::net::UnixStream::connect(socket)?;
+    // The listener must be this user's, as the daemon's sockets check their clients: another
+    // user's socket at this name would be told the person's answers and could forge replies.
+    let cred = nix::sys::socket::getsockopt(&s, nix::sys::socket::sockopt::PeerCredentials)
+        .map_err(std::io::Error::from)?;
+    if cred.uid() != nix::unistd::getuid().as_raw() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is listened on by uid {}, not by you: not archgate's",
+                socket.display(),
+                cred.uid()
+            ),
+        ));
+    }
     // A yes may wait for the person to authenticate to polkit (presence): up to the longest
     // question deadline, or the time given for a change.
     let read = match req {
@@ -420,4 +439,30 @@ pub fn request_all(runtime_dir: &Path, req: &Request) -> Vec<(PathBuf, std::io::
             (s, r)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// Class: archgate's own state trusted by its path, its CLI side (attack 14 F6). The CLI
+    /// finds control sockets only in a runtime directory of archgate's own, judged when it
+    /// looks: once a hop may be written by another user, no socket there is spoken to.
+    #[test]
+    fn control_sockets_are_found_only_in_a_trusted_runtime_directory() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let rt = t.path().join("rt");
+        std::fs::create_dir(&rt).unwrap();
+        std::fs::set_permissions(&rt, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let _l = std::os::unix::net::UnixListener::bind(rt.join("control.sock")).unwrap();
+        assert_eq!(sockets(&rt), vec![rt.join("control.sock")]);
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(
+            sockets(&rt).is_empty(),
+            "a socket in a directory others may swap"
+        );
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
 }

@@ -50,15 +50,10 @@ fn detach(config: Option<PathBuf>) {
     {
         return;
     }
-    use std::os::unix::fs::OpenOptionsExt;
     // Never through a link at its name (it would have the daemon's stderr appended to the
-    // person's file of someone else's choosing).
-    if let Ok(f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(paths.state_dir.join("daemon.log"))
+    // person's file of someone else's choosing), never another's file, in the directory judged.
+    if let Ok(f) = archgate_core::paths::OwnDir::open(&paths.state_dir)
+        .and_then(|d| d.open_append("daemon.log".as_ref()))
     {
         let _ = nix::unistd::dup2_stderr(&f);
     }
@@ -300,7 +295,17 @@ pub fn reload(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     // The file's problems are told; the daemons are found where the config in force puts them.
     let loaded = archgate_core::config::load(&file);
     let (_, paths) = crate::app::config_and_paths(config)?;
-    let pids = instances::live(&paths.runtime_dir);
+    // Only archgates of this user, named in a runtime directory of archgate's own: a pid named
+    // by another user's file is never signalled (attack 14 F6).
+    let pids = match instances::live_checked(&paths.runtime_dir) {
+        Ok(pids) => pids,
+        Err(why) => {
+            super::out(format!(
+                "not signalling anything: the runtime directory is not archgate's own: {why}"
+            ));
+            return Ok(ExitCode::from(1));
+        }
+    };
     if pids.is_empty() {
         super::out("no running archgate found; the config applies when it starts");
         return Ok(ExitCode::from(1));

@@ -105,10 +105,9 @@ pub(super) async fn install(config: Option<PathBuf>, write_only: bool) -> anyhow
             out(format!("removed the identical copy {}", target.display()));
         }
     } else {
-        if let Some(dir) = target.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(&target, &text)?;
+        // Into the person's unit directory judged now, never through a link at the unit's
+        // (predictable) name: class *a file written at a path judged once follows what is there*.
+        archgate_core::paths::write_private_file_creating(&target, text.as_bytes())?;
         out(format!(
             "wrote {} (ExecStart={} serve --http)",
             target.display(),
@@ -117,10 +116,7 @@ pub(super) async fn install(config: Option<PathBuf>, write_only: bool) -> anyhow
     }
     // The bridge socket for stdio clients, beside the service (socket activation).
     let socket_unit = target.with_file_name(SOCKET_UNIT_NAME);
-    if let Some(dir) = socket_unit.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(&socket_unit, SOCKET_UNIT)?;
+    archgate_core::paths::write_private_file_creating(&socket_unit, SOCKET_UNIT.as_bytes())?;
     out(format!("wrote {}", socket_unit.display()));
     let env = session_env();
     let names: Vec<&str> = env.iter().map(|(k, _)| *k).collect();

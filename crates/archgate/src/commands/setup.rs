@@ -146,10 +146,10 @@ fn write_config(file: &Path, preset: &str) -> anyhow::Result<()> {
                 .collect::<Vec<_>>()
         );
     }
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(file, text)?;
+    // Into the config directory judged now, never through a link at `config.toml`'s name
+    // (`exists()` says no for a dangling one): class *a file written at a path judged once, or
+    // at a predictable name, follows whatever is there at write time*.
+    archgate_core::paths::write_private_file_creating(file, text.as_bytes())?;
     out(format!(
         "wrote {} with the {preset} preset for every client (edit it any time; it applies without a restart)",
         file.display()
@@ -207,9 +207,11 @@ fn install_plugin(from: Option<&Path>) -> anyhow::Result<bool> {
 }
 
 /// Copies regular files and directories; a symlink is refused (Omarchy refuses plugins with
-/// any).
+/// any). Each file is written into its directory judged then (`paths::OwnDir`), never through
+/// a link at its name, with its mode less any group or other write.
 fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to)?;
+    use std::os::unix::fs::PermissionsExt;
+    let own = archgate_core::paths::OwnDir::create(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let kind = entry.file_type()?;
@@ -222,7 +224,8 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
         } else if kind.is_dir() {
             copy_tree(&entry.path(), &dest)?;
         } else if kind.is_file() {
-            std::fs::copy(entry.path(), &dest)?;
+            let mode = entry.metadata()?.permissions().mode();
+            own.write_mode(&entry.file_name(), &std::fs::read(entry.path())?, mode)?;
         }
     }
     Ok(())

@@ -90,14 +90,10 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
         path: path.clone(),
         source,
     };
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(&path)
+    // In the runtime directory judged now, as archgate's own file (never a link, never
+    // another's): class *a file written at a path judged once follows what is there now*.
+    let file = archgate_core::paths::OwnDir::open(&paths.runtime_dir)
+        .and_then(|d| d.open_lock(LOCK.as_ref()))
         .map_err(io)?;
     let lock = match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
         Ok(l) => l,

@@ -1,8 +1,9 @@
 //! The on-disk HTTP cache of RPC answers: one file per URL (named by its SHA-256), fresh for a TTL, written
-//! atomically (temporary file, then rename). A broken cache only costs a refetch.
+//! atomically (temporary file, then rename). A broken cache only costs a refetch. Written and read only as
+//! archgate's own (`archgate_exec::own_file`: the directory judged at each write and read, an unpredictable
+//! temporary created `O_EXCL|O_NOFOLLOW`; attack 14 F8).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
@@ -11,16 +12,11 @@ use sha2::{Digest, Sha256};
 pub(super) struct Cache {
     dir: PathBuf,
     ttl: Duration,
-    counter: AtomicU64,
 }
 
 impl Cache {
     pub(super) fn new(dir: PathBuf, ttl: Duration) -> Cache {
-        Cache {
-            dir,
-            ttl,
-            counter: AtomicU64::new(0),
-        }
+        Cache { dir, ttl }
     }
 
     fn path(&self, url: &str) -> PathBuf {
@@ -37,7 +33,10 @@ impl Cache {
         if age > self.ttl {
             return None;
         }
-        tokio::fs::read(&p).await.ok()
+        tokio::task::spawn_blocking(move || archgate_exec::own_file::read_own_file(&p))
+            .await
+            .ok()?
+            .ok()?
     }
 
     pub(super) async fn put(&self, url: &str, body: &[u8]) {
@@ -47,19 +46,56 @@ impl Cache {
     }
 
     async fn write(&self, url: &str, body: &[u8]) -> std::io::Result<()> {
-        tokio::fs::create_dir_all(&self.dir).await?;
         let target = self.path(url);
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let tmp = self.dir.join(format!(
-            ".tmp-{}-{}-{n}",
-            std::process::id(),
-            target.file_name().and_then(|f| f.to_str()).unwrap_or("x")
-        ));
-        tokio::fs::write(&tmp, body).await?;
-        if let Err(e) = tokio::fs::rename(&tmp, &target).await {
-            let _ = tokio::fs::remove_file(&tmp).await;
-            return Err(e);
-        }
-        Ok(())
+        let body = body.to_vec();
+        tokio::task::spawn_blocking(move || {
+            archgate_exec::own_file::write_private_file_creating(&target, &body)
+        })
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// Class: a file written at a path judged once, or at a predictable name, follows whatever
+    /// is there at write time. A link at the old temporary name (`.tmp-PID-NAME-0`) is not
+    /// followed; a cache directory swapped after start is neither written nor read.
+    #[tokio::test]
+    async fn rpc_cache_follows_no_planted_link_and_no_swapped_directory() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let home = t.path().join("cache");
+        let dir = home.join("rpc");
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = t.path().join("bashrc");
+        std::fs::write(&victim, "mine\n").unwrap();
+        let cache = Cache::new(dir.clone(), Duration::from_secs(60));
+        let name = cache
+            .path("u")
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let old = dir.join(format!(".tmp-{}-{name}-0", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &old).unwrap();
+        cache.write("u", b"one").await.unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+        assert_eq!(cache.get("u").await.as_deref(), Some(&b"one"[..]));
+
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::rename(&dir, home.join("moved")).unwrap();
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join(&name), "planted").unwrap();
+        std::os::unix::fs::symlink(&victim, &old).unwrap();
+        assert_eq!(cache.get("u").await, None, "a planted answer is not read");
+        assert!(cache.write("v", b"two").await.is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
     }
 }

@@ -317,6 +317,50 @@ mod tests {
         assert_eq!(n, dropped, "every drop is counted in a dropped event");
     }
 
+    /// Class: a file written at a path judged once follows whatever is there at write time
+    /// (attack 14 F7). The state directory loses trust while the daemon runs (its parent opened
+    /// to others) and is swapped for another's holding a planted log: the rotation that follows
+    /// writes nothing there — the records fail loudly (`write_failures`, `event_now` false, so
+    /// act calls are refused) instead of landing in the other user's files.
+    #[test]
+    fn a_rotation_after_the_directory_lost_trust_writes_nothing_there() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let state = t.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        let log = AuditLog::start(AuditSettings {
+            path: state.join("activity.jsonl"),
+            queue: 16,
+            max_bytes: 4096,
+            keep: 3,
+        });
+        log.record(&rec(0));
+        assert!(log.flush(Duration::from_secs(10)));
+        assert_eq!(log.stats().write_failures.load(Ordering::Relaxed), 0);
+
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::rename(&state, t.path().join("moved-by-another")).unwrap();
+        std::fs::create_dir(&state).unwrap();
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let planted = state.join("activity.jsonl");
+        std::fs::write(&planted, "").unwrap();
+        for i in 1..40 {
+            log.record(&rec(i));
+        }
+        assert!(log.flush(Duration::from_secs(10)));
+        let others: Vec<_> = std::fs::read_dir(&state).unwrap().flatten().collect();
+        assert_eq!(others.len(), 1, "nothing new in the swapped directory");
+        assert_eq!(
+            std::fs::read(&planted).unwrap(),
+            b"",
+            "nothing in the planted log"
+        );
+        assert!(log.stats().write_failures.load(Ordering::Relaxed) >= 1);
+        assert!(!log.event_now(&serde_json::json!({"event": "started", "id": "z"})));
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+
     #[test]
     fn unwritable_location_keeps_accepting_records() {
         let t = tempfile::tempdir().unwrap();

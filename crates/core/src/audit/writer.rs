@@ -22,9 +22,8 @@
 //! and the server keeps serving.
 
 use super::record::Record;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
@@ -450,16 +449,15 @@ impl Writer {
         written
     }
 
-    /// Opens the log for appending (creating it 0600) and learns its size.
+    /// Opens the log for appending (creating it 0600) and learns its size — at start and at
+    /// every reopen after a rotation or a failure, the directory judged each time (attack 14
+    /// F7; class: *a file written at a path judged once follows whatever is there at write
+    /// time*): never through a link, never another's file, never in a directory whose chain
+    /// another user may write. Refused, the write fails loudly (`write_failures`, stderr, and
+    /// act calls refused as for any unwritable log) and lands nowhere else.
     fn open(&mut self) -> std::io::Result<()> {
-        // Never through a link: one planted at the log's name would have archgate append to
-        // (create) the person's file of the attacker's choosing (`paths::untrusted_dir`).
-        let f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-            .open(&self.settings.path)?;
+        let (dir, name) = dir_and_name(&self.settings.path);
+        let f = crate::paths::OwnDir::open(dir)?.open_append(name)?;
         self.size = f.metadata()?.len();
         // A previous process killed mid-write may have left a torn last line without its
         // newline: end it, so the first new record is not glued to the fragment (the reader
@@ -495,6 +493,14 @@ impl Writer {
     }
 }
 
+fn dir_and_name(path: &Path) -> (&Path, &std::ffi::OsStr) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    (dir, path.file_name().unwrap_or_default())
+}
+
 fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
     use std::io::{Read, Seek, SeekFrom};
     let mut f = crate::paths::open_private(path)?;
@@ -509,6 +515,9 @@ fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
 /// together pass `hard_cap`. Returns the `rotated` event to write when young records went.
 fn rotate(s: &AuditSettings, r: &Retention) -> std::io::Result<Option<serde_json::Value>> {
     let path = &s.path;
+    // Judged now: a directory that lost trust since start is not renamed in (nor written).
+    let (dir, name) = dir_and_name(path);
+    let own = crate::paths::OwnDir::open(dir)?;
     let numbered = |n: u32| PathBuf::from(format!("{}.{n}", path.display()));
     let mut last = 0;
     while last < MAX_FILES && numbered(last + 1).exists() {
@@ -521,7 +530,10 @@ fn rotate(s: &AuditSettings, r: &Retention) -> std::io::Result<Option<serde_json
     for n in (1..=last).rev() {
         let _ = std::fs::rename(numbered(n), numbered(n + 1));
     }
-    std::fs::rename(path, numbered(1))?;
+    own.rename(
+        name,
+        std::ffi::OsString::from(format!("{}.1", name.to_string_lossy())).as_ref(),
+    )?;
     last += 1;
     let size = |n: u32| std::fs::metadata(numbered(n)).map_or(0, |m| m.len());
     let mut total: u64 = (1..=last).map(size).sum();

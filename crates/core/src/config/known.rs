@@ -8,8 +8,10 @@
 //! The binary says which tools it has ([`know_tools`], before any config is read); core knows
 //! nothing of the catalogue. Without it (core's own tests, a binary built on the library with
 //! tools of its own) entries are judged by their shape only, as before. A policy entry is
-//! judged only when its first word is tool-shaped (holds `_`), or is a tool's name with `-` for
-//! `_`: other words are routes (an Omarchy route not installed here may still be named).
+//! judged only when its first word is tool-shaped (holds `_`), is a tool's name with `-` for
+//! `_`, or is one letter off a tool whose name has no `_` (`"proceses"`, attack 14 F2): other
+//! words are routes (an Omarchy route not installed here may still be named). A
+//! `[tools.timeouts]` key must be one tool's whole name.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
@@ -62,7 +64,28 @@ pub(crate) fn rule_names_no_tool(entry: &str) -> Option<String> {
             first.replace('-', "_").to_lowercase()
         ));
     }
-    None
+    // A word one letter off one of the tools whose name has no `_` (`"proceses"`,
+    // `"jounral"`) is that tool misspelt, not a route (attack 14 F2): taken as a route it
+    // restricted nothing while the file said `ok`.
+    let names = names()?;
+    let w = first.trim_end_matches('*');
+    if names.iter().any(|n| n.eq_ignore_ascii_case(w)) {
+        return None;
+    }
+    names
+        .iter()
+        .filter(|n| !n.contains('_'))
+        .find(|n| one_apart(&n.to_lowercase(), &w.to_lowercase()))
+        .map(|n| format!("names no tool of archgate's (did you mean {n:?}?)"))
+}
+
+/// For a `[tools.timeouts]` key: exactly one tool's name (the timeout is looked up by name; a
+/// `*` or a misspelt name would apply to nothing while the file said `ok`).
+pub(crate) fn timeout_names_no_tool(key: &str) -> Option<String> {
+    if key.contains('*') {
+        return Some("a timeout names one tool, written whole (no *)".to_owned());
+    }
+    names_no_tool(key)
 }
 
 /// The tool `w` was likely meant to be: the same letters with `-` for `_`, or one letter off.
@@ -76,9 +99,20 @@ fn near_miss<'a>(w: &str, names: &'a BTreeSet<String>) -> Option<&'a str> {
         .map(String::as_str)
 }
 
-/// Whether `a` and `b` differ by one letter inserted, removed or changed.
+/// Whether `a` and `b` differ by one letter inserted, removed or changed, or by two
+/// neighbouring letters swapped (`"jounral"`).
 fn one_apart(a: &str, b: &str) -> bool {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len() == b.len() {
+        let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+        if let [i, j] = diff[..]
+            && j == i + 1
+            && a[i] == b[j]
+            && a[j] == b[i]
+        {
+            return true;
+        }
+    }
     let (short, long) = if a.len() <= b.len() {
         (&a, &b)
     } else {
@@ -104,7 +138,8 @@ mod tests {
             .collect();
         assert_eq!(near_miss("pkg-search", &names), Some("pkg_search"));
         assert_eq!(near_miss("pkg_serch", &names), Some("pkg_search"));
-        assert_eq!(near_miss("system_stauts", &names), None);
+        assert_eq!(near_miss("system_stauts", &names), Some("system_status"));
+        assert!(one_apart("jounral", "journal") && !one_apart("jorunla", "journal"));
         assert_eq!(near_miss("nosuch", &names), None);
         assert!(one_apart("abc", "abd") && one_apart("abc", "ab") && !one_apart("abc", "a"));
     }

@@ -236,7 +236,9 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
 
     let mut tool_timeouts = BTreeMap::new();
     for (tool, secs) in tools.timeouts.unwrap_or_default() {
-        if (1..=3600).contains(&secs) {
+        if let Some(why) = super::known::timeout_names_no_tool(&tool) {
+            report(&format!("tools.timeouts.{tool}"), why);
+        } else if (1..=3600).contains(&secs) {
             tool_timeouts.insert(tool, Duration::from_secs(secs));
         } else {
             report(

@@ -34,7 +34,7 @@ pub(crate) fn path(index_dir: &Path) -> PathBuf {
 impl Manifest {
     /// Reads the manifest; `None` when absent or unreadable (a full rebuild follows).
     pub fn load(index_dir: &Path) -> Option<Manifest> {
-        let bytes = std::fs::read(path(index_dir)).ok()?;
+        let bytes = crate::cache::read_own(&path(index_dir))?;
         match serde_json::from_slice(&bytes) {
             Ok(m) => Some(m),
             Err(e) => {

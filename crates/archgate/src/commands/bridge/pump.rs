@@ -39,6 +39,9 @@ pub struct Inflight {
     /// For `tools/call`: the tool and its arguments as the gate sees them.
     pub tool: Option<(String, Value)>,
     pub sent: SystemTime,
+    /// The same moment on the monotonic clock: what the bridge compares with its own moments
+    /// (answers received), which a wall-clock step must not reorder.
+    pub sent_at: std::time::Instant,
     /// Where the audit log stood when it was sent: what the daemon wrote of it since is read
     /// whole when it goes away (`record::settle`), never searched for in a bounded tail.
     pub mark: archgate_core::audit::orphans::LogMark,
@@ -145,6 +148,7 @@ fn inspect(line: &[u8]) -> Seen {
                         method,
                         tool,
                         sent: SystemTime::now(),
+                        sent_at: std::time::Instant::now(),
                         mark: archgate_core::audit::orphans::LogMark::default(),
                     },
                 ));

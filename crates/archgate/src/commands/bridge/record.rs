@@ -20,7 +20,7 @@
 //! only: the bridge does not know which are private.
 
 use serde_json::Value;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::Inflight;
 use archgate_core::audit::orphans::{self, FinderLock, Started};
@@ -46,7 +46,8 @@ pub enum Fate {
 pub struct Answered {
     tool: String,
     digest: String,
-    at: SystemTime,
+    /// When the answer came, on the monotonic clock (compared with `Inflight::sent_at`).
+    at: Instant,
 }
 
 /// A group's key: the tool and the arguments' digest.
@@ -61,7 +62,7 @@ pub const ANSWERED_KEPT: usize = 256;
 #[derive(Debug, Default)]
 pub struct AnsweredLog {
     kept: std::collections::VecDeque<Answered>,
-    forgotten: Option<SystemTime>,
+    forgotten: Option<Instant>,
 }
 
 impl AnsweredLog {
@@ -75,7 +76,7 @@ impl AnsweredLog {
     }
 
     /// The answered calls kept, and when the latest forgotten one was answered.
-    pub fn snapshot(&self) -> (Vec<Answered>, Option<SystemTime>) {
+    pub fn snapshot(&self) -> (Vec<Answered>, Option<Instant>) {
         (self.kept.iter().cloned().collect(), self.forgotten)
     }
 }
@@ -85,7 +86,7 @@ impl Answered {
         Answered {
             tool,
             digest: args_digest(args),
-            at: SystemTime::now(),
+            at: Instant::now(),
         }
     }
 }
@@ -108,7 +109,7 @@ pub fn settle(
     audit: &AuditConfig,
     calls: &[Inflight],
     answered: &[Answered],
-    forgotten: Option<SystemTime>,
+    forgotten: Option<Instant>,
 ) -> Vec<Fate> {
     let path = paths.audit_log();
     let _lock = FinderLock::take(&path);
@@ -119,7 +120,7 @@ pub fn settle(
     // after it).
     let whole = calls
         .iter()
-        .min_by_key(|c| c.sent)
+        .min_by_key(|c| c.sent_at)
         .and_then(|c| orphans::read_since(&path, c.mark));
     let known_whole = whole.is_some();
     let tail = whole.unwrap_or_else(|| orphans::read_tail(&path));
@@ -140,18 +141,33 @@ pub fn settle(
         }
     }
     for ((tool, digest), members) in groups {
-        let since = members
+        let first = members
             .iter()
-            .map(|&i| calls[i].sent)
-            .min()
-            .unwrap_or(SystemTime::UNIX_EPOCH);
+            .map(|&i| &calls[i])
+            .min_by_key(|c| c.sent_at)
+            .expect("a group has a member");
+        let since = first.sent;
+        // The group's window by position, not by clock (attack 14 F5; class: *evidence
+        // selected by a clock that can go back*): everything written since the group's first
+        // call was sent, read from its mark — every line in it is after the call was sent,
+        // whatever time the daemon's clock wrote in it. Only when that window cannot be read
+        // whole are the bounded tail's lines chosen by their time (and then no call is said
+        // not to have run unless its question is found).
+        let own = if known_whole {
+            orphans::read_since(&path, first.mark)
+        } else {
+            None
+        };
+        let by_position = own.is_some();
+        let (unfinished, unanswered, tail) = match &own {
+            Some(text) => (orphans::unfinished(text), orphans::unanswered(text), text),
+            None => (unfinished.clone(), unanswered.clone(), &tail),
+        };
+        let after = |at: Option<SystemTime>| by_position || at.is_some_and(|t| t >= since);
         let started: Vec<&Started> = unfinished
             .iter()
             .filter(|s| {
-                s.client == client
-                    && s.tool == tool
-                    && s.args_sha256 == digest
-                    && s.at().is_some_and(|t| t >= since)
+                s.client == client && s.tool == tool && s.args_sha256 == digest && after(s.at())
             })
             .collect();
         // Questions the daemon was asking for these calls when it went: their records are
@@ -160,22 +176,25 @@ pub fn settle(
         let asking: Vec<&Started> = unanswered
             .iter()
             .filter(|s| {
-                s.client == client
-                    && s.tool == tool
-                    && s.args_sha256 == digest
-                    && s.at().is_some_and(|t| t >= since)
+                s.client == client && s.tool == tool && s.args_sha256 == digest && after(s.at())
             })
             .collect();
-        let recorded = records_since(&tail, client, &tool, &digest, since);
+        let recorded = records_since(
+            tail,
+            client,
+            &tool,
+            &digest,
+            (!by_position).then_some(since),
+        );
         // Identical calls answered since: their records may be among `recorded`.
         // When an answered call no longer kept was answered after the first of these was sent,
         // the kept ones are not all there were: any record may be an answered call's.
-        let others = if forgotten.is_some_and(|f| f >= since) {
+        let others = if forgotten.is_some_and(|f| f >= first.sent_at) {
             recorded.len().max(1)
         } else {
             answered
                 .iter()
-                .filter(|a| a.tool == tool && a.digest == digest && a.at >= since)
+                .filter(|a| a.tool == tool && a.digest == digest && a.at >= first.sent_at)
                 .count()
         };
         for s in &started {
@@ -229,7 +248,7 @@ fn fate_of_group(k: usize, started: usize, recorded: &[Outcome], others: usize) 
 }
 
 fn elapsed_ms(c: &Inflight) -> u64 {
-    c.sent.elapsed().map(|d| d.as_millis() as u64).unwrap_or(0)
+    c.sent_at.elapsed().as_millis() as u64
 }
 
 /// Why a bridged call's outcome is unknown when the log could not be read back to its sending.
@@ -283,13 +302,14 @@ fn bridge_record(client: &str, c: &Inflight, outcome: Outcome, reason: &str) -> 
     }
 }
 
-/// The outcomes of the daemon's records of this tool and digest, written since `since`.
+/// The outcomes of the daemon's records of this tool and digest in `tail` — every one when
+/// `tail` is the window read by position (`since` `None`), else those stamped since `since`.
 fn records_since(
     tail: &str,
     client: &str,
     tool: &str,
     digest: &str,
-    since: SystemTime,
+    since: Option<SystemTime>,
 ) -> Vec<Outcome> {
     tail.lines()
         .filter_map(|l| serde_json::from_str::<Record>(l).ok())
@@ -297,7 +317,7 @@ fn records_since(
             r.client == client
                 && r.tool == tool
                 && r.args_sha256 == digest
-                && parse_time(&r.time).is_some_and(|t| t >= since)
+                && since.is_none_or(|since| parse_time(&r.time).is_some_and(|t| t >= since))
         })
         .map(|r| r.outcome)
         .collect()
@@ -335,7 +355,7 @@ mod tests {
     #[test]
     fn the_answered_window_says_when_it_forgot_one() {
         let mut log = AnsweredLog::default();
-        let t0 = SystemTime::now();
+        let t0 = Instant::now();
         for _ in 0..ANSWERED_KEPT {
             log.push(Answered::now("t".into(), &Value::Null));
         }
@@ -344,5 +364,58 @@ mod tests {
         let (kept, forgotten) = log.snapshot();
         assert_eq!(kept.len(), ANSWERED_KEPT);
         assert!(forgotten.is_some_and(|f| f >= t0));
+    }
+
+    /// Class: evidence selected by a clock that can go back (attack 14 F5). The daemon's clock
+    /// stepped back 30 s while the call waited: its `started` line, written after the call was
+    /// sent, carries an earlier time. Found by position (after the call's mark), it still makes
+    /// the call unknown — never "did not run" — and its record is the daemon's id with the route.
+    #[test]
+    fn a_started_line_stamped_before_the_call_was_sent_still_counts() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let state = t.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        let paths = Paths {
+            config_dir: t.path().join("config"),
+            config_file: t.path().join("config/config.toml"),
+            state_dir: state.clone(),
+            runtime_dir: t.path().join("rt"),
+            cache_dir: t.path().join("cache"),
+        };
+        let log = paths.audit_log();
+        archgate_core::paths::write_private_file(&log, b"{\"event\":\"x\"}\n").unwrap();
+        let args = serde_json::json!({"route": "toggle nightlight"});
+        let call = Inflight {
+            method: "tools/call".into(),
+            tool: Some(("omarchy_run".into(), args.clone())),
+            sent: SystemTime::now(),
+            sent_at: Instant::now(),
+            mark: orphans::mark(&log),
+        };
+        let stepped = time::OffsetDateTime::from(SystemTime::now() - Duration::from_secs(30))
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap();
+        let started = serde_json::json!({
+            "event": "started", "id": "d-1", "time": stepped, "client": "default",
+            "transport": "bridge", "tool": "omarchy_run", "route": "omarchy toggle nightlight",
+            "decision": "allow", "args_sha256": args_digest(&args),
+        });
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        std::io::Write::write_all(&mut f, format!("{started}\n").as_bytes()).unwrap();
+        drop(f);
+        let audit = AuditConfig {
+            max_bytes: 1 << 20,
+            keep: 3,
+            queue: 16,
+        };
+        let fates = settle("default", &paths, &audit, &[call], &[], None);
+        assert_eq!(fates, vec![Fate::Unknown]);
+        let text = std::fs::read_to_string(&log).unwrap();
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(last["id"], "d-1", "{text}");
+        assert_eq!(last["outcome"], "unknown", "{text}");
+        assert_eq!(last["route"], "omarchy toggle nightlight", "{text}");
     }
 }

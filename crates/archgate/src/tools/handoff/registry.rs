@@ -200,23 +200,15 @@ impl Handoffs {
     fn take_shared(&self, id: &str) -> Result<Option<nix::fcntl::Flock<std::fs::File>>, Busy> {
         use nix::fcntl::{Flock, FlockArg};
         use std::io::{Read, Seek, Write};
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let Some(path) = &self.lock_file else {
             return Ok(None);
         };
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir);
-        }
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)
+        // In archgate's own directory judged now, as archgate's own file: never a link, never
+        // another's (class: a file written at a path judged once follows what is there now).
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let name = path.file_name().unwrap_or_default();
+        let file = archgate_core::paths::OwnDir::create(dir)
+            .and_then(|d| d.open_lock(name))
             .map_err(|e| Busy::NoLock(format!("{} cannot be opened: {e}", path.display())))?;
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(mut held) => {

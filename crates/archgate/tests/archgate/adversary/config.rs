@@ -382,3 +382,50 @@ fn an_entry_naming_no_tool_keeps_the_file_from_applying() {
         "the misspelt deny lifted the last good one: {r}"
     );
 }
+
+/// Attack 14 F2 (class: *an entry that cannot be applied is dropped and the rest applies*): a
+/// `deny`/`ask` word one letter off a tool whose name has no `_` (`"proceses"`, `"jounral"`)
+/// was taken for an Omarchy route and judged never, and a `[tools.timeouts]` key naming no tool
+/// was never compared with the tools at all — `ok` everywhere, nothing restricted. Now each
+/// keeps the file from applying, named with what it could have meant; the well-spelt ones and
+/// route words still apply.
+#[test]
+fn a_misspelt_tool_without_underscore_or_timeout_key_keeps_the_file_from_applying() {
+    for (config, entry, hint) in [
+        (
+            "[policy]\nask = [\"proceses\"]\n",
+            "proceses",
+            "did you mean \"processes\"",
+        ),
+        (
+            "[policy]\ndeny = [\"jounral\"]\n",
+            "jounral",
+            "did you mean \"journal\"",
+        ),
+        (
+            "[tools.timeouts]\nomarchy_rn = 5\n",
+            "omarchy_rn",
+            "did you mean \"omarchy_run\"",
+        ),
+        ("[tools.timeouts]\n\"aur_*\" = 5\n", "aur_*", "one tool"),
+    ] {
+        let env = Env::with_config(config);
+        let out = env.run(&["config", "check"]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success(), "{config}: ok: {err}");
+        assert!(err.contains(entry) && err.contains(hint), "{config}: {err}");
+    }
+    for good in [
+        "[policy]\nask = [\"processes\", \"journal\", \"toggle nightlight\", \"reboot\"]\n",
+        "[tools.timeouts]\nomarchy_run = 5\nhandoff = 600\n",
+    ] {
+        let env = Env::with_config(good);
+        let out = env.run(&["config", "check"]);
+        assert!(
+            out.status.success(),
+            "{good}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -225,3 +225,23 @@ fn a_stale_unit_is_reported() {
     let status = env.run(&["service", "status"]);
     assert!(stdout(&status).contains("differs"), "{}", text(&status));
 }
+
+/// Class: a file written at a path judged once, or at a predictable name, follows whatever is
+/// there at write time. A link at the unit's name is replaced, never written through.
+#[test]
+fn install_never_writes_through_a_link_at_the_unit_name() {
+    let env = Env::new();
+    let victim = env.path("victim");
+    std::fs::write(&victim, "mine\n").unwrap();
+    std::fs::create_dir_all(unit_path(&env).parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&victim, unit_path(&env)).unwrap();
+    std::os::unix::fs::symlink(&victim, unit_path(&env).with_file_name("archgate.socket")).unwrap();
+    let out = env.run(&["service", "install", "--write-only"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+    assert!(
+        std::fs::symlink_metadata(unit_path(&env))
+            .unwrap()
+            .is_file()
+    );
+}

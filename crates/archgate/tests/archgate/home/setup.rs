@@ -128,3 +128,20 @@ fn setup_refuses_an_unknown_preset() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(!env.config_file().exists());
 }
+
+/// Class: a file written at a path judged once, or at a predictable name, follows whatever is
+/// there at write time. A dangling link at `config.toml`'s name (so "no config exists") used to
+/// be written through: setup wrote the config into the file the link names. Now the link is
+/// replaced by archgate's own file and the named file is never created.
+#[test]
+fn setup_never_writes_through_a_link_at_the_config_name() {
+    let env = Env::new();
+    let victim = env.path("victim");
+    std::fs::create_dir_all(env.config_file().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&victim, env.config_file()).unwrap();
+    let out = env.run(&["setup", "--yes", "--preset", "desktop"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!victim.exists(), "written through the link");
+    let m = std::fs::symlink_metadata(env.config_file()).unwrap();
+    assert!(m.is_file(), "the config is archgate's own file now");
+}

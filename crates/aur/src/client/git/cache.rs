@@ -78,8 +78,10 @@ impl RepoCache {
         let url = format!("{}/{pkgbase}.git", config.base_url.trim_end_matches('/'));
         let home = self.root.join(".home");
         let scratch = self.root.join(".scratch");
+        // Judged at every open, not once: a cache that lost trust since start (a hop another
+        // user may write) is not fetched into, locked in or read (attack 14 F8).
         for d in [&self.root, &home, &scratch] {
-            make_private_dir(d).map_err(|e| self.io(e, d))?;
+            archgate_exec::own_file::OwnDir::create(d).map_err(|e| self.io(e, d))?;
         }
         let dir = self.root.join(format!("{pkgbase}.git"));
         let mut repo = PackageRepo {
@@ -270,18 +272,16 @@ impl RepoCache {
         }
         remove_temporaries(&repo.dir);
         let stamp = repo.dir.join(STAMP);
-        std::fs::write(&stamp, b"").map_err(|e| self.io(e, &stamp))?;
+        archgate_exec::own_file::write_private_file(&stamp, b"").map_err(|e| self.io(e, &stamp))?;
         Ok(())
     }
 
     /// The package base's lock, held while its repository is checked and fetched.
     async fn lock(&self, pkgbase: &str) -> Result<std::fs::File, AurError> {
         let path = self.root.join(format!("{pkgbase}.lock"));
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
+        let name = format!("{pkgbase}.lock");
+        let f = archgate_exec::own_file::OwnDir::open(&self.root)
+            .and_then(|d| d.open_append(name.as_ref()))
             .map_err(|e| self.io(e, &path))?;
         let p2 = path.clone();
         tokio::task::spawn_blocking(move || f.lock().map(|()| f))
@@ -291,19 +291,6 @@ impl RepoCache {
                 reason: e.to_string(),
             })?
             .map_err(|e| self.io(e, &path))
-    }
-}
-
-fn make_private_dir(d: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    match std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(d)
-    {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
     }
 }
 
@@ -393,10 +380,7 @@ impl Kept {
         let shallow = dir.join("shallow");
         match &self.shallow {
             Some(b) => {
-                let tmp = dir.join("shallow.archgate-tmp");
-                if std::fs::write(&tmp, b).is_ok() {
-                    let _ = std::fs::rename(&tmp, &shallow);
-                }
+                let _ = archgate_exec::own_file::write_private_file(&shallow, b);
             }
             None => {
                 let _ = std::fs::remove_file(&shallow);
