@@ -108,3 +108,125 @@ fn an_install_script_starting_or_enabling_anything_in_a_session_stays_high() {
         assert_eq!(r.verdict, Verdict::Dangerous, "{cmd}: {}", r.to_text());
     }
 }
+
+// Class: an endless producer whose output a later stage of the same pipeline cuts to a size
+// (`yes TEXT | head -n 2000 > FILE`, `yes TEXT | head -c 5M`) was read as writing endless data
+// to a file. `head` exits after its bound and the producer ends with the pipe: the file gets
+// that much and no more. Seen in the development set in ms178's 7zip and gzip, whose builds
+// generate compression training data for profile-guided optimisation.
+
+fn build_package(build: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname=pgo-tool\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://example.org/pgo-tool\"\nlicense=('GPL')\nsource=(\"https://example.org/pgo-tool-$pkgver.tar.gz\")\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000')\nbuild() {{\n  cd pgo-tool-$pkgver\n  local train=\"$srcdir/train\"\n  mkdir -p \"$train\"\n{build}\n  make\n}}\npackage() {{\n  cd pgo-tool-$pkgver\n  make DESTDIR=\"$pkgdir\" install\n}}\n"
+        ),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    }
+}
+
+#[test]
+fn an_endless_producer_cut_by_head_in_its_pipeline_is_bounded() {
+    // Shape: PGO training data (ms178's 7zip and gzip builds).
+    let r = audit(&build_package(
+        "  for i in 1 2 3; do\n    { seq 1 10000; yes \"training-line-$i\" | head -n 2000; } > \"$train/data_$i.txt\"\n  done\n  yes \"a line that repeats for compression. \" | head -c 5M > \"$train/report.txt\"\n  cat /dev/urandom | head -c 1M > \"$train/random.bin\"",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-RESOURCE-EXHAUSTION"),
+        None,
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+#[test]
+fn an_endless_producer_nothing_bounds_still_fills_the_disk() {
+    // The attacks beside it: the same producers written to a file directly, through a stage
+    // that passes everything on, or with a `head` that has no bound.
+    for body in [
+        "  yes \"x\" > \"$train/fill\"",
+        "  yes \"x\" | tr -d '\\n' > \"$train/fill\"",
+        "  cat /dev/urandom | base64 > \"$train/fill\"",
+        "  yes \"x\" | head > /dev/null; yes \"y\" | cat > \"$train/fill\"",
+    ] {
+        let r = audit(&build_package(body));
+        assert_eq!(
+            max_of(&r, "AUR-RESOURCE-EXHAUSTION"),
+            Some(Severity::High),
+            "{body}: {}",
+            r.to_text()
+        );
+    }
+}
+
+// Class: a mkinitcpio install hook the package ships writing into `$BUILDROOT` — the
+// initramfs image mkinitcpio is assembling, a staging root like `$pkgdir` — was read as
+// touching the live system's files: `echo 'root:*:::::::' > "$BUILDROOT/etc/shadow"` (a
+// locked root entry for the image) as stealing password hashes, and a drop-in written under
+// `$BUILDROOT/etc/systemd/system` as persistence. Seen in the development set in Jovian's
+// systemd (its `initcpio-install-systemd`, as Arch's).
+
+fn hook_package(hook: &str, script: Option<&str>) -> AuditInput {
+    let mut install_scripts = vec![ScriptFile {
+        name: "initcpio-install-early".into(),
+        content: hook.into(),
+    }];
+    let mut install = String::new();
+    if let Some(s) = script {
+        install = "install=early-boot.install\n".into();
+        install_scripts.push(ScriptFile {
+            name: "early-boot.install".into(),
+            content: s.into(),
+        });
+    }
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname=early-boot\npkgver=1.0\npkgrel=1\narch=('any')\nurl=\"https://example.org/early-boot\"\nlicense=('GPL')\ndepends=('mkinitcpio')\n{install}source=(initcpio-install-early)\nsha256sums=('1111111111111111111111111111111111111111111111111111111111111111')\npackage() {{\n  install -Dm644 initcpio-install-early \"$pkgdir/usr/lib/initcpio/install/early\"\n}}\n"
+        ),
+        install_scripts,
+        srcinfo: None,
+    }
+}
+
+const IMAGE_HOOK: &str = "#!/bin/bash\nbuild() {\n  add_binary /usr/lib/systemd/systemd /init\n  add_symlink /usr/lib/systemd/system/default.target initrd.target\n  printf '%s\\n' >\"$BUILDROOT/etc/nsswitch.conf\" 'passwd: files' 'shadow: files'\n  echo 'root:x:0:0:root:/root:/bin/sh' >\"$BUILDROOT/etc/passwd\"\n  echo 'root:*:::::::' >\"$BUILDROOT/etc/shadow\"\n  mkdir -p \"$BUILDROOT/etc/systemd/system/initrd-switch-root.service.d\"\n  cat >\"$BUILDROOT/etc/systemd/system/initrd-switch-root.service.d/env.conf\" <<EOF\n[Service]\nEnvironment=EARLY=1\nEOF\n}\nhelp() {\n  echo 'an early boot hook'\n}\n";
+
+#[test]
+fn a_mkinitcpio_hook_writing_into_the_image_it_builds_is_not_the_live_system() {
+    let r = audit(&hook_package(IMAGE_HOOK, None));
+    for id in ["AUR-SECRETS", "AUR-PERSISTENCE", "AUR-WRITE-SYSTEM"] {
+        assert!(
+            max_of(&r, id).is_none_or(|s| s < Severity::Medium),
+            "{id}: {}",
+            r.to_text()
+        );
+    }
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+#[test]
+fn the_live_password_file_or_buildroot_outside_a_hook_is_still_a_secret() {
+    // The attacks beside it: a hook copying the live password hashes into the image (readable
+    // by anyone who reads the initramfs), a hook pointing BUILDROOT at `/` itself, and an
+    // install script, where no mkinitcpio sets BUILDROOT, so "$BUILDROOT/etc/shadow" is the
+    // live file.
+    let copies = "#!/bin/bash\nbuild() {\n  add_binary /usr/bin/login\n  cp /etc/shadow \"$BUILDROOT/etc/shadow\"\n}\n";
+    let rooted = "#!/bin/bash\nbuild() {\n  add_binary /usr/bin/login\n  BUILDROOT=/\n  echo 'root::::::::' >\"$BUILDROOT/etc/shadow\"\n}\n";
+    for (hook, script) in [
+        (copies, None),
+        (rooted, None),
+        (
+            IMAGE_HOOK,
+            Some("post_install() {\n  echo 'root::::::::' >\"$BUILDROOT/etc/shadow\"\n}\n"),
+        ),
+    ] {
+        let r = audit(&hook_package(hook, script));
+        assert_eq!(
+            max_of(&r, "AUR-SECRETS"),
+            Some(Severity::Critical),
+            "{hook} {script:?}: {}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+    }
+}
