@@ -189,7 +189,7 @@ fn hook_package(hook: &str, script: Option<&str>) -> AuditInput {
     }
 }
 
-const IMAGE_HOOK: &str = "#!/bin/bash\nbuild() {\n  add_binary /usr/lib/systemd/systemd /init\n  add_symlink /usr/lib/systemd/system/default.target initrd.target\n  printf '%s\\n' >\"$BUILDROOT/etc/nsswitch.conf\" 'passwd: files' 'shadow: files'\n  echo 'root:x:0:0:root:/root:/bin/sh' >\"$BUILDROOT/etc/passwd\"\n  echo 'root:*:::::::' >\"$BUILDROOT/etc/shadow\"\n  mkdir -p \"$BUILDROOT/etc/systemd/system/initrd-switch-root.service.d\"\n  cat >\"$BUILDROOT/etc/systemd/system/initrd-switch-root.service.d/env.conf\" <<EOF\n[Service]\nEnvironment=EARLY=1\nEOF\n}\nhelp() {\n  echo 'an early boot hook'\n}\n";
+const IMAGE_HOOK: &str = "#!/bin/bash\nbuild() {\n  add_binary /usr/lib/systemd/systemd /init\n  add_symlink /usr/lib/systemd/system/default.target initrd.target\n  printf '%s\\n' >\"$BUILDROOT/etc/nsswitch.conf\" 'passwd: files' 'shadow: files'\n  echo 'root:x:0:0:root:/root:/bin/sh' >\"$BUILDROOT/etc/passwd\"\n  echo 'root:*:::::::' >\"$BUILDROOT/etc/shadow\"\n}\n# for other hooks to call: a drop-in for UNIT named NAME, its text on stdin\nadd_drop_in() {\n  local unit=$1 name=$2\n  mkdir -p \"$BUILDROOT/etc/systemd/system/$unit.d\"\n  cat >\"$BUILDROOT/etc/systemd/system/$unit.d/$name.conf\"\n}\nhelp() {\n  echo 'an early boot hook'\n}\n";
 
 #[test]
 fn a_mkinitcpio_hook_writing_into_the_image_it_builds_is_not_the_live_system() {

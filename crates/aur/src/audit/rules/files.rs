@@ -107,8 +107,9 @@ const INITCPIO_API: &[&str] = &[
     "add_firmware",
 ];
 
-/// Under `$BUILDROOT` in a mkinitcpio install hook the package ships: mkinitcpio runs the
-/// hook's `build()` with `BUILDROOT` set to the initramfs image it is assembling, a staging
+/// Under `$BUILDROOT` in a mkinitcpio install hook the package ships: mkinitcpio sources the
+/// hook and runs its `build()` (and the helpers it calls) with `BUILDROOT` set to the
+/// initramfs image it is assembling, a staging
 /// root like `$pkgdir` — `$BUILDROOT/etc/shadow` is the image's file, not the system's. A file
 /// is such a hook when it is one of the package's files (not the PKGBUILD or an install script)
 /// and calls mkinitcpio's `add_*` functions without defining them. Anywhere else nothing sets
@@ -119,7 +120,6 @@ fn in_image_root(ctx: &Ctx, cmd: &Cmd, p: &str) -> bool {
             .is_some_and(|r| r.is_empty() || r.starts_with('/'))
     });
     under
-        && cmd.func.as_deref() == Some("build")
         && ctx
             .an
             .files
