@@ -230,3 +230,45 @@ fn the_live_password_file_or_buildroot_outside_a_hook_is_still_a_secret() {
         assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
     }
 }
+
+// Class: a deletion read as a write (issue 35's first class), in homes: an install script's
+// pre_remove `rm -f` of the files its post_install put into `/root` was read as writing into a
+// home, at high. A named file removed starts nothing; it is worth a look (is it the package's
+// own file, not the person's?), so review. Deleting recursively or by pattern in homes can
+// destroy a person's files, and stays high. Seen in the development set in Jovian's
+// calamares-settings-steamos (landing 4's open item).
+
+#[test]
+fn an_install_script_removing_named_files_in_a_home_is_review_not_a_write() {
+    // Shape: calamares-settings-steamos' pre_remove.
+    let script = "pre_remove() {\n  rm -f /etc/sddm.conf.d/initial-setup.conf \\\n        /root/.xsessions/initial-setup.desktop \\\n        /root/.config/kwinrulesrc\n}\n";
+    let r = audit(&package("initial-setup", "'sddm'", script));
+    assert_eq!(
+        max_of(&r, "AUR-WRITE-HOME"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Review, "{}", r.to_text());
+}
+
+#[test]
+fn an_install_script_deleting_recursively_or_by_pattern_in_homes_stays_high() {
+    for body in [
+        "  rm -rf /root/.config",
+        "  rm -f /home/*/.bashrc",
+        "  rm -r -f \"$HOME\"",
+        "  rm --recursive /home/alice/Documents",
+        "  cp /usr/share/initial-setup/kwinrulesrc /root/.config/",
+    ] {
+        let script = format!("post_install() {{\n{body}\n}}\n");
+        let r = audit(&package("initial-setup", "'sddm'", &script));
+        assert_eq!(
+            max_of(&r, "AUR-WRITE-HOME"),
+            Some(Severity::High),
+            "{body}: {}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Dangerous, "{body}: {}", r.to_text());
+    }
+}

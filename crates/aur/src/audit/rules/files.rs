@@ -638,7 +638,14 @@ fn judge_write(
     let home = p.starts_with("$HOME") || p.starts_with("/home/") || p.starts_with("/root");
     match cmd.phase {
         Phase::Install | Phase::Hook => {
-            if home {
+            if home && effect == Effect::Delete && !sweeping_delete(cmd, p) {
+                sink.cmd(
+                    "AUR-WRITE-HOME",
+                    Severity::Medium,
+                    cmd,
+                    format!("a root install script removes {raw} from a home directory: a deletion starts nothing, but check it is a file the package itself put there, not the person's"),
+                );
+            } else if home {
                 sink.cmd(
                     "AUR-WRITE-HOME",
                     Severity::High,
@@ -665,6 +672,26 @@ fn judge_write(
             );
         }
     }
+}
+
+/// A deletion that can reach more than the files it names: recursive (`rm -r`, `-rf`,
+/// `--recursive`), by a pattern (`/home/*/.bashrc`), or of a home itself (`$HOME`, `/root`).
+fn sweeping_delete(cmd: &Cmd, p: &str) -> bool {
+    let (_, args) = names::program(cmd);
+    let recursive = args.iter().any(|a| {
+        let t = a.text.as_str();
+        t == "--recursive"
+            || (t.starts_with('-') && !t.starts_with("--") && (t.contains('r') || t.contains('R')))
+    });
+    let depth = p
+        .trim_start_matches("$HOME")
+        .trim_start_matches("/root")
+        .trim_start_matches("/home/")
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .count();
+    recursive || p.contains(['*', '?', '[']) || depth == 0 || (p.starts_with("/home/") && depth < 2)
 }
 
 /// Does the command only make directories (`mkdir`, `install -d`)?
