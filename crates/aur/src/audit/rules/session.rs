@@ -5,7 +5,7 @@
 //! own user service down before an upgrade or a removal.
 
 use crate::audit::names;
-use crate::audit::shell::{Cmd, Word};
+use crate::audit::shell::{Cmd, Taint, Word};
 
 /// `systemctl --user` verbs that start no code in the session: reload the manager's view of
 /// unit files, ask, stop, disable.
@@ -38,7 +38,7 @@ pub(super) fn quiet_user_systemctl(cmd: &Cmd) -> Option<&'static str> {
                 .position(|a| a.text == "-c" || a.text == "--command")
             {
                 let text = args.get(i + 1)?;
-                if !text.subs.is_empty() {
+                if !text.subs.is_empty() || foreign(text) {
                     return None;
                 }
                 one_simple_command(&text.text)?
@@ -71,8 +71,14 @@ pub(super) fn quiet_user_systemctl(cmd: &Cmd) -> Option<&'static str> {
 /// The words' texts, when none holds a variable or a substitution's output.
 fn literal(args: &[Word]) -> Option<Vec<String>> {
     args.iter()
-        .map(|a| (!a.dynamic && a.subs.is_empty()).then(|| a.text.clone()))
+        .map(|a| (!a.dynamic && a.subs.is_empty() && !foreign(a)).then(|| a.text.clone()))
         .collect()
+}
+
+/// Text that came from a download, a decoder or hidden text: never the file's own words.
+fn foreign(w: &Word) -> bool {
+    w.taint
+        .has(Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED))
 }
 
 /// The words of a `-c` string holding one simple command: no list, pipe, redirection,
