@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{Ctx, Sink};
+use super::{Ctx, Sink, session};
 use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, Phase, Taint, Word};
@@ -246,6 +246,18 @@ fn elevation(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                     Severity::Low,
                     cmd,
                     "a program the package installs, when run through sudo or pkexec, hands this work back to the person who ran it (SUDO_USER, SUDO_UID, PKEXEC_UID, logname): less power than root, in the session of whoever started it. Check it does only what its message says".into(),
+                );
+                return;
+            }
+            if let Some(verb) = session::quiet_user_systemctl(cmd) {
+                sink.cmd(
+                    "AUR-INSTALL-AS-USER",
+                    Severity::Low,
+                    cmd,
+                    format!(
+                        "switches to a person's account {} only for `systemctl --user {verb}`: it starts nothing in their session (reloading, asking, stopping or disabling a user unit); check the unit is the package's own",
+                        cmd.phase.label()
+                    ),
                 );
                 return;
             }

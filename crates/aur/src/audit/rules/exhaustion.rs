@@ -34,6 +34,37 @@ fn writes_a_file(cmd: &Cmd) -> bool {
     })
 }
 
+/// A later stage of `cmd`'s pipeline stops reading after a bound (`head -n 2000`,
+/// `head -c 5M`, `dd count=N`): the producer ends when it closes the pipe, so the file behind
+/// gets that much and no more.
+fn bounded_downstream(ctx: &Ctx, cmd: &Cmd) -> bool {
+    let Some((id, stage, _)) = cmd.pipe else {
+        return false;
+    };
+    ctx.an.cmds.iter().any(|c| {
+        c.file == cmd.file
+            && c.in_subst == cmd.in_subst
+            && c.pipe.is_some_and(|(i, s, _)| i == id && s > stage)
+            && {
+                let (name, args) = names::program(c);
+                match name {
+                    "head" => args.iter().any(|a| {
+                        let t = a.text.as_str();
+                        t.starts_with("-n")
+                            || t.starts_with("-c")
+                            || t.starts_with("--lines")
+                            || t.starts_with("--bytes")
+                            || (t.len() > 1
+                                && t.starts_with('-')
+                                && t[1..].chars().all(|c| c.is_ascii_digit()))
+                    }),
+                    "dd" => args.iter().any(|a| a.text.starts_with("count=")),
+                    _ => false,
+                }
+            }
+    })
+}
+
 /// A size like `100G`, `20GiB`, `50000M` of at least 10 GiB.
 fn huge(size: &str) -> bool {
     let s = size.trim().to_ascii_uppercase();
@@ -111,7 +142,8 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             && argv::parse(args, "lo", "", &["--length", "--offset"])
                 .value(&["-l", "--length"])
                 .is_some_and(|l| huge(&l));
-        if endless_dd || endless_cat || endless_yes || fill {
+        let endless = (endless_dd || endless_cat || endless_yes) && !bounded_downstream(ctx, cmd);
+        if endless || fill {
             sink.cmd(
                 "AUR-RESOURCE-EXHAUSTION",
                 Severity::High,

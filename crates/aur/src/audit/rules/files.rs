@@ -5,7 +5,7 @@
 use super::{Ctx, Sink, argv, units};
 use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
-use crate::audit::shell::{Cmd, Phase, Word, join_path};
+use crate::audit::shell::{Cmd, FileKind, Phase, Word, join_path};
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     for cmd in &ctx.an.cmds {
@@ -39,7 +39,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             if drops_rules || (operand && (makes_dir(cmd) || (rules && narrowing_mode(cmd)))) {
                 continue;
             }
-            if let Some(what) = secret(&p) {
+            if !in_image_root(ctx, cmd, &p)
+                && let Some(what) = secret(&p)
+            {
                 sink.cmd(
                     "AUR-SECRETS",
                     Severity::Critical,
@@ -86,6 +88,48 @@ fn in_build_folder(p: &str) -> bool {
         .any(|d| {
             p.strip_prefix(d)
                 .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+        })
+}
+
+/// mkinitcpio's functions an install hook's `build()` calls to put files into the image.
+const INITCPIO_API: &[&str] = &[
+    "add_binary",
+    "add_file",
+    "add_dir",
+    "add_symlink",
+    "add_full_dir",
+    "add_module",
+    "add_all_modules",
+    "add_checked_modules",
+    "add_runscript",
+    "add_udev_rule",
+    "add_systemd_unit",
+    "add_firmware",
+];
+
+/// Under `$BUILDROOT` in a mkinitcpio install hook the package ships: mkinitcpio sources the
+/// hook and runs its `build()` (and the helpers it calls) with `BUILDROOT` set to the
+/// initramfs image it is assembling, a staging
+/// root like `$pkgdir` — `$BUILDROOT/etc/shadow` is the image's file, not the system's. A file
+/// is such a hook when it is one of the package's files (not the PKGBUILD or an install script)
+/// and calls mkinitcpio's `add_*` functions without defining them. Anywhere else nothing sets
+/// `BUILDROOT`, and the path is the live one.
+fn in_image_root(ctx: &Ctx, cmd: &Cmd, p: &str) -> bool {
+    let under = ["${BUILDROOT}", "$BUILDROOT"].iter().any(|d| {
+        p.strip_prefix(d)
+            .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+    });
+    under
+        && ctx
+            .an
+            .files
+            .get(cmd.file)
+            .is_some_and(|f| f.kind == FileKind::Local)
+        && ctx.an.cmds.iter().any(|c| {
+            let name = names::program(c).0;
+            c.file == cmd.file
+                && INITCPIO_API.contains(&name)
+                && !ctx.an.functions.iter().any(|f| f == name)
         })
 }
 
@@ -506,7 +550,7 @@ fn judge_write(
     sink: &mut Sink,
 ) {
     let p = strip_dd(p);
-    let persists = if in_build_folder(p) || effect == Effect::Mode {
+    let persists = if in_build_folder(p) || in_image_root(ctx, cmd, p) || effect == Effect::Mode {
         None
     } else {
         persistence(p)
@@ -594,7 +638,14 @@ fn judge_write(
     let home = p.starts_with("$HOME") || p.starts_with("/home/") || p.starts_with("/root");
     match cmd.phase {
         Phase::Install | Phase::Hook => {
-            if home {
+            if home && effect == Effect::Delete && !sweeping_delete(cmd, p) {
+                sink.cmd(
+                    "AUR-WRITE-HOME",
+                    Severity::Medium,
+                    cmd,
+                    format!("a root install script removes {raw} from a home directory: a deletion starts nothing, but check it is a file the package itself put there, not the person's"),
+                );
+            } else if home {
                 sink.cmd(
                     "AUR-WRITE-HOME",
                     Severity::High,
@@ -621,6 +672,26 @@ fn judge_write(
             );
         }
     }
+}
+
+/// A deletion that can reach more than the files it names: recursive (`rm -r`, `-rf`,
+/// `--recursive`), by a pattern (`/home/*/.bashrc`), or of a home itself (`$HOME`, `/root`).
+fn sweeping_delete(cmd: &Cmd, p: &str) -> bool {
+    let (_, args) = names::program(cmd);
+    let recursive = args.iter().any(|a| {
+        let t = a.text.as_str();
+        t == "--recursive"
+            || (t.starts_with('-') && !t.starts_with("--") && (t.contains('r') || t.contains('R')))
+    });
+    let depth = p
+        .trim_start_matches("$HOME")
+        .trim_start_matches("/root")
+        .trim_start_matches("/home/")
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .count();
+    recursive || p.contains(['*', '?', '[']) || depth == 0 || (p.starts_with("/home/") && depth < 2)
 }
 
 /// Does the command only make directories (`mkdir`, `install -d`)?

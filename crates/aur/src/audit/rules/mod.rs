@@ -9,6 +9,7 @@ mod modes;
 mod obfuscation;
 mod own_group;
 mod pkgmgr;
+mod session;
 mod sources;
 mod spread;
 mod srcinfo_check;

@@ -53,6 +53,17 @@ const UNNAMED_UNITS: &[(&str, &str)] = &[
     ("httpd", "apache"),
     ("nfs-server", "nfs-utils"),
     ("systemd-*", "systemd"),
+    // systemd's own units named without `systemd-` (its file list): the console and serial
+    // logins and the targets for remote file systems and volumes, which Arch's systemd.install
+    // enables by default. Not `debug-shell` (a root shell on a console, never a default).
+    ("getty", "systemd"),
+    ("serial-getty", "systemd"),
+    ("console-getty", "systemd"),
+    ("container-getty", "systemd"),
+    ("autovt", "systemd"),
+    ("remote-fs", "systemd"),
+    ("remote-cryptsetup", "systemd"),
+    ("remote-veritysetup", "systemd"),
 ];
 
 /// systemd's units that send the journal off the machine or serve it over the network: turning
@@ -144,12 +155,14 @@ pub(super) fn dependency_unit(ctx: &Ctx, unit: &str) -> Option<String> {
     if let Some(d) = deps.iter().find(|d| named_for(&want, d)) {
         return Some(d.clone());
     }
+    // An instance (`getty@tty1`) is its template's unit (`getty@`).
+    let template = want.split('@').next().unwrap_or(&want);
     UNNAMED_UNITS
         .iter()
         .find(|(u, pkg)| {
             let named = match u.strip_suffix('*') {
                 Some(prefix) => want.starts_with(prefix),
-                None => want == *u,
+                None => template == *u,
             };
             named && has(&deps, pkg)
         })
