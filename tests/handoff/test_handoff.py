@@ -797,7 +797,7 @@ def no_helper_running() -> bool:
     return True
 
 
-def agent_with_config(session, name: str, pacman_conf: str, **env) -> Agent:
+def agent_with_config(session, name: str, pacman_conf: str, allow: tuple = ("handoff install",), **env) -> Agent:
     """Another stdio server of the same person, with its own config file."""
     root = HOME / name
     cfg = root / "archgate"
@@ -807,7 +807,7 @@ def agent_with_config(session, name: str, pacman_conf: str, **env) -> Agent:
         d.chmod(0o700)
     conf = cfg / "config.toml"
     conf.write_text(
-        f'[arch]\npacman_conf = "{pacman_conf}"\n\n[policy]\nallow = ["handoff install"]\n\n'
+        f'[arch]\npacman_conf = "{pacman_conf}"\n\n[policy]\nallow = {json.dumps(list(allow))}\n\n'
         '[approval]\npage = false\nnotifications = false\n\n[tools]\ntimeouts = { handoff = 120 }\n'
     )
     os.chown(conf, UID, GID)
@@ -1089,3 +1089,92 @@ def test_an_omarchy_route_whose_script_the_person_can_write_is_not_handed_off(se
         assert no_helper_running()
     finally:
         a.close()
+
+
+# ---- attack 12 F2, attack 13 F1, F2: what a route's script gives sudo, judged as it runs ----
+
+def test_a_routes_pacman_is_judged_by_the_file_it_reads_not_by_archgates_setting(session, person):
+    # Attack 13 F2: the agent pointed `[arch] pacman_conf` at a harmless root's file; the route's
+    # pacman read another (here the script's own --config; on Omarchy /etc/pacman.conf) naming
+    # a repository of the person's, and installed the agent's package on the person's password.
+    clean = WORK / "conf-clean"
+    clean.mkdir(exist_ok=True)
+    (clean / "pacman.conf").write_text(Path(CONF).read_text())
+    repo = HOME / "own-repo-route"
+    repo.mkdir(exist_ok=True)
+    os.chown(repo, UID, GID)
+    original = Path(CONF).read_text()
+    Path(CONF).write_text(original + f"\n[own]\nSigLevel = Optional TrustAll\nServer = file://{repo}\n")
+    a = agent_with_config(session, "config-route-conf", str(clean / "pacman.conf"),
+                          allow=("handoff omarchy pkg add",))
+    before = installed()
+    sudoers("/usr/bin/pacman", tries=5)
+    log_before = sudo_log()
+    pid = 0
+    try:
+        q = route_handoff(a, "pkg add", ["handoff-route"])
+        pid = person.helper(q)
+        person.wait_prompt(pid)
+        person.answer_prompt(pid, "Return")
+        r = result(q)
+        # Nothing ran as root, and sudo never asked for the password.
+        d = r.get("details", r)
+        assert d["outcome"] == "ran" and d["exit_code"] != 0, r
+        assert "nothing ran as root" in d["output_tail"] and str(repo) in d["output_tail"], r
+        assert installed() == before
+        # sudo was never asked to run the route's pacman (this test's part of sudo's log).
+        assert "handoff-route" not in sudo_log()[len(log_before):]
+    finally:
+        if pid:
+            person.close_terminal(pid)
+        Path(CONF).write_text(original)
+        sudoers("/usr/bin/pacman")
+        a.close()
+
+
+def test_a_command_specific_defaults_with_arguments_is_seen_by_the_probe_of_the_exact_line(agent, person):
+    # Attack 12 F2: `Defaults!ALIAS !authenticate` whose alias carries the script's arguments is
+    # invisible to the listing and to the probes of each program without arguments; the agent's
+    # Enter alone ran the route's sudo pacman. The asking sudo asks sudo about the exact line.
+    SUDOERS.write_text(
+        f"Defaults:{USER} logfile={SUDO_LOG}\n"
+        f"Cmnd_Alias HOPKG = /usr/bin/pacman --config {CONF} -S --noconfirm --needed handoff-route\n"
+        f"Defaults!HOPKG !authenticate\n{USER} ALL=(root) /usr/bin/pacman\n")
+    SUDOERS.chmod(0o440)
+    before = installed()
+    pid = 0
+    try:
+        q = route_handoff(agent, "pkg add", ["handoff-route"])
+        pid = person.helper(q)
+        person.wait_prompt(pid)
+        person.answer_prompt(pid, "Return")  # played by any program of the person's uid
+        r = result(q)
+        d = r.get("details", r)
+        assert d["outcome"] == "ran" and d["exit_code"] != 0, r
+        assert "sudo would run this very command without asking you" in d["output_tail"], r
+        assert installed() == before
+    finally:
+        if pid:
+            person.close_terminal(pid)
+        sudoers("/usr/bin/pacman")
+
+
+def test_a_nopasswd_entry_naming_pacman_by_another_path_refuses_the_route(agent, person):
+    # Attack 13 F1: `/bin/pacman` is `/usr/bin/pacman` for sudo on a merged-/usr system (same
+    # base name, same file); judged "another command", the agent's Enter alone ran the route.
+    spelt = "/bin/pacman"
+    if not (os.path.exists(spelt) and os.path.samefile(spelt, "/usr/bin/pacman")):
+        pytest.skip("/bin/pacman is not /usr/bin/pacman here")
+    sudoers(f"/usr/bin/pacman\n{USER} ALL=(root) NOPASSWD: {spelt} --config {CONF} -S *")
+    before = installed()
+    pid = 0
+    try:
+        q = route_handoff(agent, "pkg add", ["handoff-route"])
+        pid = person.helper()
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused" and "NOPASSWD" in r["message"], r
+        assert installed() == before
+    finally:
+        if pid:
+            person.close_terminal(pid)
+        sudoers("/usr/bin/pacman")

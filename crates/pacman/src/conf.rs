@@ -26,6 +26,11 @@ pub struct RepoConf {
     pub sig_level: Vec<String>,
     /// `Usage` words, when set.
     pub usage: Vec<String>,
+    /// `CacheServer` URLs in order (pacman 7), `$repo`/`$arch` already substituted.
+    pub cache_servers: Vec<String>,
+    /// Directives of the section that are none of the above (pacman warns and ignores them;
+    /// kept so that a caller can refuse what it does not judge).
+    pub unknown: Vec<String>,
 }
 
 /// The parsed configuration, with pacman's defaults applied.
@@ -47,6 +52,9 @@ pub struct PacmanConf {
     pub gpg_dir: Option<PathBuf>,
     /// `HookDir` values.
     pub hook_dirs: Vec<PathBuf>,
+    /// `XferCommand`, as written: the program pacman runs (as root) for every download, with
+    /// its arguments (`%u`, `%o` left for pacman).
+    pub xfer_command: Option<String>,
     /// `Architecture` values as written (`auto` kept).
     pub architectures: Vec<String>,
     /// The architecture used for `$arch` (first value, `auto` resolved).
@@ -157,6 +165,8 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
                         servers: Vec::new(),
                         sig_level: Vec::new(),
                         usage: Vec::new(),
+                        cache_servers: Vec::new(),
+                        unknown: Vec::new(),
                     });
                 }
             }
@@ -206,9 +216,15 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
                         .ok_or_else(|| err(line_no, ConfProblem::MissingValue(key.to_owned())))?;
                     repo.servers.push(v.to_owned());
                 }
+                "CacheServer" => {
+                    let v = value
+                        .filter(|v| !v.is_empty())
+                        .ok_or_else(|| err(line_no, ConfProblem::MissingValue(key.to_owned())))?;
+                    repo.cache_servers.push(v.to_owned());
+                }
                 "SigLevel" => repo.sig_level = words,
                 "Usage" => repo.usage = words,
-                _ => {}
+                other => repo.unknown.push(other.to_owned()),
             }
         }
     }
@@ -297,6 +313,7 @@ impl Raw {
             .into_iter()
             .map(PathBuf::from)
             .collect();
+        let xfer_command = single(take("XferCommand"));
         let architectures = take("Architecture").unwrap_or_default();
         let arch = match architectures.first().map(String::as_str) {
             None | Some("auto") => std::env::consts::ARCH.to_owned(),
@@ -311,13 +328,17 @@ impl Raw {
         let repos = self
             .repos
             .into_iter()
-            .map(|repo| RepoConf {
-                servers: repo
-                    .servers
-                    .iter()
-                    .map(|s| s.replace("$repo", &repo.name).replace("$arch", &arch))
-                    .collect(),
-                ..repo
+            .map(|repo| {
+                let subst = |v: &[String]| -> Vec<String> {
+                    v.iter()
+                        .map(|s| s.replace("$repo", &repo.name).replace("$arch", &arch))
+                        .collect()
+                };
+                RepoConf {
+                    servers: subst(&repo.servers),
+                    cache_servers: subst(&repo.cache_servers),
+                    ..repo
+                }
             })
             .collect();
         PacmanConf {
@@ -329,6 +350,7 @@ impl Raw {
             log_file,
             gpg_dir,
             hook_dirs,
+            xfer_command,
             architectures,
             arch,
             ignore_pkg,
@@ -388,6 +410,24 @@ mod tests {
         assert_eq!(conf.repos[1].servers[1], "file:///srv/extra");
         assert_eq!(conf.repos[1].sig_level, ["Optional", "TrustAll"]);
         assert_eq!(conf.repo("nope").unwrap_err().kind(), "unknown_repo");
+    }
+
+    #[test]
+    fn the_downloader_cache_servers_and_unknown_directives_are_kept() {
+        // pacman.conf(5)'s own XferCommand example, and pacman 7's CacheServer.
+        let conf = PacmanConf::parse(
+            Path::new("/p"),
+            "[options]\nXferCommand = /usr/bin/curl -L -C - -f -o %o %u\n\n[custom]\n\
+             CacheServer = file:///srv/$repo/cache\nServer = file:///srv/$repo\nFrobnicate = 1\n",
+        )
+        .unwrap();
+        assert_eq!(
+            conf.xfer_command.as_deref(),
+            Some("/usr/bin/curl -L -C - -f -o %o %u")
+        );
+        assert!(!conf.options.contains_key("XferCommand"));
+        assert_eq!(conf.repos[0].cache_servers, ["file:///srv/custom/cache"]);
+        assert_eq!(conf.repos[0].unknown, ["Frobnicate"]);
     }
 
     #[test]

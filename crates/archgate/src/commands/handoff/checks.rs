@@ -42,6 +42,13 @@ pub(super) fn rebuilt(p: &Prepared, pacman_conf: &std::path::Path) -> Result<Pre
             pacman::check_cache_file(path, &c.cache_dirs).map_err(|e| e.message)?;
         }
     }
+    if operation.reads_default_pacman_conf() {
+        let c = archgate_pacman::conf::PacmanConf::load(std::path::Path::new(
+            crate::tools::handoff::pacman_reads::DEFAULT_CONF,
+        ))
+        .map_err(|e| format!("pacman's configuration: {e}"))?;
+        pacman::check_conf(&c).map_err(|e| e.message)?;
+    }
     pacman::check_pacnew_paths(&operation).map_err(|e| e.message)?;
     Ok(Prepared {
         argv,

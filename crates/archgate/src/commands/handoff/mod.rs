@@ -24,6 +24,7 @@ use std::process::ExitCode;
 use super::{out, out_raw};
 
 pub mod as_sudo;
+mod as_sudo_checks;
 mod checks;
 mod route_rebuilt;
 mod sudo_asks;
@@ -76,7 +77,12 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
                 Err(e) => Err(e),
             }
         } else {
-            route_rebuilt::rebuilt_route(&prepared, &cfg.arch.pacman_conf)
+            // The file the script's pacman reads, never archgate's setting (attack 13 F2); a
+            // script's own `--config` is judged by the asking sudo on the exact line.
+            route_rebuilt::rebuilt_route(
+                &prepared,
+                std::path::Path::new(crate::tools::handoff::pacman_reads::DEFAULT_CONF),
+            )
         };
         match own {
             Ok(p) => p,

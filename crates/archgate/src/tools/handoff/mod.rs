@@ -31,6 +31,7 @@ pub mod asking_sudo;
 pub mod facts_env;
 pub mod ops;
 pub mod pacman;
+pub(crate) mod pacman_reads;
 pub mod pam;
 pub mod pinned;
 pub mod registry;
@@ -243,6 +244,13 @@ impl Tool for Handoff {
             } else {
                 None
             };
+            if operation.reads_default_pacman_conf() {
+                let c = archgate_pacman::conf::PacmanConf::load(std::path::Path::new(
+                    pacman_reads::DEFAULT_CONF,
+                ))
+                .map_err(domain_err)?;
+                pacman::check_conf(&c)?;
+            }
             if operation.takes_pacman_lock()
                 && let Some(c) = &read_conf
             {
@@ -426,10 +434,14 @@ impl Handoff {
         let args = a.args.unwrap_or_default();
         let r = route::prepare(&self.desktop, cx, probe, route, &args).await?;
         // A script that gives sudo pacman reads pacman's configuration as root: root's alone, as
-        // for every pacman hand-off (attack 12 F1).
+        // for every pacman hand-off (attack 12 F1) — the file its pacman reads, pacman's
+        // default, never archgate's `[arch] pacman_conf`, which the agent can write (attack 13
+        // F2). A `--config` of the script's own is judged by the asking sudo on the exact line.
         if route::runs_pacman(&r.script) {
-            let c = archgate_pacman::conf::PacmanConf::load(&cx.config.arch.pacman_conf)
-                .map_err(domain_err)?;
+            let c = archgate_pacman::conf::PacmanConf::load(std::path::Path::new(
+                pacman_reads::DEFAULT_CONF,
+            ))
+            .map_err(domain_err)?;
             pacman::check_conf(&c)?;
         }
         let mut action = Action::from_plan(plan);

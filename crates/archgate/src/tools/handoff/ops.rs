@@ -332,6 +332,15 @@ impl Operation {
             )
     }
 
+    /// Whether its program reads pacman's default configuration itself, whatever archgate's
+    /// `[arch] pacman_conf` says: paccache finds the cache directories it deletes from through
+    /// `pacman-conf`, which reads `/etc/pacman.conf` (its argv names no other). That file, not
+    /// the setting, is then judged root's alone (attack 13 F2's class: *the check reads a
+    /// different object than the privileged command uses*).
+    pub fn reads_default_pacman_conf(&self) -> bool {
+        matches!(self, Operation::CleanCache)
+    }
+
     /// What it will change, in words for the person.
     pub fn changes(&self) -> String {
         match self {

@@ -1,60 +1,13 @@
 //! What a pacman hand-off checks before any terminal opens: its configuration is root's alone
-//! (it decides what runs as root), an install's whole transaction is known and removes nothing
+//! (it decides what runs as root: `pacman_reads.rs`), an install's whole transaction is known and removes nothing
 //! (pacman runs `--noconfirm`), and a package file comes straight from pacman's cache.
 
 use archgate_core::tool::{ErrorKind, ToolError};
 
 use super::pinned;
 
-/// pacman's configuration decides what runs as root (its downloader, hooks, repositories,
-/// signature levels, root): every file it reads (the conf and its includes) and every directory
-/// it names must be root's alone, else the hand-off is refused with the reason (F4). Directories
-/// that do not exist (yet) are judged by the nearest one that does.
-pub(crate) fn check_conf(c: &archgate_pacman::conf::PacmanConf) -> Result<(), ToolError> {
-    let refuse = |why: String| {
-        ToolError::new(
-            ErrorKind::Refused,
-            format!(
-                "pacman's configuration is not root's alone, so a hand-off would let whoever can write it run code as root: {why}"
-            ),
-        )
-        .next("tell the person: a hand-off uses only a pacman.conf (and includes and directories) that root alone can write; they can run the step themselves")
-    };
-    for f in std::iter::once(&c.path).chain(&c.files) {
-        pinned::root_file(f).map_err(refuse)?;
-    }
-    // pacman's log is written as root: its directory too (attack 12 F1: a link there made root
-    // create a file where only root may).
-    let log_dir = c.log_file.parent().map(std::path::Path::to_path_buf);
-    let dirs = [&c.root_dir, &c.db_path]
-        .into_iter()
-        .chain(log_dir.as_ref())
-        .chain(&c.cache_dirs)
-        .chain(&c.hook_dirs)
-        .chain(c.gpg_dir.as_ref());
-    // A repository on this machine (`Server = file://DIR`) decides what root installs as much as
-    // the configuration does (attack 12 F1: an aurutils-style local repository of the person's,
-    // the agent's to write, and `pacman -Syu` installed the agent's setuid package).
-    for d in dirs.chain(local_repositories(c).iter()) {
-        let existing = d
-            .ancestors()
-            .find(|a| a.exists())
-            .unwrap_or(std::path::Path::new("/"));
-        pinned::root_dir(existing).map_err(refuse)?;
-    }
-    Ok(())
-}
-
-/// The directories of the repositories pacman reads from this machine: every `Server =
-/// file://DIR` of every repository.
-fn local_repositories(c: &archgate_pacman::conf::PacmanConf) -> Vec<std::path::PathBuf> {
-    c.repos
-        .iter()
-        .flat_map(|r| &r.servers)
-        .filter_map(|s| s.strip_prefix("file://"))
-        .map(std::path::PathBuf::from)
-        .collect()
-}
+/// pacman's configuration, all it names, judged root's alone (`pacman_reads.rs`).
+pub(crate) use super::pacman_reads::check_conf;
 
 /// The files a `.pacnew` hand-off renames or deletes as root: the `.pacnew`/`.pacsave` itself
 /// root's alone, and every directory from `/` to it and to the live file root's alone too, so no
@@ -219,20 +172,6 @@ mod tests {
             let e = check_pacnew_paths(&op).unwrap_err();
             assert!(e.message.contains("root is not alone"), "{}", e.message);
         }
-    }
-
-    #[test]
-    fn a_repository_on_this_machine_is_judged_like_the_configuration() {
-        // In the shape of aurutils' local repository (its documented `[custom]` section).
-        let c = archgate_pacman::conf::PacmanConf::parse(
-            std::path::Path::new("/etc/pacman.conf"),
-            "[options]\nArchitecture = x86_64\n\n[core]\nServer = https://geo.mirror.pkgbuild.com/$repo/os/$arch\n\n[custom]\nSigLevel = Optional TrustAll\nServer = file:///home/alice/.local/share/repo\n",
-        )
-        .unwrap();
-        assert_eq!(
-            local_repositories(&c),
-            [std::path::PathBuf::from("/home/alice/.local/share/repo")]
-        );
     }
 
     #[test]

@@ -127,13 +127,15 @@ pub async fn prepare(
     })
 }
 
-/// Whether the script gives `sudo` pacman — by name, by its path, or through `env` (Omarchy's
-/// `sudo env OMARCHY_UPDATE_PACMAN=1 pacman …`): it then reads pacman's configuration as root.
+/// Whether the script gives `sudo` pacman — by name, by its path, through `env` (Omarchy's
+/// `sudo env OMARCHY_UPDATE_PACMAN=1 pacman …`), `pacman-key` (pacman's GnuPG directory), or a
+/// script of Omarchy's own that may run either as root: it then reads pacman's configuration as
+/// root.
 pub fn runs_pacman(script: &RouteScript) -> bool {
-    script
-        .sudo_programs
-        .iter()
-        .any(|p| matches!(p.rsplit('/').next(), Some("pacman" | "env")))
+    script.sudo_programs.iter().any(|p| {
+        let base = p.rsplit('/').next().unwrap_or(p);
+        matches!(base, "pacman" | "pacman-key" | "env") || base.starts_with("omarchy")
+    })
 }
 
 /// Why what a route's script (and the scripts it calls) was read doing keeps it from being

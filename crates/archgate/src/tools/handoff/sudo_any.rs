@@ -119,19 +119,58 @@ fn entry_skips_password(entry: &str, program: &str) -> Option<String> {
     None
 }
 
-/// Whether a command spec could match `program`: `ALL`, the path (with or without arguments),
-/// a directory holding it, or any pattern (judged as a match: unsure means no). An empty
-/// `program` is any command (a route's script may run sudo with any): every spec matches.
+/// Whether a command spec could match `program`: `ALL`, the same file (with or without
+/// arguments), a directory holding it, or any pattern (judged as a match: unsure means no). An
+/// empty `program` is any command (a route's script may run sudo with any): every spec matches.
+///
+/// Class (attack 13 F1): *sudo's decision predicted by a textual comparison sudo does not make*.
+/// sudo matches a command by its base name and then by the file itself (device and inode, links
+/// followed), so `/bin/pacman`, `/usr/sbin/pacman` or `/usr/bin/./pacman` on a merged-/usr system
+/// is the rule for `/usr/bin/pacman`: judged the same way here, by [`same_program`].
 fn could_match(spec: &str, program: &str) -> bool {
     let cmd = spec.split_whitespace().next().unwrap_or("");
     let cmd = cmd.strip_prefix('!').unwrap_or(cmd);
     program.is_empty()
         || cmd == "ALL"
-        || cmd == program
+        || same_program(cmd, program)
         || cmd.contains(['*', '?', '['])
-        || (cmd.ends_with('/') && program.starts_with(cmd))
+        || (cmd.ends_with('/') && in_directory(cmd, program))
         || cmd.starts_with("sha") // a digest-qualified command: judged as a match
         || !cmd.starts_with('/')
+}
+
+/// Whether a directory entry (`/bin/`) holds `program` for sudo: the program's base name in that
+/// directory is the same file (on a merged-/usr system `/bin/` holds `/usr/bin/pacman`).
+fn in_directory(dir: &str, program: &str) -> bool {
+    let Some(base) = std::path::Path::new(program).file_name() else {
+        return true;
+    };
+    // sudo looks the name up in the directory: nothing there (only root could put it there)
+    // is no match.
+    let there = std::path::Path::new(dir).join(base);
+    there.exists() && same_program(&there.to_string_lossy(), program)
+}
+
+/// Whether sudo would take the entry's command `cmd` for `program`, as sudo decides it: the same
+/// base name, and the same file by device and inode (links followed). A name whose file cannot be
+/// looked at (either side) counts as the same: unsure means no password is asked.
+fn same_program(cmd: &str, program: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let base = |p: &str| {
+        std::path::Path::new(p)
+            .file_name()
+            .map(std::ffi::OsStr::to_owned)
+    };
+    if cmd == program {
+        return true;
+    }
+    if base(cmd).is_none() || base(cmd) != base(program) {
+        return false;
+    }
+    match (std::fs::metadata(cmd), std::fs::metadata(program)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => true,
+    }
 }
 
 #[cfg(test)]
@@ -210,6 +249,42 @@ User tester may run the following commands on vm:
             judge_listing(&carried, "/usr/bin/pacman"),
             Asks::No(_)
         ));
+    }
+
+    /// Attack 13 F1: on a merged-/usr system `/bin/pacman` is sudo's rule for `/usr/bin/pacman`
+    /// (same base name, same file); the string comparison judged it "another command".
+    #[test]
+    fn a_nopasswd_entry_is_judged_by_the_file_it_names_not_its_spelling() {
+        // Spellings of this machine's own sh, whatever /bin is here (a link or a directory
+        // holding the same file): the same file by device and inode.
+        let sh = "/usr/bin/sh";
+        for other in ["/usr/bin/./sh", "/usr/bin//sh", "/bin/sh"] {
+            let same = std::fs::metadata(other).ok().map(|m| {
+                use std::os::unix::fs::MetadataExt;
+                (m.dev(), m.ino())
+            }) == std::fs::metadata(sh).ok().map(|m| {
+                use std::os::unix::fs::MetadataExt;
+                (m.dev(), m.ino())
+            });
+            let entry = NOPASSWD_PACMAN.replace("/usr/bin/pacman", &format!("{other} -c *"));
+            let judged = judge_listing(&entry, sh);
+            assert_eq!(matches!(judged, Asks::No(_)), same, "{other}: {judged:?}");
+        }
+        // A directory entry holds the program when the program's name there is the same file.
+        let bin = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/bin/");
+        let same_dir = std::fs::metadata("/bin/sh").is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(sh).is_ok_and(|n| (m.dev(), m.ino()) == (n.dev(), n.ino()))
+        });
+        assert_eq!(matches!(judge_listing(&bin, sh), Asks::No(_)), same_dir);
+        let etc = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/etc/");
+        assert_eq!(judge_listing(&etc, sh), Asks::Yes);
+        // A file that cannot be looked at, with the same base name: counted as the same.
+        let gone = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/nonexistent/bin/sh");
+        assert!(matches!(judge_listing(&gone, sh), Asks::No(_)));
+        // Another base name is another command for sudo, whatever the file.
+        let other = NOPASSWD_PACMAN.replace("/usr/bin/pacman", "/usr/bin/env");
+        assert_eq!(judge_listing(&other, sh), Asks::Yes);
     }
 
     #[test]

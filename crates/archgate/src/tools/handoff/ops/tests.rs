@@ -275,3 +275,24 @@ fn each_op_takes_exactly_its_values() {
         })
     );
 }
+
+#[test]
+fn paccache_reads_pacmans_default_configuration_whatever_the_setting_says() {
+    let setting = Path::new("/srv/other/pacman.conf");
+    let op = Operation::CleanCache;
+    let v = argv(
+        &op,
+        Path::new("/usr/bin/sudo"),
+        Path::new("/usr/bin/paccache"),
+        setting,
+    );
+    // Nothing in its argv names the setting's file: paccache reads pacman's default one, which
+    // is the one judged.
+    assert!(
+        !v.iter()
+            .any(|a| a.contains("pacman.conf") || a == "--config"),
+        "{v:?}"
+    );
+    assert!(op.reads_default_pacman_conf() && !op.reads_pacman_conf());
+    assert!(!Operation::SystemUpdate.reads_default_pacman_conf());
+}

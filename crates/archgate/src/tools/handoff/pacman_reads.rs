@@ -1,0 +1,338 @@
+//! Everything pacman reads, writes or runs as root because its configuration says so — judged
+//! root's alone, all of it, before a pacman hand-off.
+//!
+//! Class (attack 12 F1, attack 13 F3): *the check enumerates some of the options pacman reads
+//! instead of all that name a path or a program*. A repository of the person's, a log file in
+//! their directory, a downloader (`XferCommand`) or a hook's program they can write: each ran the
+//! agent's code (or wrote the agent's file) as root on the person's password. So the check is an
+//! allowlist, from pacman.conf(5) and alpm-hooks(5) (pacman 6.0 here; pacman 7's `CacheServer`,
+//! `DownloadUser` and sandbox switches too):
+//!
+//! - the file and every `Include` root's alone; `RootDir`, `DBPath`, the log's directory, every
+//!   `CacheDir`, every `HookDir` (default `/etc/pacman.d/hooks/`) and the system hook directory
+//!   (`RootDir/usr/share/libalpm/hooks/`), `GPGDir` (default `/etc/pacman.d/gnupg/`) and every
+//!   repository on this machine (`Server`/`CacheServer = file://DIR`) root's alone;
+//! - `XferCommand`: its program an absolute path, root's all the way, and every absolute path in
+//!   its words root's (pacman runs it as root for every download);
+//! - every hook in those directories: the file root's, its `Exec` program root's all the way
+//!   under `RootDir` (pacman runs hooks chrooted there) and every absolute path in its words
+//!   (a shell's `-c` text included) root's;
+//! - what is in `GPGDir` root's alone (`gpg.conf`, `gpg-agent.conf` name programs gpg runs);
+//! - `DownloadUser` never the person (the downloads would be theirs, and the agent's, to change);
+//! - any other option, or any directive of a repository archgate does not know, refuses: a
+//!   future option fails closed.
+
+use std::path::{Path, PathBuf};
+
+use archgate_core::tool::{ErrorKind, ToolError};
+use archgate_pacman::conf::PacmanConf;
+
+use super::pinned;
+
+/// The file pacman reads when nothing names another (its compiled-in default), the one an
+/// Omarchy script's `sudo pacman …` reads.
+pub const DEFAULT_CONF: &str = "/etc/pacman.conf";
+
+/// pacman's defaults when the configuration names none (`pacman-conf` prints them; not under
+/// `RootDir`).
+const DEFAULT_HOOK_DIR: &str = "/etc/pacman.d/hooks/";
+const DEFAULT_GPG_DIR: &str = "/etc/pacman.d/gnupg/";
+/// libalpm's own hook directory, under `RootDir`.
+const SYSTEM_HOOK_DIR: &str = "usr/share/libalpm/hooks/";
+
+/// `[options]` directives that name no path, program or user, so nothing of the person's can
+/// enter through them (pacman.conf(5); pacman 7's sandbox switches; `ILoveCandy`, undocumented).
+/// The path- and program-valued ones are parsed into their own fields and judged below.
+const HARMLESS_OPTIONS: &[&str] = &[
+    "UseSyslog",
+    "Color",
+    "NoProgressBar",
+    "CheckSpace",
+    "VerbosePkgLists",
+    "DisableDownloadTimeout",
+    "ParallelDownloads",
+    "CleanMethod",
+    "LocalFileSigLevel",
+    "RemoteFileSigLevel",
+    "ILoveCandy",
+    "DisableSandbox",
+    "DisableSandboxFilesystem",
+    "DisableSandboxSyscalls",
+];
+
+/// Judges `c` as the module documentation says; the refusal names what is not root's.
+pub(crate) fn check_conf(c: &PacmanConf) -> Result<(), ToolError> {
+    judge(c, nix::unistd::getuid().as_raw()).map_err(|why| {
+        ToolError::new(
+            ErrorKind::Refused,
+            format!(
+                "pacman's configuration is not root's alone, so a hand-off would let whoever can write it run code as root: {why}"
+            ),
+        )
+        .next("tell the person: a hand-off uses only a pacman.conf (and includes, directories, hooks and downloader) that root alone can write; they can run the step themselves")
+    })
+}
+
+/// The judgement itself, for the person `person` (their uid).
+pub(crate) fn judge(c: &PacmanConf, person: u32) -> Result<(), String> {
+    for f in std::iter::once(&c.path).chain(&c.files) {
+        pinned::root_file(f)?;
+    }
+    judge_settings(c, person)
+}
+
+/// What the files say, once they are known root's: every option, directory, downloader and hook.
+fn judge_settings(c: &PacmanConf, person: u32) -> Result<(), String> {
+    for (key, values) in &c.options {
+        match key.as_str() {
+            "DownloadUser" => download_user(values, person)?,
+            k if HARMLESS_OPTIONS.contains(&k) => {}
+            k => {
+                return Err(format!(
+                    "{}: the option `{k}` is one archgate does not judge",
+                    c.path.display()
+                ));
+            }
+        }
+    }
+    if let Some(r) = c.repos.iter().find(|r| !r.unknown.is_empty()) {
+        return Err(format!(
+            "{}: the directive `{}` of [{}] is one archgate does not judge",
+            c.path.display(),
+            r.unknown[0],
+            r.name
+        ));
+    }
+    for d in directories(c) {
+        existing_root_dir(&d)?;
+    }
+    gnupg_files(c)?;
+    if let Some(x) = &c.xfer_command {
+        judge_command(x, None).map_err(|e| format!("XferCommand `{x}`: {e}"))?;
+    }
+    for hook in hooks(c)? {
+        let text =
+            std::fs::read_to_string(&hook).map_err(|e| format!("{}: {e}", hook.display()))?;
+        for exec in hook_execs(&text) {
+            judge_command(&exec, Some(&c.root_dir))
+                .map_err(|e| format!("the hook {} runs `{exec}`: {e}", hook.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every directory pacman reads or writes as root by this configuration (see the module
+/// documentation).
+fn directories(c: &PacmanConf) -> Vec<PathBuf> {
+    let mut v = vec![c.root_dir.clone(), c.db_path.clone()];
+    v.extend(c.log_file.parent().map(Path::to_path_buf));
+    v.extend(c.cache_dirs.iter().cloned());
+    v.extend(hook_dirs(c));
+    v.push(
+        c.gpg_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_GPG_DIR)),
+    );
+    v.extend(local_repositories(c));
+    v
+}
+
+/// The hook directories pacman reads: libalpm's own under `RootDir`, then `HookDir`'s (or its
+/// default).
+fn hook_dirs(c: &PacmanConf) -> Vec<PathBuf> {
+    let mut v = vec![under(&c.root_dir, SYSTEM_HOOK_DIR)];
+    if c.hook_dirs.is_empty() {
+        v.push(PathBuf::from(DEFAULT_HOOK_DIR));
+    } else {
+        v.extend(c.hook_dirs.iter().cloned());
+    }
+    v
+}
+
+/// `path` (absolute or not) under `root`, as a chroot there sees it.
+fn under(root: &Path, path: &str) -> PathBuf {
+    root.join(path.trim_start_matches('/'))
+}
+
+/// The directories of the repositories pacman reads from this machine: every `Server =
+/// file://DIR` and `CacheServer = file://DIR` of every repository.
+pub(crate) fn local_repositories(c: &PacmanConf) -> Vec<PathBuf> {
+    c.repos
+        .iter()
+        .flat_map(|r| r.servers.iter().chain(&r.cache_servers))
+        .filter_map(|s| s.strip_prefix("file://"))
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// A directory that may not exist yet, judged by the nearest one that does.
+fn existing_root_dir(d: &Path) -> Result<(), String> {
+    let existing = d.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"));
+    pinned::root_dir(existing).map(|_| ())
+}
+
+/// `DownloadUser` (pacman 7): pacman downloads as that user; never the person.
+fn download_user(values: &[String], person: u32) -> Result<(), String> {
+    let name = values.first().map(String::as_str).unwrap_or("");
+    match nix::unistd::User::from_name(name) {
+        Ok(Some(u)) if u.uid.as_raw() == person => Err(format!(
+            "DownloadUser is {name}, you: what pacman downloads would be any program of yours to change"
+        )),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("DownloadUser {name}: {e}")),
+    }
+}
+
+/// What is in pacman's GnuPG directory, root's alone: root alone can add to a directory root's
+/// alone, but a file there root handed to the person would be the agent's to write — and
+/// `gpg.conf` or `gpg-agent.conf` name programs gpg runs as root (`pinentry-program`, …). Its
+/// sockets are no code.
+fn gnupg_files(c: &PacmanConf) -> Result<(), String> {
+    let dir = c
+        .gpg_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_GPG_DIR));
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(()); // none there (its nearest directory is judged root's)
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => pinned::root_dir(&p).map(|_| ())?,
+            Ok(m) if m.is_file() || m.file_type().is_symlink() => {
+                pinned::root_file(&p).map(|_| ())?
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Every hook file pacman would read: `*.hook` in each hook directory, root's all the way. A
+/// hook masked by a link to `/dev/null` (alpm-hooks(5)) is none.
+fn hooks(c: &PacmanConf) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    for dir in hook_dirs(c) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue; // none there (its nearest directory is judged root's)
+        };
+        let mut names: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "hook"))
+            .collect();
+        names.sort();
+        for p in names {
+            if std::fs::canonicalize(&p).is_ok_and(|r| r == Path::new("/dev/null")) {
+                continue;
+            }
+            found.push(pinned::root_file(&p)?);
+        }
+    }
+    Ok(found)
+}
+
+/// The `Exec` values of a hook's `[Action]` section (alpm-hooks(5)).
+fn hook_execs(text: &str) -> Vec<String> {
+    let mut in_action = false;
+    let mut v = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('#') || t.is_empty() {
+            continue;
+        }
+        if let Some(section) = t.strip_prefix('[') {
+            in_action = section.trim_end_matches(']').trim() == "Action";
+            continue;
+        }
+        if let Some((k, val)) = t.split_once('=')
+            && in_action
+            && k.trim() == "Exec"
+        {
+            v.push(val.trim().to_owned());
+        }
+    }
+    v
+}
+
+/// A command pacman runs as root (`XferCommand`, a hook's `Exec`): its program an absolute path
+/// root's all the way, and every absolute path in its words — a shell's `-c` text split too —
+/// root's, under `chroot` when pacman runs it there. Quoting as pacman splits it (whitespace,
+/// single and double quotes); a word that does not close refuses.
+pub(crate) fn judge_command(cmd: &str, chroot: Option<&Path>) -> Result<(), String> {
+    let words = split_words(cmd).ok_or("its quoting does not close")?;
+    let at = |p: &str| match chroot {
+        Some(root) => under(root, p),
+        None => PathBuf::from(p),
+    };
+    let program = words.first().ok_or("it is empty")?;
+    if !program.starts_with('/') {
+        return Err("its program is not named by an absolute path".into());
+    }
+    pinned::root_file(&at(program))?;
+    for w in &words {
+        for token in w.split(|ch: char| ch.is_whitespace() || "'\";|&()<>`=,".contains(ch)) {
+            if token.starts_with('/') {
+                judge_path(&at(token))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A path a root command names: a file or directory root's all the way; one that does not exist
+/// by its nearest existing ancestor; a device or socket (`/dev/null`) is no code.
+fn judge_path(p: &Path) -> Result<(), String> {
+    let existing = p.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"));
+    match std::fs::metadata(existing) {
+        Ok(m) if m.is_dir() => pinned::root_dir(existing).map(|_| ()),
+        Ok(m) if m.is_file() => pinned::root_file(existing).map(|_| ()),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("{}: {e}", existing.display())),
+    }
+}
+
+/// Words split on whitespace, with single and double quotes grouping and a backslash escaping
+/// the next character (pacman's own splitting of `XferCommand` and `Exec`). `None` when a quote
+/// does not close.
+fn split_words(s: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars();
+    let mut quote: Option<char> = None;
+    while let Some(ch) = chars.next() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"') | None, '\\') => {
+                cur.push(chars.next()?);
+                in_word = true;
+            }
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(ch);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return None;
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Some(words)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,141 @@
+use super::*;
+use std::os::unix::fs::PermissionsExt;
+
+/// A directory of someone else than root: the test's own (a normal user), or handed to nobody
+/// when the test runs as root — the person's, in the shape of `~/bin` with their download helper.
+fn persons_dir() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let helper = d.path().join("fetch.sh");
+    std::fs::write(&helper, "#!/bin/sh\nexec /usr/bin/curl -o \"$2\" \"$1\"\n").unwrap();
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if nix::unistd::geteuid().is_root() {
+        let nobody = Some(nix::unistd::Uid::from_raw(65534));
+        for p in [d.path().to_owned(), helper] {
+            nix::unistd::chown(&p, nobody, None).unwrap();
+        }
+    }
+    d
+}
+
+fn conf(text: &str) -> PacmanConf {
+    PacmanConf::parse(Path::new(DEFAULT_CONF), text).unwrap()
+}
+
+/// Attack 13 F3: `XferCommand` naming the person's download helper — the agent added a line to
+/// it and the handed-off `pacman -Syu` ran it as root.
+#[test]
+fn a_downloader_the_person_can_write_is_never_run_as_root() {
+    let d = persons_dir();
+    let helper = d.path().join("fetch.sh").display().to_string();
+    for cmd in [
+        format!("{helper} %u %o"),
+        // Through root's shell: the path in its words counts as much as the program.
+        format!("/usr/bin/sh -c '{helper} %u %o'"),
+        format!("/usr/bin/env {helper} %u %o"),
+    ] {
+        let e = judge_command(&cmd, None).unwrap_err();
+        assert!(e.contains(d.path().to_str().unwrap()), "{cmd}: {e}");
+        let c = conf(&format!("[options]\nXferCommand = {cmd}\n"));
+        let e = judge_settings(&c, 4242).unwrap_err();
+        assert!(e.contains("XferCommand"), "{e}");
+    }
+    // A program found by name (pacman does not search for it), or quoting that does not close.
+    for cmd in ["curl -o %o %u", "/usr/bin/env 'x %u"] {
+        assert!(judge_command(cmd, None).is_err(), "{cmd}");
+    }
+    // Root's program with pacman's placeholders and a device is fine.
+    judge_command("/usr/bin/env true %u %o 2>/dev/null", None).unwrap();
+}
+
+/// alpm-hooks(5): a hook's `Exec` runs as root, chrooted into `RootDir`; a hook file the person
+/// owns, or one whose program is theirs, refuses.
+#[test]
+fn a_hooks_program_or_file_the_person_can_write_refuses() {
+    let hook = "[Trigger]\nOperation = Upgrade\nType = Package\nTarget = *\n\n[Action]\n\
+                Description = Telling the person\nWhen = PostTransaction\nExec = /usr/bin/sh -c 'X'\n";
+    assert_eq!(hook_execs(hook), ["/usr/bin/sh -c 'X'"]);
+    let d = persons_dir();
+    let helper = d.path().join("fetch.sh").display().to_string();
+    // Under RootDir `/` the program is the path itself; under another root, inside it.
+    let exec = hook_execs(&hook.replace('X', &helper)).remove(0);
+    assert!(
+        judge_command(&exec, Some(Path::new("/"))).is_err(),
+        "{exec}"
+    );
+    judge_command("/usr/bin/true", Some(Path::new("/"))).unwrap();
+    let e = judge_command("/fetch.sh", Some(d.path())).unwrap_err();
+    assert!(e.contains(d.path().to_str().unwrap()), "{e}");
+    // A hook file in a hook directory: the person's file refuses, a link to /dev/null masks.
+    std::fs::write(d.path().join("zz.hook"), hook.replace('X', "/usr/bin/true")).unwrap();
+    std::os::unix::fs::symlink("/dev/null", d.path().join("masked.hook")).unwrap();
+    let c = conf(&format!("[options]\nHookDir = {}\n", d.path().display()));
+    let e = hooks(&c).unwrap_err();
+    assert!(e.contains("zz.hook"), "{e}");
+    std::fs::remove_file(d.path().join("zz.hook")).unwrap();
+    assert!(!hooks(&c).unwrap().iter().any(|h| h.starts_with(d.path())));
+}
+
+/// pacman's defaults are directories it reads too, and libalpm's own hooks live under RootDir.
+#[test]
+fn every_directory_pacman_reads_is_judged_its_defaults_included() {
+    let c = conf(
+        "[options]\nRootDir = /mnt\n\n[custom]\nCacheServer = file:///srv/cache/$repo\nServer = https://a.invalid/$repo\n",
+    );
+    let dirs = directories(&c);
+    for want in [
+        "/mnt",
+        "/mnt/var/lib/pacman/",
+        "/mnt/var/log",
+        "/var/cache/pacman/pkg/",
+        "/mnt/usr/share/libalpm/hooks/",
+        DEFAULT_HOOK_DIR,
+        DEFAULT_GPG_DIR,
+        "/srv/cache/custom",
+    ] {
+        assert!(dirs.contains(&PathBuf::from(want)), "{want}: {dirs:?}");
+    }
+    // In the shape of aurutils' local repository (its documented `[custom]` section).
+    let c = conf("[custom]\nSigLevel = Optional TrustAll\nServer = file:///home/alice/repo\n");
+    assert_eq!(local_repositories(&c), [PathBuf::from("/home/alice/repo")]);
+}
+
+/// An option or repository directive archgate does not know fails closed; pacman 7's
+/// `DownloadUser` never names the person.
+#[test]
+fn an_option_archgate_does_not_judge_refuses_and_downloads_are_never_the_persons() {
+    let c = conf("[options]\nColor\nParallelDownloads = 5\nILoveCandy\n");
+    judge_settings(&c, 4242).unwrap();
+    let c = conf("[options]\nPostDownloadCommand = /home/alice/x\n");
+    let e = judge_settings(&c, 4242).unwrap_err();
+    assert!(e.contains("PostDownloadCommand"), "{e}");
+    let c = conf("[core]\nServer = https://a.invalid/$repo\nMirrorScript = /home/alice/x\n");
+    let e = judge_settings(&c, 4242).unwrap_err();
+    assert!(e.contains("MirrorScript"), "{e}");
+    // root is the one user every system has: judged as the person, then as another.
+    let c = conf("[options]\nDownloadUser = root\n");
+    let e = judge_settings(&c, 0).unwrap_err();
+    assert!(e.contains("DownloadUser"), "{e}");
+    assert!(download_user(&["root".into()], 4242).is_ok());
+}
+
+#[test]
+fn words_split_as_pacman_splits_them() {
+    assert_eq!(
+        split_words(r#"/bin/sh -c 'a "b" c' "d e" f\ g"#).unwrap(),
+        ["/bin/sh", "-c", "a \"b\" c", "d e", "f g"]
+    );
+    assert!(split_words("'open").is_none());
+}
+
+/// A file of the person's in pacman's GnuPG directory (its `gpg-agent.conf` names the pinentry
+/// gpg runs) is the agent's to write.
+#[test]
+fn a_file_of_the_persons_in_pacmans_gnupg_directory_refuses() {
+    let d = persons_dir();
+    let c = conf(&format!("[options]\nGPGDir = {}\n", d.path().display()));
+    let e = gnupg_files(&c).unwrap_err();
+    assert!(e.contains("fetch.sh"), "{e}");
+    let empty = tempfile::tempdir().unwrap();
+    let c = conf(&format!("[options]\nGPGDir = {}\n", empty.path().display()));
+    gnupg_files(&c).unwrap();
+}
