@@ -200,6 +200,34 @@ impl Desktop {
         })?;
         Ok(Launched { command, pid })
     }
+
+    /// `launch` of an Omarchy route's script ([`crate::launch_door::LaunchDoor::Route`]):
+    /// exactly the route call resolved as `omarchy_run` resolves it, started detached. A route
+    /// that needs root or reaches archgate is refused here too, as [`Desktop::run_route`] does:
+    /// a second lock behind policy.
+    pub fn launch_route(
+        &self,
+        permit: &Permit,
+        call: &crate::omarchy::RouteCall,
+    ) -> Result<Launched> {
+        if call.route.requires_sudo {
+            return Err(DesktopError::Blocked {
+                command: call.spec.display(),
+                reason: "the route needs root; run it yourself in a terminal",
+            });
+        }
+        if call.targets_archgate {
+            return Err(DesktopError::Blocked {
+                command: call.spec.display(),
+                reason: "the route would stop, restart, reconfigure or remove archgate or its supervisor",
+            });
+        }
+        let command = call.spec.display();
+        let pid = permit
+            .spawn_detached(call.spec.clone())
+            .map_err(DesktopError::Exec)?;
+        Ok(Launched { command, pid })
+    }
 }
 
 #[cfg(test)]
