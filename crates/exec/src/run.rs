@@ -57,7 +57,7 @@ fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::pro
     };
     let env = crate::env::build(inherited, executor.config(), &spec.env);
     let mut cmd = std::process::Command::new(resolved);
-    cmd.arg0(arg0(&spec.program, resolved))
+    cmd.arg0(arg0(std::ffi::OsStr::new(&spec.program), resolved))
         .args(&spec.args)
         .env_clear()
         .envs(env)
@@ -71,10 +71,10 @@ fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::pro
 /// picks its command by that name (`/usr/bin/reboot` → `systemctl`, which reboots when called
 /// `reboot`), so a link's name must never pick a command other than the file that was judged
 /// (attack 15 F5; class: *what is judged is not what the program is told it is*).
-pub(crate) fn arg0<'a>(asked: &'a str, resolved: &'a Path) -> &'a std::ffi::OsStr {
+pub(crate) fn arg0<'a>(asked: &'a std::ffi::OsStr, resolved: &'a Path) -> &'a std::ffi::OsStr {
     let asked_name = Path::new(asked).file_name();
     if asked_name.is_some() && asked_name == resolved.file_name() {
-        std::ffi::OsStr::new(asked)
+        asked
     } else {
         resolved.as_os_str()
     }
