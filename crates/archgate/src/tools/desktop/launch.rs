@@ -59,7 +59,7 @@ impl Tool for Launch {
     type Run = LaunchRun;
     fn spec(&self) -> &'static ToolSpec {
         spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("url", "{link:url}"), ("app", "start the application {app}")]),
-            "Start an application (desktop entry or program) or open an http(s) address, detached.")
+            "Start an application (a desktop entry, or a program that is no power or session command) or open an http(s) address, detached; an Omarchy script, named or in an entry's Exec=, is judged as its omarchy_run route.")
     }
     /// One route per application, whatever the spelling (`X` and `X.desktop`).
     fn plan(&self, a: &LaunchArgs) -> Plan {
