@@ -46,6 +46,60 @@ pub const NOT_APPLICATIONS: &[&str] = &[
     "uwsm",
 ];
 
+/// Interpreters (by name, a version suffix dropped: `python3.13` is `python`): given arguments
+/// they run code — a command string or a script — that is judged as the interpreter only, so a
+/// launch gives them none (`Exec=sh -c 'omarchy-system-reboot'` is refused).
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "python", "perl", "ruby",
+    "node", "nodejs", "lua", "luajit", "php", "tclsh", "wish", "awk", "gawk", "mawk", "nawk",
+    "deno", "bun",
+];
+
+/// Terminal emulators: they run the command their arguments name (`alacritty -e CMD`,
+/// `xdg-terminal-exec -e CMD`, `foot CMD`). Their options differ, so every argument is looked at:
+/// one that names a power or session command or an Omarchy script, or an interpreter given
+/// arguments, refuses the launch (Omarchy's own TUI entries, `xdg-terminal-exec --app-id=TUI.tile
+/// -e lazydocker`, pass).
+const TERMINALS: &[&str] = &[
+    "foot",
+    "footclient",
+    "alacritty",
+    "kitty",
+    "ghostty",
+    "wezterm",
+    "xterm",
+    "uxterm",
+    "urxvt",
+    "konsole",
+    "gnome-terminal",
+    "xdg-terminal-exec",
+];
+
+/// A program's name without a version suffix (`python3.13` → `python`, `lua5.4` → `lua`).
+fn unversioned(name: &str) -> &str {
+    name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.')
+}
+
+fn is_interpreter(name: &str) -> bool {
+    INTERPRETERS.contains(&unversioned(name)) || INTERPRETERS.contains(&name)
+}
+
+/// Whether a terminal's arguments name a program `launch` does not start through it: a power or
+/// session command, an Omarchy script (`omarchy-…`, or a route's binary), or an interpreter
+/// given arguments after it.
+fn terminal_runs_judged(args: &[String], binaries: &dyn Fn(&str) -> bool) -> bool {
+    args.iter().enumerate().any(|(i, a)| {
+        // `--app-id=X`, `-e=CMD`: the value is a word too.
+        let word = a.rsplit('=').next().unwrap_or(a);
+        let name = file_name(word);
+        NOT_APPLICATIONS.contains(&name)
+            || WRAPPERS.contains(&name)
+            || name.starts_with("omarchy")
+            || binaries(name)
+            || (is_interpreter(name) && i + 1 < args.len())
+    })
+}
+
 /// Programs that start the program their arguments name (`env A=1 prog`, `setsid prog`,
 /// `uwsm-app -- prog`): what they start is judged as if it were started directly.
 const WRAPPERS: &[&str] = &["env", "setsid", "nohup", "uwsm-app"];
@@ -152,6 +206,33 @@ impl Desktop {
                          themselves)",
             });
         }
+        let named = |n: &str| [Some(file_name(program)), real_name].contains(&Some(n));
+        let named_in = |list: &[&str]| list.iter().any(|n| named(n));
+        if (is_interpreter(file_name(program)) || real_name.is_some_and(is_interpreter))
+            && argv.len() > at + 1
+        {
+            return Err(DesktopError::Blocked {
+                command: shown,
+                reason: "it gives an interpreter code to run (a command string or a script), \
+                         which would be judged as the interpreter only; launch starts \
+                         applications, and Omarchy's commands run through omarchy_run",
+            });
+        }
+        if named_in(TERMINALS) {
+            let reg = self.cached_registry().await;
+            let binaries = |n: &str| {
+                reg.as_ref()
+                    .is_some_and(|r| r.routes.iter().any(|route| route.binary == n))
+            };
+            if terminal_runs_judged(&argv[at + 1..], &binaries) {
+                return Err(DesktopError::Blocked {
+                    command: shown,
+                    reason: "it runs, in a terminal, a command launch does not start (a power or \
+                             session command, one of Omarchy's scripts, an interpreter given \
+                             code); Omarchy's commands run through omarchy_run",
+                });
+            }
+        }
         let Some(real) = real else {
             // Not found or not trusted: the gate refuses it when it pins the command.
             return Ok(LaunchDoor::Application);
@@ -193,6 +274,34 @@ mod tests {
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn terminals_running_judged_programs_are_seen() {
+        let none = |_: &str| false;
+        let runs = |a: &[&str]| terminal_runs_judged(&v(a), &none);
+        // Omarchy's own TUI entry shape, a shell opened, an application in a terminal: pass.
+        assert!(!runs(&["--app-id=TUI.tile", "-e", "lazydocker"]));
+        assert!(!runs(&["-e", "bash"]));
+        assert!(!runs(&[]));
+        // A script of Omarchy's, a power command, a shell given code, a wrapper: seen.
+        assert!(runs(&["-e", "omarchy-system-reboot"]));
+        assert!(runs(&["/usr/bin/systemctl", "poweroff"]));
+        assert!(runs(&["-e", "bash", "-c", "x"]));
+        assert!(runs(&["-e=python3.13", "x.py"]));
+        assert!(runs(&["env", "x"]));
+        let listed = |n: &str| n == "my-route-script";
+        assert!(terminal_runs_judged(&v(&["my-route-script"]), &listed));
+    }
+
+    #[test]
+    fn interpreters_are_known_by_name_whatever_their_version() {
+        for n in ["sh", "bash", "python3", "python3.13", "perl5.38", "lua5.4"] {
+            assert!(is_interpreter(n), "{n}");
+        }
+        for n in ["foot", "firefox", "python-gobject-app"] {
+            assert!(!is_interpreter(n), "{n}");
+        }
     }
 
     #[test]

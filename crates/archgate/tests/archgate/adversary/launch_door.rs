@@ -9,7 +9,8 @@
 //! What it tries, against the real binary and a fixture Omarchy (`support/omarchy.rs`) whose
 //! scripts record how they were called, with developer mode on: a destructive route's script by
 //! name and through a desktop entry (behind `env`); a script that elevates; a script of Omarchy's
-//! that no route names; power commands by name and through an entry. Each must be judged as the
+//! that no route names; power commands by name and through an entry; a route's script handed to
+//! a shell, an interpreter or a terminal by an entry. Each must be judged as the
 //! route (parked as destructive, blocked) or refused — and a web app (an entry whose `Exec=` is
 //! `omarchy-launch-webapp URL`) must still launch, as the `launch webapp` route it is.
 
@@ -144,6 +145,28 @@ fn power_and_session_commands_are_not_applications() {
     }
     let ran = rig.ran();
     assert!(ran.is_empty(), "a power command ran: {ran:?}");
+}
+
+#[test]
+fn an_entry_that_hands_a_route_s_script_to_a_shell_or_a_terminal_is_refused() {
+    let rig = rig();
+    entry(&rig, "shell", "sh -c 'omarchy-system-reboot'");
+    entry(
+        &rig,
+        "py",
+        "python3.13 -c 'import os; os.system(\"omarchy-system-reboot\")'",
+    );
+    entry(&rig, "term", "alacritty -e omarchy-system-reboot");
+    entry(&rig, "termsh", "xdg-terminal-exec --app-id=x -e bash -c x");
+    let mut s = session(&rig);
+    for (i, app) in ["shell", "py", "term", "termsh"].iter().enumerate() {
+        let id = i as u64 + 1;
+        s.call(id, "launch", json!({ "app": app }));
+        let (ok, body) = result_text(&s.response(id));
+        assert!(!ok, "launch {app}: {body}");
+        assert!(body.contains("blocked"), "launch {app}: {body}");
+    }
+    assert!(rig.ran().is_empty(), "the reboot script ran");
 }
 
 #[test]
