@@ -20,7 +20,7 @@ use crate::support::omarchy::{Entry, OmarchyRig};
 use crate::support::{StdioServer, result_text, text, wait_for};
 
 fn rig() -> OmarchyRig {
-    let rig = OmarchyRig::new(
+    OmarchyRig::new(
         &[
             Entry {
                 words: "system reboot",
@@ -36,8 +36,7 @@ fn rig() -> OmarchyRig {
             },
         ],
         "",
-    );
-    rig
+    )
 }
 
 /// The agent's session, with developer mode on (it approves every `act` call).
