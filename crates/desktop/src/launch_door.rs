@@ -163,6 +163,32 @@ fn started(argv: &[String]) -> Option<usize> {
     None
 }
 
+/// Omarchy's web apps that focus an open window first (`omarchy-launch-or-focus-webapp PATTERN
+/// URL`) hand the address to a script that `eval`s it (values run as code: destructive through
+/// `omarchy_run`). Launched as an application, such an entry is the `launch webapp` route with
+/// the address alone — what it starts when no window is open, the address an argument, never
+/// code. An entry with more than the pattern and the address (browser flags) stays the route it
+/// names.
+fn web_app(
+    reg: &crate::omarchy::Registry,
+    route: &crate::omarchy::Route,
+    args: &[String],
+) -> Option<LaunchDoor> {
+    if route.binary != "omarchy-launch-or-focus-webapp" || args.len() != 2 {
+        return None;
+    }
+    let url = &args[1];
+    crate::launch::check_url(url).ok()?;
+    let launch = reg
+        .routes
+        .iter()
+        .find(|r| r.binary == "omarchy-launch-webapp")?;
+    Some(LaunchDoor::Route {
+        route: launch.route.clone(),
+        args: vec![url.clone()],
+    })
+}
+
 impl Desktop {
     /// Omarchy's `bin/`, as a real directory, when Omarchy is found.
     fn omarchy_bin(&self) -> Option<PathBuf> {
@@ -254,10 +280,13 @@ impl Desktop {
             .chain(reg.routes.iter())
             .find(|r| exec.resolve_program(&r.binary).ok().as_deref() == Some(real.as_path()));
         match route {
-            Some(r) => Ok(LaunchDoor::Route {
-                route: r.route.clone(),
-                args: argv[at + 1..].to_vec(),
-            }),
+            Some(r) => {
+                let args = argv[at + 1..].to_vec();
+                Ok(web_app(&reg, r, &args).unwrap_or(LaunchDoor::Route {
+                    route: r.route.clone(),
+                    args,
+                }))
+            }
             None if in_bin => Err(DesktopError::Blocked {
                 command: shown,
                 reason: "it is one of Omarchy's scripts that no route of its registry names; \

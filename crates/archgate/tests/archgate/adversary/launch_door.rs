@@ -34,6 +34,10 @@ fn rig() -> OmarchyRig {
                 words: "update system pkgs",
                 args: "",
             },
+            Entry {
+                words: "launch or focus webapp",
+                args: "<window-pattern> <url-and-flags...>",
+            },
         ],
         "",
     )
@@ -197,4 +201,33 @@ fn a_web_app_still_launches_as_the_launch_webapp_route() {
     });
     assert_eq!(rec["route"], "omarchy launch webapp", "{rec}");
     assert_eq!(rec["tier"], "act", "{rec}");
+}
+
+/// Omarchy's focus-or-launch web app entry (`omarchy-launch-or-focus-webapp PATTERN URL`) hands
+/// the address to a script that `eval`s it; launched as an application it is the `launch webapp`
+/// route with the address alone, an argument, never code — and it launches.
+#[test]
+fn a_focus_or_launch_web_app_launches_as_launch_webapp_with_the_address_alone() {
+    let rig = rig();
+    rig.set_script(
+        "omarchy-launch-or-focus-webapp",
+        "eval exec \"omarchy-launch-webapp $2\"",
+    );
+    entry(
+        &rig,
+        "HEY",
+        "omarchy-launch-or-focus-webapp HEY https://app.hey.example/",
+    );
+    let mut s = session(&rig);
+    s.call(1, "launch", json!({"app": "HEY"}));
+    let (ok, body) = result_text(&s.response(1));
+    assert!(ok, "the web app under developer mode: {body}");
+    let ran = wait_for("the web app's script to run", || {
+        let r = rig.ran();
+        (!r.is_empty()).then_some(r)
+    });
+    assert_eq!(
+        ran,
+        vec!["omarchy-launch-webapp https://app.hey.example/".to_owned()]
+    );
 }
