@@ -16,7 +16,9 @@ use crate::programs::{self, Program};
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LaunchTarget {
     /// An application: a desktop-entry id (`org.gnome.Nautilus`, with or without `.desktop`)
-    /// or a program name found in the trusted program directories.
+    /// or a program name found in the trusted program directories. What it would start is
+    /// judged by what it is (`launch_door`): an Omarchy route's script is that route, a power or
+    /// session command is refused.
     App {
         /// Desktop-entry id or program name.
         app: String,
@@ -198,6 +200,34 @@ impl Desktop {
             (LaunchTarget::Url { .. }, e) => programs::exec_error(Program::XdgOpen, e),
             (LaunchTarget::App { .. }, e) => DesktopError::Exec(e),
         })?;
+        Ok(Launched { command, pid })
+    }
+
+    /// `launch` of an Omarchy route's script ([`crate::launch_door::LaunchDoor::Route`]):
+    /// exactly the route call resolved as `omarchy_run` resolves it, started detached. A route
+    /// that needs root or reaches archgate is refused here too, as [`Desktop::run_route`] does:
+    /// a second lock behind policy.
+    pub fn launch_route(
+        &self,
+        permit: &Permit,
+        call: &crate::omarchy::RouteCall,
+    ) -> Result<Launched> {
+        if call.route.requires_sudo {
+            return Err(DesktopError::Blocked {
+                command: call.spec.display(),
+                reason: "the route needs root; run it yourself in a terminal",
+            });
+        }
+        if call.targets_archgate {
+            return Err(DesktopError::Blocked {
+                command: call.spec.display(),
+                reason: "the route would stop, restart, reconfigure or remove archgate or its supervisor",
+            });
+        }
+        let command = call.spec.display();
+        let pid = permit
+            .spawn_detached(call.spec.clone())
+            .map_err(DesktopError::Exec)?;
         Ok(Launched { command, pid })
     }
 }

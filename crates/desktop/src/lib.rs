@@ -24,6 +24,7 @@ mod error;
 pub mod facts;
 mod image;
 pub mod launch;
+pub mod launch_door;
 pub mod notify;
 pub mod omarchy;
 mod programs;

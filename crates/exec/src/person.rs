@@ -50,5 +50,13 @@ pub fn become_for_person(program: &std::path::Path, args: &[std::ffi::OsString])
     if !program.is_absolute() {
         return std::io::Error::other(format!("{} is not an absolute path", program.display()));
     }
-    std::process::Command::new(program).args(args).exec()
+    // Told the name that was judged, as every program archgate starts (`run::arg0`).
+    let real = match program.canonicalize() {
+        Ok(real) => real,
+        Err(e) => return e,
+    };
+    std::process::Command::new(&real)
+        .arg0(crate::run::arg0(program.as_os_str(), &real))
+        .args(args)
+        .exec()
 }

@@ -57,13 +57,27 @@ fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::pro
     };
     let env = crate::env::build(inherited, executor.config(), &spec.env);
     let mut cmd = std::process::Command::new(resolved);
-    cmd.arg0(&spec.program)
+    cmd.arg0(arg0(std::ffi::OsStr::new(&spec.program), resolved))
         .args(&spec.args)
         .env_clear()
         .envs(env)
         .current_dir(spec.cwd.as_deref().unwrap_or(Path::new("/")))
         .process_group(0);
     cmd
+}
+
+/// The name a program is told it has (`argv[0]`): the name asked for when it is the resolved
+/// file's own name (`bash` → `/usr/bin/bash`), else the resolved real path. A multi-call binary
+/// picks its command by that name (`/usr/bin/reboot` → `systemctl`, which reboots when called
+/// `reboot`), so a link's name must never pick a command other than the file that was judged
+/// (attack 15 F5; class: *what is judged is not what the program is told it is*).
+pub(crate) fn arg0<'a>(asked: &'a std::ffi::OsStr, resolved: &'a Path) -> &'a std::ffi::OsStr {
+    let asked_name = Path::new(asked).file_name();
+    if asked_name.is_some() && asked_name == resolved.file_name() {
+        asked
+    } else {
+        resolved.as_os_str()
+    }
 }
 
 /// Check the spec, resolve its program (or check the pinned file is still the one judged) and

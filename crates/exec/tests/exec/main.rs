@@ -5,6 +5,7 @@
 //! misbehaves (forks helpers that ignore SIGTERM, writes a lot), it runs `/usr/bin/sh -c SCRIPT`:
 //! that is an argv given to an allowed binary, which is exactly what archgate permits.
 
+mod arg0;
 mod environment;
 mod groups;
 mod output;

@@ -1,7 +1,6 @@
-//! The desktop's controls: theme, background, audio, brightness, media, toggles and launching —
+//! The desktop's controls: theme, background, audio, brightness, media and toggles —
 //! each with flat arguments (an action and its fields) so the schema stays an object.
 
-use archgate_core::exec::CommandSpec;
 use archgate_core::exec::Permit;
 use archgate_core::picture::Picture;
 use archgate_core::policy::Tier;
@@ -527,84 +526,4 @@ impl Tool for Toggle {
         })
     }
     execute!(|d, p, call: RouteCall| d.run_route(&p, &call).await.map_err(domain_err));
-}
-
-/// Arguments of `launch`: exactly one of `app` and `url`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LaunchArgs {
-    /// Desktop-entry id or program name.
-    #[serde(default)]
-    pub app: Option<String>,
-    /// An http(s) or mailto: address.
-    #[serde(default)]
-    pub url: Option<String>,
-}
-
-impl LaunchArgs {
-    fn target(&self) -> Result<LaunchTarget, ToolError> {
-        match (&self.app, &self.url) {
-            (Some(app), None) => Ok(LaunchTarget::App { app: app.clone() }),
-            (None, Some(url)) => Ok(LaunchTarget::Url { url: url.clone() }),
-            _ => Err(ToolError::new(
-                ErrorKind::InvalidArguments,
-                "give exactly one of `app` and `url`",
-            )),
-        }
-    }
-}
-
-pub struct Launch(pub(super) Arc<DesktopService>);
-impl Tool for Launch {
-    type Args = LaunchArgs;
-    type Run = (LaunchTarget, CommandSpec);
-    fn spec(&self) -> &'static ToolSpec {
-        spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("url", "{link:url}"), ("app", "start the application {app}")]),
-            "Start an application (desktop entry or program) or open an http(s) address, detached.")
-    }
-    /// One route per application, whatever the spelling (`X` and `X.desktop`).
-    fn plan(&self, a: &LaunchArgs) -> Plan {
-        match (&a.app, &a.url) {
-            (Some(app), _) => {
-                let id = Desktop::app_id(app);
-                let mut p = Plan::with_tier(self.spec(), Tier::Act, &["app", id]);
-                p.argv = vec![id.to_owned()];
-                p
-            }
-            _ => Plan::with_tier(self.spec(), Tier::Act, &["url"]),
-        }
-    }
-    /// The command the entry or URL resolves to is what policy judges (an `Exec=su …` entry is
-    /// blocked), what the person sees, and the only thing the permit runs.
-    fn resolve<'a>(
-        &'a self,
-        cx: &'a CallCx,
-        _probe: &'a Probe,
-        plan: &'a Plan,
-        a: LaunchArgs,
-    ) -> BoxFuture<'a, Result<Resolved<Self::Run>, ToolError>> {
-        Box::pin(async move {
-            let target = a.target()?;
-            if let LaunchTarget::Url { url } = &target
-                && !url.starts_with("mailto:")
-            {
-                cx.resolver.url(url)?;
-            }
-            let spec = self.0.desktop.plan_launch(&target).map_err(domain_err)?;
-            let mut action = Action::from_plan(plan);
-            action.commands = vec![spec.clone()];
-            action.target = Some(match &target {
-                LaunchTarget::App { app } => format!("application {}", Desktop::app_id(app)),
-                LaunchTarget::Url { url } => url.clone(),
-            });
-            Ok(Resolved {
-                action,
-                run: (target, spec),
-            })
-        })
-    }
-    execute!(|d, p, run: Self::Run| {
-        let (target, spec) = run;
-        d.launch(&p, &target, spec).map_err(domain_err)
-    });
 }

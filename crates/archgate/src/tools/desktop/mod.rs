@@ -156,8 +156,10 @@ pub(super) fn json(v: impl serde::Serialize) -> Result<ToolOutput, ToolError> {
 }
 
 mod controls;
+mod launch;
 mod screen;
 use controls::*;
+use launch::*;
 use screen::*;
 
 // ---- state, registry, shell --------------------------------------------------------------

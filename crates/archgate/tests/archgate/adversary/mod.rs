@@ -9,7 +9,8 @@
 //! and attack 5's: values that steer a script's destructive step, routes that forward to another
 //! route, routes that install code, package helpers that elevate; and attack 10's: archgate's own
 //! state trusted by its path, absence from a bounded window of the log read as absence; and attack
-//! 14's: a signal derived from the withheld text.
+//! 14's: a signal derived from the withheld text; and attack 15's: a route reached through `launch`
+//! (its script by name or through a desktop entry) skips the route's judgement.
 
 mod agent_name;
 mod automatic;
@@ -29,6 +30,7 @@ mod forwarded;
 mod helpers;
 mod injection;
 mod installs;
+mod launch_door;
 mod login;
 mod lowering;
 mod orphans;

@@ -23,7 +23,9 @@ const REGISTRY: &str = r#"{"ok": true, "commands": [
 struct Rig {
     env: Env,
     ran: PathBuf,
-    bin: PathBuf,
+    /// A trusted directory of applications outside Omarchy's `bin/` (a program there is no
+    /// route's script: `launch` starts it as an application).
+    apps: PathBuf,
 }
 
 fn script(path: &Path, body: &str) {
@@ -56,7 +58,6 @@ fn rig(policy: &str) -> Rig {
         "omarchy-toggle-nightlight",
         "omarchy-system-reboot",
         "omarchy-pkg-add",
-        "true",
     ] {
         // Route scripts carry Omarchy 4's header lines, as the real ones in its bin/ do.
         script(
@@ -67,15 +68,22 @@ fn rig(policy: &str) -> Rig {
             ),
         );
     }
+    let apps = env.path("scratch/apps");
+    std::fs::create_dir_all(&apps).unwrap();
+    script(
+        &apps.join("true"),
+        &format!("echo \"${{0##*/}} $*\" >> {}", ran.display()),
+    );
     env.write_config(&format!(
         "[approval]\npage = false\nnotifications = false\n\
-         [exec]\nsearch_dirs = [\"{}\"]\nrequire_root_owned = false\n\
+         [exec]\nsearch_dirs = [\"{}\", \"{}\"]\nrequire_root_owned = false\n\
          [policy]\n{policy}\n",
-        bin.display()
+        bin.display(),
+        apps.display()
     ));
     env.vars
         .push(("OMARCHY_PATH".into(), omarchy.display().to_string()));
-    Rig { env, ran, bin }
+    Rig { env, ran, apps }
 }
 
 impl Rig {
@@ -149,7 +157,7 @@ fn another_spelling_of_a_denied_target_is_denied() {
         ));
         r.entry(
             "org.example.Tool",
-            &format!("{}/true tool", r.bin.display()),
+            &format!("{}/true tool", r.apps.display()),
         );
         let (o, res) = r.call(tool, args.clone());
         assert_eq!(
@@ -258,7 +266,7 @@ fn a_desktop_entry_that_elevates_is_blocked_on_what_it_resolves_to() {
         assert!(res.to_string().contains("elevates privilege"), "{res}");
     }
     // The honest entry runs (the program is the fixture `true`, in the trusted directory).
-    r.entry("fine", &format!("{}/true fine", r.bin.display()));
+    r.entry("fine", &format!("{}/true fine", r.apps.display()));
     let (o, res) = r.call("launch", json!({"app": "fine.desktop"}));
     assert_eq!(o, "ok", "{res}");
     let ran = crate::support::wait_for("the launched program", || {
