@@ -129,12 +129,24 @@ impl McpServer {
         if let Some(c) = &self.fixed_client {
             // The grant follows live config (and the stored client of that name, if any).
             let config = self.app.gate.config().current();
+            if self.app.clients.reload_if_changed() {
+                let app = self.app.clone();
+                tokio::spawn(async move { app.refresh_sessions().await });
+            }
             let stored = self
                 .app
                 .clients
                 .list()
                 .into_iter()
                 .find(|s| s.name == c.name);
+            // A bridge never holds a token client's trust (`bridge::not_token_client`): a
+            // session opened before the person gave its name to an HTTP client is refused.
+            if c.transport == archgate_core::gate::Transport::Bridge && stored.is_some() {
+                return Err(McpError::invalid_request(
+                    super::bridge::HelloError::TokenClient(c.name.clone()).to_string(),
+                    None,
+                ));
+            }
             return Ok(std::borrow::Cow::Owned(Client {
                 name: c.name.clone(),
                 grant: archgate_core::clients::grant_for(&c.name, stored.as_ref(), &config),
