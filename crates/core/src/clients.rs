@@ -482,7 +482,10 @@ mod tests {
         let bare = crate::config::load_str("[clients.cursor]\ntrusted_relay = true\n").config;
         assert_eq!(grant_parts("cursor", None, &bare), (Preset::ReadOnly, None));
         // Nobody configured it at all: the built-in grant `setup` writes down.
-        assert_eq!(grant_parts("cursor", None, &Config::default()), (Preset::Full, None));
+        assert_eq!(
+            grant_parts("cursor", None, &Config::default()),
+            (Preset::Full, None)
+        );
     }
 
     #[test]

@@ -270,12 +270,7 @@ pub fn known_client(app: &App, name: &str) -> bool {
 /// holder; a bridge's name is a label. (`default`'s token is in a file every process of the
 /// person reads, so naming it gains nothing the file does not give.)
 pub fn not_token_client(app: &Arc<App>, name: String) -> Result<String, HelloError> {
-    // Whoever notices a change refreshes the live sessions (`App::sync_clients`).
-    if app.clients.reload_if_changed() {
-        let app = app.clone();
-        tokio::spawn(async move { app.refresh_sessions().await });
-    }
-    if app.clients.list().iter().any(|c| c.name == name) {
+    if super::named_client::is_token_client(app, &name) {
         return Err(HelloError::TokenClient(name));
     }
     Ok(name)

@@ -37,7 +37,10 @@ fn a_bridge_may_not_take_the_name_of_a_token_client() {
     add_client(&env, "phone", "read-only");
 
     let out = env.run(&["serve", "--client", "phone"]);
-    assert!(!out.status.success(), "a bridge took the token client's name");
+    assert!(
+        !out.status.success(),
+        "a bridge took the token client's name"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("token_client") && err.contains("\"phone\"") && err.contains("token"),

@@ -45,6 +45,7 @@ mod squatter;
 mod stand_in_daemon;
 mod state_chain;
 mod steered;
+mod stopped_midway;
 mod told_script;
 mod transport;
 mod unauthenticated;

@@ -29,11 +29,17 @@ fn a_section_that_only_marks_a_relay_keeps_the_stored_read_only_grant() {
         .lines()
         .find(|l| l.starts_with("phone "))
         .unwrap_or_else(|| panic!("no phone in {shown}"));
-    assert!(line.contains("read-only") && !line.contains("full"), "{line}");
+    assert!(
+        line.contains("read-only") && !line.contains("full"),
+        "{line}"
+    );
 
     let r = server.call(&phone, "clipboard_write", json!({"text": "x"}));
     assert_eq!(r["isError"], true, "{r}");
-    assert_eq!(r["structuredContent"]["error"]["kind"], "not_granted", "{r}");
+    assert_eq!(
+        r["structuredContent"]["error"]["kind"], "not_granted",
+        "{r}"
+    );
 }
 
 #[test]
