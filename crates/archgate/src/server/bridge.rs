@@ -252,7 +252,8 @@ pub fn valid_name(s: &str) -> bool {
 }
 
 /// Whether `name` is a client of this daemon: `local`, `default`, a `[clients.NAME]` section, a
-/// client of `archgate clients`, or one of the kinds `archgate client-config` names.
+/// client of `archgate clients`, or one of the kinds `archgate client-config` names. (A bridge is
+/// then refused the name of a client of `archgate clients`: [`not_token_client`].)
 pub fn known_client(app: &App, name: &str) -> bool {
     use archgate_core::clients::{DEFAULT_CLIENT, LOCAL_CLIENT};
     name == LOCAL_CLIENT
