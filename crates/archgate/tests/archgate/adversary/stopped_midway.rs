@@ -3,7 +3,8 @@
 //! `notifications/cancelled`, or its bridge going away, dropped the call and SIGKILLed the
 //! approved program's group wherever the agent chose, leaving a state no approved call makes.
 //! Tried here with a route the person allowed whose script marks START, waits, then marks END:
-//! once START is written the agent cancels (in-process stdio) or closes its bridge (daemon);
+//! once START is written the agent cancels (in-process stdio), leaves (stdin closed) or closes
+//! its bridge (daemon);
 //! the script still writes END and the call's one record says `ok`, never `unknown`.
 
 use serde_json::{Value, json};
@@ -13,6 +14,11 @@ use crate::support::omarchy::{Entry, OmarchyRig};
 use crate::support::{Env, HttpServer, StdioServer, wait_for};
 
 fn rig() -> (OmarchyRig, PathBuf) {
+    rig_sleeping(1)
+}
+
+/// The route's script sleeps `secs` between its marks.
+fn rig_sleeping(secs: u32) -> (OmarchyRig, PathBuf) {
     let rig = OmarchyRig::new(
         &[Entry {
             words: "toggle nightlight",
@@ -24,7 +30,7 @@ fn rig() -> (OmarchyRig, PathBuf) {
     rig.set_script(
         "omarchy-toggle-nightlight",
         &format!(
-            "echo START >> {m}\nsleep 1\necho END >> {m}",
+            "echo START >> {m}\nsleep {secs}\necho END >> {m}",
             m = marks.display()
         ),
     );
@@ -75,6 +81,27 @@ fn a_cancelled_request_does_not_stop_started_act_work_midway() {
     let rec = the_record(&rig.env);
     assert_eq!(rec["outcome"], "ok", "{rec}");
     drop(s);
+}
+
+/// An in-process stdio server whose client leaves (stdin closed) waits for started act work
+/// before it exits, rather than ending it with the process.
+#[test]
+fn an_in_process_stdio_server_whose_client_leaves_lets_started_act_work_end() {
+    // Longer than the few seconds rmcp lets a request drain after its client left.
+    let (rig, m) = rig_sleeping(8);
+    let mut s = StdioServer::session(&rig.env);
+    s.call(5, "omarchy_run", json!({"route": "toggle nightlight"}));
+    wait_for("the program to start", || {
+        marks(&m).contains("START").then_some(())
+    });
+    let (status, _) = s.close();
+    assert!(status.success(), "{status:?}");
+    wait_for("the program to end", || {
+        marks(&m).contains("END").then_some(())
+    });
+    let rec = the_record(&rig.env);
+    assert_eq!(rec["outcome"], "ok", "{rec}");
+    assert_eq!(rec["transport"], "stdio", "{rec}");
 }
 
 /// The same for a client that declared MCP tasks, whose call answers inline (it never had to
