@@ -318,8 +318,14 @@ mod tests {
         for p in PRESETS {
             let loaded = archgate_core::config::load_str(&config_text(p));
             assert!(loaded.problems.is_empty(), "{p}: {:?}", loaded.problems);
-            assert_eq!(loaded.config.clients["local"].preset.as_str(), p);
-            assert_eq!(loaded.config.clients["default"].preset.as_str(), p);
+            assert_eq!(
+                loaded.config.clients["local"].preset.map(|p| p.as_str()),
+                Some(p)
+            );
+            assert_eq!(
+                loaded.config.clients["default"].preset.map(|p| p.as_str()),
+                Some(p)
+            );
         }
     }
 }

@@ -144,15 +144,8 @@ pub fn list(app: &App) -> Vec<ClientView> {
     names
         .into_iter()
         .map(|(name, s)| {
-            let from_config = config.clients.get(name);
-            let (preset, tools) = match (from_config, s) {
-                (Some(c), _) => (
-                    c.preset.as_str().to_owned(),
-                    c.tools.as_ref().map(|t| t.iter().cloned().collect()),
-                ),
-                (None, Some(s)) => (s.preset.clone(), s.tools.clone()),
-                (None, None) => ("full".to_owned(), None),
-            };
+            let (preset, tools) = archgate_core::clients::grant_parts(name, s, &config);
+            let preset = preset.as_str().to_owned();
             let client = Client {
                 name: name.to_owned(),
                 grant: grant_for(name, s, &config),
@@ -173,7 +166,10 @@ pub fn list(app: &App) -> Vec<ClientView> {
                 builtin: s.is_none(),
                 preset,
                 tools,
-                grant_from_config: from_config.is_some(),
+                grant_from_config: config
+                    .clients
+                    .get(name)
+                    .is_some_and(|c| c.preset.is_some() || c.tools.is_some()),
                 visible_tools: visible_names(app.gate.catalogue(), &client, &config).len(),
                 created: s.map(|s| s.created.clone()),
                 last_request: app.sessions.last_seen(name),

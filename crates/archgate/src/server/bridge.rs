@@ -108,9 +108,15 @@ pub enum HelloError {
     #[error("{0:?} is not a valid client name (letters, digits, '-', '_', at most 64)")]
     BadName(String),
     #[error(
-        "no client named {0:?}: use `local`, a [clients.NAME] section of config.toml, a client of `archgate clients list`, or claude-code, claude-desktop, cursor, vscode"
+        "no client named {0:?}: use `local`, a [clients.NAME] section of config.toml, or claude-code, claude-desktop, cursor, vscode"
     )]
     UnknownClient(String),
+    #[error(
+        "{0:?} is an HTTP client of `archgate clients`: its grant, standing rules and relay trust \
+         belong to its token, and a bridge's name proves nothing. Give this stdio client another \
+         name (a [clients.NAME] section, or claude-code, claude-desktop, cursor, vscode)"
+    )]
+    TokenClient(String),
     #[error("client {0:?} has {1} bridged sessions open already (server.max_sessions_per_client)")]
     TooManySessions(String, usize),
     #[error("the daemon serves {0} connections already (server.max_connections)")]
@@ -137,6 +143,7 @@ impl HelloError {
             HelloError::Malformed(_) => "malformed",
             HelloError::BadName(_) => "invalid_name",
             HelloError::UnknownClient(_) => "unknown_client",
+            HelloError::TokenClient(_) => "token_client",
             HelloError::TooManySessions(..) => "too_many_sessions",
             HelloError::Busy(_) => "busy",
             HelloError::OtherConfig { .. } => "other_config",
@@ -245,7 +252,8 @@ pub fn valid_name(s: &str) -> bool {
 }
 
 /// Whether `name` is a client of this daemon: `local`, `default`, a `[clients.NAME]` section, a
-/// client of `archgate clients`, or one of the kinds `archgate client-config` names.
+/// client of `archgate clients`, or one of the kinds `archgate client-config` names. (A bridge is
+/// then refused the name of a client of `archgate clients`: [`not_token_client`].)
 pub fn known_client(app: &App, name: &str) -> bool {
     use archgate_core::clients::{DEFAULT_CLIENT, LOCAL_CLIENT};
     name == LOCAL_CLIENT
@@ -255,6 +263,18 @@ pub fn known_client(app: &App, name: &str) -> bool {
         || crate::cli::ClientKind::ALL
             .iter()
             .any(|k| k.names().0 == name)
+}
+
+/// A bridge may not take the name of a client of `archgate clients` (class: *an identity the
+/// person trusts, claimed by a name*, attack 15 F1): that client proves itself with its token,
+/// and its grant, standing rules and `trusted_relay` are the person's trust in that token's
+/// holder; a bridge's name is a label. (`default`'s token is in a file every process of the
+/// person reads, so naming it gains nothing the file does not give.)
+pub fn not_token_client(app: &Arc<App>, name: String) -> Result<String, HelloError> {
+    if super::named_client::is_token_client(app, &name) {
+        return Err(HelloError::TokenClient(name));
+    }
+    Ok(name)
 }
 
 /// The listening socket; `close` ends it in order.
@@ -460,6 +480,7 @@ async fn serve_connection(
     let admitted = match hello {
         Ok(line) => parse_hello(&line, |n| known_client(&app, n))
             .and_then(|hello| check_config(&app, hello))
+            .and_then(|name| not_token_client(&app, name))
             .and_then(|name| admit(&app, &name).map(|open| (name, open))),
         Err(e) => Err(e),
     };

@@ -127,20 +127,8 @@ impl McpServer {
         cx: &'c RequestContext<RoleServer>,
     ) -> Result<std::borrow::Cow<'c, Client>, McpError> {
         if let Some(c) = &self.fixed_client {
-            // The grant follows live config (and the stored client of that name, if any).
-            let config = self.app.gate.config().current();
-            let stored = self
-                .app
-                .clients
-                .list()
-                .into_iter()
-                .find(|s| s.name == c.name);
-            return Ok(std::borrow::Cow::Owned(Client {
-                name: c.name.clone(),
-                grant: archgate_core::clients::grant_for(&c.name, stored.as_ref(), &config),
-                agent: None,
-                transport: c.transport,
-            }));
+            // The grant follows live config; never a token client's (`named_client.rs`).
+            return super::named_client::for_call(&self.app, c).map(std::borrow::Cow::Owned);
         }
         cx.extensions
             .get::<http::request::Parts>()
@@ -262,17 +250,29 @@ impl McpServer {
         // carries a progressToken hears progress every few seconds: clients that reset their
         // own timeout on progress then wait for archgate's answer instead of giving up.
         let session = self.session_of(&cx);
-        let call =
-            self.app
-                .gate
-                .call_in_session(&client, session.as_deref(), &request.name, args, &relay);
         if detached {
-            let r = call.await;
+            let r = self
+                .app
+                .gate
+                .call_in_session(&client, session.as_deref(), &request.name, args, &relay)
+                .await;
             handed(&r);
             return to_response(r);
         }
+        // The call runs apart from its request: when the request ends first, a call whose act
+        // work has not started is stopped (a waiting question withdrawn, nothing ran), and one
+        // whose work started runs to its end, its record saying what it did — as a task's does
+        // (`apart.rs`; attack 15 F3).
+        let (work, _stop) = super::apart::spawn(
+            self.app.gate.clone(),
+            client.into_owned(),
+            session,
+            request.name.to_string(),
+            args,
+            relay,
+        );
         let r = tokio::select! {
-            r = super::progress::while_running(call, cx.meta.get_progress_token(), &cx.peer) => r,
+            r = super::progress::while_running(work, cx.meta.get_progress_token(), &cx.peer) => r,
             _ = cx.ct.cancelled() => {
                 return Err(McpError::internal_error("the request was cancelled", None));
             }
@@ -280,6 +280,9 @@ impl McpServer {
                 return Err(McpError::internal_error("the session ended", None));
             }
         };
+        let r = r.map_err(|e| {
+            McpError::internal_error(format!("the call ended abnormally: {e}"), None)
+        })?;
         handed(&r);
         to_response(r)
     }

@@ -1,6 +1,7 @@
 //! Transports: stdio and streamable HTTP, sharing one MCP handler.
 
 pub mod accept;
+mod apart;
 mod bearer;
 pub mod bridge;
 pub mod daemon;
@@ -11,6 +12,7 @@ pub mod instances;
 pub mod limits;
 pub mod mcp;
 mod moved;
+mod named_client;
 pub mod peer;
 pub mod port_holder;
 pub mod progress;

@@ -125,7 +125,7 @@ questions_per_hour = 30
 
 # Per-client grants. `local` is the stdio client; HTTP clients are added with `archgate clients add`.
 # [clients.local]
-# preset = "full"            # read-only | desktop | full
+# preset = "full"            # read-only | desktop | full (left out: the stored grant, else read-only)
 # tools = ["pkg_search"]     # optional: only these tools (or "pkg_*")
 # trusted_relay = false      # may this client relay the person's answer (elicitation)?
 

@@ -392,12 +392,11 @@ mod tests {
         ] {
             let l = load_str(&format!("[clients.x]\npreset = \"{v}\"\n"));
             assert!(l.problems.is_empty(), "{:?}", l.problems);
-            assert_eq!(l.config.clients["x"].preset, want);
+            assert_eq!(l.config.clients["x"].preset, Some(want));
         }
-        assert_eq!(
-            load_str("[clients.x]\n").config.clients["x"].preset,
-            Preset::Full
-        );
+        // A section that does not say leaves the preset unsaid (never the widest):
+        // `clients::grant_parts` keeps the stored one, else the narrowest.
+        assert_eq!(load_str("[clients.x]\n").config.clients["x"].preset, None);
         let l = load_str("[clients.x]\n\npreset = \"admin\"\n");
         assert!(!l.applies, "a typo grants nothing: the file does not apply");
         assert!(!l.config.clients.contains_key("x"));

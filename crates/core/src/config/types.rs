@@ -175,7 +175,9 @@ pub struct BudgetsConfig {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientConfig {
-    pub preset: archgate_policy::Preset,
+    /// `None`: the section does not say (`clients::grant_parts` keeps the stored preset, else
+    /// the narrowest) — never the widest.
+    pub preset: Option<archgate_policy::Preset>,
     pub tools: Option<BTreeSet<String>>,
     pub trusted_relay: bool,
 }

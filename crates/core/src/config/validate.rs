@@ -252,16 +252,17 @@ pub fn validate(raw: RawConfig, report: &mut dyn FnMut(&str, String)) -> Config 
     for (name, c) in raw.clients.unwrap_or_default() {
         use archgate_policy::Preset;
         let preset = match c.preset.as_deref().map(|p| (p, p.parse::<Preset>())) {
-            Some((_, Ok(p))) => p,
+            Some((_, Ok(p))) => Some(p),
             Some((p, Err(_))) => {
                 // A mistake never grants more: it reads as the narrowest preset.
                 report(
                     &format!("clients.{name}.preset"),
                     format!("{p:?} is not one of {}", PRESETS.join(", ")),
                 );
-                Preset::ReadOnly
+                Some(Preset::ReadOnly)
             }
-            None => Preset::Full,
+            // Not said: the stored grant, else the narrowest (`clients::grant_parts`).
+            None => None,
         };
         let tools = c
             .tools

@@ -24,6 +24,7 @@ use std::time::Instant;
 
 mod ask;
 mod asking;
+mod detach;
 mod explain;
 mod flood;
 mod record;
@@ -34,6 +35,7 @@ pub mod task;
 mod transport;
 
 pub use ask::Relay;
+pub use detach::{ON_START, StartLatch};
 pub use explain::Explained;
 use record::Pending;
 pub use refusal::{Details, InputRequired, Kind, Refusal};

@@ -34,6 +34,14 @@ impl Gate {
         action: &Action,
         decision: &Decision,
     ) -> Result<(), Refusal> {
+        // The request ended before act work started (`detach.rs`): nothing starts.
+        if needs_start_line(decision) && !super::detach::may_start() {
+            return Err(Refusal::new(
+                Outcome::Unreachable,
+                Kind::Unreachable,
+                "the request ended before this call's work started; nothing ran",
+            ));
+        }
         // A call the person was asked about has a line too, whatever its tier: a killed daemon's
         // call that was approved and running is then `unknown`, never "withdrawn, nothing ran"
         // (attack 6 F4: an asked read-tier task's yes was lost).

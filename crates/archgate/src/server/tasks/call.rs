@@ -6,8 +6,8 @@
 //! then waits `approval.task_timeout_s`), when the call needs its client's input (a trusted
 //! relay's question, `relay.rs`; a fixture's), or when a `long_running` tool is still running
 //! after [`INLINE_MOMENT`]. Until the handle is sent the request's cancellation ends the call as
-//! it ends any call; after, only `tasks/cancel` or the deadline does — a dropped connection does
-//! not.
+//! it ends any call (never act work that started: `server/apart.rs`); after, only `tasks/cancel`
+//! or the deadline does — a dropped connection does not.
 //!
 //! `tasks/cancel` is honest about what it did (`drive`): a question still waiting is withdrawn
 //! (answered "cancelled" on the channel `tasks/cancel`, nothing runs, the task ends `cancelled`);
@@ -198,7 +198,8 @@ pub struct Declared {
 
 /// Runs `run` (the call, as it runs for any client) detached, and answers inline or with a
 /// task handle. `cancelled` is the request's own end (the client's `notifications/cancelled`,
-/// its session ending): before a handle is sent it ends the call as it ends any.
+/// its session ending): before a handle is sent it ends the call as it ends any — a waiting
+/// question withdrawn, a read stopped, act work that started left to run to its end.
 pub async fn call(
     d: Declared,
     run: impl Future<Output = Result<CallToolResponse, McpError>> + Send + 'static,
@@ -221,6 +222,10 @@ pub async fn call(
         long_running: d.shape.long_running,
     });
     let waits: Arc<dyn Waits> = slot.clone();
+    // Before a handle is sent, the request's end stops the call only while its act work has
+    // not started (`archgate_core::gate::ON_START`; attack 15 F3): started work runs to its end.
+    let latch = archgate_core::gate::StartLatch::new();
+    let run = archgate_core::gate::ON_START.scope(latch.clone(), run);
     let mut handle = tokio::spawn(WAITS.scope(waits, SLOT.scope(slot.clone(), run)));
     let moment = tokio::time::sleep(INLINE_MOMENT);
     tokio::pin!(moment, cancelled);
@@ -244,7 +249,9 @@ pub async fn call(
                 }
             }
             () = &mut cancelled => {
-                handle.abort();
+                if latch.abandon() {
+                    handle.abort();
+                }
                 slot.release();
                 return Err(McpError::internal_error("the request was cancelled", None));
             }
