@@ -41,6 +41,45 @@ const VALUE_LONG: &[&str] = &[
     "user",
 ];
 
+/// Every long option sudo 1.9 knows, spelled in full. sudo (getopt_long) also takes any unique
+/// abbreviation (`--pro` is `--prompt`); archgate reads only these spellings and refuses any
+/// other, so the probe's options are split exactly as the run's (attack 17 F2).
+const LONG: &[&str] = &[
+    "askpass",
+    "auth-type",
+    "background",
+    "bell",
+    "chdir",
+    "chroot",
+    "close-from",
+    "command-timeout",
+    "edit",
+    "group",
+    "help",
+    "host",
+    "list",
+    "login",
+    "login-class",
+    "no-update",
+    "non-interactive",
+    "other-user",
+    "preserve-env",
+    "preserve-groups",
+    "prompt",
+    "remove-timestamp",
+    "reset-timestamp",
+    "role",
+    "set-home",
+    "shell",
+    "stdin",
+    "type",
+    "user",
+    "validate",
+    "version",
+];
+/// sudo's short options (`+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv`).
+const SHORT: &str = "AaBbCcDEegHhiKklNnPpRrSsTtUuVv";
+
 /// A sudo invocation split: sudo's own options (with their values) and the command.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct SudoCall {
@@ -69,6 +108,12 @@ pub(super) fn split(args: &[String]) -> Result<SudoCall, String> {
         }
         if let Some(long) = a.strip_prefix("--") {
             let name = long.split('=').next().unwrap_or("");
+            if !LONG.contains(&name) {
+                return Err(format!(
+                    "the script gives sudo `{a}`, which is not one of sudo's options spelled in \
+                     full: archgate reads sudo's command line only so"
+                ));
+            }
             if matches!(name, "chdir" | "chroot") {
                 return moves(a);
             }
@@ -85,6 +130,11 @@ pub(super) fn split(args: &[String]) -> Result<SudoCall, String> {
             options.push(a.clone());
             let cluster: Vec<char> = a[1..].chars().collect();
             for (j, ch) in cluster.iter().enumerate() {
+                if !SHORT.contains(*ch) {
+                    return Err(format!(
+                        "the script gives sudo `{a}`, with `-{ch}`, which sudo does not know"
+                    ));
+                }
                 if matches!(ch, 'D' | 'R') {
                     return moves(a);
                 }
@@ -157,12 +207,22 @@ pub(super) async fn sudo_asks_for(sudo_path: &std::path::Path, call: &SudoCall) 
     }
 }
 
+/// pacman's (and pacman-key's) long options that name a file or a directory it reads, in full.
+const PATH_LONG: &[&str] = &[
+    "config", "root", "dbpath", "cachedir", "gpgdir", "hookdir", "logfile",
+];
+
+/// A pacman's configuration and the directories its path options name.
+type PacmanRun = (std::path::PathBuf, Vec<std::path::PathBuf>);
+
 /// The pacman runs in `command` (by name or path, through `env`, or inside a shell's text): for
 /// each, the configuration it reads (its `--config`, else pacman's default) and the directories
-/// its own path options name.
-pub(super) fn pacman_runs(
-    command: &[String],
-) -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
+/// its own path options name. pacman parses with getopt_long, which takes any unique
+/// abbreviation of a long option (`--hookd`) and a short option's value attached (`-r/x`,
+/// `-Syb/x`): an abbreviation of a path option and `--sysroot` (pacman then reads another
+/// root's configuration) refuse; attached values are read (attack 17 F1, F3; class: *a command
+/// line judged by a parser other than the one the privileged program uses*).
+pub(super) fn pacman_runs(command: &[String]) -> Result<Vec<PacmanRun>, String> {
     let tokens: Vec<&str> = command
         .iter()
         .flat_map(|w| w.split(|c: char| c.is_whitespace() || "'\";|&()<>`".contains(c)))
@@ -185,10 +245,40 @@ pub(super) fn pacman_runs(
                 _ => (a, None),
             };
             let value = || inline.or_else(|| rest.get(j + 1).copied());
+            if let Some(long) = name.strip_prefix("--") {
+                if !long.is_empty() && "sysroot".starts_with(long) {
+                    return Err(format!(
+                        "pacman is given `{a}`: it would read another root's configuration, \
+                         which archgate does not hand off"
+                    ));
+                }
+                if let Some(full) = PATH_LONG
+                    .iter()
+                    .find(|full| !long.is_empty() && full.starts_with(long) && **full != long)
+                {
+                    return Err(format!(
+                        "pacman is given `{a}`, an abbreviation of `--{full}`: archgate judges \
+                         pacman's path options only spelled in full"
+                    ));
+                }
+            } else if name.len() > 2 && name.starts_with('-') {
+                // A cluster of short options: `r` and `b` take the rest, or the next word.
+                if let Some(at) = name[1..].find(['r', 'b']) {
+                    let attached = &name[at + 2..];
+                    let v = if attached.is_empty() {
+                        rest.get(j + 1).copied().unwrap_or("")
+                    } else {
+                        attached
+                    };
+                    dirs.push(std::path::PathBuf::from(v));
+                    j += if attached.is_empty() { 2 } else { 1 };
+                    continue;
+                }
+            }
             match name {
                 "--config" => conf = value().unwrap_or("").into(),
                 "-r" | "--root" | "-b" | "--dbpath" | "--cachedir" | "--gpgdir" | "--hookdir"
-                | "--logfile" | "--sysroot" => {
+                | "--logfile" => {
                     let v = std::path::PathBuf::from(value().unwrap_or(""));
                     dirs.push(if name == "--logfile" {
                         v.parent()
@@ -207,13 +297,13 @@ pub(super) fn pacman_runs(
         }
         runs.push((conf, dirs));
     }
-    runs
+    Ok(runs)
 }
 
 /// Whether every pacman in `command` reads a configuration root's alone, all it names included,
 /// and its path options name places root's alone. The reason when not.
 pub(super) fn pacman_reads_roots_alone(command: &[String]) -> Result<(), String> {
-    for (conf, dirs) in pacman_runs(command) {
+    for (conf, dirs) in pacman_runs(command)? {
         let c = archgate_pacman::conf::PacmanConf::load(&conf)
             .map_err(|e| format!("pacman's configuration {}: {e}", conf.display()))?;
         crate::tools::handoff::pacman::check_conf(&c).map_err(|e| e.message)?;
@@ -264,6 +354,47 @@ mod tests {
         }
     }
 
+    /// Attack 17 F2: sudo takes `--pro` as `--prompt`, which would swallow the probe's `-k`; only
+    /// options spelled in full are read, and an unknown short one refuses too.
+    #[test]
+    fn sudos_abbreviated_or_unknown_options_refuse() {
+        for bad in [
+            &["--pro", "pacman", "/usr/bin/id"][..],
+            &["--chd=/", "id"],
+            &["--chr=/x", "id"],
+            &["--us", "root", "id"],
+            &["-Z", "id"],
+        ] {
+            assert!(split(&v(bad)).is_err(), "{bad:?}");
+        }
+        assert!(split(&v(&["--preserve-env=PATH", "--user=root", "id"])).is_ok());
+    }
+
+    /// Attack 17 F1, F3: pacman's abbreviations of its path options, attached short values and
+    /// `--sysroot`.
+    #[test]
+    fn pacman_is_read_as_getopt_long_reads_it() {
+        for bad in [
+            "pacman --hookd=/home/p/hooks -U x",
+            "pacman --roo /home/p -S x",
+            "pacman --conf /home/p/c -S x",
+            "pacman --sysroot /srv/r -Syu",
+            "pacman --sysr=/srv/r -Syu",
+        ] {
+            assert!(pacman_runs(&v(&["sh", "-c", bad])).is_err(), "{bad}");
+        }
+        assert_eq!(
+            pacman_runs(&v(&["pacman", "-Syr/home/p", "x"])).unwrap(),
+            [("/etc/pacman.conf".into(), vec!["/home/p".into()])]
+        );
+        assert_eq!(
+            pacman_runs(&v(&["pacman", "-Sb", "/home/q", "x"])).unwrap(),
+            [("/etc/pacman.conf".into(), vec!["/home/q".into()])]
+        );
+        // Options that name no path pass as they are.
+        assert!(pacman_runs(&v(&["pacman", "-Syu", "--noconfirm", "--needed"])).is_ok());
+    }
+
     /// Attack 12 F2: `Cmnd_Alias X = /usr/bin/pacman … handoff-hello` + `Defaults!X
     /// !authenticate` matched only the script's real line; the probe is that very line.
     #[test]
@@ -301,7 +432,7 @@ mod tests {
     fn the_configuration_judged_is_the_one_this_pacman_reads() {
         let default = std::path::PathBuf::from("/etc/pacman.conf");
         assert_eq!(
-            pacman_runs(&v(&["pacman", "-S", "x"])),
+            pacman_runs(&v(&["pacman", "-S", "x"])).unwrap(),
             [(default.clone(), vec![])]
         );
         assert_eq!(
@@ -312,7 +443,8 @@ mod tests {
                 "--config",
                 "/t/p.conf",
                 "-Syu"
-            ])),
+            ]))
+            .unwrap(),
             [("/t/p.conf".into(), vec![])]
         );
         assert_eq!(
@@ -320,10 +452,15 @@ mod tests {
                 "bash",
                 "-c",
                 "pacman --config=/t/q.conf --hookdir /h --logfile /l/x.log -Syu"
-            ])),
+            ]))
+            .unwrap(),
             [("/t/q.conf".into(), vec!["/h".into(), "/l".into()])]
         );
-        assert!(pacman_runs(&v(&["tee", "/etc/pacman-mirrors"])).is_empty());
+        assert!(
+            pacman_runs(&v(&["tee", "/etc/pacman-mirrors"]))
+                .unwrap()
+                .is_empty()
+        );
         // A configuration that is not root's alone (the person's file) runs nothing.
         let d = tempfile::tempdir().unwrap();
         let conf = d.path().join("pacman.conf");
