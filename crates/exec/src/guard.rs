@@ -169,6 +169,12 @@ pub fn start_now() {
     }
 }
 
+/// How many programs' groups this process's guard holds now: each is killed if this process
+/// ends before it does (`/health` shows it, so a test can see the guard was told).
+pub fn guarded() -> usize {
+    lock().groups.len()
+}
+
 /// A program's group has started: kill it if this process ends before [`release`].
 pub(crate) fn watch(pgid: i32) {
     let mut state = lock();

@@ -34,6 +34,8 @@ pub fn body(app: &App) -> serde_json::Value {
             "dropped": gate.audit().stats().dropped_total.load(std::sync::atomic::Ordering::Relaxed),
             "write_failures": gate.audit().stats().write_failures.load(std::sync::atomic::Ordering::Relaxed),
         },
+        // Programs running whose groups archgate's guard holds (killed if archgate is killed).
+        "programs": {"guarded": archgate_core::exec::guard::guarded()},
         "session": session_facts(app),
         // Stdio clients: bridged through this daemon, and those serving in their own process.
         "bridge": app.bridge.json(),

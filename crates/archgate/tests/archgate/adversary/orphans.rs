@@ -55,6 +55,12 @@ fn an_approved_program_and_its_children_die_with_a_killed_daemon() {
     });
     let _reaper = Reaper(pids.clone());
     assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
+    // The guard is told a group just after its spawn (the `+ PGID` line, `guard.rs`); a kill in
+    // that moment is the window guard.rs says is left. The attack comes after it: the daemon's
+    // own count says the guard holds the group.
+    wait_for("the guard to hold the program's group", || {
+        (server.health()["programs"]["guarded"].as_u64() >= Some(1)).then_some(())
+    });
 
     server.child.kill().unwrap();
     let _ = server.child.wait();
