@@ -267,7 +267,7 @@ mod tests {
         );
         assert_eq!(
             withhold("", "EXECVE argc=2 a0=\"mysql\" a1=\"-pS3cret\"").unwrap(),
-            format!("EXECVE argc=2 a0=\"mysql\" {WITHHELD}")
+            format!("EXECVE argc={WITHHELD} a0=\"mysql\" {WITHHELD}")
         );
         assert_eq!(
             withhold("", "PROCTITLE proctitle=6D7973716C202D70").unwrap(),
