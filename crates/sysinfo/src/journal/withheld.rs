@@ -33,6 +33,9 @@
 //!   environment list (`…env`, `env_add`) is withheld; JSON that does not parse but names an
 //!   `argv` is withheld whole after its opening.
 //!
+//! Which programs' lines are judged, and that every other shape of theirs is withheld whole, is
+//! `writers.rs` (attack 16: each program was recognised by one shape while it writes others).
+//!
 //! The program stays (what ran is the useful part); its arguments are withheld, and so are the
 //! variables sudo logs as set for the command (`ENV=NAME=value …`). A `grep` is matched by
 //! archgate on the message as shown (`grep.rs`), so a pattern can never test a withheld
