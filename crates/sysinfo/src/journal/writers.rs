@@ -295,7 +295,23 @@ fn systemd(o: &Origin, message: &str) -> Option<String> {
     }
     let unit = o.unit;
     if unit.is_empty() {
-        return None;
+        // A line without journald's fields (forwarded syslog): a job verb and a description
+        // that is a command line.
+        let verbs = [
+            "Started ",
+            "Starting ",
+            "Stopped ",
+            "Stopping ",
+            "Failed to start ",
+            "Reloading ",
+            "Reloaded ",
+        ];
+        let command = verbs.iter().any(|v| {
+            message
+                .strip_prefix(v)
+                .is_some_and(|d| d.starts_with('/') || d.starts_with('['))
+        });
+        return command.then(|| MESSAGE_WITHHELD.to_owned());
     }
     let job = JOB_MESSAGES.contains(&o.message_id);
     if !job
@@ -559,6 +575,16 @@ mod tests {
             )
             .unwrap()
             .contains(SECRET)
+        );
+        // Without journald's fields (forwarded syslog), by the job verb.
+        let bare = o("", "");
+        assert_eq!(
+            withhold_entry(&bare, &format!("Started /usr/bin/mysql -p{SECRET}.")).as_deref(),
+            Some(MESSAGE_WITHHELD)
+        );
+        assert_eq!(
+            withhold_entry(&bare, "Started Session 2 of User alice."),
+            None
         );
         // Debug lines of the unit's own prefix carry the command line.
         assert!(
