@@ -83,7 +83,8 @@ pub(crate) async fn failed_units(
                 stderr,
             });
         }
-        let transient = crate::transient::transient_ids(&shown.stdout_lossy());
+        let transient =
+            crate::transient::transient_ids(&shown.stdout_lossy(), shown.truncated, &names);
         for u in &mut units {
             u.description =
                 crate::transient::description(&u.unit, transient.contains(&u.unit), &u.description);

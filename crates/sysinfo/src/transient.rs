@@ -93,8 +93,17 @@ pub(crate) fn show_args(names: &[&str]) -> Vec<String> {
 }
 
 /// The transient units' names in `systemctl show --property=Id,Transient` output (one block of
-/// `Key=value` lines per unit, blocks separated by an empty line).
-pub(crate) fn transient_ids(text: &str) -> std::collections::HashSet<String> {
+/// `Key=value` lines per unit, blocks separated by an empty line). Output cut by the cap
+/// (`truncated`) has lost blocks: then every one of `names` counts as transient (attack 16: a
+/// unit missing from the answer is not known to be anything else).
+pub(crate) fn transient_ids(
+    text: &str,
+    truncated: bool,
+    names: &[&str],
+) -> std::collections::HashSet<String> {
+    if truncated {
+        return names.iter().map(|n| (*n).to_owned()).collect();
+    }
     text.split("\n\n")
         .filter(|block| block.lines().any(|l| l == "Transient=yes"))
         .filter_map(|block| block.lines().find_map(|l| l.strip_prefix("Id=")))
@@ -181,9 +190,18 @@ Type=simple\n";
     #[test]
     fn systemctl_show_says_which_units_are_transient() {
         let text = "Id=run-u42.service\nTransient=yes\n\nId=sshd.service\nTransient=no\n\nTransient=yes\nId=backup.service\n";
-        let got = transient_ids(text);
+        let names = [
+            "run-u42.service",
+            "sshd.service",
+            "backup.service",
+            "x.scope",
+        ];
+        let got = transient_ids(text, false, &names);
         assert_eq!(got.len(), 2);
         assert!(got.contains("run-u42.service") && got.contains("backup.service"));
+        // An answer cut by the output cap has lost blocks: every unit asked of counts.
+        let cut = transient_ids("Id=sshd.service\nTransient=no\n", true, &names);
+        assert_eq!(cut.len(), names.len());
         assert_eq!(
             show_args(&["a"]),
             ["show", "--property=Id,Transient", "--", "a"]

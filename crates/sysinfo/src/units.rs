@@ -248,10 +248,16 @@ async fn transient_units(
     if names.is_empty() {
         return Ok(HashSet::new());
     }
-    let args = transient::show_args(names);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut args = scope(opts, user)?;
+    args.extend(transient::show_args(names));
+    let (command, out) = diag::run(permit, "systemctl", &args, opts).await?;
+    if !out.success() {
+        return Err(diag::failure(command, &out));
+    }
     Ok(transient::transient_ids(
-        &systemctl(permit, opts, user, &args).await?,
+        &out.stdout_lossy(),
+        out.truncated,
+        names,
     ))
 }
 

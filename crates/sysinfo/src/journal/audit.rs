@@ -11,8 +11,9 @@
 //! - `cmd=` (libaudit's `audit_log_user_command`: the whole command line, hex when it has spaces),
 //!   `proctitle=` (the process title: its command line) and `data=` (TTY records, 1319/1124:
 //!   what was typed) have their value withheld;
-//! - `a1=`, `a2=`, … (EXECVE's arguments, also split as `a2[0]=`) are withheld, from the first
-//!   one to the last, as one; `a0=` (the program) stays.
+//! - `a1=`, `a2=`, … (EXECVE's arguments, also split as `a2[0]=` after `a2_len=`) are
+//!   withheld, from the first one to the last, as one, and with them `argc=`'s count (attack 16:
+//!   a count and a length are the arguments' too); `a0=` (the program) stays.
 //!
 //! Shapes: the kernel's `audit_log_execve_info` and `audit_log_proctitle`, libaudit's
 //! `audit_log_user_command` and `audit_log_user_message`; our own text in them.
@@ -47,7 +48,10 @@ fn field(rest: &str) -> Option<(Field, usize)> {
         return None;
     }
     let mut after = &digits[n..];
-    if let Some(idx) = after.strip_prefix('[') {
+    // `aN_len=`: the length of an argument the kernel split, as much the argument's as its text.
+    if let Some(len) = after.strip_prefix("_len") {
+        after = len;
+    } else if let Some(idx) = after.strip_prefix('[') {
         let m = idx.bytes().take_while(u8::is_ascii_digit).count();
         after = idx[m..].strip_prefix(']')?;
     }
@@ -69,10 +73,15 @@ fn value_len(rest: &str) -> usize {
 pub(crate) fn withhold(message: &str) -> Option<String> {
     let mut out = String::with_capacity(message.len());
     let mut args: Option<(usize, usize)> = None;
+    let mut argc: Option<(usize, usize, bool)> = None;
     let mut spans: Vec<(usize, usize, bool)> = Vec::new();
     let mut i = 0;
     while i < message.len() {
         let starts = i == 0 || message[..i].ends_with([' ', '\'', ':']);
+        if starts && message[i..].starts_with("argc=") {
+            let v = i + "argc=".len();
+            argc = Some((v, v + value_len(&message[v..]), false));
+        }
         let Some((kind, name)) = starts.then(|| field(&message[i..])).flatten() else {
             i += message[i..].chars().next().map_or(1, char::len_utf8);
             continue;
@@ -89,6 +98,10 @@ pub(crate) fn withhold(message: &str) -> Option<String> {
     }
     if let Some((s, e)) = args {
         spans.push((s, e, true));
+        // How many arguments there are is theirs too, when there are any withheld.
+        if let Some(v) = argc {
+            spans.push(v);
+        }
     }
     if spans.is_empty() {
         return None;
@@ -122,7 +135,9 @@ mod tests {
         assert!(is_record("kernel", &execve));
         assert_eq!(
             withhold(&execve).unwrap(),
-            format!("audit: type=1309 audit(1765000000.124:457): argc=4 a0=\"mysql\" {WITHHELD}")
+            format!(
+                "audit: type=1309 audit(1765000000.124:457): argc={WITHHELD} a0=\"mysql\" {WITHHELD}"
+            )
         );
         // sudo's USER_CMD through journald's audit transport, and as the kernel prints it.
         let hex = "6D7973716C202D7053336372657421";
@@ -152,6 +167,7 @@ mod tests {
             assert!(is_record("", &line), "{line}");
             let got = withhold(&line).unwrap();
             assert!(!got.contains(SECRET) && got.contains(WITHHELD), "{got}");
+            assert!(!got.contains("argc=2") && !got.contains("9000"), "{got}");
         }
         // The program, a record without a command line, and look-alikes inside words stay.
         assert_eq!(

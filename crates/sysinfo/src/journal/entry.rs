@@ -76,8 +76,20 @@ impl Entry {
         let message = text(v.get("MESSAGE")).unwrap_or_default();
         // Also without an identifier: the kernel's audit records carry none.
         let transport = text(v.get("_TRANSPORT")).unwrap_or_default();
-        let withheld =
-            super::withheld::withhold_entry(ident.as_deref().unwrap_or(""), &transport, &message);
+        let (comm, exe) = (text(v.get("_COMM")), text(v.get("_EXE")));
+        let (message_id, unit_field) = (
+            text(v.get("MESSAGE_ID")),
+            text(v.get("UNIT")).or_else(|| text(v.get("USER_UNIT"))),
+        );
+        let origin = super::writers::Origin {
+            ident: ident.as_deref().unwrap_or(""),
+            comm: comm.as_deref().unwrap_or(""),
+            exe: exe.as_deref().unwrap_or(""),
+            transport: &transport,
+            message_id: message_id.as_deref().unwrap_or(""),
+            unit: unit_field.as_deref().unwrap_or(""),
+        };
+        let withheld = super::withheld::withhold_entry(&origin, &message);
         // The identifier says nothing when it is the unit's own name.
         let ident = ident.filter(|i| {
             unit.as_deref()

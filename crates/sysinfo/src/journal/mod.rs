@@ -19,6 +19,7 @@ mod boots;
 mod entry;
 mod grep;
 pub(crate) mod withheld;
+mod writers;
 
 use archgate_exec::Permit;
 use serde::Serialize;
@@ -114,7 +115,9 @@ pub struct JournalPage {
 }
 
 /// The fields asked of journalctl (it adds the cursor, both timestamps and the boot ID).
-const FIELDS: &str = "--output-fields=_SYSTEMD_UNIT,_SYSTEMD_USER_UNIT,SYSLOG_IDENTIFIER,_COMM,PRIORITY,MESSAGE,_PID,_TRANSPORT";
+/// `_EXE`, `MESSAGE_ID`, `UNIT` and `USER_UNIT` say who wrote a line and about what
+/// (`writers.rs`); they are not shown.
+const FIELDS: &str = "--output-fields=_SYSTEMD_UNIT,_SYSTEMD_USER_UNIT,SYSLOG_IDENTIFIER,_COMM,_EXE,PRIORITY,MESSAGE,MESSAGE_ID,UNIT,USER_UNIT,_PID,_TRANSPORT";
 
 /// The source's arguments (`--directory=DIR`, `--user`), first on every journalctl line.
 pub(crate) fn source_args(source: &JournalSource, user: bool) -> Vec<String> {

@@ -33,10 +33,15 @@
 //!   environment list (`…env`, `env_add`) is withheld; JSON that does not parse but names an
 //!   `argv` is withheld whole after its opening.
 //!
+//! Which programs' lines are judged, and that every other shape of theirs is withheld whole, is
+//! `writers.rs` (attack 16: each program was recognised by one shape while it writes others).
+//!
 //! The program stays (what ran is the useful part); its arguments are withheld, and so are the
 //! variables sudo logs as set for the command (`ENV=NAME=value …`). A `grep` is matched by
 //! archgate on the message as shown (`grep.rs`), so a pattern can never test a withheld
 //! argument: not by the entries found, nor by the page's `next`, fill or note (attack 14 F4).
+
+use super::writers::{Origin, Writer, judge};
 
 /// What replaces withheld arguments.
 pub const WITHHELD: &str = "[arguments withheld: a command line may hold secrets]";
@@ -44,48 +49,33 @@ pub const WITHHELD: &str = "[arguments withheld: a command line may hold secrets
 /// What replaces the variables sudo logs as set for the command.
 pub const ENV_WITHHELD: &str = "[variables withheld: they may hold secrets]";
 
-/// An entry's message with what `withhold` and the audit records' rule (`audit.rs`) withhold;
-/// `None` when nothing was.
-pub fn withhold_entry(ident: &str, transport: &str, message: &str) -> Option<String> {
-    if super::audit::is_record(transport, message) {
+/// An entry's message with what this module, the audit records' rule (`audit.rs`) and the
+/// writers of command lines' rule (`writers.rs`) withhold; `None` when nothing was.
+pub fn withhold_entry(o: &Origin, message: &str) -> Option<String> {
+    if super::audit::is_record(o.transport, message) {
         return super::audit::withhold(message);
     }
-    withhold(ident, message)
-}
-
-/// `message` with the arguments of a logged command line withheld, when `ident` is a tool
-/// that logs them; `None` when nothing was withheld.
-pub fn withhold(ident: &str, message: &str) -> Option<String> {
     if let Some(shown) = json_command_line(message) {
         return Some(shown);
     }
-    match ident {
-        "sudo" | "sudo-rs" => {
-            let at = message.find("COMMAND=")? + "COMMAND=".len();
-            let shown = keep_program(message, at, message.len());
-            Some(without_env(&shown))
-        }
-        "pkexec" => {
-            let at = message.find("[COMMAND=")? + "[COMMAND=".len();
-            let end = message[at..].rfind(']').map_or(message.len(), |e| at + e);
-            Some(keep_program(message, at, end))
-        }
-        "doas" => {
-            let at = message.find(" ran command ")? + " ran command ".len();
-            let end = message[at..]
-                .rfind(" as ")
-                .map_or(message.len(), |e| at + e);
-            Some(keep_program(message, at, end))
-        }
-        "polkitd" | "polkit" => polkit(message),
-        "systemd" => systemd_unit(message),
-        "CROND" | "crond" | "cron" | "CRON" => {
-            let at = message.find("CMD (")? + "CMD (".len();
-            let end = message[at..].rfind(')').map_or(message.len(), |e| at + e);
-            Some(keep_program(message, at, end))
-        }
-        _ => audit(message),
+    match Writer::of(o) {
+        Some(w) => judge(w, o, message),
+        None => audit(message),
     }
+}
+
+/// `message` as an entry whose identifier (and command name) is `ident` shows it; `None` when
+/// nothing was withheld.
+#[cfg(test)]
+pub fn withhold(ident: &str, message: &str) -> Option<String> {
+    withhold_entry(
+        &Origin {
+            ident,
+            comm: ident,
+            ..Origin::default()
+        },
+        message,
+    )
 }
 
 /// A JSON event (after `@cee:`, or the whole message) carrying a command line: its `…argv`
@@ -142,40 +132,6 @@ fn json_command_line(message: &str) -> Option<String> {
     walk(&mut v).then(|| format!("{}{v}", &message[..at]))
 }
 
-/// polkitd's bracketed subject command line (see the module doc), cut to its program.
-fn polkit(message: &str) -> Option<String> {
-    let at = ["unix-process:", "system bus name "]
-        .iter()
-        .filter_map(|k| {
-            let from = message.find(k)?;
-            message[from..].find(" [").map(|b| from + b + " [".len())
-        })
-        .min()?;
-    let end = ["] (owned by ", "], object path "]
-        .iter()
-        .filter_map(|k| message[at..].rfind(k).map(|e| at + e))
-        .min()
-        .or_else(|| message[at..].rfind(']').map(|e| at + e))
-        .unwrap_or(message.len());
-    Some(keep_program(message, at, end))
-}
-
-/// A systemd unit line `VERB UNIT - DESCRIPTION` whose description is a command line.
-fn systemd_unit(message: &str) -> Option<String> {
-    let (head, desc) = message.split_once(" - ")?;
-    let unit = head.rsplit(' ').next()?;
-    if !crate::transient::command_like(unit, false, desc) {
-        return None;
-    }
-    let at = head.len() + " - ".len();
-    let end = message.len() - trailing_dots(message);
-    Some(keep_program(message, at, end))
-}
-
-fn trailing_dots(s: &str) -> usize {
-    s.len() - s.trim_end_matches('.').len()
-}
-
 /// The audit records by their record names, whatever the transport said (`audit.rs` judges
 /// their fields).
 fn audit(message: &str) -> Option<String> {
@@ -187,7 +143,7 @@ fn audit(message: &str) -> Option<String> {
 
 /// A sudo line with its `ENV=` field (the variables set for the command, before `COMMAND=`)
 /// withheld whole: a value may hold spaces, so the field is not split.
-fn without_env(message: &str) -> String {
+pub(crate) fn without_env(message: &str) -> String {
     let Some(at) = message.find(" ; ENV=").map(|i| i + " ; ENV=".len()) else {
         return message.to_owned();
     };
@@ -244,7 +200,10 @@ mod tests {
             "alice : USER=root ; COMMAND=/usr/bin/id"
         );
         assert_eq!(
-            withhold("sudo", "pam_unix(sudo:session): session opened"),
+            withhold(
+                "sudo",
+                "pam_unix(sudo:session): session opened for user root(uid=0) by alice(uid=1000)"
+            ),
             None
         );
         assert_eq!(withhold("sshd", sudo), None);
@@ -311,7 +270,7 @@ mod tests {
         );
         assert_eq!(
             withhold("", "EXECVE argc=2 a0=\"mysql\" a1=\"-pS3cret\"").unwrap(),
-            format!("EXECVE argc=2 a0=\"mysql\" {WITHHELD}")
+            format!("EXECVE argc={WITHHELD} a0=\"mysql\" {WITHHELD}")
         );
         assert_eq!(
             withhold("", "PROCTITLE proctitle=6D7973716C202D70").unwrap(),

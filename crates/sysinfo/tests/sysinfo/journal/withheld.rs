@@ -402,3 +402,140 @@ async fn audit_records_have_their_command_line_fields_withheld_whatever_their_na
         assert!(got.entries.is_empty(), "grep {grep}: {:?}", got.entries);
     }
 }
+
+/// Attack 16: default-deny per writer of command lines, on real journal files. Each writer's
+/// entry as journald records it (identifier, `_COMM`, `_EXE`, `UNIT`/`USER_UNIT`,
+/// `MESSAGE_ID`): shapes not known safe are withheld whole, known safe ones shown, known
+/// command lines cut to their program. Shapes: cronie's `CMDEND` (do_command.c since 1.5.6,
+/// read through the unit filter `units cronie.service` uses), fcron's `Job '…' started`,
+/// util-linux su's `(to root) alice on pts/1`, systemd-run's `Running as unit:`, the user
+/// manager's job line under `StatusUnitFormat=description` (`USER_UNIT=`), a sudo record named
+/// by `_EXE` only. Our own text in those shapes.
+fn export_with_writers_other_shapes() -> Vec<u8> {
+    let mut out = Vec::new();
+    let started = "39f53479d3a045ac8e11786248231fbf";
+    let lines: Vec<Vec<(&str, String)>> = vec![
+        vec![
+            ("SYSLOG_IDENTIFIER", "CROND".into()),
+            ("_SYSTEMD_UNIT", "cronie.service".into()),
+            (
+                "MESSAGE",
+                format!("(alice) CMDEND (/usr/bin/backup --password={SECRET})"),
+            ),
+        ],
+        vec![
+            ("SYSLOG_IDENTIFIER", "CROND".into()),
+            ("_SYSTEMD_UNIT", "cronie.service".into()),
+            ("MESSAGE", "(CRON) STARTUP (1.7.2)".into()),
+        ],
+        vec![
+            ("SYSLOG_IDENTIFIER", "fcron".into()),
+            (
+                "MESSAGE",
+                format!("Job '/usr/bin/backup -p{SECRET}' started for user alice (pid 4242)"),
+            ),
+        ],
+        vec![
+            ("SYSLOG_IDENTIFIER", "su".into()),
+            ("MESSAGE", "(to root) alice on pts/1".into()),
+        ],
+        vec![
+            ("SYSLOG_IDENTIFIER", "systemd-run".into()),
+            (
+                "MESSAGE",
+                "Running as unit: run-u12.service; invocation ID: 0123abcd".into(),
+            ),
+        ],
+        vec![
+            ("SYSLOG_IDENTIFIER", "systemd".into()),
+            ("USER_UNIT", "run-u7.service".into()),
+            ("MESSAGE_ID", started.into()),
+            (
+                "MESSAGE",
+                format!("Started /usr/bin/pg_dump --dbname=postgresql://app:{SECRET}@db/app."),
+            ),
+        ],
+        vec![
+            ("SYSLOG_IDENTIFIER", "systemd".into()),
+            ("UNIT", "sshd.service".into()),
+            ("MESSAGE_ID", started.into()),
+            ("MESSAGE", "Started OpenSSH Daemon.".into()),
+        ],
+        vec![
+            ("SYSLOG_IDENTIFIER", "logger-of-mine".into()),
+            ("_EXE", "/usr/bin/sudo".into()),
+            (
+                "MESSAGE",
+                format!("   alice : (command continued) --token={SECRET}"),
+            ),
+        ],
+    ];
+    for (i, fields) in lines.iter().enumerate() {
+        let t = (T0 + (i as u64 + 1) * 1_000_000).to_string();
+        let mut f: Vec<(&str, &str)> = vec![
+            ("__REALTIME_TIMESTAMP", &t),
+            ("__MONOTONIC_TIMESTAMP", "1"),
+            ("_BOOT_ID", BOOT_B),
+            ("_TRANSPORT", "syslog"),
+            ("PRIORITY", "5"),
+        ];
+        f.extend(fields.iter().map(|(k, v)| (*k, v.as_str())));
+        entry(&mut out, &f, &[]);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_of_command_lines_shows_only_its_shapes_known_safe() {
+    let dir = journal_dir(export_with_writers_other_shapes()).await;
+    let d = dir.path();
+    let p = permit();
+    let whole = oracle(d, &[]).await;
+    assert_eq!(
+        whole
+            .iter()
+            .filter(|e| text(&e["MESSAGE"]).contains(SECRET))
+            .count(),
+        4
+    );
+    let page = journal::query(&p, &opts(d), &q(50)).await.unwrap();
+    assert_eq!(page.entries.len(), 8);
+    let shown: Vec<&str> = page.entries.iter().map(|e| e.message.as_str()).collect();
+    assert!(shown.iter().all(|m| !m.contains(SECRET)), "{shown:?}");
+    for safe in [
+        "(CRON) STARTUP (1.7.2)",
+        "(to root) alice on pts/1",
+        "Running as unit: run-u12.service; invocation ID: 0123abcd",
+        "Started OpenSSH Daemon.",
+    ] {
+        assert!(shown.contains(&safe), "{safe}: {shown:?}");
+    }
+    assert!(shown.contains(&"(alice) CMDEND (/usr/bin/backup [arguments withheld: a command line may hold secrets])"), "{shown:?}");
+    assert_eq!(page.entries.iter().filter(|e| e.withheld).count(), 4);
+    // The unit filter `units` reads a unit's last lines with.
+    let cronie = journal::query(
+        &p,
+        &opts(d),
+        &JournalQuery {
+            unit: Some("cronie.service".into()),
+            ..q(10)
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(cronie.entries.len(), 2);
+    assert!(cronie.entries.iter().all(|e| !e.message.contains(SECRET)));
+    for grep in [SECRET, "dbname", "token=", "password="] {
+        let got = journal::query(
+            &p,
+            &opts(d),
+            &JournalQuery {
+                grep: Some(grep.to_owned()),
+                ..q(50)
+            },
+        )
+        .await
+        .unwrap();
+        assert!(got.entries.is_empty(), "grep {grep}: {:?}", got.entries);
+    }
+}
