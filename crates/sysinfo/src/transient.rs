@@ -20,8 +20,8 @@
 //!   API.`), from another user's `run0` command for the system manager, world-readable.
 
 #[cfg(test)]
-use crate::journal::withheld::WITHHELD;
-use crate::journal::withheld::{ENV_WITHHELD, keep_program};
+use crate::journal::cut::WITHHELD;
+use crate::journal::cut::{ENV_WITHHELD, keep_program};
 
 /// Whether a unit's description is to be cut (see the module doc).
 pub(crate) fn command_like(unit: &str, transient: bool, description: &str) -> bool {

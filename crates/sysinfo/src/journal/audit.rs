@@ -18,7 +18,7 @@
 //! Shapes: the kernel's `audit_log_execve_info` and `audit_log_proctitle`, libaudit's
 //! `audit_log_user_command` and `audit_log_user_message`; our own text in them.
 
-use super::withheld::WITHHELD;
+use super::cut::WITHHELD;
 
 /// Whether a message is an audit record (see the module doc).
 pub(crate) fn is_record(transport: &str, message: &str) -> bool {

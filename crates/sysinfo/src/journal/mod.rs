@@ -16,6 +16,7 @@
 mod access;
 mod audit;
 mod boots;
+pub(crate) mod cut;
 mod entry;
 mod grep;
 pub(crate) mod withheld;

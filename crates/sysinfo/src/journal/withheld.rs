@@ -42,12 +42,7 @@
 //! argument: not by the entries found, nor by the page's `next`, fill or note (attack 14 F4).
 
 use super::writers::{Origin, Writer, judge};
-
-/// What replaces withheld arguments.
-pub const WITHHELD: &str = "[arguments withheld: a command line may hold secrets]";
-
-/// What replaces the variables sudo logs as set for the command.
-pub const ENV_WITHHELD: &str = "[variables withheld: they may hold secrets]";
+pub use crate::journal::cut::{ENV_WITHHELD, WITHHELD};
 
 /// An entry's message with what this module, the audit records' rule (`audit.rs`) and the
 /// writers of command lines' rule (`writers.rs`) withhold; `None` when nothing was.
@@ -139,32 +134,6 @@ fn audit(message: &str) -> Option<String> {
         return None;
     }
     super::audit::withhold(message)
-}
-
-/// A sudo line with its `ENV=` field (the variables set for the command, before `COMMAND=`)
-/// withheld whole: a value may hold spaces, so the field is not split.
-pub(crate) fn without_env(message: &str) -> String {
-    let Some(at) = message.find(" ; ENV=").map(|i| i + " ; ENV=".len()) else {
-        return message.to_owned();
-    };
-    let end = message[at..].find(" ; ").map_or(message.len(), |e| at + e);
-    format!("{}{ENV_WITHHELD}{}", &message[..at], &message[end..])
-}
-
-/// `message` with `[at, end)`, a command line, cut to its first word and the withheld note.
-pub(crate) fn keep_program(message: &str, at: usize, end: usize) -> String {
-    let line = &message[at..end];
-    let program = line.split_whitespace().next().unwrap_or("");
-    let rest = line[line.find(program).map_or(0, |i| i + program.len())..].trim();
-    let mut out = String::with_capacity(message.len());
-    out.push_str(&message[..at]);
-    out.push_str(program);
-    if !rest.is_empty() {
-        out.push(' ');
-        out.push_str(WITHHELD);
-    }
-    out.push_str(&message[end..]);
-    out
 }
 
 #[cfg(test)]
