@@ -6,7 +6,7 @@
 # Prints the table: archgate / bare at 1, 16 and 64 clients for `pacman_conf` (the headline: the
 # pipeline's cost; target >= 90% at 1 and 16) and `system_status` (the pipeline plus the tool's
 # /proc and /sys reads), the machine's load, archgate's idle RSS, that the log holds one record
-# per call, and the gate's p99.
+# per call, system calls and context switches a call (bench/rmcp/percall.py), and the gate's p99.
 #   bash bench/rmcp/run.sh
 #   ARCHGATE_BEFORE_BIN=/path/to/an/earlier/archgate bash bench/rmcp/run.sh   # before / after, same rounds
 # Knobs: BENCH_REQUESTS (per round, 3000), BENCH_ROUNDS (3), BENCH_WARMUP (1000), BENCH_CLIENTS
@@ -42,6 +42,12 @@ echo "- archgate $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')
 echo
 python3 "$top/bench/rmcp/bench.py"
 echo
+# What a call costs the kernel, which the machine's load does not move as it moves calls/s:
+# system calls and context switches a call, each server's every thread (needs `perf`).
+if command -v perf >/dev/null; then
+  python3 "$top/bench/rmcp/percall.py"
+  echo
+fi
 # The gate alone: admission to record, the tool's work excluded (a tool that returns at once).
 cargo bench --locked -p archgate-core --manifest-path "$top/Cargo.toml" --bench gate |
   grep -E 'gate overhead|p50|log holds|audit writer'

@@ -168,6 +168,10 @@ async fn run(
         b.close(Duration::from_secs(1)).await;
     }
     app.shutdown();
+    // Every call's frame is out before the daemon ends (they are written in batches).
+    if http {
+        frames::flush();
+    }
     served.map(|_| ExitCode::SUCCESS)
 }
 

@@ -421,12 +421,22 @@ async fn track_session(s: &Inner, req: Request) -> Response {
             .extensions()
             .get::<archgate_core::gate::Client>()
             .map(|c| c.name.clone());
-        let res = sdk(s, req).await;
+        let post = req.method() == http::Method::POST;
+        let mut res = sdk(s, req).await;
         let opened = res
             .headers()
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(|v| SessionId::from(v.to_owned()));
+        // A stateless POST's event stream: its body ends with its answer, so the answer and
+        // the body's end go out in one write (`answer_end.rs`).
+        let events = res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        if post && opened.is_none() && res.status() == StatusCode::OK && events {
+            res = res.map(|b| Body::new(super::answer_end::EndsWithAnswer::new(b)));
+        }
         if let Some(new) = opened {
             let token = token.as_ref().and_then(bearer_of).unwrap_or("");
             let cap = s.app.gate.config().current().server.max_sessions_per_client;

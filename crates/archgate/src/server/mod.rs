@@ -1,6 +1,7 @@
 //! Transports: stdio and streamable HTTP, sharing one MCP handler.
 
 pub mod accept;
+mod answer_end;
 mod apart;
 mod bearer;
 pub mod bridge;

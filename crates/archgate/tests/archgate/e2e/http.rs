@@ -120,6 +120,39 @@ fn concurrent_http_calls_each_leave_exactly_one_audit_record() {
     assert!(records.iter().all(|r| r["outcome"] == "ok"));
 }
 
+/// Call frames are written in batches off the call's path (`server/frames.rs`): a stop right
+/// after a run of calls still puts every call's frame on stdout, in order, before the state
+/// frames that follow, and the process ends.
+#[test]
+fn every_call_frame_is_out_before_the_daemon_stops() {
+    const N: usize = 40;
+    let env = Env::new();
+    let mut server = HttpServer::start(&env);
+    let token = env.token();
+    for _ in 0..N {
+        let r = server.call(&token, "system_status", json!({}));
+        assert_ne!(r["isError"], true, "{r}");
+    }
+    // No waiting for the frames: SIGTERM at once, then read stdout to its end.
+    let (status, _) = server.stop();
+    assert!(status.success(), "{status}");
+    let frames: Vec<Value> = server
+        .frames
+        .all()
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("frames are JSON lines"))
+        .collect();
+    let calls = frames.iter().filter(|f| f["event"] == "call").count();
+    assert_eq!(calls, N, "{}", server.frames.joined());
+    assert_eq!(
+        frames[0]["event"],
+        "listening",
+        "{}",
+        server.frames.joined()
+    );
+    assert_eq!(env.audit().len(), N, "one record per call");
+}
+
 #[test]
 fn http_guards_answer_with_the_right_status_and_a_json_reason() {
     let env = Env::new();
