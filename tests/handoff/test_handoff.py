@@ -581,6 +581,30 @@ def test_sudos_pam_file_is_judged_as_libpam_reads_it_and_a_way_through_refuses(a
         pam.write_text(original)
 
 
+@pytest.mark.parametrize("deciding", ["pam_service=chfn", "rootpw", "targetpw"])
+def test_sudoers_defaults_that_change_whose_password_or_which_pam_stack_refuse_where_sudo_shows_them(agent, person, deciding):
+    # Attack 16 F3/F3b: `pam_service` makes sudo authenticate through another PAM file than
+    # the one archgate judges; `rootpw`/`targetpw` make it ask root's password, whose status
+    # the person cannot read (root's may be empty). sudo's listing shows them when it lists
+    # without a password (`listpw=never` here): refused, naming the default.
+    before, ran_before = installed(), sudo_ran()
+    SUDOERS.write_text(
+        f"Defaults:{USER} passwd_tries=1, logfile={SUDO_LOG}, listpw=never, {deciding}\n"
+        f"{USER} ALL=(root) /usr/bin/pacman\n")
+    SUDOERS.chmod(0o440)
+    try:
+        q = agent.handoff(["handoff-other"])
+        pid = person.helper()
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused", r
+        assert deciding in r["message"], r
+        assert installed() == before
+        assert sudo_ran() == ran_before
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
 def test_a_terminal_closed_mid_run_is_unknown_with_how_to_check(agent, person):
     sudoers("/usr/bin/pacman", tries=5)
     before = installed()
@@ -670,6 +694,8 @@ def test_doctor_says_whether_a_hand_off_can_open_a_terminal_here_and_which(agent
     # desktop-session.sh), by its absolute path.
     said = doctor(user_env(session))
     assert "opens foot (/usr/bin/foot)" in said and "$term" in said, said
+    # What the person's account cannot see of sudoers is said (attack 16 F3, F3b).
+    assert "pam_service" in said and "rootpw" in said and "root's password is empty" in said, said
     assert "omarchy-launch-terminal" not in said, said
     # An Omarchy route that needs root: archgate's asking sudo, linked to this archgate
     # (run-handoff.sh installs it as the package does).

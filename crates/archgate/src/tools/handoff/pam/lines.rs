@@ -14,9 +14,16 @@
 //!   first `]` not written `\]`, which stands for `]`; the brackets are removed, whatever the
 //!   token is (a type, a control, a module argument), and what follows the `]` is the next token.
 //!
-//! What libpam would read in a way archgate cannot be sure of — a NUL byte (C strings end there),
-//! a file ending inside a continued line (libpam aborts reading with part of the file
-//! installed) — is an error here, and the hand-off refuses.
+//! What libpam would read in a way archgate cannot be sure of is an error here, and the hand-off
+//! refuses: a NUL byte (C strings end there); a file ending inside a continued line (libpam
+//! aborts reading with part of the file installed); a continued line followed by a blank or
+//! comment line (the line assembler before `pam_assemble_line.h` skipped such a line and went
+//! on joining, the current one ends the line there); a logical line longer than the 1024 bytes
+//! the older assembler's buffer held (it aborted reading).
+
+/// The older line assembler's buffer (`BUF_SIZE` in `pam_handlers.c` before
+/// `pam_assemble_line.h`).
+const MAX_LINE: usize = 1024;
 
 /// One logical line: the number of the physical line it starts on, and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,11 +43,32 @@ pub fn assemble(text: &str) -> Result<Vec<Line>, String> {
     let mut starts_at = 0;
     // Whether the last physical line asked to be continued.
     let mut continuing = false;
+    // The bytes of the logical line so far, as the older assembler's buffer held them.
+    let mut bytes = 0;
     for (index, raw) in text.split_inclusive('\n').enumerate() {
         let (piece, eol) = prepare(raw);
+        let nothing = piece.is_empty() || piece.starts_with('\n');
+        if continuing && nothing {
+            return Err(format!(
+                "line {} continues into a blank or comment line, which libpam's versions read \
+                 differently",
+                index
+            ));
+        }
+        bytes = if continuing {
+            bytes + raw.len()
+        } else {
+            raw.len()
+        };
+        if bytes >= MAX_LINE {
+            return Err(format!(
+                "line {} is longer than older libpam reads",
+                index + 1
+            ));
+        }
         if eol {
             continuing = false;
-            if assembled.is_some() || !(piece.is_empty() || piece.starts_with('\n')) {
+            if assembled.is_some() || !nothing {
                 add(&mut assembled, &mut starts_at, index + 1, &piece);
             }
             match assembled.take() {

@@ -252,13 +252,20 @@ fn libpams_other_spellings_are_read_as_libpam_reads_them() {
 
 #[test]
 fn what_libpam_itself_reads_unpredictably_is_refused() {
+    let long = format!("auth required pam_unix.so {}\n", "x".repeat(1100));
     for sudo in [
+        // Longer than older libpam's line buffer.
+        long.as_str(),
         // The file ends inside a continued line: libpam aborts with part of it installed.
         "auth required pam_unix.so \\",
         // A NUL byte: C's string ends there.
         "auth required pam_unix.so\0 x\n",
         // A directive only some builds know.
         "-@include common-auth\nauth required pam_unix.so\n",
+        // A continued line followed by a comment (or blank) line: older libpam joined past it,
+        // current libpam ends the line there.
+        "auth optional pam_env.so \\\n# note\nauth sufficient pam_permit.so\nauth required pam_unix.so\n",
+        "auth optional pam_env.so \\\n\nauth sufficient pam_permit.so\nauth required pam_unix.so\n",
     ] {
         assert!(
             matches!(judged(&[("sudo", sudo)]), Asks::Unknown(_)),
