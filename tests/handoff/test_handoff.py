@@ -543,6 +543,68 @@ def test_a_pam_line_that_lets_sudo_through_without_a_password_refuses_the_hand_o
         pam.write_text(original)
 
 
+# sudo's PAM files spelled so that libpam, not a simpler reader, lets sudo through with no
+# password (attack 16 F1: a `\` then a blank, `\#`, two `default=`, a typo'd type between a
+# jump and its target, a bracketed argument, CRLF), a key module's argument that grants (F2:
+# pam_u2f `alwaysok`, libpam-u2f installed on the CI machine), and a one-time code whose secret
+# is in the person's home (F6: pam_google_authenticator's default `~/.google_authenticator`).
+# Each was a way through for the agent's own Enter with this machine's sudo and Linux-PAM.
+LIBPAM_SPELLINGS = {
+    "backslash_then_blank": "auth optional pam_permit.so \\ \nauth required pam_unix.so\n",
+    "backslash_hash": "auth optional pam_env.so \\#\nauth sufficient pam_permit.so\nauth required pam_unix.so\n",
+    "two_defaults": "auth required pam_permit.so\nauth [default=ignore default=bad] pam_unix.so\n",
+    "typo_type_in_a_jump": (f"auth [success=1 default=2] pam_succeed_if.so user = {USER}\naut required pam_deny.so\n"
+                            "auth sufficient pam_permit.so\nauth requisite pam_deny.so\nauth required pam_unix.so\n"),
+    "bracketed_argument": f"auth sufficient pam_wheel.so [trust] use_uid group={USER}\nauth required pam_unix.so\n",
+    "crlf": "auth optional pam_env.so \\\r\nauth sufficient pam_permit.so x\r\nauth required pam_unix.so nullok\r\n",
+    "u2f_alwaysok": "auth sufficient pam_u2f.so cue alwaysok authfile=/etc/pam.d/sudo\nauth required pam_unix.so\n",
+    "google_authenticator_secret_in_home": "auth sufficient pam_google_authenticator.so\nauth required pam_unix.so\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(LIBPAM_SPELLINGS))
+def test_sudos_pam_file_is_judged_as_libpam_reads_it_and_a_way_through_refuses(agent, person, spelling):
+    pam = Path("/etc/pam.d/sudo")
+    original = pam.read_text()
+    before, ran_before = installed(), sudo_ran()
+    try:
+        pam.write_text(LIBPAM_SPELLINGS[spelling] + "account required pam_permit.so\nsession required pam_permit.so\n")
+        q = agent.handoff(["handoff-other"])
+        pid = person.helper()
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused", r
+        assert "/etc/pam.d/sudo:" in r["message"], r
+        assert installed() == before
+        assert sudo_ran() == ran_before
+        person.close_terminal(pid)
+    finally:
+        pam.write_text(original)
+
+
+@pytest.mark.parametrize("deciding", ["pam_service=chfn", "rootpw", "targetpw"])
+def test_sudoers_defaults_that_change_whose_password_or_which_pam_stack_refuse_where_sudo_shows_them(agent, person, deciding):
+    # Attack 16 F3/F3b: `pam_service` makes sudo authenticate through another PAM file than
+    # the one archgate judges; `rootpw`/`targetpw` make it ask root's password, whose status
+    # the person cannot read (root's may be empty). sudo's listing shows them when it lists
+    # without a password (`listpw=never` here): refused, naming the default.
+    before, ran_before = installed(), sudo_ran()
+    SUDOERS.write_text(
+        f"Defaults:{USER} passwd_tries=1, logfile={SUDO_LOG}, listpw=never, {deciding}\n"
+        f"{USER} ALL=(root) /usr/bin/pacman\n")
+    SUDOERS.chmod(0o440)
+    try:
+        q = agent.handoff(["handoff-other"])
+        pid = person.helper()
+        r = result(q)
+        assert r["error"] and r["kind"] == "refused", r
+        assert deciding in r["message"], r
+        assert installed() == before
+        assert sudo_ran() == ran_before
+        person.close_terminal(pid)
+    finally:
+        sudoers("/usr/bin/pacman")
+
+
 def test_a_terminal_closed_mid_run_is_unknown_with_how_to_check(agent, person):
     sudoers("/usr/bin/pacman", tries=5)
     before = installed()
@@ -632,6 +694,8 @@ def test_doctor_says_whether_a_hand_off_can_open_a_terminal_here_and_which(agent
     # desktop-session.sh), by its absolute path.
     said = doctor(user_env(session))
     assert "opens foot (/usr/bin/foot)" in said and "$term" in said, said
+    # What the person's account cannot see of sudoers is said (attack 16 F3, F3b).
+    assert "pam_service" in said and "rootpw" in said and "root's password is empty" in said, said
     assert "omarchy-launch-terminal" not in said, said
     # An Omarchy route that needs root: archgate's asking sudo, linked to this archgate
     # (run-handoff.sh installs it as the package does).

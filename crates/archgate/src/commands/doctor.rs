@@ -227,6 +227,12 @@ async fn presence(setting: archgate_core::presence::Presence) -> Check {
     }
 }
 
+/// What a hand-off cannot know from the person's account (attack 16 F3, F3b; SECURITY.md).
+pub(crate) const SUDOERS_LIMIT: &str = "Not seen from your account: sudoers' `pam_service`, \
+     `rootpw`/`targetpw`/`runaspw` (unless sudo lists your rules without a password) and whether \
+     root's password is empty — root's choices that, like a NOPASSWD rule, would let a keystroke \
+     through";
+
 /// Whether a hand-off can open a terminal here, and which: a desktop session, a terminal to
 /// open (as the hand-off chooses one, `tools/handoff/terminal.rs`), sudo.
 async fn handoff() -> Check {
@@ -277,8 +283,8 @@ async fn handoff() -> Check {
             (
                 true,
                 format!(
-                    "opens {name} ({}) — {} — on your desktop; sudo asks your password there",
-                    t.program, t.how
+                    "opens {name} ({}) — {} — on your desktop; sudo asks your password there. {}",
+                    t.program, t.how, SUDOERS_LIMIT
                 ),
                 None,
             )

@@ -120,10 +120,38 @@ pub(super) fn will_sudo_ask(argv: &[String]) -> Asks {
 pub(super) fn person_can_be_asked() -> Asks {
     match sudo_set_up() {
         Asks::Yes => match account_has_password() {
-            Asks::Yes => pam::will_pam_ask(),
+            Asks::Yes => match listed_defaults() {
+                Asks::Yes => pam::will_pam_ask(),
+                other => other,
+            },
             other => other,
         },
         other => other,
+    }
+}
+
+/// The sudoers defaults that decide whose password sudo asks and through which PAM service
+/// (attack 16 F3, F3b: `pam_service`, `rootpw`, `targetpw`, `runaspw`), where sudo shows them:
+/// its listing (`-n -k -l`, C locale) when it lists without a password. When listing needs a
+/// password they cannot be known by the person's uid (sudoers is root's to read); SECURITY.md
+/// says so and doctor's hand-off line names it.
+fn listed_defaults() -> Asks {
+    let sudo = match pinned::program("sudo") {
+        Ok(p) => p,
+        Err(e) => return Asks::Unknown(format!("sudo cannot be used: {e}")),
+    };
+    let spec = CommandSpec::new(sudo.to_string_lossy().into_owned())
+        .args(["-n", "-k", "-l"])
+        .clear_env()
+        .env("LC_ALL", "C")
+        .timeout(std::time::Duration::from_secs(10));
+    match run_probe(spec) {
+        Ok(o) if o.status.code == Some(0) => match sudo_any::deciding_defaults(&o.stdout_lossy()) {
+            Some(why) => Asks::Unknown(why),
+            None => Asks::Yes,
+        },
+        // "a password is required" (or anything else): the command's own probe judges.
+        _ => Asks::Yes,
     }
 }
 

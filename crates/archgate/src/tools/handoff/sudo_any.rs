@@ -79,11 +79,41 @@ pub fn judge_listing(listing: &str, program: &str) -> Asks {
         {
             return Asks::No("sudo's defaults say `!authenticate`: no password is asked".into());
         }
+        if !in_entries && let Some(reason) = deciding_default(t) {
+            return Asks::Unknown(reason);
+        }
         if in_entries && let Some(reason) = entry_skips_password(t, program) {
             return Asks::No(reason);
         }
     }
     Asks::Yes
+}
+
+/// The defaults of a listing (the lines before its entries) that decide *whose* password sudo
+/// asks or *which* PAM stack asks it (attack 16 F3, F3b; class: *sudo's decision predicted from
+/// a query that stops before the part that decides*): `pam_service` other than `sudo` (archgate
+/// judges `/etc/pam.d/sudo`), and `rootpw`, `targetpw`, `runaspw` (another account's password,
+/// whose status the person cannot read: root's may be empty). sudo shows them only when it lists
+/// without a password; otherwise they cannot be known (SECURITY.md says so).
+pub fn deciding_defaults(listing: &str) -> Option<String> {
+    listing
+        .lines()
+        .take_while(|l| !l.contains("may run the following commands"))
+        .find_map(|l| deciding_default(l.trim()))
+}
+
+fn deciding_default(line: &str) -> Option<String> {
+    line.split([',', ' ', '\t']).map(str::trim).find_map(|d| {
+        let decides = matches!(d, "rootpw" | "targetpw" | "runaspw")
+            || d.strip_prefix("pam_service=")
+                .is_some_and(|v| v.trim_matches('"') != "sudo");
+        decides.then(|| {
+            format!(
+                "sudo's defaults say `{d}`: sudo then asks another account's password or through \
+                 another PAM service than the one archgate can judge"
+            )
+        })
+    })
 }
 
 /// One entry line, `(runas) TAG: cmd, cmd, TAG: cmd`: tags carry forward along the line, as in
@@ -351,5 +381,39 @@ User tester may run the following commands on vm:
             Asks::Unknown(w) => assert!(w.contains("unable to resolve host")),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn defaults_that_change_whose_password_or_which_pam_stack_are_not_judged() {
+        // Attack 16 F3/F3b: `pam_service`, `rootpw`, `targetpw`, `runaspw` in the listing's
+        // defaults, global or per-command (as sudo 1.9.13 prints them when it lists without a
+        // password, e.g. under `listpw=never`).
+        for (line, named) in [
+            ("    use_pty, pam_service=chfn", "pam_service=chfn"),
+            ("    env_reset, rootpw", "rootpw"),
+            ("    targetpw, use_pty", "targetpw"),
+            ("    runaspw", "runaspw"),
+        ] {
+            let listing = NOPASSWD_PACMAN
+                .replace("    use_pty\n", &format!("{line}\n"))
+                .replace("NOPASSWD: ", "");
+            assert!(
+                deciding_defaults(&listing).is_some_and(|w| w.contains(named)),
+                "{line}"
+            );
+            assert!(
+                matches!(judge_any(Some(0), &listing, ""), Asks::Unknown(w) if w.contains(named)),
+                "{line}"
+            );
+        }
+        let command_specific = format!(
+            "{}\nRunas and Command-specific defaults for tester:\n    Defaults!/usr/bin/pacman rootpw\n",
+            NOPASSWD_PACMAN.split("\nUser ").next().unwrap()
+        );
+        assert!(deciding_defaults(&command_specific).is_some());
+        // `!rootpw`, sudo's own service name, and the defaults of a usual listing decide nothing.
+        let usual =
+            NOPASSWD_PACMAN.replace("    use_pty\n", "    !rootpw, pam_service=sudo, use_pty\n");
+        assert_eq!(deciding_defaults(&usual), None);
     }
 }

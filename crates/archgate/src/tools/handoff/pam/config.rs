@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::args;
 use super::codes::{self, Action, CODES};
+use super::lines;
 
 /// Where libpam looks for a service's file, in its order (`PAM_CONFIG_DF`, `PAM_CONFIG_DIST_DF`,
 /// and the vendor directory some distributions build with).
@@ -35,13 +37,16 @@ pub enum What {
         name: String,
         args: Vec<String>,
         actions: [Action; CODES],
+        /// Why its arguments or where its secret lives let it succeed with no credential
+        /// (`args.rs`); such a module may return anything.
+        open: Option<String>,
     },
     /// A line libpam could not use: it fails whenever run (`PAM_HT_MUST_FAIL`).
     MustFail { actions: [Action; CODES] },
 }
 
 /// Reads the files of a PAM configuration: a seam for tests, which give their own tree.
-pub trait Files {
+pub trait Files: args::Places {
     /// The text of the file libpam would open for `name` (a service or an included file), and
     /// where it is; `Ok(None)` when no directory has it; `Err` when it is there but may not be
     /// trusted or read.
@@ -51,6 +56,16 @@ pub trait Files {
 /// The machine's files: `/etc/pam.d` and the distribution's directories, each file root's all
 /// the way (`pinned::root_file`).
 pub struct System;
+
+impl args::Places for System {
+    fn person(&self) -> (String, String) {
+        args::System.person()
+    }
+
+    fn reached_by_person(&self, path: &Path, secret: bool) -> Option<String> {
+        args::System.reached_by_person(path, secret)
+    }
+}
 
 impl Files for System {
     fn open(&self, name: &str) -> Result<Option<(PathBuf, String)>, String> {
@@ -80,7 +95,7 @@ pub fn auth_chain(files: &dyn Files, service: &str) -> Result<Option<Vec<Entry>>
     for name in [service, "other"] {
         if let Some((path, text)) = files.open(name)? {
             let mut chain = Vec::new();
-            read_file(files, &path, &text, 0, 0, &mut chain)?;
+            read_file(files, &path, &text, Requested::Any, 0, 0, &mut chain)?;
             if !chain.is_empty() {
                 return Ok(Some(chain));
             }
@@ -89,11 +104,21 @@ pub fn auth_chain(files: &dyn Files, service: &str) -> Result<Option<Vec<Entry>>
     Ok(None)
 }
 
-/// Appends the `auth` entries of one file (already opened) at `level`.
+/// The type a file is read for: the service's own file and Debian's `@include` take every
+/// line (libpam's `PAM_T_ANY`), an `auth include`/`substack` only `auth` lines.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Requested {
+    Any,
+    Auth,
+}
+
+/// Appends the `auth` entries of one file (already opened) at `level`, line by line as
+/// `_pam_parse_conf_file` installs them.
 fn read_file(
     files: &dyn Files,
     path: &Path,
     text: &str,
+    requested: Requested,
     depth: usize,
     level: usize,
     chain: &mut Vec<Entry>,
@@ -104,37 +129,46 @@ fn read_file(
             path.display()
         ));
     }
-    for (line_no, line) in logical_lines(text) {
-        let at = format!("{}:{line_no}", path.display());
-        let tokens = tokenize(&line);
-        let Some(first) = tokens.first() else {
+    let lines = lines::assemble(text).map_err(|why| format!("{}: {why}", path.display()))?;
+    for line in lines {
+        let at = format!("{}:{}", path.display(), line.number);
+        let tokens = lines::tokens(&line.text);
+        let mut tokens = tokens.iter().map(String::as_str);
+        // The type. (With no token at all libpam installs a failing `auth` entry.)
+        let Some(first) = tokens.next() else {
+            chain.push(must_fail(level, at));
             continue;
         };
         if first.eq_ignore_ascii_case("@include") {
-            // Debian's directive: every line of the named file, at this level.
-            let Some(name) = tokens.get(1) else {
-                chain.push(must_fail(level, at));
-                continue;
+            // Debian's directive: every line of the named file, for the type asked, here.
+            let Some(name) = tokens.next() else {
+                return Err(format!("{at}: `@include` names no file"));
             };
-            include(files, name, depth, level, &at, chain)?;
+            include(files, name, requested, depth, level, &at, chain)?;
             continue;
         }
         let kind = first.strip_prefix('-').unwrap_or(first);
-        if !kind.eq_ignore_ascii_case("auth") {
-            // Another type: not part of authentication. (An unknown type would be installed as
-            // a failing `auth` entry by libpam; failing entries never let anyone through.)
+        if kind.starts_with('@') {
+            return Err(format!(
+                "{at}: `{first}` is a directive archgate does not know"
+            ));
+        }
+        // An unknown type is installed as a failing entry of the type asked for, `auth` in the
+        // service's own file ("most sensitive") — and it counts in jumps (attack 16 F1.4).
+        let known = ["auth", "session", "account", "password"]
+            .iter()
+            .any(|k| kind.eq_ignore_ascii_case(k));
+        if known && !kind.eq_ignore_ascii_case("auth") {
             continue;
         }
-        let Some(control) = tokens.get(1) else {
+        let fails = !known;
+        let Some(control) = tokens.next() else {
             chain.push(must_fail(level, at));
             continue;
         };
         let control_lc = control.to_ascii_lowercase();
         if control_lc == "include" || control_lc == "substack" {
-            let Some(name) = tokens.get(2) else {
-                chain.push(must_fail(level, at));
-                continue;
-            };
+            let name = tokens.next();
             let inner = if control_lc == "substack" {
                 chain.push(Entry {
                     level,
@@ -145,24 +179,34 @@ fn read_file(
             } else {
                 level
             };
-            include(files, name, depth, inner, &at, chain)?;
+            match name {
+                Some(name) => include(files, name, Requested::Auth, depth, inner, &at, chain)?,
+                // No file named: libpam installs a failing entry after the substack's.
+                None => chain.push(must_fail(level, at)),
+            }
             continue;
         }
-        let actions = match codes::control_actions(control) {
-            Ok(a) => a,
-            Err(why) => return Err(format!("{at}: {why}")),
-        };
-        match tokens.get(2) {
-            Some(module) => chain.push(Entry {
-                level,
-                what: What::Module {
-                    name: module_name(module),
-                    args: tokens[3..].to_vec(),
-                    actions,
-                },
-                at,
-            }),
-            None => chain.push(Entry {
+        let actions = codes::control_actions(control).map_err(|why| format!("{at}: {why}"))?;
+        let module = tokens.next();
+        let args: Vec<String> = tokens.map(str::to_owned).collect();
+        match module {
+            Some(module) if !fails => {
+                let name = module_name(module).ok_or_else(|| {
+                    format!("{at}: `{module}` is a module name libpam refuses to load")
+                })?;
+                let open = args::grants_anyway(&name, &args, files);
+                chain.push(Entry {
+                    level,
+                    what: What::Module {
+                        name,
+                        args,
+                        actions,
+                        open,
+                    },
+                    at,
+                })
+            }
+            _ => chain.push(Entry {
                 level,
                 what: What::MustFail { actions },
                 at,
@@ -175,13 +219,14 @@ fn read_file(
 fn include(
     files: &dyn Files,
     name: &str,
+    requested: Requested,
     depth: usize,
     level: usize,
     at: &str,
     chain: &mut Vec<Entry>,
 ) -> Result<(), String> {
     match files.open(name)? {
-        Some((path, text)) => read_file(files, &path, &text, depth + 1, level, chain),
+        Some((path, text)) => read_file(files, &path, &text, requested, depth + 1, level, chain),
         // libpam would install a failing entry; a file sudo's stack names and that is not
         // there is a machine archgate does not understand, and it says so.
         None => Err(format!(
@@ -200,60 +245,39 @@ fn must_fail(level: usize, at: String) -> Entry {
     }
 }
 
-/// A module's name as libpam logs it: the file name without its directory and extension.
-fn module_name(path: &str) -> String {
+/// The directories distributions install PAM modules in (libpam's `DEFAULT_MODULE_PATH` and
+/// the multiarch ones): root's on any machine.
+const MODULE_DIRS: [&str; 6] = [
+    "/usr/lib/security/",
+    "/lib/security/",
+    "/usr/lib64/security/",
+    "/lib64/security/",
+    "/usr/lib/x86_64-linux-gnu/security/",
+    "/lib/x86_64-linux-gnu/security/",
+];
+
+/// A module's name as libpam's `extract_modulename` makes it (the file name without its
+/// directory and last extension), when the file is one of the system's modules: a path
+/// elsewhere (`/home/alice/pam_deny.so`) is whatever that file is, so it keeps the whole path
+/// and counts as a module archgate does not know. `None` where libpam refuses to load.
+fn module_name(path: &str) -> Option<String> {
     let base = path.rsplit('/').next().unwrap_or(path);
-    match base.rfind('.') {
-        Some(dot) => base[..dot].to_owned(),
-        None => base.to_owned(),
+    let name = match base.rfind('.') {
+        Some(dot) => &base[..dot],
+        None => base,
+    };
+    if name.is_empty() || name == "?" {
+        return None;
     }
-}
-
-/// The file's logical lines, numbered by where each starts: `#` starts a comment to the end of
-/// the line, a `\` at the end joins the next line, blank lines are dropped.
-fn logical_lines(text: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    let mut pending = String::new();
-    let mut start = 0;
-    for (i, raw) in text.lines().enumerate() {
-        if pending.is_empty() {
-            start = i + 1;
-        }
-        let line = match raw.find('#') {
-            Some(hash) => &raw[..hash],
-            None => raw,
-        };
-        if let Some(joined) = line.strip_suffix('\\') {
-            pending.push_str(joined);
-            pending.push(' ');
-            continue;
-        }
-        pending.push_str(line);
-        if !pending.trim().is_empty() {
-            out.push((start, std::mem::take(&mut pending)));
-        }
-        pending.clear();
-    }
-    if !pending.trim().is_empty() {
-        out.push((start, pending));
-    }
-    out
-}
-
-/// Splits a line on blanks; a token starting with `[` runs to its `]` whatever it holds.
-fn tokenize(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = line.trim_start();
-    while !rest.is_empty() {
-        let end = if rest.starts_with('[') {
-            rest.find(']').map_or(rest.len(), |i| i + 1)
-        } else {
-            rest.find(char::is_whitespace).unwrap_or(rest.len())
-        };
-        out.push(rest[..end].to_owned());
-        rest = rest[end..].trim_start();
-    }
-    out
+    let system = !path.contains('/')
+        || MODULE_DIRS
+            .iter()
+            .any(|d| path.strip_prefix(d).is_some_and(|rest| !rest.contains('/')));
+    Some(if system {
+        name.to_owned()
+    } else {
+        path.to_owned()
+    })
 }
 
 #[cfg(test)]
@@ -261,42 +285,46 @@ pub(super) mod fixtures {
     use super::*;
     use std::collections::BTreeMap;
 
-    /// A PAM tree given in full by a test: name → text.
-    pub struct Tree(pub BTreeMap<String, String>);
+    /// A PAM tree given in full by a test: name → text; the person is `alice` at
+    /// `/home/alice`, and only the paths in `root_only` are out of her reach.
+    pub struct Tree {
+        pub files: BTreeMap<String, String>,
+        pub root_only: Vec<String>,
+    }
 
     impl Tree {
         pub fn new(files: &[(&str, &str)]) -> Tree {
-            Tree(
-                files
+            Tree::with_root_only(files, &[])
+        }
+
+        pub fn with_root_only(files: &[(&str, &str)], root_only: &[&str]) -> Tree {
+            Tree {
+                files: files
                     .iter()
                     .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
                     .collect(),
-            )
+                root_only: root_only.iter().map(|p| (*p).to_owned()).collect(),
+            }
         }
     }
 
     impl Files for Tree {
         fn open(&self, name: &str) -> Result<Option<(PathBuf, String)>, String> {
             Ok(self
-                .0
+                .files
                 .get(name)
                 .map(|t| (Path::new("/etc/pam.d").join(name), t.clone())))
         }
     }
 
-    #[test]
-    fn lines_are_assembled_and_tokens_keep_brackets_whole() {
-        let lines = logical_lines("# c\nauth [success=1 \\\n default=ignore] pam_unix.so # x\n\n");
-        assert_eq!(lines.len(), 1);
-        assert_eq!(lines[0].0, 2);
-        let tokens = tokenize(&lines[0].1);
-        assert_eq!(tokens.len(), 3, "{tokens:?}");
-        assert_eq!(
-            (tokens[0].as_str(), tokens[2].as_str()),
-            ("auth", "pam_unix.so")
-        );
-        let actions = codes::control_actions(&tokens[1]).unwrap();
-        assert_eq!(actions[codes::SUCCESS], Action::Jump(1));
-        assert_eq!(module_name("/usr/lib/security/pam_wheel.so"), "pam_wheel");
+    impl args::Places for Tree {
+        fn person(&self) -> (String, String) {
+            ("alice".into(), "/home/alice".into())
+        }
+
+        fn reached_by_person(&self, path: &Path, _secret: bool) -> Option<String> {
+            let path = path.to_string_lossy();
+            (!self.root_only.iter().any(|p| *p == path)).then(|| format!("{path} is alice's"))
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! can run is walked with libpam's own rules for combining results (`_pam_dispatch_aux`:
 //! impressions, `done`/`die` ending a (sub)stack, jumps, `reset`), each module returning any
 //! code it could return for a person who gives no credential. A module that asks for one
-//! (a password, a fingerprint, a key's touch) never succeeds then; a module that decides from
+//! (a password, a fingerprint, a key's touch) never succeeds then, unless its arguments or a
+//! secret within the person's reach let it (`args.rs`); a module that decides from
 //! what it can see alone (`pam_permit`, `pam_wheel trust`, `pam_succeed_if`, one archgate does
 //! not know) may.
 
@@ -14,8 +15,10 @@ use super::config::{Entry, What};
 /// Modules that succeed only when the person gives a credential or is present: a password
 /// (pam_unix, pam_unix2, pam_systemd_home, pam_userdb, and the network directories' sss, ldap,
 /// krb5, winbind), a one-time code (google_authenticator, oath), a token or smart card (u2f,
-/// yubico, pkcs11, p11), a finger or a face at the machine (fprintd, howdy).
-const ASKS: [&str; 16] = [
+/// yubico, pkcs11, p11), a finger on the reader (fprintd) — each also judged by its arguments and
+/// where its secret lives (`args.rs`). Not howdy: a face in front of the camera is no one's
+/// deliberate act (attack 16 F6).
+const ASKS: [&str; 15] = [
     "pam_unix",
     "pam_unix2",
     "pam_systemd_home",
@@ -31,7 +34,6 @@ const ASKS: [&str; 16] = [
     "pam_pkcs11",
     "pam_p11",
     "pam_fprintd",
-    "pam_howdy",
 ];
 
 /// The codes a module may return to a person who types no password.
@@ -113,10 +115,16 @@ fn walk(
                 name,
                 args,
                 actions,
+                open,
             } => {
                 let mut distinct = Vec::new();
                 let mut kinds = HashSet::new();
-                for code in outcomes(name, args) {
+                // A module whose arguments or secret let it through may return anything.
+                let codes = match open {
+                    Some(_) => (0..CODES).collect(),
+                    None => outcomes(name, args),
+                };
+                for code in codes {
                     if kinds.insert((code == SUCCESS, actions[code])) {
                         distinct.push((code, actions[code]));
                     }

@@ -7,9 +7,11 @@
 //! success while nobody gives a credential, the hand-off is refused and the person is told which
 //! line does it.
 
+mod args;
 mod codes;
 mod config;
 mod dispatch;
+mod lines;
 #[cfg(test)]
 mod tests;
 
@@ -43,13 +45,16 @@ fn sudo_asks_for(files: &dyn config::Files, service: &str) -> Asks {
                 .iter()
                 .filter_map(|&i| chain.get(i))
                 .filter_map(|e| match &e.what {
-                    config::What::Module { name, args, .. } => {
+                    config::What::Module {
+                        name, args, open, ..
+                    } => {
                         let args = if args.is_empty() {
                             String::new()
                         } else {
                             format!(" {}", args.join(" "))
                         };
-                        Some(format!("{name}{args} ({})", e.at))
+                        let why = open.as_ref().map(|w| format!(": {w}")).unwrap_or_default();
+                        Some(format!("{name}{args} ({}){why}", e.at))
                     }
                     _ => None,
                 })
