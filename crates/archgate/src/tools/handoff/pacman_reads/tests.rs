@@ -1,3 +1,5 @@
+//! What pacman reads as root, judged: the downloader, hooks and their programs, every directory, the GnuPG files, the options archgate does not know (`pacman_reads.rs`).
+
 use super::*;
 use std::os::unix::fs::PermissionsExt;
 
