@@ -94,14 +94,15 @@ impl Tool for Launch {
                 cx.resolver.url(url)?;
             }
             let d = &self.0.desktop;
-            let spec = d.plan_launch(&target).map_err(domain_err)?;
+            let planned = d.plan_app_launch(&target).map_err(domain_err)?;
             let door = match &target {
                 LaunchTarget::App { .. } => d
-                    .launch_door(&probe.permit, &spec)
+                    .launch_door(&probe.permit, &planned)
                     .await
                     .map_err(domain_err)?,
                 LaunchTarget::Url { .. } => LaunchDoor::Application,
             };
+            let spec = planned.spec;
             let shown = match &target {
                 LaunchTarget::App { app } => format!("application {}", Desktop::app_id(app)),
                 LaunchTarget::Url { url } => url.clone(),
