@@ -15,9 +15,10 @@ use crate::programs::{self, Program};
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LaunchTarget {
     /// An application: a desktop-entry id (`org.gnome.Nautilus`, with or without `.desktop`)
-    /// or a program name found in the trusted program directories. What it would start is
-    /// judged by what it is (`launch_door`): an Omarchy route's script is that route, a power or
-    /// session command is refused.
+    /// or a program name found in the trusted program directories. Only what root's desktop
+    /// entries declare launches, and the person's own entries only as Omarchy web apps
+    /// (`app_entries`); what it would start is judged by what it is (`launch_door`): an Omarchy
+    /// route's script is that route, a power or session command is refused.
     App {
         /// Desktop-entry id or program name.
         app: String,
