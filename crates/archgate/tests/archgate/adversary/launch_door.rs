@@ -411,3 +411,18 @@ fn a_program_a_system_entry_declares_launches_by_its_name() {
     assert!(text.contains("tier:     act"), "{text}");
     assert!(text.contains("foot"), "{text}");
 }
+
+/// An entry in a system data directory counts as root's only when it is root's all the way
+/// from `/`: one in a directory others can write (or the person owns) is the person's, and
+/// launches only as a web app.
+#[test]
+fn an_entry_in_a_system_directory_others_can_write_is_not_root_s() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut rig = rig();
+    system_entry(&mut rig, "planted", "nice omarchy-system-reboot");
+    let dir = rig.env.path("scratch/share/applications");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut s = session(&rig);
+    all_refused(&mut s, &["planted"], "not root's");
+    assert!(rig.ran().is_empty(), "the reboot script ran");
+}
