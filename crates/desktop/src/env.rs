@@ -37,6 +37,9 @@ pub struct DesktopEnv {
     pub xdg_config_home: Option<PathBuf>,
     /// `OMARCHY_PATH`: where Omarchy is installed (`~/.local/share/omarchy`).
     pub omarchy_path: Option<PathBuf>,
+    /// `XDG_DATA_DIRS`: where system desktop entries are (an entry there is an application
+    /// only when root's all the way; see `app_entries`).
+    pub xdg_data_dirs: Option<String>,
     /// The variables above that were not in the environment but found in the runtime directory
     /// (`XDG_RUNTIME_DIR` itself when it is `/run/user/UID` by fallback).
     pub discovered: Vec<&'static str>,
@@ -70,6 +73,7 @@ impl DesktopEnv {
                 "HOME" => env.home = Some(v.into()),
                 "XDG_CONFIG_HOME" => env.xdg_config_home = Some(v.into()),
                 "OMARCHY_PATH" => env.omarchy_path = Some(v.into()),
+                "XDG_DATA_DIRS" => env.xdg_data_dirs = Some(v.into()),
                 _ => {}
             }
         }

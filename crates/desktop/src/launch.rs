@@ -1,12 +1,11 @@
 //! Launching applications and opening URLs, detached from archgate (their own process group,
 //! no output, not waited for).
 
-use std::path::PathBuf;
-
 use archgate_exec::{CommandSpec, Permit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::app_entries::{AppSource, LaunchPlan};
 use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
 use crate::programs::{self, Program};
@@ -16,9 +15,10 @@ use crate::programs::{self, Program};
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LaunchTarget {
     /// An application: a desktop-entry id (`org.gnome.Nautilus`, with or without `.desktop`)
-    /// or a program name found in the trusted program directories. What it would start is
-    /// judged by what it is (`launch_door`): an Omarchy route's script is that route, a power or
-    /// session command is refused.
+    /// or a program name found in the trusted program directories. Only what root's desktop
+    /// entries declare launches, and the person's own entries only as Omarchy web apps
+    /// (`app_entries`); what it would start is judged by what it is (`launch_door`): an Omarchy
+    /// route's script is that route, a power or session command is refused.
     App {
         /// Desktop-entry id or program name.
         app: String,
@@ -135,42 +135,27 @@ fn split_exec(s: &str) -> Vec<String> {
 }
 
 impl Desktop {
-    fn application_dirs(&self) -> Vec<PathBuf> {
-        let mut dirs = Vec::new();
-        if let Some(h) = &self.env.home {
-            dirs.push(h.join(".local/share/applications"));
-        }
-        dirs.push(PathBuf::from("/usr/local/share/applications"));
-        dirs.push(PathBuf::from("/usr/share/applications"));
-        dirs
+    /// The command a launch would start, resolved: a URL through `xdg-open`, a desktop entry
+    /// through its `Exec=` line, else the program itself (see [`Desktop::plan_app_launch`]).
+    pub fn plan_launch(&self, target: &LaunchTarget) -> Result<CommandSpec> {
+        self.plan_app_launch(target).map(|p| p.spec)
     }
 
-    /// The command a launch would start, resolved: a URL through `xdg-open`, a desktop entry
-    /// through its `Exec=` line, else the program itself.
-    pub fn plan_launch(&self, target: &LaunchTarget) -> Result<CommandSpec> {
+    /// The command a launch would start and where it came from: a URL through `xdg-open`; a
+    /// desktop entry through its `Exec=` line — an entry that is not root's only when that line
+    /// is an Omarchy web app's, refused otherwise (`app_entries`); else the program itself.
+    pub fn plan_app_launch(&self, target: &LaunchTarget) -> Result<LaunchPlan> {
         match target {
             LaunchTarget::Url { url } => {
                 check_url(url)?;
-                Ok(Program::XdgOpen.spec(&self.env).arg(url.as_str()))
+                Ok(LaunchPlan {
+                    spec: Program::XdgOpen.spec(&self.env).arg(url.as_str()),
+                    source: AppSource::Url,
+                })
             }
             LaunchTarget::App { app } => {
                 check_app(app)?;
-                let id = Self::app_id(app);
-                for dir in self.application_dirs() {
-                    let file = dir.join(format!("{id}.desktop"));
-                    if let Ok(text) = std::fs::read_to_string(&file) {
-                        let argv = desktop_entry_exec(&text).ok_or_else(|| {
-                            DesktopError::malformed(
-                                file.display().to_string(),
-                                "desktop entry without an Exec line",
-                            )
-                        })?;
-                        return Ok(self.env.apply_to(
-                            CommandSpec::new(argv[0].clone()).args(argv[1..].iter().cloned()),
-                        ));
-                    }
-                }
-                Ok(self.env.apply_to(CommandSpec::new(id)))
+                self.plan_app(Self::app_id(app))
             }
         }
     }

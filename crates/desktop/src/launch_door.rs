@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use archgate_exec::{CommandSpec, Permit};
 
+use crate::app_entries::{AppSource, LaunchPlan};
 use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
 
@@ -201,7 +202,45 @@ impl Desktop {
     /// What `spec` (a launch's command, as [`Desktop::plan_launch`] built it) is: an application,
     /// an Omarchy route (to be judged as `omarchy_run` judges it), or refused (a power or
     /// session command, a script of Omarchy's no route maps, a wrapper that cannot be read).
-    pub async fn launch_door(&self, permit: &Permit, spec: &CommandSpec) -> Result<LaunchDoor> {
+    ///
+    /// Then where it came from ([`AppSource`]; attack 18, class: *a denylist where only an
+    /// allowlist can hold*): an entry that is not root's launches only as the web app route its
+    /// shape names; a bare program name only when a desktop entry root owns declares that very
+    /// file (an Omarchy route's script stays that route).
+    pub async fn launch_door(&self, permit: &Permit, plan: &LaunchPlan) -> Result<LaunchDoor> {
+        let spec = &plan.spec;
+        let door = self.judge_launch_command(permit, spec).await?;
+        match (&plan.source, &door) {
+            (AppSource::PersonEntry(_), LaunchDoor::Application) => Err(DesktopError::Blocked {
+                command: spec.display(),
+                reason: "it is an Omarchy web app entry of your own, but no Omarchy route \
+                         starts web apps here; start it from your launcher",
+            }),
+            (AppSource::Program, LaunchDoor::Application) => {
+                let exec = permit.executor();
+                match exec.resolve_program(spec.program()) {
+                    // Not found or not trusted: the gate refuses it when it pins the command.
+                    Err(_) => Ok(door),
+                    Ok(real) if self.declared_by_system_entry(exec, &real) => Ok(door),
+                    Ok(_) => Err(DesktopError::Blocked {
+                        command: spec.display(),
+                        reason: "no desktop entry root owns declares this program (launch \
+                                 starts the applications system desktop entries declare, by \
+                                 their entry id or their Exec= program); start it from your \
+                                 launcher or a terminal yourself",
+                    }),
+                }
+            }
+            _ => Ok(door),
+        }
+    }
+
+    /// What a launch's command is, judged by the program it starts (the rules above).
+    async fn judge_launch_command(
+        &self,
+        permit: &Permit,
+        spec: &CommandSpec,
+    ) -> Result<LaunchDoor> {
         let argv: Vec<String> = std::iter::once(spec.program().to_owned())
             .chain(spec.arg_list().iter().cloned())
             .collect();

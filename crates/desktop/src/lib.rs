@@ -14,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod app_entries;
 pub mod audio;
 pub mod clipboard;
 pub mod compositor;

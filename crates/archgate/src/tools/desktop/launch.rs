@@ -2,7 +2,9 @@
 //! it would start is judged by what it is (`archgate_desktop::launch_door`): an Omarchy route's
 //! script is that route, resolved and judged by the code `omarchy_run` uses (its tier, blocks,
 //! guards and script facts), and a power or session command is refused (attack 15 F4; class: *a
-//! route reached by another door skips the route's judgement*).
+//! route reached by another door skips the route's judgement*). What it may start at all is an
+//! allowlist (`archgate_desktop::app_entries`, attack 18): what root's desktop entries declare,
+//! and the person's own entries only as Omarchy web apps.
 
 use archgate_core::exec::{CommandSpec, Permit};
 use archgate_core::policy::Tier;
@@ -59,7 +61,7 @@ impl Tool for Launch {
     type Run = LaunchRun;
     fn spec(&self) -> &'static ToolSpec {
         spec!("launch", "Launch an app or open a URL", Act, read_only: false, destructive: false, private: [], provenance: archgate_core::provenance::Provenance::ArchgateOnly, says: archgate_core::sentence::Phrase::cases(&[("url", "{link:url}"), ("app", "start the application {app}")]),
-            "Start an application (a desktop entry, or a program that is no power or session command) or open an http(s) address, detached; an Omarchy script, named or in an entry's Exec=, is judged as its omarchy_run route.")
+            "Start an application or open an http(s) address, detached. An application is what a system desktop entry (root's, e.g. /usr/share/applications) declares: its entry id, or the program its Exec= names; the person's own entries (~/.local/share/applications) launch only as Omarchy web apps. An Omarchy script is judged as its omarchy_run route.")
     }
     /// One route per application, whatever the spelling (`X` and `X.desktop`).
     fn plan(&self, a: &LaunchArgs) -> Plan {
@@ -94,14 +96,15 @@ impl Tool for Launch {
                 cx.resolver.url(url)?;
             }
             let d = &self.0.desktop;
-            let spec = d.plan_launch(&target).map_err(domain_err)?;
+            let planned = d.plan_app_launch(&target).map_err(domain_err)?;
             let door = match &target {
                 LaunchTarget::App { .. } => d
-                    .launch_door(&probe.permit, &spec)
+                    .launch_door(&probe.permit, &planned)
                     .await
                     .map_err(domain_err)?,
                 LaunchTarget::Url { .. } => LaunchDoor::Application,
             };
+            let spec = planned.spec;
             let shown = match &target {
                 LaunchTarget::App { app } => format!("application {}", Desktop::app_id(app)),
                 LaunchTarget::Url { url } => url.clone(),

@@ -43,6 +43,19 @@ fn rig() -> OmarchyRig {
     )
 }
 
+/// The rig with `/usr/bin` trusted too, so bare names of real programs resolve (`nice`,
+/// `swaymsg`, `foot`).
+fn rig_usr_bin() -> OmarchyRig {
+    let rig = rig();
+    let bin = rig.env.path("scratch/omarchy/bin");
+    rig.env.write_config(&format!(
+        "[approval]\npage = false\nnotifications = false\npresence = \"off\"\ntimeout_s = 60\n\
+         [exec]\nsearch_dirs = [\"{}\", \"/usr/bin\"]\nrequire_root_owned = false\n",
+        bin.display()
+    ));
+    rig
+}
+
 /// The agent's session, with developer mode on (it approves every `act` call).
 fn session(rig: &OmarchyRig) -> StdioServer {
     let s = StdioServer::session(&rig.env);
@@ -60,6 +73,35 @@ fn entry(rig: &OmarchyRig, id: &str, exec: &str) {
         format!("[Desktop Entry]\nType=Application\nName={id}\nExec={exec}\n"),
     )
     .unwrap();
+}
+
+/// A system desktop entry, `$XDG_DATA_DIRS/applications/ID.desktop` (root's when the test runs
+/// as root, as `/usr/share/applications` is); set before the session starts.
+fn system_entry(rig: &mut OmarchyRig, id: &str, exec: &str) {
+    let share = rig.env.path("scratch/share");
+    let dir = share.join("applications");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(format!("{id}.desktop")),
+        format!("[Desktop Entry]\nType=Application\nName={id}\nExec={exec}\n"),
+    )
+    .unwrap();
+    if !rig.env.vars.iter().any(|(k, _)| k == "XDG_DATA_DIRS") {
+        rig.env
+            .vars
+            .push(("XDG_DATA_DIRS".into(), share.display().to_string()));
+    }
+}
+
+/// Each app's launch is refused, saying what the person can do instead.
+fn all_refused(s: &mut StdioServer, apps: &[&str], says: &str) {
+    for (i, app) in apps.iter().enumerate() {
+        let id = i as u64 + 1;
+        s.call(id, "launch", json!({ "app": app }));
+        let (ok, body) = result_text(&s.response(id));
+        assert!(!ok, "launch {app}: {body}");
+        assert!(body.contains(says), "launch {app}: {body}");
+    }
 }
 
 /// The call parks as the destructive route, whatever developer mode says; a no runs nothing.
@@ -88,8 +130,14 @@ fn a_destructive_route_s_script_launched_by_name_waits_for_the_person() {
 
 #[test]
 fn a_desktop_entry_that_starts_a_route_s_script_is_that_route() {
-    let rig = rig();
-    entry(&rig, "tidy", "env TIDY=1 omarchy-system-reboot");
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!(
+            "SKIPPED: needs root (a system desktop entry must be root's to launch); CI runs it as root"
+        );
+        return;
+    }
+    let mut rig = rig();
+    system_entry(&mut rig, "tidy", "omarchy-system-reboot");
     let mut s = session(&rig);
     s.call(1, "launch", json!({"app": "tidy.desktop"}));
     parks_as_reboot(&rig, &mut s, 1);
@@ -144,7 +192,13 @@ fn power_and_session_commands_are_not_applications() {
         s.call(id, "launch", json!({ "app": app }));
         let (ok, body) = result_text(&s.response(id));
         assert!(!ok, "launch {app}: {body}");
-        assert!(body.contains("not an application"), "launch {app}: {body}");
+        // `off` is the person's own entry: refused before its program is looked at.
+        let why = if *app == "off" {
+            "not root's"
+        } else {
+            "not an application"
+        };
+        assert!(body.contains(why), "launch {app}: {body}");
     }
     let ran = rig.ran();
     assert!(ran.is_empty(), "a power command ran: {ran:?}");
@@ -230,4 +284,145 @@ fn a_focus_or_launch_web_app_launches_as_launch_webapp_with_the_address_alone() 
         ran,
         vec!["omarchy-launch-webapp https://app.hey.example/".to_owned()]
     );
+}
+
+/// Attack 18 F1 (class: *a denylist where only an allowlist can hold*): any program that runs
+/// its arguments — `nice`, `timeout`, `find -exec`, `script -c`, `gdb -ex shell`, `git -c
+/// alias` — in the person's own entry started a destructive route's script as an "application"
+/// under developer mode. The person's entries launch only as Omarchy web apps; a bare program
+/// name only when a desktop entry root owns declares it (none declares `nice` or `timeout`).
+#[test]
+fn a_program_that_runs_its_arguments_does_not_carry_a_route_s_script_past_launch() {
+    let rig = rig_usr_bin();
+    entry(&rig, "viewer", "nice omarchy-system-reboot");
+    entry(&rig, "viewer2", "timeout 100 omarchy-system-reboot");
+    entry(
+        &rig,
+        "finder",
+        "find / -maxdepth 0 -exec omarchy-system-reboot ;",
+    );
+    entry(
+        &rig,
+        "typescript",
+        "script -qc omarchy-system-reboot /dev/null",
+    );
+    entry(
+        &rig,
+        "gdbx",
+        "gdb -batch -ex \"shell omarchy-system-reboot gdb\"",
+    );
+    entry(&rig, "gitx", "git -c alias.x=!omarchy-system-reboot x");
+    let mut s = session(&rig);
+    all_refused(
+        &mut s,
+        &["viewer", "viewer2", "finder", "typescript", "gdbx", "gitx"],
+        "launcher",
+    );
+    // By name: no system entry declares these programs.
+    s.call(10, "launch", json!({"app": "nice"}));
+    let (ok, body) = result_text(&s.response(10));
+    assert!(!ok, "launch nice: {body}");
+    assert!(body.contains("declares"), "launch nice: {body}");
+    assert!(rig.ran().is_empty(), "the reboot script ran");
+}
+
+/// Attack 18 F2 (class: *the environment is code*): `Exec=env PYTHONPATH=DIR python3` ran the
+/// agent's `sitecustomize.py`, `Exec=env BASH_ENV=FILE bash` sourced the agent's file — the
+/// interpreter judged with no arguments, its code handed over by `env`. An entry of the
+/// person's is never passed with `env NAME=VALUE`.
+#[test]
+fn an_entry_of_the_person_s_never_hands_a_program_its_code_through_the_environment() {
+    let rig = rig_usr_bin();
+    let mark = rig.env.path("scratch/env-code-ran");
+    let py = rig.env.path("scratch/py");
+    std::fs::create_dir_all(&py).unwrap();
+    std::fs::write(
+        py.join("sitecustomize.py"),
+        format!(
+            "open({:?}, 'a').write('python\\n')\n",
+            mark.display().to_string()
+        ),
+    )
+    .unwrap();
+    // Writes a mark with a builtin only: nothing it starts could source it again.
+    let be = rig.env.path("scratch/be.sh");
+    std::fs::write(&be, format!("echo bash >> {}\n", mark.display())).unwrap();
+    entry(
+        &rig,
+        "py",
+        &format!("env PYTHONPATH={} python3", py.display()),
+    );
+    entry(&rig, "be", &format!("env BASH_ENV={} bash", be.display()));
+    entry(&rig, "pre", "env LD_PRELOAD=/nonexistent/x.so true");
+    let mut s = session(&rig);
+    all_refused(&mut s, &["py", "be", "pre"], "launcher");
+    assert!(!mark.exists(), "code ran through the environment");
+}
+
+/// Attack 18 F3 (class: *power and session judged by the binary's name, not by what it
+/// asks*): `Exec=swaymsg exit` ended the session, `busctl … login1 … PowerOff` was judged
+/// `act`. Judged here without running anything (`policy explain`) for the entries, and by
+/// launching the bare names (harmless without arguments): none is an application a system
+/// entry declares.
+#[test]
+fn session_and_power_requests_are_not_applications_through_any_client() {
+    let rig = rig_usr_bin();
+    entry(&rig, "endsession", "swaymsg exit");
+    entry(
+        &rig,
+        "off",
+        "busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager PowerOff b false",
+    );
+    entry(
+        &rig,
+        "off2",
+        "dbus-send --system --print-reply --dest=org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager.PowerOff boolean:false",
+    );
+    entry(&rig, "hypr", "hyprctl dispatch exit");
+    for app in ["endsession", "off", "off2", "hypr"] {
+        let args = json!({ "app": app }).to_string();
+        let out = rig.env.run(&["policy", "explain", "launch", &args]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!text.contains("tier:     act"), "{app}: {text}");
+        assert!(text.contains("not root's"), "{app}: {text}");
+    }
+    let mut s = session(&rig);
+    all_refused(&mut s, &["swaymsg", "busctl"], "declares");
+}
+
+/// The allowlist's other side, with the machine's real entries: `foot` is declared by
+/// `/usr/share/applications/foot.desktop` (root's, `Exec=foot`), so its bare name is an
+/// application (judged `act`, not run here).
+#[test]
+fn a_program_a_system_entry_declares_launches_by_its_name() {
+    if !std::path::Path::new("/usr/share/applications/foot.desktop").exists() {
+        eprintln!("SKIPPED: foot's desktop entry is not installed here");
+        return;
+    }
+    let rig = rig_usr_bin();
+    let out = rig
+        .env
+        .run(&["policy", "explain", "launch", r#"{"app":"foot"}"#]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("tier:     act"), "{text}");
+    assert!(text.contains("foot"), "{text}");
+}
+
+/// An entry in a system data directory counts as root's only when it is root's all the way
+/// from `/`: one in a directory others can write (or the person owns) is the person's, and
+/// launches only as a web app.
+#[test]
+fn an_entry_in_a_system_directory_others_can_write_is_not_root_s() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut rig = rig();
+    system_entry(&mut rig, "planted", "nice omarchy-system-reboot");
+    let dir = rig.env.path("scratch/share/applications");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut s = session(&rig);
+    all_refused(&mut s, &["planted"], "not root's");
+    assert!(rig.ran().is_empty(), "the reboot script ran");
 }

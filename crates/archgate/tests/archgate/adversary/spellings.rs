@@ -83,6 +83,10 @@ fn rig(policy: &str) -> Rig {
     ));
     env.vars
         .push(("OMARCHY_PATH".into(), omarchy.display().to_string()));
+    // System desktop entries (`entry`) are here: root's when the tests run as root.
+    let share = env.path("scratch/share");
+    env.vars
+        .push(("XDG_DATA_DIRS".into(), share.display().to_string()));
     Rig { env, ran, apps }
 }
 
@@ -100,8 +104,10 @@ impl Rig {
         let (r, _) = self.env.call(tool, &args);
         (outcome(&r), r)
     }
+    /// A system desktop entry (`$XDG_DATA_DIRS/applications`): an application only when root's,
+    /// so when these tests run as root (CI); a person's own entry would be refused (attack 18).
     fn entry(&self, id: &str, exec: &str) {
-        let dir = self.env.path("scratch/.local/share/applications");
+        let dir = self.env.path("scratch/share/applications");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
             dir.join(format!("{id}.desktop")),
@@ -253,6 +259,12 @@ fn sudo_routes_are_blocked_whatever_allows_them() {
 
 #[test]
 fn a_desktop_entry_that_elevates_is_blocked_on_what_it_resolves_to() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!(
+            "SKIPPED: needs root (a system desktop entry must be root's to launch); CI runs it as root"
+        );
+        return;
+    }
     let r = rig("allow = [\"launch app evil\", \"launch app fine\"]");
     for exec in [
         "su -c \"touch /tmp/x\" root",
