@@ -15,6 +15,14 @@
 //! Default-deny, as for every writer (`writers.rs`): `received:`/`sent:` keep the program of
 //! each side of the `--` and withhold the rest, the daemon's lines known to carry no command
 //! line are shown, any other line is withheld whole.
+//!
+//! elephant (walker's launcher backend on Omarchy, `elephant.service`, stderr to the journal):
+//! run with `--debug` it logs every desktop entry it starts as the whole `sh -c` command line
+//! (`internal/providers/desktopapplications/activate.go`: `slog.Debug(Name, "activate",
+//! cmd.String())`, Go's `log/slog` text handler: `time=… level=DEBUG msg=… activate="…"`). Its
+//! INFO, WARN and ERROR lines in either of slog's shapes (the text handler's `level=INFO`, the
+//! default logger's `2025/01/02 03:04:05 INFO …`) are shown; any other line — DEBUG, or not
+//! slog's — is withheld whole.
 
 use super::cut::keep_program;
 use super::writers::MESSAGE_WITHHELD;
@@ -49,6 +57,30 @@ pub(crate) fn uwsm(message: &str) -> Option<String> {
     Some(MESSAGE_WITHHELD.to_owned())
 }
 
+/// What of an elephant line is shown: `None` when it is shown as it is.
+pub(crate) fn elephant(message: &str) -> Option<String> {
+    const LEVELS: [&str; 3] = ["INFO", "WARN", "ERROR"];
+    let text_handler = message.starts_with("time=")
+        && LEVELS
+            .iter()
+            .any(|l| message.contains(&format!(" level={l} ")));
+    // `2025/01/02 03:04:05 INFO …`: the date and time are 19 bytes and a space.
+    let default_logger = message.len() > 20
+        && message.as_bytes()[..19]
+            .iter()
+            .enumerate()
+            .all(|(i, b)| match i {
+                4 | 7 => *b == b'/',
+                10 => *b == b' ',
+                13 | 16 => *b == b':',
+                _ => b.is_ascii_digit(),
+            })
+        && LEVELS
+            .iter()
+            .any(|l| message[20..].starts_with(&format!("{l} ")));
+    (!(text_handler || default_logger)).then(|| MESSAGE_WITHHELD.to_owned())
+}
+
 /// A launcher's request or answer: the program of each side of the first `--` kept (`app`,
 /// `exec`; the command's program), the rest withheld.
 fn launch(rest: &str) -> String {
@@ -63,6 +95,25 @@ fn launch(rest: &str) -> String {
 mod tests {
     use super::*;
     use crate::journal::cut::WITHHELD;
+
+    #[test]
+    fn elephant_shows_only_its_levels_known_safe() {
+        for shown in [
+            "time=2025-12-06T10:00:00.000+01:00 level=INFO msg=desktopapplications activated=firefox.desktop",
+            "2025/12/06 10:00:00 INFO elephant startup=12ms",
+            "2025/12/06 10:00:00 ERROR desktopapplications activate=x.desktop error=\"exec: no\"",
+        ] {
+            assert_eq!(elephant(shown), None, "{shown}");
+        }
+        for withheld in [
+            "time=2025-12-06T10:00:00.000+01:00 level=DEBUG msg=desktopapplications activate=\"/usr/bin/sh -c uwsm-app -- mysql -pS3cret\"",
+            "2025/12/06 10:00:00 DEBUG desktopapplications activate=\"sh -c mysql -pS3cret\"",
+            "mysql -pS3cret",
+            "2025/12/06 10:00:0 INFO x",
+        ] {
+            assert_eq!(elephant(withheld).unwrap(), MESSAGE_WITHHELD, "{withheld}");
+        }
+    }
 
     #[test]
     fn uwsm_keeps_the_launched_program_and_withholds_the_rest() {

@@ -58,6 +58,7 @@ pub(crate) enum Writer {
     DbusDaemon,
     DbusBroker,
     Uwsm,
+    Elephant,
 }
 
 impl Writer {
@@ -82,6 +83,7 @@ impl Writer {
             // `syslog` ident and `_COMM` (the `uwsm` script).
             "uwsm" | "uwsm-app" => Uwsm,
             n if n.starts_with("uwsm_") => Uwsm,
+            "elephant" => Elephant,
             _ => return None,
         })
     }
@@ -180,6 +182,7 @@ pub(crate) fn judge(w: Writer, o: &Origin, message: &str) -> Option<String> {
         Fcron => whole(),
         DbusDaemon => dbus_daemon(message),
         Uwsm => crate::journal::launchers::uwsm(message),
+        Elephant => crate::journal::launchers::elephant(message),
         DbusBroker => (!safe(&[
             "Ready",
             "Noticed file-system modification, trigger reload.",

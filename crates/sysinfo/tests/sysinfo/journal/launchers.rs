@@ -7,7 +7,9 @@
 //! F2: uwsm's app daemon prints every `uwsm-app -- CMD ARGS` it serves, `received: …` and
 //! `sent: exec systemd-run … -- CMD ARGS` (uwsm's `uwsm/main.py` `send_cmdline`), under
 //! `SyslogIdentifier=uwsm_app-daemon` (its `wayland-wm-app-daemon.service`); the compositor's
-//! unit (`uwsm_<entry>`) carries the stream of every app it starts. Our own text in those shapes.
+//! unit (`uwsm_<entry>`) carries the stream of every app it starts. elephant (walker's backend)
+//! with `--debug` logs each desktop entry's `sh -c` command line (its
+//! `desktopapplications/activate.go`). Our own text in those shapes.
 
 use archgate_sysinfo::journal::{self, JournalQuery};
 
@@ -35,7 +37,14 @@ fn export_with_launchers() -> Vec<u8> {
                 ("SYSLOG_IDENTIFIER", ident),
                 ("_COMM", comm),
                 ("_TRANSPORT", "stdout"),
-                ("_SYSTEMD_USER_UNIT", "wayland-wm-app-daemon.service"),
+                (
+                    "_SYSTEMD_USER_UNIT",
+                    match ident {
+                        "elephant" => "elephant.service",
+                        "uwsm_app-daemon" => "wayland-wm-app-daemon.service",
+                        _ => "wayland-wm@hyprland.desktop.service",
+                    },
+                ),
             ],
             msg,
         )
@@ -115,6 +124,19 @@ fn export_with_launchers() -> Vec<u8> {
             "uwsm",
             "Received signal 15, stopping app daemon...".to_owned(),
         ),
+        // elephant `--debug` (walker's backend): the desktop entry's `sh -c` command line.
+        uwsm(
+            "elephant",
+            "elephant",
+            format!(
+                "time=2025-12-06T10:00:00.000+01:00 level=DEBUG msg=desktopapplications activate=\"/usr/bin/sh -c uwsm-app -- mysql -p{SECRET}\""
+            ),
+        ),
+        uwsm(
+            "elephant",
+            "elephant",
+            "time=2025-12-06T10:00:00.001+01:00 level=INFO msg=desktopapplications activated=mysql.desktop".to_owned(),
+        ),
     ];
     for (i, (fields, msg)) in lines.iter().enumerate() {
         let t = (T0 + (i as u64 + 1) * 1_000_000).to_string();
@@ -143,11 +165,11 @@ async fn a_launchers_logged_command_lines_keep_only_their_programs() {
             .iter()
             .filter(|e| text(&e["MESSAGE"]).contains(SECRET))
             .count(),
-        8,
+        9,
         "the oracle has every secret whole"
     );
     let page = journal::query(&p, &opts(d), &q(50)).await.unwrap();
-    assert_eq!(page.entries.len(), 11, "{:?}", page.entries);
+    assert_eq!(page.entries.len(), 13, "{:?}", page.entries);
     for e in &page.entries {
         assert!(!e.message.contains(SECRET), "{e:?}");
     }
@@ -171,6 +193,7 @@ async fn a_launchers_logged_command_lines_keep_only_their_programs() {
         "Started app-Hyprland-chromium-4f2a1b3c.scope - chromium.",
         "Started sshd.service - OpenSSH Daemon.",
         "Received signal 15, stopping app daemon...",
+        "time=2025-12-06T10:00:00.001+01:00 level=INFO msg=desktopapplications activated=mysql.desktop",
     ] {
         assert!(shown.contains(&whole), "{whole} is shown: {shown:?}");
     }
