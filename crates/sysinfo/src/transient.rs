@@ -8,8 +8,9 @@
 //!
 //! - A unit's description keeps its first word and has the rest withheld when the unit is
 //!   named `run-*` (systemd-run's and run0's own names), the description is a command line
-//!   (begins with `/` — systemd-run writes the program's resolved path first — or `[`,
-//!   `[run0] …`), or the unit is transient (systemd's `Transient=yes`, asked for) and the
+//!   (begins with `/` — systemd-run writes the program's resolved path first —, `[`,
+//!   `[run0] …`, or a quote — systemd quotes a program whose path holds a space or a shell
+//!   character, attack 19 F1), or the unit is transient (systemd's `Transient=yes`, asked for) and the
 //!   description does not begin with a capital: systemd's and logind's own transient units
 //!   (`init.scope` "System and Service Manager", `session-2.scope` "Session 2 of User alice") keep
 //!   theirs, a `systemd-run --unit=backup mysql …` whose program was not resolved does not.
@@ -26,9 +27,17 @@ use crate::journal::cut::{ENV_WITHHELD, keep_program};
 /// Whether a unit's description is to be cut (see the module doc).
 pub(crate) fn command_like(unit: &str, transient: bool, description: &str) -> bool {
     unit.starts_with("run-")
-        || description.starts_with('/')
-        || description.starts_with('[')
+        || quoted_or_path(description)
         || transient && !description.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+/// Whether a description begins as only a command line does: a path (systemd-run writes the
+/// program's resolved path first), `[run0] …`, or a program systemd quoted
+/// (`quote_command_line` wraps an argument holding a space or any of `"\`$*?['()<>|&;!` in
+/// `"…"`: `"/home/alice/My Scripts/backup" --password=…`; `$'…'` and `'…'` in other shells'
+/// spellings).
+pub(crate) fn quoted_or_path(description: &str) -> bool {
+    description.starts_with(['/', '[', '"', '\'']) || description.starts_with("$'")
 }
 
 /// A unit's description as an answer shows it.
@@ -164,6 +173,17 @@ Type=simple\n";
         assert_eq!(
             description("x.service", false, "[run0] mysql -pS3cret"),
             format!("[run0] {WITHHELD}")
+        );
+        // systemd's quoting of a program path with a space or a shell character (attack 19
+        // F1), whether or not the unit is known transient.
+        let q = "\"/home/alice/My Scripts/backup\" --password=S3cret";
+        assert_eq!(
+            description("backup.service", false, q),
+            format!("\"/home/alice/My Scripts/backup\" {WITHHELD}")
+        );
+        assert_eq!(
+            description("app-Hyprland-chromium-4f2a1b3c.scope", true, "chromium"),
+            "chromium"
         );
         assert_eq!(
             description("sshd.service", false, "OpenSSH Daemon"),

@@ -22,7 +22,7 @@ pub(crate) fn without_env(message: &str) -> String {
 /// `message` with `[at, end)`, a command line, cut to its first word and the withheld note.
 pub(crate) fn keep_program(message: &str, at: usize, end: usize) -> String {
     let line = &message[at..end];
-    let program = line.split_whitespace().next().unwrap_or("");
+    let program = first_word(line);
     let rest = line[line.find(program).map_or(0, |i| i + program.len())..].trim();
     let mut out = String::with_capacity(message.len());
     out.push_str(&message[..at]);
@@ -33,4 +33,61 @@ pub(crate) fn keep_program(message: &str, at: usize, end: usize) -> String {
     }
     out.push_str(&message[end..]);
     out
+}
+
+/// A command line's first word: a quoted one whole, as systemd (`quote_command_line`: `"…"`
+/// with `\` escapes, when the word holds a space or a shell character) and Python's
+/// `shlex.join` (`'…'`) write it, so `"/home/alice/My Scripts/backup"` is kept as one program.
+fn first_word(line: &str) -> &str {
+    let line = line.trim_start();
+    let quote = match line.chars().next() {
+        Some(q @ ('"' | '\'')) => q,
+        _ => return line.split_whitespace().next().unwrap_or(""),
+    };
+    let mut escaped = false;
+    for (i, c) in line.char_indices().skip(1) {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' && quote == '"' {
+            escaped = true;
+        } else if c == quote {
+            // The word goes on to the next whitespace (`'a b'"c"`).
+            let after = i + c.len_utf8();
+            let tail = line[after..]
+                .find(char::is_whitespace)
+                .map_or(line.len(), |e| after + e);
+            return &line[..tail];
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quoted_program_is_kept_whole() {
+        let m = "\"/home/alice/My Scripts/backup\" --password=S3cret";
+        assert_eq!(
+            keep_program(m, 0, m.len()),
+            format!("\"/home/alice/My Scripts/backup\" {WITHHELD}")
+        );
+        let m = "'/opt/my app/run' -pS3cret";
+        assert_eq!(
+            keep_program(m, 0, m.len()),
+            format!("'/opt/my app/run' {WITHHELD}")
+        );
+        let m = "\"/a \\\" b\" x";
+        assert_eq!(
+            keep_program(m, 0, m.len()),
+            format!("\"/a \\\" b\" {WITHHELD}")
+        );
+        // An unclosed quote is one word to the end: nothing after it is shown apart from it.
+        assert_eq!(keep_program("\"/a b", 0, 5), "\"/a b");
+        assert_eq!(
+            keep_program("/usr/bin/x -y", 0, 13),
+            format!("/usr/bin/x {WITHHELD}")
+        );
+    }
 }

@@ -19,6 +19,7 @@ mod boots;
 pub(crate) mod cut;
 mod entry;
 mod grep;
+mod launchers;
 pub(crate) mod withheld;
 mod writers;
 

@@ -232,6 +232,27 @@ fn systemds_unit_lines_are_judged_by_the_unit_field() {
         withhold_entry(&bare, "Started Session 2 of User alice."),
         None
     );
+    // systemd's quoting of a program path (attack 19 F1), with and without the unit field, with
+    // and without `UNIT - `; and a unit given its own name whose program was not resolved.
+    let quoted = format!("\"/home/alice/My Scripts/backup\" --password={SECRET}");
+    for (origin, m) in [
+        (&named, format!("Started backup.service - {quoted}.")),
+        (&bare, format!("Started backup.service - {quoted}.")),
+        (&named, format!("Started {quoted}.")),
+        (&bare, format!("Started {quoted}.")),
+        (&bare, format!("Started '/opt/my app/run' -p{SECRET}.")),
+        (
+            &named,
+            format!("Started backup.service - mysql -p{SECRET}."),
+        ),
+    ] {
+        let got = withhold_entry(origin, &m).unwrap();
+        assert!(!got.contains(SECRET), "{m}: {got}");
+    }
+    assert_eq!(
+        withhold_entry(&named, &format!("Started backup.service - {quoted}.")).unwrap(),
+        format!("Started backup.service - \"/home/alice/My Scripts/backup\" {WITHHELD}.")
+    );
     // Debug lines of the unit's own prefix carry the command line.
     assert!(
         !withhold_entry(

@@ -11,6 +11,7 @@ mod boots_and_crashes;
 mod errors;
 mod filters;
 mod grep;
+mod launchers;
 mod withheld;
 
 use std::path::{Path, PathBuf};
