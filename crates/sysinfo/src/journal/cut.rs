@@ -62,6 +62,10 @@ fn first_word(line: &str) -> &str {
     line
 }
 
+/// What replaces a whole message of a writer of command lines whose shape is not known safe.
+pub const MESSAGE_WITHHELD: &str =
+    "[message withheld: this program logs other programs' command lines]";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,8 +24,8 @@
 //! default logger's `2025/01/02 03:04:05 INFO …`) are shown; any other line — DEBUG, or not
 //! slog's — is withheld whole.
 
+use super::cut::MESSAGE_WITHHELD;
 use super::cut::keep_program;
-use super::writers::MESSAGE_WITHHELD;
 
 /// uwsm's lines known to carry no command line (uwsm's `print_normal` messages about the
 /// daemon and the compositor's unit).

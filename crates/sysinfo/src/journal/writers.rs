@@ -23,11 +23,8 @@
 //! withheld whole when the unit is `run-*` or the line holds `/` or `[` (mount, swap and device
 //! units, whose descriptions are their paths, keep theirs).
 
+pub use super::cut::MESSAGE_WITHHELD;
 use super::cut::{keep_program, without_env};
-
-/// What replaces a whole message of a writer of command lines whose shape is not known safe.
-pub const MESSAGE_WITHHELD: &str =
-    "[message withheld: this program logs other programs' command lines]";
 
 /// journald's fields that say who wrote an entry and what about.
 #[derive(Debug, Default, Clone, Copy)]
