@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
-use crate::programs::{self, Program};
 
 /// What to launch.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -145,13 +144,21 @@ impl Desktop {
         dirs
     }
 
-    /// The command a launch would start, resolved: a URL through `xdg-open`, a desktop entry
+    /// The command a launch would start, resolved: a URL through its root-owned default handler
+    /// ([`crate::url_handler`]), a desktop entry
     /// through its `Exec=` line, else the program itself.
     pub fn plan_launch(&self, target: &LaunchTarget) -> Result<CommandSpec> {
         match target {
             LaunchTarget::Url { url } => {
-                check_url(url)?;
-                Ok(Program::XdgOpen.spec(&self.env).arg(url.as_str()))
+                // Not `xdg-open URL`: the handler it would pick is configured in files the agent
+                // may write (attack 18 F5), so archgate resolves it and runs only a root-owned
+                // entry's Exec= (`url_handler`).
+                let dirs = crate::url_handler::MimeDirs::for_env(&self.env);
+                let handler = dirs.resolve(url, &crate::url_handler::root_owned)?;
+                let argv = handler.argv;
+                Ok(self.env.apply_to(
+                    CommandSpec::new(argv[0].clone()).args(argv[1..].iter().cloned()),
+                ))
             }
             LaunchTarget::App { app } => {
                 check_app(app)?;
@@ -197,7 +204,7 @@ impl Desktop {
                     near: Vec::new(),
                 }
             }
-            (LaunchTarget::Url { .. }, e) => programs::exec_error(Program::XdgOpen, e),
+            (LaunchTarget::Url { .. }, e) => DesktopError::Exec(e),
             (LaunchTarget::App { .. }, e) => DesktopError::Exec(e),
         })?;
         Ok(Launched { command, pid })
