@@ -156,9 +156,9 @@ impl Desktop {
                 let dirs = crate::url_handler::MimeDirs::for_env(&self.env);
                 let handler = dirs.resolve(url, &crate::url_handler::root_owned)?;
                 let argv = handler.argv;
-                Ok(self.env.apply_to(
-                    CommandSpec::new(argv[0].clone()).args(argv[1..].iter().cloned()),
-                ))
+                Ok(self
+                    .env
+                    .apply_to(CommandSpec::new(argv[0].clone()).args(argv[1..].iter().cloned())))
             }
             LaunchTarget::App { app } => {
                 check_app(app)?;

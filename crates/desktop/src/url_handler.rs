@@ -109,7 +109,11 @@ impl MimeDirs {
                 .iter()
                 .map(|d| (d.join("applications"), false)),
         );
-        out.extend(self.data_dirs.iter().map(|d| (d.join("applications"), true)));
+        out.extend(
+            self.data_dirs
+                .iter()
+                .map(|d| (d.join("applications"), true)),
+        );
         out
     }
 
@@ -141,7 +145,9 @@ impl MimeDirs {
         let scheme = scheme_of(url)?;
         let mime = format!("x-scheme-handler/{scheme}");
         if let Some((list, id)) = self.default_for(&mime) {
-            let (entry, system) = self.find_entry(&id).ok_or_else(|| blocked(&id, "vanished"))?;
+            let (entry, system) = self
+                .find_entry(&id)
+                .ok_or_else(|| blocked(&id, "vanished"))?;
             let shown = format!(
                 "{} (the {mime} handler set in {})",
                 entry.display(),
@@ -186,10 +192,8 @@ impl MimeDirs {
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;
                 };
-                let declares = entry_key(&text, "MimeType").is_some_and(|m| {
-                    m.split(';')
-                        .any(|t| t.trim().eq_ignore_ascii_case(&mime))
-                });
+                let declares = entry_key(&text, "MimeType")
+                    .is_some_and(|m| m.split(';').any(|t| t.trim().eq_ignore_ascii_case(&mime)));
                 if declares && entry_key(&text, "Hidden").as_deref() != Some("true") {
                     found.push((name, path));
                 }
@@ -258,9 +262,8 @@ impl MimeDirs {
             path: entry.to_owned(),
             source,
         })?;
-        let exec = entry_key(&text, "Exec").ok_or_else(|| {
-            DesktopError::malformed(entry.display().to_string(), "no Exec line")
-        })?;
+        let exec = entry_key(&text, "Exec")
+            .ok_or_else(|| DesktopError::malformed(entry.display().to_string(), "no Exec line"))?;
         handler_argv(&exec, url).ok_or_else(|| {
             DesktopError::malformed(entry.display().to_string(), "an empty Exec line")
         })

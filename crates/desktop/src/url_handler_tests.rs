@@ -31,12 +31,19 @@ fn write(path: &Path, text: &str) {
 fn entry(dir: &Path, id: &str, exec: &str) {
     write(
         &dir.join("applications").join(id),
-        &format!("[Desktop Entry]\nType=Application\nName={id}\nExec={exec}\nMimeType=x-scheme-handler/https;\n"),
+        &format!(
+            "[Desktop Entry]\nType=Application\nName={id}\nExec={exec}\nMimeType=x-scheme-handler/https;\n"
+        ),
     );
 }
 
 fn list(path: &Path, id: &str) {
-    write(path, &format!("[Added Associations]\nx-scheme-handler/https=other.desktop;\n[Default Applications]\nx-scheme-handler/https={id};\n"));
+    write(
+        path,
+        &format!(
+            "[Added Associations]\nx-scheme-handler/https=other.desktop;\n[Default Applications]\nx-scheme-handler/https={id};\n"
+        ),
+    );
 }
 
 fn trust_all(_: &Path) -> std::result::Result<(), String> {
@@ -50,12 +57,7 @@ fn lists_are_read_in_the_spec_order() {
     let names: Vec<String> = d
         .lists()
         .iter()
-        .map(|p| {
-            p.strip_prefix(t._dir.path())
-                .unwrap()
-                .display()
-                .to_string()
-        })
+        .map(|p| p.strip_prefix(t._dir.path()).unwrap().display().to_string())
         .collect();
     assert_eq!(
         names,
@@ -80,7 +82,11 @@ fn the_first_list_naming_an_installed_entry_chooses() {
     let d = &t.dirs;
     let usr = d.data_dirs[1].clone();
     entry(&usr, "firefox.desktop", "/usr/lib/firefox/firefox %u");
-    entry(&usr, "chromium.desktop", "/usr/bin/chromium --new-window %U");
+    entry(
+        &usr,
+        "chromium.desktop",
+        "/usr/bin/chromium --new-window %U",
+    );
     // The system's default is firefox; the person's config chooses chromium, after an id
     // that is not installed (skipped, as the spec says).
     list(&usr.join("applications/mimeapps.list"), "firefox.desktop");
@@ -92,16 +98,26 @@ fn the_first_list_naming_an_installed_entry_chooses() {
     assert_eq!(h.id, "chromium.desktop");
     assert_eq!(
         h.argv,
-        ["/usr/bin/chromium", "--new-window", "https://archlinux.org/"]
+        [
+            "/usr/bin/chromium",
+            "--new-window",
+            "https://archlinux.org/"
+        ]
     );
     // The desktop-specific list comes first.
     list(
-        &d.config_home.clone().unwrap().join("hyprland-mimeapps.list"),
+        &d.config_home
+            .clone()
+            .unwrap()
+            .join("hyprland-mimeapps.list"),
         "firefox.desktop",
     );
     let h = d.resolve("https://archlinux.org/", &trust_all).unwrap();
     assert_eq!(h.id, "firefox.desktop");
-    assert_eq!(h.argv, ["/usr/lib/firefox/firefox", "https://archlinux.org/"]);
+    assert_eq!(
+        h.argv,
+        ["/usr/lib/firefox/firefox", "https://archlinux.org/"]
+    );
 }
 
 #[test]
@@ -109,7 +125,11 @@ fn a_handler_in_the_persons_own_files_is_refused() {
     let t = tree();
     let d = &t.dirs;
     let home = d.data_home.clone().unwrap();
-    entry(&home, "evil-browser.desktop", "omarchy-system-reboot via-url %u");
+    entry(
+        &home,
+        "evil-browser.desktop",
+        "omarchy-system-reboot via-url %u",
+    );
     list(
         &d.config_home.clone().unwrap().join("mimeapps.list"),
         "evil-browser.desktop",
@@ -129,7 +149,9 @@ fn a_handler_in_the_persons_own_files_is_refused() {
     // And a system entry that fails the ownership walk.
     fs::remove_file(home.join("applications/evil-browser.desktop")).unwrap();
     let err = d
-        .resolve("https://archlinux.org/", &|_| Err("owned by uid 1000".into()))
+        .resolve("https://archlinux.org/", &|_| {
+            Err("owned by uid 1000".into())
+        })
         .unwrap_err();
     assert!(err.to_string().contains("owned by uid 1000"), "{err}");
 }
@@ -168,14 +190,20 @@ fn exec_field_codes_take_the_url_without_a_shell() {
 
 #[test]
 fn mailto_carries_only_shown_fields() {
-    assert!(check_mailto("mailto:a@example.invalid?subject=hi&body=x&cc=b@example.invalid").is_ok());
+    assert!(
+        check_mailto("mailto:a@example.invalid?subject=hi&body=x&cc=b@example.invalid").is_ok()
+    );
     for bad in [
         "mailto:a@example.invalid?attach=/home/u/.ssh/id_ed25519",
         "mailto:a@example.invalid?body=x&ATTACHMENT=/etc/passwd",
         "mailto:a@example.invalid?att%61ch=/x",
         "mailto:a@example.invalid?X-Anything=1",
     ] {
-        assert_eq!(check_mailto(bad).unwrap_err().kind(), "invalid_argument", "{bad}");
+        assert_eq!(
+            check_mailto(bad).unwrap_err().kind(),
+            "invalid_argument",
+            "{bad}"
+        );
     }
     assert!(scheme_of("mailto:a@example.invalid?attach=/x").is_err());
     assert_eq!(scheme_of("HTTPS://a.example/").unwrap(), "https");

@@ -72,7 +72,11 @@ fn a_url_handler_the_agent_chose_in_mimeapps_list_does_not_run() {
         assert!(body.contains("evil-browser.desktop"), "{url}: {body}");
         assert!(body.contains("person's own desktop entry"), "{url}: {body}");
     }
-    assert!(rig.ran().is_empty(), "the handler's script ran: {:?}", rig.ran());
+    assert!(
+        rig.ran().is_empty(),
+        "the handler's script ran: {:?}",
+        rig.ran()
+    );
     // policy explain shows no xdg-open door either.
     let out = rig.env.run(&[
         "policy",
