@@ -194,11 +194,24 @@ fn link(url: &str) -> Option<Vec<Part>> {
                 to.extend(v.split(',').filter(|a| !a.is_empty()).map(str::to_owned));
             }
         }
+        // And what the mail client is handed besides (attack 18: a `body=` or `subject=` the
+        // person did not see; `launch` refuses any other field, `attach=` among them).
+        let mut said = Vec::new();
+        for (k, v) in parsed.query_pairs() {
+            let k = k.to_ascii_lowercase();
+            if !["to", "cc", "bcc"].contains(&k.as_str()) {
+                said.push(format!("{k} \"{}\"", for_terminal_cut(&v, MAX_VALUE)));
+            }
+        }
         return (!to.is_empty()).then(|| {
-            vec![
+            let mut parts = vec![
                 plain("write an email to ".to_owned()),
                 strong(for_terminal_cut(&to.join(", "), MAX_VALUE)),
-            ]
+            ];
+            if !said.is_empty() {
+                parts.push(plain(format!(" with {}", said.join(", "))));
+            }
+            parts
         });
     }
     let host = parsed.host_str().filter(|h| !h.is_empty())?;
@@ -330,7 +343,7 @@ mod tests {
         );
         assert_eq!(
             many.text(),
-            "a wants to write an email to me@example.org, other@evil.example"
+            "a wants to write an email to me@example.org, other@evil.example with subject \"x\""
         );
         let mail = sentence(
             spec(LAUNCH),
@@ -338,7 +351,21 @@ mod tests {
             &json!({"url": "mailto:me@example.org?subject=x"}),
             "a",
         );
-        assert_eq!(mail.text(), "a wants to write an email to me@example.org");
+        assert_eq!(
+            mail.text(),
+            "a wants to write an email to me@example.org with subject \"x\""
+        );
+        // The body the mail client is handed is in the question too.
+        let body = sentence(
+            spec(LAUNCH),
+            &action(None),
+            &json!({"url": "mailto:me@example.org?body=send%20me%20the%20keys"}),
+            "a",
+        );
+        assert_eq!(
+            body.text(),
+            "a wants to write an email to me@example.org with body \"send me the keys\""
+        );
     }
 
     #[test]

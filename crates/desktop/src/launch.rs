@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use crate::app_entries::{AppSource, LaunchPlan};
 use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
-use crate::programs::{self, Program};
 
 /// What to launch.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -135,21 +134,30 @@ fn split_exec(s: &str) -> Vec<String> {
 }
 
 impl Desktop {
-    /// The command a launch would start, resolved: a URL through `xdg-open`, a desktop entry
-    /// through its `Exec=` line, else the program itself (see [`Desktop::plan_app_launch`]).
+    /// The command a launch would start, resolved: a URL through its root-owned default handler,
+    /// a desktop entry through its `Exec=` line, else the program itself (see
+    /// [`Desktop::plan_app_launch`]).
     pub fn plan_launch(&self, target: &LaunchTarget) -> Result<CommandSpec> {
         self.plan_app_launch(target).map(|p| p.spec)
     }
 
-    /// The command a launch would start and where it came from: a URL through `xdg-open`; a
-    /// desktop entry through its `Exec=` line — an entry that is not root's only when that line
-    /// is an Omarchy web app's, refused otherwise (`app_entries`); else the program itself.
+    /// The command a launch would start and where it came from: a URL through its root-owned
+    /// default handler ([`crate::url_handler`]); a desktop entry through its `Exec=` line — an
+    /// entry that is not root's only when that line is an Omarchy web app's, refused otherwise
+    /// (`app_entries`); else the program itself.
     pub fn plan_app_launch(&self, target: &LaunchTarget) -> Result<LaunchPlan> {
         match target {
             LaunchTarget::Url { url } => {
-                check_url(url)?;
+                // Not `xdg-open URL`: the handler it would pick is configured in files the agent
+                // may write (attack 18 F5), so archgate resolves it and runs only a root-owned
+                // entry's Exec= (`url_handler`).
+                let dirs = crate::url_handler::MimeDirs::for_env(&self.env);
+                let handler = dirs.resolve(url, &crate::url_handler::root_owned)?;
+                let argv = handler.argv;
                 Ok(LaunchPlan {
-                    spec: Program::XdgOpen.spec(&self.env).arg(url.as_str()),
+                    spec: self.env.apply_to(
+                        CommandSpec::new(argv[0].clone()).args(argv[1..].iter().cloned()),
+                    ),
                     source: AppSource::Url,
                 })
             }
@@ -182,7 +190,7 @@ impl Desktop {
                     near: Vec::new(),
                 }
             }
-            (LaunchTarget::Url { .. }, e) => programs::exec_error(Program::XdgOpen, e),
+            (LaunchTarget::Url { .. }, e) => DesktopError::Exec(e),
             (LaunchTarget::App { .. }, e) => DesktopError::Exec(e),
         })?;
         Ok(Launched { command, pid })

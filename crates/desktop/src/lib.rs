@@ -33,6 +33,7 @@ mod routes;
 pub mod screen;
 pub mod shell;
 pub mod theme;
+pub mod url_handler;
 
 pub use audio::{AudioAction, AudioReport, Sink, Volume};
 pub use clipboard::ClipboardText;

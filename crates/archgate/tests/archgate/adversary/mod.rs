@@ -54,6 +54,7 @@ mod unauthenticated;
 mod unknown;
 mod unreachable;
 mod unsaid_widest;
+mod url_handler;
 mod values;
 mod withdraw;
 mod withheld_signal;
