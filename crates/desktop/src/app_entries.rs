@@ -21,7 +21,7 @@ use archgate_exec::{CommandSpec, Executor};
 
 use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
-use crate::launch::desktop_entry_exec;
+use crate::exec_line::desktop_entry_exec;
 
 /// Flatpak's system-wide exports (root's; a person's own flatpaks export under their home).
 const FLATPAK_SYSTEM: &str = "/var/lib/flatpak/exports/share";
@@ -59,7 +59,7 @@ const WEB_APP_LAUNCHERS: &[&str] = &["omarchy-launch-webapp", "omarchy-launch-or
 /// it: `omarchy-launch-webapp URL` or `omarchy-launch-or-focus-webapp NAME URL` — the program by
 /// its bare name, a checked http(s) address last, no other word.
 pub fn is_web_app_exec(argv: &[String]) -> bool {
-    let url_ok = |u: &String| u.starts_with("http") && crate::launch::check_url(u).is_ok();
+    let url_ok = |u: &String| u.starts_with("http") && crate::url_check::check_url(u).is_ok();
     match argv {
         [p, url] => p == WEB_APP_LAUNCHERS[0] && url_ok(url),
         [p, name, url] => {

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::app_entries::{AppSource, LaunchPlan};
 use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
+pub use crate::exec_line::desktop_entry_exec;
+pub use crate::url_check::check_url;
 
 /// What to launch.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -38,27 +40,6 @@ pub struct Launched {
     pub pid: u32,
 }
 
-/// Checks a URL: `http`, `https` or `mailto`, no whitespace or control characters.
-pub fn check_url(url: &str) -> Result<()> {
-    let lower = url.to_ascii_lowercase();
-    let ok_scheme = (lower.starts_with("https://") || lower.starts_with("http://"))
-        && url.len() > 8
-        || lower.starts_with("mailto:") && url.len() > 7;
-    if !ok_scheme {
-        return Err(DesktopError::invalid(
-            "url",
-            "only http, https and mailto addresses open",
-        ));
-    }
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) || url.len() > 8192 {
-        return Err(DesktopError::invalid(
-            "url",
-            "contains whitespace or control characters",
-        ));
-    }
-    Ok(())
-}
-
 fn check_app(app: &str) -> Result<()> {
     let ok = !app.is_empty()
         && app.len() <= 255
@@ -74,63 +55,6 @@ fn check_app(app: &str) -> Result<()> {
             "a desktop-entry id or program name (letters, digits, . _ - +)",
         ))
     }
-}
-
-/// The `Exec=` line of a desktop entry as argv, field codes (`%f`, `%U`…) dropped.
-pub fn desktop_entry_exec(entry: &str) -> Option<Vec<String>> {
-    let mut in_main = false;
-    for line in entry.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_main = line == "[Desktop Entry]";
-            continue;
-        }
-        if !in_main {
-            continue;
-        }
-        if let Some(exec) = line.strip_prefix("Exec=") {
-            let argv: Vec<String> = split_exec(exec)
-                .into_iter()
-                .filter(|a| !(a.len() == 2 && a.starts_with('%')))
-                .map(|a| a.replace("%%", "%"))
-                .collect();
-            return (!argv.is_empty()).then_some(argv);
-        }
-    }
-    None
-}
-
-/// Splits an `Exec=` value the way the desktop-entry spec quotes it (double quotes, backslash).
-fn split_exec(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut any = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                any = true;
-            }
-            '\\' if quoted => {
-                if let Some(n) = chars.next() {
-                    cur.push(n);
-                }
-            }
-            c if c.is_whitespace() && !quoted => {
-                if any || !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                    any = false;
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    if any || !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 impl Desktop {
@@ -228,31 +152,6 @@ impl Desktop {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_are_checked() {
-        assert!(check_url("https://archlinux.org/").is_ok());
-        assert!(check_url("mailto:someone@example.invalid").is_ok());
-        for bad in [
-            "file:///etc/passwd",
-            "javascript:alert(1)",
-            "https://a b",
-            "https://",
-            "-x",
-        ] {
-            assert!(check_url(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn exec_lines_drop_field_codes_and_honour_quotes() {
-        let entry = "[Desktop Entry]\nName=X\nExec=\"/opt/My App/run\" --new-window %U\n[Desktop Action new]\nExec=other\n";
-        assert_eq!(
-            desktop_entry_exec(entry).unwrap(),
-            vec!["/opt/My App/run".to_owned(), "--new-window".to_owned()]
-        );
-        assert_eq!(desktop_entry_exec("[Other]\nExec=x\n"), None);
-    }
 
     #[test]
     fn app_names_are_checked() {

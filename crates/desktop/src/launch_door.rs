@@ -179,7 +179,7 @@ fn web_app(
         return None;
     }
     let url = &args[1];
-    crate::launch::check_url(url).ok()?;
+    crate::url_check::check_url(url).ok()?;
     let launch = reg
         .routes
         .iter()

@@ -22,6 +22,7 @@ pub mod controls;
 mod desktop;
 mod env;
 mod error;
+pub mod exec_line;
 pub mod facts;
 mod image;
 pub mod launch;
@@ -33,6 +34,7 @@ mod routes;
 pub mod screen;
 pub mod shell;
 pub mod theme;
+pub mod url_check;
 pub mod url_handler;
 
 pub use audio::{AudioAction, AudioReport, Sink, Volume};

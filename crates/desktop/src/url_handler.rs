@@ -286,7 +286,7 @@ fn blocked(what: &str, reason: &'static str) -> DesktopError {
 
 /// `http`, `https` or `mailto`, lowercased; a `mailto:` URL is also checked by [`check_mailto`].
 pub fn scheme_of(url: &str) -> Result<&'static str> {
-    crate::launch::check_url(url)?;
+    crate::url_check::check_url(url)?;
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("https://") {
         Ok("https")
