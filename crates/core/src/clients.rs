@@ -20,6 +20,8 @@ use crate::file_watch::FileWatch;
 use crate::gate::{Client, Transport};
 use crate::paths::write_private_file;
 
+mod retired;
+
 pub const DEFAULT_CLIENT: &str = "default";
 pub const LOCAL_CLIENT: &str = "local";
 
@@ -149,6 +151,8 @@ pub struct ClientStore {
     editing: Mutex<()>,
     /// Whether the files changed since they were read: see [`ClientStore::reload_if_changed`].
     changes: Changes,
+    /// Names that were token clients and are no longer (`retired.rs`).
+    retired: retired::Retired,
 }
 
 #[derive(Debug)]
@@ -235,6 +239,7 @@ impl ClientStore {
                 seen: AtomicU64::new(0),
                 stamp: Mutex::new((mtime(token_file), mtime(clients_file))),
             },
+            retired: retired::Retired::open(clients_file),
         })
     }
 
@@ -313,6 +318,12 @@ impl ClientStore {
 
     pub fn list(&self) -> Vec<StoredClient> {
         self.loaded.load().clients.clone()
+    }
+
+    /// Whether `name` was a client of `archgate clients` once and is no longer (revoked, or
+    /// renamed away): the person's trust given to it stays its token's (`retired.rs`).
+    pub fn was_token_client(&self, name: &str) -> bool {
+        self.retired.contains(name)
     }
 
     /// The client a bearer token belongs to. Every stored hash is compared, in constant time.
@@ -408,6 +419,7 @@ impl ClientStore {
         if list.len() == before {
             return Err(ClientError::NotFound(name.to_owned()));
         }
+        self.retired.add(name)?;
         self.save(&list)?;
         self.keep_clients(list);
         Ok(())
@@ -434,6 +446,7 @@ impl ClientStore {
             .find(|c| c.name == from)
             .ok_or_else(|| ClientError::NotFound(from.to_owned()))?;
         c.name = to.to_owned();
+        self.retired.add(from)?;
         self.save(&list)?;
         self.keep_clients(list);
         Ok(())

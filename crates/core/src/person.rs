@@ -291,6 +291,27 @@ impl PersonState {
         self.save_rules(&mut g);
     }
 
+    /// The rules made for client `from` go with it: to `to` (renamed), or away (`None`: revoked,
+    /// or the name given to a new token client, whose rules are never a bridge's). Returns how
+    /// many. Class: *trust keyed by a name outlives the token that owned it* (attack 18 F6).
+    pub(crate) fn client_rules_follow(&self, from: &str, to: Option<&str>) -> usize {
+        let mut g = self.lock_rules();
+        let n = g.rules.iter().filter(|r| r.client == from).count();
+        if n == 0 {
+            return 0;
+        }
+        match to {
+            Some(to) => g
+                .rules
+                .iter_mut()
+                .filter(|r| r.client == from)
+                .for_each(|r| r.client = to.to_owned()),
+            None => g.rules.retain(|r| r.client != from),
+        }
+        self.save_rules(&mut g);
+        n
+    }
+
     fn save_rules(&self, g: &mut Inner) {
         let bytes = serde_json::to_vec_pretty(&g.rules).unwrap_or_default();
         if let Err(e) = write_private_file(&self.rules_file, &bytes) {
@@ -411,6 +432,10 @@ impl PersonChannel {
     /// One action switches every rule off.
     pub fn revoke_all_rules(&self) {
         self.0.revoke_all_rules()
+    }
+    /// See [`PersonState::client_rules_follow`].
+    pub fn client_rules_follow(&self, from: &str, to: Option<&str>) -> usize {
+        self.0.client_rules_follow(from, to)
     }
     /// Unconfirmed: the person's channels confirm `on` through presence first
     /// (`person/actions.rs` `set_after_untrusted_confirmed`).
