@@ -550,8 +550,7 @@ mod tests {
 
         assert_eq!(p.client_rules_follow("phone2", None), 1);
         assert_eq!(p.client_rules_follow("phone", Some("phone2")), 1);
-        let held: Vec<(String, String)> =
-            p.rules().into_iter().map(|r| (r.id, r.client)).collect();
+        let held: Vec<(String, String)> = p.rules().into_iter().map(|r| (r.id, r.client)).collect();
         assert_eq!(
             held,
             vec![
