@@ -471,32 +471,6 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    /// Class: *trust keyed by a name outlives the token that owned it* (attack 18 F6). A name
-    /// revoked or renamed away is remembered (0600), by another process too; one never a token
-    /// client's, the new name, and `default`'s rotation are not.
-    #[test]
-    fn a_name_revoked_or_renamed_away_is_remembered_as_a_former_token_clients() {
-        let t = tempfile::tempdir().unwrap();
-        let open = || ClientStore::open(&t.path().join("token"), &t.path().join("clients.json"));
-        let (a, b) = (open().unwrap(), open().unwrap());
-        a.add("phone", "full", None).unwrap();
-        a.add("tablet", "full", None).unwrap();
-        assert!(!b.was_token_client("phone"));
-        a.revoke("phone").unwrap();
-        a.rename("tablet", "tablet2").unwrap();
-        a.revoke(DEFAULT_CLIENT).unwrap();
-        for s in [&a, &b] {
-            assert!(s.was_token_client("phone"));
-            assert!(s.was_token_client("tablet"));
-            assert!(!s.was_token_client("tablet2"));
-            assert!(!s.was_token_client(DEFAULT_CLIENT));
-            assert!(!s.was_token_client("cursor"));
-        }
-        let file = t.path().join("clients-retired.json");
-        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
-
     /// Class: *a missing value means the widest* (attack 15 F2). A section that leaves a key
     /// out keeps the stored record's; with nothing stored its silence is the narrowest preset.
     #[test]
