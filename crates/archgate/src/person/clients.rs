@@ -231,6 +231,8 @@ pub async fn add(
         "rules_dropped": dropped,
     }));
     tracing::info!(client = name, preset, channel, "client added");
+    // What a stdio client of this name waits on is withdrawn (`Sessions::refresh`).
+    app.refresh_sessions().await;
     Ok(Added {
         name: name.to_owned(),
         preset: preset.to_owned(),

@@ -130,6 +130,19 @@ fn rules_text(env: &Env) -> String {
     text(&out)
 }
 
+/// A bridge `serve --client NAME`, initialized without elicitation.
+fn bridge(env: &Env, name: &str) -> StdioServer {
+    let mut bridged = StdioServer::start_with(env, &["serve", "--client", name]);
+    bridged.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    bridged.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    bridged
+}
+
 /// A bridge under `name` is refused before it is served, naming the former token client.
 fn bridge_refused_as_former(env: &Env, name: &str) {
     let out = env.run(&["serve", "--client", name]);
@@ -196,14 +209,7 @@ fn a_rule_a_bridge_was_given_is_not_handed_to_a_later_token_client_of_its_name()
     let env = Env::hermetic();
     ask_config(&env, "tablet");
     let server = HttpServer::start(&env);
-    let mut bridged = StdioServer::start_with(&env, &["serve", "--client", "tablet"]);
-    bridged.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    bridged.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut bridged = bridge(&env, "tablet");
     bridged.call(2, "system_status", json!({}));
     let id = env.one_pending()["id"].as_str().unwrap().to_owned();
     let out = env.run(&["approve", &id, "--always"]);
@@ -231,4 +237,32 @@ fn a_rule_a_bridge_was_given_is_not_handed_to_a_later_token_client_of_its_name()
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(call.join().unwrap().status, 200);
     assert_eq!(env.audit_of(&asked)["approval"]["channel"], "cli");
+}
+
+/// The same, racing: the bridge's question still waits when the person gives its name to a token
+/// client. It is withdrawn then, so an "Always…" on it cannot become the token client's rule.
+#[test]
+fn a_bridges_waiting_question_is_withdrawn_when_its_name_is_given_to_a_token_client() {
+    let env = Env::hermetic();
+    ask_config(&env, "tablet");
+    let _server = HttpServer::start(&env);
+    let mut bridged = bridge(&env, "tablet");
+    bridged.call(2, "system_status", json!({}));
+    let id = env.one_pending()["id"].as_str().unwrap().to_owned();
+
+    add_client(&env, "tablet", "full");
+    let out = env.run(&["approve", &id, "--always"]);
+    assert!(
+        !out.status.success(),
+        "the bridge's question was still there to answer \"Always\" to: {}",
+        text(&out)
+    );
+    assert!(!result_text(&bridged.response(2)).0);
+    assert!(
+        !rules_text(&env).contains(&format!("r-{id}")),
+        "{}",
+        rules_text(&env)
+    );
+    assert!(env.pending().is_empty());
+    bridged.close();
 }
