@@ -20,6 +20,8 @@ use crate::file_watch::FileWatch;
 use crate::gate::{Client, Transport};
 use crate::paths::write_private_file;
 
+mod retired;
+
 pub const DEFAULT_CLIENT: &str = "default";
 pub const LOCAL_CLIENT: &str = "local";
 
@@ -149,6 +151,20 @@ pub struct ClientStore {
     editing: Mutex<()>,
     /// Whether the files changed since they were read: see [`ClientStore::reload_if_changed`].
     changes: Changes,
+    /// Names that were token clients and are no longer (`retired.rs`).
+    retired: retired::Retired,
+    /// Told the names a change adds before they authenticate ([`ClientStore::on_added`]).
+    added_hook: OnceLock<AddedHook>,
+}
+
+/// What runs when names become token clients.
+type AddedFn = dyn Fn(&[String]) + Send + Sync;
+struct AddedHook(Box<AddedFn>);
+
+impl std::fmt::Debug for AddedHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AddedHook")
+    }
 }
 
 #[derive(Debug)]
@@ -235,6 +251,8 @@ impl ClientStore {
                 seen: AtomicU64::new(0),
                 stamp: Mutex::new((mtime(token_file), mtime(clients_file))),
             },
+            retired: retired::Retired::open(clients_file),
+            added_hook: OnceLock::new(),
         })
     }
 
@@ -305,6 +323,9 @@ impl ClientStore {
         }
         let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
         let old = self.loaded.load();
+        if let Some(new) = &clients {
+            self.before_adding(&old.clients, new);
+        }
         self.loaded.store(Arc::new(Loaded {
             default_token: token.unwrap_or_else(|| old.default_token.clone()),
             clients: clients.unwrap_or_else(|| old.clients.clone()),
@@ -313,6 +334,33 @@ impl ClientStore {
 
     pub fn list(&self) -> Vec<StoredClient> {
         self.loaded.load().clients.clone()
+    }
+
+    /// Runs `f` with the names each change makes token clients (added, or renamed to), before
+    /// their token authenticates: what waits under such a name was asked by a stdio client of
+    /// that name, and must not be answered as the token client's (attack 18 F6). Set once.
+    pub fn on_added(&self, f: impl Fn(&[String]) + Send + Sync + 'static) {
+        let _ = self.added_hook.set(AddedHook(Box::new(f)));
+    }
+
+    fn before_adding(&self, old: &[StoredClient], new: &[StoredClient]) {
+        let Some(hook) = self.added_hook.get() else {
+            return;
+        };
+        let added: Vec<String> = new
+            .iter()
+            .filter(|c| !old.iter().any(|o| o.name == c.name))
+            .map(|c| c.name.clone())
+            .collect();
+        if !added.is_empty() {
+            (hook.0)(&added);
+        }
+    }
+
+    /// Whether `name` was a client of `archgate clients` once and is no longer (revoked, or
+    /// renamed away): the person's trust given to it stays its token's (`retired.rs`).
+    pub fn was_token_client(&self, name: &str) -> bool {
+        self.retired.contains(name)
     }
 
     /// The client a bearer token belongs to. Every stored hash is compared, in constant time.
@@ -408,6 +456,7 @@ impl ClientStore {
         if list.len() == before {
             return Err(ClientError::NotFound(name.to_owned()));
         }
+        self.retired.add(name)?;
         self.save(&list)?;
         self.keep_clients(list);
         Ok(())
@@ -416,6 +465,7 @@ impl ClientStore {
     /// Keeps `list` as the clients in force (the caller holds `editing`).
     fn keep_clients(&self, list: Vec<StoredClient>) {
         let old = self.loaded.load();
+        self.before_adding(&old.clients, &list);
         self.loaded.store(Arc::new(Loaded {
             default_token: old.default_token.clone(),
             clients: list,
@@ -434,6 +484,7 @@ impl ClientStore {
             .find(|c| c.name == from)
             .ok_or_else(|| ClientError::NotFound(from.to_owned()))?;
         c.name = to.to_owned();
+        self.retired.add(from)?;
         self.save(&list)?;
         self.keep_clients(list);
         Ok(())

@@ -291,6 +291,37 @@ impl PersonState {
         self.save_rules(&mut g);
     }
 
+    /// The rules made for client `from` go with it: to `to` (renamed), or away (`None`: revoked,
+    /// or the name given to a new token client, whose rules are never a bridge's). Returns how
+    /// many. Class: *trust keyed by a name outlives the token that owned it* (attack 18 F6).
+    /// Renamed, its budget's counts go with it too (what the new name had counted was another
+    /// client's).
+    pub(crate) fn client_rules_follow(&self, from: &str, to: Option<&str>) -> usize {
+        if let Some(to) = to {
+            let counted = self.budget_shard(from).remove(from);
+            let mut shard = self.budget_shard(to);
+            match counted {
+                Some(b) => shard.insert(to.to_owned(), b),
+                None => shard.remove(to),
+            };
+        }
+        let mut g = self.lock_rules();
+        let n = g.rules.iter().filter(|r| r.client == from).count();
+        if n == 0 {
+            return 0;
+        }
+        match to {
+            Some(to) => g
+                .rules
+                .iter_mut()
+                .filter(|r| r.client == from)
+                .for_each(|r| r.client = to.to_owned()),
+            None => g.rules.retain(|r| r.client != from),
+        }
+        self.save_rules(&mut g);
+        n
+    }
+
     fn save_rules(&self, g: &mut Inner) {
         let bytes = serde_json::to_vec_pretty(&g.rules).unwrap_or_default();
         if let Err(e) = write_private_file(&self.rules_file, &bytes) {
@@ -412,6 +443,10 @@ impl PersonChannel {
     pub fn revoke_all_rules(&self) {
         self.0.revoke_all_rules()
     }
+    /// See [`PersonState::client_rules_follow`].
+    pub fn client_rules_follow(&self, from: &str, to: Option<&str>) -> usize {
+        self.0.client_rules_follow(from, to)
+    }
     /// Unconfirmed: the person's channels confirm `on` through presence first
     /// (`person/actions.rs` `set_after_untrusted_confirmed`).
     pub fn set_after_untrusted(&self, id: &str, on: bool) -> Result<(), PersonError> {
@@ -488,6 +523,48 @@ mod tests {
         a.add_rule(rule("r-2"), now).unwrap();
         let ids: Vec<String> = b.rules().into_iter().map(|r| r.id).collect();
         assert_eq!(ids, vec!["r-2".to_string()]);
+    }
+
+    /// Class: *trust keyed by a name outlives the token that owned it* (attack 18 F6). A
+    /// client's rules and budget go with it: moved on rename (what the new name had is dropped),
+    /// removed on revoke; another client's stay.
+    #[test]
+    fn a_clients_rules_and_budget_follow_it_and_nothing_else_does() {
+        let t = tempfile::tempdir().unwrap();
+        let p = PersonState::load(
+            t.path().join("standing-rules.json"),
+            t.path().join("acknowledged-routes.json"),
+        );
+        let now = now_secs();
+        let of = |id: &str, client: &str| NewRule {
+            client: client.into(),
+            ..rule(id)
+        };
+        p.add_rule(of("r-phone", "phone"), now).unwrap();
+        p.add_rule(of("r-bridge", "phone2"), now).unwrap();
+        p.add_rule(of("r-other", "laptop"), now).unwrap();
+        let budget = archgate_policy::Budget::default();
+        p.charge_call("phone", &budget, now).unwrap();
+        p.charge_call("phone2", &budget, now).unwrap();
+        p.charge_call("phone2", &budget, now).unwrap();
+
+        assert_eq!(p.client_rules_follow("phone2", None), 1);
+        assert_eq!(p.client_rules_follow("phone", Some("phone2")), 1);
+        let held: Vec<(String, String)> = p.rules().into_iter().map(|r| (r.id, r.client)).collect();
+        assert_eq!(
+            held,
+            vec![
+                ("r-phone".to_string(), "phone2".to_string()),
+                ("r-other".to_string(), "laptop".to_string())
+            ]
+        );
+        let counters = p.budget_counters(now);
+        assert!(!counters.contains_key("phone"));
+        assert_eq!(counters["phone2"].calls_this_minute, 1);
+
+        assert_eq!(p.client_rules_follow("phone2", None), 1);
+        let ids: Vec<String> = p.rules().into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, vec!["r-other".to_string()]);
     }
 
     /// Class: archgate's own state trusted by its path. Rules read through a link (a stranger's

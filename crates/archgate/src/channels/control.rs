@@ -285,6 +285,9 @@ async fn handle(
             "pending": actions::pending(gate),
         })),
         Request::Answer { id, answer } => {
+            // A client the CLI changed a moment ago counts before any answer: a revoked client's
+            // questions, or a stdio client's under a name just given to a token, are withdrawn.
+            cx.app.sync_clients().await;
             match actions::answer_confirmed(gate, &id, answer, channel, subject.clone()).await {
                 Ok(()) => ok(json!({"id": id, "answer": answer})),
                 Err(e) => refusal(e.kind(), &e.to_string()),

@@ -206,6 +206,8 @@ async fn connect(
                     let app = app.clone();
                     tokio::spawn(async move {
                         let me = Subject::this_process().map_err(|e| e.to_string());
+                        // The clients as they are now (`control.rs` `Request::Answer`).
+                        app.sync_clients().await;
                         if let Err(e) = answer_confirmed(&app.gate, &qid, choice, CHANNEL, me).await
                         {
                             tracing::info!(id = %qid, "notification answer did nothing: {e}");

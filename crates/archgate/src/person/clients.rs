@@ -220,14 +220,19 @@ pub async fn add(
     // Another process may have changed the file a moment ago: start from what it wrote.
     app.sync_clients().await;
     let token = app.clients.add(name, preset, tools.clone())?;
+    // Rules made under this name so far were a stdio client's: never the token holder's.
+    let dropped = app.person_channel.client_rules_follow(name, None);
     app.gate.audit().event(&serde_json::json!({
         "event": "client_added",
         "client": name,
         "preset": preset,
         "tools": tools,
         "channel": channel,
+        "rules_dropped": dropped,
     }));
     tracing::info!(client = name, preset, channel, "client added");
+    // What a stdio client of this name waits on is withdrawn (`Sessions::refresh`).
+    app.refresh_sessions().await;
     Ok(Added {
         name: name.to_owned(),
         preset: preset.to_owned(),
@@ -235,7 +240,8 @@ pub async fn add(
     })
 }
 
-/// Revokes a client: its token is refused from the next request and its live sessions end.
+/// Revokes a client: its token is refused from the next request, its live sessions end and the
+/// standing rules made for it are removed; a bridge is refused its name from now on.
 /// Revoking `default` gives it a new token (in the token file).
 pub async fn revoke(
     app: &App,
@@ -251,8 +257,11 @@ pub async fn revoke(
     confirm(app, "client_revoke", name, channel, subject).await?;
     app.sync_clients().await;
     app.clients.revoke(name)?;
+    // The person's "Always…" for this client go with its token (attack 18 F6).
+    let dropped = app.person_channel.client_rules_follow(name, None);
     app.gate.audit().event(&serde_json::json!({
         "event": "client_revoked", "client": name, "channel": channel,
+        "rules_dropped": dropped,
     }));
     tracing::warn!(client = name, channel, "client revoked");
     app.sessions.forget(name);
@@ -260,7 +269,8 @@ pub async fn revoke(
     Ok(())
 }
 
-/// Renames a client; its token keeps working, and records from now on carry the new name.
+/// Renames a client; its token keeps working, records from now on carry the new name, and its
+/// standing rules move with it (a bridge is refused the old name from now on).
 pub async fn rename(
     app: &App,
     from: &str,
@@ -276,8 +286,12 @@ pub async fn rename(
     confirm(app, "client_rename", from, channel, subject).await?;
     app.sync_clients().await;
     app.clients.rename(from, to)?;
+    // Its rules move with it; any a stdio client of the new name had are not the token's.
+    let dropped = app.person_channel.client_rules_follow(to, None);
+    let moved = app.person_channel.client_rules_follow(from, Some(to));
     app.gate.audit().event(&serde_json::json!({
         "event": "client_renamed", "from": from, "to": to, "channel": channel,
+        "rules_moved": moved, "rules_dropped": dropped,
     }));
     tracing::info!(from, to, channel, "client renamed");
     app.sessions.renamed(from, to);

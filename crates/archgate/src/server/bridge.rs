@@ -117,6 +117,13 @@ pub enum HelloError {
          name (a [clients.NAME] section, or claude-code, claude-desktop, cursor, vscode)"
     )]
     TokenClient(String),
+    #[error(
+        "{0:?} was an HTTP client of `archgate clients` (revoked or renamed): the grant, standing \
+         rules and relay trust the person gave it were its token's, and a bridge's name proves \
+         nothing. Give this stdio client another name (a [clients.NAME] section, or claude-code, \
+         claude-desktop, cursor, vscode)"
+    )]
+    FormerTokenClient(String),
     #[error("client {0:?} has {1} bridged sessions open already (server.max_sessions_per_client)")]
     TooManySessions(String, usize),
     #[error("the daemon serves {0} connections already (server.max_connections)")]
@@ -144,6 +151,7 @@ impl HelloError {
             HelloError::BadName(_) => "invalid_name",
             HelloError::UnknownClient(_) => "unknown_client",
             HelloError::TokenClient(_) => "token_client",
+            HelloError::FormerTokenClient(_) => "former_token_client",
             HelloError::TooManySessions(..) => "too_many_sessions",
             HelloError::Busy(_) => "busy",
             HelloError::OtherConfig { .. } => "other_config",
@@ -268,11 +276,15 @@ pub fn known_client(app: &App, name: &str) -> bool {
 /// A bridge may not take the name of a client of `archgate clients` (class: *an identity the
 /// person trusts, claimed by a name*, attack 15 F1): that client proves itself with its token,
 /// and its grant, standing rules and `trusted_relay` are the person's trust in that token's
-/// holder; a bridge's name is a label. (`default`'s token is in a file every process of the
+/// holder; a bridge's name is a label. Nor a name that was one (attack 18 F6: the section and
+/// rules the person wrote for it outlive the token). (`default`'s token is in a file every process of the
 /// person reads, so naming it gains nothing the file does not give.)
 pub fn not_token_client(app: &Arc<App>, name: String) -> Result<String, HelloError> {
     if super::named_client::is_token_client(app, &name) {
         return Err(HelloError::TokenClient(name));
+    }
+    if super::named_client::was_token_client(app, &name) {
+        return Err(HelloError::FormerTokenClient(name));
     }
     Ok(name)
 }

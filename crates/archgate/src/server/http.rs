@@ -147,6 +147,18 @@ pub fn router(
     let manager = Arc::new(LocalSessionManager::default());
     app.sessions.set_manager(manager.clone());
     app.sessions.set_broker(app.gate.broker().clone());
+    // A stdio client's questions under a name the person just gave to a token client are
+    // withdrawn before that token authenticates (attack 18 F6: an "Always…" on one would be the
+    // token client's rule).
+    let broker = app.gate.broker().clone();
+    app.clients.on_added(move |names| {
+        for n in names {
+            let w = broker.withdraw_client(n);
+            if w > 0 {
+                tracing::info!(client = %n, "withdrew {w} question(s) asked under a name now a token client's");
+            }
+        }
+    });
     let service = StreamableHttpService::new(
         move || Ok(McpServer::http(mcp_app.clone())),
         manager,

@@ -1,7 +1,9 @@
 //! The client a connection names itself as (the in-process stdio server's `local`, a bridge's
 //! hello): no token proves it, so a name that carries the person's trust — a client of
 //! `archgate clients`, whose grant, standing rules and `trusted_relay` belong to its token — is
-//! never one (class: *an identity the person trusts, claimed by a name*, attack 15 F1).
+//! never one (class: *an identity the person trusts, claimed by a name*, attack 15 F1) — nor a
+//! name that was one (class: *trust keyed by a name outlives the token that owned it*, attack 18
+//! F6: revoked or renamed away, see `archgate_core::clients` `retired.rs`).
 
 use archgate_core::gate::Client;
 use rmcp::ErrorData as McpError;
@@ -19,6 +21,14 @@ pub fn is_token_client(app: &Arc<App>, name: &str) -> bool {
     app.clients.list().iter().any(|c| c.name == name)
 }
 
+/// Whether `name` was a client of `archgate clients` once (revoked, or renamed away): the
+/// `[clients.NAME]` section written for it and the rules made for it were the person's trust in
+/// its token's holder, so no bridge takes the name (class: *trust keyed by a name outlives the
+/// token that owned it*, attack 18 F6).
+pub fn was_token_client(app: &App, name: &str) -> bool {
+    app.clients.was_token_client(name)
+}
+
 /// A named connection's client for this call: its grant from live config. A bridged session
 /// whose name the person gave to an HTTP client since it opened is refused.
 pub fn for_call(app: &Arc<App>, c: &Client) -> Result<Client, McpError> {
@@ -28,6 +38,17 @@ pub fn for_call(app: &Arc<App>, c: &Client) -> Result<Client, McpError> {
                 "{:?} is an HTTP client of `archgate clients` now: its grant, standing rules and \
                  relay trust belong to its token, and a stdio client's name proves nothing. \
                  Restart this stdio client under a name of its own",
+                c.name
+            ),
+            None,
+        ));
+    }
+    if was_token_client(app, &c.name) {
+        return Err(McpError::invalid_request(
+            format!(
+                "{:?} was an HTTP client of `archgate clients` (revoked or renamed): the grant, \
+                 standing rules and relay trust the person gave it were its token's, and a stdio \
+                 client's name proves nothing. Restart this stdio client under a name of its own",
                 c.name
             ),
             None,

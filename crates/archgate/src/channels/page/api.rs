@@ -296,6 +296,8 @@ pub(crate) struct AnswerBody {
 pub(crate) async fn answer(State(s): State<Shared>, Json(b): Json<AnswerBody>) -> Response {
     // The page's yes is confirmed for the daemon itself: it runs in the person's session.
     let me = crate::person::presence::Subject::this_process().map_err(|e| e.to_string());
+    // The clients as they are now (`control.rs` `Request::Answer`).
+    s.app.sync_clients().await;
     match actions::answer_confirmed(&s.app.gate, &b.id, b.answer, "page", me).await {
         Ok(()) => Json(json!({"ok": true})).into_response(),
         Err(e @ actions::YesError::Presence(_)) => {
