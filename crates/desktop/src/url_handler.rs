@@ -166,6 +166,16 @@ impl MimeDirs {
                     reason: "the entry is not root's all the way",
                 });
             }
+            // The list is the person's to write, so it may name any root-owned entry (attack 20
+            // F2: `vim.desktop` as the https handler ran `vim URL`): only an entry that declares
+            // the scheme in its own `MimeType=` — what its package says it opens — is a handler.
+            if !declares_mime(&entry, &mime) {
+                return Err(blocked(
+                    &shown,
+                    "the entry does not declare this kind of address in its MimeType=: it is \
+                     not a handler for it, whatever mimeapps.list says",
+                ));
+            }
             let argv = self.entry_argv(&entry, url)?;
             return Ok(UrlHandler {
                 id,
@@ -192,9 +202,9 @@ impl MimeDirs {
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;
                 };
-                let declares = entry_key(&text, "MimeType")
-                    .is_some_and(|m| m.split(';').any(|t| t.trim().eq_ignore_ascii_case(&mime)));
-                if declares && entry_key(&text, "Hidden").as_deref() != Some("true") {
+                if text_declares_mime(&text, &mime)
+                    && entry_key(&text, "Hidden").as_deref() != Some("true")
+                {
                     found.push((name, path));
                 }
             }
@@ -275,6 +285,17 @@ pub fn root_owned(path: &Path) -> std::result::Result<(), String> {
     archgate_exec::trusted_path(None, path)
         .map(|_| ())
         .map_err(|e| e.to_string())
+}
+
+/// Whether the desktop entry at `entry` lists `mime` in its `MimeType=`.
+fn declares_mime(entry: &Path, mime: &str) -> bool {
+    std::fs::read_to_string(entry).is_ok_and(|t| text_declares_mime(&t, mime))
+}
+
+/// Whether an entry's text lists `mime` in its `MimeType=`.
+fn text_declares_mime(text: &str, mime: &str) -> bool {
+    entry_key(text, "MimeType")
+        .is_some_and(|m| m.split(';').any(|t| t.trim().eq_ignore_ascii_case(mime)))
 }
 
 fn blocked(what: &str, reason: &'static str) -> DesktopError {

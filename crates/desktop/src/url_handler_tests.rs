@@ -220,3 +220,23 @@ fn subdirectory_ids_resolve() {
     assert!(t.dirs.find_entry("kde-org-web.desktop").is_some());
     assert!(t.dirs.find_entry("../x.desktop").is_none());
 }
+
+/// Attack 20 F2: mimeapps.list (the person's, so the agent's) named `vim.desktop`, a root-owned
+/// entry that opens text files, as the https handler; `vim URL` ran and read the agent's
+/// `.vimrc`. An entry is a handler only for what its own `MimeType=` declares.
+#[test]
+fn an_entry_that_does_not_declare_the_scheme_is_no_handler_whatever_the_list_says() {
+    let t = tree();
+    let d = &t.dirs;
+    let usr = d.data_dirs[1].clone();
+    write(
+        &usr.join("applications/vim.desktop"),
+        "[Desktop Entry]\nType=Application\nName=Vim\nExec=vim %F\nMimeType=text/plain;text/x-c;\n",
+    );
+    list(
+        &d.config_home.clone().unwrap().join("mimeapps.list"),
+        "vim.desktop",
+    );
+    let e = d.resolve("https://example.org/", &trust_all).unwrap_err();
+    assert!(e.to_string().contains("MimeType"), "{e}");
+}

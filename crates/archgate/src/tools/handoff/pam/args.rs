@@ -26,6 +26,23 @@ pub trait Places {
 /// Why the module `name` with `args` may succeed when nobody gives a credential; `None` when
 /// it asks (or when archgate has nothing to say of it here: `dispatch.rs` decides by name).
 pub fn grants_anyway(name: &str, args: &[String], places: &dyn Places) -> Option<String> {
+    // An argument given twice is read by the module's own rule (pam_u2f and
+    // google_authenticator keep the last, attack 20 F3/F4): archgate does not guess which.
+    if matches!(
+        name,
+        "pam_u2f" | "pam_yubico" | "pam_google_authenticator" | "pam_oath" | "pam_userdb"
+    ) {
+        let mut seen = std::collections::HashSet::new();
+        for a in args {
+            let key = a.split_once('=').map_or(a.as_str(), |(k, _)| k).trim();
+            if !seen.insert(key) {
+                return Some(format!(
+                    "its argument `{key}` is given more than once, and which one the module \
+                     keeps is its own rule"
+                ));
+            }
+        }
+    }
     let value = |key: &str| {
         args.iter()
             .find_map(|a| a.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
@@ -50,10 +67,12 @@ pub fn grants_anyway(name: &str, args: &[String], places: &dyn Places) -> Option
                         .into(),
                 );
             }
-            if args.iter().any(|a| a.starts_with("userpresence=0")) {
-                return Some(
-                    "`userpresence=0` lets a plugged-in key answer without a touch".into(),
-                );
+            // pam_u2f reads the number with `sscanf("%d")` (`+0`, ` 0`, `-0` and a value that
+            // overflows are 0 too): only the default or exactly `1` keeps the touch.
+            if let Some(v) = value("userpresence").filter(|v| *v != "1") {
+                return Some(format!(
+                    "`userpresence={v}` may let a plugged-in key answer without a touch"
+                ));
             }
             if let Some(why) = unknown(&[
                 "debug",
@@ -99,7 +118,8 @@ pub fn grants_anyway(name: &str, args: &[String], places: &dyn Places) -> Option
             mapping(value("authfile"), "the key list", places)
         }
         "pam_google_authenticator" => {
-            if let Some(g) = value("grace_period").filter(|g| !g.trim_start_matches('0').is_empty())
+            if let Some(g) =
+                value("grace_period").filter(|g| g.is_empty() || !g.bytes().all(|b| b == b'0'))
             {
                 return Some(format!(
                     "`grace_period={g}` lets a repeat through without a code"

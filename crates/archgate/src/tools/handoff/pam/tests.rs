@@ -307,6 +307,32 @@ fn a_key_or_code_module_whose_arguments_let_it_through_is_refused() {
             "auth sufficient pam_google_authenticator.so secret=/etc/fido2/fido2 grace_period=60",
             "grace_period",
         ),
+        // Attack 20 F3/F4: numbers as pam_u2f's `sscanf("%d")` reads them, and an argument
+        // given twice (the module keeps the last; archgate judged the first).
+        (
+            "auth sufficient pam_u2f.so userpresence=+0 authfile=/etc/fido2/fido2",
+            "userpresence=+0",
+        ),
+        (
+            "auth sufficient pam_u2f.so userpresence=4294967296 authfile=/etc/fido2/fido2",
+            "userpresence=4294967296",
+        ),
+        (
+            "auth sufficient pam_u2f.so [userpresence= 0] authfile=/etc/fido2/fido2",
+            "userpresence= 0",
+        ),
+        (
+            "auth sufficient pam_u2f.so authfile=/etc/fido2/fido2 authfile=/home/alice/keys",
+            "`authfile` is given more than once",
+        ),
+        (
+            "auth sufficient pam_google_authenticator.so secret=/etc/fido2/fido2 secret=${HOME}/.google_authenticator",
+            "`secret` is given more than once",
+        ),
+        (
+            "auth sufficient pam_google_authenticator.so secret=/etc/fido2/fido2 grace_period=+0",
+            "grace_period",
+        ),
     ] {
         let sudo = format!("{line}\nauth required pam_unix.so\n");
         match judged_with_root_only(&[("sudo", &sudo)], &root) {
