@@ -20,6 +20,7 @@ use crate::file_watch::FileWatch;
 use crate::gate::{Client, Transport};
 use crate::paths::write_private_file;
 
+mod editing;
 mod retired;
 
 pub const DEFAULT_CLIENT: &str = "default";
@@ -308,6 +309,20 @@ impl ClientStore {
     /// Re-reads clients.json and the token file (each kept as it was when it cannot be read, or
     /// is not archgate's: a token or client another user planted never authenticates).
     pub fn reload(&self) {
+        let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
+        self.reload_held();
+    }
+
+    /// Starts a change: held across archgate's processes (`clients/editing.rs`), from the files
+    /// as they are now.
+    fn edit(&self) -> Result<editing::Editing<'_>, ClientError> {
+        let held = editing::take(&self.editing, &self.clients_file)?;
+        self.reload_held();
+        Ok(held)
+    }
+
+    /// [`ClientStore::reload`] with `editing` held by the caller.
+    fn reload_held(&self) {
         let clients: Option<Vec<StoredClient>> = read_private_file(&self.clients_file)
             .inspect_err(|why| tracing::error!("clients not reloaded: {why}"))
             .ok()
@@ -321,7 +336,6 @@ impl ClientStore {
         if clients.is_none() && token.is_none() {
             return;
         }
-        let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
         let old = self.loaded.load();
         if let Some(new) = &clients {
             self.before_adding(&old.clients, new);
@@ -413,7 +427,7 @@ impl ClientStore {
     ) -> Result<String, ClientError> {
         valid_name(name)?;
         parse_preset(preset)?;
-        let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
+        let _editing = self.edit()?;
         let mut list = self.loaded.load().clients.clone();
         if name == DEFAULT_CLIENT || name == LOCAL_CLIENT || list.iter().any(|c| c.name == name) {
             return Err(ClientError::Exists(name.to_owned()));
@@ -432,6 +446,7 @@ impl ClientStore {
     }
 
     pub fn revoke(&self, name: &str) -> Result<(), ClientError> {
+        let _editing = self.edit()?;
         if name == DEFAULT_CLIENT {
             // Revoking the default client rotates its token.
             let t = new_token()?;
@@ -441,7 +456,6 @@ impl ClientStore {
                     source,
                 },
             )?;
-            let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
             let old = self.loaded.load();
             self.loaded.store(Arc::new(Loaded {
                 default_token: DefaultToken::new(t),
@@ -449,7 +463,6 @@ impl ClientStore {
             }));
             return Ok(());
         }
-        let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
         let mut list = self.loaded.load().clients.clone();
         let before = list.len();
         list.retain(|c| c.name != name);
@@ -474,7 +487,7 @@ impl ClientStore {
 
     pub fn rename(&self, from: &str, to: &str) -> Result<(), ClientError> {
         valid_name(to)?;
-        let _editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
+        let _editing = self.edit()?;
         let mut list = self.loaded.load().clients.clone();
         if to == DEFAULT_CLIENT || to == LOCAL_CLIENT || list.iter().any(|c| c.name == to) {
             return Err(ClientError::Exists(to.to_owned()));

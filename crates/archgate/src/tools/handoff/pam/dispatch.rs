@@ -15,10 +15,13 @@ use super::config::{Entry, What};
 /// Modules that succeed only when the person gives a credential or is present: a password
 /// (pam_unix, pam_unix2, pam_systemd_home, pam_userdb, and the network directories' sss, ldap,
 /// krb5, winbind), a one-time code (google_authenticator, oath), a token or smart card (u2f,
-/// yubico, pkcs11, p11), a finger on the reader (fprintd) — each also judged by its arguments and
+/// yubico, p11), a finger on the reader (fprintd) — each also judged by its arguments and
 /// where its secret lives (`args.rs`). Not howdy: a face in front of the camera is no one's
-/// deliberate act (attack 16 F6).
-const ASKS: [&str; 15] = [
+/// deliberate act (attack 16 F6). Not pam_pkcs11: its mappers, chosen in its own
+/// `/etc/pam_pkcs11/pam_pkcs11.conf`, may match a card against files in the home
+/// (`~/.ssh/authorized_keys` for the openssh mapper) — archgate does not read that file, so it
+/// may grant (attack 21 F3).
+const ASKS: [&str; 14] = [
     "pam_unix",
     "pam_unix2",
     "pam_systemd_home",
@@ -31,7 +34,6 @@ const ASKS: [&str; 15] = [
     "pam_oath",
     "pam_u2f",
     "pam_yubico",
-    "pam_pkcs11",
     "pam_p11",
     "pam_fprintd",
 ];

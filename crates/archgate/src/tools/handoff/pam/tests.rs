@@ -404,6 +404,9 @@ fn a_secret_or_key_list_within_the_persons_reach_is_no_credential() {
         ),
         // A face in front of the camera is no one's deliberate act.
         ("auth sufficient pam_howdy.so", "pam_howdy"),
+        // pam_pkcs11's mappers may read the home (attack 21 F3): judged as one archgate cannot
+        // vouch for.
+        ("auth sufficient pam_pkcs11.so", "pam_pkcs11"),
     ] {
         let sudo = format!("{line}\nauth required pam_unix.so\n");
         refused_naming(judged(&[("sudo", &sudo)]), named);
