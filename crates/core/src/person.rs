@@ -7,6 +7,8 @@
 //! the nag guard, a rule's use, the rule an "Always…" answer creates) are `pub(crate)`. Standing rules and acknowledgements are stored 0600 in the state
 //! directory; developer mode lives in memory only, so it is off after a restart.
 
+mod rules_lock;
+
 use arc_swap::ArcSwap;
 use archgate_policy::{Budget, BudgetState, NagGuard, StandingRule};
 use std::collections::{BTreeSet, HashMap};
@@ -149,6 +151,13 @@ impl PersonState {
         g
     }
 
+    /// [`PersonState::lock_rules`] for a change that is saved: the cross-process lock first
+    /// (`person/rules_lock.rs`), then the rules as the file holds them under it.
+    fn lock_rules_to_change(&self) -> (rules_lock::Held, std::sync::MutexGuard<'_, Inner>) {
+        let held = rules_lock::take(&self.rules_file);
+        (held, self.lock_rules())
+    }
+
     /// Why the stored rules (or acknowledgements) are not in use: their file or directory is
     /// not archgate's. `None` when they are. Said by `status`, `/health` and the bar.
     pub fn state_untrusted(&self) -> Option<String> {
@@ -217,7 +226,7 @@ impl PersonState {
         args: &serde_json::Value,
         now: u64,
     ) -> Option<String> {
-        let mut g = self.lock_rules();
+        let (_held, mut g) = self.lock_rules_to_change();
         if !g.rules_enabled || g.state_untrusted.is_some() {
             return None;
         }
@@ -254,7 +263,7 @@ impl PersonState {
         now: u64,
     ) -> Result<StandingRule, PersonError> {
         let rule = archgate_policy::new_rule(spec, now)?;
-        let mut g = self.lock_rules();
+        let (_held, mut g) = self.lock_rules_to_change();
         g.rules.retain(|r| !r.is_expired(now));
         g.rules.push(rule.clone());
         g.rules_enabled = true;
@@ -263,7 +272,7 @@ impl PersonState {
     }
 
     pub(crate) fn revoke_rule(&self, id: &str) -> Result<(), PersonError> {
-        let mut g = self.lock_rules();
+        let (_held, mut g) = self.lock_rules_to_change();
         let before = g.rules.len();
         g.rules.retain(|r| r.id != id);
         if g.rules.len() == before {
@@ -275,7 +284,7 @@ impl PersonState {
 
     /// Opts rule `id` in (`on`) or out of approving after untrusted text (`after_untrusted`).
     pub(crate) fn set_after_untrusted(&self, id: &str, on: bool) -> Result<(), PersonError> {
-        let mut g = self.lock_rules();
+        let (_held, mut g) = self.lock_rules_to_change();
         let Some(rule) = g.rules.iter_mut().find(|r| r.id == id) else {
             return Err(PersonError::NoRule(id.to_owned()));
         };
@@ -286,7 +295,7 @@ impl PersonState {
 
     /// One action switches every rule off.
     pub(crate) fn revoke_all_rules(&self) {
-        let mut g = self.lock_rules();
+        let (_held, mut g) = self.lock_rules_to_change();
         g.rules.clear();
         self.save_rules(&mut g);
     }
@@ -305,7 +314,7 @@ impl PersonState {
                 None => shard.remove(to),
             };
         }
-        let mut g = self.lock_rules();
+        let (_held, mut g) = self.lock_rules_to_change();
         let n = g.rules.iter().filter(|r| r.client == from).count();
         if n == 0 {
             return 0;
@@ -528,6 +537,33 @@ mod tests {
     /// Class: *trust keyed by a name outlives the token that owned it* (attack 18 F6). A
     /// client's rules and budget go with it: moved on rename (what the new name had is dropped),
     /// removed on revoke; another client's stay.
+    /// Class: *read-modify-write of shared state without a lock across the processes that
+    /// write it* (attack 21 F2's, here for the standing rules): two archgate processes (the
+    /// daemon and an in-process stdio server, or the CLI) each add rules at once; every rule
+    /// each added is kept (no save starts from a list another save has since replaced).
+    #[test]
+    fn two_processes_adding_rules_at_once_keep_every_rule() {
+        let t = tempfile::tempdir().unwrap();
+        let open = || {
+            PersonState::load(
+                t.path().join("standing-rules.json"),
+                t.path().join("acknowledged-routes.json"),
+            )
+        };
+        let (a, b) = (open(), open());
+        let now = now_secs();
+        std::thread::scope(|s| {
+            for (p, who) in [(&a, "a"), (&b, "b")] {
+                s.spawn(move || {
+                    for i in 0..60 {
+                        p.add_rule(rule(&format!("r-{who}-{i}")), now).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(open().rules().len(), 120);
+    }
+
     #[test]
     fn a_clients_rules_and_budget_follow_it_and_nothing_else_does() {
         let t = tempfile::tempdir().unwrap();
