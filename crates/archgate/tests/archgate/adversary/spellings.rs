@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-use crate::support::{Env, outcome};
+use crate::support::{Env, RunLog, outcome};
 
 const REGISTRY: &str = r#"{"ok": true, "commands": [
   {"route": "omarchy theme set", "binary": "omarchy-theme-set", "group": "theme", "name": "set", "summary": "Switch theme", "requires_sudo": false, "hidden": false, "args": "<theme-name>", "examples": [], "aliases": [], "filename_route": "omarchy theme set", "routes": ["omarchy theme set"]},
@@ -22,7 +22,7 @@ const REGISTRY: &str = r#"{"ok": true, "commands": [
 
 struct Rig {
     env: Env,
-    ran: PathBuf,
+    ran: RunLog,
     /// A trusted directory of applications outside Omarchy's `bin/` (a program there is no
     /// route's script: `launch` starts it as an application).
     apps: PathBuf,
@@ -87,18 +87,16 @@ fn rig(policy: &str) -> Rig {
     let share = env.path("scratch/share");
     env.vars
         .push(("XDG_DATA_DIRS".into(), share.display().to_string()));
-    Rig { env, ran, apps }
+    Rig {
+        env,
+        ran: RunLog::new(ran),
+        apps,
+    }
 }
 
 impl Rig {
     fn ran(&self) -> Vec<String> {
-        let lines = std::fs::read_to_string(&self.ran)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect();
-        let _ = std::fs::remove_file(&self.ran);
-        lines
+        self.ran.take()
     }
     fn call(&self, tool: &str, args: Value) -> (String, Value) {
         let (r, _) = self.env.call(tool, &args);

@@ -7,6 +7,7 @@
 pub mod mcp;
 pub mod omarchy;
 pub mod process;
+pub mod run_log;
 pub mod sandbox;
 pub mod session;
 pub mod stdio;
@@ -16,6 +17,7 @@ pub mod world;
 pub use mcp::*;
 pub use omarchy::*;
 pub use process::*;
+pub use run_log::RunLog;
 pub use sandbox::*;
 pub use stdio::*;
 pub use wire::*;

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-use super::Env;
+use super::{Env, RunLog};
 
 /// One registry entry: route words after `omarchy`, and its usage (`args`).
 pub struct Entry<'a> {
@@ -16,7 +16,7 @@ pub struct Entry<'a> {
 
 pub struct OmarchyRig {
     pub env: Env,
-    ran: PathBuf,
+    ran: RunLog,
 }
 
 fn script(path: &Path, body: &str) {
@@ -75,7 +75,10 @@ impl OmarchyRig {
         ));
         env.vars
             .push(("OMARCHY_PATH".into(), omarchy.display().to_string()));
-        OmarchyRig { env, ran }
+        OmarchyRig {
+            env,
+            ran: RunLog::new(ran),
+        }
     }
 
     /// Replaces the script of `words` (a route of this rig, or a helper `omarchy-…` it calls) by
@@ -86,7 +89,7 @@ impl OmarchyRig {
             &bin.join(name),
             &format!(
                 "# omarchy:summary=Fixture for {name}\necho \"${{0##*/}} $*\" >> {}\n{body}",
-                self.ran.display()
+                self.ran.path().display()
             ),
         );
     }
@@ -107,13 +110,7 @@ impl OmarchyRig {
 
     /// What ran since the last look, one line per run (`script-name args…`).
     pub fn ran(&self) -> Vec<String> {
-        let lines = std::fs::read_to_string(&self.ran)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect();
-        let _ = std::fs::remove_file(&self.ran);
-        lines
+        self.ran.take()
     }
 }
 
