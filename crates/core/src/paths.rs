@@ -11,8 +11,8 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub use crate::private_file::{
-    OwnDir, PRIVATE_FILE_MAX, open_private, read_private_file, untrusted_dir, write_private_file,
-    write_private_file_creating,
+    OwnDir, PRIVATE_FILE_MAX, lock_own_file, open_private, read_private_file, untrusted_dir,
+    write_private_file, write_private_file_creating,
 };
 
 /// The process environment as far as paths are concerned; passed in so tests control it.

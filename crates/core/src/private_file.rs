@@ -11,8 +11,8 @@
 //! other crates reach them too; this module is their name inside `archgate-core`.
 
 pub use archgate_exec::own_file::{
-    OwnDir, PRIVATE_FILE_MAX, open_private, read_private_file, untrusted_dir, write_private_file,
-    write_private_file_creating,
+    OwnDir, PRIVATE_FILE_MAX, lock_own_file, open_private, read_private_file, untrusted_dir,
+    write_private_file, write_private_file_creating,
 };
 
 #[cfg(test)]
@@ -22,15 +22,21 @@ mod tests {
     use std::io;
     use std::os::unix::fs::PermissionsExt;
 
+    /// A directory of archgate's own (0700) under `parent`.
+    fn own_dir(parent: &std::path::Path) -> std::path::PathBuf {
+        let dir = parent.join("state");
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        dir
+    }
+
     /// Class: archgate's own state trusted by its path. A link planted at the temporary name
     /// archgate used to use (`.NAME.tmpPID`) is never written through, and a directory others
     /// may write is not written into at all.
     #[test]
     fn private_files_are_never_written_through_a_link_or_into_a_directory_others_control() {
         let t = tempfile::tempdir().unwrap();
-        let dir = t.path().join("state");
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        let dir = own_dir(t.path());
         let victim = t.path().join("bashrc");
         fs::write(&victim, "mine").unwrap();
         std::os::unix::fs::symlink(
@@ -59,9 +65,7 @@ mod tests {
     fn private_files_are_read_only_when_they_are_archgates() {
         let t = tempfile::tempdir().unwrap();
         let uid = nix::unistd::getuid().as_raw();
-        let dir = t.path().join("state");
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        let dir = own_dir(t.path());
         let f = dir.join("rules.json");
         assert_eq!(read_private_file(&f, uid), Ok(None));
         fs::write(&f, "[]").unwrap();
@@ -106,5 +110,32 @@ mod tests {
             open_private(&t.path().join("none")).unwrap_err().kind(),
             io::ErrorKind::NotFound
         );
+    }
+
+    /// The lock a change to archgate's shared files holds (`clients.lock`, `standing-rules.lock`)
+    /// is taken only as archgate's own file: not through a link planted at its name (whose
+    /// target stays untouched), not in a directory others may write; taken, it is held.
+    #[test]
+    fn a_change_lock_is_taken_only_as_archgates_own_file() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = own_dir(t.path());
+        let victim = t.path().join("bashrc");
+        fs::write(&victim, "mine").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("planted.lock")).unwrap();
+        assert!(lock_own_file(&dir, "planted.lock".as_ref()).is_err());
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "mine");
+
+        let held = lock_own_file(&dir, "clients.lock".as_ref()).unwrap();
+        let again = fs::File::open(dir.join("clients.lock")).unwrap();
+        assert!(matches!(
+            nix::fcntl::Flock::lock(again, nix::fcntl::FlockArg::LockExclusiveNonblock),
+            Err((_, nix::errno::Errno::EWOULDBLOCK))
+        ));
+        drop(held);
+
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        let err = lock_own_file(&dir, "clients.lock".as_ref()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{err}");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
     }
 }

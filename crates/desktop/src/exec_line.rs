@@ -1,5 +1,6 @@
 //! A desktop entry's `Exec=` line read as the desktop-entry specification writes it: the main
-//! group's key, quoting and escapes, field codes (`%f`, `%U`…) dropped.
+//! group's key, quoting and escapes, field codes (`%f`, `%U`…) dropped; and [`split_words`],
+//! the one `Exec=` word splitter (`url_handler.rs` puts a URL in place of the field codes).
 
 /// The `Exec=` line of a desktop entry as argv, field codes (`%f`, `%U`…) dropped.
 pub fn desktop_entry_exec(entry: &str) -> Option<Vec<String>> {
@@ -14,8 +15,9 @@ pub fn desktop_entry_exec(entry: &str) -> Option<Vec<String>> {
             continue;
         }
         if let Some(exec) = line.strip_prefix("Exec=") {
-            let argv: Vec<String> = split_exec(exec)
+            let argv: Vec<String> = split_words(exec)
                 .into_iter()
+                .map(|(word, _)| word)
                 .filter(|a| !(a.len() == 2 && a.starts_with('%')))
                 .map(|a| a.replace("%%", "%"))
                 .collect();
@@ -25,17 +27,22 @@ pub fn desktop_entry_exec(entry: &str) -> Option<Vec<String>> {
     None
 }
 
-/// Splits an `Exec=` value the way the desktop-entry spec quotes it (double quotes, backslash).
-fn split_exec(s: &str) -> Vec<String> {
+/// Words of an `Exec=` value split the way the desktop-entry spec quotes it (double quotes;
+/// a backslash inside them takes the next character), each with whether it was quoted (a quoted
+/// word holds no field code, per the spec). The one splitter: [`desktop_entry_exec`] here and
+/// `url_handler::handler_argv`.
+pub(crate) fn split_words(s: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
+    let mut was_quoted = false;
     let mut any = false;
     let mut chars = s.chars();
     while let Some(c) = chars.next() {
         match c {
             '"' => {
                 quoted = !quoted;
+                was_quoted = true;
                 any = true;
             }
             '\\' if quoted => {
@@ -45,15 +52,16 @@ fn split_exec(s: &str) -> Vec<String> {
             }
             c if c.is_whitespace() && !quoted => {
                 if any || !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
+                    out.push((std::mem::take(&mut cur), was_quoted));
                     any = false;
+                    was_quoted = false;
                 }
             }
             c => cur.push(c),
         }
     }
     if any || !cur.is_empty() {
-        out.push(cur);
+        out.push((cur, was_quoted));
     }
     out
 }

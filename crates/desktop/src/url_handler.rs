@@ -26,6 +26,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{DesktopError, Result};
+use crate::exec_line::split_words;
+use crate::url_check::percent_decode;
 
 /// Where the `mimeapps.list` files and desktop entries are looked for.
 #[derive(Debug, Clone)]
@@ -339,26 +341,6 @@ pub fn check_mailto(url: &str) -> Result<()> {
     Ok(())
 }
 
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(hex) = std::str::from_utf8(&bytes[i + 1..i + 3])
-            && let Ok(b) = u8::from_str_radix(hex, 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn valid_id(id: &str) -> bool {
     id.ends_with(".desktop")
         && !id.starts_with(['.', '-'])
@@ -469,43 +451,6 @@ pub fn handler_argv(exec: &str, url: &str) -> Option<Vec<String>> {
         argv.push(url.to_owned());
     }
     Some(argv)
-}
-
-/// Words of an `Exec=` value, each with whether it was quoted (a quoted word holds no field
-/// code, per the spec).
-fn split_words(s: &str) -> Vec<(String, bool)> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut was_quoted = false;
-    let mut any = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                was_quoted = true;
-                any = true;
-            }
-            '\\' if quoted => {
-                if let Some(n) = chars.next() {
-                    cur.push(n);
-                }
-            }
-            c if c.is_whitespace() && !quoted => {
-                if any || !cur.is_empty() {
-                    out.push((std::mem::take(&mut cur), was_quoted));
-                    any = false;
-                    was_quoted = false;
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    if any || !cur.is_empty() {
-        out.push((cur, was_quoted));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -211,6 +211,16 @@ fn own_regular(f: &fs::File, path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Takes, waiting for it, the exclusive `flock` on lock file `name` in archgate's own `dir` —
+/// the lock every archgate process takes for one change to the files beside it (class:
+/// *read-modify-write of shared state without a lock across the processes that write it*).
+/// `dir` is judged now ([`OwnDir::open`]: `PermissionDenied` when it is not archgate's) and the
+/// file opened as [`OwnDir::open_lock`] opens it: never through a link, never another's file.
+pub fn lock_own_file(dir: &Path, name: &OsStr) -> io::Result<nix::fcntl::Flock<fs::File>> {
+    let file = OwnDir::open(dir)?.open_lock(name)?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| nix_io(e))
+}
+
 /// Writes `bytes` to `path` with mode 0600 through [`OwnDir::write`] in `path`'s directory,
 /// judged now: refused (`PermissionDenied`) when that directory is not archgate's.
 pub fn write_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {

@@ -3,6 +3,8 @@
 
 use archgate_core::gate::{Client, Gate, Kind};
 use archgate_core::tool::{Content, ErrorKind};
+// Percent-decoding for the template variables (titles have spaces and slashes).
+use archgate_desktop::url_check::percent_decode as decode;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
@@ -86,29 +88,6 @@ pub fn templates() -> ListResourceTemplatesResult {
             .map(|(uri, name, desc)| ResourceTemplate::new(*uri, *name).with_description(*desc))
             .collect(),
     )
-}
-
-fn decode(s: &str) -> String {
-    // Percent-decoding for the template variables (titles have spaces and slashes).
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(
-                std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
-                16,
-            )
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The tool and arguments behind a resource URI.

@@ -4,7 +4,8 @@
 //! two changes at once each started from what it had read, and the later save lost the earlier
 //! one — a revocation both commands reported, whose token kept working. A change now holds this
 //! process's mutex and a `flock` on `clients.lock` beside the files (archgate's own file, in the
-//! judged directory), and starts from the files as they are under it.
+//! judged directory: `paths::lock_own_file`, which the standing rules' lock takes too), and
+//! starts from the files as they are under it.
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -31,11 +32,7 @@ pub(super) fn take<'a>(
         path: dir.join(LOCK),
         source,
     };
-    let file = crate::paths::OwnDir::open(dir)
-        .and_then(|d| d.open_lock(LOCK.as_ref()))
-        .map_err(io)?;
-    let lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| io(std::io::Error::from(e)))?;
+    let lock = crate::paths::lock_own_file(dir, LOCK.as_ref()).map_err(io)?;
     Ok(Editing {
         _lock: lock,
         _mutex: guard,

@@ -3,8 +3,9 @@
 //! The daemon, an in-process stdio server and the CLI each re-read `standing-rules.json` and save
 //! it whole; two changes at once each saved the list it had read, and the earlier one's rule (or
 //! a rule's recorded use, which its daily cap counts) was lost. A change holds a `flock` on
-//! `standing-rules.lock` beside the file (archgate's own file in the judged directory) from
-//! before it reads until after it saves.
+//! `standing-rules.lock` beside the file (archgate's own file in the judged directory:
+//! `paths::lock_own_file`, which the clients' lock takes too) from before it reads until after it
+//! saves.
 
 use std::path::Path;
 
@@ -18,11 +19,7 @@ pub(super) type Held = Option<nix::fcntl::Flock<std::fs::File>>;
 /// Takes the lock every archgate process takes before it changes the rules (waiting for it).
 pub(super) fn take(rules_file: &Path) -> Held {
     let dir = rules_file.parent()?;
-    let file = crate::paths::OwnDir::open(dir)
-        .and_then(|d| d.open_lock(LOCK.as_ref()))
+    crate::paths::lock_own_file(dir, LOCK.as_ref())
         .inspect_err(|e| tracing::warn!("standing rules' lock not taken: {e}"))
-        .ok()?;
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .inspect_err(|(_, e)| tracing::warn!("standing rules' lock not taken: {e}"))
         .ok()
 }
