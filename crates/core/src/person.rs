@@ -22,6 +22,9 @@ use crate::paths::write_private_file;
 
 pub const DEV_MODE_MAX_SECS: u64 = 8 * 3600;
 
+/// The acknowledged routes' change lock, beside their file.
+const ACK_LOCK: &str = "acknowledged-routes.lock";
+
 #[derive(Debug)]
 pub struct PersonState {
     rules_file: PathBuf,
@@ -139,9 +142,26 @@ impl PersonState {
         self.acknowledged.load_full()
     }
 
+    /// Acknowledges `route`: one change at a time across archgate's processes too (class:
+    /// *read-modify-write of shared state without a lock across the processes that write it* —
+    /// each process saved the set it had loaded, so the daemon's acknowledgement and an
+    /// in-process server's made at the same time kept only the later one's). Under a `flock` on
+    /// `acknowledged-routes.lock` (archgate's own file, `paths::lock_own_file`) the change
+    /// starts from the file as it is, so another process's acknowledgements are kept — and seen
+    /// here from then on.
     pub(crate) fn acknowledge(&self, route: &str) -> Result<(), PersonError> {
-        let _g = self.lock(); // one change at a time
-        let mut set = BTreeSet::clone(&self.acknowledged.load());
+        let _g = self.lock(); // one change at a time in this process
+        let _held = self.ack_file.parent().and_then(|dir| {
+            crate::paths::lock_own_file(dir, ACK_LOCK.as_ref())
+                .inspect_err(|e| tracing::warn!("acknowledged routes' lock not taken: {e}"))
+                .ok()
+        });
+        let mut set = match read_json::<BTreeSet<String>>(&self.ack_file) {
+            Ok(stored) => stored.unwrap_or_default(),
+            // Something there that is not archgate's: none of it is used (as `load` does); the
+            // save replaces it with this process's set, or refuses in a directory not archgate's.
+            Err(_) => BTreeSet::clone(&self.acknowledged.load()),
+        };
         set.insert(archgate_policy::normalize_route(route));
         let bytes = serde_json::to_vec_pretty(&set).unwrap_or_default();
         self.acknowledged.store(Arc::new(set));
@@ -318,5 +338,46 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Result<O
             let _ = std::fs::rename(path, bad);
             Ok(None)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PersonState;
+
+    /// Class: *read-modify-write of shared state without a lock across the processes that
+    /// write it*: two archgate processes (the daemon and an in-process stdio server) acknowledge
+    /// routes at once; every acknowledgement is kept, and each process sees the other's after
+    /// its own next change.
+    #[test]
+    fn two_processes_acknowledging_at_once_keep_every_route() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("state");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
+        let open = || {
+            PersonState::load(
+                dir.join("standing-rules.json"),
+                dir.join("acknowledged-routes.json"),
+            )
+        };
+        let (a, b) = (open(), open());
+        std::thread::scope(|s| {
+            for (p, who) in [(&a, "a"), (&b, "b")] {
+                s.spawn(move || {
+                    for i in 0..40 {
+                        p.acknowledge(&format!("omarchy {who} {i}")).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(open().acknowledged().len(), 80);
+        a.acknowledge("omarchy a last").unwrap();
+        assert!(
+            a.acknowledged().contains("omarchy b 39"),
+            "{:?}",
+            a.acknowledged()
+        );
     }
 }
