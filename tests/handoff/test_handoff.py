@@ -1069,6 +1069,91 @@ def test_a_claim_from_outside_the_terminal_archgate_opened_is_refused_from_the_f
     person.close_terminal(pid)
 
 
+FOOT_WINDOW_CLAIMER = r'''#!/usr/bin/python3
+# The shell the agent's foot.ini names for every new foot window: started by foot's own
+# new-terminal key inside the hand-off's terminal, it is a child of that terminal's window but
+# not the helper archgate asked it to run. It tries to claim the hand-off on every control
+# socket, reports a run that never happened when a claim is taken, and writes what it was told.
+import json, socket, sys
+from pathlib import Path
+hid = Path(sys.argv[1]).read_text().strip()
+told = []
+for sock in sorted(Path(sys.argv[2]).glob("control*.sock")):
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(str(sock))
+        f = s.makefile("rwb")
+        def step(v):
+            f.write((json.dumps(v) + "\n").encode())
+            f.flush()
+            return json.loads(f.readline())
+        r = step({"op": "handoff_claim", "id": hid, "channel": "terminal"})
+        if r.get("ok"):
+            step({"op": "started"})
+            step({"op": "done", "outcome": {"outcome": "ran", "exit_code": 0, "signal": None,
+                                            "duration_ms": 1, "tail": "made up"}})
+        told.append(r)
+    except OSError as e:
+        told.append({"oserror": str(e)})
+Path(sys.argv[3]).write_text(json.dumps(told))
+'''
+
+
+def test_a_program_the_hand_off_terminal_starts_on_its_own_cannot_claim_it(person, session):
+    # Attack 22 F1: foot's new-terminal key (Ctrl+Shift+N) starts a new foot, which reads the
+    # person's foot.ini - the agent's to write - and runs its `shell=`: a descendant of the
+    # hand-off's terminal. With archgate's control socket moved aside for a moment, the real
+    # helper found nothing to claim; the agent's program claimed instead and reported "ran, exit
+    # 0", recorded as verified. Only the terminal's own child running archgate as
+    # `handoff-run ID` may claim now.
+    a = Agent(user_env(session))
+    rd = Path(a.env["XDG_RUNTIME_DIR"]) / "archgate"
+    claimer, idfile, told = HOME / "foot-window.py", HOME / "foot-window.id", HOME / "foot-window.json"
+    # Where the new foot looks, whichever environment the hand-off's terminal passed on.
+    foot_inis = [HOME / "config" / "foot" / "foot.ini", HOME / ".config" / "foot" / "foot.ini"]
+    pid = None
+    try:
+        claimer.write_text(FOOT_WINDOW_CLAIMER)
+        claimer.chmod(0o755)
+        os.chown(claimer, UID, GID)
+        for foot_ini in foot_inis:
+            for d in (foot_ini.parent.parent, foot_ini.parent):
+                d.mkdir(exist_ok=True)
+                os.chown(d, UID, GID)
+            foot_ini.write_text(f"[main]\nshell={claimer} {idfile} {rd} {told}\n")
+            os.chown(foot_ini, UID, GID)
+        socks = [p.name for p in rd.iterdir() if p.name.startswith("control")]
+        assert socks, list(rd.iterdir())
+        for n in socks:  # the agent's own runtime directory: it may move what is there
+            subprocess.run(["mv", str(rd / n), str(rd / ("aside-" + n))], check=True, **as_user(env=a.env, cwd=HOME))
+        q = a.handoff(["handoff-other"])
+        pid = person.helper(q)
+        until("the helper to find nothing and linger", lambda: person.lflag(pid) & termios.ICANON)
+        for n in socks:
+            subprocess.run(["mv", str(rd / ("aside-" + n)), str(rd / n)], check=True, **as_user(env=a.env, cwd=HOME))
+        idfile.write_text(helper_id(pid))
+        os.chown(idfile, UID, GID)
+        until("the terminal to have the focus", lambda: person.focused(pid))
+        for _ in range(10):  # the virtual keyboard loses a key now and then
+            person.type("-M", "ctrl", "-M", "shift", "-k", "n", "-m", "shift", "-m", "ctrl")
+            try:
+                until("the new window's program", told.exists, 3)
+                break
+            except AssertionError:
+                pass
+        answers = json.loads(until("the new window's program to say what it was told",
+                                   lambda: told.exists() and told.read_text()))
+        assert not any(r.get("ok") for r in answers), answers
+        assert any("not that helper" in r.get("reason", "") for r in answers), answers
+        assert q.empty(), q.queue[0]
+    finally:
+        for f in (*foot_inis, claimer, idfile, told):
+            f.unlink(missing_ok=True)
+        if pid is not None:
+            person.close_terminal(pid)
+        a.close()
+
+
 def test_one_hand_off_at_a_time_across_the_persons_archgate_processes(agent, person, session):
     # F8: two stdio servers, two terminals asking for a password at once.
     q = agent.handoff(["handoff-other"])

@@ -51,7 +51,8 @@ pub async fn serve<R, W>(
         let _ = reply(&mut write, refusal("malformed", "unknown channel")).await;
         return;
     }
-    let mut claim = match app.handoffs.claim(&id, peer) {
+    let claimant = peer.map(crate::tools::handoff::claimant::Claimant::read);
+    let mut claim = match app.handoffs.claim(&id, claimant.as_ref()) {
         Ok(c) => c,
         Err(e) => {
             let _ = reply(&mut write, refusal("not_found", &e.to_string())).await;

@@ -28,6 +28,7 @@ use super::desktop::DesktopService;
 use super::{Services, domain_err};
 
 pub mod asking_sudo;
+pub mod claimant;
 pub mod facts_env;
 pub mod ops;
 pub mod pacman;

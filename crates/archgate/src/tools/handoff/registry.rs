@@ -16,9 +16,10 @@
 //!
 //! **Who may claim** (attack 5b, F2: *a confirmation and outcome taken from whoever holds the id
 //! on a same-uid socket, its channel the claimant's word*): ids are 128 random bits; a hand-off
-//! archgate opened a terminal for is claimed only by a process descending from that terminal
-//! (the kernel's process tree, read at connect time) — nothing can claim it while the terminal
-//! is being opened — and its channel is `terminal`, observed, not said. A hand-off without a
+//! archgate opened a terminal for is claimed only by the helper it asked that terminal to run
+//! (`claimant.rs`: its direct child, this binary, `handoff-run ID` — read from the kernel; attack
+//! 22 F1: a descendant was not enough) — nothing can claim it while the terminal is being opened
+//! — and its channel is `terminal`, observed, not said. A hand-off without a
 //! terminal (`archgate handoff ID` in the person's own) is claimed by whoever runs that: its
 //! channel is `own_terminal` and its end is recorded and answered as **unverified**.
 
@@ -26,6 +27,8 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
+
+use super::claimant::Claimant;
 
 /// What the helper needs, built by the tool: the exact argv, and what to show around it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -148,7 +151,7 @@ pub enum ClaimError {
     #[error("hand-off {0} is already being answered in another terminal")]
     Taken(String),
     #[error(
-        "hand-off {0} is answered only in the terminal archgate opened for it; this process is not in it"
+        "hand-off {0} is answered only in the terminal archgate opened for it, by the helper archgate asked it to run; this process is not that helper"
     )]
     NotItsTerminal(String),
 }
@@ -263,17 +266,16 @@ impl Handoffs {
         }
     }
 
-    /// Claims hand-off `id` for the helper process `peer` (its pid, from the socket's peer
-    /// credentials): the channel is what archgate observes, never the helper's word.
-    pub fn claim(self: &Arc<Self>, id: &str, peer: Option<u32>) -> Result<Claim, ClaimError> {
+    /// Claims hand-off `id` for the helper process `peer` (read from the kernel by the pid of
+    /// the socket's peer credentials): the channel is what archgate observes, never the helper's
+    /// word; a terminal's hand-off only by the helper it was asked to run (`claimant.rs`).
+    pub fn claim(self: &Arc<Self>, id: &str, peer: Option<&Claimant>) -> Result<Claim, ClaimError> {
         let mut slot = self.lock();
         let Some(s) = slot.as_mut().filter(|s| s.prepared.id == id) else {
             return Err(ClaimError::NotFound(id.to_owned()));
         };
         let (channel, verified) = match s.terminal {
-            Terminal::Opened(t)
-                if peer.is_some_and(|p| archgate_core::exec::process_tree::descends_from(p, t)) =>
-            {
+            Terminal::Opened(t) if peer.is_some_and(|p| p.is_the_helper(t, id)) => {
                 ("terminal", true)
             }
             Terminal::Opened(_) | Terminal::Opening => {
@@ -512,29 +514,36 @@ mod tests {
     }
 
     #[test]
-    fn a_terminal_hand_off_is_claimed_only_from_that_terminal_and_not_while_it_opens() {
+    fn a_terminal_hand_off_is_claimed_only_by_its_helper_and_not_while_it_opens() {
+        use super::super::claimant::{Claimant, own_exe};
         let h = Arc::new(Handoffs::default());
         let rx = h.open(prepared("a"), Terminal::Opening).unwrap();
-        let me = std::process::id();
-        // While the terminal opens nobody may claim, not even a child of archgate.
+        let helper = |terminal: u32| Claimant {
+            pid: 4242,
+            parent: Some(terminal),
+            exe: own_exe(),
+            args: vec!["handoff-run".into(), "a".into()],
+            loader_env: false,
+        };
+        // While the terminal opens nobody may claim, not even the helper.
         assert_eq!(
-            h.claim("a", Some(me)).err(),
+            h.claim("a", Some(&helper(77))).err(),
             Some(ClaimError::NotItsTerminal("a".into()))
         );
-        let up = nix::unistd::getppid().as_raw().unsigned_abs();
-        // The "terminal" is this process: its parent does not descend from it.
-        h.opened("a", Some(me));
-        assert_eq!(
-            h.claim("a", Some(up)).err(),
-            Some(ClaimError::NotItsTerminal("a".into()))
-        );
-        assert_eq!(
-            h.claim("a", None).err(),
-            Some(ClaimError::NotItsTerminal("a".into()))
-        );
-        // The "terminal" is the parent: this process descends from it, and is believed.
-        h.opened("a", Some(up));
-        let c = h.claim("a", Some(me)).unwrap();
+        h.opened("a", Some(77));
+        // Another terminal's child, a grandchild of this one (attack 22 F1), nobody.
+        let grandchild = Claimant {
+            parent: Some(78),
+            ..helper(77)
+        };
+        for peer in [Some(&helper(76)), Some(&grandchild), None] {
+            assert_eq!(
+                h.claim("a", peer).err(),
+                Some(ClaimError::NotItsTerminal("a".into()))
+            );
+        }
+        // The terminal's own child running archgate as `handoff-run a`: believed.
+        let c = h.claim("a", Some(&helper(77))).unwrap();
         drop(c);
         let ended = rx.blocking_recv().unwrap();
         assert_eq!(ended.channel, "terminal");
@@ -545,7 +554,8 @@ mod tests {
     fn without_a_terminal_the_claimant_is_unverified_whatever_it_says() {
         let h = Arc::new(Handoffs::default());
         let rx = h.open(prepared("a"), Terminal::None).unwrap();
-        let c = h.claim("a", Some(std::process::id())).unwrap();
+        let me = super::super::claimant::Claimant::read(std::process::id());
+        let c = h.claim("a", Some(&me)).unwrap();
         drop(c);
         let ended = rx.blocking_recv().unwrap();
         assert_eq!(ended.channel, "own_terminal");
