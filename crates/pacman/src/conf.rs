@@ -143,15 +143,21 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
     };
     for (index, full) in text.lines().enumerate() {
         let line_no = index + 1;
-        let line = full.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
+        // As pacman's `parse_ini` reads a line (attack 22 F5; class: *a parser that
+        // re-implements another program's and differs on input that program accepts*): read
+        // with a buffer of PATH_MAX, so a longer line is two to pacman (refused here); a comment
+        // only when the trimmed line starts with `#` — `HookDir = /etc/hooks/ # see ~/hooks/`
+        // gives pacman four hook directories, the person's among them; a section only when
+        // the line starts with `[` and ends with `]` (else it is a directive).
+        if full.len() >= PACMAN_LINE_MAX {
+            return Err(err(line_no, ConfProblem::LineTooLong(PACMAN_LINE_MAX - 1)));
+        }
+        let line = full.trim();
+        if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        if let Some(rest) = line.strip_prefix('[') {
-            let name = rest
-                .strip_suffix(']')
-                .ok_or_else(|| err(line_no, ConfProblem::BadSectionHeader))?
-                .trim();
+        if let Some(rest) = line.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            let name = rest.trim();
             if name.is_empty() {
                 return Err(err(line_no, ConfProblem::EmptySectionName));
             }
@@ -199,14 +205,14 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
             .unwrap_or_default();
         if section == "options" {
             let entry = raw.options.entry(key.to_owned()).or_default();
-            if is_list_option(key) {
+            if is_list_option(key) || is_word_list(key) {
+                // Each line adds: `SigLevel = Never` then `SigLevel = Required` is Required.
                 entry.extend(words);
+            } else if is_first_wins(key) && !entry.is_empty() {
+                // pacman keeps the first (a value from its command line would come first).
             } else {
-                *entry = match value {
-                    // Single values keep inner spaces (paths may contain them).
-                    Some(v) if !is_word_list(key) => vec![v.to_owned()],
-                    _ => words,
-                };
+                // Single values keep inner spaces (paths may contain them).
+                *entry = value.map(|v| vec![v.to_owned()]).unwrap_or_default();
             }
         } else if let Some(repo) = raw.repos.iter_mut().find(|r| r.name == section) {
             match key {
@@ -222,7 +228,7 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
                         .ok_or_else(|| err(line_no, ConfProblem::MissingValue(key.to_owned())))?;
                     repo.cache_servers.push(v.to_owned());
                 }
-                "SigLevel" => repo.sig_level = words,
+                "SigLevel" => repo.sig_level.extend(words),
                 "Usage" => repo.usage = words,
                 other => repo.unknown.push(other.to_owned()),
             }
@@ -244,6 +250,15 @@ fn is_list_option(key: &str) -> bool {
             | "Architecture"
     )
 }
+
+/// Options of which pacman keeps the first value given (`pacman-conf` shows it: its
+/// `_parse_options` sets them only when unset).
+fn is_first_wins(key: &str) -> bool {
+    matches!(key, "RootDir" | "DBPath" | "LogFile" | "GPGDir")
+}
+
+/// pacman reads its configuration a line at a time into a buffer of `PATH_MAX` bytes.
+const PACMAN_LINE_MAX: usize = 4096;
 
 fn is_word_list(key: &str) -> bool {
     matches!(

@@ -36,9 +36,9 @@ pub enum EntryProblem {
 /// What is wrong on one line of pacman.conf.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfProblem {
-    /// A `[section]` header that does not close.
-    #[error("unterminated section header")]
-    BadSectionHeader,
+    /// A line longer than pacman reads as one (it would read the rest as another line).
+    #[error("a line longer than {0} bytes, which pacman would read as two")]
+    LineTooLong(usize),
     /// An empty `[]` section name.
     #[error("empty section name")]
     EmptySectionName,

@@ -165,7 +165,7 @@ fn unreadable_or_broken_conf_is_typed() {
         "not_found"
     );
     let bad = dir.path().join("bad.conf");
-    std::fs::write(&bad, "[options]\nRootDir = /\n[extra\n").unwrap();
+    std::fs::write(&bad, "[options]\nRootDir = /\n[ ]\n").unwrap();
     assert!(matches!(
         PacmanConf::load(&bad).unwrap_err(),
         PacmanError::ConfMalformed { line: 3, .. }

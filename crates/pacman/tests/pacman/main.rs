@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod cache;
+mod conf_lines;
 mod errors;
 mod health_world;
 mod integrity;

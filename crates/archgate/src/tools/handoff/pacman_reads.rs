@@ -11,7 +11,9 @@
 //! - the file and every `Include` root's alone; `RootDir`, `DBPath`, the log's directory, every
 //!   `CacheDir`, every `HookDir` (default `/etc/pacman.d/hooks/`) and the system hook directory
 //!   (`RootDir/usr/share/libalpm/hooks/`), `GPGDir` (default `/etc/pacman.d/gnupg/`) and every
-//!   repository on this machine (`Server`/`CacheServer = file://DIR`) root's alone;
+//!   repository on this machine (`Server`/`CacheServer = file://DIR`, in every spelling
+//!   libcurl takes) root's alone, and a repository on a loopback address only when its packages
+//!   must be signed (`pacman_reads/servers.rs`);
 //! - `XferCommand`: its program an absolute path, root's all the way, and every absolute path in
 //!   its words root's (pacman runs it as root for every download);
 //! - every hook in those directories: the file root's, its `Exec` program root's all the way
@@ -28,6 +30,8 @@ use archgate_core::tool::{ErrorKind, ToolError};
 use archgate_pacman::conf::PacmanConf;
 
 use super::pinned;
+
+mod servers;
 
 /// The file pacman reads when nothing names another (its compiled-in default), the one an
 /// Omarchy script's `sudo pacman …` reads.
@@ -103,7 +107,10 @@ fn judge_settings(c: &PacmanConf, person: u32) -> Result<(), String> {
             r.name
         ));
     }
-    for d in directories(c) {
+    for d in directories(c)
+        .into_iter()
+        .chain(servers::on_this_machine(c)?)
+    {
         existing_root_dir(&d)?;
     }
     gnupg_files(c)?;
@@ -133,7 +140,6 @@ fn directories(c: &PacmanConf) -> Vec<PathBuf> {
             .clone()
             .unwrap_or_else(|| PathBuf::from(DEFAULT_GPG_DIR)),
     );
-    v.extend(local_repositories(c));
     v
 }
 
@@ -154,19 +160,17 @@ fn under(root: &Path, path: &str) -> PathBuf {
     root.join(path.trim_start_matches('/'))
 }
 
-/// The directories of the repositories pacman reads from this machine: every `Server =
-/// file://DIR` and `CacheServer = file://DIR` of every repository.
-pub(crate) fn local_repositories(c: &PacmanConf) -> Vec<PathBuf> {
-    c.repos
-        .iter()
-        .flat_map(|r| r.servers.iter().chain(&r.cache_servers))
-        .filter_map(|s| s.strip_prefix("file://"))
-        .map(PathBuf::from)
-        .collect()
-}
-
-/// A directory that may not exist yet, judged by the nearest one that does.
+/// A directory that may not exist yet, judged by the nearest one that does. A relative one
+/// refuses: pacman would take it from whatever directory it is started in — the terminal's, the
+/// person's (`HookDir = hooks/`, or the words after an inline `#`, which pacman reads as more
+/// hook directories: attack 22 F5).
 fn existing_root_dir(d: &Path) -> Result<(), String> {
+    if d.is_relative() {
+        return Err(format!(
+            "`{}` is a relative path: pacman would read it from the directory it is started in",
+            d.display()
+        ));
+    }
     let existing = d.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"));
     pinned::root_dir(existing).map(|_| ())
 }

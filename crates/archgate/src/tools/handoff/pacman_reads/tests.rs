@@ -83,7 +83,8 @@ fn every_directory_pacman_reads_is_judged_its_defaults_included() {
     let c = conf(
         "[options]\nRootDir = /mnt\n\n[custom]\nCacheServer = file:///srv/cache/$repo\nServer = https://a.invalid/$repo\n",
     );
-    let dirs = directories(&c);
+    let mut dirs = directories(&c);
+    dirs.extend(servers::on_this_machine(&c).unwrap());
     for want in [
         "/mnt",
         "/mnt/var/lib/pacman/",
@@ -98,7 +99,35 @@ fn every_directory_pacman_reads_is_judged_its_defaults_included() {
     }
     // In the shape of aurutils' local repository (its documented `[custom]` section).
     let c = conf("[custom]\nSigLevel = Optional TrustAll\nServer = file:///home/alice/repo\n");
-    assert_eq!(local_repositories(&c), [PathBuf::from("/home/alice/repo")]);
+    assert_eq!(
+        servers::on_this_machine(&c).unwrap(),
+        [PathBuf::from("/home/alice/repo")]
+    );
+}
+
+/// Attack 22 F4: a repository on a loopback address whose packages need no signature refuses
+/// (the agent can hold its port); one whose packages must be signed, by its own `SigLevel`, the
+/// global one or pacman's default, is accepted.
+#[test]
+fn a_loopback_repository_whose_packages_need_no_signature_refuses() {
+    let c = conf("[custom]\nSigLevel = Optional TrustAll\nServer = http://127.0.0.1:8080/$repo\n");
+    let why = judge_settings(&c, 4242).unwrap_err();
+    assert!(why.contains("a server on this machine"), "{why}");
+    let c = conf(
+        "[options]\nSigLevel = Never\n\n[custom]\nCacheServer = http://localhost:9129/repo/custom\n",
+    );
+    assert!(servers::on_this_machine(&c).is_err());
+    for signed in [
+        "[custom]\nServer = http://127.0.0.1:9129/repo/$repo\n",
+        "[options]\nSigLevel = Required DatabaseOptional\n\n[custom]\nServer = http://localhost/$repo\n",
+        "[custom]\nSigLevel = PackageRequired\nServer = http://[::1]/$repo\n",
+    ] {
+        assert_eq!(
+            servers::on_this_machine(&conf(signed)),
+            Ok(vec![]),
+            "{signed}"
+        );
+    }
 }
 
 /// An option or repository directive archgate does not know fails closed; pacman 7's
@@ -140,4 +169,17 @@ fn a_file_of_the_persons_in_pacmans_gnupg_directory_refuses() {
     let empty = tempfile::tempdir().unwrap();
     let c = conf(&format!("[options]\nGPGDir = {}\n", empty.path().display()));
     gnupg_files(&c).unwrap();
+}
+
+/// Attack 22 F5: root's `HookDir = DIR # see also ~/hooks/` is four hook directories to pacman,
+/// the person's and relative words among them; a relative directory pacman would take from the
+/// directory it starts in. Both refuse.
+#[test]
+fn words_after_an_inline_hash_and_relative_directories_refuse() {
+    let c = conf("[options]\nHookDir = /etc/pacman.d/hooks/ # see also /home/alice/hooks/\n");
+    let why = judge_settings(&c, 4242).unwrap_err();
+    assert!(why.contains("relative path") || why.contains("/home/alice"), "{why}");
+    let c = conf("[options]\nCacheDir = pkg/\n");
+    let why = judge_settings(&c, 4242).unwrap_err();
+    assert!(why.contains("`pkg/` is a relative path"), "{why}");
 }
