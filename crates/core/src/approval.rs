@@ -28,6 +28,11 @@ use crate::clock::{Clock, SystemClock};
 pub struct Question {
     pub id: String,
     pub client: String,
+    /// The token that asked, as its digest (`gate::Client::token`): a question is its token's,
+    /// withdrawn when that token stops authenticating whatever name it went by (attack 23 F1).
+    /// Never shown to a channel.
+    #[serde(skip)]
+    pub token: Option<crate::clients::TokenId>,
     /// The agent's own name from its `clientInfo` (`crate::agent::label`): untrusted, bounded
     /// and already visible-only (every control and bidi character written as an escape), still
     /// to be escaped for markup (HTML, notification bodies); absent when the client sent none
@@ -374,11 +379,18 @@ impl Broker {
     /// This client is gone (revoked): its parked questions end `unreachable` at once, so no
     /// answer given afterwards can run their calls. Returns how many were withdrawn.
     pub fn withdraw_client(&self, client: &str) -> usize {
+        self.withdraw_where(|q| q.client == client)
+    }
+
+    /// The parked questions `gone` picks end `unreachable` at once (their asker is gone: a
+    /// revoked or rotated token), so no answer given afterwards can run their calls. Returns
+    /// how many were withdrawn.
+    pub fn withdraw_where(&self, gone: impl Fn(&Question) -> bool) -> usize {
         let entries: Vec<Entry> = {
             let mut m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
             let ids: Vec<String> = m
                 .iter()
-                .filter(|(_, e)| e.question.client == client)
+                .filter(|(_, e)| gone(&e.question))
                 .map(|(id, _)| id.clone())
                 .collect();
             ids.iter().filter_map(|id| m.remove(id)).collect()

@@ -87,6 +87,19 @@ fn hash(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
+/// Who holds a grant of an HTTP client: the digest of the token that authenticated (never the
+/// token; the same digest `clients.json` stores). What a call leaves waiting — its question, its
+/// task's question — carries it, so a change of the clients judges the waiting work by the token
+/// that asked, not by a name a new token may now go by (attack 23 F1).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct TokenId([u8; 32]);
+
+impl std::fmt::Debug for TokenId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenId(..)")
+    }
+}
+
 /// Constant-time equality of two secrets of possibly different lengths.
 pub fn secrets_equal(a: &str, b: &str) -> bool {
     // Compare digests so the time does not depend on where the strings differ or their length.
@@ -107,6 +120,18 @@ pub struct ClientStore {
     retired: retired::Retired,
     /// Told the names a change adds before they authenticate ([`ClientStore::on_added`]).
     added_hook: OnceLock<AddedHook>,
+    /// Told each rename a change makes ([`ClientStore::on_renamed`]).
+    renamed_hook: OnceLock<RenamedHook>,
+}
+
+/// What runs when a token client's name changes: `(from, to)`.
+type RenamedFn = dyn Fn(&str, &str) + Send + Sync;
+struct RenamedHook(Box<RenamedFn>);
+
+impl std::fmt::Debug for RenamedHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RenamedHook")
+    }
 }
 
 /// What runs when names become token clients.
@@ -205,6 +230,7 @@ impl ClientStore {
             },
             retired: retired::Retired::open(clients_file),
             added_hook: OnceLock::new(),
+            renamed_hook: OnceLock::new(),
         })
     }
 
@@ -289,7 +315,7 @@ impl ClientStore {
         }
         let old = self.loaded.load();
         if let Some(new) = &clients {
-            self.before_adding(&old.clients, new);
+            self.before_changing(&old.clients, new);
         }
         self.loaded.store(Arc::new(Loaded {
             default_token: token.unwrap_or_else(|| old.default_token.clone()),
@@ -306,6 +332,29 @@ impl ClientStore {
     /// that name, and must not be answered as the token client's (attack 18 F6). Set once.
     pub fn on_added(&self, f: impl Fn(&[String]) + Send + Sync + 'static) {
         let _ = self.added_hook.set(AddedHook(Box::new(f)));
+    }
+
+    /// Runs `f` with each rename a change makes — `(from, to)`: the same token's digest under
+    /// another name — before the new name authenticates, whichever process made it: what this
+    /// process holds under the old name (a budget's counts) is to follow the token (attack 23
+    /// F3: a rename by the CLI left the daemon's counts behind). Set once.
+    pub fn on_renamed(&self, f: impl Fn(&str, &str) + Send + Sync + 'static) {
+        let _ = self.renamed_hook.set(RenamedHook(Box::new(f)));
+    }
+
+    /// What a change from `old` to `new` means for the hooks, told before `new` is in force.
+    fn before_changing(&self, old: &[StoredClient], new: &[StoredClient]) {
+        if let Some(hook) = self.renamed_hook.get() {
+            for n in new {
+                if let Some(o) = old
+                    .iter()
+                    .find(|o| o.token_sha256 == n.token_sha256 && o.name != n.name)
+                {
+                    (hook.0)(&o.name, &n.name);
+                }
+            }
+        }
+        self.before_adding(old, new);
     }
 
     fn before_adding(&self, old: &[StoredClient], new: &[StoredClient]) {
@@ -328,6 +377,20 @@ impl ClientStore {
         self.retired.contains(name)
     }
 
+    /// Whether the token `id` was taken from authenticates now (the default token, or a stored
+    /// client's): a change that rotated or revoked it says no, whatever name it went by.
+    pub fn holds(&self, id: &TokenId) -> bool {
+        let loaded = self.loaded.load();
+        let mut found: bool = id.0.ct_eq(&loaded.default_token.sha256).into();
+        for c in loaded.clients.iter() {
+            let mut stored = [0u8; 32];
+            if hex::decode_to_slice(&c.token_sha256, &mut stored).is_ok() {
+                found |= bool::from(id.0.ct_eq(&stored));
+            }
+        }
+        found
+    }
+
     /// The client a bearer token belongs to. Every stored hash is compared, in constant time.
     pub fn authenticate(&self, token: &str, config: &Config) -> Option<Client> {
         let mut found: Option<Client> = None;
@@ -341,6 +404,7 @@ impl ClientStore {
                 grant: grant_for(DEFAULT_CLIENT, None, config),
                 agent: None,
                 transport: Transport::Http,
+                token: Some(TokenId(h)),
             });
         }
         // Read in place: every request comes here, and the list need not be copied to be read.
@@ -355,6 +419,7 @@ impl ClientStore {
                     grant: grant_for(&c.name, Some(c), config),
                     agent: None,
                     transport: Transport::Http,
+                    token: Some(TokenId(h)),
                 });
             }
         }
@@ -429,7 +494,7 @@ impl ClientStore {
     /// Keeps `list` as the clients in force (the caller holds `editing`).
     fn keep_clients(&self, list: Vec<StoredClient>) {
         let old = self.loaded.load();
-        self.before_adding(&old.clients, &list);
+        self.before_changing(&old.clients, &list);
         self.loaded.store(Arc::new(Loaded {
             default_token: old.default_token.clone(),
             clients: list,

@@ -232,6 +232,13 @@ impl App {
             .context("the person's channel is taken once, here")?;
         let sessions = Arc::new(sessions::Sessions::default());
         sessions.note_stored(&clients);
+        // A rename, whichever process made it (the CLI, the page), moves what this process
+        // counts under the old name before the new name authenticates (attack 23 F3).
+        let (budgets, seen) = (person_channel.clone(), sessions.clone());
+        clients.on_renamed(move |from, to| {
+            budgets.client_budget_follows(from, to);
+            seen.renamed(from, to);
+        });
         Ok(App {
             paths,
             gate: Arc::new(gate),

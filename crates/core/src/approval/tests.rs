@@ -6,6 +6,7 @@ fn q(id: &str) -> Question {
     Question {
         id: id.into(),
         client: "local".into(),
+        token: None,
         agent: None,
         tool: "theme".into(),
         route: "theme set".into(),
