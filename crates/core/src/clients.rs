@@ -24,6 +24,7 @@ mod editing;
 mod grant;
 mod retired;
 
+pub use crate::token_id::TokenId;
 pub use grant::{grant_for, grant_parts, parse_preset};
 
 pub const DEFAULT_CLIENT: &str = "default";
@@ -85,19 +86,6 @@ pub fn new_token() -> Result<String, ClientError> {
 
 fn hash(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
-}
-
-/// Who holds a grant of an HTTP client: the digest of the token that authenticated (never the
-/// token; the same digest `clients.json` stores). What a call leaves waiting — its question, its
-/// task's question — carries it, so a change of the clients judges the waiting work by the token
-/// that asked, not by a name a new token may now go by (attack 23 F1).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct TokenId([u8; 32]);
-
-impl std::fmt::Debug for TokenId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("TokenId(..)")
-    }
 }
 
 /// Constant-time equality of two secrets of possibly different lengths.
@@ -534,94 +522,4 @@ fn valid_name(name: &str) -> Result<(), ClientError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn first_run_token_is_256_bits_0600_and_authenticates_default() {
-        let t = tempfile::tempdir().unwrap();
-        let s = ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
-        let tok = s.default_token();
-        assert_eq!(tok.len(), 64);
-        assert_eq!(
-            std::fs::metadata(t.path().join("token"))
-                .unwrap()
-                .permissions()
-                .mode()
-                & 0o777,
-            0o600
-        );
-        let cfg = Config::default();
-        assert_eq!(s.authenticate(&tok, &cfg).unwrap().name, "default");
-        assert!(s.authenticate("wrong", &cfg).is_none());
-        assert!(s.authenticate("", &cfg).is_none());
-        // Re-opening keeps the token.
-        let s2 =
-            ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
-        assert_eq!(s2.default_token(), tok);
-    }
-
-    #[test]
-    fn added_clients_store_only_hashes_and_can_be_revoked_and_renamed() {
-        let t = tempfile::tempdir().unwrap();
-        let s = ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
-        let tok = s.add("chat", "read-only", None).unwrap();
-        let stored = std::fs::read_to_string(t.path().join("clients.json")).unwrap();
-        assert!(!stored.contains(&tok), "the token itself is never stored");
-        let cfg = Config::default();
-        let c = s.authenticate(&tok, &cfg).unwrap();
-        assert_eq!(c.name, "chat");
-        assert!(!c.grant.permits("theme", archgate_policy::Tier::Act));
-        assert!(s.add("chat", "full", None).is_err());
-        assert_eq!(
-            s.add("bad name", "full", None).unwrap_err().kind(),
-            "invalid_name"
-        );
-        s.rename("chat", "chat2").unwrap();
-        assert_eq!(s.authenticate(&tok, &cfg).unwrap().name, "chat2");
-        s.revoke("chat2").unwrap();
-        assert!(s.authenticate(&tok, &cfg).is_none());
-    }
-
-    /// Issue 34: a server notices a revocation by inotify, not by the files' `mtime`s: a
-    /// clients file replaced by the CLI with its `mtime` set back (as a restore from a backup
-    /// does) is noticed too, and the revoked token is refused on a request after the change.
-    #[test]
-    fn a_revocation_is_noticed_by_the_watch_even_with_the_mtime_set_back() {
-        let t = tempfile::tempdir().unwrap();
-        let (token, clients) = (t.path().join("token"), t.path().join("clients.json"));
-        let server = ClientStore::open(&token, &clients).unwrap();
-        assert!(server.watch(), "inotify works here");
-        let cli = ClientStore::open(&token, &clients).unwrap();
-        let cfg = Config::default();
-        let tok = cli.add("chat", "read-only", None).unwrap();
-        // Bounded waits: the watch's thread counts the change a moment after it is made.
-        let eventually = |f: &dyn Fn() -> bool| {
-            let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-            while !f() && std::time::Instant::now() < until {
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            f()
-        };
-        let request = || {
-            server.reload_if_changed();
-            server.authenticate(&tok, &cfg).is_some()
-        };
-        assert!(eventually(&request), "the added client is known");
-        let added = std::fs::metadata(&clients).unwrap().modified().unwrap();
-        cli.revoke("chat").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&clients)
-            .unwrap()
-            .set_modified(added)
-            .unwrap();
-        assert_eq!(
-            mtime(&clients),
-            Some(added),
-            "the mtime says nothing changed"
-        );
-        assert!(eventually(&|| !request()), "the revoked token is refused");
-    }
-}
+mod tests;

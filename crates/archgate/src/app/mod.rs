@@ -222,6 +222,12 @@ impl App {
             x.add_tools(&mut catalogue);
         }
         let mut gate = Gate::new(handle, paths.clone(), audit, person, catalogue);
+        // A question asked with a token that no longer authenticates when it is listed (revoked
+        // after the call was let in) is never put to the person (attack 23 F1); one listed
+        // before goes with the next refresh (`Sessions::withdraw_orphans`).
+        let holder = clients.clone();
+        gate.broker()
+            .set_admit(move |q| q.token.is_none_or(|t| holder.holds(&t)));
         // The catalogue's names are always counted by name; others fold into `other`.
         gate.count_known_tools();
         if let Some(o) = observer {

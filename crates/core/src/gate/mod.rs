@@ -66,7 +66,7 @@ pub struct Client {
     pub transport: Transport,
     /// The token it authenticated with, as its digest (HTTP); `None` for a client no token
     /// proves (stdio, a bridge, the CLI). What its calls leave waiting carries it.
-    pub token: Option<crate::clients::TokenId>,
+    pub token: Option<crate::token_id::TokenId>,
 }
 
 /// Every tool archgate offers, by name.

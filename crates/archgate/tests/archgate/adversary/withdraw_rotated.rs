@@ -25,7 +25,11 @@ fn withdrawn(env: &Env, id: &str) {
     });
     let late = env.run(&["approve", id]);
     assert!(!late.status.success(), "{}", text(&late));
-    assert!(text(&late).contains("no pending approval"), "{}", text(&late));
+    assert!(
+        text(&late).contains("no pending approval"),
+        "{}",
+        text(&late)
+    );
     let rec = wait_for("the call's record", || {
         env.calls().into_iter().find(|r| r["id"] == id)
     });

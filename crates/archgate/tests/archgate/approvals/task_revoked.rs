@@ -24,7 +24,11 @@ fn a_tasks_question_is_withdrawn_when_its_token_is_rotated() {
     });
     let late = env.run(&["approve", &id]);
     assert!(!late.status.success(), "{}", text(&late));
-    assert!(text(&late).contains("no pending approval"), "{}", text(&late));
+    assert!(
+        text(&late).contains("no pending approval"),
+        "{}",
+        text(&late)
+    );
 
     let rec = wait_for("the call's record", || {
         env.calls().into_iter().find(|r| r["id"] == id.as_str())
