@@ -133,6 +133,7 @@ fn main() {
         grant: Grant::full(),
         agent: None,
         transport: archgate_core::gate::Transport::Http,
+        token: None,
     };
     let n = 50_000;
     let mut times = Vec::with_capacity(n);

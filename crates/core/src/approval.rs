@@ -28,6 +28,11 @@ use crate::clock::{Clock, SystemClock};
 pub struct Question {
     pub id: String,
     pub client: String,
+    /// The token that asked, as its digest (`gate::Client::token`): a question is its token's,
+    /// withdrawn when that token stops authenticating whatever name it went by (attack 23 F1).
+    /// Never shown to a channel.
+    #[serde(skip)]
+    pub token: Option<crate::token_id::TokenId>,
     /// The agent's own name from its `clientInfo` (`crate::agent::label`): untrusted, bounded
     /// and already visible-only (every control and bidi character written as an escape), still
     /// to be escaped for markup (HTML, notification bodies); absent when the client sent none
@@ -153,8 +158,13 @@ enum Got {
     Deadline,
 }
 
+/// Whether a question's asker may still be asked for (`Broker::set_admit`).
+type AdmitFn = dyn Fn(&Question) -> bool + Send + Sync;
+
 struct Inner {
     pending: Mutex<HashMap<String, Entry>>,
+    /// Judged once a question is in `pending`, before any channel sees it.
+    admit: std::sync::OnceLock<Box<AdmitFn>>,
     push: Mutex<Vec<Arc<dyn Channel>>>,
     pull_channels: AtomicUsize,
     events: broadcast::Sender<BrokerEvent>,
@@ -192,12 +202,23 @@ impl Broker {
         Broker {
             inner: Arc::new(Inner {
                 pending: Mutex::new(HashMap::new()),
+                admit: std::sync::OnceLock::new(),
                 push: Mutex::new(Vec::new()),
                 pull_channels: AtomicUsize::new(0),
                 events,
                 clock,
             }),
         }
+    }
+
+    /// Judges each question's asker once the question is in the pending list, before any
+    /// channel sees it: refused, it ends `unreachable` at once and nobody is asked. With the
+    /// withdrawal a change of the clients makes (`withdraw_where`, after the change is in
+    /// force), no question of a token that stopped authenticating stays up, whether it was
+    /// listed before the change or after (attack 23 F1: a call authenticated just before a
+    /// revocation that parks just after it). Set once.
+    pub fn set_admit(&self, f: impl Fn(&Question) -> bool + Send + Sync + 'static) {
+        let _ = self.inner.admit.set(Box::new(f));
     }
 
     pub fn add_push_channel(&self, c: Arc<dyn Channel>) {
@@ -309,6 +330,21 @@ impl Broker {
                     tx,
                 },
             );
+        let parked = Parked {
+            broker: self.clone(),
+            id,
+            deadline,
+            rx,
+            relay,
+            decided: false,
+        };
+        if let Some(admit) = self.inner.admit.get()
+            && !admit(&question)
+        {
+            // Its sender dropped with it: the waiter ends `unreachable`, nothing was asked.
+            drop(self.take(&parked.id));
+            return Ok(parked);
+        }
         let _ = self.inner.events.send(BrokerEvent::Asked {
             question: Box::new(question.clone()),
         });
@@ -318,17 +354,10 @@ impl Broker {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        for c in push.iter().chain(relay.as_ref()) {
+        for c in push.iter().chain(parked.relay.as_ref()) {
             c.ask(&question, self.clone());
         }
-        Ok(Parked {
-            broker: self.clone(),
-            id,
-            deadline,
-            rx,
-            relay,
-            decided: false,
-        })
+        Ok(parked)
     }
 
     /// The person's answer through `channel`. The first answer wins; a late one does nothing.
@@ -374,11 +403,18 @@ impl Broker {
     /// This client is gone (revoked): its parked questions end `unreachable` at once, so no
     /// answer given afterwards can run their calls. Returns how many were withdrawn.
     pub fn withdraw_client(&self, client: &str) -> usize {
+        self.withdraw_where(|q| q.client == client)
+    }
+
+    /// The parked questions `gone` picks end `unreachable` at once (their asker is gone: a
+    /// revoked or rotated token), so no answer given afterwards can run their calls. Returns
+    /// how many were withdrawn.
+    pub fn withdraw_where(&self, gone: impl Fn(&Question) -> bool) -> usize {
         let entries: Vec<Entry> = {
             let mut m = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
             let ids: Vec<String> = m
                 .iter()
-                .filter(|(_, e)| e.question.client == client)
+                .filter(|(_, e)| gone(&e.question))
                 .map(|(id, _)| id.clone())
                 .collect();
             ids.iter().filter_map(|id| m.remove(id)).collect()

@@ -24,6 +24,7 @@ mod editing;
 mod grant;
 mod retired;
 
+pub use crate::token_id::TokenId;
 pub use grant::{grant_for, grant_parts, parse_preset};
 
 pub const DEFAULT_CLIENT: &str = "default";
@@ -107,6 +108,18 @@ pub struct ClientStore {
     retired: retired::Retired,
     /// Told the names a change adds before they authenticate ([`ClientStore::on_added`]).
     added_hook: OnceLock<AddedHook>,
+    /// Told each rename a change makes ([`ClientStore::on_renamed`]).
+    renamed_hook: OnceLock<RenamedHook>,
+}
+
+/// What runs when a token client's name changes: `(from, to)`.
+type RenamedFn = dyn Fn(&str, &str) + Send + Sync;
+struct RenamedHook(Box<RenamedFn>);
+
+impl std::fmt::Debug for RenamedHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RenamedHook")
+    }
 }
 
 /// What runs when names become token clients.
@@ -205,6 +218,7 @@ impl ClientStore {
             },
             retired: retired::Retired::open(clients_file),
             added_hook: OnceLock::new(),
+            renamed_hook: OnceLock::new(),
         })
     }
 
@@ -289,7 +303,7 @@ impl ClientStore {
         }
         let old = self.loaded.load();
         if let Some(new) = &clients {
-            self.before_adding(&old.clients, new);
+            self.before_changing(&old.clients, new);
         }
         self.loaded.store(Arc::new(Loaded {
             default_token: token.unwrap_or_else(|| old.default_token.clone()),
@@ -306,6 +320,29 @@ impl ClientStore {
     /// that name, and must not be answered as the token client's (attack 18 F6). Set once.
     pub fn on_added(&self, f: impl Fn(&[String]) + Send + Sync + 'static) {
         let _ = self.added_hook.set(AddedHook(Box::new(f)));
+    }
+
+    /// Runs `f` with each rename a change makes — `(from, to)`: the same token's digest under
+    /// another name — before the new name authenticates, whichever process made it: what this
+    /// process holds under the old name (a budget's counts) is to follow the token (attack 23
+    /// F3: a rename by the CLI left the daemon's counts behind). Set once.
+    pub fn on_renamed(&self, f: impl Fn(&str, &str) + Send + Sync + 'static) {
+        let _ = self.renamed_hook.set(RenamedHook(Box::new(f)));
+    }
+
+    /// What a change from `old` to `new` means for the hooks, told before `new` is in force.
+    fn before_changing(&self, old: &[StoredClient], new: &[StoredClient]) {
+        if let Some(hook) = self.renamed_hook.get() {
+            for n in new {
+                if let Some(o) = old
+                    .iter()
+                    .find(|o| o.token_sha256 == n.token_sha256 && o.name != n.name)
+                {
+                    (hook.0)(&o.name, &n.name);
+                }
+            }
+        }
+        self.before_adding(old, new);
     }
 
     fn before_adding(&self, old: &[StoredClient], new: &[StoredClient]) {
@@ -328,6 +365,20 @@ impl ClientStore {
         self.retired.contains(name)
     }
 
+    /// Whether the token `id` was taken from authenticates now (the default token, or a stored
+    /// client's): a change that rotated or revoked it says no, whatever name it went by.
+    pub fn holds(&self, id: &TokenId) -> bool {
+        let loaded = self.loaded.load();
+        let mut found: bool = id.0.ct_eq(&loaded.default_token.sha256).into();
+        for c in loaded.clients.iter() {
+            let mut stored = [0u8; 32];
+            if hex::decode_to_slice(&c.token_sha256, &mut stored).is_ok() {
+                found |= bool::from(id.0.ct_eq(&stored));
+            }
+        }
+        found
+    }
+
     /// The client a bearer token belongs to. Every stored hash is compared, in constant time.
     pub fn authenticate(&self, token: &str, config: &Config) -> Option<Client> {
         let mut found: Option<Client> = None;
@@ -341,6 +392,7 @@ impl ClientStore {
                 grant: grant_for(DEFAULT_CLIENT, None, config),
                 agent: None,
                 transport: Transport::Http,
+                token: Some(TokenId(h)),
             });
         }
         // Read in place: every request comes here, and the list need not be copied to be read.
@@ -355,6 +407,7 @@ impl ClientStore {
                     grant: grant_for(&c.name, Some(c), config),
                     agent: None,
                     transport: Transport::Http,
+                    token: Some(TokenId(h)),
                 });
             }
         }
@@ -429,7 +482,7 @@ impl ClientStore {
     /// Keeps `list` as the clients in force (the caller holds `editing`).
     fn keep_clients(&self, list: Vec<StoredClient>) {
         let old = self.loaded.load();
-        self.before_adding(&old.clients, &list);
+        self.before_changing(&old.clients, &list);
         self.loaded.store(Arc::new(Loaded {
             default_token: old.default_token.clone(),
             clients: list,
@@ -469,94 +522,4 @@ fn valid_name(name: &str) -> Result<(), ClientError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn first_run_token_is_256_bits_0600_and_authenticates_default() {
-        let t = tempfile::tempdir().unwrap();
-        let s = ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
-        let tok = s.default_token();
-        assert_eq!(tok.len(), 64);
-        assert_eq!(
-            std::fs::metadata(t.path().join("token"))
-                .unwrap()
-                .permissions()
-                .mode()
-                & 0o777,
-            0o600
-        );
-        let cfg = Config::default();
-        assert_eq!(s.authenticate(&tok, &cfg).unwrap().name, "default");
-        assert!(s.authenticate("wrong", &cfg).is_none());
-        assert!(s.authenticate("", &cfg).is_none());
-        // Re-opening keeps the token.
-        let s2 =
-            ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
-        assert_eq!(s2.default_token(), tok);
-    }
-
-    #[test]
-    fn added_clients_store_only_hashes_and_can_be_revoked_and_renamed() {
-        let t = tempfile::tempdir().unwrap();
-        let s = ClientStore::open(&t.path().join("token"), &t.path().join("clients.json")).unwrap();
-        let tok = s.add("chat", "read-only", None).unwrap();
-        let stored = std::fs::read_to_string(t.path().join("clients.json")).unwrap();
-        assert!(!stored.contains(&tok), "the token itself is never stored");
-        let cfg = Config::default();
-        let c = s.authenticate(&tok, &cfg).unwrap();
-        assert_eq!(c.name, "chat");
-        assert!(!c.grant.permits("theme", archgate_policy::Tier::Act));
-        assert!(s.add("chat", "full", None).is_err());
-        assert_eq!(
-            s.add("bad name", "full", None).unwrap_err().kind(),
-            "invalid_name"
-        );
-        s.rename("chat", "chat2").unwrap();
-        assert_eq!(s.authenticate(&tok, &cfg).unwrap().name, "chat2");
-        s.revoke("chat2").unwrap();
-        assert!(s.authenticate(&tok, &cfg).is_none());
-    }
-
-    /// Issue 34: a server notices a revocation by inotify, not by the files' `mtime`s: a
-    /// clients file replaced by the CLI with its `mtime` set back (as a restore from a backup
-    /// does) is noticed too, and the revoked token is refused on a request after the change.
-    #[test]
-    fn a_revocation_is_noticed_by_the_watch_even_with_the_mtime_set_back() {
-        let t = tempfile::tempdir().unwrap();
-        let (token, clients) = (t.path().join("token"), t.path().join("clients.json"));
-        let server = ClientStore::open(&token, &clients).unwrap();
-        assert!(server.watch(), "inotify works here");
-        let cli = ClientStore::open(&token, &clients).unwrap();
-        let cfg = Config::default();
-        let tok = cli.add("chat", "read-only", None).unwrap();
-        // Bounded waits: the watch's thread counts the change a moment after it is made.
-        let eventually = |f: &dyn Fn() -> bool| {
-            let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-            while !f() && std::time::Instant::now() < until {
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            f()
-        };
-        let request = || {
-            server.reload_if_changed();
-            server.authenticate(&tok, &cfg).is_some()
-        };
-        assert!(eventually(&request), "the added client is known");
-        let added = std::fs::metadata(&clients).unwrap().modified().unwrap();
-        cli.revoke("chat").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&clients)
-            .unwrap()
-            .set_modified(added)
-            .unwrap();
-        assert_eq!(
-            mtime(&clients),
-            Some(added),
-            "the mtime says nothing changed"
-        );
-        assert!(eventually(&|| !request()), "the revoked token is refused");
-    }
-}
+mod tests;

@@ -33,6 +33,7 @@ pub mod resolve;
 pub mod schema;
 pub mod sentence;
 pub mod text;
+pub mod token_id;
 pub mod tool;
 pub mod tool_error;
 pub mod untrusted;

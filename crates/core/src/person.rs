@@ -264,6 +264,22 @@ impl PersonState {
         self.with_budget(client, |b| b.charge_question(budget, now))
     }
 
+    /// Client `from` was renamed `to`: its budget's counts go with it, and the old name keeps
+    /// none (what `to` had counted was another client's). Class: *trust keyed by a name outlives
+    /// the token that owned it* (attack 18 F6); run by every process that sees the rename, since
+    /// the counts live in each one's memory (attack 23 F3).
+    pub(crate) fn client_budget_follows(&self, from: &str, to: &str) {
+        if from == to {
+            return;
+        }
+        let counted = self.budget_shard(from).remove(from);
+        let mut shard = self.budget_shard(to);
+        match counted {
+            Some(b) => shard.insert(to.to_owned(), b),
+            None => shard.remove(to),
+        };
+    }
+
     pub fn budget_counters(
         &self,
         now: u64,
@@ -310,6 +326,10 @@ impl PersonChannel {
     /// See [`PersonState::client_rules_follow`].
     pub fn client_rules_follow(&self, from: &str, to: Option<&str>) -> usize {
         self.0.client_rules_follow(from, to)
+    }
+    /// See [`PersonState::client_budget_follows`].
+    pub fn client_budget_follows(&self, from: &str, to: &str) {
+        self.0.client_budget_follows(from, to)
     }
     /// Unconfirmed: the person's channels confirm `on` through presence first
     /// (`person/actions.rs` `set_after_untrusted_confirmed`).

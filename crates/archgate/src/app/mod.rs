@@ -222,6 +222,12 @@ impl App {
             x.add_tools(&mut catalogue);
         }
         let mut gate = Gate::new(handle, paths.clone(), audit, person, catalogue);
+        // A question asked with a token that no longer authenticates when it is listed (revoked
+        // after the call was let in) is never put to the person (attack 23 F1); one listed
+        // before goes with the next refresh (`Sessions::withdraw_orphans`).
+        let holder = clients.clone();
+        gate.broker()
+            .set_admit(move |q| q.token.is_none_or(|t| holder.holds(&t)));
         // The catalogue's names are always counted by name; others fold into `other`.
         gate.count_known_tools();
         if let Some(o) = observer {
@@ -232,6 +238,13 @@ impl App {
             .context("the person's channel is taken once, here")?;
         let sessions = Arc::new(sessions::Sessions::default());
         sessions.note_stored(&clients);
+        // A rename, whichever process made it (the CLI, the page), moves what this process
+        // counts under the old name before the new name authenticates (attack 23 F3).
+        let (budgets, seen) = (person_channel.clone(), sessions.clone());
+        clients.on_renamed(move |from, to| {
+            budgets.client_budget_follows(from, to);
+            seen.renamed(from, to);
+        });
         Ok(App {
             paths,
             gate: Arc::new(gate),

@@ -13,7 +13,10 @@
 //! one more closes its least recently used one), and a session that ends — deleted by its
 //! client, closed to make room, or its client revoked — ends at once for its parked calls too:
 //! their questions are withdrawn before anyone can answer them. A revoked client's questions
-//! are withdrawn whatever transport asked them.
+//! are withdrawn whatever transport asked them, and a question asked with a token is withdrawn
+//! once that token no longer authenticates, whatever its name is now (a stateless call's, a
+//! task's: attack 23 F1, class *a grant's waiting work keyed by the client's name, while the
+//! grant is the token*).
 
 use archgate_core::config::Config;
 use archgate_core::gate::Catalogue;
@@ -299,6 +302,12 @@ impl Sessions {
         n
     }
 
+    /// Notes the stored clients' names: the baseline `withdraw_orphans` compares with.
+    pub fn note_stored(&self, clients: &ClientStore) {
+        *self.stored.lock().unwrap_or_else(|p| p.into_inner()) =
+            clients.list().into_iter().map(|c| c.name).collect();
+    }
+
     /// Withdraws the questions of clients that no longer exist (revoked; a renamed client's
     /// open questions go too — its agent asks again under the new name). A client is every name
     /// the daemon serves (`server::bridge::known_client`): the stored ones, `local`, `default`,
@@ -306,12 +315,7 @@ impl Sessions {
     /// `cursor` is no orphan because some other client was added; but a stored client revoked or
     /// renamed since the last change is gone whatever its name (`claude-code`, which `setup`
     /// gives an HTTP client, is also a kind).
-    /// Notes the stored clients' names: the baseline `withdraw_orphans` compares with.
-    pub fn note_stored(&self, clients: &ClientStore) {
-        *self.stored.lock().unwrap_or_else(|p| p.into_inner()) =
-            clients.list().into_iter().map(|c| c.name).collect();
-    }
-
+    /// And the questions of a token that no longer authenticates, whatever name they carry.
     fn withdraw_orphans(&self, clients: &ClientStore, config: &Config) {
         let Some(broker) = self
             .broker
@@ -354,6 +358,15 @@ impl Sessions {
             if n > 0 {
                 tracing::info!(client = %c, "withdrew {n} question(s) of a client that no longer exists");
             }
+        }
+        // A question is its token's: one whose token no longer authenticates goes, whatever
+        // name it was asked under — `default` revoked (its token rotated, the name stays), or a
+        // client revoked and added again before this change was noticed (attack 23 F1). The same
+        // judgement the sessions below get; a task's question and a relay ticket's are such
+        // questions too.
+        let n = broker.withdraw_where(|q| q.token.is_some_and(|t| !clients.holds(&t)));
+        if n > 0 {
+            tracing::info!("withdrew {n} question(s) of a token that no longer authenticates");
         }
     }
 
@@ -437,6 +450,7 @@ impl Sessions {
                         grant: archgate_core::clients::grant_for(LOCAL_CLIENT, None, config),
                         agent: None,
                         transport: archgate_core::gate::Transport::Stdio,
+                        token: None,
                     }),
                     // Tokens are unique, so a token that now names another client is that
                     // client renamed: the session follows the new name.

@@ -131,6 +131,7 @@ mod tests {
         Question {
             id: "c-7".into(),
             client: "local".into(),
+            token: None,
             agent: Some("claude-code 2.1".into()),
             tool: "omarchy_run".into(),
             route: "omarchy_run theme set".into(),

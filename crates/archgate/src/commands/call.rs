@@ -66,6 +66,7 @@ pub async fn call(config: Option<PathBuf>, tool: &str, args: &str) -> anyhow::Re
         grant: archgate_core::clients::grant_for(LOCAL_CLIENT, None, &cfg),
         agent: None,
         transport: archgate_core::gate::Transport::Cli,
+        token: None,
     };
     let r = app.gate.call(&client, tool, args).await;
     let failed = r.output.is_err();

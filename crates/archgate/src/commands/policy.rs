@@ -25,6 +25,7 @@ pub async fn run(config: Option<PathBuf>, action: PolicyAction) -> anyhow::Resul
                 name: client,
                 agent: None,
                 transport: archgate_core::gate::Transport::Cli,
+                token: None,
             };
             match app.gate.explain(&who, &tool, args).await {
                 Ok(e) => {

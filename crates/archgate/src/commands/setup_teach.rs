@@ -128,6 +128,7 @@ pub(super) async fn test_question(config: Option<PathBuf>) -> anyhow::Result<boo
         id: format!("setup-test-{}", std::process::id()),
         // archgate itself asks: the grant's name is the one the person reads first.
         client: "archgate setup".into(),
+        token: None,
         agent: None,
         tool: "setup_test".into(),
         route: "setup_test".into(),

@@ -155,6 +155,7 @@ pub fn list(app: &App) -> Vec<ClientView> {
                 } else {
                     archgate_core::gate::Transport::Http
                 },
+                token: None,
             };
             ClientView {
                 name: name.to_owned(),

@@ -60,5 +60,6 @@ pub fn for_call(app: &Arc<App>, c: &Client) -> Result<Client, McpError> {
         grant: archgate_core::clients::grant_for(&c.name, None, &config),
         agent: None,
         transport: c.transport,
+        token: None,
     })
 }

@@ -6,6 +6,7 @@ fn q(id: &str) -> Question {
     Question {
         id: id.into(),
         client: "local".into(),
+        token: None,
         agent: None,
         tool: "theme".into(),
         route: "theme set".into(),
@@ -177,4 +178,30 @@ async fn withdraw_client_ends_only_that_clients_questions() {
         mine.await.unwrap(),
         ApprovalOutcome::Accepted { .. }
     ));
+}
+
+/// Attack 23 F1: a question whose asker no longer counts when it is listed (its token revoked
+/// between the call's authentication and its question) is never asked: it ends `unreachable`,
+/// nothing is pending, no channel is told; another asker's question waits as before.
+#[tokio::test]
+async fn a_question_whose_asker_is_refused_when_listed_ends_unreachable_unasked() {
+    let b = Broker::new();
+    let _g = b.register_pull_channel();
+    b.set_admit(|q| q.client != "revoked");
+    let mut events = b.subscribe();
+    let gone = Question {
+        client: "revoked".into(),
+        ..q("gone")
+    };
+    let outcome = b.park(gone, Duration::from_secs(5), None).unwrap().wait();
+    assert_eq!(outcome.await, ApprovalOutcome::Unreachable);
+    assert!(b.pending().is_empty());
+    assert!(
+        matches!(events.try_recv(), Ok(BrokerEvent::Decided { ref id, .. }) if id == "gone"),
+        "never asked, only decided"
+    );
+    let t = parked(&b, Duration::from_secs(5));
+    assert_eq!(b.pending().len(), 1);
+    assert_eq!(b.answer("a", Answer::Allow, "cli"), Ok(()));
+    assert!(matches!(t.await.unwrap(), ApprovalOutcome::Accepted { .. }));
 }

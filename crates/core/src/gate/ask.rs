@@ -231,6 +231,7 @@ impl Gate {
         Ok(Question {
             id: call.id.to_owned(),
             client: a.client.name.clone(),
+            token: a.client.token,
             agent: a.client.agent.clone(),
             tool: a.tool.to_owned(),
             route: a.route.to_owned(),

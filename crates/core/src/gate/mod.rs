@@ -64,6 +64,9 @@ pub struct Client {
     pub agent: Option<String>,
     /// How it reached the gate; its records name it beside `name`.
     pub transport: Transport,
+    /// The token it authenticated with, as its digest (HTTP); `None` for a client no token
+    /// proves (stdio, a bridge, the CLI). What its calls leave waiting carries it.
+    pub token: Option<crate::token_id::TokenId>,
 }
 
 /// Every tool archgate offers, by name.

@@ -140,17 +140,10 @@ impl PersonState {
     /// The rules made for client `from` go with it: to `to` (renamed), or away (`None`: revoked,
     /// or the name given to a new token client, whose rules are never a bridge's). Returns how
     /// many. Class: *trust keyed by a name outlives the token that owned it* (attack 18 F6).
-    /// Renamed, its budget's counts go with it too (what the new name had counted was another
-    /// client's).
+    /// Renamed, its budget's counts go with it too: [`PersonState::client_budget_follows`], which
+    /// every process runs when it sees the rename (`ClientStore::on_renamed`), not only the one
+    /// that made it.
     pub(crate) fn client_rules_follow(&self, from: &str, to: Option<&str>) -> usize {
-        if let Some(to) = to {
-            let counted = self.budget_shard(from).remove(from);
-            let mut shard = self.budget_shard(to);
-            match counted {
-                Some(b) => shard.insert(to.to_owned(), b),
-                None => shard.remove(to),
-            };
-        }
         let (_held, mut g) = self.lock_rules_to_change();
         let n = g.rules.iter().filter(|r| r.client == from).count();
         if n == 0 {
@@ -273,6 +266,7 @@ mod tests {
 
         assert_eq!(p.client_rules_follow("phone2", None), 1);
         assert_eq!(p.client_rules_follow("phone", Some("phone2")), 1);
+        p.client_budget_follows("phone", "phone2");
         let held: Vec<(String, String)> = p.rules().into_iter().map(|r| (r.id, r.client)).collect();
         assert_eq!(
             held,

@@ -64,6 +64,7 @@ mod tests {
         Question {
             id: id.into(),
             client: "coder".into(),
+            token: None,
             tool: "handoff".into(),
             route: "handoff".into(),
             summary: "pacman -Syu".into(),

@@ -9,16 +9,16 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-const ASK: &str = "[approval]\npage = false\nnotifications = false\ntimeout_s = 120\n\
+pub(super) const ASK: &str = "[approval]\npage = false\nnotifications = false\ntimeout_s = 120\n\
                    [policy]\nask = [\"pacman_conf\"]\n";
 
-fn pending(env: &Env) -> Vec<Value> {
+pub(super) fn pending(env: &Env) -> Vec<Value> {
     let out = env.run(&["approvals", "--json"]);
     serde_json::from_slice(&out.stdout).unwrap_or_default()
 }
 
 /// Sends a stateless `pacman_conf` call that parks; the connection stays open.
-fn park(d: &HttpServer, token: &str, id: u64) -> TcpStream {
+pub(super) fn park(d: &HttpServer, token: &str, id: u64) -> TcpStream {
     let mut s = connect(d.port);
     s.write_all(&call_request(token, "pacman_conf", json!({}), id).bytes(d.port))
         .unwrap();
@@ -27,7 +27,7 @@ fn park(d: &HttpServer, token: &str, id: u64) -> TcpStream {
 
 /// Opens a session (initialize, initialized) and parks a `pacman_conf` call with `id` in it; the
 /// connection that waits for the answer and the session id.
-fn park_in_session(d: &HttpServer, token: &str, id: u64) -> (TcpStream, String) {
+pub(super) fn park_in_session(d: &HttpServer, token: &str, id: u64) -> (TcpStream, String) {
     let sid = initialize(d.port, token);
     initialized(d.port, token, &sid);
     let mut s = connect(d.port);
@@ -41,7 +41,7 @@ fn park_in_session(d: &HttpServer, token: &str, id: u64) -> (TcpStream, String) 
     (s, sid)
 }
 
-fn question_of(env: &Env, client: &str) -> String {
+pub(super) fn question_of(env: &Env, client: &str) -> String {
     wait_for("the call to be parked", || {
         pending(env)
             .into_iter()

@@ -10,4 +10,5 @@ mod omarchy_mako;
 mod omarchy_shell;
 mod task_owners;
 mod task_restart;
+mod task_revoked;
 mod tasks;

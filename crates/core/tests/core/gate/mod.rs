@@ -92,6 +92,7 @@ fn client() -> Client {
         grant: Grant::full(),
         agent: None,
         transport: archgate_core::gate::Transport::Stdio,
+        token: None,
     }
 }
 

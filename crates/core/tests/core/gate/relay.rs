@@ -76,6 +76,7 @@ async fn a_relaying_client_brings_the_answer_back_once_and_only_for_that_call() 
         grant: Grant::full(),
         agent: None,
         transport: archgate_core::gate::Transport::Http,
+        token: None,
     };
     let r = relayed(&e, &other, "a", Some(&ticket), Some(Answer::Allow)).await;
     assert_eq!(r.output.unwrap_err().kind, Kind::TicketUnknown);

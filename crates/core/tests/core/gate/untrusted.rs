@@ -304,6 +304,7 @@ async fn developer_mode_steps_back_after_untrusted_text_and_read_calls_do_not() 
         grant: Grant::full(),
         agent: None,
         transport: archgate_core::gate::Transport::Http,
+        token: None,
     };
     let r = e
         .gate
