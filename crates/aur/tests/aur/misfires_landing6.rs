@@ -269,3 +269,133 @@ fn writing_the_sudo_rules_or_reading_password_hashes_stays_critical() {
         assert_eq!(r.verdict, Verdict::Dangerous, "{line}: {}", r.to_text());
     }
 }
+
+/// A release tarball built with autotools, with `source` and `sums` pasted in and `keys` as
+/// `validpgpkeys`.
+fn release(source: &str, sums: &str, keys: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname=demo-notifier\npkgver=0.1.1\npkgrel=1\narch=('x86_64')\nurl=\"https://github.com/demo/demo-notifier\"\nlicense=('GPL-2.0-only')\nsource=({source})\nmd5sums=({sums})\nvalidpgpkeys=({keys})\nbuild() {{\n  cd \"$srcdir/$pkgname-$pkgver\"\n  ./configure --prefix=/usr\n  make\n}}\npackage() {{\n  cd \"$srcdir/$pkgname-$pkgver\"\n  make DESTDIR=\"$pkgdir/\" install\n}}\n"
+        ),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    }
+}
+
+// Class: a download with its checksum `SKIP` whose detached signature is also a source, checked
+// against `validpgpkeys`, was read as accepting any file the server hands out. makepkg verifies
+// the download against its signature, by the signer's key the PKGBUILD names: it is pinned by
+// the key instead of by a hash — the rule's own advice ("whether a signature is checked
+// instead"). Seen in landing 6's test set: usbguard-notifier's `"….tar.gz"{,.asc}` with
+// `md5sums=('SKIP' 'SKIP')`.
+
+#[test]
+fn a_download_checked_by_its_detached_signature_is_pinned_by_the_key() {
+    let key = "'42363D1C30A574A4EE5D9C87E650CBBFEF3AAC4B'";
+    for source in [
+        "\"https://github.com/demo/demo-notifier/releases/download/$pkgname-$pkgver/$pkgname-$pkgver.tar.gz\"{,.asc}",
+        "\"https://example.org/$pkgname-$pkgver.tar.gz\" \"https://example.org/$pkgname-$pkgver.tar.gz.sig\"",
+        // A signature of the uncompressed archive, which makepkg also checks (`.tar.sign`).
+        "\"https://example.org/$pkgname-$pkgver.tar.xz\" \"https://example.org/$pkgname-$pkgver.tar.sign\"",
+        // Over plain http the signature still pins it: a swapped file fails the check.
+        "\"http://example.org/$pkgname-$pkgver.tar.gz\"{,.sig}",
+    ] {
+        let r = audit(&release(source, "'SKIP' 'SKIP'", key));
+        for id in ["AUR-SOURCE-SKIP", "AUR-SOURCE-INSECURE"] {
+            assert!(
+                max_of(&r, id).is_none_or(|s| s < Severity::Medium),
+                "{source}: {}",
+                r.to_text()
+            );
+        }
+        assert_eq!(r.verdict, Verdict::Ok, "{source}: {}", r.to_text());
+    }
+}
+
+#[test]
+fn a_skipped_download_no_key_checks_stays_review() {
+    let key = "'42363D1C30A574A4EE5D9C87E650CBBFEF3AAC4B'";
+    for (source, keys) in [
+        // A signature, but no key named: whichever key the builder's keyring trusts.
+        ("\"https://example.org/$pkgname-$pkgver.tar.gz\"{,.asc}", ""),
+        // `SKIP` in validpgpkeys names no key at all.
+        (
+            "\"https://example.org/$pkgname-$pkgver.tar.gz\"{,.asc}",
+            "'SKIP'",
+        ),
+        // A key, but the signature is of another file.
+        (
+            "\"https://example.org/$pkgname-$pkgver.tar.gz\" \"https://example.org/other-1.0.tar.gz.asc\"",
+            key,
+        ),
+    ] {
+        let r = audit(&release(source, "'SKIP' 'SKIP'", keys));
+        assert_eq!(
+            max_of(&r, "AUR-SOURCE-SKIP"),
+            Some(Severity::Medium),
+            "{source}: {}",
+            r.to_text()
+        );
+    }
+}
+
+// Class: a document the package only installs (a 1.8 MB licence page kept beside the PKGBUILD)
+// being larger than the audit reads was reported as code left unaudited. Truncation matters
+// only for text the audit reads as code; a file named as a document or image from which no
+// command was read is data, whatever its length. Seen in landing 6's test set: a Discord
+// package's `OSS-LICENSES.html`.
+
+fn with_local(name: &str, content: String, package_line: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname=demo-chat\npkgver=0.0.21\npkgrel=1\narch=('x86_64')\nurl=\"https://example.org/demo-chat\"\nlicense=('custom')\nsource=(\"https://example.org/demo-chat-$pkgver.tar.gz\" '{name}')\nsha512sums=('00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000'\n            '00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000')\npackage() {{\n  install -d \"$pkgdir/opt/demo-chat\"\n  cp -a DemoChat/. \"$pkgdir/opt/demo-chat\"\n  {package_line}\n}}\n"
+        ),
+        install_scripts: vec![ScriptFile {
+            name: name.into(),
+            content,
+        }],
+        srcinfo: None,
+    }
+}
+
+#[test]
+fn a_large_document_the_package_only_installs_is_not_unaudited_code() {
+    let page = format!(
+        "<html><body>{}</body></html>\n",
+        "<p>Licence text of a bundled library.</p>\n".repeat(40_000)
+    );
+    assert!(page.len() > 1024 * 1024);
+    let r = audit(&with_local(
+        "OSS-LICENSES.html",
+        page,
+        "install -Dm644 OSS-LICENSES.html \"$pkgdir/usr/share/licenses/$pkgname/OSS-LICENSES.html\"",
+    ));
+    assert!(
+        max_of(&r, "AUR-AUDIT-TRUNCATED").is_none(),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+#[test]
+fn a_large_script_the_package_runs_is_still_cut_short_and_said_so() {
+    let script = format!(
+        "#!/bin/sh\n{}echo done\n",
+        "printf '%s\\n' 'building part of the program'\n".repeat(30_000)
+    );
+    assert!(script.len() > 1024 * 1024);
+    for (name, line) in [
+        ("build-helper.sh", "sh build-helper.sh"),
+        // Named like a document, but sourced: its commands were read as code.
+        ("NOTES.txt", ". ./NOTES.txt"),
+    ] {
+        let r = audit(&with_local(name, script.clone(), line));
+        assert_eq!(
+            max_of(&r, "AUR-AUDIT-TRUNCATED"),
+            Some(Severity::Medium),
+            "{name}: {}",
+            r.to_text()
+        );
+    }
+}
