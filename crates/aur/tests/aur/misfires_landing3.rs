@@ -281,8 +281,22 @@ fn a_signature_over_http_with_skip_is_not_an_unpinned_download() {
         r.to_text()
     );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
-    // The code itself unpinned over http stays medium.
+    // The code itself with SKIP is pinned by its signature and the keys named
+    // (landing 6, `misfires_landing6.rs`): makepkg fails on a swapped file. With no key named,
+    // any key the builder's keyring trusts would do: unpinned over http, it stays medium.
     let r = audit(&http_signed("sha256sums=('SKIP' 'SKIP')"));
+    assert!(
+        max_of(&r, "AUR-SOURCE-INSECURE").is_some_and(|s| s <= Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    let mut unkeyed = http_signed("sha256sums=('SKIP' 'SKIP')");
+    unkeyed.pkgbuild = unkeyed.pkgbuild.replace(
+        "validpgpkeys=('D6EACBD6EE46B834248D111215CDDA6AE19135A2')\n",
+        "",
+    );
+    assert!(!unkeyed.pkgbuild.contains("validpgpkeys"));
+    let r = audit(&unkeyed);
     assert_eq!(
         max_of(&r, "AUR-SOURCE-INSECURE"),
         Some(Severity::Medium),

@@ -18,6 +18,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             paths.extend(cmd.env.iter().map(|(_, w)| w));
         }
         let redirected = cmd.redirs.len();
+        let written = write_targets(cmd);
         for (i, w) in paths.iter().enumerate() {
             let p = absolute(cmd, &w.text);
             // A launcher the package installs may touch its own app's profile (a Discord
@@ -34,9 +35,18 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             // (`mkdir -p etc/sudoers.d`); a mode that opens nothing to others for writing
             // grants nothing on the sudo rules (world-writable modes are the modes rule's).
             let rules = p.starts_with("/etc/sudoers");
+            // Reading the sudo rules (a backup tool copying them out, `grep` in them) discloses
+            // who may become root, no password, key or token; writing them is what grants root.
+            // Only programs that read what they are given, and only operands they do not write.
+            let reads_rules = rules
+                && RULE_READERS.contains(&name)
+                && !written.iter().any(|t| std::ptr::eq(*t, *w));
             // Only the command's own operands: a redirection of `mkdir` or `chmod` still writes.
             let operand = i >= redirected;
-            if drops_rules || (operand && (makes_dir(cmd) || (rules && narrowing_mode(cmd)))) {
+            if drops_rules
+                || reads_rules
+                || (operand && (makes_dir(cmd) || (rules && narrowing_mode(cmd))))
+            {
                 continue;
             }
             if !in_image_root(ctx, cmd, &p)
@@ -67,6 +77,55 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         }
         units::services(ctx, cmd, sink);
     }
+}
+
+/// Programs that only read the files they are given as sources (what they write is
+/// `write_targets`'): copying, archiving, printing, searching, comparing.
+const RULE_READERS: &[&str] = &[
+    "cp",
+    "rsync",
+    "tar",
+    "bsdtar",
+    "cat",
+    "head",
+    "tail",
+    "grep",
+    "egrep",
+    "fgrep",
+    "diff",
+    "cmp",
+    "stat",
+    "ls",
+    "test",
+    "[",
+    "wc",
+    "file",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+];
+
+/// `ln -s …/graphical.target /etc/systemd/system/default.target`: the boot target linked, as
+/// `systemctl set-default` links it, to systemd's own `graphical` or `multi-user` target.
+fn standard_default_target(cmd: &Cmd, p: &str) -> bool {
+    let (name, args) = names::program(cmd);
+    if name != "ln"
+        || !p
+            .trim_end_matches('/')
+            .ends_with("/etc/systemd/system/default.target")
+    {
+        return false;
+    }
+    let ops = argv::copy_like(args).operands;
+    ops.len() == 2
+        && matches!(
+            basename(&ops[0].text),
+            "graphical.target" | "multi-user.target"
+        )
+        && ["/usr/lib/systemd/system/", "/lib/systemd/system/"]
+            .iter()
+            .any(|d| ops[0].text.starts_with(d))
 }
 
 /// What a command does to the files it names.
@@ -515,15 +574,27 @@ fn persistence(p: &str) -> Option<(&'static str, Severity)> {
         ("/usr/share/libalpm/hooks", "an ALPM hook", Severity::High),
         ("/etc/pacman.conf", "pacman's configuration", Severity::High),
     ];
+    // The template new accounts are made from: `useradd -m` copies it into accounts created
+    // later, so its start-up files run in no existing session.
+    let skel = l.starts_with("/etc/skel/");
+    // A start-up file's name in a system directory (`/etc/xdg/.bashrc`, `/usr/share/x/.profile`)
+    // is read by no shell: only homes (and the template for them) hold them.
+    let system_dir = !skel && (l.starts_with("/etc/") || l.starts_with("/usr/"));
     // Dot-file names (`.profile`) match a whole file name, not part of one (`x.profiles`).
     let hit = |m: &str| {
         if m.starts_with('.') && !m.contains('/') {
-            basename(&l) == m
+            !system_dir && basename(&l) == m
         } else {
             l.contains(m)
         }
     };
     if let Some((_, what, sev)) = rules.iter().find(|(m, _, _)| hit(m)) {
+        if skel {
+            return Some((
+                "the template new accounts are made from (/etc/skel): it runs in accounts created later, not in any existing one; check the text is the package's own and harmless",
+                (*sev).min(Severity::Medium),
+            ));
+        }
         return Some((what, *sev));
     }
     if home && l.contains("/.local/bin/") {
@@ -550,6 +621,18 @@ fn judge_write(
     sink: &mut Sink,
 ) {
     let p = strip_dd(p);
+    if effect == Effect::Write && standard_default_target(cmd, p) {
+        sink.cmd(
+            "AUR-PERSISTENCE",
+            Severity::Low,
+            cmd,
+            format!(
+                "points the boot target ({raw}) at one of systemd's own standard targets, as `systemctl set-default` does: it starts what is already enabled, nothing new ({})",
+                cmd.phase.label()
+            ),
+        );
+        return;
+    }
     let persists = if in_build_folder(p) || in_image_root(ctx, cmd, p) || effect == Effect::Mode {
         None
     } else {

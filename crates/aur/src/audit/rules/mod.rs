@@ -155,17 +155,28 @@ fn cap(s: &str) -> (&str, bool) {
 
 pub(crate) fn run(input: &AuditInput) -> Outcome {
     let (pkgbuild, mut cut) = cap(&input.pkgbuild);
+    let mut cut_files = Vec::new();
     let extra: Vec<(String, String)> = input
         .install_scripts
         .iter()
         .take(64)
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
             let (c, t) = cap(&s.content);
-            cut |= t;
+            if t {
+                cut_files.push(i + 1);
+            }
             (s.name.clone(), c.to_owned())
         })
         .collect();
     let an = shell::analyze(pkgbuild, &extra);
+    // Only text read as code matters when cut short: a file named as a document or image from
+    // which no command was read (a licence page the package installs) is data, whatever its
+    // length. `analyze` numbers the files as given, after the PKGBUILD.
+    cut |= cut_files.iter().any(|&f| {
+        let name = an.files.get(f).map_or("", |x| x.name.as_str());
+        !sources::inert(name) || an.cmds.iter().any(|c| c.file == f)
+    });
     let srcinfo = input.srcinfo.as_deref().map(|s| srcinfo::parse(cap(s).0));
     let mut built_with = HashSet::new();
     for key in ["makedepends", "checkdepends", "makedepends_x86_64"] {

@@ -146,7 +146,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             // against validpgpkeys, and a forged one only fails that check.
             sink.at(
                 "AUR-SOURCE-INSECURE",
-                if skip && !sig {
+                if skip && !sig && !signed(ctx, &srcs, s) {
                     Severity::Medium
                 } else {
                     Severity::Low
@@ -157,8 +157,10 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 format!("{} is fetched over unencrypted {}", s.raw, u.scheme),
             );
         }
-        // A file:// source is a file on the builder's own machine, not a download.
-        if skip && !s.vcs && !sig && u.scheme != "file" {
+        // A file:// source is a file on the builder's own machine, not a download. A download
+        // whose detached signature is also a source, with the signers' keys named, is pinned
+        // by the key instead of a hash: makepkg checks it against that signature.
+        if skip && !s.vcs && !sig && u.scheme != "file" && !signed(ctx, &srcs, s) {
             let fetched = s.raw.rsplit("::").next().unwrap_or(&s.raw);
             let fetched = basename(fetched.split(['?', '#']).next().unwrap_or(fetched));
             if (inert(&s.local) || inert(fetched)) && executed(ctx, &s.local).is_none() {
@@ -187,8 +189,40 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     command_urls(ctx, sink);
 }
 
+/// Is `s` checked by a detached signature: another source named like it plus `.sig`, `.asc`
+/// or `.sign` (or like it without its compression suffix, `x.tar.sign` for `x.tar.xz`, which
+/// makepkg checks against the decompressed file), with `validpgpkeys` naming the keys it must
+/// be signed by? Without named keys any key the builder's keyring trusts would do.
+fn signed(ctx: &Ctx, srcs: &[Source], s: &Source) -> bool {
+    // A key is named by its fingerprint (or long ID): hex digits, 16 or more.
+    let keyed = ctx.an.all_values("validpgpkeys").iter().any(|k| {
+        let k = k.text.trim();
+        k.len() >= 16 && k.chars().all(|c| c.is_ascii_hexdigit())
+    });
+    if !keyed {
+        return false;
+    }
+    let mut names = vec![s.local.as_str()];
+    if let Some(bare) = [
+        ".gz", ".bz2", ".xz", ".lrz", ".lzo", ".Z", ".zst", ".lz", ".lz4",
+    ]
+    .iter()
+    .find_map(|c| s.local.strip_suffix(c))
+    {
+        names.push(bare);
+    }
+    srcs.iter().any(|o| {
+        (o.array != s.array || o.index != s.index)
+            && names.iter().any(|n| {
+                [".sig", ".asc", ".sign"]
+                    .iter()
+                    .any(|e| o.local.strip_suffix(e) == Some(*n))
+            })
+    })
+}
+
 /// A file nothing executes: a document, a licence or an image (by its name).
-fn inert(local: &str) -> bool {
+pub(super) fn inert(local: &str) -> bool {
     let l = local.to_ascii_lowercase();
     let b = basename(&l);
     [

@@ -209,6 +209,25 @@ pub(super) fn services(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
             }
             return;
         }
+        // systemd's own boot targets, on every system: choosing between them starts only what
+        // is already enabled (a desktop meta package booting into its display manager). A
+        // rescue or emergency shell, or a target of no package, stays high below.
+        if sub == "set-default"
+            && units.len() == 1
+            && matches!(unit_stem(units[0]), "graphical" | "multi-user")
+        {
+            sink.cmd(
+                "AUR-PERSISTENCE",
+                Severity::Low,
+                cmd,
+                format!(
+                    "boots into {}, one of systemd's own standard targets: it starts what is already enabled, nothing new ({})",
+                    units[0],
+                    cmd.phase.label()
+                ),
+            );
+            return;
+        }
         if enabling || sub == "set-default" {
             sink.cmd(
                 "AUR-PERSISTENCE",

@@ -110,15 +110,34 @@ impl Walker {
             if self.called.contains(name) {
                 continue;
             }
+            // pacman runs the scriptlet functions of the install file a package carries, never
+            // the PKGBUILD's: one named `post_install` in the PKGBUILD runs only when something
+            // calls it (walked there, in the caller's phase) or when `install=` (global or a
+            // package function's, walked by now: scriptlets rank last) names the PKGBUILD
+            // itself, which pacman then sources as the install script, as root.
+            let scriptlet = is_pkgbuild && SCRIPTLETS.contains(&name.as_str());
+            if scriptlet
+                && !self
+                    .an
+                    .all_values("install")
+                    .iter()
+                    .any(|v| names::basename(&v.text) == "PKGBUILD")
+            {
+                continue;
+            }
             self.env = global.clone();
-            self.phase = if is_pkgbuild {
+            self.phase = if scriptlet {
+                Phase::Install
+            } else if is_pkgbuild {
                 Phase::of_function(name)
             } else {
                 phase
             };
             self.func = Some(Rc::from(name.as_str()));
-            // makepkg runs every PKGBUILD function from $srcdir.
-            self.cwd = if is_pkgbuild {
+            // makepkg runs every PKGBUILD function from $srcdir; pacman runs a scriptlet from /.
+            self.cwd = if scriptlet {
+                Self::start_dir(false, Phase::Install)
+            } else if is_pkgbuild {
                 Some("$srcdir".to_owned())
             } else {
                 Self::start_dir(false, phase)
@@ -212,6 +231,16 @@ impl Walker {
         }
     }
 }
+
+/// The functions pacman calls in an install file (libalpm's scriptlet actions).
+const SCRIPTLETS: &[&str] = &[
+    "pre_install",
+    "post_install",
+    "pre_upgrade",
+    "post_upgrade",
+    "pre_remove",
+    "post_remove",
+];
 
 fn phase_rank(name: &str) -> u8 {
     match name {
