@@ -6,6 +6,7 @@ pub mod orphans;
 pub mod reader;
 pub mod record;
 mod rotate;
+mod settings;
 mod since;
 mod writer;
 
@@ -14,7 +15,8 @@ pub use record::{
     ApprovalRecord, Outcome, ProvenanceRecord, Record, args_digest, canonical_json, now_rfc3339,
     recorded_args, truncate_args,
 };
-pub use writer::{AuditLog, AuditSettings, AuditStats, HARD_CAP, KEEP_YOUNG, Retention};
+pub use settings::{AuditSettings, HARD_CAP, KEEP_YOUNG, Retention};
+pub use writer::{AuditLog, AuditStats};
 
 #[cfg(test)]
 mod tests {

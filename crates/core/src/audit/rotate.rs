@@ -12,7 +12,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
-use super::writer::{AuditSettings, Retention, dir_and_name};
+use super::settings::{AuditSettings, Retention, dir_and_name};
 
 /// The lock every archgate process takes to rotate the log, beside it.
 const ROTATE_LOCK: &str = "activity.lock";
@@ -193,7 +193,7 @@ mod tests {
             "the CLI rotated"
         );
         // A writer looks whether its file is still the log's at most every `LOOK_EVERY`.
-        std::thread::sleep(super::super::writer::LOOK_EVERY + Duration::from_millis(50));
+        std::thread::sleep(super::super::settings::LOOK_EVERY + Duration::from_millis(50));
         assert!(daemon.event_now(&serde_json::json!({"event": "x", "who": "daemon", "n": 1})));
         let daemons = lines(t.path(), "daemon");
         assert!(

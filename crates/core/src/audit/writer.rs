@@ -22,53 +22,20 @@
 //! and the server keeps serving.
 
 use super::record::Record;
+use super::settings::{AuditSettings, LOOK_EVERY, Retention, dir_and_name};
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone)]
-pub struct AuditSettings {
-    pub path: PathBuf,
-    pub queue: usize,
-    pub max_bytes: u64,
-    pub keep: u32,
-}
-
-/// How long history survives rotation. A rotated file is removed once it is older than
-/// `keep_young` (by its last write) and `keep` newer files exist; a younger one is removed only
-/// when all files together pass `hard_cap` bytes, and then a `rotated` event says so.
-#[derive(Debug, Clone, Copy)]
-pub struct Retention {
-    pub keep_young: Duration,
-    pub hard_cap: u64,
-}
-
-/// Rotated files are kept this long by default, whatever their number.
-pub const KEEP_YOUNG: Duration = Duration::from_secs(7 * 86_400);
-/// All files together never pass this by default (or `max_bytes × (keep + 1)` when larger).
-pub const HARD_CAP: u64 = 256 << 20;
-
-impl Retention {
-    pub fn default_for(s: &AuditSettings) -> Retention {
-        Retention {
-            keep_young: KEEP_YOUNG,
-            hard_cap: HARD_CAP.max(s.max_bytes.saturating_mul(u64::from(s.keep) + 1)),
-        }
-    }
-}
-
 /// Batches a lock holder writes for others before it hands the rest to the writer thread.
 const ROUNDS: usize = 2;
 /// A batch is cut at this size (whole lines).
 const BATCH_BYTES: usize = 256 * 1024;
-
-/// How often a writer looks whether its file is still the log's name (`moved_away`).
-pub(super) const LOOK_EVERY: Duration = Duration::from_millis(100);
 
 #[derive(Debug, Default)]
 pub struct AuditStats {
@@ -532,14 +499,6 @@ impl Writer {
             Err(_) => true,
         }
     }
-}
-
-pub(super) fn dir_and_name(path: &Path) -> (&Path, &std::ffi::OsStr) {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    (dir, path.file_name().unwrap_or_default())
 }
 
 fn ends_with_newline(path: &Path) -> std::io::Result<bool> {

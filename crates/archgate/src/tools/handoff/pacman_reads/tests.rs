@@ -178,7 +178,10 @@ fn a_file_of_the_persons_in_pacmans_gnupg_directory_refuses() {
 fn words_after_an_inline_hash_and_relative_directories_refuse() {
     let c = conf("[options]\nHookDir = /etc/pacman.d/hooks/ # see also /home/alice/hooks/\n");
     let why = judge_settings(&c, 4242).unwrap_err();
-    assert!(why.contains("relative path") || why.contains("/home/alice"), "{why}");
+    assert!(
+        why.contains("relative path") || why.contains("/home/alice"),
+        "{why}"
+    );
     let c = conf("[options]\nCacheDir = pkg/\n");
     let why = judge_settings(&c, 4242).unwrap_err();
     assert!(why.contains("`pkg/` is a relative path"), "{why}");
