@@ -9,30 +9,23 @@
 //! the nag guard, a rule's use, the rule an "Always…" answer creates) are `pub(crate)`. Standing rules and acknowledgements are stored 0600 in the state
 //! directory; developer mode lives in memory only, so it is off after a restart.
 
+mod acknowledged;
 mod rules;
 mod rules_lock;
 
-use arc_swap::ArcSwap;
 use archgate_policy::{Budget, BudgetState, NagGuard, StandingRule};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::paths::write_private_file;
-
 pub const DEV_MODE_MAX_SECS: u64 = 8 * 3600;
-
-/// The acknowledged routes' change lock, beside their file.
-const ACK_LOCK: &str = "acknowledged-routes.lock";
 
 #[derive(Debug)]
 pub struct PersonState {
     rules_file: PathBuf,
-    ack_file: PathBuf,
     inner: Mutex<Inner>,
-    /// Read by every call (policy judges on it) without a lock all callers share; replaced whole
-    /// under `inner`'s lock. A call keeps the set it began with.
-    acknowledged: ArcSwap<BTreeSet<String>>,
+    /// The acknowledged routes, following their file (`person/acknowledged.rs`).
+    acknowledged: acknowledged::Acknowledged,
     /// Each client's budget, by a hash of its name: calls of different clients do not wait for
     /// one another, and no call waits for the person's state (issue 34).
     budgets: [Mutex<HashMap<String, BudgetState>>; BUDGET_SHARDS],
@@ -100,17 +93,13 @@ impl PersonState {
             Ok(r) => (r.unwrap_or_default(), None),
             Err(why) => (Vec::new(), Some(why)),
         };
-        let acknowledged: BTreeSet<String> = match read_json(&ack_file) {
-            Ok(a) => a.unwrap_or_default(),
-            Err(why) => {
-                state_untrusted.get_or_insert(why);
-                BTreeSet::new()
-            }
-        };
+        let (acknowledged, ack_untrusted) = acknowledged::Acknowledged::load(ack_file);
+        if let Some(why) = ack_untrusted {
+            state_untrusted.get_or_insert(why);
+        }
         let rules_stamp = rules::stamp(&rules_file);
         PersonState {
             rules_file,
-            ack_file,
             inner: Mutex::new(Inner {
                 rules,
                 rules_stamp,
@@ -118,7 +107,7 @@ impl PersonState {
                 state_untrusted,
                 ..Default::default()
             }),
-            acknowledged: ArcSwap::from_pointee(acknowledged),
+            acknowledged,
             budgets: Default::default(),
         }
     }
@@ -139,36 +128,11 @@ impl PersonState {
     }
 
     pub fn acknowledged(&self) -> Arc<BTreeSet<String>> {
-        self.acknowledged.load_full()
+        self.acknowledged.get()
     }
 
-    /// Acknowledges `route`: one change at a time across archgate's processes too (class:
-    /// *read-modify-write of shared state without a lock across the processes that write it* —
-    /// each process saved the set it had loaded, so the daemon's acknowledgement and an
-    /// in-process server's made at the same time kept only the later one's). Under a `flock` on
-    /// `acknowledged-routes.lock` (archgate's own file, `paths::lock_own_file`) the change
-    /// starts from the file as it is, so another process's acknowledgements are kept — and seen
-    /// here from then on.
     pub(crate) fn acknowledge(&self, route: &str) -> Result<(), PersonError> {
-        let _g = self.lock(); // one change at a time in this process
-        let _held = self.ack_file.parent().and_then(|dir| {
-            crate::paths::lock_own_file(dir, ACK_LOCK.as_ref())
-                .inspect_err(|e| tracing::warn!("acknowledged routes' lock not taken: {e}"))
-                .ok()
-        });
-        let mut set = match read_json::<BTreeSet<String>>(&self.ack_file) {
-            Ok(stored) => stored.unwrap_or_default(),
-            // Something there that is not archgate's: none of it is used (as `load` does); the
-            // save replaces it with this process's set, or refuses in a directory not archgate's.
-            Err(_) => BTreeSet::clone(&self.acknowledged.load()),
-        };
-        set.insert(archgate_policy::normalize_route(route));
-        let bytes = serde_json::to_vec_pretty(&set).unwrap_or_default();
-        self.acknowledged.store(Arc::new(set));
-        write_private_file(&self.ack_file, &bytes).map_err(|source| PersonError::Io {
-            path: self.ack_file.clone(),
-            source,
-        })
+        self.acknowledged.add(route)
     }
 
     pub fn dev_mode_until(&self, now: u64) -> Option<u64> {
@@ -358,46 +322,5 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Result<O
             let _ = std::fs::rename(path, bad);
             Ok(None)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::PersonState;
-
-    /// Class: *read-modify-write of shared state without a lock across the processes that
-    /// write it*: two archgate processes (the daemon and an in-process stdio server) acknowledge
-    /// routes at once; every acknowledgement is kept, and each process sees the other's after
-    /// its own next change.
-    #[test]
-    fn two_processes_acknowledging_at_once_keep_every_route() {
-        let t = tempfile::tempdir().unwrap();
-        let dir = t.path().join("state");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .unwrap();
-        let open = || {
-            PersonState::load(
-                dir.join("standing-rules.json"),
-                dir.join("acknowledged-routes.json"),
-            )
-        };
-        let (a, b) = (open(), open());
-        std::thread::scope(|s| {
-            for (p, who) in [(&a, "a"), (&b, "b")] {
-                s.spawn(move || {
-                    for i in 0..40 {
-                        p.acknowledge(&format!("omarchy {who} {i}")).unwrap();
-                    }
-                });
-            }
-        });
-        assert_eq!(open().acknowledged().len(), 80);
-        a.acknowledge("omarchy a last").unwrap();
-        assert!(
-            a.acknowledged().contains("omarchy b 39"),
-            "{:?}",
-            a.acknowledged()
-        );
     }
 }
