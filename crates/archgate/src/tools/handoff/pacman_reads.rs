@@ -276,10 +276,40 @@ pub(crate) fn judge_command(cmd: &str, chroot: Option<&Path>) -> Result<(), Stri
     pinned::root_file(&at(program))?;
     for w in &words {
         for token in w.split(|ch: char| ch.is_whitespace() || "'\";|&()<>`=,".contains(ch)) {
+            judge_token(token, chroot.is_some())?;
             if token.starts_with('/') {
                 judge_path(&at(token))?;
+            } else if token.contains('/') && chroot.is_some() {
+                // A hook runs chrooted with `/` as its directory: a relative path is from there.
+                judge_path(&at(&format!("/{token}")))?;
             }
         }
+    }
+    Ok(())
+}
+
+/// A word of a command pacman runs as root that archgate cannot place: the paths judged are
+/// the ones written, so a word that makes the shell look somewhere else refuses (attack 22 F2;
+/// class: *a check of the paths written while the shell resolves others*: `cd DIR && sh
+/// rel/x.sh`, and `/home/userhom?/x.sh`, ran the person's script as root) — a change of
+/// directory, a path with a glob or an expansion (`$HOME/x`, `~/x`), and in `XferCommand`
+/// (pacman runs it in its cache directory) any relative path.
+fn judge_token(token: &str, chrooted: bool) -> Result<(), String> {
+    if matches!(token, "cd" | "pushd" | "popd" | "chdir" | "chroot") {
+        return Err(format!(
+            "`{token}` changes the directory its paths are read from, which archgate cannot judge"
+        ));
+    }
+    let path_like = token.contains('/') || token.starts_with('~');
+    if path_like && token.contains(['*', '?', '[', '$', '~', '{']) {
+        return Err(format!(
+            "`{token}` is a path the shell expands, which archgate cannot judge"
+        ));
+    }
+    if path_like && !token.starts_with('/') && !chrooted {
+        return Err(format!(
+            "`{token}` is a relative path, read from wherever pacman runs the command"
+        ));
     }
     Ok(())
 }

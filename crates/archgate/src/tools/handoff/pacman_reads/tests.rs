@@ -186,3 +186,34 @@ fn words_after_an_inline_hash_and_relative_directories_refuse() {
     let why = judge_settings(&c, 4242).unwrap_err();
     assert!(why.contains("`pkg/` is a relative path"), "{why}");
 }
+
+/// Attack 22 F2: the paths judged are the ones written, so a word that makes the shell look
+/// elsewhere refuses — a change of directory, a glob or expansion in a path, a relative path in
+/// `XferCommand`; a hook's relative path is judged from `/`, where pacman runs it. Real
+/// commands in the shape of Arch's own (pacman.conf(5)'s curl and wget lines; texinfo's hook's
+/// `while read` loop) still pass.
+#[test]
+fn a_word_that_makes_roots_shell_look_elsewhere_refuses() {
+    for cmd in [
+        "/usr/bin/sh -c 'cd /srv && /usr/bin/sh alice/x.sh %o %u'",
+        "/usr/bin/sh -c '/usr/bin/sh /home/alic?/x.sh %o %u'",
+        "/usr/bin/sh -c '/usr/bin/sh $HOME/x.sh %o %u'",
+        "/usr/bin/sh -c '/usr/bin/sh ~/x.sh %o %u'",
+        "/usr/bin/sh -c '/usr/bin/sh ./x.sh %o %u'",
+        "/usr/bin/sh -c 'pushd /srv; /usr/bin/sh x/y.sh'",
+    ] {
+        assert!(judge_command(cmd, None).is_err(), "{cmd}");
+    }
+    let d = persons_dir();
+    let rel = d.path().strip_prefix("/").unwrap().join("x.sh");
+    let hook = format!("/usr/bin/sh -c '/usr/bin/sh {}'", rel.display());
+    let e = judge_command(&hook, Some(Path::new("/"))).unwrap_err();
+    assert!(e.contains(d.path().to_str().unwrap()), "{e}");
+    judge_command("/usr/bin/curl -L -C - -f -o %o %u", None).unwrap();
+    judge_command("/usr/bin/wget --passive-ftp -c -O %o %u", None).unwrap();
+    judge_command(
+        "/usr/bin/sh -c 'while read -r f; do install-info \"$f\" /usr/share/info/dir 2> /dev/null; done'",
+        Some(Path::new("/")),
+    )
+    .unwrap();
+}
