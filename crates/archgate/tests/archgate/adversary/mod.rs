@@ -36,6 +36,7 @@ mod login;
 mod lowering;
 mod orphans;
 mod page_login;
+mod picked;
 mod pinning;
 mod plugins;
 mod relayed;

@@ -1,0 +1,386 @@
+//! A route's picks resolved at judge time, as the picking script would resolve them: the same
+//! files in the same order (`crate::omarchy::picks` says which scripts pick and from what).
+//!
+//! The rule: a pick decided by a file of the person's — one under their home or XDG
+//! directories (any program of theirs, the agent's shell included, may write it), or one outside
+//! that is not root's all the way — is a [`Picked`]: the route then runs a program archgate
+//! cannot judge, so the call is never automatic, and the question says the file and what it
+//! starts. A pick decided by root's files (a root-owned browser entry that declares the web's
+//! schemes, no hook, no defaults file) is no [`Picked`], and the route is judged as before. The
+//! file is identified by its path, where a link leads and its content's digest: the run
+//! resolves again and refuses when that changed since the person was asked.
+
+use std::path::{Path, PathBuf};
+
+use crate::env::DesktopEnv;
+use crate::error::{DesktopError, Result};
+use crate::omarchy::picks::{PickKind, PickSite};
+use crate::url_handler::{MimeDirs, entry_key, root_owned, text_declares_mime, valid_id};
+
+/// A program a route's script will start, picked by a file of the person's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picked {
+    /// The file that decides it (as the script names it).
+    pub file: PathBuf,
+    /// What it starts, in words: `Exec=…` of an entry, an editor's name, a hook's first line.
+    pub starts: String,
+    /// The program's name as the script will run it (`bash` for a hook), when one is named.
+    pub program: Option<String>,
+    /// Where the file leads and a digest of its content: what the person approved.
+    pub identity: String,
+}
+
+impl Picked {
+    /// One line for the person's question: the file and what it starts.
+    pub fn describe(&self) -> String {
+        format!(
+            "starts the program your {} names: {}",
+            self.file.display(),
+            self.starts
+        )
+    }
+}
+
+/// Most bytes of a deciding file read to show and digest; a larger one is refused.
+const MAX_BYTES: u64 = 64 * 1024;
+
+/// The file's identity (where it leads, its content's SHA-256) and its text.
+fn identify(file: &Path) -> Result<(String, String)> {
+    let io = |source| DesktopError::Io {
+        what: "reading a file a route's script picks its program from",
+        path: file.to_owned(),
+        source,
+    };
+    let real = std::fs::canonicalize(file).map_err(io)?;
+    let meta = std::fs::metadata(&real).map_err(io)?;
+    if !meta.is_file() || meta.len() > MAX_BYTES {
+        return Err(DesktopError::Blocked {
+            command: file.display().to_string(),
+            reason: "a route's script picks its program from this file, and it is not a regular \
+                     file archgate can read whole to show you",
+        });
+    }
+    let pin = archgate_exec::FilePin::open(&real).map_err(io)?;
+    let text = std::fs::read_to_string(&real).map_err(io)?;
+    let digest = pin.sha256().unwrap_or_default();
+    Ok((format!("{} sha256:{digest}", real.display()), text))
+}
+
+/// Whether `path` is the person's: under their home or XDG directories, or not root's all the
+/// way.
+fn persons(env: &DesktopEnv, path: &Path) -> bool {
+    let mine = [env.home.as_ref(), env.xdg_config_home.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|d| path.starts_with(d));
+    mine || root_owned(path).is_err()
+}
+
+fn first_code_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap_or("")
+        .chars()
+        .take(100)
+        .collect()
+}
+
+/// Every pick of `sites` that a file of the person's decides, for a route whose script is
+/// `binary` called with `args`. An error when a deciding file cannot be read whole.
+pub fn resolve(
+    env: &DesktopEnv,
+    sites: &[PickSite],
+    binary: &str,
+    args: &[String],
+) -> Result<Vec<Picked>> {
+    let mut out: Vec<Picked> = Vec::new();
+    for site in sites {
+        for p in resolve_one(env, site, binary, args)? {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn resolve_one(
+    env: &DesktopEnv,
+    site: &PickSite,
+    binary: &str,
+    args: &[String],
+) -> Result<Vec<Picked>> {
+    let Some(home) = env.home.clone() else {
+        return Ok(Vec::new());
+    };
+    match site.kind {
+        PickKind::WebAppBrowser | PickKind::DefaultBrowser => browser(env, &home, site.kind),
+        PickKind::DefaultEditor => {
+            let file = home.join(".local/state/omarchy/defaults/editor");
+            if !file.is_file() {
+                return Ok(Vec::new());
+            }
+            let (identity, text) = identify(&file)?;
+            let editor = text.lines().next().unwrap_or("").trim().to_owned();
+            Ok(vec![Picked {
+                file,
+                starts: if editor.is_empty() {
+                    "(nothing: Omarchy's script falls back to nvim)".to_owned()
+                } else {
+                    editor.clone()
+                },
+                program: (!editor.is_empty()).then_some(editor),
+                identity,
+            }])
+        }
+        PickKind::Hook => {
+            let hooks = home.join(".config/omarchy/hooks");
+            let own = (site.seen.script == binary && site.seen.line == 0)
+                .then(|| args.first().cloned())
+                .flatten();
+            let name = site
+                .word
+                .clone()
+                .or(own)
+                .filter(|n| crate::omarchy::stays_in_place(n));
+            let mut files: Vec<PathBuf> = Vec::new();
+            let mut dirs: Vec<PathBuf> = Vec::new();
+            match &name {
+                Some(n) => {
+                    files.push(hooks.join(n));
+                    dirs.push(hooks.join(format!("{n}.d")));
+                }
+                // A name the script computes: any hook may be the one.
+                None => dirs.push(hooks.clone()),
+            }
+            let mut found: Vec<PathBuf> = files.into_iter().filter(|f| f.is_file()).collect();
+            for d in dirs {
+                found.extend(files_under(&d, 2));
+            }
+            found.sort();
+            found
+                .into_iter()
+                .filter(|f| !f.to_string_lossy().ends_with(".sample"))
+                .map(|file| {
+                    let (identity, text) = identify(&file)?;
+                    Ok(Picked {
+                        starts: format!("bash runs it (first line: {})", first_code_line(&text)),
+                        program: Some("bash".to_owned()),
+                        file,
+                        identity,
+                    })
+                })
+                .collect()
+        }
+        PickKind::Terminal => terminal(env, &home),
+        PickKind::DesktopEntry => {
+            let dirs = MimeDirs::for_env(env);
+            let Some(word) = &site.word else {
+                // The entry is chosen at run time: any of the person's entries may be it.
+                return person_entries(&dirs, |_| true);
+            };
+            let id = if word.ends_with(".desktop") {
+                word.clone()
+            } else {
+                format!("{word}.desktop")
+            };
+            match dirs.find_entry(&id) {
+                Some((file, system)) if !system || persons(env, &file) => {
+                    Ok(vec![entry_pick(&file)?])
+                }
+                _ => Ok(Vec::new()),
+            }
+        }
+        PickKind::UrlHandler => {
+            let dirs = MimeDirs::for_env(env);
+            match dirs.resolve("https://example.org/", &root_owned) {
+                Ok(_) => Ok(Vec::new()),
+                Err(e) => {
+                    let file = dirs
+                        .config_home
+                        .clone()
+                        .unwrap_or_else(|| home.join(".config"))
+                        .join("mimeapps.list");
+                    let identity = identify(&file).map(|(i, _)| i).unwrap_or_default();
+                    Ok(vec![Picked {
+                        file,
+                        starts: format!("the handler it names ({e})"),
+                        program: None,
+                        identity,
+                    }])
+                }
+            }
+        }
+    }
+}
+
+/// The regular files under `dir`, `depth` levels down at most (links are not followed).
+fn files_under(dir: &Path, depth: usize) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in read.flatten() {
+        let Ok(kind) = e.file_type() else {
+            continue;
+        };
+        if kind.is_dir() && depth > 1 {
+            out.extend(files_under(&e.path(), depth - 1));
+        } else if !kind.is_dir() {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+/// A desktop entry as a pick: its `Exec=` line.
+fn entry_pick(file: &Path) -> Result<Picked> {
+    let (identity, text) = identify(file)?;
+    let exec = first_exec(&text).unwrap_or_default();
+    Ok(Picked {
+        file: file.to_owned(),
+        starts: format!("Exec={exec}"),
+        program: exec.split_whitespace().next().map(str::to_owned),
+        identity,
+    })
+}
+
+/// The first `Exec=` line of an entry, as Omarchy's `sed -n 's/^Exec=…/p' | head -1` finds it
+/// (in any group).
+fn first_exec(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("Exec="))
+        .map(|v| v.trim().to_owned())
+}
+
+/// The person's entries (data home's `applications/`) that `keep` accepts, as picks.
+fn person_entries(dirs: &MimeDirs, keep: impl Fn(&str) -> bool) -> Result<Vec<Picked>> {
+    let Some(apps) = dirs.data_home.as_ref().map(|d| d.join("applications")) else {
+        return Ok(Vec::new());
+    };
+    let mut files: Vec<PathBuf> = files_under(&apps, 2)
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|x| x == "desktop"))
+        .filter(|f| std::fs::read_to_string(f).is_ok_and(|t| keep(&t)))
+        .collect();
+    files.sort();
+    files.iter().map(|f| entry_pick(f)).collect()
+}
+
+/// Browsers Omarchy's `launch webapp` keeps as the default (its `case`); any other id is
+/// replaced by `chromium.desktop`.
+const WEBAPP_BROWSERS: &[&str] = &[
+    "google-chrome",
+    "brave",
+    "microsoft-edge",
+    "opera",
+    "vivaldi",
+    "helium",
+];
+
+/// `launch webapp` / `launch browser`: the default browser's id as `xdg-settings` answers on a
+/// desktop it has no special case for (`xdg-mime query default x-scheme-handler/http`, the
+/// `mimeapps.list` files in the spec's order), then the first `Exec=` of the id's file in the
+/// script's three directories, in its order. Root's when that file is root's all the way,
+/// outside the person's directories, and declares the web's schemes in its `MimeType=`.
+fn browser(env: &DesktopEnv, home: &Path, kind: PickKind) -> Result<Vec<Picked>> {
+    let dirs = MimeDirs::for_env(env);
+    let chosen = dirs.default_for("x-scheme-handler/http");
+    let mut id = chosen
+        .as_ref()
+        .map(|(_, id)| id.clone())
+        .unwrap_or_default();
+    if kind == PickKind::WebAppBrowser && !WEBAPP_BROWSERS.iter().any(|b| id.starts_with(b)) {
+        id = "chromium.desktop".to_owned();
+    }
+    if !valid_id(&id) {
+        // `xdg-settings` answered nothing a file can be found by: the script's `sed` reads no
+        // entry and starts nothing; with an id no spec allows, the list that set it decides.
+        return match chosen {
+            Some((list, id)) if !id.is_empty() => {
+                let (identity, _) = identify(&list)?;
+                Ok(vec![Picked {
+                    file: list,
+                    starts: format!("the default browser {id:?}"),
+                    program: None,
+                    identity,
+                }])
+            }
+            _ => Ok(Vec::new()),
+        };
+    }
+    let candidates = [
+        home.join(".local/share/applications").join(&id),
+        home.join(".nix-profile/share/applications").join(&id),
+        PathBuf::from("/usr/share/applications").join(&id),
+    ];
+    for file in candidates {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        if first_exec(&text).is_none() {
+            continue;
+        }
+        let declares = text_declares_mime(&text, "x-scheme-handler/https")
+            || text_declares_mime(&text, "x-scheme-handler/http");
+        if !persons(env, &file) && declares {
+            return Ok(Vec::new());
+        }
+        let mut p = entry_pick(&file)?;
+        if let Some((list, _)) = chosen.filter(|(l, _)| persons(env, l)) {
+            p.starts = format!(
+                "{} (the default browser set in {})",
+                p.starts,
+                list.display()
+            );
+        }
+        return Ok(vec![p]);
+    }
+    Ok(Vec::new())
+}
+
+/// `xdg-terminal-exec`: its lists in the config home (`xdg-terminals.list`,
+/// `<desktop>-xdg-terminals.list`) and the entries in the data home's `xdg-terminals/` and —
+/// those declaring a terminal emulator — `applications/`. Any of them present is the person's
+/// pick (the lists name an id the person's entries may shadow): resolved conservatively.
+fn terminal(env: &DesktopEnv, home: &Path) -> Result<Vec<Picked>> {
+    let config = env
+        .xdg_config_home
+        .clone()
+        .unwrap_or_else(|| home.join(".config"));
+    let mut out = Vec::new();
+    let mut lists: Vec<PathBuf> = std::fs::read_dir(&config)
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().ends_with("xdg-terminals.list"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    lists.sort();
+    for list in lists.into_iter().filter(|l| l.is_file()) {
+        let (identity, text) = identify(&list)?;
+        out.push(Picked {
+            starts: format!("the terminal it names first: {}", first_code_line(&text)),
+            program: None,
+            file: list,
+            identity,
+        });
+    }
+    let dirs = MimeDirs::for_env(env);
+    if let Some(data) = &dirs.data_home {
+        let mut own: Vec<PathBuf> = files_under(&data.join("xdg-terminals"), 1);
+        own.sort();
+        for f in own {
+            out.push(entry_pick(&f)?);
+        }
+    }
+    out.extend(person_entries(&dirs, |t| {
+        entry_key(t, "Categories").is_some_and(|c| c.split(';').any(|c| c == "TerminalEmulator"))
+    })?);
+    Ok(out)
+}
