@@ -209,7 +209,7 @@ pub fn judge_picks(route: &mut Route, reg: &Registry, picked: &[picked::Picked])
         let base = program.rsplit('/').next().unwrap_or(program);
         if base.starts_with("omarchy") || reg.routes.iter().any(|r| r.binary == base) {
             return Err(DesktopError::Blocked {
-                command: format!("`{}`: {}", route.route, p.describe()),
+                command: format!("{}: {}", route.route, p.describe()),
                 reason: "the program it picks is one of Omarchy's own scripts; run that route \
                          itself with omarchy_run, where it is judged as what it is",
             });

@@ -283,61 +283,89 @@ const WEBAPP_BROWSERS: &[&str] = &[
 /// desktop it has no special case for (`xdg-mime query default x-scheme-handler/http`, the
 /// `mimeapps.list` files in the spec's order), then the first `Exec=` of the id's file in the
 /// script's three directories, in its order. Root's when that file is root's all the way,
-/// outside the person's directories, and declares the web's schemes in its `MimeType=`.
+/// outside the person's directories, and declares the web's schemes in its `MimeType=`. When no
+/// list names a default, `xdg-settings` answers from what archgate does not read (`$BROWSER`, a
+/// distribution's `x-www-browser`), so every entry of the person's the script could then read is
+/// a candidate (for `launch webapp`, those of the browsers it keeps, and `chromium.desktop`).
 fn browser(env: &DesktopEnv, home: &Path, kind: PickKind) -> Result<Vec<Picked>> {
     let dirs = MimeDirs::for_env(env);
     let chosen = dirs.default_for("x-scheme-handler/http");
-    let mut id = chosen
-        .as_ref()
-        .map(|(_, id)| id.clone())
-        .unwrap_or_default();
-    if kind == PickKind::WebAppBrowser && !WEBAPP_BROWSERS.iter().any(|b| id.starts_with(b)) {
-        id = "chromium.desktop".to_owned();
-    }
-    if !valid_id(&id) {
-        // `xdg-settings` answered nothing a file can be found by: the script's `sed` reads no
-        // entry and starts nothing; with an id no spec allows, the list that set it decides.
-        return match chosen {
-            Some((list, id)) if !id.is_empty() => {
-                let (identity, _) = identify(&list)?;
-                Ok(vec![Picked {
-                    file: list,
+    let person_dirs = [
+        home.join(".local/share/applications"),
+        home.join(".nix-profile/share/applications"),
+    ];
+    let kept = |id: &str| WEBAPP_BROWSERS.iter().any(|b| id.starts_with(b));
+    let mut ids: Vec<String> = Vec::new();
+    match &chosen {
+        Some((_, id)) if kind == PickKind::WebAppBrowser && !kept(id) => {
+            ids.push("chromium.desktop".to_owned());
+        }
+        Some((list, id)) => {
+            if !valid_id(id) {
+                // An id no spec allows: the list that set it decides.
+                let (identity, _) = identify(list)?;
+                return Ok(vec![Picked {
+                    file: list.clone(),
                     starts: format!("the default browser {id:?}"),
                     program: None,
                     identity,
-                }])
+                }]);
             }
-            _ => Ok(Vec::new()),
-        };
+            ids.push(id.clone());
+        }
+        None => {
+            if kind == PickKind::WebAppBrowser {
+                ids.push("chromium.desktop".to_owned());
+            }
+            for d in &person_dirs {
+                let Ok(read) = std::fs::read_dir(d) else {
+                    continue;
+                };
+                for e in read.flatten() {
+                    let id = e.file_name().to_string_lossy().into_owned();
+                    if valid_id(&id)
+                        && (kind == PickKind::DefaultBrowser || kept(&id))
+                        && !ids.contains(&id)
+                    {
+                        ids.push(id);
+                    }
+                }
+            }
+            ids.sort();
+        }
     }
-    let candidates = [
-        home.join(".local/share/applications").join(&id),
-        home.join(".nix-profile/share/applications").join(&id),
-        PathBuf::from("/usr/share/applications").join(&id),
-    ];
-    for file in candidates {
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue;
-        };
-        if first_exec(&text).is_none() {
-            continue;
+    let mut out = Vec::new();
+    for id in ids {
+        let candidates = [
+            person_dirs[0].join(&id),
+            person_dirs[1].join(&id),
+            PathBuf::from("/usr/share/applications").join(&id),
+        ];
+        for file in candidates {
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            if first_exec(&text).is_none() {
+                continue;
+            }
+            let declares = text_declares_mime(&text, "x-scheme-handler/https")
+                || text_declares_mime(&text, "x-scheme-handler/http");
+            if !persons(env, &file) && declares {
+                break;
+            }
+            let mut p = entry_pick(&file)?;
+            if let Some((list, _)) = chosen.as_ref().filter(|(l, _)| persons(env, l)) {
+                p.starts = format!(
+                    "{} (the default browser set in {})",
+                    p.starts,
+                    list.display()
+                );
+            }
+            out.push(p);
+            break;
         }
-        let declares = text_declares_mime(&text, "x-scheme-handler/https")
-            || text_declares_mime(&text, "x-scheme-handler/http");
-        if !persons(env, &file) && declares {
-            return Ok(Vec::new());
-        }
-        let mut p = entry_pick(&file)?;
-        if let Some((list, _)) = chosen.filter(|(l, _)| persons(env, l)) {
-            p.starts = format!(
-                "{} (the default browser set in {})",
-                p.starts,
-                list.display()
-            );
-        }
-        return Ok(vec![p]);
     }
-    Ok(Vec::new())
+    Ok(out)
 }
 
 /// `xdg-terminal-exec`: its lists in the config home (`xdg-terminals.list`,

@@ -42,6 +42,14 @@ fn rig() -> OmarchyRig {
                 words: "font set",
                 args: "<font-name>",
             },
+            Entry {
+                words: "launch browser",
+                args: "[url]",
+            },
+            Entry {
+                words: "launch terminal",
+                args: "",
+            },
         ],
         "",
     );
@@ -67,6 +75,16 @@ fn rig() -> OmarchyRig {
         "HOOK_PATH=\"$HOME/.config/omarchy/hooks/$1\"\nshift\n\
          if [ -f \"$HOOK_PATH\" ]; then bash \"$HOOK_PATH\" \"$@\"; fi",
     );
+    // … of bin/omarchy-launch-browser (the private-window probe and systemd-run left out).
+    rig.set_script(
+        "omarchy-launch-browser",
+        "default_browser=chromium.desktop\n\
+         browser_exec=$(sed -n 's/^Exec=\\([^ ]*\\).*/\\1/p' \"$HOME/.local/share/applications/$default_browser\" \
+         \"/usr/share/applications/$default_browser\" 2>/dev/null | head -1)\n\
+         exec \"$browser_exec\" \"$@\"",
+    );
+    // … of bin/omarchy-launch-terminal (the working-directory probe left out).
+    rig.set_script("omarchy-launch-terminal", "exec xdg-terminal-exec");
     // A browser and an editor of the person's: programs that only record how they were called.
     rig.set_script("fakebrowser", "");
     rig.set_script("fakeeditor", "");
@@ -290,4 +308,33 @@ fn with_no_file_of_the_person_s_developer_mode_still_launches_the_web_app() {
     });
     assert_eq!(rec["tier"], "act", "{rec}");
     assert_eq!(rec["approval"]["channel"], "developer_mode", "{rec}");
+}
+
+#[test]
+fn launch_browser_through_a_person_s_browser_entry_is_never_automatic() {
+    let rig = rig();
+    browser_entry(&rig, "fakebrowser");
+    let mut s = session(&rig, true);
+    s.call(
+        1,
+        "omarchy_run",
+        json!({"route": "launch browser", "args": [URL]}),
+    );
+    let q = parked(&rig, &["chromium.desktop", "Exec=fakebrowser"]);
+    declined(&rig, &mut s, &q, 1);
+}
+
+#[test]
+fn a_terminal_the_person_s_xdg_terminals_list_names_is_never_automatic() {
+    let rig = rig();
+    // `xdg-terminal-exec` reads `$XDG_CONFIG_HOME/xdg-terminals.list` (the sandbox's config home).
+    std::fs::write(
+        rig.env.path("config/xdg-terminals.list"),
+        "# the person's choice\nfakebrowser.desktop\n",
+    )
+    .unwrap();
+    let mut s = session(&rig, true);
+    s.call(1, "omarchy_run", json!({"route": "launch terminal"}));
+    let q = parked(&rig, &["xdg-terminals.list", "fakebrowser.desktop"]);
+    declined(&rig, &mut s, &q, 1);
 }
