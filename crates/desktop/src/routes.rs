@@ -117,6 +117,19 @@ impl Desktop {
         // The programs its scripts pick from the person's files (attack 23 F5).
         let picked = picked::resolve(&self.env, &script.picks, &route.binary, args)?;
         judge_picks(&mut route, &reg, &picked)?;
+        // Power and session commands are no browser, editor or terminal by any door
+        // (`launch_door::NOT_APPLICATIONS`).
+        if let Some(p) = picked.iter().find(|p| {
+            p.program.as_deref().is_some_and(|prog| {
+                crate::launch_door::NOT_APPLICATIONS
+                    .contains(&prog.rsplit('/').next().unwrap_or(prog))
+            })
+        }) {
+            return Err(DesktopError::Blocked {
+                command: format!("{}: {}", route.route, p.describe()),
+                reason: "the program it picks is a power or session command, not an application",
+            });
+        }
         let spec = self.env.apply_to(spec.timeout(self.config.program_timeout));
         Ok(RouteCall {
             route,

@@ -196,7 +196,8 @@ fn not_anothers_file(route: &Route, value: &str) -> Result<()> {
 /// its values. A picked program that is one of Omarchy's own scripts (the script of a route, or
 /// any `omarchy…` program) is refused: a browser, an editor or a terminal that is a route's
 /// script would carry that route past its own judgement, so it runs only as itself, through
-/// `omarchy_run`. A hook is run by `bash` and is judged by the first rule alone.
+/// `omarchy_run`. (A power or session command is refused too, by `routes.rs`, which knows
+/// `launch_door`'s list.) A hook is run by `bash` and is judged by the first rule alone.
 pub fn judge_picks(route: &mut Route, reg: &Registry, picked: &[picked::Picked]) -> Result<()> {
     if picked.is_empty() {
         return Ok(());

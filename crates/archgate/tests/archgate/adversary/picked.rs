@@ -338,3 +338,19 @@ fn a_terminal_the_person_s_xdg_terminals_list_names_is_never_automatic() {
     let q = parked(&rig, &["xdg-terminals.list", "fakebrowser.desktop"]);
     declined(&rig, &mut s, &q, 1);
 }
+
+#[test]
+fn a_power_command_picked_by_a_person_s_entry_is_refused() {
+    let rig = rig();
+    browser_entry(&rig, "reboot");
+    let mut s = session(&rig, false);
+    webapp(&mut s, 1);
+    let (ok, body) = result_text(&s.response(1));
+    assert!(!ok, "{body}");
+    assert!(body.contains("power or session command"), "{body}");
+    assert!(
+        rig.env.pending().is_empty(),
+        "the person was asked about it"
+    );
+    assert!(rig.ran().is_empty(), "something ran");
+}
