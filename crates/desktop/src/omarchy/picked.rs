@@ -28,11 +28,16 @@ pub struct Picked {
     pub program: Option<String>,
     /// Where the file leads and a digest of its content: what the person approved.
     pub identity: String,
+    /// The file is itself the code that runs (a hook, a sourced file), not a name of a program.
+    pub is_code: bool,
 }
 
 impl Picked {
     /// One line for the person's question: the file and what it starts.
     pub fn describe(&self) -> String {
+        if self.is_code {
+            return format!("runs your {} as code: {}", self.file.display(), self.starts);
+        }
         format!(
             "starts the program your {} names: {}",
             self.file.display(),
@@ -132,6 +137,7 @@ fn resolve_one(
                 },
                 program: (!editor.is_empty()).then_some(editor),
                 identity,
+                is_code: false,
             }])
         }
         PickKind::Hook => {
@@ -165,15 +171,40 @@ fn resolve_one(
                 .map(|file| {
                     let (identity, text) = identify(&file)?;
                     Ok(Picked {
-                        starts: format!("bash runs it (first line: {})", first_code_line(&text)),
+                        starts: format!(
+                            "omarchy-hook runs it with bash (first line: {})",
+                            first_code_line(&text)
+                        ),
                         program: Some("bash".to_owned()),
                         file,
                         identity,
+                        is_code: true,
                     })
                 })
                 .collect()
         }
         PickKind::Terminal => terminal(env, &home),
+        PickKind::Sourced => {
+            let Some(rel) = &site.word else {
+                return Ok(Vec::new());
+            };
+            let file = home.join(rel);
+            if !file.is_file() {
+                return Ok(Vec::new());
+            }
+            let (identity, text) = identify(&file)?;
+            Ok(vec![Picked {
+                starts: format!(
+                    "{} sources it (first line: {})",
+                    site.seen.script,
+                    first_code_line(&text)
+                ),
+                program: None,
+                file,
+                identity,
+                is_code: true,
+            }])
+        }
         PickKind::DesktopEntry => {
             let dirs = MimeDirs::for_env(env);
             let Some(word) = &site.word else {
@@ -208,6 +239,7 @@ fn resolve_one(
                         starts: format!("the handler it names ({e})"),
                         program: None,
                         identity,
+                        is_code: false,
                     }])
                 }
             }
@@ -243,6 +275,7 @@ fn entry_pick(file: &Path) -> Result<Picked> {
         starts: format!("Exec={exec}"),
         program: exec.split_whitespace().next().map(str::to_owned),
         identity,
+        is_code: false,
     })
 }
 
@@ -309,6 +342,7 @@ fn browser(env: &DesktopEnv, home: &Path, kind: PickKind) -> Result<Vec<Picked>>
                     starts: format!("the default browser {id:?}"),
                     program: None,
                     identity,
+                    is_code: false,
                 }]);
             }
             ids.push(id.clone());
@@ -397,6 +431,7 @@ fn terminal(env: &DesktopEnv, home: &Path) -> Result<Vec<Picked>> {
             program: None,
             file: list,
             identity,
+            is_code: false,
         });
     }
     let dirs = MimeDirs::for_env(env);

@@ -14,7 +14,8 @@
 //! 2c8639ffbdab557af084642065f8c2cd73d830ed, 2026-07-23), read whole, and every line of them that
 //! runs a program named by something other than the script's own words: `xdg-settings`,
 //! `share/applications`, `~/.local/state/omarchy/defaults/`, `~/.config/omarchy/hooks/`,
-//! `xdg-terminal-exec`, `gtk-launch`, `xdg-open`. Seven pickers remain; each entry's
+//! `xdg-terminal-exec`, `gtk-launch`, `xdg-open`, and `source` of a file under the home (a script
+//! that runs the person's file as its own code picks what runs as much). Eight pickers remain; each entry's
 //! `reached_by` lists the Omarchy 4 scripts that call it (directly or through another script),
 //! for the reader — the scan finds the callers itself, breadth first, so a script Omarchy adds
 //! later that calls a picker is judged the same way. Scripts that only *choose among fixed
@@ -49,6 +50,9 @@ pub enum PickKind {
     DesktopEntry,
     /// `xdg-open URL`: the default handler in `mimeapps.list` and its desktop entry.
     UrlHandler,
+    /// `source ~/FILE` (or `. "$HOME/FILE"`): the script runs the person's file as its own
+    /// shell code.
+    Sourced,
 }
 
 /// A script or program that picks what it starts from the person's files.
@@ -184,6 +188,16 @@ pub const PICKERS: &[Picker] = &[
         reads: "mimeapps.list and the handler's desktop entry",
         reached_by: &["omarchy-windows-vm"],
     },
+    Picker {
+        name: "source",
+        kind: PickKind::Sourced,
+        reads: "the file under the home it names: ~/.config/user-dirs.dirs, ~/.bashrc",
+        reached_by: &[
+            "omarchy-capture-screenshot",
+            "omarchy-capture-screenrecording",
+            "omarchy-install-dev-env",
+        ],
+    },
 ];
 
 /// The picker called `name`, if any.
@@ -219,6 +233,25 @@ pub fn sites_in(script: &str, n: usize, line: &str) -> Vec<PickSite> {
         .collect();
     for (i, t) in tokens.iter().enumerate() {
         let bare = t.trim_matches(|c| c == '"' || c == '\'');
+        if bare == "source" || bare == "." {
+            // Only a file under the home: `source omarchy-restart-gum` is one of Omarchy's own.
+            if let Some(rel) = tokens.get(i + 1).and_then(|w| under_home(w)) {
+                let site = PickSite {
+                    picker: "source",
+                    kind: PickKind::Sourced,
+                    seen: Seen {
+                        script: script.to_owned(),
+                        line: n,
+                        what: line.chars().take(120).collect(),
+                    },
+                    word: Some(rel),
+                };
+                if !out.contains(&site) {
+                    out.push(site);
+                }
+            }
+            continue;
+        }
         let name = bare.rsplit('/').next().unwrap_or(bare);
         let Some(p) = picker(name) else {
             continue;
@@ -243,6 +276,21 @@ pub fn sites_in(script: &str, n: usize, line: &str) -> Vec<PickSite> {
         }
     }
     out
+}
+
+/// A path a script writes under the home (`~/X`, `$HOME/X`, `${HOME}/X`, quoted or not), as
+/// `X`; `None` for any other path, or one that climbs out (`..`).
+fn under_home(word: &str) -> Option<String> {
+    let w = word.trim_matches(|c| c == '"' || c == '\'');
+    let rel = ["~/", "$HOME/", "${HOME}/"]
+        .iter()
+        .find_map(|p| w.strip_prefix(p))?;
+    let ok = !rel.is_empty()
+        && rel.split('/').all(|c| !c.is_empty() && c != "..")
+        && rel
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
+    ok.then(|| rel.to_owned())
 }
 
 /// The route's own script, when it is a picker: its pick, the word (a hook's name) its first
@@ -286,6 +334,20 @@ mod tests {
         assert_eq!(s[0].kind, PickKind::DesktopEntry);
         assert_eq!(s[0].word, None);
         assert!(sites_in("s", 1, r#"echo "launch a browser""#).is_empty());
+        // bin/omarchy-capture-screenshot, bin/omarchy-install-dev-env,
+        // bin/omarchy-launch-floating-terminal-with-presentation.
+        let s = sites_in(
+            "s",
+            1,
+            "[[ -f ~/.config/user-dirs.dirs ]] && source ~/.config/user-dirs.dirs",
+        );
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].kind, PickKind::Sourced);
+        assert_eq!(s[0].word.as_deref(), Some(".config/user-dirs.dirs"));
+        let s = sites_in("s", 1, r#"    source "$HOME/.bashrc""#);
+        assert_eq!(s[0].word.as_deref(), Some(".bashrc"));
+        assert!(sites_in("s", 1, "source omarchy-restart-gum").is_empty());
+        assert!(sites_in("s", 1, r#"source "$OMARCHY_INSTALL/helpers/logging.sh""#).is_empty());
         assert!(own_site("omarchy-launch-webapp").is_some());
         assert!(own_site("omarchy-system-reboot").is_none());
     }

@@ -50,6 +50,10 @@ fn rig() -> OmarchyRig {
                 words: "launch terminal",
                 args: "",
             },
+            Entry {
+                words: "capture screenshot",
+                args: "",
+            },
         ],
         "",
     );
@@ -85,6 +89,12 @@ fn rig() -> OmarchyRig {
     );
     // … of bin/omarchy-launch-terminal (the working-directory probe left out).
     rig.set_script("omarchy-launch-terminal", "exec xdg-terminal-exec");
+    // … of bin/omarchy-capture-screenshot's first lines (the capture itself left out).
+    rig.set_script(
+        "omarchy-capture-screenshot",
+        "[ -f ~/.config/user-dirs.dirs ] && . ~/.config/user-dirs.dirs\n\
+         echo \"${XDG_PICTURES_DIR:-$HOME/Pictures}\"",
+    );
     // A browser and an editor of the person's: programs that only record how they were called.
     rig.set_script("fakebrowser", "");
     rig.set_script("fakeeditor", "");
@@ -353,4 +363,23 @@ fn a_power_command_picked_by_a_person_s_entry_is_refused() {
         "the person was asked about it"
     );
     assert!(rig.ran().is_empty(), "something ran");
+}
+
+#[test]
+fn a_route_that_sources_a_file_of_the_person_s_is_never_automatic() {
+    let rig = rig();
+    let mark = rig.env.path("scratch/sourced-ran");
+    person_file(
+        &rig,
+        ".config/user-dirs.dirs",
+        &format!(
+            "XDG_PICTURES_DIR=\"$HOME/Pictures\"\necho sourced >> {}\n",
+            mark.display()
+        ),
+    );
+    let mut s = session(&rig, true);
+    s.call(1, "omarchy_run", json!({"route": "capture screenshot"}));
+    let q = parked(&rig, &[".config/user-dirs.dirs", "sources it"]);
+    declined(&rig, &mut s, &q, 1);
+    assert!(!mark.exists(), "the sourced file ran");
 }
