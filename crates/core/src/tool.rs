@@ -297,6 +297,11 @@ pub struct Action {
     /// waits, the gate runs it once on their request and holds the output; a yes gives that
     /// output, never a second run (`crate::preview`).
     pub preview: bool,
+    /// What the commands will start that their words do not say: the programs a route's script
+    /// picks from the person's files (`archgate_desktop::omarchy::picked`), each as "starts the
+    /// program your FILE names: …". Shown in the question and the record with the commands, and
+    /// part of the fingerprint: a rule made for one pick never covers another.
+    pub starts: Vec<String>,
 }
 
 impl Action {
@@ -315,18 +320,23 @@ impl Action {
             files: Vec::new(),
             picture: None,
             preview: false,
+            starts: Vec::new(),
         }
     }
 
     /// One line for the person and the audit: the commands, else the target, else the route.
     pub fn summary(&self) -> String {
         if !self.commands.is_empty() {
-            return self
+            let commands = self
                 .commands
                 .iter()
                 .map(CommandSpec::display)
                 .collect::<Vec<_>>()
                 .join(" && ");
+            if self.starts.is_empty() {
+                return commands;
+            }
+            return format!("{commands} — {}", self.starts.join("; "));
         }
         self.target.clone().unwrap_or_else(|| self.route.clone())
     }
@@ -369,6 +379,9 @@ impl Action {
         }
         if let Some(t) = &self.shown {
             field(b"shown", t.as_bytes());
+        }
+        for s in &self.starts {
+            field(b"starts", s.as_bytes());
         }
         crate::audit::record::hex_digest(&h.finalize().into())
     }

@@ -141,6 +141,7 @@ impl Desktop {
                 reason: "the route would stop, restart, reconfigure or remove archgate or its supervisor",
             });
         }
+        self.check_picks(call)?;
         let command = call.spec.display();
         let pid = permit
             .spawn_detached(call.spec.clone())

@@ -10,7 +10,8 @@ use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
 use crate::omarchy::{
     CommandOutcome, Invocation, Registry, RouteCall, RouteTier, SearchHit, classify,
-    forwarded_routes, judge_by_script, judge_call, route_command, script, targets_archgate,
+    forwarded_routes, judge_by_script, judge_call, judge_picks, picked, route_command, script,
+    targets_archgate,
 };
 use crate::programs::{self, Program};
 
@@ -113,6 +114,22 @@ impl Desktop {
             route.requires_sudo |= f.requires_sudo;
             targets |= f.targets_archgate;
         }
+        // The programs its scripts pick from the person's files (attack 23 F5).
+        let picked = picked::resolve(&self.env, &script.picks, &route.binary, args)?;
+        judge_picks(&mut route, &reg, &picked)?;
+        // Power and session commands are no browser, editor or terminal by any door
+        // (`launch_door::NOT_APPLICATIONS`).
+        if let Some(p) = picked.iter().find(|p| {
+            p.program.as_deref().is_some_and(|prog| {
+                crate::launch_door::NOT_APPLICATIONS
+                    .contains(&prog.rsplit('/').next().unwrap_or(prog))
+            })
+        }) {
+            return Err(DesktopError::Blocked {
+                command: format!("{}: {}", route.route, p.describe()),
+                reason: "the program it picks is a power or session command, not an application",
+            });
+        }
         let spec = self.env.apply_to(spec.timeout(self.config.program_timeout));
         Ok(RouteCall {
             route,
@@ -120,6 +137,33 @@ impl Desktop {
             targets_archgate: targets,
             script,
             forwarded,
+            picked,
+        })
+    }
+
+    /// At the run: the programs the route's scripts pick are still the ones the call was judged
+    /// (and the person asked) on — each deciding file the same file with the same content, and
+    /// no new one. Anything else refuses the run; nothing started.
+    pub fn check_picks(&self, call: &RouteCall) -> Result<()> {
+        let now = picked::resolve(
+            &self.env,
+            &call.script.picks,
+            &call.route.binary,
+            call.spec.arg_list(),
+        )?;
+        if now == call.picked {
+            return Ok(());
+        }
+        let files: Vec<String> = now
+            .iter()
+            .chain(call.picked.iter())
+            .filter(|p| !(now.contains(p) && call.picked.contains(p)))
+            .map(|p| p.file.display().to_string())
+            .collect();
+        Err(DesktopError::Blocked {
+            command: format!("{} (picked by {})", call.spec.display(), files.join(", ")),
+            reason: "a file this route's script picks its program from changed since the call \
+                     was judged and approved; ask again",
         })
     }
 
@@ -138,6 +182,7 @@ impl Desktop {
                 reason: "the route would stop, restart, reconfigure or remove archgate or its supervisor",
             });
         }
+        self.check_picks(call)?;
         self.run_command(permit, Program::Omarchy, call.spec.clone())
             .await
     }

@@ -237,7 +237,7 @@ impl MimeDirs {
 
     /// The first `[Default Applications]` value for `mime` naming an installed entry, and the
     /// list that set it.
-    fn default_for(&self, mime: &str) -> Option<(PathBuf, String)> {
+    pub(crate) fn default_for(&self, mime: &str) -> Option<(PathBuf, String)> {
         for list in self.lists() {
             let Ok(text) = std::fs::read_to_string(&list) else {
                 continue;
@@ -295,7 +295,7 @@ fn declares_mime(entry: &Path, mime: &str) -> bool {
 }
 
 /// Whether an entry's text lists `mime` in its `MimeType=`.
-fn text_declares_mime(text: &str, mime: &str) -> bool {
+pub(crate) fn text_declares_mime(text: &str, mime: &str) -> bool {
     entry_key(text, "MimeType")
         .is_some_and(|m| m.split(';').any(|t| t.trim().eq_ignore_ascii_case(mime)))
 }
@@ -341,7 +341,7 @@ pub fn check_mailto(url: &str) -> Result<()> {
     Ok(())
 }
 
-fn valid_id(id: &str) -> bool {
+pub(crate) fn valid_id(id: &str) -> bool {
     id.ends_with(".desktop")
         && !id.starts_with(['.', '-'])
         && id
@@ -367,7 +367,7 @@ fn id_paths(id: &str) -> Vec<PathBuf> {
 }
 
 /// A key of the `[Desktop Entry]` group, string escapes (`\s \n \t \r \\`) undone.
-fn entry_key(text: &str, key: &str) -> Option<String> {
+pub(crate) fn entry_key(text: &str, key: &str) -> Option<String> {
     let mut in_main = false;
     for line in text.lines() {
         let line = line.trim();

@@ -8,6 +8,8 @@ pub mod asks;
 pub mod classify;
 pub mod guard;
 pub mod past_sudo;
+pub mod picked;
+pub mod picks;
 pub mod registry;
 pub mod script;
 pub mod search;
@@ -189,6 +191,34 @@ fn not_anothers_file(route: &Route, value: &str) -> Result<()> {
     }
 }
 
+/// A route whose scripts start a program a file of the person's picks (`picked`) runs code
+/// archgate cannot judge: destructive, so never automatic (attack 23 F5), like a route that runs
+/// its values. A picked program that is one of Omarchy's own scripts (the script of a route, or
+/// any `omarchy…` program) is refused: a browser, an editor or a terminal that is a route's
+/// script would carry that route past its own judgement, so it runs only as itself, through
+/// `omarchy_run`. (A power or session command is refused too, by `routes.rs`, which knows
+/// `launch_door`'s list.) A hook is run by `bash` and is judged by the first rule alone.
+pub fn judge_picks(route: &mut Route, reg: &Registry, picked: &[picked::Picked]) -> Result<()> {
+    if picked.is_empty() {
+        return Ok(());
+    }
+    route.tier = RouteTier::Destructive;
+    for p in picked {
+        let Some(program) = &p.program else {
+            continue;
+        };
+        let base = program.rsplit('/').next().unwrap_or(program);
+        if base.starts_with("omarchy") || reg.routes.iter().any(|r| r.binary == base) {
+            return Err(DesktopError::Blocked {
+                command: format!("{}: {}", route.route, p.describe()),
+                reason: "the program it picks is one of Omarchy's own scripts; run that route \
+                         itself with omarchy_run, where it is judged as what it is",
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A route resolved with its arguments: the command and the exact spec that will run.
 #[derive(Debug, Clone)]
 pub struct RouteCall {
@@ -206,6 +236,11 @@ pub struct RouteCall {
     /// judged with the arguments it receives; the tier, `requires_sudo` and `targets_archgate`
     /// above already include theirs, and their names are the call's names too.
     pub forwarded: Vec<Route>,
+    /// The programs the script (or a script it calls) will start that a file of the person's
+    /// picks (`picked`): with any, the tier above is destructive (never automatic), the
+    /// question names each file and what it starts, and the run resolves them again and
+    /// refuses when one changed (attack 23 F5).
+    pub picked: Vec<picked::Picked>,
 }
 
 /// Most forwarding hops followed (`a` → `b` → `c` …).

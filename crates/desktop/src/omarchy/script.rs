@@ -92,6 +92,10 @@ pub struct ScriptFacts {
     /// person, not through `sudo` (`crate::omarchy::as_person`): its `sudo` steps could take
     /// what any program of the person's put there as root's input.
     pub changes_as_person: Option<Seen>,
+    /// Every place the script or a script it calls runs a program that picks what it starts
+    /// from the person's files (`crate::omarchy::picks`), the route's own script first when it
+    /// is one: resolved at judge time (`crate::omarchy::picked`).
+    pub picks: Vec<crate::omarchy::picks::PickSite>,
 }
 
 impl ScriptFacts {
@@ -236,6 +240,7 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut queue: VecDeque<String> = VecDeque::from([binary.to_owned()]);
     seen.insert(binary.to_owned());
+    facts.picks.extend(crate::omarchy::picks::own_site(binary));
     while let Some(name) = queue.pop_front() {
         let own = name == binary;
         let Some(text) = read(executor, &name) else {
@@ -299,6 +304,11 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 facts.reaches_home = Some(at(p));
             }
             facts.sudo_programs.extend(sudo_programs_in(line));
+            for site in crate::omarchy::picks::sites_in(&name, n, line) {
+                if !facts.picks.contains(&site) {
+                    facts.picks.push(site);
+                }
+            }
             for c in called(line) {
                 if seen.len() < MAX_SCRIPTS && seen.insert(c.to_owned()) {
                     queue.push_back(c.to_owned());

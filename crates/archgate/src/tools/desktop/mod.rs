@@ -92,6 +92,13 @@ pub(super) fn route_action(call: &RouteCall) -> Action {
         files: Vec::new(),
         picture: None,
         preview: false,
+        // The file and its identity: the person approves what runs, and a rule made for one
+        // pick (or for none) never covers another (attack 23 F5).
+        starts: call
+            .picked
+            .iter()
+            .map(|p| format!("{} [{}]", p.describe(), p.identity))
+            .collect(),
     }
 }
 

@@ -37,6 +37,7 @@ mod login;
 mod lowering;
 mod orphans;
 mod page_login;
+mod picked;
 mod pinning;
 mod plugins;
 mod relayed;
