@@ -196,8 +196,9 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
             for file in expand_glob(value) {
                 read_file(&file, raw, depth + 1)?;
             }
-            // An included file's sections do not leak into the including file.
-            raw.section = Some(section);
+            // As pacman: the section an included file ends in goes on in the including file
+            // (attack 24 F5 — `pacman-conf` shows a `Server` after `Include` in the included
+            // file's last section).
             continue;
         }
         let words: Vec<String> = value

@@ -101,13 +101,44 @@ pub fn resolve(
 ) -> Result<Vec<Picked>> {
     let mut out: Vec<Picked> = Vec::new();
     for site in sites {
-        for p in resolve_one(env, site, binary, args)? {
+        let mut found = resolve_one(env, site, binary, args)?;
+        if found.is_empty() {
+            found.push(absent(site));
+        }
+        for p in found {
             if !out.contains(&p) {
                 out.push(p);
             }
         }
     }
     Ok(out)
+}
+
+/// A pick no file of the person's decides *now*: every picker reads the person's directories
+/// first, where any program of theirs may put a file after archgate looks and before the script
+/// reads it (attack 24 F4: a browser entry written once the script ran, or a FIFO that fed
+/// archgate one entry and `sed` another, started the agent's program under developer mode). So
+/// the pick is still the person's: never automatic, and the question says what decides it. The
+/// run refuses when a file has appeared since the question (its identity is no longer
+/// `absent`); after the run starts, whatever the file then names is what the person approved.
+fn absent(site: &PickSite) -> Picked {
+    let reads = crate::omarchy::picks::picker(site.picker).map_or("its files", |p| p.reads);
+    Picked {
+        file: PathBuf::from(reads),
+        starts: format!(
+            "{} starts whatever a file of yours there names when it runs (none there now)",
+            site.picker
+        ),
+        program: None,
+        identity: "absent".to_owned(),
+        is_code: matches!(site.kind, PickKind::Hook | PickKind::Sourced),
+    }
+}
+
+/// Whether `path` is a regular file (through links): a FIFO or a device is never opened to read
+/// (a FIFO would hold archgate, or feed it one text and the script another).
+fn regular(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
 fn resolve_one(
@@ -295,7 +326,7 @@ fn person_entries(dirs: &MimeDirs, keep: impl Fn(&str) -> bool) -> Result<Vec<Pi
     let mut files: Vec<PathBuf> = files_under(&apps, 2)
         .into_iter()
         .filter(|f| f.extension().is_some_and(|x| x == "desktop"))
-        .filter(|f| std::fs::read_to_string(f).is_ok_and(|t| keep(&t)))
+        .filter(|f| regular(f) && std::fs::read_to_string(f).is_ok_and(|t| keep(&t)))
         .collect();
     files.sort();
     files.iter().map(|f| entry_pick(f)).collect()
@@ -376,6 +407,12 @@ fn browser(env: &DesktopEnv, home: &Path, kind: PickKind) -> Result<Vec<Picked>>
             PathBuf::from("/usr/share/applications").join(&id),
         ];
         for file in candidates {
+            if std::fs::symlink_metadata(&file).is_err() {
+                continue;
+            }
+            if !regular(&file) {
+                identify(&file)?; // refuses: not a regular file archgate can show
+            }
             let Ok(text) = std::fs::read_to_string(&file) else {
                 continue;
             };
@@ -478,7 +515,17 @@ mod tests {
         let h = home.path();
         let site = own_site("omarchy-launch-webapp").unwrap();
         let pick = |binary: &str| resolve(&env(h), std::slice::from_ref(&site), binary, &[]);
-        assert!(pick("omarchy-launch-webapp").unwrap().is_empty());
+        // No entry of the person's: still theirs to write before the script reads it.
+        assert_eq!(pick("omarchy-launch-webapp").unwrap()[0].identity, "absent");
+        // What is not a regular file is never read (a FIFO would hold archgate, or feed it one
+        // text and `sed` another): refused. A socket stands for every such kind here.
+        std::fs::create_dir_all(h.join(".local/share/applications")).unwrap();
+        let _sock = std::os::unix::net::UnixListener::bind(
+            h.join(".local/share/applications/chromium.desktop"),
+        )
+        .unwrap();
+        assert!(pick("omarchy-launch-webapp").is_err());
+        std::fs::remove_file(h.join(".local/share/applications/chromium.desktop")).unwrap();
         // The second of the script's three directories, the person's too.
         write(
             &h.join(".nix-profile/share/applications/chromium.desktop"),
@@ -536,7 +583,10 @@ mod tests {
             r#"omarchy-hook font-set "$font_name""#,
         );
         let pick = || resolve(&env(h), &sites, "omarchy-font-set", &[]).unwrap();
-        assert!(pick().is_empty());
+        // No hook of that name: still the person's to add before the script runs (attack 24 F4).
+        let none = pick();
+        assert_eq!(none.len(), 1);
+        assert_eq!(none[0].identity, "absent");
         write(&hooks.join("font-set.d/10-mine"), "# mine\necho mine\n");
         let p = pick();
         assert_eq!(p.len(), 1);
@@ -555,7 +605,7 @@ mod tests {
         let h = home.path();
         let site = own_site("omarchy-launch-editor").unwrap();
         let pick = || resolve(&env(h), std::slice::from_ref(&site), "x", &[]).unwrap();
-        assert!(pick().is_empty());
+        assert_eq!(pick()[0].identity, "absent");
         write(
             &h.join(".local/state/omarchy/defaults/editor"),
             "  zeditor  \nvim\n",

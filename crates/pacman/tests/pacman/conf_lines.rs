@@ -104,3 +104,36 @@ fn siglevel_lines_add_up_and_a_line_pacman_would_split_is_refused() {
         })
     ));
 }
+
+/// Attack 24 F5: the section an included file ends in goes on in the including file, as pacman
+/// reads it (a `Server` after the `Include` belongs to the included file's last repository).
+#[test]
+fn the_section_an_included_file_ends_in_goes_on_after_the_include() {
+    let dir = tempfile::tempdir().unwrap();
+    let inc = dir.path().join("inc.conf");
+    std::fs::write(
+        &inc,
+        "[other]\nSigLevel = Never\nServer = https://o.invalid/\n",
+    )
+    .unwrap();
+    let file = dir.path().join("pacman.conf");
+    std::fs::write(
+        &file,
+        format!(
+            "[options]\nArchitecture = x86_64\n[core]\nInclude = {}\nServer = http://127.0.0.1/x\n",
+            inc.display()
+        ),
+    )
+    .unwrap();
+    let c = PacmanConf::load(&file).unwrap();
+    for r in &c.repos {
+        assert_eq!(
+            r.servers,
+            pacman_conf(&file, &["--repo", &r.name, "Server"]),
+            "{}",
+            r.name
+        );
+    }
+    let other = c.repos.iter().find(|r| r.name == "other").unwrap();
+    assert!(other.servers.contains(&"http://127.0.0.1/x".to_owned()));
+}

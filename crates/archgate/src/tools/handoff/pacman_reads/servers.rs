@@ -6,8 +6,10 @@
 //!   `localhost`, and `%XX` escapes in the path decoded: `FILE:///home/…` and
 //!   `file://localhost/home/…` are the directory `/home/…` (judged root's all the way by the
 //!   caller); a `file:` URL naming another host, or without `//`, refuses;
-//! - a server on a loopback address — `localhost`, `*.localhost`, any name `/etc/hosts` maps
-//!   to `127.0.0.0/8` or `::1`, numeric spellings (`127.1`, `2130706433`) included — is served by whoever holds its port: a user service of the person's (a local
+//! - a server on this machine — `localhost`, `*.localhost`, a loopback or unspecified address,
+//!   one of the machine's own interface addresses (its LAN address too: attack 24 F2), in any
+//!   numeric spelling (`127.1`, `2130706433`, `[::1%25lo]`), or a name `/etc/hosts` maps to
+//!   one — is served by whoever holds its port: a user service of the person's (a local
 //!   repository behind `python -m http.server`, darkhttpd, a pacoloco cache the agent can stop),
 //!   or anyone first on it. It is accepted only when the repository's effective `SigLevel`
 //!   requires packages to be signed (pacman's default `Required DatabaseOptional` does): then the
@@ -52,7 +54,9 @@ pub(crate) fn source(url: &str) -> Result<Source, String> {
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let hostport = authority.rsplit('@').next().unwrap_or(authority);
     let host = if let Some(v6) = hostport.strip_prefix('[') {
-        v6.split(']').next().unwrap_or("")
+        // A zone (`[::1%25lo]`, libcurl takes `%lo` too) names an interface, not another host.
+        let v6 = v6.split(']').next().unwrap_or("");
+        v6.split('%').next().unwrap_or("")
     } else {
         hostport.split(':').next().unwrap_or("")
     };
@@ -67,15 +71,19 @@ pub(crate) fn source(url: &str) -> Result<Source, String> {
     Ok(Source::Remote)
 }
 
-/// Whether `host` is a loopback or unspecified address — an IP literal in any numeric spelling
+/// Whether `host` is this machine — a loopback or unspecified address, or one of its interfaces'
+/// — as an IP literal in any numeric spelling
 /// libcurl normalizes (`127.1`, `0x7f.1`, `2130706433`), or a name `/etc/hosts` maps to one.
 /// Not DNS: a hand-off does not wait on the network for every mirror, and root's configuration
 /// naming a public name that points home is not the agent's doing.
 fn loopback(host: &str) -> bool {
+    let mine = own_addresses();
     let local = |ip: IpAddr| {
-        ip.is_loopback()
-            || ip.is_unspecified()
-            || matches!(ip, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_unspecified()))
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+            v4 => v4,
+        };
+        ip.is_loopback() || ip.is_unspecified() || mine.contains(&ip)
     };
     if let Ok(ip) = host.parse::<IpAddr>() {
         return local(ip);
@@ -89,6 +97,23 @@ fn loopback(host: &str) -> bool {
         let ip = words.next().and_then(|w| w.parse::<IpAddr>().ok());
         ip.is_some_and(local) && words.any(|name| name.eq_ignore_ascii_case(host))
     })
+}
+
+/// Every address of this machine's interfaces (attack 24 F2: `http://<the machine's LAN
+/// address>:PORT` is served by whoever holds the port here, as loopback is).
+fn own_addresses() -> Vec<IpAddr> {
+    nix::ifaddrs::getifaddrs()
+        .map(|addrs| {
+            addrs
+                .filter_map(|a| a.address)
+                .filter_map(|sa| {
+                    sa.as_sockaddr_in()
+                        .map(|v4| IpAddr::V4(v4.ip()))
+                        .or_else(|| sa.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip())))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// An IPv4 address in the forms `inet_aton` and libcurl's URL parser take: one to four parts,
@@ -154,14 +179,12 @@ pub(crate) fn on_this_machine(c: &PacmanConf) -> Result<Vec<PathBuf>, String> {
     Ok(dirs)
 }
 
-/// The repository's `SigLevel`, else the global one, else pacman's default.
+/// The repository's effective `SigLevel`: pacman's default, the global words over it, the
+/// repository's over those (attack 24 F1: `SigLevel = Never` globally and `DatabaseOptional` in
+/// the repository is `PackageNever` to pacman — `pacman-conf` shows it).
 fn signed(c: &PacmanConf, r: &RepoConf) -> bool {
-    let words = if r.sig_level.is_empty() {
-        &c.sig_level
-    } else {
-        &r.sig_level
-    };
-    packages_must_be_signed(words)
+    let words: Vec<String> = c.sig_level.iter().chain(&r.sig_level).cloned().collect();
+    packages_must_be_signed(&words)
 }
 
 #[cfg(test)]
@@ -190,6 +213,31 @@ mod tests {
         }
     }
 
+    /// This machine's own interface addresses are on this machine too (attack 24 F2).
+    #[test]
+    fn a_server_on_one_of_the_machines_own_addresses_is_on_this_machine() {
+        for ip in own_addresses() {
+            let host = match ip {
+                IpAddr::V4(v4) => v4.to_string(),
+                IpAddr::V6(v6) => format!("[{v6}]"),
+            };
+            let url = format!("http://{host}:8080/repo");
+            assert!(matches!(source(&url), Ok(Source::Loopback(_))), "{url}");
+        }
+        assert!(!own_addresses().is_empty(), "loopback at least");
+    }
+
+    /// Attack 24 F1: the repository's `SigLevel` goes over the global one, as pacman merges them.
+    #[test]
+    fn a_repositorys_siglevel_goes_over_the_global_one() {
+        let c = archgate_pacman::conf::PacmanConf::parse(
+            std::path::Path::new("/x/pacman.conf"),
+            "[options]\nSigLevel = Never\n[custom]\nSigLevel = DatabaseOptional\nServer = http://127.0.0.1/x\n",
+        )
+        .unwrap();
+        assert!(on_this_machine(&c).is_err());
+    }
+
     /// Attack 22 F4: a server on a loopback address, in any spelling, is on this machine.
     #[test]
     fn a_server_on_a_loopback_address_is_on_this_machine() {
@@ -199,6 +247,7 @@ mod tests {
             "https://repo.localhost/x",
             "http://user:pw@127.0.0.1/x",
             "http://[::1]:9129/repo",
+            "http://[::1%25lo]:9129/repo",
             "http://127.1/x",
             "http://2130706433/x",
             "http://0x7f.1/x",
