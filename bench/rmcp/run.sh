@@ -6,7 +6,9 @@
 # Prints the table: archgate / bare at 1, 16 and 64 clients for `pacman_conf` (the headline: the
 # pipeline's cost; target >= 90% at 1 and 16) and `system_status` (the pipeline plus the tool's
 # /proc and /sys reads), the machine's load, archgate's idle RSS, that the log holds one record
-# per call, system calls and context switches a call (bench/rmcp/percall.py), and the gate's p99.
+# per call, system calls and context switches a call (bench/rmcp/percall.py), idle RSS as a person
+# installs the binary (bench/rmcp/idle_rss.py: `install -m755` to a fresh path, several samples,
+# where the memory goes), and the gate's p99.
 #   bash bench/rmcp/run.sh
 #   ARCHGATE_BEFORE_BIN=/path/to/an/earlier/archgate bash bench/rmcp/run.sh   # before / after, same rounds
 # Knobs: BENCH_REQUESTS (per round, 3000), BENCH_ROUNDS (3), BENCH_WARMUP (1000), BENCH_CLIENTS
@@ -48,6 +50,9 @@ if command -v perf >/dev/null; then
   python3 "$top/bench/rmcp/percall.py"
   echo
 fi
+# Idle RSS as installed (the target: <= 16 MiB), and where it goes.
+python3 "$top/bench/rmcp/idle_rss.py"
+echo
 # The gate alone: admission to record, the tool's work excluded (a tool that returns at once).
 cargo bench --locked -p archgate-core --manifest-path "$top/Cargo.toml" --bench gate |
   grep -E 'gate overhead|p50|log holds|audit writer'

@@ -263,9 +263,9 @@ impl McpServer {
         }
         // The call runs apart from its request: when the request ends first, a call whose act
         // work has not started is stopped (a waiting question withdrawn, nothing ran), and one
-        // whose work started runs to its end, its record saying what it did — as a task's does
-        // (`apart.rs`; attack 15 F3).
-        let (work, _stop) = super::apart::spawn(
+        // whose work started runs to its end in a task of its own, its record saying what it
+        // did — as a task's does (`apart.rs`; attack 15 F3).
+        let mut work = super::apart::start(
             self.app.gate.clone(),
             client.into_owned(),
             session,
@@ -273,8 +273,9 @@ impl McpServer {
             args,
             relay,
         );
+        let token = cx.meta.get_progress_token();
         let r = tokio::select! {
-            r = super::progress::while_running(work, cx.meta.get_progress_token(), &cx.peer) => r,
+            r = super::progress::while_running(&mut work, token, &cx.peer) => r,
             _ = cx.ct.cancelled() => {
                 return Err(McpError::internal_error("the request was cancelled", None));
             }
@@ -282,9 +283,7 @@ impl McpServer {
                 return Err(McpError::internal_error("the session ended", None));
             }
         };
-        let r = r.map_err(|e| {
-            McpError::internal_error(format!("the call ended abnormally: {e}"), None)
-        })?;
+        let r = r.map_err(|_| McpError::internal_error("the call ended abnormally", None))?;
         handed(&r);
         to_response(r)
     }
