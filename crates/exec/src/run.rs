@@ -55,7 +55,7 @@ fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::pro
     } else {
         Vec::new()
     };
-    let env = crate::env::build(inherited, executor.config(), &spec.env);
+    let env = crate::env::build_with(inherited, executor.config(), &spec.env, spec.root_path_only);
     let mut cmd = std::process::Command::new(resolved);
     cmd.arg0(arg0(std::ffi::OsStr::new(&spec.program), resolved))
         .args(&spec.args)

@@ -29,6 +29,9 @@ pub struct CommandSpec {
     /// Whether archgate's own environment is the base (filtered by the table); see
     /// [`CommandSpec::clear_env`].
     pub(crate) inherit_env: bool,
+    /// Whether the program's `PATH` holds root's directories only; see
+    /// [`CommandSpec::root_path_only`].
+    pub(crate) root_path_only: bool,
 }
 
 impl CommandSpec {
@@ -44,6 +47,7 @@ impl CommandSpec {
             cwd: None,
             pin: None,
             inherit_env: true,
+            root_path_only: false,
         }
     }
 
@@ -71,6 +75,16 @@ impl CommandSpec {
     /// [`env`](Self::env) sets (still under the table's rules) and the rebuilt `PATH`.
     pub fn clear_env(mut self) -> Self {
         self.inherit_env = false;
+        self
+    }
+
+    /// The program's `PATH` holds only directories root's all the way (the person's search
+    /// directories left out): for a program whose own children must be root's programs — the
+    /// hand-off's terminal, whose notification and URL commands it finds on its `PATH` (attack
+    /// 24 F3: the person's `notify-send` forked a process that kept a control connection and
+    /// exec'd the real helper under it).
+    pub fn root_path_only(mut self) -> Self {
+        self.root_path_only = true;
         self
     }
 

@@ -234,6 +234,18 @@ pub fn build(
     cfg: &ExecConfig,
     extra: &[(String, String)],
 ) -> Vec<(OsString, OsString)> {
+    build_with(inherited, cfg, extra, false)
+}
+
+/// [`build`], with `root_path`: `PATH` then holds only directories root's all the way, the
+/// person's search directories left out (`CommandSpec::root_path_only`: the hand-off's terminal,
+/// whose own children must be root's programs — attack 24 F3).
+pub fn build_with(
+    inherited: impl IntoIterator<Item = (OsString, OsString)>,
+    cfg: &ExecConfig,
+    extra: &[(String, String)],
+    root_path: bool,
+) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = Vec::new();
     for (k, v) in inherited {
         if is_allowed(&k) {
@@ -301,20 +313,20 @@ pub fn build(
             out.push((k, v));
         }
     }
+    // Root's directories only: whatever a client could have made is the person's.
+    let root_only = ExecConfig {
+        person_uid: None,
+        ..cfg.clone()
+    };
+    let roots =
+        |d: &Path| d.is_absolute() && crate::resolve::check_directory(&root_only, d).is_ok();
     let mut dirs: Vec<PathBuf> = Vec::with_capacity(cfg.search_dirs.len() + 4);
     for d in &cfg.search_dirs {
-        if !dirs.contains(d) && trusted(d) {
+        if !dirs.contains(d) && if root_path { roots(d) } else { trusted(d) } {
             dirs.push(d.clone());
         }
     }
     if let Some(p) = inherited_path {
-        // Root's directories only: whatever a client could have made is the person's.
-        let root_only = ExecConfig {
-            person_uid: None,
-            ..cfg.clone()
-        };
-        let roots =
-            |d: &Path| d.is_absolute() && crate::resolve::check_directory(&root_only, d).is_ok();
         for d in kept_dirs(&p, &roots) {
             if !dirs.contains(&d) {
                 dirs.push(d);

@@ -245,3 +245,46 @@ fn the_sessions_sockets_are_named_not_pointed_at() {
     assert!(keys(&[("XDG_RUNTIME_DIR", r)]).is_empty());
     assert!(local_display(":1.0") && !local_display(":") && !local_display("unix:0"));
 }
+
+/// Attack 24 F3: a `PATH` of root's directories leaves out a search directory of the person's
+/// (the hand-off's terminal finds its notification and URL commands on it); the rest of the
+/// environment is built as always.
+#[test]
+fn a_root_path_leaves_out_the_persons_search_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let search = t.path().join("search");
+    std::fs::create_dir(&search).unwrap();
+    let me = nix::unistd::geteuid().as_raw();
+    // The person's directory: this uid's, or when the tests run as root, nobody's made so.
+    let person = if me == 0 {
+        nix::unistd::chown(&search, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+        65534
+    } else {
+        me
+    };
+    let cfg = ExecConfig {
+        require_root_owned: true,
+        person_uid: Some(person),
+        ..open_cfg(&[search.to_str().unwrap(), "/usr/bin"])
+    };
+    let path_of = |env: Vec<(OsString, OsString)>| {
+        env.into_iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let inherited = os(&[("PATH", "/usr/bin"), ("LANG", "C.UTF-8")]);
+    let usual = path_of(build(inherited.clone(), &cfg, &[]));
+    assert!(
+        usual.split(':').any(|d| d == search.to_str().unwrap()),
+        "{usual}"
+    );
+    let env = build_with(inherited, &cfg, &[], true);
+    assert!(env.iter().any(|(k, _)| k == "LANG"), "{env:?}");
+    let rooted = path_of(env);
+    assert!(
+        !rooted.split(':').any(|d| d == search.to_str().unwrap()),
+        "{rooted}"
+    );
+    assert!(rooted.split(':').any(|d| d == "/usr/bin"), "{rooted}");
+}

@@ -243,22 +243,13 @@ pub async fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<u32, Stri
         format!("archgate itself is not root's alone, so the helper in the terminal could be anyone's: {e}")
     })?;
     let mut argv = term.argv(&me.to_string_lossy(), id).into_iter();
-    // The terminal starts from nothing but the desktop's sockets, the locale and a home that is
-    // no one's (attack 22 F3; class: *the person's files configuring a program archgate starts
-    // for the person's eyes*: `--config=/dev/null` kept foot's own file out, but fontconfig still
-    // read the person's `fonts.conf` — the agent's font drew `S` as `R`, so the terminal showed
-    // `pacman -R` while `-S` ran). With `HOME` at `/nonexistent` and no `XDG_*_HOME`, fontconfig
-    // reads only the system's configuration and fonts; the helper needs nothing of the person's
-    // environment (its command's is built from facts: `facts_env.rs`).
+    // The terminal's `PATH` holds root's directories only: what the terminal starts itself — a
+    // notification or URL command — is root's program (attack 24 F3: the person's `notify-send`,
+    // a direct child of the terminal, kept a control connection and exec'd the real helper under
+    // it).
     let mut spec = CommandSpec::new(argv.next().unwrap_or_default())
         .args(argv)
-        .clear_env()
-        .env("HOME", archgate_core::exec::env::NO_HOME);
-    for k in ["LANG", "LC_ALL", "LC_CTYPE"] {
-        if let Ok(v) = std::env::var(k) {
-            spec = spec.env(k, v);
-        }
-    }
+        .root_path_only();
     if let Some(w) = &desk.wayland_display {
         spec = spec.env("WAYLAND_DISPLAY", w);
     }

@@ -12,7 +12,8 @@
 //! that no route names; power commands by name and through an entry; a route's script handed to
 //! a shell, an interpreter or a terminal by an entry. Each must be judged as the
 //! route (parked as destructive, blocked) or refused — and a web app (an entry whose `Exec=` is
-//! `omarchy-launch-webapp URL`) must still launch, as the `launch webapp` route it is.
+//! `omarchy-launch-webapp URL`) must still launch, as the `launch webapp` route it is, once the
+//! person says yes (its browser is the person's pick: `adversary/picked.rs`).
 
 use serde_json::json;
 
@@ -236,8 +237,9 @@ fn a_web_app_still_launches_as_the_launch_webapp_route() {
     );
     let mut s = session(&rig);
     s.call(1, "launch", json!({"app": "Example"}));
+    approve_the_pick(&rig);
     let (ok, body) = result_text(&s.response(1));
-    assert!(ok, "the web app under developer mode: {body}");
+    assert!(ok, "the web app, approved: {body}");
     // Started detached: wait for its record of the call.
     let ran = wait_for("the web app's script to run", || {
         let r = rig.ran();
@@ -254,7 +256,20 @@ fn a_web_app_still_launches_as_the_launch_webapp_route() {
             .find(|r| r["tool"] == "launch" && r["outcome"] == "ok")
     });
     assert_eq!(rec["route"], "omarchy launch webapp", "{rec}");
-    assert_eq!(rec["tier"], "act", "{rec}");
+    // Its browser is picked from the person's directories first (attack 24 F4): the person's.
+    assert_eq!(rec["tier"], "destructive", "{rec}");
+}
+
+/// A web app's browser is the person's pick (the script reads their applications directory
+/// first, where the agent may write before it runs: attack 24 F4), so developer mode does not
+/// approve it; the question says so, and the person approves.
+fn approve_the_pick(rig: &OmarchyRig) {
+    let q = rig.env.one_pending();
+    assert!(q.to_string().contains("none there now"), "{q}");
+    assert!(rig.ran().is_empty(), "the web app ran before a yes");
+    let qid = q["id"].as_str().unwrap().to_owned();
+    let out = rig.env.run(&["approve", &qid]);
+    assert!(out.status.success(), "{}", text(&out));
 }
 
 /// Omarchy's focus-or-launch web app entry (`omarchy-launch-or-focus-webapp PATTERN URL`) hands
@@ -274,8 +289,9 @@ fn a_focus_or_launch_web_app_launches_as_launch_webapp_with_the_address_alone() 
     );
     let mut s = session(&rig);
     s.call(1, "launch", json!({"app": "HEY"}));
+    approve_the_pick(&rig);
     let (ok, body) = result_text(&s.response(1));
-    assert!(ok, "the web app under developer mode: {body}");
+    assert!(ok, "the web app, approved: {body}");
     let ran = wait_for("the web app's script to run", || {
         let r = rig.ran();
         (!r.is_empty()).then_some(r)

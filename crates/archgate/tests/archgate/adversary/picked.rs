@@ -299,11 +299,18 @@ fn a_person_s_entry_changed_after_the_question_refuses_the_run() {
     assert!(ran.is_empty(), "something ran: {ran:?}");
 }
 
+/// Attack 24 F4: with no entry of the person's when archgate looks, the script still reads the
+/// person's directory first when it runs — where the agent may write one in between — so even
+/// then developer mode does not approve it: the question says so, and the person's yes launches.
 #[test]
-fn with_no_file_of_the_person_s_developer_mode_still_launches_the_web_app() {
+fn with_no_file_of_the_person_s_the_web_app_still_asks_and_a_yes_launches_it() {
     let rig = rig();
     let mut s = session(&rig, true);
     webapp(&mut s, 1);
+    let q = parked(&rig, &["none there now"]);
+    let qid = q["id"].as_str().unwrap().to_owned();
+    let out = rig.env.run(&["approve", &qid]);
+    assert!(out.status.success(), "{}", text(&out));
     let _ = s.response(1);
     let ran = wait_for("the web app's script to run", || {
         let r = rig.ran();
@@ -316,8 +323,7 @@ fn with_no_file_of_the_person_s_developer_mode_still_launches_the_web_app() {
             .into_iter()
             .find(|r| r["tool"] == "omarchy_run")
     });
-    assert_eq!(rec["tier"], "act", "{rec}");
-    assert_eq!(rec["approval"]["channel"], "developer_mode", "{rec}");
+    assert_eq!(rec["approval"]["channel"], "cli", "{rec}");
 }
 
 #[test]
