@@ -61,6 +61,12 @@ fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::pro
         .args(&spec.args)
         .env_clear()
         .envs(env)
+        // Set, never passed on: a Python program (a route's `powerprofilesctl`) would otherwise
+        // run the `import` lines of the person's `~/.local/lib/python3.X/site-packages/*.pth`
+        // and their `usercustomize` before its own first line — the person's files, the agent's
+        // to write (attack 25 F4; class: *an interpreter started so that it reads the person's
+        // start-up files*, the environment-is-code class of attack 18 F2).
+        .env("PYTHONNOUSERSITE", "1")
         .current_dir(spec.cwd.as_deref().unwrap_or(Path::new("/")))
         .process_group(0);
     cmd

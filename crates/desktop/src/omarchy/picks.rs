@@ -231,8 +231,26 @@ pub fn sites_in(script: &str, n: usize, line: &str) -> Vec<PickSite> {
         .split(|c: char| c.is_whitespace() || ";|&(){}`<>!".contains(c))
         .filter(|w| !w.is_empty())
         .collect();
+    let at = |n: usize| Seen {
+        script: script.to_owned(),
+        line: n,
+        what: line.chars().take(120).collect(),
+    };
     for (i, t) in tokens.iter().enumerate() {
         let bare = t.trim_matches(|c| c == '"' || c == '\'');
+        // A shell started to read the person's startup files runs them as its code, as
+        // `source ~/FILE` does (attack 25 F1: `bash -lc` ran the agent's `~/.bash_profile`).
+        for rel in startup_files(bare, &tokens[i + 1..]) {
+            let site = PickSite {
+                picker: "source",
+                kind: PickKind::Sourced,
+                seen: at(n),
+                word: Some((*rel).to_owned()),
+            };
+            if !out.contains(&site) {
+                out.push(site);
+            }
+        }
         if bare == "source" || bare == "." {
             // Only a file under the home: `source omarchy-restart-gum` is one of Omarchy's own.
             if let Some(rel) = tokens.get(i + 1).and_then(|w| under_home(w)) {
@@ -278,6 +296,31 @@ pub fn sites_in(script: &str, n: usize, line: &str) -> Vec<PickSite> {
     out
 }
 
+/// The person's startup files a shell invocation reads before its command: `bash` as a login
+/// shell (`-l`, `-lc`, `--login`) reads the first of `~/.bash_profile`, `~/.bash_login`,
+/// `~/.profile`; interactive (`-i`) `~/.bashrc`; `sh` (dash) as a login shell `~/.profile`.
+/// Flags are the words after the program that start with `-`.
+fn startup_files(program: &str, rest: &[&str]) -> &'static [&'static str] {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let flags: Vec<&str> = rest
+        .iter()
+        .map(|w| w.trim_matches(|c| c == '"' || c == '\''))
+        .take_while(|w| w.starts_with('-'))
+        .collect();
+    let short = |c: char| {
+        flags
+            .iter()
+            .any(|f| !f.starts_with("--") && f[1..].contains(c))
+    };
+    let login = short('l') || flags.contains(&"--login");
+    match name {
+        "bash" if login => &[".bash_profile", ".bash_login", ".profile"],
+        "bash" if short('i') => &[".bashrc"],
+        "sh" | "dash" if login => &[".profile"],
+        _ => &[],
+    }
+}
+
 /// A path a script writes under the home (`~/X`, `$HOME/X`, `${HOME}/X`, quoted or not), as
 /// `X`; `None` for any other path, or one that climbs out (`..`).
 fn under_home(word: &str) -> Option<String> {
@@ -312,6 +355,31 @@ pub fn own_site(binary: &str) -> Option<PickSite> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Attack 25 F1: a login or interactive shell reads the person's startup files as its code
+    /// (Omarchy 4's `omarchy-system-sleep-monitor`: `exec systemd-inhibit … bash -lc "…"`).
+    #[test]
+    fn a_login_shell_is_a_sourced_file_of_the_persons() {
+        let words = |l: &str| -> Vec<String> {
+            sites_in("s", 1, l)
+                .into_iter()
+                .filter(|s| s.kind == PickKind::Sourced)
+                .filter_map(|s| s.word)
+                .collect()
+        };
+        assert_eq!(
+            words(r#"exec systemd-inhibit --what=sleep bash -lc "$monitor_command | tail""#),
+            [".bash_profile", ".bash_login", ".profile"]
+        );
+        assert_eq!(
+            words("bash --login -c true"),
+            [".bash_profile", ".bash_login", ".profile"]
+        );
+        assert_eq!(words("/bin/bash -i"), [".bashrc"]);
+        assert_eq!(words("sh -l -c x"), [".profile"]);
+        assert!(words(r#"bash -c "echo -l""#).is_empty());
+        assert!(words("bash script.sh -l").is_empty());
+    }
 
     #[test]
     fn pickers_are_found_with_the_word_they_pick_by() {

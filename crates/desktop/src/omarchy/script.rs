@@ -304,7 +304,31 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 facts.reaches_home = Some(at(p));
             }
             facts.sudo_programs.extend(sudo_programs_in(line));
-            for site in crate::omarchy::picks::sites_in(&name, n, line) {
+            let sites = crate::omarchy::picks::sites_in(&name, n, line);
+            for c in called(line) {
+                // A picker reached by any spelling this reader finds — inside a string, a
+                // variable later `eval`ed (`LAUNCH_COMMAND="omarchy-launch-webapp $@"`) — is a
+                // pick site too, when `sites_in` did not already see it on this line (attack 25
+                // F3: two readers of one line disagreed, and the pick went unseen).
+                if let Some(p) = crate::omarchy::picks::picker(c)
+                    && !sites.iter().any(|s| s.picker == p.name)
+                {
+                    let site = crate::omarchy::picks::PickSite {
+                        picker: p.name,
+                        kind: p.kind,
+                        seen: Seen {
+                            script: name.clone(),
+                            line: n,
+                            what: cut(line),
+                        },
+                        word: None,
+                    };
+                    if !facts.picks.contains(&site) {
+                        facts.picks.push(site);
+                    }
+                }
+            }
+            for site in sites {
                 if !facts.picks.contains(&site) {
                     facts.picks.push(site);
                 }

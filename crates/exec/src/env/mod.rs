@@ -9,6 +9,10 @@
 //! attacks already seen; the table names what programs need, so the next loader variable is
 //! dropped by construction.
 //!
+//! One variable is set for every program at the spawn site (`run.rs`), whatever the session has:
+//! `PYTHONNOUSERSITE=1` (no Python program archgate starts runs the person's user-site `.pth`
+//! files: attack 25 F4).
+//!
 //! Variables that name directories programs load code or launchers from are checked with the
 //! same trust rule the executor applies to the program itself ([`crate::Executor::check_directory`]:
 //! every component up to `/` owned by root or the person, writable by neither group nor
@@ -100,6 +104,11 @@ pub struct Passed {
 
 /// Every variable a program archgate starts may receive, and why. Nothing else passes.
 pub const TABLE: &[Passed] = &[
+    Passed {
+        names: &["PYTHONNOUSERSITE"],
+        carries: Carries::Value,
+        why: "set to 1 for every program at the spawn site (run.rs): no Python program archgate starts runs the person's user-site .pth files (attack 25 F4)",
+    },
     Passed {
         names: &["HOME"],
         carries: Carries::TrustedDir,

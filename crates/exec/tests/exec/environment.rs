@@ -268,11 +268,31 @@ async fn a_cleared_spec_gets_only_what_it_names_and_a_trusted_path() {
         .filter_map(|l| l.split_once('=').map(|(k, _)| k))
         .collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["HOME", "PATH"], "{text}");
+    assert_eq!(keys, ["HOME", "PATH", "PYTHONNOUSERSITE"], "{text}"); // sorted
     let path = text
         .lines()
         .find_map(|l| l.strip_prefix("PATH="))
         .expect("a PATH");
     let dirs: Vec<&str> = path.split(':').collect();
     assert!(dirs.contains(&"/usr/bin"), "{path}");
+}
+
+/// Attack 25 F4: a Python program archgate starts never runs the person's user-site `.pth`
+/// files (they run `import` lines before the program's first): `PYTHONNOUSERSITE=1` is set
+/// whatever the session has, and Python itself says user site is off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_program_never_loads_the_persons_user_site() {
+    let out = permit()
+        .run(CommandSpec::new("python3").args([
+            "-c",
+            "import site, sys; print(site.ENABLE_USER_SITE, sys.flags.no_user_site)",
+        ]))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.stdout_lossy().trim(),
+        "False 1",
+        "{}",
+        out.stderr_lossy()
+    );
 }

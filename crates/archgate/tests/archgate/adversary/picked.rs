@@ -23,6 +23,12 @@ use crate::support::{StdioServer, result_text, text, wait_for};
 
 const URL: &str = "https://example.org/";
 
+/// Our own text in the shape of Omarchy 4's bin/omarchy-launch-webapp.
+const WEBAPP_SCRIPT: &str = "browser=chromium.desktop\n\
+     exec $(sed -n 's/^Exec=\\([^ ]*\\).*/\\1/p' \"$HOME/.local/share/applications/$browser\" \
+     \"$HOME/.nix-profile/share/applications/$browser\" \"/usr/share/applications/$browser\" \
+     2>/dev/null | head -1) --app=\"$1\"";
+
 fn rig() -> OmarchyRig {
     let rig = OmarchyRig::new(
         &[
@@ -57,14 +63,7 @@ fn rig() -> OmarchyRig {
         ],
         "",
     );
-    // Our own text in the shape of Omarchy 4's bin/omarchy-launch-webapp.
-    rig.set_script(
-        "omarchy-launch-webapp",
-        "browser=chromium.desktop\n\
-         exec $(sed -n 's/^Exec=\\([^ ]*\\).*/\\1/p' \"$HOME/.local/share/applications/$browser\" \
-         \"$HOME/.nix-profile/share/applications/$browser\" \"/usr/share/applications/$browser\" \
-         2>/dev/null | head -1) --app=\"$1\"",
-    );
+    rig.set_script("omarchy-launch-webapp", WEBAPP_SCRIPT);
     // … of bin/omarchy-launch-editor (the terminal editors' branch left out).
     rig.set_script(
         "omarchy-launch-editor",
@@ -388,4 +387,76 @@ fn a_route_that_sources_a_file_of_the_person_s_is_never_automatic() {
     let q = parked(&rig, &[".config/user-dirs.dirs", "sources it"]);
     declined(&rig, &mut s, &q, 1);
     assert!(!mark.exists(), "the sourced file ran");
+}
+
+/// Attack 25 F3: a picker reached through a string the script later `eval`s — Omarchy 4's
+/// `omarchy-launch-or-focus-webapp` (`LAUNCH_COMMAND="omarchy-launch-webapp $@"`, handed to
+/// `omarchy-launch-or-focus`, which `eval`s it) — is seen: the person's entry naming a route's
+/// script is refused as for `launch webapp`.
+#[test]
+fn a_picker_reached_through_a_string_the_script_evals_is_seen() {
+    let rig = OmarchyRig::new(
+        &[
+            Entry {
+                words: "system reboot",
+                args: "",
+            },
+            Entry {
+                words: "launch or focus webapp",
+                args: "<window-pattern> <url-and-flags...>",
+            },
+        ],
+        "",
+    );
+    rig.set_script("omarchy-launch-webapp", WEBAPP_SCRIPT);
+    // Our own text in the shape of Omarchy 4's two scripts.
+    rig.set_script(
+        "omarchy-launch-or-focus-webapp",
+        "WINDOW_PATTERN=\"$1\"\nshift\nLAUNCH_COMMAND=\"omarchy-launch-webapp $@\"\n\
+         exec omarchy-launch-or-focus \"$WINDOW_PATTERN\" \"$LAUNCH_COMMAND\"",
+    );
+    rig.set_script("omarchy-launch-or-focus", "eval exec $2");
+    browser_entry(&rig, "omarchy-system-reboot");
+    let mut s = session(&rig, true);
+    s.call(
+        1,
+        "omarchy_run",
+        json!({"route": "launch or focus webapp", "args": ["Example", URL]}),
+    );
+    let (ok, body) = result_text(&s.response(1));
+    assert!(!ok, "the web app ran the reboot route's script: {body}");
+    assert!(body.contains("chromium.desktop"), "{body}");
+    let ran = rig.ran();
+    assert!(
+        !ran.iter().any(|r| r.starts_with("omarchy-system-reboot")),
+        "the reboot script ran: {ran:?}"
+    );
+}
+
+/// Attack 25 F1: a route whose script starts a login shell (`bash -lc`, Omarchy 4's
+/// `omarchy-system-sleep-monitor`) runs the person's `~/.bash_profile` as its code: never
+/// automatic, and the question names the file.
+#[test]
+fn a_route_that_starts_a_login_shell_is_never_automatic() {
+    let rig = OmarchyRig::new(
+        &[Entry {
+            words: "system sleep monitor",
+            args: "",
+        }],
+        "",
+    );
+    rig.set_script(
+        "omarchy-system-sleep-monitor",
+        "exec bash -lc \"echo monitoring\"",
+    );
+    person_file(&rig, ".bash_profile", "echo agent\n");
+    let mut s = session(&rig, true);
+    s.call(
+        1,
+        "omarchy_run",
+        json!({"route": "system sleep monitor", "args": []}),
+    );
+    let q = parked(&rig, &[".bash_profile"]);
+    assert_eq!(q["tier"], "destructive", "{q}");
+    declined(&rig, &mut s, &q, 1);
 }
