@@ -152,17 +152,22 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
         if full.len() >= PACMAN_LINE_MAX {
             return Err(err(line_no, ConfProblem::LineTooLong(PACMAN_LINE_MAX - 1)));
         }
-        let line = full.trim();
+        // pacman's `strtrim` trims what C's `isspace` calls space: ASCII only (attack 25 F6:
+        // `[testrepo` + a no-break space + `]` is another repository to pacman).
+        let line = full.trim_matches(|c: char| c.is_ascii_whitespace());
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         if let Some(rest) = line.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-            let name = rest.trim();
+            let name = rest.trim_matches(|c: char| c.is_ascii_whitespace());
             if name.is_empty() {
                 return Err(err(line_no, ConfProblem::EmptySectionName));
             }
             if name != "options" {
-                if name == "local" || name.contains('/') || name.contains(char::is_whitespace) {
+                if name == "local"
+                    || name.contains('/')
+                    || name.contains(|c: char| c.is_ascii_whitespace())
+                {
                     return Err(err(line_no, ConfProblem::BadRepoName(name.to_owned())));
                 }
                 if !raw.repos.iter().any(|r| r.name == name) {
@@ -180,7 +185,10 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
             continue;
         }
         let (key, value) = match line.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(v.trim())),
+            Some((k, v)) => (
+                k.trim_matches(|c: char| c.is_ascii_whitespace()),
+                Some(v.trim_matches(|c: char| c.is_ascii_whitespace())),
+            ),
             None => (line, None),
         };
         let Some(section) = raw.section.clone() else {
@@ -202,7 +210,7 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
             continue;
         }
         let words: Vec<String> = value
-            .map(|v| v.split_whitespace().map(str::to_owned).collect())
+            .map(|v| v.split_ascii_whitespace().map(str::to_owned).collect())
             .unwrap_or_default();
         if section == "options" {
             let entry = raw.options.entry(key.to_owned()).or_default();

@@ -137,3 +137,28 @@ fn the_section_an_included_file_ends_in_goes_on_after_the_include() {
     let other = c.repos.iter().find(|r| r.name == "other").unwrap();
     assert!(other.servers.contains(&"http://127.0.0.1/x".to_owned()));
 }
+
+/// Attack 25 F6: pacman trims only ASCII space (`strtrim`, C's `isspace`): `[testrepo` + a
+/// no-break space + `]` is another repository to pacman, and to archgate.
+#[test]
+fn only_ascii_space_is_trimmed_as_pacman_trims_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pacman.conf");
+    std::fs::write(
+        &file,
+        "[options]\nArchitecture = x86_64\n[testrepo]\nServer = https://a.invalid/\n[testrepo\u{a0}]\nServer = http://127.0.0.1/x\n",
+    )
+    .unwrap();
+    let c = PacmanConf::load(&file).unwrap();
+    let names: Vec<&str> = c.repos.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(pacman_conf(&file, &["--repo-list"]).len(), 2);
+    for r in &c.repos {
+        assert_eq!(
+            r.servers,
+            pacman_conf(&file, &["--repo", &r.name, "Server"]),
+            "{}",
+            r.name
+        );
+    }
+}

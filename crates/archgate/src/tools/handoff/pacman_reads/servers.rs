@@ -61,6 +61,14 @@ pub(crate) fn source(url: &str) -> Result<Source, String> {
         hostport.split(':').next().unwrap_or("")
     };
     let host = archgate_desktop::url_check::percent_decode(host).to_ascii_lowercase();
+    // libcurl maps an international name to ASCII before it connects (`ｌｏｃａｌｈｏｓｔ`,
+    // `127。0。0。1` are localhost to it under a UTF-8 locale: attack 25 F7); archgate does not
+    // reimplement that mapping, so a host that is not ASCII is one it cannot place.
+    if !host.is_ascii() {
+        return Err(format!(
+            "the server `{url}` names a host that is not ASCII, which archgate cannot place"
+        ));
+    }
     let host = host.trim_end_matches('.');
     if host.is_empty() {
         return Err(format!("the server `{url}` names no host"));
@@ -208,7 +216,14 @@ mod tests {
                 "{url}"
             );
         }
-        for url in ["file://host.example/srv", "file:/home/alice", "/srv/repo"] {
+        for url in [
+            "file://host.example/srv",
+            "file:/home/alice",
+            "/srv/repo",
+            // Attack 25 F7: names libcurl maps to localhost (fullwidth, ideographic full stop).
+            "http://\u{ff4c}\u{ff4f}\u{ff43}\u{ff41}\u{ff4c}\u{ff48}\u{ff4f}\u{ff53}\u{ff54}:8080/x",
+            "http://127\u{3002}0\u{3002}0\u{3002}1/x",
+        ] {
             assert!(source(url).is_err(), "{url}");
         }
     }
