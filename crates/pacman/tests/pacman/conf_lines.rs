@@ -24,6 +24,18 @@ fn pacman_conf(file: &std::path::Path, args: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// Every repository's servers as `pacman-conf --repo NAME Server` lists them.
+fn servers_as_pacman_conf_says(c: &PacmanConf, file: &std::path::Path) {
+    for r in &c.repos {
+        assert_eq!(
+            r.servers,
+            pacman_conf(file, &["--repo", &r.name, "Server"]),
+            "{}",
+            r.name
+        );
+    }
+}
+
 #[test]
 fn comments_repeated_options_and_bracket_lines_are_read_as_pacman_conf_reads_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -126,14 +138,7 @@ fn the_section_an_included_file_ends_in_goes_on_after_the_include() {
     )
     .unwrap();
     let c = PacmanConf::load(&file).unwrap();
-    for r in &c.repos {
-        assert_eq!(
-            r.servers,
-            pacman_conf(&file, &["--repo", &r.name, "Server"]),
-            "{}",
-            r.name
-        );
-    }
+    servers_as_pacman_conf_says(&c, &file);
     let other = c.repos.iter().find(|r| r.name == "other").unwrap();
     assert!(other.servers.contains(&"http://127.0.0.1/x".to_owned()));
 }
@@ -153,12 +158,5 @@ fn only_ascii_space_is_trimmed_as_pacman_trims_it() {
     let names: Vec<&str> = c.repos.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names.len(), 2, "{names:?}");
     assert_eq!(pacman_conf(&file, &["--repo-list"]).len(), 2);
-    for r in &c.repos {
-        assert_eq!(
-            r.servers,
-            pacman_conf(&file, &["--repo", &r.name, "Server"]),
-            "{}",
-            r.name
-        );
-    }
+    servers_as_pacman_conf_says(&c, &file);
 }

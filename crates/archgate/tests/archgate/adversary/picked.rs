@@ -125,6 +125,18 @@ fn browser_entry(rig: &OmarchyRig, exec: &str) {
     );
 }
 
+/// Call 1 is refused, naming the person's browser entry, and the reboot route's script never ran.
+fn refused_naming_the_entry(rig: &OmarchyRig, s: &mut StdioServer) {
+    let (ok, body) = result_text(&s.response(1));
+    assert!(!ok, "the web app ran the reboot route's script: {body}");
+    assert!(body.contains("chromium.desktop"), "{body}");
+    let ran = rig.ran();
+    assert!(
+        !ran.iter().any(|r| r.starts_with("omarchy-system-reboot")),
+        "the reboot script ran: {ran:?}"
+    );
+}
+
 fn webapp(s: &mut StdioServer, id: u64) {
     s.call(
         id,
@@ -161,14 +173,7 @@ fn developer_mode_does_not_run_a_web_app_through_a_person_s_entry_naming_a_route
     browser_entry(&rig, "omarchy-system-reboot");
     let mut s = session(&rig, true);
     webapp(&mut s, 1);
-    let (ok, body) = result_text(&s.response(1));
-    assert!(!ok, "the web app ran the reboot route's script: {body}");
-    assert!(body.contains("chromium.desktop"), "{body}");
-    let ran = rig.ran();
-    assert!(
-        !ran.iter().any(|r| r.starts_with("omarchy-system-reboot")),
-        "the reboot script ran: {ran:?}"
-    );
+    refused_naming_the_entry(&rig, &mut s);
 }
 
 #[test]
@@ -423,14 +428,7 @@ fn a_picker_reached_through_a_string_the_script_evals_is_seen() {
         "omarchy_run",
         json!({"route": "launch or focus webapp", "args": ["Example", URL]}),
     );
-    let (ok, body) = result_text(&s.response(1));
-    assert!(!ok, "the web app ran the reboot route's script: {body}");
-    assert!(body.contains("chromium.desktop"), "{body}");
-    let ran = rig.ran();
-    assert!(
-        !ran.iter().any(|r| r.starts_with("omarchy-system-reboot")),
-        "the reboot script ran: {ran:?}"
-    );
+    refused_naming_the_entry(&rig, &mut s);
 }
 
 /// Attack 25 F1: a route whose script starts a login shell (`bash -lc`, Omarchy 4's

@@ -31,8 +31,30 @@ pub(crate) enum Source {
     Remote,
 }
 
+/// What "this machine" is, read once per judgement (not once per mirror): its interfaces'
+/// addresses and `/etc/hosts`.
+pub(crate) struct Here {
+    addresses: Vec<IpAddr>,
+    hosts: String,
+}
+
+impl Here {
+    pub(crate) fn now() -> Here {
+        Here {
+            addresses: own_addresses(),
+            hosts: std::fs::read_to_string("/etc/hosts").unwrap_or_default(),
+        }
+    }
+}
+
 /// Reads `url` as libcurl would; `Err` for a URL archgate cannot place.
+#[cfg(test)]
 pub(crate) fn source(url: &str) -> Result<Source, String> {
+    source_here(url, &Here::now())
+}
+
+/// [`source`], with this machine read already.
+pub(crate) fn source_here(url: &str, here: &Here) -> Result<Source, String> {
     let Some((scheme, rest)) = url.split_once("://") else {
         return Err(format!(
             "the server `{url}` has no scheme:// archgate can place"
@@ -73,7 +95,7 @@ pub(crate) fn source(url: &str) -> Result<Source, String> {
     if host.is_empty() {
         return Err(format!("the server `{url}` names no host"));
     }
-    if host == "localhost" || host.ends_with(".localhost") || loopback(host) {
+    if host == "localhost" || host.ends_with(".localhost") || loopback(host, here) {
         return Ok(Source::Loopback(host.to_owned()));
     }
     Ok(Source::Remote)
@@ -84,8 +106,8 @@ pub(crate) fn source(url: &str) -> Result<Source, String> {
 /// libcurl normalizes (`127.1`, `0x7f.1`, `2130706433`), or a name `/etc/hosts` maps to one.
 /// Not DNS: a hand-off does not wait on the network for every mirror, and root's configuration
 /// naming a public name that points home is not the agent's doing.
-fn loopback(host: &str) -> bool {
-    let mine = own_addresses();
+fn loopback(host: &str, here: &Here) -> bool {
+    let mine = &here.addresses;
     let local = |ip: IpAddr| {
         let ip = match ip {
             IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
@@ -99,8 +121,7 @@ fn loopback(host: &str) -> bool {
     if let Some(v4) = ipv4_numbers(host) {
         return local(IpAddr::V4(v4));
     }
-    let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
-    hosts.lines().any(|line| {
+    here.hosts.lines().any(|line| {
         let mut words = line.split('#').next().unwrap_or("").split_whitespace();
         let ip = words.next().and_then(|w| w.parse::<IpAddr>().ok());
         ip.is_some_and(local) && words.any(|name| name.eq_ignore_ascii_case(host))
@@ -169,10 +190,11 @@ fn packages_must_be_signed(words: &[String]) -> bool {
 /// The directories of the repositories pacman reads from this machine; a loopback server of a
 /// repository whose packages need no signature refuses.
 pub(crate) fn on_this_machine(c: &PacmanConf) -> Result<Vec<PathBuf>, String> {
+    let here = Here::now();
     let mut dirs = Vec::new();
     for r in &c.repos {
         for url in r.servers.iter().chain(&r.cache_servers) {
-            match source(url).map_err(|e| format!("[{}]: {e}", r.name))? {
+            match source_here(url, &here).map_err(|e| format!("[{}]: {e}", r.name))? {
                 Source::Dir(d) => dirs.push(d),
                 Source::Loopback(host) if !signed(c, r) => {
                     return Err(format!(
