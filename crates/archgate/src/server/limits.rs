@@ -183,14 +183,16 @@ impl Registry {
             None
         };
         if let Some(same_peer) = scope_peer {
+            // The quietest goes; among connections quiet since the same millisecond (a flood
+            // accepted in one burst), the oldest, so the choice never rests on hash order.
             let victim = m
-                .values()
-                .filter(open)
-                .filter(|c| !same_peer || c.peer == peer)
-                .filter(|c| !c.busy())
-                .min_by_key(|c| c.last.load(Ordering::Relaxed));
+                .iter()
+                .filter(|(_, c)| open(c))
+                .filter(|(_, c)| !same_peer || c.peer == peer)
+                .filter(|(_, c)| !c.busy())
+                .min_by_key(|(id, c)| (c.last.load(Ordering::Relaxed), **id));
             match victim {
-                Some(c) => {
+                Some((_, c)) => {
                     c.close.cancel();
                     stats.evicted.fetch_add(1, Ordering::Relaxed);
                 }
@@ -497,6 +499,26 @@ mod tests {
             idle_timeout: Duration::from_secs(20),
             max_connections: max,
             max_per_peer: per_peer,
+        }
+    }
+
+    #[test]
+    fn among_connections_quiet_since_the_same_millisecond_the_oldest_makes_room() {
+        let r = Registry::default();
+        let s = Stats::default();
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let l = limits(64, 8);
+        let held: Vec<Conn> = (0..8)
+            .map(|_| {
+                let (_, c) = r.admit(a, &l, &s).unwrap();
+                c.last.store(0, Ordering::Relaxed);
+                c
+            })
+            .collect();
+        for n in 0..4 {
+            r.admit(a, &l, &s).unwrap();
+            let closed: Vec<bool> = held.iter().map(|c| c.close.is_cancelled()).collect();
+            assert_eq!(closed, (0..8).map(|i| i <= n).collect::<Vec<_>>());
         }
     }
 
