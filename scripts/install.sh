@@ -35,6 +35,13 @@ if ! cmp -s "$top/packaging/polkit/org.archgate.policy" "$actions/org.archgate.p
   echo "for person presence, install archgate's polkit actions as root:" >&2
   echo "  sudo install -m644 $top/packaging/polkit/org.archgate.policy $actions/org.archgate.policy" >&2
 fi
+# A hand-off's terminal draws the command the person approves with root's fonts only
+# (tools/handoff/terminal.rs): it opens only when archgate's fonts.conf is root's.
+fonts=/usr/lib/archgate/fonts.conf
+if ! cmp -s "$top/packaging/handoff/fonts.conf" "$fonts" 2>/dev/null; then
+  echo "for hand-offs in a terminal archgate opens, install its fonts.conf as root:" >&2
+  echo "  sudo install -Dm644 $top/packaging/handoff/fonts.conf $fonts" >&2
+fi
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;
   *) echo "note: $prefix/bin is not on PATH; run it as $prefix/bin/archgate, or add $prefix/bin to PATH" >&2 ;;

@@ -7,7 +7,9 @@
 #
 # Needs root: everything happens in a private mount namespace, so the machine's own users and
 # sudo rules are never touched (safe on a developer desktop):
-#   /etc/passwd, shadow, group  ← copies plus this run's test user archgate-ho-XXXXXX (known password)
+#   /etc                        ← an overlay whose upper layer holds copies of passwd, shadow and
+#                                 group plus this run's test user archgate-ho-XXXXXX (known
+#                                 password), and of pam.d/sudo
 #   /etc/sudoers.d              ← a private directory holding only the test user's rule
 #   /usr/lib                    ← an overlay adding archgate's asking sudo (as its package does)
 # The packages are built as nobody (makepkg refuses root), the repository and the test root are
@@ -38,6 +40,8 @@ work=$(mktemp -d /tmp/archgate-handoff.XXXXXX)
 chmod 755 "$work"
 cleanup() {
   mountpoint -q /usr/lib && { umount /usr/lib 2>/dev/null || umount -l /usr/lib; }
+  mountpoint -q /etc/sudoers.d && { umount /etc/sudoers.d 2>/dev/null || umount -l /etc/sudoers.d; }
+  mountpoint -q /etc && { umount /etc 2>/dev/null || umount -l /etc; }
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -49,18 +53,22 @@ user="archgate-ho-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
 password="handoff-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 uid=$((61334 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' \n') % 20000))
 while getent passwd "$uid" >/dev/null || getent group "$uid" >/dev/null; do uid=$((uid + 1)); done
-mkdir -p "$work/etc" "$work/sudoers.d"
-for f in passwd shadow group; do cp -a "/etc/$f" "$work/etc/$f"; done
-echo "$user:x:$uid:$uid:archgate hand-off test:$work/userhome:/bin/sh" >>"$work/etc/passwd"
-echo "$user:$(openssl passwd -6 "$password"):19000:0:99999:7:::" >>"$work/etc/shadow"
-echo "$user:x:$uid:" >>"$work/etc/group"
-for f in passwd shadow group; do mount --bind "$work/etc/$f" "/etc/$f"; done
-chmod 750 "$work/sudoers.d"
-mount --bind "$work/sudoers.d" /etc/sudoers.d
+# An overlay, not a bind mount of each file: a file bound over /etc/passwd is left behind when
+# the machine replaces /etc/passwd by a rename (useradd, userdel, passwd on a developer's machine
+# during the run), and sudo then said "you do not exist in the passwd database". The machine's
+# /etc is the lower layer and is never written.
+etc="$work/etc"
+mkdir -p "$etc/upper/pam.d" "$etc/work" "$work/sudoers.d"
+for f in passwd shadow group; do cp -a "/etc/$f" "$etc/upper/$f"; done
+echo "$user:x:$uid:$uid:archgate hand-off test:$work/userhome:/bin/sh" >>"$etc/upper/passwd"
+echo "$user:$(openssl passwd -6 "$password"):19000:0:99999:7:::" >>"$etc/upper/shadow"
+echo "$user:x:$uid:" >>"$etc/upper/group"
 # sudo's PAM file: a private copy (root's, 0644) the PAM test rewrites and restores; the
 # machine's stays as it is.
-install -m 644 /etc/pam.d/sudo "$work/pam-sudo"
-mount --bind "$work/pam-sudo" /etc/pam.d/sudo
+install -m 644 /etc/pam.d/sudo "$etc/upper/pam.d/sudo"
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$etc/upper,workdir=$etc/work" /etc
+chmod 750 "$work/sudoers.d"
+mount --bind "$work/sudoers.d" /etc/sudoers.d
 install -d -o "$uid" -g "$uid" -m 700 "$work/userhome"
 
 # archgate's asking sudo as its package installs it (/usr/lib/archgate/sudo-asks/sudo, a link to
@@ -72,6 +80,8 @@ install -d -o "$uid" -g "$uid" -m 700 "$work/userhome"
 upper="$work/usrlib/upper"
 install -d -m755 "$work/usrlib" "$upper" "$upper/archgate" "$upper/archgate/sudo-asks" "$work/usrlib/work"
 ln -s "$work/archgate" "$upper/archgate/sudo-asks/sudo"
+# And the hand-off terminal's fonts.conf, where the package puts it (tools/handoff/terminal.rs).
+install -m644 "$top/packaging/handoff/fonts.conf" "$upper/archgate/fonts.conf"
 mount -t overlay overlay -o "lowerdir=/usr/lib,upperdir=$upper,workdir=$work/usrlib/work" /usr/lib
 
 # A German locale, for the test that sudo's words are judged in the C locale whatever the

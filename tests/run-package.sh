@@ -190,6 +190,8 @@ cmp -s "$r/usr/lib/systemd/user/archgate.socket" "$top/packaging/systemd/archgat
   fail "the packaged socket unit differs from packaging/systemd/archgate.socket"
 cmp -s "$r/usr/share/polkit-1/actions/org.archgate.policy" "$top/packaging/polkit/org.archgate.policy" ||
   fail "the packaged polkit actions differ from packaging/polkit/org.archgate.policy"
+cmp -s "$r/usr/lib/archgate/fonts.conf" "$top/packaging/handoff/fonts.conf" ||
+  fail "the packaged hand-off fonts.conf differs from packaging/handoff/fonts.conf"
 grep -q 'complete -F' "$r/usr/share/bash-completion/completions/archgate" || fail "bash completion looks wrong"
 grep -q '#compdef archgate' "$r/usr/share/zsh/site-functions/_archgate" || fail "zsh completion looks wrong"
 zcat "$r/usr/share/man/man1/archgate.1.gz" | grep -q '^\.TH archgate' || fail "the man page looks wrong"

@@ -1154,6 +1154,59 @@ def test_a_program_the_hand_off_terminal_starts_on_its_own_cannot_claim_it(perso
         a.close()
 
 
+AGENT_FONTS_CONF = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig><selectfont><rejectfont><glob>/usr/share/fonts/*</glob></rejectfont></selectfont></fontconfig>
+"""
+
+
+def test_the_hand_off_terminal_draws_the_command_with_roots_fonts_only(agent, person):
+    # Attack 22 F3 / 25 F5: the terminal's fontconfig read the person's fonts.conf and font
+    # directories - the agent's to write - and the agent's font drew S as R in the command the
+    # person reads. The agent here rejects every system font and leaves its own in the person's
+    # font directory, so a terminal reading the person's files could draw only with it.
+    system = sorted(p for p in Path("/usr/share/fonts").rglob("*") if p.suffix in (".ttf", ".otf"))
+    assert system, "no system font"
+    planted = [HOME / ".local" / "share" / "fonts" / ("agent-font" + system[0].suffix)]
+    confs = [HOME / "config" / "fontconfig" / "fonts.conf", HOME / ".config" / "fontconfig" / "fonts.conf"]
+    made = []
+    pid = None
+    try:
+        for f in (*planted, *confs):
+            for d in reversed(f.parents):
+                if HOME in d.parents and not d.exists():
+                    d.mkdir()
+                    os.chown(d, UID, GID)
+                    made.append(d)
+        for f in planted:
+            shutil.copyfile(system[0], f)
+            os.chown(f, UID, GID)
+        for f in confs:
+            f.write_text(AGENT_FONTS_CONF)
+            os.chown(f, UID, GID)
+        q = agent.handoff(["handoff-other"])
+        pid = person.helper(q)
+        person.wait_prompt(pid)
+        term = parent_of(pid)
+        environ = Path(f"/proc/{term}/environ").read_bytes().split(b"\0")
+        assert b"FONTCONFIG_FILE=/usr/lib/archgate/fonts.conf" in environ, environ
+        maps = Path(f"/proc/{term}/maps").read_text()
+        assert "agent-font" not in maps, "the terminal draws with the agent's font"
+        assert "/usr/share/fonts/" in maps, "the terminal draws with no system font"
+        person.answer_prompt(pid, "Escape")
+        r = result(q)
+        assert r["error"] and r["kind"] == "cancelled", r
+    finally:
+        for f in (*planted, *confs):
+            f.unlink(missing_ok=True)
+        shutil.rmtree(HOME / "cache" / "fontconfig", ignore_errors=True)
+        shutil.rmtree(HOME / ".cache" / "fontconfig", ignore_errors=True)
+        for d in reversed(made):
+            shutil.rmtree(d, ignore_errors=True)
+        if pid is not None:
+            person.close_terminal(pid)
+
+
 def test_one_hand_off_at_a_time_across_the_persons_archgate_processes(agent, person, session):
     # F8: two stdio servers, two terminals asking for a password at once.
     q = agent.handoff(["handoff-other"])

@@ -67,6 +67,11 @@ fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::pro
         // to write (attack 25 F4; class: *an interpreter started so that it reads the person's
         // start-up files*, the environment-is-code class of attack 18 F2).
         .env("PYTHONNOUSERSITE", "1")
+        // The same for every PulseAudio client (`pactl` in read routes): libpulse reads the
+        // person's `~/.config/pulse/client.conf`, and when no server answers it starts the
+        // `daemon-binary` that file names (attack 26 F7: a read route ran the agent's program).
+        // An empty configuration instead: the defaults, root's `/usr/bin/pulseaudio`.
+        .env("PULSE_CLIENTCONFIG", "/dev/null")
         .current_dir(spec.cwd.as_deref().unwrap_or(Path::new("/")))
         .process_group(0);
     cmd

@@ -75,6 +75,11 @@ pub struct PacmanConf {
     pub options: BTreeMap<String, Vec<String>>,
     /// Repositories in the order pacman uses them.
     pub repos: Vec<RepoConf>,
+    /// Repositories named by more than one section. pacman registers the first and reports an
+    /// error for each later one (`database already registered`), then goes on with the first
+    /// alone: a later section's directives are in no repository here either (`pacman-conf`
+    /// shows the first section's). A hand-off refuses such a file (attack 26 F5).
+    pub duplicate_repos: Vec<String>,
 }
 
 impl PacmanConf {
@@ -124,6 +129,10 @@ struct Raw {
     options: BTreeMap<String, Vec<String>>,
     /// Repositories with `Server` values not yet substituted.
     repos: Vec<RepoConf>,
+    /// Names of a later section for a repository already named, in order.
+    duplicates: Vec<String>,
+    /// The current section is such a later one: its directives reach no repository.
+    in_duplicate: bool,
 }
 
 fn read_file(path: &Path, raw: &mut Raw, depth: usize) -> Result<(), PacmanError> {
@@ -132,7 +141,27 @@ fn read_file(path: &Path, raw: &mut Raw, depth: usize) -> Result<(), PacmanError
         source,
     })?;
     raw.files.push(path.to_owned());
-    parse_text(path, &String::from_utf8_lossy(&text), raw, depth)
+    // Read as bytes by pacman: text that is not UTF-8 is refused, never replaced (attack 26 F11:
+    // `[r\xff]` and `[r\xfe]`, two repositories to pacman, were one `[r\u{fffd}]` here).
+    let text = String::from_utf8(text).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
+        PacmanError::ConfMalformed {
+            path: path.to_owned(),
+            line,
+            problem: ConfProblem::NotUtf8,
+        }
+    })?;
+    parse_text(path, &text, raw, depth)
+}
+
+/// C's `isspace` in the C locale, which pacman's `strtrim` uses: ASCII space, `\t`, `\n`, `\v`,
+/// `\f`, `\r` (Rust's `is_ascii_whitespace` leaves out `\v`: attack 26 F10, `SigLevel = Never`
+/// and a vertical tab was `Never` to pacman and an unknown word here).
+fn c_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
 }
 
 fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<(), PacmanError> {
@@ -154,23 +183,25 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
         }
         // pacman's `strtrim` trims what C's `isspace` calls space: ASCII only (attack 25 F6:
         // `[testrepo` + a no-break space + `]` is another repository to pacman).
-        let line = full.trim_matches(|c: char| c.is_ascii_whitespace());
+        let line = full.trim_matches(c_space);
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         if let Some(rest) = line.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-            let name = rest.trim_matches(|c: char| c.is_ascii_whitespace());
+            // pacman takes what is between the brackets as it is (`[testrepo ]` is the
+            // repository `testrepo `): a name with space in it is refused below.
+            let name = rest;
             if name.is_empty() {
                 return Err(err(line_no, ConfProblem::EmptySectionName));
             }
             if name != "options" {
-                if name == "local"
-                    || name.contains('/')
-                    || name.contains(|c: char| c.is_ascii_whitespace())
-                {
+                if name == "local" || name.contains('/') || name.contains(c_space) {
                     return Err(err(line_no, ConfProblem::BadRepoName(name.to_owned())));
                 }
-                if !raw.repos.iter().any(|r| r.name == name) {
+                raw.in_duplicate = raw.repos.iter().any(|r| r.name == name);
+                if raw.in_duplicate {
+                    raw.duplicates.push(name.to_owned());
+                } else {
                     raw.repos.push(RepoConf {
                         name: name.to_owned(),
                         servers: Vec::new(),
@@ -180,15 +211,14 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
                         unknown: Vec::new(),
                     });
                 }
+            } else {
+                raw.in_duplicate = false;
             }
             raw.section = Some(name.to_owned());
             continue;
         }
         let (key, value) = match line.split_once('=') {
-            Some((k, v)) => (
-                k.trim_matches(|c: char| c.is_ascii_whitespace()),
-                Some(v.trim_matches(|c: char| c.is_ascii_whitespace())),
-            ),
+            Some((k, v)) => (k.trim_matches(c_space), Some(v.trim_matches(c_space))),
             None => (line, None),
         };
         let Some(section) = raw.section.clone() else {
@@ -209,8 +239,18 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
             // file's last section).
             continue;
         }
+        if raw.in_duplicate {
+            // A section pacman registers no database for (see `PacmanConf::duplicate_repos`).
+            continue;
+        }
         let words: Vec<String> = value
-            .map(|v| v.split_ascii_whitespace().map(str::to_owned).collect())
+            // pacman's `setrepeatingoption`: words between single spaces (`strtok_r(…, " ")`).
+            .map(|v| {
+                v.split(' ')
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default();
         if section == "options" {
             let entry = raw.options.entry(key.to_owned()).or_default();
@@ -276,7 +316,13 @@ fn is_word_list(key: &str) -> bool {
     )
 }
 
-/// `Include` values may be globs (`*`, `?`) in their last component.
+/// `Include` values may be globs (`*`, `?`) in their last component, expanded as pacman's
+/// `glob(3)` with `GLOB_NOCHECK` does (attack 26 F4): a wildcard never matches a leading `.`
+/// (only a pattern that starts with `.` names hidden files), and a pattern that matches nothing
+/// is read as the path it is — which pacman then cannot read either. The matches are in byte
+/// order; pacman's `glob(3)` sorts in its locale's collation, so a hand-off runs pacman with
+/// `LC_COLLATE=C` (`tools/handoff/facts_env.rs`, attack 26 F3). A glob anywhere but the last
+/// component, or with `[...]`, is read as a literal path (unreadable: the file is refused).
 fn expand_glob(value: &str) -> Vec<PathBuf> {
     let path = Path::new(value);
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -284,13 +330,21 @@ fn expand_glob(value: &str) -> Vec<PathBuf> {
         return vec![path.to_owned()];
     }
     let dir = path.parent().unwrap_or(Path::new("/"));
+    let hidden_too = name.starts_with('.');
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| wildcard(name.as_bytes(), e.file_name().as_encoded_bytes()))
+        .filter(|e| {
+            let file = e.file_name();
+            let file = file.as_encoded_bytes();
+            (hidden_too || !file.starts_with(b".")) && wildcard(name.as_bytes(), file)
+        })
         .map(|e| e.path())
         .collect();
+    if found.is_empty() {
+        return vec![path.to_owned()];
+    }
     found.sort();
     found
 }
@@ -385,6 +439,7 @@ impl Raw {
             sig_level,
             options: self.options,
             repos,
+            duplicate_repos: self.duplicates,
         }
     }
 }

@@ -54,6 +54,10 @@ pub enum ConfProblem {
     /// A repository section has an invalid name.
     #[error("invalid repository name {0:?}")]
     BadRepoName(String),
+    /// Bytes that are not UTF-8: pacman compares names byte by byte, and two names that differ
+    /// only there would read as one here.
+    #[error("bytes that are not UTF-8 text")]
+    NotUtf8,
 }
 
 /// What is wrong inside a package's `mtree` file.

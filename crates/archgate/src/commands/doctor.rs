@@ -262,6 +262,18 @@ async fn handoff() -> Check {
             ),
         };
     }
+    if let Err(why) = terminal::fonts() {
+        return Check {
+            name: "hand-offs".into(),
+            ok: false,
+            detail: format!("no terminal opens for a hand-off: {why}"),
+            disables: "handoff opens no terminal: the agent gives you `archgate handoff ID` or the command to run",
+            fix: Some(format!(
+                "install archgate's Arch package, or: sudo install -Dm644 packaging/handoff/fonts.conf {}",
+                terminal::FONTS
+            )),
+        };
+    }
     let (ok, detail, fix) = match (desktop.is_some(), &term, sudo) {
         (_, _, false) => (
             false,

@@ -122,6 +122,37 @@ pub fn resolve(
 /// run refuses when a file has appeared since the question (its identity is no longer
 /// `absent`); after the run starts, whatever the file then names is what the person approved.
 fn absent(site: &PickSite) -> Picked {
+    if site.kind == PickKind::Computed {
+        return Picked {
+            file: PathBuf::from("programs and files the script names when it runs"),
+            starts: format!(
+                "{} runs a command whose name it computes — any program, one a file of yours picks included (line {}: {})",
+                site.seen.script, site.seen.line, site.seen.what
+            ),
+            program: None,
+            identity: "absent".to_owned(),
+            is_code: true,
+        };
+    }
+    if site.kind == PickKind::Sourced {
+        // The file a start-up read or a `source` names (attack 26 F9: the generic text named
+        // `user-dirs.dirs` and `.bashrc` for a login shell), or, when the script names it only
+        // as it runs (`sourced.rs`), that: whichever it is, it is the person's to approve.
+        let file = match &site.word {
+            Some(rel) => format!("~/{rel}"),
+            None => "file the script names when it runs".to_owned(),
+        };
+        return Picked {
+            file: PathBuf::from(file),
+            starts: format!(
+                "{} runs it as code when it is there (none there now; line {}: {})",
+                site.seen.script, site.seen.line, site.seen.what
+            ),
+            program: None,
+            identity: "absent".to_owned(),
+            is_code: true,
+        };
+    }
     let reads = crate::omarchy::picks::picker(site.picker).map_or("its files", |p| p.reads);
     Picked {
         file: PathBuf::from(reads),
@@ -139,6 +170,50 @@ fn absent(site: &PickSite) -> Picked {
 /// (a FIFO would hold archgate, or feed it one text and the script another).
 fn regular(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// How deep a chain of sourced files is followed (`~/.bash_profile` → `~/.bashrc` → …).
+const MAX_SOURCED_DEPTH: usize = 4;
+
+/// `rel` under the home, sourced by `by`, when it is there — and every file of the person's it
+/// runs as code in turn, read as a route's script is (`sourced.rs`), so the yes pins each
+/// (attack 26 F12: Omarchy's own `~/.bash_profile` is `[[ -f ~/.bashrc ]] && . ~/.bashrc`; only
+/// the first was pinned, and a `~/.bashrc` changed after the yes ran). One the file names only
+/// when it runs is a pick no file decides now ([`absent`]): never automatic, said so.
+fn sourced(home: &Path, rel: &str, by: &str, depth: usize, out: &mut Vec<Picked>) -> Result<()> {
+    let file = home.join(rel);
+    if !file.is_file() || out.iter().any(|p| p.file == file) {
+        return Ok(());
+    }
+    let (identity, text) = identify(&file)?;
+    out.push(Picked {
+        starts: format!("{by} sources it (first line: {})", first_code_line(&text)),
+        program: None,
+        file: file.clone(),
+        identity,
+        is_code: true,
+    });
+    let name = file.display().to_string();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        for site in crate::omarchy::sourced::sites(&name, n + 1, line) {
+            match &site.word {
+                Some(next) if depth + 1 < MAX_SOURCED_DEPTH => {
+                    sourced(home, next, &name, depth + 1, out)?;
+                }
+                _ => {
+                    let p = absent(&site);
+                    if !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn resolve_one(
@@ -215,26 +290,15 @@ fn resolve_one(
                 .collect()
         }
         PickKind::Terminal => terminal(env, &home),
+        // Nothing to read before it runs: [`absent`] says so.
+        PickKind::Computed => Ok(Vec::new()),
         PickKind::Sourced => {
             let Some(rel) = &site.word else {
                 return Ok(Vec::new());
             };
-            let file = home.join(rel);
-            if !file.is_file() {
-                return Ok(Vec::new());
-            }
-            let (identity, text) = identify(&file)?;
-            Ok(vec![Picked {
-                starts: format!(
-                    "{} sources it (first line: {})",
-                    site.seen.script,
-                    first_code_line(&text)
-                ),
-                program: None,
-                file,
-                identity,
-                is_code: true,
-            }])
+            let mut out = Vec::new();
+            sourced(&home, rel, &site.seen.script, 0, &mut out)?;
+            Ok(out)
         }
         PickKind::DesktopEntry => {
             let dirs = MimeDirs::for_env(env);

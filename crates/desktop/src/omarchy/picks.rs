@@ -50,9 +50,12 @@ pub enum PickKind {
     DesktopEntry,
     /// `xdg-open URL`: the default handler in `mimeapps.list` and its desktop entry.
     UrlHandler,
-    /// `source ~/FILE` (or `. "$HOME/FILE"`): the script runs the person's file as its own
-    /// shell code.
+    /// The script runs a file of the person's as its own code: `source ~/FILE`, a shell that
+    /// reads their start-up files, an interpreter given their file (`sourced.rs`).
     Sourced,
+    /// The script runs a command whose name it computes when it runs (`"$h" ARGS`,
+    /// `omarchy-$k`): any picker, or any program (`sourced.rs`).
+    Computed,
 }
 
 /// A script or program that picks what it starts from the person's files.
@@ -188,6 +191,26 @@ pub const PICKERS: &[Picker] = &[
         reads: "mimeapps.list and the handler's desktop entry",
         reached_by: &["omarchy-windows-vm"],
     },
+    // Not in Omarchy 4's scripts; the same picks by other programs (attack 26 F8), so a route
+    // Omarchy adds with them is judged as with `gtk-launch` and `xdg-open`.
+    Picker {
+        name: "gtk4-launch",
+        kind: PickKind::DesktopEntry,
+        reads: "~/.local/share/applications/<id>.desktop, then the system applications directories",
+        reached_by: &[],
+    },
+    Picker {
+        name: "dex",
+        kind: PickKind::DesktopEntry,
+        reads: "the desktop entry it is given, ~/.local/share/applications first for an id",
+        reached_by: &[],
+    },
+    Picker {
+        name: "gio",
+        kind: PickKind::UrlHandler,
+        reads: "mimeapps.list and the handler's desktop entry (`gio open`, GIO's xdg-open)",
+        reached_by: &[],
+    },
     Picker {
         name: "source",
         kind: PickKind::Sourced,
@@ -226,51 +249,44 @@ fn literal(word: &str) -> bool {
 
 /// The pickers `line` (line `n` of `script`) runs, each with the word after it when written out.
 pub fn sites_in(script: &str, n: usize, line: &str) -> Vec<PickSite> {
-    let mut out: Vec<PickSite> = Vec::new();
+    // Where it runs a file of the person's as code (`sourced.rs`).
+    let mut out: Vec<PickSite> = crate::omarchy::sourced::sites(script, n, line);
     let tokens: Vec<&str> = line
         .split(|c: char| c.is_whitespace() || ";|&(){}`<>!".contains(c))
         .filter(|w| !w.is_empty())
         .collect();
-    let at = |n: usize| Seen {
-        script: script.to_owned(),
-        line: n,
-        what: line.chars().take(120).collect(),
-    };
     for (i, t) in tokens.iter().enumerate() {
-        let bare = t.trim_matches(|c| c == '"' || c == '\'');
-        // A shell started to read the person's startup files runs them as its code, as
-        // `source ~/FILE` does (attack 25 F1: `bash -lc` ran the agent's `~/.bash_profile`).
-        for rel in startup_files(bare, &tokens[i + 1..]) {
+        // Quotes taken out wherever they are: `"omarchy-"hook` is `omarchy-hook` to the shell
+        // (attack 26 F8).
+        let unquoted: String = t.chars().filter(|c| *c != '"' && *c != '\'').collect();
+        let bare = unquoted.as_str();
+        if bare == "source" || bare == "." {
+            continue; // `sourced.rs` reads those
+        }
+        let name = bare.rsplit('/').next().unwrap_or(bare);
+        // `uwsm-app -- ID.desktop` (and `uwsm app -- …`) launches a desktop entry by its id,
+        // the person's applications directory first.
+        if (name == "uwsm-app" || (name == "uwsm" && tokens.get(i + 1) == Some(&"app")))
+            && tokens[i + 1..].iter().any(|w| {
+                w.trim_matches(|c| c == '"' || c == '\'')
+                    .ends_with(".desktop")
+            })
+        {
             let site = PickSite {
-                picker: "source",
-                kind: PickKind::Sourced,
-                seen: at(n),
-                word: Some((*rel).to_owned()),
+                picker: "gtk-launch",
+                kind: PickKind::DesktopEntry,
+                seen: Seen {
+                    script: script.to_owned(),
+                    line: n,
+                    what: line.chars().take(120).collect(),
+                },
+                word: None,
             };
             if !out.contains(&site) {
                 out.push(site);
             }
-        }
-        if bare == "source" || bare == "." {
-            // Only a file under the home: `source omarchy-restart-gum` is one of Omarchy's own.
-            if let Some(rel) = tokens.get(i + 1).and_then(|w| under_home(w)) {
-                let site = PickSite {
-                    picker: "source",
-                    kind: PickKind::Sourced,
-                    seen: Seen {
-                        script: script.to_owned(),
-                        line: n,
-                        what: line.chars().take(120).collect(),
-                    },
-                    word: Some(rel),
-                };
-                if !out.contains(&site) {
-                    out.push(site);
-                }
-            }
             continue;
         }
-        let name = bare.rsplit('/').next().unwrap_or(bare);
         let Some(p) = picker(name) else {
             continue;
         };
@@ -296,46 +312,6 @@ pub fn sites_in(script: &str, n: usize, line: &str) -> Vec<PickSite> {
     out
 }
 
-/// The person's startup files a shell invocation reads before its command: `bash` as a login
-/// shell (`-l`, `-lc`, `--login`) reads the first of `~/.bash_profile`, `~/.bash_login`,
-/// `~/.profile`; interactive (`-i`) `~/.bashrc`; `sh` (dash) as a login shell `~/.profile`.
-/// Flags are the words after the program that start with `-`.
-fn startup_files(program: &str, rest: &[&str]) -> &'static [&'static str] {
-    let name = program.rsplit('/').next().unwrap_or(program);
-    let flags: Vec<&str> = rest
-        .iter()
-        .map(|w| w.trim_matches(|c| c == '"' || c == '\''))
-        .take_while(|w| w.starts_with('-'))
-        .collect();
-    let short = |c: char| {
-        flags
-            .iter()
-            .any(|f| !f.starts_with("--") && f[1..].contains(c))
-    };
-    let login = short('l') || flags.contains(&"--login");
-    match name {
-        "bash" if login => &[".bash_profile", ".bash_login", ".profile"],
-        "bash" if short('i') => &[".bashrc"],
-        "sh" | "dash" if login => &[".profile"],
-        _ => &[],
-    }
-}
-
-/// A path a script writes under the home (`~/X`, `$HOME/X`, `${HOME}/X`, quoted or not), as
-/// `X`; `None` for any other path, or one that climbs out (`..`).
-fn under_home(word: &str) -> Option<String> {
-    let w = word.trim_matches(|c| c == '"' || c == '\'');
-    let rel = ["~/", "$HOME/", "${HOME}/"]
-        .iter()
-        .find_map(|p| w.strip_prefix(p))?;
-    let ok = !rel.is_empty()
-        && rel.split('/').all(|c| !c.is_empty() && c != "..")
-        && rel
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
-    ok.then(|| rel.to_owned())
-}
-
 /// The route's own script, when it is a picker: its pick, the word (a hook's name) its first
 /// argument gives.
 pub fn own_site(binary: &str) -> Option<PickSite> {
@@ -355,31 +331,6 @@ pub fn own_site(binary: &str) -> Option<PickSite> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Attack 25 F1: a login or interactive shell reads the person's startup files as its code
-    /// (Omarchy 4's `omarchy-system-sleep-monitor`: `exec systemd-inhibit … bash -lc "…"`).
-    #[test]
-    fn a_login_shell_is_a_sourced_file_of_the_persons() {
-        let words = |l: &str| -> Vec<String> {
-            sites_in("s", 1, l)
-                .into_iter()
-                .filter(|s| s.kind == PickKind::Sourced)
-                .filter_map(|s| s.word)
-                .collect()
-        };
-        assert_eq!(
-            words(r#"exec systemd-inhibit --what=sleep bash -lc "$monitor_command | tail""#),
-            [".bash_profile", ".bash_login", ".profile"]
-        );
-        assert_eq!(
-            words("bash --login -c true"),
-            [".bash_profile", ".bash_login", ".profile"]
-        );
-        assert_eq!(words("/bin/bash -i"), [".bashrc"]);
-        assert_eq!(words("sh -l -c x"), [".profile"]);
-        assert!(words(r#"bash -c "echo -l""#).is_empty());
-        assert!(words("bash script.sh -l").is_empty());
-    }
 
     #[test]
     fn pickers_are_found_with_the_word_they_pick_by() {
@@ -416,6 +367,29 @@ mod tests {
         assert_eq!(s[0].word.as_deref(), Some(".bashrc"));
         assert!(sites_in("s", 1, "source omarchy-restart-gum").is_empty());
         assert!(sites_in("s", 1, r#"source "$OMARCHY_INSTALL/helpers/logging.sh""#).is_empty());
+        // Attack 26 F8: a picker's name in pieces, other programs that pick an entry or handler.
+        let s = sites_in("s", 1, r#""omarchy-"hook post-update"#);
+        assert_eq!(
+            (s[0].kind, s[0].word.as_deref()),
+            (PickKind::Hook, Some("post-update"))
+        );
+        for (line, kind) in [
+            ("gtk4-launch chromium", PickKind::DesktopEntry),
+            (
+                "dex ~/.local/share/applications/chromium.desktop",
+                PickKind::DesktopEntry,
+            ),
+            ("uwsm-app -- chromium.desktop", PickKind::DesktopEntry),
+            ("uwsm app -- chromium.desktop", PickKind::DesktopEntry),
+            ("gio open https://example.org", PickKind::UrlHandler),
+        ] {
+            assert_eq!(
+                sites_in("s", 1, line).first().map(|s| s.kind),
+                Some(kind),
+                "{line}"
+            );
+        }
+        assert!(sites_in("s", 1, "uwsm-app -- chromium --new-window").is_empty());
         assert!(own_site("omarchy-launch-webapp").is_some());
         assert!(own_site("omarchy-system-reboot").is_none());
     }

@@ -153,6 +153,24 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// Code line `k` of `lines` with the lines it continues onto (each ending in `\`), joined.
+fn continued(lines: &[(usize, &str)], k: usize) -> String {
+    let mut out = String::new();
+    for (_, l) in &lines[k..] {
+        match l.strip_suffix('\\') {
+            Some(head) => {
+                out.push_str(head);
+                out.push(' ');
+            }
+            None => {
+                out.push_str(l);
+                break;
+            }
+        }
+    }
+    out
+}
+
 fn cut(line: &str) -> String {
     line.chars().take(120).collect()
 }
@@ -267,7 +285,24 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 what: "marked requires-sudo".to_owned(),
             });
         }
-        for (n, line) in code_lines(&text) {
+        // A command whose name is computed may be any picker (attack 26 F8: `computed.rs`).
+        for (line, name_text) in crate::omarchy::computed::commands(&text) {
+            let site = crate::omarchy::picks::PickSite {
+                picker: "a command named at run time",
+                kind: crate::omarchy::picks::PickKind::Computed,
+                seen: Seen {
+                    script: name.clone(),
+                    line,
+                    what: cut(&name_text),
+                },
+                word: None,
+            };
+            if !facts.picks.contains(&site) {
+                facts.picks.push(site);
+            }
+        }
+        let lines: Vec<(usize, &str)> = code_lines(&text).collect();
+        for (k, &(n, line)) in lines.iter().enumerate() {
             let at = |what: String| Seen {
                 script: name.clone(),
                 line: n,
@@ -304,7 +339,9 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 facts.reaches_home = Some(at(p));
             }
             facts.sudo_programs.extend(sudo_programs_in(line));
-            let sites = crate::omarchy::picks::sites_in(&name, n, line);
+            // A command continued over lines (`bash \` then `-lc …`) is read whole for picks
+            // (attack 26 F2).
+            let sites = crate::omarchy::picks::sites_in(&name, n, &continued(&lines, k));
             for c in called(line) {
                 // A picker reached by any spelling this reader finds — inside a string, a
                 // variable later `eval`ed (`LAUNCH_COMMAND="omarchy-launch-webapp $@"`) — is a

@@ -9,9 +9,10 @@
 //! attacks already seen; the table names what programs need, so the next loader variable is
 //! dropped by construction.
 //!
-//! One variable is set for every program at the spawn site (`run.rs`), whatever the session has:
-//! `PYTHONNOUSERSITE=1` (no Python program archgate starts runs the person's user-site `.pth`
-//! files: attack 25 F4).
+//! Two variables are set for every program at the spawn site (`run.rs`), whatever the session
+//! has: `PYTHONNOUSERSITE=1` (no Python program archgate starts runs the person's user-site
+//! `.pth` files: attack 25 F4) and `PULSE_CLIENTCONFIG=/dev/null` (no PulseAudio client reads
+//! the person's `client.conf`, whose `daemon-binary` it starts: attack 26 F7).
 //!
 //! Variables that name directories programs load code or launchers from are checked with the
 //! same trust rule the executor applies to the program itself ([`crate::Executor::check_directory`]:
@@ -84,6 +85,10 @@ pub enum Carries {
     LocalDisplay,
     /// A `:` list of directories, each kept only when it passes the trust rule.
     TrustedDirs,
+    /// One absolute path to a regular file root owns all the way (every directory and link from
+    /// `/`, the file writable by neither group nor others): a configuration that decides what a
+    /// program shows, which no one but root may choose.
+    RootFile,
     /// Never taken as given: rebuilt from trusted directories (`PATH`).
     Rebuilt,
     /// A name, never a path: passed only without `/` (glibc loads a locale named by an absolute
@@ -108,6 +113,11 @@ pub const TABLE: &[Passed] = &[
         names: &["PYTHONNOUSERSITE"],
         carries: Carries::Value,
         why: "set to 1 for every program at the spawn site (run.rs): no Python program archgate starts runs the person's user-site .pth files (attack 25 F4)",
+    },
+    Passed {
+        names: &["PULSE_CLIENTCONFIG"],
+        carries: Carries::Value,
+        why: "set to /dev/null for every program at the spawn site (run.rs): no PulseAudio client archgate starts reads the person's client.conf, whose daemon-binary it would start when no server answers (attack 26 F7)",
     },
     Passed {
         names: &["HOME"],
@@ -203,6 +213,11 @@ pub const TABLE: &[Passed] = &[
         names: &["GIT_CONFIG_NOSYSTEM", "GIT_TERMINAL_PROMPT"],
         carries: Carries::Value,
         why: "the AUR reader sets them for git: read no /etc/gitconfig (no helper or hook it names runs) and never ask on a terminal; they only take configuration away",
+    },
+    Passed {
+        names: &["FONTCONFIG_FILE"],
+        carries: Carries::RootFile,
+        why: "the hand-off's terminal draws the command the person approves with fonts from root's files only (archgate's fonts.conf, no ~/.config/fontconfig, ~/.local/share/fonts or per-user cache: attack 22 F3, an agent's font drew S as R); root's files only, so nothing else can be chosen through it",
     },
     Passed {
         names: &["PATH"],
@@ -301,6 +316,11 @@ pub fn build_with(
                 if trusted(Path::new(&v))
                     || (k == "HOME" && (is_own_home(Path::new(&v)) || is_no_home(Path::new(&v))))
                 {
+                    out.push((k, v));
+                }
+            }
+            Carries::RootFile => {
+                if crate::resolve::trusted_path(None, Path::new(&v)).is_ok_and(|f| f.is_file()) {
                     out.push((k, v));
                 }
             }

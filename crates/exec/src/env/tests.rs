@@ -288,3 +288,48 @@ fn a_root_path_leaves_out_the_persons_search_directory() {
     );
     assert!(rooted.split(':').any(|d| d == "/usr/bin"), "{rooted}");
 }
+
+#[test]
+fn a_font_configuration_passes_only_as_a_file_root_owns_all_the_way() {
+    let cfg = open_cfg(&["/usr/bin"]);
+    // Someone else's file: the test's own as a normal user, handed to nobody as root.
+    let dir = tempfile::tempdir().unwrap();
+    let persons = dir.path().join("fonts.conf");
+    std::fs::write(&persons, "<fontconfig/>").unwrap();
+    if nix::unistd::geteuid().is_root() {
+        let nobody = Some(nix::unistd::Uid::from_raw(65534));
+        nix::unistd::chown(&persons, nobody, None).unwrap();
+    }
+    let persons = persons.to_str().unwrap();
+    for (value, passes) in [
+        ("/etc/passwd", true),
+        ("/etc", false),
+        ("etc/passwd", false),
+        ("/etc/passwd-h33-missing", false),
+        (persons, false),
+    ] {
+        for (inherited, extra) in [
+            (os(&[("FONTCONFIG_FILE", value)]), vec![]),
+            (
+                vec![],
+                vec![("FONTCONFIG_FILE".to_owned(), value.to_owned())],
+            ),
+        ] {
+            let env = build(inherited, &cfg, &extra);
+            let got = env
+                .iter()
+                .any(|(k, v)| k == "FONTCONFIG_FILE" && v == value);
+            assert_eq!(got, passes, "{value}");
+        }
+    }
+    // The variables that would point fontconfig elsewhere are not in the table at all.
+    let env = build(
+        os(&[("FONTCONFIG_PATH", "/etc"), ("FONTCONFIG_SYSROOT", "/")]),
+        &cfg,
+        &[],
+    );
+    assert!(
+        env.iter()
+            .all(|(k, _)| !k.to_string_lossy().starts_with("FONTCONFIG"))
+    );
+}

@@ -268,7 +268,11 @@ async fn a_cleared_spec_gets_only_what_it_names_and_a_trusted_path() {
         .filter_map(|l| l.split_once('=').map(|(k, _)| k))
         .collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["HOME", "PATH", "PYTHONNOUSERSITE"], "{text}"); // sorted
+    assert_eq!(
+        keys,
+        ["HOME", "PATH", "PULSE_CLIENTCONFIG", "PYTHONNOUSERSITE"],
+        "{text}"
+    ); // sorted
     let path = text
         .lines()
         .find_map(|l| l.strip_prefix("PATH="))
@@ -295,4 +299,20 @@ async fn a_python_program_never_loads_the_persons_user_site() {
         "{}",
         out.stderr_lossy()
     );
+}
+
+/// Attack 26 F7: libpulse reads the person's `client.conf` and, when no server answers, starts
+/// the `daemon-binary` it names; every program archgate starts gets an empty one instead,
+/// whatever the session says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pulseaudio_client_never_reads_the_persons_client_conf() {
+    let out = permit()
+        .run(
+            CommandSpec::new("sh")
+                .args(["-c", "printf %s \"$PULSE_CLIENTCONFIG\""])
+                .env("PULSE_CLIENTCONFIG", "/home/p/.config/pulse/client.conf"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.stdout_lossy(), "/dev/null", "{}", out.stderr_lossy());
 }

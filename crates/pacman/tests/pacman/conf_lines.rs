@@ -17,8 +17,7 @@ fn pacman_conf(file: &std::path::Path, args: &[&str]) -> Vec<String> {
         .args(args)
         .output()
         .unwrap();
-    String::from_utf8(out.stdout)
-        .unwrap()
+    String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(str::to_owned)
         .collect()
@@ -159,4 +158,152 @@ fn only_ascii_space_is_trimmed_as_pacman_trims_it() {
     assert_eq!(names.len(), 2, "{names:?}");
     assert_eq!(pacman_conf(&file, &["--repo-list"]).len(), 2);
     servers_as_pacman_conf_says(&c, &file);
+}
+
+/// Attack 26 F4: pacman expands `Include` with `glob(3)`, whose `*` never matches a leading `.`:
+/// a root `.local.conf` saying `SigLevel = Required` convinced archgate while pacman used
+/// `Never`. And a glob matching nothing is read as its own path, which pacman cannot read.
+#[test]
+fn an_include_glob_skips_hidden_files_and_one_matching_nothing_is_unreadable_as_to_pacman() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let file = dir.path().join("pacman.conf");
+    std::fs::write(
+        &file,
+        format!(
+            "[options]\nArchitecture = x86_64\nSigLevel = Never\nInclude = {}/*.conf\n[testrepo]\nServer = http://127.0.0.1:8080/\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    // Nothing matches: pacman refuses the file, and so does archgate.
+    assert!(pacman_conf(&file, &["SigLevel"]).is_empty());
+    assert!(matches!(
+        PacmanConf::load(&file),
+        Err(PacmanError::ConfUnreadable { .. })
+    ));
+    std::fs::write(d.join(".local.conf"), "[options]\nSigLevel = Required\n").unwrap();
+    assert!(
+        pacman_conf(&file, &["SigLevel"]).is_empty(),
+        "a hidden file matched"
+    );
+    assert!(PacmanConf::load(&file).is_err());
+    std::fs::write(d.join("x.conf"), "# mirrors\n").unwrap();
+    let c = PacmanConf::load(&file).unwrap();
+    assert_eq!(
+        pacman_conf(&file, &["SigLevel"]),
+        ["PackageNever", "DatabaseNever"]
+    );
+    assert_eq!(c.sig_level, ["Never"]);
+    assert!(
+        !c.files.iter().any(|f| f.ends_with(".local.conf")),
+        "{:?}",
+        c.files
+    );
+    // A pattern that names hidden files reads them, as glob(3) does.
+    std::fs::write(
+        &file,
+        format!(
+            "[options]\nArchitecture = x86_64\nSigLevel = Never\nInclude = {}/.*.conf\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        pacman_conf(&file, &["SigLevel"]),
+        [
+            "PackageRequired",
+            "PackageTrustedOnly",
+            "DatabaseRequired",
+            "DatabaseTrustedOnly"
+        ]
+    );
+    assert_eq!(
+        PacmanConf::load(&file).unwrap().sig_level,
+        ["Never", "Required"]
+    );
+}
+
+/// Attack 26 F5: a repository named by two sections. pacman registers the first and reports an
+/// error for the second (its `SigLevel` and servers reach no database); archgate merged both,
+/// read `Never Required` as Required, and handed off a sync from an unsigned loopback server.
+#[test]
+fn a_repository_named_twice_is_the_first_section_alone_and_said_to_be_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pacman.conf");
+    std::fs::write(
+        &file,
+        "[options]\nArchitecture = x86_64\n[testrepo]\nSigLevel = Never\nServer = http://127.0.0.1:8080/\n[other]\nServer = https://o.invalid/\n[testrepo]\nSigLevel = Required\nServer = https://example.org/\n[last]\nServer = https://l.invalid/\n",
+    )
+    .unwrap();
+    let c = PacmanConf::load(&file).unwrap();
+    let testrepo = c.repo("testrepo").unwrap();
+    assert_eq!(testrepo.sig_level, ["Never"]);
+    assert_eq!(
+        pacman_conf(&file, &["--repo", "testrepo", "SigLevel"]),
+        ["PackageNever", "DatabaseNever"]
+    );
+    servers_as_pacman_conf_says(&c, &file);
+    assert_eq!(c.duplicate_repos, ["testrepo"]);
+    let names: Vec<&str> = c.repos.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["testrepo", "other", "last"]);
+}
+
+/// Attack 26 F10: pacman trims with C's `isspace`, which takes a vertical tab for space:
+/// `SigLevel = Never` and a vertical tab is `Never` to pacman. And it takes a section's name
+/// as written between the brackets (`[testrepo ]` is another repository: refused here).
+#[test]
+fn a_vertical_tab_is_space_as_c_isspace_says_and_a_bracketed_name_is_not_trimmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pacman.conf");
+    std::fs::write(
+        &file,
+        "[options]\nArchitecture = x86_64\nSigLevel = Never\u{b}\n[testrepo]\nServer = http://127.0.0.1:8080/\n",
+    )
+    .unwrap();
+    assert_eq!(
+        pacman_conf(&file, &["SigLevel"]),
+        ["PackageNever", "DatabaseNever"]
+    );
+    assert_eq!(PacmanConf::load(&file).unwrap().sig_level, ["Never"]);
+    std::fs::write(
+        &file,
+        "[options]\nArchitecture = x86_64\n[testrepo ]\nSigLevel = Never\nServer = http://127.0.0.1:8080/\n[testrepo]\nServer = https://a.invalid/\n",
+    )
+    .unwrap();
+    assert_eq!(
+        pacman_conf(&file, &["--repo-list"]),
+        ["testrepo ", "testrepo"]
+    );
+    assert!(matches!(
+        PacmanConf::load(&file),
+        Err(PacmanError::ConfMalformed {
+            line: 3,
+            problem: ConfProblem::BadRepoName(_),
+            ..
+        })
+    ));
+}
+
+/// Attack 26 F11: pacman compares names byte by byte; `[r\xff]` and `[r\xfe]` were one
+/// repository here once each invalid byte became U+FFFD. A file that is not UTF-8 is refused.
+#[test]
+fn a_file_that_is_not_utf8_is_refused_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pacman.conf");
+    std::fs::write(
+        &file,
+        b"[options]\nArchitecture = x86_64\n[r\xff]\nSigLevel = Never\nServer = http://127.0.0.1:8080/\n[r\xfe]\nSigLevel = Required\nServer = http://127.0.0.1:8080/\n",
+    )
+    .unwrap();
+    assert_eq!(pacman_conf(&file, &["--repo-list"]).len(), 2);
+    assert!(matches!(
+        PacmanConf::load(&file),
+        Err(PacmanError::ConfMalformed {
+            line: 3,
+            problem: ConfProblem::NotUtf8,
+            ..
+        })
+    ));
 }

@@ -14,6 +14,13 @@
 //!   database (`getpwuid`), never from a variable;
 //! - `LANG`: the system's locale from `/etc/locale.conf` (root's file; systemd's format, one
 //!   `KEY=value` per line), else none;
+//! - `LC_COLLATE=C`: pacman expands an `Include` glob with `glob(3)`, which sorts the files in
+//!   the collation of its locale, and the order decides what adds up (`SigLevel`) or comes first
+//!   (`RootDir`, a section going on into the next file); archgate judges the files in byte
+//!   order, which is C's (attack 26 F3: under `en_US.UTF-8`, `a.conf`'s `SigLevel = Required`
+//!   came before `B.conf`'s `Never`, in byte order after it — archgate judged Required where
+//!   pacman used Never). sudo keeps `LC_*` by default; a sudoers `env_keep` that keeps `LANG`
+//!   and not `LC_COLLATE` would let pacman collate in the system's language again;
 //! - `XDG_RUNTIME_DIR`: `/run/user/UID`, when it exists (checked as every runtime directory);
 //! - `PATH`: rebuilt from the trusted directories, as for every program;
 //! - for a route's script, the session variables `omarchy_run` gives it, checked by the table's
@@ -25,7 +32,7 @@
 /// The variables of a hand-off's environment (see the module documentation).
 pub fn facts() -> Vec<(String, String)> {
     let uid = nix::unistd::getuid();
-    let mut env = Vec::with_capacity(5);
+    let mut env = Vec::with_capacity(6);
     if let Ok(Some(user)) = nix::unistd::User::from_uid(uid) {
         env.push(("USER".to_owned(), user.name.clone()));
         env.push(("LOGNAME".to_owned(), user.name));
@@ -37,6 +44,7 @@ pub fn facts() -> Vec<(String, String)> {
     {
         env.push(("LANG".to_owned(), lang));
     }
+    env.push(("LC_COLLATE".to_owned(), "C".to_owned()));
     let runtime = format!("/run/user/{}", uid.as_raw());
     if std::path::Path::new(&runtime).is_dir() {
         env.push(("XDG_RUNTIME_DIR".to_owned(), runtime));
@@ -77,10 +85,21 @@ mod tests {
         );
         for (k, _) in &env {
             assert!(
-                ["USER", "LOGNAME", "HOME", "LANG", "XDG_RUNTIME_DIR"].contains(&k.as_str()),
+                [
+                    "USER",
+                    "LOGNAME",
+                    "HOME",
+                    "LANG",
+                    "LC_COLLATE",
+                    "XDG_RUNTIME_DIR"
+                ]
+                .contains(&k.as_str()),
                 "{k}"
             );
         }
+        // pacman sorts an `Include` glob's files as archgate reads them: in byte order.
+        assert_eq!(get("LC_COLLATE").as_deref(), Some("C"));
+        assert!(archgate_core::exec::env::may_set("LC_COLLATE"));
     }
 
     #[test]

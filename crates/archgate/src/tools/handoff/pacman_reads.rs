@@ -87,6 +87,14 @@ pub(crate) fn judge(c: &PacmanConf, person: u32) -> Result<(), String> {
 
 /// What the files say, once they are known root's: every option, directory, downloader and hook.
 fn judge_settings(c: &PacmanConf, person: u32) -> Result<(), String> {
+    // pacman reports a repository named twice as an error and goes on with the first section
+    // (attack 26 F5: archgate merged the second's `SigLevel = Required` into the first's `Never`).
+    if let Some(name) = c.duplicate_repos.first() {
+        return Err(format!(
+            "{}: the repository [{name}] is named by more than one section (pacman uses the first and reports an error for the others)",
+            c.path.display()
+        ));
+    }
     for (key, values) in &c.options {
         match key.as_str() {
             "DownloadUser" => download_user(values, person)?,

@@ -22,7 +22,7 @@
 //! of `archgate_exec::env::TABLE`.
 
 use archgate_core::exec::{CommandSpec, Executor, Permit};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What the answer says when there is no desktop to open a terminal on.
@@ -228,6 +228,25 @@ pub async fn which(desk: &Desktop) -> Option<Terminal> {
     Some(term)
 }
 
+/// Where archgate's package installs the fontconfig file of the hand-off's terminal
+/// (`packaging/handoff/fonts.conf`).
+pub const FONTS: &str = "/usr/lib/archgate/fonts.conf";
+
+/// [`FONTS`] when root owns it all the way, or why not. The terminal gets it as
+/// `FONTCONFIG_FILE`, so the command the person approves is drawn with fonts and rules from
+/// root's files alone — never `~/.config/fontconfig`, `~/.local/share/fonts` or a per-user
+/// cache, which any program of the person's can write (attack 22 F3: an agent's font drew `S`
+/// as `R` in the terminal's text). Without it no terminal opens.
+pub fn fonts() -> Result<PathBuf, String> {
+    super::pinned::root_file(Path::new(FONTS)).map_err(|e| {
+        format!(
+            "archgate's fonts.conf for the hand-off's terminal is not usable ({e}): without it the \
+             terminal would draw the command with fonts from your home, which an agent can write; \
+             archgate's package installs it (or: sudo install -Dm644 packaging/handoff/fonts.conf {FONTS})"
+        )
+    })
+}
+
 /// Opens the terminal; its pid, or the reason when it cannot.
 pub async fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<u32, String> {
     let Some(term) = which(desk).await else {
@@ -242,6 +261,8 @@ pub async fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<u32, Stri
     super::pinned::root_file(&me).map_err(|e| {
         format!("archgate itself is not root's alone, so the helper in the terminal could be anyone's: {e}")
     })?;
+    // The person reads the command in this terminal: its fonts are root's alone (attack 22 F3).
+    let fonts = fonts()?;
     let mut argv = term.argv(&me.to_string_lossy(), id).into_iter();
     // The terminal's `PATH` holds root's directories only: what the terminal starts itself — a
     // notification or URL command — is root's program (attack 24 F3: the person's `notify-send`,
@@ -250,6 +271,7 @@ pub async fn open(permit: &Permit, desk: &Desktop, id: &str) -> Result<u32, Stri
     let mut spec = CommandSpec::new(argv.next().unwrap_or_default())
         .args(argv)
         .root_path_only();
+    spec = spec.env("FONTCONFIG_FILE", fonts.to_string_lossy());
     if let Some(w) = &desk.wayland_display {
         spec = spec.env("WAYLAND_DISPLAY", w);
     }

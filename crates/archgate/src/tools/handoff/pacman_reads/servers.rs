@@ -27,8 +27,8 @@ pub(crate) enum Source {
     Dir(PathBuf),
     /// A server on this machine's loopback interface.
     Loopback(String),
-    /// Elsewhere.
-    Remote,
+    /// Elsewhere, by its literal address, or by a name (the host, lowercase).
+    Remote(String),
 }
 
 /// What "this machine" is, read once per judgement (not once per mirror): its interfaces'
@@ -98,7 +98,25 @@ pub(crate) fn source_here(url: &str, here: &Here) -> Result<Source, String> {
     if host == "localhost" || host.ends_with(".localhost") || loopback(host, here) {
         return Ok(Source::Loopback(host.to_owned()));
     }
-    Ok(Source::Remote)
+    Ok(Source::Remote(host.to_owned()))
+}
+
+/// Whether `host`, a name, leads to this machine as libcurl would find it: the system's resolver
+/// (`getaddrinfo`, NSS: `/etc/hosts`, and what `/etc/hosts` does not say — Arch's default
+/// `hosts:` line answers the machine's own name through `myhostname` and `resolve`, and
+/// `localhost.localdomain` with loopback: attack 26 F6). Asked only for a repository whose
+/// packages need no signature; a name the resolver cannot answer is one archgate cannot place.
+fn resolves_here(host: &str, here: &Here) -> Result<bool, String> {
+    use std::net::ToSocketAddrs;
+    if host.parse::<IpAddr>().is_ok() || ipv4_numbers(host).is_some() {
+        return Ok(false); // a literal address, judged already
+    }
+    let addrs = (host, 80)
+        .to_socket_addrs()
+        .map_err(|e| format!("archgate could not tell where `{host}` is ({e})"))?;
+    Ok(addrs
+        .map(|a| a.ip().to_string())
+        .any(|ip| loopback(&ip, here)))
 }
 
 /// Whether `host` is this machine — a loopback or unspecified address, or one of its interfaces'
@@ -202,7 +220,21 @@ pub(crate) fn on_this_machine(c: &PacmanConf) -> Result<Vec<PathBuf>, String> {
                         r.name
                     ));
                 }
-                Source::Loopback(_) | Source::Remote => {}
+                Source::Remote(host) if !signed(c, r) => {
+                    let here_too = resolves_here(&host, &here).map_err(|e| {
+                        format!(
+                            "[{}] downloads from `{url}`: {e}, and the repository's SigLevel does not require packages to be signed",
+                            r.name
+                        )
+                    })?;
+                    if here_too {
+                        return Err(format!(
+                            "[{}] downloads from `{url}`, a name this machine's resolver gives to this machine ({host}): whoever holds its port serves what pacman installs as root, and the repository's SigLevel does not require packages to be signed",
+                            r.name
+                        ));
+                    }
+                }
+                Source::Loopback(_) | Source::Remote(_) => {}
             }
         }
     }
@@ -305,7 +337,7 @@ mod tests {
             "http://3221225991/repo",
             "http://127.0.0.1.example/x",
         ] {
-            assert_eq!(source(url), Ok(Source::Remote), "{url}");
+            assert!(matches!(source(url), Ok(Source::Remote(_))), "{url}");
         }
     }
 

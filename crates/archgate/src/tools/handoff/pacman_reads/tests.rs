@@ -217,3 +217,51 @@ fn a_word_that_makes_roots_shell_look_elsewhere_refuses() {
     )
     .unwrap();
 }
+
+/// Attack 26 F5: `[testrepo]` twice, the first `SigLevel = Never` with a loopback server, the
+/// second `Required`; pacman syncs from the first alone and reports the second as an error.
+#[test]
+fn a_repository_named_twice_refuses() {
+    let c = conf(
+        "[options]\nArchitecture = x86_64\n[testrepo]\nSigLevel = Never\nServer = http://127.0.0.1:8080/\n\
+         [testrepo]\nSigLevel = Required\nServer = https://example.org/\n",
+    );
+    let e = judge_settings(&c, 4242).unwrap_err();
+    assert!(
+        e.contains("[testrepo] is named by more than one section"),
+        "{e}"
+    );
+    let once =
+        conf("[options]\nArchitecture = x86_64\n[testrepo]\nServer = https://example.org/\n");
+    judge_settings(&once, 4242).unwrap();
+}
+
+/// Attack 26 F6: a name that `/etc/hosts` does not hold can still lead home through the
+/// system's resolver (Arch's `myhostname` answers the machine's own name and
+/// `localhost.localdomain`). For a repository whose packages need no signature a name is asked
+/// of the resolver: one that leads here, or one it cannot answer, refuses; a signed repository
+/// is never looked up.
+#[test]
+fn an_unsigned_repository_by_a_name_is_placed_by_the_resolver() {
+    let unsigned = |host: &str| {
+        conf(&format!(
+            "[custom]\nSigLevel = Optional TrustAll\nServer = http://{host}:8080/$repo\n"
+        ))
+    };
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let here = here.trim();
+    let resolves = |h: &str| std::net::ToSocketAddrs::to_socket_addrs(&(h, 80)).is_ok();
+    for host in ["localhost.localdomain", here, "archgate-26-f6.invalid"] {
+        let e = servers::on_this_machine(&unsigned(host)).unwrap_err();
+        if resolves(host) {
+            assert!(
+                e.contains("to this machine") || e.contains("on this machine"),
+                "{host}: {e}"
+            );
+        } else {
+            assert!(e.contains("could not tell where"), "{host}: {e}");
+        }
+    }
+    let signed = conf("[custom]\nServer = http://archgate-26-f6.invalid:8080/$repo\n");
+    assert_eq!(servers::on_this_machine(&signed), Ok(vec![]));
+}
