@@ -99,6 +99,7 @@ impl Walker {
             cwd: self.cwd.clone(),
             embed: self.embed,
             recursive: false,
+            function: false,
             forever: self.forever > 0,
         };
         let heredoc = self.pending_heredoc.clone();
@@ -132,6 +133,7 @@ impl Walker {
                     })
                     .collect(),
             );
+            self.an.cmds[idx].function = true;
             self.called.insert(first.clone());
             self.stack.push(first);
             self.depth += 1;
@@ -143,6 +145,7 @@ impl Walker {
         }
         if self.funcs.contains_key(&first) && self.stack.contains(&first) {
             self.an.cmds[idx].recursive = true;
+            self.an.cmds[idx].function = true;
         }
         let i = names::effective(&cmd.argv);
         let name = names::basename(&cmd.argv[i].text).to_owned();
