@@ -189,3 +189,54 @@ fn quote_splitting_that_hides_a_word_is_still_caught_in_an_eval_body_or_a_comman
     );
     assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
 }
+
+// Class: a program's own directory removed from a home on removal — RebornOS's yozo-office
+// pre_remove runs `rm -rf $HOME/.Yozo_Office/UserConfig` — was a write into a home, high
+// (dangerous), because the deletion is recursive. A deletion starts nothing (landing 5's
+// fix made a plain deletion in a home review: "check it is the package's own"); a recursive
+// one reaches no further than the directory it names when that directory is inside one named
+// for the package itself. The home itself, a pattern, a shared directory (`~/.config`,
+// `~/.ssh`) or another program's stay high.
+
+#[test]
+fn removing_the_programs_own_directory_from_a_home_is_review_not_dangerous() {
+    for line in [
+        "rm -rf $HOME/.Yozo_Office/UserConfig",
+        "rm -rf \"$HOME/.yozo-office\"",
+        "rm -r /root/.yozooffice/cache",
+    ] {
+        let script = format!("pre_remove() {{\n  {line}\n}}\n");
+        let r = audit(&package("yozo-office", None, Some(&script)));
+        assert_eq!(
+            max_of(&r, "AUR-WRITE-HOME"),
+            Some(Severity::Medium),
+            "{line}\n{}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Review, "{line}\n{}", r.to_text());
+    }
+}
+
+#[test]
+fn sweeping_deletions_in_homes_stay_dangerous() {
+    for line in [
+        "rm -rf $HOME",
+        "rm -rf /home/*",
+        "rm -rf $HOME/.config",
+        "rm -rf $HOME/.ssh",
+        "rm -rf $HOME/.mozilla/firefox",
+        "rm -rf $HOME/.Yozo_Office/../.ssh",
+        "rm -rf $HOME/.yozo-office*",
+        "rm -rf /home/*/.Yozo_Office",
+    ] {
+        let script = format!("pre_remove() {{\n  {line}\n}}\n");
+        let r = audit(&package("yozo-office", None, Some(&script)));
+        assert_eq!(
+            max_of(&r, "AUR-WRITE-HOME"),
+            Some(Severity::High),
+            "{line}\n{}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+    }
+}
