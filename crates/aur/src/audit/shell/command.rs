@@ -133,7 +133,7 @@ impl Walker {
                     })
                     .collect(),
             );
-            self.an.cmds[idx].function = true;
+            self.an.cmds[idx].function = f.certain && !self.unset.contains(&first);
             self.called.insert(first.clone());
             self.stack.push(first);
             self.depth += 1;
@@ -145,7 +145,6 @@ impl Walker {
         }
         if self.funcs.contains_key(&first) && self.stack.contains(&first) {
             self.an.cmds[idx].recursive = true;
-            self.an.cmds[idx].function = true;
         }
         let i = names::effective(&cmd.argv);
         let name = names::basename(&cmd.argv[i].text).to_owned();

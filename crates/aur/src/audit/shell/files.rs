@@ -85,6 +85,7 @@ impl Walker {
         self.file = file;
         self.funcs.clear();
         self.called.clear();
+        self.unset.clear();
         self.env = Self::base_env();
         self.phase = phase;
         self.func = None;

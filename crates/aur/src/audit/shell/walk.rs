@@ -23,6 +23,9 @@ pub(super) struct FuncRef {
     pub(super) src: Rc<ParsedSrc>,
     pub(super) start: usize,
     pub(super) end: usize,
+    /// Defined wherever the code runs: not in a branch, a subshell or a substitution, and
+    /// never unset in this file — so a call by its name surely runs it, not a program.
+    pub(super) certain: bool,
 }
 
 pub(super) struct Walker {
@@ -55,6 +58,10 @@ pub(super) struct Walker {
     pub(super) steps: u64,
     pub(super) called: HashSet<String>,
     pub(super) stack: Vec<String>,
+    /// Depth of subshells (`( … )`) around the code being walked.
+    pub(super) subshell: u32,
+    /// Names `unset` in this file: a function of that name may be gone when it is called.
+    pub(super) unset: HashSet<String>,
 }
 
 impl Walker {
@@ -85,6 +92,8 @@ impl Walker {
             steps: 0,
             called: HashSet::new(),
             stack: Vec::new(),
+            subshell: 0,
+            unset: HashSet::new(),
         }
     }
 
@@ -153,13 +162,16 @@ impl Walker {
                 for ch in node.named_children(&mut c) {
                     let name = src.raw(ch).to_owned();
                     self.env.remove(&name);
+                    self.unset.insert(name);
                 }
             }
             "pipeline" => self.pipeline(src, node),
             "redirected_statement" => self.redirected(src, node),
             "subshell" => {
                 let cwd = self.cwd.clone();
+                self.subshell += 1;
                 self.walk_block(src, node);
+                self.subshell -= 1;
                 self.cwd = cwd;
             }
             "for_statement" => self.for_loop(src, node),
@@ -184,6 +196,9 @@ impl Walker {
                             src: src.clone(),
                             start: node.start_byte(),
                             end: node.end_byte(),
+                            certain: self.conditional == 0
+                                && self.subshell == 0
+                                && self.in_subst.is_none(),
                         },
                     );
                 }
