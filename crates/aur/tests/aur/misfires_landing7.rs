@@ -118,6 +118,14 @@ fn the_network_program_itself_or_a_function_that_downloads_is_still_caught() {
         "https() { :; }\npost_install() {\n  /usr/bin/https --download https://example.org/p -o /usr/bin/p\n}\n",
         // Called before it is defined: the program runs.
         "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n  https() { :; }\n}\n",
+        // A decoy defined after the file stops being read (pacman sources it; `return` or
+        // `exit` at the top level ends that), so the scriptlet runs the program.
+        "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\nreturn 0\nhttps() { :; }\n",
+        "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\ntrue && exit 0\nhttps() { :; }\n",
+        // A decoy in a loop that may not run, in a background job, or in eval'd text.
+        "while false; do\n  https() { :; }\ndone\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "https() { :; } &\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "while false; do eval 'https() { :; }'; done\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
         // A decoy defined only in a branch, in a subshell, or unset again: the program may run.
         "if [ -e /nonexistent ]; then\n  https() { :; }\nfi\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
         "( https() { :; } )\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",

@@ -118,6 +118,15 @@ impl Walker {
     fn after_command(&mut self, idx: usize, heredoc: Option<(String, super::Pos)>) {
         let cmd = self.an.cmds[idx].clone();
         let first = cmd.argv[0].text.clone();
+        // The file's top level stops being read here (pacman sources an install file, then
+        // calls its functions): a function defined below may never exist.
+        if self.func.is_none()
+            && self.stack.is_empty()
+            && (matches!(first.as_str(), "return" | "exit")
+                || (first == "exec" && cmd.argv.len() > 1))
+        {
+            self.stopped = true;
+        }
         if let Some(f) = self.funcs.get(&first).cloned()
             && self.depth < MAX_DEPTH
             && !self.stack.contains(&first)

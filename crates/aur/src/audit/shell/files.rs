@@ -86,6 +86,7 @@ impl Walker {
         self.funcs.clear();
         self.called.clear();
         self.unset.clear();
+        self.stopped = false;
         self.env = Self::base_env();
         self.phase = phase;
         self.func = None;

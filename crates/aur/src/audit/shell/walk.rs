@@ -23,8 +23,10 @@ pub(super) struct FuncRef {
     pub(super) src: Rc<ParsedSrc>,
     pub(super) start: usize,
     pub(super) end: usize,
-    /// Defined wherever the code runs: not in a branch, a subshell or a substitution, and
-    /// never unset in this file — so a call by its name surely runs it, not a program.
+    /// Surely defined once the file has been read: a statement of the file's own top level
+    /// (not in a branch, loop, subshell, pipeline, substitution, background job, eval'd text
+    /// or another function), before any top-level `return`/`exit`/`exec`, and never unset in
+    /// this file — so a call by its name runs it, not a program.
     pub(super) certain: bool,
 }
 
@@ -62,6 +64,8 @@ pub(super) struct Walker {
     pub(super) subshell: u32,
     /// Names `unset` in this file: a function of that name may be gone when it is called.
     pub(super) unset: HashSet<String>,
+    /// A top-level `return`, `exit` or `exec` was walked: what follows may never be read.
+    pub(super) stopped: bool,
 }
 
 impl Walker {
@@ -94,6 +98,7 @@ impl Walker {
             stack: Vec::new(),
             subshell: 0,
             unset: HashSet::new(),
+            stopped: false,
         }
     }
 
@@ -196,9 +201,16 @@ impl Walker {
                             src: src.clone(),
                             start: node.start_byte(),
                             end: node.end_byte(),
-                            certain: self.conditional == 0
+                            certain: node.parent().is_some_and(|p| p.kind() == "program")
+                                && matches!(src.base, Base::File)
+                                && self.func.is_none()
+                                && self.stack.is_empty()
+                                && self.conditional == 0
                                 && self.subshell == 0
-                                && self.in_subst.is_none(),
+                                && self.in_subst.is_none()
+                                && self.pipe.is_none()
+                                && !self.background
+                                && !self.stopped,
                         },
                     );
                 }
