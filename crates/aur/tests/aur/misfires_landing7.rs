@@ -122,6 +122,11 @@ fn the_network_program_itself_or_a_function_that_downloads_is_still_caught() {
         // `exit` at the top level ends that), so the scriptlet runs the program.
         "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\nreturn 0\nhttps() { :; }\n",
         "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\ntrue && exit 0\nhttps() { :; }\n",
+        // Code the audit cannot read runs before the call and may unset the decoy.
+        "https() { :; }\n. /etc/demo/settings\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "https() { :; }\npost_install() {\n  eval \"$(cat /etc/demo/prelude)\"\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        // bash stops reading the file at a syntax error: the decoy after it never exists.
+        "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n)\nhttps() { :; }\n",
         // A decoy in a loop that may not run, in a background job, or in eval'd text.
         "while false; do\n  https() { :; }\ndone\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
         "https() { :; } &\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",

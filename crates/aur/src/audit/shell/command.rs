@@ -127,6 +127,14 @@ impl Walker {
         {
             self.stopped = true;
         }
+        if matches!(first.as_str(), "source" | ".")
+            || (first == "eval"
+                && cmd.argv[1..]
+                    .iter()
+                    .any(|a| a.dynamic || !a.subs.is_empty()))
+        {
+            self.opaque = true;
+        }
         if let Some(f) = self.funcs.get(&first).cloned()
             && self.depth < MAX_DEPTH
             && !self.stack.contains(&first)
@@ -142,7 +150,7 @@ impl Walker {
                     })
                     .collect(),
             );
-            self.an.cmds[idx].function = f.certain && !self.unset.contains(&first);
+            self.an.cmds[idx].function = f.certain && !self.opaque && !self.unset.contains(&first);
             self.called.insert(first.clone());
             self.stack.push(first);
             self.depth += 1;

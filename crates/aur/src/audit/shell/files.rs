@@ -87,6 +87,7 @@ impl Walker {
         self.called.clear();
         self.unset.clear();
         self.stopped = false;
+        self.opaque = false;
         self.env = Self::base_env();
         self.phase = phase;
         self.func = None;

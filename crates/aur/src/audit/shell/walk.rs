@@ -25,8 +25,9 @@ pub(super) struct FuncRef {
     pub(super) end: usize,
     /// Surely defined once the file has been read: a statement of the file's own top level
     /// (not in a branch, loop, subshell, pipeline, substitution, background job, eval'd text
-    /// or another function), before any top-level `return`/`exit`/`exec`, and never unset in
-    /// this file — so a call by its name runs it, not a program.
+    /// or another function), before any top-level `return`/`exit`/`exec`, in a file with no
+    /// syntax error, and never unset in this file — so a call by its name runs it, not a
+    /// program.
     pub(super) certain: bool,
 }
 
@@ -66,6 +67,9 @@ pub(super) struct Walker {
     pub(super) unset: HashSet<String>,
     /// A top-level `return`, `exit` or `exec` was walked: what follows may never be read.
     pub(super) stopped: bool,
+    /// Code this walk cannot read ran before this point (`source`/`.` of a file, `eval` of
+    /// text known only at run time): it may have unset or replaced any function.
+    pub(super) opaque: bool,
 }
 
 impl Walker {
@@ -99,6 +103,7 @@ impl Walker {
             subshell: 0,
             unset: HashSet::new(),
             stopped: false,
+            opaque: false,
         }
     }
 
@@ -201,7 +206,9 @@ impl Walker {
                             src: src.clone(),
                             start: node.start_byte(),
                             end: node.end_byte(),
+                            // bash stops reading a sourced file at a syntax error.
                             certain: node.parent().is_some_and(|p| p.kind() == "program")
+                                && !src.tree.root_node().has_error()
                                 && matches!(src.base, Base::File)
                                 && self.func.is_none()
                                 && self.stack.is_empty()
