@@ -240,6 +240,25 @@ fn removing_the_programs_own_directory_from_a_home_is_review_not_dangerous() {
 }
 
 #[test]
+fn a_package_named_like_a_shared_home_directory_does_not_own_it() {
+    for (pkgname, line) in [
+        ("config", "rm -rf $HOME/.config"),
+        ("ssh", "rm -rf $HOME/.ssh/"),
+        ("local", "rm -rf /root/.local/share"),
+        ("documents", "rm -rf $HOME/Documents"),
+    ] {
+        let script = format!("pre_remove() {{\n  {line}\n}}\n");
+        let r = audit(&package(pkgname, None, Some(&script)));
+        assert_eq!(
+            max_of(&r, "AUR-WRITE-HOME"),
+            Some(Severity::High),
+            "{pkgname}: {line}\n{}",
+            r.to_text()
+        );
+    }
+}
+
+#[test]
 fn sweeping_deletions_in_homes_stay_dangerous() {
     for line in [
         "rm -rf $HOME",

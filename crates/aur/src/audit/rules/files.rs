@@ -792,8 +792,11 @@ fn sweeping_delete(ctx: &Ctx, cmd: &Cmd, p: &str) -> bool {
         parts.first()
     };
     let own = own_dir.is_some_and(|d| {
+        let shared =
+            SHARED_HOME_DIRS.contains(&d.trim_start_matches('.').to_ascii_lowercase().as_str());
         let d = sources::norm(d);
-        !parts.contains(&"..")
+        !shared
+            && !parts.contains(&"..")
             && d.len() >= 3
             && ctx.pkgnames.iter().any(|n| {
                 let n = sources::stem(n);
@@ -802,6 +805,35 @@ fn sweeping_delete(ctx: &Ctx, cmd: &Cmd, p: &str) -> bool {
     });
     !own
 }
+
+/// Directories of a home that hold many programs' files or the person's own: never one
+/// program's own, whatever the package is called (`config`, `ssh`, `local`).
+const SHARED_HOME_DIRS: &[&str] = &[
+    "config",
+    "local",
+    "cache",
+    "var",
+    "ssh",
+    "gnupg",
+    "pki",
+    "mozilla",
+    "kde",
+    "kde4",
+    "gnome",
+    "themes",
+    "icons",
+    "fonts",
+    "desktop",
+    "documents",
+    "downloads",
+    "music",
+    "pictures",
+    "videos",
+    "public",
+    "templates",
+    "bin",
+    "share",
+];
 
 /// Does the command only make directories (`mkdir`, `install -d`)?
 fn makes_dir(cmd: &Cmd) -> bool {
