@@ -171,7 +171,9 @@ pub(crate) fn effective(argv: &[Word]) -> usize {
 
 /// The program name (basename) that runs and its arguments.
 pub(crate) fn program(cmd: &Cmd) -> (&str, &[Word]) {
-    if cmd.argv.is_empty() {
+    // A call of a function the file defines runs that function, whatever program shares its
+    // name (`https() { sed -i …; }` then `https`): no program runs here.
+    if cmd.argv.is_empty() || cmd.function {
         return ("", &[]);
     }
     let i = effective(&cmd.argv);

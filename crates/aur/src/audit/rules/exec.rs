@@ -379,7 +379,11 @@ fn sets_getopt_output(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
                     .iter()
                     .filter(|c| c.in_subst == Some(id))
                     .collect();
-                inner.len() == 1 && names::program(inner[0]).0 == "getopt"
+                inner.len() == 1
+                    && inner[0]
+                        .argv
+                        .get(names::effective(&inner[0].argv))
+                        .is_some_and(|w| system_getopt(&w.text))
             })
     };
     if only_getopt(&args[2]) {
@@ -396,20 +400,32 @@ fn sets_getopt_output(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return false;
     }
+    // A declaration without a value (`local opts`) assigns nothing.
     let sets: Vec<_> = ctx
         .an
         .assigns
         .iter()
-        .filter(|a| a.name == name && a.file == cmd.file)
+        .filter(|a| a.name == name && a.file == cmd.file && a.snippet.contains('='))
         .collect();
     !sets.is_empty()
         && sets.iter().all(|a| {
             let v = a.snippet.split_once('=').map_or("", |(_, v)| v).trim();
             let v = v.trim_matches('"');
-            (v.starts_with("$(getopt ") || v.starts_with("`getopt "))
+            let program = v
+                .strip_prefix("$(")
+                .or_else(|| v.strip_prefix('`'))
+                .and_then(|r| r.split_whitespace().next());
+            program.is_some_and(system_getopt)
                 && (v.ends_with(')') || v.ends_with('`'))
                 && !a.value.first().taint.has(bad)
         })
+}
+
+/// getopt as the system has it: found on the search path, or at its system directory
+/// (`/usr/bin/getopt`); a `getopt` anywhere else (`/tmp/getopt`, `./getopt`) is some other
+/// program.
+fn system_getopt(word: &str) -> bool {
+    matches!(word, "getopt" | "/usr/bin/getopt" | "/bin/getopt")
 }
 
 fn copies_own_functions(ctx: &Ctx, args: &[Word]) -> bool {

@@ -2,7 +2,7 @@
 //! enabled, cron, linger, autostart, shell rc files, `~/.local/bin` shadows), and secrets
 //! (`~/.ssh`, `~/.gnupg`, browser profiles, tokens).
 
-use super::{Ctx, Sink, argv, units};
+use super::{Ctx, Sink, argv, sources, units};
 use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, FileKind, Phase, Word, join_path};
@@ -721,7 +721,7 @@ fn judge_write(
     let home = p.starts_with("$HOME") || p.starts_with("/home/") || p.starts_with("/root");
     match cmd.phase {
         Phase::Install | Phase::Hook => {
-            if home && effect == Effect::Delete && !sweeping_delete(cmd, p) {
+            if home && effect == Effect::Delete && !sweeping_delete(ctx, cmd, p) {
                 sink.cmd(
                     "AUR-WRITE-HOME",
                     Severity::Medium,
@@ -757,25 +757,83 @@ fn judge_write(
     }
 }
 
-/// A deletion that can reach more than the files it names: recursive (`rm -r`, `-rf`,
-/// `--recursive`), by a pattern (`/home/*/.bashrc`), or of a home itself (`$HOME`, `/root`).
-fn sweeping_delete(cmd: &Cmd, p: &str) -> bool {
+/// A deletion that can reach more than the files it names: by a pattern (`/home/*/.bashrc`),
+/// of a home itself (`$HOME`, `/root`), or recursive (`rm -r`, `-rf`, `--recursive`) — unless
+/// the tree it removes is inside a directory of the home named for the package itself
+/// (`rm -rf $HOME/.Yozo_Office/UserConfig` for yozo-office: the program's own state).
+fn sweeping_delete(ctx: &Ctx, cmd: &Cmd, p: &str) -> bool {
     let (_, args) = names::program(cmd);
     let recursive = args.iter().any(|a| {
         let t = a.text.as_str();
         t == "--recursive"
             || (t.starts_with('-') && !t.starts_with("--") && (t.contains('r') || t.contains('R')))
     });
-    let depth = p
+    let parts: Vec<&str> = p
         .trim_start_matches("$HOME")
         .trim_start_matches("/root")
         .trim_start_matches("/home/")
         .trim_matches('/')
         .split('/')
         .filter(|s| !s.is_empty())
-        .count();
-    recursive || p.contains(['*', '?', '[']) || depth == 0 || (p.starts_with("/home/") && depth < 2)
+        .collect();
+    let depth = parts.len();
+    let pattern = p.contains(['*', '?', '[']);
+    let home_itself = depth == 0 || (p.starts_with("/home/") && depth < 2);
+    if pattern || home_itself {
+        return true;
+    }
+    if !recursive {
+        return false;
+    }
+    // The directory of the home the deletion is in: `/home/USER/X` names X second.
+    let own_dir = if p.starts_with("/home/") {
+        parts.get(1)
+    } else {
+        parts.first()
+    };
+    let own = own_dir.is_some_and(|d| {
+        let shared =
+            SHARED_HOME_DIRS.contains(&d.trim_start_matches('.').to_ascii_lowercase().as_str());
+        let d = sources::norm(d);
+        !shared
+            && !parts.contains(&"..")
+            && d.len() >= 3
+            && ctx.pkgnames.iter().any(|n| {
+                let n = sources::stem(n);
+                n.len() >= 3 && (d == n || (n.len() >= 4 && d.contains(&n)))
+            })
+    });
+    !own
 }
+
+/// Directories of a home that hold many programs' files or the person's own: never one
+/// program's own, whatever the package is called (`config`, `ssh`, `local`).
+const SHARED_HOME_DIRS: &[&str] = &[
+    "config",
+    "local",
+    "cache",
+    "var",
+    "ssh",
+    "gnupg",
+    "pki",
+    "mozilla",
+    "kde",
+    "kde4",
+    "gnome",
+    "themes",
+    "icons",
+    "fonts",
+    "desktop",
+    "documents",
+    "downloads",
+    "music",
+    "pictures",
+    "videos",
+    "public",
+    "templates",
+    "bin",
+    "share",
+];
 
 /// Does the command only make directories (`mkdir`, `install -d`)?
 fn makes_dir(cmd: &Cmd) -> bool {

@@ -36,21 +36,10 @@ fn checksum_var(name: &str) -> bool {
         || name.contains("hash")
 }
 
-/// Does a text search for every word the text says find it in the text as written? Quote
-/// splitting hides a word (`c''u''rl`, `"b""u""n"`); empty quotes (`''GPL''`) and a quoted
-/// associative-array key (`['git-changebar']='gitchangebar'`) hide none.
-fn every_word_visible(resolved: &str, raw: &str) -> bool {
-    resolved
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() >= 2)
-        .all(|w| raw.contains(w))
-}
-
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
+    // Quote splitting is noted only where it hides a word from a search of the whole word as
+    // written (`shell::expand::every_word_visible`).
     for n in &ctx.an.notes {
-        if n.kind == ObfKind::QuoteSplit && every_word_visible(&n.resolved, &n.snippet) {
-            continue;
-        }
         let (what, sev) = match n.kind {
             ObfKind::QuoteSplit => (
                 "is glued together from short quoted pieces",

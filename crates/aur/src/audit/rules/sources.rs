@@ -236,7 +236,7 @@ pub(super) fn inert(local: &str) -> bool {
             .any(|n| b.starts_with(n))
 }
 
-fn norm(s: &str) -> String {
+pub(super) fn norm(s: &str) -> String {
     s.chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect::<String>()
@@ -244,7 +244,7 @@ fn norm(s: &str) -> String {
 }
 
 /// Package name without -git/-bin/… suffixes, normalised.
-fn stem(name: &str) -> String {
+pub(super) fn stem(name: &str) -> String {
     let mut n = name.to_owned();
     for suf in [
         "-git",

@@ -148,6 +148,22 @@ fn quote_split(acc: &Acc) -> bool {
         && acc.exps == 0
 }
 
+/// Does a text search for every word the text says find it in the word as written (`raw`, the
+/// whole of it)? Quote splitting hides a word (`c''u''rl`, `"b""u""n"`); empty quotes
+/// (`''GPL''`), a quoted associative-array key (`['git-changebar']='gitchangebar'`) or a
+/// single-quoted function body that closes its quotes around `'{}'` hide none.
+fn every_word_visible(resolved: &str, raw: &str) -> bool {
+    resolved
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 2)
+        .all(|w| raw.contains(w))
+}
+
+/// Quote splitting that hides a word from a text search of the file.
+fn quote_split_hides(acc: &Acc, raw: &str) -> bool {
+    quote_split(acc) && !every_word_visible(&acc.joined(), raw)
+}
+
 /// The result of expanding one word node.
 pub(super) struct Expanded {
     pub fields: Vec<String>,
@@ -163,7 +179,7 @@ impl Walker {
         let mut acc = Acc::default();
         self.expand_node(src, node, false, &mut acc);
         self.note_obfuscation(src, node, &acc);
-        let obf = if self.obfuscated(&acc) {
+        let obf = if self.obfuscated(&acc, src.raw(node)) {
             Taint::OBFUSCATED
         } else {
             Taint::default()
@@ -187,7 +203,7 @@ impl Walker {
         self.expand_node(src, node, true, &mut acc);
         self.note_obfuscation(src, node, &acc);
         let mut taint = acc.taint;
-        if self.obfuscated(&acc) {
+        if self.obfuscated(&acc, src.raw(node)) {
             taint = taint.with(Taint::OBFUSCATED);
         }
         Word {
@@ -238,8 +254,8 @@ impl Walker {
         }
     }
 
-    fn obfuscated(&self, acc: &Acc) -> bool {
-        (acc.ifs && acc.lit_frags > 0) || acc.printable_escapes >= 2 || quote_split(acc)
+    fn obfuscated(&self, acc: &Acc, raw: &str) -> bool {
+        (acc.ifs && acc.lit_frags > 0) || acc.printable_escapes >= 2 || quote_split_hides(acc, raw)
     }
 
     fn note_obfuscation(&mut self, src: &Rc<ParsedSrc>, node: Node, acc: &Acc) {
@@ -247,7 +263,7 @@ impl Walker {
             ObfKind::Ifs
         } else if acc.printable_escapes >= 2 {
             ObfKind::PrintableEscapes
-        } else if quote_split(acc) {
+        } else if quote_split_hides(acc, src.raw(node)) {
             ObfKind::QuoteSplit
         } else {
             return;

