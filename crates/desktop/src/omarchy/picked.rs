@@ -199,7 +199,10 @@ fn sourced(home: &Path, rel: &str, by: &str, depth: usize, out: &mut Vec<Picked>
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        for site in crate::omarchy::sourced::sites(&name, n + 1, line) {
+        for site in crate::omarchy::picks::sites_in(&name, n + 1, line)
+            .into_iter()
+            .filter(|s| s.kind == PickKind::Sourced)
+        {
             match &site.word {
                 Some(next) if depth + 1 < MAX_SOURCED_DEPTH => {
                     sourced(home, next, &name, depth + 1, out)?;

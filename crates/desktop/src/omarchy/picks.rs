@@ -250,7 +250,19 @@ fn literal(word: &str) -> bool {
 /// The pickers `line` (line `n` of `script`) runs, each with the word after it when written out.
 pub fn sites_in(script: &str, n: usize, line: &str) -> Vec<PickSite> {
     // Where it runs a file of the person's as code (`sourced.rs`).
-    let mut out: Vec<PickSite> = crate::omarchy::sourced::sites(script, n, line);
+    let mut out: Vec<PickSite> = crate::omarchy::sourced::sites(line)
+        .into_iter()
+        .map(|r| PickSite {
+            picker: r.by,
+            kind: PickKind::Sourced,
+            seen: Seen {
+                script: script.to_owned(),
+                line: n,
+                what: line.chars().take(120).collect(),
+            },
+            word: r.file,
+        })
+        .collect();
     let tokens: Vec<&str> = line
         .split(|c: char| c.is_whitespace() || ";|&(){}`<>!".contains(c))
         .filter(|w| !w.is_empty())

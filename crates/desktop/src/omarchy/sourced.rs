@@ -29,8 +29,13 @@
 //! A line that merely names a shell (`echo "use bash -l"`) counts too: a question where none was
 //! needed, never a run nobody approved.
 
-use super::picks::{PickKind, PickSite};
-use crate::omarchy::Seen;
+/// A file of the person's a line runs as code: what runs it, and the file under the home
+/// (`None`: one the script names only when it runs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunsAsCode {
+    pub by: &'static str,
+    pub file: Option<String>,
+}
 
 /// Shells, with the start-up files each reads: always, as a login shell, interactive.
 const SHELLS: &[(&str, Startup)] = &[
@@ -319,8 +324,8 @@ fn interpreter_script(rest: &[Word]) -> Option<&str> {
     None
 }
 
-/// Every file of the person's `line` (line `n` of `script`) runs as code, as pick sites.
-pub fn sites(script: &str, n: usize, line: &str) -> Vec<PickSite> {
+/// Every file of the person's `line` runs as code (`picks::sites_in` makes them pick sites).
+pub fn sites(line: &str) -> Vec<RunsAsCode> {
     let mut found: Vec<(&'static str, Option<String>)> = Vec::new();
     let ws = words(line);
     for (i, w) in ws.iter().enumerate() {
@@ -404,20 +409,11 @@ pub fn sites(script: &str, n: usize, line: &str) -> Vec<PickSite> {
     {
         found.push(("code that loads a file", None));
     }
-    let mut out: Vec<PickSite> = Vec::new();
-    for (picker, word) in found {
-        let site = PickSite {
-            picker,
-            kind: PickKind::Sourced,
-            seen: Seen {
-                script: script.to_owned(),
-                line: n,
-                what: line.chars().take(120).collect(),
-            },
-            word,
-        };
-        if !out.contains(&site) {
-            out.push(site);
+    let mut out: Vec<RunsAsCode> = Vec::new();
+    for (by, file) in found {
+        let r = RunsAsCode { by, file };
+        if !out.contains(&r) {
+            out.push(r);
         }
     }
     out

@@ -6,7 +6,7 @@ use super::*;
 
 /// The files each site names (`None`: one the script names when it runs).
 fn files(line: &str) -> Vec<Option<String>> {
-    sites("s", 1, line).into_iter().map(|s| s.word).collect()
+    sites(line).into_iter().map(|s| s.file).collect()
 }
 
 fn named(line: &str) -> Vec<String> {
