@@ -1188,11 +1188,11 @@ def test_the_hand_off_terminal_draws_the_command_with_roots_fonts_only(agent, pe
         pid = person.helper(q)
         person.wait_prompt(pid)
         term = parent_of(pid)
-        environ = Path(f"/proc/{term}/environ").read_bytes().split(b"\0")
-        assert b"FONTCONFIG_FILE=/usr/lib/archgate/fonts.conf" in environ, environ
         maps = Path(f"/proc/{term}/maps").read_text()
         assert "agent-font" not in maps, "the terminal draws with the agent's font"
         assert "/usr/share/fonts/" in maps, "the terminal draws with no system font"
+        environ = Path(f"/proc/{term}/environ").read_bytes().split(b"\0")
+        assert b"FONTCONFIG_FILE=/usr/lib/archgate/fonts.conf" in environ, environ
         person.answer_prompt(pid, "Escape")
         r = result(q)
         assert r["error"] and r["kind"] == "cancelled", r
