@@ -181,6 +181,9 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
         if full.len() >= PACMAN_LINE_MAX {
             return Err(err(line_no, ConfProblem::LineTooLong(PACMAN_LINE_MAX - 1)));
         }
+        // pacman's line is a C string: a NUL ends it (attack 27 F7: `SigLevel = Never` NUL
+        // `Required` is `Never` to pacman).
+        let full = full.split('\0').next().unwrap_or("");
         // pacman's `strtrim` trims what C's `isspace` calls space: ASCII only (attack 25 F6:
         // `[testrepo` + a no-break space + `]` is another repository to pacman).
         let line = full.trim_matches(c_space);

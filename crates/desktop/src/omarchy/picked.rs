@@ -138,16 +138,28 @@ fn absent(site: &PickSite) -> Picked {
         // The file a start-up read or a `source` names (attack 26 F9: the generic text named
         // `user-dirs.dirs` and `.bashrc` for a login shell), or, when the script names it only
         // as it runs (`sourced.rs`), that: whichever it is, it is the person's to approve.
-        let file = match &site.word {
-            Some(rel) => format!("~/{rel}"),
-            None => "file the script names when it runs".to_owned(),
+        let (file, starts) = match &site.word {
+            Some(rel) => (
+                format!("~/{rel}"),
+                format!(
+                    "{} runs it as code when it is there (none there now; line {}: {})",
+                    site.seen.script, site.seen.line, site.seen.what
+                ),
+            ),
+            // Named only as the script runs (a variable, a loop, a command's output): archgate
+            // cannot show or pin it, and says so (attack 27 F5).
+            None => (
+                "file the script names when it runs".to_owned(),
+                format!(
+                    "{} runs code it finds only as it runs, which archgate cannot show you or hold \
+                     to what you approve — whatever it is then runs (line {}: {})",
+                    site.seen.script, site.seen.line, site.seen.what
+                ),
+            ),
         };
         return Picked {
             file: PathBuf::from(file),
-            starts: format!(
-                "{} runs it as code when it is there (none there now; line {}: {})",
-                site.seen.script, site.seen.line, site.seen.what
-            ),
+            starts,
             program: None,
             identity: "absent".to_owned(),
             is_code: true,
@@ -172,8 +184,9 @@ fn regular(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
-/// How deep a chain of sourced files is followed (`~/.bash_profile` → `~/.bashrc` → …).
-const MAX_SOURCED_DEPTH: usize = 4;
+/// How deep a chain of sourced files is followed (`~/.bash_profile` → `~/.bashrc` → …); a
+/// deeper one refuses the call (attack 27 F5: a fifth file was neither shown nor pinned).
+const MAX_SOURCED_DEPTH: usize = 8;
 
 /// `rel` under the home, sourced by `by`, when it is there — and every file of the person's it
 /// runs as code in turn, read as a route's script is (`sourced.rs`), so the yes pins each
@@ -207,7 +220,14 @@ fn sourced(home: &Path, rel: &str, by: &str, depth: usize, out: &mut Vec<Picked>
                 Some(next) if depth + 1 < MAX_SOURCED_DEPTH => {
                     sourced(home, next, &name, depth + 1, out)?;
                 }
-                _ => {
+                Some(_) => {
+                    return Err(DesktopError::Blocked {
+                        command: name.clone(),
+                        reason: "a route's script runs files of yours that source others more \
+                                 than eight deep, which archgate cannot show you whole",
+                    });
+                }
+                None => {
                     let p = absent(&site);
                     if !out.contains(&p) {
                         out.push(p);

@@ -37,6 +37,13 @@ pub struct RunsAsCode {
     pub file: Option<String>,
 }
 
+/// Every program this reader knows to run code it is given: the shells and interpreters (a
+/// computed name that may be one of them is judged as such: `computed.rs`).
+pub const RUNS_CODE: &[&str] = &[
+    "bash", "rbash", "sh", "dash", "ash", "ksh", "mksh", "zsh", "fish", "csh", "tcsh", "lua",
+    "luajit", "python", "python3", "perl", "ruby", "node", "php", "awk", "gawk", "sed",
+];
+
 /// Shells, with the start-up files each reads: always, as a login shell, interactive.
 const SHELLS: &[(&str, Startup)] = &[
     ("bash", BASH),
@@ -115,20 +122,62 @@ const WRAPPERS: &[&str] = &[
     "timeout",
 ];
 
+/// Programs that run a file of code given after an option: `awk -f FILE`, `sed -f FILE` (GNU
+/// sed's `e` runs a command), `perl -I DIR` (its modules), and the option's name.
+const CODE_FILE_OPTIONS: &[(&str, &str)] = &[
+    ("awk", "-f"),
+    ("gawk", "-f"),
+    ("mawk", "-f"),
+    ("sed", "-f"),
+    ("perl", "-I"),
+];
+
+/// Assignments that make an interpreter load code from a directory or file they name.
+const CODE_PATH_VARIABLES: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PERL5LIB",
+    "PERL5OPT",
+    "RUBYLIB",
+    "RUBYOPT",
+    "NODE_PATH",
+    "NODE_OPTIONS",
+    "LUA_PATH",
+    "LUA_CPATH",
+    "LUA_INIT",
+];
+
 /// Interpreters that run a script file given as their first word that is not an option.
 const INTERPRETERS: &[&str] = &[
     "lua", "luajit", "lua5.1", "lua5.2", "lua5.3", "lua5.4", "python", "python3", "perl", "ruby",
     "node", "php",
 ];
 
-/// Words of code, in any language a script embeds, that run a file named at run time.
-const LOADS_A_FILE: &[&str] = &["dofile", "loadfile", "runpy", "execfile", "exec(open("];
+/// Words of code, in any language a script embeds, that run a file named at run time or change
+/// where its modules come from.
+const LOADS_A_FILE: &[&str] = &[
+    "dofile",
+    "loadfile",
+    "runpy",
+    "execfile",
+    "exec(",
+    "exec (",
+    "sys.path",
+    "importlib",
+    "__import__",
+    "package.path",
+    "@INC",
+];
 
 /// A word of the line: its text with quotes taken out, and whether a command may start at it
 /// (the line's start, or after `;`, `|`, `&`, `(`, `` ` `` or `then`, `do`, `else`…).
 struct Word {
     text: String,
     command_place: bool,
+    /// The target of a redirection (`< FILE`, `<<WORD`, `> FILE`): no argument of the command.
+    redirected: bool,
 }
 
 /// `${NAME}` written as `$NAME` (a name only; `${NAME:-…}` and others are left).
@@ -158,45 +207,47 @@ fn words(line: &str) -> Vec<Word> {
     let line = braces_off(line);
     let mut out: Vec<Word> = Vec::new();
     let mut cur = String::new();
-    let mut place = true;
-    let mut after_wrapper = false;
-    let flush =
-        |cur: &mut String, out: &mut Vec<Word>, place: &mut bool, after_wrapper: &mut bool| {
-            if cur.is_empty() {
-                return;
-            }
-            let text: String = cur.chars().filter(|c| *c != '"' && *c != '\'').collect();
-            let text = text.strip_prefix('\\').unwrap_or(&text).to_owned();
-            let keyword = [
-                "then", "do", "else", "elif", "if", "while", "until", "!", "{",
-            ]
-            .contains(&text.as_str());
-            // A wrapper's options and then its program: `exec -a NAME PROGRAM`, `setsid -f PROGRAM`.
-            let wrapped = *place
-                && (WRAPPERS.contains(&text.as_str())
-                    || (*after_wrapper && text.starts_with('-'))
-                    || assignment(&text));
-            out.push(Word {
-                text,
-                command_place: *place,
-            });
-            *after_wrapper = wrapped;
-            *place = keyword || wrapped;
-            cur.clear();
-        };
+    // Whether a command may start at the next word; whether the last word was a wrapper (or
+    // one of its options); whether the next word is a redirection's target.
+    let (mut place, mut after_wrapper, mut redirect) = (true, false, false);
+    let mut flush = |cur: &mut String, place: &mut bool, redirect: &mut bool| {
+        if cur.is_empty() {
+            return;
+        }
+        let text: String = cur.chars().filter(|c| *c != '"' && *c != '\'').collect();
+        let text = text.strip_prefix('\\').unwrap_or(&text).to_owned();
+        let keyword = [
+            "then", "do", "else", "elif", "if", "while", "until", "!", "{",
+        ]
+        .contains(&text.as_str());
+        // A wrapper's options and then its program: `exec -a NAME PROGRAM`, `setsid -f PROGRAM`.
+        let wrapped = *place
+            && (WRAPPERS.contains(&text.as_str())
+                || (after_wrapper && text.starts_with('-'))
+                || assignment(&text));
+        out.push(Word {
+            text,
+            command_place: *place,
+            redirected: std::mem::take(redirect),
+        });
+        after_wrapper = wrapped;
+        *place = keyword || wrapped;
+        cur.clear();
+    };
     for c in line.chars() {
         if c.is_whitespace() {
-            flush(&mut cur, &mut out, &mut place, &mut after_wrapper);
+            flush(&mut cur, &mut place, &mut redirect);
         } else if ";|&(){}`<>".contains(c) {
-            flush(&mut cur, &mut out, &mut place, &mut after_wrapper);
+            flush(&mut cur, &mut place, &mut redirect);
             if ";|&(`{".contains(c) {
                 place = true;
             }
+            redirect = "<>".contains(c);
         } else {
             cur.push(c);
         }
     }
-    flush(&mut cur, &mut out, &mut place, &mut after_wrapper);
+    flush(&mut cur, &mut place, &mut redirect);
     out
 }
 
@@ -256,6 +307,10 @@ struct ShellCall {
     interactive: bool,
     rcfile: Option<String>,
     script: Option<String>,
+    /// `-c`: the code is the next word.
+    command: bool,
+    /// `-s`, or no script and no `-c`: the code is what comes in on standard input.
+    stdin: bool,
 }
 
 fn shell_call(rest: &[Word], login: bool) -> ShellCall {
@@ -264,11 +319,16 @@ fn shell_call(rest: &[Word], login: bool) -> ShellCall {
         interactive: false,
         rcfile: None,
         script: None,
+        command: false,
+        stdin: false,
     };
     let mut i = 0;
     while let Some(w) = rest.get(i) {
-        let w = w.text.as_str();
         i += 1;
+        if w.redirected {
+            continue;
+        }
+        let w = w.text.as_str();
         match w {
             "--" => {
                 call.script = rest.get(i).map(|w| w.text.clone());
@@ -286,6 +346,8 @@ fn shell_call(rest: &[Word], login: bool) -> ShellCall {
                 call.login |= w.contains('l');
                 call.interactive |= w.contains('i');
                 if w.contains('c') || w.contains('s') {
+                    call.command = w.contains('c');
+                    call.stdin = !call.command;
                     break;
                 }
             }
@@ -295,6 +357,7 @@ fn shell_call(rest: &[Word], login: bool) -> ShellCall {
             }
         }
     }
+    call.stdin |= !call.command && call.script.is_none();
     call
 }
 
@@ -331,25 +394,50 @@ pub fn sites(line: &str) -> Vec<RunsAsCode> {
     for (i, w) in ws.iter().enumerate() {
         let text = w.text.as_str();
         let rest = &ws[i + 1..];
-        // bash reads BASH_ENV, sh (and bash as sh) ENV, at start.
-        for var in ["BASH_ENV", "ENV"] {
+        // bash reads BASH_ENV, sh (and bash as sh) ENV, at start; interpreters their paths.
+        for var in CODE_PATH_VARIABLES {
             if let Some(value) = text.strip_prefix(var).and_then(|v| v.strip_prefix('=')) {
                 found.push((var, under_home(value)));
             }
         }
         if text == "source" || (text == "." && w.command_place) {
-            if let Some(file) = rest.first().and_then(|f| persons_file(&f.text)) {
+            // From standard input or a process (`source <(…)`, `source /dev/stdin`): code the
+            // line computes.
+            let from_input = rest
+                .first()
+                .is_some_and(|f| ["/dev/", "/proc/"].iter().any(|p| f.text.starts_with(p)))
+                || line.contains(&format!("{text} <("));
+            if from_input {
+                found.push(("source", None));
+            } else if let Some(file) = rest.first().and_then(|f| persons_file(&f.text)) {
                 found.push(("source", file));
             }
             continue;
         }
+        // `eval` of a variable's or a command's text.
         if text == "eval"
-            && rest
-                .first()
-                .is_some_and(|f| f.text.starts_with('$') && line.contains("$("))
+            && w.command_place
+            && line
+                .split_once("eval")
+                .is_some_and(|(_, after)| after.contains('$') || after.contains('`'))
         {
             found.push(("eval", None));
             continue;
+        }
+        if let Some((_, option)) = CODE_FILE_OPTIONS
+            .iter()
+            .find(|(p, _)| program_name(text) == *p)
+        {
+            for (j, o) in rest.iter().enumerate() {
+                let file = if o.text == *option {
+                    rest.get(j + 1).map(|f| f.text.as_str())
+                } else {
+                    o.text.strip_prefix(option).filter(|f| !f.is_empty())
+                };
+                if let Some(file) = file.and_then(persons_file) {
+                    found.push(("source", file));
+                }
+            }
         }
         // `exec -l PROGRAM` and `exec -a -NAME PROGRAM` start PROGRAM as a login shell.
         let (login, rest) = if text == "exec" {
@@ -392,10 +480,20 @@ pub fn sites(line: &str) -> Vec<RunsAsCode> {
             for f in files {
                 found.push(("source", Some(f.to_owned())));
             }
-            for file in [call.rcfile, call.script].into_iter().flatten() {
+            for file in [call.rcfile, call.script.clone()].into_iter().flatten() {
                 if let Some(file) = persons_file(&file) {
                     found.push(("source", file));
                 }
+            }
+            // Code from standard input (`| bash`, `bash -s < FILE`, a here-document), code a
+            // command prints (`bash -c "$(cat FILE)"`), or each file `find -exec` names.
+            if call.stdin
+                || (call.command && (line.contains("$(") || line.contains('`')))
+                || ["-exec", "-execdir", "-ok"]
+                    .iter()
+                    .any(|x| line.contains(x))
+            {
+                found.push(("a shell", None));
             }
         } else if INTERPRETERS.contains(&name)
             && let Some(file) = interpreter_script(rest).and_then(persons_file)

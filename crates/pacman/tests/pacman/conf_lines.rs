@@ -307,3 +307,21 @@ fn a_file_that_is_not_utf8_is_refused_not_replaced() {
         })
     ));
 }
+
+/// Attack 27 F7: pacman's line is a C string, ended by a NUL byte: `SigLevel = Never` NUL
+/// `Required` is `Never` to pacman (and `pacman-conf`).
+#[test]
+fn a_nul_byte_ends_the_line_as_it_does_for_pacman() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pacman.conf");
+    std::fs::write(
+        &file,
+        b"[options]\nArchitecture = x86_64\nSigLevel = Never\0 Required\n[testrepo]\nServer = http://127.0.0.1:8080/\n",
+    )
+    .unwrap();
+    assert_eq!(
+        pacman_conf(&file, &["SigLevel"]),
+        ["PackageNever", "DatabaseNever"]
+    );
+    assert_eq!(PacmanConf::load(&file).unwrap().sig_level, ["Never"]);
+}

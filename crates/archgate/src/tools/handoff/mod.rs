@@ -333,7 +333,10 @@ impl Tool for Handoff {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let id = run.prepared.id.clone();
-            let command = display(&run.prepared.argv);
+            // As the person would type it, with what the helper sets for pacman's include
+            // order (`facts_env.rs`: attack 27 F6 — without it, sudo passed the person's
+            // collation and pacman read the included files in another order than judged).
+            let command = format!("LC_COLLATE=C {}", display(&run.prepared.argv));
             let rx = self
                 .handoffs
                 .open(run.prepared.clone(), registry::Terminal::Opening)

@@ -43,6 +43,14 @@ fn without_a_desktop_the_answer_gives_the_command_and_a_shell_without_a_terminal
     assert_eq!(command[..3], ["/usr/bin/sudo", "-k", "--"]);
     assert!(command[3].ends_with("/systemctl"), "{command:?}");
     assert_eq!(command[4..], ["restart", "--", "archgate-e2e.service"]);
+    // The line the person types sets pacman's include order as the helper does (attack 27 F6).
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("themselves: LC_COLLATE=C /usr/bin/sudo -k -- "),
+        "{e}"
+    );
 
     // One at a time: the first still waits for the person.
     s.call(3, "handoff", args);

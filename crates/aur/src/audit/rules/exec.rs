@@ -379,11 +379,13 @@ fn sets_getopt_output(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
                     .iter()
                     .filter(|c| c.in_subst == Some(id))
                     .collect();
+                let at = names::effective(&inner[0].argv);
                 inner.len() == 1
                     && inner[0]
                         .argv
-                        .get(names::effective(&inner[0].argv))
+                        .get(at)
                         .is_some_and(|w| system_getopt(&w.text))
+                    && quotes_its_output(inner[0].argv[at + 1..].iter().map(|w| w.text.as_str()))
             })
     };
     if only_getopt(&args[2]) {
@@ -411,14 +413,26 @@ fn sets_getopt_output(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
         && sets.iter().all(|a| {
             let v = a.snippet.split_once('=').map_or("", |(_, v)| v).trim();
             let v = v.trim_matches('"');
-            let program = v
+            let mut words = v
                 .strip_prefix("$(")
                 .or_else(|| v.strip_prefix('`'))
-                .and_then(|r| r.split_whitespace().next());
-            program.is_some_and(system_getopt)
+                .unwrap_or("")
+                .split_whitespace();
+            words.next().is_some_and(system_getopt)
+                && quotes_its_output(words.map(|w| w.trim_matches('"')))
                 && (v.ends_with(')') || v.ends_with('`'))
                 && !a.value.first().taint.has(bad)
         })
+}
+
+/// Whether getopt, given `args`, quotes what it prints — the idiom's safety: `-u`/`--unquoted`
+/// (or a prefix of it, or a cluster with `u`) prints the words bare, and `eval set --` then runs
+/// any of them as code (attack 27 F9: a tool's `curl … | sh` inside an argument was `ok`). Read
+/// up to `--`; an option word with `u` anywhere is taken as that flag.
+fn quotes_its_output<'a>(args: impl Iterator<Item = &'a str>) -> bool {
+    !args
+        .take_while(|a| *a != "--")
+        .any(|a| a.starts_with('-') && a.contains('u'))
 }
 
 /// getopt as the system has it: found on the search path, or at its system directory

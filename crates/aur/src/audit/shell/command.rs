@@ -99,7 +99,6 @@ impl Walker {
             cwd: self.cwd.clone(),
             embed: self.embed,
             recursive: false,
-            function: false,
             forever: self.forever > 0,
         };
         let heredoc = self.pending_heredoc.clone();
@@ -118,25 +117,6 @@ impl Walker {
     fn after_command(&mut self, idx: usize, heredoc: Option<(String, super::Pos)>) {
         let cmd = self.an.cmds[idx].clone();
         let first = cmd.argv[0].text.clone();
-        // The file's top level stops being read here (pacman sources an install file, then
-        // calls its functions): a function defined below may never exist.
-        if self.func.is_none()
-            && self.stack.is_empty()
-            && (matches!(first.as_str(), "return" | "exit")
-                || (first == "exec" && cmd.argv.len() > 1))
-        {
-            self.stopped = true;
-        }
-        // `trap … DEBUG` with `shopt -s extdebug` can skip any later command, a definition
-        // too.
-        if matches!(first.as_str(), "source" | "." | "trap" | "shopt")
-            || (first == "eval"
-                && cmd.argv[1..]
-                    .iter()
-                    .any(|a| a.dynamic || !a.subs.is_empty()))
-        {
-            self.opaque = true;
-        }
         if let Some(f) = self.funcs.get(&first).cloned()
             && self.depth < MAX_DEPTH
             && !self.stack.contains(&first)
@@ -152,12 +132,6 @@ impl Walker {
                     })
                     .collect(),
             );
-            // Another process (`sh -c`, a script fed to a shell) has none of this shell's
-            // functions: there the name is the program.
-            self.an.cmds[idx].function = f.certain
-                && self.other_process == 0
-                && !self.opaque
-                && !self.unset.contains(&first);
             self.called.insert(first.clone());
             self.stack.push(first);
             self.depth += 1;
@@ -633,9 +607,7 @@ impl Walker {
         let own_shell = embed.kind == EmbedKind::Eval;
         let saved_dir = (!own_shell).then(|| (self.cwd.clone(), self.dir_stack.clone()));
         self.depth += 1;
-        self.other_process += u32::from(!own_shell);
         self.walk_block(&src, src.tree.root_node());
-        self.other_process -= u32::from(!own_shell);
         self.depth -= 1;
         if let Some((cwd, stack)) = saved_dir {
             self.cwd = cwd;

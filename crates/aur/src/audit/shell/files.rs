@@ -85,9 +85,6 @@ impl Walker {
         self.file = file;
         self.funcs.clear();
         self.called.clear();
-        self.unset.clear();
-        self.stopped = false;
-        self.opaque = false;
         self.env = Self::base_env();
         self.phase = phase;
         self.func = None;

@@ -252,9 +252,6 @@ pub(crate) struct Cmd {
     pub embed: Option<Embed>,
     /// A call of the function this command runs in (directly or through others): recursion.
     pub recursive: bool,
-    /// The first word names a function the file defined before this point: the shell runs that
-    /// function, not a program of the same name (its body is walked where it is called).
-    pub function: bool,
     /// Runs inside a loop that never ends by itself (`while true`, `while :`, `for ((;;))`).
     pub forever: bool,
 }

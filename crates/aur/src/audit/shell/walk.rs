@@ -23,12 +23,6 @@ pub(super) struct FuncRef {
     pub(super) src: Rc<ParsedSrc>,
     pub(super) start: usize,
     pub(super) end: usize,
-    /// Surely defined once the file has been read: a statement of the file's own top level
-    /// (not in a branch, loop, subshell, pipeline, substitution, background job, eval'd text
-    /// or another function), before any top-level `return`/`exit`/`exec`, in a file with no
-    /// syntax error, and never unset in this file — so a call by its name runs it, not a
-    /// program.
-    pub(super) certain: bool,
 }
 
 pub(super) struct Walker {
@@ -61,19 +55,6 @@ pub(super) struct Walker {
     pub(super) steps: u64,
     pub(super) called: HashSet<String>,
     pub(super) stack: Vec<String>,
-    /// Depth of subshells (`( … )`) around the code being walked.
-    pub(super) subshell: u32,
-    /// Names `unset` in this file: a function of that name may be gone when it is called.
-    pub(super) unset: HashSet<String>,
-    /// A top-level `return`, `exit` or `exec` was walked: what follows may never be read.
-    pub(super) stopped: bool,
-    /// Code this walk cannot read ran before this point (`source`/`.` of a file, `eval` of
-    /// text known only at run time), or a `trap`/`shopt` that can change what runs: it may
-    /// have unset, replaced or skipped any function.
-    pub(super) opaque: bool,
-    /// Depth of text walked as another process's code (`sh -c`, a script fed to a shell, a
-    /// generated file, a hook's Exec line), which has none of this shell's functions.
-    pub(super) other_process: u32,
 }
 
 impl Walker {
@@ -104,11 +85,6 @@ impl Walker {
             steps: 0,
             called: HashSet::new(),
             stack: Vec::new(),
-            subshell: 0,
-            unset: HashSet::new(),
-            stopped: false,
-            opaque: false,
-            other_process: 0,
         }
     }
 
@@ -177,16 +153,13 @@ impl Walker {
                 for ch in node.named_children(&mut c) {
                     let name = src.raw(ch).to_owned();
                     self.env.remove(&name);
-                    self.unset.insert(name);
                 }
             }
             "pipeline" => self.pipeline(src, node),
             "redirected_statement" => self.redirected(src, node),
             "subshell" => {
                 let cwd = self.cwd.clone();
-                self.subshell += 1;
                 self.walk_block(src, node);
-                self.subshell -= 1;
                 self.cwd = cwd;
             }
             "for_statement" => self.for_loop(src, node),
@@ -211,18 +184,6 @@ impl Walker {
                             src: src.clone(),
                             start: node.start_byte(),
                             end: node.end_byte(),
-                            // bash stops reading a sourced file at a syntax error.
-                            certain: node.parent().is_some_and(|p| p.kind() == "program")
-                                && !src.tree.root_node().has_error()
-                                && matches!(src.base, Base::File)
-                                && self.func.is_none()
-                                && self.stack.is_empty()
-                                && self.conditional == 0
-                                && self.subshell == 0
-                                && self.in_subst.is_none()
-                                && self.pipe.is_none()
-                                && !self.background
-                                && !self.stopped,
                         },
                     );
                 }

@@ -105,6 +105,7 @@ fn a_source_of_a_file_under_the_home_or_one_a_variable_names_is_the_persons() {
         ),
         (r#"eval "$(cat ~/.config/omarchy/x.sh)""#, vec![None]),
         (r#"eval "$(opam env)""#, vec![None]),
+        ("eval exec setsid $LAUNCH_COMMAND", vec![None]),
     ] {
         assert_eq!(files(line), want, "{line}");
     }
@@ -115,7 +116,6 @@ fn a_source_of_a_file_under_the_home_or_one_a_variable_names_is_the_persons() {
         r#"source "$OMARCHY_PATH/default/bash/rc""#,
         r#"jq 'if type == "object" then . else {} end'"#,
         "find . -name '*.conf'",
-        "eval exec setsid $LAUNCH_COMMAND",
         r#"hyprctl eval "hl.config({ cursor = { invisible = false } })""#,
     ] {
         assert!(files(line).is_empty(), "{line}");
@@ -136,4 +136,65 @@ fn code_in_another_language_that_loads_a_file_at_run_time_is_the_persons() {
         assert_eq!(files(line), [None], "{line}");
     }
     assert!(files("my_dofile_helper x").is_empty());
+}
+
+/// Attack 27 F1: code from standard input, from a process, from a variable or a command's
+/// output; an option's file of code; a path variable an interpreter loads from.
+#[test]
+fn code_a_line_feeds_a_shell_or_an_interpreter_from_the_home_is_the_persons() {
+    for line in [
+        "cat ~/.config/omarchy/x.sh | bash",
+        "bash -s < ~/.config/omarchy/x.sh",
+        "source <(cat ~/.config/omarchy/x.sh)",
+        "source /dev/stdin < ~/.config/omarchy/x.sh",
+        "eval \"`cat ~/.config/omarchy/x.sh`\"",
+        "eval \"$c\"",
+        "eval \"$h post-update\"",
+        "bash <<EOF2",
+        r#"bash -c "$(cat ~/.config/omarchy/x.sh)""#,
+        r#"sh -c "$(<~/.config/omarchy/x.sh)""#,
+        r"find ~/.config/omarchy -name 'x.sh' -exec bash {} \;",
+        r#"python3 -c "import sys,os; sys.path.insert(0, os.path.expanduser('~/.config/omarchy')); import xpy""#,
+        r#"python3 -c "exec( open(os.path.expanduser('~/.config/omarchy/x.py')).read())""#,
+        r#"perl -e 'do "$ENV{HOME}/.config/omarchy/x.pl"; push @INC, 1'"#,
+    ] {
+        assert!(!files(line).is_empty(), "{line}");
+    }
+    for (line, file) in [
+        (
+            "PYTHONPATH=$HOME/.config/omarchy python3 -c 'import xpy'",
+            ".config/omarchy",
+        ),
+        (
+            "awk -f ~/.config/omarchy/x.awk /dev/null",
+            ".config/omarchy/x.awk",
+        ),
+        (
+            "echo a | sed -f ~/.config/omarchy/x.sed",
+            ".config/omarchy/x.sed",
+        ),
+        (
+            "perl -I ~/.config/omarchy/lib -MEvil -e 1",
+            ".config/omarchy/lib",
+        ),
+        (
+            r#"perl -I"$HOME/.config/omarchy/lib" -e "use Evil""#,
+            ".config/omarchy/lib",
+        ),
+    ] {
+        assert!(
+            named(line).contains(&file.to_owned()),
+            "{line}: {:?}",
+            files(line)
+        );
+    }
+    // Code the script itself gives: not the person's.
+    for line in [
+        "bash -c 'exit 0'",
+        r#"awk -v x="$y" '{ print $1 }' file"#,
+        "sed -i 's/a/b/' /etc/x",
+        "perl -pe 's/x/y/'",
+    ] {
+        assert!(files(line).is_empty(), "{line}: {:?}", files(line));
+    }
 }
