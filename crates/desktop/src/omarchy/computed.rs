@@ -12,6 +12,8 @@
 
 use tree_sitter::{Node, Parser};
 
+use crate::omarchy::sourced::WRAPPERS;
+
 /// Node kinds whose text is computed when the script runs.
 const EXPANSIONS: &[&str] = &[
     "simple_expansion",
@@ -19,27 +21,6 @@ const EXPANSIONS: &[&str] = &[
     "command_substitution",
     "process_substitution",
     "arithmetic_expansion",
-];
-
-/// Programs that run the program their first word that is not an option names.
-const WRAPPERS: &[&str] = &[
-    "exec",
-    "setsid",
-    "nohup",
-    "env",
-    "command",
-    "builtin",
-    "nice",
-    "timeout",
-    "stdbuf",
-    "xargs",
-    "flock",
-    "systemd-run",
-    "uwsm-app",
-    "chrt",
-    "ionice",
-    "taskset",
-    "unbuffer",
 ];
 
 /// Wrapper options whose value is the next word (`nice -n 5`, `env -u NAME`, `exec -a NAME`).

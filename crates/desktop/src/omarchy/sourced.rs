@@ -106,8 +106,9 @@ const TCSH: Startup = Startup {
     interactive: &[],
 };
 
-/// Programs that run the program named by their next word that is not an option.
-const WRAPPERS: &[&str] = &[
+/// Programs that run the program named by their next word that is not an option (a wrapper's
+/// own values aside: `computed.rs`).
+pub const WRAPPERS: &[&str] = &[
     "exec",
     "setsid",
     "nohup",
@@ -116,10 +117,16 @@ const WRAPPERS: &[&str] = &[
     "builtin",
     "time",
     "nice",
-    "uwsm-app",
-    "systemd-run",
-    "xargs",
     "timeout",
+    "stdbuf",
+    "xargs",
+    "flock",
+    "systemd-run",
+    "uwsm-app",
+    "chrt",
+    "ionice",
+    "taskset",
+    "unbuffer",
 ];
 
 /// Programs that run a file of code given after an option: `awk -f FILE`, `sed -f FILE` (GNU
