@@ -149,6 +149,9 @@ pub fn for_id(id: &str) -> &'static str {
         "AUR-WORLD-WRITABLE" => {
             "Check who may then change the file or directory, and whether root later runs what it holds."
         }
+        "AUR-DELETE-SYSTEM" => {
+            "Check what the deletion reaches: a whole system directory or every home is everything on the machine, not one package's files."
+        }
         "AUR-WRITE-HOME" => {
             "Check what is written into a home directory and why the package cannot ship it instead."
         }

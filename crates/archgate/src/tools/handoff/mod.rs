@@ -336,7 +336,9 @@ impl Tool for Handoff {
             // As the person would type it, with what the helper sets for pacman's include
             // order (`facts_env.rs`: attack 27 F6 — without it, sudo passed the person's
             // collation and pacman read the included files in another order than judged).
-            let command = format!("LC_COLLATE=C {}", display(&run.prepared.argv));
+            // `LC_ALL=` first: the person's LC_ALL, which sudo keeps, would override
+            // LC_COLLATE (attack 28 F1); empty, glibc ignores it.
+            let command = format!("LC_ALL= LC_COLLATE=C {}", display(&run.prepared.argv));
             let rx = self
                 .handoffs
                 .open(run.prepared.clone(), registry::Terminal::Opening)

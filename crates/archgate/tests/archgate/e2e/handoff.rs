@@ -48,7 +48,7 @@ fn without_a_desktop_the_answer_gives_the_command_and_a_shell_without_a_terminal
         e["message"]
             .as_str()
             .unwrap()
-            .contains("themselves: LC_COLLATE=C /usr/bin/sudo -k -- "),
+            .contains("themselves: LC_ALL= LC_COLLATE=C /usr/bin/sudo -k -- "),
         "{e}"
     );
 

@@ -355,6 +355,7 @@ fn sets_getopt_output(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
         || args[0].text != "set"
         || args[1].text != "--"
         || args.iter().any(|a| a.taint.has(bad))
+        || !getopt_is_the_systems(ctx, cmd.file)
     {
         return false;
     }
@@ -425,14 +426,37 @@ fn sets_getopt_output(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
         })
 }
 
-/// Whether getopt, given `args`, quotes what it prints — the idiom's safety: `-u`/`--unquoted`
-/// (or a prefix of it, or a cluster with `u`) prints the words bare, and `eval set --` then runs
-/// any of them as code (attack 27 F9: a tool's `curl … | sh` inside an argument was `ok`). Read
-/// up to `--`; an option word with `u` anywhere is taken as that flag.
+/// Whether getopt, given `args`, quotes what it prints — the idiom's safety. Only getopt's
+/// enhanced form quotes: its first parameter an option and its option string given by `-o` /
+/// `--options`; the traditional form (`getopt ha "$@"`, attack 28 F4) and `-u`/`--unquoted` (any
+/// prefix, any cluster with `u`; attack 27 F9) print the words bare, and `eval set --` then runs
+/// one as code. Read up to `--`.
 fn quotes_its_output<'a>(args: impl Iterator<Item = &'a str>) -> bool {
-    !args
-        .take_while(|a| *a != "--")
-        .any(|a| a.starts_with('-') && a.contains('u'))
+    let args: Vec<&str> = args.take_while(|a| *a != "--").collect();
+    let options_given = args.iter().any(|a| {
+        a.starts_with("-o")
+            || a.starts_with("--o")
+            || (!a.starts_with("--") && a.starts_with('-') && a.contains('o'))
+    });
+    args.first().is_some_and(|a| a.starts_with('-'))
+        && options_given
+        && !args.iter().any(|a| a.starts_with('-') && a.contains('u'))
+}
+
+/// Whether the system's getopt is the one a command of `file` runs, quoting: no function of that
+/// file is named getopt, and nothing there sets `GETOPT_COMPATIBLE`, which turns quoting off
+/// (attack 28 F4).
+fn getopt_is_the_systems(ctx: &Ctx, file: usize) -> bool {
+    !ctx.an
+        .defined
+        .iter()
+        .any(|(f, n)| *f == file && n == "getopt")
+        && !ctx.an.assigns.iter().any(|a| a.name == "GETOPT_COMPATIBLE")
+        && !ctx
+            .an
+            .cmds
+            .iter()
+            .any(|c| c.file == file && c.snippet.contains("GETOPT_COMPATIBLE"))
 }
 
 /// getopt as the system has it: found on the search path, or at its system directory

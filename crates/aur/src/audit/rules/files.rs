@@ -62,12 +62,12 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         }
         credential_vars(cmd, sink);
         let effect = match name {
-            "rm" | "rmdir" | "unlink" | "shred" => Effect::Delete,
+            "rm" | "rmdir" | "unlink" | "shred" | "find" => Effect::Delete,
             "chmod" | "chown" | "chgrp" => Effect::Mode,
             _ => Effect::Write,
         };
         for t in write_targets(cmd) {
-            let p = absolute(cmd, &t.text);
+            let p = plain(&absolute(cmd, &t.text));
             if effect == Effect::Delete && p.starts_with("$pkgdir") {
                 continue;
             }
@@ -194,6 +194,90 @@ fn in_image_root(ctx: &Ctx, cmd: &Cmd, p: &str) -> bool {
 
 /// A path as the command sees it: relative paths are resolved against the directory the
 /// shell model says it runs in (`$srcdir` in PKGBUILD functions, then every `cd`).
+/// `p` as the kernel resolves its slashes: `//home`, `/./home` and `/home/` are `/home`
+/// (attack 28 F3: `rm -rf //home` and `/./home` were read as other paths than `/home`).
+fn plain(p: &str) -> String {
+    if !p.starts_with('/') {
+        return p.to_owned();
+    }
+    let parts: Vec<&str> = p
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    format!("/{}", parts.join("/"))
+}
+
+/// Directories whose recursive deletion is the whole system's or everyone's files.
+const SYSTEM_TREES: &[&str] = &[
+    "/",
+    "/home",
+    "/root",
+    "/usr",
+    "/etc",
+    "/var",
+    "/boot",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib64",
+    "/opt",
+    "/srv",
+    "/usr/bin",
+    "/usr/lib",
+    "/usr/share",
+    "/usr/local",
+    "/var/lib",
+    "/efi",
+];
+
+/// A recursive or pattern deletion of a whole system tree or every home, wherever it runs:
+/// `rm -rf /home`, `rm -rf --no-preserve-root /`, `find /home -mindepth 1 -delete` (attack 28
+/// F3: a root scriptlet deleting every home was `ok` with no finding).
+fn deletes_a_system_tree(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
+    let (name, args) = names::program(cmd);
+    // `find` deletes the whole tree unless a test picks what it deletes (`-name '*.pyc'`).
+    let picks = [
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-regex",
+        "-iregex",
+        "-lname",
+        "-inum",
+        "-samefile",
+        "-user",
+        "-uid",
+        "-newer",
+        "-mtime",
+        "-mmin",
+    ];
+    let recursive = (name == "find" && !args.iter().any(|a| picks.contains(&a.text.as_str())))
+        || name != "find"
+            && args.iter().any(|a| {
+                let t = a.text.as_str();
+                t == "--recursive"
+                    || (t.starts_with('-')
+                        && !t.starts_with("--")
+                        && (t.contains('r') || t.contains('R')))
+            });
+    let tree = p.trim_end_matches(['*', '/']);
+    let tree = if tree.is_empty() { "/" } else { tree };
+    if !(recursive || p.ends_with('*')) || !SYSTEM_TREES.contains(&tree) {
+        return;
+    }
+    sink.cmd(
+        "AUR-DELETE-SYSTEM",
+        Severity::Critical,
+        cmd,
+        format!(
+            "deletes {raw} — a whole system directory or every home — {}",
+            cmd.phase.label()
+        ),
+    );
+}
+
 pub(super) fn absolute(cmd: &Cmd, p: &str) -> String {
     if p.starts_with('/') || p.starts_with('$') || p.is_empty() {
         return p.to_owned();
@@ -349,6 +433,17 @@ pub(super) fn write_targets(cmd: &Cmd) -> Vec<&Word> {
         "touch" => out.extend(argv::parse(args, "dtr", "", &["--date", "--reference"]).operands),
         "truncate" => out.extend(argv::parse(args, "sr", "", &["--size", "--reference"]).operands),
         "rm" | "rmdir" | "unlink" => out.extend(argv::parse(args, "", "", &[]).operands),
+        // `find PATH … -delete` and `find PATH … -exec rm …` delete under PATH: its starting
+        // points are what it deletes in (attack 28 F3).
+        "find"
+            if args.iter().any(|a| a.text == "-delete")
+                || args.windows(2).any(|w| {
+                    matches!(w[0].text.as_str(), "-exec" | "-execdir" | "-ok")
+                        && matches!(basename(&w[1].text), "rm" | "shred" | "unlink")
+                }) =>
+        {
+            out.extend(args.iter().take_while(|a| !a.text.starts_with('-')))
+        }
         "shred" => out.extend(argv::parse(args, "ns", "", &["--iterations", "--size"]).operands),
         "chmod" | "chown" | "chgrp" => {
             let p = argv::parse(args, "", "", &["--reference"]);
@@ -621,6 +716,9 @@ fn judge_write(
     sink: &mut Sink,
 ) {
     let p = strip_dd(p);
+    if effect == Effect::Delete {
+        deletes_a_system_tree(cmd, p, raw, sink);
+    }
     if effect == Effect::Write && standard_default_target(cmd, p) {
         sink.cmd(
             "AUR-PERSISTENCE",
@@ -718,7 +816,8 @@ fn judge_write(
     if HARMLESS.iter().any(|h| p.starts_with(h)) {
         return;
     }
-    let home = p.starts_with("$HOME") || p.starts_with("/home/") || p.starts_with("/root");
+    let home =
+        p.starts_with("$HOME") || p == "/home" || p.starts_with("/home/") || p.starts_with("/root");
     match cmd.phase {
         Phase::Install | Phase::Hook => {
             if home && effect == Effect::Delete && !sweeping_delete(ctx, cmd, p) {

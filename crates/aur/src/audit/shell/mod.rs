@@ -339,6 +339,9 @@ pub(crate) struct Analysis {
     pub global: Env,
     /// Names of functions defined in the PKGBUILD.
     pub functions: Vec<String>,
+    /// Every function definition walked: (file, name) — a shipped script's `getopt() { … }`
+    /// is not the system's getopt.
+    pub defined: Vec<(usize, String)>,
     /// (file, position) of parse errors.
     pub parse_errors: Vec<(usize, Pos)>,
     /// The analysis hit its work budget and stopped early.

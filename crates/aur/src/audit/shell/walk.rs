@@ -178,6 +178,7 @@ impl Walker {
             }
             "function_definition" => {
                 if let Some(name) = node.child_by_field_name("name") {
+                    self.an.defined.push((self.file, src.raw(name).to_owned()));
                     self.funcs.insert(
                         src.raw(name).to_owned(),
                         FuncRef {

@@ -12,7 +12,7 @@
 //!   one — is served by whoever holds its port: a user service of the person's (a local
 //!   repository behind `python -m http.server`, darkhttpd, a pacoloco cache the agent can stop),
 //!   or anyone first on it. It is accepted only when the repository's effective `SigLevel`
-//!   requires packages to be signed (pacman's default `Required DatabaseOptional` does): then the
+//!   requires packages to be signed (Arch's shipped `Required DatabaseOptional` does; pacman's own default, `Optional`, does not): then the
 //!   server can hold updates back but cannot hand root a package the keyring did not sign.
 
 use std::net::IpAddr;
@@ -193,8 +193,11 @@ fn ipv4_numbers(host: &str) -> Option<std::net::Ipv4Addr> {
 }
 
 /// Whether `words` (a `SigLevel`, read in order over pacman's default) require packages signed.
+/// pacman's compiled-in default is `Optional` (`pacman-conf` on a file with no `SigLevel` says
+/// `PackageOptional`); Arch's shipped pacman.conf writes `Required DatabaseOptional`, but a file
+/// without that line signs nothing (attack 28 F2: a loopback repository was accepted as signed).
 fn packages_must_be_signed(words: &[String]) -> bool {
-    let mut required = true; // pacman's default: Required DatabaseOptional
+    let mut required = false;
     for w in words {
         match w.as_str() {
             "Required" | "PackageRequired" => required = true,
@@ -344,12 +347,16 @@ mod tests {
     #[test]
     fn package_signatures_are_required_by_pacmans_default_and_by_required_words() {
         let w = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
-        assert!(packages_must_be_signed(&[]));
+        assert!(
+            !packages_must_be_signed(&[]),
+            "pacman's own default is Optional"
+        );
         assert!(packages_must_be_signed(&w("Required DatabaseOptional")));
         assert!(packages_must_be_signed(&w("Optional PackageRequired")));
         assert!(!packages_must_be_signed(&w("Optional TrustAll")));
         assert!(!packages_must_be_signed(&w("Never")));
         assert!(!packages_must_be_signed(&w("Required PackageOptional")));
-        assert!(packages_must_be_signed(&w("DatabaseNever")));
+        assert!(!packages_must_be_signed(&w("DatabaseNever")));
+        assert!(packages_must_be_signed(&w("Required DatabaseNever")));
     }
 }

@@ -81,7 +81,7 @@ fn a_hooks_program_or_file_the_person_can_write_refuses() {
 #[test]
 fn every_directory_pacman_reads_is_judged_its_defaults_included() {
     let c = conf(
-        "[options]\nRootDir = /mnt\n\n[custom]\nCacheServer = file:///srv/cache/$repo\nServer = https://a.invalid/$repo\n",
+        "[options]\nRootDir = /mnt\nSigLevel = Required\n\n[custom]\nCacheServer = file:///srv/cache/$repo\nServer = https://a.invalid/$repo\n",
     );
     let mut dirs = directories(&c);
     dirs.extend(servers::on_this_machine(&c).unwrap());
@@ -117,8 +117,11 @@ fn a_loopback_repository_whose_packages_need_no_signature_refuses() {
         "[options]\nSigLevel = Never\n\n[custom]\nCacheServer = http://localhost:9129/repo/custom\n",
     );
     assert!(servers::on_this_machine(&c).is_err());
+    // pacman's own default is Optional (attack 28 F2): no SigLevel anywhere signs nothing.
+    let c = conf("[custom]\nServer = http://127.0.0.1:9129/repo/$repo\n");
+    assert!(servers::on_this_machine(&c).is_err());
     for signed in [
-        "[custom]\nServer = http://127.0.0.1:9129/repo/$repo\n",
+        "[options]\nSigLevel = Required DatabaseOptional\n\n[custom]\nServer = http://127.0.0.1:9129/repo/$repo\n",
         "[options]\nSigLevel = Required DatabaseOptional\n\n[custom]\nServer = http://localhost/$repo\n",
         "[custom]\nSigLevel = PackageRequired\nServer = http://[::1]/$repo\n",
     ] {
@@ -231,8 +234,9 @@ fn a_repository_named_twice_refuses() {
         e.contains("[testrepo] is named by more than one section"),
         "{e}"
     );
-    let once =
-        conf("[options]\nArchitecture = x86_64\n[testrepo]\nServer = https://example.org/\n");
+    let once = conf(
+        "[options]\nArchitecture = x86_64\nSigLevel = Required\n[testrepo]\nServer = https://example.org/\n",
+    );
     judge_settings(&once, 4242).unwrap();
 }
 
@@ -262,6 +266,8 @@ fn an_unsigned_repository_by_a_name_is_placed_by_the_resolver() {
             assert!(e.contains("could not tell where"), "{host}: {e}");
         }
     }
-    let signed = conf("[custom]\nServer = http://archgate-26-f6.invalid:8080/$repo\n");
+    let signed = conf(
+        "[options]\nSigLevel = Required\n[custom]\nServer = http://archgate-26-f6.invalid:8080/$repo\n",
+    );
     assert_eq!(servers::on_this_machine(&signed), Ok(vec![]));
 }
