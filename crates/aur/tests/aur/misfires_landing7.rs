@@ -47,6 +47,19 @@ fn package(pkgname: &str, file: Option<(&str, &str)>, script: Option<&str>) -> A
     }
 }
 
+/// Each line, in a function of a shipped tool, keeps `eval set --` at review or above.
+fn eval_stays_review(lines: &[&str]) {
+    for line in lines {
+        let tool = format!("#!/bin/bash\nf() {{\n{line}\n}}\nf \"$@\"\n");
+        let r = audit(&package("driver-tool", Some(("driver-tool", &tool)), None));
+        assert!(
+            max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium),
+            "{line}\n{}",
+            r.to_text()
+        );
+    }
+}
+
 // Class: `eval set -- "$opts"` after `opts=$(getopt …)` is the documented option idiom (landing
 // 4's fix), but only the spelling `getopt` was read as getopt: a distribution's driver tool
 // (Encrypt OS's nvidia-driver-supported-branches) declares `local opts` first and calls
@@ -67,7 +80,7 @@ fn getopt_called_by_its_system_path_is_the_option_idiom() {
 
 #[test]
 fn a_getopt_of_another_directory_or_another_program_is_still_eval_review() {
-    for line in [
+    eval_stays_review(&[
         // A program named getopt somewhere a user can write is not the system's getopt.
         "opts=\"$(/tmp/getopt -o ha -- \"$@\")\"\neval set -- \"$opts\"",
         "opts=\"$(./getopt -o ha -- \"$@\")\"\neval set -- \"$opts\"",
@@ -77,15 +90,7 @@ fn a_getopt_of_another_directory_or_another_program_is_still_eval_review() {
         "local opts\nopts=\"$(/usr/bin/getopt -o ha -- \"$@\")\"\nopts=\"$(/usr/bin/some-tool --print)\"\neval set -- \"$opts\"",
         // In place, from a getopt a user can write.
         "eval set -- \"$(/tmp/getopt -o ha -- \"$@\")\"",
-    ] {
-        let tool = format!("#!/bin/bash\nf() {{\n{line}\n}}\nf \"$@\"\n");
-        let r = audit(&package("driver-tool", Some(("driver-tool", &tool)), None));
-        assert!(
-            max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium),
-            "{line}\n{}",
-            r.to_text()
-        );
-    }
+    ]);
 }
 
 // Tried and withdrawn: an install file that defines functions and calls them by name —
@@ -298,39 +303,23 @@ fn sweeping_deletions_in_homes_stay_dangerous() {
 /// runs an argument as code; the idiom is the quoting getopt only.
 #[test]
 fn an_unquoting_getopt_is_not_the_option_idiom() {
-    for line in [
+    eval_stays_review(&[
         "opts=\"$(getopt -u -o ha -- \"$@\")\"\neval set -- \"$opts\"",
         "opts=\"$(/usr/bin/getopt --unquoted -o ha -- \"$@\")\"\neval set -- \"$opts\"",
         "opts=\"$(getopt --unq -o ha -- \"$@\")\"\neval set -- \"$opts\"",
         "eval set -- \"$(getopt -qu -o ha -- \"$@\")\"",
-    ] {
-        let tool = format!("#!/bin/bash\nf() {{\n{line}\n}}\nf \"$@\"\n");
-        let r = audit(&package("driver-tool", Some(("driver-tool", &tool)), None));
-        assert!(
-            max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium),
-            "{line}\n{}",
-            r.to_text()
-        );
-    }
+    ]);
 }
 
 /// Attack 28 F4: getopt's traditional form (`getopt OPTSTRING ARGS`) and `GETOPT_COMPATIBLE`
 /// print the words unquoted, and a function of the file named getopt is not the system's.
 #[test]
 fn only_the_systems_quoting_getopt_is_the_option_idiom() {
-    for line in [
+    eval_stays_review(&[
         "opts=\"$(getopt ha \"$@\")\"\neval set -- \"$opts\"",
         "export GETOPT_COMPATIBLE=1\nopts=\"$(getopt -o ha -- \"$@\")\"\neval set -- \"$opts\"",
         "getopt() { printf '%s ' \"$@\"; }\nopts=\"$(getopt -o ha -- \"$@\")\"\neval set -- \"$opts\"",
-    ] {
-        let tool = format!("#!/bin/bash\nf() {{\n{line}\n}}\nf \"$@\"\n");
-        let r = audit(&package("driver-tool", Some(("driver-tool", &tool)), None));
-        assert!(
-            max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium),
-            "{line}\n{}",
-            r.to_text()
-        );
-    }
+    ]);
 }
 
 /// Attack 28 F3: a scriptlet (root, `/` its directory) that deletes every home or a system
