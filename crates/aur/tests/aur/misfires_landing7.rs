@@ -331,6 +331,7 @@ fn deleting_every_home_or_a_system_directory_as_root_is_dangerous() {
         "rm -rf /home",
         "rm -rf /./home",
         "rm -rf //home",
+        "rm -rf /tmp/../home",
         "rm -rf /home/",
         "find /home -mindepth 1 -delete",
         "find /home -mindepth 1 -exec rm -rf {} +",

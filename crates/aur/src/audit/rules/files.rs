@@ -11,7 +11,7 @@ mod deletes;
 mod persistence;
 mod secrets;
 
-use deletes::{deletes_a_system_tree, plain, sweeping_delete};
+use deletes::{deletes_a_system_tree, sweeping_delete};
 use persistence::persistence;
 use secrets::{credential_vars, secret};
 
@@ -75,7 +75,14 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             _ => Effect::Write,
         };
         for t in write_targets(cmd) {
-            let p = plain(&absolute(cmd, &t.text));
+            // As the kernel resolves it: `//home`, `/./home`, `/tmp/../home` are `/home` (attack
+            // 28 F3), folded by the shell model's own `join_path`.
+            let p = absolute(cmd, &t.text);
+            let p = if p.starts_with('/') {
+                join_path(None, &p)
+            } else {
+                p
+            };
             if effect == Effect::Delete && p.starts_with("$pkgdir") {
                 continue;
             }

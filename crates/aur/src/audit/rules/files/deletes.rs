@@ -1,24 +1,10 @@
 //! Deletions that reach more than the files they name: a whole system tree or every home
-//! (`rm -rf /home`, `find / -delete`), a home itself, a pattern, a recursive delete in a home
-//! — and paths read as the kernel resolves their slashes.
+//! (`rm -rf /home`, `find / -delete`), a home itself, a pattern, a recursive delete in a home.
 
 use super::super::{Ctx, Sink, sources};
 use crate::audit::names;
 use crate::audit::report::Severity;
 use crate::audit::shell::Cmd;
-
-/// `p` as the kernel resolves its slashes: `//home`, `/./home` and `/home/` are `/home`
-/// (attack 28 F3: `rm -rf //home` and `/./home` were read as other paths than `/home`).
-pub(super) fn plain(p: &str) -> String {
-    if !p.starts_with('/') {
-        return p.to_owned();
-    }
-    let parts: Vec<&str> = p
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    format!("/{}", parts.join("/"))
-}
 
 /// Directories whose recursive deletion is the whole system's or everyone's files.
 pub(super) const SYSTEM_TREES: &[&str] = &[
