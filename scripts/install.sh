@@ -23,7 +23,11 @@ else
     echo "  Arch: sudo pacman -S --needed base-devel    Debian: sudo apt-get install build-essential" >&2
     exit 1
   fi
-  cargo install --locked --path "$top/crates/archgate" --root "$prefix" --quiet
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/target}"
+  cargo build --locked --release -p archgate --manifest-path "$top/Cargo.toml" --quiet
+  # Start-up's and a call's code laid out together (issue 34: idle RSS); relinks the binary only.
+  bash "$top/scripts/link-order.sh" --locked --quiet
+  install -m 0755 "$CARGO_TARGET_DIR/release/archgate" "$prefix/bin/archgate"
 fi
 "$prefix/bin/archgate" man > "$prefix/share/man/man1/archgate.1"
 "$prefix/bin/archgate" completions bash > "$prefix/share/bash-completion/completions/archgate"

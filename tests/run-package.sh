@@ -119,6 +119,17 @@ else
 fi
 
 pkg=$(ls "$build"/archgate-"$pkgver"-*-x86_64.pkg.tar.zst | grep -v -- '-debug-' | head -n1)
+
+# build() relinked the binary with scripts/link-order.sh: the functions its order file names lie in
+# that order at the start of the code (issue 34's idle RSS). The packaged binary is stripped, so
+# this reads the one cargo left, before makepkg stripped its copy.
+built="$work/target/release/archgate"
+order=$(ls "$built".link-order.* 2>/dev/null | head -n1)
+[ -s "$order" ] || { echo "run-package: FAIL: build() wrote no link order next to $built" >&2; exit 1; }
+nm --defined-only "$built" | awk 'NR == FNR { rank[$0] = FNR; next } ($3 in rank) { print rank[$3], $1 }' "$order" - |
+  sort -n | awk '{ a = $2 "" } NR > 1 && a < last { bad++ } { last = a } END {
+    if (NR < 1000 || bad > NR / 100) { printf "run-package: FAIL: %d ordered functions, %d out of order\n", NR, bad > "/dev/stderr"; exit 1 }
+    printf "run-package: %d functions laid out in the link order (%d out of it)\n", NR, bad }'
 echo "run-package: built $(basename "$pkg") in $(( $(date +%s) - started )) s"
 
 # Install it with pacman into a temporary root.

@@ -34,6 +34,8 @@ bare=$(bare_of bare_rmcp)
 bare_mimalloc=$(bare_of bare_rmcp_mimalloc)
 [ -x "$bare" ] && [ -x "$bare_mimalloc" ] || { echo "bench/rmcp: building the bare servers failed" >&2; exit 1; }
 lock_version() { awk -v n="$1" '$0 == "name = \"" n "\"" {getline; print $3; exit}' "$top/Cargo.lock" | tr -d '"'; }
+# After the bare servers: a bench target's build relinks the binary as cargo lays it out.
+bash "$top/scripts/link-order.sh" --locked
 export ARCHGATE_BIN="$CARGO_TARGET_DIR/release/archgate"
 export BARE_BIN="$bare" BARE_MIMALLOC_BIN="$bare_mimalloc"
 
