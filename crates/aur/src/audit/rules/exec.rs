@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{Ctx, Sink, session};
+use super::{Ctx, Sink, session, session_bus};
 use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, Phase, Taint, Word};
@@ -227,6 +227,16 @@ fn pipelines(ctx: &Ctx, sink: &mut Sink) {
     }
 }
 
+/// `sudo`, `su`, `runuser` …: asking for root while building is high; in code that runs on
+/// the system (an install script, a hook, a shipped program) switching to another account is
+/// judged by what runs there. Root dropping to a fixed service account, a shipped program
+/// handing work back to the person who ran it, `systemctl --user` verbs that start nothing
+/// ([`session::quiet_user_systemctl`]) and one fixed message without text to the person's
+/// session bus ([`session_bus::fixed_session_message`]: the system's `dbus-send`, nothing of
+/// the package run, none of their files touched) are low. Anything else as a person chosen at
+/// run time — a shell or `-c` text (`su` always runs one), a program of the package, a
+/// message with text or a computed method, address or destination — is high: it reaches into
+/// that person's session and files.
 fn elevation(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
     let wrappers = names::wrappers(cmd);
     let (name, args) = names::program(cmd);
@@ -256,6 +266,18 @@ fn elevation(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                     cmd,
                     format!(
                         "switches to a person's account {} only for `systemctl --user {verb}`: it starts nothing in their session (reloading, asking, stopping or disabling a user unit); check the unit is the package's own",
+                        cmd.phase.label()
+                    ),
+                );
+                return;
+            }
+            if let Some(method) = session_bus::fixed_session_message(ctx, cmd) {
+                sink.cmd(
+                    "AUR-INSTALL-AS-USER",
+                    Severity::Low,
+                    cmd,
+                    format!(
+                        "switches to a person's account {} only to send their session bus the fixed message `{method}` with no text in it: the system's dbus-send runs, nothing of the package, and none of their files is read or written; check the destination is their desktop's own service, not one the package ships (a D-Bus service file of the package would start its program in the session)",
                         cmd.phase.label()
                     ),
                 );

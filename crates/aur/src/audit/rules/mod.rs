@@ -10,6 +10,7 @@ mod obfuscation;
 mod own_group;
 mod pkgmgr;
 mod session;
+mod session_bus;
 mod sources;
 mod spread;
 mod srcinfo_check;
