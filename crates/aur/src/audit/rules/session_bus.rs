@@ -10,9 +10,14 @@
 //! fixed in the file and must carry nothing a service could run or open:
 //!
 //! - the program is `dbus-send` by its system name (not a path a package could ship), reached
-//!   by `sudo` or `runuser` with only the options that pick the account and its home — no
-//!   `env`, no `NAME=value`, no login shell (`-i`, `-s`), no `su` (which always runs the
-//!   person's shell with `-c` text);
+//!   by `sudo` with only the options that pick the account and its home — no `env`, no
+//!   `NAME=value`, no login shell (`-i`, `-s`), no `-E`; sudo resets the environment, while
+//!   `runuser` and `su` pass root's on (`LD_PRELOAD`, `DBUS_SESSION_BUS_ADDRESS` naming a
+//!   `unixexec:` transport), and `su` always runs the person's shell with `-c` text;
+//! - the file leaves the lookup of `dbus-send` alone: `PATH` only read (without sudo's
+//!   `secure_path` sudo searches the caller's PATH: `PATH=/usr/lib/pkg:$PATH` would run the
+//!   package's own `dbus-send` as the person), no `alias`, `hash` or `enable`, no `eval` or
+//!   `source`, no command whose name is computed;
 //! - every word is written in the file: the method, the object, the destination; no variable,
 //!   no substitution's output, nothing downloaded, decoded or hidden;
 //! - the bus is the person's session bus: no option, `--session`, or the address
@@ -75,6 +80,9 @@ pub(super) fn fixed_session_message(ctx: &Ctx, cmd: &Cmd) -> Option<String> {
         return None;
     }
     let words = after_switch(&cmd.argv)?;
+    if !lookup_untouched(ctx, cmd.file) {
+        return None;
+    }
     let (prog, args) = words.split_first()?;
     if !written(prog) || !matches!(prog.text.as_str(), "dbus-send" | "/usr/bin/dbus-send") {
         return None;
@@ -126,16 +134,15 @@ pub(super) fn fixed_session_message(ctx: &Ctx, cmd: &Cmd) -> Option<String> {
     (plain && !ships_bus_service(ctx)).then(|| method.text.clone())
 }
 
-/// The words after `sudo [-u USER] [-g GROUP] [-H] [-n] [--]` or `runuser -u USER [--]`: the
-/// command run as the account, when nothing but the account and its home is chosen.
+/// The words after `sudo [-u USER] [-g GROUP] [-H] [-n] [--]`: the command run as the
+/// account, when nothing but the account, its group and its home is chosen.
 fn after_switch(argv: &[Word]) -> Option<&[Word]> {
     let (first, mut rest) = argv.split_first()?;
     if !written(first) {
         return None;
     }
     let prog = first.text.as_str();
-    let sudo = matches!(prog, "sudo" | "/usr/bin/sudo");
-    if !sudo && !matches!(prog, "runuser" | "/usr/bin/runuser") {
+    if !matches!(prog, "sudo" | "/usr/bin/sudo") {
         return None;
     }
     loop {
@@ -149,8 +156,8 @@ fn after_switch(argv: &[Word]) -> Option<&[Word]> {
         }
         rest = match t {
             "-u" | "--user" => tail.get(1..)?,
-            "-g" | "--group" if sudo => tail.get(1..)?,
-            "-H" | "--set-home" | "-n" | "--non-interactive" if sudo => tail,
+            "-g" | "--group" => tail.get(1..)?,
+            "-H" | "--set-home" | "-n" | "--non-interactive" => tail,
             _ if t.starts_with("--user=") => tail,
             _ => return None,
         };
@@ -198,24 +205,24 @@ fn session_address(ctx: &Ctx, file: usize, addr: &str) -> bool {
 /// command whose name is computed or is `var` once resolved, no nameref, no indirect
 /// expansion (`${!n}`), no `eval` or `source`.
 fn untouched(ctx: &Ctx, file: usize, var: &str) -> bool {
-    if ctx.an.assigns.iter().any(|a| a.name == var) {
+    if ctx
+        .an
+        .assigns
+        .iter()
+        .any(|a| a.file == file && a.name == var)
+    {
         return false;
     }
     // `analyze` numbers the package's files after the PKGBUILD, in the order given.
     let Some((_, text)) = file.checked_sub(1).and_then(|i| ctx.local_texts.get(i)) else {
         return false;
     };
-    if !only_read(text, var) || !declared_names_written(text) || text.contains("${!") {
+    // (Declarations, `${!n}` and computed command names: [`lookup_untouched`], already met.)
+    if !only_read(text, var) {
         return false;
     }
     ctx.an.cmds.iter().filter(|c| c.file == file).all(|c| {
-        // A command whose name is computed may be any of these.
-        let named = c.argv.first().is_some_and(written)
-            && c.argv.get(names::effective(&c.argv)).is_some_and(written);
         let (prog, args) = names::program(c);
-        if !named || matches!(prog, "eval" | "source" | ".") {
-            return false;
-        }
         if !ASSIGNERS.contains(&prog) {
             return true;
         }
@@ -246,6 +253,35 @@ fn untouched(ctx: &Ctx, file: usize, var: &str) -> bool {
                     }))
         })
     })
+}
+
+/// The file changes nothing of how a command name is found: `PATH` only read (and never
+/// assigned), no `alias`, `hash`, `enable`, `eval`, `source` or `.`, every command's name
+/// written in it (a computed name may be any of these), every declaration's names written
+/// ([`declared_names_written`]) and no indirect expansion (`${!n}`, which may assign).
+fn lookup_untouched(ctx: &Ctx, file: usize) -> bool {
+    // `analyze` numbers the package's files after the PKGBUILD, in the order given.
+    let Some((_, text)) = file.checked_sub(1).and_then(|i| ctx.local_texts.get(i)) else {
+        return false;
+    };
+    !ctx.an
+        .assigns
+        .iter()
+        .any(|a| a.file == file && a.name == "PATH")
+        && only_read(text, "PATH")
+        && declared_names_written(text)
+        && !text.contains("${!")
+        && ctx.an.cmds.iter().filter(|c| c.file == file).all(|c| {
+            let named = c.argv.first().is_some_and(written)
+                && c.argv.get(names::effective(&c.argv)).is_some_and(written);
+            let prog = names::program(c).0;
+            named
+                && !matches!(
+                    prog,
+                    "eval" | "source" | "." | "alias" | "hash" | "enable" | "PATH"
+                )
+                && c.env.iter().all(|(n, _)| n != "PATH")
+        })
 }
 
 /// Every `declare`, `typeset`, `local`, `export` or `readonly` in `text` names its variables
