@@ -1,6 +1,7 @@
 //! The rules: each module looks at the [`Analysis`] and adds findings to a [`Sink`].
 
 mod argv;
+mod elevation;
 mod exec;
 mod exhaustion;
 mod files;
