@@ -423,6 +423,20 @@ fn anything_else_run_as_the_invoker_stays_high() {
         format!(
             "{u} dbus-send --bus='unix:path=/run/user/1000/bus;unixexec:path=/bin/sh' {d} org.Example.Shell.Restart"
         ),
+        // An address variable with more than one value, of which the walk shows one: set twice
+        // (the session address only in a branch), set again by `read`, or built from another.
+        format!(
+            "A='unixexec:path=/bin/sh,argv1=-c,argv2=id'\n  [ -e /nonexistent ] && A=\"unix:path=/run/user/${{SUDO_UID}}/bus\"\n  {u} dbus-send --bus=$A {d} org.Example.Shell.Restart"
+        ),
+        format!(
+            "A=\"unix:path=/run/user/${{SUDO_UID}}/bus\"\n  read -r A < /tmp/bus\n  {u} dbus-send --bus=$A {d} org.Example.Shell.Restart"
+        ),
+        format!(
+            "B=/run/user\n  A=\"unix:path=$B/${{SUDO_UID}}/bus\"\n  {u} dbus-send --bus=$A {d} org.Example.Shell.Restart"
+        ),
+        format!(
+            "{u} dbus-send --bus=\"${{A:-unix:path=/run/user/${{SUDO_UID}}/bus}}\" {d} org.Example.Shell.Restart"
+        ),
         // Text in the message: code for a shell's evaluator, a unit to start.
         format!(
             "{u} dbus-send --session --dest=org.gnome.Shell /org/gnome/Shell org.gnome.Shell.Eval string:'global.reexec_self()'"
@@ -460,6 +474,7 @@ fn anything_else_run_as_the_invoker_stays_high() {
         "export PATH=\"/usr/share/desktop-artwork:$PATH\"",
         "hash -p /usr/share/desktop-artwork/tool sudo",
         "shopt -s expand_aliases; alias sudo='sudo env LD_PRELOAD=/usr/lib/libdemo.so'",
+        "sudo() { setpriv --reuid=\"$SUDO_UID\" /usr/share/desktop-artwork/tool; }",
     ] {
         sends.push(format!("{before}\n  {restart}"));
     }

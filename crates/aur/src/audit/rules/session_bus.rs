@@ -16,29 +16,30 @@
 //!   `unixexec:` transport), and `su` always runs the person's shell with `-c` text;
 //! - the file leaves the lookup of `dbus-send` alone: `PATH` only read (without sudo's
 //!   `secure_path` sudo searches the caller's PATH: `PATH=/usr/lib/pkg:$PATH` would run the
-//!   package's own `dbus-send` as the person), no `alias`, `hash` or `enable`, no `eval` or
-//!   `source`, no command whose name is computed;
+//!   package's own `dbus-send` as the person), no function named `sudo`, no `alias`, `hash`
+//!   or `enable`, no `eval` or `source`, no command whose name is computed;
 //! - every word is written in the file: the method, the object, the destination; no variable,
 //!   no substitution's output, nothing downloaded, decoded or hidden;
 //! - the bus is the person's session bus: no option, `--session`, or the address
 //!   `unix:path=/run/user/UID/bus` with UID written out or the invoker's `$SUDO_UID` /
-//!   `$PKEXEC_UID` that the file never assigns (a D-Bus address may list `unixexec:` transports,
-//!   which start a program: a computed address could run anything);
+//!   `$PKEXEC_UID` that the file never assigns, written in the word or in a variable the file
+//!   assigns once from those alone (a D-Bus address may list `unixexec:` transports, which
+//!   start a program: a computed address, or one of several values, could run anything);
 //! - its arguments are numbers and booleans only: no `string:`, `objpath:`, `variant:`, array
 //!   or dict, so no program, path, unit, script or setting rides in the message (a literal
 //!   `string:` to `org.gnome.Shell.Eval` or systemd's `StartUnit` would run code);
 //! - the package shows no D-Bus service of its own (no `dbus-1` or `[D-BUS Service]` in its
-//!   files or commands): a
-//!   message to a name the package's own service file declares would start the package's
-//!   program in the session. A service file copied from an upstream tree unseen (`cp -a
-//!   usr/share/*`) is not visible to this check; the finding says to check the destination.
+//!   files or commands): a message to a name the package's own service file declares would
+//!   start the package's program in the session. A service file copied from an upstream tree
+//!   unseen (`cp -a usr/share/*`) is not visible to this check; the finding says to check the
+//!   destination.
 //!
 //! Anything else as another account — a shell, `-c` text, a program of the package, a message
-//! with text or a computed part — stays high in [`super::exec`].
+//! with text or a computed part — stays high in [`super::elevation`].
 
 use super::Ctx;
 use crate::audit::names;
-use crate::audit::shell::{Cmd, Taint, Word};
+use crate::audit::shell::{Cmd, Pos, Taint, Word};
 
 /// `dbus-send`'s options that choose the message's kind, destination and printing.
 const PLAIN_OPTIONS: &[&str] = &[
@@ -99,7 +100,7 @@ pub(super) fn fixed_session_message(ctx: &Ctx, cmd: &Cmd) -> Option<String> {
             .strip_prefix("--bus=")
             .or_else(|| t.strip_prefix("--address="))
         {
-            a.subs.is_empty() && !foreign(a) && session_address(ctx, cmd.file, addr)
+            a.subs.is_empty() && !foreign(a) && session_address(ctx, cmd.file, a, addr)
         } else {
             written(a)
                 && (PLAIN_OPTIONS.contains(&t)
@@ -184,41 +185,112 @@ fn bus_name(s: &str) -> bool {
         })
 }
 
-/// `unix:path=/run/user/UID/bus`, UID digits or an invoker id the file leaves alone.
-fn session_address(ctx: &Ctx, file: usize, addr: &str) -> bool {
+/// `unix:path=/run/user/UID/bus` (`addr`, as the walk resolved `word`), UID digits or an
+/// invoker id the file leaves alone; and the word as written names only variables whose value
+/// is that one: an invoker id, or a variable the file assigns once, from invoker ids alone
+/// (`export DBUS_SESSION_BUS_ADDRESS="unix:path=/run/user/${SUDO_UID}/bus"`). A second
+/// assignment (`A=unixexec:…; [ -e x ] && A=unix:path=…`, of which the walk shows the last) or
+/// a value from elsewhere would make the resolved text one of several.
+fn session_address(ctx: &Ctx, file: usize, word: &Word, addr: &str) -> bool {
     let Some(uid) = addr
         .strip_prefix("unix:path=/run/user/")
         .and_then(|r| r.strip_suffix("/bus"))
     else {
         return false;
     };
-    if !uid.is_empty() && uid.bytes().all(|b| b.is_ascii_digit()) {
-        return true;
-    }
-    INVOKER_IDS
-        .iter()
-        .any(|v| uid == format!("${{{v}}}") && untouched(ctx, file, v))
+    let uid_ok = (!uid.is_empty() && uid.bytes().all(|b| b.is_ascii_digit()))
+        || INVOKER_IDS
+            .iter()
+            .any(|v| uid == format!("${{{v}}}") && assigned_at_most(ctx, file, v, 0));
+    let Some(text) = file_text(ctx, file) else {
+        return false;
+    };
+    let Some(raw) = raw_word(text, word.pos) else {
+        return false;
+    };
+    uid_ok
+        && (raw.starts_with("--bus=") || raw.starts_with("--address="))
+        && variables(raw).is_some_and(|vars| {
+            vars.iter().all(|v| {
+                if INVOKER_IDS.contains(v) {
+                    assigned_at_most(ctx, file, v, 0)
+                } else {
+                    assigned_at_most(ctx, file, v, 1)
+                }
+            })
+        })
 }
 
-/// The file never assigns `var` in any way bash allows: no assignment the walk recorded, the
-/// name in its text only as a plain read (`$VAR`, `${VAR}`), no declaration or assigning
-/// command whose name is computed or is `var` once resolved, no nameref, no indirect
-/// expansion (`${!n}`), no `eval` or `source`.
-fn untouched(ctx: &Ctx, file: usize, var: &str) -> bool {
-    if ctx
+/// The text of one of the package's files (`analyze` numbers them after the PKGBUILD, in the
+/// order given).
+fn file_text<'a>(ctx: &Ctx<'a>, file: usize) -> Option<&'a str> {
+    file.checked_sub(1)
+        .and_then(|i| ctx.local_texts.get(i))
+        .map(|(_, t)| t.as_str())
+}
+
+/// The word as written at `pos` (line and column counted from 1, the column in characters).
+fn raw_word(text: &str, pos: Pos) -> Option<&str> {
+    let line = text.lines().nth((pos.line as usize).checked_sub(1)?)?;
+    let (i, _) = line
+        .char_indices()
+        .nth((pos.col as usize).checked_sub(1)?)?;
+    statement_words(&line[i..]).first().copied()
+}
+
+/// The variables a word as written expands, when each is a plain `$NAME` or `${NAME}` (no
+/// substitution, default, positional or special parameter).
+fn variables(raw: &str) -> Option<Vec<&str>> {
+    let mut out = Vec::new();
+    let mut rest = raw;
+    while let Some(i) = rest.find('$') {
+        let after = &rest[i + 1..];
+        let (name, tail) = match after.strip_prefix('{') {
+            Some(inner) => {
+                let end = inner.find('}')?;
+                (&inner[..end], &inner[end + 1..])
+            }
+            None => {
+                let end = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                (&after[..end], &after[end..])
+            }
+        };
+        if name.is_empty()
+            || name.starts_with(|c: char| c.is_ascii_digit())
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return None;
+        }
+        out.push(name);
+        rest = tail;
+    }
+    Some(out)
+}
+
+/// The file assigns `var` at most `n` times (0 or 1) in any way bash allows: at most `n`
+/// assignments the walk recorded, each from invoker ids alone; the name in its text at most
+/// `n` times other than as a plain read (`$VAR`, `${VAR}`); no assigning command whose name is
+/// `var` once resolved or is computed. (Declarations of computed names, namerefs, `${!n}`,
+/// `eval`, `source` and computed command names: [`lookup_untouched`], already met.)
+fn assigned_at_most(ctx: &Ctx, file: usize, var: &str, n: usize) -> bool {
+    // One place in the file, however often the walk passed it (a function called twice).
+    let mut assigns: Vec<_> = ctx
         .an
         .assigns
         .iter()
-        .any(|a| a.file == file && a.name == var)
-    {
+        .filter(|a| a.file == file && a.name == var)
+        .collect();
+    assigns.sort_by_key(|a| (a.pos.line, a.pos.col));
+    assigns.dedup_by_key(|a| (a.pos.line, a.pos.col));
+    if assigns.len() > n || !assigns.iter().all(|a| from_invoker_ids(&a.snippet)) {
         return false;
     }
-    // `analyze` numbers the package's files after the PKGBUILD, in the order given.
-    let Some((_, text)) = file.checked_sub(1).and_then(|i| ctx.local_texts.get(i)) else {
+    let Some(text) = file_text(ctx, file) else {
         return false;
     };
-    // (Declarations, `${!n}` and computed command names: [`lookup_untouched`], already met.)
-    if !only_read(text, var) {
+    if writes_of(text, var) > n {
         return false;
     }
     ctx.an.cmds.iter().filter(|c| c.file == file).all(|c| {
@@ -256,12 +328,12 @@ fn untouched(ctx: &Ctx, file: usize, var: &str) -> bool {
 }
 
 /// The file changes nothing of how a command name is found: `PATH` only read (and never
-/// assigned), no `alias`, `hash`, `enable`, `eval`, `source` or `.`, every command's name
-/// written in it (a computed name may be any of these), every declaration's names written
-/// ([`declared_names_written`]) and no indirect expansion (`${!n}`, which may assign).
+/// assigned), no function named `sudo`, no `alias`, `hash`, `enable`, `eval`, `source` or `.`,
+/// every command's name written in it (a computed name may be any of these), every
+/// declaration's names written ([`declared_names_written`]) and no indirect expansion
+/// (`${!n}`, which may assign).
 fn lookup_untouched(ctx: &Ctx, file: usize) -> bool {
-    // `analyze` numbers the package's files after the PKGBUILD, in the order given.
-    let Some((_, text)) = file.checked_sub(1).and_then(|i| ctx.local_texts.get(i)) else {
+    let Some(text) = file_text(ctx, file) else {
         return false;
     };
     !ctx.an
@@ -271,6 +343,8 @@ fn lookup_untouched(ctx: &Ctx, file: usize) -> bool {
         && only_read(text, "PATH")
         && declared_names_written(text)
         && !text.contains("${!")
+        // A function of the file named sudo runs instead of sudo.
+        && !ctx.an.defined.iter().any(|(f, n)| *f == file && n == "sudo")
         && ctx.an.cmds.iter().filter(|c| c.file == file).all(|c| {
             let named = c.argv.first().is_some_and(written)
                 && c.argv.get(names::effective(&c.argv)).is_some_and(written);
@@ -372,16 +446,32 @@ fn statement_words(text: &str) -> Vec<&str> {
 
 /// Every mention of `var` in `text` is `$var` (not followed by a name character) or `${var}`.
 fn only_read(text: &str, var: &str) -> bool {
+    writes_of(text, var) == 0
+}
+
+/// How many mentions of `var` in `text` are not a plain read (`$var` not followed by a name
+/// character, `${var}`): an assignment, a loop variable, `read var`, `${var:=…}`, a comment.
+fn writes_of(text: &str, var: &str) -> usize {
     let b = text.as_bytes();
     let name_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    text.match_indices(var).all(|(i, _)| {
-        let end = i + var.len();
-        let after = b.get(end).copied();
-        if after.is_some_and(name_char) || (i > 0 && name_char(b[i - 1])) {
-            return true; // part of a longer name (MY_SUDO_UID, SUDO_UIDS)
-        }
-        (i >= 1 && b[i - 1] == b'$') || (i >= 2 && &b[i - 2..i] == b"${" && after == Some(b'}'))
-    })
+    text.match_indices(var)
+        .filter(|(i, _)| {
+            let (i, end) = (*i, *i + var.len());
+            let after = b.get(end).copied();
+            if after.is_some_and(name_char) || (i > 0 && name_char(b[i - 1])) {
+                return false; // part of a longer name (MY_SUDO_UID, SUDO_UIDS)
+            }
+            !((i >= 1 && b[i - 1] == b'$')
+                || (i >= 2 && &b[i - 2..i] == b"${" && after == Some(b'}')))
+        })
+        .count()
+}
+
+/// An assignment's text whose every expansion is an invoker id (`$SUDO_UID`, `${PKEXEC_UID}`).
+fn from_invoker_ids(snippet: &str) -> bool {
+    let value = snippet.split_once('=').map_or("", |(_, v)| v);
+    !value.contains('`')
+        && variables(value).is_some_and(|vars| vars.iter().all(|v| INVOKER_IDS.contains(v)))
 }
 
 /// The package shows a D-Bus service of its own: `dbus-1` named in any of its files or
