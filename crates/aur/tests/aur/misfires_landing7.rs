@@ -554,6 +554,7 @@ fn a_hidden_install_file_that_does_anything_else_stays_high() {
         "printf '\\x1b]0;title\\x07'",
         "notify_user",
         "{ echo 'x'; } > /etc/motd",
+        "for ((;;)); do echo 'Installing.'; done",
         "echo hi\n\t. /etc/demo/more",
     ] {
         let script = format!("post_install() {{\n\t{body}\n}}\n");

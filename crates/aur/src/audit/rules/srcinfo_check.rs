@@ -282,6 +282,9 @@ fn prints_fixed_text(cmd: &Cmd) -> bool {
         && cmd.decoded.is_none()
         && cmd.pipe.is_none()
         && !cmd.background
+        // Printing for ever (or recursing) holds the transaction: not a notice.
+        && !cmd.forever
+        && !cmd.recursive
         && args.iter().all(|a| fixed(a) && !a.text.starts_with("-v"))
         && cmd.redirs.iter().all(to_terminal)
 }
