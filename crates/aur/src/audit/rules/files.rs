@@ -12,7 +12,7 @@ mod persistence;
 mod secrets;
 
 use deletes::{deletes_a_system_tree, sweeping_delete};
-use persistence::persistence;
+use persistence::{persistence, system_path_only};
 use secrets::{credential_vars, secret};
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
@@ -411,6 +411,23 @@ fn judge_write(
                 // A program the person runs later changing their own session is not the
                 // package reaching out while it is built or installed.
                 sev = sev.min(Severity::Medium);
+            }
+            if cmd.phase.runs_on_system()
+                && let Some(line) = system_path_only(cmd, p)
+            {
+                // What is written decides: a PATH of root's own program directories lets
+                // nothing new run; it still changes every login's PATH, outside pacman's
+                // files (it stays after removal).
+                sink.cmd(
+                    "AUR-PERSISTENCE",
+                    sev.min(Severity::Medium),
+                    cmd,
+                    format!(
+                        "writes `{line}` into /etc/environment {}: every login's PATH, but only root-owned system program directories, so nothing of anyone else's runs by it; pacman does not track the edit (it stays after removal): check it replaces no PATH an administrator set",
+                        cmd.phase.label()
+                    ),
+                );
+                return;
             }
             sink.cmd(
                 "AUR-PERSISTENCE",

@@ -1,6 +1,7 @@
 //! The rules: each module looks at the [`Analysis`] and adds findings to a [`Sink`].
 
 mod argv;
+mod elevation;
 mod exec;
 mod exhaustion;
 mod files;
@@ -10,6 +11,7 @@ mod obfuscation;
 mod own_group;
 mod pkgmgr;
 mod session;
+mod session_bus;
 mod sources;
 mod spread;
 mod srcinfo_check;

@@ -1,11 +1,14 @@
 //! PKGBUILD versus .SRCINFO: the AUR web page and AUR helpers show .SRCINFO, so anything the
 //! PKGBUILD adds that .SRCINFO does not mention (an install script, a source, a dependency) is
-//! hidden from the person reading the page.
+//! hidden from the person reading the page. How much a mismatch matters follows what the
+//! hidden thing can do: an install script that runs anything, a package manager, a download
+//! the page does not list are high or medium; an install script that only prints fixed text,
+//! a local file the audit reads, an ordinary dependency from the repositories are low.
 
 use super::{Ctx, Sink};
 use crate::audit::names;
 use crate::audit::report::Severity;
-use crate::audit::shell::Pos;
+use crate::audit::shell::{Cmd, FileKind, Pos, Redir, Taint, Word};
 
 const ARRAYS: &[&str] = &[
     "source",
@@ -174,6 +177,14 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 continue;
             }
             let (sev, why) = match *arr {
+                // What a hidden install script can do is what it holds: one that only prints
+                // fixed text hides no action (a stale .SRCINFO from before a notice was added).
+                "install" if only_prints(ctx, p) => (
+                    Severity::Low,
+                    format!(
+                        "the PKGBUILD runs the install script {p}, which .SRCINFO does not show (it was not regenerated); the script only prints fixed text, read here: check the .SRCINFO is just stale"
+                    ),
+                ),
                 "install" => (
                     Severity::High,
                     format!(
@@ -227,4 +238,113 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             );
         }
     }
+}
+
+/// The install file `name` is among the package's files, read whole (no parse error, the walk
+/// not cut short), and every command in it is `echo` or `printf` of fixed text: no variable, no
+/// substitution, nothing downloaded, decoded or hidden, no `printf -v`, no terminal escape
+/// but colours ([`plain_text`]), and output only to the terminal (`>&2`, /dev/null, /dev/stdout, /dev/stderr). Any other command — a function's
+/// call, a test, `eval`, `source`, a pipe into anything — and it is not.
+fn only_prints(ctx: &Ctx, name: &str) -> bool {
+    let base = names::basename(name);
+    let Some(file) = ctx
+        .an
+        .files
+        .iter()
+        .position(|f| f.kind == FileKind::Install && names::basename(&f.name) == base)
+    else {
+        return false;
+    };
+    if ctx.an.truncated || ctx.an.parse_errors.iter().any(|(f, _)| *f == file) {
+        return false;
+    }
+    let mut cmds = ctx.an.cmds.iter().filter(|c| c.file == file).peekable();
+    cmds.peek().is_some() && cmds.all(prints_fixed_text)
+}
+
+fn prints_fixed_text(cmd: &Cmd) -> bool {
+    let fixed = |w: &Word| {
+        !w.dynamic
+            && w.subs.is_empty()
+            && !w
+                .taint
+                .has(Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED))
+            && plain_text(&w.text)
+    };
+    let Some((prog, args)) = cmd.argv.split_first() else {
+        return false;
+    };
+    matches!(prog.text.as_str(), "echo" | "printf")
+        && fixed(prog)
+        && cmd.env.is_empty()
+        && cmd.stdin.is_none()
+        && cmd.embed.is_none()
+        && cmd.decoded.is_none()
+        && cmd.pipe.is_none()
+        && !cmd.background
+        // Printing for ever (or recursing) holds the transaction: not a notice.
+        && !cmd.forever
+        && !cmd.recursive
+        && args.iter().all(|a| fixed(a) && !a.text.starts_with("-v"))
+        && cmd.redirs.iter().all(to_terminal)
+}
+
+/// A redirection that writes no file: to another descriptor or the terminal's own devices.
+fn to_terminal(r: &Redir) -> bool {
+    let t = r.target.text.as_str();
+    !r.target.dynamic
+        && ((r.op.contains('&') && !r.op.starts_with('&') && t.bytes().all(|b| b.is_ascii_digit()))
+            || matches!(t, "/dev/null" | "/dev/stdout" | "/dev/stderr"))
+}
+
+/// Text whose only terminal escapes are colours (`\e[1;33m`, `\033[0m`), however spelt for
+/// `echo -e` or `printf`: other escapes are not text to read — OSC 52 writes the clipboard
+/// the person pastes from next, others retitle the window or answer back as typed input.
+/// Hex and Unicode escapes other than the colour's ESC, and raw control characters other
+/// than tab, newline and carriage return, are refused for the same reason.
+fn plain_text(t: &str) -> bool {
+    let mut rest = t;
+    while let Some(c) = rest.chars().next() {
+        let mut after = &rest[c.len_utf8()..];
+        let esc = if c == '\\' {
+            let spelt = ["e", "E", "0033", "033", "x1b", "x1B"]
+                .iter()
+                .find(|e| after.starts_with(**e));
+            match spelt {
+                Some(e) => {
+                    after = &after[e.len()..];
+                    true
+                }
+                None => {
+                    let next = after.chars().next();
+                    if next.is_some_and(|n| matches!(n, 'x' | 'u' | 'U') || n.is_ascii_digit()) {
+                        return false;
+                    }
+                    after = next.map_or(after, |n| &after[n.len_utf8()..]);
+                    false
+                }
+            }
+        } else if c == '\u{1b}' {
+            true
+        } else if c.is_control() && !matches!(c, '\t' | '\n' | '\r') {
+            return false;
+        } else {
+            false
+        };
+        if esc {
+            // ESC [ digits and ';' m: a colour (SGR), nothing else.
+            let Some(csi) = after.strip_prefix('[') else {
+                return false;
+            };
+            let n = csi
+                .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+                .unwrap_or(csi.len());
+            if !csi[n..].starts_with('m') {
+                return false;
+            }
+            after = &csi[n + 1..];
+        }
+        rest = after;
+    }
+    true
 }

@@ -107,7 +107,23 @@ impl Walker {
         if let Some(body) = node.child_by_field_name("body") {
             let saved = self.file;
             self.file = src.file;
+            // `f() { …; } >> FILE`: bash applies the definition's redirections each time the
+            // function runs, to every command of its body, as for `{ …; } >> FILE`.
+            let saved_r = self.extra_redirs.len();
+            let saved_s = self.extra_stdin.clone();
+            let saved_h = self.pending_heredoc.take();
+            let mut c = node.walk();
+            for (i, ch) in node.children(&mut c).enumerate() {
+                if node.field_name_for_child(i as u32) == Some("redirect")
+                    || (ch.id() != body.id() && ch.kind().ends_with("redirect"))
+                {
+                    self.redirect(&src, ch);
+                }
+            }
             self.walk_stmt(&src, body, false);
+            self.extra_redirs.truncate(saved_r);
+            self.extra_stdin = saved_s;
+            self.pending_heredoc = saved_h;
             self.file = saved;
         }
     }

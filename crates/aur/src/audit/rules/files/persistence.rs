@@ -1,7 +1,8 @@
 //! Persistence locations: where a written file comes back after every boot or login.
 
-use crate::audit::names::basename;
+use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
+use crate::audit::shell::{Cmd, Taint, Word};
 
 pub(super) const SYSTEM_COMMANDS: &[&str] = &[
     "ls",
@@ -189,4 +190,84 @@ pub(super) fn persistence(p: &str) -> Option<(&'static str, Severity)> {
         });
     }
     None
+}
+
+/// Directories of programs that only root can write and only packages fill: a PATH of these
+/// alone lets no one's file run in place of a system command.
+const SYSTEM_BIN_DIRS: &[&str] = &[
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
+    "/usr/bin/site_perl",
+    "/usr/bin/vendor_perl",
+    "/usr/bin/core_perl",
+];
+
+/// The line, when `cmd` writes into `/etc/environment` itself (pam_env's `NAME=value` file,
+/// read and never run) only fixed `PATH=` lines naming [`SYSTEM_BIN_DIRS`]: `echo` of text
+/// written in the file (no variable, substitution, escape or hidden text), or `cat`/`tee` of
+/// a here-document holding only such lines (veeam-agent-arch's post_install appends
+/// `PATH="/usr/local/bin:/usr/bin:/bin"` so its service finds its tools). Any other variable
+/// (`LD_PRELOAD`, `LD_LIBRARY_PATH`, `BASH_ENV`, `PYTHONPATH` …), a PATH naming a home, /tmp,
+/// /opt, a relative directory or a variable, and any other file (`/etc/profile.d`,
+/// `/etc/environment.d`, which are shell code or another reader's) are not.
+pub(super) fn system_path_only(cmd: &Cmd, p: &str) -> Option<String> {
+    if p != "/etc/environment" || !cmd.env.is_empty() || cmd.embed.is_some() {
+        return None;
+    }
+    let fixed = |w: &Word| {
+        !w.dynamic
+            && w.subs.is_empty()
+            && !w
+                .taint
+                .has(Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED))
+            && !w.text.contains('\\')
+    };
+    let (prog, args) = names::program(cmd);
+    if !names::wrappers(cmd).is_empty() || !cmd.argv.first().is_some_and(fixed) {
+        return None;
+    }
+    let text = match prog {
+        "echo" if cmd.stdin.is_none() => {
+            let words: Vec<&Word> = args.iter().skip_while(|a| a.text == "-n").collect();
+            if words.iter().any(|a| !fixed(a) || a.text.starts_with('-')) {
+                return None;
+            }
+            words
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        "cat" | "tee" => {
+            let ops: Vec<&Word> = args.iter().filter(|a| a.text != "-a").collect();
+            let target_ok = match prog {
+                "cat" => ops.is_empty(),
+                _ => ops.len() == 1 && ops[0].text == p,
+            };
+            let body = cmd.stdin.as_ref().filter(|w| fixed(w))?;
+            if !target_ok {
+                return None;
+            }
+            body.text.clone()
+        }
+        _ => return None,
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let system_path = |l: &str| {
+        let v = l.trim().strip_prefix("PATH=")?;
+        let v = v
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(v);
+        v.split(':')
+            .all(|d| SYSTEM_BIN_DIRS.contains(&d.trim_end_matches('/')))
+            .then_some(())
+    };
+    (!lines.is_empty() && lines.iter().all(|l| system_path(l).is_some()))
+        .then(|| text.trim().to_owned())
 }
