@@ -45,7 +45,7 @@
 //! as a local display (`:N` or `:N.S`, never a host to reach over TCP).
 //!
 //! Two values of the table could still load code and are checked too: a locale (`LANG`,
-//! `LC_*`) or Hyprland signature with a `/` is dropped (glibc loads a locale named by an absolute
+//! `LANGUAGE`, `LC_*`) or Hyprland signature with a `/` is dropped (glibc loads a locale named by an absolute
 //! path from that directory), and `DBUS_SESSION_BUS_ADDRESS` passes only when every address in it
 //! is a `unix:` one (`unixexec:path=PROGRAM` makes `busctl`, `systemd-run --user` and libdbus
 //! clients run PROGRAM to reach the bus).

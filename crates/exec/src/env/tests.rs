@@ -90,6 +90,9 @@ fn values_that_would_load_code_are_dropped() {
     let env = build(
         os(&[
             ("LANG", "/tmp/evil-locale"),
+            // gettext reads each entry of LANGUAGE as a directory under the locale directory:
+            // a relative path would climb out of it (attack 29's lead).
+            ("LANGUAGE", "de:../../../tmp/x"),
             ("LC_TIME", "de_DE.UTF-8"),
             ("HYPRLAND_INSTANCE_SIGNATURE", "../../tmp/x"),
             (
