@@ -26,6 +26,7 @@ use super::{out, out_raw};
 pub mod as_sudo;
 mod as_sudo_checks;
 mod checks;
+mod limits;
 mod route_rebuilt;
 mod sudo_asks;
 
@@ -116,6 +117,19 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
         linger(channel);
         return Ok(ExitCode::from(1));
     }
+    // Limits the command would inherit through sudo, made whole or refused (limits.rs).
+    if let Err(why) = limits::made_whole() {
+        out(format!(
+            "archgate: this hand-off is refused; nothing ran: {}",
+            for_terminal(&why)
+        ));
+        let _ = step(
+            &mut conn,
+            &json!({"op": "done", "outcome": Outcome::Refused { why }}),
+        );
+        linger(channel);
+        return Ok(ExitCode::from(1));
+    }
     out_raw(&render(&prepared));
     let confirmed = match &prepared.script {
         Some(script) => confirm_script(&prepared, script, &exec_config),
@@ -124,6 +138,13 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
             prepare_and_confirm(&prepared).map(|spec| (spec, pinned::executor().config().clone()))
         }
     };
+    // Again after the Enter, just before the run: another process of the person's may have
+    // lowered them while the question stood.
+    let confirmed = confirmed.and_then(|c| {
+        limits::made_whole()
+            .map(|()| c)
+            .map_err(|why| Outcome::Refused { why })
+    });
     let code = match confirmed {
         Err(outcome) => {
             let what = match &outcome {
