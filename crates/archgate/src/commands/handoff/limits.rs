@@ -37,21 +37,31 @@ const NEEDED: &[(Resource, u64, &str)] = &[
 /// Raises each soft limit a transaction needs to what it needs (or to the hard limit, for an
 /// unlimited need); `Err` names the hard limits lowered below the need.
 pub fn made_whole() -> Result<(), String> {
+    let mut now = Vec::with_capacity(NEEDED.len());
+    for &(resource, _, name) in NEEDED {
+        now.push(getrlimit(resource).map_err(|e| format!("reading the {name} limit: {e}"))?);
+    }
+    for (resource, soft, hard) in raises(&now)? {
+        setrlimit(resource, soft, hard)
+            .map_err(|e| format!("raising a limit ({resource:?}): {e}"))?;
+    }
+    Ok(())
+}
+
+/// For the limits now in force (soft, hard; in [`NEEDED`]'s order): the soft limits to raise, or
+/// why the hand-off cannot run.
+fn raises(now: &[(u64, u64)]) -> Result<Vec<(Resource, u64, u64)>, String> {
     let mut short = Vec::new();
-    for &(resource, need, name) in NEEDED {
-        let (soft, hard) =
-            getrlimit(resource).map_err(|e| format!("reading the {name} limit: {e}"))?;
+    let mut raise = Vec::new();
+    for (&(resource, need, name), &(soft, hard)) in NEEDED.iter().zip(now) {
         if below(hard, need) {
             short.push(format!("{name} {}", shown(hard)));
-            continue;
-        }
-        if below(soft, need) {
-            setrlimit(resource, need.min(hard), hard)
-                .map_err(|e| format!("raising the {name} limit: {e}"))?;
+        } else if below(soft, need) {
+            raise.push((resource, need.min(hard), hard));
         }
     }
     if short.is_empty() {
-        Ok(())
+        Ok(raise)
     } else {
         Err(format!(
             "this terminal's resource limits were lowered ({}): sudo would give them to the \
@@ -78,40 +88,58 @@ fn shown(limit: u64) -> String {
 mod tests {
     use super::*;
 
-    /// In a child process (limits are per process): a lowered soft limit is raised back, and a
-    /// lowered hard one refuses, naming it. The test binary runs itself as that child.
+    const INF: u64 = RLIM_INFINITY;
+
+    /// A session's usual limits: nothing to raise but descriptors' soft limit when it is low.
     #[test]
-    fn lowered_soft_limits_are_raised_and_lowered_hard_ones_refuse() {
-        if std::env::var_os("ARCHGATE_LIMITS_CHILD").is_some() {
-            // Raising back needs the hard limits unlimited, as a login session has them.
-            for resource in [Resource::RLIMIT_FSIZE, Resource::RLIMIT_CPU] {
-                let (_, hard) = getrlimit(resource).unwrap();
-                if hard == RLIM_INFINITY {
-                    setrlimit(resource, 5, hard).unwrap();
-                    made_whole().unwrap();
-                    assert_eq!(getrlimit(resource).unwrap().0, hard);
-                }
-            }
-            setrlimit(Resource::RLIMIT_FSIZE, 4096, 4096).unwrap();
-            let why = made_whole().unwrap_err();
-            assert!(why.contains("file size 4096"), "{why}");
-            println!("child-ok");
-            return;
-        }
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "commands::handoff::limits::tests::lowered_soft_limits_are_raised_and_lowered_hard_ones_refuse",
-                "--nocapture",
-            ])
-            .env("ARCHGATE_LIMITS_CHILD", "1")
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && text.contains("child-ok"),
-            "{text}{}",
-            String::from_utf8_lossy(&out.stderr)
+    fn a_sessions_usual_limits_pass_and_low_soft_ones_are_raised() {
+        let usual = [
+            (INF, INF),
+            (INF, INF),
+            (INF, INF),
+            (INF, INF),
+            (8 << 20, INF),
+            (1024, 524_288),
+        ];
+        assert!(raises(&usual).unwrap().is_empty());
+        let lowered = [
+            (4096, INF),
+            (5, INF),
+            (INF, INF),
+            (INF, INF),
+            (64 << 10, INF),
+            (16, 524_288),
+        ];
+        let r = raises(&lowered).unwrap();
+        let got: Vec<(u64, u64)> = r.iter().map(|&(_, s, h)| (s, h)).collect();
+        assert_eq!(
+            got,
+            [(INF, INF), (INF, INF), (8 << 20, INF), (1024, 524_288)]
         );
+        assert_eq!(r[0].0, Resource::RLIMIT_FSIZE);
+        // The process's own limits as they are here pass (the tests run in a login-like session).
+        made_whole().unwrap();
+    }
+
+    /// A hard limit lowered below the need refuses, naming each; a soft one alone never does.
+    #[test]
+    fn lowered_hard_limits_refuse_naming_them() {
+        let why = raises(&[
+            (4096, 4096),
+            (INF, INF),
+            (1 << 30, 1 << 30),
+            (INF, INF),
+            (8 << 20, INF),
+            (64, 64),
+        ])
+        .unwrap_err();
+        for part in [
+            "file size 4096",
+            "address space 1073741824",
+            "open files 64",
+        ] {
+            assert!(why.contains(part), "{why}");
+        }
+        assert!(!why.contains("CPU"), "{why}");
     }
 }
