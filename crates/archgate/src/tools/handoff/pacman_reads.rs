@@ -115,11 +115,12 @@ fn judge_settings(c: &PacmanConf, person: u32) -> Result<(), String> {
             r.name
         ));
     }
-    for d in directories(c)
-        .into_iter()
-        .chain(servers::on_this_machine(c)?)
-    {
+    for d in directories(c) {
         existing_root_dir(&d)?;
+    }
+    for d in servers::on_this_machine(c)? {
+        existing_root_dir(&d)?;
+        repository_files(&d)?;
     }
     gnupg_files(c)?;
     if let Some(x) = &c.xfer_command {
@@ -181,6 +182,33 @@ fn existing_root_dir(d: &Path) -> Result<(), String> {
     }
     let existing = d.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"));
     pinned::root_dir(existing).map(|_| ())
+}
+
+/// Every file of a repository on this machine root's alone, links followed (attack 29 F8; class:
+/// *the check reads a different object than the privileged command uses*): pacman reads the
+/// database (`REPO.db`, `REPO.files`, their `.sig`) and the package files from the directory, and
+/// a person's file in root's directory — what `sudo mv` leaves — was the agent's to rewrite: root
+/// installed its package. Every entry but a directory is judged, whatever its name: the database
+/// names the package files.
+fn repository_files(d: &Path) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(d) else {
+        return Ok(()); // none there (its nearest directory is judged root's)
+    };
+    for e in entries {
+        let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => {}
+            _ => {
+                pinned::root_file(&p).map_err(|e| {
+                    format!(
+                        "the repository {} holds a file not root's alone: {e}",
+                        d.display()
+                    )
+                })?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `DownloadUser` (pacman 7): pacman downloads as that user; never the person.

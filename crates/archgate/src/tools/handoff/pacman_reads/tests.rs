@@ -271,3 +271,65 @@ fn an_unsigned_repository_by_a_name_is_placed_by_the_resolver() {
     );
     assert_eq!(servers::on_this_machine(&signed), Ok(vec![]));
 }
+
+/// Attack 29 F8 (A): a local repository in a directory root's alone whose files are the
+/// person's (what `sudo mv ~/repo/* /srv/repo/` leaves): the agent rewrote `testrepo.db` and the
+/// package in place and root installed its package. Every file there is judged now, not only the
+/// directory.
+#[test]
+fn a_local_repositorys_files_are_judged_not_only_its_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    for f in ["testrepo.db.tar.gz", "pathtest-2-1-any.pkg.tar.zst"] {
+        std::fs::write(repo.join(f), "x").unwrap();
+    }
+    std::os::unix::fs::symlink("testrepo.db.tar.gz", repo.join("testrepo.db")).unwrap();
+    let root = nix::unistd::geteuid().is_root();
+    let c = conf(&format!(
+        "[options]\n[testrepo]\nSigLevel = Optional TrustAll\nServer = file://{}\n",
+        repo.display()
+    ));
+    if root {
+        // Root's directory, root's files: nothing of the person's in it.
+        repository_files(&repo).unwrap();
+        // The package file handed to the person (nobody here).
+        nix::unistd::chown(
+            &repo.join("pathtest-2-1-any.pkg.tar.zst"),
+            Some(nix::unistd::Uid::from_raw(65534)),
+            None,
+        )
+        .unwrap();
+    }
+    // Not root's alone (as a normal user, none of them is).
+    let e = repository_files(&repo).unwrap_err();
+    assert!(e.contains("pathtest-2-1-any.pkg.tar.zst") || !root, "{e}");
+    let e = judge_settings(&c, 4242).unwrap_err();
+    assert!(e.contains("pathtest-2-1-any.pkg.tar.zst") || !root, "{e}");
+    if root {
+        // The database through its link: the link's target is what pacman reads.
+        std::fs::remove_file(repo.join("pathtest-2-1-any.pkg.tar.zst")).unwrap();
+        nix::unistd::chown(
+            &repo.join("testrepo.db.tar.gz"),
+            Some(nix::unistd::Uid::from_raw(65534)),
+            None,
+        )
+        .unwrap();
+        let e = repository_files(&repo).unwrap_err();
+        assert!(e.contains("testrepo.db"), "{e}");
+        // A file only the group may write is not root's alone either.
+        nix::unistd::chown(
+            &repo.join("testrepo.db.tar.gz"),
+            Some(nix::unistd::Uid::from_raw(0)),
+            None,
+        )
+        .unwrap();
+        repository_files(&repo).unwrap();
+        std::fs::set_permissions(
+            repo.join("testrepo.db.tar.gz"),
+            std::fs::Permissions::from_mode(0o664),
+        )
+        .unwrap();
+        assert!(repository_files(&repo).is_err());
+    }
+}
