@@ -118,6 +118,7 @@ fn judge_settings(c: &PacmanConf, person: u32) -> Result<(), String> {
     for d in directories(c) {
         existing_root_dir(&d)?;
     }
+    database_tree(&c.db_path, 0, person)?;
     for d in servers::on_this_machine(c)? {
         existing_root_dir(&d)?;
         repository_files(&d)?;
@@ -206,6 +207,54 @@ fn repository_files(d: &Path) -> Result<(), String> {
                     )
                 })?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Everything under `DBPath` root's alone (attack 29 F8's class, its other member here): pacman
+/// reads the sync databases there for `-S` (which packages, from where) and runs an installed
+/// package's `install` file from the local database when it removes it, as root — a person's file
+/// or directory there (a `sudo mv`, a `chown` gone wrong) would be the agent's to rewrite. The
+/// directory itself is judged root's all the way; each entry below is judged by its own owner and
+/// mode, a link by the whole way to its target, down to the depth pacman reads
+/// (`local/NAME-VER/install`).
+fn database_tree(d: &Path, depth: usize, person: u32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    const DEPTH: usize = 3;
+    let Ok(entries) = std::fs::read_dir(d) else {
+        return Ok(()); // none there yet (its nearest directory is judged root's)
+    };
+    for e in entries {
+        let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
+        let m = std::fs::symlink_metadata(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let not_roots = |why: &str| {
+            format!(
+                "{} in pacman's database is {why}: pacman reads it as root",
+                p.display()
+            )
+        };
+        // pacman 7 downloads as `DownloadUser` into a fresh `download-XXXXXX` directory of its
+        // own each time (one left from a killed run is not read again); never the person's.
+        let download = p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("download-"));
+        if download && m.is_dir() && m.uid() != person {
+            continue;
+        }
+        if m.file_type().is_symlink() {
+            pinned::root_file(&p)
+                .map_err(|e| not_roots(&format!("a link not root's alone ({e})")))?;
+            continue;
+        }
+        if m.uid() != 0 {
+            return Err(not_roots(&format!("owned by uid {}", m.uid())));
+        }
+        if m.mode() & 0o022 != 0 {
+            return Err(not_roots("writable by its group or others"));
+        }
+        if m.is_dir() && depth + 1 < DEPTH {
+            database_tree(&p, depth + 1, person)?;
         }
     }
     Ok(())

@@ -333,3 +333,70 @@ fn a_local_repositorys_files_are_judged_not_only_its_directory() {
         assert!(repository_files(&repo).is_err());
     }
 }
+
+/// Attack 29 F8's class, its other member in pacman's configuration: the database directory's
+/// contents. An installed package's `install` file in the local database is run by pacman as
+/// root when the package is removed, and the sync databases decide what `-S` installs: a
+/// person's file or directory there refuses.
+#[test]
+fn pacmans_database_is_judged_to_its_files() {
+    let d = tempfile::tempdir().unwrap();
+    let pkg = d.path().join("local/foo-1-1");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::create_dir_all(d.path().join("sync")).unwrap();
+    std::fs::write(d.path().join("local/ALPM_DB_VERSION"), "9\n").unwrap();
+    std::fs::write(d.path().join("sync/core.db"), "x").unwrap();
+    std::fs::write(pkg.join("desc"), "%NAME%\nfoo\n").unwrap();
+    std::fs::write(pkg.join("install"), "pre_remove() { :; }\n").unwrap();
+    if nix::unistd::geteuid().is_root() {
+        database_tree(d.path(), 0, 4242).unwrap();
+        let c = conf(&format!("[options]\nDBPath = {}/\n", d.path().display()));
+        judge_settings(&c, 4242).unwrap();
+        let nobody = Some(nix::unistd::Uid::from_raw(65534));
+        // The install file the person's (the agent's to rewrite before a removal).
+        nix::unistd::chown(&pkg.join("install"), nobody, None).unwrap();
+        let e = judge_settings(&c, 4242).unwrap_err();
+        assert!(
+            e.contains("foo-1-1/install") && e.contains("owned by uid 65534"),
+            "{e}"
+        );
+        nix::unistd::chown(
+            &pkg.join("install"),
+            Some(nix::unistd::Uid::from_raw(0)),
+            None,
+        )
+        .unwrap();
+        // A package's directory the person's: they could put any file there.
+        nix::unistd::chown(&pkg, nobody, None).unwrap();
+        assert!(
+            database_tree(d.path(), 0, 4242)
+                .unwrap_err()
+                .contains("foo-1-1")
+        );
+        nix::unistd::chown(&pkg, Some(nix::unistd::Uid::from_raw(0)), None).unwrap();
+        // A sync database writable by others.
+        std::fs::set_permissions(
+            d.path().join("sync/core.db"),
+            std::fs::Permissions::from_mode(0o666),
+        )
+        .unwrap();
+        assert!(
+            database_tree(d.path(), 0, 4242)
+                .unwrap_err()
+                .contains("core.db")
+        );
+        std::fs::set_permissions(
+            d.path().join("sync/core.db"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        // pacman 7's download directory of its DownloadUser is not the person's: passed over.
+        let dl = d.path().join("sync/download-AbC123");
+        std::fs::create_dir(&dl).unwrap();
+        nix::unistd::chown(&dl, nobody, None).unwrap();
+        database_tree(d.path(), 0, 4242).unwrap();
+    } else {
+        // Every file here is the test's own, not root's.
+        assert!(database_tree(d.path(), 0, 4242).is_err());
+    }
+}
