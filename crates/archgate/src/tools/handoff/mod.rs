@@ -371,7 +371,8 @@ impl Tool for Handoff {
                         "; that is the preferred way (archgate checks everything again before and after their Enter). \
                          Or they can type the command themselves: {line}"
                     ),
-                    None => "; that is the only way for this one (it runs with archgate's asking sudo and no home of theirs)".to_owned(),
+                    None if run.prepared.script.is_some() => "; that is the only way for an Omarchy route (it runs the script with archgate's asking sudo and no home of theirs)".to_owned(),
+                    None => "; that is the only way offered here".to_owned(),
                 };
                 return Err(ToolError::new(ErrorKind::NotAvailable, format!(
                     "{why}: no terminal was opened. The hand-off waits {} s for the person to run `{own}` in their own terminal \
