@@ -212,6 +212,12 @@ fn repository_files(d: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// [`database_tree`] for a database directory a pacman line names itself (`--dbpath`, in a
+/// route's script), for the person running this process.
+pub(crate) fn database_roots_alone(d: &Path) -> Result<(), String> {
+    database_tree(d, 0, nix::unistd::getuid().as_raw())
+}
+
 /// Everything under `DBPath` root's alone (attack 29 F8's class, its other member here): pacman
 /// reads the sync databases there for `-S` (which packages, from where) and runs an installed
 /// package's `install` file from the local database when it removes it, as root — a person's file
