@@ -277,7 +277,7 @@ pub(super) fn pacman_runs(command: &[String]) -> Result<Vec<PacmanRun>, String> 
                         attached
                     };
                     dirs.push(std::path::PathBuf::from(v));
-                    if name[1..].as_bytes()[at] == b'b' {
+                    if name.as_bytes()[at + 1] == b'b' {
                         dbs.push(std::path::PathBuf::from(v));
                     }
                     j += if attached.is_empty() { 2 } else { 1 };
