@@ -12,6 +12,9 @@ use serde::Serialize;
 
 use crate::error::{ConfProblem, PacmanError};
 
+mod glob;
+use glob::expand_glob;
+
 /// Include nesting beyond this is treated as a loop.
 const MAX_INCLUDE_DEPTH: usize = 10;
 
@@ -234,7 +237,7 @@ fn parse_text(path: &Path, text: &str, raw: &mut Raw, depth: usize) -> Result<()
             if depth >= MAX_INCLUDE_DEPTH {
                 return Err(err(line_no, ConfProblem::IncludeTooDeep(MAX_INCLUDE_DEPTH)));
             }
-            for file in expand_glob(value) {
+            for file in expand_glob(value).map_err(|p| err(line_no, p))? {
                 read_file(&file, raw, depth + 1)?;
             }
             // As pacman: the section an included file ends in goes on in the including file
@@ -317,51 +320,6 @@ fn is_word_list(key: &str) -> bool {
         key,
         "SigLevel" | "LocalFileSigLevel" | "RemoteFileSigLevel" | "CleanMethod"
     )
-}
-
-/// `Include` values may be globs (`*`, `?`) in their last component, expanded as pacman's
-/// `glob(3)` with `GLOB_NOCHECK` does (attack 26 F4): a wildcard never matches a leading `.`
-/// (only a pattern that starts with `.` names hidden files), and a pattern that matches nothing
-/// is read as the path it is — which pacman then cannot read either. The matches are in byte
-/// order; pacman's `glob(3)` sorts in its locale's collation, so a hand-off runs pacman with
-/// `LC_COLLATE=C` (`tools/handoff/facts_env.rs`, attack 26 F3). A glob anywhere but the last
-/// component, or with `[...]`, is read as a literal path (unreadable: the file is refused).
-fn expand_glob(value: &str) -> Vec<PathBuf> {
-    let path = Path::new(value);
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if !name.contains(['*', '?']) {
-        return vec![path.to_owned()];
-    }
-    let dir = path.parent().unwrap_or(Path::new("/"));
-    let hidden_too = name.starts_with('.');
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            let file = e.file_name();
-            let file = file.as_encoded_bytes();
-            (hidden_too || !file.starts_with(b".")) && wildcard(name.as_bytes(), file)
-        })
-        .map(|e| e.path())
-        .collect();
-    if found.is_empty() {
-        return vec![path.to_owned()];
-    }
-    found.sort();
-    found
-}
-
-fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
-    match (pattern.first(), name.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => {
-            wildcard(&pattern[1..], name) || (!name.is_empty() && wildcard(pattern, &name[1..]))
-        }
-        (Some(b'?'), Some(_)) => wildcard(&pattern[1..], &name[1..]),
-        (Some(p), Some(n)) if p == n => wildcard(&pattern[1..], &name[1..]),
-        _ => false,
-    }
 }
 
 impl Raw {

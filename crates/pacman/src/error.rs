@@ -58,6 +58,18 @@ pub enum ConfProblem {
     /// only there would read as one here.
     #[error("bytes that are not UTF-8 text")]
     NotUtf8,
+    /// An `Include` glob whose files depend on the locale's character type (`?` is one byte in
+    /// C, one character in UTF-8): which pacman reads is not known for certain.
+    #[error(
+        "the Include pattern {pattern:?} matches {file:?} in one locale and not in another (`?` is a byte in C, a character in UTF-8)"
+    )]
+    GlobByLocale { pattern: String, file: String },
+    /// An `Include` pattern archgate does not expand as pacman's `glob(3)` does (a bracket
+    /// expression, a backslash, a wildcard in a directory's name).
+    #[error(
+        "the Include pattern {0:?} has a bracket expression, a backslash or a wildcard in a directory, which archgate does not expand as pacman's glob(3) does"
+    )]
+    GlobNotJudged(String),
 }
 
 /// What is wrong inside a package's `mtree` file.

@@ -212,8 +212,13 @@ const PATH_LONG: &[&str] = &[
     "config", "root", "dbpath", "cachedir", "gpgdir", "hookdir", "logfile",
 ];
 
-/// A pacman's configuration and the directories its path options name.
-type PacmanRun = (std::path::PathBuf, Vec<std::path::PathBuf>);
+/// A pacman's configuration, the directories its path options name, and the database
+/// directories among them (`-b`/`--dbpath`: their contents are judged too).
+type PacmanRun = (
+    std::path::PathBuf,
+    Vec<std::path::PathBuf>,
+    Vec<std::path::PathBuf>,
+);
 
 /// The pacman runs in `command` (by name or path, through `env`, or inside a shell's text): for
 /// each, the configuration it reads (its `--config`, else pacman's default) and the directories
@@ -236,6 +241,7 @@ pub(super) fn pacman_runs(command: &[String]) -> Result<Vec<PacmanRun>, String> 
         }
         let mut conf = std::path::PathBuf::from(crate::tools::handoff::pacman_reads::DEFAULT_CONF);
         let mut dirs = Vec::new();
+        let mut dbs = Vec::new();
         let rest = &tokens[i + 1..];
         let mut j = 0;
         while j < rest.len() {
@@ -271,6 +277,9 @@ pub(super) fn pacman_runs(command: &[String]) -> Result<Vec<PacmanRun>, String> 
                         attached
                     };
                     dirs.push(std::path::PathBuf::from(v));
+                    if name.as_bytes()[at + 1] == b'b' {
+                        dbs.push(std::path::PathBuf::from(v));
+                    }
                     j += if attached.is_empty() { 2 } else { 1 };
                     continue;
                 }
@@ -280,6 +289,9 @@ pub(super) fn pacman_runs(command: &[String]) -> Result<Vec<PacmanRun>, String> 
                 "-r" | "--root" | "-b" | "--dbpath" | "--cachedir" | "--gpgdir" | "--hookdir"
                 | "--logfile" => {
                     let v = std::path::PathBuf::from(value().unwrap_or(""));
+                    if name == "-b" || name == "--dbpath" {
+                        dbs.push(v.clone());
+                    }
                     dirs.push(if name == "--logfile" {
                         v.parent()
                             .map(std::path::Path::to_path_buf)
@@ -295,7 +307,7 @@ pub(super) fn pacman_runs(command: &[String]) -> Result<Vec<PacmanRun>, String> 
             }
             j += if inline.is_some() { 1 } else { 2 };
         }
-        runs.push((conf, dirs));
+        runs.push((conf, dirs, dbs));
     }
     Ok(runs)
 }
@@ -303,7 +315,7 @@ pub(super) fn pacman_runs(command: &[String]) -> Result<Vec<PacmanRun>, String> 
 /// Whether every pacman in `command` reads a configuration root's alone, all it names included,
 /// and its path options name places root's alone. The reason when not.
 pub(super) fn pacman_reads_roots_alone(command: &[String]) -> Result<(), String> {
-    for (conf, dirs) in pacman_runs(command)? {
+    for (conf, dirs, dbs) in pacman_runs(command)? {
         let c = archgate_pacman::conf::PacmanConf::load(&conf)
             .map_err(|e| format!("pacman's configuration {}: {e}", conf.display()))?;
         crate::tools::handoff::pacman::check_conf(&c).map_err(|e| e.message)?;
@@ -319,6 +331,10 @@ pub(super) fn pacman_reads_roots_alone(command: &[String]) -> Result<(), String>
                 .find(|a| a.exists())
                 .unwrap_or(std::path::Path::new("/"));
             pinned::root_dir(existing)?;
+        }
+        // The database pacman reads instead of its configuration's (attack 29 F8's class).
+        for d in dbs {
+            crate::tools::handoff::pacman_reads::database_roots_alone(&d)?;
         }
     }
     Ok(())
@@ -385,11 +401,15 @@ mod tests {
         }
         assert_eq!(
             pacman_runs(&v(&["pacman", "-Syr/home/p", "x"])).unwrap(),
-            [("/etc/pacman.conf".into(), vec!["/home/p".into()])]
+            [("/etc/pacman.conf".into(), vec!["/home/p".into()], vec![])]
         );
         assert_eq!(
             pacman_runs(&v(&["pacman", "-Sb", "/home/q", "x"])).unwrap(),
-            [("/etc/pacman.conf".into(), vec!["/home/q".into()])]
+            [(
+                "/etc/pacman.conf".into(),
+                vec!["/home/q".into()],
+                vec!["/home/q".into()]
+            )]
         );
         // Options that name no path pass as they are.
         assert!(pacman_runs(&v(&["pacman", "-Syu", "--noconfirm", "--needed"])).is_ok());
@@ -427,13 +447,48 @@ mod tests {
         );
     }
 
+    /// Attack 29 F8's class in a route's line: a database pacman is pointed at with `--dbpath`
+    /// is judged to its files, as the configuration's `DBPath` is.
+    #[test]
+    fn a_database_a_routes_pacman_is_pointed_at_is_judged_to_its_files() {
+        let d = tempfile::tempdir().unwrap();
+        let conf = d.path().join("pacman.conf");
+        std::fs::write(&conf, "[options]\n").unwrap();
+        let pkg = d.path().join("db/local/foo-1-1");
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::write(pkg.join("install"), "pre_remove() { :; }\n").unwrap();
+        let line = |db: &str| {
+            v(&[
+                "pacman",
+                "--config",
+                &conf.display().to_string(),
+                db,
+                &d.path().join("db").display().to_string(),
+                "-R",
+                "foo",
+            ])
+        };
+        if nix::unistd::geteuid().is_root() {
+            pacman_reads_roots_alone(&line("--dbpath")).unwrap();
+            let nobody = Some(nix::unistd::Uid::from_raw(65534));
+            nix::unistd::chown(&pkg.join("install"), nobody, None).unwrap();
+        }
+        for db in ["--dbpath", "-b"] {
+            let e = pacman_reads_roots_alone(&line(db)).unwrap_err();
+            assert!(
+                e.contains("foo-1-1") || !nix::unistd::geteuid().is_root(),
+                "{db}: {e}"
+            );
+        }
+    }
+
     /// Attack 13 F2: the file judged is the one this pacman reads, not archgate's setting.
     #[test]
     fn the_configuration_judged_is_the_one_this_pacman_reads() {
         let default = std::path::PathBuf::from("/etc/pacman.conf");
         assert_eq!(
             pacman_runs(&v(&["pacman", "-S", "x"])).unwrap(),
-            [(default.clone(), vec![])]
+            [(default.clone(), vec![], vec![])]
         );
         assert_eq!(
             pacman_runs(&v(&[
@@ -445,7 +500,7 @@ mod tests {
                 "-Syu"
             ]))
             .unwrap(),
-            [("/t/p.conf".into(), vec![])]
+            [("/t/p.conf".into(), vec![], vec![])]
         );
         assert_eq!(
             pacman_runs(&v(&[
@@ -454,7 +509,7 @@ mod tests {
                 "pacman --config=/t/q.conf --hookdir /h --logfile /l/x.log -Syu"
             ]))
             .unwrap(),
-            [("/t/q.conf".into(), vec!["/h".into(), "/l".into()])]
+            [("/t/q.conf".into(), vec!["/h".into(), "/l".into()], vec![])]
         );
         assert!(
             pacman_runs(&v(&["tee", "/etc/pacman-mirrors"]))

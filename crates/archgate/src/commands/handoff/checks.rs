@@ -58,6 +58,19 @@ pub(super) fn rebuilt(p: &Prepared, pacman_conf: &std::path::Path) -> Result<Pre
     })
 }
 
+/// After the person's Enter, the command and what it reads judged again as [`rebuilt`] judged
+/// them before the question (attack 29 F8; class: *the check reads a different object than the
+/// privileged command uses* — in time: a person-owned package file in root's cache was judged,
+/// then rewritten by the agent while the question waited). The reason it is refused now.
+pub(super) fn still_as_shown(p: &Prepared, pacman_conf: &std::path::Path) -> Result<(), String> {
+    if p.script.is_some() {
+        return Ok(()); // a route's pacman is judged by the asking sudo at each line it runs
+    }
+    rebuilt(p, pacman_conf)
+        .map(|_| ())
+        .map_err(|why| format!("changed since it was shown: {why}"))
+}
+
 /// For an install, the words for what it changes are the transaction this helper computes
 /// itself from pacman's sync databases, as `pkg_install_plan` does — the packages asked for and
 /// those pulled in — and a transaction that would remove a package is refused here too (attack

@@ -34,7 +34,7 @@ use crate::tools::handoff::registry::{Outcome, Prepared, RouteScript};
 use crate::tools::handoff::sudo::Asks;
 use crate::tools::handoff::{asking_sudo, pinned};
 use checks::{
-    another_hand_off_open, files_still_roots, files_unchanged, rebuilt, with_facts,
+    another_hand_off_open, files_still_roots, files_unchanged, rebuilt, still_as_shown, with_facts,
     with_route_facts, with_transaction,
 };
 use sudo_asks::{forget_sudo, script_dir_of, sudo_program, will_sudo_ask, will_sudo_ask_for_any};
@@ -134,9 +134,8 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
     let confirmed = match &prepared.script {
         Some(script) => confirm_script(&prepared, script, &exec_config),
         // Root's programs in root's directories, verified under the rule that pinned them.
-        None => {
-            prepare_and_confirm(&prepared).map(|spec| (spec, pinned::executor().config().clone()))
-        }
+        None => prepare_and_confirm(&prepared, &cfg.arch.pacman_conf)
+            .map(|spec| (spec, pinned::executor().config().clone())),
     };
     // Again after the Enter, just before the run: another process of the person's may have
     // lowered them while the question stood.
@@ -305,8 +304,12 @@ pub fn render(p: &Prepared) -> String {
     )
 }
 
-/// The checks before the question, then the question. The pinned command, or how it ended.
-fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
+/// The checks before the question, then the question, then the checks again: the pinned command,
+/// or how it ended.
+fn prepare_and_confirm(
+    p: &Prepared,
+    pacman_conf: &std::path::Path,
+) -> Result<CommandSpec, Outcome> {
     let refused = |why: String| Outcome::Refused { why };
     let [first, rest @ ..] = p.argv.as_slice() else {
         return Err(refused("an empty command".into()));
@@ -362,6 +365,10 @@ fn prepare_and_confirm(p: &Prepared) -> Result<CommandSpec, Outcome> {
         Key::Enter => {
             one_at_a_time().map_err(refused)?;
             files_still_roots(&program, rest).map_err(refused)?;
+            // Everything the command reads judged again as before the question — pacman's
+            // configuration, a local repository's files, a `-U` file — since the question can
+            // wait minutes (attack 29 F8: the agent rewrote a person-owned package file then).
+            still_as_shown(p, pacman_conf).map_err(refused)?;
             Ok(spec)
         }
         Key::Cancel(why) => Err(Outcome::Cancelled { why }),

@@ -143,3 +143,48 @@ fn the_helper_runs_only_the_command_its_operation_builds() {
     };
     assert!(rebuilt(&p, conf).is_err());
 }
+
+/// Attack 29 F8: what a pacman hand-off reads is judged again after the person's Enter — the
+/// question can wait minutes, and a file that turns into the person's (the agent's) meanwhile
+/// is refused with the reason, nothing run.
+#[test]
+fn after_enter_a_package_file_no_longer_roots_refuses() {
+    use crate::tools::handoff::ops::{self, Op, Operation, Values};
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    let pkg = cache.join("pathtest-9-1-any.pkg.tar.zst");
+    std::fs::write(&pkg, "x").unwrap();
+    let conf = d.path().join("pacman.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[options]\nCacheDir = {c}/\nDBPath = {d}/db/\nLogFile = {d}/pacman.log\nHookDir = {d}/hooks/\nGPGDir = {d}/gnupg/\n",
+            c = cache.display(),
+            d = d.path().display()
+        ),
+    )
+    .unwrap();
+    let values = Values {
+        path: Some(pkg.display().to_string()),
+        ..Values::default()
+    };
+    let operation = Operation::from_args(Op::InstallFile, values.clone()).unwrap();
+    let argv = ops::argv(
+        &operation,
+        &pinned::program("sudo").unwrap(),
+        &pinned::program("pacman").unwrap(),
+        &conf,
+    );
+    let mut p = prepared("r", "x");
+    p.op = Some(Op::InstallFile);
+    p.values = values;
+    p.argv = argv;
+    if nix::unistd::geteuid().is_root() {
+        // As shown: root's file in root's cache.
+        assert_eq!(still_as_shown(&p, &conf), Ok(()));
+        nix::unistd::chown(&pkg, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    }
+    let e = still_as_shown(&p, &conf).unwrap_err();
+    assert!(e.starts_with("changed since it was shown"), "{e}");
+}

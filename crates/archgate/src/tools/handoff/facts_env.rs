@@ -21,10 +21,21 @@
 //!   came before `B.conf`'s `Never`, in byte order after it — archgate judged Required where
 //!   pacman used Never). sudo keeps `LC_*` by default; a sudoers `env_keep` that keeps `LANG`
 //!   and not `LC_COLLATE` would let pacman collate in the system's language again;
+//! - `LC_CTYPE=C.UTF-8`: pacman's `glob(3)` matches `?` by the character type's characters (one
+//!   byte in C, one character in UTF-8: attack 29 F6, `é.conf` under `?.conf`); `C.UTF-8` is UTF-8
+//!   where glibc has it and C where it does not (`setlocale(LC_ALL, "")` then fails as a whole),
+//!   never a third charset from the system's language, and archgate's reading of an `Include`
+//!   refuses a pattern whose files differ between those two (`archgate_pacman::conf`'s glob);
 //! - `XDG_RUNTIME_DIR`: `/run/user/UID`, when it exists (checked as every runtime directory);
 //! - `PATH`: rebuilt from the trusted directories, as for every program;
 //! - for a route's script, the session variables `omarchy_run` gives it, checked by the table's
 //!   rules as always.
+//!
+//! What root's program itself gets is [`for_root`]: the locale above and `PATH` of root's
+//! directories, with root's account. The terminal's helper gives [`facts`] to `sudo`, which keeps
+//! `PATH`, `LANG` and `LC_*` by its defaults; the line a person types in their own shell carries
+//! [`for_root`] after `sudo` through `/usr/bin/env -i` (attack 29 F5: sudo kept the person's
+//! `PATH`, and the agent's `ldconfig` ran as root from a pacman scriptlet) — one list, both doors.
 //!
 //! Nothing of the desktop's sockets: a route script's privileged steps need none, and a socket
 //! named by the client could be the agent's own stand-in for the compositor.
@@ -38,6 +49,18 @@ pub fn facts() -> Vec<(String, String)> {
         env.push(("LOGNAME".to_owned(), user.name));
         env.push(("HOME".to_owned(), user.dir.to_string_lossy().into_owned()));
     }
+    env.extend(locale());
+    let runtime = format!("/run/user/{}", uid.as_raw());
+    if std::path::Path::new(&runtime).is_dir() {
+        env.push(("XDG_RUNTIME_DIR".to_owned(), runtime));
+    }
+    env
+}
+
+/// The locale of a hand-off's command: the system's language, C's collation and a UTF-8-or-C
+/// character type (see the module documentation).
+fn locale() -> Vec<(String, String)> {
+    let mut env = Vec::with_capacity(3);
     if let Some(lang) = std::fs::read_to_string("/etc/locale.conf")
         .ok()
         .and_then(|t| system_lang(&t))
@@ -45,11 +68,54 @@ pub fn facts() -> Vec<(String, String)> {
         env.push(("LANG".to_owned(), lang));
     }
     env.push(("LC_COLLATE".to_owned(), "C".to_owned()));
-    let runtime = format!("/run/user/{}", uid.as_raw());
-    if std::path::Path::new(&runtime).is_dir() {
-        env.push(("XDG_RUNTIME_DIR".to_owned(), runtime));
-    }
+    env.push(("LC_CTYPE".to_owned(), "C.UTF-8".to_owned()));
     env
+}
+
+/// The whole environment of root's program in a hand-off, as `NAME=value` words for `/usr/bin/env
+/// -i` on the typed line: root's account (`USER`, `LOGNAME`, `HOME` from the user database, as
+/// `sudo` sets them), `PATH` of root's directories ([`super::pinned::DIRS`], the executor's
+/// search path for a hand-off) and the locale of [`facts`].
+pub fn for_root() -> Vec<(String, String)> {
+    let mut env = Vec::with_capacity(7);
+    if let Ok(Some(root)) = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(0)) {
+        env.push(("USER".to_owned(), root.name.clone()));
+        env.push(("LOGNAME".to_owned(), root.name));
+        env.push(("HOME".to_owned(), root.dir.to_string_lossy().into_owned()));
+    }
+    env.push(("PATH".to_owned(), super::pinned::DIRS.join(":")));
+    env.extend(locale());
+    env
+}
+
+/// The line a person may type in their own shell for a fixed operation's `argv` (`SUDO -k --
+/// PROGRAM ARGS…`): the same command with [`for_root`] set after `sudo` by `/usr/bin/env -i`, so
+/// that nothing of the person's shell that `sudo` keeps (`PATH`, `LC_*`, `LANGUAGE`, `TZ`,
+/// `XAUTHORITY`…) reaches root's program (attack 29 F5). `None` when `env` is not root's in root's
+/// directories, or `argv` is not of that shape: then only `archgate handoff ID` is offered. An
+/// Omarchy route never gets one (attack 29 F9: it needs archgate's asking sudo and `HOME=/nonexistent`,
+/// which only `archgate handoff ID` gives it).
+pub fn typed_line(p: &super::registry::Prepared) -> Option<String> {
+    if p.script.is_some() || p.op.is_none() {
+        return None;
+    }
+    let [sudo, k, dashes, rest @ ..] = p.argv.as_slice() else {
+        return None;
+    };
+    if k != "-k" || dashes != "--" || rest.is_empty() || !rest[0].starts_with('/') {
+        return None;
+    }
+    let env = super::pinned::program("env").ok()?;
+    let mut line = vec![
+        sudo.clone(),
+        k.clone(),
+        dashes.clone(),
+        env.to_string_lossy().into_owned(),
+        "-i".to_owned(),
+    ];
+    line.extend(for_root().into_iter().map(|(k, v)| format!("{k}={v}")));
+    line.extend(rest.iter().cloned());
+    Some(super::display(&line))
 }
 
 /// `LANG` from the text of `/etc/locale.conf` (locale.conf(5): `KEY=value` lines, `#` comments,
@@ -91,6 +157,7 @@ mod tests {
                     "HOME",
                     "LANG",
                     "LC_COLLATE",
+                    "LC_CTYPE",
                     "XDG_RUNTIME_DIR"
                 ]
                 .contains(&k.as_str()),
@@ -100,6 +167,81 @@ mod tests {
         // pacman sorts an `Include` glob's files as archgate reads them: in byte order.
         assert_eq!(get("LC_COLLATE").as_deref(), Some("C"));
         assert!(archgate_core::exec::env::may_set("LC_COLLATE"));
+        // pacman's glob matches `?` in UTF-8 or C, never a third charset (attack 29 F6).
+        assert_eq!(get("LC_CTYPE").as_deref(), Some("C.UTF-8"));
+        assert!(archgate_core::exec::env::may_set("LC_CTYPE"));
+    }
+
+    /// Attack 29 F5: what root's program gets is root's directories and the facts' locale,
+    /// nothing of whoever started archgate (its `PATH`, `LANGUAGE`, `TZ`, `XAUTHORITY`…).
+    #[test]
+    fn roots_program_gets_roots_path_and_the_facts_locale_only() {
+        let env = for_root();
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("PATH"), Some("/usr/bin:/usr/sbin"));
+        assert_eq!(get("USER"), Some("root"));
+        assert_eq!(get("LC_COLLATE"), Some("C"));
+        assert_eq!(get("LC_CTYPE"), Some("C.UTF-8"));
+        for (k, _) in &env {
+            assert!(
+                [
+                    "USER",
+                    "LOGNAME",
+                    "HOME",
+                    "PATH",
+                    "LANG",
+                    "LC_COLLATE",
+                    "LC_CTYPE"
+                ]
+                .contains(&k.as_str()),
+                "{k}"
+            );
+        }
+        // The locale is the one the terminal's helper gives (one list).
+        for (k, v) in facts()
+            .iter()
+            .filter(|(k, _)| k == "LANG" || k.starts_with("LC_"))
+        {
+            assert_eq!(get(k), Some(v.as_str()), "{k}");
+        }
+    }
+
+    /// Attack 29 F5: the typed line sets root's environment after sudo, from [`for_root`].
+    #[test]
+    fn the_typed_line_sets_roots_environment_after_sudo() {
+        use super::super::registry::{Prepared, RouteScript};
+        let mut p = Prepared::for_tests("x");
+        p.op = Some(super::super::ops::Op::SystemUpdate);
+        p.argv.extend(["--noconfirm".to_owned(), "-Syu".to_owned()]);
+        let line = typed_line(&p).unwrap();
+        assert!(
+            line.starts_with("/usr/bin/sudo -k -- /usr/bin/env -i USER=root LOGNAME=root HOME=/root PATH=/usr/bin:/usr/sbin "),
+            "{line}"
+        );
+        assert!(
+            line.contains(" LC_COLLATE=C LC_CTYPE=C.UTF-8 /usr/bin/pacman --noconfirm -Syu"),
+            "{line}"
+        );
+        // Attack 29 F9: a route's script gets none — typed in the person's shell it had their
+        // HOME (their hooks) and the real sudo, whose credential the agent's hook used.
+        let route = Prepared {
+            argv: vec!["/opt/omarchy/bin/omarchy-refresh-pacman".to_owned()],
+            script: Some(RouteScript {
+                sha256: "0".into(),
+                env: vec![],
+                files: vec![],
+                sudo_programs: vec![],
+            }),
+            op: None,
+            ..Prepared::for_tests("y")
+        };
+        assert_eq!(typed_line(&route), None);
+        // Not even one shaped as a fixed operation's command.
+        let route = Prepared {
+            script: route.script.clone(),
+            ..p
+        };
+        assert_eq!(typed_line(&route), None);
     }
 
     #[test]

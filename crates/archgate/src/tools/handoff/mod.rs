@@ -333,12 +333,12 @@ impl Tool for Handoff {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let id = run.prepared.id.clone();
-            // As the person would type it, with what the helper sets for pacman's include
-            // order (`facts_env.rs`: attack 27 F6 — without it, sudo passed the person's
-            // collation and pacman read the included files in another order than judged).
-            // `LC_ALL=` first: the person's LC_ALL, which sudo keeps, would override
-            // LC_COLLATE (attack 28 F1); empty, glibc ignores it.
-            let command = format!("LC_ALL= LC_COLLATE=C {}", display(&run.prepared.argv));
+            // The second door gets the first door's protections (attack 29 F5, F9; class: *the
+            // second door of a hand-off gets fewer protections than the first*): a route's script
+            // only through `archgate handoff ID` (archgate's asking sudo, `HOME=/nonexistent`);
+            // a fixed operation's line with root's whole environment set after sudo
+            // (`facts_env::typed_line`), never the person's shell's kept by sudo.
+            let typed = facts_env::typed_line(&run.prepared);
             let rx = self
                 .handoffs
                 .open(run.prepared.clone(), registry::Terminal::Opening)
@@ -366,13 +366,21 @@ impl Tool for Handoff {
                     let _ = handoffs.expire(&id2);
                 });
                 drop(rx);
+                let themselves = match &typed {
+                    Some(line) => format!(
+                        "; that is the preferred way (archgate checks everything again before and after their Enter). \
+                         Or they can type the command themselves: {line}"
+                    ),
+                    None if run.prepared.script.is_some() => "; that is the only way for an Omarchy route (it runs the script with archgate's asking sudo and no home of theirs)".to_owned(),
+                    None => "; that is the only way offered here".to_owned(),
+                };
                 return Err(ToolError::new(ErrorKind::NotAvailable, format!(
                     "{why}: no terminal was opened. The hand-off waits {} s for the person to run `{own}` in their own terminal \
-                     (it shows the command and asks for Enter and their sudo password); or they can run the command themselves: {command}",
+                     (it shows the command and asks for Enter and their sudo password){themselves}",
                     run.wait.as_secs()
                 ))
                 .next(format!("tell the person to run `{own}` in their terminal"))
-                .details(serde_json::json!({"id": id, "command": run.prepared.argv, "run_in_own_terminal": own})));
+                .details(serde_json::json!({"id": id, "command": run.prepared.argv, "run_in_own_terminal": own, "typed_line": typed})));
             }
             let mut rx = rx;
             let ended = tokio::select! {

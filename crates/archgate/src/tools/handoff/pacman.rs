@@ -108,7 +108,9 @@ pub(crate) fn transaction(plan: &archgate_pacman::plan::InstallPlan) -> Result<S
 }
 
 /// A package file `pacman -U` may take from a hand-off: a regular file (not a link) directly in
-/// one of pacman's cache directories.
+/// one of pacman's cache directories, and root's alone (attack 29 F8: a person's file in root's
+/// cache — what `sudo mv` leaves — was the agent's to rewrite between the question and the run;
+/// the helper checks it again after the person's Enter).
 pub(crate) fn check_cache_file(
     path: &str,
     cache_dirs: &[std::path::PathBuf],
@@ -133,6 +135,7 @@ pub(crate) fn check_cache_file(
     if !in_cache {
         return Err(refuse("not in a CacheDir of pacman.conf"));
     }
+    pinned::root_file(p).map_err(|e| refuse(&format!("not root's alone ({e})")))?;
     Ok(())
 }
 
@@ -185,5 +188,27 @@ mod tests {
         };
         let e = check_pacnew_paths(&op).unwrap_err();
         assert!(e.message.contains("root is not alone"), "{}", e.message);
+    }
+}
+
+#[cfg(test)]
+mod cache_file_tests {
+    use super::*;
+
+    /// Attack 29 F8 (B): a package file in root's cache owned by the person (a `sudo mv` into the
+    /// cache): the agent rewrote it and `pacman -U` installed its package. It is refused now.
+    #[test]
+    fn a_package_file_of_the_persons_in_roots_cache_is_not_installed() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("pathtest-9-1-any.pkg.tar.zst");
+        std::fs::write(&f, "x").unwrap();
+        let path = f.display().to_string();
+        let caches = [d.path().to_owned()];
+        if nix::unistd::geteuid().is_root() {
+            check_cache_file(&path, &caches).unwrap();
+            nix::unistd::chown(&f, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+        }
+        let e = check_cache_file(&path, &caches).unwrap_err();
+        assert!(e.message.contains("not root's alone"), "{}", e.message);
     }
 }

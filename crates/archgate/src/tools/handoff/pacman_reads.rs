@@ -115,11 +115,13 @@ fn judge_settings(c: &PacmanConf, person: u32) -> Result<(), String> {
             r.name
         ));
     }
-    for d in directories(c)
-        .into_iter()
-        .chain(servers::on_this_machine(c)?)
-    {
+    for d in directories(c) {
         existing_root_dir(&d)?;
+    }
+    database_tree(&c.db_path, 0, person)?;
+    for d in servers::on_this_machine(c)? {
+        existing_root_dir(&d)?;
+        repository_files(&d)?;
     }
     gnupg_files(c)?;
     if let Some(x) = &c.xfer_command {
@@ -181,6 +183,87 @@ fn existing_root_dir(d: &Path) -> Result<(), String> {
     }
     let existing = d.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"));
     pinned::root_dir(existing).map(|_| ())
+}
+
+/// Every file of a repository on this machine root's alone, links followed (attack 29 F8; class:
+/// *the check reads a different object than the privileged command uses*): pacman reads the
+/// database (`REPO.db`, `REPO.files`, their `.sig`) and the package files from the directory, and
+/// a person's file in root's directory — what `sudo mv` leaves — was the agent's to rewrite: root
+/// installed its package. Every entry but a directory is judged, whatever its name: the database
+/// names the package files.
+fn repository_files(d: &Path) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(d) else {
+        return Ok(()); // none there (its nearest directory is judged root's)
+    };
+    for e in entries {
+        let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => {}
+            _ => {
+                pinned::root_file(&p).map_err(|e| {
+                    format!(
+                        "the repository {} holds a file not root's alone: {e}",
+                        d.display()
+                    )
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`database_tree`] for a database directory a pacman line names itself (`--dbpath`, in a
+/// route's script), for the person running this process.
+pub(crate) fn database_roots_alone(d: &Path) -> Result<(), String> {
+    database_tree(d, 0, nix::unistd::getuid().as_raw())
+}
+
+/// Everything under `DBPath` root's alone (attack 29 F8's class, its other member here): pacman
+/// reads the sync databases there for `-S` (which packages, from where) and runs an installed
+/// package's `install` file from the local database when it removes it, as root — a person's file
+/// or directory there (a `sudo mv`, a `chown` gone wrong) would be the agent's to rewrite. The
+/// directory itself is judged root's all the way; each entry below is judged by its own owner and
+/// mode, a link by the whole way to its target, down to the depth pacman reads
+/// (`local/NAME-VER/install`).
+fn database_tree(d: &Path, depth: usize, person: u32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    const DEPTH: usize = 3;
+    let Ok(entries) = std::fs::read_dir(d) else {
+        return Ok(()); // none there yet (its nearest directory is judged root's)
+    };
+    for e in entries {
+        let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
+        let m = std::fs::symlink_metadata(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let not_roots = |why: &str| {
+            format!(
+                "{} in pacman's database is {why}: pacman reads it as root",
+                p.display()
+            )
+        };
+        // pacman 7 downloads as `DownloadUser` into a fresh `download-XXXXXX` directory of its
+        // own each time (one left from a killed run is not read again); never the person's.
+        let download = p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("download-"));
+        if download && m.is_dir() && m.uid() != person {
+            continue;
+        }
+        if m.file_type().is_symlink() {
+            pinned::root_file(&p)
+                .map_err(|e| not_roots(&format!("a link not root's alone ({e})")))?;
+            continue;
+        }
+        if m.uid() != 0 {
+            return Err(not_roots(&format!("owned by uid {}", m.uid())));
+        }
+        if m.mode() & 0o022 != 0 {
+            return Err(not_roots("writable by its group or others"));
+        }
+        if m.is_dir() && depth + 1 < DEPTH {
+            database_tree(&p, depth + 1, person)?;
+        }
+    }
+    Ok(())
 }
 
 /// `DownloadUser` (pacman 7): pacman downloads as that user; never the person.

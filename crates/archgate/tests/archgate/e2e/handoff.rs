@@ -43,12 +43,26 @@ fn without_a_desktop_the_answer_gives_the_command_and_a_shell_without_a_terminal
     assert_eq!(command[..3], ["/usr/bin/sudo", "-k", "--"]);
     assert!(command[3].ends_with("/systemctl"), "{command:?}");
     assert_eq!(command[4..], ["restart", "--", "archgate-e2e.service"]);
-    // The line the person types sets pacman's include order as the helper does (attack 27 F6).
+    // The line the person types carries root's whole environment after sudo, the facts' (attack
+    // 27 F6, 28 F1, 29 F5: sudo kept the person's PATH, and root ran the agent's `ldconfig`), and
+    // `archgate handoff ID` is said to be the preferred way.
+    let message = e["message"].as_str().unwrap();
     assert!(
-        e["message"]
+        message.contains(
+            "themselves: /usr/bin/sudo -k -- /usr/bin/env -i USER=root LOGNAME=root HOME=/root PATH=/usr/bin:/usr/sbin "
+        ),
+        "{e}"
+    );
+    assert!(
+        message.contains("LC_COLLATE=C LC_CTYPE=C.UTF-8 /usr/bin/"),
+        "{e}"
+    );
+    assert!(message.contains("preferred way"), "{e}");
+    assert_eq!(
+        e["details"]["typed_line"]
             .as_str()
-            .unwrap()
-            .contains("themselves: LC_ALL= LC_COLLATE=C /usr/bin/sudo -k -- "),
+            .map(|l| l.contains("/usr/bin/env -i ")),
+        Some(true),
         "{e}"
     );
 

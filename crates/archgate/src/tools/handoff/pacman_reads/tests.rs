@@ -271,3 +271,132 @@ fn an_unsigned_repository_by_a_name_is_placed_by_the_resolver() {
     );
     assert_eq!(servers::on_this_machine(&signed), Ok(vec![]));
 }
+
+/// Attack 29 F8 (A): a local repository in a directory root's alone whose files are the
+/// person's (what `sudo mv ~/repo/* /srv/repo/` leaves): the agent rewrote `testrepo.db` and the
+/// package in place and root installed its package. Every file there is judged now, not only the
+/// directory.
+#[test]
+fn a_local_repositorys_files_are_judged_not_only_its_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    for f in ["testrepo.db.tar.gz", "pathtest-2-1-any.pkg.tar.zst"] {
+        std::fs::write(repo.join(f), "x").unwrap();
+    }
+    std::os::unix::fs::symlink("testrepo.db.tar.gz", repo.join("testrepo.db")).unwrap();
+    let root = nix::unistd::geteuid().is_root();
+    let c = conf(&format!(
+        "[options]\n[testrepo]\nSigLevel = Optional TrustAll\nServer = file://{}\n",
+        repo.display()
+    ));
+    if root {
+        // Root's directory, root's files: nothing of the person's in it.
+        repository_files(&repo).unwrap();
+        // The package file handed to the person (nobody here).
+        nix::unistd::chown(
+            &repo.join("pathtest-2-1-any.pkg.tar.zst"),
+            Some(nix::unistd::Uid::from_raw(65534)),
+            None,
+        )
+        .unwrap();
+    }
+    // Not root's alone (as a normal user, none of them is).
+    let e = repository_files(&repo).unwrap_err();
+    assert!(e.contains("pathtest-2-1-any.pkg.tar.zst") || !root, "{e}");
+    let e = judge_settings(&c, 4242).unwrap_err();
+    assert!(e.contains("pathtest-2-1-any.pkg.tar.zst") || !root, "{e}");
+    if root {
+        // The database through its link: the link's target is what pacman reads.
+        std::fs::remove_file(repo.join("pathtest-2-1-any.pkg.tar.zst")).unwrap();
+        nix::unistd::chown(
+            &repo.join("testrepo.db.tar.gz"),
+            Some(nix::unistd::Uid::from_raw(65534)),
+            None,
+        )
+        .unwrap();
+        let e = repository_files(&repo).unwrap_err();
+        assert!(e.contains("testrepo.db"), "{e}");
+        // A file only the group may write is not root's alone either.
+        nix::unistd::chown(
+            &repo.join("testrepo.db.tar.gz"),
+            Some(nix::unistd::Uid::from_raw(0)),
+            None,
+        )
+        .unwrap();
+        repository_files(&repo).unwrap();
+        std::fs::set_permissions(
+            repo.join("testrepo.db.tar.gz"),
+            std::fs::Permissions::from_mode(0o664),
+        )
+        .unwrap();
+        assert!(repository_files(&repo).is_err());
+    }
+}
+
+/// Attack 29 F8's class, its other member in pacman's configuration: the database directory's
+/// contents. An installed package's `install` file in the local database is run by pacman as
+/// root when the package is removed, and the sync databases decide what `-S` installs: a
+/// person's file or directory there refuses.
+#[test]
+fn pacmans_database_is_judged_to_its_files() {
+    let d = tempfile::tempdir().unwrap();
+    let pkg = d.path().join("local/foo-1-1");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::create_dir_all(d.path().join("sync")).unwrap();
+    std::fs::write(d.path().join("local/ALPM_DB_VERSION"), "9\n").unwrap();
+    std::fs::write(d.path().join("sync/core.db"), "x").unwrap();
+    std::fs::write(pkg.join("desc"), "%NAME%\nfoo\n").unwrap();
+    std::fs::write(pkg.join("install"), "pre_remove() { :; }\n").unwrap();
+    if nix::unistd::geteuid().is_root() {
+        database_tree(d.path(), 0, 4242).unwrap();
+        let c = conf(&format!("[options]\nDBPath = {}/\n", d.path().display()));
+        judge_settings(&c, 4242).unwrap();
+        let nobody = Some(nix::unistd::Uid::from_raw(65534));
+        // The install file the person's (the agent's to rewrite before a removal).
+        nix::unistd::chown(&pkg.join("install"), nobody, None).unwrap();
+        let e = judge_settings(&c, 4242).unwrap_err();
+        assert!(
+            e.contains("foo-1-1/install") && e.contains("owned by uid 65534"),
+            "{e}"
+        );
+        nix::unistd::chown(
+            &pkg.join("install"),
+            Some(nix::unistd::Uid::from_raw(0)),
+            None,
+        )
+        .unwrap();
+        // A package's directory the person's: they could put any file there.
+        nix::unistd::chown(&pkg, nobody, None).unwrap();
+        assert!(
+            database_tree(d.path(), 0, 4242)
+                .unwrap_err()
+                .contains("foo-1-1")
+        );
+        nix::unistd::chown(&pkg, Some(nix::unistd::Uid::from_raw(0)), None).unwrap();
+        // A sync database writable by others.
+        std::fs::set_permissions(
+            d.path().join("sync/core.db"),
+            std::fs::Permissions::from_mode(0o666),
+        )
+        .unwrap();
+        assert!(
+            database_tree(d.path(), 0, 4242)
+                .unwrap_err()
+                .contains("core.db")
+        );
+        std::fs::set_permissions(
+            d.path().join("sync/core.db"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        // pacman 7's download directory of its DownloadUser is not the person's: passed over.
+        let dl = d.path().join("sync/download-AbC123");
+        std::fs::create_dir(&dl).unwrap();
+        nix::unistd::chown(&dl, nobody, None).unwrap();
+        database_tree(d.path(), 0, 4242).unwrap();
+    } else {
+        // Every file here is the test's own, not root's.
+        assert!(database_tree(d.path(), 0, 4242).is_err());
+    }
+}
