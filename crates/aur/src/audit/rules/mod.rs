@@ -15,6 +15,7 @@ mod spread;
 mod srcinfo_check;
 mod unit_owners;
 mod units;
+mod version;
 
 use std::collections::{HashMap, HashSet};
 
@@ -235,6 +236,7 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
     obfuscation::check(&ctx, &mut sink);
     spread::check(&ctx, &mut sink);
     srcinfo_check::check(&ctx, &mut sink);
+    version::check(&ctx, &mut sink);
     if cut {
         sink.add(
             "AUR-AUDIT-TRUNCATED",
