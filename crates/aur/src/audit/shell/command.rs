@@ -111,6 +111,7 @@ impl Walker {
         let idx = self.an.cmds.len();
         self.an.cmds.push(cmd);
         self.after_command(idx, heredoc);
+        self.after_heredocs(src, node);
     }
 
     /// What a command changes for the rest of the walk.

@@ -10,6 +10,7 @@ mod array;
 mod command;
 mod expand;
 mod files;
+pub(crate) mod lexer;
 mod roles;
 mod source;
 pub(crate) mod statics;

