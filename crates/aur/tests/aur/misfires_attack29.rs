@@ -194,3 +194,41 @@ fn commands_on_a_here_documents_line_are_read() {
     let for_body = format!("post_install() for x in 1; do {U}; done\n");
     dangerous(&pkg("pkgver=1.0\npkgrel=1", &for_body), &for_body);
 }
+
+// F4: removing only empty directories or dangling links is no system-tree wipe.
+
+fn removal(body: &str) -> AuditInput {
+    pkg(
+        "pkgver=1.0\npkgrel=1",
+        &format!("post_remove() {{\n{body}\n}}\n"),
+    )
+}
+
+#[test]
+fn removing_empty_entries_is_not_a_wipe() {
+    for body in [
+        "find /opt -maxdepth 1 -type d -empty -delete",
+        "find /usr/lib -maxdepth 1 -xtype l -delete",
+        "rmdir /opt/* 2>/dev/null || true",
+        "rmdir --ignore-fail-on-non-empty /usr/share/foopkg /opt",
+        "find /usr/lib -name '*.pyc' -o -name '*.pyo' -delete",
+    ] {
+        let r = audit(&removal(body));
+        assert!(!has(&r, "AUR-DELETE-SYSTEM"), "{body}\n{}", r.to_text());
+    }
+    // The neighbours still are.
+    for body in [
+        "find /opt -maxdepth 1 -delete",
+        "find /opt -mindepth 1 -delete",
+        "find /opt -not -empty -delete",
+        "find /opt -empty -o -delete",
+        "find /home -mindepth 1 -name '*' -delete",
+        "find /usr/lib -type l -delete",
+        "rm -rf /opt/*",
+        "rm --recur --force /home",
+    ] {
+        let r = audit(&removal(body));
+        assert!(has(&r, "AUR-DELETE-SYSTEM"), "{body}\n{}", r.to_text());
+        assert_eq!(r.verdict, Verdict::Dangerous, "{body}");
+    }
+}

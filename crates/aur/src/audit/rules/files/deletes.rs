@@ -34,36 +34,24 @@ pub(super) const SYSTEM_TREES: &[&str] = &[
 /// F3: a root scriptlet deleting every home was `ok` with no finding).
 pub(super) fn deletes_a_system_tree(cmd: &Cmd, p: &str, raw: &str, sink: &mut Sink) {
     let (name, args) = names::program(cmd);
-    // `find` deletes the whole tree unless a test picks what it deletes (`-name '*.pyc'`).
-    let picks = [
-        "-name",
-        "-iname",
-        "-path",
-        "-ipath",
-        "-wholename",
-        "-regex",
-        "-iregex",
-        "-lname",
-        "-inum",
-        "-samefile",
-        "-user",
-        "-uid",
-        "-newer",
-        "-mtime",
-        "-mmin",
-    ];
-    let recursive = (name == "find" && !args.iter().any(|a| picks.contains(&a.text.as_str())))
-        || name != "find"
-            && args.iter().any(|a| {
-                let t = a.text.as_str();
-                t == "--recursive"
-                    || (t.starts_with('-')
-                        && !t.starts_with("--")
-                        && (t.contains('r') || t.contains('R')))
-            });
+    // `rmdir` never removes a directory that holds anything (attack 29 F4: `rmdir /opt/*` was
+    // critical).
+    if name == "rmdir" {
+        return;
+    }
+    let recursive = if name == "find" {
+        !find_narrows(args)
+    } else {
+        recursive_rm(args)
+    };
     let tree = p.trim_end_matches(['*', '/']);
     let tree = if tree.is_empty() { "/" } else { tree };
-    if !(recursive || p.ends_with('*')) || !SYSTEM_TREES.contains(&tree) {
+    let reaches = if name == "find" {
+        recursive
+    } else {
+        recursive || p.ends_with('*')
+    };
+    if !reaches || !SYSTEM_TREES.contains(&tree) {
         return;
     }
     sink.cmd(
@@ -77,17 +65,64 @@ pub(super) fn deletes_a_system_tree(cmd: &Cmd, p: &str, raw: &str, sink: &mut Si
     );
 }
 
+/// `rm`'s recursion, as its getopt_long reads it: `-r`/`-R` in a cluster, `--recursive` or any
+/// unambiguous prefix of it (`--recur`, attack 29 F1).
+pub(super) fn recursive_rm(args: &[crate::audit::shell::Word]) -> bool {
+    args.iter().any(|a| {
+        let t = a.text.as_str();
+        (t.len() >= 3 && t.starts_with("--r") && "--recursive".starts_with(t))
+            || (t.starts_with('-') && !t.starts_with("--") && (t.contains('r') || t.contains('R')))
+    })
+}
+
+/// Whether `find`'s tests pick what it deletes, by what they match: a name or path pattern
+/// that matches every name (`-name '*'`, attack 29 F1) picks nothing; only empty entries
+/// (`-empty`) or dangling links (`-xtype l`) are no tree's files (attack 29 F4: `find /opt
+/// -maxdepth 1 -type d -empty -delete` was critical); a negation undoes any pick, and with
+/// `-o` every alternative must pick.
+fn find_narrows(args: &[crate::audit::shell::Word]) -> bool {
+    args.split(|a| matches!(a.text.as_str(), "-o" | "-or"))
+        .all(branch_narrows)
+}
+
+fn branch_narrows(args: &[crate::audit::shell::Word]) -> bool {
+    const PICKS: &[&str] = &[
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-lname",
+        "-ilname",
+        "-inum",
+        "-samefile",
+        "-user",
+        "-uid",
+        "-newer",
+        "-mtime",
+        "-mmin",
+    ];
+    if args.iter().any(|a| matches!(a.text.as_str(), "!" | "-not")) {
+        return false;
+    }
+    args.windows(2).any(|w| {
+        let (test, v) = (w[0].text.as_str(), w[1].text.as_str());
+        let everything = v.chars().all(|c| c == '*')
+            || matches!(v, "?*" | "*?" | ".*" | ".+" | "^.*" | "^.*$" | ".*.*");
+        (PICKS.contains(&test) && !everything) || (test == "-xtype" && v == "l")
+    }) || args.iter().any(|a| a.text == "-empty")
+}
+
 /// A deletion that can reach more than the files it names: by a pattern (`/home/*/.bashrc`),
 /// of a home itself (`$HOME`, `/root`), or recursive (`rm -r`, `-rf`, `--recursive`) — unless
 /// the tree it removes is inside a directory of the home named for the package itself
 /// (`rm -rf $HOME/.Yozo_Office/UserConfig` for yozo-office: the program's own state).
 pub(super) fn sweeping_delete(ctx: &Ctx, cmd: &Cmd, p: &str) -> bool {
     let (_, args) = names::program(cmd);
-    let recursive = args.iter().any(|a| {
-        let t = a.text.as_str();
-        t == "--recursive"
-            || (t.starts_with('-') && !t.starts_with("--") && (t.contains('r') || t.contains('R')))
-    });
+    let recursive = recursive_rm(args);
     let parts: Vec<&str> = p
         .trim_start_matches("$HOME")
         .trim_start_matches("/root")
