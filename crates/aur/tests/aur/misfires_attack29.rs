@@ -232,3 +232,92 @@ fn removing_empty_entries_is_not_a_wipe() {
         assert_eq!(r.verdict, Verdict::Dangerous, "{body}");
     }
 }
+
+// F2: the getopt idiom judged by what runs.
+
+/// A shipped `driver-tool` whose `Options` function holds `lines`, after `top`.
+fn driver_tool(top: &str, lines: &str) -> AuditInput {
+    let tool = format!(
+        "#!/bin/bash\n{top}\nOptions() {{\n  local opts\n{lines}\n  echo \"$@\"\n}}\nOptions -a 'x;{U}'\n"
+    );
+    let mut p = pkg("pkgver=1.0\npkgrel=1", "");
+    p.install_scripts.push(ScriptFile {
+        name: "driver-tool".into(),
+        content: tool,
+    });
+    p.pkgbuild = p
+        .pkgbuild
+        .replace(
+            "source=(\"https://example.org/foopkg-1.0.tar.gz\")",
+            "source=(\"https://example.org/foopkg-1.0.tar.gz\" driver-tool)",
+        )
+        .replace(
+            "sha256sums=('0000000000000000000000000000000000000000000000000000000000000000')",
+            "sha256sums=('0000000000000000000000000000000000000000000000000000000000000000' '1111111111111111111111111111111111111111111111111111111111111111')",
+        )
+        .replace(
+            "package() {\n",
+            "package() {\n  install -Dm755 driver-tool -t \"$pkgdir/usr/bin/\"\n",
+        );
+    p
+}
+
+const G00: &str = "  opts=\"$(getopt -o ha -- \"$@\")\" || return 1\n  eval set -- \"$opts\"";
+
+#[test]
+fn the_getopt_idiom_is_accepted_only_for_what_makes_it_safe() {
+    // The idiom itself: low.
+    let r = audit(&driver_tool("", G00));
+    assert_eq!(
+        max_of(&r, "AUR-EVAL"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    let direct = "  eval set -- \"$(getopt -o ha -l help -- \"$@\")\"";
+    let r = audit(&driver_tool("", direct));
+    assert_eq!(
+        max_of(&r, "AUR-EVAL"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    for (top, lines) in [
+        // g01: IFS of a quote, then the variable unquoted.
+        ("", format!("{G00}\n  IFS=\"'\"\n  eval set -- $opts")),
+        // g11, g12: the direct form unquoted after IFS changed.
+        ("", "  IFS=\"'\"\n  eval set -- $(getopt -o ha -- \"$@\")".to_owned()),
+        ("", "  local IFS=\\'\n  eval set -- $(getopt -o ha -- \"$@\")".to_owned()),
+        // IFS changed, the variable quoted: still refused (IFS before the eval).
+        ("IFS=\"'\"", G00.to_owned()),
+        // g02, g07, g09: another command in the substitution.
+        ("", "  opts=\"$(getopt -o ha -- \"$@\"; echo \"$2\")\" || return 1\n  eval set -- \"$opts\"".to_owned()),
+        ("", "  opts=\"$(getopt -o ha -- \"$@\" | sed \"s/'//g\")\" || return 1\n  eval set -- \"$opts\"".to_owned()),
+        ("", "  eval set -- \"$(getopt -o ha -- \"$@\" | tr -d \"'\")\"".to_owned()),
+        // g05, g06: GETOPT_COMPATIBLE in other spellings.
+        ("v=GETOPT_COMPAT; export \"${v}IBLE=1\"", G00.to_owned()),
+        ("export GETOPT_COMPATIBL\"E\"=1", G00.to_owned()),
+        ("export \"$(printf GETOPT_COMPATIBLE)=1\"", G00.to_owned()),
+        ("set -a\nGETOPT_COMPATIBL''E=1", G00.to_owned()),
+        // g03/g04: held.
+        ("", "  opts=\"$(getopt -o ha -- \"$@\")$(printf \"%s\" \"$2\")\"\n  eval set -- \"$opts\"".to_owned()),
+        ("", format!("{G00}\n  opts+=\" ; $2\"\n  eval set -- \"$opts\"")),
+    ] {
+        let r = audit(&driver_tool(top, &lines));
+        assert!(
+            max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium),
+            "{top}\n{lines}\n{}",
+            r.to_text()
+        );
+    }
+    // gi1: the g02 shape in a root install script.
+    let gi1 = format!(
+        "_opts() {{\n  local opts\n  opts=\"$(getopt -o ha -- \"$@\"; echo \"$2\")\" || return 1\n  eval set -- \"$opts\"\n}}\npost_install() {{\n  _opts -a 'x;{U}'\n}}\n"
+    );
+    let r = audit(&pkg("pkgver=1.0\npkgrel=1", &gi1));
+    assert!(
+        max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+}

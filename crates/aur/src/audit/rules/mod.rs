@@ -4,6 +4,7 @@ mod argv;
 mod exec;
 mod exhaustion;
 mod files;
+mod getopt_idiom;
 mod install;
 mod modes;
 mod obfuscation;

@@ -39,11 +39,7 @@ pub(crate) fn shell_special(v: &str) -> Option<char> {
 }
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
-    let has_install = ctx
-        .an
-        .files
-        .iter()
-        .any(|f| f.kind == FileKind::Install)
+    let has_install = ctx.an.files.iter().any(|f| f.kind == FileKind::Install)
         || ctx
             .an
             .all_values("install")
@@ -90,7 +86,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         }
         let printed = args
             .iter()
-            .filter(|w| !w.dynamic && !(prog == "echo" && w.text.starts_with('-')));
+            .filter(|w| !(w.dynamic || (prog == "echo" && w.text.starts_with('-'))));
         for w in printed {
             if let Some(c) = shell_special(&w.text) {
                 sink.cmd(

@@ -8,6 +8,7 @@
 
 mod array;
 mod command;
+mod declare;
 mod expand;
 mod files;
 pub(crate) mod lexer;
