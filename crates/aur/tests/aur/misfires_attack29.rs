@@ -321,3 +321,71 @@ fn the_getopt_idiom_is_accepted_only_for_what_makes_it_safe() {
         r.to_text()
     );
 }
+
+// F1: a deletion judged by the tree it reaches, not by the path's spelling.
+
+#[test]
+fn a_system_tree_reached_by_another_spelling_is_caught() {
+    for body in [
+        "rm -rf /proc/self/root/home",
+        "rm -rf /proc/1/root/home/*",
+        "rm -rf /proc/thread-self/root/usr",
+        "rm -rf /proc/self/cwd/home",
+        "exec 3</home; rm -rf /dev/fd/3/",
+        "rm -rf /var/run/../home",
+        "rm -rf /var/run/../usr /var/run/../etc",
+        "find -P /home -mindepth 1 -delete",
+        "find -L /home -mindepth 1 -delete",
+        "find -O3 -D stat /home -mindepth 1 -delete",
+        "find /home -mindepth 1 -name '*' -delete",
+        "rm -rf /h?me",
+        "rm -rf /[h]ome",
+        "rm -rf /ho*e",
+        "rm -rf /*",
+        "echo /home | xargs rm -rf",
+        "printf '%s\\n' /home | xargs -r rm -rf",
+        "find /home -mindepth 1 -exec /usr/bin/env rm -rf {} +",
+        "find /home -mindepth 1 -exec nice -n 5 rm -rf {} +",
+        "find / -maxdepth 1 -name home -exec rm -rf {} +",
+        "find / -maxdepth 1 -name 'h*' -exec rm -rf {} +",
+        "tar -cf /dev/null --remove-files /home",
+        "zip -qrm /var/tmp/.x.zip /home",
+        "rsync -a --delete /var/empty/ /usr/",
+        "rsync -a --delete-after /var/empty/ /srv/",
+        "rsync -a --remove-source-files /home/ /var/tmp/x/",
+        "python3 -c 'import shutil; shutil.rmtree(\"/home\")'",
+        "perl -MFile::Path -e 'rmtree(\"/home\")'",
+        "rm -rf /mnt",
+        "rm -rf /mnt /media /run/media",
+        "rm -rf /var/lib/pacman",
+        "rm -rf /usr/lib32 /usr/include /var/log",
+    ] {
+        let r = audit(&scriptlet(body));
+        assert!(has(&r, "AUR-DELETE-SYSTEM"), "{body}\n{}", r.to_text());
+        assert_eq!(r.verdict, Verdict::Dangerous, "{body}");
+    }
+    // At build, as the person.
+    let mut p = pkg("pkgver=1.0\npkgrel=1", "");
+    p.pkgbuild
+        .push_str("build() {\n  rm -rf /proc/self/root/home/*/\n}\n");
+    dangerous(&p, "build: /proc/self/root/home/*/");
+}
+
+#[test]
+fn a_packages_own_paths_stay_what_they_were() {
+    for body in [
+        "rm -rf /usr/share/foopkg",
+        "rm -rf /var/lib/foopkg /var/cache/foopkg",
+        "rm -rf /opt/foopkg",
+        "rm -f /usr/lib/foopkg/*.pyc",
+        "rm -rf /usr/lib/python3*/site-packages/foopkg",
+        "find /usr/share/foopkg -name '*.pyc' -delete",
+        "rsync -a --delete /usr/share/foopkg/skel/ /var/lib/foopkg/",
+        "tar -czf /var/backups/foopkg.tgz /etc/foopkg",
+        "python3 -c 'import shutil; shutil.rmtree(\"/var/cache/foopkg\")'",
+        "rm -rf /tmp/foopkg-build",
+    ] {
+        let r = audit(&scriptlet(body));
+        assert!(!has(&r, "AUR-DELETE-SYSTEM"), "{body}\n{}", r.to_text());
+    }
+}

@@ -1,10 +1,10 @@
 //! Deletions that reach more than the files they name: a whole system tree or every home
 //! (`rm -rf /home`, `find / -delete`), a home itself, a pattern, a recursive delete in a home.
 
-use super::super::{Ctx, Sink, sources};
-use crate::audit::names;
+use super::super::{Ctx, Sink, argv, sources};
+use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
-use crate::audit::shell::Cmd;
+use crate::audit::shell::{Cmd, Phase, Word};
 
 /// Directories whose recursive deletion is the whole system's or everyone's files.
 pub(super) const SYSTEM_TREES: &[&str] = &[
@@ -27,7 +27,158 @@ pub(super) const SYSTEM_TREES: &[&str] = &[
     "/usr/local",
     "/var/lib",
     "/efi",
+    // Every mounted disk, the package database, headers, logs, 32-bit libraries (attack 29 F1).
+    "/mnt",
+    "/media",
+    "/run/media",
+    "/var/lib/pacman",
+    "/usr/include",
+    "/var/log",
+    "/usr/lib32",
 ];
+
+/// Links every Arch system has, as the kernel follows them before a `..` (`/var/run/../home`
+/// is `/home`, not `/var/home`).
+const SYSTEM_LINKS: &[(&str, &str)] = &[
+    ("/var/run", "/run"),
+    ("/var/lock", "/run/lock"),
+    ("/bin", "/usr/bin"),
+    ("/sbin", "/usr/bin"),
+    ("/usr/sbin", "/usr/bin"),
+    ("/lib", "/usr/lib"),
+    ("/lib64", "/usr/lib"),
+    ("/usr/lib64", "/usr/lib"),
+];
+
+/// An absolute path as the kernel resolves it (attack 29 F1; attack 28 F3 folded `//`, `/./`
+/// and `..` by spelling only): `/proc/self/root`, `/proc/thread-self/root` and `/proc/PID/root`
+/// are `/`; `/proc/…/cwd` is the command's directory (`/` for a scriptlet that did not `cd`);
+/// the system's own links are followed before a `..`. A path through a file descriptor
+/// (`/dev/fd/3/`, `/proc/self/fd/3/`, `/dev/stdin/`) or a `cwd` the audit does not know
+/// names a directory only known when it runs: given as `<descriptor>`.
+pub(crate) fn as_kernel_resolves(cmd: &Cmd, p: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let segs: Vec<&str> = p
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    let mut i = 0;
+    while i < segs.len() {
+        let seg = segs[i];
+        let here = format!("/{}", out.join("/"));
+        let proc_entry = here == "/proc"
+            && (matches!(seg, "self" | "thread-self") || seg.chars().all(|c| c.is_ascii_digit()));
+        if proc_entry {
+            match segs.get(i + 1).copied() {
+                Some("root") => {
+                    out.clear();
+                    i += 2;
+                    continue;
+                }
+                Some("cwd") => {
+                    let cwd = match &cmd.cwd {
+                        Some(c) if c.starts_with('/') => c.clone(),
+                        None if matches!(cmd.phase, Phase::Install | Phase::Hook) => "/".into(),
+                        _ => return "<descriptor>".into(),
+                    };
+                    out = cwd
+                        .split('/')
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned)
+                        .collect();
+                    i += 2;
+                    continue;
+                }
+                Some("fd") if i + 2 < segs.len() => return "<descriptor>".into(),
+                _ => {}
+            }
+        }
+        if here == "/dev"
+            && (matches!(seg, "stdin" | "stdout" | "stderr") || (seg == "fd" && i + 1 < segs.len()))
+            && i + 1 < segs.len()
+        {
+            return "<descriptor>".into();
+        }
+        if seg == ".." {
+            out.pop();
+        } else {
+            out.push(seg.to_owned());
+            let now = format!("/{}", out.join("/"));
+            if let Some((_, to)) = SYSTEM_LINKS.iter().find(|(from, _)| *from == now) {
+                out = to
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+            }
+        }
+        i += 1;
+    }
+    format!("/{}", out.join("/"))
+}
+
+/// Whether the shell pattern `pat` matches `path` (`*` and `?` never match `/`; `[…]` classes
+/// with `!`/`^` and ranges) — a glob judged by what it matches (`/h?me`, `/[h]ome`).
+pub(crate) fn glob_match(pat: &str, path: &str) -> bool {
+    fn class(p: &[char], c: char) -> Option<(bool, usize)> {
+        let mut i = 1;
+        let neg = matches!(p.get(1), Some('!' | '^'));
+        if neg {
+            i += 1;
+        }
+        let mut hit = false;
+        let mut first = true;
+        while i < p.len() && (p[i] != ']' || first) {
+            first = false;
+            if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|e| *e != ']') {
+                hit |= p[i] <= c && c <= p[i + 2];
+                i += 3;
+            } else {
+                hit |= p[i] == c;
+                i += 1;
+            }
+        }
+        (i < p.len()).then_some((hit != neg, i + 1))
+    }
+    fn go(p: &[char], s: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some('*') => (0..=s.len())
+                .take_while(|&k| k == 0 || s[k - 1] != '/')
+                .any(|k| go(&p[1..], &s[k..])),
+            Some('?') => s.first().is_some_and(|c| *c != '/') && go(&p[1..], &s[1..]),
+            Some('[') => match (s.first(), class(p, *s.first().unwrap_or(&'/'))) {
+                (Some(c), Some((hit, n))) if *c != '/' => hit && go(&p[n..], &s[1..]),
+                (Some(c), None) => *c == '[' && go(&p[1..], &s[1..]),
+                _ => false,
+            },
+            Some('\\') if p.len() > 1 => s.first() == Some(&p[1]) && go(&p[2..], &s[1..]),
+            Some(c) => s.first() == Some(c) && go(&p[1..], &s[1..]),
+        }
+    }
+    let p: Vec<char> = pat.chars().collect();
+    let s: Vec<char> = path.chars().collect();
+    go(&p, &s)
+}
+
+/// The system trees `p` reaches: the tree it names (through a glob: `/h?me`, `/*`), or the
+/// tree whose contents a trailing `/*` names.
+fn trees_reached(p: &str) -> Vec<&'static str> {
+    let base = p.trim_end_matches('/');
+    let base = if base.is_empty() { "/" } else { base };
+    let parent = base
+        .strip_suffix("/*")
+        .map(|b| if b.is_empty() { "/" } else { b });
+    SYSTEM_TREES
+        .iter()
+        .copied()
+        .filter(|t| {
+            glob_match(base, t)
+                || parent.is_some_and(|b| glob_match(b, t))
+                || (base.trim_end_matches('*').trim_end_matches('/') == *t)
+        })
+        .collect()
+}
 
 /// A recursive or pattern deletion of a whole system tree or every home, wherever it runs:
 /// `rm -rf /home`, `rm -rf --no-preserve-root /`, `find /home -mindepth 1 -delete` (attack 28
@@ -39,35 +190,202 @@ pub(super) fn deletes_a_system_tree(cmd: &Cmd, p: &str, raw: &str, sink: &mut Si
     if name == "rmdir" {
         return;
     }
-    let recursive = if name == "find" {
-        !find_narrows(args)
-    } else {
-        recursive_rm(args)
+    let recursive = match name {
+        "find" => !find_narrows(args) || find_exec_picks_a_tree(args, p),
+        "tar" | "bsdtar" => !args.iter().any(|a| a.text == "--no-recursion"),
+        "zip" => args.iter().any(|a| {
+            a.text == "--recurse-paths"
+                || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('r'))
+        }),
+        "rsync" => true,
+        // An interpreter's tree removal (`shutil.rmtree`), found by `other_deletions`.
+        _ if names::inline_code(name, args).is_some() => true,
+        _ => recursive_rm(args),
     };
-    let tree = p.trim_end_matches(['*', '/']);
-    let tree = if tree.is_empty() { "/" } else { tree };
     let reaches = if name == "find" {
         recursive
     } else {
-        recursive || p.ends_with('*')
+        recursive || p.trim_end_matches('/').ends_with('*')
     };
-    if !reaches || !SYSTEM_TREES.contains(&tree) {
+    if !reaches {
         return;
     }
+    if p == "<descriptor>" {
+        sink.cmd(
+            "AUR-DELETE-SYSTEM",
+            Severity::High,
+            cmd,
+            format!(
+                "recursively deletes {raw}, a directory named through a file descriptor or a process's directory: which tree it is is only known when it runs (`exec 3</home; rm -rf /dev/fd/3/` deletes every home) — {}",
+                cmd.phase.label()
+            ),
+        );
+        return;
+    }
+    let mut trees = trees_reached(p);
+    if name == "find" && find_exec_picks_a_tree(args, p) {
+        trees.extend(picked_trees(args, p));
+    }
+    let Some(tree) = trees.first() else { return };
+    let via = if raw.trim_end_matches('/') == *tree {
+        String::new()
+    } else {
+        format!(" (that is {tree})")
+    };
     sink.cmd(
         "AUR-DELETE-SYSTEM",
         Severity::Critical,
         cmd,
         format!(
-            "deletes {raw} — a whole system directory or every home — {}",
+            "deletes {raw}{via} — a whole system directory or every home — {}",
             cmd.phase.label()
         ),
     );
 }
 
+/// `find START … -name NAME -exec rm -r …`: a tree picked by its own name under the starting
+/// point (`find / -maxdepth 1 -name home -exec rm -rf {} +`, attack 29 F1).
+fn find_exec_picks_a_tree(args: &[Word], start: &str) -> bool {
+    !picked_trees(args, start).is_empty()
+        && args.windows(2).enumerate().any(|(k, w)| {
+            matches!(w[0].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") && {
+                let rest = &args[k + 1..];
+                let e = names::effective(rest);
+                basename(&rest[e].text) == "rm" && recursive_rm(&rest[e + 1..])
+            }
+        })
+}
+
+fn picked_trees(args: &[Word], start: &str) -> Vec<&'static str> {
+    let start = start.trim_end_matches('/');
+    args.windows(2)
+        .filter(|w| {
+            matches!(
+                w[0].text.as_str(),
+                "-name" | "-iname" | "-path" | "-wholename"
+            )
+        })
+        .flat_map(|w| {
+            let v = w[1].text.clone();
+            let by_path = w[0].text != "-name" && w[0].text != "-iname";
+            SYSTEM_TREES.iter().copied().filter(move |t| {
+                if by_path {
+                    glob_match(&v, t)
+                } else {
+                    let parent = t.rsplit_once('/').map_or("", |(a, _)| a);
+                    parent == start && glob_match(&v, basename(t))
+                }
+            })
+        })
+        .collect()
+}
+
+/// Deletions a program makes besides its plain operands (attack 29 F1): `xargs rm` of what the
+/// pipeline's previous stage prints, `rsync --delete` in its destination and
+/// `--remove-source-files` of its sources, `tar --remove-files` and `zip -m` of what they
+/// archive, and the paths an interpreter's inline code removes a tree at (`shutil.rmtree`,
+/// `File::Path`'s `rmtree`/`remove_tree`).
+pub(crate) fn other_deletions(ctx: &Ctx, cmd: &Cmd) -> Vec<Word> {
+    let (name, args) = names::program(cmd);
+    let mut out: Vec<Word> = Vec::new();
+    let deleter = matches!(name, "rm" | "shred" | "unlink");
+    if deleter
+        && names::wrappers(cmd).contains(&"xargs")
+        && let Some((id, stage, _)) = cmd.pipe
+        && stage > 0
+        && let Some(prev) = ctx.an.cmds.iter().find(|c| {
+            c.file == cmd.file && c.pipe.is_some_and(|(i, s, _)| i == id && s + 1 == stage)
+        })
+    {
+        let (pn, pargs) = names::program(prev);
+        match pn {
+            "echo" => out.extend(pargs.iter().filter(|a| !a.text.starts_with('-')).cloned()),
+            "printf" => out.extend(pargs.iter().skip(1).cloned()),
+            "find" => out.extend(find_starts(pargs).iter().map(|w| (*w).clone())),
+            _ => {}
+        }
+    }
+    match name {
+        "rsync" => {
+            let p = argv::copy_like(args);
+            if args.iter().any(|a| a.text.starts_with("--del")) {
+                out.extend(p.operands.last().map(|w| (*w).clone()));
+            }
+            if args.iter().any(|a| a.text == "--remove-source-files") && p.operands.len() > 1 {
+                out.extend(
+                    p.operands[..p.operands.len() - 1]
+                        .iter()
+                        .map(|w| (*w).clone()),
+                );
+            }
+        }
+        "tar" | "bsdtar" if args.iter().any(|a| a.text == "--remove-files") => {
+            let p = argv::parse(
+                args,
+                "CfTXbHKLNVg",
+                "",
+                &[
+                    "--file",
+                    "--directory",
+                    "--files-from",
+                    "--exclude-from",
+                    "--exclude",
+                ],
+            );
+            out.extend(p.operands.into_iter().cloned());
+        }
+        "zip"
+            if args.iter().any(|a| {
+                a.text == "--move"
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && a.text.contains('m'))
+            }) =>
+        {
+            let p = argv::parse(args, "bntxi", "", &[]);
+            out.extend(p.operands.into_iter().skip(1).cloned());
+        }
+        _ => {}
+    }
+    if let Some(code) = names::inline_code(name, args)
+        && ["rmtree", "remove_tree", "rm_rf", "rmdir_p"]
+            .iter()
+            .any(|f| code.text.contains(f))
+    {
+        for lit in code.text.split(['"', '\'']).skip(1).step_by(2) {
+            if lit.starts_with('/') {
+                out.push(Word {
+                    text: lit.to_owned(),
+                    pos: code.pos,
+                    ..Word::default()
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `find`'s starting points: its words before the first test, past the options that come
+/// first (`-P`, `-L`, `-H`, `-O3`, `-D opts`; attack 29 F1: `find -P /home -delete` had none).
+pub(crate) fn find_starts(args: &[Word]) -> Vec<&Word> {
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].text.as_str() {
+            "-P" | "-L" | "-H" => i += 1,
+            "-D" => i += 2,
+            t if t.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    args[i.min(args.len())..]
+        .iter()
+        .take_while(|a| !a.text.starts_with('-') && !matches!(a.text.as_str(), "(" | "!" | ","))
+        .collect()
+}
+
 /// `rm`'s recursion, as its getopt_long reads it: `-r`/`-R` in a cluster, `--recursive` or any
 /// unambiguous prefix of it (`--recur`, attack 29 F1).
-pub(super) fn recursive_rm(args: &[crate::audit::shell::Word]) -> bool {
+pub(super) fn recursive_rm(args: &[Word]) -> bool {
     args.iter().any(|a| {
         let t = a.text.as_str();
         (t.len() >= 3 && t.starts_with("--r") && "--recursive".starts_with(t))
@@ -80,12 +398,12 @@ pub(super) fn recursive_rm(args: &[crate::audit::shell::Word]) -> bool {
 /// (`-empty`) or dangling links (`-xtype l`) are no tree's files (attack 29 F4: `find /opt
 /// -maxdepth 1 -type d -empty -delete` was critical); a negation undoes any pick, and with
 /// `-o` every alternative must pick.
-fn find_narrows(args: &[crate::audit::shell::Word]) -> bool {
+fn find_narrows(args: &[Word]) -> bool {
     args.split(|a| matches!(a.text.as_str(), "-o" | "-or"))
         .all(branch_narrows)
 }
 
-fn branch_narrows(args: &[crate::audit::shell::Word]) -> bool {
+fn branch_narrows(args: &[Word]) -> bool {
     const PICKS: &[&str] = &[
         "-name",
         "-iname",
