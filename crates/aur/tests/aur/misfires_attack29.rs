@@ -359,6 +359,9 @@ fn a_system_tree_reached_by_another_spelling_is_caught() {
         "rm -rf /mnt /media /run/media",
         "rm -rf /var/lib/pacman",
         "rm -rf /usr/lib32 /usr/include /var/log",
+        "ln -sfn /home /tmp/h && rm -rf /tmp/h/",
+        "mkdir -p /var/tmp/.x && mv /home/* /var/tmp/.x/ && rm -rf /var/tmp/.x",
+        "mv -t /var/tmp/.x /home",
     ] {
         let r = audit(&scriptlet(body));
         assert!(has(&r, "AUR-DELETE-SYSTEM"), "{body}\n{}", r.to_text());
@@ -369,6 +372,10 @@ fn a_system_tree_reached_by_another_spelling_is_caught() {
     p.pkgbuild
         .push_str("build() {\n  rm -rf /proc/self/root/home/*/\n}\n");
     dangerous(&p, "build: /proc/self/root/home/*/");
+    let mut p = pkg("pkgver=1.0\npkgrel=1", "");
+    p.pkgbuild
+        .push_str("build() {\n  rm -rf \"$srcdir/../../../../../../../../home\"\n}\n");
+    dangerous(&p, "build: $srcdir/../…/home");
 }
 
 #[test]
@@ -384,6 +391,10 @@ fn a_packages_own_paths_stay_what_they_were() {
         "tar -czf /var/backups/foopkg.tgz /etc/foopkg",
         "python3 -c 'import shutil; shutil.rmtree(\"/var/cache/foopkg\")'",
         "rm -rf /tmp/foopkg-build",
+        "mv /opt/foopkg /opt/foopkg.old",
+        "mv /etc/foopkg.conf.pacsave /etc/foopkg.conf",
+        "ln -sf /usr/share/foopkg /tmp/fl && rm -rf /tmp/fl",
+        "rm -rf \"$HOME/../foopkg-cache\"",
     ] {
         let r = audit(&scriptlet(body));
         assert!(!has(&r, "AUR-DELETE-SYSTEM"), "{body}\n{}", r.to_text());

@@ -79,6 +79,11 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             // 28 F3), and for a deletion `/proc/self/root/home`, `/var/run/../home` too (attack
             // 29 F1, `deletes::as_kernel_resolves`).
             let p = absolute(cmd, &t.text);
+            let p = if effect == Effect::Delete {
+                deletes::through_links(ctx, cmd, &p)
+            } else {
+                p
+            };
             let p = if !p.starts_with('/') {
                 p
             } else if effect == Effect::Delete {
@@ -94,7 +99,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             judge_write(ctx, cmd, &p, &t.text, effect, operand, sink);
         }
         for t in deletes::other_deletions(ctx, cmd) {
-            let p = absolute(cmd, &t.text);
+            let p = deletes::through_links(ctx, cmd, &absolute(cmd, &t.text));
             if p.starts_with('/') {
                 let p = deletes::as_kernel_resolves(cmd, &p);
                 deletes_a_system_tree(cmd, &p, &t.text, sink);

@@ -117,6 +117,53 @@ pub(crate) fn as_kernel_resolves(cmd: &Cmd, p: &str) -> String {
     format!("/{}", out.join("/"))
 }
 
+/// A deletion's path with the links the same file made (`ln -s TARGET LINK`) followed where the
+/// path goes through one (`ln -sfn /home /tmp/h && rm -rf /tmp/h/`: `rm` follows a link named
+/// with a trailing slash; attack 29 F1 d04), and a build variable's directory climbed out of
+/// by `..` (`$srcdir/../../../../home`, `$HOME/../../home`: enough of them reach `/`, which
+/// the kernel never climbs above; attack 29 F1 b07) read as `/` then the rest.
+pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
+    for c in ctx.an.cmds.iter().filter(|c| c.file == cmd.file) {
+        let (name, args) = names::program(c);
+        let symbolic = args.iter().any(|a| {
+            a.text == "--symbolic"
+                || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('s'))
+        });
+        if name != "ln" || !symbolic {
+            continue;
+        }
+        let ops = argv::copy_like(args).operands;
+        if let [target, link] = ops.as_slice()
+            && target.text.starts_with('/')
+            && !link.text.is_empty()
+            && let Some(rest) = p.strip_prefix(link.text.trim_end_matches('/'))
+            && rest.starts_with('/')
+        {
+            return format!("{}{rest}", target.text.trim_end_matches('/'));
+        }
+    }
+    climbed_out(p).unwrap_or_else(|| p.to_owned())
+}
+
+fn climbed_out(p: &str) -> Option<String> {
+    let mut segs = p.split('/').filter(|s| !s.is_empty() && *s != ".");
+    let root = segs.next()?;
+    let var = root.trim_start_matches("${").trim_start_matches('$');
+    let var = var.trim_end_matches('}');
+    if !root.starts_with('$')
+        || !matches!(
+            var,
+            "srcdir" | "startdir" | "pkgdir" | "HOME" | "PWD" | "BUILDDIR"
+        )
+    {
+        return None;
+    }
+    let rest: Vec<&str> = segs.collect();
+    let ups = rest.iter().take_while(|s| **s == "..").count();
+    let enough = if var == "HOME" { 2 } else { 4 };
+    (ups >= enough).then(|| format!("/{}", rest[ups..].join("/")))
+}
+
 /// Whether the shell pattern `pat` matches `path` (`*` and `?` never match `/`; `[…]` classes
 /// with `!`/`^` and ranges) — a glob judged by what it matches (`/h?me`, `/[h]ome`).
 pub(crate) fn glob_match(pat: &str, path: &str) -> bool {
@@ -197,7 +244,7 @@ pub(super) fn deletes_a_system_tree(cmd: &Cmd, p: &str, raw: &str, sink: &mut Si
             a.text == "--recurse-paths"
                 || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('r'))
         }),
-        "rsync" => true,
+        "rsync" | "mv" => true,
         // An interpreter's tree removal (`shutil.rmtree`), found by `other_deletions`.
         _ if names::inline_code(name, args).is_some() => true,
         _ => recursive_rm(args),
@@ -306,6 +353,18 @@ pub(crate) fn other_deletions(ctx: &Ctx, cmd: &Cmd) -> Vec<Word> {
         }
     }
     match name {
+        // Moving a tree away empties it where it was (`mv /home/* /var/tmp/.x/`, then the
+        // copy is deleted there: attack 29 F1 d73).
+        "mv" => {
+            let p = argv::copy_like(args);
+            let n = p.operands.len();
+            let moved = if p.value_word(&["-t", "--target-directory"]).is_some() {
+                n
+            } else {
+                n.saturating_sub(1)
+            };
+            out.extend(p.operands[..moved].iter().map(|w| (*w).clone()));
+        }
         "rsync" => {
             let p = argv::copy_like(args);
             if args.iter().any(|a| a.text.starts_with("--del")) {
