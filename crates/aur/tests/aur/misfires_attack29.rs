@@ -299,6 +299,9 @@ fn the_getopt_idiom_is_accepted_only_for_what_makes_it_safe() {
         ("export GETOPT_COMPATIBL\"E\"=1", G00.to_owned()),
         ("export \"$(printf GETOPT_COMPATIBLE)=1\"", G00.to_owned()),
         ("set -a\nGETOPT_COMPATIBL''E=1", G00.to_owned()),
+        // Another getopt found first.
+        ("PATH=\"$HOME/.local/bin:$PATH\"", G00.to_owned()),
+        ("hash -p /tmp/x getopt", G00.to_owned()),
         // g03/g04: held.
         ("", "  opts=\"$(getopt -o ha -- \"$@\")$(printf \"%s\" \"$2\")\"\n  eval set -- \"$opts\"".to_owned()),
         ("", format!("{G00}\n  opts+=\" ; $2\"\n  eval set -- \"$opts\"")),

@@ -167,7 +167,8 @@ fn quotes_its_output<'a>(args: impl Iterator<Item = &'a str>) -> bool {
 /// file is named getopt, and nothing there sets `GETOPT_COMPATIBLE`, which turns quoting off
 /// (attack 28 F4) — in any spelling (attack 29 F2: `export GETOPT_COMPATIBL"E"=1`, `export
 /// "${v}IBLE=1"`): no word of the file's after quote removal names `GETOPT_…`, and no
-/// declaration sets a name the audit cannot read.
+/// declaration sets a name the audit cannot read. Nor does the file put a directory of its own
+/// on `PATH`, or name getopt in `alias`/`hash -p`/`enable`: each makes `getopt` another program.
 fn getopt_is_the_systems(ctx: &Ctx, file: usize) -> bool {
     let declares = |c: &Cmd| {
         matches!(
@@ -185,9 +186,31 @@ fn getopt_is_the_systems(ctx: &Ctx, file: usize) -> bool {
                     || a.name.starts_with("$?")
                     || a.value.items().iter().any(|v| v.text.contains("GETOPT_")))
         })
+        && !ctx.an.assigns.iter().any(|a| {
+            // A search path with a directory of the file's own choosing finds another getopt.
+            a.file == file
+                && a.name == "PATH"
+                && a.value.items().iter().any(|v| {
+                    v.dynamic
+                        || v.text.split(':').any(|d| {
+                            !matches!(
+                                d.trim_end_matches('/'),
+                                "/usr/bin"
+                                    | "/bin"
+                                    | "/usr/sbin"
+                                    | "/sbin"
+                                    | "/usr/local/bin"
+                                    | "$PATH"
+                                    | "${PATH}"
+                            )
+                        })
+                })
+        })
         && !ctx.an.cmds.iter().any(|c| {
             c.file == file
-                && (c.snippet.contains("GETOPT_")
+                && ((matches!(names::program(c).0, "alias" | "hash" | "enable")
+                    && c.argv.iter().any(|w| w.text.contains("getopt")))
+                    || c.snippet.contains("GETOPT_")
                     || c.argv.iter().any(|w| w.text.contains("GETOPT_"))
                     || c.env.iter().any(|(n, _)| n.contains("GETOPT_"))
                     // A name the audit cannot read may be GETOPT_COMPATIBLE (`export

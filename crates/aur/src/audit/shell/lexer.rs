@@ -511,3 +511,55 @@ impl Lexer<'_> {
         self.edits.push((p.start, word));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::as_bash_reads_it;
+
+    fn respelt(text: &str) -> String {
+        let mut b = text.as_bytes().to_vec();
+        as_bash_reads_it(&mut b);
+        assert_eq!(b.len(), text.len());
+        String::from_utf8(b).unwrap_or_default()
+    }
+
+    #[test]
+    fn delimiters_are_respelt_in_the_same_bytes_and_strings_are_left_alone() {
+        assert_eq!(
+            respelt("cat <<\"E'OF\"\nx\nE'OF\n"),
+            "cat <<'E_OF'\nx\nE_OF\n"
+        );
+        assert_eq!(respelt("cat <<$'EOF'\nx\nEOF\n"), "cat <<'EOF' \nx\nEOF\n");
+        assert_eq!(
+            respelt("cat <<'E'\"O F\"\nx\nEO F\n"),
+            "cat <<'EO_F'  \nx\nEO_F\n"
+        );
+        assert_eq!(respelt("cat <<E\"O\"F\nx\nEOF\n"), "cat <<'EOF'\nx\nEOF\n");
+        assert_eq!(
+            respelt("cat <<EOF; id\nx\nEOF\n"),
+            "cat <<EO &&id\nx\nEO \n"
+        );
+        assert_eq!(respelt("cat <<'EOF'\nx\nEOF\n"), "cat <<'EOF'\nx\nEOF\n");
+        assert_eq!(respelt("cat <<EOF\nx\nEOF\n"), "cat <<EOF\nx\nEOF\n");
+        for text in [
+            "echo 'a<<\"x\"y'\nid\n",
+            "echo \"<<'x'y\"\nid\n",
+            "# cat <<\"E'OF\"\nid\n",
+            "x=$(( 1 << 2 ))\n",
+            "(( x = (1 + 2) * 3 ))\n",
+            "a=()\nfor x in 1; do :; done\n",
+        ] {
+            assert_eq!(respelt(text), text);
+        }
+    }
+
+    #[test]
+    fn subshells_spelt_like_arithmetic_and_loop_bodies_are_given_as_bash_reads_them() {
+        assert_eq!(respelt("((echo hi); (id))\n"), "( echo hi ; (id))\n");
+        assert_eq!(respelt("x=$((echo hi); (id))\n"), "x=$( echo hi ; (id))\n");
+        assert_eq!(
+            respelt("f() for x in 1; do id; done\n"),
+            "f;  for x in 1; do id; done\n"
+        );
+    }
+}
