@@ -107,6 +107,11 @@ fn ordinary_versions_are_not_code() {
         "pkgver=0.9~beta2\npkgrel=1",
         "_v=4.5\npkgver=${_v}\npkgrel=1",
         "pkgver=r1234.abcdef0\npkgrel=1",
+        // Real shapes of the development set: an escaped dot, an array element the model
+        // leaves as written.
+        "pkgver=20250514\\.1117\npkgrel=1",
+        "_vers=(1.0 1.1)\npkgver=${_vers[-1]}\npkgrel=1",
+        "pkgver=\"'1.0'\"\npkgrel=1",
     ] {
         let r = audit(&pkg(vars, THANKS));
         assert!(!has(&r, "AUR-VERSION-CODE"), "{vars}\n{}", r.to_text());
@@ -117,6 +122,21 @@ fn ordinary_versions_are_not_code() {
         "pkgver() {\n  cd foopkg\n  printf \"r%s.%s\" \"$(git rev-list --count HEAD)\" \"$(git rev-parse --short HEAD)\"\n}\n",
     );
     assert!(!has(&audit(&p), "AUR-VERSION-CODE"));
+    for body in [
+        "printf '%s.%s\\n' \"$(git rev-list --count HEAD)\" \"$(git rev-parse --short=7 HEAD)\"",
+        "printf \"'r%s.%s'\" \"$(git rev-list --count HEAD)\" \"$(git rev-parse --short HEAD)\"",
+        "printf '%s_%s_%s\\n' \"$a\" \"$b\" \"$c\" | sed 's/-/./g'",
+    ] {
+        let mut p = pkg("pkgver=1.0\npkgrel=1", THANKS);
+        p.pkgbuild.push_str(&format!("pkgver() {{\n  {body}\n}}\n"));
+        let r = audit(&p);
+        assert!(!has(&r, "AUR-VERSION-CODE"), "{body}\n{}", r.to_text());
+    }
+    // printf's literal text is still read.
+    let mut p = pkg("pkgver=1.0\npkgrel=1", THANKS);
+    p.pkgbuild
+        .push_str("pkgver() {\n  printf '1;id%s\\n' \"$(git rev-parse --short HEAD)\"\n}\n");
+    assert!(has(&audit(&p), "AUR-VERSION-CODE"));
 }
 
 // F3: here-document delimiters read as bash reads them, by a lexer of its quoting.
@@ -282,6 +302,29 @@ fn the_getopt_idiom_is_accepted_only_for_what_makes_it_safe() {
         "{}",
         r.to_text()
     );
+    // Real shapes of the development set: a status variable named GETOPT_…, an option string
+    // holding `u` (`-o=c:hnt:u`), an empty value first.
+    for (top, lines) in [
+        ("", format!("{G00}\n  GETOPT_STATUS=$?")),
+        (
+            "",
+            "  local sopts=\"c:hnt:u\"\n  local opts=\"\"\n  opts=\"$(/usr/bin/getopt -o=\"$sopts\" --longoptions help --name x -- \"$@\")\" || return 1\n  eval set -- \"$opts\"".to_owned(),
+        ),
+    ] {
+        let r = audit(&driver_tool(top, &lines));
+        assert_eq!(max_of(&r, "AUR-EVAL"), Some(Severity::Low), "{lines}\n{}", r.to_text());
+    }
+    // `-u` is still `-u`, in a cluster or by a prefix of --unquoted.
+    for lines in [
+        "  opts=\"$(getopt -uo ha -- \"$@\")\"\n  eval set -- \"$opts\"",
+        "  opts=\"$(getopt -o ha --unq -- \"$@\")\"\n  eval set -- \"$opts\"",
+    ] {
+        let r = audit(&driver_tool("", lines));
+        assert!(
+            max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium),
+            "{lines}"
+        );
+    }
     for (top, lines) in [
         // g01: IFS of a quote, then the variable unquoted.
         ("", format!("{G00}\n  IFS=\"'\"\n  eval set -- $opts")),

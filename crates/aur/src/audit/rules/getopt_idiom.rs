@@ -71,6 +71,14 @@ pub(super) fn sets_getopt_output(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
         .iter()
         .filter(|a| a.name == name && a.file == cmd.file && a.snippet.contains('='))
         .collect();
+    // An empty value (`local opts=""` before the getopt line) makes `eval set --` run nothing.
+    let sets: Vec<_> = sets
+        .into_iter()
+        .filter(|a| {
+            let v = a.value.first();
+            !(v.text.is_empty() && !v.dynamic && a.snippet.trim_end().ends_with(['=', '"', '\'']))
+        })
+        .collect();
     !sets.is_empty()
         && sets.iter().all(|a| {
             let (lhs, v) = a.snippet.split_once('=').unwrap_or(("", ""));
@@ -153,20 +161,55 @@ fn ifs_set_before(ctx: &Ctx, cmd: &Cmd) -> bool {
 /// one as code. Read up to `--`.
 fn quotes_its_output<'a>(args: impl Iterator<Item = &'a str>) -> bool {
     let args: Vec<&str> = args.take_while(|a| *a != "--").collect();
-    let options_given = args.iter().any(|a| {
-        a.starts_with("-o")
-            || a.starts_with("--o")
-            || (!a.starts_with("--") && a.starts_with('-') && a.contains('o'))
-    });
-    args.first().is_some_and(|a| a.starts_with('-'))
-        && options_given
-        && !args.iter().any(|a| a.starts_with('-') && a.contains('u'))
+    // Read as getopt(1) reads its own options: `-o`, `-l`, `-n`, `-s` take a value (the rest of
+    // a cluster, or the next word), which is never an option (`-o=hu` is an option string
+    // holding `u`, not `-u`); long options by any unambiguous prefix.
+    let mut options_given = false;
+    let mut unquoted = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i];
+        i += 1;
+        if let Some(long) = a.strip_prefix("--") {
+            let name = long.split('=').next().unwrap_or("");
+            let is = |full: &str| !name.is_empty() && full.starts_with(name);
+            if is("options") && name.len() >= 2 {
+                options_given = true;
+            }
+            if is("unquoted") {
+                unquoted = true;
+            }
+            let takes = ["options", "longoptions", "name", "shell"]
+                .iter()
+                .any(|f| f.starts_with(name) && name.len() >= 2);
+            if takes && !long.contains('=') {
+                i += 1;
+            }
+        } else if let Some(cluster) = a.strip_prefix('-') {
+            for (k, c) in cluster.char_indices() {
+                match c {
+                    'u' => unquoted = true,
+                    'o' | 'l' | 'n' | 's' => {
+                        options_given |= c == 'o';
+                        if k + 1 == cluster.len() {
+                            i += 1;
+                        }
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            break;
+        }
+    }
+    args.first().is_some_and(|a| a.starts_with('-')) && options_given && !unquoted
 }
 
 /// Whether the system's getopt is the one a command of `file` runs, quoting: no function of that
 /// file is named getopt, and nothing there sets `GETOPT_COMPATIBLE`, which turns quoting off
 /// (attack 28 F4) — in any spelling (attack 29 F2: `export GETOPT_COMPATIBL"E"=1`, `export
-/// "${v}IBLE=1"`): no word of the file's after quote removal names `GETOPT_…`, and no
+/// "${v}IBLE=1"`): no word of the file's after quote removal names `GETOPT_COMPAT…`, and no
 /// declaration sets a name the audit cannot read. Nor does the file put a directory of its own
 /// on `PATH`, or name getopt in `alias`/`hash -p`/`enable`: each makes `getopt` another program.
 fn getopt_is_the_systems(ctx: &Ctx, file: usize) -> bool {
@@ -182,9 +225,12 @@ fn getopt_is_the_systems(ctx: &Ctx, file: usize) -> bool {
         .any(|(f, n)| *f == file && n == "getopt")
         && !ctx.an.assigns.iter().any(|a| {
             a.file == file
-                && (a.name.contains("GETOPT_")
+                && (a.name.contains("GETOPT_COMPAT")
                     || a.name.starts_with("$?")
-                    || a.value.items().iter().any(|v| v.text.contains("GETOPT_")))
+                    || a.value
+                        .items()
+                        .iter()
+                        .any(|v| v.text.contains("GETOPT_COMPAT")))
         })
         && !ctx.an.assigns.iter().any(|a| {
             // A search path with a directory of the file's own choosing finds another getopt.
@@ -210,9 +256,9 @@ fn getopt_is_the_systems(ctx: &Ctx, file: usize) -> bool {
             c.file == file
                 && ((matches!(names::program(c).0, "alias" | "hash" | "enable")
                     && c.argv.iter().any(|w| w.text.contains("getopt")))
-                    || c.snippet.contains("GETOPT_")
-                    || c.argv.iter().any(|w| w.text.contains("GETOPT_"))
-                    || c.env.iter().any(|(n, _)| n.contains("GETOPT_"))
+                    || c.snippet.contains("GETOPT_COMPAT")
+                    || c.argv.iter().any(|w| w.text.contains("GETOPT_COMPAT"))
+                    || c.env.iter().any(|(n, _)| n.contains("GETOPT_COMPAT"))
                     // A name the audit cannot read may be GETOPT_COMPATIBLE (`export
                     // "${v}IBLE=1"`), as may `set -a` exporting every later assignment.
                     || (declares(c) && names::program(c).0 != "set"

@@ -10,8 +10,8 @@
 //! Class: *a value the package chooses reaches a shell's text*. The version is judged as the
 //! text pacman pastes: every `pkgver`, `pkgrel` and `epoch` the PKGBUILD assigns (anywhere: a
 //! `package()` may set it again before `.PKGINFO` is written), the `.SRCINFO`'s, and the literal
-//! text a `pkgver()` function prints. Any character bash treats specially there (a separator,
-//! an expansion, a quote, a glob, a brace, a comment) is `dangerous`; the versions real
+//! text a `pkgver()` function prints. Any character that makes the shell run something there (a
+//! separator, a substitution, a subshell, a redirection) is `dangerous`; the versions real
 //! packages carry (alphanumerics and `._+~`, with `:` and `-` as the separators) have none.
 //!
 //! What a `pkgver()` computes at build from the sources (`git describe` and friends) cannot be
@@ -26,17 +26,40 @@ use crate::audit::shell::{FileKind, Phase, Pos};
 
 const FIELDS: &[&str] = &["pkgver", "pkgrel", "epoch"];
 
-/// The first character of `v` that a shell reading `post_install v` would not take as a plain
-/// word character, if any (`~` and `#` only where they start the word: a tilde expansion, a
-/// comment).
+/// The first character of `v` that makes a shell reading `post_install v` run something: a
+/// command separator or operator (`;`, `|`, `&`, a newline), a subshell or substitution (`(`,
+/// `)`, a backquote — `$(…)` and `$((…))` hold a parenthesis), a redirection (`<`, `>`). Quotes,
+/// globs, braces, `$NAME`, `#` and `~` change the arguments `post_install` gets, but run
+/// nothing, and real versions hold some of them (`pkgver=${_v[-1]}` as the model leaves it).
 pub(crate) fn shell_special(v: &str) -> Option<char> {
-    v.chars().enumerate().find_map(|(i, c)| {
-        let special = c.is_ascii_control()
-            || c.is_whitespace()
-            || "|&;<>()$`\\\"'*?[]{}".contains(c)
-            || (matches!(c, '~' | '#') && i == 0);
-        special.then_some(c)
-    })
+    v.chars()
+        .find(|&c| (c.is_ascii_control() && c != '\t') || ";|&()`<>".contains(c))
+}
+
+/// What printf prints of its format, for judging: its directives and escapes taken out (a
+/// trailing `\n` is cut by makepkg's `$(pkgver)`; one inside would be whitespace, which
+/// makepkg refuses).
+fn printed(format: &str) -> String {
+    let mut out = String::new();
+    let mut it = format.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '%' => {
+                while it
+                    .peek()
+                    .is_some_and(|n| n.is_ascii_digit() || "-+ #.*'".contains(*n))
+                {
+                    it.next();
+                }
+                it.next();
+            }
+            '\\' => {
+                it.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
@@ -53,7 +76,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             "this package has no install script now, but any later one (or a split package's) makes root run it as shell code"
         };
         format!(
-            "{field} `{v}` contains `{}`, which a shell reads as code: pacman runs install scripts as `sh -c \". .INSTALL; post_install VERSION\"` with the version pasted in unquoted — {root}",
+            "{field} `{v}` contains `{}`, which makes a shell run something: pacman runs install scripts as `sh -c \". .INSTALL; post_install VERSION\"` with the version pasted in unquoted — {root}",
             c.escape_default()
         )
     };
@@ -85,11 +108,16 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         if !matches!(prog, "echo" | "printf") {
             continue;
         }
-        let printed = args
+        let words = args
             .iter()
             .filter(|w| !(w.dynamic || (prog == "echo" && w.text.starts_with('-'))));
-        for w in printed {
-            if let Some(c) = shell_special(&w.text) {
+        for (k, w) in words.enumerate() {
+            let text = if prog == "printf" && k == 0 {
+                printed(&w.text)
+            } else {
+                w.text.clone()
+            };
+            if let Some(c) = shell_special(&text) {
                 sink.cmd(
                     "AUR-VERSION-CODE",
                     Severity::Critical,

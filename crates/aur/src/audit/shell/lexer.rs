@@ -123,7 +123,10 @@ impl Lexer<'_> {
                 // `|`, `&&`, `||` and redirections there, and read the rest of the line as the
                 // command's arguments (`cat <<EOF; cmd`: `cmd` never seen, attack 28 F6 h2). It
                 // is given as `&&` (or `|` when no blank follows): the same commands, read.
-                b';' if !self.pending.is_empty() && !matches!(self.at(1), b';' | b'&') => {
+                b';' if !self.pending.is_empty()
+                    && !matches!(self.at(1), b';' | b'&')
+                    && !self.closer_follows() =>
+                {
                     if matches!(self.at(1), b' ' | b'\t') {
                         self.edits.push((self.i, b"&&".to_vec()));
                         self.i += 2;
@@ -137,6 +140,21 @@ impl Lexer<'_> {
                 _ => self.i += 1,
             }
         }
+    }
+
+    /// After a `;`: a reserved word that closes or continues a compound command (`; done`,
+    /// `; fi`): `&& done` would be no better a parse.
+    fn closer_follows(&self) -> bool {
+        let mut k = self.i + 1;
+        while matches!(self.b.get(k), Some(b' ' | b'\t')) {
+            k += 1;
+        }
+        let rest = &self.b[k.min(self.b.len())..];
+        ["done", "fi", "esac", "then", "do", "else", "elif", "}"]
+            .iter()
+            .any(|w| {
+                rest.starts_with(w.as_bytes()) && rest.get(w.len()).is_none_or(|c| is_meta(*c))
+            })
     }
 
     /// At `()` after a name: a body tree-sitter-bash cannot hold (it takes `{…}`, `(…)`, `[[…]]`
@@ -540,6 +558,10 @@ mod tests {
             "cat <<EO &&id\nx\nEO \n"
         );
         assert_eq!(respelt("cat <<'EOF'\nx\nEOF\n"), "cat <<'EOF'\nx\nEOF\n");
+        assert_eq!(
+            respelt("for f in a; do cat <<'EOF'; done\nx\nEOF\n"),
+            "for f in a; do cat <<'EOF'; done\nx\nEOF\n"
+        );
         assert_eq!(respelt("cat <<EOF\nx\nEOF\n"), "cat <<EOF\nx\nEOF\n");
         for text in [
             "echo 'a<<\"x\"y'\nid\n",
