@@ -408,6 +408,7 @@ fn a_system_tree_reached_by_another_spelling_is_caught() {
         "ln -sfn /home /tmp/h && rm -rf /tmp/h/",
         "mkdir -p /var/tmp/.x && mv /home/* /var/tmp/.x/ && rm -rf /var/tmp/.x",
         "mv -t /var/tmp/.x /home",
+        "d=\nrm -rf \"$d/\"",
     ] {
         let r = audit(&scriptlet(body));
         assert!(has(&r, "AUR-DELETE-SYSTEM"), "{body}\n{}", r.to_text());
@@ -441,6 +442,8 @@ fn a_packages_own_paths_stay_what_they_were() {
         "mv /etc/foopkg.conf.pacsave /etc/foopkg.conf",
         "ln -sf /usr/share/foopkg /tmp/fl && rm -rf /tmp/fl",
         "rm -rf \"$HOME/../foopkg-cache\"",
+        // An empty operand (a cleanup before the directory was made) deletes nothing.
+        "local d\ntest -n \"$d\" && rm -rf \"$d\"",
     ] {
         let r = audit(&scriptlet(body));
         assert!(!has(&r, "AUR-DELETE-SYSTEM"), "{body}\n{}", r.to_text());

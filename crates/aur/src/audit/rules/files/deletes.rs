@@ -234,7 +234,9 @@ pub(super) fn deletes_a_system_tree(cmd: &Cmd, p: &str, raw: &str, sink: &mut Si
     let (name, args) = names::program(cmd);
     // `rmdir` never removes a directory that holds anything (attack 29 F4: `rmdir /opt/*` was
     // critical).
-    if name == "rmdir" {
+    // Nor does an empty operand name anything (`rm -rf ""`: "cannot remove ''"); an empty
+    // variable before a slash (`"$d/"`) is `/` and judged.
+    if name == "rmdir" || p.is_empty() {
         return;
     }
     let recursive = match name {
