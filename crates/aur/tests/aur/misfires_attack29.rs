@@ -415,6 +415,8 @@ fn a_system_tree_reached_by_another_spelling_is_caught() {
         "mkdir -p /var/tmp/.x && mv /home/* /var/tmp/.x/ && rm -rf /var/tmp/.x",
         "mv -t /var/tmp/.x /home",
         "d=\nrm -rf \"$d/\"",
+        "printf 'R /home/*\\n' > /tmp/.x.conf; systemd-tmpfiles --remove /tmp/.x.conf",
+        "cat > /tmp/.y.conf <<EOF\nD /srv\nEOF\nsystemd-tmpfiles --remove /tmp/.y.conf",
     ] {
         let r = audit(&scriptlet(body));
         assert!(has(&r, "AUR-DELETE-SYSTEM"), "{body}\n{}", r.to_text());
@@ -450,6 +452,8 @@ fn a_packages_own_paths_stay_what_they_were() {
         "rm -rf \"$HOME/../foopkg-cache\"",
         // An empty operand (a cleanup before the directory was made) deletes nothing.
         "local d\ntest -n \"$d\" && rm -rf \"$d\"",
+        "systemd-tmpfiles --remove /usr/lib/tmpfiles.d/foopkg.conf",
+        "printf 'd /var/lib/foopkg 0755 root root -\\n' > /tmp/f.conf; systemd-tmpfiles --create --remove /tmp/f.conf",
     ] {
         let r = audit(&scriptlet(body));
         assert!(!has(&r, "AUR-DELETE-SYSTEM"), "{body}\n{}", r.to_text());

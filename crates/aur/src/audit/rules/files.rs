@@ -9,6 +9,7 @@ use crate::audit::shell::{Cmd, FileKind, Phase, Word, join_path};
 
 mod deletes;
 mod persistence;
+mod reach;
 mod secrets;
 
 use deletes::{deletes_a_system_tree, sweeping_delete};

@@ -4,7 +4,10 @@
 use super::super::{Ctx, Sink, argv, sources};
 use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
-use crate::audit::shell::{Cmd, Phase, Word};
+use crate::audit::shell::{Cmd, Word};
+
+use super::reach::glob_match;
+pub(crate) use super::reach::{as_kernel_resolves, through_links};
 
 /// Directories whose recursive deletion is the whole system's or everyone's files.
 pub(super) const SYSTEM_TREES: &[&str] = &[
@@ -36,177 +39,6 @@ pub(super) const SYSTEM_TREES: &[&str] = &[
     "/var/log",
     "/usr/lib32",
 ];
-
-/// Links every Arch system has, as the kernel follows them before a `..` (`/var/run/../home`
-/// is `/home`, not `/var/home`).
-const SYSTEM_LINKS: &[(&str, &str)] = &[
-    ("/var/run", "/run"),
-    ("/var/lock", "/run/lock"),
-    ("/bin", "/usr/bin"),
-    ("/sbin", "/usr/bin"),
-    ("/usr/sbin", "/usr/bin"),
-    ("/lib", "/usr/lib"),
-    ("/lib64", "/usr/lib"),
-    ("/usr/lib64", "/usr/lib"),
-];
-
-/// An absolute path as the kernel resolves it (attack 29 F1; attack 28 F3 folded `//`, `/./`
-/// and `..` by spelling only): `/proc/self/root`, `/proc/thread-self/root` and `/proc/PID/root`
-/// are `/`; `/proc/…/cwd` is the command's directory (`/` for a scriptlet that did not `cd`);
-/// the system's own links are followed before a `..`. A path through a file descriptor
-/// (`/dev/fd/3/`, `/proc/self/fd/3/`, `/dev/stdin/`) or a `cwd` the audit does not know
-/// names a directory only known when it runs: given as `<descriptor>`.
-pub(crate) fn as_kernel_resolves(cmd: &Cmd, p: &str) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let segs: Vec<&str> = p
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    let mut i = 0;
-    while i < segs.len() {
-        let seg = segs[i];
-        let here = format!("/{}", out.join("/"));
-        let proc_entry = here == "/proc"
-            && (matches!(seg, "self" | "thread-self") || seg.chars().all(|c| c.is_ascii_digit()));
-        if proc_entry {
-            match segs.get(i + 1).copied() {
-                Some("root") => {
-                    out.clear();
-                    i += 2;
-                    continue;
-                }
-                Some("cwd") => {
-                    let cwd = match &cmd.cwd {
-                        Some(c) if c.starts_with('/') => c.clone(),
-                        None if matches!(cmd.phase, Phase::Install | Phase::Hook) => "/".into(),
-                        _ => return "<descriptor>".into(),
-                    };
-                    out = cwd
-                        .split('/')
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_owned)
-                        .collect();
-                    i += 2;
-                    continue;
-                }
-                Some("fd") if i + 2 < segs.len() => return "<descriptor>".into(),
-                _ => {}
-            }
-        }
-        if here == "/dev"
-            && (matches!(seg, "stdin" | "stdout" | "stderr") || (seg == "fd" && i + 1 < segs.len()))
-            && i + 1 < segs.len()
-        {
-            return "<descriptor>".into();
-        }
-        if seg == ".." {
-            out.pop();
-        } else {
-            out.push(seg.to_owned());
-            let now = format!("/{}", out.join("/"));
-            if let Some((_, to)) = SYSTEM_LINKS.iter().find(|(from, _)| *from == now) {
-                out = to
-                    .split('/')
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-                    .collect();
-            }
-        }
-        i += 1;
-    }
-    format!("/{}", out.join("/"))
-}
-
-/// A deletion's path with the links the same file made (`ln -s TARGET LINK`) followed where the
-/// path goes through one (`ln -sfn /home /tmp/h && rm -rf /tmp/h/`: `rm` follows a link named
-/// with a trailing slash; attack 29 F1 d04), and a build variable's directory climbed out of
-/// by `..` (`$srcdir/../../../../home`, `$HOME/../../home`: enough of them reach `/`, which
-/// the kernel never climbs above; attack 29 F1 b07) read as `/` then the rest.
-pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
-    for c in ctx.an.cmds.iter().filter(|c| c.file == cmd.file) {
-        let (name, args) = names::program(c);
-        let symbolic = args.iter().any(|a| {
-            a.text == "--symbolic"
-                || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('s'))
-        });
-        if name != "ln" || !symbolic {
-            continue;
-        }
-        let ops = argv::copy_like(args).operands;
-        if let [target, link] = ops.as_slice()
-            && target.text.starts_with('/')
-            && !link.text.is_empty()
-            && let Some(rest) = p.strip_prefix(link.text.trim_end_matches('/'))
-            && rest.starts_with('/')
-        {
-            return format!("{}{rest}", target.text.trim_end_matches('/'));
-        }
-    }
-    climbed_out(p).unwrap_or_else(|| p.to_owned())
-}
-
-fn climbed_out(p: &str) -> Option<String> {
-    let mut segs = p.split('/').filter(|s| !s.is_empty() && *s != ".");
-    let root = segs.next()?;
-    let var = root.trim_start_matches("${").trim_start_matches('$');
-    let var = var.trim_end_matches('}');
-    if !root.starts_with('$')
-        || !matches!(
-            var,
-            "srcdir" | "startdir" | "pkgdir" | "HOME" | "PWD" | "BUILDDIR"
-        )
-    {
-        return None;
-    }
-    let rest: Vec<&str> = segs.collect();
-    let ups = rest.iter().take_while(|s| **s == "..").count();
-    let enough = if var == "HOME" { 2 } else { 4 };
-    (ups >= enough).then(|| format!("/{}", rest[ups..].join("/")))
-}
-
-/// Whether the shell pattern `pat` matches `path` (`*` and `?` never match `/`; `[…]` classes
-/// with `!`/`^` and ranges) — a glob judged by what it matches (`/h?me`, `/[h]ome`).
-pub(crate) fn glob_match(pat: &str, path: &str) -> bool {
-    fn class(p: &[char], c: char) -> Option<(bool, usize)> {
-        let mut i = 1;
-        let neg = matches!(p.get(1), Some('!' | '^'));
-        if neg {
-            i += 1;
-        }
-        let mut hit = false;
-        let mut first = true;
-        while i < p.len() && (p[i] != ']' || first) {
-            first = false;
-            if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|e| *e != ']') {
-                hit |= p[i] <= c && c <= p[i + 2];
-                i += 3;
-            } else {
-                hit |= p[i] == c;
-                i += 1;
-            }
-        }
-        (i < p.len()).then_some((hit != neg, i + 1))
-    }
-    fn go(p: &[char], s: &[char]) -> bool {
-        match p.first() {
-            None => s.is_empty(),
-            Some('*') => (0..=s.len())
-                .take_while(|&k| k == 0 || s[k - 1] != '/')
-                .any(|k| go(&p[1..], &s[k..])),
-            Some('?') => s.first().is_some_and(|c| *c != '/') && go(&p[1..], &s[1..]),
-            Some('[') => match (s.first(), class(p, *s.first().unwrap_or(&'/'))) {
-                (Some(c), Some((hit, n))) if *c != '/' => hit && go(&p[n..], &s[1..]),
-                (Some(c), None) => *c == '[' && go(&p[1..], &s[1..]),
-                _ => false,
-            },
-            Some('\\') if p.len() > 1 => s.first() == Some(&p[1]) && go(&p[2..], &s[1..]),
-            Some(c) => s.first() == Some(c) && go(&p[1..], &s[1..]),
-        }
-    }
-    let p: Vec<char> = pat.chars().collect();
-    let s: Vec<char> = path.chars().collect();
-    go(&p, &s)
-}
 
 /// The system trees `p` reaches: the tree it names (through a glob: `/h?me`, `/*`), or the
 /// tree whose contents a trailing `/*` names.
@@ -246,7 +78,7 @@ pub(super) fn deletes_a_system_tree(cmd: &Cmd, p: &str, raw: &str, sink: &mut Si
             a.text == "--recurse-paths"
                 || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('r'))
         }),
-        "rsync" | "mv" => true,
+        "rsync" | "mv" | "systemd-tmpfiles" => true,
         // An interpreter's tree removal (`shutil.rmtree`), found by `other_deletions`.
         _ if names::inline_code(name, args).is_some() => true,
         _ => recursive_rm(args),
@@ -407,6 +239,44 @@ pub(crate) fn other_deletions(ctx: &Ctx, cmd: &Cmd) -> Vec<Word> {
             out.extend(p.operands.into_iter().skip(1).cloned());
         }
         _ => {}
+    }
+    // `systemd-tmpfiles --remove CONFIG` removes what CONFIG's `R`/`r`/`D` lines name; a config
+    // this file writes (`printf 'R /home/*\n' > /tmp/x.conf`, attack 29 F1 d82) is read.
+    if name == "systemd-tmpfiles"
+        && args
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "--remove" | "--purge"))
+    {
+        for conf in args.iter().filter(|a| !a.text.starts_with('-')) {
+            for w in ctx.an.cmds.iter().filter(|c| c.file == cmd.file) {
+                if !w.redirs.iter().any(|r| r.target.text == conf.text) {
+                    continue;
+                }
+                let (wn, wargs) = names::program(w);
+                let mut text: Vec<&str> = Vec::new();
+                if matches!(wn, "echo" | "printf") {
+                    text.extend(wargs.iter().map(|a| a.text.as_str()));
+                }
+                text.extend(w.stdin.iter().map(|s| s.text.as_str()));
+                for t in text {
+                    for line in t.split("\\n").flat_map(|l| l.lines()) {
+                        let mut f = line.split_whitespace();
+                        if let (Some(kind), Some(path)) = (f.next(), f.next())
+                            && matches!(
+                                kind.trim_end_matches(['!', '-', '=', '^', '+']),
+                                "R" | "r" | "D"
+                            )
+                        {
+                            out.push(Word {
+                                text: path.to_owned(),
+                                pos: conf.pos,
+                                ..Word::default()
+                            });
+                        }
+                    }
+                }
+            }
+        }
     }
     if let Some(code) = names::inline_code(name, args)
         && ["rmtree", "remove_tree", "rm_rf", "rmdir_p"]
