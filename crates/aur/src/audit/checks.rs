@@ -146,6 +146,9 @@ pub fn for_id(id: &str) -> &'static str {
         "AUR-URL-RAW-IP" => "Check who owns the address; projects publish under a name they own.",
         "AUR-URL-SHORTENER" => "Expand the short link and check where it really leads.",
         "AUR-URL-WEBHOOK" => "Check what is sent to the webhook; this is how stolen data leaves.",
+        "AUR-VERSION-CODE" => {
+            "Do not install it: pacman pastes the version unquoted into the shell line that runs the install script as root."
+        }
         "AUR-WORLD-WRITABLE" => {
             "Check who may then change the file or directory, and whether root later runs what it holds."
         }

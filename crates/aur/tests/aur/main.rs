@@ -10,6 +10,7 @@ mod garbage;
 mod git_repo;
 mod helpers;
 mod misfires;
+mod misfires_attack29;
 mod misfires_landing2;
 mod misfires_landing3;
 mod misfires_landing4;

@@ -9,8 +9,16 @@
 //! multi-line `awk` program's `$1 == x` is not a command), so the script is parsed as bash
 //! parses it (tree-sitter-bash) and only the `command_name` of each command is judged, with the
 //! program a wrapper (`exec`, `setsid`, `env` …) runs.
+//!
+//! The text is first respelt where tree-sitter-bash reads bash otherwise — `((cmd); (cmd))`,
+//! which bash runs as subshells (attack 29 F7: `((:); "$h" post-update)` was `tier: act`), and
+//! here-document delimiters with quotes (`cat <<E"O"F`, attack 28 F5) — by the AUR audit's own
+//! lexer, included from its source: one reader of bash's quoting for both.
 
 use tree_sitter::{Node, Parser};
+
+#[path = "../../../aur/src/audit/shell/lexer.rs"]
+mod lexer;
 
 use crate::omarchy::sourced::WRAPPERS;
 
@@ -62,7 +70,9 @@ pub fn commands(text: &str) -> Vec<(usize, String)> {
     {
         return Vec::new();
     }
-    let Some(tree) = parser.parse(text, None) else {
+    let mut bytes = text.as_bytes().to_vec();
+    lexer::as_bash_reads_it(&mut bytes);
+    let Some(tree) = parser.parse(&bytes, None) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -172,6 +182,27 @@ mod tests {
         // Attack 27 F1: a shell's name in pieces, a directory then a name, wrappers' values.
         assert_eq!(names("x=sh\nba$x -lc 'echo hi'\n"), ["ba$x"]);
         assert_eq!(names("/usr/bin/$b -lc 'echo hi'\n"), ["/usr/bin/$b"]);
+        // Attack 29 F7: subshells spelt like arithmetic; attack 28 F5: a partly quoted
+        // here-document delimiter; commands on a here-document's line; a function whose body
+        // is a loop.
+        for text in [
+            "h=omarchy-hook\n((:); \"$h\" post-update)\n",
+            "h=omarchy-hook\nx=$((:); \"$h\" post-update)\n",
+            "if ((true) && (\"$h\" post-update)); then :; fi\n",
+            "cat <<E\"O\"F\nhi\nEOF\n\"$h\" post-update\nE\"O\"F\n",
+            "cat <<\"E'OF\"\nhi\nE'OF\n\"$h\" post-update\nEOF\n",
+            "cat <<EOF; \"$h\" post-update\nhi\nEOF\n",
+            "cat <<EOF && \"$h\" post-update\nhi\nEOF\n",
+            "f() for x in 1; do \"$h\" post-update; done\nf\n",
+        ] {
+            assert_eq!(names(text), ["\"$h\""], "{text}");
+        }
+        // Arithmetic is still arithmetic; a string is no here-document.
+        assert!(names("(( x = (1 + 2) * 3 ))\n").is_empty());
+        assert_eq!(
+            names("echo 'a<<\"x\"y'\n\"$h\" post-update\necho 'end'\n"),
+            ["\"$h\""]
+        );
         for line in [
             "nice -n 5 \"$h\" post-update\n",
             "timeout 10 \"$h\" post-update\n",

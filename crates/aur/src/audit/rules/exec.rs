@@ -128,7 +128,7 @@ fn code_words(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                 cmd,
                 "eval defines a function from text written in this file, with only variables put into it and no command's output (split packages named in a loop: `eval \"package_${name}() { … }\"`); the code it defines is the text you read here, and the audit reads it as such. Check the variables it puts in are this file's".into(),
             );
-        } else if sets_getopt_output(ctx, cmd, args) {
+        } else if super::getopt_idiom::sets_getopt_output(ctx, cmd, args) {
             sink.cmd(
                 "AUR-EVAL",
                 Severity::Low,
@@ -273,125 +273,6 @@ fn defines_function_from_text(args: &[Word]) -> bool {
         }
     }
     false
-}
-
-/// `eval set -- "$opts"` where every assignment of `opts` in this file is `opts=$(getopt …)`:
-/// the text eval runs is `set --` and getopt's shell-quoted arguments, nothing else.
-fn sets_getopt_output(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
-    let bad = Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED);
-    if args.len() != 3
-        || args[0].text != "set"
-        || args[1].text != "--"
-        || args.iter().any(|a| a.taint.has(bad))
-        || !getopt_is_the_systems(ctx, cmd.file)
-    {
-        return false;
-    }
-    let Some(rest) = cmd
-        .snippet
-        .trim()
-        .strip_prefix("eval")
-        .map(str::trim_start)
-        .and_then(|r| r.strip_prefix("set"))
-        .map(str::trim_start)
-        .and_then(|r| r.strip_prefix("--"))
-    else {
-        return false;
-    };
-    // `eval set -- "$(getopt …)"`: getopt is the only command of the substitution.
-    let only_getopt = |w: &Word| {
-        !w.subs.is_empty()
-            && w.subs.iter().all(|&id| {
-                let inner: Vec<&Cmd> = ctx
-                    .an
-                    .cmds
-                    .iter()
-                    .filter(|c| c.in_subst == Some(id))
-                    .collect();
-                let at = names::effective(&inner[0].argv);
-                inner.len() == 1
-                    && inner[0]
-                        .argv
-                        .get(at)
-                        .is_some_and(|w| system_getopt(&w.text))
-                    && quotes_its_output(inner[0].argv[at + 1..].iter().map(|w| w.text.as_str()))
-            })
-    };
-    if only_getopt(&args[2]) {
-        return true;
-    }
-    let var = rest.trim().trim_matches('"');
-    let Some(name) = var
-        .strip_prefix("${")
-        .and_then(|v| v.strip_suffix('}'))
-        .or_else(|| var.strip_prefix('$'))
-    else {
-        return false;
-    };
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return false;
-    }
-    // A declaration without a value (`local opts`) assigns nothing.
-    let sets: Vec<_> = ctx
-        .an
-        .assigns
-        .iter()
-        .filter(|a| a.name == name && a.file == cmd.file && a.snippet.contains('='))
-        .collect();
-    !sets.is_empty()
-        && sets.iter().all(|a| {
-            let v = a.snippet.split_once('=').map_or("", |(_, v)| v).trim();
-            let v = v.trim_matches('"');
-            let mut words = v
-                .strip_prefix("$(")
-                .or_else(|| v.strip_prefix('`'))
-                .unwrap_or("")
-                .split_whitespace();
-            words.next().is_some_and(system_getopt)
-                && quotes_its_output(words.map(|w| w.trim_matches('"')))
-                && (v.ends_with(')') || v.ends_with('`'))
-                && !a.value.first().taint.has(bad)
-        })
-}
-
-/// Whether getopt, given `args`, quotes what it prints — the idiom's safety. Only getopt's
-/// enhanced form quotes: its first parameter an option and its option string given by `-o` /
-/// `--options`; the traditional form (`getopt ha "$@"`, attack 28 F4) and `-u`/`--unquoted` (any
-/// prefix, any cluster with `u`; attack 27 F9) print the words bare, and `eval set --` then runs
-/// one as code. Read up to `--`.
-fn quotes_its_output<'a>(args: impl Iterator<Item = &'a str>) -> bool {
-    let args: Vec<&str> = args.take_while(|a| *a != "--").collect();
-    let options_given = args.iter().any(|a| {
-        a.starts_with("-o")
-            || a.starts_with("--o")
-            || (!a.starts_with("--") && a.starts_with('-') && a.contains('o'))
-    });
-    args.first().is_some_and(|a| a.starts_with('-'))
-        && options_given
-        && !args.iter().any(|a| a.starts_with('-') && a.contains('u'))
-}
-
-/// Whether the system's getopt is the one a command of `file` runs, quoting: no function of that
-/// file is named getopt, and nothing there sets `GETOPT_COMPATIBLE`, which turns quoting off
-/// (attack 28 F4).
-fn getopt_is_the_systems(ctx: &Ctx, file: usize) -> bool {
-    !ctx.an
-        .defined
-        .iter()
-        .any(|(f, n)| *f == file && n == "getopt")
-        && !ctx.an.assigns.iter().any(|a| a.name == "GETOPT_COMPATIBLE")
-        && !ctx
-            .an
-            .cmds
-            .iter()
-            .any(|c| c.file == file && c.snippet.contains("GETOPT_COMPATIBLE"))
-}
-
-/// getopt as the system has it: found on the search path, or at its system directory
-/// (`/usr/bin/getopt`); a `getopt` anywhere else (`/tmp/getopt`, `./getopt`) is some other
-/// program.
-fn system_getopt(word: &str) -> bool {
-    matches!(word, "getopt" | "/usr/bin/getopt" | "/bin/getopt")
 }
 
 fn copies_own_functions(ctx: &Ctx, args: &[Word]) -> bool {

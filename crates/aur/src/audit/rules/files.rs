@@ -9,6 +9,7 @@ use crate::audit::shell::{Cmd, FileKind, Phase, Word, join_path};
 
 mod deletes;
 mod persistence;
+mod reach;
 mod secrets;
 
 use deletes::{deletes_a_system_tree, sweeping_delete};
@@ -76,12 +77,20 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         };
         for t in write_targets(cmd) {
             // As the kernel resolves it: `//home`, `/./home`, `/tmp/../home` are `/home` (attack
-            // 28 F3), folded by the shell model's own `join_path`.
+            // 28 F3), and for a deletion `/proc/self/root/home`, `/var/run/../home` too (attack
+            // 29 F1, `deletes::as_kernel_resolves`).
             let p = absolute(cmd, &t.text);
-            let p = if p.starts_with('/') {
-                join_path(None, &p)
+            let p = if effect == Effect::Delete {
+                deletes::through_links(ctx, cmd, &p)
             } else {
                 p
+            };
+            let p = if !p.starts_with('/') {
+                p
+            } else if effect == Effect::Delete {
+                deletes::as_kernel_resolves(cmd, &p)
+            } else {
+                join_path(None, &p)
             };
             if effect == Effect::Delete && p.starts_with("$pkgdir") {
                 continue;
@@ -89,6 +98,13 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             // A redirection of `mkdir` still writes its file: only the operands are directories.
             let operand = !cmd.redirs.iter().any(|r| std::ptr::eq(&r.target, t));
             judge_write(ctx, cmd, &p, &t.text, effect, operand, sink);
+        }
+        for t in deletes::other_deletions(ctx, cmd) {
+            let p = deletes::through_links(ctx, cmd, &absolute(cmd, &t.text));
+            if p.starts_with('/') {
+                let p = deletes::as_kernel_resolves(cmd, &p);
+                deletes_a_system_tree(cmd, &p, &t.text, sink);
+            }
         }
         units::services(ctx, cmd, sink);
     }
@@ -254,14 +270,20 @@ pub(super) fn write_targets(cmd: &Cmd) -> Vec<&Word> {
         "rm" | "rmdir" | "unlink" => out.extend(argv::parse(args, "", "", &[]).operands),
         // `find PATH … -delete` and `find PATH … -exec rm …` delete under PATH: its starting
         // points are what it deletes in (attack 28 F3).
+        // The program `-exec` runs is read through wrappers (`-exec /usr/bin/env rm`).
         "find"
             if args.iter().any(|a| a.text == "-delete")
-                || args.windows(2).any(|w| {
-                    matches!(w[0].text.as_str(), "-exec" | "-execdir" | "-ok")
-                        && matches!(basename(&w[1].text), "rm" | "shred" | "unlink")
+                || args.windows(2).enumerate().any(|(k, w)| {
+                    matches!(w[0].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") && {
+                        let rest = &args[k + 1..];
+                        matches!(
+                            basename(&rest[names::effective(rest)].text),
+                            "rm" | "shred" | "unlink"
+                        )
+                    }
                 }) =>
         {
-            out.extend(args.iter().take_while(|a| !a.text.starts_with('-')))
+            out.extend(deletes::find_starts(args))
         }
         "shred" => out.extend(argv::parse(args, "ns", "", &["--iterations", "--size"]).operands),
         "chmod" | "chown" | "chgrp" => {

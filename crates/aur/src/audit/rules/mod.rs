@@ -5,6 +5,7 @@ mod elevation;
 mod exec;
 mod exhaustion;
 mod files;
+mod getopt_idiom;
 mod install;
 mod modes;
 mod obfuscation;
@@ -17,6 +18,7 @@ mod spread;
 mod srcinfo_check;
 mod unit_owners;
 mod units;
+mod version;
 
 use std::collections::{HashMap, HashSet};
 
@@ -237,6 +239,7 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
     obfuscation::check(&ctx, &mut sink);
     spread::check(&ctx, &mut sink);
     srcinfo_check::check(&ctx, &mut sink);
+    version::check(&ctx, &mut sink);
     if cut {
         sink.add(
             "AUR-AUDIT-TRUNCATED",

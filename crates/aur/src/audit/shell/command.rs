@@ -111,6 +111,7 @@ impl Walker {
         let idx = self.an.cmds.len();
         self.an.cmds.push(cmd);
         self.after_command(idx, heredoc);
+        self.after_heredocs(src, node);
     }
 
     /// What a command changes for the rest of the walk.
@@ -481,25 +482,6 @@ impl Walker {
         });
     }
 
-    pub(super) fn declaration(&mut self, src: &Rc<ParsedSrc>, node: Node) {
-        let mut c = node.walk();
-        let kids: Vec<Node> = node.children(&mut c).collect();
-        let keyword = kids.first().map(|k| k.kind()).unwrap_or("");
-        for ch in kids {
-            match ch.kind() {
-                "variable_assignment" => self.assign(src, ch, keyword == "local"),
-                "variable_name" if matches!(keyword, "local" | "declare" | "typeset") => {
-                    let n = src.raw(ch).to_owned();
-                    self.env.entry(n).or_insert(Val::Scalar(Str::default()));
-                }
-                "command_substitution" | "process_substitution" => {
-                    let _ = self.subst(src, ch, ch.kind() == "process_substitution");
-                }
-                _ => {}
-            }
-        }
-    }
-
     /// Walks a substitution in a subshell; returns its output if it can be worked out.
     pub(super) fn subst(
         &mut self,
@@ -622,6 +604,6 @@ impl Walker {
     }
 }
 
-fn src_snippet(src: &ParsedSrc, node: Node) -> (String, Option<String>) {
+pub(super) fn src_snippet(src: &ParsedSrc, node: Node) -> (String, Option<String>) {
     src.snippet(node)
 }

@@ -8,8 +8,10 @@
 
 mod array;
 mod command;
+mod declare;
 mod expand;
 mod files;
+pub(crate) mod lexer;
 mod roles;
 mod source;
 pub(crate) mod statics;

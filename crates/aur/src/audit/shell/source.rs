@@ -40,59 +40,8 @@ fn ascii_masked(text: &str) -> Vec<u8> {
         .bytes()
         .map(|b| if b.is_ascii() { b } else { b'x' })
         .collect();
-    heredoc_delimiters_as_bash_reads_them(&mut bytes);
+    super::lexer::as_bash_reads_it(&mut bytes);
     bytes
-}
-
-/// A here-document's delimiter partly quoted (`<<E"O"F`, `<<"E"OF`, `<<-"E"OF`) ends, to bash,
-/// at a line reading the delimiter with its quotes removed (`EOF`); tree-sitter-bash waits for
-/// the word as written, so everything after it — any number of commands — was here-document
-/// text to the audit (attack 28 F6: `curl … | sh` after `cat <<E"O"F … EOF` was `ok`). Such a
-/// word is given to the parser as `'EOF'` (quoted whole: the same literal body to bash), padded
-/// with spaces to its length so every byte offset stays the text's.
-fn heredoc_delimiters_as_bash_reads_them(bytes: &mut [u8]) {
-    let mut i = 0;
-    while i + 2 < bytes.len() {
-        if bytes[i] != b'<'
-            || bytes[i + 1] != b'<'
-            || bytes[i + 2] == b'<'
-            || (i > 0 && bytes[i - 1] == b'<')
-        {
-            i += 1;
-            continue;
-        }
-        let mut start = i + 2;
-        if bytes.get(start) == Some(&b'-') {
-            start += 1;
-        }
-        while matches!(bytes.get(start), Some(b' ' | b'\t')) {
-            start += 1;
-        }
-        let end = bytes[start..]
-            .iter()
-            .position(|b| b.is_ascii_whitespace() || b";|&<>()".contains(b))
-            .map_or(bytes.len(), |n| start + n);
-        let word = &bytes[start..end];
-        let quotes = word.iter().filter(|b| matches!(b, b'"' | b'\'')).count();
-        let wrapped = word.len() >= 2
-            && matches!(word[0], b'"' | b'\'')
-            && word[word.len() - 1] == word[0]
-            && quotes == 2;
-        if quotes >= 2 && !wrapped {
-            let bare: Vec<u8> = word
-                .iter()
-                .copied()
-                .filter(|b| !matches!(b, b'"' | b'\''))
-                .collect();
-            let mut new = Vec::with_capacity(word.len());
-            new.push(b'\'');
-            new.extend(&bare);
-            new.push(b'\'');
-            new.resize(word.len(), b' ');
-            bytes[start..end].copy_from_slice(&new);
-        }
-        i = end.max(i + 1);
-    }
 }
 
 impl ParsedSrc {

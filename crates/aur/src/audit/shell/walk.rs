@@ -397,6 +397,33 @@ impl Walker {
         self.extra_redirs.truncate(saved_r);
         self.extra_stdin = saved_s;
         self.pending_heredoc = saved_h;
+        self.after_heredocs(src, node);
+    }
+
+    /// The commands tree-sitter-bash puts inside a here-document's redirect node, from the
+    /// operator's line (`cat <<EOF && cmd`, `cat <<EOF | cmd`, `cat <<EOF; cmd` once its word is
+    /// respelt): they run after the command, and were never walked (attack 29 F7).
+    pub(super) fn after_heredocs(&mut self, src: &Rc<ParsedSrc>, node: Node) {
+        let mut c = node.walk();
+        let redirects: Vec<Node> = node
+            .children(&mut c)
+            .filter(|n| n.kind() == "heredoc_redirect")
+            .collect();
+        for r in redirects {
+            let mut c = r.walk();
+            let mut follow = Vec::new();
+            for (i, ch) in r.children(&mut c).enumerate() {
+                if r.field_name_for_child(i as u32) == Some("right") {
+                    follow.push(ch);
+                } else if ch.kind() == "pipeline" {
+                    let mut pc = ch.walk();
+                    follow.extend(ch.named_children(&mut pc));
+                }
+            }
+            for stmt in follow {
+                self.walk_stmt(src, stmt, false);
+            }
+        }
     }
 
     /// Adds one redirect node to the pending redirects / stdin.
@@ -430,6 +457,7 @@ impl Walker {
                             quoted = t.contains(['\'', '"', '\\']);
                         }
                         "heredoc_body" => body_node = Some(ch),
+                        k if k.ends_with("redirect") => self.redirect(src, ch),
                         _ => {}
                     }
                 }

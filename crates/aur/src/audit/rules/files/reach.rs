@@ -1,0 +1,179 @@
+//! The path a deletion reaches, as the kernel resolves it and as the shell expands it (attack
+//! 29 F1: AUR-DELETE-SYSTEM read paths by their spelling): magic links of `/proc`, the
+//! system's own links before a `..`, links the same file made, a build directory climbed out
+//! of, and globs matched against what they name.
+
+use super::super::{Ctx, argv};
+use crate::audit::names;
+use crate::audit::shell::{Cmd, Phase};
+
+/// Links every Arch system has, as the kernel follows them before a `..` (`/var/run/../home`
+/// is `/home`, not `/var/home`).
+const SYSTEM_LINKS: &[(&str, &str)] = &[
+    ("/var/run", "/run"),
+    ("/var/lock", "/run/lock"),
+    ("/bin", "/usr/bin"),
+    ("/sbin", "/usr/bin"),
+    ("/usr/sbin", "/usr/bin"),
+    ("/lib", "/usr/lib"),
+    ("/lib64", "/usr/lib"),
+    ("/usr/lib64", "/usr/lib"),
+];
+
+/// An absolute path as the kernel resolves it (attack 29 F1; attack 28 F3 folded `//`, `/./`
+/// and `..` by spelling only): `/proc/self/root`, `/proc/thread-self/root` and `/proc/PID/root`
+/// are `/`; `/proc/…/cwd` is the command's directory (`/` for a scriptlet that did not `cd`);
+/// the system's own links are followed before a `..`. A path through a file descriptor
+/// (`/dev/fd/3/`, `/proc/self/fd/3/`, `/dev/stdin/`) or a `cwd` the audit does not know
+/// names a directory only known when it runs: given as `<descriptor>`.
+pub(crate) fn as_kernel_resolves(cmd: &Cmd, p: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let segs: Vec<&str> = p
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    let mut i = 0;
+    while i < segs.len() {
+        let seg = segs[i];
+        let here = format!("/{}", out.join("/"));
+        let proc_entry = here == "/proc"
+            && (matches!(seg, "self" | "thread-self") || seg.chars().all(|c| c.is_ascii_digit()));
+        if proc_entry {
+            match segs.get(i + 1).copied() {
+                Some("root") => {
+                    out.clear();
+                    i += 2;
+                    continue;
+                }
+                Some("cwd") => {
+                    let cwd = match &cmd.cwd {
+                        Some(c) if c.starts_with('/') => c.clone(),
+                        None if matches!(cmd.phase, Phase::Install | Phase::Hook) => "/".into(),
+                        _ => return "<descriptor>".into(),
+                    };
+                    out = cwd
+                        .split('/')
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned)
+                        .collect();
+                    i += 2;
+                    continue;
+                }
+                Some("fd") if i + 2 < segs.len() => return "<descriptor>".into(),
+                _ => {}
+            }
+        }
+        if here == "/dev"
+            && (matches!(seg, "stdin" | "stdout" | "stderr") || (seg == "fd" && i + 1 < segs.len()))
+            && i + 1 < segs.len()
+        {
+            return "<descriptor>".into();
+        }
+        if seg == ".." {
+            out.pop();
+        } else {
+            out.push(seg.to_owned());
+            let now = format!("/{}", out.join("/"));
+            if let Some((_, to)) = SYSTEM_LINKS.iter().find(|(from, _)| *from == now) {
+                out = to
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+            }
+        }
+        i += 1;
+    }
+    format!("/{}", out.join("/"))
+}
+
+/// A deletion's path with the links the same file made (`ln -s TARGET LINK`) followed where the
+/// path goes through one (`ln -sfn /home /tmp/h && rm -rf /tmp/h/`: `rm` follows a link named
+/// with a trailing slash; attack 29 F1 d04), and a build variable's directory climbed out of
+/// by `..` (`$srcdir/../../../../home`, `$HOME/../../home`: enough of them reach `/`, which
+/// the kernel never climbs above; attack 29 F1 b07) read as `/` then the rest.
+pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
+    for c in ctx.an.cmds.iter().filter(|c| c.file == cmd.file) {
+        let (name, args) = names::program(c);
+        let symbolic = args.iter().any(|a| {
+            a.text == "--symbolic"
+                || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('s'))
+        });
+        if name != "ln" || !symbolic {
+            continue;
+        }
+        let ops = argv::copy_like(args).operands;
+        if let [target, link] = ops.as_slice()
+            && target.text.starts_with('/')
+            && !link.text.is_empty()
+            && let Some(rest) = p.strip_prefix(link.text.trim_end_matches('/'))
+            && rest.starts_with('/')
+        {
+            return format!("{}{rest}", target.text.trim_end_matches('/'));
+        }
+    }
+    climbed_out(p).unwrap_or_else(|| p.to_owned())
+}
+
+fn climbed_out(p: &str) -> Option<String> {
+    let mut segs = p.split('/').filter(|s| !s.is_empty() && *s != ".");
+    let root = segs.next()?;
+    let var = root.trim_start_matches("${").trim_start_matches('$');
+    let var = var.trim_end_matches('}');
+    if !root.starts_with('$')
+        || !matches!(
+            var,
+            "srcdir" | "startdir" | "pkgdir" | "HOME" | "PWD" | "BUILDDIR"
+        )
+    {
+        return None;
+    }
+    let rest: Vec<&str> = segs.collect();
+    let ups = rest.iter().take_while(|s| **s == "..").count();
+    let enough = if var == "HOME" { 2 } else { 4 };
+    (ups >= enough).then(|| format!("/{}", rest[ups..].join("/")))
+}
+
+/// Whether the shell pattern `pat` matches `path` (`*` and `?` never match `/`; `[…]` classes
+/// with `!`/`^` and ranges) — a glob judged by what it matches (`/h?me`, `/[h]ome`).
+pub(crate) fn glob_match(pat: &str, path: &str) -> bool {
+    fn class(p: &[char], c: char) -> Option<(bool, usize)> {
+        let mut i = 1;
+        let neg = matches!(p.get(1), Some('!' | '^'));
+        if neg {
+            i += 1;
+        }
+        let mut hit = false;
+        let mut first = true;
+        while i < p.len() && (p[i] != ']' || first) {
+            first = false;
+            if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|e| *e != ']') {
+                hit |= p[i] <= c && c <= p[i + 2];
+                i += 3;
+            } else {
+                hit |= p[i] == c;
+                i += 1;
+            }
+        }
+        (i < p.len()).then_some((hit != neg, i + 1))
+    }
+    fn go(p: &[char], s: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some('*') => (0..=s.len())
+                .take_while(|&k| k == 0 || s[k - 1] != '/')
+                .any(|k| go(&p[1..], &s[k..])),
+            Some('?') => s.first().is_some_and(|c| *c != '/') && go(&p[1..], &s[1..]),
+            Some('[') => match (s.first(), class(p, *s.first().unwrap_or(&'/'))) {
+                (Some(c), Some((hit, n))) if *c != '/' => hit && go(&p[n..], &s[1..]),
+                (Some(c), None) => *c == '[' && go(&p[1..], &s[1..]),
+                _ => false,
+            },
+            Some('\\') if p.len() > 1 => s.first() == Some(&p[1]) && go(&p[2..], &s[1..]),
+            Some(c) => s.first() == Some(c) && go(&p[1..], &s[1..]),
+        }
+    }
+    let p: Vec<char> = pat.chars().collect();
+    let s: Vec<char> = path.chars().collect();
+    go(&p, &s)
+}

