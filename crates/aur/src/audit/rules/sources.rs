@@ -606,7 +606,7 @@ fn bundled(ctx: &Ctx, srcs: &[Source], sink: &mut Sink) {
 
 /// URLs to throwaway or exfiltration hosts anywhere in commands.
 fn command_urls(ctx: &Ctx, sink: &mut Sink) {
-    for cmd in ctx.acting() {
+    for cmd in ctx.acting().filter(|c| !names::only_prints(c)) {
         let (name, args) = names::program(cmd);
         let mut found: Vec<ParsedUrl> = Vec::new();
         for w in cmd.argv.iter().chain(cmd.stdin.iter()) {
