@@ -516,3 +516,96 @@ fn a_package_manager_used_at_run_time_or_from_a_scriptlet_stays_flagged() {
     ));
     assert!(r.verdict != Verdict::Ok, "{}", r.to_text());
 }
+
+// Beside class 2 (taotieren's aicube-isp-wine, hqdfm-wine: `install -Dm6644 icon.svg
+// "$pkgdir/usr/share/pixmaps/…"`): set-id bits on a file the mode lets no one execute give no
+// rights — set-id acts only when the file is run. Made executable anywhere else, or given an
+// execute bit, it stays flagged.
+
+#[test]
+fn setid_bits_on_a_file_no_one_may_execute_are_low() {
+    let r = audit(&input(
+        "gridtool-wine",
+        "",
+        "  install -Dm6644 icon.svg \"$pkgdir/usr/share/pixmaps/gridtool.svg\"",
+        None,
+        &[],
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SETUID"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+#[test]
+fn setid_bits_on_something_that_runs_stay_flagged() {
+    for body in [
+        "  install -Dm6755 gridtool \"$pkgdir/usr/bin/gridtool\"",
+        "  install -Dm4644 gridtool \"$pkgdir/usr/bin/gridtool\"\n  chmod +x \"$pkgdir/usr/bin/gridtool\"",
+        "  install -Dm755 gridtool \"$pkgdir/usr/bin/gridtool\"\n  chmod u+s \"$pkgdir/usr/bin/gridtool\"",
+    ] {
+        let r = audit(&input("gridtool-wine", "", body, None, &[]));
+        assert!(
+            max_of(&r, "AUR-SETUID").is_some_and(|s| s >= Severity::Medium),
+            "{body}\n{}",
+            r.to_text()
+        );
+    }
+    // setuid to root on a shell stays critical whatever else
+    let r = audit(&input(
+        "gridtool-wine",
+        "",
+        "  install -Dm4755 /usr/bin/bash \"$pkgdir/usr/bin/gridsh\"",
+        None,
+        &[],
+    ));
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}
+
+// False review: a data table fetched with `SKIP` and only read (ttf-dejavu-emojiless:
+// `emoji.json` from a `master` branch, read by its fontforge script): an unpinned input, info.
+// A manifest a build tool obeys (`package.json`) or a script stays medium.
+
+#[test]
+fn a_skipped_data_table_that_nothing_runs_is_info() {
+    let i = AuditInput {
+        pkgbuild: "pkgname=ttf-sample-font\npkgver=1\npkgrel=1\narch=(any)\nurl=https://example.org\nlicense=(custom)\nmakedepends=(fontforge)\nsource=(https://example.org/font-1.tar.bz2\n        https://github.com/example/emoji-data/raw/master/emoji.json)\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000'\n            'SKIP')\nbuild() {\n  fontforge -script cleaner.py font.ttf\n}\npackage() {\n  install -Dm644 font.ttf -t \"$pkgdir/usr/share/fonts/TTF\"\n}\n".into(),
+        install_scripts: vec![],
+        srcinfo: None,
+    };
+    let r = audit(&i);
+    assert_eq!(
+        max_of(&r, "AUR-SOURCE-SKIP"),
+        Some(Severity::Info),
+        "{}",
+        r.to_text()
+    );
+    for (src, build) in [
+        (
+            "https://example.org/app/raw/master/package.json",
+            "npm install",
+        ),
+        (
+            "https://example.org/app/raw/master/setup.sh",
+            "bash setup.sh",
+        ),
+    ] {
+        let i = AuditInput {
+            pkgbuild: format!(
+                "pkgname=sample-app\npkgver=1\npkgrel=1\narch=(any)\nurl=https://example.org\nlicense=(MIT)\nmakedepends=(npm)\nsource=({src})\nsha256sums=('SKIP')\nbuild() {{\n  {build}\n}}\npackage() {{\n  install -Dm644 out.js -t \"$pkgdir/usr/lib/sample-app\"\n}}\n"
+            ),
+            install_scripts: vec![],
+            srcinfo: None,
+        };
+        let r = audit(&i);
+        assert_eq!(
+            max_of(&r, "AUR-SOURCE-SKIP"),
+            Some(Severity::Medium),
+            "{src}\n{}",
+            r.to_text()
+        );
+    }
+}

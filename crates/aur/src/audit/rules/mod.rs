@@ -5,6 +5,7 @@ mod elevation;
 mod exec;
 mod exhaustion;
 mod files;
+mod inert;
 mod install;
 mod modes;
 mod obfuscation;
