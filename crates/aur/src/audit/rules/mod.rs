@@ -17,6 +17,7 @@ mod session_bus;
 mod sources;
 mod spread;
 mod srcinfo_check;
+mod text_subst;
 mod unit_owners;
 mod units;
 
