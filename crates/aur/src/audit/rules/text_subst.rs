@@ -27,7 +27,9 @@ pub(super) fn variables_edit_text(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
                 .filter(|c| c.file == a.file && c.pos.line == a.pos.line)
                 .filter_map(|c| c.in_subst)
                 .collect();
-            !ids.is_empty() && ids.iter().all(|&id| edits_text(ctx, id))
+            // No substitution on its own line: it copies another variable's output
+            // (`_aliases=${_map[$_fontname]}`), judged where that one is set.
+            ids.iter().all(|&id| edits_text(ctx, id))
         })
 }
 
@@ -43,7 +45,13 @@ pub(super) fn edits_text(ctx: &Ctx, id: usize) -> bool {
         .collect();
     !cmds.is_empty()
         && cmds.iter().all(|c| {
-            if c.embed.is_some() || !c.redirs.is_empty() || c.stdin.is_some() {
+            // Text given on standard input (`<<<"$x"`, a here-document) is given words too;
+            // reading a file (`< FILE`) or writing one is not.
+            let given_only = c
+                .redirs
+                .iter()
+                .all(|r| r.op == "<<<" || r.op.starts_with("<<"));
+            if c.embed.is_some() || !given_only {
                 return false;
             }
             let (name, args) = names::program(c);
@@ -55,7 +63,8 @@ pub(super) fn edits_text(ctx: &Ctx, id: usize) -> bool {
                 }
                 "sed" => args.iter().all(|a| {
                     let t = a.text.as_str();
-                    t == "-e" || t == "-E" || t == "-r" || t == "-n" || safe_substitution(t)
+                    matches!(t, "-e" | "-E" | "-r" | "-n" | "--regexp-extended")
+                        || safe_substitution(t)
                 }),
                 _ => false,
             }
