@@ -9,7 +9,9 @@
 # holds one symlink per package directory (a directory with a PKGBUILD) under the repository's
 # package root. A test-set package whose directory name, or any part of its path under the root, is
 # also a development-set package's name is left out, so the test set holds only packages the rules
-# were never tuned on.
+# were never tuned on. A test repository with a cap (split.tsv's optional fifth column, N) then
+# keeps only N of its packages left: those whose path under the repository has the smallest
+# SHA-256, in byte order of the hex (bench/aur/README.md, "Ninth landing").
 #
 # A repository kept as one branch per package (a mirror like the AUR's) has `-` for its commit:
 # its packages are pinned one per line in bench/aur/branches/OWNER+NAME.tsv (name, branch, commit),
@@ -23,7 +25,7 @@ mkdir -p "$root/repos"
 rm -rf "$root/sets"
 mkdir -p "$root/sets/dev" "$root/sets/test"
 
-while IFS=$'\t' read -r set repo commit under; do
+while IFS=$'\t' read -r set repo commit under _cap; do
   [[ -z $set || $set == \#* ]] && continue
   key=${repo/\//+}
   dest="$root/repos/$key"
@@ -93,6 +95,26 @@ for link in "$root"/sets/test/*/*; do
   done
 done
 echo "test set: $removed packages also named in the dev set left out" >&2
+capped=0
+while IFS=$'\t' read -r set repo _commit _under cap; do
+  [[ $set == test && -n ${cap:-} ]] || continue
+  key=${repo/\//+}
+  dest="$root/repos/$key"
+  for link in "$root/sets/test/$key"/*; do
+    [[ -e $link || -L $link ]] || continue
+    rel=$(readlink "$link")
+    rel=${rel#"$dest.pkgs/"}
+    rel=${rel#"$dest/"}
+    rel=${rel#./}
+    printf '%s\t%s\n' "$(printf '%s' "$rel" | sha256sum | cut -c1-64)" "$link"
+  done | LC_ALL=C sort | tail -n +$((cap + 1)) | cut -f2- >"$root/capped.$key"
+  n=$(wc -l <"$root/capped.$key")
+  [[ $n -gt 0 ]] && xargs -r -d '\n' rm -- <"$root/capped.$key"
+  capped=$((capped + n))
+  rm -f "$root/capped.$key"
+  echo "test $repo: capped at $cap ($n left out)" >&2
+done <"$split"
+echo "test set: $capped packages left out by a repository's cap" >&2
 for s in dev test; do
   echo "$s: $(find "$root/sets/$s" -mindepth 2 -maxdepth 2 | wc -l) packages" >&2
 done

@@ -363,6 +363,38 @@ pub(crate) fn is_decoder(cmd: &Cmd) -> bool {
     }
 }
 
+/// `cat <<EOF … EOF` shown to the person: text given on standard input to `cat` with no file
+/// of its own, sent to the terminal (no redirection into a file, not piped on, not captured by
+/// `$(…)`). An address in it is read by a person, not fetched — as in an `echo`.
+pub(crate) fn only_prints(cmd: &Cmd) -> bool {
+    let (name, args) = program(cmd);
+    let to_terminal = cmd
+        .redirs
+        .iter()
+        .filter(|r| r.op.starts_with('>') || r.op.starts_with("&>"))
+        .all(|r| {
+            matches!(
+                r.target.text.as_str(),
+                "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+            ) || (r.op == ">&" && r.target.text.chars().all(|c| c.is_ascii_digit()))
+        });
+    // The line as written, too: a pipe after the here-document's start (`cat <<EOF | sh`)
+    // is not always seen as a pipeline.
+    let line = cmd.snippet.lines().next().unwrap_or("");
+    name == "cat"
+        && cmd.stdin.is_some()
+        && !line.contains(['|', '>', '`', ';', '&'])
+        && !line.contains("$(")
+        && args
+            .iter()
+            .all(|a| a.text.starts_with('-') && a.text != "-")
+        && to_terminal
+        && cmd.in_subst.is_none()
+        && cmd
+            .pipe
+            .is_none_or(|(_, stage, stages)| stage + 1 == stages)
+}
+
 /// Echo-like commands whose arguments are messages, not actions.
 pub(crate) fn is_message(name: &str) -> bool {
     matches!(

@@ -198,8 +198,10 @@ fn host_in(host: &str, list: &[&str]) -> bool {
 }
 
 fn is_ip_literal(host: &str) -> bool {
+    // The loopback and unspecified addresses (`[::1]`, `[::]`, `127.…`, `0.0.0.0`) are this
+    // machine: nothing is fetched from anyone there.
     if host.starts_with('[') {
-        return host != "[::1]";
+        return !matches!(host, "[::1]" | "[::]");
     }
     let parts: Vec<&str> = host.split('.').collect();
     parts.len() == 4

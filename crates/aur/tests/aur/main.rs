@@ -17,6 +17,7 @@ mod misfires_landing4;
 mod misfires_landing5;
 mod misfires_landing6;
 mod misfires_landing7;
+mod misfires_landing8;
 mod misfires_unseen;
 mod ops;
 mod rules;

@@ -62,6 +62,18 @@ pub(super) fn elevation(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                 );
                 return;
             }
+            if let Some((acct, conf)) = configured_account(ctx, cmd) {
+                sink.cmd(
+                    "AUR-INSTALL-AS-USER",
+                    Severity::Low,
+                    cmd,
+                    format!(
+                        "drops root to the account its own configuration file {conf} names (`{acct}`, which the package ships and the administrator edits) {}: a service account set by root, not a person chosen at run time; check `{acct}` is a service account, not a person's login",
+                        cmd.phase.label()
+                    ),
+                );
+                return;
+            }
             match named_account(cmd) {
                 // A fixed account name is a service account (a person's login name is not
                 // known to a package): root dropping its rights, not reaching a session.
@@ -192,4 +204,82 @@ fn account_word(cmd: &Cmd) -> Option<&Word> {
         i += 1;
     }
     acct
+}
+
+/// The account `su`/`runuser` switches to is a variable (`- $XMMS2_USER`) the script reads
+/// from a configuration file it sources (`. /etc/conf.d/xmms2d.conf`) that the package itself
+/// installs there from one of its own files, where it is set to a fixed account name
+/// (`XMMS2_USER="xmms2user"`), and the script never sets it itself: root's configuration
+/// chooses the account, as a fixed name in the script would. Returns (account, path).
+fn configured_account(ctx: &Ctx, cmd: &Cmd) -> Option<(String, String)> {
+    let w = account_word(cmd)?;
+    let t = w.text.as_str();
+    let var = t
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .or_else(|| t.strip_prefix('$'))?;
+    if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    if ctx
+        .an
+        .assigns
+        .iter()
+        .any(|a| a.file == cmd.file && a.name == var)
+    {
+        return None;
+    }
+    let sourced = ctx
+        .an
+        .cmds
+        .iter()
+        .filter(|c| c.file == cmd.file)
+        .filter_map(|c| {
+            let (n, a) = names::program(c);
+            (matches!(n, "." | "source") && a.len() == 1 && a[0].text.starts_with("/etc/"))
+                .then(|| a[0].text.clone())
+        });
+    for conf in sourced {
+        // package() installs one of the package's own files at that path.
+        let shipped = ctx
+            .an
+            .cmds
+            .iter()
+            .filter(|c| c.phase == Phase::Package)
+            .find_map(|c| {
+                let (n, a) = names::program(c);
+                let into = a
+                    .last()
+                    .is_some_and(|l| l.text.starts_with("$pkgdir") && l.text.ends_with(&conf));
+                (matches!(n, "install" | "cp") && into).then_some(a)
+            });
+        let Some(args) = shipped else { continue };
+        let text = ctx.local_texts.iter().find_map(|(name, text)| {
+            args[..args.len() - 1]
+                .iter()
+                .any(|a| basename(&a.text) == basename(name))
+                .then_some(text)
+        });
+        let Some(text) = text else { continue };
+        let mut value = None;
+        for line in text.lines() {
+            if let Some(v) = line
+                .trim()
+                .strip_prefix(var)
+                .and_then(|r| r.strip_prefix('='))
+            {
+                value = Some(v.trim().trim_matches(['"', '\'']).to_owned());
+            }
+        }
+        let fixed = value.filter(|v| {
+            !v.is_empty()
+                && v != "root"
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        });
+        if let Some(acct) = fixed {
+            return Some((acct, conf));
+        }
+    }
+    None
 }

@@ -121,7 +121,9 @@ fn code_words(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
         }
     }
     if name == "eval" && args.iter().any(|a| a.dynamic) {
-        if defines_function_from_text(args) {
+        if defines_function_from_text(ctx, args)
+            && super::text_subst::variables_edit_text(ctx, cmd, args)
+        {
             sink.cmd(
                 "AUR-EVAL",
                 Severity::Low,
@@ -232,9 +234,17 @@ fn pipelines(ctx: &Ctx, sink: &mut Sink) {
 /// file), and nothing in it comes from a download, a decoder or hidden text.
 /// `eval "package_$name() { … }"`: the evaluated text is a function definition written in the
 /// file, with variables but no substitution's output and nothing downloaded or decoded in it.
-fn defines_function_from_text(args: &[Word]) -> bool {
+fn defines_function_from_text(ctx: &Ctx, args: &[Word]) -> bool {
     let bad = Taint::NET.with(Taint::DECODED).with(Taint::OBFUSCATED);
-    if args.is_empty() || args.iter().any(|a| a.taint.has(bad) || !a.subs.is_empty()) {
+    if args.is_empty()
+        || args.iter().any(|a| {
+            a.taint.has(bad)
+                || !a
+                    .subs
+                    .iter()
+                    .all(|&id| super::text_subst::edits_text(ctx, id))
+        })
+    {
         return false;
     }
     let text = args
@@ -245,7 +255,8 @@ fn defines_function_from_text(args: &[Word]) -> bool {
     let t = text.trim_start();
     let t = t.strip_prefix("function ").unwrap_or(t).trim_start();
     let name_len = t
-        .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.${}".contains(c)))
+        // `[i]` of an array element put into the name (`package_python-${pkgname[i]}`).
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.${}[]".contains(c)))
         .unwrap_or(t.len());
     if name_len == 0 {
         return false;

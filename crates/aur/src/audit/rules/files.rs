@@ -8,6 +8,7 @@ use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, FileKind, Phase, Word, join_path};
 
 mod deletes;
+mod home_find;
 mod persistence;
 mod reach;
 mod secrets;
@@ -490,6 +491,22 @@ fn judge_write(
         p.starts_with("$HOME") || p == "/home" || p.starts_with("/home/") || p.starts_with("/root");
     match cmd.phase {
         Phase::Install | Phase::Hook => {
+            if home
+                && effect == Effect::Delete
+                && home_find::own_dir_in_every_home(ctx, cmd, p, sink)
+            {
+                return;
+            }
+            if home && effect == Effect::Write && operand && makes_dir(cmd) && !dir_mode_opens(cmd)
+            {
+                sink.cmd(
+                    "AUR-WRITE-HOME",
+                    Severity::Low,
+                    cmd,
+                    format!("a root install script makes the empty directory {raw} in a home: it holds nothing and runs nothing by itself (what is later written into it is judged on its own); it belongs to root, so check the program does not need to write there as the person"),
+                );
+                return;
+            }
             if home && effect == Effect::Delete && !sweeping_delete(ctx, cmd, p) {
                 sink.cmd(
                     "AUR-WRITE-HOME",
@@ -532,6 +549,32 @@ fn makes_dir(cmd: &Cmd) -> bool {
     prog == "mkdir"
         || (prog == "install"
             && (argv::install(args).has("-d") || argv::install(args).has("--directory")))
+}
+
+/// `mkdir -m MODE` / `install -d -m MODE` with a mode other than an octal one that lets
+/// neither the group nor others write (`-m 777`, `-m a+w`): the directory is opened to others.
+fn dir_mode_opens(cmd: &Cmd) -> bool {
+    let (_, args) = names::program(cmd);
+    let words: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let mut modes = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if let Some(m) = w.strip_prefix("--mode=") {
+            modes.push(m);
+        } else if matches!(*w, "-m" | "--mode") {
+            modes.extend(words.get(i + 1).copied());
+        } else if w.starts_with('-') && !w.starts_with("--") && w.contains('m') {
+            // `-dm777`, `-m0700`, `-pm 755`: the value follows the `m` or is the next word.
+            let rest = &w[w.find('m').map_or(w.len(), |k| k + 1)..];
+            modes.push(if rest.is_empty() {
+                words.get(i + 1).copied().unwrap_or("")
+            } else {
+                rest
+            });
+        }
+    }
+    modes
+        .iter()
+        .any(|m| argv::octal(m).is_none_or(|v| v & 0o022 != 0))
 }
 
 /// A `chmod` to an octal mode that lets neither the group nor others write (`0750`, `440`):

@@ -6,16 +6,19 @@ mod exec;
 mod exhaustion;
 mod files;
 mod getopt_idiom;
+mod inert;
 mod install;
 mod modes;
 mod obfuscation;
 mod own_group;
+mod own_units;
 mod pkgmgr;
 mod session;
 mod session_bus;
 mod sources;
 mod spread;
 mod srcinfo_check;
+mod text_subst;
 mod unit_owners;
 mod units;
 mod version;
@@ -191,8 +194,12 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
         }
     }
     for c in &an.cmds {
-        // Installing named packages does not show what the package is built with.
+        // Installing named packages does not show what the package is built with — unless
+        // they are installed into the package (`npm install -g --prefix "$pkgdir"/usr`, the
+        // Node.js packaging guideline's spelling): that is building it with the tool.
+        let into_package = c.argv.iter().any(|a| a.text.contains("$pkgdir"));
         let named_install = names::pkg_manager(c).is_some()
+            && !into_package
             && names::program(c)
                 .1
                 .iter()

@@ -287,6 +287,16 @@ fn judge_mode(ctx: &Ctx, cmd: &Cmd, mode: &str, targets: &[&Word], made: Made, s
                         "sets the {bit} bit (mode {mode}) on the directory {where_}: files made in it keep its group (a setuid bit on a directory does nothing on Linux); no program gains rights. Check who may write there"
                     ),
                 )
+            } else if !directory
+                && argv::octal(mode).is_some_and(|v| v & 0o111 == 0)
+                && !mode_changed_elsewhere(ctx, cmd, &path)
+            {
+                (
+                    Severity::Low,
+                    format!(
+                        "sets the {bit} bit (mode {mode}) on {where_}, but the mode lets no one execute it: set-id acts only when a file is run, so no program gains rights. Check nothing else makes it executable"
+                    ),
+                )
             } else if !su
                 && [
                     "/var/lib/",
@@ -422,4 +432,17 @@ fn judge_caps(cmd: &Cmd, caps: &str, file: &Word, sink: &mut Sink) {
             cmd.phase.label()
         ),
     );
+}
+
+/// Another command of the package changes the mode of a file of that name (`chmod +x` after
+/// `install -m6644`): the mode set here may not be the one it ends with.
+fn mode_changed_elsewhere(ctx: &Ctx, cmd: &Cmd, path: &str) -> bool {
+    let name = basename(path);
+    ctx.an.cmds.iter().any(|c| {
+        !std::ptr::eq(c, cmd)
+            && matches!(names::program(c).0, "chmod" | "setfacl" | "install" | "cp")
+            && super::files::write_targets(c)
+                .iter()
+                .any(|w| basename(&w.text) == name)
+    })
 }

@@ -8,7 +8,7 @@ use regex::Regex;
 use super::{Ctx, Sink};
 use crate::audit::names;
 use crate::audit::report::Severity;
-use crate::audit::shell::{ObfKind, Phase};
+use crate::audit::shell::{Cmd, ObfKind, Phase};
 
 static BLOB: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[A-Za-z0-9+/]{100,}={0,2}|[0-9a-fA-F]{160,}").expect("constant regex is valid")
@@ -93,6 +93,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             );
         }
         if names::is_decoder(cmd)
+            && !reversed_back(ctx, cmd)
             && matches!(cmd.phase, Phase::Install | Phase::Hook | Phase::Global)
         {
             sink.cmd(
@@ -119,4 +120,24 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             );
         }
     }
+}
+
+/// `rev` in a pipeline that reverses its text back again (`echo "$tag" | rev | cut -d- -f1 |
+/// rev`, the idiom for a string's last field): an even number of `rev` stages gives text in
+/// its own order, a piece of the input, not a decoded form of it.
+fn reversed_back(ctx: &Ctx, cmd: &Cmd) -> bool {
+    let Some((id, _, _)) = cmd.pipe else {
+        return false;
+    };
+    if names::program(cmd).0 != "rev" {
+        return false;
+    }
+    let revs = ctx
+        .an
+        .cmds
+        .iter()
+        .filter(|c| c.file == cmd.file && c.pipe.is_some_and(|p| p.0 == id))
+        .filter(|c| names::program(c).0 == "rev")
+        .count();
+    revs % 2 == 0
 }

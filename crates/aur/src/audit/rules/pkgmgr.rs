@@ -99,6 +99,18 @@ fn installs_globally(cmd: &Cmd, pm: &str) -> bool {
 }
 
 fn depends(ctx: &Ctx, sink: &mut Sink) {
+    // A meta package ships no file of its own (no command in package(), nothing built): no
+    // code of it can run the package manager; it only hands the tool to the person, as a
+    // development environment's list of tools does. An install script that runs it is judged
+    // by AUR-PKGMGR-INSTALL.
+    let ships_nothing = !ctx
+        .an
+        .cmds
+        .iter()
+        .any(|c| c.phase == Phase::Package || c.phase.is_build());
+    if ships_nothing {
+        return;
+    }
     let mut seen = Vec::new();
     for key in ["depends", "depends_x86_64"] {
         for d in ctx.an.all_values(key) {

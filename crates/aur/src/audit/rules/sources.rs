@@ -8,6 +8,8 @@ use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, Phase, Pos, join_path};
 use crate::audit::urls::{self, ParsedUrl};
 
+pub(super) use super::inert::inert;
+
 /// One `source=()` entry.
 pub(crate) struct Source {
     pub raw: String,
@@ -170,7 +172,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                     0,
                     pos,
                     &snippet,
-                    format!("the download {} has its checksum set to SKIP, but it is a document or image that nothing runs; check the package only installs it", s.local),
+                    format!("the download {} has its checksum set to SKIP, but it is a document, image or data table that nothing runs; check the package only installs it", s.local),
                 );
             } else {
                 sink.at(
@@ -219,21 +221,6 @@ fn signed(ctx: &Ctx, srcs: &[Source], s: &Source) -> bool {
                     .any(|e| o.local.strip_suffix(e) == Some(*n))
             })
     })
-}
-
-/// A file nothing executes: a document, a licence or an image (by its name).
-pub(super) fn inert(local: &str) -> bool {
-    let l = local.to_ascii_lowercase();
-    let b = basename(&l);
-    [
-        ".html", ".htm", ".txt", ".md", ".rst", ".pdf", ".png", ".jpg", ".jpeg", ".svg", ".ico",
-        ".gif", ".webp", ".xpm",
-    ]
-    .iter()
-    .any(|e| b.ends_with(e))
-        || ["license", "licence", "copying", "eula"]
-            .iter()
-            .any(|n| b.starts_with(n))
 }
 
 pub(super) fn norm(s: &str) -> String {
@@ -606,7 +593,7 @@ fn bundled(ctx: &Ctx, srcs: &[Source], sink: &mut Sink) {
 
 /// URLs to throwaway or exfiltration hosts anywhere in commands.
 fn command_urls(ctx: &Ctx, sink: &mut Sink) {
-    for cmd in ctx.acting() {
+    for cmd in ctx.acting().filter(|c| !names::only_prints(c)) {
         let (name, args) = names::program(cmd);
         let mut found: Vec<ParsedUrl> = Vec::new();
         for w in cmd.argv.iter().chain(cmd.stdin.iter()) {

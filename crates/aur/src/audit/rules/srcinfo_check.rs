@@ -154,8 +154,25 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             };
             format!("{addr}#{frag}")
         };
+        // A variable set in branches (`if [ "$CARCH" == x86_64 ]; then _arch=amd64; elif …`)
+        // has one value per builder; .SRCINFO records the one of the machine it was made on. A
+        // value that .SRCINFO lists once that variable takes another of its branch values is
+        // the same source for another architecture, not a hidden one.
+        let branch_vars: Vec<(String, Vec<String>)> = branch_values(ctx);
+        let same_but_branch = |p: &str| {
+            branch_vars.iter().any(|(cur, cands)| {
+                !cur.is_empty()
+                    && p.contains(cur.as_str())
+                    && cands.iter().any(|c| {
+                        let q = p.replace(cur.as_str(), c);
+                        svals.contains(&q.as_str())
+                            || svals.iter().any(|v| location(v) == location(&q))
+                    })
+            })
+        };
         let listed = |p: &str| {
-            svals.contains(&p)
+            same_but_branch(p)
+                || svals.contains(&p)
                 || (arr.starts_with("source")
                     && p.contains("://")
                     && svals.iter().any(|v| location(v) == location(p)))
@@ -238,6 +255,39 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             );
         }
     }
+}
+
+/// Top-level variables of the PKGBUILD assigned only inside branches: (the value the audit
+/// ends with, every value a branch gives it), fixed text only.
+fn branch_values(ctx: &Ctx) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for a in
+        ctx.an.assigns.iter().filter(|a| {
+            a.file == 0 && a.conditional && a.phase == crate::audit::shell::Phase::Global
+        })
+    {
+        if seen.contains(&a.name.as_str()) || ARRAYS.contains(&a.name.as_str()) {
+            continue;
+        }
+        seen.push(&a.name);
+        let Some(cur) = ctx.an.global_str(&a.name).filter(|v| !v.dynamic) else {
+            continue;
+        };
+        let cands: Vec<String> = ctx
+            .an
+            .assigns
+            .iter()
+            .filter(|b| b.file == 0 && b.name == a.name && b.phase == a.phase)
+            .map(|b| b.value.first())
+            .filter(|v| !v.dynamic && !v.text.is_empty())
+            .map(|v| v.text)
+            .collect();
+        if cands.len() >= 2 && cur.text.len() >= 2 {
+            out.push((cur.text, cands));
+        }
+    }
+    out
 }
 
 /// The install file `name` is among the package's files, read whole (no parse error, the walk

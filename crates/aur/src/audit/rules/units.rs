@@ -7,6 +7,7 @@ use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, Phase};
 
+use super::own_units;
 pub(super) use super::unit_owners::dependency_unit;
 use super::unit_owners::{UNIT_SUFFIXES, unit_stem};
 
@@ -28,8 +29,11 @@ pub(super) fn shipped_unit(ctx: &Ctx, unit: &str) -> bool {
     const GENERIC: &[&str] = &[
         "git", "bin", "utils", "tools", "dkms", "daemon", "service", "linux", "server", "client",
     ];
-    // A project's library package (`libpamac`) ships the project's units (`pamac-…`).
-    ctx.pkgnames.iter().any(|p| {
+    // A project's library package (`libpamac`) ships the project's units (`pamac-…`); a
+    // name the package provides and conflicts with is its own too (`linglong` for
+    // `linyaps-git`): pacman never installs that package beside it.
+    let replaced = own_units::replaced_names(ctx);
+    ctx.pkgnames.iter().chain(replaced.iter()).any(|p| {
         p.to_ascii_lowercase()
             .split(['-', '_', '.'])
             .map(|t| t.strip_prefix("lib").filter(|r| r.len() >= 4).unwrap_or(t))
@@ -173,13 +177,27 @@ pub(super) fn services(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                     cmd,
                     format!("{why} ({})", cmd.phase.label()),
                 );
-            } else if enabling && copies_unnamed_units(ctx) {
+            } else if enabling
+                && (copies_unnamed_units(ctx)
+                    || (own_units::project_installs(ctx)
+                        && outside
+                            .iter()
+                            .all(|u| own_units::disabled_by_same_script(ctx, cmd.file, u))))
+                && !outside
+                    .iter()
+                    .any(|u| own_units::foreign_daemon(u) || own_units::written_on_system(ctx, u))
+            {
+                let how = if copies_unnamed_units(ctx) {
+                    "package() copies unit files in from its sources without naming them"
+                } else {
+                    "package() runs the project's own installer into $pkgdir (`make install` and the like), which installs files the PKGBUILD does not name, and the same script disables the unit again when the package goes"
+                };
                 sink.cmd(
                     "AUR-PERSISTENCE",
                     Severity::Medium,
                     cmd,
                     format!(
-                        "enables {}, a unit the audit cannot tie to the package by name — but package() copies unit files in from its sources without naming them, so it may be the package's own ({}). Check the package's systemd directory holds it",
+                        "enables {}, a unit the audit cannot tie to the package by name — but {how}, so it may be the package's own ({}). Check the built package's usr/lib/systemd directory holds it; a unit of another package, or one the install script writes itself, would reach outside the package",
                         outside.join(" "),
                         cmd.phase.label()
                     ),

@@ -1,0 +1,90 @@
+//! A `$(…)` that only reshapes text already in the file: `$(echo "${_urls[i]}" | sed -e
+//! "s|^${_url}/tree/main/||g")` cuts a path out of an address written in the PKGBUILD. Its
+//! output is a piece of that text, not code from anywhere else.
+
+use super::Ctx;
+use crate::audit::names;
+use crate::audit::shell::{Cmd, Word};
+
+/// The eval'd text holds a command's output through a variable (`${_dirname}`, shown as
+/// `$(…)`): every variable of this file set from a substitution before it, on the lines
+/// before the eval, is set by text tools only ([`edits_text`]). A variable set from
+/// `$(cat FILE)` or `$(curl …)` puts text from elsewhere into the code.
+pub(super) fn variables_edit_text(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
+    if !args.iter().any(|a| a.text.contains("$(")) {
+        return true;
+    }
+    ctx.an
+        .assigns
+        .iter()
+        .filter(|a| a.file == cmd.file && a.pos.line < cmd.pos.line)
+        .filter(|a| a.value.items().iter().any(|v| v.text.contains("$(")))
+        .all(|a| {
+            let ids: Vec<usize> = ctx
+                .an
+                .cmds
+                .iter()
+                .filter(|c| c.file == a.file && c.pos.line == a.pos.line)
+                .filter_map(|c| c.in_subst)
+                .collect();
+            // No substitution on its own line: it copies another variable's output
+            // (`_aliases=${_map[$_fontname]}`), judged where that one is set.
+            ids.iter().all(|&id| edits_text(ctx, id))
+        })
+}
+
+/// Every command of substitution `id` is a text tool over fixed words (`echo`, `printf`, `cut`,
+/// `tr`, `basename`, `dirname`, and `sed` with only `s` commands and no `e`/`w` flag, no
+/// `-i`), reading nothing but what it is given.
+pub(super) fn edits_text(ctx: &Ctx, id: usize) -> bool {
+    let cmds: Vec<_> = ctx
+        .an
+        .cmds
+        .iter()
+        .filter(|c| c.in_subst == Some(id))
+        .collect();
+    !cmds.is_empty()
+        && cmds.iter().all(|c| {
+            // Text given on standard input (`<<<"$x"`, a here-document) is given words too;
+            // reading a file (`< FILE`) or writing one is not.
+            let given_only = c
+                .redirs
+                .iter()
+                .all(|r| r.op == "<<<" || r.op.starts_with("<<"));
+            if c.embed.is_some() || !given_only {
+                return false;
+            }
+            let (name, args) = names::program(c);
+            match name {
+                "echo" | "printf" => true,
+                "cut" | "tr" | "basename" | "dirname" => {
+                    // No file operand: reads only the pipe.
+                    name != "cut" || args.iter().all(|a| a.text.starts_with('-'))
+                }
+                "sed" => args.iter().all(|a| {
+                    let t = a.text.as_str();
+                    matches!(t, "-e" | "-E" | "-r" | "-n" | "--regexp-extended")
+                        || safe_substitution(t)
+                }),
+                _ => false,
+            }
+        })
+}
+
+/// `s|A|B|g`: a substitution whose flags neither run (`e`) nor write (`w`) anything.
+fn safe_substitution(t: &str) -> bool {
+    let Some(rest) = t.strip_prefix('s') else {
+        return false;
+    };
+    let Some(d) = rest.chars().next() else {
+        return false;
+    };
+    if d.is_alphanumeric() || d == '\\' || d.is_whitespace() {
+        return false;
+    }
+    let parts: Vec<&str> = rest[d.len_utf8()..].split(d).collect();
+    parts.len() == 3
+        && parts[2]
+            .chars()
+            .all(|f| matches!(f, 'g' | 'i' | 'I' | 'p' | '0'..='9'))
+}
