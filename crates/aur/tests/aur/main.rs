@@ -11,6 +11,7 @@ mod git_repo;
 mod helpers;
 mod misfires;
 mod misfires_attack29;
+mod misfires_attack30;
 mod misfires_landing2;
 mod misfires_landing3;
 mod misfires_landing4;

@@ -385,7 +385,11 @@ fn judge_write(
         );
         return;
     }
-    let persists = if in_build_folder(p) || in_image_root(ctx, cmd, p) || effect == Effect::Mode {
+    let persists = if in_build_folder(p)
+        || in_image_root(ctx, cmd, p)
+        || effect == Effect::Mode
+        || links_to_the_same_system_program(cmd, p)
+    {
         None
     } else {
         persistence(p)
@@ -544,6 +548,22 @@ fn judge_write(
 }
 
 /// Does the command only make directories (`mkdir`, `install -d`)?
+/// `ln -s /usr/bin/NAME …/usr/local/bin/NAME`: a link to the system's own program of that name
+/// (a tool that hard-codes the `/usr/local` path) runs nothing else in its place.
+fn links_to_the_same_system_program(cmd: &Cmd, p: &str) -> bool {
+    let (prog, args) = names::program(cmd);
+    if prog != "ln" {
+        return false;
+    }
+    let name = basename(p);
+    args.iter().any(|w| {
+        !w.dynamic
+            && ["/usr/bin/", "/usr/sbin/", "/bin/"]
+                .iter()
+                .any(|d| w.text.strip_prefix(d) == Some(name))
+    })
+}
+
 fn makes_dir(cmd: &Cmd) -> bool {
     let (prog, args) = names::program(cmd);
     prog == "mkdir"

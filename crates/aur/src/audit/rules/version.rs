@@ -36,9 +36,10 @@ pub(crate) fn shell_special(v: &str) -> Option<char> {
         .find(|&c| (c.is_ascii_control() && c != '\t') || ";|&()`<>".contains(c))
 }
 
-/// What printf prints of its format, for judging: its directives and escapes taken out (a
-/// trailing `\n` is cut by makepkg's `$(pkgver)`; one inside would be whitespace, which
-/// makepkg refuses).
+/// What printf prints of its format, for judging: its directives taken out, its escapes
+/// decoded as printf decodes them (`\073` is `;`: attack 30 F1 — the escape was dropped, so a
+/// version printed as `1\073curl…\174sh` passed). A trailing `\n` is cut by makepkg's
+/// `$(pkgver)`; one inside would be whitespace, which makepkg refuses.
 fn printed(format: &str) -> String {
     let mut out = String::new();
     let mut it = format.chars().peekable();
@@ -51,15 +52,82 @@ fn printed(format: &str) -> String {
                 {
                     it.next();
                 }
-                it.next();
+                if it.next() == Some('%') {
+                    out.push('%');
+                }
             }
-            '\\' => {
-                it.next();
-            }
+            '\\' => out.push_str(&unescaped_one(&mut it, false)),
             _ => out.push(c),
         }
     }
     out
+}
+
+/// What `echo -e` (and printf's `%b`) prints of a word: its escapes decoded.
+fn echoed(word: &str) -> String {
+    let mut out = String::new();
+    let mut it = word.chars().peekable();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            out.push_str(&unescaped_one(&mut it, true));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One backslash escape after its `\`: octal (printf's `\NNN`; echo's `\0NNN`), `\xHH`,
+/// `\uHHHH`, `\UHHHHHHHH` and the letters; an unknown one is itself.
+fn unescaped_one(it: &mut std::iter::Peekable<std::str::Chars<'_>>, echo_octal: bool) -> String {
+    let digits = |it: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, max: usize| {
+        let mut v = 0u32;
+        let mut n = 0;
+        while n < max
+            && let Some(d) = it.peek().and_then(|c| c.to_digit(radix))
+        {
+            v = v * radix + d;
+            it.next();
+            n += 1;
+        }
+        (n > 0).then_some(v)
+    };
+    let Some(c) = it.next() else {
+        return "\\".to_owned();
+    };
+    let code = match c {
+        '0' if echo_octal => digits(it, 8, 3).or(Some(0)),
+        '0'..='7' if !echo_octal => {
+            // printf's `\NNN`: this digit and up to two more.
+            let mut v = c.to_digit(8).unwrap_or(0);
+            for _ in 0..2 {
+                match it.peek().and_then(|d| d.to_digit(8)) {
+                    Some(d) => {
+                        v = v * 8 + d;
+                        it.next();
+                    }
+                    None => break,
+                }
+            }
+            Some(v)
+        }
+        'x' => digits(it, 16, 2),
+        'u' => digits(it, 16, 4),
+        'U' => digits(it, 16, 8),
+        'a' => Some(7),
+        'b' => Some(8),
+        'e' | 'E' => Some(27),
+        'f' => Some(12),
+        'n' => Some(10),
+        'r' => Some(13),
+        't' => Some(9),
+        'v' => Some(11),
+        _ => None,
+    };
+    match code.and_then(char::from_u32) {
+        Some(ch) => ch.to_string(),
+        None => format!("\\{c}"),
+    }
 }
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
@@ -125,6 +193,8 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         if !matches!(prog, "echo" | "printf") {
             continue;
         }
+        // `echo -e` decodes its escapes (and a shell's `xpg_echo` would without `-e`: decoded
+        // either way, since a decoded escape can only add what the text already might hold).
         let words = args
             .iter()
             .filter(|w| !(w.dynamic || (prog == "echo" && w.text.starts_with('-'))));
@@ -132,9 +202,12 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             let text = if prog == "printf" && k == 0 {
                 printed(&w.text)
             } else {
-                w.text.clone()
+                echoed(&w.text)
             };
-            if let Some(c) = shell_special(&text) {
+            // `$(pkgver)` drops the trailing newlines; one inside is whitespace, which makepkg
+            // refuses in a version.
+            let text = text.trim_end_matches('\n');
+            if let Some(c) = shell_special(text) {
                 sink.cmd(
                     "AUR-VERSION-CODE",
                     Severity::Critical,

@@ -76,6 +76,31 @@ pub(super) fn persistence(p: &str) -> Option<(&'static str, Severity)> {
             Severity::High,
         ));
     }
+    // `/usr/local/sbin` and `/usr/local/bin` come before `/usr/bin` on every login's PATH (Arch's
+    // /etc/profile appends them in that order), and no package of Arch's installs there: a
+    // package's program named like a system command there runs in its place — a `sudo` that
+    // keeps the password (attack 30 F3; class: *the same effect judged in one place and not its
+    // twin* — the `~/.local/bin` rule below). In the package or written on the system alike.
+    if let Some(prog) = ["/usr/local/bin/", "/usr/local/sbin/"]
+        .iter()
+        .find_map(|d| l.strip_prefix(d))
+        .filter(|prog| !prog.is_empty() && !prog.contains('/'))
+    {
+        if SYSTEM_COMMANDS.contains(&prog) {
+            return Some((
+                "/usr/local/bin or /usr/local/sbin with the name of a system command, which comes before /usr/bin on every login's PATH and runs in its place",
+                Severity::Critical,
+            ));
+        }
+        // Another name: worth a look in the package; written on the live system it is judged
+        // below as any write outside the package.
+        if in_pkg {
+            return Some((
+                "/usr/local/bin or /usr/local/sbin, where Arch's packages never install (it is the administrator's), first on the PATH",
+                Severity::Medium,
+            ));
+        }
+    }
     if in_pkg {
         if l.starts_with("/home/") || l.starts_with("/root") {
             return Some((
