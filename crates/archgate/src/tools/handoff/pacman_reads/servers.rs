@@ -67,9 +67,21 @@ pub(crate) fn source_here(url: &str, here: &Here) -> Result<Source, String> {
                 "the server `{url}` is a file URL archgate cannot place"
             ));
         }
-        let decoded = archgate_desktop::url_check::percent_decode(path);
+        // libcurl removes the path's dot segments before it opens the file (RFC 3986 5.2.4, on
+        // the path as written: `%2e` is not a dot to it), whatever exists on the way — the kernel
+        // would refuse `/usr/nonexistent/..`, so a path judged as written named another
+        // directory than the one pacman read (attack 30 F6).
+        let decoded = archgate_desktop::url_check::percent_decode(&without_dot_segments(path));
         if decoded.contains('\u{FFFD}') && !path.contains('\u{FFFD}') {
             return Err(format!("the server `{url}` names a path that is not text"));
+        }
+        // A `..` left after decoding (`%2e%2e`) is walked by the kernel as root, through
+        // directories the person may not search (`/root/..`): judged as the person, it would be
+        // another directory again.
+        if decoded.split('/').any(|seg| seg == ".." || seg == ".") {
+            return Err(format!(
+                "the server `{url}` names a path with `.` or `..` in it, which archgate does not place"
+            ));
         }
         return Ok(Source::Dir(PathBuf::from(decoded)));
     }
@@ -99,6 +111,31 @@ pub(crate) fn source_here(url: &str, here: &Here) -> Result<Source, String> {
         return Ok(Source::Loopback(host.to_owned()));
     }
     Ok(Source::Remote(host.to_owned()))
+}
+
+/// RFC 3986's `remove_dot_segments` on an absolute path, as libcurl applies it to a URL's path:
+/// `.` segments dropped, `..` removing the segment before it (never above `/`).
+fn without_dot_segments(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    for (i, seg) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match *seg {
+            "." => {
+                if last {
+                    out.push("");
+                }
+            }
+            ".." => {
+                out.pop();
+                if last {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    format!("/{}", out.join("/"))
 }
 
 /// Whether `host`, a name, leads to this machine as libcurl would find it: the system's resolver
@@ -255,6 +292,26 @@ fn signed(c: &PacmanConf, r: &RepoConf) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Attack 30 F6: a `file://` path through a directory that does not exist and `..` is the
+    /// directory libcurl opens after removing the dot segments, not the one the kernel would
+    /// walk to; `%2e%2e` is not a dot segment to libcurl.
+    #[test]
+    fn a_file_servers_dot_segments_are_removed_as_libcurl_removes_them() {
+        let dir = |u: &str| match source(u).unwrap() {
+            Source::Dir(d) => d,
+            other => panic!("{u}: {other:?}"),
+        };
+        assert_eq!(
+            dir("file:///usr/nonexistent/../../home/alice/repo"),
+            PathBuf::from("/home/alice/repo")
+        );
+        assert_eq!(dir("file:///srv/./repo/x/.."), PathBuf::from("/srv/repo/"));
+        assert_eq!(dir("file:///../../home/a"), PathBuf::from("/home/a"));
+        assert!(source("file:///root/%2e%2e/home/alice/repo").is_err());
+        assert!(source("file:///srv/%2E/repo").is_err());
+        assert_eq!(dir("file:///srv/repo"), PathBuf::from("/srv/repo"));
+    }
 
     /// Attack 22 F4: `file:` in every spelling libcurl takes is a directory; other `file:` forms
     /// refuse.
