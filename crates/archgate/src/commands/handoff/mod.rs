@@ -87,18 +87,7 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
         };
         match own {
             Ok(p) => p,
-            Err(why) => {
-                out(format!(
-                    "archgate: this hand-off is refused; nothing ran: {}",
-                    for_terminal(&why)
-                ));
-                let _ = step(
-                    &mut conn,
-                    &json!({"op": "done", "outcome": Outcome::Refused { why }}),
-                );
-                linger(channel);
-                return Ok(ExitCode::from(1));
-            }
+            Err(why) => return Ok(refused_before_showing(&mut conn, channel, why)),
         }
     };
     // One terminal asking for a password at a time, whichever archgate opened it.
@@ -107,28 +96,11 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
             "another hand-off's terminal is open (pid {pid}); one at a time, so that your password \
              goes only to the command you mean — close that one first"
         );
-        out(format!(
-            "archgate: this hand-off is refused; nothing ran: {why}"
-        ));
-        let _ = step(
-            &mut conn,
-            &json!({"op": "done", "outcome": Outcome::Refused { why }}),
-        );
-        linger(channel);
-        return Ok(ExitCode::from(1));
+        return Ok(refused_before_showing(&mut conn, channel, why));
     }
     // Limits the command would inherit through sudo, made whole or refused (limits.rs).
     if let Err(why) = limits::made_whole() {
-        out(format!(
-            "archgate: this hand-off is refused; nothing ran: {}",
-            for_terminal(&why)
-        ));
-        let _ = step(
-            &mut conn,
-            &json!({"op": "done", "outcome": Outcome::Refused { why }}),
-        );
-        linger(channel);
-        return Ok(ExitCode::from(1));
+        return Ok(refused_before_showing(&mut conn, channel, why));
     }
     out_raw(&render(&prepared));
     let confirmed = match &prepared.script {
@@ -229,6 +201,21 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
     drop(conn);
     linger(channel);
     Ok(code)
+}
+
+/// A hand-off refused before its command was shown: said in the terminal, told to the archgate
+/// that opened it, and the terminal left for the person to read.
+fn refused_before_showing(conn: &mut UnixStream, channel: &str, why: String) -> ExitCode {
+    out(format!(
+        "archgate: this hand-off is refused; nothing ran: {}",
+        for_terminal(&why)
+    ));
+    let _ = step(
+        conn,
+        &json!({"op": "done", "outcome": Outcome::Refused { why }}),
+    );
+    linger(channel);
+    ExitCode::from(1)
 }
 
 /// Claims the hand-off on one control socket: the connection and what it holds.
