@@ -110,3 +110,36 @@ fn a_version_printed_through_escapes_is_judged_decoded() {
         );
     }
 }
+
+/// Round 29's link-following (a deletion through a link the file made) met development-set
+/// packages that only link *into* a directory or link in another split package's `$pkgdir`:
+/// neither deletion goes through a link to the system; the attack through a real link still does.
+#[test]
+fn a_deletion_goes_through_a_link_only_where_the_link_is() {
+    for line in [
+        // The link is made inside the directory (named xzcat); the file removed is another.
+        r#"mkdir -p "$pkgdir/opt/foo/tool"; ln -svf /usr/bin/xzcat "$pkgdir/opt/foo/tool/"; rm "$pkgdir/opt/foo/tool/gtk2""#,
+        r#"ln -s /usr/x/usr/lib "$pkgdir/usr/x/"; rm -rf "$pkgdir/usr/x/"{bin,sbin,etc,share,var}"#,
+    ] {
+        let r = audit(&packaged(line));
+        assert_eq!(
+            max_of(&r, "AUR-WRITE-SYSTEM"),
+            None,
+            "{line}\n{}",
+            r.to_text()
+        );
+    }
+    // A split package's link is not in another's $pkgdir.
+    let split = AuditInput {
+        pkgbuild: "pkgbase=foo\npkgname=(foo foo-headers)\npkgver=1\npkgrel=1\narch=('x86_64')\nurl=\"https://example.org/foo\"\nlicense=('GPL')\nsource=(\"https://example.org/foo-1.tar.gz\")\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000')\npackage_foo() {\n  ln -sv \"/var/lib/modules/1\" \"${pkgdir}/usr/lib/modules/1\"\n}\npackage_foo-headers() {\n  local modulesdir=\"$pkgdir/usr/lib/modules/1\"\n  mkdir -p \"$modulesdir\"\n  rm \"$modulesdir\"/{source,build}\n}\n".into(),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    };
+    let r = audit(&split);
+    assert_eq!(max_of(&r, "AUR-WRITE-SYSTEM"), None, "{}", r.to_text());
+    // Through a link the same function made, to a system tree: still caught.
+    let r = audit(&packaged(
+        r#"ln -sfn /usr/lib "$pkgdir/l"; rm -rf "$pkgdir/l/modules""#,
+    ));
+    assert!(r.verdict != Verdict::Ok, "{}", r.to_text());
+}

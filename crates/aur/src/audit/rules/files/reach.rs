@@ -4,7 +4,7 @@
 //! of, and globs matched against what they name.
 
 use super::super::{Ctx, argv};
-use crate::audit::names;
+use crate::audit::names::{self, basename};
 use crate::audit::shell::{Cmd, Phase};
 
 /// Links every Arch system has, as the kernel follows them before a `..` (`/var/run/../home`
@@ -93,7 +93,15 @@ pub(crate) fn as_kernel_resolves(cmd: &Cmd, p: &str) -> String {
 /// by `..` (`$srcdir/../../../../home`, `$HOME/../../home`: enough of them reach `/`, which
 /// the kernel never climbs above; attack 29 F1 b07) read as `/` then the rest.
 pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
-    for c in ctx.an.cmds.iter().filter(|c| c.file == cmd.file) {
+    // A link the deletion can meet: made before it, in its own function or at the top level (a
+    // split package's `package_A` links into its own `$pkgdir`, which `package_B`'s is not).
+    let before = |c: &Cmd| (c.pos.line, c.pos.col) < (cmd.pos.line, cmd.pos.col);
+    for c in ctx
+        .an
+        .cmds
+        .iter()
+        .filter(|c| c.file == cmd.file && (c.func.is_none() || c.func == cmd.func) && before(c))
+    {
         let (name, args) = names::program(c);
         let symbolic = args.iter().any(|a| {
             a.text == "--symbolic"
@@ -103,10 +111,26 @@ pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
             continue;
         }
         let ops = argv::copy_like(args).operands;
-        if let [target, link] = ops.as_slice()
-            && target.text.starts_with('/')
-            && !link.text.is_empty()
-            && let Some(rest) = p.strip_prefix(link.text.trim_end_matches('/'))
+        // `ln -s TARGET DIR/` makes the link inside DIR, named as TARGET's last part (development
+        // set: `ln -svf /usr/bin/xzcat "$pkgdir/opt/…/tool/x86_64/"` then a file of that
+        // directory removed was read as removing it under /usr/bin).
+        let Some((target, link)) = (match ops.as_slice() {
+            [target, link] if link.text.ends_with('/') => Some((
+                target,
+                format!(
+                    "{}{}",
+                    link.text,
+                    basename(target.text.trim_end_matches('/'))
+                ),
+            )),
+            [target, link] => Some((target, link.text.clone())),
+            _ => None,
+        }) else {
+            continue;
+        };
+        if target.text.starts_with('/')
+            && !link.is_empty()
+            && let Some(rest) = p.strip_prefix(link.trim_end_matches('/'))
             && rest.starts_with('/')
         {
             return format!("{}{rest}", target.text.trim_end_matches('/'));
