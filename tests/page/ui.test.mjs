@@ -6,7 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync, readFileSync, existsSync, statSync, chmodSync } from "node:fs";
+import { mkdirSync, writeFileSync, readFileSync, existsSync, statSync, chmodSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { BIN, privateHome, until, control as controlAt, newPage as newPageIn, stopAndRemove } from "./support.mjs";
@@ -56,6 +56,9 @@ after(async () => {
 });
 
 async function openedFile() {
+  // The opener runs detached from `archgate ui`: the last call's file, still there, would be read
+  // as this call's (a used login file, gone: CI saw ERR_FILE_NOT_FOUND once).
+  rmSync(opened, { force: true });
   const r = spawnSync(BIN, ["ui"], { env, encoding: "utf8" });
   assert.equal(r.status, 0, r.stdout + r.stderr);
   const lines = await until("the opener's argument", () => existsSync(opened) && readFileSync(opened, "utf8").trim().split("\n"));
