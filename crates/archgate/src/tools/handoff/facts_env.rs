@@ -88,10 +88,29 @@ pub fn for_root() -> Vec<(String, String)> {
     env
 }
 
+/// The resource limits root's program gets on the typed line, as `prlimit` options (name,
+/// `soft:hard`, `soft:` the soft one alone): what `commands/handoff/limits.rs` makes whole in the
+/// helper — file size, CPU time, address space and data unlimited, hard limits too; an 8 MiB
+/// stack and 1,024 descriptors, soft (raising a hard limit above what it is needs
+/// `CAP_SYS_RESOURCE`, which root in a container may lack, and these two need no more) — set
+/// by root after `sudo`, so a limit the agent lowered on the person's shell (`prlimit --pid`,
+/// `ulimit` in a start-up file) never reaches pacman (attack 30 F4: `SIGXFSZ` halfway through
+/// extracting a package). Where root cannot set one, `prlimit` fails and nothing runs. One list
+/// for both doors: `limits.rs`'s tests hold it to its table.
+pub const ROOT_LIMITS: &[(&str, &str)] = &[
+    ("fsize", "unlimited"),
+    ("cpu", "unlimited"),
+    ("as", "unlimited"),
+    ("data", "unlimited"),
+    ("stack", "8388608:"),
+    ("nofile", "1024:"),
+];
+
 /// The line a person may type in their own shell for a fixed operation's `argv` (`SUDO -k --
-/// PROGRAM ARGS…`): the same command with [`for_root`] set after `sudo` by `/usr/bin/env -i`, so
-/// that nothing of the person's shell that `sudo` keeps (`PATH`, `LC_*`, `LANGUAGE`, `TZ`,
-/// `XAUTHORITY`…) reaches root's program (attack 29 F5). `None` when `env` is not root's in root's
+/// PROGRAM ARGS…`): the same command with [`ROOT_LIMITS`] set after `sudo` by `/usr/bin/prlimit`
+/// (attack 30 F4) and [`for_root`] by `/usr/bin/env -i`, so that nothing of the person's shell
+/// that `sudo` keeps — its resource limits, `PATH`, `LC_*`, `LANGUAGE`, `TZ`, `XAUTHORITY`… —
+/// reaches root's program (attack 29 F5). `None` when `prlimit` or `env` is not root's in root's
 /// directories, or `argv` is not of that shape: then only `archgate handoff ID` is offered. An
 /// Omarchy route never gets one (attack 29 F9: it needs archgate's asking sudo and `HOME=/nonexistent`,
 /// which only `archgate handoff ID` gives it).
@@ -105,14 +124,17 @@ pub fn typed_line(p: &super::registry::Prepared) -> Option<String> {
     if k != "-k" || dashes != "--" || rest.is_empty() || !rest[0].starts_with('/') {
         return None;
     }
+    let prlimit = super::pinned::program("prlimit").ok()?;
     let env = super::pinned::program("env").ok()?;
-    let mut line = vec![
-        sudo.clone(),
-        k.clone(),
-        dashes.clone(),
-        env.to_string_lossy().into_owned(),
-        "-i".to_owned(),
-    ];
+    let mut line = vec![sudo.clone(), k.clone(), dashes.clone()];
+    line.push(prlimit.to_string_lossy().into_owned());
+    line.extend(
+        ROOT_LIMITS
+            .iter()
+            .map(|(opt, value)| format!("--{opt}={value}")),
+    );
+    line.push("--".to_owned());
+    line.extend([env.to_string_lossy().into_owned(), "-i".to_owned()]);
     line.extend(for_root().into_iter().map(|(k, v)| format!("{k}={v}")));
     line.extend(rest.iter().cloned());
     Some(super::display(&line))
@@ -214,8 +236,9 @@ mod tests {
         p.op = Some(super::super::ops::Op::SystemUpdate);
         p.argv.extend(["--noconfirm".to_owned(), "-Syu".to_owned()]);
         let line = typed_line(&p).unwrap();
+        // Root sets the limits first (attack 30 F4), then the environment.
         assert!(
-            line.starts_with("/usr/bin/sudo -k -- /usr/bin/env -i USER=root LOGNAME=root HOME=/root PATH=/usr/bin:/usr/sbin "),
+            line.starts_with("/usr/bin/sudo -k -- /usr/bin/prlimit --fsize=unlimited --cpu=unlimited --as=unlimited --data=unlimited --stack=8388608: --nofile=1024: -- /usr/bin/env -i USER=root LOGNAME=root HOME=/root PATH=/usr/bin:/usr/sbin "),
             "{line}"
         );
         assert!(

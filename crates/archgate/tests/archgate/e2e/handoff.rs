@@ -43,13 +43,14 @@ fn without_a_desktop_the_answer_gives_the_command_and_a_shell_without_a_terminal
     assert_eq!(command[..3], ["/usr/bin/sudo", "-k", "--"]);
     assert!(command[3].ends_with("/systemctl"), "{command:?}");
     assert_eq!(command[4..], ["restart", "--", "archgate-e2e.service"]);
-    // The line the person types carries root's whole environment after sudo, the facts' (attack
-    // 27 F6, 28 F1, 29 F5: sudo kept the person's PATH, and root ran the agent's `ldconfig`), and
+    // The line the person types carries root's limits (attack 30 F4: the person's shell's
+    // file-size limit stopped pacman halfway) and root's whole environment after sudo, the facts'
+    // (attack 27 F6, 28 F1, 29 F5: sudo kept the person's PATH, and root ran the agent's `ldconfig`), and
     // `archgate handoff ID` is said to be the preferred way.
     let message = e["message"].as_str().unwrap();
     assert!(
         message.contains(
-            "themselves: /usr/bin/sudo -k -- /usr/bin/env -i USER=root LOGNAME=root HOME=/root PATH=/usr/bin:/usr/sbin "
+            "themselves: /usr/bin/sudo -k -- /usr/bin/prlimit --fsize=unlimited --cpu=unlimited --as=unlimited --data=unlimited --stack=8388608: --nofile=1024: -- /usr/bin/env -i USER=root LOGNAME=root HOME=/root PATH=/usr/bin:/usr/sbin "
         ),
         "{e}"
     );
@@ -65,6 +66,31 @@ fn without_a_desktop_the_answer_gives_the_command_and_a_shell_without_a_terminal
         Some(true),
         "{e}"
     );
+    // Typed as it is, up to the program, into a shell whose limits the agent lowered (attack 30
+    // F4: `prlimit --pid` on the person's shell, or a `ulimit` in ~/.bashrc): root's program gets
+    // them whole. Run where sudo asks root nothing (as root: CI, the hand-off harness); the
+    // program is swapped for a shell that prints its limits, so no unit is restarted.
+    if nix::unistd::geteuid().is_root() {
+        let typed = e["details"]["typed_line"].as_str().unwrap();
+        let cut = typed.find(&format!(" {} restart", command[3])).unwrap();
+        let line = format!(
+            "{} /bin/sh -c 'ulimit -f; ulimit -n; ulimit -t'",
+            &typed[..cut]
+        );
+        let out = std::process::Command::new("/bin/bash")
+            .args([
+                "-c",
+                &format!("ulimit -S -f 500; ulimit -S -n 64; ulimit -S -t 5; {line}"),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{line}\n{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "unlimited\n1024\nunlimited\n",
+            "{line}"
+        );
+    }
 
     // One at a time: the first still waits for the person.
     s.call(3, "handoff", args);

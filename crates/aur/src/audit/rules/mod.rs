@@ -4,6 +4,7 @@ mod argv;
 mod elevation;
 mod exec;
 mod exhaustion;
+mod fed_shell;
 mod files;
 mod getopt_idiom;
 mod inert;
@@ -237,6 +238,7 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
         out: HashMap::new(),
     };
     exec::check(&ctx, &mut sink);
+    fed_shell::check(&ctx, &mut sink);
     pkgmgr::check(&ctx, &mut sink);
     files::check(&ctx, &mut sink);
     modes::check(&ctx, &mut sink);

@@ -553,6 +553,7 @@ impl Walker {
             net,
             decoded,
             copies_functions,
+            fed: process && src.raw(node).starts_with(">("),
         };
         match out {
             Some((text, t)) => (Some(text), taint.with(t), id),

@@ -283,6 +283,12 @@ impl Walker {
         match node.kind() {
             "word" | "number" => {
                 let raw = src.raw(node);
+                if super::walk::hides_subst(raw) {
+                    // A default's backquotes are one leaf to tree-sitter (`${v:-`…`}`).
+                    self.scan_leaf_text(src, node);
+                    acc.dynamic = true;
+                }
+                let raw = src.raw(node);
                 let mut t = if quoted {
                     raw.to_owned()
                 } else {
@@ -532,6 +538,10 @@ impl Walker {
         let mut sub = Acc::default();
         for n in nodes {
             if n.kind() == "regex" {
+                self.scan_leaf_text(src, *n);
+                if super::walk::hides_subst(src.raw(*n)) {
+                    sub.dynamic = true;
+                }
                 sub.text(src.raw(*n), false);
             } else {
                 self.expand_node(src, *n, true, &mut sub);

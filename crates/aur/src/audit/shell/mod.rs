@@ -267,6 +267,9 @@ pub(crate) struct Subst {
     pub decoded: bool,
     /// It only prints function definitions (`$(declare -f NAME)`): text already in the file.
     pub copies_functions: bool,
+    /// An output process substitution, `>(…)`: its commands read what the command around it
+    /// writes there (`echo CODE > >(sh)`, `exec > >(sh)`, `tee >(bash)`).
+    pub fed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

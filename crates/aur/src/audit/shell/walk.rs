@@ -215,7 +215,18 @@ impl Walker {
                 if node.kind() == "c_style_for_statement" {
                     let endless = node.child_by_field_name("condition").is_none();
                     self.forever += u32::from(endless);
-                    if let Some(b) = node.child_by_field_name("body") {
+                    // The initializer, condition and update run too, each a substitution's
+                    // command included (attack 30 F2: `for ((; $(U); ))`).
+                    let body = node.child_by_field_name("body");
+                    let mut c = node.walk();
+                    let clauses: Vec<Node> = node
+                        .named_children(&mut c)
+                        .filter(|n| Some(n.id()) != body.map(|b| b.id()))
+                        .collect();
+                    for clause in clauses {
+                        self.scan_substs(src, clause);
+                    }
+                    if let Some(b) = body {
                         self.walk_stmt(src, b, false);
                     }
                     self.forever -= u32::from(endless);
@@ -240,14 +251,21 @@ impl Walker {
     fn case_item(&mut self, src: &Rc<ParsedSrc>, item: Node) {
         let mut c = item.walk();
         for (i, ch) in item.children(&mut c).enumerate() {
-            if !ch.is_named() || item.field_name_for_child(i as u32) == Some("value") {
+            if !ch.is_named() {
+                continue;
+            }
+            if item.field_name_for_child(i as u32) == Some("value") {
+                // A pattern is expanded when bash tries it, a substitution in it run (attack 30
+                // F2: `case y in x) ;; $(U)) ;; esac`).
+                self.scan_substs(src, ch);
                 continue;
             }
             self.walk_stmt(src, ch, false);
         }
     }
 
-    /// Runs every substitution found below `node` (for conditions and other non-commands).
+    /// Runs every substitution found below `node` (for conditions and other non-commands),
+    /// those tree-sitter leaves as text inside a leaf included ([`Walker::scan_leaf_text`]).
     pub(super) fn scan_substs(&mut self, src: &Rc<ParsedSrc>, node: Node) {
         let mut c = node.walk();
         let mut stack = vec![node];
@@ -256,9 +274,36 @@ impl Walker {
                 "command_substitution" | "process_substitution" => {
                     let _ = self.subst(src, n, n.kind() == "process_substitution");
                 }
+                _ if n.named_child_count() == 0 => self.scan_leaf_text(src, n),
                 _ => stack.extend(n.named_children(&mut c)),
             }
         }
+    }
+
+    /// Substitutions inside a leaf's text, which tree-sitter-bash does not parse: a `${v#…}`,
+    /// `${v%%…}` or `${v,,…}` pattern is one `regex` leaf, a default's backquotes one `word`
+    /// (`${v:-`…`}`), an extended glob's body text — and bash expands every `$(…)`, backquote
+    /// and `<(…)` in them all the same (attack 30 F2). Class: *a reader that lists where code can
+    /// hide instead of visiting all of it*: so any such leaf is parsed again as the words of a
+    /// command and every substitution in it walked, wherever the leaf sits. Quoting is kept
+    /// (`'$(…)'` and `\$(…)` stay text).
+    pub(super) fn scan_leaf_text(&mut self, src: &Rc<ParsedSrc>, leaf: Node) {
+        if !matches!(leaf.kind(), "regex" | "word" | "extglob_pattern") {
+            return;
+        }
+        let raw = src.raw(leaf);
+        if !hides_subst(raw) || self.depth >= MAX_DEPTH {
+            return;
+        }
+        let (snippet, _) = src.snippet(leaf);
+        let base = Base::Fixed(src.pos(leaf), snippet);
+        let Some(inner) = ParsedSrc::new(&mut self.parser, format!(": {raw}"), src.file, base)
+        else {
+            return;
+        };
+        self.depth += 1;
+        self.scan_substs(&inner, inner.tree.root_node());
+        self.depth -= 1;
     }
 
     fn for_loop(&mut self, src: &Rc<ParsedSrc>, node: Node) {
@@ -486,4 +531,9 @@ impl Walker {
             _ => {}
         }
     }
+}
+
+/// Whether a leaf's text may hold a substitution bash runs (see [`Walker::scan_leaf_text`]).
+pub(super) fn hides_subst(raw: &str) -> bool {
+    raw.contains("$(") || raw.contains('`') || raw.contains("<(") || raw.contains(">(")
 }

@@ -1,0 +1,59 @@
+//! A shell whose program is whatever the script writes to it, through a channel that is not a
+//! pipe: an output process substitution (`echo CODE > >(sh)`, `exec > >(sh)`, `f() { … } >
+//! >(sh)`, `tee >(bash)`) or a co-process (`coproc sh`, `coproc NAME { bash; }`, then
+//! `echo CODE >&"${COPROC[1]}"`). Each is `… | sh` spelt another way (attack 30 F2), and
+//! `pipelines` in `exec.rs` sees only `|`; what is written may be assembled anywhere in the
+//! script, so the text that runs is not the text a reader checks. Packages never need this: a
+//! log through `>(tee …)` or `>(logger)` is no shell and stays silent.
+
+use super::{Ctx, Sink};
+use crate::audit::names::{self, basename};
+use crate::audit::report::Severity;
+use crate::audit::shell::Cmd;
+
+pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
+    for cmd in &ctx.an.cmds {
+        if cmd.stdin.is_some() {
+            // A here-document or here-string is its program: read like any other (`exec.rs`).
+            continue;
+        }
+        let fed = cmd
+            .in_subst
+            .and_then(|id| ctx.an.substs.get(id))
+            .is_some_and(|s| s.fed);
+        if fed && names::reads_script_from_stdin(cmd) {
+            let prog = names::program(cmd).0;
+            sink.cmd(
+                "AUR-EXEC-STDIN",
+                Severity::High,
+                cmd,
+                format!("{prog} reads its program from an output process substitution `>(…)`: whatever the script writes there runs, and that text is put together at run time, not written where you read it"),
+            );
+        } else if let Some(prog) = coprocess_shell(cmd) {
+            sink.cmd(
+                "AUR-EXEC-STDIN",
+                Severity::High,
+                cmd,
+                format!("coproc starts {prog} reading its program from a pipe the script writes to later (`>&${{COPROC[1]}}`): whatever is written there runs, and that text is put together at run time"),
+            );
+        }
+    }
+}
+
+/// The interpreter `coproc` starts reading its program from standard input, if any:
+/// `coproc sh`, `coproc bash -s`, `coproc NAME { sh; }` (tree-sitter-bash reads `coproc` as a
+/// command's name and the rest as its words).
+fn coprocess_shell(cmd: &Cmd) -> Option<&str> {
+    let (name, args) = names::program(cmd);
+    if name != "coproc" {
+        return None;
+    }
+    let k = args
+        .iter()
+        .position(|a| names::is_interpreter(basename(&a.text)))?;
+    let inner = Cmd {
+        argv: args[k..].to_vec(),
+        ..cmd.clone()
+    };
+    names::reads_script_from_stdin(&inner).then(|| basename(&args[k].text))
+}
