@@ -5,7 +5,8 @@
 //! - `file:` in any case (libcurl takes the scheme case-insensitively), with an empty host or
 //!   `localhost`, and `%XX` escapes in the path decoded: `FILE:///home/…` and
 //!   `file://localhost/home/…` are the directory `/home/…` (judged root's all the way by the
-//!   caller); a `file:` URL naming another host, or without `//`, refuses;
+//!   caller); a `file:` URL naming another host, or without `//`, refuses — the scheme being
+//!   what precedes the first `:`, never a later `://` (attack 31 F6);
 //! - a server on this machine — `localhost`, `*.localhost`, a loopback or unspecified address,
 //!   one of the machine's own interface addresses (its LAN address too: attack 24 F2), in any
 //!   numeric spelling (`127.1`, `2130706433`, `[::1%25lo]`), or a name `/etc/hosts` maps to
@@ -55,9 +56,29 @@ pub(crate) fn source(url: &str) -> Result<Source, String> {
 
 /// [`source`], with this machine read already.
 pub(crate) fn source_here(url: &str, here: &Here) -> Result<Source, String> {
-    let Some((scheme, rest)) = url.split_once("://") else {
+    // The scheme is what comes before the first `:`, in RFC 3986's letters, as libcurl reads it
+    // — never the text before a later `://`: `file:/home/P/repo/http://192.0.2.7` is a `file:`
+    // URL (one slash, which libcurl takes: RFC 8089) naming the person's directory, which a split
+    // at `://` placed on the host 192.0.2.7 (attack 31 F6; class: *a URL parsed by a rule that
+    // is not libcurl's*, attack 22 F4, 30 F6). Any scheme not followed by `//` is refused.
+    let (scheme, rest) = match url.split_once(':') {
+        Some((scheme, rest))
+            if scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+        {
+            (scheme, rest)
+        }
+        _ => {
+            return Err(format!(
+                "the server `{url}` has no scheme:// archgate can place"
+            ));
+        }
+    };
+    let Some(rest) = rest.strip_prefix("//") else {
         return Err(format!(
-            "the server `{url}` has no scheme:// archgate can place"
+            "the server `{url}` has no scheme:// archgate can place (`{scheme}:` without `//`)"
         ));
     };
     if scheme.eq_ignore_ascii_case("file") {
@@ -334,6 +355,12 @@ mod tests {
             "file://host.example/srv",
             "file:/home/alice",
             "/srv/repo",
+            // Attack 31 F6: one slash, and a later `://` in the path — a `file:` URL still.
+            "file:/home/alice/repo/http://192.0.2.7",
+            "fIlE:/home/alice/repo/ftp://192.0.2.9",
+            "file:home/alice/repo/https://mirror.example",
+            "http:/192.0.2.7/repo",
+            "x y://192.0.2.7/repo",
             // Attack 25 F7: names libcurl maps to localhost (fullwidth, ideographic full stop).
             "http://\u{ff4c}\u{ff4f}\u{ff43}\u{ff41}\u{ff4c}\u{ff48}\u{ff4f}\u{ff53}\u{ff54}:8080/x",
             "http://127\u{3002}0\u{3002}0\u{3002}1/x",

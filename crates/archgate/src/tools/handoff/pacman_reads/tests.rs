@@ -108,6 +108,22 @@ fn every_directory_pacman_reads_is_judged_its_defaults_included() {
 /// Attack 22 F4: a repository on a loopback address whose packages need no signature refuses
 /// (the agent can hold its port); one whose packages must be signed, by its own `SigLevel`, the
 /// global one or pacman's default, is accepted.
+/// Attack 31 F6: a one-slash `file:` server with a later `://` in its path, as `Server` or
+/// `CacheServer`, is no remote host: the configuration refuses (the directory is not placed).
+#[test]
+fn a_file_server_with_a_later_scheme_in_its_path_is_no_remote_host() {
+    for line in [
+        "Server = file:/home/alice/repo/http://192.0.2.7",
+        "CacheServer = FILE:/home/alice/repo/ftp://192.0.2.9\nServer = https://192.0.2.8/$repo",
+    ] {
+        let c = conf(&format!(
+            "[options]\nSigLevel = Required DatabaseOptional\n\n[custom]\n{line}\n"
+        ));
+        let why = servers::on_this_machine(&c).unwrap_err();
+        assert!(why.contains("scheme://"), "{line}: {why}");
+    }
+}
+
 #[test]
 fn a_loopback_repository_whose_packages_need_no_signature_refuses() {
     let c = conf("[custom]\nSigLevel = Optional TrustAll\nServer = http://127.0.0.1:8080/$repo\n");
