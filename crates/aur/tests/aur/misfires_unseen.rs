@@ -6,6 +6,8 @@
 
 use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
 
+use crate::support::max_of;
+
 fn pkg(body: &str, scripts: &[(&str, &str)]) -> AuditInput {
     AuditInput {
         pkgbuild: format!(
@@ -21,14 +23,6 @@ fn pkg(body: &str, scripts: &[(&str, &str)]) -> AuditInput {
             .collect(),
         srcinfo: None,
     }
-}
-
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
 }
 
 #[track_caller]
