@@ -93,6 +93,15 @@ fn a_pip_that_writes_the_system_stays_dangerous() {
         ),
         "no venv made",
     );
+    // `deactivate` before the pip: PATH is the system's again (chaotic-aur's streamcontroller
+    // deactivates after its pip; this one before).
+    high(
+        &venv_package(
+            IN_PKG,
+            &format!("  source \"{IN_PKG}/bin/activate\"\n  deactivate\n  pip install ."),
+        ),
+        "deactivated",
+    );
     // The virtualenv is made after the pip ran.
     high(
         &package_with(
@@ -486,4 +495,39 @@ fn a_link_a_called_function_makes_is_met_only_after_the_call() {
     // Called before the deletion, the link is there: the deletion reaches /var/lib/modules.
     let r = audit(&kernel("  _relink\n  rm -r \"$builddir/Documentation\""));
     assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}
+
+// Class 5 (review): the getopt idiom with bare `getopt` and its options on continuation lines
+// (hreikin's xorg-server-dsd ships Debian's `xvfb-run`: `ARGS=$(getopt --options +ae:f:hn:… \`
+// / `--long …` / `--name "$PROGNAME" -- "$@")`, then `eval set -- "$ARGS"`). Closed by attack
+// round 29's getopt mend (the idiom by what runs), after landing 9's look; pinned here.
+
+fn shipped_tool(tool: &str) -> AuditInput {
+    package_with(
+        "xsrv-dsd",
+        "",
+        "  install -Dm755 \"${srcdir}/xrun\" \"${pkgdir}/usr/bin/xrun\"",
+        None,
+        &[("xrun", tool)],
+    )
+}
+
+#[test]
+fn getopt_on_continuation_lines_then_eval_set_is_the_idiom() {
+    let tool = "#!/bin/sh\nPROGNAME=xrun\nARGS=$(getopt --options +ae:f:hn:lp:s:w: \\\n       --long auto-servernum,error-file:,help,server-num:,server-args:,wait: \\\n       --name \"$PROGNAME\" -- \"$@\")\nGETOPT_STATUS=$?\nif [ $GETOPT_STATUS -ne 0 ]; then\n    exit 6\nfi\neval set -- \"$ARGS\"\nwhile :; do\n    case \"$1\" in\n        -a|--auto-servernum) AUTONUM=yes ;;\n        --) shift; break ;;\n        *) exit 6 ;;\n    esac\n    shift\ndone\nexec Xvfb \"$@\"\n";
+    let r = audit(&shipped_tool(tool));
+    assert!(
+        max_of(&r, "AUR-EVAL") < Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // `eval` of text the program builds itself, not getopt's, stays review.
+    let tool = "#!/bin/sh\nARGS=$(cat /etc/xrun.conf)\neval set -- \"$ARGS\"\nexec Xvfb \"$@\"\n";
+    let r = audit(&shipped_tool(tool));
+    assert!(
+        max_of(&r, "AUR-EVAL") >= Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
 }

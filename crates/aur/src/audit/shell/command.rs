@@ -198,6 +198,16 @@ impl Walker {
                         .insert("VIRTUAL_ENV".into(), Val::Scalar(Str::lit(dir.to_owned())));
                 }
             }
+            // The virtualenv's `deactivate` puts PATH back as it was before `activate`.
+            "deactivate" => {
+                if let Some(Val::Scalar(venv)) = self.env.remove("VIRTUAL_ENV")
+                    && let Some(path) = self.env.get("PATH").map(|v| v.first().text)
+                    && let Some(rest) = path.strip_prefix(&format!("{}/bin:", venv.text))
+                {
+                    let rest = rest.to_owned();
+                    self.env.insert("PATH".into(), Val::Scalar(Str::lit(rest)));
+                }
+            }
             "popd" => {
                 if let Some(c) = self.dir_stack.pop() {
                     self.cwd = c;
