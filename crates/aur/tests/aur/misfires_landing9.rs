@@ -7,7 +7,7 @@
 
 use archgate_aur::audit::{AuditInput, Severity, Verdict, audit};
 
-use crate::support::{max_of, package_with, scriptlet};
+use crate::support::{low_with, max_of, package_with, scriptlet};
 
 // Class 1 (21 of the 24): `pip install` in package() after a virtualenv made inside the
 // package and put first on PATH (dadevel's archpkgs: `python -m venv
@@ -44,18 +44,9 @@ fn pip_of_a_virtualenv_inside_the_package_installs_into_the_package() {
         format!("  PATH=\"{IN_PKG}/bin:$PATH\" pip install ."),
     ] {
         let r = audit(&venv_package(IN_PKG, &lines));
-        assert_eq!(r.verdict, Verdict::Ok, "{lines}\n{}", r.to_text());
-        let f = r
-            .findings
-            .iter()
-            .find(|f| f.id == "AUR-PKGMGR-PACKAGE")
-            .unwrap_or_else(|| panic!("{lines}\n{}", r.to_text()));
-        assert_eq!(f.severity, Severity::Low, "{}", r.to_text());
-        assert!(
-            f.why.contains("virtualenv") && f.why.contains("outside makepkg's checksums"),
-            "{}",
-            f.why
-        );
+        low_with(&r, "AUR-PKGMGR-PACKAGE", "outside makepkg's checksums");
+        let f = r.findings.iter().find(|f| f.id == "AUR-PKGMGR-PACKAGE");
+        assert!(f.is_some_and(|f| f.why.contains("virtualenv")), "{lines}");
     }
 }
 
@@ -210,23 +201,7 @@ fn a_dependencys_user_units_enabled_for_a_person_are_low() {
         "'sway' 'pipewire' 'wireplumber'",
         "sudo -u \"${user}\" systemctl --user enable --now pipewire pipewire-pulse wireplumber 2>/dev/null || true",
     ));
-    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
-    assert_eq!(
-        max_of(&r, "AUR-INSTALL-AS-USER"),
-        Some(Severity::Low),
-        "{}",
-        r.to_text()
-    );
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.id == "AUR-INSTALL-AS-USER")
-        .expect("finding");
-    assert!(
-        f.why.contains("wireplumber (from wireplumber)"),
-        "{}",
-        f.why
-    );
+    low_with(&r, "AUR-INSTALL-AS-USER", "wireplumber (from wireplumber)");
 }
 
 #[test]

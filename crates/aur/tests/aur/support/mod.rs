@@ -3,7 +3,7 @@
 //! formats) from a routing closure; and the audit tests' shared pieces — the packages several
 //! `misfires_*` files build and [`max_of`], what they read of a report.
 
-use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity};
+use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
@@ -22,6 +22,19 @@ pub fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
         .filter(|f| f.id == id)
         .map(|f| f.severity)
         .max()
+}
+
+/// The verdict is ok and finding `id` is still shown, at most low, saying `why`.
+#[track_caller]
+pub fn low_with(r: &AuditReport, id: &str, why: &str) {
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.id == id)
+        .unwrap_or_else(|| panic!("{id} is still shown: {}", r.to_text()));
+    assert!(f.severity <= Severity::Low, "{}", r.to_text());
+    assert!(f.why.contains(why), "{}", f.why);
 }
 
 /// A package built with its project's `make DESTDIR="$pkgdir" install`, depending on
