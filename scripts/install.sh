@@ -8,6 +8,13 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 prefix="${PREFIX:-$HOME/.local}"
+# cargo reads `.cargo/config.toml` from the directory it runs in and every parent: the clone's,
+# not whatever directory this was started from (attack 31 lead). Paths given relative to where
+# this was started are made absolute first.
+prefix=$(realpath -m "$prefix")
+[ -z "${ARCHGATE_BIN:-}" ] || ARCHGATE_BIN=$(realpath -m "$ARCHGATE_BIN")
+[ -z "${CARGO_TARGET_DIR:-}" ] || { CARGO_TARGET_DIR=$(realpath -m "$CARGO_TARGET_DIR"); export CARGO_TARGET_DIR; }
+cd "$top"
 
 # shellcheck source=scripts/rust.sh
 . "$top/scripts/rust.sh"

@@ -60,6 +60,10 @@ order="$target/release/archgate.link-order.$(sha256sum "$tmp_order" | cut -c1-16
 rm -f "$target/release/archgate.link-order."[0-9a-f]*
 mv "$tmp_order" "$order"
 
-cargo rustc --release -p archgate --bin archgate --manifest-path "$top/Cargo.toml" "$@" -- \
-  -C "link-arg=-Wl,--symbol-ordering-file=$order" -C link-arg=-Wl,--no-warn-symbol-ordering >&2
+# From the clone: cargo reads `.cargo/config.toml` from the directory it runs in and every
+# parent, so not from wherever this was started (attack 31 lead); the target made absolute first.
+target=$(realpath -m "$target")
+(cd "$top" && CARGO_TARGET_DIR="$target" cargo rustc --release -p archgate --bin archgate \
+  --manifest-path "$top/Cargo.toml" "$@" -- \
+  -C "link-arg=-Wl,--symbol-ordering-file=$order" -C link-arg=-Wl,--no-warn-symbol-ordering) >&2
 echo "link-order: relinked $bin" >&2
