@@ -17,6 +17,8 @@
 //! stack's soft limit above 8 MiB (unlimited changes the memory layout of the child), limits root
 //! is not held to (process count, locked memory), and the core size (sudo sets its own).
 
+use std::path::Path;
+
 use nix::sys::resource::{RLIM_INFINITY, Resource, getrlimit, setrlimit};
 
 /// The stack a transaction's programs are given at least (the usual default).
@@ -35,7 +37,8 @@ const NEEDED: &[(Resource, u64, &str)] = &[
 ];
 
 /// Raises each soft limit a transaction needs to what it needs (or to the hard limit, for an
-/// unlimited need); `Err` names the hard limits lowered below the need.
+/// unlimited need), and takes back an OOM score another process raised ([`oom_made_whole`]);
+/// `Err` names the hard limits lowered below the need.
 pub fn made_whole() -> Result<(), String> {
     let mut now = Vec::with_capacity(NEEDED.len());
     for &(resource, _, name) in NEEDED {
@@ -45,7 +48,32 @@ pub fn made_whole() -> Result<(), String> {
         setrlimit(resource, soft, hard)
             .map_err(|e| format!("raising a limit ({resource:?}): {e}"))?;
     }
-    Ok(())
+    oom_made_whole(Path::new(OOM_SCORE_ADJ))
+}
+
+/// This process's OOM score adjustment, which sudo's command inherits.
+const OOM_SCORE_ADJ: &str = "/proc/self/oom_score_adj";
+
+/// The same class's next member (attack 31 F10): any process of the person's may raise another's
+/// `oom_score_adj` (up to 1000) without privilege, sudo's command keeps it, and root's pacman
+/// becomes the first process the kernel kills when memory runs short — SIGKILL halfway through a
+/// transaction. A raised score is set back to 0, which an unprivileged process may do for itself
+/// (only going below its floor needs privilege); a score at or below 0 is left as it is.
+fn oom_made_whole(file: &Path) -> Result<(), String> {
+    let now = std::fs::read_to_string(file).map_err(|e| format!("reading the OOM score: {e}"))?;
+    let score: i32 = now
+        .trim()
+        .parse()
+        .map_err(|_| format!("reading the OOM score: `{}`", now.trim()))?;
+    if score <= 0 {
+        return Ok(());
+    }
+    std::fs::write(file, "0").map_err(|e| {
+        format!(
+            "this terminal's OOM score was raised to {score} (root's command would be the first \
+             the kernel kills when memory runs short) and could not be set back: {e}"
+        )
+    })
 }
 
 /// For the limits now in force (soft, hard; in [`NEEDED`]'s order): the soft limits to raise, or
@@ -155,6 +183,37 @@ mod tests {
                 hard.is_empty() || hard == "unlimited" || hard.parse::<u64>().unwrap() >= soft,
                 "{name}"
             );
+        }
+    }
+
+    /// Attack 31 F10: an OOM score another process raised is set back to 0; one at or below 0
+    /// stays; a file that cannot be written refuses, saying why. Then this test process's own
+    /// score (per process), raised and made whole as the helper does for itself.
+    #[test]
+    fn a_raised_oom_score_is_set_back_and_a_low_one_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("oom_score_adj");
+        std::fs::write(&f, "1000\n").unwrap();
+        oom_made_whole(&f).unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "0");
+        std::fs::write(&f, "-500\n").unwrap();
+        oom_made_whole(&f).unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "-500\n");
+        std::fs::write(&f, "700\n").unwrap();
+        let mut p = std::fs::metadata(&f).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o444);
+        std::fs::set_permissions(&f, p).unwrap();
+        if !nix::unistd::geteuid().is_root() {
+            let why = oom_made_whole(&f).unwrap_err();
+            assert!(why.contains("OOM score was raised to 700"), "{why}");
+        }
+        // The process's own file, as the helper writes it: raised, then made whole.
+        let own = Path::new(OOM_SCORE_ADJ);
+        let before = std::fs::read_to_string(own).unwrap();
+        if before.trim() == "0" {
+            std::fs::write(own, "300").unwrap();
+            oom_made_whole(own).unwrap();
+            assert_eq!(std::fs::read_to_string(own).unwrap().trim(), "0");
         }
     }
 
