@@ -4,6 +4,7 @@
 
 mod aur_shadow;
 mod bridge;
+mod bridge_daemon;
 mod cli;
 mod clients;
 mod closed_pipe;
