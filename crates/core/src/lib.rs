@@ -36,6 +36,7 @@ pub mod text;
 pub mod token_id;
 pub mod tool;
 pub mod tool_error;
+pub mod tool_output;
 pub mod untrusted;
 
 pub use archgate_exec as exec;
