@@ -20,6 +20,7 @@ mod misfires_landing5;
 mod misfires_landing6;
 mod misfires_landing7;
 mod misfires_landing8;
+mod misfires_landing9;
 mod misfires_unseen;
 mod ops;
 mod rules;

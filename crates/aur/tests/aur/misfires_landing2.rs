@@ -3,7 +3,9 @@
 //! The packages are our own text in the real shapes (each test names the shape); the attack
 //! each rule exists for is asserted beside it.
 
-use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, ScriptFile, Severity, Verdict, audit};
+
+use crate::support::max_of;
 
 fn package(pkgname: &str, url: &str, sources: &str, body: &str) -> AuditInput {
     AuditInput {
@@ -26,14 +28,6 @@ fn with_script(pkgname: &str, script: &str) -> AuditInput {
         }],
         srcinfo: None,
     }
-}
-
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
 }
 
 // Class: a source from a forge owner other than url= whose code the build runs was read as

@@ -4,15 +4,9 @@
 //! shape); the attack each rule exists for is asserted beside it. The test set's figures stay the
 //! ones taken at the look: these fixes are measured on the development set only.
 
-use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, ScriptFile, Severity, Verdict, audit};
 
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
-}
+use crate::support::max_of;
 
 fn with_package(pkgname: &str, body: &str) -> AuditInput {
     AuditInput {

@@ -5,58 +5,9 @@
 //! beside it. The test set's figures stay the ones taken at the look: these fixes are measured
 //! on the development set only.
 
-use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, Severity, Verdict, audit};
 
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
-}
-
-/// A package shipping one local file `file` (installed to /usr/bin, or as a user unit when it
-/// ends in `.service`), with `install=` naming `script` when given.
-fn package(
-    pkgname: &str,
-    depends: &str,
-    file: Option<(&str, &str)>,
-    script: Option<&str>,
-) -> AuditInput {
-    let mut files = Vec::new();
-    let mut sources = String::new();
-    let mut sums = String::new();
-    let mut install_line = String::new();
-    if let Some((name, text)) = file {
-        files.push(ScriptFile {
-            name: name.into(),
-            content: text.into(),
-        });
-        sources.push_str(&format!(" {name}"));
-        sums.push_str(" '1111111111111111111111111111111111111111111111111111111111111111'");
-        let dest = if name.ends_with(".service") {
-            "usr/lib/systemd/user"
-        } else {
-            "usr/bin"
-        };
-        install_line = format!("  install -Dm755 {name} -t \"$pkgdir/{dest}/\"\n");
-    }
-    let mut install = String::new();
-    if let Some(text) = script {
-        install = format!("install={pkgname}.install\n");
-        files.push(ScriptFile {
-            name: format!("{pkgname}.install"),
-            content: text.into(),
-        });
-    }
-    AuditInput {
-        pkgbuild: format!(
-            "pkgname={pkgname}\npkgver=1.0\npkgrel=1\narch=('any')\nurl=\"https://example.org/{pkgname}\"\nlicense=('MIT')\ndepends=({depends})\n{install}source=(\"https://example.org/{pkgname}-$pkgver.tar.gz\"{sources})\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000'{sums})\npackage() {{\n  cd {pkgname}-$pkgver\n  make DESTDIR=\"$pkgdir\" install\n  cd ..\n{install_line}}}\n"
-        ),
-        install_scripts: files,
-        srcinfo: None,
-    }
-}
+use crate::support::{made_package as package, max_of};
 
 // Class: arguments forwarded by `"$@"` all took the taint of any one of them, so a logging
 // wrapper (`run() { log "$*"; "$@"; }`) called once with a downloaded value as an argument

@@ -4,15 +4,9 @@
 //! set. The packages are our own text in the real shapes (each test names the shape); the
 //! attack each rule exists for is asserted beside it.
 
-use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, ScriptFile, Severity, Verdict, audit};
 
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
-}
+use crate::support::max_of;
 
 /// A package built by its upstream's build system (`meson install` into `$pkgdir`, naming no
 /// unit file), with `install=` naming `script`.

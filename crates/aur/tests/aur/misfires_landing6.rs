@@ -4,15 +4,9 @@
 //! real shapes (each test names the shape); the attack each rule exists for is asserted beside
 //! it.
 
-use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, ScriptFile, Severity, Verdict, audit};
 
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
-}
+use crate::support::max_of;
 
 /// A prebuilt program unpacked into `/opt/NAME`, with `install=` set to `install` (empty: none)
 /// and `extra` pasted after package().

@@ -4,47 +4,15 @@
 //! real shapes (each test names the shape); the attack each rule exists for is asserted beside
 //! it.
 
-use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, Severity, Verdict, audit};
 
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
-}
+use crate::support::{made_package, max_of};
 
 /// A package built from a release tarball that ships `file` (name, text) into `/usr/bin` and
 /// carries `script` as its install file.
+/// [`made_package`] depending on bash.
 fn package(pkgname: &str, file: Option<(&str, &str)>, script: Option<&str>) -> AuditInput {
-    let mut files = Vec::new();
-    let mut sources = String::new();
-    let mut sums = String::new();
-    let mut install_line = String::new();
-    if let Some((name, text)) = file {
-        files.push(ScriptFile {
-            name: name.into(),
-            content: text.into(),
-        });
-        sources.push_str(&format!(" {name}"));
-        sums.push_str(" '1111111111111111111111111111111111111111111111111111111111111111'");
-        install_line = format!("  install -Dm755 {name} -t \"$pkgdir/usr/bin/\"\n");
-    }
-    let mut install = String::new();
-    if let Some(text) = script {
-        install = format!("install={pkgname}.install\n");
-        files.push(ScriptFile {
-            name: format!("{pkgname}.install"),
-            content: text.into(),
-        });
-    }
-    AuditInput {
-        pkgbuild: format!(
-            "pkgname={pkgname}\npkgver=1.0\npkgrel=1\narch=('any')\nurl=\"https://example.org/{pkgname}\"\nlicense=('MIT')\ndepends=('bash')\n{install}source=(\"https://example.org/{pkgname}-$pkgver.tar.gz\"{sources})\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000'{sums})\npackage() {{\n  cd {pkgname}-$pkgver\n  make DESTDIR=\"$pkgdir\" install\n  cd ..\n{install_line}}}\n"
-        ),
-        install_scripts: files,
-        srcinfo: None,
-    }
+    made_package(pkgname, "'bash'", file, script)
 }
 
 /// Each line, in a function of a shipped tool, keeps `eval set --` at review or above.

@@ -3,56 +3,9 @@
 //! development data). The packages are our own text in the real shapes (each test names where
 //! the shape came from); the attacks each rule exists for are asserted beside them.
 
-use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, ScriptFile, Severity, Verdict, audit};
 
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
-}
-
-/// A package `pkgname` with extra global lines, a package() body, an optional install script
-/// and extra local files (listed in `source=` with a fake checksum).
-fn input(
-    pkgname: &str,
-    globals: &str,
-    package_body: &str,
-    script: Option<&str>,
-    files: &[(&str, &str)],
-) -> AuditInput {
-    let mut out = Vec::new();
-    let mut sources = String::new();
-    let mut sums = String::new();
-    for (name, text) in files {
-        out.push(ScriptFile {
-            name: (*name).into(),
-            content: (*text).into(),
-        });
-        sources.push_str(&format!(" {name}"));
-        sums.push_str(" '1111111111111111111111111111111111111111111111111111111111111111'");
-    }
-    let mut install = String::new();
-    if let Some(text) = script {
-        install = format!("install={pkgname}.install\n");
-        out.push(ScriptFile {
-            name: format!("{pkgname}.install"),
-            content: text.into(),
-        });
-    }
-    AuditInput {
-        pkgbuild: format!(
-            "pkgname={pkgname}\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://example.org/{pkgname}\"\nlicense=('MIT')\ndepends=('glibc')\n{globals}{install}source=(\"https://example.org/{pkgname}-$pkgver.tar.gz\"{sources})\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000'{sums})\npackage() {{\n{package_body}\n}}\n"
-        ),
-        install_scripts: out,
-        srcinfo: None,
-    }
-}
-
-fn scriptlet(body: &str) -> String {
-    format!("post_install() {{\n    {body}\n}}\npost_upgrade() {{\n    post_install\n}}\n")
-}
+use crate::support::{max_of, package_with as input, scriptlet};
 
 // Class 1: the package's own daemon enabled where its unit is installed by the project's own
 // installer, not named in the PKGBUILD (taotieren's linyaps-git, linyaps-test-git: `DESTDIR=

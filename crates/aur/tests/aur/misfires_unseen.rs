@@ -4,7 +4,9 @@
 //! own text in the shapes found there (each test names the shape); the real attack each rule
 //! exists for is still caught, asserted beside it.
 
-use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, ScriptFile, Severity, Verdict, audit};
+
+use crate::support::{low_with, max_of};
 
 fn pkg(body: &str, scripts: &[(&str, &str)]) -> AuditInput {
     AuditInput {
@@ -21,26 +23,6 @@ fn pkg(body: &str, scripts: &[(&str, &str)]) -> AuditInput {
             .collect(),
         srcinfo: None,
     }
-}
-
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
-}
-
-#[track_caller]
-fn low_with(r: &AuditReport, id: &str, why: &str) {
-    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.id == id)
-        .unwrap_or_else(|| panic!("{id} is still shown: {}", r.to_text()));
-    assert!(f.severity <= Severity::Low, "{}", r.to_text());
-    assert!(f.why.contains(why), "{}", f.why);
 }
 
 #[test]

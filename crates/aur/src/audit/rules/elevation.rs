@@ -1,7 +1,7 @@
 //! Privilege changes: asking for root while building, and switching to another account in code
 //! that runs on the system (install scripts, hooks, shipped programs), judged by what runs there.
 
-use super::{Ctx, Sink, session, session_bus};
+use super::{Ctx, Sink, own_units, session, session_bus, units};
 use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, Phase, Word};
@@ -47,6 +47,15 @@ pub(super) fn elevation(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                         "switches to a person's account {} only for `systemctl --user {verb}`: it starts nothing in their session (reloading, asking, stopping or disabling a user unit); check the unit is the package's own",
                         cmd.phase.label()
                     ),
+                );
+                return;
+            }
+            if let Some(why) = own_user_units(ctx, cmd) {
+                sink.cmd(
+                    "AUR-INSTALL-AS-USER",
+                    Severity::Low,
+                    cmd,
+                    format!("{why} {}", cmd.phase.label()),
                 );
                 return;
             }
@@ -110,6 +119,38 @@ pub(super) fn elevation(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
             ),
         );
     }
+}
+
+/// `systemctl --user enable|start|reenable|restart UNIT…` as another account, every unit a
+/// declared dependency's (PipeWire's `pipewire`, `wireplumber` for a desktop that depends on
+/// them), none the package's own and none written by the package's own scripts: it turns on in
+/// that person's session the services a package installed with this one ships for every
+/// session, and no code of this package runs. The why, for a low finding; `None` for anything
+/// else (the package's own unit, a unit of no declared package, a variable word).
+fn own_user_units(ctx: &Ctx, cmd: &Cmd) -> Option<String> {
+    let (verb, units, rest) = session::user_systemctl(cmd)?;
+    if !matches!(verb.as_str(), "enable" | "start" | "reenable" | "restart")
+        || units.is_empty()
+        || rest.iter().any(|w| w.contains('$'))
+    {
+        return None;
+    }
+    let mut named = Vec::new();
+    for u in &units {
+        // The package's own user unit runs this package's code in the person's session: that
+        // stays high (landing 5), as does a unit the package's scripts write themselves.
+        if units::shipped_unit(ctx, u)
+            || own_units::written_on_system(ctx, u)
+            || own_units::foreign_daemon(u)
+        {
+            return None;
+        }
+        named.push(format!("{u} (from {})", units::dependency_unit(ctx, u)?));
+    }
+    Some(format!(
+        "switches to a person's account only for `systemctl --user {verb}` of {}: user services of a package this one depends on, started in that person's session as that package ships them (pacman installs it with this one); no code of this package runs there. Check each unit is the dependency's own and that no file of this package replaces it",
+        named.join(", ")
+    ))
 }
 
 /// The account `su`/`runuser`/`sudo -u` switches to, when it is a fixed name (not a variable,

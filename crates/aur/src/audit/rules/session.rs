@@ -26,6 +26,15 @@ const QUIET_VERBS: &[&str] = &[
 /// variable or substitution in the verb or the units), and alone (a `-c` string holding one
 /// simple command, with at most `NAME=value` settings before it).
 pub(super) fn quiet_user_systemctl(cmd: &Cmd) -> Option<&'static str> {
+    let (verb, _, rest) = user_systemctl(cmd)?;
+    let quiet = QUIET_VERBS.iter().find(|v| **v == verb)?;
+    // `disable --now` stops the unit too; `--now` with any other verb here adds nothing.
+    rest.iter().all(|w| !w.contains('$')).then_some(*quiet)
+}
+
+/// `systemctl --user VERB UNIT…` run alone as another account, written in the file: the
+/// verb, the units, and every word after `systemctl` (options included).
+pub(super) fn user_systemctl(cmd: &Cmd) -> Option<(String, Vec<String>, Vec<String>)> {
     let (name, args) = names::program(cmd);
     let words: Vec<String> = match name {
         // `sudo -u USER systemctl …`: sudo is a wrapper, the program is systemctl itself.
@@ -57,15 +66,13 @@ pub(super) fn quiet_user_systemctl(cmd: &Cmd) -> Option<&'static str> {
     if names::basename(it.next()?) != "systemctl" {
         return None;
     }
-    let rest: Vec<&str> = it.collect();
-    if !rest.contains(&"--user") {
+    let rest: Vec<String> = it.map(str::to_owned).collect();
+    if !rest.iter().any(|w| w == "--user") {
         return None;
     }
-    let mut verbs = rest.iter().filter(|w| !w.starts_with('-'));
-    let verb = verbs.next()?;
-    let quiet = QUIET_VERBS.iter().find(|v| *v == verb)?;
-    // `disable --now` stops the unit too; `--now` with any other verb here adds nothing.
-    rest.iter().all(|w| !w.contains('$')).then_some(*quiet)
+    let mut ops = rest.iter().filter(|w| !w.starts_with('-')).cloned();
+    let verb = ops.next()?;
+    Some((verb, ops.collect(), rest))
 }
 
 /// The words' texts, when none holds a variable or a substitution's output.

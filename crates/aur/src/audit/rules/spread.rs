@@ -4,7 +4,7 @@
 use super::{Ctx, Sink};
 use crate::audit::names;
 use crate::audit::report::Severity;
-use crate::audit::shell::Phase;
+use crate::audit::shell::{Cmd, Phase, Word};
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     for cmd in ctx.acting() {
@@ -66,6 +66,16 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 cmd,
                 format!("uses SSH ({name}) {}: that means the person's keys and remote hosts", cmd.phase.label()),
             ),
+            // A shipped program (`makepkg-aarch64`: `makepkg --config /etc/makepkg-aarch64.conf
+            // "$@"`) that hands makepkg only its caller's arguments, in the caller's directory,
+            // with at most a configuration file the package installs: it builds what whoever
+            // runs it asks, as them — a tool, not a script reaching other packages.
+            ("makepkg", _) if cmd.phase == Phase::Runtime && callers_makepkg(ctx, cmd, args) => sink.cmd(
+                "AUR-GIT-PUSH",
+                Severity::Low,
+                cmd,
+                "a program the package installs runs makepkg with only its caller's arguments (and a configuration file the package installs), in the directory it is run from: it builds what whoever runs it asks, as them. Check the wrapper adds no option of its own and read the configuration file it names".into(),
+            ),
             ("makepkg", _) if cmd.phase.runs_on_system() || cmd.phase == Phase::Global => sink.cmd(
                 "AUR-GIT-PUSH",
                 Severity::High,
@@ -99,4 +109,47 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             );
         }
     }
+}
+
+/// `makepkg` in a shipped program run with no word of the program's own but `--config FILE`
+/// of a file package() installs, and without a `cd` before it (the caller's directory): the
+/// caller's `"$@"` expands to nothing in the file, so any other word is the program's own.
+fn callers_makepkg(ctx: &Ctx, cmd: &Cmd, args: &[Word]) -> bool {
+    if cmd.cwd.is_some()
+        || names::wrappers(cmd)
+            .iter()
+            .any(|w| !matches!(*w, "exec" | "command"))
+    {
+        return false;
+    }
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a.text.is_empty() {
+            i += 1;
+            continue;
+        }
+        let file = if a.text == "--config" {
+            i += 1;
+            args.get(i).map(|w| w.text.as_str())
+        } else {
+            a.text.strip_prefix("--config=")
+        };
+        match file {
+            Some(f) if !a.dynamic && installed(ctx, f) => i += 1,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// package() installs a file at exactly this absolute path.
+fn installed(ctx: &Ctx, path: &str) -> bool {
+    path.starts_with('/')
+        && ctx.an.cmds.iter().any(|c| {
+            c.phase == Phase::Package
+                && super::files::write_targets(c)
+                    .iter()
+                    .any(|w| !w.dynamic && w.text.strip_prefix("$pkgdir") == Some(path))
+        })
 }

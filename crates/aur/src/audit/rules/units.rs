@@ -18,9 +18,19 @@ pub(super) fn shipped_unit(ctx: &Ctx, unit: &str) -> bool {
     if want.is_empty() || want.starts_with('$') {
         return false;
     }
+    // An instance (`name@wlp1s0.service`) is made from its template (`name@.service`): the
+    // package's own when the package ships that template, whatever the instance's name.
+    let template = want
+        .split_once('@')
+        .filter(|(t, i)| !t.is_empty() && !i.is_empty())
+        .map(|(t, _)| t);
     let named = |w: &str| {
         let b = basename(w);
-        UNIT_SUFFIXES.iter().any(|s| b.ends_with(s)) && unit_stem(b) == want
+        UNIT_SUFFIXES.iter().any(|s| b.ends_with(s))
+            && (unit_stem(b) == want
+                || template.is_some_and(|t| {
+                    unit_stem(b) == t && UNIT_SUFFIXES.iter().any(|s| b.ends_with(&format!("@{s}")))
+                }))
     };
     if ships(ctx, named) {
         return true;

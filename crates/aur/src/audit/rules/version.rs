@@ -31,9 +31,11 @@ const FIELDS: &[&str] = &["pkgver", "pkgrel", "epoch"];
 /// `)`, a backquote — `$(…)` and `$((…))` hold a parenthesis), a redirection (`<`, `>`). Quotes,
 /// globs, braces, `$NAME`, `#` and `~` change the arguments `post_install` gets, but run
 /// nothing, and real versions hold some of them (`pkgver=${_v[-1]}` as the model leaves it).
+/// Of the control characters only the newline separates commands: the others (a terminal's
+/// colour escape `\e[1m`, a carriage return) are ordinary characters of the word to `sh`, and
+/// makepkg refuses the white ones (`[[:space:]]`) in a version anyway.
 pub(crate) fn shell_special(v: &str) -> Option<char> {
-    v.chars()
-        .find(|&c| (c.is_ascii_control() && c != '\t') || ";|&()`<>".contains(c))
+    v.chars().find(|&c| c == '\n' || ";|&()`<>".contains(c))
 }
 
 /// What printf prints of its format, for judging: its directives taken out, its escapes

@@ -82,6 +82,17 @@ impl Walker {
             snip_node = p;
         }
         let (snippet, decoded) = src_snippet(src, snip_node);
+        let path = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, w)| w.text.clone())
+            .or_else(|| self.env.get("PATH").map(|v| v.first().text));
+        let exported = super::INSTALL_VARS
+            .iter()
+            .filter(|v| self.exported.contains(**v))
+            .filter_map(|v| self.env.get(*v).map(|x| ((*v).to_owned(), x.first().text)))
+            .collect();
         let cmd = Cmd {
             file: src.file,
             pos: src.pos(node),
@@ -97,6 +108,8 @@ impl Walker {
             background: self.background,
             in_subst: self.in_subst,
             cwd: self.cwd.clone(),
+            path,
+            exported,
             embed: self.embed,
             recursive: false,
             forever: self.forever > 0,
@@ -163,6 +176,37 @@ impl Walker {
                     (Some(t), _) if t.text == "-" => self.cwd.clone(),
                     (Some(t), c) => Some(super::join_path(c.as_deref(), &t.text)),
                 };
+            }
+            // A virtualenv's `bin/activate` puts its `bin` first on PATH and names it in
+            // VIRTUAL_ENV: the bare `pip` and `python` after it are the virtualenv's.
+            "source" | "." => {
+                if let Some(dir) = args
+                    .first()
+                    .and_then(|a| a.text.strip_suffix("/bin/activate"))
+                    .filter(|d| !d.is_empty())
+                {
+                    let old = self
+                        .env
+                        .get("PATH")
+                        .map(|v| v.first().text)
+                        .unwrap_or_else(|| "${PATH}".into());
+                    self.env.insert(
+                        "PATH".into(),
+                        Val::Scalar(Str::lit(format!("{dir}/bin:{old}"))),
+                    );
+                    self.env
+                        .insert("VIRTUAL_ENV".into(), Val::Scalar(Str::lit(dir.to_owned())));
+                }
+            }
+            // The virtualenv's `deactivate` puts PATH back as it was before `activate`.
+            "deactivate" => {
+                if let Some(Val::Scalar(venv)) = self.env.remove("VIRTUAL_ENV")
+                    && let Some(path) = self.env.get("PATH").map(|v| v.first().text)
+                    && let Some(rest) = path.strip_prefix(&format!("{}/bin:", venv.text))
+                {
+                    let rest = rest.to_owned();
+                    self.env.insert("PATH".into(), Val::Scalar(Str::lit(rest)));
+                }
             }
             "popd" => {
                 if let Some(c) = self.dir_stack.pop() {

@@ -15,6 +15,13 @@ impl Walker {
         let mut c = node.walk();
         let kids: Vec<Node> = node.children(&mut c).collect();
         let keyword = kids.first().map(|k| k.kind()).unwrap_or("");
+        // `export NAME…`, `declare -x NAME…`: the programs run after it see these variables.
+        let exports = keyword == "export"
+            || (matches!(keyword, "declare" | "typeset")
+                && kids.iter().skip(1).any(|k| {
+                    let t = src.raw(*k);
+                    k.kind() == "word" && t.starts_with('-') && t.contains('x')
+                }));
         // Pieces with nothing between them are one word to bash (`GETOPT_COMPATIBL"E"=1` is a
         // variable_name then a concatenation to tree-sitter).
         let mut groups: Vec<Vec<Node>> = Vec::new();
@@ -30,6 +37,13 @@ impl Walker {
                 match ch.kind() {
                     "variable_assignment" => {
                         self.assign(src, ch, keyword == "local");
+                        if exports && let Some(n) = ch.child_by_field_name("name") {
+                            self.exported.insert(src.raw(n).to_owned());
+                        }
+                        continue;
+                    }
+                    "variable_name" if exports => {
+                        self.exported.insert(src.raw(ch).to_owned());
                         continue;
                     }
                     "variable_name" if matches!(keyword, "local" | "declare" | "typeset") => {

@@ -86,6 +86,7 @@ impl Walker {
         self.funcs.clear();
         self.called.clear();
         self.env = Self::base_env();
+        self.exported.clear();
         self.phase = phase;
         self.func = None;
         // makepkg reads the PKGBUILD from the directory that holds it.
@@ -93,6 +94,7 @@ impl Walker {
         self.collect_errors(&src, src.tree.root_node());
         self.walk_block(&src, src.tree.root_node());
         let global = self.env.clone();
+        let global_exported = self.exported.clone();
         if is_pkgbuild {
             self.an.global = global.clone();
         }
@@ -126,6 +128,7 @@ impl Walker {
                 continue;
             }
             self.env = global.clone();
+            self.exported = global_exported.clone();
             self.phase = if scriptlet {
                 Phase::Install
             } else if is_pkgbuild {
@@ -176,6 +179,7 @@ impl Walker {
     fn walk_exec_lines(&mut self, file: usize, text: &str, phase: Phase) {
         self.file = file;
         self.env = Self::base_env();
+        self.exported.clear();
         self.phase = phase;
         self.cwd = Self::start_dir(false, phase);
         self.func = None;

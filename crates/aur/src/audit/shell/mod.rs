@@ -227,6 +227,22 @@ pub(crate) struct Embed {
     pub taint: Taint,
 }
 
+/// Variables that tell a language package manager where to install.
+pub(crate) const INSTALL_VARS: &[&str] = &[
+    "GOPATH",
+    "GOBIN",
+    "CARGO_HOME",
+    "CARGO_INSTALL_ROOT",
+    "GEM_HOME",
+    "npm_config_prefix",
+    "NPM_CONFIG_PREFIX",
+    "PIP_TARGET",
+    "PIP_PREFIX",
+    "PIP_ROOT",
+    "PIP_USER",
+    "PYTHONUSERBASE",
+];
+
 /// One simple command, as it would run.
 #[derive(Clone, Debug)]
 pub(crate) struct Cmd {
@@ -251,6 +267,15 @@ pub(crate) struct Cmd {
     pub in_subst: Option<usize>,
     /// The directory set by a preceding `cd` in the same function, if known.
     pub cwd: Option<String>,
+    /// `PATH` as the code set it for this command (a `PATH=…` before it, else the last
+    /// assignment, `export` or `declare -x`, or a sourced virtualenv `bin/activate`); `None`
+    /// when the code never sets it. Which `pip` or `python` a bare name runs is read from it.
+    pub path: Option<String>,
+    /// The exported variables that tell a language package manager where to install
+    /// ([`INSTALL_VARS`]: `GOPATH`, `GOBIN`, `CARGO_INSTALL_ROOT` …) with their values as the
+    /// code set them (`export`, `declare -x`), for this command; `NAME=value` before the
+    /// command is in `env`.
+    pub exported: Vec<(String, String)>,
     pub embed: Option<Embed>,
     /// A call of the function this command runs in (directly or through others): recursion.
     pub recursive: bool,

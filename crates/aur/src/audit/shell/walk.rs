@@ -28,6 +28,8 @@ pub(super) struct FuncRef {
 pub(super) struct Walker {
     pub(super) an: Analysis,
     pub(super) env: Env,
+    /// Variables `export` or `declare -x` handed to the programs run after them.
+    pub(super) exported: HashSet<String>,
     pub(super) parser: Parser,
     pub(super) funcs: HashMap<String, FuncRef>,
     pub(super) aliases: HashMap<String, String>,
@@ -62,6 +64,7 @@ impl Walker {
         Walker {
             an: Analysis::default(),
             env: Env::new(),
+            exported: HashSet::new(),
             parser,
             funcs: HashMap::new(),
             aliases: HashMap::new(),

@@ -1,7 +1,9 @@
 //! Test support: a tiny HTTP/1.1 server on 127.0.0.1:0 that plays the AUR (RPC JSON, and the
 //! package repositories over git's smart HTTP by `git http-backend`, both in their real
-//! formats) from a routing closure.
+//! formats) from a routing closure; and the audit tests' shared pieces — the packages several
+//! `misfires_*` files build and [`max_of`], what they read of a report.
 
+use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
@@ -10,6 +12,115 @@ use std::time::Duration;
 
 pub mod fake_aur;
 pub mod git_http;
+
+// Packages for the audit's tests, and what to read of its report.
+
+/// The highest severity among the findings `id` (none: `None`).
+pub fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
+    r.findings
+        .iter()
+        .filter(|f| f.id == id)
+        .map(|f| f.severity)
+        .max()
+}
+
+/// The verdict is ok and finding `id` is still shown, at most low, saying `why`.
+#[track_caller]
+pub fn low_with(r: &AuditReport, id: &str, why: &str) {
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.id == id)
+        .unwrap_or_else(|| panic!("{id} is still shown: {}", r.to_text()));
+    assert!(f.severity <= Severity::Low, "{}", r.to_text());
+    assert!(f.why.contains(why), "{}", f.why);
+}
+
+/// A package built with its project's `make DESTDIR="$pkgdir" install`, depending on
+/// `depends`, shipping one local file `file` (installed to /usr/bin, or as a user unit when it
+/// ends in `.service`), with `install=` naming `script` when given.
+pub fn made_package(
+    pkgname: &str,
+    depends: &str,
+    file: Option<(&str, &str)>,
+    script: Option<&str>,
+) -> AuditInput {
+    let mut files = Vec::new();
+    let mut sources = String::new();
+    let mut sums = String::new();
+    let mut install_line = String::new();
+    if let Some((name, text)) = file {
+        files.push(ScriptFile {
+            name: name.into(),
+            content: text.into(),
+        });
+        sources.push_str(&format!(" {name}"));
+        sums.push_str(" '1111111111111111111111111111111111111111111111111111111111111111'");
+        let dest = if name.ends_with(".service") {
+            "usr/lib/systemd/user"
+        } else {
+            "usr/bin"
+        };
+        install_line = format!("  install -Dm755 {name} -t \"$pkgdir/{dest}/\"\n");
+    }
+    let mut install = String::new();
+    if let Some(text) = script {
+        install = format!("install={pkgname}.install\n");
+        files.push(ScriptFile {
+            name: format!("{pkgname}.install"),
+            content: text.into(),
+        });
+    }
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname={pkgname}\npkgver=1.0\npkgrel=1\narch=('any')\nurl=\"https://example.org/{pkgname}\"\nlicense=('MIT')\ndepends=({depends})\n{install}source=(\"https://example.org/{pkgname}-$pkgver.tar.gz\"{sources})\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000'{sums})\npackage() {{\n  cd {pkgname}-$pkgver\n  make DESTDIR=\"$pkgdir\" install\n  cd ..\n{install_line}}}\n"
+        ),
+        install_scripts: files,
+        srcinfo: None,
+    }
+}
+
+/// A package `pkgname` (release tarball, depends on glibc) with extra global lines, a package() body, an optional install script
+/// and extra local files (listed in `source=` with a fake checksum).
+pub fn package_with(
+    pkgname: &str,
+    globals: &str,
+    package_body: &str,
+    script: Option<&str>,
+    files: &[(&str, &str)],
+) -> AuditInput {
+    let mut out = Vec::new();
+    let mut sources = String::new();
+    let mut sums = String::new();
+    for (name, text) in files {
+        out.push(ScriptFile {
+            name: (*name).into(),
+            content: (*text).into(),
+        });
+        sources.push_str(&format!(" {name}"));
+        sums.push_str(" '1111111111111111111111111111111111111111111111111111111111111111'");
+    }
+    let mut install = String::new();
+    if let Some(text) = script {
+        install = format!("install={pkgname}.install\n");
+        out.push(ScriptFile {
+            name: format!("{pkgname}.install"),
+            content: text.into(),
+        });
+    }
+    AuditInput {
+        pkgbuild: format!(
+            "pkgname={pkgname}\npkgver=1.0\npkgrel=1\narch=('x86_64')\nurl=\"https://example.org/{pkgname}\"\nlicense=('MIT')\ndepends=('glibc')\n{globals}{install}source=(\"https://example.org/{pkgname}-$pkgver.tar.gz\"{sources})\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000'{sums})\npackage() {{\n{package_body}\n}}\n"
+        ),
+        install_scripts: out,
+        srcinfo: None,
+    }
+}
+
+pub fn scriptlet(body: &str) -> String {
+    format!("post_install() {{\n    {body}\n}}\npost_upgrade() {{\n    post_install\n}}\n")
+}
 
 /// One request as the server read it.
 pub struct Request {

@@ -93,15 +93,21 @@ pub(crate) fn as_kernel_resolves(cmd: &Cmd, p: &str) -> String {
 /// by `..` (`$srcdir/../../../../home`, `$HOME/../../home`: enough of them reach `/`, which
 /// the kernel never climbs above; attack 29 F1 b07) read as `/` then the rest.
 pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
-    // A link the deletion can meet: made before it, in its own function or at the top level (a
-    // split package's `package_A` links into its own `$pkgdir`, which `package_B`'s is not).
-    let before = |c: &Cmd| (c.pos.line, c.pos.col) < (cmd.pos.line, cmd.pos.col);
-    for c in ctx
-        .an
-        .cmds
-        .iter()
-        .filter(|c| c.file == cmd.file && (c.func.is_none() || c.func == cmd.func) && before(c))
-    {
+    // A link the deletion can meet: made before it runs, in the walk of its own function or at
+    // the top level (a split package's `package_A` links into its own `$pkgdir`, which
+    // `package_B`'s is not). "Before" is the order the code runs in — the walk inlines a called
+    // function where it is called — not the order of the lines: a helper defined above that
+    // makes a link and is called after the deletion (Jovian's linux-lts: `_steamos` links
+    // `$pkgdir/usr/lib/modules/$kernver` to `/var/lib/modules/…`, called at the end of the
+    // headers package) is not met by it.
+    let at = ctx.an.cmds.iter().position(|c| std::ptr::eq(c, cmd));
+    let before = |i: usize, c: &Cmd| match at {
+        Some(a) => i < a,
+        None => (c.pos.line, c.pos.col) < (cmd.pos.line, cmd.pos.col),
+    };
+    for (_, c) in ctx.an.cmds.iter().enumerate().filter(|(i, c)| {
+        c.file == cmd.file && (c.func.is_none() || c.func == cmd.func) && before(*i, c)
+    }) {
         let (name, args) = names::program(c);
         let symbolic = args.iter().any(|a| {
             a.text == "--symbolic"
