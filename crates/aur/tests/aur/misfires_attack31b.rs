@@ -338,3 +338,39 @@ fn a_real_set_uid_helper_stays_review() {
         r.to_text()
     );
 }
+
+/// F5: a deletion through a link the build made to a place that is not a literal absolute path,
+/// made with `-t`, after `cd`, or in an earlier function.
+#[test]
+fn a_deletion_through_any_link_the_build_made_is_judged_where_it_goes() {
+    for funcs in [
+        r#"package() { ln -s "$HOME" "$srcdir/h"; rm -rf "$srcdir"/h/* "$srcdir"/h/.[!.]*; }"#,
+        r#"package() { ln -s "$HOME" "$srcdir/h"; rm -rf "$srcdir/h/"; }"#,
+        r#"package() { ln -s ~ "$srcdir/h"; rm -rf "$srcdir/h/"; }"#,
+        "build() { ln -s / \"$srcdir/r\"; }\npackage() { rm -rf \"$srcdir\"/r/home/*; }",
+        "prepare() { ln -s \"$HOME\" \"$srcdir/h\"; }\npackage() { rm -rf \"$srcdir/h/\"; }",
+        r#"package() { ln -s ../../../../../../../../.. "$srcdir/r"; rm -rf "$srcdir"/r/home/*; }"#,
+        r#"package() { ln -s ../../.. "$srcdir/r"; rm -rf "$srcdir"/r/*; }"#,
+        r#"package() { ln -s "$srcdir/../../../../../../../../home" "$srcdir/h"; rm -rf "$srcdir/h/"*; }"#,
+        r#"package() { ln -s "$srcdir/../.." "$srcdir/h"; rm -rf "$srcdir/h/"*; }"#,
+        r#"package() { ln -s -t "$srcdir" /home; rm -rf "$srcdir/home/"; }"#,
+        r#"package() { cd "$srcdir"; ln -s / r; rm -rf r/home; }"#,
+    ] {
+        dangerous(&audit(&with(funcs, false, &[])), funcs);
+    }
+}
+
+/// F5's neighbours: links inside the package or the build folder, and deletions in `$srcdir`.
+#[test]
+fn links_inside_the_build_and_srcdir_cleanups_stay_quiet() {
+    for funcs in [
+        r#"package() { install -Dm755 foo "$pkgdir/usr/lib/foo/foo"; ln -s ../lib/foo/foo "$pkgdir/usr/bin/foo"; }"#,
+        r#"build() { rm -rf "$srcdir/build"; mkdir "$srcdir/build"; }"#,
+        "prepare() { ln -s foopkg-1.0 \"$srcdir/foopkg\"; }\nbuild() { rm -rf \"$srcdir/foopkg/build\"; }",
+        "prepare() { cd \"$srcdir\"; ln -sf ../foopkg.patch p; rm -rf p/x; }",
+        r#"package() { ln -s "$srcdir/foopkg-1.0" "$srcdir/src2"; rm -rf "$srcdir/src2/.git"; }"#,
+    ] {
+        let r = audit(&with(funcs, false, &[]));
+        assert_eq!(r.verdict, Verdict::Ok, "{funcs}\n{}", r.to_text());
+    }
+}
