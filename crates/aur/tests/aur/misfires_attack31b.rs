@@ -374,3 +374,67 @@ fn links_inside_the_build_and_srcdir_cleanups_stay_quiet() {
         assert_eq!(r.verdict, Verdict::Ok, "{funcs}\n{}", r.to_text());
     }
 }
+
+/// F3's other members: names that arrive through `install -t DIR` or a tree copied whole.
+#[test]
+fn names_that_arrive_in_usr_local_bin_by_directory_are_judged() {
+    dangerous(
+        &audit(&packaged(
+            r#"cp sudo-helper sudo; install -Dm755 -t "$pkgdir/usr/local/bin" sudo"#,
+        )),
+        "install -t",
+    );
+    let r = audit(&packaged(
+        r#"mkdir -p t/bin; cp sudo-helper t/bin/sudo; mkdir -p "$pkgdir/usr/local"; cp -r t/bin "$pkgdir/usr/local/""#,
+    ));
+    assert!(
+        max_of(&r, "AUR-PERSISTENCE") >= Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    dangerous(
+        &audit(&scriptlet("cp -r /usr/lib/foopkg/bin /usr/local/")),
+        "scriptlet tree copy",
+    );
+}
+
+/// F9's class in `systemctl --user stop`: stopping what runs the session is not quiet; the
+/// package's own unit is.
+#[test]
+fn stopping_the_session_is_not_a_quiet_verb() {
+    let r = audit(&scriptlet(
+        r##"sudo -u "#$SUDO_UID" systemctl --user stop graphical-session.target"##,
+    ));
+    dangerous(&r, "stop graphical-session.target");
+    let r = audit(&scriptlet(
+        r##"sudo -u "#$SUDO_UID" systemctl --user stop foopkg.service"##,
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-INSTALL-AS-USER"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+}
+
+/// F11's class in the sandbox helper's low: a file given that name as it is installed.
+#[test]
+fn a_file_renamed_to_the_sandbox_helper_is_not_low() {
+    let r = audit(&packaged(
+        r#"install -Dm4755 rootsh "$pkgdir/opt/foopkg/chrome-sandbox""#,
+    ));
+    assert!(
+        max_of(&r, "AUR-SETUID") >= Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    let r = audit(&packaged(
+        r#"cp -r foopkg "$pkgdir/opt/"; chmod 4755 "$pkgdir/opt/foopkg/chrome-sandbox""#,
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SETUID"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+}

@@ -17,7 +17,7 @@ use deletes::{deletes_a_system_tree, sweeping_delete};
 use persistence::{
     SYSTEM_COMMANDS, persistence, startup_location, startup_text_effect, system_path_only,
 };
-pub(super) use reach::glob_match;
+pub(super) use reach::{as_kernel_resolves, glob_match};
 use secrets::{credential_vars, secret};
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
@@ -102,6 +102,19 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             // A redirection of `mkdir` still writes its file: only the operands are directories.
             let operand = !cmd.redirs.iter().any(|r| std::ptr::eq(&r.target, t));
             judge_write(ctx, cmd, &p, &t.text, effect, operand, sink);
+        }
+        // `install -t DIR NAME…`, `cp NAME… DIR/`: each file lands as DIR/NAME, judged by the
+        // name it gets there (attack 31 F3 q30: `install -Dm755 -t "$pkgdir/usr/local/bin"
+        // sudo` was read as a write of the directory alone).
+        if effect == Effect::Write {
+            for (p, raw) in files_into_dir(cmd) {
+                let p = if p.starts_with('/') {
+                    join_path(None, &p)
+                } else {
+                    p
+                };
+                judge_write(ctx, cmd, &p, &raw, effect, true, sink);
+            }
         }
         for t in deletes::other_deletions(ctx, cmd) {
             let p = deletes::through_links(ctx, cmd, &absolute(cmd, &t.text));
@@ -650,6 +663,43 @@ fn rewritten_build_file(ctx: &Ctx, cmd: &Cmd, p: &str) -> Option<&'static str> {
         }
     }
     Some(what)
+}
+
+/// The files `install`, `cp`, `mv` or `ln` puts into a directory named as such (`-t DIR`, or a
+/// last operand ending in `/`): (DIR/NAME, as written).
+fn files_into_dir(cmd: &Cmd) -> Vec<(String, String)> {
+    let (prog, args) = names::program(cmd);
+    if !matches!(prog, "install" | "cp" | "mv" | "ln") {
+        return Vec::new();
+    }
+    let parsed = if prog == "install" {
+        argv::install(args)
+    } else {
+        argv::copy_like(args)
+    };
+    if prog == "install" && (parsed.has("-d") || parsed.has("--directory")) {
+        return Vec::new();
+    }
+    let (dir, sources): (&Word, Vec<&Word>) = match parsed.value_word(&["-t", "--target-directory"])
+    {
+        Some(d) => (d, parsed.operands.clone()),
+        None => match parsed.operands.split_last() {
+            Some((d, s)) if d.text.ends_with('/') && !s.is_empty() => (*d, s.to_vec()),
+            _ => return Vec::new(),
+        },
+    };
+    let d = absolute(cmd, &dir.text);
+    sources
+        .iter()
+        .map(|s| basename(s.text.trim_end_matches('/')))
+        .filter(|n| !n.is_empty() && *n != "." && *n != "..")
+        .map(|n| {
+            (
+                format!("{}/{n}", d.trim_end_matches('/')),
+                format!("{}/{n}", dir.text.trim_end_matches('/')),
+            )
+        })
+        .collect()
 }
 
 /// The text a command writes into the file named `raw`, when the audit can read it: `echo` or

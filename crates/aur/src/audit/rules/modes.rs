@@ -28,7 +28,13 @@ fn place(cmd: &Cmd, w: &Word) -> Option<(Place, String)> {
             },
         ));
     }
-    if cmd.phase.runs_on_system() && p.starts_with('/') && !p.starts_with("/tmp") {
+    if cmd.phase.runs_on_system() && p.starts_with('/') {
+        // As the kernel resolves it (attack 31 F2's class: `/usr/bin//find`, `/usr/./bin/find`
+        // name the system's find).
+        let p = super::files::as_kernel_resolves(cmd, &p);
+        if p == "/tmp" || p.starts_with("/tmp/") || p == "<descriptor>" {
+            return None;
+        }
         return Some((Place::System, p));
     }
     None
@@ -86,6 +92,32 @@ fn gives_a_shell(path: &str) -> bool {
                 | "ln"
                 | "cat"
         )
+}
+
+/// `install -m4755 helper …/chrome-sandbox`: a file given the sandbox helper's name as it is
+/// installed, whose own name is another (the low for the helper is earned by what the file is,
+/// not by the name it is given — attack 31 F11's class).
+fn renamed_into_place(cmd: &Cmd, path: &str) -> bool {
+    let (prog, args) = names::program(cmd);
+    if !matches!(prog, "install" | "cp" | "mv") {
+        return false;
+    }
+    let parsed = if prog == "install" {
+        argv::install(args)
+    } else {
+        argv::copy_like(args)
+    };
+    if parsed.value_word(&["-t", "--target-directory"]).is_some() {
+        return false;
+    }
+    let ops = parsed.operands;
+    let name = basename(path);
+    match ops.split_last() {
+        Some((_, sources)) if !sources.is_empty() => {
+            sources.iter().any(|s| basename(&s.text) != name)
+        }
+        _ => false,
+    }
 }
 
 /// The Chromium/Electron sandbox helper, setuid root by design where user namespaces are off.
@@ -272,7 +304,10 @@ fn judge_mode(ctx: &Ctx, cmd: &Cmd, mode: &str, targets: &[&Word], made: Made, s
                         "sets the {bit} bit (mode {mode}) on {where_}, a program that hands out a shell or any file: a root backdoor for every user"
                     ),
                 )
-            } else if sandbox_helper(&path) && (at == Place::Package || own) {
+            } else if sandbox_helper(&path)
+                && (at == Place::Package || own)
+                && !renamed_into_place(cmd, &path)
+            {
                 (
                     Severity::Low,
                     format!(

@@ -133,6 +133,25 @@ pub(super) fn persistence(p: &str) -> Option<(&'static str, Severity)> {
             ));
         }
     }
+    // A whole tree copied in as `/usr/local/bin` (`cp -r bin "$pkgdir/usr/local/"`,
+    // `cp -r /usr/lib/x/bin /usr/local/` from a scriptlet): the names it brings are not in the
+    // text, and any of them may be a system command's (attack 31 F3 p08, p16).
+    if matches!(
+        l.trim_end_matches('/'),
+        "/usr/local/bin" | "/usr/local/sbin" | "/usr/local"
+    ) {
+        return Some(if in_pkg {
+            (
+                "/usr/local/bin or /usr/local/sbin, first on the PATH, as a whole directory whose program names the audit cannot see",
+                Severity::Medium,
+            )
+        } else {
+            (
+                "/usr/local/bin or /usr/local/sbin on the live system, first on the PATH, as a whole directory whose program names the audit cannot see (a system command's name among them runs in its place)",
+                Severity::High,
+            )
+        });
+    }
     if in_pkg {
         if l.starts_with("/home/") || l.starts_with("/root") {
             return Some((
