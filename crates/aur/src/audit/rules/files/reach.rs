@@ -122,7 +122,7 @@ pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
         if name != "ln" || !symbolic {
             continue;
         }
-        for (target, link) in links_made(c, args) {
+        for (target, link) in links_made(ctx, c, args) {
             let shared = !link.starts_with("$pkgdir");
             if !(c.func.is_none() || c.func == cmd.func || (shared && cmd.file == 0)) {
                 continue;
@@ -138,7 +138,7 @@ pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
             if rest.is_empty() {
                 continue;
             }
-            met = Some(match link_target(&link, target) {
+            met = Some(match link_target(c, &link, target) {
                 Some(t) => format!("{}{rest}", t.trim_end_matches('/')),
                 None => "<descriptor>".into(),
             });
@@ -156,6 +156,7 @@ pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
 /// "$pkgdir/opt/…/tool/x86_64/"`), `ln -s -t DIR TARGET…` and `ln -s TARGET` (in the current
 /// directory).
 fn links_made<'a>(
+    ctx: &Ctx,
     c: &Cmd,
     args: &'a [crate::audit::shell::Word],
 ) -> Vec<(&'a crate::audit::shell::Word, String)> {
@@ -177,7 +178,15 @@ fn links_made<'a>(
             .collect();
     }
     match parsed.operands.as_slice() {
-        [target, link] if link.text.ends_with('/') => {
+        // Into a directory: named with a trailing slash, `.`/`..`, or one the build made
+        // (`install -d "$tmp"; ln -sf "$f" "$tmp"`).
+        [target, link]
+            if link.text.ends_with('/')
+                || matches!(basename(&link.text), "." | "..")
+                || link.text == "."
+                || link.text == ".."
+                || made_dir(ctx, c, &at(&link.text)) =>
+        {
             vec![(*target, named(&at(&link.text), target))]
         }
         [target, link] => vec![(*target, at(&link.text))],
@@ -189,6 +198,29 @@ fn links_made<'a>(
     }
 }
 
+/// An earlier command made `dir` as a directory (`mkdir`, `install -d`).
+fn made_dir(ctx: &Ctx, before: &Cmd, dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    ctx.an
+        .cmds
+        .iter()
+        .take_while(|c| !std::ptr::eq(*c, before))
+        .any(|c| {
+            let (prog, args) = names::program(c);
+            let dirs = match prog {
+                "mkdir" => argv::parse(args, "m", "", &["--mode"]).operands,
+                "install"
+                    if argv::install(args).has("-d") || argv::install(args).has("--directory") =>
+                {
+                    argv::install(args).operands
+                }
+                _ => return false,
+            };
+            dirs.iter()
+                .any(|w| super::absolute(c, &w.text).trim_end_matches('/') == dir)
+        })
+}
+
 /// Where a symbolic link points, as a path the rules can judge, or `None` when that place is
 /// only known when the build runs (attack 31 F5: only a literal absolute target was followed;
 /// `"$HOME"`, `~`, `../../..` and `$srcdir/../…` were read as places inside `$srcdir`). An
@@ -196,8 +228,20 @@ fn links_made<'a>(
 /// directory, and a target under a build folder stays there when it does not climb out of it.
 /// Anything else — a climb out of the build folders short of `/`, a computed target — is a
 /// place no one can name before the build.
-fn link_target(link: &str, target: &crate::audit::shell::Word) -> Option<String> {
-    let t = target.text.as_str();
+fn link_target(c: &Cmd, link: &str, target: &crate::audit::shell::Word) -> Option<String> {
+    // `$PWD` is the directory the command runs in.
+    let with_cwd;
+    let pwd = target
+        .text
+        .strip_prefix("$PWD")
+        .or_else(|| target.text.strip_prefix("${PWD}"));
+    let t = match (pwd, &c.cwd) {
+        (Some(r), Some(d)) if r.is_empty() || r.starts_with('/') => {
+            with_cwd = format!("{d}{r}");
+            with_cwd.as_str()
+        }
+        _ => target.text.as_str(),
+    };
     if t.starts_with('/') {
         return Some(t.to_owned());
     }
@@ -228,7 +272,7 @@ fn link_target(link: &str, target: &crate::audit::shell::Word) -> Option<String>
             .is_some_and(|r| r.is_empty() || r.starts_with('/'))
     });
     let folded = crate::audit::shell::join_path(None, &joined);
-    (inside && !target.dynamic && !folded.split('/').any(|s| s == ".."))
+    (inside && (!target.dynamic || pwd.is_some()) && !folded.split('/').any(|s| s == ".."))
         .then(|| folded.replacen("$startdir/src", "$srcdir", 1))
 }
 
