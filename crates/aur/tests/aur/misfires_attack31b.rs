@@ -525,3 +525,22 @@ fn links_into_build_directories_stay_quiet() {
         );
     }
 }
+
+/// A distribution's shell configuration pointing `ls`, `cat` and `grep` at other programs of the
+/// system is no shadow; `sudo` pointed anywhere but itself is.
+#[test]
+fn a_distribution_shell_config_aliasing_listers_is_not_dangerous() {
+    let zshrc = "alias ls='eza -al --color=always'\nalias cat='bat --style header'\nalias grep='ugrep --color=auto'\nalias wget='wget -c '\nls() { command ls -F \"$@\"; }\n";
+    let r = audit(&with(
+        "package() {\n  install -D -m644 zshrc \"$pkgdir/etc/zsh/zshrc\"\n}",
+        false,
+        &[("zshrc", zshrc)],
+    ));
+    not_dangerous(&r, "distribution zshrc");
+    let r = audit(&with(
+        "package() {\n  install -D -m644 zshrc \"$pkgdir/etc/zsh/zshrc\"\n}",
+        false,
+        &[("zshrc", "alias sudo='doas'\n")],
+    ));
+    dangerous(&r, "sudo aliased");
+}

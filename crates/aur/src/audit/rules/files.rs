@@ -454,8 +454,14 @@ fn judge_write(
         && let Some((what, sev)) = startup_text_effect(&text, &command_dirs(ctx))
     {
         // The template new accounts are made from runs in no existing session.
+        // A distribution's shell configuration aliasing `ls` to another lister there is its
+        // purpose; a variable that loads code in those accounts is still worth reading.
         let sev = if inside.starts_with("/etc/skel/") {
-            sev.min(Severity::Medium)
+            sev.min(if what.starts_with("an alias or function") {
+                Severity::Low
+            } else {
+                Severity::Medium
+            })
         } else {
             sev
         };

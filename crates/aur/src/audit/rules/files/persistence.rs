@@ -401,6 +401,33 @@ pub(super) fn startup_location(p: &str) -> bool {
         && !l.ends_with(".csh")
 }
 
+/// System commands that ask for a password, a passphrase or root: a definition of one of
+/// these names in start-up text, other than the command itself, is how the secret is taken.
+const SECRET_ASKERS: &[&str] = &[
+    "sudo",
+    "su",
+    "doas",
+    "pkexec",
+    "run0",
+    "sudoedit",
+    "passwd",
+    "login",
+    "ssh",
+    "scp",
+    "sftp",
+    "ssh-add",
+    "ssh-keygen",
+    "gpg",
+    "gpg2",
+    "pinentry",
+    "git",
+    "pacman",
+    "yay",
+    "paru",
+    "cryptsetup",
+    "kinit",
+];
+
 /// Variables whose value makes programs load or run code: any value set for every login is
 /// code in every program of it.
 const CODE_VARIABLES: &[&str] = &[
@@ -462,36 +489,53 @@ pub(super) fn startup_text_effect(
         // `alias sudo=…`, `sudo() {`, `function sudo`, fish `alias sudo …`.
         // `alias ls='ls --color=auto'`: the system's own command with options, nothing in
         // its place.
-        let to_itself = line.strip_prefix("alias ").is_some_and(|r| {
+        // What an alias runs: `alias ls='ls --color=auto'` is the system's own command with
+        // options; `alias ls=eza`, `alias cat=/usr/bin/bat` another program of the system's
+        // directories, found as the system finds it — neither takes the command's place with
+        // the package's own code. A path of the package's (`alias sudo=/usr/lib/foopkg/x`)
+        // does.
+        let alias = line.strip_prefix("alias ").map(|r| {
             let (n, v) = r.split_once(['=', ' ']).unwrap_or((r, ""));
             let v = v.trim().trim_matches(['\'', '"']).trim();
             let first = v.split_whitespace().next().unwrap_or("");
-            first == n
-                || first == format!("\\{n}")
-                || (first == "command" && v.split_whitespace().nth(1) == Some(n))
+            let first = if first == "command" {
+                v.split_whitespace().nth(1).unwrap_or("")
+            } else {
+                first.trim_start_matches('\\')
+            };
+            let system_program = !first.is_empty()
+                && (!first.contains('/')
+                    || first
+                        .rsplit_once('/')
+                        .is_some_and(|(d, _)| SYSTEM_BIN_DIRS.contains(&d)));
+            (n.trim_matches(['\'', '"']), first == n, system_program)
         });
-        let named = line
-            .strip_prefix("alias ")
-            .filter(|_| !to_itself)
-            .map(|r| r.split(['=', ' ']).next().unwrap_or(""))
-            .or_else(|| {
-                line.strip_prefix("function ")
-                    .map(|r| r.split([' ', '(', '{']).next().unwrap_or(""))
-            })
-            .or_else(|| {
-                line.split_once("()")
-                    .map(|(n, _)| n.trim())
-                    .filter(|n| !n.contains(' '))
-            })
-            .map(|n| n.trim_matches(['\'', '"']));
+        let named = match alias {
+            Some((n, to_itself, system_program)) => {
+                (!to_itself && (!system_program || SECRET_ASKERS.contains(&n))).then_some(n)
+            }
+            None => line
+                .strip_prefix("function ")
+                .map(|r| r.split([' ', '(', '{']).next().unwrap_or(""))
+                .or_else(|| {
+                    line.split_once("()")
+                        .map(|(n, _)| n.trim())
+                        .filter(|n| !n.contains(' '))
+                })
+                .map(|n| n.trim_matches(['\'', '"'])),
+        };
         if let Some(n) = named
             && SYSTEM_COMMANDS.contains(&n)
         {
+            // A function's body is not read here: it may call the command it is named for
+            // (`ls() { command ls -F "$@"; }`), so only the commands that ask for a secret are
+            // judged high by the name alone.
+            let function = alias.is_none();
             note(
                 format!(
                     "an alias or function named `{n}`, which runs in place of the system's command in every shell that reads it"
                 ),
-                if nested {
+                if nested || (function && !SECRET_ASKERS.contains(&n)) {
                     Severity::Medium
                 } else {
                     Severity::High
