@@ -446,7 +446,7 @@ fn a_file_renamed_to_the_sandbox_helper_is_not_low() {
 fn a_kernel_filling_in_its_version_and_a_generated_install_script_are_not_dangerous() {
     let install = "KERNEL_VERSION=\npost_install() {\n  depmod $KERNEL_VERSION\n}\n";
     let r = audit(&with(
-        "package() {\n  _kernver=6.1.0-ARCH\n  install -Dm644 zImage \"$pkgdir/boot/zImage\"\n  sed \\\n    -e \"s/KERNEL_NAME=.*/KERNEL_NAME=-ARCH/g\" \\\n    -e \"s/KERNEL_VERSION=.*/KERNEL_VERSION=${_kernver}/g\" \\\n    -i \"${startdir}/${pkgname}.install\"\n}",
+        "package() {\n  _kernver=\"$(make kernelrelease)\"\n  install -Dm644 zImage \"$pkgdir/boot/zImage\"\n  sed \\\n    -e \"s/KERNEL_NAME=.*/KERNEL_NAME=-ARCH/g\" \\\n    -e \"s/KERNEL_VERSION=.*/KERNEL_VERSION=${_kernver}/g\" \\\n    -i \"${startdir}/${pkgname}.install\"\n}",
         true,
         &[("foopkg.install", install)],
     ));
@@ -543,4 +543,39 @@ fn a_distribution_shell_config_aliasing_listers_is_not_dangerous() {
         &[("zshrc", "alias sudo='doas'\n")],
     ));
     dangerous(&r, "sudo aliased");
+}
+
+/// More of the development set's neighbours: a kernel copying the install script it holds to
+/// the name it packs; a changelog copied into place; the chromium sandbox helper built as
+/// `chrome_sandbox`; `/usr/local/bin` made a link to the system's programs.
+#[test]
+fn copies_of_read_files_and_the_built_sandbox_helper_are_not_dangerous() {
+    let r = audit(&with(
+        "package() {\n  install -Dm644 zImage \"$pkgdir/boot/zImage\"\n  cp -f \"${startdir}/${install}\" \"${startdir}/${install}.pkg\"\n  true && install=${install}.pkg\n}",
+        true,
+        &[
+            ("foopkg.install", "post_install() {\n  depmod\n}\n"),
+            ("foopkg.install.pkg", "post_install() {\n  depmod\n}\n"),
+        ],
+    ));
+    not_dangerous(&r, "install script copied to its packed name");
+    let r = audit(&with(
+        "changelog=CHANGES\npackage() {\n  cd \"$srcdir/foopkg\"\n  cp -rf CHANGES ${startdir}/\n}",
+        false,
+        &[],
+    ));
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+    let r = audit(&packaged(
+        r#"install -Dvm4755 out/Release/chrome_sandbox "$pkgdir/usr/lib/chromium/chrome-sandbox""#,
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-SETUID"),
+        Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    let r = audit(&packaged(
+        r#"ln -s "$pkgdir/usr/bin" "$pkgdir/usr/local/bin""#,
+    ));
+    assert!(max_of(&r, "AUR-PERSISTENCE").is_none(), "{}", r.to_text());
 }

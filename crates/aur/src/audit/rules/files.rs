@@ -402,7 +402,41 @@ fn judge_write(
                 .local_texts
                 .iter()
                 .any(|(n, _)| basename(n) == basename(p));
-        let (sev, why) = if let Some(values) = fills_in_values(cmd) {
+        let (prog, args) = names::program(cmd);
+        let copies_read = matches!(prog, "cp" | "install")
+            && !cmd.redirs.iter().any(|r| r.op.starts_with('>'))
+            && {
+                let ops = if prog == "install" {
+                    argv::install(args).operands
+                } else {
+                    argv::copy_like(args).operands
+                };
+                ops.split_last().is_some_and(|(_, srcs)| {
+                    !srcs.is_empty()
+                        && srcs.iter().all(|w| {
+                            ctx.local_texts
+                                .iter()
+                                .any(|(n, _)| basename(n) == basename(&w.text))
+                        })
+                })
+            };
+        let (sev, why) = if what == "the changelog" {
+            (
+                Severity::Low,
+                format!(
+                    "writes {what} ({raw}) {}: pacman shows a changelog (`pacman -Qc`) and never runs it",
+                    cmd.phase.label()
+                ),
+            )
+        } else if copies_read {
+            (
+                Severity::Low,
+                format!(
+                    "copies a file the audit read onto {what} ({raw}) {}: {later}; what is copied is text judged here",
+                    cmd.phase.label()
+                ),
+            )
+        } else if let Some(values) = fills_in_values(cmd) {
             (
                 if what == "the PKGBUILD" {
                     Severity::Medium
@@ -487,6 +521,19 @@ fn judge_write(
     } else {
         persistence(p)
     };
+    // `ln -s /usr/bin "$pkgdir/usr/local/bin"`: the directory made a link to the system's own
+    // programs brings no name of the package's.
+    let persists = persists.filter(|(what, _)| {
+        !(what.contains("as a whole directory")
+            && names::program(cmd).0 == "ln"
+            && argv::copy_like(names::program(cmd).1)
+                .operands
+                .first()
+                .is_some_and(|t| {
+                    let t = t.text.strip_prefix("$pkgdir").unwrap_or(&t.text);
+                    persistence::SYSTEM_BIN_DIRS.contains(&t.trim_end_matches('/'))
+                }))
+    });
     if let (Some((what, _)), Effect::Delete) = (persists, effect) {
         if cmd.phase.runs_on_system() {
             sink.cmd(
@@ -880,21 +927,56 @@ fn fills_in_values(cmd: &Cmd) -> Option<String> {
             return None;
         }
         let (name, value) = repl.split_once('=')?;
+        // A build tool's output (`$(make kernelrelease)`) is a value computed from the sources;
+        // the command itself is judged where it stands.
+        let value = without_substitutions(value);
         let plain_name =
             !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        let plain_value = !value.contains("$(")
-            && !value.chars().any(|c| {
-                matches!(
-                    c,
-                    ';' | '|' | '&' | '<' | '>' | '(' | ')' | '`' | '\\' | '\n'
-                )
-            });
+        let plain_value = !value.chars().any(|c| {
+            matches!(
+                c,
+                ';' | '|' | '&' | '<' | '>' | '(' | ')' | '`' | '\\' | '\n'
+            )
+        });
         if !plain_name || !plain_value {
             return None;
         }
         out.push(repl.to_string());
     }
     Some(out.join("`, `"))
+}
+
+/// `text` with each `$(…)` and backquoted span removed (balanced parentheses).
+fn without_substitutions(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek() == Some(&'(') {
+            chars.next();
+            let mut depth = 1;
+            for d in chars.by_ref() {
+                match d {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        } else if c == '`' {
+            for d in chars.by_ref() {
+                if d == '`' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Does the command only make directories (`mkdir`, `install -d`)?

@@ -113,9 +113,9 @@ fn renamed_into_place(cmd: &Cmd, path: &str) -> bool {
     let ops = parsed.operands;
     let name = basename(path);
     match ops.split_last() {
-        Some((_, sources)) if !sources.is_empty() => {
-            sources.iter().any(|s| basename(&s.text) != name)
-        }
+        Some((_, sources)) if !sources.is_empty() => sources
+            .iter()
+            .any(|s| basename(&s.text) != name && !sandbox_helper(&s.text)),
         _ => false,
     }
 }

@@ -297,7 +297,7 @@ pub(super) fn persistence(p: &str) -> Option<(&'static str, Severity)> {
 
 /// Directories of programs that only root can write and only packages fill: a PATH of these
 /// alone lets no one's file run in place of a system command.
-const SYSTEM_BIN_DIRS: &[&str] = &[
+pub(super) const SYSTEM_BIN_DIRS: &[&str] = &[
     "/usr/local/sbin",
     "/usr/local/bin",
     "/usr/sbin",
