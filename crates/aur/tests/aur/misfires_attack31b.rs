@@ -384,11 +384,19 @@ fn names_that_arrive_in_usr_local_bin_by_directory_are_judged() {
         )),
         "install -t",
     );
+    dangerous(
+        &audit(&packaged(
+            r#"mkdir -p t/bin; cp sudo-helper t/bin/sudo; mkdir -p "$pkgdir/usr/local"; cp -r t/bin "$pkgdir/usr/local/""#,
+        )),
+        "a tree filled with sudo copied in",
+    );
+    // A tree whose names the audit cannot see: review.
     let r = audit(&packaged(
-        r#"mkdir -p t/bin; cp sudo-helper t/bin/sudo; mkdir -p "$pkgdir/usr/local"; cp -r t/bin "$pkgdir/usr/local/""#,
+        r#"cp -r "$srcdir/foopkg/bin" "$pkgdir/usr/local/""#,
     ));
-    assert!(
-        max_of(&r, "AUR-PERSISTENCE") >= Some(Severity::Medium),
+    assert_eq!(
+        max_of(&r, "AUR-PERSISTENCE"),
+        Some(Severity::Medium),
         "{}",
         r.to_text()
     );

@@ -534,6 +534,18 @@ fn judge_write(
                     persistence::SYSTEM_BIN_DIRS.contains(&t.trim_end_matches('/'))
                 }))
     });
+    // A tree copied in as `/usr/local/bin` that the build filled with a system command's name
+    // (`cp sudo-helper t/bin/sudo; cp -r t/bin "$pkgdir/usr/local/"`, attack 31 F3 p08).
+    let persists = persists.map(|(what, sev)| {
+        if what.contains("as a whole directory") && tree_brings_command(ctx, cmd).is_some() {
+            (
+                "/usr/local/bin or /usr/local/sbin, first on the PATH, as a whole directory the build filled with a system command's name, which runs in its place",
+                Severity::Critical,
+            )
+        } else {
+            (what, sev)
+        }
+    });
     if let (Some((what, _)), Effect::Delete) = (persists, effect) {
         if cmd.phase.runs_on_system() {
             sink.cmd(
@@ -748,6 +760,52 @@ fn rewritten_build_file(ctx: &Ctx, cmd: &Cmd, p: &str) -> Option<&'static str> {
         }
     }
     Some(what)
+}
+
+/// The system command's name a copied tree holds, when the package wrote a file of that name
+/// directly into one of the directories `cmd` copies (in the build folder or in the package).
+fn tree_brings_command(ctx: &Ctx, cmd: &Cmd) -> Option<String> {
+    let (prog, args) = names::program(cmd);
+    if !matches!(prog, "cp" | "rsync" | "mv" | "install") {
+        return None;
+    }
+    let parsed = argv::copy_like(args);
+    let sources: Vec<String> = match parsed.value_word(&["-t", "--target-directory"]) {
+        Some(_) => parsed
+            .operands
+            .iter()
+            .map(|w| absolute(cmd, &w.text))
+            .collect(),
+        None => parsed
+            .operands
+            .split_last()
+            .map(|(_, s)| s.iter().map(|w| absolute(cmd, &w.text)).collect())
+            .unwrap_or_default(),
+    };
+    let bare = |p: &str| {
+        let p = p.strip_prefix("$pkgdir").unwrap_or(p);
+        join_path(None, p.trim_end_matches('/'))
+    };
+    let sources: Vec<String> = sources
+        .iter()
+        .map(|s| bare(s.trim_end_matches("/*").trim_end_matches("/.")))
+        .collect();
+    ctx.an.cmds.iter().find_map(|c| {
+        if std::ptr::eq(c, cmd) {
+            return None;
+        }
+        let mut written: Vec<String> = write_targets(c)
+            .iter()
+            .map(|w| absolute(c, &w.text))
+            .collect();
+        written.extend(files_into_dir(c).into_iter().map(|(p, _)| p));
+        written.iter().find_map(|w| {
+            let w = bare(w);
+            let (dir, name) = w.rsplit_once('/')?;
+            (SYSTEM_COMMANDS.contains(&name) && sources.iter().any(|s| s == dir))
+                .then(|| name.to_owned())
+        })
+    })
 }
 
 /// The files `install`, `cp`, `mv` or `ln` puts into a directory named as such (`-t DIR`, or a
