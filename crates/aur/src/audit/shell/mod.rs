@@ -12,6 +12,7 @@ mod declare;
 mod expand;
 mod files;
 pub(crate) mod lexer;
+mod nested;
 mod roles;
 mod source;
 pub(crate) mod statics;
