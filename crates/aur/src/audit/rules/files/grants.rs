@@ -1,0 +1,364 @@
+//! Privilege grants a package ships or a scriptlet writes (attack 31 F15; class: *a grant judged
+//! in one place and not its twins*): polkit rules and actions, sudo rules, doas, PAM. Each is
+//! read for what it grants and to whom, on the path as the kernel resolves it; when the audit
+//! cannot see the text (a file of the upstream tarball) the place itself is rated and the why
+//! says so.
+
+use super::super::{Ctx, Sink};
+use super::written::{Written, mentions_own};
+use crate::audit::names::basename;
+use crate::audit::report::Severity;
+
+const ID: &str = "AUR-GRANT";
+
+pub(super) fn judge(ctx: &Ctx, w: &Written, sink: &mut Sink) {
+    let p = w.path.as_str();
+    let under = |d: &str| {
+        p.strip_prefix(d)
+            .is_some_and(|r| !r.is_empty() && !r.contains('/'))
+    };
+    let (sev, why) = if under("/etc/polkit-1/rules.d/") || under("/usr/share/polkit-1/rules.d/") {
+        polkit_rules(ctx, w)
+    } else if under("/usr/share/polkit-1/actions/") || under("/etc/polkit-1/actions/") {
+        match polkit_action(ctx, w) {
+            Some(x) => x,
+            None => return,
+        }
+    } else if p == "/etc/sudoers" || under("/etc/sudoers.d/") {
+        sudoers(ctx, w)
+    } else if p == "/etc/doas.conf" || p == "/usr/etc/doas.conf" {
+        doas(ctx, w)
+    } else if under("/etc/pam.d/") || under("/usr/lib/pam.d/") || p.starts_with("/etc/security/") {
+        match pam(ctx, w) {
+            Some(x) => x,
+            None => return,
+        }
+    } else {
+        return;
+    };
+    let place = if w.in_pkg {
+        "ships"
+    } else {
+        "writes, from a script that runs as root,"
+    };
+    sink.cmd(
+        ID,
+        sev,
+        w.cmd,
+        format!(
+            "{place} {} ({}) {}: {why}",
+            w.path,
+            w.raw,
+            w.cmd.phase.label()
+        ),
+    );
+}
+
+const NOT_VISIBLE: &str = "the audit cannot see its text (it comes from the upstream sources, not the PKGBUILD or a file of the package's repository), so read it yourself";
+
+/// String literals of a JavaScript or XML text.
+fn literals(t: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for q in ['"', '\''] {
+        let mut parts = t.split(q);
+        parts.next();
+        while let Some(s) = parts.next() {
+            out.push(s);
+            parts.next();
+        }
+    }
+    out
+}
+
+/// polkit actions that are root by another name: running any program as root, starting any
+/// unit, installing any package, making accounts, a shell in a container.
+const ROOT_ACTIONS: &[&str] = &[
+    "org.freedesktop.policykit.exec",
+    "org.freedesktop.systemd1.manage-units",
+    "org.freedesktop.systemd1.manage-unit-files",
+    "org.freedesktop.packagekit.package-install",
+    "org.freedesktop.packagekit.package-install-untrusted",
+    "org.freedesktop.accounts.user-administration",
+    "org.freedesktop.machine1.shell",
+    "org.freedesktop.machine1.host-shell",
+];
+
+fn polkit_rules(ctx: &Ctx, w: &Written) -> (Severity, String) {
+    let Some(t) = &w.text else {
+        return (
+            Severity::Medium,
+            format!(
+                "a polkit rule, which can let any local user do what otherwise needs an administrator's password; {NOT_VISIBLE}"
+            ),
+        );
+    };
+    let grants = t.contains("Result.YES") || t.contains("Result.AUTH_SELF");
+    if !grants {
+        return (
+            Severity::Low,
+            "a polkit rule that grants nothing without authentication (it only asks for a password or refuses); check it is the package's own".into(),
+        );
+    }
+    // A rule that never looks at which action is asked answers every action the same.
+    let tests_action = t.contains(".id") || t.contains("lookup(");
+    if !tests_action {
+        return (
+            Severity::Critical,
+            "a polkit rule that answers YES (or the caller's own password) without looking at which action is asked: every polkit action — `pkexec` of any program as root, any unit, any package — without the administrator's password".into(),
+        );
+    }
+    let lits = literals(t);
+    let root_like = lits.iter().any(|l| {
+        l.len() >= 4
+            && ROOT_ACTIONS
+                .iter()
+                .any(|a| a == l || (l.ends_with('.') && a.starts_with(l)))
+    });
+    if root_like {
+        return (
+            Severity::Critical,
+            "a polkit rule that answers YES for an action that is root by another name (`pkexec` of any program, managing any systemd unit, installing packages, making accounts): root without the administrator's password".into(),
+        );
+    }
+    let actions: Vec<&&str> = lits
+        .iter()
+        .filter(|l| l.contains('.') && !l.contains(' ') && l.len() >= 6)
+        .collect();
+    if !actions.is_empty() && actions.iter().all(|a| mentions_own(ctx, a)) {
+        return (
+            Severity::Low,
+            "a polkit rule that allows the package's own actions without a password; check who it allows them to".into(),
+        );
+    }
+    (
+        Severity::Medium,
+        format!(
+            "a polkit rule that allows actions of other programs ({}) without the administrator's password; check who it allows them to and that they need it",
+            actions
+                .iter()
+                .take(3)
+                .map(|a| **a)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+}
+
+const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "fish", "ksh", "csh", "tcsh", "busybox", "env", "python",
+    "python2", "python3", "perl", "ruby", "node", "lua", "php", "su", "sudo", "doas", "pkexec",
+    "xargs", "find", "awk", "gawk",
+];
+
+fn polkit_action(ctx: &Ctx, w: &Written) -> Option<(Severity, String)> {
+    let t = w.text.as_ref()?;
+    let compact: String = t.split_whitespace().collect::<Vec<_>>().join("");
+    let yes = ["allow_any", "allow_inactive", "allow_active"]
+        .iter()
+        .any(|k| compact.contains(&format!("<{k}>yes</{k}>")));
+    if !yes {
+        return None;
+    }
+    let marker = "org.freedesktop.policykit.exec.path\">";
+    let paths: Vec<&str> = compact
+        .split(marker)
+        .skip(1)
+        .filter_map(|r| r.split('<').next())
+        .collect();
+    let bad = paths.iter().find(|p| {
+        let b = basename(p);
+        SHELLS.contains(&b)
+            || b.starts_with("python")
+            || !(mentions_own(ctx, p)
+                || mentions_own(ctx, t.split("<action id=\"").nth(1).unwrap_or("")))
+    });
+    match bad {
+        Some(p) => Some((
+            Severity::Critical,
+            format!("a polkit action that lets `pkexec` run {p} as root with no password (allow_* = yes): {} is not a program of the package's own, so any local user gets root through it", basename(p)),
+        )),
+        None => Some((
+            Severity::Low,
+            "a polkit action allowed without the administrator's password (allow_* = yes); check it only runs the package's own helper".into(),
+        )),
+    }
+}
+
+/// Users and groups that are everyone, or every administrator, rather than one account.
+fn everyone(who: &str) -> bool {
+    let w = who.trim_start_matches(['%', '+', ':']);
+    matches!(
+        w.to_ascii_lowercase().as_str(),
+        "all" | "wheel" | "sudo" | "users" | "adm" | "admin" | "staff" | "root" | "nobody"
+    ) || w.starts_with('#')
+}
+
+fn sudoers(ctx: &Ctx, w: &Written) -> (Severity, String) {
+    let Some(t) = &w.text else {
+        // The place is rated by the persistence rule (medium in the package, critical on the
+        // live system); here only what the text says.
+        return (
+            Severity::Low,
+            format!("sudo rules (who may run what as root); {NOT_VISIBLE}"),
+        );
+    };
+    let mut worst: Option<(Severity, String)> = None;
+    for line in t.lines().map(str::trim) {
+        if line.is_empty()
+            || line.starts_with('#') && !line.starts_with("#include")
+            || line.starts_with("Defaults")
+            || line.ends_with("_Alias")
+            || line.contains("_Alias ")
+        {
+            continue;
+        }
+        if line.starts_with("#include") || line.starts_with("@include") {
+            let s = (
+                Severity::High,
+                format!("sudo rules that read further rules from elsewhere (`{line}`)"),
+            );
+            if worst.as_ref().is_none_or(|(v, _)| *v < s.0) {
+                worst = Some(s);
+            }
+            continue;
+        }
+        let Some((who, rest)) = line.split_once(char::is_whitespace) else {
+            continue;
+        };
+        let cmds = rest.rsplit(':').next().unwrap_or(rest);
+        let cmds = cmds.rsplit(')').next().unwrap_or(cmds);
+        let nopasswd = rest.contains("NOPASSWD");
+        let all_cmds = cmds.split(',').any(|c| c.trim() == "ALL");
+        let whos: Vec<&str> = who.split(',').collect();
+        let foreign = whos.iter().any(|u| everyone(u) || !mentions_own(ctx, u));
+        let s = if foreign && (nopasswd || all_cmds) {
+            (
+                Severity::Critical,
+                format!(
+                    "sudo rules that let {who} run {} as root{}: `{line}` — a grant to accounts that are not the package's own",
+                    if all_cmds { "any command" } else { "commands" },
+                    if nopasswd { " without a password" } else { "" }
+                ),
+            )
+        } else if nopasswd && all_cmds {
+            (
+                Severity::High,
+                format!(
+                    "sudo rules that give the package's account {who} every command as root without a password: `{line}`"
+                ),
+            )
+        } else if foreign {
+            (
+                Severity::Medium,
+                format!(
+                    "sudo rules that let {who} run commands as root with a password: `{line}`; check the commands are the package's own and narrow"
+                ),
+            )
+        } else {
+            (
+                Severity::Low,
+                format!(
+                    "sudo rules for the package's own account {who}, for named commands: `{line}`; check they are the package's own and narrow"
+                ),
+            )
+        };
+        if worst.as_ref().is_none_or(|(v, _)| *v < s.0) {
+            worst = Some(s);
+        }
+    }
+    worst.unwrap_or((
+        Severity::Low,
+        "a sudo rules file that grants nothing (only comments or defaults)".into(),
+    ))
+}
+
+fn doas(ctx: &Ctx, w: &Written) -> (Severity, String) {
+    let Some(t) = &w.text else {
+        return (
+            Severity::Medium,
+            format!("doas rules (who may run what as root); {NOT_VISIBLE}"),
+        );
+    };
+    for line in t.lines().map(str::trim) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() != Some(&"permit") {
+            continue;
+        }
+        let who = words
+            .iter()
+            .skip(1)
+            .find(|x| {
+                !matches!(**x, "nopass" | "persist" | "keepenv" | "nolog")
+                    && !x.starts_with("setenv")
+            })
+            .copied()
+            .unwrap_or("");
+        let restricted = words.contains(&"cmd");
+        if (everyone(who) || !mentions_own(ctx, who)) && (words.contains(&"nopass") || !restricted)
+        {
+            return (
+                Severity::Critical,
+                format!(
+                    "doas rules that let {who} run {} as root: `{line}`",
+                    if restricted {
+                        "a command without a password"
+                    } else {
+                        "anything"
+                    }
+                ),
+            );
+        }
+    }
+    (
+        Severity::Medium,
+        "doas rules; check who they let run what as root".into(),
+    )
+}
+
+fn pam(ctx: &Ctx, w: &Written) -> Option<(Severity, String)> {
+    let service = basename(&w.path);
+    let own = mentions_own(ctx, service);
+    let Some(t) = &w.text else {
+        return Some(if own {
+            (
+                Severity::Low,
+                format!("the PAM configuration of the package's own service; {NOT_VISIBLE}"),
+            )
+        } else {
+            (
+                Severity::Medium,
+                format!(
+                    "PAM configuration ({service}), which decides how logins, sudo and su check passwords; {NOT_VISIBLE}"
+                ),
+            )
+        });
+    };
+    for line in t.lines().map(str::trim).filter(|l| !l.starts_with('#')) {
+        let l = line.to_ascii_lowercase();
+        if l.contains("ld_preload") || l.contains("ld_library_path") {
+            return Some((
+                Severity::Critical,
+                format!("sets a library path for every program of a login (`{line}`)"),
+            ));
+        }
+        let first = l.split_whitespace().next().unwrap_or("");
+        if !own && first.trim_start_matches('-') == "auth" && l.contains("pam_permit.so") {
+            return Some((
+                Severity::Critical,
+                format!(
+                    "accepts any password for {service}, a service that is not the package's own (`{line}`)"
+                ),
+            ));
+        }
+        if l.contains("pam_exec.so") && !mentions_own(ctx, &l) {
+            return Some((
+                Severity::High,
+                format!("runs a program on every authentication through pam_exec (`{line}`)"),
+            ));
+        }
+    }
+    Some((
+        Severity::Low,
+        "PAM configuration; check it is the package's own service's".into(),
+    ))
+}

@@ -1,0 +1,312 @@
+//! Attack round 31's breaks F15–F17 (findings/attack31.md): privilege grants a package ships,
+//! files root's own tools act on later, and what a unit link or drop-in enables — each in its
+//! attack shape (now dangerous) and beside the real packages' ordinary neighbours (not).
+
+use archgate_aur::audit::{AuditInput, ScriptFile, Severity, Verdict, audit};
+
+use crate::support::max_of;
+
+const HEAD: &str = "pkgname=foopkg\npkgver=1.0\npkgrel=1\narch=('any')\nurl=\"https://example.org/foopkg\"\nlicense=('MIT')\n";
+
+/// A package whose package() is `body`, with local files `files` (name, text) in its sources.
+fn packaged(body: &str, files: &[(&str, &str)]) -> AuditInput {
+    let mut src = vec!["\"https://example.org/foopkg-1.0.tar.gz\"".to_owned()];
+    src.extend(files.iter().map(|(n, _)| format!("\"{n}\"")));
+    let sums =
+        vec!["'0000000000000000000000000000000000000000000000000000000000000000'"; src.len()]
+            .join(" ");
+    AuditInput {
+        pkgbuild: format!(
+            "{HEAD}source=({})\nsha256sums=({sums})\npackage() {{\n  {body}\n}}\n",
+            src.join(" ")
+        ),
+        install_scripts: files
+            .iter()
+            .map(|(n, t)| ScriptFile {
+                name: (*n).into(),
+                content: (*t).into(),
+            })
+            .collect(),
+        srcinfo: None,
+    }
+}
+
+/// A package whose install file's post_install() is `body`.
+fn scriptlet(body: &str) -> AuditInput {
+    AuditInput {
+        pkgbuild: format!(
+            "{HEAD}install=foopkg.install\nsource=(\"https://example.org/foopkg-1.0.tar.gz\")\nsha256sums=('0000000000000000000000000000000000000000000000000000000000000000')\npackage() {{\n  install -Dm755 foopkg \"$pkgdir/usr/bin/foopkg\"\n}}\n"
+        ),
+        install_scripts: vec![ScriptFile {
+            name: "foopkg.install".into(),
+            content: format!("post_install() {{\n  {body}\n}}\n"),
+        }],
+        srcinfo: None,
+    }
+}
+
+/// Dangerous, and by finding `id` (at least high): the rule that reads the file, not a bystander.
+fn dangerous_by(input: &AuditInput, what: &str, id: &str) {
+    let r = audit(input);
+    assert_eq!(r.verdict, Verdict::Dangerous, "{what}\n{}", r.to_text());
+    assert!(
+        max_of(&r, id) >= Some(Severity::High),
+        "{what}: {id}\n{}",
+        r.to_text()
+    );
+}
+
+fn not_dangerous(input: &AuditInput, what: &str) {
+    let r = audit(input);
+    assert_ne!(r.verdict, Verdict::Dangerous, "{what}\n{}", r.to_text());
+}
+
+const YES_RULE: &str = "polkit.addRule(function(a, s) { return polkit.Result.YES; });";
+
+/// F15: a polkit rule that answers YES to every action, sudo and doas rules that let everyone
+/// become root, a polkit action that pkexecs a shell with no password — in any spelling of the
+/// path, printed, from a here-document, or a local source file.
+#[test]
+fn privilege_grants_for_everyone_are_dangerous() {
+    for body in [
+        r#"mkdir -p "$pkgdir/etc/polkit-1/rules.d"; printf 'polkit.addRule(function(a, s) { return polkit.Result.YES; });\n' > "$pkgdir/etc/polkit-1/rules.d/00-foopkg.rules""#,
+        r#"mkdir -p "$pkgdir/usr/share/polkit-1/rules.d"; printf 'polkit.addRule(function(a, s) { return polkit.Result.YES; });\n' > "$pkgdir/usr/share/polkit-1/rules.d/00-foopkg.rules""#,
+        r#"printf 'polkit.addRule(function(a, s) { return polkit.Result.AUTH_SELF; });\n' > "$pkgdir/usr/share//polkit-1/./rules.d/00-foopkg.rules""#,
+        r#"echo "ALL ALL=(ALL:ALL) NOPASSWD: ALL" > "$pkgdir/etc/sudoers.d/foopkg""#,
+        r#"echo "ALL ALL=(ALL:ALL) NOPASSWD: ALL" > "$pkgdir/etc//sudoers.d/foopkg""#,
+        r#"install -Dm440 /dev/stdin "$pkgdir/etc/sudoers.d/foopkg" <<< "%wheel ALL=(ALL) NOPASSWD: ALL""#,
+        "cat > \"$pkgdir/etc/sudoers.d/foopkg\" <<EOF\nALL ALL=(ALL) NOPASSWD: ALL\nEOF",
+        r#"echo "permit nopass :wheel" > "$pkgdir/etc/doas.conf""#,
+        r#"echo "permit nopass :wheel" > "$pkgdir/etc/x/../doas.conf""#,
+    ] {
+        dangerous_by(&packaged(body, &[]), body, "AUR-GRANT");
+    }
+    // The same text as a source file of the package.
+    dangerous_by(
+        &packaged(
+            r#"install -Dm644 00-foopkg.rules "$pkgdir/etc/polkit-1/rules.d/00-foopkg.rules""#,
+            &[("00-foopkg.rules", YES_RULE)],
+        ),
+        "rules file from the sources",
+        "AUR-GRANT",
+    );
+    dangerous_by(
+        &packaged(
+            r#"install -Dm644 -t "$pkgdir/usr/share/polkit-1/rules.d" 00-foopkg.rules"#,
+            &[("00-foopkg.rules", YES_RULE)],
+        ),
+        "rules file with -t",
+        "AUR-GRANT",
+    );
+    let policy = r#"<?xml version="1.0"?>
+<policyconfig>
+  <action id="org.foopkg.run">
+    <defaults>
+      <allow_any>yes</allow_any>
+      <allow_inactive>yes</allow_inactive>
+      <allow_active>yes</allow_active>
+    </defaults>
+    <annotate key="org.freedesktop.policykit.exec.path">/usr/bin/bash</annotate>
+  </action>
+</policyconfig>"#;
+    dangerous_by(
+        &packaged(
+            r#"install -Dm644 org.foopkg.policy "$pkgdir/usr/share/polkit-1/actions/org.foopkg.policy""#,
+            &[("org.foopkg.policy", policy)],
+        ),
+        "policy pkexec bash",
+        "AUR-GRANT",
+    );
+    // A rule for an action that is root by another name.
+    dangerous_by(
+        &packaged(
+            "cat > \"$pkgdir/usr/share/polkit-1/rules.d/50-foopkg.rules\" <<'EOF'\npolkit.addRule(function(action, subject) {\n  if (action.id == \"org.freedesktop.policykit.exec\") { return polkit.Result.YES; }\n});\nEOF",
+            &[],
+        ),
+        "pkexec rule",
+        "AUR-GRANT",
+    );
+    // Written by a scriptlet, relative to `/`.
+    dangerous_by(
+        &scriptlet(
+            r#"echo 'polkit.addRule(function(a, s) { return polkit.Result.YES; });' > etc/polkit-1/rules.d/00-foopkg.rules"#,
+        ),
+        "scriptlet polkit rule",
+        "AUR-GRANT",
+    );
+    // A PAM file of a system service that accepts any password.
+    dangerous_by(
+        &packaged(
+            r#"printf 'auth sufficient pam_permit.so\n' > "$pkgdir/etc/pam.d/sudo""#,
+            &[],
+        ),
+        "pam_permit for sudo",
+        "AUR-GRANT",
+    );
+}
+
+/// Their neighbours: a desktop package's own polkit action for its own helper with
+/// `auth_admin_keep`, its own rule for its own action, its own account's narrow sudo rule, a
+/// rule granting a group the storage actions, its own PAM service.
+#[test]
+fn a_packages_own_grants_are_not_dangerous() {
+    let policy = r#"<policyconfig>
+  <action id="org.foopkg.helper">
+    <defaults>
+      <allow_any>auth_admin</allow_any>
+      <allow_inactive>auth_admin</allow_inactive>
+      <allow_active>auth_admin_keep</allow_active>
+    </defaults>
+    <annotate key="org.freedesktop.policykit.exec.path">/usr/lib/foopkg/foopkg-helper</annotate>
+  </action>
+</policyconfig>"#;
+    not_dangerous(
+        &packaged(
+            r#"install -Dm644 org.foopkg.policy "$pkgdir/usr/share/polkit-1/actions/org.foopkg.policy""#,
+            &[("org.foopkg.policy", policy)],
+        ),
+        "own policy",
+    );
+    let own_rule = "polkit.addRule(function(action, subject) {\n  if (action.id == \"org.foopkg.helper\" && subject.isInGroup(\"wheel\")) {\n    return polkit.Result.YES;\n  }\n});\n";
+    not_dangerous(
+        &packaged(
+            r#"install -Dm644 foopkg.rules "$pkgdir/usr/share/polkit-1/rules.d/50-foopkg.rules""#,
+            &[("foopkg.rules", own_rule)],
+        ),
+        "own rule",
+    );
+    let storage = "polkit.addRule(function(action, subject) {\n  if (action.id.indexOf(\"org.freedesktop.udisks2.\") == 0 && subject.isInGroup(\"storage\")) {\n    return polkit.Result.YES;\n  }\n});\n";
+    not_dangerous(
+        &packaged(
+            r#"install -Dm644 10-udisks2.rules "$pkgdir/etc/polkit-1/rules.d/10-udisks2.rules""#,
+            &[("10-udisks2.rules", storage)],
+        ),
+        "storage group rule",
+    );
+    not_dangerous(
+        &packaged(
+            r#"install -Dm644 polkit.rules "$pkgdir/usr/share/polkit-1/rules.d/10-foopkg.rules""#,
+            &[],
+        ),
+        "rule file not visible",
+    );
+    not_dangerous(
+        &packaged(
+            r#"echo "foopkg ALL=(root) NOPASSWD: /usr/lib/foopkg/foopkg-helper" > "$pkgdir/etc/sudoers.d/foopkg""#,
+            &[],
+        ),
+        "own account narrow sudo",
+    );
+    not_dangerous(
+        &packaged(r#"install -dm750 "$pkgdir/etc/sudoers.d""#, &[]),
+        "empty sudoers.d",
+    );
+    not_dangerous(
+        &packaged(
+            r#"install -Dm644 foopkg.pam "$pkgdir/etc/pam.d/foopkg""#,
+            &[(
+                "foopkg.pam",
+                "auth include system-login\naccount include system-login\n",
+            )],
+        ),
+        "own pam",
+    );
+}
+
+/// F16: tmpfiles.d lines that open the password hashes or link a sudo rule into place, a udev
+/// rule that runs the package's script on every device event, sysusers.d root accounts,
+/// binfmt.d and modprobe.d commands from places anyone can write.
+#[test]
+fn root_tool_configs_acting_outside_the_package_are_dangerous() {
+    for body in [
+        r#"mkdir -p "$pkgdir/usr/lib/tmpfiles.d"; echo "z /etc/shadow 0666 root root -" > "$pkgdir/usr/lib/tmpfiles.d/foopkg.conf""#,
+        r#"echo "L+ /etc/sudoers.d/zz-foopkg - - - - /usr/share/foopkg/rule" > "$pkgdir/usr/lib/tmpfiles.d/foopkg.conf""#,
+        r#"echo "z /etc/shadow 0666 root root -" > "$pkgdir/usr/lib//tmpfiles.d/foopkg.conf""#,
+        r#"echo "R /home - - - - -" > "$pkgdir/usr/lib/tmpfiles.d/foopkg.conf""#,
+        r#"echo 'ACTION=="add", RUN+="/usr/share/foopkg/run"' > "$pkgdir/usr/lib/udev/rules.d/99-foopkg.rules""#,
+        r#"echo 'KERNEL=="sd*", RUN+="/tmp/x"' > "$pkgdir/usr/lib/udev/rules.d/99-foopkg.rules""#,
+        r#"echo 'KERNEL=="sd[a-z]", MODE="0666"' > "$pkgdir/usr/lib/udev/rules.d/99-foopkg.rules""#,
+        r#"echo 'u foo 0 "Foo" /root' > "$pkgdir/usr/lib/sysusers.d/foopkg.conf""#,
+        r#"echo 'install usb_storage /tmp/x.sh' > "$pkgdir/usr/lib/modprobe.d/foopkg.conf""#,
+        r#"echo ':foo:M::\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x3e\x00::/usr/share/foopkg/run:' > "$pkgdir/usr/lib/binfmt.d/foopkg.conf""#,
+    ] {
+        dangerous_by(&packaged(body, &[]), body, "AUR-ROOT-CONFIG");
+    }
+    dangerous_by(
+        &packaged(
+            r#"install -Dm644 foopkg.tmpfiles "$pkgdir/usr/lib/tmpfiles.d/foopkg.conf""#,
+            &[(
+                "foopkg.tmpfiles",
+                "d /var/lib/foopkg 0750 foopkg foopkg\nz /etc/shadow 0644 root root -\n",
+            )],
+        ),
+        "tmpfiles from the sources",
+        "AUR-ROOT-CONFIG",
+    );
+    dangerous_by(
+        &scriptlet(r#"echo "z /etc/shadow 0666 root root -" > /etc/tmpfiles.d/foopkg.conf"#),
+        "scriptlet tmpfiles",
+        "AUR-ROOT-CONFIG",
+    );
+}
+
+/// Their neighbours, as real packages ship them: the package's own state directory, its own
+/// system account, its own device's group and mode, a udev rule running the package's program
+/// for its own device, a module option, a blacklisting `install … /bin/true`.
+#[test]
+fn a_packages_own_tool_configs_are_not_dangerous() {
+    for body in [
+        r#"echo 'd /var/lib/foo 0750 foo foo' > "$pkgdir/usr/lib/tmpfiles.d/foopkg.conf""#,
+        r#"echo 'd /run/foopkg 0755 nobody root' > "$pkgdir/usr/lib/tmpfiles.d/foopkg.conf""#,
+        r#"echo 'z /var/lib/foopkg/qemu 0751' > "$pkgdir/usr/lib/tmpfiles.d/foopkg.conf""#,
+        r#"echo 'w! /sys/kernel/mm/ksm/run - - - - 1' > "$pkgdir/usr/lib/tmpfiles.d/foopkg.conf""#,
+        r#"echo 'u foopkg - "foopkg daemon" /var/lib/foopkg' > "$pkgdir/usr/lib/sysusers.d/foopkg.conf""#,
+        r#"echo 'u! foopkg-qemu /var/lib/foopkg "QEMU user"' >> "$pkgdir/usr/lib/sysusers.d/foopkg.conf""#,
+        r#"echo 'm foopkg kvm' >> "$pkgdir/usr/lib/sysusers.d/foopkg.conf""#,
+        r#"echo 'SUBSYSTEM=="usb", ATTRS{idVendor}=="1234", MODE="0660", GROUP="plugdev"' > "$pkgdir/usr/lib/udev/rules.d/70-foopkg.rules""#,
+        r#"echo 'ACTION=="add", SUBSYSTEM=="power_supply", RUN+="/usr/bin/foopkg-control AUTO"' > "$pkgdir/usr/lib/udev/rules.d/90-foopkg.rules""#,
+        r#"echo 'options foopkg fan_control=1' > "$pkgdir/usr/lib/modprobe.d/foopkg.conf""#,
+        r#"echo 'install pcspkr /bin/true' > "$pkgdir/usr/lib/modprobe.d/foopkg.conf""#,
+    ] {
+        not_dangerous(&packaged(body, &[]), body);
+    }
+}
+
+/// F17: a link that enables systemd's debug-shell, a getty with an autologin drop-in, and a
+/// drop-in that replaces a system unit's ExecStart with a shell.
+#[test]
+fn unit_links_and_drop_ins_that_open_a_root_console_are_dangerous() {
+    for body in [
+        r#"mkdir -p "$pkgdir/usr/lib/systemd/system/multi-user.target.wants"; ln -s /usr/lib/systemd/system/debug-shell.service "$pkgdir/usr/lib/systemd/system/multi-user.target.wants/debug-shell.service""#,
+        r#"mkdir -p "$pkgdir/usr/lib/systemd/system/sysinit.target.wants"; ln -s ../debug-shell.service "$pkgdir/usr/lib/systemd/system/sysinit.target.wants/""#,
+        r#"ln -s -t "$pkgdir/usr/lib/systemd/system/sysinit.target.wants" ../debug-shell.service"#,
+        r#"mkdir -p "$pkgdir/usr/lib/systemd/system/getty@tty1.service.d"; printf "[Service]\nExecStart=\nExecStart=-/sbin/agetty --autologin root --noclear %%I \$TERM\n" > "$pkgdir/usr/lib/systemd/system/getty@tty1.service.d/autologin.conf""#,
+        "mkdir -p \"$pkgdir/usr/lib/systemd/system/getty.target.wants\"; ln -s ../serial-getty@.service \"$pkgdir/usr/lib/systemd/system/getty.target.wants/serial-getty@ttyS0.service\"; printf '[Service]\\nExecStart=\\nExecStart=-/sbin/agetty --autologin root %%I\\n' > \"$pkgdir/usr/lib/systemd/system/serial-getty@ttyS0.service.d/autologin.conf\"",
+        "cat > \"$pkgdir/usr/lib/systemd/system/sshd.service.d/override.conf\" <<'EOF'\n[Service]\nExecStartPre=/bin/sh -c 'echo hi'\nEOF",
+    ] {
+        dangerous_by(&packaged(body, &[]), body, "AUR-PERSISTENCE");
+    }
+    dangerous_by(
+        &scriptlet(
+            "ln -s /usr/lib/systemd/system/debug-shell.service etc/systemd/system/sysinit.target.wants/debug-shell.service",
+        ),
+        "scriptlet debug-shell link",
+        "AUR-PERSISTENCE",
+    );
+}
+
+/// Their neighbours: the package's own unit's `.wants` link, as many Arch packages ship it; a
+/// link to systemd's network-online.target; a driver's drop-in that only sets a variable for a
+/// systemd unit; a drop-in that runs the unit's own program with another option.
+#[test]
+fn a_packages_own_unit_links_and_plain_drop_ins_are_not_dangerous() {
+    for body in [
+        r#"install -Dm644 foopkg.service "$pkgdir/usr/lib/systemd/system/foopkg.service"; ln -s ../foopkg.service "$pkgdir/usr/lib/systemd/system/multi-user.target.wants/foopkg.service""#,
+        r#"install -Dm644 foopkg.timer "$pkgdir/usr/lib/systemd/system/foopkg.timer"; ln -s ../foopkg.timer "$pkgdir/usr/lib/systemd/system/timers.target.wants/""#,
+        r#"ln -s ../network-online.target "$pkgdir/usr/lib/systemd/system/multi-user.target.wants""#,
+        "printf '[Service]\\nEnvironment=\"SYSTEMD_SLEEP_FREEZE_USER_SESSIONS=false\"\\n' > \"$pkgdir/usr/lib/systemd/system/systemd-suspend.service.d/10-foopkg.conf\"",
+        "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/ModemManager --test-quick-suspend-resume\\n' > \"$pkgdir/usr/lib/systemd/system/ModemManager.service.d/foopkg.conf\"",
+    ] {
+        not_dangerous(&packaged(body, &[]), body);
+    }
+}
