@@ -268,23 +268,22 @@ fn sysusers(t: &str) -> Option<(Severity, String)> {
                     );
                 }
             }
-            "m" => {
-                if f.get(2).is_some_and(|g| {
-                    matches!(
-                        g.as_str(),
-                        "root" | "wheel" | "sudo" | "adm" | "disk" | "shadow"
-                    )
-                }) {
-                    worst = worse(
-                        worst,
-                        (
-                            Severity::High,
-                            format!(
-                                "a sysusers.d line `{line}` that puts {name} into an administrators' or root's group"
-                            ),
+            "m" if f.get(2).is_some_and(|g| {
+                matches!(
+                    g.as_str(),
+                    "root" | "wheel" | "sudo" | "adm" | "disk" | "shadow"
+                )
+            }) =>
+            {
+                worst = worse(
+                    worst,
+                    (
+                        Severity::High,
+                        format!(
+                            "a sysusers.d line `{line}` that puts {name} into an administrators' or root's group"
                         ),
-                    );
-                }
+                    ),
+                );
             }
             _ => {}
         }
