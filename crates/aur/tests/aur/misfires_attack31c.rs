@@ -310,3 +310,89 @@ fn a_packages_own_unit_links_and_plain_drop_ins_are_not_dangerous() {
         not_dangerous(&packaged(body, &[]), body);
     }
 }
+
+/// Real packages' shapes seen on the development set, each not dangerous: Arch's stock sudoers
+/// (root, the administrators with their password, `@includedir`), pambase's `pam_permit.so`
+/// lines (optional; `sufficient` in its own system-services), kscreenlocker's optional
+/// pam_permit, a SteamOS action pkexec'ing a named helper, a filesystem package's tmpfiles and
+/// sysusers lines, set-group-id helpers (`utempter`, `postdrop`), a udev file whose device match
+/// is a `GOTO` away, a database's system account with a login shell, a live image's staged
+/// autologin drop-in, a drop-in running the unit's own program.
+#[test]
+fn real_neighbours_from_the_development_set_are_not_dangerous() {
+    let sudoers = "root ALL=(ALL:ALL) ALL\n%wheel ALL=(ALL:ALL) ALL\n@includedir /etc/sudoers.d\n";
+    let system_auth = "auth required pam_faillock.so preauth\nauth [success=1 default=bad] pam_unix.so try_first_pass nullok\nauth [default=die] pam_faillock.so authfail\nauth optional pam_permit.so\n";
+    let services = "auth sufficient pam_permit.so\naccount include system-auth\n";
+    let fingerprint = "auth required pam_fprintd.so\nauth optional pam_permit.so\n";
+    let policy = "<policyconfig><action id=\"org.valve.steamos.run-helper\"><defaults><allow_any>yes</allow_any><allow_inactive>yes</allow_inactive><allow_active>yes</allow_active></defaults><annotate key=\"org.freedesktop.policykit.exec.path\">/usr/bin/steamos-prepare-helper</annotate></action></policyconfig>";
+    let tmpfiles = "C /etc/fstab\nz- /root 0750\nz /usr/lib/utempter/utempter 2755 root utmp\nz /usr/bin/postdrop 2755 root postdrop\nC /etc/pam.d/sshd\n";
+    let sysusers = "g adm 4 -\nm daemon adm\nu postgres - \"PostgreSQL user\" /var/lib/postgres /usr/bin/bash\n";
+    let udev = "ENV{PRODUCT}!=\"17e9/*\", GOTO=\"not_dl\"\nACTION==\"remove\", RUN+=\"/opt/foopkg/udev.sh $root $env{DEVNAME}\"\nLABEL=\"not_dl\"\n";
+    for (body, files) in [
+        (
+            r#"install -Dm0440 sudoers "$pkgdir/etc/sudoers""#,
+            vec![("sudoers", sudoers)],
+        ),
+        (
+            r#"install -Dm644 system-auth "$pkgdir/etc/pam.d/system-auth""#,
+            vec![("system-auth", system_auth)],
+        ),
+        (
+            r#"install -Dm644 kde-fingerprint.pam "$pkgdir/usr/lib/pam.d/kde-fingerprint""#,
+            vec![("kde-fingerprint.pam", fingerprint)],
+        ),
+        (
+            r#"install -Dm644 steamos.policy "$pkgdir/usr/share/polkit-1/actions/org.valve.steamos.policy""#,
+            vec![("steamos.policy", policy)],
+        ),
+        (
+            r#"install -Dm644 tmpfiles "$pkgdir/usr/lib/tmpfiles.d/arch.conf""#,
+            vec![("tmpfiles", tmpfiles)],
+        ),
+        (
+            r#"install -Dm644 sysusers "$pkgdir/usr/lib/sysusers.d/arch.conf""#,
+            vec![("sysusers", sysusers)],
+        ),
+        (
+            r#"install -Dm644 99-foopkg.rules "$pkgdir/usr/lib/udev/rules.d/99-foopkg.rules""#,
+            vec![("99-foopkg.rules", udev)],
+        ),
+        (
+            "printf '[Service]\\nExecStart=\\nExecStart=-/sbin/agetty --autologin live --noclear %%I\\n' > \"$pkgdir/usr/lib/os/live/run/systemd/system/getty@tty1.service.d/live.conf\"",
+            vec![],
+        ),
+        (
+            "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/mkinitcpio -A zfs-shutdown -d /run/initramfs\\n' > \"$pkgdir/usr/lib/systemd/system/mkinitcpio-generate-shutdown-ramfs.service.d/foopkg.conf\"",
+            vec![],
+        ),
+    ] {
+        not_dangerous(&packaged(body, &files), body);
+    }
+    // pambase's own system-services, in pambase.
+    let mut pambase = packaged(
+        r#"install -Dm644 system-services "$pkgdir/etc/pam.d/system-services""#,
+        &[("system-services", services)],
+    );
+    pambase.pkgbuild = pambase
+        .pkgbuild
+        .replace("pkgname=foopkg", "pkgname=pambase");
+    not_dangerous(&pambase, "pambase system-services");
+    // The same line shipped by another package for sudo: anyone becomes root.
+    dangerous_by(
+        &packaged(
+            r#"install -Dm644 sudo.pam "$pkgdir/etc/pam.d/sudo""#,
+            &[("sudo.pam", services)],
+        ),
+        "pam_permit sufficient for sudo",
+        "AUR-GRANT",
+    );
+    // A tmpfiles line that makes a shell set-user-id root.
+    dangerous_by(
+        &packaged(
+            r#"echo 'z /usr/bin/bash 4755 root root -' > "$pkgdir/usr/lib/tmpfiles.d/foopkg.conf""#,
+            &[],
+        ),
+        "setuid bash via tmpfiles",
+        "AUR-ROOT-CONFIG",
+    );
+}

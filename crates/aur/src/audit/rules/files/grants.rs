@@ -144,10 +144,63 @@ fn polkit_rules(ctx: &Ctx, w: &Written) -> (Severity, String) {
     )
 }
 
+/// Programs that run, read or write whatever they are told: root through any of them is root
+/// for anything (GTFOBins' common names).
 const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "fish", "ksh", "csh", "tcsh", "busybox", "env", "python",
-    "python2", "python3", "perl", "ruby", "node", "lua", "php", "su", "sudo", "doas", "pkexec",
-    "xargs", "find", "awk", "gawk",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "fish",
+    "ksh",
+    "csh",
+    "tcsh",
+    "busybox",
+    "env",
+    "python",
+    "python2",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "lua",
+    "php",
+    "su",
+    "sudo",
+    "doas",
+    "pkexec",
+    "xargs",
+    "find",
+    "awk",
+    "gawk",
+    "vi",
+    "vim",
+    "nvim",
+    "nano",
+    "less",
+    "more",
+    "tar",
+    "cp",
+    "mv",
+    "dd",
+    "tee",
+    "install",
+    "chmod",
+    "chown",
+    "rsync",
+    "systemctl",
+    "nsenter",
+    "chroot",
+    "script",
+    "expect",
+    "tclsh",
+    "wish",
+    "socat",
+    "nc",
+    "ncat",
+    "gdb",
+    "strace",
+    "ld.so",
 ];
 
 fn polkit_action(ctx: &Ctx, w: &Written) -> Option<(Severity, String)> {
@@ -165,31 +218,48 @@ fn polkit_action(ctx: &Ctx, w: &Written) -> Option<(Severity, String)> {
         .skip(1)
         .filter_map(|r| r.split('<').next())
         .collect();
-    let bad = paths.iter().find(|p| {
+    let writable = |p: &str| {
+        [
+            "/tmp/",
+            "/var/tmp/",
+            "/dev/shm/",
+            "/home/",
+            "/root/",
+            "/run/user/",
+        ]
+        .iter()
+        .any(|d| p.starts_with(d))
+    };
+    let shell = paths.iter().find(|p| {
         let b = basename(p);
-        SHELLS.contains(&b)
-            || b.starts_with("python")
-            || !(mentions_own(ctx, p)
-                || mentions_own(ctx, t.split("<action id=\"").nth(1).unwrap_or("")))
+        SHELLS.contains(&b) || b.starts_with("python") || writable(p)
     });
-    match bad {
-        Some(p) => Some((
+    if let Some(p) = shell {
+        return Some((
             Severity::Critical,
-            format!("a polkit action that lets `pkexec` run {p} as root with no password (allow_* = yes): {} is not a program of the package's own, so any local user gets root through it", basename(p)),
-        )),
-        None => Some((
+            format!(
+                "a polkit action that lets `pkexec` run {p} as root with no password (allow_* = yes): a shell, interpreter or program that runs whatever it is told, or one anyone can replace — root for any local user"
+            ),
+        ));
+    }
+    let foreign = paths.iter().find(|p| !mentions_own(ctx, p));
+    Some(match foreign {
+        Some(p) => (
+            Severity::Medium,
+            format!("a polkit action that lets `pkexec` run {p}, not a program named for the package, as root with no password (allow_* = yes); check what that program does with its arguments"),
+        ),
+        None => (
             Severity::Low,
             "a polkit action allowed without the administrator's password (allow_* = yes); check it only runs the package's own helper".into(),
-        )),
-    }
+        ),
+    })
 }
 
-/// Users and groups that are everyone, or every administrator, rather than one account.
 fn everyone(who: &str) -> bool {
     let w = who.trim_start_matches(['%', '+', ':']);
     matches!(
         w.to_ascii_lowercase().as_str(),
-        "all" | "wheel" | "sudo" | "users" | "adm" | "admin" | "staff" | "root" | "nobody"
+        "all" | "users" | "staff" | "nobody" | "everyone"
     ) || w.starts_with('#')
 }
 
@@ -213,12 +283,20 @@ fn sudoers(ctx: &Ctx, w: &Written) -> (Severity, String) {
             continue;
         }
         if line.starts_with("#include") || line.starts_with("@include") {
-            let s = (
-                Severity::High,
-                format!("sudo rules that read further rules from elsewhere (`{line}`)"),
-            );
-            if worst.as_ref().is_none_or(|(v, _)| *v < s.0) {
-                worst = Some(s);
+            // The stock `@includedir /etc/sudoers.d`; rules read from a place anyone can write
+            // are anyone's rules.
+            let from = line.split_whitespace().nth(1).unwrap_or("");
+            if ["/tmp", "/var/tmp", "/dev/shm", "/home", "/run/user"]
+                .iter()
+                .any(|d| from.starts_with(d))
+            {
+                let s = (
+                    Severity::Critical,
+                    format!("sudo rules read from a place any user can write (`{line}`)"),
+                );
+                if worst.as_ref().is_none_or(|(v, _)| *v < s.0) {
+                    worst = Some(s);
+                }
             }
             continue;
         }
@@ -230,28 +308,48 @@ fn sudoers(ctx: &Ctx, w: &Written) -> (Severity, String) {
         let nopasswd = rest.contains("NOPASSWD");
         let all_cmds = cmds.split(',').any(|c| c.trim() == "ALL");
         let whos: Vec<&str> = who.split(',').collect();
-        let foreign = whos.iter().any(|u| everyone(u) || !mentions_own(ctx, u));
+        // Root granting root to itself, and the administrators' groups asked for their
+        // password (the stock `%wheel ALL=(ALL:ALL) ALL`), grant nothing new.
+        let admin = |u: &str| {
+            matches!(
+                u.trim_start_matches('%').to_ascii_lowercase().as_str(),
+                "root" | "wheel" | "sudo" | "admin"
+            )
+        };
+        if whos.iter().all(|u| u.eq_ignore_ascii_case("root")) {
+            continue;
+        }
+        let foreign = whos
+            .iter()
+            .any(|u| everyone(u) || !(admin(u) || mentions_own(ctx, u)));
+        let admins_only = whos.iter().all(|u| admin(u));
         let s = if foreign && (nopasswd || all_cmds) {
             (
                 Severity::Critical,
                 format!(
-                    "sudo rules that let {who} run {} as root{}: `{line}` — a grant to accounts that are not the package's own",
+                    "sudo rules that let {who} run {} as root{}: `{line}` — a grant to accounts that are neither the administrators nor the package's own",
                     if all_cmds { "any command" } else { "commands" },
                     if nopasswd { " without a password" } else { "" }
                 ),
             )
         } else if nopasswd && all_cmds {
             (
-                Severity::High,
+                Severity::Critical,
                 format!(
-                    "sudo rules that give the package's account {who} every command as root without a password: `{line}`"
+                    "sudo rules that let {who} run every command as root without a password: `{line}` — root without the password, for anything that runs as those accounts"
                 ),
             )
-        } else if foreign {
+        } else if admins_only && !nopasswd {
+            (
+                Severity::Low,
+                format!("sudo rules for the administrators, with their password: `{line}`"),
+            )
+        } else if foreign || admins_only {
             (
                 Severity::Medium,
                 format!(
-                    "sudo rules that let {who} run commands as root with a password: `{line}`; check the commands are the package's own and narrow"
+                    "sudo rules that let {who} run named commands as root{}: `{line}`; check the commands are narrow and take no input that does more",
+                    if nopasswd { " without a password" } else { "" }
                 ),
             )
         } else {
@@ -315,25 +413,111 @@ fn doas(ctx: &Ctx, w: &Written) -> (Severity, String) {
     )
 }
 
+/// Modules that check who the user is (a password, a key, a fingerprint, another service).
+const CHECKING: &[&str] = &[
+    "pam_unix",
+    "pam_systemd_home",
+    "pam_fprintd",
+    "pam_u2f",
+    "pam_sss",
+    "pam_ldap",
+    "pam_krb5",
+    "pam_google_authenticator",
+    "pam_oath",
+    "pam_pkcs11",
+    "pam_faillock",
+    "pam_securetty",
+    "pam_rootok",
+    "pam_wheel",
+    "pam_nologin",
+    "pam_deny",
+    "pam_access",
+    "pam_succeed_if",
+    "pam_tally2",
+    "pam_userdb",
+    "pam_winbind",
+    "pam_p11",
+    "pam_howdy",
+    "pam_kwallet5",
+    "pam_gnome_keyring",
+    "pam_yubico",
+    "pam_ssh",
+];
+
+/// The packages that own the system's shared PAM services on Arch (their file lists): the
+/// service's name (a trailing `*` matches a prefix) and the owner's name (a prefix: `sudo-rs`,
+/// `pambase-turnstile` are the same files' makers).
+const PAM_OWNERS: &[(&str, &str)] = &[
+    ("system-*", "pambase"),
+    ("other", "pambase"),
+    ("sudo*", "sudo"),
+    ("su", "util-linux"),
+    ("su-l", "util-linux"),
+    ("runuser*", "util-linux"),
+    ("login", "util-linux"),
+    ("remote", "util-linux"),
+    ("chfn", "util-linux"),
+    ("chsh", "util-linux"),
+    ("passwd", "shadow"),
+    ("chpasswd", "shadow"),
+    ("newusers", "shadow"),
+    ("groupmems", "shadow"),
+    ("sshd", "openssh"),
+    ("polkit-1", "polkit"),
+    ("systemd-user", "systemd"),
+    ("doas", "opendoas"),
+];
+
+/// The service is the package's own: named for it, or one of the shared services and the
+/// package is (a build of) the package that owns it.
+fn own_service(ctx: &Ctx, service: &str) -> bool {
+    mentions_own(ctx, service)
+        || PAM_OWNERS.iter().any(|(s, owner)| {
+            let named = match s.strip_suffix('*') {
+                Some(p) => service.starts_with(p),
+                None => service == *s,
+            };
+            named
+                && ctx
+                    .pkgnames
+                    .iter()
+                    .any(|n| n.to_ascii_lowercase().starts_with(owner))
+        })
+}
+
 fn pam(ctx: &Ctx, w: &Written) -> Option<(Severity, String)> {
     let service = basename(&w.path);
-    let own = mentions_own(ctx, service);
+    let own = own_service(ctx, service);
     let Some(t) = &w.text else {
-        return Some(if own {
-            (
-                Severity::Low,
-                format!("the PAM configuration of the package's own service; {NOT_VISIBLE}"),
-            )
-        } else {
-            (
-                Severity::Medium,
-                format!(
-                    "PAM configuration ({service}), which decides how logins, sudo and su check passwords; {NOT_VISIBLE}"
-                ),
-            )
-        });
+        // Arch's own packages ship their services' PAM files from their upstream sources; the
+        // place alone, in the package, is worth showing, not a verdict.
+        return Some((
+            Severity::Low,
+            format!(
+                "PAM configuration ({service}), which decides how its logins check passwords; {NOT_VISIBLE}"
+            ),
+        ));
     };
-    for line in t.lines().map(str::trim).filter(|l| !l.starts_with('#')) {
+    let lines: Vec<String> = t
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let auth: Vec<&String> = lines
+        .iter()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|f| f.trim_start_matches('-') == "auth")
+        })
+        .collect();
+    let checked = auth.iter().any(|l| {
+        let l = l.to_ascii_lowercase();
+        CHECKING.iter().any(|m| l.contains(m))
+            || matches!(l.split_whitespace().nth(1), Some("include" | "substack"))
+    });
+    for line in &lines {
         let l = line.to_ascii_lowercase();
         if l.contains("ld_preload") || l.contains("ld_library_path") {
             return Some((
@@ -341,12 +525,19 @@ fn pam(ctx: &Ctx, w: &Written) -> Option<(Severity, String)> {
                 format!("sets a library path for every program of a login (`{line}`)"),
             ));
         }
-        let first = l.split_whitespace().next().unwrap_or("");
-        if !own && first.trim_start_matches('-') == "auth" && l.contains("pam_permit.so") {
+        let is_auth = auth.contains(&line);
+        let control = l.split_whitespace().nth(1).unwrap_or("");
+        // pam_permit decides the stack only when it is enough by itself (`sufficient`, a
+        // `[success=done]` jump) or nothing else in the stack checks anyone.
+        let decides = control == "sufficient"
+            || control.contains("success=done")
+            || control.contains("default=done")
+            || (matches!(control, "required" | "requisite") && !checked);
+        if !own && is_auth && l.contains("pam_permit.so") && decides {
             return Some((
                 Severity::Critical,
                 format!(
-                    "accepts any password for {service}, a service that is not the package's own (`{line}`)"
+                    "accepts anyone without a password for {service}, a service that is not the package's own (`{line}`)"
                 ),
             ));
         }

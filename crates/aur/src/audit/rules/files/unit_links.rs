@@ -42,7 +42,18 @@ fn autologin_anywhere(ctx: &Ctx) -> bool {
 
 pub(super) fn judge(ctx: &Ctx, w: &Written, sink: &mut Sink) {
     let p = w.path.as_str();
-    if !p.contains("/systemd/") {
+    // systemd's unit directories (a staging tree such as a live image's
+    // `/usr/lib/os/live/run/systemd/` is copied elsewhere later, and judged there).
+    let unit_dir = [
+        "/etc/systemd/",
+        "/usr/lib/systemd/",
+        "/lib/systemd/",
+        "/run/systemd/",
+        "/usr/local/lib/systemd/",
+    ]
+    .iter()
+    .any(|d| p.starts_with(d));
+    if !unit_dir {
         return;
     }
     let parent = p.rsplit_once('/').map_or("", |(d, _)| d);
@@ -168,7 +179,11 @@ fn drop_in(ctx: &Ctx, w: &Written, unit: &str, sink: &mut Sink) {
                 ]
                 .iter()
                 .any(|d| lv.contains(d));
-                let related = mentions_own(ctx, v) || lv.contains(&stem);
+                // The unit's own program with other options (`ModemManager --test-…`,
+                // `mkinitcpio -A zfs-shutdown` for mkinitcpio-generate-shutdown-ramfs).
+                let related = mentions_own(ctx, v)
+                    || lv.contains(&stem)
+                    || (prog.len() >= 4 && stem.contains(&prog.to_ascii_lowercase()));
                 if writable || (SHELLS.contains(&prog) && !related) || console_unit(unit) {
                     put((
                         Severity::Critical,

@@ -258,6 +258,11 @@ pub(super) fn written<'a>(ctx: &Ctx, cmd: &'a Cmd) -> Vec<Written<'a>> {
         {
             continue;
         }
+        // An edit in place of a file the package already holds (`sed -i`) is judged where
+        // the file was put there.
+        if matches!(prog, "sed" | "perl") {
+            continue;
+        }
         if let Some((path, in_pkg)) = placed(cmd, t.text.trim_start_matches("of=")) {
             out.push(Written {
                 path,
