@@ -396,3 +396,70 @@ fn real_neighbours_from_the_development_set_are_not_dangerous() {
         "AUR-ROOT-CONFIG",
     );
 }
+
+/// The classes' other members: a polkit `.pkla` that says yes to everyone, sshd accepting empty
+/// passwords, a library path any user can write, the kernel's crash hook pointed at /tmp, a
+/// console unit replaced by one that logs root in, a scriptlet feeding systemd-tmpfiles and
+/// systemd-sysusers its lines directly, the sudo rule written after a `cd` or through `tee`.
+#[test]
+fn the_classes_other_members_are_dangerous() {
+    for (body, id) in [
+        (
+            "cat > \"$pkgdir/etc/polkit-1/localauthority/50-local.d/foopkg.pkla\" <<'EOF'\n[foopkg]\nIdentity=unix-user:*\nAction=*\nResultAny=yes\nEOF",
+            "AUR-GRANT",
+        ),
+        (
+            r#"echo 'PermitEmptyPasswords yes' > "$pkgdir/etc/ssh/sshd_config.d/50-foopkg.conf""#,
+            "AUR-GRANT",
+        ),
+        (
+            r#"cd "$pkgdir/etc/sudoers.d"; echo 'ALL ALL=(ALL) NOPASSWD: ALL' > foopkg"#,
+            "AUR-GRANT",
+        ),
+        (
+            r#"echo 'ALL ALL=(ALL) NOPASSWD: ALL' | tee "$pkgdir/etc/sudoers.d/foopkg""#,
+            "AUR-GRANT",
+        ),
+        (
+            r#"echo '/tmp/lib' > "$pkgdir/etc/ld.so.conf.d/foopkg.conf""#,
+            "AUR-ROOT-CONFIG",
+        ),
+        (
+            r#"echo 'kernel.core_pattern=|/tmp/x %p' > "$pkgdir/usr/lib/sysctl.d/50-foopkg.conf""#,
+            "AUR-ROOT-CONFIG",
+        ),
+        (
+            "printf '[Service]\\nExecStart=-/sbin/agetty --autologin root %%I\\n' > \"$pkgdir/etc/systemd/system/getty@.service\"",
+            "AUR-PERSISTENCE",
+        ),
+    ] {
+        dangerous_by(&packaged(body, &[]), body, id);
+    }
+    for body in [
+        "systemd-tmpfiles --create - <<EOF\nz /etc/shadow 0666 root root -\nEOF",
+        "echo 'z /etc/shadow 0666 root root -' | systemd-tmpfiles --create -",
+        "systemd-sysusers --inline 'u toor 0 \"x\" /root /bin/bash'",
+    ] {
+        dangerous_by(&scriptlet(body), body, "AUR-ROOT-CONFIG");
+    }
+}
+
+/// Their neighbours: the package's own library directory, systemd's crash handler, Arch's
+/// openssh drop-in, a package's console colours run before its getty.
+#[test]
+fn the_classes_other_members_ordinary_neighbours_are_not_dangerous() {
+    for body in [
+        r#"echo '/usr/lib/foopkg' > "$pkgdir/etc/ld.so.conf.d/foopkg.conf""#,
+        r#"echo '/opt/intel/oneapi/lib/intel64' >> "$pkgdir/etc/ld.so.conf.d/foopkg.conf""#,
+        r#"echo 'kernel.core_pattern=|/usr/lib/systemd/systemd-coredump %P %u %g %s %t %c %h' > "$pkgdir/usr/lib/sysctl.d/50-coredump.conf""#,
+        r#"echo 'KbdInteractiveAuthentication no' > "$pkgdir/etc/ssh/sshd_config.d/99-archlinux.conf""#,
+        "printf '[Service]\\nExecStartPre=-/usr/bin/foopkg-colours\\n' > \"$pkgdir/usr/lib/systemd/system/getty@.service.d/foopkg.conf\"",
+    ] {
+        not_dangerous(&packaged(body, &[]), body);
+    }
+    not_dangerous(
+        &scriptlet("systemd-tmpfiles --create foopkg.conf"),
+        "tmpfiles of its own file",
+    );
+    not_dangerous(&scriptlet("systemd-sysusers"), "plain sysusers");
+}

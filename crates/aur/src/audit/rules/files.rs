@@ -117,6 +117,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             tool_configs::judge(ctx, &w, sink);
             unit_links::judge(ctx, &w, sink);
         }
+        tool_configs::direct(ctx, cmd, sink);
     }
 }
 

@@ -24,6 +24,16 @@ pub(super) fn judge(ctx: &Ctx, w: &Written, sink: &mut Sink) {
             Some(x) => x,
             None => return,
         }
+    } else if (p.starts_with("/etc/polkit-1/localauthority/")
+        || p.starts_with("/var/lib/polkit-1/localauthority/"))
+        && p.ends_with(".pkla")
+    {
+        pkla(w)
+    } else if p == "/etc/ssh/sshd_config" || under("/etc/ssh/sshd_config.d/") {
+        match sshd(ctx, w) {
+            Some(x) => x,
+            None => return,
+        }
     } else if p == "/etc/sudoers" || under("/etc/sudoers.d/") {
         sudoers(ctx, w)
     } else if p == "/etc/doas.conf" || p == "/usr/etc/doas.conf" {
@@ -552,4 +562,113 @@ fn pam(ctx: &Ctx, w: &Written) -> Option<(Severity, String)> {
         Severity::Low,
         "PAM configuration; check it is the package's own service's".into(),
     ))
+}
+
+/// polkit's older `.pkla` files (localauthority): `Identity`, `Action`, `Result*=yes`.
+fn pkla(w: &Written) -> (Severity, String) {
+    let Some(t) = &w.text else {
+        return (
+            Severity::Medium,
+            format!(
+                "a polkit authorization file, which can let any local user do what otherwise needs an administrator's password; {NOT_VISIBLE}"
+            ),
+        );
+    };
+    let yes = t.lines().any(|l| {
+        let l = l.replace(' ', "");
+        (l.starts_with("ResultAny=")
+            || l.starts_with("ResultInactive=")
+            || l.starts_with("ResultActive="))
+            && (l.ends_with("=yes") || l.ends_with("=auth_self") || l.ends_with("=auth_self_keep"))
+    });
+    let value = |k: &str| {
+        t.lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix(k)
+                    .map(|v| v.trim_start_matches([' ', '=']).to_owned())
+            })
+            .unwrap_or_default()
+    };
+    let actions = value("Action");
+    let identity = value("Identity");
+    let every_action = actions.split(';').any(|a| {
+        a.trim() == "*"
+            || a.trim().ends_with(".*")
+                && ROOT_ACTIONS
+                    .iter()
+                    .any(|r| r.starts_with(a.trim().trim_end_matches('*')))
+    });
+    let root_like = actions.split(';').any(|a| ROOT_ACTIONS.contains(&a.trim()));
+    if yes && (every_action || root_like) {
+        return (
+            Severity::Critical,
+            format!(
+                "a polkit authorization that says yes to {identity} for `{actions}`: root without the administrator's password"
+            ),
+        );
+    }
+    if yes {
+        return (
+            Severity::Medium,
+            format!(
+                "a polkit authorization that says yes to {identity} for `{actions}` without the administrator's password; check who and what"
+            ),
+        );
+    }
+    (
+        Severity::Low,
+        "a polkit authorization file that grants nothing without a password".into(),
+    )
+}
+
+/// sshd's configuration: who may log in over the network, and with what.
+fn sshd(ctx: &Ctx, w: &Written) -> Option<(Severity, String)> {
+    let t = w.text.as_ref()?;
+    let mut worst: Option<(Severity, String)> = None;
+    for line in t.lines().map(str::trim) {
+        let mut f = line.split_whitespace();
+        let (Some(k), v) = (f.next(), f.collect::<Vec<_>>().join(" ")) else {
+            continue;
+        };
+        let k = k.to_ascii_lowercase();
+        let lv = v.to_ascii_lowercase();
+        let s = match k.as_str() {
+            "permitemptypasswords" if lv == "yes" => (
+                Severity::Critical,
+                format!(
+                    "sshd configuration that lets accounts with no password log in over the network (`{line}`)"
+                ),
+            ),
+            "authorizedkeysfile" | "authorizedprincipalsfile" | "trustedusercakeys"
+                if v.split_whitespace().any(|p| {
+                    ["/tmp", "/var/tmp", "/dev/shm", "/run/user"]
+                        .iter()
+                        .any(|d| p.starts_with(d))
+                }) =>
+            {
+                (
+                    Severity::Critical,
+                    format!(
+                        "sshd configuration that reads login keys from a place any user can write (`{line}`)"
+                    ),
+                )
+            }
+            "authorizedkeyscommand" | "authorizedprincipalscommand" if !mentions_own(ctx, &v) => (
+                Severity::High,
+                format!("sshd configuration that asks a program which keys may log in (`{line}`)"),
+            ),
+            "permitrootlogin" if lv == "yes" => (
+                Severity::Medium,
+                format!(
+                    "sshd configuration that lets root log in over the network with a password (`{line}`)"
+                ),
+            ),
+            _ => continue,
+        };
+        if worst.as_ref().is_none_or(|(v, _)| *v < s.0) {
+            worst = Some(s);
+        }
+    }
+    worst
 }

@@ -5,9 +5,11 @@
 //! line by line as the tool reads them, the way an install file is read.
 
 use super::super::{Ctx, Sink};
-use super::written::{Written, mentions_own};
+use super::written::{Written, fed_text, mentions_own};
+use crate::audit::names;
 use crate::audit::names::basename;
 use crate::audit::report::Severity;
+use crate::audit::shell::{Cmd, Phase};
 
 const ID: &str = "AUR-ROOT-CONFIG";
 
@@ -33,6 +35,10 @@ pub(super) fn judge(ctx: &Ctx, w: &Written, sink: &mut Sink) {
         w.text.as_ref().and_then(|t| binfmt(t))
     } else if in_dirs(p, "modprobe.d/") {
         w.text.as_ref().and_then(|t| modprobe(ctx, t))
+    } else if in_dirs(p, "ld.so.conf.d/") || p == "/etc/ld.so.conf" {
+        w.text.as_ref().and_then(|t| ld_paths(t))
+    } else if in_dirs(p, "sysctl.d/") || p == "/etc/sysctl.conf" {
+        w.text.as_ref().and_then(|t| sysctl(ctx, t))
     } else {
         None
     };
@@ -47,6 +53,53 @@ pub(super) fn judge(ctx: &Ctx, w: &Written, sink: &mut Sink) {
                 w.path,
                 w.raw,
                 w.cmd.phase.label()
+            ),
+        );
+    }
+}
+
+/// A scriptlet that hands lines to root's tools directly: `systemd-tmpfiles --create -` (or
+/// `/dev/stdin`) fed a here-document or an `echo`, `systemd-sysusers --inline LINE` or `-`.
+pub(super) fn direct(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
+    if !matches!(cmd.phase, Phase::Install | Phase::Hook) {
+        return;
+    }
+    let (prog, args) = names::program(cmd);
+    // `-` (which the shell model does not keep as a word) or `/dev/stdin`; a here-document or a
+    // pipe into it with no file named is read only that way.
+    let from_stdin = args
+        .iter()
+        .any(|a| matches!(a.text.as_str(), "-" | "/dev/stdin" | "/proc/self/fd/0"))
+        || (args.iter().all(|a| a.text.starts_with('-')) && fed_text(ctx, cmd).is_some());
+    let found = match prog {
+        "systemd-tmpfiles" if from_stdin => fed_text(ctx, cmd).and_then(|t| tmpfiles(ctx, &t)),
+        "systemd-sysusers" => {
+            let inline = args.iter().any(|a| a.text == "--inline");
+            let text = if inline {
+                Some(
+                    args.iter()
+                        .filter(|a| !a.text.starts_with('-'))
+                        .map(|a| a.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                )
+            } else if from_stdin {
+                fed_text(ctx, cmd)
+            } else {
+                None
+            };
+            text.and_then(|t| sysusers(&t))
+        }
+        _ => None,
+    };
+    if let Some((sev, why)) = found {
+        sink.cmd(
+            ID,
+            sev,
+            cmd,
+            format!(
+                "hands root's {prog} its lines directly {}: {why}",
+                cmd.phase.label()
             ),
         );
     }
@@ -647,6 +700,98 @@ fn modprobe(ctx: &Ctx, t: &str) -> Option<(Severity, String)> {
                 Severity::Medium,
                 format!(
                     "a modprobe.d `install` line that runs `{cmd}` as root whenever {module} is loaded; check the command"
+                ),
+            )
+        };
+        worst = worse(worst, s);
+    }
+    worst
+}
+
+/// Places any user can write: a library or program from one runs as whoever loads it.
+fn user_writable(p: &str) -> bool {
+    let p = p.trim();
+    [
+        "/tmp",
+        "/var/tmp",
+        "/dev/shm",
+        "/home",
+        "/run/user",
+        "/var/spool",
+        "/var/mail",
+    ]
+    .iter()
+    .any(|d| p == *d || p.starts_with(&format!("{d}/")))
+        || !(p.starts_with('/') || p.is_empty())
+}
+
+/// `ld.so.conf.d`: directories ldconfig puts before nothing — every program of every user,
+/// root's included, loads its libraries from them.
+fn ld_paths(t: &str) -> Option<(Severity, String)> {
+    for line in t.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let dir = line.strip_prefix("include").map_or(line, str::trim);
+        if user_writable(dir) {
+            return Some((
+                Severity::Critical,
+                format!(
+                    "an ld.so.conf.d line `{line}` that makes every program, root's included, load libraries from a place any user can write"
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// `sysctl.d`: the kernel's own hooks that run a program as root — on every crash
+/// (`kernel.core_pattern=|PROGRAM`) or every module request (`kernel.modprobe`).
+fn sysctl(ctx: &Ctx, t: &str) -> Option<(Severity, String)> {
+    let mut worst = None;
+    for line in t.lines().map(str::trim) {
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let k = k.trim().trim_start_matches('-').replace('/', ".");
+        let v = v.trim();
+        let prog = match k.as_str() {
+            "kernel.core_pattern" => match v.strip_prefix('|') {
+                Some(p) => p.split_whitespace().next().unwrap_or(""),
+                None => continue,
+            },
+            "kernel.modprobe" => v,
+            _ => continue,
+        };
+        let s = if user_writable(prog) {
+            (
+                Severity::Critical,
+                format!(
+                    "a sysctl line `{line}` that makes the kernel run {prog}, a file any user can write, as root"
+                ),
+            )
+        } else if k == "kernel.modprobe"
+            && !matches!(
+                prog,
+                "/sbin/modprobe" | "/usr/bin/modprobe" | "/usr/sbin/modprobe"
+            )
+        {
+            (
+                Severity::High,
+                format!(
+                    "a sysctl line `{line}` that makes the kernel run {prog} as root for every module request"
+                ),
+            )
+        } else if prog.contains("systemd-coredump") || mentions_own(ctx, prog) {
+            (
+                Severity::Low,
+                format!("a sysctl line `{line}` that hands crashes to {prog}"),
+            )
+        } else {
+            (
+                Severity::Medium,
+                format!(
+                    "a sysctl line `{line}` that makes the kernel run {prog} as root on every crash; check it is the package's own"
                 ),
             )
         };

@@ -60,6 +60,35 @@ pub(super) fn judge(ctx: &Ctx, w: &Written, sink: &mut Sink) {
     let dir = basename(parent);
     if dir.ends_with(".wants") || dir.ends_with(".requires") {
         link(ctx, w, sink);
+    } else if console_unit(basename(p)) && w.link.is_none() {
+        // A whole unit file named like systemd's console units: in /etc/systemd/system it
+        // replaces systemd's own; anywhere it is what `getty@ttyN` starts.
+        let Some(t) = &w.text else { return };
+        let autologin = t.contains("--autologin") || t.contains(" -a root");
+        let shell = t.lines().any(|l| {
+            l.trim().strip_prefix("ExecStart").is_some_and(|r| {
+                let cmd = r.trim_start_matches(['=', ' ', '-', '@', ':', '+', '!']);
+                SHELLS.contains(&basename(cmd.split_whitespace().next().unwrap_or("")))
+            })
+        });
+        if autologin || shell {
+            sink.cmd(
+                "AUR-PERSISTENCE",
+                Severity::Critical,
+                w.cmd,
+                format!(
+                    "{} {}: a unit named like systemd's console login {} that {}",
+                    w.raw,
+                    w.cmd.phase.label(),
+                    basename(p),
+                    if autologin {
+                        "logs the console in without a password"
+                    } else {
+                        "starts a shell on the console"
+                    }
+                ),
+            );
+        }
     } else if let Some(unit) = dir.strip_suffix(".d")
         && SUFFIXES.iter().any(|s| unit.ends_with(s))
         && p.ends_with(".conf")
@@ -146,7 +175,11 @@ fn drop_in(ctx: &Ctx, w: &Written, unit: &str, sink: &mut Sink) {
                 let k = k.trim();
                 let v = v.trim();
                 let lv = v.to_ascii_lowercase();
-                if lv.contains("--autologin") || lv.contains("-a root") {
+                // `agetty --autologin USER`, `-a USER`, or `login -f USER` (no password).
+                if lv.contains("--autologin")
+                    || lv.contains(" -a root")
+                    || (lv.contains("login") && lv.contains(" -f "))
+                {
                     put((
                         Severity::Critical,
                         format!(
@@ -184,7 +217,7 @@ fn drop_in(ctx: &Ctx, w: &Written, unit: &str, sink: &mut Sink) {
                 let related = mentions_own(ctx, v)
                     || lv.contains(&stem)
                     || (prog.len() >= 4 && stem.contains(&prog.to_ascii_lowercase()));
-                if writable || (SHELLS.contains(&prog) && !related) || console_unit(unit) {
+                if writable || (SHELLS.contains(&prog) && !related) {
                     put((
                         Severity::Critical,
                         format!(

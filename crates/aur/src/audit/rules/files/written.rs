@@ -51,7 +51,7 @@ fn makes_dir(cmd: &Cmd) -> bool {
 }
 
 /// echo/printf's output for its words, with the common escapes decoded.
-fn printed(prog: &str, args: &[Word]) -> Option<String> {
+pub(super) fn printed(prog: &str, args: &[Word]) -> Option<String> {
     let mut words: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
     match prog {
         "echo" => {
@@ -144,7 +144,8 @@ pub(super) fn written<'a>(ctx: &Ctx, cmd: &'a Cmd) -> Vec<Written<'a>> {
         return Vec::new();
     }
     let (prog, args) = names::program(cmd);
-    let stdin = cmd.stdin.as_ref().map(|w| w.text.clone());
+    // What reaches its standard input: a here-document, or an `echo` piped into it.
+    let stdin = fed_text(ctx, cmd);
     let mut out = Vec::new();
     let redirected: Vec<&Word> = cmd
         .redirs
@@ -325,4 +326,18 @@ pub(super) fn own_tokens(ctx: &Ctx) -> Vec<String> {
 pub(super) fn mentions_own(ctx: &Ctx, s: &str) -> bool {
     let l = s.to_ascii_lowercase();
     own_tokens(ctx).iter().any(|t| l.contains(t.as_str()))
+}
+
+/// The text fed to `cmd` on its standard input: a here-document or here-string, or what an
+/// `echo`/`printf` before it in the same pipeline prints.
+pub(super) fn fed_text(ctx: &Ctx, cmd: &Cmd) -> Option<String> {
+    if let Some(s) = &cmd.stdin {
+        return Some(s.text.clone());
+    }
+    let (id, stage, _) = cmd.pipe?;
+    let prev = ctx.an.cmds.iter().find(|c| {
+        c.file == cmd.file && c.pipe.is_some_and(|(i, s, _)| i == id && s + 1 == stage)
+    })?;
+    let (prog, args) = names::program(prev);
+    printed(prog, args)
 }
