@@ -164,6 +164,9 @@ pub fn for_id(id: &str) -> &'static str {
         "AUR-WRITE-HOME" => {
             "Check what is written into a home directory and why the package cannot ship it instead."
         }
+        "AUR-REWRITES-BUILDFILE" => {
+            "Do not build it: compare the install script or PKGBUILD makepkg will read after the build with the one you read — the audit judged the text as committed."
+        }
         "AUR-WRITE-SYSTEM" => {
             "Check what is changed on the live system; a build writes only into $srcdir and $pkgdir."
         }

@@ -439,6 +439,8 @@ fn the_classes_other_members_are_dangerous() {
         "systemd-tmpfiles --create - <<EOF\nz /etc/shadow 0666 root root -\nEOF",
         "echo 'z /etc/shadow 0666 root root -' | systemd-tmpfiles --create -",
         "systemd-sysusers --inline 'u toor 0 \"x\" /root /bin/bash'",
+        "echo 'z /etc/shadow 0666 root root -' > /proc/self/root/etc/tmpfiles.d/foopkg.conf",
+        "echo 'z /etc/shadow 0666 root root -' > usr/lib/../lib/tmpfiles.d/foopkg.conf",
     ] {
         dangerous_by(&scriptlet(body), body, "AUR-ROOT-CONFIG");
     }

@@ -18,7 +18,10 @@ mod unit_links;
 mod written;
 
 use deletes::{deletes_a_system_tree, sweeping_delete};
-use persistence::{persistence, system_path_only};
+use persistence::{
+    SYSTEM_COMMANDS, persistence, startup_location, startup_text_effect, system_path_only,
+};
+pub(super) use reach::{as_kernel_resolves, glob_match};
 use secrets::{credential_vars, secret};
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
@@ -103,6 +106,19 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             // A redirection of `mkdir` still writes its file: only the operands are directories.
             let operand = !cmd.redirs.iter().any(|r| std::ptr::eq(&r.target, t));
             judge_write(ctx, cmd, &p, &t.text, effect, operand, sink);
+        }
+        // `install -t DIR NAME…`, `cp NAME… DIR/`: each file lands as DIR/NAME, judged by the
+        // name it gets there (attack 31 F3 q30: `install -Dm755 -t "$pkgdir/usr/local/bin"
+        // sudo` was read as a write of the directory alone).
+        if effect == Effect::Write {
+            for (p, raw) in files_into_dir(cmd) {
+                let p = if p.starts_with('/') {
+                    join_path(None, &p)
+                } else {
+                    p
+                };
+                judge_write(ctx, cmd, &p, &raw, effect, true, sink);
+            }
         }
         for t in deletes::other_deletions(ctx, cmd) {
             let p = deletes::through_links(ctx, cmd, &absolute(cmd, &t.text));
@@ -383,6 +399,85 @@ fn judge_write(
     if effect == Effect::Delete {
         deletes_a_system_tree(cmd, p, raw, sink);
     }
+    if effect == Effect::Write
+        && let Some(what) = rewritten_build_file(ctx, cmd, p)
+    {
+        let later = if what.starts_with("the PKGBUILD") {
+            "the fakeroot pass sources the PKGBUILD anew"
+        } else {
+            "it copies the install script or changelog into the package after package(), and root runs the install script"
+        };
+        let read = what == "the PKGBUILD"
+            || ctx
+                .local_texts
+                .iter()
+                .any(|(n, _)| basename(n) == basename(p));
+        let (prog, args) = names::program(cmd);
+        let copies_read = matches!(prog, "cp" | "install")
+            && !cmd.redirs.iter().any(|r| r.op.starts_with('>'))
+            && {
+                let ops = if prog == "install" {
+                    argv::install(args).operands
+                } else {
+                    argv::copy_like(args).operands
+                };
+                ops.split_last().is_some_and(|(_, srcs)| {
+                    !srcs.is_empty()
+                        && srcs.iter().all(|w| {
+                            ctx.local_texts
+                                .iter()
+                                .any(|(n, _)| basename(n) == basename(&w.text))
+                        })
+                })
+            };
+        let (sev, why) = if what == "the changelog" {
+            (
+                Severity::Low,
+                format!(
+                    "writes {what} ({raw}) {}: pacman shows a changelog (`pacman -Qc`) and never runs it",
+                    cmd.phase.label()
+                ),
+            )
+        } else if copies_read {
+            (
+                Severity::Low,
+                format!(
+                    "copies a file the audit read onto {what} ({raw}) {}: {later}; what is copied is text judged here",
+                    cmd.phase.label()
+                ),
+            )
+        } else if let Some(values) = fills_in_values(cmd) {
+            (
+                if what == "the PKGBUILD" {
+                    Severity::Medium
+                } else {
+                    Severity::Low
+                },
+                format!(
+                    "fills in values of {what} ({raw}) {} — `{values}`: only the value of an assignment changes, and {later}; check the values are plain (a version, a directory name)",
+                    cmd.phase.label()
+                ),
+            )
+        } else if !read {
+            (
+                Severity::Medium,
+                format!(
+                    "writes {what} ({raw}) {}, a file the repository does not hold: the package makes its install script at build time, so no one (not this audit) has read what root will run; {later}",
+                    cmd.phase.label()
+                ),
+            )
+        } else {
+            (
+                Severity::Critical,
+                format!(
+                    "rewrites {what} ({raw}) {}: {later}, so what runs is not the text this audit (or anyone) read",
+                    cmd.phase.label()
+                ),
+            )
+        };
+        sink.cmd("AUR-REWRITES-BUILDFILE", sev, cmd, why);
+        return;
+    }
     if effect == Effect::Write && standard_default_target(cmd, p) {
         sink.cmd(
             "AUR-PERSISTENCE",
@@ -390,6 +485,38 @@ fn judge_write(
             cmd,
             format!(
                 "points the boot target ({raw}) at one of systemd's own standard targets, as `systemctl set-default` does: it starts what is already enabled, nothing new ({})",
+                cmd.phase.label()
+            ),
+        );
+        return;
+    }
+    if effect == Effect::Write
+        && let Some(inside) = p.strip_prefix("$pkgdir")
+        && startup_location(inside)
+        && !(operand && makes_dir(cmd))
+        && let Some(text) = written_text(ctx, cmd, raw)
+        && let Some((what, sev)) = startup_text_effect(&text, &command_dirs(ctx))
+    {
+        // The template new accounts are made from runs in no existing session.
+        // A distribution's shell configuration aliasing `ls` to another lister there is its
+        // purpose; a variable that loads code in those accounts is still worth reading.
+        let sev = if inside.starts_with("/etc/skel/") {
+            sev.min(if what.starts_with("an alias or function") {
+                Severity::Low
+            } else {
+                Severity::Medium
+            })
+        } else {
+            sev
+        };
+        // The same text judged the same whether the package ships the file or a scriptlet
+        // writes it (a scriptlet's write there is high by its place alone, below).
+        sink.cmd(
+            "AUR-PERSISTENCE",
+            sev,
+            cmd,
+            format!(
+                "ships start-up text read by every login or session ({inside}) {} that sets {what}",
                 cmd.phase.label()
             ),
         );
@@ -404,6 +531,31 @@ fn judge_write(
     } else {
         persistence(p)
     };
+    // `ln -s /usr/bin "$pkgdir/usr/local/bin"`: the directory made a link to the system's own
+    // programs brings no name of the package's.
+    let persists = persists.filter(|(what, _)| {
+        !(what.contains("as a whole directory")
+            && names::program(cmd).0 == "ln"
+            && argv::copy_like(names::program(cmd).1)
+                .operands
+                .first()
+                .is_some_and(|t| {
+                    let t = t.text.strip_prefix("$pkgdir").unwrap_or(&t.text);
+                    persistence::SYSTEM_BIN_DIRS.contains(&t.trim_end_matches('/'))
+                }))
+    });
+    // A tree copied in as `/usr/local/bin` that the build filled with a system command's name
+    // (`cp sudo-helper t/bin/sudo; cp -r t/bin "$pkgdir/usr/local/"`, attack 31 F3 p08).
+    let persists = persists.map(|(what, sev)| {
+        if what.contains("as a whole directory") && tree_brings_command(ctx, cmd).is_some() {
+            (
+                "/usr/local/bin or /usr/local/sbin, first on the PATH, as a whole directory the build filled with a system command's name, which runs in its place",
+                Severity::Critical,
+            )
+        } else {
+            (what, sev)
+        }
+    });
     if let (Some((what, _)), Effect::Delete) = (persists, effect) {
         if cmd.phase.runs_on_system() {
             sink.cmd(
@@ -555,6 +707,344 @@ fn judge_write(
             );
         }
     }
+}
+
+/// A file makepkg reads again from the PKGBUILD's directory after the package's own code ran
+/// (attack 31 F4; class: *the check reads a different object than the privileged command
+/// uses*): the PKGBUILD (sourced anew by the fakeroot pass and after `pkgver()`), and the install
+/// script and changelog (copied into the package after `package()`; root runs the install
+/// script). The audit judged them as committed; a build that writes them — directly in
+/// `$startdir`, by `../` from `$srcdir`, or through the link makepkg makes in `$srcdir` for a
+/// local source of that name — makes the audit's reading void. Only the build's own code: an
+/// install script or a program on the system has no `$startdir`.
+fn rewritten_build_file(ctx: &Ctx, cmd: &Cmd, p: &str) -> Option<&'static str> {
+    if ctx
+        .an
+        .files
+        .get(cmd.file)
+        .is_none_or(|f| f.kind != FileKind::Pkgbuild)
+        || matches!(cmd.phase, Phase::Install | Phase::Hook | Phase::Runtime)
+    {
+        return None;
+    }
+    let p = p
+        .replace("${startdir}", "$startdir")
+        .replace("${srcdir}", "$srcdir");
+    let (name, through_link) = if let Some(n) = p.strip_prefix("$startdir/") {
+        (n, false)
+    } else if let Some(n) = p.strip_prefix("$srcdir/") {
+        (n, true)
+    } else {
+        return None;
+    };
+    let name = name.trim_end_matches('/');
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    let declared = |var: &str| {
+        ctx.an
+            .all_values(var)
+            .iter()
+            .any(|v| !v.text.is_empty() && basename(&v.text) == name)
+    };
+    let what = if name == "PKGBUILD" || name == "$BUILDFILE" {
+        "the PKGBUILD"
+    } else if declared("install") || name.ends_with(".install") || name == "$install" {
+        "the install script"
+    } else if declared("changelog") || name == "$changelog" {
+        "the changelog"
+    } else {
+        return None;
+    };
+    if through_link {
+        // makepkg links a local source into `$srcdir`: a redirection or a copy onto that name
+        // writes the file in the PKGBUILD's directory; `sed -i` replaces the link instead.
+        let (prog, _) = names::program(cmd);
+        let listed = ctx
+            .an
+            .all_values("source")
+            .iter()
+            .any(|v| !v.text.contains("://") && basename(&v.text) == name);
+        if !listed || matches!(prog, "sed" | "perl" | "mv" | "ln") || what == "the PKGBUILD" {
+            return None;
+        }
+    }
+    Some(what)
+}
+
+/// The system command's name a copied tree holds, when the package wrote a file of that name
+/// directly into one of the directories `cmd` copies (in the build folder or in the package).
+fn tree_brings_command(ctx: &Ctx, cmd: &Cmd) -> Option<String> {
+    let (prog, args) = names::program(cmd);
+    if !matches!(prog, "cp" | "rsync" | "mv" | "install") {
+        return None;
+    }
+    let parsed = argv::copy_like(args);
+    let sources: Vec<String> = match parsed.value_word(&["-t", "--target-directory"]) {
+        Some(_) => parsed
+            .operands
+            .iter()
+            .map(|w| absolute(cmd, &w.text))
+            .collect(),
+        None => parsed
+            .operands
+            .split_last()
+            .map(|(_, s)| s.iter().map(|w| absolute(cmd, &w.text)).collect())
+            .unwrap_or_default(),
+    };
+    let bare = |p: &str| {
+        let p = p.strip_prefix("$pkgdir").unwrap_or(p);
+        join_path(None, p.trim_end_matches('/'))
+    };
+    let sources: Vec<String> = sources
+        .iter()
+        .map(|s| bare(s.trim_end_matches("/*").trim_end_matches("/.")))
+        .collect();
+    ctx.an.cmds.iter().find_map(|c| {
+        if std::ptr::eq(c, cmd) {
+            return None;
+        }
+        let mut written: Vec<String> = write_targets(c)
+            .iter()
+            .map(|w| absolute(c, &w.text))
+            .collect();
+        written.extend(files_into_dir(c).into_iter().map(|(p, _)| p));
+        written.iter().find_map(|w| {
+            let w = bare(w);
+            let (dir, name) = w.rsplit_once('/')?;
+            (SYSTEM_COMMANDS.contains(&name) && sources.iter().any(|s| s == dir))
+                .then(|| name.to_owned())
+        })
+    })
+}
+
+/// The files `install`, `cp`, `mv` or `ln` puts into a directory named as such (`-t DIR`, or a
+/// last operand ending in `/`): (DIR/NAME, as written).
+fn files_into_dir(cmd: &Cmd) -> Vec<(String, String)> {
+    let (prog, args) = names::program(cmd);
+    if !matches!(prog, "install" | "cp" | "mv" | "ln") {
+        return Vec::new();
+    }
+    let parsed = if prog == "install" {
+        argv::install(args)
+    } else {
+        argv::copy_like(args)
+    };
+    if prog == "install" && (parsed.has("-d") || parsed.has("--directory")) {
+        return Vec::new();
+    }
+    let (dir, sources): (&Word, Vec<&Word>) = match parsed.value_word(&["-t", "--target-directory"])
+    {
+        Some(d) => (d, parsed.operands.clone()),
+        None => match parsed.operands.split_last() {
+            Some((d, s)) if d.text.ends_with('/') && !s.is_empty() => (*d, s.to_vec()),
+            _ => return Vec::new(),
+        },
+    };
+    let d = absolute(cmd, &dir.text);
+    sources
+        .iter()
+        .map(|s| basename(s.text.trim_end_matches('/')))
+        .filter(|n| !n.is_empty() && *n != "." && *n != "..")
+        .map(|n| {
+            (
+                format!("{}/{n}", d.trim_end_matches('/')),
+                format!("{}/{n}", dir.text.trim_end_matches('/')),
+            )
+        })
+        .collect()
+}
+
+/// The text a command writes into the file named `raw`, when the audit can read it: `echo` or
+/// `printf` words into a redirection, a here-document or here-string fed to `cat`, `tee` or
+/// `install /dev/stdin`, or a file of the package's own copied there by `install` or `cp`.
+fn written_text(ctx: &Ctx, cmd: &Cmd, raw: &str) -> Option<String> {
+    let (prog, args) = names::program(cmd);
+    match prog {
+        // `printf '%s\n' LINE…`: the lines; a format with no `%` is the text itself.
+        "printf" => {
+            let words: Vec<&str> = args
+                .iter()
+                .map(|a| a.text.as_str())
+                .skip_while(|a| a.starts_with('-'))
+                .collect();
+            let (fmt, rest) = words.split_first()?;
+            Some(if fmt.contains('%') && !rest.is_empty() {
+                rest.join("\n")
+            } else {
+                words.join(" ")
+            })
+        }
+        "echo" => Some(
+            args.iter()
+                .filter(|a| !(prog == "echo" && a.text.starts_with('-')) && a.text != "-v")
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "cat" | "tee" if cmd.stdin.is_some() => cmd.stdin.as_ref().map(|w| w.text.clone()),
+        "install" | "cp" => {
+            if let Some(w) = &cmd.stdin
+                && args.iter().any(|a| a.text == "/dev/stdin")
+            {
+                return Some(w.text.clone());
+            }
+            let ops = if prog == "install" {
+                argv::install(args).operands
+            } else {
+                argv::copy_like(args).operands
+            };
+            let target_dir = args.iter().any(|a| {
+                a.text == "-t"
+                    || a.text.starts_with("--target-directory")
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && a.text.contains('t'))
+            });
+            let sources: Vec<&&Word> = if target_dir {
+                ops.iter().filter(|o| o.text != raw).collect()
+            } else {
+                ops.split_last()
+                    .map(|(_, s)| s.iter().collect())
+                    .unwrap_or_default()
+            };
+            let name = basename(raw);
+            let src = sources
+                .iter()
+                .find(|s| basename(&s.text) == name)
+                .or(sources.first())?;
+            let base = basename(&src.text);
+            ctx.local_texts
+                .iter()
+                .find(|(n, _)| basename(n) == base)
+                .map(|(_, t)| t.clone())
+        }
+        _ => None,
+    }
+}
+
+/// The package's directories (without `$pkgdir`) into which it installs a program named like a
+/// system command (`install sudo-helper "$pkgdir/usr/lib/foopkg/sudo"`).
+fn command_dirs(ctx: &Ctx) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &ctx.an.cmds {
+        let (prog, args) = names::program(c);
+        for t in write_targets(c) {
+            let Some(inside) = t.text.strip_prefix("$pkgdir") else {
+                continue;
+            };
+            let name = basename(&t.text);
+            if SYSTEM_COMMANDS.contains(&name) && !t.text.ends_with('/') {
+                let dir = &inside[..inside.len() - name.len()];
+                out.push(dir.trim_end_matches('/').to_owned());
+            }
+            // `install -t DIR sudo`, `cp sudo DIR/`: the names the directory receives.
+            if matches!(prog, "install" | "cp")
+                && args
+                    .iter()
+                    .any(|a| SYSTEM_COMMANDS.contains(&basename(&a.text)) && !std::ptr::eq(a, t))
+            {
+                out.push(inside.trim_end_matches('/').to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// `sed -i -e 's/KERNEL_VERSION=.*/KERNEL_VERSION=6.1/' FILE`: every expression replaces text
+/// with an assignment of a plain value (`NAME=value`, `NAME='value'`: no `;`, `|`, `&`, `<`,
+/// `>`, parentheses, backquote, backslash, command substitution or line break), the way kernel
+/// packages write the version into their install script at build time. The assignments, as
+/// written.
+fn fills_in_values(cmd: &Cmd) -> Option<String> {
+    let (prog, args) = names::program(cmd);
+    if prog != "sed" || argv::sed_in_place(args).is_empty() {
+        return None;
+    }
+    let mut exprs: Vec<&str> = Vec::new();
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        match a.text.as_str() {
+            "-e" | "--expression" => exprs.push(it.next()?.text.as_str()),
+            t if t.starts_with("--expression=") => exprs.push(&t["--expression=".len()..]),
+            "-f" | "--file" => return None,
+            _ => {}
+        }
+    }
+    if exprs.is_empty() {
+        exprs.push(
+            args.iter()
+                .find(|a| !a.text.starts_with('-'))?
+                .text
+                .as_str(),
+        );
+    }
+    let mut out = Vec::new();
+    for e in exprs {
+        let e = e.trim();
+        let rest = e.strip_prefix('s')?;
+        let delim = rest.chars().next()?;
+        if delim.is_alphanumeric() || delim == '\\' {
+            return None;
+        }
+        let parts: Vec<&str> = rest[delim.len_utf8()..].split(delim).collect();
+        let [_, repl, flags] = parts.as_slice() else {
+            return None;
+        };
+        if !flags.chars().all(|c| c == 'g' || c.is_ascii_digit()) {
+            return None;
+        }
+        let (name, value) = repl.split_once('=')?;
+        // A build tool's output (`$(make kernelrelease)`) is a value computed from the sources;
+        // the command itself is judged where it stands.
+        let value = without_substitutions(value);
+        let plain_name =
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let plain_value = !value.chars().any(|c| {
+            matches!(
+                c,
+                ';' | '|' | '&' | '<' | '>' | '(' | ')' | '`' | '\\' | '\n'
+            )
+        });
+        if !plain_name || !plain_value {
+            return None;
+        }
+        out.push(repl.to_string());
+    }
+    Some(out.join("`, `"))
+}
+
+/// `text` with each `$(…)` and backquoted span removed (balanced parentheses).
+fn without_substitutions(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek() == Some(&'(') {
+            chars.next();
+            let mut depth = 1;
+            for d in chars.by_ref() {
+                match d {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        } else if c == '`' {
+            for d in chars.by_ref() {
+                if d == '`' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Does the command only make directories (`mkdir`, `install -d`)?

@@ -28,7 +28,13 @@ fn place(cmd: &Cmd, w: &Word) -> Option<(Place, String)> {
             },
         ));
     }
-    if cmd.phase.runs_on_system() && p.starts_with('/') && !p.starts_with("/tmp") {
+    if cmd.phase.runs_on_system() && p.starts_with('/') {
+        // As the kernel resolves it (attack 31 F2's class: `/usr/bin//find`, `/usr/./bin/find`
+        // name the system's find).
+        let p = super::files::as_kernel_resolves(cmd, &p);
+        if p == "/tmp" || p.starts_with("/tmp/") || p == "<descriptor>" {
+            return None;
+        }
         return Some((Place::System, p));
     }
     None
@@ -86,6 +92,32 @@ fn gives_a_shell(path: &str) -> bool {
                 | "ln"
                 | "cat"
         )
+}
+
+/// `install -m4755 helper …/chrome-sandbox`: a file given the sandbox helper's name as it is
+/// installed, whose own name is another (the low for the helper is earned by what the file is,
+/// not by the name it is given — attack 31 F11's class).
+fn renamed_into_place(cmd: &Cmd, path: &str) -> bool {
+    let (prog, args) = names::program(cmd);
+    if !matches!(prog, "install" | "cp" | "mv") {
+        return false;
+    }
+    let parsed = if prog == "install" {
+        argv::install(args)
+    } else {
+        argv::copy_like(args)
+    };
+    if parsed.value_word(&["-t", "--target-directory"]).is_some() {
+        return false;
+    }
+    let ops = parsed.operands;
+    let name = basename(path);
+    match ops.split_last() {
+        Some((_, sources)) if !sources.is_empty() => sources
+            .iter()
+            .any(|s| basename(&s.text) != name && !sandbox_helper(&s.text)),
+        _ => false,
+    }
 }
 
 /// The Chromium/Electron sandbox helper, setuid root by design where user namespaces are off.
@@ -272,7 +304,10 @@ fn judge_mode(ctx: &Ctx, cmd: &Cmd, mode: &str, targets: &[&Word], made: Made, s
                         "sets the {bit} bit (mode {mode}) on {where_}, a program that hands out a shell or any file: a root backdoor for every user"
                     ),
                 )
-            } else if sandbox_helper(&path) && (at == Place::Package || own) {
+            } else if sandbox_helper(&path)
+                && (at == Place::Package || own)
+                && !renamed_into_place(cmd, &path)
+            {
                 (
                     Severity::Low,
                     format!(
@@ -434,15 +469,101 @@ fn judge_caps(cmd: &Cmd, caps: &str, file: &Word, sink: &mut Sink) {
     );
 }
 
-/// Another command of the package changes the mode of a file of that name (`chmod +x` after
-/// `install -m6644`): the mode set here may not be the one it ends with.
+/// Something else in the package may change the file's mode, so the mode set here may not be
+/// the one it ends with (attack 31 F11; class: *a mend from a false positive that lowers a
+/// class, guarded by a spelling* — only a later `chmod` of the same name was seen, while the
+/// effect is the file's final mode). Any other command, in the PKGBUILD, an install script or
+/// a hook, that:
+/// - changes modes (`chmod`, `setfacl`, `install`, `cp`, `rsync`) on the file, a directory
+///   above it (`chmod -R a+x DIR`), a glob that matches it (`chmod a+x DIR/*`), a relative or
+///   computed name (after `cd`, `chmod +x *`), or a file of the same name;
+/// - moves or copies the file elsewhere (`mv helper h2; chmod +x h2`);
+/// - runs `chmod` through another program (`find … -exec chmod`, `xargs chmod`, `perl -e
+///   'chmod …'`, `sh -c`);
+/// - writes a tmpfiles.d configuration (whose `z`/`Z`/`m` lines set modes when it is applied),
+///   or the package carries one with such a line.
 fn mode_changed_elsewhere(ctx: &Ctx, cmd: &Cmd, path: &str) -> bool {
     let name = basename(path);
+    let inside = |p: &str| -> String {
+        let p = p.strip_prefix("$pkgdir").unwrap_or(p);
+        crate::audit::shell::join_path(None, p)
+    };
+    let reaches = |c: &Cmd, w: &Word| {
+        let q = absolute(c, &w.text);
+        // The build's own trees are not the package's or the system's files.
+        if ["$srcdir", "$startdir", "$HOME"]
+            .iter()
+            .any(|d| q.starts_with(d))
+        {
+            return false;
+        }
+        if w.dynamic || !w.subs.is_empty() || !(q.starts_with('/') || q.starts_with("$pkgdir")) {
+            return true;
+        }
+        let q = inside(&q);
+        q == path
+            || basename(&q) == name
+            || path.starts_with(&format!("{}/", q.trim_end_matches('/')))
+            || super::files::glob_match(&q, path)
+    };
+    let tmpfiles_line = |t: &str| {
+        t.lines().any(|l| {
+            let mut f = l.split_whitespace();
+            matches!(f.next(), Some("z" | "Z" | "m" | "M"))
+                && f.nth(1).is_some_and(|m| {
+                    argv::octal(m).is_some_and(|v| v & 0o6000 != 0) || m.starts_with('~')
+                })
+        })
+    };
+    if ctx.local_texts.iter().any(|(_, t)| tmpfiles_line(t)) {
+        return true;
+    }
     ctx.an.cmds.iter().any(|c| {
-        !std::ptr::eq(c, cmd)
-            && matches!(names::program(c).0, "chmod" | "setfacl" | "install" | "cp")
-            && super::files::write_targets(c)
-                .iter()
-                .any(|w| basename(&w.text) == name)
+        if std::ptr::eq(c, cmd) {
+            return false;
+        }
+        let (prog, args) = names::program(c);
+        let targets = super::files::write_targets(c);
+        if targets.iter().any(|t| t.text.contains("tmpfiles.d")) {
+            return true;
+        }
+        let runs_chmod = !matches!(prog, "chmod" | "install" | "mkdir")
+            && (c.argv.iter().any(|a| a.text.contains("chmod"))
+                || c.embed.is_some() && c.snippet.contains("chmod"));
+        if runs_chmod {
+            return true;
+        }
+        match prog {
+            "chmod" | "setfacl" => {
+                let p = argv::parse(args, "", "", &["--reference"]);
+                let cluster = args.iter().any(|a| {
+                    a.text.len() > 1
+                        && a.text.starts_with('-')
+                        && a.text[1..].chars().all(|ch| "rwxXst".contains(ch))
+                });
+                p.operands
+                    .iter()
+                    .skip(usize::from(prog == "chmod" && !cluster))
+                    .chain(targets.iter())
+                    .any(|w| reaches(c, w))
+            }
+            "install" | "cp" | "mv" | "rsync" => {
+                let ops = if prog == "install" {
+                    argv::install(args).operands
+                } else {
+                    argv::copy_like(args).operands
+                };
+                // The file written with another mode, or the file moved or copied to a name
+                // whose mode is then set.
+                targets.iter().any(|w| {
+                    let q = inside(&absolute(c, &w.text));
+                    q == path || basename(&q) == name
+                }) || ops.iter().any(|w| {
+                    let q = inside(&absolute(c, &w.text));
+                    q == path
+                })
+            }
+            _ => false,
+        }
     })
 }

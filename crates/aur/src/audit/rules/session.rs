@@ -26,10 +26,45 @@ const QUIET_VERBS: &[&str] = &[
 /// variable or substitution in the verb or the units), and alone (a `-c` string holding one
 /// simple command, with at most `NAME=value` settings before it).
 pub(super) fn quiet_user_systemctl(cmd: &Cmd) -> Option<&'static str> {
-    let (verb, _, rest) = user_systemctl(cmd)?;
+    let (verb, units, rest) = user_systemctl(cmd)?;
     let quiet = QUIET_VERBS.iter().find(|v| **v == verb)?;
+    // Stopping is quiet for a unit of the package's own, not for what runs the session itself
+    // (attack 31 F9's class, *an allowlist by shape instead of by effect*: `stop
+    // graphical-session.target` or the compositor's unit ends the person's session, and the
+    // terminal pacman runs in with it).
+    if matches!(*quiet, "stop" | "disable") && units.iter().any(|u| runs_the_session(u)) {
+        return None;
+    }
     // `disable --now` stops the unit too; `--now` with any other verb here adds nothing.
     rest.iter().all(|w| !w.contains('$')).then_some(*quiet)
+}
+
+/// A user unit that runs the person's session itself: a target (it pulls in everything of a
+/// kind), a glob, the compositor, the desktop shell, the session bus, sound, portals.
+fn runs_the_session(unit: &str) -> bool {
+    let u = unit.to_ascii_lowercase();
+    u.ends_with(".target")
+        || u.contains(['*', '?', '['])
+        || [
+            "session",
+            "wayland-wm",
+            "graphical",
+            "plasma",
+            "gnome-shell",
+            "hyprland",
+            "sway",
+            "kwin",
+            "uwsm",
+            "dbus",
+            "pipewire",
+            "wireplumber",
+            "xdg-desktop-portal",
+            "niri",
+            "labwc",
+            "waybar",
+        ]
+        .iter()
+        .any(|n| u.contains(n))
 }
 
 /// `systemctl --user VERB UNIT…` run alone as another account, written in the file: the

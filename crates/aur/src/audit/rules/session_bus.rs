@@ -34,6 +34,13 @@
 //!   unseen (`cp -a usr/share/*`) is not visible to this check; the finding says to check the
 //!   destination.
 //!
+//! - the message does not end, lock or take apart the person's session (attack 31 F9; class:
+//!   *an allowlist by shape instead of by effect* — numbers ride in `Logout uint32:2`): no
+//!   message to a service that runs the session itself (systemd's user manager, logind, a
+//!   desktop's session manager, the secret store, the screen saver), and no method named for
+//!   ending, locking or powering off (`Exit`, `Logout`, `LockService`, `PowerOff` …), whatever
+//!   its arguments are.
+//!
 //! Anything else as another account — a shell, `-c` text, a program of the package, a message
 //! with text or a computed part — stays high in [`super::elevation`].
 
@@ -122,6 +129,13 @@ pub(super) fn fixed_session_message(ctx: &Ctx, cmd: &Cmd) -> Option<String> {
     if !bus_name(&method.text) {
         return None;
     }
+    let dest = args
+        .iter()
+        .find_map(|a| a.text.strip_prefix("--dest="))
+        .unwrap_or("");
+    if controls_the_session(dest, &object.text, &method.text) {
+        return None;
+    }
     let plain = values.iter().all(|v| {
         written(v)
             && v.text.split_once(':').is_some_and(|(ty, val)| {
@@ -133,6 +147,73 @@ pub(super) fn fixed_session_message(ctx: &Ctx, cmd: &Cmd) -> Option<String> {
             })
     });
     (plain && !ships_bus_service(ctx)).then(|| method.text.clone())
+}
+
+/// Services that run the person's session itself, by bus name, object path or interface
+/// (lower case): whatever they are told to do happens to the whole session.
+const SESSION_SERVICES: &[&str] = &[
+    "org.freedesktop.systemd1",
+    "/org/freedesktop/systemd1",
+    "org.freedesktop.login1",
+    "/org/freedesktop/login1",
+    "sessionmanager",
+    "ksmserver",
+    "org.kde.shutdown",
+    "org.kde.logoutprompt",
+    "org.freedesktop.secrets",
+    "/org/freedesktop/secrets",
+    "org.freedesktop.secret.",
+    "screensaver",
+    "org.freedesktop.powermanagement",
+    "org.freedesktop.upower",
+    "org.xfce.session",
+    "org.lxqt.session",
+    "org.mate.sessionmanager",
+    "org.cinnamon.sessionmanager",
+    "org.gnome.sessionmanager",
+    "org.gnome.shell.extensions",
+    "org.freedesktop.portal.inhibit",
+];
+
+/// Method names that end, lock, suspend or power off what receives them.
+const ENDING_VERBS: &[&str] = &[
+    "exit",
+    "quit",
+    "logout",
+    "logoff",
+    "signout",
+    "shutdown",
+    "poweroff",
+    "halt",
+    "reboot",
+    "restartsystem",
+    "suspend",
+    "hibernate",
+    "hybridsleep",
+    "lock",
+    "terminate",
+    "kill",
+    "abandon",
+    "stop",
+    "reexecute",
+    "clearjobs",
+    "unload",
+    "disable",
+];
+
+/// The message goes to a service that runs the session, or asks its receiver to end, lock or
+/// stop something: judged by what it does, not by its argument types (attack 31 F9).
+fn controls_the_session(dest: &str, object: &str, method: &str) -> bool {
+    let (dest, object, method) = (
+        dest.to_ascii_lowercase(),
+        object.to_ascii_lowercase(),
+        method.to_ascii_lowercase(),
+    );
+    let member = method.rsplit('.').next().unwrap_or("");
+    SESSION_SERVICES
+        .iter()
+        .any(|s| dest.contains(s) || object.contains(s) || method.contains(s))
+        || ENDING_VERBS.iter().any(|v| member.contains(v))
 }
 
 /// The words after `sudo [-u USER] [-g GROUP] [-H] [-n] [--]`: the command run as the

@@ -17,7 +17,7 @@ pub(super) fn unmark(s: &str) -> String {
 pub(super) fn drop_slashes_before_absolute_dir(s: String) -> String {
     let rest = s.trim_start_matches('/');
     if rest.len() == s.len() {
-        return s;
+        return tidy_build_path(s);
     }
     let absolute = ["$pkgdir", "$srcdir", "$startdir", "$HOME"]
         .iter()
@@ -25,7 +25,57 @@ pub(super) fn drop_slashes_before_absolute_dir(s: String) -> String {
             rest.strip_prefix(d)
                 .is_some_and(|r| r.is_empty() || r.starts_with('/'))
         });
-    if absolute { rest.to_owned() } else { s }
+    if absolute {
+        tidy_build_path(rest.to_owned())
+    } else {
+        tidy_build_path(s)
+    }
+}
+
+/// A path under a build directory or the home as the kernel resolves it when the file is
+/// written (attack 31 F2: `$pkgdir/etc//ld.so.preload`, `$pkgdir/usr/local/bin/./sudo` and
+/// `$pkgdir/usr/share/../local/bin/sudo` are the package's `/etc/ld.so.preload` and
+/// `/usr/local/bin/sudo`, and every rule that reads a package path reads this one). Doubled
+/// slashes and `.` segments are dropped everywhere; `..` is folded lexically only inside
+/// `$pkgdir`, whose tree holds no link the rules have not seen, and never above it — under
+/// `$srcdir` or the home a `..` after a link the build made goes where the link goes
+/// (`files::reach`). A trailing slash is kept (`rm` follows a link named with one). A word
+/// with a substitution still in its text, or a URL, is left as written.
+pub(super) fn tidy_build_path(s: String) -> String {
+    let head = ["$pkgdir", "$srcdir", "$startdir", "$HOME"]
+        .into_iter()
+        .find(|d| {
+            s.strip_prefix(d)
+                .is_some_and(|r| r.starts_with('/') && r.len() > 1)
+        });
+    let Some(head) = head else {
+        return s;
+    };
+    let rest = &s[head.len()..];
+    if rest.contains("$(") || rest.contains('`') || rest.contains("://") {
+        return s;
+    }
+    let fold_up = head == "$pkgdir";
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in rest.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." if fold_up && parts.last().is_some_and(|l| *l != "..") => {
+                parts.pop();
+            }
+            seg => parts.push(seg),
+        }
+    }
+    let trailing = rest.ends_with('/') || rest.ends_with("/.");
+    let mut out = String::from(head);
+    for p in &parts {
+        out.push('/');
+        out.push_str(p);
+    }
+    if trailing && !parts.is_empty() {
+        out.push('/');
+    }
+    out
 }
 
 /// Bash brace expansion (`a{,.sig}` → `a`, `a.sig`) on unquoted braces only.

@@ -97,7 +97,7 @@ pub(super) fn deletes_a_system_tree(cmd: &Cmd, p: &str, raw: &str, sink: &mut Si
             Severity::High,
             cmd,
             format!(
-                "recursively deletes {raw}, a directory named through a file descriptor or a process's directory: which tree it is is only known when it runs (`exec 3</home; rm -rf /dev/fd/3/` deletes every home) — {}",
+                "recursively deletes {raw}, a directory named through a file descriptor, a process's directory or a link the build made to a place outside its folders (`ln -s \"$HOME\" h`, `ln -s ../../.. r`): which tree it is is only known when it runs (`exec 3</home; rm -rf /dev/fd/3/` deletes every home) — {}",
                 cmd.phase.label()
             ),
         );

@@ -99,15 +99,21 @@ pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
     // function where it is called — not the order of the lines: a helper defined above that
     // makes a link and is called after the deletion (Jovian's linux-lts: `_steamos` links
     // `$pkgdir/usr/lib/modules/$kernver` to `/var/lib/modules/…`, called at the end of the
-    // headers package) is not met by it.
+    // headers package) is not met by it. A link outside `$pkgdir` (in `$srcdir`, which every
+    // function shares) made by an earlier function is met too: the walk goes through the
+    // PKGBUILD's functions in makepkg's order (attack 31 F5: `build()` links, `package()`
+    // deletes).
     let at = ctx.an.cmds.iter().position(|c| std::ptr::eq(c, cmd));
     let before = |i: usize, c: &Cmd| match at {
         Some(a) => i < a,
         None => (c.pos.line, c.pos.col) < (cmd.pos.line, cmd.pos.col),
     };
-    for (_, c) in ctx.an.cmds.iter().enumerate().filter(|(i, c)| {
-        c.file == cmd.file && (c.func.is_none() || c.func == cmd.func) && before(*i, c)
-    }) {
+    let mut met: Option<String> = None;
+    for (_, c) in
+        ctx.an.cmds.iter().enumerate().filter(|(i, c)| {
+            c.file == cmd.file && before(*i, c) && !matches!(c.phase, Phase::Runtime)
+        })
+    {
         let (name, args) = names::program(c);
         let symbolic = args.iter().any(|a| {
             a.text == "--symbolic"
@@ -116,33 +122,158 @@ pub(crate) fn through_links(ctx: &Ctx, cmd: &Cmd, p: &str) -> String {
         if name != "ln" || !symbolic {
             continue;
         }
-        let ops = argv::copy_like(args).operands;
-        // `ln -s TARGET DIR/` makes the link inside DIR, named as TARGET's last part (development
-        // set: `ln -svf /usr/bin/xzcat "$pkgdir/opt/…/tool/x86_64/"` then a file of that
-        // directory removed was read as removing it under /usr/bin).
-        let Some((target, link)) = (match ops.as_slice() {
-            [target, link] if link.text.ends_with('/') => Some((
-                target,
-                format!(
-                    "{}{}",
-                    link.text,
-                    basename(target.text.trim_end_matches('/'))
-                ),
-            )),
-            [target, link] => Some((target, link.text.clone())),
-            _ => None,
-        }) else {
-            continue;
-        };
-        if target.text.starts_with('/')
-            && !link.is_empty()
-            && let Some(rest) = p.strip_prefix(link.trim_end_matches('/'))
-            && rest.starts_with('/')
-        {
-            return format!("{}{rest}", target.text.trim_end_matches('/'));
+        for (target, link) in links_made(ctx, c, args) {
+            let shared = !link.starts_with("$pkgdir");
+            if !(c.func.is_none() || c.func == cmd.func || (shared && cmd.file == 0)) {
+                continue;
+            }
+            let Some(rest) = p.strip_prefix(link.trim_end_matches('/')) else {
+                continue;
+            };
+            if !(rest.is_empty() || rest.starts_with('/')) || link.trim_end_matches('/').is_empty()
+            {
+                continue;
+            }
+            // A deletion of the link itself (`rm r`, not `rm -rf r/`) removes only the link.
+            if rest.is_empty() {
+                continue;
+            }
+            met = Some(match link_target(c, &link, target) {
+                Some(t) => format!("{}{rest}", t.trim_end_matches('/')),
+                None => "<descriptor>".into(),
+            });
         }
     }
+    if let Some(m) = met {
+        return m;
+    }
     climbed_out(p).unwrap_or_else(|| p.to_owned())
+}
+
+/// The (target, link path) pairs one `ln -s` makes, its link paths resolved against the
+/// directory it runs in (after `cd`): `ln -s TARGET LINK`, `ln -s TARGET DIR/` (inside DIR,
+/// named as TARGET's last part; development set: `ln -svf /usr/bin/xzcat
+/// "$pkgdir/opt/…/tool/x86_64/"`), `ln -s -t DIR TARGET…` and `ln -s TARGET` (in the current
+/// directory).
+fn links_made<'a>(
+    ctx: &Ctx,
+    c: &Cmd,
+    args: &'a [crate::audit::shell::Word],
+) -> Vec<(&'a crate::audit::shell::Word, String)> {
+    let parsed = argv::copy_like(args);
+    let named = |dir: &str, t: &crate::audit::shell::Word| {
+        format!(
+            "{}/{}",
+            dir.trim_end_matches('/'),
+            basename(t.text.trim_end_matches('/'))
+        )
+    };
+    let at = |l: &str| super::absolute(c, l);
+    if let Some(dir) = parsed.value_word(&["-t", "--target-directory"]) {
+        let dir = at(&dir.text);
+        return parsed
+            .operands
+            .iter()
+            .map(|t| (*t, named(&dir, t)))
+            .collect();
+    }
+    match parsed.operands.as_slice() {
+        // Into a directory: named with a trailing slash, `.`/`..`, or one the build made
+        // (`install -d "$tmp"; ln -sf "$f" "$tmp"`).
+        [target, link]
+            if link.text.ends_with('/')
+                || matches!(basename(&link.text), "." | "..")
+                || link.text == "."
+                || link.text == ".."
+                || made_dir(ctx, c, &at(&link.text)) =>
+        {
+            vec![(*target, named(&at(&link.text), target))]
+        }
+        [target, link] => vec![(*target, at(&link.text))],
+        [target] => match &c.cwd {
+            Some(d) => vec![(*target, named(d, target))],
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// An earlier command made `dir` as a directory (`mkdir`, `install -d`).
+fn made_dir(ctx: &Ctx, before: &Cmd, dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    ctx.an
+        .cmds
+        .iter()
+        .take_while(|c| !std::ptr::eq(*c, before))
+        .any(|c| {
+            let (prog, args) = names::program(c);
+            let dirs = match prog {
+                "mkdir" => argv::parse(args, "m", "", &["--mode"]).operands,
+                "install"
+                    if argv::install(args).has("-d") || argv::install(args).has("--directory") =>
+                {
+                    argv::install(args).operands
+                }
+                _ => return false,
+            };
+            dirs.iter()
+                .any(|w| super::absolute(c, &w.text).trim_end_matches('/') == dir)
+        })
+}
+
+/// Where a symbolic link points, as a path the rules can judge, or `None` when that place is
+/// only known when the build runs (attack 31 F5: only a literal absolute target was followed;
+/// `"$HOME"`, `~`, `../../..` and `$srcdir/../…` were read as places inside `$srcdir`). An
+/// absolute target is itself; the home is `$HOME`; a relative target is read from the link's
+/// directory, and a target under a build folder stays there when it does not climb out of it.
+/// Anything else — a climb out of the build folders short of `/`, a computed target — is a
+/// place no one can name before the build.
+fn link_target(c: &Cmd, link: &str, target: &crate::audit::shell::Word) -> Option<String> {
+    // `$PWD` is the directory the command runs in.
+    let with_cwd;
+    let pwd = target
+        .text
+        .strip_prefix("$PWD")
+        .or_else(|| target.text.strip_prefix("${PWD}"));
+    let t = match (pwd, &c.cwd) {
+        (Some(r), Some(d)) if r.is_empty() || r.starts_with('/') => {
+            with_cwd = format!("{d}{r}");
+            with_cwd.as_str()
+        }
+        _ => target.text.as_str(),
+    };
+    if t.starts_with('/') {
+        return Some(t.to_owned());
+    }
+    if t == "~" || t.starts_with("~/") {
+        return Some(format!("$HOME{}", &t[1..]));
+    }
+    if t == "$HOME" || t.starts_with("$HOME/") || t.starts_with("${HOME}") {
+        return climbed_out(t).or_else(|| Some(t.replace("${HOME}", "$HOME")));
+    }
+    let joined = if t.starts_with('$') {
+        t.to_owned()
+    } else {
+        let dir = link
+            .trim_end_matches('/')
+            .rsplit_once('/')
+            .map_or("", |(d, _)| d);
+        if dir.is_empty() {
+            return None;
+        }
+        format!("{dir}/{t}")
+    };
+    if let Some(out) = climbed_out(&joined) {
+        return Some(out);
+    }
+    let inside = ["$srcdir", "$pkgdir", "$startdir"].iter().any(|d| {
+        joined
+            .strip_prefix(d)
+            .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+    });
+    let folded = crate::audit::shell::join_path(None, &joined);
+    (inside && (!target.dynamic || pwd.is_some()) && !folded.split('/').any(|s| s == ".."))
+        .then(|| folded.replacen("$startdir/src", "$srcdir", 1))
 }
 
 fn climbed_out(p: &str) -> Option<String> {

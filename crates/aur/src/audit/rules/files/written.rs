@@ -27,8 +27,10 @@ pub(super) struct Written<'a> {
     pub cmd: &'a Cmd,
 }
 
-/// A package path as the kernel resolves it: `//`, `/./` and `dir/..` folded (attack 31 F2,
-/// F15). One small function so the shared normaliser can replace it.
+/// A path inside the package folded as the kernel resolves it: `//`, `/./` and `dir/..`
+/// (attack 31 F2, F15). The shell model already tidies every `$pkgdir` word so
+/// (`shell::text::tidy_build_path`); this folds what is joined here (a directory and the name
+/// a file gets in it).
 pub(super) fn normalise(p: &str) -> String {
     join_path(None, p)
 }
@@ -130,11 +132,12 @@ fn placed(cmd: &Cmd, p: &str) -> Option<(String, bool)> {
         return None;
     }
     if p.starts_with('/') {
-        Some((normalise(&p), false))
+        // The live path as the kernel resolves it (`/proc/self/root/etc/…`, `/var/run/../etc`).
+        Some((super::as_kernel_resolves(cmd, &p), false))
     } else if p.starts_with('$') {
         None
     } else {
-        Some((normalise(&format!("/{p}")), false))
+        Some((super::as_kernel_resolves(cmd, &format!("/{p}")), false))
     }
 }
 
