@@ -421,6 +421,14 @@ fn the_classes_other_members_are_dangerous() {
             "AUR-GRANT",
         ),
         (
+            "printf 'polkit.addRule(function(a, s) { return polkit.Result.YES; });\\n' > rule.js; install -Dm644 rule.js \"$pkgdir/usr/share/polkit-1/rules.d/00-foopkg.rules\"",
+            "AUR-GRANT",
+        ),
+        (
+            "cat > \"$srcdir/foopkg.conf\" <<'EOF'\nz /etc/shadow 0666 root root -\nEOF\ninstall -Dm644 \"$srcdir/foopkg.conf\" \"$pkgdir/usr/lib/tmpfiles.d/foopkg.conf\"",
+            "AUR-ROOT-CONFIG",
+        ),
+        (
             r#"echo '/tmp/lib' > "$pkgdir/etc/ld.so.conf.d/foopkg.conf""#,
             "AUR-ROOT-CONFIG",
         ),

@@ -288,7 +288,48 @@ fn source_text(ctx: &Ctx, prog: &str, src: &str, stdin: &Option<String>) -> Opti
     if matches!(src, "/dev/stdin" | "-" | "/proc/self/fd/0" | "/dev/fd/0") {
         return stdin.clone();
     }
-    local_text(ctx, src)
+    local_text(ctx, src).or_else(|| built_text(ctx, src))
+}
+
+/// The text of a file the build itself wrote before copying it in (`printf … > rule.js`, then
+/// `install rule.js "$pkgdir/…"`): what the printing command put there, by the file's name.
+fn built_text(ctx: &Ctx, src: &str) -> Option<String> {
+    let b = basename(src);
+    if b.is_empty() || b.starts_with('$') || b.contains('*') {
+        return None;
+    }
+    let mut text: Option<String> = None;
+    for c in &ctx.an.cmds {
+        let (prog, args) = names::program(c);
+        let into: Vec<&Word> = c
+            .redirs
+            .iter()
+            .filter(|r| matches!(r.op.as_str(), ">" | ">>" | ">|" | "&>" | "&>>"))
+            .map(|r| &r.target)
+            .chain(
+                (prog == "tee")
+                    .then(|| argv::parse(args, "", "", &[]).operands)
+                    .unwrap_or_default(),
+            )
+            .filter(|t| basename(&t.text) == b && !t.text.contains("$pkgdir"))
+            .collect();
+        if into.is_empty() {
+            continue;
+        }
+        let t = match prog {
+            "echo" | "printf" => printed(prog, args),
+            "cat" | "tee" => fed_text(ctx, c),
+            _ => None,
+        };
+        if let Some(t) = t {
+            let appended = c.redirs.iter().any(|r| r.op == ">>");
+            text = Some(match (text, appended) {
+                (Some(old), true) => format!("{old}\n{t}"),
+                _ => t,
+            });
+        }
+    }
+    text
 }
 
 /// The package's own names, lower case, and their parts of at least four letters.
