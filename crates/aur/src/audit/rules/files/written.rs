@@ -306,11 +306,11 @@ fn built_text(ctx: &Ctx, src: &str) -> Option<String> {
             .iter()
             .filter(|r| matches!(r.op.as_str(), ">" | ">>" | ">|" | "&>" | "&>>"))
             .map(|r| &r.target)
-            .chain(
-                (prog == "tee")
-                    .then(|| argv::parse(args, "", "", &[]).operands)
-                    .unwrap_or_default(),
-            )
+            .chain(if prog == "tee" {
+                argv::parse(args, "", "", &[]).operands
+            } else {
+                Vec::new()
+            })
             .filter(|t| basename(&t.text) == b && !t.text.contains("$pkgdir"))
             .collect();
         if into.is_empty() {
