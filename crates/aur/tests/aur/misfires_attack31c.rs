@@ -126,6 +126,20 @@ fn privilege_grants_for_everyone_are_dangerous() {
         "pkexec rule",
         "AUR-GRANT",
     );
+    // YES after a test of something else, or for the administrators' group on every action.
+    for rule in [
+        "polkit.addRule(function(action, subject) {\n  if (action.id == \"org.foopkg.x\") { polkit.log(\"x\"); }\n  return polkit.Result.YES;\n});\n",
+        "polkit.addRule(function(action, subject) {\n  if (subject.isInGroup(\"wheel\")) {\n    return polkit.Result.YES;\n  }\n});\n",
+    ] {
+        dangerous_by(
+            &packaged(
+                r#"install -Dm644 foopkg.rules "$pkgdir/usr/share/polkit-1/rules.d/50-foopkg.rules""#,
+                &[("foopkg.rules", rule)],
+            ),
+            rule,
+            "AUR-GRANT",
+        );
+    }
     // Written by a scriptlet, relative to `/`.
     dangerous_by(
         &scriptlet(
@@ -166,6 +180,17 @@ fn a_packages_own_grants_are_not_dangerous() {
             &[("org.foopkg.policy", policy)],
         ),
         "own policy",
+    );
+    // Text that is not ASCII (a comment in another language) is read, never a panic.
+    not_dangerous(
+        &packaged(
+            r#"install -Dm644 foopkg.rules "$pkgdir/usr/share/polkit-1/rules.d/50-foopkg.rules""#,
+            &[(
+                "foopkg.rules",
+                "// règle — für foopkg ✓\npolkit.addRule(function(action, subject) {\n  if (action.id == \"org.foopkg.helper\") { return polkit.Result.YES; } // ✓\n});\n",
+            )],
+        ),
+        "non-ASCII rule",
     );
     let own_rule = "polkit.addRule(function(action, subject) {\n  if (action.id == \"org.foopkg.helper\" && subject.isInGroup(\"wheel\")) {\n    return polkit.Result.YES;\n  }\n});\n";
     not_dangerous(

@@ -109,9 +109,9 @@ fn polkit_rules(ctx: &Ctx, w: &Written) -> (Severity, String) {
             "a polkit rule that grants nothing without authentication (it only asks for a password or refuses); check it is the package's own".into(),
         );
     }
-    // A rule that never looks at which action is asked answers every action the same.
-    let tests_action = t.contains(".id") || t.contains("lookup(");
-    if !tests_action {
+    // A rule that answers YES where nothing on the way looks at which action is asked answers
+    // every action the same — whether or not the action is tested elsewhere in the file.
+    if unguarded_yes(t) {
         return (
             Severity::Critical,
             "a polkit rule that answers YES (or the caller's own password) without looking at which action is asked: every polkit action — `pkexec` of any program as root, any unit, any package — without the administrator's password".into(),
@@ -156,6 +156,47 @@ fn polkit_rules(ctx: &Ctx, w: &Written) -> (Severity, String) {
 
 /// Programs that run, read or write whatever they are told: root through any of them is root
 /// for anything (GTFOBins' common names).
+/// A `Result.YES`/`AUTH_SELF*` reached with no test of the action on its way: none of the
+/// blocks around it, nor its own statement (`if (…) return …;`, `a.id == … ? … : …`), mentions
+/// the action's id or a dotted action name. Read by braces and statement ends; strings and
+/// comments are not skipped, which only makes a guard look present.
+fn unguarded_yes(t: &str) -> bool {
+    let b = t.as_bytes();
+    let mut blocks: Vec<usize> = Vec::new();
+    let mut headers: Vec<String> = Vec::new();
+    let mut stmt_start = 0;
+    let guard = |h: &str| {
+        h.contains(".id") || h.contains("lookup(") || literals(h).iter().any(|l| l.contains('.'))
+    };
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' => {
+                headers.push(t[stmt_start..i].to_owned());
+                blocks.push(i);
+                stmt_start = i + 1;
+            }
+            b'}' => {
+                blocks.pop();
+                headers.pop();
+                stmt_start = i + 1;
+            }
+            b';' => stmt_start = i + 1,
+            _ => {}
+        }
+        for key in ["Result.YES", "Result.AUTH_SELF"] {
+            if b[i..].starts_with(key.as_bytes()) {
+                let own = &t[stmt_start..i];
+                if !guard(own) && !headers.iter().any(|h| guard(h)) {
+                    return true;
+                }
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
 const SHELLS: &[&str] = &[
     "sh",
     "bash",
