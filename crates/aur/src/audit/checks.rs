@@ -92,6 +92,12 @@ pub fn for_id(id: &str) -> &'static str {
         }
         "AUR-OBFUSCATION" => "Read what the disguised word resolves to and where it runs.",
         "AUR-PARSE-ERROR" => "Read the part the parser could not follow yourself.",
+        "AUR-GRANT" => {
+            "Read the file: who it lets do what as root, and whether they are the package's own account and helper."
+        }
+        "AUR-ROOT-CONFIG" => {
+            "Read each line: which file root's tool acts on or which program it runs, and that it is the package's own."
+        }
         "AUR-PERSISTENCE" => {
             "Check what starts at boot or login afterwards, and that it is the package's own file or unit."
         }

@@ -13,6 +13,7 @@ mod misfires;
 mod misfires_attack29;
 mod misfires_attack30;
 mod misfires_attack31b;
+mod misfires_attack31c;
 mod misfires_landing2;
 mod misfires_landing3;
 mod misfires_landing4;

@@ -8,10 +8,14 @@ use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, FileKind, Phase, Word, join_path};
 
 mod deletes;
+mod grants;
 mod home_find;
 mod persistence;
 mod reach;
 mod secrets;
+mod tool_configs;
+mod unit_links;
+mod written;
 
 use deletes::{deletes_a_system_tree, sweeping_delete};
 use persistence::{
@@ -124,6 +128,12 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             }
         }
         units::services(ctx, cmd, sink);
+        for w in written::written(ctx, cmd) {
+            grants::judge(ctx, &w, sink);
+            tool_configs::judge(ctx, &w, sink);
+            unit_links::judge(ctx, &w, sink);
+        }
+        tool_configs::direct(ctx, cmd, sink);
     }
 }
 

@@ -1,0 +1,801 @@
+//! Files root's own tools act on after install and at every boot (attack 31 F16; class:
+//! *persistence places listed, not the tools that act on files*): `tmpfiles.d` lines
+//! (systemd-tmpfiles, run by Arch's hook right after the transaction), `sysusers.d` accounts,
+//! udev rules' programs, `binfmt.d` interpreters and `modprobe.d` `install` commands — read
+//! line by line as the tool reads them, the way an install file is read.
+
+use super::super::{Ctx, Sink};
+use super::written::{Written, fed_text, mentions_own};
+use crate::audit::names;
+use crate::audit::names::basename;
+use crate::audit::report::Severity;
+use crate::audit::shell::{Cmd, Phase};
+
+const ID: &str = "AUR-ROOT-CONFIG";
+
+fn in_dirs(p: &str, leaf: &str) -> bool {
+    ["/usr/lib/", "/lib/", "/etc/", "/run/", "/usr/local/lib/"]
+        .iter()
+        .any(|b| {
+            p.strip_prefix(b)
+                .and_then(|r| r.strip_prefix(leaf))
+                .is_some_and(|r| !r.is_empty() && !r.contains('/'))
+        })
+}
+
+pub(super) fn judge(ctx: &Ctx, w: &Written, sink: &mut Sink) {
+    let p = w.path.as_str();
+    let found = if in_dirs(p, "tmpfiles.d/") {
+        w.text.as_ref().and_then(|t| tmpfiles(ctx, t))
+    } else if in_dirs(p, "sysusers.d/") {
+        w.text.as_ref().and_then(|t| sysusers(t))
+    } else if in_dirs(p, "udev/rules.d/") {
+        w.text.as_ref().and_then(|t| udev(t))
+    } else if in_dirs(p, "binfmt.d/") {
+        w.text.as_ref().and_then(|t| binfmt(t))
+    } else if in_dirs(p, "modprobe.d/") {
+        w.text.as_ref().and_then(|t| modprobe(ctx, t))
+    } else if in_dirs(p, "ld.so.conf.d/") || p == "/etc/ld.so.conf" {
+        w.text.as_ref().and_then(|t| ld_paths(t))
+    } else if in_dirs(p, "sysctl.d/") || p == "/etc/sysctl.conf" {
+        w.text.as_ref().and_then(|t| sysctl(ctx, t))
+    } else {
+        None
+    };
+    if let Some((sev, why)) = found {
+        let place = if w.in_pkg { "ships" } else { "writes" };
+        sink.cmd(
+            ID,
+            sev,
+            w.cmd,
+            format!(
+                "{place} {} ({}) {}: {why}",
+                w.path,
+                w.raw,
+                w.cmd.phase.label()
+            ),
+        );
+    }
+}
+
+/// A scriptlet that hands lines to root's tools directly: `systemd-tmpfiles --create -` (or
+/// `/dev/stdin`) fed a here-document or an `echo`, `systemd-sysusers --inline LINE` or `-`.
+pub(super) fn direct(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
+    if !matches!(cmd.phase, Phase::Install | Phase::Hook) {
+        return;
+    }
+    let (prog, args) = names::program(cmd);
+    // `-` (which the shell model does not keep as a word) or `/dev/stdin`; a here-document or a
+    // pipe into it with no file named is read only that way.
+    let from_stdin = args
+        .iter()
+        .any(|a| matches!(a.text.as_str(), "-" | "/dev/stdin" | "/proc/self/fd/0"))
+        || (args.iter().all(|a| a.text.starts_with('-')) && fed_text(ctx, cmd).is_some());
+    let found = match prog {
+        "systemd-tmpfiles" if from_stdin => fed_text(ctx, cmd).and_then(|t| tmpfiles(ctx, &t)),
+        "systemd-sysusers" => {
+            let inline = args.iter().any(|a| a.text == "--inline");
+            let text = if inline {
+                Some(
+                    args.iter()
+                        .filter(|a| !a.text.starts_with('-'))
+                        .map(|a| a.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                )
+            } else if from_stdin {
+                fed_text(ctx, cmd)
+            } else {
+                None
+            };
+            text.and_then(|t| sysusers(&t))
+        }
+        _ => None,
+    };
+    if let Some((sev, why)) = found {
+        sink.cmd(
+            ID,
+            sev,
+            cmd,
+            format!(
+                "hands root's {prog} its lines directly {}: {why}",
+                cmd.phase.label()
+            ),
+        );
+    }
+}
+
+fn worse(a: Option<(Severity, String)>, b: (Severity, String)) -> Option<(Severity, String)> {
+    match a {
+        Some(x) if x.0 >= b.0 => Some(x),
+        _ => Some(b),
+    }
+}
+
+/// Files whose mode, owner, content or existence is what keeps accounts and root apart.
+fn guarded(path: &str) -> bool {
+    let p = path.trim_end_matches('/');
+    const FILES: &[&str] = &[
+        "/etc/shadow",
+        "/etc/gshadow",
+        "/etc/passwd",
+        "/etc/group",
+        "/etc/sudoers",
+        "/etc/doas.conf",
+        "/etc/ld.so.preload",
+        "/etc/ld.so.conf",
+        "/etc/environment",
+        "/etc/profile",
+        "/etc/bash.bashrc",
+        "/etc/pacman.conf",
+        "/etc/crontab",
+        "/etc/fstab",
+        "/root",
+        "/home",
+        "/etc",
+        "/usr",
+        "/boot",
+        "/",
+    ];
+    const TREES: &[&str] = &[
+        "/etc/sudoers.d/",
+        "/etc/polkit-1/",
+        "/usr/share/polkit-1/",
+        "/etc/pam.d/",
+        "/usr/lib/pam.d/",
+        "/etc/security/",
+        "/etc/ld.so.conf.d/",
+        "/etc/profile.d/",
+        "/etc/systemd/",
+        "/usr/lib/systemd/",
+        "/etc/cron",
+        "/var/spool/cron",
+        "/etc/pacman.d/",
+        "/usr/share/libalpm/",
+        "/etc/udev/",
+        "/usr/lib/udev/",
+        "/etc/ssh/",
+        "/root/",
+        "/home/",
+        "/usr/bin/",
+        "/usr/sbin/",
+        "/usr/local/bin/",
+        "/usr/local/sbin/",
+        "/bin/",
+        "/sbin/",
+        "/usr/lib/tmpfiles.d/",
+        "/etc/tmpfiles.d/",
+        "/etc/xdg/autostart/",
+        "/boot/",
+        "/dev/mem",
+        "/dev/kmem",
+        "/dev/port",
+        "/dev/sd",
+        "/dev/nvme",
+    ];
+    FILES.contains(&p)
+        || TREES
+            .iter()
+            .any(|t| p.starts_with(t) || format!("{p}/") == *t)
+}
+
+/// Directories that only hold grants: a new file there is a new grant, even if nothing was
+/// there before.
+fn grant_dir(p: &str) -> bool {
+    [
+        "/etc/sudoers.d/",
+        "/etc/polkit-1/rules.d/",
+        "/usr/share/polkit-1/rules.d/",
+        "/usr/share/polkit-1/actions/",
+        "/etc/ld.so.preload",
+        "/etc/profile.d/",
+        "/etc/pam.d/",
+        "/etc/security/",
+        "/etc/systemd/system/",
+        "/etc/cron.d/",
+        "/etc/doas.conf",
+    ]
+    .iter()
+    .any(|d| p.starts_with(d))
+}
+
+fn tmpfiles(ctx: &Ctx, t: &str) -> Option<(Severity, String)> {
+    let mut worst = None;
+    for line in t.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(ty), Some(path)) = (f.first(), f.get(1)) else {
+            continue;
+        };
+        let kind = ty.trim_end_matches(['!', '-', '=', '~', '^', '+', '$', '?']);
+        let plus = ty.contains('+');
+        let mode = f.get(2).copied().unwrap_or("-");
+        let user = f.get(3).copied().unwrap_or("-");
+        let arg = f.get(6..).map(|a| a.join(" ")).unwrap_or_default();
+        let bits = super::super::argv::octal(mode.trim_start_matches(['~', ':']));
+        let setid = bits.is_some_and(|m| m & 0o6000 != 0);
+        // A mode that lets others than the owner write, or others read a secret file.
+        let secret = matches!(
+            path.trim_end_matches('/'),
+            "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/root"
+        ) || path.starts_with("/etc/sudoers.d")
+            || path.starts_with("/etc/ssh/ssh_host");
+        let opens = bits.is_some_and(|m| m & 0o022 != 0 || (secret && m & 0o004 != 0));
+        let owner_given = !matches!(user, "-" | "root" | "0" | "");
+        let own = mentions_own(ctx, path);
+        let g = guarded(path);
+        let mut put = |sev: Severity, why: String| {
+            worst = worse(
+                worst.take(),
+                (sev, format!("a tmpfiles.d line `{line}` {why}")),
+            );
+        };
+        match kind {
+            // Mode, owner and ACL changes of an existing file.
+            "z" | "Z" | "m" | "a" | "A" => {
+                if g && (opens || owner_given || matches!(kind, "a" | "A")) {
+                    put(
+                        Severity::Critical,
+                        format!(
+                            "that makes systemd-tmpfiles (root, right after install and at every boot) open {path}, a file that keeps accounts and root apart, to others"
+                        ),
+                    );
+                } else if setid {
+                    setid_line(&mut put, path, mode, user, own);
+                }
+            }
+            // Content written, copied or linked into place.
+            "w" | "f" | "L" | "C" => {
+                let replaces = plus || kind == "w";
+                let from_writable = ["/tmp", "/home", "/var/tmp", "/dev/shm", "/run/user"]
+                    .iter()
+                    .any(|d| arg.starts_with(d));
+                if kind == "f" && !plus {
+                    // Created empty (or with its argument) only when absent.
+                    if grant_dir(path) && !arg.is_empty() {
+                        put(
+                            Severity::High,
+                            format!("that writes a new file into {path}"),
+                        );
+                    }
+                } else if from_writable && (g || grant_dir(path)) {
+                    put(
+                        Severity::Critical,
+                        format!(
+                            "that {} {path} from a place any user can write",
+                            if kind == "L" { "links" } else { "copies" }
+                        ),
+                    );
+                } else if grant_dir(path) && (replaces || kind == "L") {
+                    put(
+                        Severity::Critical,
+                        format!(
+                            "that puts a file into {path} (root's tool adds a grant or start-up file there at every boot)"
+                        ),
+                    );
+                } else if g && replaces {
+                    put(
+                        Severity::Critical,
+                        format!("that replaces {path}, a file that keeps accounts and root apart"),
+                    );
+                } else if g || grant_dir(path) {
+                    // `C /etc/pam.d/sshd`: the package's own default (`/usr/share/factory`),
+                    // copied only where nothing is: the same as shipping it there.
+                    let sev = if path.starts_with("/etc/sudoers")
+                        || path.contains("/polkit-1/rules.d/")
+                    {
+                        Severity::Medium
+                    } else {
+                        Severity::Low
+                    };
+                    put(
+                        sev,
+                        format!(
+                            "that creates {path} from the package's default if it is missing; check the default is the usual one"
+                        ),
+                    );
+                } else if setid {
+                    setid_line(&mut put, path, mode, user, own);
+                }
+            }
+            // Removal and cleanup.
+            "r" | "R" | "e" | "x" | "X" | "D" => {
+                let tree = matches!(
+                    path.trim_end_matches('/'),
+                    "/home"
+                        | "/root"
+                        | "/etc"
+                        | "/usr"
+                        | "/boot"
+                        | "/var"
+                        | "/"
+                        | "/var/lib"
+                        | "/opt"
+                        | "/srv"
+                ) || path.starts_with("/home/")
+                    || path.starts_with("/root/");
+                if (tree || (g && kind != "e" && kind != "x" && kind != "X"))
+                    && kind != "x"
+                    && kind != "X"
+                {
+                    put(
+                        Severity::Critical,
+                        format!(
+                            "that makes systemd-tmpfiles (root, at every boot) delete or empty {path}"
+                        ),
+                    );
+                }
+            }
+            "h" | "H" => {
+                if g && !own {
+                    put(
+                        Severity::Medium,
+                        format!("that changes the file attributes of {path}"),
+                    );
+                }
+            }
+            _ => {
+                if setid && matches!(kind, "f" | "F") {
+                    setid_line(&mut put, path, mode, user, own);
+                } else if opens && g && !matches!(kind, "d" | "v" | "q" | "Q" | "p") {
+                    put(
+                        Severity::Critical,
+                        format!("that makes {path} writable by others"),
+                    );
+                }
+            }
+        }
+    }
+    worst
+}
+
+/// Programs that run whatever they are told: set-id on one of them is root (or its group) for
+/// anything.
+const RUNS_ANYTHING: &[&str] = &[
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "fish",
+    "ksh",
+    "busybox",
+    "env",
+    "python",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "lua",
+    "php",
+    "find",
+    "xargs",
+    "awk",
+    "gawk",
+    "vi",
+    "vim",
+    "nano",
+    "less",
+    "more",
+    "tar",
+    "cp",
+    "mv",
+    "dd",
+    "tee",
+    "install",
+    "chmod",
+    "chown",
+    "rsync",
+    "systemctl",
+    "nsenter",
+    "chroot",
+    "gdb",
+    "strace",
+];
+
+/// A tmpfiles.d line that sets a set-id bit: what `chmod` would do to the installed file, as
+/// root, after every boot. On a program that runs anything it is root for anyone; a set-user-id
+/// root program is worth review (the modes rule's rating for the package's own); a set-group-id
+/// to an ordinary group (`utmp`, `postdrop`) only shown.
+fn setid_line(
+    put: &mut impl FnMut(Severity, String),
+    path: &str,
+    mode: &str,
+    user: &str,
+    own: bool,
+) {
+    let bits = super::super::argv::octal(mode.trim_start_matches(['~', ':'])).unwrap_or(0);
+    let name = basename(path);
+    if RUNS_ANYTHING.contains(&name) || name.starts_with("python") {
+        put(
+            Severity::Critical,
+            format!(
+                "that sets a set-id mode ({mode}) on {path}, a program that runs whatever it is told: root for anyone"
+            ),
+        );
+    } else if bits & 0o4000 != 0 && matches!(user, "-" | "root" | "0") {
+        put(
+            if own { Severity::Low } else { Severity::Medium },
+            format!(
+                "that makes {path} set-user-id root ({mode}): it runs as root for anyone; check it is the package's own program and needs it"
+            ),
+        );
+    } else {
+        put(
+            Severity::Low,
+            format!(
+                "that sets a set-id mode ({mode}) on {path}; check it is the package's own program"
+            ),
+        );
+    }
+}
+
+const LOGIN_SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "fish", "ksh", "csh", "tcsh"];
+
+fn sysusers(t: &str) -> Option<(Severity, String)> {
+    let mut worst = None;
+    for line in t.lines().map(str::trim) {
+        let f = shell_words(line);
+        let (Some(ty), Some(name)) = (f.first(), f.get(1)) else {
+            continue;
+        };
+        let id = f.get(2).map_or("-", String::as_str);
+        match ty.trim_end_matches('!') {
+            "u" | "g" => {
+                let ids: Vec<&str> = id.split(':').collect();
+                if ids.iter().any(|i| *i == "0" || *i == "root") && name != "root" {
+                    worst = worse(
+                        worst,
+                        (
+                            Severity::Critical,
+                            format!(
+                                "a sysusers.d line `{line}` that makes {name} an account with id 0: root under another name"
+                            ),
+                        ),
+                    );
+                }
+                if let Some(sh) = f.get(5)
+                    && LOGIN_SHELLS.contains(&basename(sh))
+                {
+                    worst = worse(
+                        worst,
+                        (
+                            Severity::Low,
+                            format!(
+                                "a sysusers.d line `{line}` that gives the system account {name} a login shell ({sh}); sysusers sets no password, so it is only a way in for what already runs as it"
+                            ),
+                        ),
+                    );
+                }
+            }
+            "m" if f.get(2).is_some_and(|g| {
+                matches!(g.as_str(), "root" | "wheel" | "sudo" | "disk" | "shadow")
+            }) =>
+            {
+                worst = worse(
+                    worst,
+                    (
+                        Severity::High,
+                        format!(
+                            "a sysusers.d line `{line}` that puts {name} into an administrators' or root's group"
+                        ),
+                    ),
+                );
+            }
+            _ => {}
+        }
+    }
+    worst
+}
+
+/// A line split as sysusers.d reads it: words, with "quoted" words kept whole.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut q = false;
+    for c in line.chars() {
+        match c {
+            '"' => q = !q,
+            c if c.is_whitespace() && !q => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Keys that pick a device (or a kind of device): a rule without any matches every event.
+const DEVICE_KEYS: &[&str] = &[
+    "KERNEL",
+    "KERNELS",
+    "SUBSYSTEM",
+    "SUBSYSTEMS",
+    "DRIVER",
+    "DRIVERS",
+    "ATTR{",
+    "ATTRS{",
+    "ENV{",
+    "DEVPATH",
+    "NAME",
+    "SYMLINK",
+    "TAG",
+    "TAGS",
+    "TEST",
+    "PROGRAM",
+    "RESULT",
+    "SYSCTL{",
+];
+
+fn udev(t: &str) -> Option<(Severity, String)> {
+    let mut worst = None;
+    let joined = t.replace("\\\n", " ");
+    // A file that jumps over its rules (`GOTO`/`LABEL`) matches its devices on other lines.
+    let labelled = t.contains("GOTO=") || t.contains("LABEL=");
+    for line in joined.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let runs: Vec<&str> = [
+            "RUN+=\"",
+            "RUN=\"",
+            "RUN{program}+=\"",
+            "RUN{program}=\"",
+            "PROGRAM=\"",
+            "IMPORT{program}=\"",
+        ]
+        .iter()
+        .flat_map(|k| line.split(k).skip(1).filter_map(|r| r.split('"').next()))
+        .collect();
+        let matches_device = line.split(',').any(|kv| {
+            let k = kv.trim();
+            DEVICE_KEYS.iter().any(|d| k.starts_with(d)) && (k.contains("==") || k.contains("!="))
+        });
+        for prog in runs {
+            let lp = prog.to_ascii_lowercase();
+            let writable = ["/tmp/", "/var/tmp/", "/dev/shm/", "/home/", "/root/"]
+                .iter()
+                .any(|d| lp.contains(d));
+            let fetches = lp
+                .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+                .any(|w| matches!(w, "curl" | "wget" | "nc" | "ncat" | "socat"));
+            if writable || fetches {
+                worst = worse(
+                    worst,
+                    (
+                        Severity::Critical,
+                        format!(
+                            "a udev rule that runs `{prog}` as root on device events: it runs a file anyone can write or downloads"
+                        ),
+                    ),
+                );
+            } else if !matches_device && !labelled {
+                worst = worse(
+                    worst,
+                    (
+                        Severity::High,
+                        format!(
+                            "a udev rule that matches no device and runs `{prog}` as root on every device event (`{line}`)"
+                        ),
+                    ),
+                );
+            }
+        }
+        // World-writable raw disks or memory: anyone reads and writes every file.
+        let raw = [
+            "KERNEL==\"sd",
+            "KERNEL==\"nvme",
+            "KERNEL==\"mem\"",
+            "KERNEL==\"kmem\"",
+            "KERNEL==\"port\"",
+            "KERNEL==\"dm-",
+            "KERNEL==\"mmcblk",
+            "KERNEL==\"vd",
+            "SUBSYSTEM==\"block\"",
+        ]
+        .iter()
+        .any(|k| line.contains(k));
+        if raw
+            && (line.contains("MODE=\"0666\"")
+                || line.contains("MODE=\"666\"")
+                || line.contains("MODE=\"0777\""))
+        {
+            worst = worse(
+                worst,
+                (
+                    Severity::Critical,
+                    format!(
+                        "a udev rule that makes a disk or memory device writable by everyone (`{line}`): any user reads and writes every file"
+                    ),
+                ),
+            );
+        }
+    }
+    worst
+}
+
+fn binfmt(t: &str) -> Option<(Severity, String)> {
+    let mut worst = None;
+    for line in t.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        let sep = line.chars().next().unwrap_or(':');
+        let f: Vec<&str> = line.split(sep).collect();
+        // :name:type:offset:magic:mask:interpreter:flags
+        let interp = f.get(6).copied().unwrap_or("");
+        let magic = f.get(4).copied().unwrap_or("");
+        let native = magic.starts_with("\\x7fELF\\x02\\x01\\x01") && magic.contains("\\x3e\\x00");
+        let writable = ["/tmp/", "/var/tmp/", "/dev/shm/", "/home/", "/root/"]
+            .iter()
+            .any(|d| interp.starts_with(d));
+        if native || writable {
+            worst = worse(
+                worst,
+                (
+                    Severity::Critical,
+                    format!(
+                        "a binfmt.d entry `{line}` that {}",
+                        if native {
+                            "hands every native program to another interpreter"
+                        } else {
+                            "runs programs through an interpreter anyone can replace"
+                        }
+                    ),
+                ),
+            );
+        } else if !interp.starts_with("/usr/") && !interp.is_empty() {
+            worst = worse(
+                worst,
+                (
+                    Severity::Medium,
+                    format!("a binfmt.d entry whose interpreter {interp} is outside /usr"),
+                ),
+            );
+        }
+    }
+    worst
+}
+
+fn modprobe(ctx: &Ctx, t: &str) -> Option<(Severity, String)> {
+    let mut worst = None;
+    for line in t.lines().map(str::trim) {
+        let mut f = line.split_whitespace();
+        if f.next() != Some("install") {
+            continue;
+        }
+        let module = f.next().unwrap_or("");
+        let cmd: Vec<&str> = f.collect();
+        let cmd = cmd.join(" ");
+        let first = basename(cmd.split_whitespace().next().unwrap_or(""));
+        if matches!(first, "true" | "false" | "modprobe" | "insmod" | "echo")
+            || cmd.starts_with("/bin/true")
+            || cmd.starts_with("/usr/bin/true")
+            || cmd.starts_with("/bin/false")
+            || cmd.starts_with("/usr/bin/false")
+        {
+            continue;
+        }
+        let l = cmd.to_ascii_lowercase();
+        let bad = ["/tmp/", "/var/tmp/", "/dev/shm/", "/home/", "curl", "wget"]
+            .iter()
+            .any(|d| l.contains(d));
+        let s = if bad {
+            (
+                Severity::Critical,
+                format!(
+                    "a modprobe.d `install` line that runs `{cmd}` as root whenever {module} is loaded: a file anyone can write, or a download"
+                ),
+            )
+        } else if mentions_own(ctx, &cmd) || mentions_own(ctx, module) {
+            continue;
+        } else {
+            (
+                Severity::Medium,
+                format!(
+                    "a modprobe.d `install` line that runs `{cmd}` as root whenever {module} is loaded; check the command"
+                ),
+            )
+        };
+        worst = worse(worst, s);
+    }
+    worst
+}
+
+/// Places any user can write: a library or program from one runs as whoever loads it.
+fn user_writable(p: &str) -> bool {
+    let p = p.trim();
+    [
+        "/tmp",
+        "/var/tmp",
+        "/dev/shm",
+        "/home",
+        "/run/user",
+        "/var/spool",
+        "/var/mail",
+    ]
+    .iter()
+    .any(|d| p == *d || p.starts_with(&format!("{d}/")))
+        || !(p.starts_with('/') || p.is_empty())
+}
+
+/// `ld.so.conf.d`: directories ldconfig puts before nothing — every program of every user,
+/// root's included, loads its libraries from them.
+fn ld_paths(t: &str) -> Option<(Severity, String)> {
+    for line in t.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let dir = line.strip_prefix("include").map_or(line, str::trim);
+        if user_writable(dir) {
+            return Some((
+                Severity::Critical,
+                format!(
+                    "an ld.so.conf.d line `{line}` that makes every program, root's included, load libraries from a place any user can write"
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// `sysctl.d`: the kernel's own hooks that run a program as root — on every crash
+/// (`kernel.core_pattern=|PROGRAM`) or every module request (`kernel.modprobe`).
+fn sysctl(ctx: &Ctx, t: &str) -> Option<(Severity, String)> {
+    let mut worst = None;
+    for line in t.lines().map(str::trim) {
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let k = k.trim().trim_start_matches('-').replace('/', ".");
+        let v = v.trim();
+        let prog = match k.as_str() {
+            "kernel.core_pattern" => match v.strip_prefix('|') {
+                Some(p) => p.split_whitespace().next().unwrap_or(""),
+                None => continue,
+            },
+            "kernel.modprobe" => v,
+            _ => continue,
+        };
+        let s = if user_writable(prog) {
+            (
+                Severity::Critical,
+                format!(
+                    "a sysctl line `{line}` that makes the kernel run {prog}, a file any user can write, as root"
+                ),
+            )
+        } else if k == "kernel.modprobe"
+            && !matches!(
+                prog,
+                "/sbin/modprobe" | "/usr/bin/modprobe" | "/usr/sbin/modprobe"
+            )
+        {
+            (
+                Severity::High,
+                format!(
+                    "a sysctl line `{line}` that makes the kernel run {prog} as root for every module request"
+                ),
+            )
+        } else if prog.contains("systemd-coredump") || mentions_own(ctx, prog) {
+            (
+                Severity::Low,
+                format!("a sysctl line `{line}` that hands crashes to {prog}"),
+            )
+        } else {
+            (
+                Severity::Medium,
+                format!(
+                    "a sysctl line `{line}` that makes the kernel run {prog} as root on every crash; check it is the package's own"
+                ),
+            )
+        };
+        worst = worse(worst, s);
+    }
+    worst
+}
