@@ -7,6 +7,8 @@ use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, FileKind, Phase, Word, join_path};
 
+mod build_files;
+mod command_dirs;
 mod deletes;
 mod grants;
 mod home_find;
@@ -17,10 +19,12 @@ mod tool_configs;
 mod unit_links;
 mod written;
 
-use deletes::{deletes_a_system_tree, sweeping_delete};
-use persistence::{
-    SYSTEM_COMMANDS, persistence, startup_location, startup_text_effect, system_path_only,
+use build_files::{fills_in_values, rewritten_build_file};
+use command_dirs::{
+    command_dirs, files_into_dir, links_to_the_same_system_program, tree_brings_command,
 };
+use deletes::{deletes_a_system_tree, sweeping_delete};
+use persistence::{persistence, startup_location, startup_text_effect, system_path_only};
 pub(super) use reach::{as_kernel_resolves, glob_match};
 use secrets::{credential_vars, secret};
 
@@ -709,152 +713,6 @@ fn judge_write(
     }
 }
 
-/// A file makepkg reads again from the PKGBUILD's directory after the package's own code ran
-/// (attack 31 F4; class: *the check reads a different object than the privileged command
-/// uses*): the PKGBUILD (sourced anew by the fakeroot pass and after `pkgver()`), and the install
-/// script and changelog (copied into the package after `package()`; root runs the install
-/// script). The audit judged them as committed; a build that writes them — directly in
-/// `$startdir`, by `../` from `$srcdir`, or through the link makepkg makes in `$srcdir` for a
-/// local source of that name — makes the audit's reading void. Only the build's own code: an
-/// install script or a program on the system has no `$startdir`.
-fn rewritten_build_file(ctx: &Ctx, cmd: &Cmd, p: &str) -> Option<&'static str> {
-    if ctx
-        .an
-        .files
-        .get(cmd.file)
-        .is_none_or(|f| f.kind != FileKind::Pkgbuild)
-        || matches!(cmd.phase, Phase::Install | Phase::Hook | Phase::Runtime)
-    {
-        return None;
-    }
-    let p = p
-        .replace("${startdir}", "$startdir")
-        .replace("${srcdir}", "$srcdir");
-    let (name, through_link) = if let Some(n) = p.strip_prefix("$startdir/") {
-        (n, false)
-    } else if let Some(n) = p.strip_prefix("$srcdir/") {
-        (n, true)
-    } else {
-        return None;
-    };
-    let name = name.trim_end_matches('/');
-    if name.is_empty() || name.contains('/') {
-        return None;
-    }
-    let declared = |var: &str| {
-        ctx.an
-            .all_values(var)
-            .iter()
-            .any(|v| !v.text.is_empty() && basename(&v.text) == name)
-    };
-    let what = if name == "PKGBUILD" || name == "$BUILDFILE" {
-        "the PKGBUILD"
-    } else if declared("install") || name.ends_with(".install") || name == "$install" {
-        "the install script"
-    } else if declared("changelog") || name == "$changelog" {
-        "the changelog"
-    } else {
-        return None;
-    };
-    if through_link {
-        // makepkg links a local source into `$srcdir`: a redirection or a copy onto that name
-        // writes the file in the PKGBUILD's directory; `sed -i` replaces the link instead.
-        let (prog, _) = names::program(cmd);
-        let listed = ctx
-            .an
-            .all_values("source")
-            .iter()
-            .any(|v| !v.text.contains("://") && basename(&v.text) == name);
-        if !listed || matches!(prog, "sed" | "perl" | "mv" | "ln") || what == "the PKGBUILD" {
-            return None;
-        }
-    }
-    Some(what)
-}
-
-/// The system command's name a copied tree holds, when the package wrote a file of that name
-/// directly into one of the directories `cmd` copies (in the build folder or in the package).
-fn tree_brings_command(ctx: &Ctx, cmd: &Cmd) -> Option<String> {
-    let (prog, args) = names::program(cmd);
-    if !matches!(prog, "cp" | "rsync" | "mv" | "install") {
-        return None;
-    }
-    let parsed = argv::copy_like(args);
-    let sources: Vec<String> = match parsed.value_word(&["-t", "--target-directory"]) {
-        Some(_) => parsed
-            .operands
-            .iter()
-            .map(|w| absolute(cmd, &w.text))
-            .collect(),
-        None => parsed
-            .operands
-            .split_last()
-            .map(|(_, s)| s.iter().map(|w| absolute(cmd, &w.text)).collect())
-            .unwrap_or_default(),
-    };
-    let bare = |p: &str| {
-        let p = p.strip_prefix("$pkgdir").unwrap_or(p);
-        join_path(None, p.trim_end_matches('/'))
-    };
-    let sources: Vec<String> = sources
-        .iter()
-        .map(|s| bare(s.trim_end_matches("/*").trim_end_matches("/.")))
-        .collect();
-    ctx.an.cmds.iter().find_map(|c| {
-        if std::ptr::eq(c, cmd) {
-            return None;
-        }
-        let mut written: Vec<String> = write_targets(c)
-            .iter()
-            .map(|w| absolute(c, &w.text))
-            .collect();
-        written.extend(files_into_dir(c).into_iter().map(|(p, _)| p));
-        written.iter().find_map(|w| {
-            let w = bare(w);
-            let (dir, name) = w.rsplit_once('/')?;
-            (SYSTEM_COMMANDS.contains(&name) && sources.iter().any(|s| s == dir))
-                .then(|| name.to_owned())
-        })
-    })
-}
-
-/// The files `install`, `cp`, `mv` or `ln` puts into a directory named as such (`-t DIR`, or a
-/// last operand ending in `/`): (DIR/NAME, as written).
-fn files_into_dir(cmd: &Cmd) -> Vec<(String, String)> {
-    let (prog, args) = names::program(cmd);
-    if !matches!(prog, "install" | "cp" | "mv" | "ln") {
-        return Vec::new();
-    }
-    let parsed = if prog == "install" {
-        argv::install(args)
-    } else {
-        argv::copy_like(args)
-    };
-    if prog == "install" && (parsed.has("-d") || parsed.has("--directory")) {
-        return Vec::new();
-    }
-    let (dir, sources): (&Word, Vec<&Word>) = match parsed.value_word(&["-t", "--target-directory"])
-    {
-        Some(d) => (d, parsed.operands.clone()),
-        None => match parsed.operands.split_last() {
-            Some((d, s)) if d.text.ends_with('/') && !s.is_empty() => (*d, s.to_vec()),
-            _ => return Vec::new(),
-        },
-    };
-    let d = absolute(cmd, &dir.text);
-    sources
-        .iter()
-        .map(|s| basename(s.text.trim_end_matches('/')))
-        .filter(|n| !n.is_empty() && *n != "." && *n != "..")
-        .map(|n| {
-            (
-                format!("{}/{n}", d.trim_end_matches('/')),
-                format!("{}/{n}", dir.text.trim_end_matches('/')),
-            )
-        })
-        .collect()
-}
-
 /// The text a command writes into the file named `raw`, when the audit can read it: `echo` or
 /// `printf` words into a redirection, a here-document or here-string fed to `cat`, `tee` or
 /// `install /dev/stdin`, or a file of the package's own copied there by `install` or `cp`.
@@ -921,147 +779,6 @@ fn written_text(ctx: &Ctx, cmd: &Cmd, raw: &str) -> Option<String> {
         }
         _ => None,
     }
-}
-
-/// The package's directories (without `$pkgdir`) into which it installs a program named like a
-/// system command (`install sudo-helper "$pkgdir/usr/lib/foopkg/sudo"`).
-fn command_dirs(ctx: &Ctx) -> Vec<String> {
-    let mut out = Vec::new();
-    for c in &ctx.an.cmds {
-        let (prog, args) = names::program(c);
-        for t in write_targets(c) {
-            let Some(inside) = t.text.strip_prefix("$pkgdir") else {
-                continue;
-            };
-            let name = basename(&t.text);
-            if SYSTEM_COMMANDS.contains(&name) && !t.text.ends_with('/') {
-                let dir = &inside[..inside.len() - name.len()];
-                out.push(dir.trim_end_matches('/').to_owned());
-            }
-            // `install -t DIR sudo`, `cp sudo DIR/`: the names the directory receives.
-            if matches!(prog, "install" | "cp")
-                && args
-                    .iter()
-                    .any(|a| SYSTEM_COMMANDS.contains(&basename(&a.text)) && !std::ptr::eq(a, t))
-            {
-                out.push(inside.trim_end_matches('/').to_owned());
-            }
-        }
-    }
-    out
-}
-
-/// `sed -i -e 's/KERNEL_VERSION=.*/KERNEL_VERSION=6.1/' FILE`: every expression replaces text
-/// with an assignment of a plain value (`NAME=value`, `NAME='value'`: no `;`, `|`, `&`, `<`,
-/// `>`, parentheses, backquote, backslash, command substitution or line break), the way kernel
-/// packages write the version into their install script at build time. The assignments, as
-/// written.
-fn fills_in_values(cmd: &Cmd) -> Option<String> {
-    let (prog, args) = names::program(cmd);
-    if prog != "sed" || argv::sed_in_place(args).is_empty() {
-        return None;
-    }
-    let mut exprs: Vec<&str> = Vec::new();
-    let mut it = args.iter().peekable();
-    while let Some(a) = it.next() {
-        match a.text.as_str() {
-            "-e" | "--expression" => exprs.push(it.next()?.text.as_str()),
-            t if t.starts_with("--expression=") => exprs.push(&t["--expression=".len()..]),
-            "-f" | "--file" => return None,
-            _ => {}
-        }
-    }
-    if exprs.is_empty() {
-        exprs.push(
-            args.iter()
-                .find(|a| !a.text.starts_with('-'))?
-                .text
-                .as_str(),
-        );
-    }
-    let mut out = Vec::new();
-    for e in exprs {
-        let e = e.trim();
-        let rest = e.strip_prefix('s')?;
-        let delim = rest.chars().next()?;
-        if delim.is_alphanumeric() || delim == '\\' {
-            return None;
-        }
-        let parts: Vec<&str> = rest[delim.len_utf8()..].split(delim).collect();
-        let [_, repl, flags] = parts.as_slice() else {
-            return None;
-        };
-        if !flags.chars().all(|c| c == 'g' || c.is_ascii_digit()) {
-            return None;
-        }
-        let (name, value) = repl.split_once('=')?;
-        // A build tool's output (`$(make kernelrelease)`) is a value computed from the sources;
-        // the command itself is judged where it stands.
-        let value = without_substitutions(value);
-        let plain_name =
-            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        let plain_value = !value.chars().any(|c| {
-            matches!(
-                c,
-                ';' | '|' | '&' | '<' | '>' | '(' | ')' | '`' | '\\' | '\n'
-            )
-        });
-        if !plain_name || !plain_value {
-            return None;
-        }
-        out.push(repl.to_string());
-    }
-    Some(out.join("`, `"))
-}
-
-/// `text` with each `$(…)` and backquoted span removed (balanced parentheses).
-fn without_substitutions(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '$' && chars.peek() == Some(&'(') {
-            chars.next();
-            let mut depth = 1;
-            for d in chars.by_ref() {
-                match d {
-                    '(' => depth += 1,
-                    ')' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        } else if c == '`' {
-            for d in chars.by_ref() {
-                if d == '`' {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Does the command only make directories (`mkdir`, `install -d`)?
-/// `ln -s /usr/bin/NAME …/usr/local/bin/NAME`: a link to the system's own program of that name
-/// (a tool that hard-codes the `/usr/local` path) runs nothing else in its place.
-fn links_to_the_same_system_program(cmd: &Cmd, p: &str) -> bool {
-    let (prog, args) = names::program(cmd);
-    if prog != "ln" {
-        return false;
-    }
-    let name = basename(p);
-    args.iter().any(|w| {
-        !w.dynamic
-            && ["/usr/bin/", "/usr/sbin/", "/bin/"]
-                .iter()
-                .any(|d| w.text.strip_prefix(d) == Some(name))
-    })
 }
 
 fn makes_dir(cmd: &Cmd) -> bool {
