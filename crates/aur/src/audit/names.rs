@@ -246,6 +246,19 @@ pub(crate) fn shell_c_arg(name: &str, args: &[Word]) -> Option<usize> {
     None
 }
 
+/// Paths that name a process's standard input: a script read from one is read from the pipe
+/// (`curl … | sh /dev/stdin`, attack 32 F3).
+pub(crate) const STDIN_PATHS: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+
+/// A path of an open descriptor (`/dev/fd/N`, `/proc/self/fd/N`, `/dev/stdin`): a program read
+/// from one is whatever was opened there (`exec 3< <(curl …); source /dev/fd/3`).
+pub(crate) fn is_descriptor_path(p: &str) -> bool {
+    STDIN_PATHS.contains(&p)
+        || ["/dev/fd/", "/proc/self/fd/", "/proc/$$/fd/"]
+            .iter()
+            .any(|d| p.starts_with(d))
+}
+
 /// A shell or interpreter that reads its program from standard input.
 pub(crate) fn reads_script_from_stdin(cmd: &Cmd) -> bool {
     let (name, args) = program(cmd);
@@ -254,7 +267,7 @@ pub(crate) fn reads_script_from_stdin(cmd: &Cmd) -> bool {
     }
     for a in args {
         let t = a.text.as_str();
-        if t == "-" || t == "-s" || t == "--" {
+        if t == "-" || t == "-s" || t == "--" || STDIN_PATHS.contains(&t) {
             return true;
         }
         if t.starts_with('-') {

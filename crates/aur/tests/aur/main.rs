@@ -14,6 +14,7 @@ mod misfires_attack29;
 mod misfires_attack30;
 mod misfires_attack31b;
 mod misfires_attack31c;
+mod misfires_attack32;
 mod misfires_landing2;
 mod misfires_landing3;
 mod misfires_landing4;

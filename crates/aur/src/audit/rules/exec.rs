@@ -431,6 +431,16 @@ fn dev_tcp(cmd: &Cmd, sink: &mut Sink) {
 /// The file a download command writes, if any.
 fn download_target(cmd: &Cmd) -> Option<String> {
     let (name, args) = names::program(cmd);
+    // `curl URL > FILE`: the download's output redirected into a file (attack 32 F3).
+    if names::is_downloader(cmd)
+        && let Some(r) =
+            cmd.redirs.iter().rev().find(|r| {
+                (r.op == ">" || r.op == ">>" || r.op == ">|") && !r.target.text.is_empty()
+            })
+        && r.target.text != "/dev/null"
+    {
+        return Some(basename(&r.target.text).to_owned());
+    }
     let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
     let url = texts.iter().find(|t| t.contains("://")).copied();
     let opt = |names: &[&str]| {
@@ -494,6 +504,17 @@ fn downloaded_then_run(ctx: &Ctx, sink: &mut Sink) {
                         .iter()
                         .find(|a| !a.text.starts_with('-'))
                         .is_some_and(|a| names_file(&a.text, f)))
+                // `sh < FILE` reads FILE as its program; `BASH_ENV=FILE bash …` (`ENV` for sh)
+                // sources FILE first (attack 32 F3).
+                || (names::reads_script_from_stdin(cmd)
+                    && cmd
+                        .redirs
+                        .iter()
+                        .any(|r| r.op == "<" && names_file(&r.target.text, f)))
+                || cmd
+                    .env
+                    .iter()
+                    .any(|(k, w)| (k == "BASH_ENV" || k == "ENV") && names_file(&w.text, f))
         };
         if let Some(f) = files.iter().find(|f| runs(f)) {
             let sev = if cmd.phase.is_build() || cmd.phase == Phase::Package {

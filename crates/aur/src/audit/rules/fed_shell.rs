@@ -1,7 +1,9 @@
 //! A shell whose program is whatever the script writes to it, through a channel that is not a
 //! pipe: an output process substitution (`echo CODE > >(sh)`, `exec > >(sh)`, `f() { … } >
-//! >(sh)`, `tee >(bash)`) or a co-process (`coproc sh`, `coproc NAME { bash; }`, then
-//! `echo CODE >&"${COPROC[1]}"`). Each is `… | sh` spelt another way (attack 30 F2), and
+//! >(sh)`, `tee >(bash)`), a co-process (`coproc sh`, `coproc NAME { bash; }`, then
+//! `echo CODE >&"${COPROC[1]}"`), a descriptor's path (`exec 3< <(curl …); source /dev/fd/3`),
+//! or `xargs … sh -c` given its code on standard input. Each is `… | sh` spelt another way
+//! (attack 30 F2, 32 F3), and
 //! `pipelines` in `exec.rs` sees only `|`; what is written may be assembled anywhere in the
 //! script, so the text that runs is not the text a reader checks. Packages never need this: a
 //! log through `>(tee …)` or `>(logger)` is no shell and stays silent.
@@ -28,6 +30,20 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 Severity::High,
                 cmd,
                 format!("{prog} reads its program from an output process substitution `>(…)`: whatever the script writes there runs, and that text is put together at run time, not written where you read it"),
+            );
+        } else if let Some((prog, path)) = from_descriptor(cmd) {
+            sink.cmd(
+                "AUR-EXEC-STDIN",
+                Severity::High,
+                cmd,
+                format!("{prog} runs its program from the open descriptor `{path}`: whatever was opened there runs (`exec 3< <(curl …)`), and that text is never written where you read it"),
+            );
+        } else if let Some(prog) = xargs_shell_code(cmd) {
+            sink.cmd(
+                "AUR-EXEC-STDIN",
+                Severity::High,
+                cmd,
+                format!("xargs hands what it reads to {prog} -c as the code to run: whatever comes down the pipe runs"),
             );
         } else if let Some(prog) = coprocess_shell(cmd) {
             sink.cmd(
@@ -56,4 +72,34 @@ fn coprocess_shell(cmd: &Cmd) -> Option<&str> {
         ..cmd.clone()
     };
     names::reads_script_from_stdin(&inner).then(|| basename(&args[k].text))
+}
+
+/// A shell, an interpreter or `source` whose program is a descriptor's path other than
+/// standard input (`source /dev/fd/3`, `bash /proc/self/fd/$fd`; attack 32 F3) — standard input
+/// itself is `… | sh /dev/stdin`, a pipe `exec.rs` reads.
+fn from_descriptor(cmd: &Cmd) -> Option<(&str, &str)> {
+    let (name, args) = names::program(cmd);
+    if !(names::is_interpreter(name) || name == "source" || name == ".") {
+        return None;
+    }
+    let script = args.iter().find(|a| !a.text.starts_with('-'))?;
+    (names::is_descriptor_path(&script.text) && !names::STDIN_PATHS.contains(&script.text.as_str()))
+        .then_some((name, script.text.as_str()))
+}
+
+/// `xargs … sh -c` with no code after `-c`: the words xargs reads become the code
+/// (`curl … | xargs -0 bash -c`; attack 32 F3).
+fn xargs_shell_code(cmd: &Cmd) -> Option<&str> {
+    // xargs is one of the wrappers `names::program` looks through: read the words as written.
+    let x = cmd.argv.iter().position(|a| basename(&a.text) == "xargs")?;
+    let args = &cmd.argv[x + 1..];
+    let k = args
+        .iter()
+        .position(|a| names::is_shell(basename(&a.text)))?;
+    let shell = basename(&args[k].text);
+    let rest = &args[k + 1..];
+    let c = rest.iter().position(|a| {
+        a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('c')
+    })?;
+    (c + 1 == rest.len()).then_some(shell)
 }

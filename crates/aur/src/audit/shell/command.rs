@@ -211,6 +211,20 @@ impl Walker {
                     self.cwd = c;
                 }
             }
+            // `trap CODE SIGNAL…`: CODE runs when the signal comes — `EXIT`, `RETURN`, `ERR`
+            // and `DEBUG` at the latest when the script ends (attack 32 F1) — as if eval'd.
+            "trap" => {
+                if let Some(code) = args
+                    .first()
+                    .filter(|a| !a.text.starts_with('-') && args.len() > 1 && !a.text.is_empty())
+                {
+                    let embed = Embed {
+                        kind: EmbedKind::Eval,
+                        taint: code.taint,
+                    };
+                    self.embed_text(code.text.clone(), base(), embed);
+                }
+            }
             "eval" => {
                 let text: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
                 let embed = Embed {

