@@ -48,9 +48,24 @@ fn origin(ctx: &Ctx, w: &Word) -> Option<(&'static str, Severity, &'static str)>
             Severity::Critical,
             "code hidden behind escapes, split quotes or ${IFS}",
         ))
+    } else if unseen_text(ctx, w) {
+        Some((
+            "AUR-EXEC-DECODED",
+            Severity::Critical,
+            "code made from text written in this file by a program the audit cannot follow (awk, perl, a sed script beyond `s`), so what runs is not what you read",
+        ))
     } else {
         None
     }
+}
+
+/// A word holding the output of a substitution that makes text only from text written in the
+/// file, through a program the audit cannot evaluate (attack 31 F14's class).
+fn unseen_text(ctx: &Ctx, w: &Word) -> bool {
+    w.dynamic
+        && w.subs
+            .iter()
+            .any(|&id| super::text_subst::unseen_from_written_text(ctx, id))
 }
 
 /// Words that end up executed as code by this command.
@@ -193,11 +208,19 @@ fn pipelines(ctx: &Ctx, sink: &mut Sink) {
             });
             let dec = before.iter().any(|p| {
                 names::is_decoder(p)
-                    || p.argv
-                        .iter()
-                        .chain(p.stdin.iter())
-                        .any(|w| w.taint.has(Taint::DECODED) || w.taint.has(Taint::OBFUSCATED))
-            });
+                    || p.argv.iter().chain(p.stdin.iter()).any(|w| {
+                        w.taint.has(Taint::DECODED)
+                            || w.taint.has(Taint::OBFUSCATED)
+                            || unseen_text(ctx, w)
+                    })
+            }) || (c.in_subst.is_none()
+                && super::text_subst::only_written_text(
+                    &before.iter().map(|p| **p).collect::<Vec<_>>(),
+                )
+                && crate::audit::shell::statics::run_pipeline(
+                    &before.iter().map(|p| **p).collect::<Vec<_>>(),
+                )
+                .is_none());
             let prog = names::program(c).0;
             if net {
                 sink.cmd(

@@ -88,3 +88,94 @@ fn safe_substitution(t: &str) -> bool {
             .chars()
             .all(|f| matches!(f, 'g' | 'i' | 'I' | 'p' | '0'..='9'))
 }
+
+/// Does this command read a file (`< FILE`), rather than only text it is given?
+fn reads_a_file(cmd: &Cmd) -> bool {
+    cmd.redirs
+        .iter()
+        .any(|r| r.op == "<" || r.op == "<>" || r.op == "0<")
+}
+
+/// A program that makes its output from nothing but its own inline text: `awk 'BEGIN{…}'` with
+/// no file and no main rule reading input, `python3 -c CODE` / `perl -e CODE` … whose code
+/// opens, imports and reads nothing.
+fn makes_from_inline_text(cmd: &Cmd) -> bool {
+    let (name, args) = names::program(cmd);
+    if matches!(name, "awk" | "gawk" | "mawk" | "nawk" | "busybox") {
+        let operands: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
+        return operands.len() == 1 && {
+            let p = operands[0].text.trim();
+            p.starts_with("BEGIN") && !p.contains("getline") && p.trim_end().ends_with('}')
+        };
+    }
+    let Some(code) = names::inline_code(name, args) else {
+        return false;
+    };
+    let c = code.text.as_str();
+    ![
+        "import",
+        "open",
+        "read",
+        "require",
+        "use ",
+        "exec",
+        "system",
+        "glob",
+        "environ",
+        "ENV",
+        "<",
+        "`",
+        "__",
+        "file",
+        "File",
+        "fs.",
+        "input",
+        "STDIN",
+        "stdin",
+        "argv",
+        "ARGV",
+        "subprocess",
+        "popen",
+    ]
+    .iter()
+    .any(|k| c.contains(k))
+}
+
+/// Is every stage's input only text written in the PKGBUILD: the first stage prints fixed
+/// words, is fed a fixed here-string or here-document, or makes text from its inline program;
+/// no stage reads a file or holds a word the audit could not resolve.
+pub(super) fn only_written_text(stages: &[&Cmd]) -> bool {
+    let Some(first) = stages.first() else {
+        return false;
+    };
+    let fixed = |c: &Cmd| {
+        !c.argv.iter().any(|w| w.dynamic)
+            && !c.stdin.as_ref().is_some_and(|s| s.dynamic)
+            && !reads_a_file(c)
+            && c.embed.is_none()
+    };
+    if !stages.iter().all(|c| fixed(c)) {
+        return false;
+    }
+    let (name, _) = names::program(first);
+    matches!(name, "echo" | "printf") || first.stdin.is_some() || makes_from_inline_text(first)
+}
+
+/// Substitution `id` makes its text from nothing but text written in the file, through a
+/// program the audit cannot evaluate (`$(awk 'BEGIN{printf …}')`, `$(perl -e '…')`, a `sed`
+/// script beyond `s`/`y`): its output is unknown, yet no one outside chose it — the shape of
+/// hidden code (attack 31 F14's class: an uncomputed transformation of literal text).
+pub(super) fn unseen_from_written_text(ctx: &Ctx, id: usize) -> bool {
+    let stages: Vec<&Cmd> = ctx
+        .an
+        .cmds
+        .iter()
+        .filter(|c| c.in_subst == Some(id))
+        .collect();
+    !stages.is_empty()
+        && stages
+            .iter()
+            .all(|c| c.pipe.map(|p| p.0) == stages[0].pipe.map(|p| p.0))
+        && crate::audit::shell::statics::run_pipeline(&stages).is_none()
+        && only_written_text(&stages)
+}

@@ -1,5 +1,5 @@
 //! Works out, without running anything, what small "string producing" pipelines print:
-//! `echo`/`printf` (with escapes), `base64 -d`, `xxd -r -p`, `rev`, `tr`, `cat`. This is how
+//! `echo`/`printf` (with escapes), `base64 -d`, `xxd -r -p`, `rev`, `tr`, `sed`'s `s`/`y`, `cat`. This is how
 //! `$(echo Y3VybA== | base64 -d)` becomes `curl` before the rules look at it.
 
 use super::text::{EscapeMode, decode_escapes};
@@ -19,6 +19,11 @@ pub(crate) fn run_pipeline(cmds: &[&Cmd]) -> Option<(String, Taint)> {
     let mut data: Option<Vec<u8>> = None;
     for (k, c) in cmds.iter().enumerate() {
         if c.argv.iter().any(|w| w.dynamic) {
+            return None;
+        }
+        // Text the model could not resolve (`<<< "$desc"` of a `git describe`) is a
+        // placeholder, not input: what a tool makes of it is unknown too.
+        if c.stdin.as_ref().is_some_and(|s| s.dynamic) {
             return None;
         }
         let input = if k == 0 {
@@ -87,12 +92,16 @@ fn step(cmd: &Cmd, input: Option<Vec<u8>>, taint: &mut Taint) -> Option<Vec<u8>>
         "cat" | "tee" if texts.iter().all(|t| *t == "-") => input,
         "tr" if !names::is_decoder(cmd) => {
             let s = String::from_utf8(input?).ok()?;
+            // A lone `-` is a set (`tr '-' '.'`), not an option.
             let sets: Vec<&str> = texts
                 .iter()
                 .copied()
-                .filter(|t| !t.starts_with('-'))
+                .filter(|t| !t.starts_with('-') || *t == "-")
                 .collect();
-            if texts.iter().any(|t| t.starts_with('-') && t.contains('d')) {
+            if texts
+                .iter()
+                .any(|t| t.starts_with('-') && *t != "-" && t.contains('d'))
+            {
                 let del = expand_set(sets.first()?);
                 Some(
                     s.chars()
@@ -103,6 +112,11 @@ fn step(cmd: &Cmd, input: Option<Vec<u8>>, taint: &mut Taint) -> Option<Vec<u8>>
             } else {
                 Some(tr(&s, sets.first()?, sets.get(1)?).into_bytes())
             }
+        }
+        // `sed`'s `s` and `y` commands reshape text as `tr` does (attack 31 F14).
+        "sed" => {
+            let s = String::from_utf8(input?).ok()?;
+            Some(super::sed::run(&texts, &s)?.into_bytes())
         }
         _ if names::is_decoder(cmd) => {
             *taint = taint.with(Taint::DECODED);
