@@ -79,6 +79,9 @@ fn a_version_printed_through_any_printer_is_judged() {
 fn a_version_that_opens_a_quote_in_the_resourced_pkgbuild_is_dangerous() {
     for body in [
         r#"  printf "%s" "1'""#,
+        r#"  printf "%s" "1\\""#,
+        r#"  printf "%s" '1"'"#,
+        r#"  printf "%s" "1\$'""#,
         r#"  echo "1\"""#,
         r#"  printf '%s' '1\'"#,
         r#"  echo '1$x'"#,
@@ -282,4 +285,42 @@ fn a_data_file_the_build_only_reads_stays_info() {
     };
     let r = audit(&bin);
     assert_ne!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+}
+
+/// F1's class at pacman's line: a version holding `$` (`${x@P}` expands a variable the sourced
+/// install file set, as a prompt, running the command substitutions in it) is dangerous.
+#[test]
+fn a_version_with_a_prompt_expansion_is_dangerous() {
+    let mut input = versioned("  echo 1");
+    input.pkgbuild = input
+        .pkgbuild
+        .replace("pkgver=1\n", "pkgver='${x@P}'\n")
+        .replace("pkgver() {\n  echo 1\n}\n", "");
+    let r = audit(&input);
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+    assert_eq!(max_of(&r, "AUR-VERSION-CODE"), Some(Severity::Critical));
+}
+
+/// F14's x04: an eval'd definition whose body quotes a brace is not "one definition" when a
+/// command follows it: braces are counted as bash reads them.
+#[test]
+fn a_quoted_brace_does_not_end_an_evald_definition() {
+    let r = audit(&top_level(
+        "_c=$(cat cmd.txt)\nfor _p in a b; do eval \"package_${_p}() { echo \\\"{\\\"; }; ${_c}; }\"; done",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-EVAL"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+    let r = audit(&top_level(
+        "for _p in a b; do eval \"package_${_p}() { echo \\\"}\\\"; _package ${_p}; }\"; done\n_package() { true; }",
+    ));
+    assert!(
+        max_of(&r, "AUR-EVAL") <= Some(Severity::Low),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
 }

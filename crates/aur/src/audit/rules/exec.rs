@@ -293,11 +293,23 @@ fn defines_function_from_text(ctx: &Ctx, args: &[Word]) -> bool {
     if !body.starts_with('{') {
         return false;
     }
+    // Braces counted as bash reads them: not inside quotes, not escaped (attack 31 F14's x04:
+    // `echo "{"` in the body made the count end after the command that follows).
     let mut depth = 0usize;
-    for (i, c) in body.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
+    let mut quote: Option<char> = None;
+    let mut it = body.char_indices();
+    while let Some((i, c)) = it.next() {
+        match (quote, c) {
+            (Some('\''), '\'') => quote = None,
+            (Some('\''), _) => {}
+            (Some('"'), '"') => quote = None,
+            (_, '\\') => {
+                it.next();
+            }
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '{') => depth += 1,
+            (None, '}') => {
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     return body[i + 1..].trim().is_empty();

@@ -30,12 +30,13 @@ const FIELDS: &[&str] = &["pkgver", "pkgrel", "epoch"];
 
 /// The first character of `v` that makes a shell reading `post_install v` run something: a
 /// command separator or operator (`;`, `|`, `&`, a newline), a subshell or substitution (`(`,
-/// `)`, a backquote — `$(…)` and `$((…))` hold a parenthesis), a redirection (`<`, `>`). Quotes,
-/// globs, braces, `$NAME`, `#` and `~` change the arguments `post_install` gets, but run
-/// nothing, and real versions hold some of them (`pkgver=${_v[-1]}` as the model leaves it).
+/// `)`, a backquote — `$(…)` and `$((…))` hold a parenthesis), a redirection (`<`, `>`), and `$`:
+/// `${x@P}` expands a variable the sourced `.INSTALL` set as a prompt, running the command
+/// substitutions in it (attack 31 F1's class; a model's placeholder is `dynamic` and skipped).
+/// Quotes, globs, braces, `#` and `~` change the arguments `post_install` gets, but run nothing.
 pub(crate) fn shell_special(v: &str) -> Option<char> {
     v.chars()
-        .find(|&c| (c.is_ascii_control() && c != '\t') || ";|&()`<>".contains(c))
+        .find(|&c| (c.is_ascii_control() && c != '\t') || ";|&()`<>$".contains(c))
 }
 
 /// What printf prints of its format, for judging: its directives taken out, its escapes
