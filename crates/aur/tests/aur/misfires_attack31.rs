@@ -140,6 +140,7 @@ fn real_pkgver_functions_stay_quiet() {
         "  printf \"'r%s.%s'\" \"$(git rev-list --count HEAD)\" \"$(git rev-parse --short HEAD)\"",
         "  echo \"'1.2.3'\"",
         "  echo 20250514\\.1117",
+        "  local _a _b\n  IFS=. read -r _a _b <<< \"1.2\"\n  printf -v _v '%s_%s' \"$_a\" \"$_b\"\n  echo \"$_a.$_b\"",
     ] {
         let r = audit(&vcs(body));
         assert!(
@@ -268,6 +269,10 @@ fn a_data_file_the_build_only_reads_stays_info() {
         ),
         ("names.tsv", "cut -f1 names.tsv | sort -u > out.txt"),
         ("table.csv", "sed 's/,/\\t/g' table.csv > out.txt"),
+        (
+            "eula.html",
+            "hxextract .policies eula.html > eula-2.html; w3m -dump eula-2.html > eula.txt",
+        ),
     ] {
         let r = audit(&skipped(name, build));
         assert_eq!(

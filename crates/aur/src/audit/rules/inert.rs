@@ -116,6 +116,13 @@ const READERS: &[&str] = &[
     "rst2man",
     "help2man",
     "a2x",
+    "hxextract",
+    "hxselect",
+    "hxnormalize",
+    "w3m",
+    "html2text",
+    "xmlstarlet",
+    "lynx",
 ];
 
 /// Programs that copy a file: the copy is as harmless as its destination.

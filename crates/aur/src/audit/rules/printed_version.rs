@@ -128,6 +128,34 @@ fn written_parts(w: &Word) -> String {
     out
 }
 
+/// A builtin that prints nothing (`IFS=. read -r a b <<< "$pkgver"`, `printf -v x …`, `local`):
+/// not part of what pkgver() prints.
+fn prints_nothing(cmd: &Cmd) -> bool {
+    let (name, args) = names::program(cmd);
+    matches!(
+        name,
+        "read"
+            | "mapfile"
+            | "readarray"
+            | "local"
+            | "declare"
+            | "typeset"
+            | "export"
+            | "readonly"
+            | "cd"
+            | "true"
+            | "false"
+            | ":"
+            | "test"
+            | "["
+            | "[["
+            | "set"
+            | "shopt"
+            | "unset"
+            | "return"
+    ) || (name == "printf" && args.first().is_some_and(|a| a.text == "-v"))
+}
+
 /// Does `cmd` send its standard output somewhere else than the function's output?
 fn prints_elsewhere(cmd: &Cmd) -> bool {
     cmd.redirs.iter().any(|r| {
@@ -224,7 +252,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 continue;
             }
         }
-        if last.argv.is_empty() || prints_elsewhere(last) {
+        if last.argv.is_empty() || prints_elsewhere(last) || prints_nothing(last) {
             continue;
         }
         if let Some((text, taint)) = run_pipeline(&stages) {
