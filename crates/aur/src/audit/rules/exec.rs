@@ -133,6 +133,16 @@ fn code_words(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                 cmd,
                 format!("{verb} {what}; nobody can review what will run"),
             );
+        } else if w.dynamic
+            && let Some(var) = super::text_subst::unseen_variable(ctx, cmd.file, &cmd.snippet)
+        {
+            sink.cmd(
+                "AUR-EXEC-DECODED",
+                Severity::Critical,
+                cmd,
+                format!("{verb} `${var}`, made from text written in this file by a program the audit cannot follow (awk, perl, a sed script beyond `s`), so what runs is not what you read; nobody can review what will run"),
+            );
+            break;
         }
     }
     if name == "eval" && args.iter().any(|a| a.dynamic) {
@@ -213,6 +223,8 @@ fn pipelines(ctx: &Ctx, sink: &mut Sink) {
                             || w.taint.has(Taint::OBFUSCATED)
                             || unseen_text(ctx, w)
                     })
+                    || (p.argv.iter().chain(p.stdin.iter()).any(|w| w.dynamic)
+                        && super::text_subst::unseen_variable(ctx, p.file, &p.snippet).is_some())
             }) || (c.in_subst.is_none()
                 && super::text_subst::only_written_text(
                     &before.iter().map(|p| **p).collect::<Vec<_>>(),

@@ -156,6 +156,19 @@ fn prints_nothing(cmd: &Cmd) -> bool {
     ) || (name == "printf" && args.first().is_some_and(|a| a.text == "-v"))
 }
 
+/// Does `cmd` write its standard output to a file (not `/dev/null`, not another descriptor)?
+fn writes_a_file(cmd: &Cmd) -> bool {
+    cmd.redirs.iter().any(|r| {
+        let op = r.op.as_str();
+        (op.starts_with('>') || op.starts_with("&>") || op == "1>" || op == "1>>")
+            && !r.target.text.starts_with('&')
+            && !matches!(
+                r.target.text.as_str(),
+                "/dev/null" | "/dev/stderr" | "1" | "2"
+            )
+    })
+}
+
 /// Does `cmd` send its standard output somewhere else than the function's output?
 fn prints_elsewhere(cmd: &Cmd) -> bool {
     cmd.redirs.iter().any(|r| {
@@ -252,7 +265,38 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
                 continue;
             }
         }
-        if last.argv.is_empty() || prints_elsewhere(last) || prints_nothing(last) {
+        if last.argv.is_empty() || prints_nothing(last) {
+            continue;
+        }
+        // Written to a file instead (`printf '%s' "1'" > v; cat v`): what a later `cat` prints
+        // is not followed, so the text written is judged as if printed.
+        if prints_elsewhere(last) {
+            if writes_a_file(last)
+                && let Some((text, _)) = run_pipeline(&stages)
+                && let Some(c) = judged(text.trim_end_matches('\n'))
+            {
+                sink.cmd(
+                    "AUR-VERSION-CODE",
+                    Severity::Critical,
+                    first,
+                    why_special(&text, c),
+                );
+            }
+            continue;
+        }
+        // A variable made from the file's own text by a program the audit cannot follow.
+        if let Some(var) = stages
+            .iter()
+            .find_map(|c| super::text_subst::unseen_variable(ctx, c.file, &c.snippet))
+        {
+            sink.cmd(
+                "AUR-VERSION-CODE",
+                Severity::High,
+                first,
+                format!(
+                    "pkgver() prints `${var}`, made from text written in the PKGBUILD by a program the audit cannot reproduce: makepkg pastes what pkgver() prints unquoted into the PKGBUILD and sources it again, and pacman pastes it into the install script's `sh -c` line as root, so a version built this way can be shell code nobody sees"
+                ),
+            );
             continue;
         }
         if let Some((text, taint)) = run_pipeline(&stages) {

@@ -179,3 +179,72 @@ pub(super) fn unseen_from_written_text(ctx: &Ctx, id: usize) -> bool {
         && crate::audit::shell::statics::run_pipeline(&stages).is_none()
         && only_written_text(&stages)
 }
+
+/// The variables a command's text names (`$name`, `${name…}`).
+fn named_variables(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' {
+            let start = if b.get(i + 1) == Some(&b'{') {
+                i + 2
+            } else {
+                i + 1
+            };
+            let mut j = start;
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+            if j > start && !b[start].is_ascii_digit() {
+                out.push(&text[start..j]);
+            }
+            i = j.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A variable named in `text` set (here or through other variables it copies) from a
+/// substitution [`unseen_from_written_text`]: `_c=$(awk 'BEGIN{print …}')` then `$_c | sh`,
+/// `eval "$_c"`, `echo "$_c"` in pkgver(). Its name, if any.
+pub(super) fn unseen_variable(ctx: &Ctx, file: usize, text: &str) -> Option<String> {
+    let mut todo: Vec<(String, u8)> = named_variables(text)
+        .into_iter()
+        .map(|n| (n.to_owned(), 0))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    while let Some((name, depth)) = todo.pop() {
+        if depth > 4 || !seen.insert(name.clone()) {
+            continue;
+        }
+        for a in ctx
+            .an
+            .assigns
+            .iter()
+            .filter(|a| a.file == file && a.name == name)
+        {
+            let mut ids: Vec<usize> = ctx
+                .an
+                .cmds
+                .iter()
+                .filter(|c| c.file == a.file && c.pos.line == a.pos.line)
+                .filter_map(|c| c.in_subst)
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            if ids.into_iter().any(|id| unseen_from_written_text(ctx, id)) {
+                return Some(name);
+            }
+            let rhs = a.snippet.split_once('=').map_or("", |(_, r)| r);
+            todo.extend(
+                named_variables(rhs)
+                    .into_iter()
+                    .map(|n| (n.to_owned(), depth + 1)),
+            );
+        }
+    }
+    None
+}
