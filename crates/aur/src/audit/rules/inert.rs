@@ -219,7 +219,16 @@ fn copy_use(ctx: &Ctx, name: &str) -> Use {
 }
 
 fn use_in(ctx: &Ctx, c: &Cmd, names_it: &dyn Fn(&str) -> bool) -> Use {
-    if c.in_subst.is_some() || c.embed.is_some() || c.argv.is_empty() {
+    if let Some(id) = c.in_subst {
+        // Its output is a word of another command: run when that word is code (`eval
+        // "$(cat FILE)"`, `source <(cat FILE)`, `bash -c "$(jq -r .cmd FILE)"`).
+        return if subst_is_code(ctx, id) {
+            Use::Runs
+        } else {
+            Use::Unknown
+        };
+    }
+    if c.embed.is_some() || c.argv.is_empty() {
         return Use::Unknown;
     }
     let i = names::effective(&c.argv);
@@ -330,6 +339,26 @@ fn use_in(ctx: &Ctx, c: &Cmd, names_it: &dyn Fn(&str) -> bool) -> Use {
         }
     }
     worst
+}
+
+/// Is the output of substitution `id` run as code by the command that holds it: its program's
+/// name, `eval`'s or `source`'s argument, a shell's or interpreter's script or `-c` text?
+fn subst_is_code(ctx: &Ctx, id: usize) -> bool {
+    ctx.an.cmds.iter().any(|c| {
+        if c.argv.is_empty() {
+            return false;
+        }
+        let i = names::effective(&c.argv);
+        let holds = |w: &crate::audit::shell::Word| w.subs.contains(&id);
+        if holds(&c.argv[i]) {
+            return true;
+        }
+        let (name, args) = names::program(c);
+        let code_cmd = matches!(name, "eval" | "source" | ".")
+            || names::is_shell(name)
+            || names::is_interpreter(name);
+        code_cmd && (args.iter().any(holds) || c.stdin.as_ref().is_some_and(holds))
+    })
 }
 
 /// A path in the package being made.

@@ -324,6 +324,23 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             }
             continue;
         }
+        if super::text_subst::only_written_text(&stages)
+            && !super::text_subst::makes_characters(&stages)
+        {
+            // Only selectors after the first stage: what is printed is made of the first
+            // stage's text, judged in its place.
+            if let Some((text, _)) = run_pipeline(&stages[..1])
+                && let Some(c) = judged(text.trim_end_matches('\n'))
+            {
+                sink.cmd(
+                    "AUR-VERSION-CODE",
+                    Severity::Critical,
+                    first,
+                    why_special(&text, c),
+                );
+            }
+            continue;
+        }
         if super::text_subst::only_written_text(&stages) {
             sink.cmd(
                 "AUR-VERSION-CODE",

@@ -99,7 +99,7 @@ fn reads_a_file(cmd: &Cmd) -> bool {
 /// A program that makes its output from nothing but its own inline text: `awk 'BEGIN{…}'` with
 /// no file and no main rule reading input, `python3 -c CODE` / `perl -e CODE` … whose code
 /// opens, imports and reads nothing.
-fn makes_from_inline_text(cmd: &Cmd) -> bool {
+pub(super) fn makes_from_inline_text(cmd: &Cmd) -> bool {
     let (name, args) = names::program(cmd);
     if matches!(name, "awk" | "gawk" | "mawk" | "nawk" | "busybox") {
         let operands: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
@@ -165,6 +165,27 @@ pub(super) fn only_written_text(stages: &[&Cmd]) -> bool {
 /// program the audit cannot evaluate (`$(awk 'BEGIN{printf …}')`, `$(perl -e '…')`, a `sed`
 /// script beyond `s`/`y`): its output is unknown, yet no one outside chose it — the shape of
 /// hidden code (attack 31 F14's class: an uncomputed transformation of literal text).
+/// Does a stage make characters that are not in the text it is given: an interpreter's inline
+/// program, or any program but the selectors (`cut`, `head`, `sort`, `grep` … pick lines and
+/// fields: what they print is made of what they read, so it holds no character the file's text
+/// does not)?
+pub(super) fn makes_characters(stages: &[&Cmd]) -> bool {
+    const SELECTORS: &[&str] = &[
+        "cut", "head", "tail", "sort", "uniq", "grep", "egrep", "fgrep", "fold", "tac", "cat",
+        "tee",
+    ];
+    stages.iter().enumerate().any(|(k, c)| {
+        let name = names::program(c).0;
+        if k == 0 {
+            // The first stage prints fixed words (`echo`, `printf`) or is fed them.
+            makes_from_inline_text(c)
+                || !(matches!(name, "echo" | "printf") || SELECTORS.contains(&name))
+        } else {
+            !SELECTORS.contains(&name)
+        }
+    })
+}
+
 pub(super) fn unseen_from_written_text(ctx: &Ctx, id: usize) -> bool {
     let stages: Vec<&Cmd> = ctx
         .an
@@ -178,6 +199,7 @@ pub(super) fn unseen_from_written_text(ctx: &Ctx, id: usize) -> bool {
             .all(|c| c.pipe.map(|p| p.0) == stages[0].pipe.map(|p| p.0))
         && crate::audit::shell::statics::run_pipeline(&stages).is_none()
         && only_written_text(&stages)
+        && makes_characters(&stages)
 }
 
 /// The variables a command's text names (`$name`, `${name…}`).
