@@ -4,8 +4,10 @@
 //! SKIP'd `rules.csv` fed to `sed -f` — GNU sed's `e` runs a shell —, `data.json`'s field piped
 //! to `sh` by `jq`, a CSV's rows run as commands, `cp data.csv x.sh; bash x.sh`, `sh <
 //! notes.txt`). Class: *a lowering keyed on a name, where the effect is what the build does with
-//! the file*. So the name only proposes; [`only_read`] decides, from every command that names
-//! the file: each must copy it into the package or read it as data.
+//! the file*. So the name only proposes; [`use_of`] decides, from every command that names the
+//! file: info only when each copies it into the package or reads it as data (`sources.rs`), the
+//! medium SKIP finding when a use is not known to be a read, and high when the build runs it as
+//! code — a download disguised as data, which the server may change after anyone looked.
 
 use crate::audit::names::{self, basename};
 use crate::audit::shell::{Cmd, Phase};
@@ -28,8 +30,8 @@ pub(super) fn inert(local: &str) -> bool {
             .any(|n| b.starts_with(n))
 }
 
-/// A data table (`emoji.json`, `.csv`, `.tsv`) is read, never run — except the manifests a
-/// build tool obeys (`package.json`'s scripts run under npm, `composer.json`'s under composer).
+/// A data table by its name (`emoji.json`, `.csv`, `.tsv`) — whether it is only read is
+/// [`use_of`]'s to say — except the manifests a build tool obeys (`package.json`'s scripts run under npm, `composer.json`'s under composer).
 fn data_table(b: &str) -> bool {
     const MANIFESTS: &[&str] = &[
         "package.json",
