@@ -259,6 +259,25 @@ fn a_data_named_download_the_build_runs_is_dangerous() {
     }
 }
 
+/// A data-named download the package ships as a program is the ordinary SKIP finding, not info.
+#[test]
+fn a_data_named_download_shipped_as_a_program_is_not_info() {
+    for build in [
+        "install -Dm755 notes.txt \"$pkgdir/usr/bin/foopkg\"",
+        "install -D -m 0755 notes.txt \"$pkgdir/usr/share/foopkg/run\"",
+        "cp notes.txt \"$pkgdir/usr/bin/foopkg\"",
+        "install -Dm644 notes.txt \"$pkgdir/etc/profile.d/foopkg.sh\"",
+    ] {
+        let r = audit(&skipped("notes.txt", build));
+        assert_eq!(
+            max_of(&r, "AUR-SOURCE-SKIP"),
+            Some(Severity::Medium),
+            "{build}\n{}",
+            r.to_text()
+        );
+    }
+}
+
 /// Its neighbours: a licence, a document, an icon or a data table the package only installs or
 /// reads is still info; a `-bin` package's SKIP'd `.desktop` and LICENSE are not dangerous.
 #[test]

@@ -293,6 +293,30 @@ fn use_in(ctx: &Ctx, c: &Cmd, names_it: &dyn Fn(&str) -> bool) -> Use {
         // Into a directory (`-t DIR`, several files, `DIR/`): the copy keeps the file's name.
         let dir_named =
             to_dir || operands.len() > 2 || target.ends_with('/') || matches!(target, "." | "..");
+        // Shipped as a program (an executable mode, a directory of programs): it runs on the
+        // installed system, so it is a download like any other, not data.
+        let executable = args.iter().any(|a| {
+            let t = a.text.as_str();
+            let mode = t.strip_prefix("--mode=").or_else(|| {
+                t.strip_prefix('-')
+                    .and_then(|f| f.split_once('m').map(|(_, m)| m))
+            });
+            mode.is_some_and(|m| {
+                m.contains('x') || m.chars().any(|c| matches!(c, '1' | '3' | '5' | '7'))
+            })
+        }) || args.windows(2).any(|p| {
+            p[0].text == "-m"
+                && p[1]
+                    .text
+                    .chars()
+                    .any(|c| matches!(c, '1' | '3' | '5' | '7' | 'x'))
+        });
+        let program_dir = ["/bin/", "/sbin/", "/libexec/", "/profile.d/", "/systemd/"]
+            .iter()
+            .any(|d| target.contains(d));
+        if executable || program_dir {
+            return Use::Unknown;
+        }
         if into_package(target) || dir_named || inert(basename(target)) {
             return Use::Read;
         }
