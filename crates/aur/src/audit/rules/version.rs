@@ -14,35 +14,38 @@
 //! separator, a substitution, a subshell, a redirection) is `dangerous`; the versions real
 //! packages carry (alphanumerics and `._+~`, with `:` and `-` as the separators) have none.
 //!
+//! What a `pkgver()` prints is judged in `printed_version.rs`: evaluated whatever prints it,
+//! and as makepkg's re-sourcing of the rewritten PKGBUILD reads it (attack 31 F1, F13).
+//!
 //! What a `pkgver()` computes at build from the sources (`git describe` and friends) cannot be
 //! read here: the audit does not flag it (it would make every VCS package with an install file
 //! `review`); makepkg lints the result only for `:/-` and whitespace, so a tag made of shell code
 //! would pass — left open (attack 29 F10).
 
 use super::{Ctx, Sink};
-use crate::audit::names;
 use crate::audit::report::Severity;
-use crate::audit::shell::{FileKind, Phase, Pos};
+use crate::audit::shell::{FileKind, Pos};
 
 const FIELDS: &[&str] = &["pkgver", "pkgrel", "epoch"];
 
 /// The first character of `v` that makes a shell reading `post_install v` run something: a
 /// command separator or operator (`;`, `|`, `&`, a newline), a subshell or substitution (`(`,
-/// `)`, a backquote — `$(…)` and `$((…))` hold a parenthesis), a redirection (`<`, `>`). Quotes,
-/// globs, braces, `$NAME`, `#` and `~` change the arguments `post_install` gets, but run
-/// nothing, and real versions hold some of them (`pkgver=${_v[-1]}` as the model leaves it).
+/// `)`, a backquote — `$(…)` and `$((…))` hold a parenthesis), a redirection (`<`, `>`), and `$`:
+/// `${x@P}` expands a variable the sourced `.INSTALL` set as a prompt, running the command
+/// substitutions in it (attack 31 F1's class; a model's placeholder is `dynamic` and skipped).
+/// Quotes, globs, braces, `#` and `~` change the arguments `post_install` gets, but run nothing.
 /// Of the control characters only the newline separates commands: the others (a terminal's
 /// colour escape `\e[1m`, a carriage return) are ordinary characters of the word to `sh`, and
 /// makepkg refuses the white ones (`[[:space:]]`) in a version anyway.
 pub(crate) fn shell_special(v: &str) -> Option<char> {
-    v.chars().find(|&c| c == '\n' || ";|&()`<>".contains(c))
+    v.chars().find(|&c| c == '\n' || ";|&()`<>$".contains(c))
 }
 
 /// What printf prints of its format, for judging: its directives taken out, its escapes
 /// decoded as printf decodes them (`\073` is `;`: attack 30 F1 — the escape was dropped, so a
 /// version printed as `1\073curl…\174sh` passed). A trailing `\n` is cut by makepkg's
 /// `$(pkgver)`; one inside would be whitespace, which makepkg refuses.
-fn printed(format: &str) -> String {
+pub(super) fn printed(format: &str) -> String {
     let mut out = String::new();
     let mut it = format.chars().peekable();
     while let Some(c) = it.next() {
@@ -66,7 +69,7 @@ fn printed(format: &str) -> String {
 }
 
 /// What `echo -e` (and printf's `%b`) prints of a word: its escapes decoded.
-fn echoed(word: &str) -> String {
+pub(super) fn echoed(word: &str) -> String {
     let mut out = String::new();
     let mut it = word.chars().peekable();
     while let Some(c) = it.next() {
@@ -186,39 +189,10 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             );
         }
     }
-    // The literal text a pkgver() prints (its last word is makepkg's new version).
-    for cmd in &ctx.an.cmds {
-        if cmd.phase != Phase::Pkgver || cmd.in_subst.is_some() || cmd.file != 0 {
-            continue;
-        }
-        let (prog, args) = names::program(cmd);
-        if !matches!(prog, "echo" | "printf") {
-            continue;
-        }
-        // `echo -e` decodes its escapes (and a shell's `xpg_echo` would without `-e`: decoded
-        // either way, since a decoded escape can only add what the text already might hold).
-        let words = args
-            .iter()
-            .filter(|w| !(w.dynamic || (prog == "echo" && w.text.starts_with('-'))));
-        for (k, w) in words.enumerate() {
-            let text = if prog == "printf" && k == 0 {
-                printed(&w.text)
-            } else {
-                echoed(&w.text)
-            };
-            // `$(pkgver)` drops the trailing newlines; one inside is whitespace, which makepkg
-            // refuses in a version.
-            let text = text.trim_end_matches('\n');
-            if let Some(c) = shell_special(text) {
-                sink.cmd(
-                    "AUR-VERSION-CODE",
-                    Severity::Critical,
-                    cmd,
-                    why("the version pkgver() prints", &w.text, c),
-                );
-            }
-        }
-    }
+    // What a pkgver() prints, as makepkg pastes it into the PKGBUILD and sources it again
+    // (attack 31 F1, F13), and a version made from the file's own text unseen.
+    super::printed_version::check(ctx, sink);
+    super::printed_version::assigned_unseen(ctx, sink, FIELDS);
     let Some(si) = &ctx.srcinfo else { return };
     for field in FIELDS {
         for (line, v) in si.values(field) {

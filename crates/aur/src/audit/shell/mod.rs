@@ -14,6 +14,7 @@ mod files;
 pub(crate) mod lexer;
 mod nested;
 mod roles;
+mod sed;
 mod source;
 pub(crate) mod statics;
 mod text;
@@ -23,6 +24,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 pub(crate) use files::analyze;
+pub(crate) use sed::script_is_plain as sed_script_is_plain;
 
 /// `rel` resolved against the directory `base` (`cd`, relative paths): `.` and `..` are
 /// folded, and `$srcdir/..` is `$startdir`. An absolute or `$`-rooted `rel` stands alone.

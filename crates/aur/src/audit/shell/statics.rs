@@ -1,5 +1,5 @@
 //! Works out, without running anything, what small "string producing" pipelines print:
-//! `echo`/`printf` (with escapes), `base64 -d`, `xxd -r -p`, `rev`, `tr`, `cat`. This is how
+//! `echo`/`printf` (with escapes), `base64 -d`, `xxd -r -p`, `rev`, `tr`, `sed`'s `s`/`y`, `cat`. This is how
 //! `$(echo Y3VybA== | base64 -d)` becomes `curl` before the rules look at it.
 
 use super::text::{EscapeMode, decode_escapes};
@@ -19,6 +19,11 @@ pub(crate) fn run_pipeline(cmds: &[&Cmd]) -> Option<(String, Taint)> {
     let mut data: Option<Vec<u8>> = None;
     for (k, c) in cmds.iter().enumerate() {
         if c.argv.iter().any(|w| w.dynamic) {
+            return None;
+        }
+        // Text the model could not resolve (`<<< "$desc"` of a `git describe`) is a
+        // placeholder, not input: what a tool makes of it is unknown too.
+        if c.stdin.as_ref().is_some_and(|s| s.dynamic) {
             return None;
         }
         let input = if k == 0 {
@@ -87,12 +92,16 @@ fn step(cmd: &Cmd, input: Option<Vec<u8>>, taint: &mut Taint) -> Option<Vec<u8>>
         "cat" | "tee" if texts.iter().all(|t| *t == "-") => input,
         "tr" if !names::is_decoder(cmd) => {
             let s = String::from_utf8(input?).ok()?;
+            // A lone `-` is a set (`tr '-' '.'`), not an option.
             let sets: Vec<&str> = texts
                 .iter()
                 .copied()
-                .filter(|t| !t.starts_with('-'))
+                .filter(|t| !t.starts_with('-') || *t == "-")
                 .collect();
-            if texts.iter().any(|t| t.starts_with('-') && t.contains('d')) {
+            if texts
+                .iter()
+                .any(|t| t.starts_with('-') && *t != "-" && t.contains('d'))
+            {
                 let del = expand_set(sets.first()?);
                 Some(
                     s.chars()
@@ -103,6 +112,17 @@ fn step(cmd: &Cmd, input: Option<Vec<u8>>, taint: &mut Taint) -> Option<Vec<u8>>
             } else {
                 Some(tr(&s, sets.first()?, sets.get(1)?).into_bytes())
             }
+        }
+        // Selections of lines and fields: `cut`, `head`, `tail` (attack 31: a name cut out of
+        // the file's own text is worked out, not left unknown).
+        "cut" | "head" | "tail" => {
+            let s = String::from_utf8(input?).ok()?;
+            Some(select(name, &texts, &s)?.into_bytes())
+        }
+        // `sed`'s `s` and `y` commands reshape text as `tr` does (attack 31 F14).
+        "sed" => {
+            let s = String::from_utf8(input?).ok()?;
+            Some(super::sed::run(&texts, &s)?.into_bytes())
         }
         _ if names::is_decoder(cmd) => {
             *taint = taint.with(Taint::DECODED);
@@ -133,6 +153,121 @@ fn step(cmd: &Cmd, input: Option<Vec<u8>>, taint: &mut Taint) -> Option<Vec<u8>>
             }
         }
         _ => None,
+    }
+}
+
+/// `cut -d D -f LIST` / `cut -c LIST`, `head -n N` / `head -N`, `tail -n N` / `tail -n +N` over
+/// `s`; `None` for anything else (a file operand, other options).
+fn select(name: &str, args: &[&str], s: &str) -> Option<String> {
+    let trailing = s.ends_with('\n');
+    let lines: Vec<&str> = s.strip_suffix('\n').unwrap_or(s).split('\n').collect();
+    let join = |v: Vec<String>| {
+        let mut out = v.join("\n");
+        if trailing || !out.is_empty() {
+            out.push('\n');
+        }
+        out
+    };
+    match name {
+        "cut" => {
+            let mut delim = '\t';
+            let mut fields: Option<&str> = None;
+            let mut chars: Option<&str> = None;
+            let mut i = 0;
+            while i < args.len() {
+                let a = args[i];
+                let (flag, rest) = if a.len() >= 2 && a.starts_with('-') {
+                    (&a[..2], &a[2..])
+                } else {
+                    return None;
+                };
+                let val = if rest.is_empty() {
+                    i += 1;
+                    *args.get(i)?
+                } else {
+                    rest
+                };
+                match flag {
+                    "-d" => delim = val.chars().next()?,
+                    "-f" => fields = Some(val),
+                    "-c" | "-b" => chars = Some(val),
+                    _ => return None,
+                }
+                i += 1;
+            }
+            let picks = |list: &str, n: usize| -> Option<Vec<usize>> {
+                let mut out = Vec::new();
+                for part in list.split(',') {
+                    let (a, b) = match part.split_once('-') {
+                        Some((a, b)) => (
+                            if a.is_empty() { 1 } else { a.parse().ok()? },
+                            if b.is_empty() { n } else { b.parse().ok()? },
+                        ),
+                        None => {
+                            let v: usize = part.parse().ok()?;
+                            (v, v)
+                        }
+                    };
+                    out.extend((a.max(1)..=b.min(n)).map(|k| k - 1));
+                }
+                out.sort_unstable();
+                out.dedup();
+                Some(out)
+            };
+            let mut out = Vec::new();
+            for l in &lines {
+                if let Some(list) = chars {
+                    let cs: Vec<char> = l.chars().collect();
+                    out.push(picks(list, cs.len())?.iter().map(|&k| cs[k]).collect());
+                } else {
+                    let list = fields?;
+                    if !l.contains(delim) {
+                        out.push((*l).to_owned());
+                        continue;
+                    }
+                    let fs: Vec<&str> = l.split(delim).collect();
+                    let picked: Vec<&str> = picks(list, fs.len())?.iter().map(|&k| fs[k]).collect();
+                    out.push(picked.join(&delim.to_string()));
+                }
+            }
+            Some(join(out))
+        }
+        _ => {
+            let mut n: i64 = 10;
+            let mut from_start = false;
+            let mut i = 0;
+            while i < args.len() {
+                let a = args[i];
+                let v = if a == "-n" {
+                    i += 1;
+                    *args.get(i)?
+                } else if let Some(r) = a.strip_prefix("-n") {
+                    r
+                } else {
+                    a.strip_prefix('-')
+                        .filter(|r| r.chars().all(|c| c.is_ascii_digit()))?
+                };
+                if let Some(r) = v.strip_prefix('+') {
+                    from_start = true;
+                    n = r.parse().ok()?;
+                } else {
+                    n = v.parse().ok()?;
+                }
+                i += 1;
+            }
+            let len = lines.len() as i64;
+            let (a, b) = match (name, from_start) {
+                ("head", _) if n >= 0 => (0, n.min(len)),
+                ("head", _) => (0, (len + n).max(0)),
+                (_, true) => ((n - 1).clamp(0, len), len),
+                _ => ((len - n).max(0), len),
+            };
+            let a = usize::try_from(a).ok()?;
+            let b = usize::try_from(b).ok()?;
+            Some(join(
+                lines[a..b.max(a)].iter().map(|l| (*l).to_owned()).collect(),
+            ))
+        }
     }
 }
 
@@ -325,6 +460,23 @@ mod tests {
         assert_eq!(base64_decode(b"Y3VybA==").as_deref(), Some(&b"curl"[..]));
         assert_eq!(hex_decode(b"62756e").as_deref(), Some(&b"bun"[..]));
         assert_eq!(tr("phey", "a-zA-Z", "n-za-mN-ZA-M"), "curl");
+        assert_eq!(
+            select("cut", &["-d:", "-f2"], "a:b:c\n").as_deref(),
+            Some("b\n")
+        );
+        assert_eq!(
+            select("cut", &["-c", "1-4"], "curlx").as_deref(),
+            Some("curl\n")
+        );
+        assert_eq!(
+            select("head", &["-n", "1"], "a\nb\n").as_deref(),
+            Some("a\n")
+        );
+        assert_eq!(
+            select("tail", &["-n", "+2"], "a\nb\nc\n").as_deref(),
+            Some("b\nc\n")
+        );
+        assert_eq!(select("cut", &["-f1", "file"], "a"), None);
         let w = |t: &str| Word {
             text: t.into(),
             ..Word::default()
