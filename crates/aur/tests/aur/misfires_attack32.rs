@@ -69,6 +69,12 @@ fn a_shell_fed_through_a_descriptor_stdin_path_xargs_or_bash_env_is_dangerous() 
         "find . -name '*.sh' -print0 | xargs -0 bash -n",
         "printf '%s\\n' a b | xargs -I{} sh -c 'echo {}'",
         "sh \"$srcdir/foopkg/install.sh\" --prefix=/usr --destdir=\"$pkgdir\"",
+        // Development-set shapes: a process substitution of a local program's output
+        // (mmdebstrap, dracut-ukify, luarocks' completion, fcitx5-mozc's version file).
+        "source <(perl -V:vendorarch)",
+        "source <(grep -E '^(BUILD_)?ID=' /etc/os-release)",
+        "source <(luarocks completion bash)",
+        "bash <(sed 's/--target[^ ]* //' \"$(command -v x86_64-w64-mingw32-configure)\")",
     ] {
         let r = audit(&packaged(body));
         assert_ne!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());

@@ -83,8 +83,13 @@ fn from_descriptor(cmd: &Cmd) -> Option<(&str, &str)> {
         return None;
     }
     let script = args.iter().find(|a| !a.text.starts_with('-'))?;
-    (names::is_descriptor_path(&script.text) && !names::STDIN_PATHS.contains(&script.text.as_str()))
-        .then_some((name, script.text.as_str()))
+    // `source <(cmd)` is the process substitution's own `/dev/fd/63`: what runs is `cmd`'s
+    // output, which the walk has judged (`exec.rs`) — only a descriptor named in the text is
+    // opened elsewhere.
+    (script.subs.is_empty()
+        && names::is_descriptor_path(&script.text)
+        && !names::STDIN_PATHS.contains(&script.text.as_str()))
+    .then_some((name, script.text.as_str()))
 }
 
 /// `xargs … sh -c` with no code after `-c`: the words xargs reads become the code

@@ -54,6 +54,13 @@ pub(super) struct Ctx<'a> {
     pub pkgnames: Vec<String>,
     /// The package's local files (install scripts, hooks, `source=` files) with their text.
     pub local_texts: &'a [(String, String)],
+    /// The substitutions the commands on each line run in, by (file, line): built once, on
+    /// first use (`text_subst::unseen_variable` asks it for every assignment it follows; read
+    /// by scanning every command each time, a 749-line PKGBUILD took 50 s).
+    pub substs_by_line: std::cell::OnceCell<HashMap<(usize, u32), Vec<usize>>>,
+    /// The commands each substitution runs, by its id, built once on first use
+    /// (`text_subst::unseen_from_written_text`, asked per word and per assignment).
+    pub cmds_by_subst: std::cell::OnceCell<HashMap<usize, Vec<usize>>>,
 }
 
 impl Ctx<'_> {
@@ -233,6 +240,8 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
         built_with,
         pkgnames,
         local_texts: &extra,
+        substs_by_line: std::cell::OnceCell::new(),
+        cmds_by_subst: std::cell::OnceCell::new(),
     };
     let mut sink = Sink {
         files: an.files.iter().map(|f| f.name.clone()).collect(),

@@ -187,11 +187,20 @@ pub(super) fn makes_characters(stages: &[&Cmd]) -> bool {
 }
 
 pub(super) fn unseen_from_written_text(ctx: &Ctx, id: usize) -> bool {
-    let stages: Vec<&Cmd> = ctx
-        .an
-        .cmds
+    let by_subst = ctx.cmds_by_subst.get_or_init(|| {
+        let mut m: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
+        for (i, c) in ctx.an.cmds.iter().enumerate() {
+            if let Some(s) = c.in_subst {
+                m.entry(s).or_default().push(i);
+            }
+        }
+        m
+    });
+    let stages: Vec<&Cmd> = by_subst
+        .get(&id)
+        .map_or(&[][..], Vec::as_slice)
         .iter()
-        .filter(|c| c.in_subst == Some(id))
+        .map(|&i| &ctx.an.cmds[i])
         .collect();
     !stages.is_empty()
         && stages
@@ -248,16 +257,24 @@ pub(super) fn unseen_variable(ctx: &Ctx, file: usize, text: &str) -> Option<Stri
             .iter()
             .filter(|a| a.file == file && a.name == name)
         {
-            let mut ids: Vec<usize> = ctx
-                .an
-                .cmds
-                .iter()
-                .filter(|c| c.file == a.file && c.pos.line == a.pos.line)
-                .filter_map(|c| c.in_subst)
-                .collect();
-            ids.sort_unstable();
-            ids.dedup();
-            if ids.into_iter().any(|id| unseen_from_written_text(ctx, id)) {
+            let by_line = ctx.substs_by_line.get_or_init(|| {
+                let mut m: std::collections::HashMap<(usize, u32), Vec<usize>> =
+                    std::collections::HashMap::new();
+                for c in &ctx.an.cmds {
+                    if let Some(id) = c.in_subst {
+                        m.entry((c.file, c.pos.line)).or_default().push(id);
+                    }
+                }
+                for ids in m.values_mut() {
+                    ids.sort_unstable();
+                    ids.dedup();
+                }
+                m
+            });
+            let ids = by_line
+                .get(&(a.file, a.pos.line))
+                .map_or(&[][..], Vec::as_slice);
+            if ids.iter().any(|&id| unseen_from_written_text(ctx, id)) {
                 return Some(name);
             }
             let rhs = a.snippet.split_once('=').map_or("", |(_, r)| r);
