@@ -57,6 +57,12 @@ pub fn for_id(id: &str) -> &'static str {
             "Whatever the server sends runs unchecked: do not build until the download is a pinned source."
         }
         "AUR-EXEC-STDIN" => "Find what produces the text piped into the interpreter.",
+        "AUR-ACCOUNT" => {
+            "Do not install: read which account, which password or group, and why a package would change it."
+        }
+        "AUR-ENDS-SESSION" => {
+            "Do not install: nothing an install needs ends the session or stops the machine."
+        }
         "AUR-FORK-BOMB" => "Do not build or install: this only exhausts the machine.",
         "AUR-GIT-PUSH" => {
             "Check where it pushes and with which credentials; building a package never needs to push."

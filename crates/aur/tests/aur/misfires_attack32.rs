@@ -110,3 +110,141 @@ fn a_traps_code_and_the_running_shell_started_again_are_walked() {
         assert_ne!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());
     }
 }
+
+/// A package whose install file's post_install holds `line`.
+fn installing(line: &str) -> AuditInput {
+    package_with(
+        "foopkg",
+        "",
+        "  install -Dm644 foopkg.txt \"$pkgdir/usr/share/foopkg/foopkg.txt\"",
+        Some(&format!("post_install() {{\n  {line}\n}}\n")),
+        &[],
+    )
+}
+
+/// F21: accounts changed by the tools made for it, from root's install script — a password
+/// removed or set, a second uid 0, an administrators' group — are dangerous; a package's own
+/// system account is nothing, a key signed locally is worth review.
+#[test]
+fn accounts_changed_from_the_install_script_are_dangerous() {
+    for line in [
+        "passwd -d root",
+        "usermod -p \"\" root",
+        "chpasswd <<< \"root:toor\"",
+        "useradd -o -u 0 -g 0 -M -N -s /bin/bash svc",
+        "usermod -aG wheel \"$(id -un 1000)\"",
+        "gpasswd -a \"$(id -un 1000)\" wheel",
+    ] {
+        let r = audit(&installing(line));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+        assert!(max_of(&r, "AUR-ACCOUNT") >= Some(Severity::High), "{line}");
+    }
+    for line in [
+        "useradd -r -U -d /var/lib/foopkg -s /usr/bin/nologin foopkg",
+        "passwd -l foopkg",
+        "usermod -aG video foopkg",
+        "getent group foopkg >/dev/null || groupadd -r foopkg",
+    ] {
+        let r = audit(&installing(line));
+        assert_eq!(max_of(&r, "AUR-ACCOUNT"), None, "{line}\n{}", r.to_text());
+        assert_ne!(r.verdict, Verdict::Dangerous, "{line}");
+    }
+    let r = audit(&installing(
+        "pacman-key --lsign-key 0123456789ABCDEF0123456789ABCDEF01234567",
+    ));
+    assert_eq!(
+        max_of(&r, "AUR-ACCOUNT"),
+        Some(Severity::Medium),
+        "{}",
+        r.to_text()
+    );
+}
+
+/// F7: root's install script ending the person's session or stopping the machine is dangerous;
+/// telling the person to reboot is not.
+#[test]
+fn ending_the_session_or_stopping_the_machine_from_the_install_script_is_dangerous() {
+    for line in [
+        "loginctl terminate-user 1000",
+        "pkill -KILL -u \"${SUDO_UID:-1000}\"",
+        "kill -9 -1",
+        "systemctl poweroff",
+        "reboot",
+    ] {
+        let r = audit(&installing(line));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+        assert_eq!(
+            max_of(&r, "AUR-ENDS-SESSION"),
+            Some(Severity::High),
+            "{line}"
+        );
+    }
+    for line in [
+        "echo \"Please reboot to load the new kernel module.\"",
+        "systemctl daemon-reload",
+        "kill -HUP \"$(cat /run/foopkg.pid 2>/dev/null)\" 2>/dev/null || true",
+        "pkill -HUP -x foopkgd || true",
+    ] {
+        let r = audit(&installing(line));
+        assert_eq!(
+            max_of(&r, "AUR-ENDS-SESSION"),
+            None,
+            "{line}\n{}",
+            r.to_text()
+        );
+    }
+}
+
+/// F2: a function defined inside package() runs without its name in the text — bash's
+/// `command_not_found_handle`, or a command makepkg runs after package() (`bsdtar`) — so its
+/// body is read; a helper defined and called there reads the same as before.
+#[test]
+fn a_function_defined_inside_another_is_read_where_it_is_defined() {
+    for body in [
+        format!("  command_not_found_handle() {{ {U}; }}\n  nosuchcmd"),
+        format!(
+            "  install -Dm644 foopkg.txt \"$pkgdir/usr/share/foopkg/foopkg.txt\"\n  bsdtar() {{ {U}; command bsdtar \"$@\"; }}"
+        ),
+    ] {
+        let r = audit(&packaged(&body));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{body}\n{}", r.to_text());
+    }
+    let r = audit(&packaged(
+        "  _inst() { install -Dm644 \"$1\" \"$pkgdir/usr/share/foopkg/$1\"; }\n  _inst a.txt\n  _inst b.txt",
+    ));
+    assert_eq!(r.verdict, Verdict::Ok, "{}", r.to_text());
+}
+
+/// F9: a link the build made to the home, removed with a trailing `/` (`cache/`, `./cache/`,
+/// `cache/.`) through the directory `build()` runs in, empties the home: dangerous; the link
+/// itself removed (`rm cache`, `rm -f cache`) is nothing.
+#[test]
+fn a_link_to_the_home_emptied_through_its_relative_name_is_dangerous() {
+    let built = |line: &str| {
+        package_with(
+            "foopkg",
+            &format!("build() {{\n  {line}\n}}\n"),
+            "  install -Dm644 /dev/null \"$pkgdir/usr/share/foopkg/README\"",
+            None,
+            &[],
+        )
+    };
+    for line in [
+        "ln -s \"$HOME\" cache; rm -rf cache/",
+        "ln -sfn \"$HOME\" cache && rm -rf cache/",
+        "ln -s \"$HOME\" cache; rm -rf ./cache/",
+        "ln -s \"$HOME\" cache; rm -rf cache/.",
+        "ln -s /home cache; rm -rf cache/",
+    ] {
+        let r = audit(&built(line));
+        assert_eq!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+    }
+    for line in [
+        "ln -s \"$HOME\" cache; rm cache",
+        "ln -sf \"$srcdir/foo-1.0\" build; rm -rf build/",
+        "mkdir -p cache; rm -rf cache/",
+    ] {
+        let r = audit(&built(line));
+        assert_ne!(r.verdict, Verdict::Dangerous, "{line}\n{}", r.to_text());
+    }
+}

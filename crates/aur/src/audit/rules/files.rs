@@ -93,7 +93,7 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             // 29 F1, `deletes::as_kernel_resolves`).
             let p = absolute(cmd, &t.text);
             let p = if effect == Effect::Delete {
-                deletes::through_links(ctx, cmd, &p)
+                deletes::through_links(ctx, cmd, &as_directory(&t.text, p))
             } else {
                 p
             };
@@ -125,7 +125,8 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             }
         }
         for t in deletes::other_deletions(ctx, cmd) {
-            let p = deletes::through_links(ctx, cmd, &absolute(cmd, &t.text));
+            let p =
+                deletes::through_links(ctx, cmd, &as_directory(&t.text, absolute(cmd, &t.text)));
             if p.starts_with('/') {
                 let p = deletes::as_kernel_resolves(cmd, &p);
                 deletes_a_system_tree(cmd, &p, &t.text, sink);
@@ -256,6 +257,18 @@ fn in_image_root(ctx: &Ctx, cmd: &Cmd, p: &str) -> bool {
 
 /// A path as the command sees it: relative paths are resolved against the directory the
 /// shell model says it runs in (`$srcdir` in PKGBUILD functions, then every `cd`).
+/// `abs` (`raw` made absolute) with the trailing `/` that `raw`'s own spelling gives it kept:
+/// `rm -rf cache/` and `cache/.` go through a link named `cache` into the directory it names,
+/// `rm -rf cache` removes only the link — and the joining of a relative path drops the slash
+/// (attack 32 F9: `ln -s "$HOME" cache; rm -rf cache/` read as removing the link).
+fn as_directory(raw: &str, mut abs: String) -> String {
+    let dir_form = raw.ends_with('/') || raw.ends_with("/.") || raw == ".";
+    if dir_form && !abs.ends_with('/') {
+        abs.push('/');
+    }
+    abs
+}
+
 pub(super) fn absolute(cmd: &Cmd, p: &str) -> String {
     if p.starts_with('/') || p.starts_with('$') || p.is_empty() {
         return p.to_owned();

@@ -1,7 +1,9 @@
 //! The rules: each module looks at the [`Analysis`] and adds findings to a [`Sink`].
 
+mod accounts;
 mod argv;
 mod elevation;
+mod ends_session;
 mod exec;
 mod exhaustion;
 mod fed_shell;
@@ -24,6 +26,7 @@ mod text_subst;
 mod unit_owners;
 mod units;
 mod version;
+mod version_text;
 
 use std::collections::{HashMap, HashSet};
 
@@ -249,6 +252,8 @@ pub(crate) fn run(input: &AuditInput) -> Outcome {
     };
     exec::check(&ctx, &mut sink);
     fed_shell::check(&ctx, &mut sink);
+    accounts::check(&ctx, &mut sink);
+    ends_session::check(&ctx, &mut sink);
     pkgmgr::check(&ctx, &mut sink);
     files::check(&ctx, &mut sink);
     modes::check(&ctx, &mut sink);

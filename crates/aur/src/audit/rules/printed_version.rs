@@ -30,7 +30,7 @@ use crate::audit::shell::{Cmd, Phase, Taint, Word};
 
 /// The first character of `v` that makes `pkgver=v` run something when makepkg sources the
 /// rewritten PKGBUILD, or that the resulting version holds for pacman's `sh -c` line
-/// ([`super::version::shell_special`]). The text is read as bash reads an assignment word:
+/// ([`super::version_text::shell_special`]). The text is read as bash reads an assignment word:
 /// plain characters (alphanumerics, `._+~` and the others bash leaves alone there: no globbing,
 /// no brace expansion, `#` not at a word's start) are text; a quoted part (`'r1.abc'`, as real
 /// `pkgver()`s print) is text when its quote is closed in the text and, in double quotes, holds
@@ -83,7 +83,7 @@ pub(crate) fn resourced_special(v: &str, ifs_changed: bool) -> Option<char> {
             c => return Some(c),
         }
     }
-    super::version::shell_special(&value)
+    super::version_text::shell_special(&value)
 }
 
 /// The text of a word the model could not fully resolve, without its placeholders (`$(…)`,
@@ -379,9 +379,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
         for (k, w) in words.enumerate() {
             let text = written_parts(w);
             let text = if prog == "printf" && k == 0 {
-                super::version::printed(&text)
+                super::version_text::printed(&text)
             } else {
-                super::version::echoed(&text)
+                super::version_text::echoed(&text)
             };
             let text = text.trim_end_matches('\n');
             if let Some(c) = judged(text) {

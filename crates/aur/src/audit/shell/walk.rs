@@ -198,14 +198,31 @@ impl Walker {
             "function_definition" => {
                 if let Some(name) = node.child_by_field_name("name") {
                     self.an.defined.push((self.file, src.raw(name).to_owned()));
-                    self.funcs.insert(
-                        src.raw(name).to_owned(),
-                        FuncRef {
-                            src: src.clone(),
-                            start: node.start_byte(),
-                            end: node.end_byte(),
-                        },
-                    );
+                    let f = FuncRef {
+                        src: src.clone(),
+                        start: node.start_byte(),
+                        end: node.end_byte(),
+                    };
+                    let fname = src.raw(name).to_owned();
+                    self.funcs.insert(fname.clone(), f.clone());
+                    // A function defined inside another runs without its name in the text when
+                    // bash or makepkg calls it: `command_not_found_handle`, or a name makepkg
+                    // itself runs after package() in the same shell (`bsdtar`, `find`, `strip`
+                    // …; a function goes before any program or builtin of its name) — so its
+                    // body is walked where it is defined, as code that may run (attack 32 F2).
+                    // A top-level one is walked with every function of the file.
+                    // Walked as a call would be (its name on the stack: a body that calls
+                    // itself is recursion, a fork bomb's `:(){ :|:& };:`).
+                    if self.func.is_some() && self.depth < MAX_DEPTH && !self.stack.contains(&fname)
+                    {
+                        self.stack.push(fname);
+                        self.depth += 1;
+                        self.conditional += 1;
+                        self.walk_func_body(&f);
+                        self.conditional -= 1;
+                        self.depth -= 1;
+                        self.stack.pop();
+                    }
                 }
             }
             "while_statement" => {
