@@ -6,7 +6,7 @@
 
 use super::super::{Ctx, Sink};
 use super::written::{Written, mentions_own};
-use crate::audit::names::basename;
+use crate::audit::names::{self, basename};
 use crate::audit::report::Severity;
 
 const ID: &str = "AUR-GRANT";
@@ -51,17 +51,7 @@ pub(super) fn judge(ctx: &Ctx, w: &Written, sink: &mut Sink) {
     } else {
         "writes, from a script that runs as root,"
     };
-    sink.cmd(
-        ID,
-        sev,
-        w.cmd,
-        format!(
-            "{place} {} ({}) {}: {why}",
-            w.path,
-            w.raw,
-            w.cmd.phase.label()
-        ),
-    );
+    w.report(sink, ID, sev, place, &why);
 }
 
 const NOT_VISIBLE: &str = "the audit cannot see its text (it comes from the upstream sources, not the PKGBUILD or a file of the package's repository), so read it yourself";
@@ -197,63 +187,6 @@ fn unguarded_yes(t: &str) -> bool {
     false
 }
 
-const SHELLS: &[&str] = &[
-    "sh",
-    "bash",
-    "dash",
-    "zsh",
-    "fish",
-    "ksh",
-    "csh",
-    "tcsh",
-    "busybox",
-    "env",
-    "python",
-    "python2",
-    "python3",
-    "perl",
-    "ruby",
-    "node",
-    "lua",
-    "php",
-    "su",
-    "sudo",
-    "doas",
-    "pkexec",
-    "xargs",
-    "find",
-    "awk",
-    "gawk",
-    "vi",
-    "vim",
-    "nvim",
-    "nano",
-    "less",
-    "more",
-    "tar",
-    "cp",
-    "mv",
-    "dd",
-    "tee",
-    "install",
-    "chmod",
-    "chown",
-    "rsync",
-    "systemctl",
-    "nsenter",
-    "chroot",
-    "script",
-    "expect",
-    "tclsh",
-    "wish",
-    "socat",
-    "nc",
-    "ncat",
-    "gdb",
-    "strace",
-    "ld.so",
-];
-
 fn polkit_action(ctx: &Ctx, w: &Written) -> Option<(Severity, String)> {
     let t = w.text.as_ref()?;
     let compact: String = t.split_whitespace().collect::<Vec<_>>().join("");
@@ -283,7 +216,7 @@ fn polkit_action(ctx: &Ctx, w: &Written) -> Option<(Severity, String)> {
     };
     let shell = paths.iter().find(|p| {
         let b = basename(p);
-        SHELLS.contains(&b) || b.starts_with("python") || writable(p)
+        names::RUNS_ANYTHING.contains(&b) || b.starts_with("python") || writable(p)
     });
     if let Some(p) = shell {
         return Some((

@@ -48,17 +48,7 @@ pub(super) fn judge(ctx: &Ctx, w: &Written, sink: &mut Sink) {
     };
     if let Some((sev, why)) = found {
         let place = if w.in_pkg { "ships" } else { "writes" };
-        sink.cmd(
-            ID,
-            sev,
-            w.cmd,
-            format!(
-                "{place} {} ({}) {}: {why}",
-                w.path,
-                w.raw,
-                w.cmd.phase.label()
-            ),
-        );
+        w.report(sink, ID, sev, place, &why);
     }
 }
 

@@ -11,16 +11,6 @@ use crate::audit::names::basename;
 use crate::audit::report::Severity;
 use crate::audit::shell::Phase;
 
-const SUFFIXES: &[&str] = &[
-    ".service",
-    ".socket",
-    ".timer",
-    ".path",
-    ".target",
-    ".mount",
-    ".automount",
-];
-
 /// systemd's own units that give a root shell or a console login.
 fn console_unit(u: &str) -> bool {
     let u = u.to_ascii_lowercase();
@@ -90,7 +80,9 @@ pub(super) fn judge(ctx: &Ctx, w: &Written, sink: &mut Sink) {
             );
         }
     } else if let Some(unit) = dir.strip_suffix(".d")
-        && SUFFIXES.iter().any(|s| unit.ends_with(s))
+        && super::super::unit_owners::UNIT_SUFFIXES
+            .iter()
+            .any(|s| unit.ends_with(s))
         && p.ends_with(".conf")
     {
         drop_in(ctx, w, unit, sink);

@@ -4,10 +4,11 @@
 //! Shared by the rules that read what such a file tells root's own tools (polkit, sudo, PAM,
 //! systemd-tmpfiles, sysusers, udev, binfmt, modprobe, systemd unit links and drop-ins).
 
-use super::super::Ctx;
 use super::super::argv;
+use super::super::{Ctx, Sink};
 use super::write_targets;
 use crate::audit::names::{self, basename};
+use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, Phase, Word, join_path};
 
 /// One file the command leaves on the system.
@@ -25,6 +26,31 @@ pub(super) struct Written<'a> {
     /// For a symbolic link: what it points to.
     pub link: Option<String>,
     pub cmd: &'a Cmd,
+}
+
+impl Written<'_> {
+    /// Says what the command does to this file and why it matters: `place` is how it gets there
+    /// ("ships", "writes", …), the path and its spelling, the phase.
+    pub(super) fn report(
+        &self,
+        sink: &mut Sink,
+        id: &'static str,
+        sev: Severity,
+        place: &str,
+        why: &str,
+    ) {
+        sink.cmd(
+            id,
+            sev,
+            self.cmd,
+            format!(
+                "{place} {} ({}) {}: {why}",
+                self.path,
+                self.raw,
+                self.cmd.phase.label()
+            ),
+        );
+    }
 }
 
 /// A path inside the package folded as the kernel resolves it: `//`, `/./` and `dir/..`

@@ -256,49 +256,6 @@ pub(super) fn tmpfiles(ctx: &Ctx, t: &str) -> Option<(Severity, String)> {
     worst
 }
 
-/// Programs that run whatever they are told: set-id on one of them is root (or its group) for
-/// anything.
-const RUNS_ANYTHING: &[&str] = &[
-    "sh",
-    "bash",
-    "dash",
-    "zsh",
-    "fish",
-    "ksh",
-    "busybox",
-    "env",
-    "python",
-    "python3",
-    "perl",
-    "ruby",
-    "node",
-    "lua",
-    "php",
-    "find",
-    "xargs",
-    "awk",
-    "gawk",
-    "vi",
-    "vim",
-    "nano",
-    "less",
-    "more",
-    "tar",
-    "cp",
-    "mv",
-    "dd",
-    "tee",
-    "install",
-    "chmod",
-    "chown",
-    "rsync",
-    "systemctl",
-    "nsenter",
-    "chroot",
-    "gdb",
-    "strace",
-];
-
 /// A tmpfiles.d line that sets a set-id bit: what `chmod` would do to the installed file, as
 /// root, after every boot. On a program that runs anything it is root for anyone; a set-user-id
 /// root program is worth review (the modes rule's rating for the package's own); a set-group-id
@@ -312,7 +269,7 @@ fn setid_line(
 ) {
     let bits = super::super::argv::octal(mode.trim_start_matches(['~', ':'])).unwrap_or(0);
     let name = basename(path);
-    if RUNS_ANYTHING.contains(&name) || name.starts_with("python") {
+    if crate::audit::names::RUNS_ANYTHING.contains(&name) || name.starts_with("python") {
         put(
             Severity::Critical,
             format!(
