@@ -160,6 +160,13 @@ impl OwnDir {
         self.open_own(name, OFlag::O_WRONLY | OFlag::O_APPEND)
     }
 
+    /// As [`OwnDir::open_append`], and readable too: a log's writer reads its last byte through
+    /// the very descriptor it appends to, never by the name, which another process may have
+    /// rotated away in between.
+    pub fn open_append_read(&self, name: &OsStr) -> io::Result<fs::File> {
+        self.open_own(name, OFlag::O_RDWR | OFlag::O_APPEND)
+    }
+
     /// Opens `name` in the held directory for reading and writing (a lock file), creating it
     /// (0600) when missing, never truncated; judged as [`OwnDir::open_append`] judges.
     pub fn open_lock(&self, name: &OsStr) -> io::Result<fs::File> {
