@@ -143,6 +143,7 @@ fn accounts_changed_from_the_install_script_are_dangerous() {
         "useradd -r -U -d /var/lib/foopkg -s /usr/bin/nologin foopkg",
         "passwd -l foopkg",
         "usermod -aG video foopkg",
+        "usermod -a -G adm,systemd-journal foopkg",
         "getent group foopkg >/dev/null || groupadd -r foopkg",
     ] {
         let r = audit(&installing(line));
@@ -184,6 +185,7 @@ fn ending_the_session_or_stopping_the_machine_from_the_install_script_is_dangero
         "systemctl daemon-reload",
         "kill -HUP \"$(cat /run/foopkg.pid 2>/dev/null)\" 2>/dev/null || true",
         "pkill -HUP -x foopkgd || true",
+        "kill -1 \"$(pidof foopkgd)\" 2>/dev/null || true",
     ] {
         let r = audit(&installing(line));
         assert_eq!(

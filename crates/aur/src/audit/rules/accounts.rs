@@ -10,8 +10,9 @@ use crate::audit::names;
 use crate::audit::report::Severity;
 use crate::audit::shell::{Cmd, Phase};
 
-/// Groups whose members may become root (sudo's and polkit's administrators, the log readers).
-const ADMIN_GROUPS: &[&str] = &["wheel", "sudo", "admin", "root", "adm"];
+/// Groups whose members may become root (sudo's and polkit's administrators). `adm`, the log
+/// readers, is not one: a daemon's account put there to read the journal is ordinary.
+const ADMIN_GROUPS: &[&str] = &["wheel", "sudo", "admin", "root"];
 
 pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
     for cmd in &ctx.an.cmds {

@@ -57,7 +57,9 @@ pub(super) fn check(ctx: &Ctx, sink: &mut Sink) {
             {
                 Some("ends or locks the person's session")
             }
-            "kill" if t.last() == Some(&"-1") || t.contains(&"-1") && t.len() > 1 => {
+            // `-1` as the process (the last word): every process it may signal. `kill -1 PID`
+            // is signal 1 (a reload) to PID, nothing of the kind.
+            "kill" if t.len() > 1 && t.last() == Some(&"-1") => {
                 Some("signals every process it may: the person's whole session")
             }
             "pkill" | "killall" if t.iter().any(|a| *a == "-u" || a.starts_with("--user")) => {
