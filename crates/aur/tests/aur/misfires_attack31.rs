@@ -2,7 +2,9 @@
 //! each in its real shape with our own text: the attack is now caught, and the real packages'
 //! ordinary neighbours are not.
 
-use archgate_aur::audit::{AuditInput, AuditReport, ScriptFile, Severity, Verdict, audit};
+use archgate_aur::audit::{AuditInput, ScriptFile, Severity, Verdict, audit};
+
+use crate::support::max_of;
 
 const INSTALL: &str = "post_install() {\n  echo \"Thanks for installing foopkg\"\n}\n";
 
@@ -32,14 +34,6 @@ fn vcs(body: &str) -> AuditInput {
         }],
         srcinfo: None,
     }
-}
-
-fn max_of(r: &AuditReport, id: &str) -> Option<Severity> {
-    r.findings
-        .iter()
-        .filter(|f| f.id == id)
-        .map(|f| f.severity)
-        .max()
 }
 
 /// F1: a `pkgver()` that prints shell code through anything but a literal `echo`/`printf`
