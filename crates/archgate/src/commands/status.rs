@@ -126,6 +126,18 @@ pub struct Waybar {
 
 const START_HINT: &str = "Start it: systemctl --user start archgate (see `archgate service`), or enable the Omarchy plugin.";
 
+/// The activity log that cannot be written (`/health`'s `audit.writable`): archgate answers no
+/// call until it can (attack 33 F1: thirty reads answered, no record, and `status` said nothing).
+fn log_problem(health: &Value) -> Option<String> {
+    let audit = &health["audit"];
+    (audit["writable"].as_bool() == Some(false)).then(|| {
+        format!(
+            "NOT WRITABLE ({} failed writes) — no call is answered until it is; check the disk and `archgate doctor`",
+            audit["write_failures"].as_u64().unwrap_or(0)
+        )
+    })
+}
+
 /// Why archgate's stored state is not in use, from `/health`'s `state` (`server/health.rs`).
 fn state_problem(health: &Value) -> Option<&str> {
     (health["state"]["ok"].as_bool() == Some(false)).then(|| {
@@ -181,6 +193,10 @@ pub fn waybar(seen: &Seen, now: u64) -> Waybar {
                     "{file} is not applied; using {using}: {}",
                     problems.join("; ")
                 ));
+            }
+            if let Some(why) = log_problem(health) {
+                class.push("log-problem".into());
+                tooltip.push(why);
             }
             if let Some(why) = state_problem(health) {
                 class.push("state-problem".into());
@@ -296,6 +312,9 @@ fn human(seen: &Seen) -> Vec<String> {
                 .flatten()
             {
                 lines.push(format!("  problem: {}", p.as_str().unwrap_or("")));
+            }
+            if let Some(why) = log_problem(health) {
+                lines.push(format!("activity log: {why}"));
             }
             if let Some(why) = state_problem(health) {
                 lines.push(format!(

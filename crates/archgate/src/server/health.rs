@@ -33,6 +33,8 @@ pub fn body(app: &App) -> serde_json::Value {
             "written": gate.audit().stats().written.load(std::sync::atomic::Ordering::Relaxed),
             "dropped": gate.audit().stats().dropped_total.load(std::sync::atomic::Ordering::Relaxed),
             "write_failures": gate.audit().stats().write_failures.load(std::sync::atomic::Ordering::Relaxed),
+            // False from a failed write until one succeeds: no call is answered meanwhile.
+            "writable": gate.audit().writable(),
         },
         // Programs running whose groups archgate's guard holds (killed if archgate is killed).
         "programs": {"guarded": archgate_core::exec::guard::guarded()},

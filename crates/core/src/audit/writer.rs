@@ -43,6 +43,9 @@ pub struct AuditStats {
     pub write_failures: AtomicU64,
     /// `write`s that carried lines (several lines each once calls come faster than one write).
     pub batches: AtomicU64,
+    /// The last write failed and none has succeeded since: the log cannot be written now, and
+    /// the gate answers no call whose record would be lost (attack 33 F1).
+    pub failing: AtomicBool,
 }
 
 #[derive(Clone)]
@@ -101,8 +104,10 @@ impl AuditLog {
         // Opened now, so the first record goes to the file with its call like every other one
         // (a record behind a file still to open lagged its call: a kill right after the first
         // answer lost it). Failing here is retried, and reported, by the first write.
-        if open_now {
-            let _ = first.open();
+        // A log that cannot be opened at the start is failing from the start: no call is
+        // answered until a record reaches it (the first refused call's record is the next try).
+        if open_now && first.open().is_err() {
+            stats.failing.store(true, Ordering::SeqCst);
         }
         let writer = Arc::new(Mutex::new(first));
         let queued = Arc::new(AtomicUsize::new(0));
@@ -253,6 +258,13 @@ impl AuditLog {
         &self.stats
     }
 
+    /// Whether the log can be written now: false from a failed write until one succeeds (a
+    /// record of a refused call is the next try, so freeing the disk is noticed by the next
+    /// call).
+    pub fn writable(&self) -> bool {
+        !self.stats.failing.load(Ordering::SeqCst)
+    }
+
     /// Writes everything handed over so far (a failing write is counted and reported, as ever);
     /// false when the queue could not be emptied within `timeout`.
     pub fn flush(&self, timeout: Duration) -> bool {
@@ -399,6 +411,7 @@ impl Writer {
             Ok(()) => {
                 self.stats.written.fetch_add(lines, Ordering::Relaxed);
                 self.stats.batches.fetch_add(1, Ordering::Relaxed);
+                self.stats.failing.store(false, Ordering::SeqCst);
                 if let Some(lost) = self.failing.take() {
                     tracing::warn!(path = %self.settings.path.display(), "audit log writable again; {lost} records were lost");
                 }
@@ -408,6 +421,7 @@ impl Writer {
                 // The drop count must still reach the file once writing works again.
                 self.pending_dropped.fetch_add(dropped, Ordering::Relaxed);
                 self.stats.write_failures.fetch_add(1, Ordering::Relaxed);
+                self.stats.failing.store(true, Ordering::SeqCst);
                 self.file = None;
                 match &mut self.failing {
                     None => {

@@ -184,7 +184,7 @@ impl Gate {
                 };
                 // On disk before anyone is asked: a daemon killed while it waits leaves the
                 // call's trace (`asking.rs`).
-                self.mark_asking(call, trace, &a);
+                self.mark_asking(call, trace, &a)?;
                 trace.asking = true;
                 let outcome = self.broker.ask_via(q, timeout, live).await;
                 trace.asking = false;

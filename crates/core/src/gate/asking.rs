@@ -13,19 +13,29 @@ use serde_json::{Value, json};
 
 use super::ask::Ask;
 use super::record::Trace;
+use super::refusal::{Kind, Refusal};
 use super::{Call, Gate};
+use crate::audit::Outcome;
 
 impl Gate {
-    /// Writes the call's `asking` line before its question goes out. A line that cannot be
-    /// written is warned about, not refused: the question's record is still written when it
-    /// is answered; only a daemon killed meanwhile would then leave none.
-    pub(super) fn mark_asking(&self, call: &Call<'_>, trace: &Trace, a: &Ask<'_>) {
-        if !self.audit.event_now(&asking_line(call, trace, a)) {
-            tracing::warn!(
-                call = call.id,
-                "the activity log could not be written: if archgate is killed while this question waits, its call leaves no record"
-            );
+    /// Writes the call's `asking` line before its question goes out; a line that cannot be
+    /// written refuses the call before anyone is asked (attack 33 F1: the question went out,
+    /// and the person was asked about a call the log could not hold).
+    pub(super) fn mark_asking(
+        &self,
+        call: &Call<'_>,
+        trace: &Trace,
+        a: &Ask<'_>,
+    ) -> Result<(), Refusal> {
+        if self.audit.event_now(&asking_line(call, trace, a)) {
+            return Ok(());
         }
+        Err(Refusal::new(
+            Outcome::Refused,
+            Kind::Refused,
+            "the activity log could not be written, so this call's question would leave no trace if archgate stopped while it waited; nobody was asked and nothing ran",
+        )
+        .next("the person checks the disk and the log's directory (`archgate doctor`), then call again"))
     }
 }
 

@@ -395,8 +395,21 @@ impl Gate {
         };
         // Boxed: the stages' state is large, and every future that awaits this one (the MCP
         // handler's, the SDK's task) would hold it inline and copy it at each spawn and move.
-        let output = Box::pin(self.run(&call, &mut pending, tool, args)).await;
+        let output = if self.audit.writable() {
+            Box::pin(self.run(&call, &mut pending, tool, args)).await
+        } else {
+            Err(unrecordable())
+        };
         let outcome = pending.finish(&output);
+        // Class: *a record that cannot be written does not stop the call it records* (attack 33
+        // F1: a full disk, and thirty reads answered with no line). The record was just handed
+        // to the log; when the log failed meanwhile, the answer is withheld — the agent gets
+        // nothing archgate could not record (the reads of `processes`, `journal`, the clipboard
+        // are the person's evidence too).
+        let (outcome, output) = match output {
+            Ok(_) if !self.audit.writable() => (Outcome::Refused, Err(unrecordable())),
+            o => (outcome, o),
+        };
         CallResult {
             id,
             outcome,
@@ -541,4 +554,14 @@ fn executor(config: &Config) -> Arc<Executor> {
     let key = (config.exec.clone(), config.desktop.omarchy_path.clone());
     CACHE.store(Some(Arc::new((key, Instant::now(), e.clone()))));
     e
+}
+
+/// The refusal of a call whose record cannot be written (`AuditLog::writable`).
+fn unrecordable() -> Refusal {
+    Refusal::new(
+        Outcome::Refused,
+        refusal::Kind::Refused,
+        "the activity log cannot be written (a full disk, or its file or directory gone wrong), and archgate answers no call it cannot record; nothing was answered",
+    )
+    .next("the person checks the disk and the log's directory (`archgate doctor`, `archgate status`); call again once it is writable")
 }

@@ -349,9 +349,23 @@ pub fn build_with(
     };
     let roots =
         |d: &Path| d.is_absolute() && crate::resolve::check_directory(&root_only, d).is_ok();
+    // Root's directories first — the search directories that are root's, then the inherited
+    // ones — and the person's search directories last: a name a root directory holds always
+    // resolves there, so a file the agent drops in a directory of the person's (Omarchy's
+    // `bin/` in the home) never stands in for a system command a script calls by name (attack
+    // 33 F6: a planted `date` ran inside a read route). The person's directories supply only
+    // names no root directory has: Omarchy's own `omarchy-*` commands.
+    // Root's all the way whatever the trust setting says (with the rule off, `roots` passes any
+    // directory): what decides the order is who could have put a file there.
+    let strictly_roots = ExecConfig {
+        require_root_owned: true,
+        ..root_only.clone()
+    };
+    let strictly =
+        |d: &Path| d.is_absolute() && crate::resolve::check_directory(&strictly_roots, d).is_ok();
     let mut dirs: Vec<PathBuf> = Vec::with_capacity(cfg.search_dirs.len() + 4);
     for d in &cfg.search_dirs {
-        if !dirs.contains(d) && if root_path { roots(d) } else { trusted(d) } {
+        if !dirs.contains(d) && strictly(d) {
             dirs.push(d.clone());
         }
     }
@@ -359,6 +373,13 @@ pub fn build_with(
         for d in kept_dirs(&p, &roots) {
             if !dirs.contains(&d) {
                 dirs.push(d);
+            }
+        }
+    }
+    if !root_path {
+        for d in &cfg.search_dirs {
+            if !dirs.contains(d) && trusted(d) {
+                dirs.push(d.clone());
             }
         }
     }

@@ -165,24 +165,34 @@ fn the_persons_directories_pass_only_when_the_whole_path_is_trusted() {
     assert_eq!(home(&open.join("home"), &open_cfg(&[])), 2, "the rule off");
 }
 
-/// Class: nothing a client could make reaches a program through `PATH` (attack 2 F5). The
-/// search directories come first; an inherited directory passes only when root's all the
-/// way, so a directory of the person's (which a client, running as the person, can make) is
-/// dropped wherever it stood.
+/// Class: nothing a client could make reaches a program through `PATH` (attack 2 F5), and a
+/// directory trusted for the program archgate names is not the front of the `PATH` its scripts
+/// search (attack 33 F6). Root's search directories come first, then the inherited directories
+/// root owns all the way, and the person's search directory last; an inherited directory of the
+/// person's (which a client, running as the person, can make) is dropped wherever it stood.
 #[test]
-fn path_holds_the_search_directories_first_and_only_roots_inherited_ones() {
+fn path_holds_roots_directories_first_and_the_persons_search_directories_last() {
     let t = tempfile::tempdir().unwrap();
     let search = t.path().join("search");
     let mine = t.path().join("mine");
     std::fs::create_dir(&search).unwrap();
     std::fs::create_dir(&mine).unwrap();
     let me = nix::unistd::geteuid().as_raw();
+    // The person's directories: this uid's, or when the tests run as root, nobody's made so.
+    let person = if me == 0 {
+        for d in [&search, &mine] {
+            nix::unistd::chown(d, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+        }
+        65534
+    } else {
+        me
+    };
     let strict = ExecConfig {
         require_root_owned: true,
-        person_uid: Some(me),
-        ..open_cfg(&[search.to_str().unwrap()])
+        person_uid: Some(person),
+        ..open_cfg(&[search.to_str().unwrap(), "/usr/bin"])
     };
-    let inherited = format!("{}:/usr/bin:{}", mine.display(), search.display());
+    let inherited = format!("{}:/usr/bin:/bin:{}", mine.display(), search.display());
     let env = build(os(&[("PATH", &inherited)]), &strict, &[]);
     let path = env
         .iter()
@@ -193,11 +203,13 @@ fn path_holds_the_search_directories_first_and_only_roots_inherited_ones() {
         .unwrap()
         .to_owned();
     let dirs: Vec<&str> = path.split(':').collect();
-    assert_eq!(dirs[0], search.to_str().unwrap(), "{path}");
-    assert!(dirs.contains(&"/usr/bin"), "root's directory kept: {path}");
-    let mine_kept = dirs.contains(&mine.to_str().unwrap());
-    // The temporary directory is the person's unless the person is root (then it is root's).
-    assert_eq!(mine_kept, me == 0, "{path}");
+    // `/bin` is root's on Debian and Arch alike (a link to usr/bin or a directory).
+    assert_eq!(
+        dirs,
+        ["/usr/bin", "/bin", search.to_str().unwrap()],
+        "{path}"
+    );
+    assert!(!dirs.contains(&mine.to_str().unwrap()), "{path}");
 }
 
 #[test]

@@ -39,6 +39,7 @@ mod orphans;
 mod page_login;
 mod picked;
 mod pinning;
+mod planted_helper;
 mod plugins;
 mod relayed;
 mod routed;

@@ -26,6 +26,7 @@ mod relay;
 mod resolution;
 mod started;
 mod tools;
+mod unrecorded;
 mod untrusted;
 
 use tools::{Echo, FromFile, RouteWord, Secret};

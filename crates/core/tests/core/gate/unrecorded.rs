@@ -1,0 +1,96 @@
+//! Class: *a record that cannot be written does not stop the call it records* (attack 33 F1: the
+//! log's disk filled by one `dd`, and thirty reads were answered with no line at all). No call is
+//! answered while its record cannot be written: the call whose record failed has its answer
+//! withheld, every call after it is refused before any work, and the log that can be written
+//! again is noticed by the next call (its refusal's record is the try that succeeds).
+
+use super::*;
+
+fn text_of(r: &archgate_core::gate::CallResult) -> String {
+    match &r.output {
+        Ok(o) => format!("{:?}", o.content),
+        Err(refusal) => refusal.message.clone(),
+    }
+}
+
+#[tokio::test]
+async fn no_call_is_answered_while_its_record_cannot_be_written() {
+    let e = env("");
+    let first = e
+        .gate
+        .call(&client(), "echo", json!({"words": ["first"]}))
+        .await;
+    assert!(first.output.is_ok(), "{}", text_of(&first));
+    assert!(e.gate.audit().flush(Duration::from_secs(5)));
+    assert!(e.gate.audit().writable());
+
+    // Every write fails from now on, as on a full disk: the log's name holds a directory, which
+    // the writer finds at its next look (every 100 ms) and cannot open.
+    std::fs::rename(&e.log, e.log.with_extension("before")).unwrap();
+    std::fs::create_dir(&e.log).unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+    let withheld = e
+        .gate
+        .call(&client(), "echo", json!({"words": ["second"]}))
+        .await;
+    assert!(withheld.output.is_err(), "answered: {}", text_of(&withheld));
+    assert!(
+        text_of(&withheld).contains("activity log cannot be written"),
+        "{}",
+        text_of(&withheld)
+    );
+    assert!(!e.gate.audit().writable());
+    let refused = e
+        .gate
+        .call(&client(), "echo", json!({"words": ["third"]}))
+        .await;
+    assert!(refused.output.is_err(), "answered: {}", text_of(&refused));
+    assert_eq!(refused.outcome, Outcome::Refused);
+
+    // Writable again: noticed by the next write that succeeds — a line still queued, which the
+    // writer tries again, or the next call's refusal, whose record is the try. At most one call
+    // is refused after the disk is free.
+    std::fs::remove_dir(&e.log).unwrap();
+    let mut refusals = 0;
+    let answered = loop {
+        let r = e
+            .gate
+            .call(&client(), "echo", json!({"words": ["again"]}))
+            .await;
+        if r.output.is_ok() {
+            break r;
+        }
+        refusals += 1;
+        assert!(
+            refusals <= 1,
+            "refused with the log writable: {}",
+            text_of(&r)
+        );
+        assert!(e.gate.audit().flush(Duration::from_secs(5)));
+    };
+    assert!(e.gate.audit().writable());
+    assert!(e.gate.audit().flush(Duration::from_secs(5)));
+    // What reached the log: the answered call last; the withheld call's line failed with its
+    // write, and no call was answered unrecorded (the refusals' lines, queued while the log
+    // failed, may land once it is writable).
+    let ids: Vec<(String, Outcome)> = records(&e).into_iter().map(|r| (r.id, r.outcome)).collect();
+    assert_eq!(
+        ids.last(),
+        Some(&(answered.id.clone(), Outcome::Ok)),
+        "{ids:?}"
+    );
+    assert!(!ids.iter().any(|(id, _)| *id == withheld.id), "{ids:?}");
+    assert!(
+        ids.iter()
+            .all(|(id, o)| *o == Outcome::Refused || *id == answered.id),
+        "{ids:?}"
+    );
+    assert!(
+        e.gate
+            .audit()
+            .stats()
+            .write_failures
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 1
+    );
+}
