@@ -67,6 +67,10 @@ fn command(resolved: &Path, spec: &CommandSpec, executor: &Executor) -> std::pro
         // to write (attack 25 F4; class: *an interpreter started so that it reads the person's
         // start-up files*, the environment-is-code class of attack 18 F2).
         .env("PYTHONNOUSERSITE", "1")
+        // And a Python script's own directory is not put first on its import path: an Omarchy
+        // script in the person's `bin/` imports `json`, and a `json.py` the agent dropped beside
+        // it ran under the person's yes (attack 33 F6's neighbour). Python >= 3.11 reads it.
+        .env("PYTHONSAFEPATH", "1")
         // The same for every PulseAudio client (`pactl` in read routes): libpulse reads the
         // person's `~/.config/pulse/client.conf`, and when no server answers it starts the
         // `daemon-binary` that file names (attack 26 F7: a read route ran the agent's program).

@@ -115,6 +115,11 @@ pub const TABLE: &[Passed] = &[
         why: "set to 1 for every program at the spawn site (run.rs): no Python program archgate starts runs the person's user-site .pth files (attack 25 F4)",
     },
     Passed {
+        names: &["PYTHONSAFEPATH"],
+        carries: Carries::Value,
+        why: "set to 1 for every program at the spawn site (run.rs): a Python script's own directory (Omarchy's bin/ in the person's home) is not first on its import path, so a module the agent drops beside it is never imported in place of the standard library's (attack 33 F6)",
+    },
+    Passed {
         names: &["PULSE_CLIENTCONFIG"],
         carries: Carries::Value,
         why: "set to /dev/null for every program at the spawn site (run.rs): no PulseAudio client archgate starts reads the person's client.conf, whose daemon-binary it would start when no server answers (attack 26 F7)",

@@ -270,7 +270,13 @@ async fn a_cleared_spec_gets_only_what_it_names_and_a_trusted_path() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["HOME", "PATH", "PULSE_CLIENTCONFIG", "PYTHONNOUSERSITE"],
+        [
+            "HOME",
+            "PATH",
+            "PULSE_CLIENTCONFIG",
+            "PYTHONNOUSERSITE",
+            "PYTHONSAFEPATH"
+        ],
         "{text}"
     ); // sorted
     let path = text
@@ -315,4 +321,27 @@ async fn a_pulseaudio_client_never_reads_the_persons_client_conf() {
         .await
         .unwrap();
     assert_eq!(out.stdout_lossy(), "/dev/null", "{}", out.stderr_lossy());
+}
+
+/// Attack 33 F6's neighbour: a Python script archgate runs never imports a module dropped beside
+/// it (Omarchy's `bin/` is the person's, so the agent's to write): `PYTHONSAFEPATH=1` keeps the
+/// script's own directory off the front of its import path, and `json` is the standard
+/// library's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_script_never_imports_a_module_planted_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("status.py");
+    std::fs::write(&script, "import json\nprint(json.__file__)\n").unwrap();
+    std::fs::write(dir.path().join("json.py"), "print('PLANTED')\n").unwrap();
+    let out = permit()
+        .run(CommandSpec::new("python3").arg(script.to_str().unwrap()))
+        .await
+        .unwrap();
+    let text = out.stdout_lossy();
+    assert!(!text.contains("PLANTED"), "{text}");
+    assert!(
+        text.trim().starts_with("/usr/lib/python3"),
+        "the standard library's json: {text} {}",
+        out.stderr_lossy()
+    );
 }
