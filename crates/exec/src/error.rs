@@ -106,6 +106,12 @@ pub enum UntrustedReason {
         /// Its permission bits.
         mode: u32,
     },
+    /// A file archgate refused earlier as writable by (or owned by) another user: still the
+    /// same inode, which a descriptor opened then may still write (`once_open.rs`).
+    WasOpenToOthers {
+        /// The file.
+        path: PathBuf,
+    },
     /// The program is not a regular executable file.
     NotExecutable {
         /// The file found.
@@ -154,6 +160,12 @@ impl fmt::Display for UntrustedReason {
                 "{} is writable by group or others (mode {:04o})",
                 path.display(),
                 mode & 0o7777
+            ),
+            UntrustedReason::WasOpenToOthers { path } => write!(
+                f,
+                "{} was writable by another user when archgate looked earlier, and a descriptor opened then can still write it whatever its mode now; {}",
+                path.display(),
+                crate::once_open::replace_hint(path)
             ),
             UntrustedReason::NotExecutable { path } => {
                 write!(f, "{} is not an executable file", path.display())

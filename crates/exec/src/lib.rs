@@ -42,6 +42,7 @@ pub mod env;
 mod error;
 mod executor;
 pub mod guard;
+pub mod once_open;
 pub mod own_file;
 mod permit;
 mod person;

@@ -276,14 +276,29 @@ pub(crate) fn check_owner_mode(
     path: &Path,
     meta: &Metadata,
 ) -> Result<(), UntrustedReason> {
-    check_owner(cfg, path, meta)?;
-    if meta.mode() & 0o022 != 0 {
-        return Err(UntrustedReason::WritableByOthers {
-            path: path.to_owned(),
-            mode: meta.mode(),
-        });
+    let judged = check_owner(cfg, path, meta).and_then(|()| {
+        if meta.mode() & 0o022 != 0 {
+            return Err(UntrustedReason::WritableByOthers {
+                path: path.to_owned(),
+                mode: meta.mode(),
+            });
+        }
+        Ok(())
+    });
+    // A file refused now stays refused while it is the same inode: a descriptor another user
+    // opened while it was theirs to write outlives the fix of its mode (`once_open.rs`).
+    match judged {
+        Err(e) => {
+            crate::once_open::remember(meta);
+            Err(e)
+        }
+        Ok(()) if crate::once_open::was_open_to_others(meta) => {
+            Err(UntrustedReason::WasOpenToOthers {
+                path: path.to_owned(),
+            })
+        }
+        Ok(()) => Ok(()),
     }
-    Ok(())
 }
 
 /// Owned by root or the person.

@@ -57,24 +57,46 @@ pub enum OnDisk {
 }
 
 /// Why `p` (an existing file or directory) must not be trusted: another owner than `uid` or
-/// root, or writable by group or others (unless `sticky_ok` and the sticky bit is set).
+/// root, or writable by group or others (unless `sticky_ok` and the sticky bit is set) — or, for
+/// a file, refused so earlier and still the same inode: a descriptor another user opened while
+/// the file was theirs to write outlives the fix of its mode (attack 33 F2; `once_open.rs`).
 fn distrust(p: &Path, m: &std::fs::Metadata, uid: u32, sticky_ok: bool) -> Option<String> {
+    use archgate_exec::once_open;
+    // For a file, the fix is a new file: a `chmod` leaves open descriptors writing.
+    let fix = |chmod: String| {
+        if m.is_file() {
+            once_open::replace_hint(p)
+        } else {
+            chmod
+        }
+    };
     let owner = m.uid();
-    if owner != uid && owner != 0 {
-        return Some(format!(
-            "{} is owned by uid {owner}, not by you (uid {uid}); the config was not applied (chown it to yourself)",
-            p.display()
-        ));
-    }
-    if m.mode() & 0o022 != 0 && !(sticky_ok && m.mode() & 0o1000 != 0) {
-        return Some(format!(
-            "{} is writable by group or others (mode {:o}); the config was not applied (chmod go-w {})",
+    let why = if owner != uid && owner != 0 {
+        Some(format!(
+            "{} is owned by uid {owner}, not by you (uid {uid}); the config was not applied ({})",
+            p.display(),
+            fix("chown it to yourself".into())
+        ))
+    } else if m.mode() & 0o022 != 0 && !(sticky_ok && m.mode() & 0o1000 != 0) {
+        Some(format!(
+            "{} is writable by group or others (mode {:o}); the config was not applied ({})",
             p.display(),
             m.mode() & 0o7777,
-            p.display()
-        ));
+            fix(format!("chmod go-w {}", p.display()))
+        ))
+    } else if once_open::was_open_to_others(m) {
+        Some(format!(
+            "{} was writable by another user when archgate looked earlier, and a descriptor opened then can still write it whatever its mode now; the config was not applied ({})",
+            p.display(),
+            once_open::replace_hint(p)
+        ))
+    } else {
+        None
+    };
+    if why.is_some() {
+        once_open::remember(m);
     }
-    None
+    why
 }
 
 /// Where a chain of links and directories leads, each hop judged.
@@ -281,7 +303,8 @@ pub fn read_last_good(path: &Path, uid: u32) -> Result<Option<(String, u64)>, St
             path.display()
         ));
     }
-    if m.uid() != uid || m.mode() & 0o022 != 0 {
+    if m.uid() != uid || m.mode() & 0o022 != 0 || archgate_exec::once_open::was_open_to_others(&m) {
+        archgate_exec::once_open::remember(&m);
         return Err(format!(
             "{} is owned by uid {} with mode {:o}: not a file only you (uid {uid}) can change; {fix}",
             path.display(),

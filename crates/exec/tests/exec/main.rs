@@ -8,6 +8,7 @@
 mod arg0;
 mod environment;
 mod groups;
+mod once_open;
 mod output;
 mod permit;
 mod person;

@@ -35,6 +35,7 @@ mod installs;
 mod launch_door;
 mod login;
 mod lowering;
+mod once_open;
 mod orphans;
 mod page_login;
 mod picked;
