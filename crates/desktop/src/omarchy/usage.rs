@@ -277,6 +277,15 @@ impl Usage {
                         expected: known,
                     });
                 };
+                // `--flag=VALUE` only for a flag the usage gives a value: glued to one that takes
+                // none, it is no spelling of that flag, and a script parsing `case $1 in --force)
+                // … *) name=$1` takes it for a value with a leading `-` (attack 33 F7).
+                if !f.takes_value && a.contains('=') {
+                    return Err(Misfit {
+                        message: format!("{name} takes no value ({a:?})"),
+                        expected: vec![name.to_owned()],
+                    });
+                }
                 if f.takes_value && !a.contains('=') {
                     i += 1;
                     if i >= args.len() {
@@ -429,6 +438,14 @@ mod tests {
             u.check(&args(&["--webcam-device=/dev/video0", "--with-webcam"]))
                 .is_ok()
         );
+        // A value glued to a flag that takes none is no spelling of it (attack 33 F7).
+        let misfit = u
+            .check(&args(&["--with-webcam=1"]))
+            .expect_err("a value for a flag that takes none");
+        assert!(misfit.message.contains("takes no value"), "{}", misfit.message);
+        let u = Usage::parse("[--force] <name>");
+        assert!(u.check(&args(&["--force", "n"])).is_ok());
+        assert!(u.check(&args(&["--force=1", "n"])).is_err());
 
         let u = Usage::parse("--history-index <index>");
         assert!(u.check(&args(&["--history-index", "3"])).is_ok());
