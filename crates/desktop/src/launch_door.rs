@@ -302,11 +302,27 @@ impl Desktop {
             // Not found or not trusted: the gate refuses it when it pins the command.
             return Ok(LaunchDoor::Application);
         };
-        let in_bin = self.omarchy_bin().is_some_and(|bin| real.starts_with(bin));
+        // Omarchy's `bin/` as `OMARCHY_PATH` names it — and every directory that is not root's
+        // all the way: a program a root entry names, found in a directory of the person's, is
+        // the agent's to have put there (attack 33 F9: root's `Exec=foot` started a `foot`
+        // dropped in Omarchy's `bin/` of a daemon without `OMARCHY_PATH`). It launches only as
+        // the route whose script it is.
+        let in_omarchy_bin = self.omarchy_bin().is_some_and(|bin| real.starts_with(bin));
+        let persons = real
+            .parent()
+            .is_some_and(|d| !roots_all_the_way(permit.executor(), d));
+        let in_bin = in_omarchy_bin || persons;
+        let not_roots = || DesktopError::Blocked {
+            command: shown.clone(),
+            reason: "it is found in a directory of yours, not root's, and no route of Omarchy's \
+                     registry names it: launch starts what root's desktop entries declare from \
+                     root's directories (a file of that name in yours may be the agent's)",
+        };
         let reg = match self.omarchy_registry(permit).await {
             Ok(reg) => reg,
             Err(_) if !in_bin => return Ok(LaunchDoor::Application),
-            Err(e) => return Err(e),
+            Err(e) if in_omarchy_bin => return Err(e),
+            Err(_) => return Err(not_roots()),
         };
         let exec = permit.executor();
         // The route whose own script is the file asked for first, then any route whose script
@@ -326,14 +342,28 @@ impl Desktop {
                     args,
                 }))
             }
-            None if in_bin => Err(DesktopError::Blocked {
+            None if in_omarchy_bin => Err(DesktopError::Blocked {
                 command: shown,
                 reason: "it is one of Omarchy's scripts that no route of its registry names; \
                          Omarchy's commands run through omarchy_run (omarchy_search finds them)",
             }),
+            None if persons => Err(not_roots()),
             None => Ok(LaunchDoor::Application),
         }
     }
+}
+
+/// Whether `dir` is root's all the way from `/` (links followed, each hop judged), whatever the
+/// trust rule says of the person's directories.
+fn roots_all_the_way(exec: &archgate_exec::Executor, dir: &Path) -> bool {
+    let roots = archgate_exec::ExecConfig {
+        require_root_owned: true,
+        person_uid: None,
+        ..exec.config().clone()
+    };
+    archgate_exec::Executor::new(roots)
+        .check_directory(dir)
+        .is_ok()
 }
 
 #[cfg(test)]

@@ -442,7 +442,11 @@ mod tests {
         let misfit = u
             .check(&args(&["--with-webcam=1"]))
             .expect_err("a value for a flag that takes none");
-        assert!(misfit.message.contains("takes no value"), "{}", misfit.message);
+        assert!(
+            misfit.message.contains("takes no value"),
+            "{}",
+            misfit.message
+        );
         let u = Usage::parse("[--force] <name>");
         assert!(u.check(&args(&["--force", "n"])).is_ok());
         assert!(u.check(&args(&["--force=1", "n"])).is_err());

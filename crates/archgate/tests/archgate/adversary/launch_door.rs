@@ -442,3 +442,35 @@ fn an_entry_in_a_system_directory_others_can_write_is_not_root_s() {
     all_refused(&mut s, &["planted"], "not root's");
     assert!(rig.ran().is_empty(), "the reboot script ran");
 }
+
+/// Attack 33 F9 (class, with F6: *a name a root file declares, resolved through a directory the
+/// agent writes*): a daemon without `OMARCHY_PATH` (a bridge started it with no user manager)
+/// knew Omarchy's `bin/` only as a search directory, and root's `Exec=foot` started a `foot` the
+/// agent dropped there, under developer mode. A program a root entry names, found in a directory
+/// that is not root's all the way, launches only as the route whose script it is — else refused.
+#[test]
+fn a_program_a_root_entry_names_is_never_taken_from_a_directory_of_the_persons() {
+    let mut rig = rig_usr_bin();
+    rig.env.vars.retain(|(k, _)| k != "OMARCHY_PATH");
+    system_entry(&mut rig, "foot", "foot");
+    let bin = rig.env.path("scratch/omarchy/bin");
+    let mark = rig.env.path("scratch/planted-foot-ran");
+    let planted = bin.join("foot");
+    std::fs::write(&planted, format!("#!/bin/sh\nid -u > {}\n", mark.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if nix::unistd::geteuid().is_root() {
+        // Root's directory when the tests run as root: the person's, as on a desktop.
+        nix::unistd::chown(&bin, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    }
+    let mut s = session(&rig);
+    s.call(1, "launch", json!({"app": "foot"}));
+    let (ok, body) = result_text(&s.response(1));
+    assert!(!ok, "launched: {body}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !mark.exists(),
+        "the planted foot ran: {}",
+        std::fs::read_to_string(&mark).unwrap_or_default()
+    );
+}
