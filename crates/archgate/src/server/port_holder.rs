@@ -5,21 +5,71 @@
 //! answering on archgate's port is taken for archgate* (`adversary/squatter.rs`); the approval
 //! page's port is the class's second member (`page_warning`).
 
-/// The uid of what listens on `127.0.0.1:port` when it is not the person; `None` when nothing
-/// listens, the person does, or no owner can be named (nothing to say loudly).
-pub fn other_holder(port: u16) -> Option<u32> {
-    let uid = crate::server::peer::listener_owner(port).ok()?;
-    (uid != crate::server::peer::my_uid()).then_some(uid)
+/// Who listens on `127.0.0.1:port`, as far as the kernel's socket table tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// Nothing listens (the probe was refused).
+    Nobody,
+    /// The person's own process.
+    Me,
+    /// A process of another uid.
+    Other(u32),
+    /// Something listens whose owner could not be read, after a few tries: it closed the probe
+    /// before the table was asked (as archgate itself closes another uid's connection at once).
+    Unnamed,
 }
 
-/// The warning for `port` when something of another uid listens on `127.0.0.1:port`.
+/// Who holds `127.0.0.1:port`. Class: *a failure to name the holder read as the holder's
+/// absence* (attack 33 F4: a squatter of another uid that resets every connection at once was
+/// "free or yours" 11 times in 20): only a refused probe is "nobody"; a listener whose owner
+/// cannot be named after three tries is said as such.
+pub fn holder(port: u16) -> Holder {
+    use crate::server::peer::{TcpOwnerError, listener_owner, my_uid};
+    for _ in 0..3 {
+        match listener_owner(port) {
+            Ok(uid) if uid == my_uid() => return Holder::Me,
+            Ok(uid) => return Holder::Other(uid),
+            Err(TcpOwnerError::Table(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Holder::Nobody;
+            }
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    }
+    Holder::Unnamed
+}
+
+/// Who holds `port` when it is not free and not the person's: `Some(Some(uid))`, or
+/// `Some(None)` when something listens that cannot be named.
+pub fn other_holder(port: u16) -> Option<Option<u32>> {
+    match holder(port) {
+        Holder::Nobody | Holder::Me => None,
+        Holder::Other(uid) => Some(Some(uid)),
+        Holder::Unnamed => Some(None),
+    }
+}
+
+/// Whose process: a uid, or one archgate cannot name.
+fn whose(uid: Option<u32>) -> String {
+    match uid {
+        Some(uid) => format!("uid {uid}, not you"),
+        None => {
+            "a process archgate cannot name (it closed archgate's look at it at once, as archgate \
+                 itself closes another user's connection; yours would have answered)"
+                .to_owned()
+        }
+    }
+}
+
+/// The warning for `port` when something of another uid (or of no uid archgate can name)
+/// listens on `127.0.0.1:port`.
 pub fn warning(port: u16) -> Option<String> {
     other_holder(port).map(|uid| {
         format!(
-            "127.0.0.1:{port}, archgate's configured port, is held by uid {uid}, not you: your HTTP \
+            "127.0.0.1:{port}, archgate's configured port, is held by {}: your HTTP \
              clients configured for it send their token and calls to that process. Stop using \
              them, free the port (find it: ss -ltnp 'sport = :{port}'), or choose another with \
-             [server] port and run `archgate client-config` again"
+             [server] port and run `archgate client-config` again",
+            whose(uid)
         )
     })
 }
@@ -34,13 +84,14 @@ pub fn page_warning(port: u16) -> Option<String> {
     other_holder(port).map(|uid| page_text(port, uid))
 }
 
-/// What is said when the page's port is held by `uid`: by the daemon's log when the page starts
-/// elsewhere, and by `status` and `doctor`.
-pub fn page_text(port: u16, uid: u32) -> String {
+/// What is said when the page's port is held by `uid` (or by no uid archgate can name): by the
+/// daemon's log when the page starts elsewhere, and by `status` and `doctor`.
+pub fn page_text(port: u16, uid: Option<u32>) -> String {
     format!(
-        "127.0.0.1:{port}, archgate's approval page port, is held by uid {uid}, not you: a bookmark \
+        "127.0.0.1:{port}, archgate's approval page port, is held by {}: a bookmark \
          of the page reaches that process, which may look like the page and ask for your login code. \
          Open the page with `archgate ui` (it goes where the page really is), free the port (find \
-         it: ss -ltnp 'sport = :{port}'), or choose another with [approval] page_port"
+         it: ss -ltnp 'sport = :{port}'), or choose another with [approval] page_port",
+        whose(uid)
     )
 }

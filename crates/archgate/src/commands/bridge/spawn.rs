@@ -126,10 +126,12 @@ fn daemon_port(port: u16) -> Result<u16, String> {
     if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
         return Ok(port);
     }
-    let me = crate::server::peer::my_uid();
-    match crate::server::peer::listener_owner(port) {
-        Ok(uid) if uid == me => Ok(0),
-        Ok(uid) => {
+    use crate::server::port_holder::{Holder, holder};
+    match holder(port) {
+        Holder::Me => Ok(0),
+        // Freed since the bind failed.
+        Holder::Nobody => Ok(port),
+        Holder::Other(uid) => {
             let why = format!(
                 "127.0.0.1:{port}, archgate's configured port, is held by uid {uid}, not you: your HTTP \
                  clients configured for it would send their token and calls to that process. archgate \
@@ -139,10 +141,10 @@ fn daemon_port(port: u16) -> Result<u16, String> {
             tracing::warn!("{why}");
             Err(why)
         }
-        Err(e) => {
+        Holder::Unnamed => {
             let why = format!(
                 "127.0.0.1:{port}, archgate's configured port, is taken and its holder cannot be \
-                 named ({e}); archgate does not move quietly to another port"
+                 named; archgate does not move quietly to another port"
             );
             tracing::warn!("{why}");
             Err(why)

@@ -23,6 +23,27 @@ fn is_root() -> bool {
 /// Another uid (`nobody`) listening on `127.0.0.1:port`, answering every request with a
 /// `/health` that names archgate (and so also a page look-alike's bookmark); ready when returned.
 fn squat(port: &str) -> std::process::Child {
+    squat_with(port, false)
+}
+
+/// [`squat`], or with `reset` a squatter that closes every connection at once with a reset (as
+/// archgate's own acceptor does to another uid), before its owner can be read (attack 33 F4).
+fn squat_with(port: &str, reset: bool) -> std::process::Child {
+    if reset {
+        let script = format!(
+            "import socket,struct\n\
+             s=socket.socket()\n\
+             s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n\
+             s.bind(('127.0.0.1',{port}))\n\
+             s.listen()\n\
+             print('ready',flush=True)\n\
+             while True:\n\
+             \x20   c,_=s.accept()\n\
+             \x20   c.setsockopt(socket.SOL_SOCKET,socket.SO_LINGER,struct.pack('ii',1,0))\n\
+             \x20   c.close()\n"
+        );
+        return as_nobody(&script);
+    }
     let script = format!(
         "import socket,time\n\
          s=socket.socket()\n\
@@ -39,6 +60,11 @@ fn squat(port: &str) -> std::process::Child {
          \x20   c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: '+str(len(body)).encode()+b'\\r\\nConnection: close\\r\\n\\r\\n'+body)\n\
          \x20   c.close()\n"
     );
+    as_nobody(&script)
+}
+
+/// `python3 -c script` as `nobody`; ready when it printed `ready`.
+fn as_nobody(script: &str) -> std::process::Child {
     let mut squatter = std::process::Command::new("setpriv")
         .args([
             "--reuid=65534",
@@ -46,7 +72,7 @@ fn squat(port: &str) -> std::process::Child {
             "--clear-groups",
             "/usr/bin/python3",
             "-c",
-            &script,
+            script,
         ])
         .stdout(Stdio::piped())
         .spawn()
@@ -157,4 +183,39 @@ fn a_page_port_held_by_another_user_is_said_by_the_daemon_status_and_doctor() {
             .any(|l| l.contains("MISSING") && l.contains("approval page port")),
         "{d}"
     );
+}
+
+/// Attack 33 F4 (class: *a failure to name the holder read as the holder's absence*): a squatter
+/// of another uid that resets every connection at once, so the kernel's table often no longer
+/// holds the probe's connection when asked. `doctor` said "free or yours" 11 times in 20. Now a
+/// listener archgate cannot name is said as held, every time.
+#[test]
+fn a_squatter_that_resets_the_probe_is_said_every_time() {
+    if !is_root() {
+        eprintln!("SKIPPED: needs root (another uid must hold the port); CI runs it as root");
+        return;
+    }
+    let env = Env::hermetic();
+    let port = std::fs::read_to_string(env.config_file())
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("port = ").map(|p| p.trim().to_owned()))
+        .unwrap();
+    let mut squatter = squat_with(&port, true);
+    let doctors: Vec<String> = (0..6)
+        .map(|_| String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned())
+        .collect();
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+    for d in &doctors {
+        let line = d
+            .lines()
+            .find(|l| l.contains("archgate port"))
+            .unwrap_or_default();
+        assert!(line.contains("MISSING"), "{d}");
+        assert!(
+            d.contains("held by uid 65534") || d.contains("cannot name"),
+            "{d}"
+        );
+    }
 }
