@@ -1,5 +1,5 @@
-//! One daemon per runtime directory: the lock `serve --http` takes, and the files that say which
-//! daemon runs and where its bridge socket is.
+//! One daemon per runtime directory — and per state directory: the locks `serve --http` takes,
+//! and the files that say which daemon runs and where its bridge socket is.
 //!
 //! `daemon.lock` (flock, held for the daemon's life) and `daemon.json` (pid, since, socket) in the
 //! runtime directory. A second `serve --http` on the same runtime directory cannot take the lock
@@ -58,6 +58,10 @@ pub enum ClaimError {
         pid: String,
         since: String,
     },
+    #[error(
+        "archgate already runs as the daemon of these files (state directory {state}) from another runtime directory; one daemon serves one person's files (attack 33 F8: a second one had budgets and a pending list of its own). Start clients with the session's XDG_RUNTIME_DIR, or stop the other daemon"
+    )]
+    StateHeld { state: PathBuf },
     #[error("cannot take the daemon lock {path}: {source}")]
     Io {
         path: PathBuf,
@@ -69,6 +73,9 @@ pub enum ClaimError {
 /// Held while the daemon runs; removes its files when dropped.
 pub struct Claim {
     _lock: nix::fcntl::Flock<File>,
+    /// The state directory's lock: one daemon for one person's files, whatever runtime
+    /// directory it was started for.
+    _state: nix::fcntl::Flock<File>,
     files: Vec<PathBuf>,
 }
 
@@ -112,6 +119,20 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
         }
         Err((_, e)) => return Err(io(std::io::Error::from(e))),
     };
+    let state = match state_lock(paths, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(Some(l)) => l,
+        Ok(None) => {
+            return Err(ClaimError::StateHeld {
+                state: paths.state_dir.clone(),
+            });
+        }
+        Err(e) => {
+            return Err(ClaimError::Io {
+                path: paths.state_dir.join(LOCK),
+                source: e,
+            });
+        }
+    };
     let info = DaemonInfo {
         pid: std::process::id(),
         since: archgate_core::audit::now_rfc3339(),
@@ -128,7 +149,35 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
             tracing::warn!(file = %f.display(), "cannot write the daemon's pid file: {e}");
         }
     }
-    Ok(Claim { _lock: lock, files })
+    Ok(Claim {
+        _lock: lock,
+        _state: state,
+        files,
+    })
+}
+
+/// The state directory's daemon lock taken as `how`: `None` when a daemon holds it.
+fn state_lock(
+    paths: &Paths,
+    how: nix::fcntl::FlockArg,
+) -> std::io::Result<Option<nix::fcntl::Flock<File>>> {
+    let file = archgate_core::paths::OwnDir::open(&paths.state_dir)?.open_lock(LOCK.as_ref())?;
+    match nix::fcntl::Flock::lock(file, how) {
+        Ok(l) => Ok(Some(l)),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+        Err((_, e)) => Err(std::io::Error::from(e)),
+    }
+}
+
+/// Whether a daemon serves these files (holds the state directory's lock), found from another
+/// runtime directory than the one it owns: a bridge that found no daemon where it looked then
+/// serves nothing in-process beside it (attack 33 F8: a client started with another
+/// `XDG_RUNTIME_DIR` got budgets and a pending list of its own on the person's files).
+pub fn serves_these_files(paths: &Paths) -> bool {
+    matches!(
+        state_lock(paths, nix::fcntl::FlockArg::LockSharedNonblock),
+        Ok(None)
+    )
 }
 
 /// A `daemon.json`, if it parses and its pid lives.

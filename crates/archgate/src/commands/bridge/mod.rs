@@ -101,6 +101,18 @@ pub async fn run(
         },
     };
     let Some(link) = link else {
+        // Never beside a live daemon of the same files, wherever its runtime directory is: a
+        // second gate would count its own budgets and ask on a page nobody looks at.
+        if crate::server::daemon::serves_these_files(&paths) {
+            anyhow::bail!(
+                "an archgate daemon serves these files (state directory {}) from another runtime \
+                 directory than this client's ({}): start the client with the session's \
+                 XDG_RUNTIME_DIR, where the daemon's bridge socket is; archgate does not serve a \
+                 second gate beside it",
+                paths.state_dir.display(),
+                paths.runtime_dir.display()
+            );
+        }
         return super::serve::run_in_process(config).await;
     };
     tracing::info!(client = %name, daemon = link.pid, "bridging stdio to the archgate daemon");

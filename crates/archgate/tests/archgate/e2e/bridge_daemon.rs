@@ -573,3 +573,36 @@ fn a_port_held_by_another_user_is_said_not_moved_from() {
     assert_ne!(info["port"], port, "{info}");
     c.close();
 }
+
+/// Attack 33 F8 (class: *the daemon found by a variable the client sets*): a client started
+/// with another `XDG_RUNTIME_DIR` (a project's `.mcp.json` can set one) found no daemon there and
+/// served in its own process — on the person's config, state and log, with budgets and a pending
+/// list of its own (three calls a minute became three plus three). One daemon serves one
+/// person's files: the bridge serves nothing beside it, and no second daemon starts for them.
+#[test]
+fn a_client_with_another_runtime_directory_gets_no_second_gate_beside_the_daemon() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let _server = HttpServer::start(&env);
+    let other = env.path("runtime2");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = env
+        .command(&["serve"])
+        .env("XDG_RUNTIME_DIR", &other)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "served beside the daemon: {err}");
+    assert!(err.contains("serves these files"), "{err}");
+    let out = env
+        .command(&["serve", "--http", "--port", "0"])
+        .env("XDG_RUNTIME_DIR", &other)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "a second daemon started: {said}");
+    assert!(said.contains("state directory"), "{said}");
+}
