@@ -13,8 +13,8 @@
 //! lines on a pipe whose only writer is this process — `+ PGID` when a program's group starts, `- PGID` when it has ended. When the pipe
 //! closes — this process exited, however: `kill -9`, a crash, a normal end — the kernel closes
 //! the writer, the guard reads end of file and sends SIGKILL to every group it still holds. A
-//! guard that died (killed by a same-user process) is started again at the next program, and is
-//! told every group still running.
+//! guard that died (killed by a same-user process) is started again at once — its reaping thread
+//! sees it end — and is told every group still running.
 //!
 //! No shell is involved (DESIGN invariant 2): the guard parses numbers and calls `killpg`. A
 //! process built on this crate that registered no guard program (this crate's own tests) runs
@@ -123,6 +123,16 @@ fn start() -> std::io::Result<Guard> {
         .spawn(move || {
             let status = child.wait();
             tracing::debug!(pid, ?status, "the program guard ended");
+            // Ended while this process runs (a same-user process killed it): another at once,
+            // told every group still running — not only at the next program, since this process
+            // may be killed before then (attack 33 F5: the guard killed, then the daemon, and
+            // the approved program ran to its end).
+            let mut state = lock();
+            if state.guard.as_ref().is_some_and(|g| g.pid == pid) {
+                tracing::warn!(pid, "the program guard ended; starting another");
+                state.guard = None;
+                send(&mut state, "");
+            }
         })?;
     Ok(Guard { stdin, pid })
 }

@@ -72,3 +72,78 @@ fn an_approved_program_and_its_children_die_with_a_killed_daemon() {
     assert_eq!(left, 0);
     let _ = c.response(2);
 }
+
+/// The guard's pids among `daemon`'s children (`archgate-guard __program-guard`).
+fn guards_of(daemon: u32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let ppid = stat
+                .rsplit_once(") ")
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            ppid == Some(daemon) && String::from_utf8_lossy(&cmd).contains("__program-guard")
+        })
+        .collect()
+}
+
+/// Attack 33 F5: a same-user process kills the guard, then the daemon. The guard used to be
+/// started again only at the next program, so the approved program ran to its end with no
+/// archgate alive. Now another guard starts as soon as the first is seen to end, told every group
+/// still running, and the program dies with the daemon as before.
+#[test]
+fn a_killed_guard_is_replaced_at_once_and_the_program_still_dies_with_the_daemon() {
+    let mut env = Env::with_config(CONFIG);
+    let marks = omarchy_with_route(&mut env, |m| {
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho \"$$ $!\" > {m}/running.tmp\nmv {m}/running.tmp {m}/running\nwait\n"
+        )
+    });
+    let mut server = HttpServer::start(&env);
+    let daemon = server.child.id();
+    let mut c = StdioServer::start_with(&env, &["serve"]);
+    c.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.call(2, "omarchy_run", json!({"route": "toggle nightlight"}));
+    let pids: Vec<i32> = wait_for("the approved program and its child", || {
+        let t = std::fs::read_to_string(marks.join("running")).ok()?;
+        let v: Vec<i32> = t
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        (v.len() == 2).then_some(v)
+    });
+    let _reaper = Reaper(pids.clone());
+    wait_for("the guard to hold the program's group", || {
+        (server.health()["programs"]["guarded"].as_u64() >= Some(1)).then_some(())
+    });
+    let first = wait_for("the daemon's guard", || {
+        let g = guards_of(daemon);
+        (g.len() == 1).then(|| g[0])
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(first),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let second = wait_for("another guard", || {
+        let g = guards_of(daemon);
+        (g.len() == 1 && g[0] != first).then(|| g[0])
+    });
+    assert_ne!(second, first);
+    server.child.kill().unwrap();
+    let _ = server.child.wait();
+    wait_for("the program and its child to end with the daemon", || {
+        pids.iter().all(|p| !alive(*p)).then_some(())
+    });
+    let _ = c.response(2);
+}
