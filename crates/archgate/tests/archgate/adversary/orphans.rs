@@ -26,16 +26,16 @@ impl Drop for Reaper {
     }
 }
 
-#[test]
-fn an_approved_program_and_its_children_die_with_a_killed_daemon() {
+/// A daemon running an approved program (a shell that starts a child in its group, says both
+/// pids, and waits) for a bridged client: the daemon, the client (its call is id 2) and the pids.
+fn running_program() -> (Env, HttpServer, StdioServer, Vec<i32>) {
     let mut env = Env::with_config(CONFIG);
-    // The route: a shell that starts a child in its group, says both pids, and waits.
     let marks = omarchy_with_route(&mut env, |m| {
         format!(
             "#!/bin/sh\nsleep 300 &\necho \"$$ $!\" > {m}/running.tmp\nmv {m}/running.tmp {m}/running\nwait\n"
         )
     });
-    let mut server = HttpServer::start(&env);
+    let server = HttpServer::start(&env);
     let mut c = StdioServer::start_with(&env, &["serve"]);
     c.request(
         1,
@@ -53,6 +53,12 @@ fn an_approved_program_and_its_children_die_with_a_killed_daemon() {
             .collect();
         (v.len() == 2).then_some(v)
     });
+    (env, server, c, pids)
+}
+
+#[test]
+fn an_approved_program_and_its_children_die_with_a_killed_daemon() {
+    let (_env, mut server, mut c, pids) = running_program();
     let _reaper = Reaper(pids.clone());
     assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
     // The guard is told a group just after its spawn (the `+ PGID` line, `guard.rs`); a kill in
@@ -97,31 +103,8 @@ fn guards_of(daemon: u32) -> Vec<i32> {
 /// still running, and the program dies with the daemon as before.
 #[test]
 fn a_killed_guard_is_replaced_at_once_and_the_program_still_dies_with_the_daemon() {
-    let mut env = Env::with_config(CONFIG);
-    let marks = omarchy_with_route(&mut env, |m| {
-        format!(
-            "#!/bin/sh\nsleep 300 &\necho \"$$ $!\" > {m}/running.tmp\nmv {m}/running.tmp {m}/running\nwait\n"
-        )
-    });
-    let mut server = HttpServer::start(&env);
+    let (_env, mut server, mut c, pids) = running_program();
     let daemon = server.child.id();
-    let mut c = StdioServer::start_with(&env, &["serve"]);
-    c.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    c.call(2, "omarchy_run", json!({"route": "toggle nightlight"}));
-    let pids: Vec<i32> = wait_for("the approved program and its child", || {
-        let t = std::fs::read_to_string(marks.join("running")).ok()?;
-        let v: Vec<i32> = t
-            .split_whitespace()
-            .filter_map(|p| p.parse().ok())
-            .collect();
-        (v.len() == 2).then_some(v)
-    });
     let _reaper = Reaper(pids.clone());
     wait_for("the guard to hold the program's group", || {
         (server.health()["programs"]["guarded"].as_u64() >= Some(1)).then_some(())

@@ -85,6 +85,15 @@ fn as_nobody(script: &str) -> std::process::Child {
     squatter
 }
 
+/// The MCP port a hermetic sandbox's config names.
+fn configured_port(env: &Env) -> String {
+    std::fs::read_to_string(env.config_file())
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("port = ").map(|p| p.trim().to_owned()))
+        .unwrap()
+}
+
 #[test]
 fn a_port_held_by_another_user_is_said_by_status_and_doctor() {
     if !is_root() {
@@ -92,11 +101,7 @@ fn a_port_held_by_another_user_is_said_by_status_and_doctor() {
         return;
     }
     let env = Env::hermetic();
-    let port = std::fs::read_to_string(env.config_file())
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("port = ").map(|p| p.trim().to_owned()))
-        .unwrap();
+    let port = configured_port(&env);
     let mut squatter = squat(&port);
 
     let status = env.run(&["status"]);
@@ -196,11 +201,7 @@ fn a_squatter_that_resets_the_probe_is_said_every_time() {
         return;
     }
     let env = Env::hermetic();
-    let port = std::fs::read_to_string(env.config_file())
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("port = ").map(|p| p.trim().to_owned()))
-        .unwrap();
+    let port = configured_port(&env);
     let mut squatter = squat_with(&port, true);
     let doctors: Vec<String> = (0..6)
         .map(|_| String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned())
