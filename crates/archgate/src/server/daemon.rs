@@ -119,7 +119,7 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
         }
         Err((_, e)) => return Err(io(std::io::Error::from(e))),
     };
-    let state = match state_lock(paths, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+    let state = match state_lock(paths) {
         Ok(Some(l)) => l,
         Ok(None) => {
             return Err(ClaimError::StateHeld {
@@ -156,13 +156,10 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
     })
 }
 
-/// The state directory's daemon lock taken as `how`: `None` when a daemon holds it.
-fn state_lock(
-    paths: &Paths,
-    how: nix::fcntl::FlockArg,
-) -> std::io::Result<Option<nix::fcntl::Flock<File>>> {
+/// The state directory's daemon lock, taken: `None` when a daemon holds it.
+fn state_lock(paths: &Paths) -> std::io::Result<Option<nix::fcntl::Flock<File>>> {
     let file = archgate_core::paths::OwnDir::open(&paths.state_dir)?.open_lock(LOCK.as_ref())?;
-    match nix::fcntl::Flock::lock(file, how) {
+    match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
         Ok(l) => Ok(Some(l)),
         Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
         Err((_, e)) => Err(std::io::Error::from(e)),
@@ -174,9 +171,19 @@ fn state_lock(
 /// serves nothing in-process beside it (attack 33 F8: a client started with another
 /// `XDG_RUNTIME_DIR` got budgets and a pending list of its own on the person's files).
 pub fn serves_these_files(paths: &Paths) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Looked at, never made: a bridge writes nothing in a state directory it has not judged (a
+    // symlinked one is refused at the start that follows). No file, no daemon.
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(paths.state_dir.join(LOCK))
+    else {
+        return false;
+    };
     matches!(
-        state_lock(paths, nix::fcntl::FlockArg::LockSharedNonblock),
-        Ok(None)
+        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockSharedNonblock),
+        Err((_, nix::errno::Errno::EWOULDBLOCK))
     )
 }
 

@@ -219,7 +219,7 @@ fn fill(path: &std::path::Path) {
 }
 
 #[test]
-fn a_full_state_directory_still_serves_calls_and_reports_once_per_burst() {
+fn a_full_state_directory_answers_no_call_and_reports_once_per_burst() {
     if !nix::unistd::geteuid().is_root() {
         eprintln!(
             "SKIPPED: needs root (it mounts a small tmpfs to fill the state directory); CI runs it as root"
@@ -233,16 +233,27 @@ fn a_full_state_directory_still_serves_calls_and_reports_once_per_burst() {
     assert_eq!(outcome(&d.call(&token, "system_status", json!({}))), "ok");
     let filler = env.path("state/filler");
     let failures = |d: &HttpServer| d.log().matches("audit log write failed").count();
+    let call = |d: &HttpServer| outcome(&d.call(&token, "system_status", json!({})));
+    // Every call answered `ok`, to be found in the log at the end.
+    let mut answered = 1;
 
     for burst in 1..=2 {
         fill(&filler);
-        for _ in 0..20 {
-            assert_eq!(
-                outcome(&d.call(&token, "system_status", json!({}))),
-                "ok",
-                "calls are served on a full disk"
-            );
-        }
+        // While the log still takes records (the slack of its last page), calls are answered;
+        // from the first record that cannot be written, none is (attack 33 F1): that call's
+        // answer is withheld, the rest are refused before their work.
+        let outcomes: Vec<String> = (0..20).map(|_| call(&d)).collect();
+        let first = outcomes
+            .iter()
+            .position(|o| o == "refused")
+            .unwrap_or_else(|| panic!("no call refused on a full disk: {outcomes:?}"));
+        assert!(
+            outcomes[..first].iter().all(|o| o == "ok")
+                && outcomes[first..].iter().all(|o| o == "refused"),
+            "{outcomes:?}"
+        );
+        answered += first;
+        assert_eq!(d.health()["audit"]["writable"], false, "{}", d.health());
         wait_for("the write failure on stderr", || {
             (failures(&d) >= burst).then_some(())
         });
@@ -253,29 +264,36 @@ fn a_full_state_directory_still_serves_calls_and_reports_once_per_burst() {
             "one report per burst of failures, not one per record:\n{}",
             d.log()
         );
-        // Room again: the next write succeeds and says how much was lost.
+        // Room again: the next write succeeds and says how much was lost; a call is answered
+        // again at the latest after one refusal (whose record is that write).
         std::fs::remove_file(&filler).unwrap();
-        assert_eq!(outcome(&d.call(&token, "system_status", json!({}))), "ok");
+        assert!(
+            (0..3).any(|_| call(&d) == "ok"),
+            "no call answered after the disk had room again"
+        );
+        answered += 1;
         wait_for("the recovery on stderr", || {
             (d.log().matches("writable again").count() >= burst).then_some(())
         });
     }
     let before = d.health()["calls"]["total"].as_u64().unwrap();
     for _ in 0..5 {
-        assert_eq!(outcome(&d.call(&token, "system_status", json!({}))), "ok");
+        assert_eq!(call(&d), "ok");
     }
+    answered += 5;
     assert_eq!(d.health()["calls"]["total"].as_u64().unwrap(), before + 5);
     assert!(d.stop().0.success());
-    // The records written after recovery are whole and readable.
+    // The records are whole and readable, and every answered call has one.
     let (printed, _) = log_json(&env);
-    let tail: Vec<&Value> = printed
+    let records: Vec<&Value> = printed
         .iter()
         .filter(|v| v.get("event").is_none())
-        .rev()
-        .take(5)
         .collect();
+    let tail: Vec<&&Value> = records.iter().rev().take(5).collect();
     assert_eq!(tail.len(), 5);
     assert!(tail.iter().all(|r| r["tool"] == "system_status"));
+    let ok = records.iter().filter(|r| r["outcome"] == "ok").count();
+    assert_eq!(ok, answered, "answered calls without a record");
 }
 
 #[test]

@@ -19,7 +19,8 @@
 //! record dropped, counted, warned about once on stderr, and the next batch carries
 //! `{"event":"dropped","n":N}`. A failing write is reported on stderr (once per burst of
 //! failures, with the count when writing recovers), counted (`write_failures`, in `/health`),
-//! and the server keeps serving.
+//! and the log is failing (`writable` false) until a write succeeds: the gate answers no call
+//! meanwhile (attack 33 F1).
 
 use super::record::Record;
 use super::settings::{AuditSettings, LOOK_EVERY, Retention, dir_and_name};
@@ -425,7 +426,7 @@ impl Writer {
                 self.file = None;
                 match &mut self.failing {
                     None => {
-                        tracing::error!(path = %self.settings.path.display(), "audit log write failed: {e}; archgate keeps serving");
+                        tracing::error!(path = %self.settings.path.display(), "audit log write failed: {e}; no call is answered until it can be written");
                         self.failing = Some(lines);
                     }
                     Some(n) => *n += lines,

@@ -340,6 +340,14 @@ fn a_local_repositorys_files_are_judged_not_only_its_directory() {
             None,
         )
         .unwrap();
+        // Root's again, but the same file another uid owned: a descriptor it opened then can
+        // still write it (attack 33 F2, F3: `once_open.rs`) — refused until it is replaced.
+        let e = repository_files(&repo).unwrap_err();
+        assert!(e.contains("was writable by another user"), "{e}");
+        let db = repo.join("testrepo.db.tar.gz");
+        let copy = repo.join("testrepo.db.tar.gz.new");
+        std::fs::copy(&db, &copy).unwrap();
+        std::fs::rename(&copy, &db).unwrap();
         repository_files(&repo).unwrap();
         std::fs::set_permissions(
             repo.join("testrepo.db.tar.gz"),
