@@ -87,6 +87,34 @@ mod tests {
         fs::set_permissions(t.path(), fs::Permissions::from_mode(0o700)).unwrap();
     }
 
+    /// Attack 34 F2 (class: *trust judged from today's mode, while write access granted earlier
+    /// outlives it*): a state file archgate refused as others-writable, fixed with `chmod`, is
+    /// still refused while it is the same inode — a descriptor opened in the window writes it
+    /// still (a stranger's standing rule approved calls) — and archgate's own rewrite, a new
+    /// file moved over it, is read again.
+    #[test]
+    fn a_state_file_once_open_to_others_is_refused_until_it_is_replaced() {
+        use std::io::Write;
+        let t = tempfile::tempdir().unwrap();
+        let uid = nix::unistd::getuid().as_raw();
+        let dir = own_dir(t.path());
+        let f = dir.join("standing-rules.json");
+        fs::write(&f, "[]").unwrap();
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(read_private_file(&f, uid).is_err());
+        let mut held = fs::OpenOptions::new().write(true).open(&f).unwrap();
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o600)).unwrap();
+        let why = read_private_file(&f, uid).unwrap_err();
+        assert!(why.contains("was writable by another user"), "{why}");
+        held.write_all(b"[{\"planted\":1}]").unwrap();
+        assert!(read_private_file(&f, uid).is_err());
+        assert!(open_private(&f).is_err());
+        write_private_file(&f, b"[]").unwrap();
+        assert_eq!(read_private_file(&f, uid), Ok(Some(b"[]".to_vec())));
+        held.write_all(b"more").unwrap();
+        assert_eq!(read_private_file(&f, uid), Ok(Some(b"[]".to_vec())));
+    }
+
     /// The log and the runtime directory's files are opened only as archgate's own: not through
     /// a link, not another's file or one others may write, and a FIFO is refused, not waited on.
     #[test]

@@ -210,9 +210,17 @@ fn plain_name(name: &OsStr) -> io::Result<&OsStr> {
 fn own_regular(f: &fs::File, path: &Path) -> io::Result<()> {
     let m = f.metadata()?;
     if !m.is_file() || m.uid() != nix::unistd::getuid().as_raw() || m.mode() & 0o022 != 0 {
+        crate::once_open::remember(&m);
         return Err(denied(format!(
             "{} is not archgate's own file (a regular file of this uid no one else may write)",
             path.display()
+        )));
+    }
+    if crate::once_open::was_open_to_others(&m) {
+        return Err(denied(format!(
+            "{} was writable by another user when archgate looked earlier, and a descriptor opened then can still write it; {}",
+            path.display(),
+            crate::once_open::replace_hint(path)
         )));
     }
     Ok(())
@@ -313,11 +321,22 @@ pub fn read_private_file(path: &Path, uid: u32) -> Result<Option<Vec<u8>>, Strin
         return Err(format!("{} is not a regular file", path.display()));
     }
     if m.uid() != uid || m.mode() & 0o022 != 0 {
+        // Remembered: a descriptor another user opened while they could write it outlives a
+        // later `chmod` (attack 34 F2: a stranger's standing rule approved calls after the fix).
+        crate::once_open::remember(&m);
         return Err(format!(
-            "{} is owned by uid {} with mode {:o}: not a file only you (uid {uid}) can change",
+            "{} is owned by uid {} with mode {:o}: not a file only you (uid {uid}) can change; {}",
             path.display(),
             m.uid(),
-            m.mode() & 0o7777
+            m.mode() & 0o7777,
+            crate::once_open::replace_hint(path)
+        ));
+    }
+    if crate::once_open::was_open_to_others(&m) {
+        return Err(format!(
+            "{} was writable by another user when archgate looked earlier, and a descriptor opened then can still write it whatever its mode now; {}",
+            path.display(),
+            crate::once_open::replace_hint(path)
         ));
     }
     if m.len() > PRIVATE_FILE_MAX {

@@ -56,8 +56,8 @@ pub(crate) fn resolve(cfg: &ExecConfig, program: &str) -> Result<PathBuf, ExecEr
         if program == "." || program == ".." {
             return Err(not_installed());
         }
-        cfg.search_dirs
-            .iter()
+        roots_first(cfg)
+            .into_iter()
             .map(|dir| dir.join(program))
             .find(|c| is_executable_file(c))
             .ok_or_else(not_installed)?
@@ -71,6 +71,26 @@ pub(crate) fn resolve(cfg: &ExecConfig, program: &str) -> Result<PathBuf, ExecEr
         path: candidate,
         reason,
     })
+}
+
+/// The search directories in the order a bare name is looked up: those root's all the way first
+/// (in the configured order), then the person's. A name a root directory holds resolves there,
+/// so a file the agent drops in a search directory of the person's — Omarchy's `bin/` in a git
+/// install under the home — never stands in for a system program archgate runs by name (attack
+/// 34 F6: the read tool `hardware` ran a `smartctl` planted there; the children's `PATH` is
+/// built on the same rule, `env/mod.rs`). Whatever the trust setting says of the person's
+/// directories: what decides the order is who could have put a file there.
+pub(crate) fn roots_first(cfg: &ExecConfig) -> Vec<&PathBuf> {
+    let strict = ExecConfig {
+        require_root_owned: true,
+        person_uid: None,
+        ..cfg.clone()
+    };
+    let (roots, persons): (Vec<&PathBuf>, Vec<&PathBuf>) = cfg
+        .search_dirs
+        .iter()
+        .partition(|d| d.is_absolute() && walk_trusted(&strict, d, Want::Directory).is_ok());
+    roots.into_iter().chain(persons).collect()
 }
 
 /// An absolute path without `.`/`..` segments or a trailing slash.

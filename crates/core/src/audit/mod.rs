@@ -16,7 +16,7 @@ pub use record::{
     recorded_args, truncate_args,
 };
 pub use settings::{AuditSettings, HARD_CAP, KEEP_YOUNG, Retention};
-pub use writer::{AuditLog, AuditStats};
+pub use writer::{AuditLog, AuditStats, Handed};
 
 #[cfg(test)]
 mod tests {

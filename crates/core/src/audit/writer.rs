@@ -32,6 +32,20 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+/// Where [`AuditLog::record`] left a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handed {
+    /// Written (or its write failed: [`AuditLog::writable`] says which) by the caller itself.
+    Written,
+    /// Queued behind another caller's write, which writes it with its next batch.
+    Queued,
+    /// Handed to the writer thread (a file to open or rotate, a failure to recover from): in the
+    /// file only after the caller returned — a caller that must know waits ([`AuditLog::flush`]).
+    ToThread,
+    /// Never to be written (it could not be serialized, or the queue was full): counted.
+    Lost,
+}
+
 /// Batches a lock holder writes for others before it hands the rest to the writer thread.
 const ROUNDS: usize = 2;
 /// A batch is cut at this size (whole lines).
@@ -130,11 +144,14 @@ impl AuditLog {
         }
     }
 
-    /// Hands one record to the log without waiting (see the module doc).
-    pub fn record(&self, record: &Record) {
+    /// Hands one record to the log without waiting (see the module doc), and says where it went.
+    pub fn record(&self, record: &Record) -> Handed {
         match super::bound::record_line(record) {
             Ok(line) => self.enqueue(line),
-            Err(e) => tracing::error!("audit record could not be serialized: {e}"),
+            Err(e) => {
+                tracing::error!("audit record could not be serialized: {e}");
+                Handed::Lost
+            }
         }
     }
 
@@ -143,7 +160,7 @@ impl AuditLog {
     /// record; a `time` is added when it has none.
     pub fn event(&self, event: &serde_json::Value) {
         if let Some(line) = event_line(event) {
-            self.enqueue(line);
+            let _ = self.enqueue(line);
         }
     }
 
@@ -163,7 +180,7 @@ impl AuditLog {
         written
     }
 
-    fn enqueue(&self, line: String) {
+    fn enqueue(&self, line: String) -> Handed {
         self.queued.fetch_add(1, Ordering::SeqCst);
         let mut sent = self.tx.try_send(line);
         if let Err(TrySendError::Full(line)) = sent {
@@ -185,13 +202,22 @@ impl AuditLog {
             if !self.warned_full.swap(true, Ordering::Relaxed) {
                 tracing::warn!("audit queue full: records are being dropped and counted");
             }
-            return;
+            return Handed::Lost;
         }
         // Against `let_go`'s fence: either this caller finds the writer free, or its holder
         // sees this line queued after letting go.
         fence(Ordering::SeqCst);
-        if let Ok(w) = self.writer.try_lock() {
-            self.write_queued(w, ROUNDS);
+        match self.writer.try_lock() {
+            Ok(w) => {
+                let at_once = w.writes_at_once();
+                self.write_queued(w, ROUNDS);
+                if at_once {
+                    Handed::Written
+                } else {
+                    Handed::ToThread
+                }
+            }
+            Err(_) => Handed::Queued,
         }
     }
 

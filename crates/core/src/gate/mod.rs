@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 mod ask;
 mod asking;
@@ -400,14 +400,24 @@ impl Gate {
         } else {
             Err(unrecordable())
         };
-        let outcome = pending.finish(&output);
+        // A call whose work began has its `started` line on disk (`started.rs`): what it did is
+        // recorded whatever becomes of its last line, and its answer says what ran — withheld,
+        // the agent would take a change that happened for none and make it again (attack 34 F7).
+        let started = pending.trace.started;
+        let (outcome, handed) = pending.finish(&output);
         // Class: *a record that cannot be written does not stop the call it records* (attack 33
-        // F1: a full disk, and thirty reads answered with no line). The record was just handed
-        // to the log; when the log failed meanwhile, the answer is withheld — the agent gets
-        // nothing archgate could not record (the reads of `processes`, `journal`, the clipboard
-        // are the person's evidence too).
+        // F1: a full disk, and thirty reads answered with no line). A record the writer thread
+        // writes (a file to open or rotate: the last 512 KiB before each rotation, attack 34 F1)
+        // is waited for; then, when the log failed meanwhile, the answer is withheld — the agent
+        // gets nothing archgate could not record (the reads of `processes`, `journal`, the
+        // clipboard are the person's evidence too).
+        if output.is_ok() && !started && handed == crate::audit::Handed::ToThread {
+            let log = self.audit.clone();
+            let _ = tokio::task::spawn_blocking(move || log.flush(Duration::from_secs(2))).await;
+        }
+        let lost = handed == crate::audit::Handed::Lost || !self.audit.writable();
         let (outcome, output) = match output {
-            Ok(_) if !self.audit.writable() => (Outcome::Refused, Err(unrecordable())),
+            Ok(_) if lost && !started => (Outcome::Refused, Err(unrecordable())),
             o => (outcome, o),
         };
         CallResult {

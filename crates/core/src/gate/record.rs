@@ -119,15 +119,18 @@ impl<'g> Pending<'g> {
         &self.opened.args_sha256
     }
 
-    /// The call ended with `result`: its record is built and written; its outcome returned.
-    pub(super) fn finish(mut self, result: &Result<ToolOutput, Refusal>) -> Outcome {
+    /// The call ended with `result`: its record is built and handed to the log; its outcome
+    /// returned, with where the log left the record.
+    pub(super) fn finish(
+        mut self,
+        result: &Result<ToolOutput, Refusal>,
+    ) -> (Outcome, crate::audit::Handed) {
         let outcome = match result {
             Ok(_) => Outcome::Ok,
             Err(r) => r.outcome,
         };
         let record = self.record(outcome, result.as_ref().err(), result.as_ref().ok());
-        self.write(record);
-        outcome
+        (outcome, self.write(record))
     }
 
     /// The one place a record is put together.
@@ -175,7 +178,7 @@ impl<'g> Pending<'g> {
         }
     }
 
-    fn write(&mut self, record: Record) {
+    fn write(&mut self, record: Record) -> crate::audit::Handed {
         let gate = self.gate;
         // A flood of budget refusals is summarised (`flood.rs`); everything else is recorded.
         let now = gate.clock.now_secs();
@@ -201,9 +204,12 @@ impl<'g> Pending<'g> {
             }
             true
         };
-        if write {
-            gate.audit.record(&record);
-        }
+        // A refusal folded into a flood's count has no line of its own (`flood.rs`).
+        let handed = if write {
+            gate.audit.record(&record)
+        } else {
+            crate::audit::Handed::Written
+        };
         gate.counters
             .bump(&record.client, &record.tool, record.outcome);
         if let Some(o) = &gate.observer {
@@ -211,6 +217,7 @@ impl<'g> Pending<'g> {
         }
         self.done = true;
         gate.in_flight.fetch_sub(1, Ordering::SeqCst);
+        handed
     }
 }
 
@@ -270,7 +277,7 @@ impl Drop for Pending<'_> {
                 });
             }
             let record = self.record(outcome, None, None);
-            self.write(record);
+            let _ = self.write(record);
         }
     }
 }

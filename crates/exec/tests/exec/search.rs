@@ -205,3 +205,52 @@ fn a_path_is_the_persons_only_when_every_hop_is() {
         ));
     }
 }
+
+/// Attack 34 F6 (class: *a directory trusted for the program archgate names is also in front of
+/// root's*): with Omarchy's `bin/` (the person's, in the home) first in the search directories, a
+/// read tool ran a `smartctl` the agent dropped there although root's existed. A bare name
+/// resolves in the directories root owns all the way first, whatever the configured order and the
+/// trust setting; a name only the person's directory has is still found there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_name_resolves_in_roots_directories_before_the_persons() {
+    let dir = trusted_tempdir();
+    for name in ["true", "archgate-test-own-only"] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, "#!/bin/sh\necho planted\n").unwrap();
+        set_mode(&p, 0o755);
+    }
+    if nix::unistd::geteuid().is_root() {
+        // Root's when the tests run as root: the person's, as on a desktop.
+        nix::unistd::chown(dir.path(), Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    }
+    for trust in [true, false] {
+        let cfg = ExecConfig {
+            search_dirs: vec![dir.path().to_owned(), "/usr/bin".into()],
+            require_root_owned: trust,
+            person_uid: Some(nix::unistd::geteuid().as_raw()),
+            ..config()
+        };
+        let exec = archgate_exec::Executor::new(cfg);
+        if trust && nix::unistd::geteuid().is_root() {
+            // Nobody's directory is no one's to trust here; root's `true` is found all the same.
+            assert_eq!(
+                exec.resolve_program("true").unwrap(),
+                std::path::Path::new("/usr/bin/true")
+            );
+            continue;
+        }
+        assert_eq!(
+            exec.resolve_program("true").unwrap(),
+            std::path::Path::new("/usr/bin/true"),
+            "trust {trust}"
+        );
+        assert_eq!(
+            exec.resolve_program("archgate-test-own-only").unwrap(),
+            dir.path()
+                .join("archgate-test-own-only")
+                .canonicalize()
+                .unwrap(),
+            "trust {trust}"
+        );
+    }
+}

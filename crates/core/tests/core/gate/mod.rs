@@ -54,6 +54,16 @@ fn env_with(
     clock: Arc<dyn archgate_core::clock::Clock>,
     more: impl FnOnce(&mut Catalogue),
 ) -> Env {
+    env_with_log(handle, clock, more, 1 << 30)
+}
+
+/// `env_with`, its activity log rotated past `max_bytes`.
+fn env_with_log(
+    handle: ConfigHandle,
+    clock: Arc<dyn archgate_core::clock::Clock>,
+    more: impl FnOnce(&mut Catalogue),
+    max_bytes: u64,
+) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let penv = PathEnv {
@@ -66,7 +76,7 @@ fn env_with(
     let audit = AuditLog::start(AuditSettings {
         path: paths.audit_log(),
         queue: 4096,
-        max_bytes: 1 << 30,
+        max_bytes,
         keep: 2,
     });
     let person = Arc::new(PersonState::load(

@@ -94,3 +94,111 @@ async fn no_call_is_answered_while_its_record_cannot_be_written() {
             >= 1
     );
 }
+
+/// Attack 34 F1: near its rotation (the last 512 KiB, or always with a small `max_bytes`) the
+/// log is written by its writer thread, after the caller returned — the check above saw a log
+/// that had not failed yet, and a read was answered whose record the full disk tore. Now a record
+/// handed to the writer thread is waited for before the answer goes out.
+#[tokio::test]
+async fn a_record_the_writer_thread_writes_is_waited_for_before_the_answer() {
+    let loaded = load_str("");
+    let e = env_with_log(
+        ConfigHandle::fixed(loaded.config),
+        Arc::new(archgate_core::clock::SystemClock),
+        |_| {},
+        64 * 1024,
+    );
+    let first = e
+        .gate
+        .call(&client(), "echo", json!({"words": ["first"]}))
+        .await;
+    assert!(first.output.is_ok(), "{}", text_of(&first));
+    assert!(e.gate.audit().flush(Duration::from_secs(5)));
+    std::fs::rename(&e.log, e.log.with_extension("before")).unwrap();
+    std::fs::create_dir(&e.log).unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+    let withheld = e
+        .gate
+        .call(&client(), "echo", json!({"words": ["second"]}))
+        .await;
+    assert!(withheld.output.is_err(), "answered: {}", text_of(&withheld));
+    assert!(!e.gate.audit().writable());
+}
+
+/// An act tool whose work the test can interrupt with a broken log: it waits `hold_ms`.
+struct Acts;
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ActsArgs {
+    /// How long the work lasts, in milliseconds.
+    hold_ms: u64,
+}
+static ACTS: ToolSpec = ToolSpec {
+    long_running: false,
+    name: "acts",
+    title: "Acts",
+    description: "changes something, slowly",
+    tier: Tier::Act,
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+    private_args: &[],
+    provenance: archgate_core::provenance::Provenance::ArchgateOnly,
+    says: archgate_core::sentence::Phrase::READS,
+};
+impl Tool for Acts {
+    type Args = ActsArgs;
+    type Run = ActsArgs;
+    archgate_core::resolve_as_planned!();
+    fn spec(&self) -> &'static ToolSpec {
+        &ACTS
+    }
+    fn execute<'a>(
+        &'a self,
+        _cx: &'a CallCx,
+        _p: Permit,
+        a: ActsArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(a.hold_ms)).await;
+            Ok(ToolOutput::text("changed"))
+        })
+    }
+}
+
+/// Attack 34 F7: an act call that ran to its end, its last record failing, was answered
+/// "refused … nothing was answered" — and an agent makes a change that happened again. Its
+/// `started` line is on disk before its work, so what it did is recorded: its answer says what
+/// ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_act_call_that_ran_is_answered_as_it_ran_when_its_last_record_fails() {
+    let loaded = load_str("[policy]\nallow = [\"acts\"]\n");
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    let e = env_with(
+        ConfigHandle::fixed(loaded.config),
+        Arc::new(archgate_core::clock::SystemClock),
+        |c| c.add(Acts),
+    );
+    let gate = e.gate.clone();
+    let call =
+        tokio::spawn(async move { gate.call(&client(), "acts", json!({"hold_ms": 600})).await });
+    // While the work runs (its started line already written), the log breaks.
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::rename(&e.log, e.log.with_extension("before")).unwrap();
+    std::fs::create_dir(&e.log).unwrap();
+    let r = call.await.unwrap();
+    assert!(
+        r.output.is_ok(),
+        "a change that ran was answered as none: {}",
+        text_of(&r)
+    );
+    assert_eq!(r.outcome, Outcome::Ok);
+    let started = std::fs::read_to_string(e.log.with_extension("before")).unwrap();
+    assert!(
+        started
+            .lines()
+            .any(|l| l.contains("\"started\"") && l.contains(&r.id)),
+        "{started}"
+    );
+}
