@@ -128,7 +128,7 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
         }
         Err(e) => {
             return Err(ClaimError::Io {
-                path: paths.state_dir.join(LOCK),
+                path: paths.state_dir.clone(),
                 source: e,
             });
         }
@@ -156,10 +156,24 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
     })
 }
 
-/// The state directory's daemon lock, taken: `None` when a daemon holds it.
+/// The state directory itself, opened to be locked: never through a link.
+fn state_dir_handle(paths: &Paths) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_NOFOLLOW).bits())
+        .open(&paths.state_dir)
+}
+
+/// The state directory's lock, taken: `None` when a daemon holds it. The lock is on the
+/// directory, not on a file in it: a file's name can be removed and made again, and the lock
+/// with it (attack 34 F3: `rm state/archgate/daemon.lock` let a second gate serve the same
+/// files); the directory holds the person's files and goes only with them.
 fn state_lock(paths: &Paths) -> std::io::Result<Option<nix::fcntl::Flock<File>>> {
-    let file = archgate_core::paths::OwnDir::open(&paths.state_dir)?.open_lock(LOCK.as_ref())?;
-    match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+    match nix::fcntl::Flock::lock(
+        state_dir_handle(paths)?,
+        nix::fcntl::FlockArg::LockExclusiveNonblock,
+    ) {
         Ok(l) => Ok(Some(l)),
         Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
         Err((_, e)) => Err(std::io::Error::from(e)),
@@ -169,20 +183,14 @@ fn state_lock(paths: &Paths) -> std::io::Result<Option<nix::fcntl::Flock<File>>>
 /// Whether a daemon serves these files (holds the state directory's lock), found from another
 /// runtime directory than the one it owns: a bridge that found no daemon where it looked then
 /// serves nothing in-process beside it (attack 33 F8: a client started with another
-/// `XDG_RUNTIME_DIR` got budgets and a pending list of its own on the person's files).
+/// `XDG_RUNTIME_DIR` got budgets and a pending list of its own on the person's files). Looked
+/// at, never made: nothing is created in a state directory the bridge has not judged.
 pub fn serves_these_files(paths: &Paths) -> bool {
-    use std::os::unix::fs::OpenOptionsExt;
-    // Looked at, never made: a bridge writes nothing in a state directory it has not judged (a
-    // symlinked one is refused at the start that follows). No file, no daemon.
-    let Ok(file) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(paths.state_dir.join(LOCK))
-    else {
+    let Ok(dir) = state_dir_handle(paths) else {
         return false;
     };
     matches!(
-        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockSharedNonblock),
+        nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockSharedNonblock),
         Err((_, nix::errno::Errno::EWOULDBLOCK))
     )
 }
