@@ -117,6 +117,14 @@ fn slot_names_a_path(name: &str) -> bool {
 /// - a value naming a key the desktop later runs as a command (`exec`, `onClick`) is never
 ///   automatic ([`guard::stores_command`]).
 pub fn judge_call(route: &mut Route, facts: &ScriptFacts, args: &[String]) -> Result<()> {
+    if let Some(seen) = &facts.untrusted {
+        return Err(DesktopError::Blocked {
+            command: format!("{} (it runs {}: {})", route.binary, seen.script, seen.what),
+            reason: "it runs a script or file of Omarchy's that another user could have \
+                     written; archgate runs no code another user could have changed (fix the \
+                     file's owner and mode, replacing the file, then call again)",
+        });
+    }
     let steering = facts.steering_for(args);
     if steering.installs_code.is_some() || guard::stores_command(args) {
         route.tier = RouteTier::Destructive;

@@ -96,6 +96,10 @@ pub struct ScriptFacts {
     /// from the person's files (`crate::omarchy::picks`), the route's own script first when it
     /// is one: resolved at judge time (`crate::omarchy::picked`).
     pub picks: Vec<crate::omarchy::picks::PickSite>,
+    /// The first script the route's script calls by name, or Omarchy file it `source`s, that
+    /// another user could have written (its owner or mode fails the trust rule program lookup
+    /// uses): the route runs none of it (attack 34 F4).
+    pub untrusted: Option<Seen>,
 }
 
 impl ScriptFacts {
@@ -232,13 +236,52 @@ fn sudo_programs_in(line: &str) -> Vec<String> {
     out
 }
 
-fn read(executor: &Executor, name: &str) -> Option<String> {
-    let path = executor.resolve_program(name).ok()?;
-    let meta = std::fs::metadata(&path).ok()?;
+/// A script's text, found as it will run — or why a script of that name found in the search
+/// directories may not be trusted (`Err`), or nothing (`Ok(None)`: not installed, not text).
+fn read(executor: &Executor, name: &str) -> Result<Option<String>, String> {
+    let path = match executor.resolve_program(name) {
+        Ok(p) => p,
+        Err(e @ archgate_exec::ExecError::Untrusted { .. }) => return Err(e.to_string()),
+        Err(_) => return Ok(None),
+    };
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return Ok(None);
+    };
     if !meta.is_file() || meta.len() > MAX_BYTES {
-        return None;
+        return Ok(None);
     }
-    String::from_utf8(std::fs::read(&path).ok()?).ok()
+    Ok(std::fs::read(&path)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok()))
+}
+
+/// The files under Omarchy's install variables a line `source`s (`. "$OMARCHY_PATH/lib/x.sh"`),
+/// as paths relative to it: Omarchy's own code, which must pass the trust rule like its scripts.
+fn omarchy_sources(line: &str) -> Vec<String> {
+    // Split as the shell splits words between commands, the quotes and `$` kept (`words` drops
+    // them, and with them the variable that names Omarchy's tree).
+    let ws: Vec<&str> = line
+        .split(|c: char| c.is_whitespace() || ";|&()`".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    for (i, w) in ws.iter().enumerate() {
+        if (*w == "source" || *w == ".")
+            && let Some(arg) = ws.get(i + 1)
+        {
+            let arg = arg.trim_matches('"').trim_matches('\'');
+            for var in ["$OMARCHY_PATH/", "${OMARCHY_PATH}/"] {
+                if let Some(rel) = arg.strip_prefix(var)
+                    && !rel.is_empty()
+                    && !rel.contains('$')
+                    && !rel.split('/').any(|c| c == "..")
+                {
+                    out.push(rel.to_owned());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Names of Omarchy scripts a line calls.
@@ -261,12 +304,25 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
     facts.picks.extend(crate::omarchy::picks::own_site(binary));
     while let Some(name) = queue.pop_front() {
         let own = name == binary;
-        let Some(text) = read(executor, &name) else {
-            if own {
+        let text = match read(executor, &name) {
+            Ok(Some(text)) => text,
+            Err(why) if !own => {
+                // A helper another user could have rewritten runs under the person's yes to
+                // the route, which names only the route's script (attack 34 F4).
+                if facts.untrusted.is_none() {
+                    facts.untrusted = Some(Seen {
+                        script: name.clone(),
+                        line: 0,
+                        what: cut(&why),
+                    });
+                }
+                continue;
+            }
+            _ if own => {
                 facts.unread = true;
                 return facts;
             }
-            continue;
+            _ => continue,
         };
         if own {
             facts.runs_values = argcode::runs_values(&text).map(|(line, what)| Seen {
@@ -339,6 +395,23 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 facts.reaches_home = Some(at(p));
             }
             facts.sudo_programs.extend(sudo_programs_in(line));
+            if facts.untrusted.is_none() && executor.config().require_root_owned {
+                let omarchy = std::env::var_os("OMARCHY_PATH").map(std::path::PathBuf::from);
+                for rel in omarchy_sources(line) {
+                    let Some(file) = omarchy.as_ref().map(|o| o.join(&rel)) else {
+                        break;
+                    };
+                    if !file.exists() {
+                        continue;
+                    }
+                    if let Err(why) =
+                        archgate_exec::trusted_path(executor.config().person_uid, &file)
+                    {
+                        facts.untrusted = Some(at(cut(&format!("{}: {why}", file.display()))));
+                        break;
+                    }
+                }
+            }
             // A command continued over lines (`bash \` then `-lc …`) is read whole for picks
             // (attack 26 F2).
             let sites = crate::omarchy::picks::sites_in(&name, n, &continued(&lines, k));
@@ -383,6 +456,21 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_files_of_omarchys_tree_a_line_sources_are_found() {
+        assert_eq!(
+            omarchy_sources(r#"source "$OMARCHY_PATH/lib/common.sh""#),
+            ["lib/common.sh"]
+        );
+        assert_eq!(
+            omarchy_sources(r#"[ -f x ] && . "${OMARCHY_PATH}/default/bash/rc"; echo"#),
+            ["default/bash/rc"]
+        );
+        assert!(omarchy_sources(r#"source "$OMARCHY_PATH/../x""#).is_empty());
+        assert!(omarchy_sources(r#"source "$HOME/.bashrc""#).is_empty());
+        assert!(omarchy_sources(r#"echo source "$OMARCHY_PATH/x""#).len() == 1);
+    }
 
     #[test]
     fn changes_by_program() {

@@ -18,6 +18,7 @@ mod blind;
 mod bounded_window;
 mod bounds;
 mod budget_rename;
+mod called_helper;
 mod claimed_name;
 mod config;
 mod daemon_env;
