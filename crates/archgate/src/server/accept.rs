@@ -54,6 +54,31 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(BACKLOG)
 }
 
+/// The IPv6 loopback at the port a listener on `127.0.0.1` took, so no other uid can: a client
+/// configured with `localhost` tries `[::1]` first on most systems, and another user's listener
+/// there received its bearer token (attack 34 F5; class: *another uid answering on archgate's
+/// port is taken for archgate*, its other loopback family). `None` where this machine has no
+/// IPv6 loopback; a port held there already is said loudly, with its holder when it can be named.
+pub fn bind_v6_beside(v4: &TcpListener, what: &str) -> Option<TcpListener> {
+    let port = v4.local_addr().ok()?.port();
+    match bind((std::net::Ipv6Addr::LOCALHOST, port).into()) {
+        Ok(l) => Some(l),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            tracing::warn!(
+                "[::1]:{port}, {what}'s port on the IPv6 loopback, is held by another process ({}): a \
+                 client configured with `localhost` may send its token and calls there; configure \
+                 clients with 127.0.0.1 (as `archgate client-config` does), or free the port",
+                crate::server::port_holder::v6_holder_text(port)
+            );
+            None
+        }
+        Err(e) => {
+            tracing::debug!("no IPv6 loopback listener beside 127.0.0.1:{port}: {e}");
+            None
+        }
+    }
+}
+
 /// Closes a refused connection with a reset: no `TIME_WAIT` kept for a stranger.
 pub fn refuse(tcp: std::net::TcpStream) {
     let reset = nix::libc::linger {

@@ -102,8 +102,10 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
         "serving MCP at http://127.0.0.1:{port}/mcp"
     );
     // Open streams (SSE) would hold a graceful shutdown open; bound it.
+    let beside = super::accept::bind_v6_beside(&listener, "archgate");
     limits::serve(
         listener,
+        beside,
         router,
         limits,
         stats,

@@ -234,6 +234,7 @@ const ADMIT_PAUSE: Duration = Duration::from_millis(20);
 /// graceful close and at most `drain` to finish.
 pub async fn serve(
     listener: TcpListener,
+    beside: Option<TcpListener>,
     router: Router,
     limits: Limits,
     stats: Arc<Stats>,
@@ -249,8 +250,15 @@ pub async fn serve(
     let (tx, mut rx) = tokio::sync::mpsc::channel(1);
     let stop = Arc::new(AtomicBool::new(false));
     let _stop_acceptors = StopOnDrop(stop.clone());
-    let taken = listener
-        .into_std()
+    // The IPv6 loopback's listener, when there is one, feeds the same connections (`accept.rs`
+    // `bind_v6_beside`): the same uid check, the same caps.
+    let taken = beside
+        .map(|b| {
+            b.into_std()
+                .and_then(|l| super::accept::acceptors(l, tx.clone(), stats.clone(), stop.clone()))
+        })
+        .unwrap_or(Ok(()))
+        .and_then(|()| listener.into_std())
         .and_then(|l| super::accept::acceptors(l, tx, stats.clone(), stop.clone()));
     if let Err(e) = taken {
         tracing::error!("the listener's acceptors could not start: {e}");

@@ -95,3 +95,18 @@ pub fn page_text(port: u16, uid: Option<u32>) -> String {
         whose(uid)
     )
 }
+
+/// Who holds `[::1]:port`, in words, as far as the socket table tells.
+pub fn v6_holder_text(port: u16) -> String {
+    use crate::server::peer::{my_uid, tcp_owner};
+    let addr = std::net::SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, port));
+    let owner = std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1))
+        .and_then(|probe| probe.local_addr())
+        .ok()
+        .and_then(|ours| tcp_owner(ours, addr).ok());
+    match owner {
+        Some(uid) if uid == my_uid() => "a process of yours".to_owned(),
+        Some(uid) => format!("uid {uid}, not you"),
+        None => "a process archgate cannot name".to_owned(),
+    }
+}

@@ -154,8 +154,10 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
     // Bounded like /mcp (header and idle timeouts, connection caps): a flood of half-open
     // connections to the page cannot keep the person from answering.
     let limits = crate::server::limits::Limits::from_config(&app.gate.config().current().server, 2);
+    let beside = crate::server::accept::bind_v6_beside(&listener, "the approval page");
     tokio::spawn(crate::server::limits::serve(
         listener,
+        beside,
         router,
         limits,
         app.page_connections.clone(),

@@ -220,3 +220,74 @@ fn a_squatter_that_resets_the_probe_is_said_every_time() {
         );
     }
 }
+
+/// Whether this machine has an IPv6 loopback to listen on.
+fn has_v6_loopback() -> bool {
+    std::net::TcpListener::bind("[::1]:0").is_ok()
+}
+
+/// Attack 34 F5 (class: *another uid answering on archgate's port is taken for archgate*, its
+/// other loopback family): a client configured with `localhost` tries `[::1]` first, and another
+/// user listening there received its bearer token. The daemon now holds `[::1]` at its port too,
+/// serving the person there through the same guards.
+#[test]
+fn the_daemon_holds_its_port_on_the_ipv6_loopback_too() {
+    if !has_v6_loopback() {
+        eprintln!("SKIPPED: no IPv6 loopback here");
+        return;
+    }
+    let env = Env::with_config("[approval]\npage = false\nnotifications = false\n");
+    let d = crate::support::HttpServer::start(&env);
+    let mut c = std::net::TcpStream::connect(("::1", d.port)).expect("archgate on [::1]");
+    std::io::Write::write_all(
+        &mut c,
+        format!(
+            "GET /health HTTP/1.1\r\nHost: [::1]:{}\r\nConnection: close\r\n\r\n",
+            d.port
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut answer = String::new();
+    std::io::Read::read_to_string(&mut c, &mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        std::net::TcpListener::bind(("::1", d.port)).is_err(),
+        "[::1] at archgate's port is free for anyone"
+    );
+}
+
+/// And a stranger already on `[::1]` at archgate's port is said, with its uid.
+#[test]
+fn a_stranger_on_the_ipv6_loopback_at_archgates_port_is_said() {
+    if !is_root() || !has_v6_loopback() {
+        eprintln!("SKIPPED: needs root (another uid must hold the port) and an IPv6 loopback");
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script = format!(
+        "import socket,time\n\
+         s=socket.socket(socket.AF_INET6)\n\
+         s.bind(('::1',{port}))\n\
+         s.listen()\n\
+         print('ready',flush=True)\n\
+         time.sleep(60)\n"
+    );
+    let mut squatter = as_nobody(&script);
+    let env = Env::with_config(&format!(
+        "[server]\nport = {port}\n[approval]\npage = false\nnotifications = false\n"
+    ));
+    let d = crate::support::HttpServer::spawn(env.command(&["serve", "--http"]));
+    assert_eq!(d.port, port);
+    let log = crate::support::wait_for("the warning", || {
+        let l = d.log();
+        l.contains(&format!("[::1]:{port}")).then_some(l)
+    });
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+    assert!(log.contains("uid 65534"), "{log}");
+}
