@@ -83,6 +83,8 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
         }
     };
     let port = listener.local_addr()?.port();
+    // Held before anyone is told the port: a client may connect through `localhost` at once.
+    let beside = super::accept::bind_v6_beside(&listener, "archgate");
     // The approval page's "add client" snippet names the port actually listened on.
     let _ = app.http_port.set(port);
     let config = app.gate.config().current();
@@ -102,7 +104,6 @@ pub async fn serve(app: Arc<App>, port: u16, shutdown: CancellationToken) -> any
         "serving MCP at http://127.0.0.1:{port}/mcp"
     );
     // Open streams (SSE) would hold a graceful shutdown open; bound it.
-    let beside = super::accept::bind_v6_beside(&listener, "archgate");
     limits::serve(
         listener,
         beside,

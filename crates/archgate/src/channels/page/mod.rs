@@ -135,6 +135,8 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
         Err(e) => return Err(e),
     };
     let port = listener.local_addr()?.port();
+    // Held before the page's address is written anywhere (`bind_v6_beside`).
+    let beside = crate::server::accept::bind_v6_beside(&listener, "the approval page");
     let auth = Arc::new(Auth::new(port));
     let shared = Shared {
         app: app.clone(),
@@ -154,7 +156,6 @@ pub async fn start(app: Arc<App>, shutdown: CancellationToken) -> std::io::Resul
     // Bounded like /mcp (header and idle timeouts, connection caps): a flood of half-open
     // connections to the page cannot keep the person from answering.
     let limits = crate::server::limits::Limits::from_config(&app.gate.config().current().server, 2);
-    let beside = crate::server::accept::bind_v6_beside(&listener, "the approval page");
     tokio::spawn(crate::server::limits::serve(
         listener,
         beside,

@@ -296,6 +296,16 @@ fn init(c: &mut StdioServer) {
 /// client's.
 #[test]
 fn a_bridge_started_daemon_takes_the_sessions_environment_not_its_first_clients() {
+    // The stand-in user manager is a `systemctl` in the rig's Omarchy bin, taken before root's
+    // `/usr/bin/systemctl` only when that directory is root's too: a program name resolves in
+    // root's directories first (attack 34 F6), so a `systemctl` of the person's — the agent's —
+    // never stands in for the real one (round 34's L7: the bridge ran a planted one).
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!(
+            "SKIPPED: needs root (its stand-in systemctl must sit in a directory root owns); CI runs it as root"
+        );
+        return;
+    }
     let mut rig = Rig::new();
     let e = &rig.env;
     let manager = [
