@@ -16,6 +16,7 @@ pub mod script;
 pub mod search;
 pub mod sourced;
 pub mod steer;
+pub mod tree;
 pub mod usage;
 mod words;
 

@@ -255,35 +255,6 @@ fn read(executor: &Executor, name: &str) -> Result<Option<String>, String> {
         .and_then(|b| String::from_utf8(b).ok()))
 }
 
-/// The files under Omarchy's install variables a line `source`s (`. "$OMARCHY_PATH/lib/x.sh"`),
-/// as paths relative to it: Omarchy's own code, which must pass the trust rule like its scripts.
-fn omarchy_sources(line: &str) -> Vec<String> {
-    // Split as the shell splits words between commands, the quotes and `$` kept (`words` drops
-    // them, and with them the variable that names Omarchy's tree).
-    let ws: Vec<&str> = line
-        .split(|c: char| c.is_whitespace() || ";|&()`".contains(c))
-        .filter(|w| !w.is_empty())
-        .collect();
-    let mut out = Vec::new();
-    for (i, w) in ws.iter().enumerate() {
-        if (*w == "source" || *w == ".")
-            && let Some(arg) = ws.get(i + 1)
-        {
-            let arg = arg.trim_matches('"').trim_matches('\'');
-            for var in ["$OMARCHY_PATH/", "${OMARCHY_PATH}/"] {
-                if let Some(rel) = arg.strip_prefix(var)
-                    && !rel.is_empty()
-                    && !rel.contains('$')
-                    && !rel.split('/').any(|c| c == "..")
-                {
-                    out.push(rel.to_owned());
-                }
-            }
-        }
-    }
-    out
-}
-
 /// Names of Omarchy scripts a line calls.
 fn called(line: &str) -> impl Iterator<Item = &str> {
     words(line).into_iter().filter(|w| {
@@ -298,6 +269,20 @@ fn called(line: &str) -> impl Iterator<Item = &str> {
 /// Omarchy scripts it calls, breadth first, at most [`MAX_SCRIPTS`], and says what they do.
 pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
     let mut facts = ScriptFacts::default();
+    // Omarchy's tree judged whole: whatever spelling a script uses to run or source a file of
+    // it, the file is one of these (`tree.rs`).
+    if executor.config().require_root_owned
+        && let Some(omarchy) = std::env::var_os("OMARCHY_PATH").map(std::path::PathBuf::from)
+        && omarchy.is_absolute()
+        && let Some((path, why)) =
+            crate::omarchy::tree::first_untrusted(&omarchy, executor.config().person_uid)
+    {
+        facts.untrusted = Some(Seen {
+            script: path.display().to_string(),
+            line: 0,
+            what: cut(&why),
+        });
+    }
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut queue: VecDeque<String> = VecDeque::from([binary.to_owned()]);
     seen.insert(binary.to_owned());
@@ -395,23 +380,6 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
                 facts.reaches_home = Some(at(p));
             }
             facts.sudo_programs.extend(sudo_programs_in(line));
-            if facts.untrusted.is_none() && executor.config().require_root_owned {
-                let omarchy = std::env::var_os("OMARCHY_PATH").map(std::path::PathBuf::from);
-                for rel in omarchy_sources(line) {
-                    let Some(file) = omarchy.as_ref().map(|o| o.join(&rel)) else {
-                        break;
-                    };
-                    if !file.exists() {
-                        continue;
-                    }
-                    if let Err(why) =
-                        archgate_exec::trusted_path(executor.config().person_uid, &file)
-                    {
-                        facts.untrusted = Some(at(cut(&format!("{}: {why}", file.display()))));
-                        break;
-                    }
-                }
-            }
             // A command continued over lines (`bash \` then `-lc …`) is read whole for picks
             // (attack 26 F2).
             let sites = crate::omarchy::picks::sites_in(&name, n, &continued(&lines, k));
@@ -456,21 +424,6 @@ pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_files_of_omarchys_tree_a_line_sources_are_found() {
-        assert_eq!(
-            omarchy_sources(r#"source "$OMARCHY_PATH/lib/common.sh""#),
-            ["lib/common.sh"]
-        );
-        assert_eq!(
-            omarchy_sources(r#"[ -f x ] && . "${OMARCHY_PATH}/default/bash/rc"; echo"#),
-            ["default/bash/rc"]
-        );
-        assert!(omarchy_sources(r#"source "$OMARCHY_PATH/../x""#).is_empty());
-        assert!(omarchy_sources(r#"source "$HOME/.bashrc""#).is_empty());
-        assert!(omarchy_sources(r#"echo source "$OMARCHY_PATH/x""#).len() == 1);
-    }
 
     #[test]
     fn changes_by_program() {
