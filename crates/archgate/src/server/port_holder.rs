@@ -38,14 +38,43 @@ pub fn holder(port: u16) -> Holder {
     Holder::Unnamed
 }
 
-/// Who holds `port` when it is not free and not the person's: `Some(Some(uid))`, or
+/// Who holds `port` on the IPv6 loopback, as [`holder`] says for `127.0.0.1`.
+pub fn holder_v6(port: u16) -> Holder {
+    use crate::server::peer::{my_uid, tcp_owner};
+    let addr = std::net::SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, port));
+    for _ in 0..3 {
+        let probe =
+            match std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1)) {
+                Ok(p) => p,
+                // Refused, or no IPv6 loopback at all: nobody there.
+                Err(_) => return Holder::Nobody,
+            };
+        match probe
+            .local_addr()
+            .ok()
+            .and_then(|ours| tcp_owner(ours, addr).ok())
+        {
+            Some(uid) if uid == my_uid() => return Holder::Me,
+            Some(uid) => return Holder::Other(uid),
+            None => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    }
+    Holder::Unnamed
+}
+
+/// Who holds `port` when it is not free and not the person's — on `127.0.0.1`, or on `[::1]`,
+/// where a client configured with `localhost` goes first (attack 35 F2: a stranger that took
+/// `[::1]` before the daemon started was said only in the daemon's log): `Some(Some(uid))`, or
 /// `Some(None)` when something listens that cannot be named.
 pub fn other_holder(port: u16) -> Option<Option<u32>> {
-    match holder(port) {
-        Holder::Nobody | Holder::Me => None,
-        Holder::Other(uid) => Some(Some(uid)),
-        Holder::Unnamed => Some(None),
+    for h in [holder(port), holder_v6(port)] {
+        match h {
+            Holder::Nobody | Holder::Me => {}
+            Holder::Other(uid) => return Some(Some(uid)),
+            Holder::Unnamed => return Some(None),
+        }
     }
+    None
 }
 
 /// Whose process: a uid, or one archgate cannot name.
@@ -65,7 +94,7 @@ fn whose(uid: Option<u32>) -> String {
 pub fn warning(port: u16) -> Option<String> {
     other_holder(port).map(|uid| {
         format!(
-            "127.0.0.1:{port}, archgate's configured port, is held by {}: your HTTP \
+            "127.0.0.1:{port} (or [::1]:{port}), archgate's configured port, is held by {}: your HTTP \
              clients configured for it send their token and calls to that process. Stop using \
              them, free the port (find it: ss -ltnp 'sport = :{port}'), or choose another with \
              [server] port and run `archgate client-config` again",
@@ -98,15 +127,9 @@ pub fn page_text(port: u16, uid: Option<u32>) -> String {
 
 /// Who holds `[::1]:port`, in words, as far as the socket table tells.
 pub fn v6_holder_text(port: u16) -> String {
-    use crate::server::peer::{my_uid, tcp_owner};
-    let addr = std::net::SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, port));
-    let owner = std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1))
-        .and_then(|probe| probe.local_addr())
-        .ok()
-        .and_then(|ours| tcp_owner(ours, addr).ok());
-    match owner {
-        Some(uid) if uid == my_uid() => "a process of yours".to_owned(),
-        Some(uid) => format!("uid {uid}, not you"),
-        None => "a process archgate cannot name".to_owned(),
+    match holder_v6(port) {
+        Holder::Me => "a process of yours".to_owned(),
+        Holder::Other(uid) => format!("uid {uid}, not you"),
+        Holder::Nobody | Holder::Unnamed => "a process archgate cannot name".to_owned(),
     }
 }

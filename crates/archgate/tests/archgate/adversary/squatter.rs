@@ -287,7 +287,17 @@ fn a_stranger_on_the_ipv6_loopback_at_archgates_port_is_said() {
         let l = d.log();
         l.contains(&format!("[::1]:{port}")).then_some(l)
     });
+    // And `doctor` says it too, not only the daemon's log (attack 35 F2).
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
     let _ = squatter.kill();
     let _ = squatter.wait();
     assert!(log.contains("uid 65534"), "{log}");
+    let line = doctor
+        .lines()
+        .find(|l| l.contains("archgate port"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("MISSING") && doctor.contains("[::1]"),
+        "{doctor}"
+    );
 }
