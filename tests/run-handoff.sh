@@ -226,7 +226,9 @@ export HANDOFF_UID=$uid HANDOFF_GID=$uid HANDOFF_PASSWORD=$password HANDOFF_WORK
   HANDOFF_OMARCHY="$om" HANDOFF_MARKER="$root/marker"
 cd "$work"
 status=0
-"$ARCHGATE_TEST_VENV/bin/python" -m pytest -q -p no:cacheprovider test_handoff.py "$@" || status=$?
+# -vv: a failure prints the whole answer, the output tail included (a rare exit 1 of sudo or
+# its command in full runs, seen this landing, was cut to "…" by the short form).
+"$ARCHGATE_TEST_VENV/bin/python" -m pytest -vv -p no:cacheprovider test_handoff.py "$@" || status=$?
 if [ "$status" -eq 5 ]; then
   echo "run-handoff: pytest ran no test" >&2
   exit 1

@@ -128,7 +128,7 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
         }
         Err(e) => {
             return Err(ClaimError::Io {
-                path: paths.state_dir.clone(),
+                path: paths.state_dir.join(LOCK),
                 source: e,
             });
         }
@@ -156,41 +156,38 @@ pub fn claim(paths: &Paths, spawned: bool) -> Result<Claim, ClaimError> {
     })
 }
 
-/// The state directory itself, opened to be locked: never through a link.
-fn state_dir_handle(paths: &Paths) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags((nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_NOFOLLOW).bits())
-        .open(&paths.state_dir)
-}
-
-/// The state directory's lock, taken: `None` when a daemon holds it. The lock is on the
-/// directory, not on a file in it: a file's name can be removed and made again, and the lock
-/// with it (attack 34 F3: `rm state/archgate/daemon.lock` let a second gate serve the same
-/// files); the directory holds the person's files and goes only with them.
+/// The state directory's `daemon.lock`, taken: `None` when a daemon holds it. A file, not the
+/// directory: the directory's own flock is the audit log's orphan finders' (`audit/orphans.rs`),
+/// and a daemon holding it for its life made every other finder wait and then go on without it
+/// (attack 35 F8: each `archgate call` 5 s slower, an orphan recorded three times). A same-user
+/// process can remove the file, or move the directory, and so start a second gate — the same
+/// limit as its editing the budgets in the config (SECURITY.md).
 fn state_lock(paths: &Paths) -> std::io::Result<Option<nix::fcntl::Flock<File>>> {
-    match nix::fcntl::Flock::lock(
-        state_dir_handle(paths)?,
-        nix::fcntl::FlockArg::LockExclusiveNonblock,
-    ) {
+    let file = archgate_core::paths::OwnDir::open(&paths.state_dir)?.open_lock(LOCK.as_ref())?;
+    match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
         Ok(l) => Ok(Some(l)),
         Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
         Err((_, e)) => Err(std::io::Error::from(e)),
     }
 }
 
-/// Whether a daemon serves these files (holds the state directory's lock), found from another
-/// runtime directory than the one it owns: a bridge that found no daemon where it looked then
-/// serves nothing in-process beside it (attack 33 F8: a client started with another
+/// Whether a daemon serves these files (holds the state directory's `daemon.lock`), found from
+/// another runtime directory than the one it owns: a bridge that found no daemon where it
+/// looked then serves nothing in-process beside it (attack 33 F8: a client started with another
 /// `XDG_RUNTIME_DIR` got budgets and a pending list of its own on the person's files). Looked
-/// at, never made: nothing is created in a state directory the bridge has not judged.
+/// at, never made: nothing is created in a state directory the bridge has not judged; no file,
+/// no daemon.
 pub fn serves_these_files(paths: &Paths) -> bool {
-    let Ok(dir) = state_dir_handle(paths) else {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(paths.state_dir.join(LOCK))
+    else {
         return false;
     };
     matches!(
-        nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockSharedNonblock),
+        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockSharedNonblock),
         Err((_, nix::errno::Errno::EWOULDBLOCK))
     )
 }

@@ -584,6 +584,16 @@ fn a_client_with_another_runtime_directory_gets_no_second_gate_beside_the_daemon
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let _server = HttpServer::start(&env);
+    // The daemon's lock is a file of its own: the state directory's flock stays the orphan
+    // finders', free while the daemon runs (attack 35 F8: held, every `archgate call` waited 5 s
+    // for it and went on without it).
+    let dir = std::fs::File::open(env.state_dir()).unwrap();
+    let held = nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock);
+    assert!(
+        held.is_ok(),
+        "the daemon holds the state directory's own lock"
+    );
+    drop(held);
     let other = env.path("runtime2");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700)).unwrap();
