@@ -55,7 +55,7 @@ impl Tool for Watcher {
     }
 }
 
-fn watcher_env() -> Env {
+pub(super) fn watcher_env() -> Env {
     watcher_env_on("[policy]\nallow = [\"watcher\"]\n")
 }
 

@@ -13,6 +13,14 @@ fn text_of(r: &archgate_core::gate::CallResult) -> String {
     }
 }
 
+/// Every write of `e`'s log fails from now on, as on a full disk: the log's name holds a
+/// directory, which the writer finds at its next look (every 100 ms) and cannot open. The log
+/// as it was is kept beside it (`.before`).
+fn break_log(e: &Env) {
+    std::fs::rename(&e.log, e.log.with_extension("before")).unwrap();
+    std::fs::create_dir(&e.log).unwrap();
+}
+
 #[tokio::test]
 async fn no_call_is_answered_while_its_record_cannot_be_written() {
     let e = env("");
@@ -24,10 +32,7 @@ async fn no_call_is_answered_while_its_record_cannot_be_written() {
     assert!(e.gate.audit().flush(Duration::from_secs(5)));
     assert!(e.gate.audit().writable());
 
-    // Every write fails from now on, as on a full disk: the log's name holds a directory, which
-    // the writer finds at its next look (every 100 ms) and cannot open.
-    std::fs::rename(&e.log, e.log.with_extension("before")).unwrap();
-    std::fs::create_dir(&e.log).unwrap();
+    break_log(&e);
     std::thread::sleep(Duration::from_millis(250));
     let withheld = e
         .gate
@@ -114,8 +119,7 @@ async fn a_record_the_writer_thread_writes_is_waited_for_before_the_answer() {
         .await;
     assert!(first.output.is_ok(), "{}", text_of(&first));
     assert!(e.gate.audit().flush(Duration::from_secs(5)));
-    std::fs::rename(&e.log, e.log.with_extension("before")).unwrap();
-    std::fs::create_dir(&e.log).unwrap();
+    break_log(&e);
     std::thread::sleep(Duration::from_millis(250));
     let withheld = e
         .gate
@@ -125,68 +129,22 @@ async fn a_record_the_writer_thread_writes_is_waited_for_before_the_answer() {
     assert!(!e.gate.audit().writable());
 }
 
-/// An act tool whose work the test can interrupt with a broken log: it waits `hold_ms`.
-struct Acts;
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ActsArgs {
-    /// How long the work lasts, in milliseconds.
-    hold_ms: u64,
-}
-static ACTS: ToolSpec = ToolSpec {
-    long_running: false,
-    name: "acts",
-    title: "Acts",
-    description: "changes something, slowly",
-    tier: Tier::Act,
-    read_only: false,
-    destructive: false,
-    idempotent: false,
-    open_world: false,
-    private_args: &[],
-    provenance: archgate_core::provenance::Provenance::ArchgateOnly,
-    says: archgate_core::sentence::Phrase::READS,
-};
-impl Tool for Acts {
-    type Args = ActsArgs;
-    type Run = ActsArgs;
-    archgate_core::resolve_as_planned!();
-    fn spec(&self) -> &'static ToolSpec {
-        &ACTS
-    }
-    fn execute<'a>(
-        &'a self,
-        _cx: &'a CallCx,
-        _p: Permit,
-        a: ActsArgs,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(a.hold_ms)).await;
-            Ok(ToolOutput::text("changed"))
-        })
-    }
-}
-
 /// Attack 34 F7: an act call that ran to its end, its last record failing, was answered
 /// "refused … nothing was answered" — and an agent makes a change that happened again. Its
 /// `started` line is on disk before its work, so what it did is recorded: its answer says what
 /// ran.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_act_call_that_ran_is_answered_as_it_ran_when_its_last_record_fails() {
-    let loaded = load_str("[policy]\nallow = [\"acts\"]\n");
-    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
-    let e = env_with(
-        ConfigHandle::fixed(loaded.config),
-        Arc::new(archgate_core::clock::SystemClock),
-        |c| c.add(Acts),
-    );
+    // `started.rs`'s act tool: it holds its work `hold_ms`.
+    let e = super::started::watcher_env();
     let gate = e.gate.clone();
-    let call =
-        tokio::spawn(async move { gate.call(&client(), "acts", json!({"hold_ms": 600})).await });
+    let call = tokio::spawn(async move {
+        gate.call(&client(), "watcher", json!({"hold_ms": 600}))
+            .await
+    });
     // While the work runs (its started line already written), the log breaks.
     std::thread::sleep(Duration::from_millis(200));
-    std::fs::rename(&e.log, e.log.with_extension("before")).unwrap();
-    std::fs::create_dir(&e.log).unwrap();
+    break_log(&e);
     let r = call.await.unwrap();
     assert!(
         r.output.is_ok(),
