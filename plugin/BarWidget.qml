@@ -31,6 +31,7 @@ BarWidget {
   readonly property string reason: service ? service.reason : String(fileState.reason || "")
   readonly property bool configOk: service ? service.configOk : fileState.config_ok !== false
   readonly property var configProblems: service ? service.configProblems : []
+  readonly property bool logOk: service ? service.logOk : fileState.log_ok !== false
   readonly property bool serving: status === "serving"
 
   readonly property string label: {
@@ -38,6 +39,7 @@ BarWidget {
     if (devMode) t += " dev"
     if (pending > 0) t += " " + pending
     if (!configOk) t += " cfg!"
+    if (!logOk) t += " log!"
     if (!serving) t += status === "stopped" ? " off" : (status === "starting" ? " …" : " !")
     return t
   }
@@ -56,6 +58,7 @@ BarWidget {
       t += "\nconfig.toml is broken; the previous config stays in force (archgate config check)"
       for (var i = 0; i < configProblems.length && i < 3; i++) t += "\n  " + configProblems[i]
     }
+    if (!logOk) t += "\nThe activity log cannot be written: no call is answered until it can (check the disk; archgate doctor)"
     return t + "\nClick: the archgate panel"
   }
 
@@ -86,7 +89,7 @@ BarWidget {
     anchors.fill: parent
     bar: root.bar
     text: root.label
-    active: root.pending > 0 || root.devMode || !root.configOk
+    active: root.pending > 0 || root.devMode || !root.configOk || !root.logOk
     blinking: root.pending > 0
     dimmed: !root.serving
     tooltipText: root.tooltip

@@ -45,6 +45,8 @@ Item {
   property int pendingApprovals: 0
   property bool developerMode: false
   property bool configOk: true
+  // False while archgate cannot write its activity log: it answers no call until it can.
+  property bool logOk: true
   // What is wrong with config.toml, one line per problem (from /health), when it is not ok.
   property var configProblems: []
   property string lastCall: ""
@@ -93,6 +95,7 @@ Item {
       pending_approvals: 0,
       developer_mode: false,
       config_ok: root.configOk,
+      log_ok: root.logOk,
       reason: root.reason || null,
       updated_at: Math.floor(Date.now() / 1000)
     }, null, 2) + "\n")
@@ -107,6 +110,7 @@ Item {
     root.pendingApprovals = Number(s.pending_approvals) || 0
     root.developerMode = s.developer_mode === true
     root.configOk = s.config_ok !== false
+    root.logOk = s.log_ok !== false
   }
 
   function probe() {
@@ -138,6 +142,7 @@ Item {
       root.developerMode = health.developer_mode === true
       root.configOk = !health.config || health.config.ok !== false
       root.configProblems = health.config && Array.isArray(health.config.problems) ? health.config.problems.map(String) : []
+      root.logOk = !health.audit || health.audit.writable !== false
       root.reason = ""
       root.setStatus("serving")
       if (!stableTimer.running) stableTimer.restart()
@@ -209,6 +214,7 @@ Item {
     text += "\napprovals waiting: " + root.pendingApprovals + (root.pendingApprovals > 0 ? " (archgate ui opens the approval page)" : "")
     text += "\ndeveloper mode: " + (root.developerMode ? "ON (archgate dev-mode off ends it)" : "off")
     text += "\nconfig: " + (root.configOk ? "ok" : "not applied; the last good copy stays in force (archgate config check)")
+    if (!root.logOk) text += "\nactivity log: NOT WRITABLE — no call is answered until it is; check the disk and `archgate doctor`"
     if (root.lastCall !== "") {
       text += "\nlast call: " + root.lastCall + ", " + Math.round((Date.now() - root.lastCallAt) / 1000) + " s ago"
     }

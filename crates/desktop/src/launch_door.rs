@@ -310,7 +310,7 @@ impl Desktop {
         let in_omarchy_bin = self.omarchy_bin().is_some_and(|bin| real.starts_with(bin));
         let persons = real
             .parent()
-            .is_some_and(|d| !roots_all_the_way(permit.executor(), d));
+            .is_some_and(|d| !archgate_exec::roots_all_the_way(d));
         let in_bin = in_omarchy_bin || persons;
         let not_roots = || DesktopError::Blocked {
             command: shown.clone(),
@@ -351,19 +351,6 @@ impl Desktop {
             None => Ok(LaunchDoor::Application),
         }
     }
-}
-
-/// Whether `dir` is root's all the way from `/` (links followed, each hop judged), whatever the
-/// trust rule says of the person's directories.
-fn roots_all_the_way(exec: &archgate_exec::Executor, dir: &Path) -> bool {
-    let roots = archgate_exec::ExecConfig {
-        require_root_owned: true,
-        person_uid: None,
-        ..exec.config().clone()
-    };
-    archgate_exec::Executor::new(roots)
-        .check_directory(dir)
-        .is_ok()
 }
 
 #[cfg(test)]

@@ -63,6 +63,15 @@ pub use pin::{FilePin, ProgramPin};
 pub use spec::CommandSpec;
 pub use terminal::{TerminalRun, run_for_person_in_terminal};
 
+/// Whether `dir` is a directory root's all the way from `/` — every hop, each link followed and
+/// judged, owned by root and writable by neither group nor others — whatever the trust setting
+/// says of the person's directories: the question "could anyone but root have put a file here",
+/// which decides the order of program lookup (`resolve`), the children's `PATH` (`env`) and what
+/// `launch` takes as a system program.
+pub fn roots_all_the_way(dir: &std::path::Path) -> bool {
+    resolve::roots_all_the_way(dir)
+}
+
 /// Whether a file or directory at the absolute `path` may be taken as root's or, given
 /// `person_uid`, the person's own: walked from `/` one component and one link at a time, every
 /// hop — each directory, each link, the end — owned by root or the person and writable by

@@ -81,16 +81,19 @@ pub(crate) fn resolve(cfg: &ExecConfig, program: &str) -> Result<PathBuf, ExecEr
 /// built on the same rule, `env/mod.rs`). Whatever the trust setting says of the person's
 /// directories: what decides the order is who could have put a file there.
 pub(crate) fn roots_first(cfg: &ExecConfig) -> Vec<&PathBuf> {
+    let (roots, persons): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        cfg.search_dirs.iter().partition(|d| roots_all_the_way(d));
+    roots.into_iter().chain(persons).collect()
+}
+
+/// See [`crate::roots_all_the_way`].
+pub(crate) fn roots_all_the_way(dir: &Path) -> bool {
     let strict = ExecConfig {
         require_root_owned: true,
         person_uid: None,
-        ..cfg.clone()
+        ..ExecConfig::default()
     };
-    let (roots, persons): (Vec<&PathBuf>, Vec<&PathBuf>) = cfg
-        .search_dirs
-        .iter()
-        .partition(|d| d.is_absolute() && walk_trusted(&strict, d, Want::Directory).is_ok());
-    roots.into_iter().chain(persons).collect()
+    dir.is_absolute() && walk_trusted(&strict, dir, Want::Directory).is_ok()
 }
 
 /// An absolute path without `.`/`..` segments or a trailing slash.

@@ -458,6 +458,8 @@ mod tests {
             developer_mode_until: None,
             config_ok: true,
             config_problem: None,
+            log_ok: true,
+            log_problem: None,
             reason: None,
             updated_at: 0,
         }));

@@ -49,6 +49,13 @@ pub struct BarState {
     /// While the config file is not applied: why, and which config is in force instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_problem: Option<String>,
+    /// False while the activity log cannot be written: every call is refused until it can
+    /// (attack 35 F7: the bar said nothing while `status` did).
+    #[serde(default = "yes")]
+    pub log_ok: bool,
+    /// While the log cannot be written: in words for the person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_problem: Option<String>,
     /// Why it is not serving, in words for the person.
     #[serde(default)]
     pub reason: Option<String>,
@@ -114,9 +121,25 @@ fn snapshot(app: &App, port: u16) -> BarState {
         developer_mode_until: until,
         config_ok: !gate.config().is_broken(),
         config_problem: config_problem(&gate.config().status()),
+        log_ok: gate.audit().writable(),
+        log_problem: log_problem(gate.audit()),
         reason: None,
         updated_at: now,
     }
+}
+
+/// One line for a bar while the activity log cannot be written.
+pub fn log_problem(log: &archgate_core::audit::AuditLog) -> Option<String> {
+    let failures = log
+        .stats()
+        .write_failures
+        .load(std::sync::atomic::Ordering::Relaxed);
+    (!log.writable()).then(|| {
+        format!(
+            "the activity log cannot be written ({failures} failed writes): no call is answered \
+             until it can; check the disk and `archgate doctor`"
+        )
+    })
 }
 
 /// One line for a bar while the config file is not applied.
@@ -153,6 +176,8 @@ impl Drop for Writer {
                     developer_mode_until: None,
                     config_ok: true,
                     config_problem: None,
+                    log_ok: true,
+                    log_problem: None,
                     reason: None,
                     updated_at: archgate_core::person::now_secs(),
                 },
@@ -227,6 +252,8 @@ pub fn failed(paths: &Paths, reason: &str) {
             developer_mode_until: None,
             config_ok: true,
             config_problem: None,
+            log_ok: true,
+            log_problem: None,
             reason: Some(reason.into()),
             updated_at: archgate_core::person::now_secs(),
         },
@@ -245,6 +272,7 @@ mod tests {
         .unwrap();
         assert_eq!(s.status, "missing");
         assert!(s.config_ok);
+        assert!(s.log_ok);
         assert!(!s.live_daemon());
     }
 
@@ -261,6 +289,8 @@ mod tests {
             developer_mode_until: None,
             config_ok: true,
             config_problem: None,
+            log_ok: true,
+            log_problem: None,
             reason: None,
             updated_at: 0,
         };

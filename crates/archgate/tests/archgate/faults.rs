@@ -205,6 +205,12 @@ impl Drop for Tmpfs {
 }
 
 /// Writes to `path` until the file system is full.
+/// The bar's state file as the daemon keeps it.
+fn bar(env: &Env) -> Option<Value> {
+    let bytes = std::fs::read(env.path("runtime/archgate/state.json")).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
 fn fill(path: &std::path::Path) {
     let mut f = std::fs::File::create(path).expect("filler");
     let chunk = vec![b'x'; 4096];
@@ -254,6 +260,16 @@ fn a_full_state_directory_answers_no_call_and_reports_once_per_burst() {
         );
         answered += first;
         assert_eq!(d.health()["audit"]["writable"], false, "{}", d.health());
+        // The bar says it too (attack 35 F7: its state.json said `serving`, nothing more).
+        let said: Value = wait_for("the bar to say the log cannot be written", || {
+            bar(&env).filter(|b| b["log_ok"] == false)
+        });
+        assert!(
+            said["log_problem"]
+                .as_str()
+                .is_some_and(|p| p.contains("activity log cannot be written")),
+            "{said}"
+        );
         wait_for("the write failure on stderr", || {
             (failures(&d) >= burst).then_some(())
         });
@@ -272,6 +288,9 @@ fn a_full_state_directory_answers_no_call_and_reports_once_per_burst() {
             "no call answered after the disk had room again"
         );
         answered += 1;
+        wait_for("the bar to say the log is written again", || {
+            bar(&env).filter(|b| b["log_ok"] == true && b.get("log_problem").is_none())
+        });
         wait_for("the recovery on stderr", || {
             (d.log().matches("writable again").count() >= burst).then_some(())
         });

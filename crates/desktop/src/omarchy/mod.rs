@@ -134,9 +134,6 @@ pub fn judge_call(route: &mut Route, facts: &ScriptFacts, args: &[String]) -> Re
         let slots = route.usage.values(args);
         for (i, a) in args.iter().enumerate() {
             let reaches = steering.positions.iter().any(|p| p.covers(i));
-            if reaches && steering.installs_code.is_some() {
-                not_anothers_file(route, a)?;
-            }
             if stays_in_place(a) {
                 continue;
             }
@@ -158,24 +155,32 @@ pub fn judge_call(route: &mut Route, facts: &ScriptFacts, args: &[String]) -> Re
             route.tier = RouteTier::Destructive;
         }
     }
+    // Then every value of a route that installs code is judged as a file it may install — not
+    // only the values that steer where the copy lands: a script copies its file argument to a
+    // name of its own as readily (attack 35 F6).
+    if steering.installs_code.is_some() {
+        for a in args {
+            not_anothers_file(route, a)?;
+        }
+    }
     Ok(())
 }
 
 /// A file a route that installs code would install must be the person's own, all the way: the
 /// file, every directory on the way to it and every link followed owned by the person (or root)
-/// and writable by no one else (`archgate_exec::trusted_path`). A file another user wrote (in
-/// `/tmp`, say), or one reached through a link or a directory another user controls — who could
-/// put their own file there between the check and the copy — is refused, so it cannot become a
-/// hook that runs as the person (attack 5b F5). Addresses and values that are no existing path
-/// are not files here.
+/// and writable by no one else (`archgate_exec::trusted_path`) — and for a directory, every
+/// entry in it. A file another user wrote (in `/tmp`, say), or one reached through a link or a
+/// directory another user controls — who could put their own file there between the check and
+/// the copy — is refused, so it cannot become a hook that runs as the person (attack 5b F5,
+/// attack 35 F6). A value is judged as the route's script sees it: routes run in `/`, so a
+/// relative value names a path under `/`, whatever directory the daemon was started in (attack
+/// 35 L5). Addresses, values that name no existing path and bare names (an entry of `/` is
+/// root's to make) are not files here.
 fn not_anothers_file(route: &Route, value: &str) -> Result<()> {
-    if value.contains("://") || !value.contains('/') {
+    if !value.contains('/') || value.contains("://") {
         return Ok(());
     }
-    let path = match std::path::absolute(value) {
-        Ok(p) => p,
-        Err(_) => return Ok(()),
-    };
+    let path = std::path::Path::new("/").join(value);
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(());
     }
@@ -189,18 +194,50 @@ fn not_anothers_file(route: &Route, value: &str) -> Result<()> {
                 format!("cannot tell whose file {value:?} is (/proc/self: {e}); not installed"),
             )
         })?;
-    match archgate_exec::trusted_path(Some(me), &path) {
-        Ok(_) => Ok(()),
-        Err(why) => Err(DesktopError::invalid(
+    let refuse = |what: &str, why: &dyn std::fmt::Display| {
+        DesktopError::invalid(
             "args",
             format!(
-                "`{}` installs {value:?} as code that runs later, and it is not yours alone: \
-                 {why}; only a file that you (or root) own all the way is installed",
+                "`{}` installs {value:?} as code that runs later, and {what} is not yours \
+                 alone: {why}; only a file that you (or root) own all the way is installed",
                 route.route
             ),
-        )),
+        )
+    };
+    let real = archgate_exec::trusted_path(Some(me), &path).map_err(|why| refuse("it", &why))?;
+    // A directory is installed with everything in it (`cp -r`): each entry is judged the same
+    // way (attack 35 F6: a 0777 file another uid owned, inside the person's directory).
+    if real.is_dir() {
+        let mut stack = vec![real];
+        let mut seen = 0usize;
+        while let Some(dir) = stack.pop() {
+            let entries = std::fs::read_dir(&dir)
+                .map_err(|e| refuse(&format!("{}", dir.display()), &format!("unreadable: {e}")))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| refuse("an entry", &e))?;
+                seen += 1;
+                if seen > MAX_INSTALLED_ENTRIES {
+                    return Err(refuse(
+                        "what it holds",
+                        &format!("more than {MAX_INSTALLED_ENTRIES} entries, too many to judge"),
+                    ));
+                }
+                let p = entry.path();
+                let inner = archgate_exec::trusted_path(Some(me), &p)
+                    .map_err(|why| refuse(&format!("{}", p.display()), &why))?;
+                // A link is judged to its end above; only a real subdirectory is walked (a link
+                // to a directory is copied as a link by `cp -r`).
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(inner);
+                }
+            }
+        }
     }
+    Ok(())
 }
+
+/// How many entries a directory a route installs may hold before it is refused unjudged.
+const MAX_INSTALLED_ENTRIES: usize = 10_000;
 
 /// A route whose scripts start a program a file of the person's picks (`picked`) runs code
 /// archgate cannot judge: destructive, so never automatic (attack 23 F5), like a route that runs

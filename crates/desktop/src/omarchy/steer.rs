@@ -46,7 +46,8 @@ pub struct Steering {
     pub destroys: Option<(usize, String)>,
     /// Every argument position that reaches a deleted or overwritten path.
     pub positions: BTreeSet<Position>,
-    /// The first install of code named by an argument: (line, what).
+    /// The first install of code named by an argument — or fed by one: a file an argument names,
+    /// copied where the script makes a file executable (attack 35 F6) — (line, what).
     pub installs_code: Option<(usize, String)>,
 }
 
@@ -201,6 +202,22 @@ fn targets(toks: &[String]) -> (Vec<&str>, Option<&'static str>) {
     (out, None)
 }
 
+/// The files a copying command reads (`cp SRC… DST`: every operand but the last).
+fn copy_sources(toks: &[String]) -> Vec<&str> {
+    let Some(at) = command_at(toks) else {
+        return Vec::new();
+    };
+    if !matches!(base(&toks[at]), "cp" | "ln" | "install" | "rsync" | "mv") {
+        return Vec::new();
+    }
+    let operands: Vec<&str> = toks[at + 1..]
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !w.starts_with('-') && !w.contains('>') && !w.starts_with('<'))
+        .collect();
+    operands[..operands.len().saturating_sub(1)].to_vec()
+}
+
 /// What `text` (a route's own script) does with its arguments as paths and code.
 pub fn steering(text: &str) -> Steering {
     let lines = logical_lines(text);
@@ -325,9 +342,21 @@ fn steering_of<'a>(
 ) -> Steering {
     let vars = vars.clone();
     let mut s = Steering::default();
+    // A file an argument names, copied in (line, program); and any file made executable.
+    let mut copied_in: Option<(usize, String)> = None;
+    let mut made_executable = false;
     for (n, line) in lines {
         for toks in commands(line) {
             let (hit, exec_bit) = targets(&toks);
+            made_executable |= exec_bit.is_some();
+            if copied_in.is_none()
+                && copy_sources(&toks)
+                    .iter()
+                    .any(|w| !positions_in(w, &vars).is_empty())
+            {
+                let program = command_at(&toks).map(|i| base(&toks[i]).to_owned());
+                copied_in = Some((*n, program.unwrap_or_default()));
+            }
             let mut reached = BTreeSet::new();
             for w in hit {
                 reached.extend(positions_in(w, &vars));
@@ -365,6 +394,17 @@ fn steering_of<'a>(
                 }
             }
         }
+    }
+    // Copied in under a name of the script's own (`cp "$F" "$D/x"`) and made executable: the
+    // argument's file is installed as code all the same (attack 35 F6).
+    if s.installs_code.is_none()
+        && made_executable
+        && let Some((n, program)) = copied_in
+    {
+        s.installs_code = Some((
+            n,
+            format!("{program} of an argument's file, made executable"),
+        ));
     }
     s
 }
@@ -475,6 +515,22 @@ mod tests {
         let s = steering("T=$1\nF=$2\nD=\"$H/$T.d\"\ncp \"$F\" \"$D/x\"\nchmod 755 \"$D/x\"");
         assert!(s.installs_code.is_some());
         assert!(s.positions.contains(&Position::Nth(1)));
+        // A file an argument names, copied to a fixed name that is made executable: installed
+        // code though no argument steers where it lands (attack 35 F6).
+        let s = steering(
+            "F=$1\ncp \"$F\" \"$HOME/.config/omarchy/hooks/post-update.d/x\"\nchmod +x \"$HOME/.config/omarchy/hooks/post-update.d/x\"",
+        );
+        assert_eq!(s.destroys, None);
+        assert_eq!(
+            s.installs_code.as_ref().map(|c| c.1.as_str()),
+            Some("cp of an argument's file, made executable")
+        );
+        // Copied without being made executable, or made executable without a copy: neither.
+        assert_eq!(
+            steering("cp \"$1\" \"$HOME/.config/x.conf\"").installs_code,
+            None
+        );
+        assert_eq!(steering("chmod +x \"$HOME/bin/y\"").installs_code, None);
     }
 
     #[test]

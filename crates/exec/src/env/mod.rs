@@ -362,12 +362,7 @@ pub fn build_with(
     // names no root directory has: Omarchy's own `omarchy-*` commands.
     // Root's all the way whatever the trust setting says (with the rule off, `roots` passes any
     // directory): what decides the order is who could have put a file there.
-    let strictly_roots = ExecConfig {
-        require_root_owned: true,
-        ..root_only.clone()
-    };
-    let strictly =
-        |d: &Path| d.is_absolute() && crate::resolve::check_directory(&strictly_roots, d).is_ok();
+    let strictly = crate::resolve::roots_all_the_way;
     let mut dirs: Vec<PathBuf> = Vec::with_capacity(cfg.search_dirs.len() + 4);
     for d in &cfg.search_dirs {
         if !dirs.contains(d) && strictly(d) {

@@ -28,6 +28,16 @@ fn rig() -> OmarchyRig {
                 words: "theme install",
                 args: "[git-repo-url]",
             },
+            // Attack 35 F6's two shapes: the file copied to a name of the script's own, and a
+            // directory copied whole.
+            Entry {
+                words: "hook put",
+                args: "<type> <file>",
+            },
+            Entry {
+                words: "hook set",
+                args: "<type> <dir>",
+            },
         ],
         "",
     );
@@ -43,6 +53,16 @@ fn rig() -> OmarchyRig {
          THEME_NAME=$(basename \"$REPO_URL\" .git | sed -E 's/^omarchy-//; s/-theme$//')\n\
          THEME_PATH=\"$THEMES_DIR/$THEME_NAME\"\nrm -rf \"$THEME_PATH\"\n\
          git clone \"$REPO_URL\" \"$THEME_PATH\"",
+    );
+    rig.set_script(
+        "omarchy-hook-put",
+        "T=$1\nF=$2\nD=\"$HOME/.config/omarchy/hooks/$T.d\"\nmkdir -p \"$D\"\n\
+         cp \"$F\" \"$D/x\"\nchmod 755 \"$D/x\"",
+    );
+    rig.set_script(
+        "omarchy-hook-set",
+        "T=$1\nS=$2\nD=\"$HOME/.config/omarchy/hooks/$T.d\"\nmkdir -p \"$D\"\n\
+         cp -r \"$S\" \"$D/\"\nchmod -R 755 \"$D\"",
     );
     rig
 }
@@ -156,4 +176,53 @@ fn a_file_another_user_owns_or_controls_is_not_installed_as_code() {
         );
     }
     assert!(rig.ran().is_empty(), "ran");
+}
+
+/// Attack 35 F6: every value of a code-installing route is judged as a file it may install — a
+/// file copied to a name of the script's own, every entry of a directory copied whole, and a
+/// relative value as the script sees it (routes run in `/`).
+#[test]
+fn a_file_installed_under_another_name_or_inside_a_directory_is_judged_too() {
+    use std::os::unix::fs::PermissionsExt;
+    let rig = rig();
+    let open = rig.env.path("scratch/open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let in_open = open.join("hook");
+    std::fs::write(&in_open, "#!/bin/sh\nexit 0\n").unwrap();
+    // The person's own directory, holding a file anyone may rewrite until the copy.
+    let set = rig.env.path("scratch/hookset");
+    std::fs::create_dir(&set).unwrap();
+    let loose = set.join("b.sh");
+    std::fs::write(&loose, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let relative = in_open.strip_prefix("/").unwrap().display().to_string();
+    let mut refused = vec![
+        ("hook put", in_open.display().to_string()),
+        ("hook put", relative),
+        ("hook set", set.display().to_string()),
+    ];
+    if nix::unistd::geteuid().is_root() {
+        let f = rig.env.path("scratch/planted");
+        std::fs::write(&f, "#!/bin/sh\nexit 0\n").unwrap();
+        std::os::unix::fs::chown(&f, Some(65534), None).unwrap();
+        refused.push(("hook put", f.display().to_string()));
+    }
+    for (route, file) in &refused {
+        let (r, _) = rig.env.call(
+            "omarchy_run",
+            &json!({"route": route, "args": ["post-update", file]}),
+        );
+        assert_eq!(outcome(&r), "unresolved", "{route} {file}: {r}");
+        assert!(r.to_string().contains("not yours"), "{route} {file}: {r}");
+    }
+    assert!(rig.ran().is_empty(), "ran");
+    // The same routes with the person's own file and directory: asked, as destructive.
+    std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let own = rig.env.path("scratch/my-hook");
+    std::fs::write(&own, "#!/bin/sh\nexit 0\n").unwrap();
+    for (route, file) in [("hook put", &own), ("hook set", &set)] {
+        let t = explain(&rig, route, json!(["post-update", file]));
+        assert!(t.contains("tier:     destructive"), "{route}: {t}");
+    }
 }

@@ -256,6 +256,12 @@ fn the_panel_shows_the_service_and_drives_it() {
     assert!(label.contains("!configOk"), "{label}");
     let tooltip = block(&bar, "readonly property string tooltip:");
     assert!(tooltip.contains("configProblems"), "{tooltip}");
+    // And an activity log that cannot be written (attack 35 F7): from /health's audit, or from
+    // state.json's log_ok before the service is there.
+    assert!(service.contains("health.audit.writable"));
+    assert!(bar.contains("fileState.log_ok"));
+    assert!(label.contains("!logOk"), "{label}");
+    assert!(tooltip.contains("!logOk"), "{tooltip}");
     // A click opens the panel through the shell.
     assert!(bar.contains("host.shell.toggle(moduleName"));
 }
