@@ -8,7 +8,7 @@ use std::time::Duration;
 pub struct ExecConfig {
     /// Directories searched, in order, for a program named without a path; an absolute program
     /// path must lie directly in one of them. Default: `$OMARCHY_PATH/bin` (only when
-    /// `OMARCHY_PATH` is set), `/usr/local/bin`, `/usr/bin`.
+    /// `OMARCHY_PATH` is set), then [`Self::system_search_dirs`].
     pub search_dirs: Vec<PathBuf>,
     /// When true (the default) the program file and every directory on the way to it (symbolic
     /// links followed, each hop checked, up to `/`) must be owned by root or by
@@ -29,16 +29,23 @@ pub struct ExecConfig {
 impl ExecConfig {
     /// The default search directories for the current environment.
     pub fn default_search_dirs() -> Vec<PathBuf> {
-        let mut dirs = Vec::with_capacity(3);
+        let mut dirs = Vec::with_capacity(4);
         if let Some(omarchy) = std::env::var_os("OMARCHY_PATH").filter(|v| !v.is_empty()) {
             let omarchy = PathBuf::from(omarchy);
             if omarchy.is_absolute() {
                 dirs.push(omarchy.join("bin"));
             }
         }
-        dirs.push(PathBuf::from("/usr/local/bin"));
-        dirs.push(PathBuf::from("/usr/bin"));
+        dirs.extend(Self::system_search_dirs());
         dirs
+    }
+
+    /// The system's own program directories, searched after Omarchy's `bin/`: `/usr/local/bin`,
+    /// `/usr/bin` and `/usr/sbin`. On Arch `/usr/sbin` is a link to `bin`; where it is a
+    /// directory of its own (Debian), a program only it holds (`smartctl`) would otherwise be
+    /// found only as a copy in a directory of the person's (attack 35 L4).
+    pub fn system_search_dirs() -> [PathBuf; 3] {
+        ["/usr/local/bin", "/usr/bin", "/usr/sbin"].map(PathBuf::from)
     }
 }
 

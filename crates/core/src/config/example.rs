@@ -82,7 +82,7 @@ max_tasks = 8
 
 [exec]
 # Where programs are looked up (never the inherited PATH). Unset: $OMARCHY_PATH/bin,
-# /usr/local/bin, /usr/bin.
+# /usr/local/bin, /usr/bin, /usr/sbin.
 # search_dirs = ["/usr/local/bin", "/usr/bin"]
 # Whose programs run: "root-or-person" (files and every directory up to / owned by root or
 # by you, writable by neither group nor others; a git install of Omarchy passes), "root"

@@ -77,18 +77,18 @@ impl Config {
     }
 
     /// The executor's settings under this snapshot: `[exec] search_dirs`, else Omarchy's `bin/`
-    /// (see [`Self::omarchy_install`]), `/usr/local/bin`, `/usr/bin`; `[exec] trust`; the
+    /// (see [`Self::omarchy_install`]) and the system's (`ExecConfig::system_search_dirs`);
+    /// `[exec] trust`; the
     /// timeout and output cap.
     pub fn executor_config(&self) -> ExecConfig {
         let search_dirs = match &self.exec.search_dirs {
             Some(d) => d.clone(),
             None => {
-                let mut dirs = Vec::with_capacity(3);
+                let mut dirs = Vec::with_capacity(4);
                 if let Some((omarchy, _)) = self.omarchy_install_from_process() {
                     dirs.push(omarchy.join("bin"));
                 }
-                dirs.push(PathBuf::from("/usr/local/bin"));
-                dirs.push(PathBuf::from("/usr/bin"));
+                dirs.extend(ExecConfig::system_search_dirs());
                 dirs
             }
         };
@@ -177,7 +177,8 @@ mod tests {
             vec![
                 PathBuf::from("/opt/omarchy/bin"),
                 PathBuf::from("/usr/local/bin"),
-                PathBuf::from("/usr/bin")
+                PathBuf::from("/usr/bin"),
+                PathBuf::from("/usr/sbin")
             ]
         );
     }

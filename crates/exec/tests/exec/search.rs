@@ -254,3 +254,59 @@ async fn a_bare_name_resolves_in_roots_directories_before_the_persons() {
         );
     }
 }
+
+/// Attack 35 L4: where `/usr/sbin` is a directory of its own (Debian), a program only it holds
+/// (`smartctl`) was no search directory's but the person's — a copy planted in Omarchy's `bin/`
+/// ran. The default directories hold `/usr/sbin` among root's, so the name resolves there; on
+/// Arch, where it is a link to `bin`, to the same file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_only_usr_sbin_holds_resolves_there_not_in_the_persons_directory() {
+    let in_bin = |name: &std::ffi::OsStr| {
+        ["/usr/local/bin", "/usr/bin"]
+            .iter()
+            .any(|d| std::path::Path::new(d).join(name).exists())
+    };
+    let sbin: Vec<_> = std::fs::read_dir("/usr/sbin")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            use std::os::unix::fs::PermissionsExt;
+            // A plain program: a regular file, executable, neither set-user- nor set-group-id.
+            e.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o6111 == 0o111)
+        })
+        .map(|e| e.file_name())
+        .collect();
+    // Debian's own only (`useradd`, `smartctl`…) if there are any, else any (Arch's merged `bin`).
+    let name = sbin
+        .iter()
+        .find(|n| !in_bin(n))
+        .or(sbin.first())
+        .expect("/usr/sbin holds programs")
+        .clone();
+    let dir = trusted_tempdir();
+    let planted = dir.path().join(&name);
+    std::fs::write(&planted, "#!/bin/sh\necho planted\n").unwrap();
+    set_mode(&planted, 0o755);
+    if nix::unistd::geteuid().is_root() {
+        // Root's when the tests run as root: the person's, as on a desktop.
+        nix::unistd::chown(dir.path(), Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    }
+    let mut search_dirs = vec![dir.path().to_owned()];
+    search_dirs.extend(ExecConfig::system_search_dirs());
+    let exec = archgate_exec::Executor::new(ExecConfig {
+        search_dirs,
+        require_root_owned: true,
+        person_uid: Some(nix::unistd::geteuid().as_raw()),
+        ..config()
+    });
+    let name = name.to_str().unwrap();
+    assert_eq!(
+        exec.resolve_program(name).unwrap(),
+        std::path::Path::new("/usr/sbin")
+            .join(name)
+            .canonicalize()
+            .unwrap(),
+        "{name}"
+    );
+}
