@@ -27,6 +27,7 @@ impl Desktop {
                 }
             }
         }
+        self.omarchy_tree_ok(permit)?;
         let spec = Program::Omarchy
             .spec(&self.env)
             .arg("version")
@@ -49,6 +50,7 @@ impl Desktop {
         {
             return Ok(Arc::clone(reg));
         }
+        self.omarchy_tree_ok(permit)?;
         let spec = Program::Omarchy
             .spec(&self.env)
             .args(["commands", "--all", "--json"])
@@ -63,6 +65,26 @@ impl Desktop {
         let reg = Arc::new(Registry::parse(&out.stdout, Some(&version))?);
         *cache = Some(Arc::clone(&reg));
         Ok(reg)
+    }
+
+    /// Omarchy's tree judged whole (`omarchy/tree.rs`) before anything of it runs: `omarchy
+    /// version` and `omarchy commands` are Omarchy's code like any route's and source its
+    /// libraries as they do (attack 36 F6: the registry load ran another user's library for a
+    /// read, `omarchy_search`, before any route was judged); and again just before a route runs,
+    /// since a question may wait minutes (attack 36 F2: a link's end created meanwhile).
+    fn omarchy_tree_ok(&self, permit: &Permit) -> Result<()> {
+        let Some(root) = &self.env.omarchy_path else {
+            return Ok(());
+        };
+        match crate::omarchy::tree::judge(permit.executor(), root) {
+            None => Ok(()),
+            Some((path, why)) => Err(DesktopError::Blocked {
+                command: format!("omarchy (at {}: {} {why})", root.display(), path.display()),
+                reason: "a file of Omarchy's tree is one another user could have written; \
+                         archgate runs no code another user could have changed (fix the file's \
+                         owner and mode, replacing the file, then call again)",
+            }),
+        }
     }
 
     /// The registry last loaded, without running anything.
@@ -94,7 +116,11 @@ impl Desktop {
         let mut route = reg.resolve(route)?.clone();
         let spec = route_command(&route, args)?;
         // Judged by what the script does, not by what it says about itself (attack 3, F1/F8).
-        let script = script::scan(permit.executor(), &route.binary);
+        let script = script::scan(
+            permit.executor(),
+            self.env.omarchy_path.as_deref(),
+            &route.binary,
+        );
         judge_by_script(&mut route, &script);
         judge_call(&mut route, &script, args)?;
         // `menu summon <item>` runs the item's action: what runs is not in the words.
@@ -183,6 +209,8 @@ impl Desktop {
             });
         }
         self.check_picks(call)?;
+        self.omarchy_tree_ok(permit)?;
+        crate::omarchy::files_still_the_persons(&call.route, call.spec.arg_list())?;
         self.run_command(permit, Program::Omarchy, call.spec.clone())
             .await
     }

@@ -439,7 +439,8 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         out(l);
     }
     out("");
-    checks.push(own_port(cfg.server.port));
+    let paths = crate::app::config_and_paths(Some(file.clone())).map(|(_, p)| p);
+    checks.push(own_port(cfg.server.port, paths.as_ref().ok()));
     if cfg.approval.page {
         checks.push(own_page_port(cfg.approval.page_port));
     }
@@ -466,9 +467,14 @@ pub async fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether archgate's configured port is free or the person's, not another uid's (attack 3 F12).
-fn own_port(port: u16) -> Check {
-    match crate::server::port_holder::warning(port) {
+/// Whether archgate's configured port — and the port its daemon serves, when another — is free or
+/// the person's, not another uid's (attack 3 F12, attack 36 F3).
+fn own_port(port: u16, paths: Option<&archgate_core::paths::Paths>) -> Check {
+    let held = match paths {
+        Some(p) => crate::server::port_holder::warning_for(port, p),
+        None => crate::server::port_holder::warning(port),
+    };
+    match held {
         None => Check {
             name: "archgate port".into(),
             ok: true,

@@ -375,10 +375,10 @@ pub fn run(
     as_json: bool,
     port: Option<u16>,
 ) -> anyhow::Result<ExitCode> {
-    let (cfg, _) = crate::app::config_and_paths(config.clone())?;
+    let (cfg, paths) = crate::app::config_and_paths(config.clone())?;
     let seen = observe(config, port)?;
     // Said whatever else is seen: the person's HTTP clients talk to that port.
-    let held = crate::server::port_holder::warning(cfg.server.port);
+    let held = crate::server::port_holder::warning_for(cfg.server.port, &paths);
     let page_held = cfg
         .approval
         .page

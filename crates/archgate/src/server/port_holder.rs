@@ -46,8 +46,23 @@ pub fn holder_v6(port: u16) -> Holder {
         let probe =
             match std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1)) {
                 Ok(p) => p,
-                // Refused, or no IPv6 loopback at all: nobody there.
-                Err(_) => return Holder::Nobody,
+                // Refused, or no IPv6 loopback at all: nobody there. Anything else — a probe
+                // that timed out against a full accept queue above all — is no one's absence
+                // (attack 36 F3: such a listener was "free or yours" while it took a token).
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::ConnectionRefused
+                            | std::io::ErrorKind::AddrNotAvailable
+                            | std::io::ErrorKind::NetworkUnreachable
+                    ) =>
+                {
+                    return Holder::Nobody;
+                }
+                Err(_) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    continue;
+                }
             };
         match probe
             .local_addr()
@@ -94,13 +109,23 @@ fn whose(uid: Option<u32>) -> String {
 pub fn warning(port: u16) -> Option<String> {
     other_holder(port).map(|uid| {
         format!(
-            "127.0.0.1:{port} (or [::1]:{port}), archgate's configured port, is held by {}: your HTTP \
+            "127.0.0.1:{port} (or [::1]:{port}), archgate's port, is held by {}: your HTTP \
              clients configured for it send their token and calls to that process. Stop using \
              them, free the port (find it: ss -ltnp 'sport = :{port}'), or choose another with \
              [server] port and run `archgate client-config` again",
             whose(uid)
         )
     })
+}
+
+/// [`warning`] for the configured port, else for the port the running daemon serves when it is
+/// another (`serve --port N`; attack 36 F3: only the configured one was looked at).
+pub fn warning_for(configured: u16, paths: &archgate_core::paths::Paths) -> Option<String> {
+    let served = crate::server::state_file::read(&paths.state_json())
+        .filter(crate::server::state_file::BarState::live_daemon)
+        .and_then(|s| s.port)
+        .filter(|p| *p != configured && *p != 0);
+    warning(configured).or_else(|| served.and_then(warning))
 }
 
 /// The warning for the approval page's configured port held by another uid (attack 5a F1: the

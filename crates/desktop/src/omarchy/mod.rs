@@ -2,6 +2,7 @@
 //! its script, its arguments). Pure: reading them from this desktop and running a route through
 //! a `Permit` is `routes.rs`'s.
 
+pub mod arg_files;
 pub mod argcode;
 pub mod as_person;
 pub mod asks;
@@ -25,6 +26,7 @@ use serde::Serialize;
 
 use crate::error::{DesktopError, Result};
 
+pub use arg_files::files_still_the_persons;
 pub use classify::{RouteTier, classify};
 pub use guard::{Invocation, forwarded_ipc, ipc_runs_code, targets_archgate};
 pub use registry::{Registry, Route, spelling};
@@ -155,89 +157,12 @@ pub fn judge_call(route: &mut Route, facts: &ScriptFacts, args: &[String]) -> Re
             route.tier = RouteTier::Destructive;
         }
     }
-    // Then every value of a route that installs code is judged as a file it may install — not
-    // only the values that steer where the copy lands: a script copies its file argument to a
-    // name of its own as readily (attack 35 F6).
-    if steering.installs_code.is_some() {
-        for a in args {
-            not_anothers_file(route, a)?;
-        }
-    }
-    Ok(())
+    // Then every value is judged as a file the route may read, copy or install — whatever the
+    // script is seen to do with it (attack 35 F6, attack 36 F1: the words that say "installs"
+    // were never complete) — and one it reads after changing directory must be absolute
+    // (attack 36 F4).
+    arg_files::judge(route, steering, args)
 }
-
-/// A file a route that installs code would install must be the person's own, all the way: the
-/// file, every directory on the way to it and every link followed owned by the person (or root)
-/// and writable by no one else (`archgate_exec::trusted_path`) — and for a directory, every
-/// entry in it. A file another user wrote (in `/tmp`, say), or one reached through a link or a
-/// directory another user controls — who could put their own file there between the check and
-/// the copy — is refused, so it cannot become a hook that runs as the person (attack 5b F5,
-/// attack 35 F6). A value is judged as the route's script sees it: routes run in `/`, so a
-/// relative value names a path under `/`, whatever directory the daemon was started in (attack
-/// 35 L5). Addresses, values that name no existing path and bare names (an entry of `/` is
-/// root's to make) are not files here.
-fn not_anothers_file(route: &Route, value: &str) -> Result<()> {
-    if !value.contains('/') || value.contains("://") {
-        return Ok(());
-    }
-    let path = std::path::Path::new("/").join(value);
-    if std::fs::symlink_metadata(&path).is_err() {
-        return Ok(());
-    }
-    use std::os::unix::fs::MetadataExt;
-    // This process's uid (the person's): the owner of its own /proc entry.
-    let me = std::fs::metadata("/proc/self")
-        .map(|m| m.uid())
-        .map_err(|e| {
-            DesktopError::invalid(
-                "args",
-                format!("cannot tell whose file {value:?} is (/proc/self: {e}); not installed"),
-            )
-        })?;
-    let refuse = |what: &str, why: &dyn std::fmt::Display| {
-        DesktopError::invalid(
-            "args",
-            format!(
-                "`{}` installs {value:?} as code that runs later, and {what} is not yours \
-                 alone: {why}; only a file that you (or root) own all the way is installed",
-                route.route
-            ),
-        )
-    };
-    let real = archgate_exec::trusted_path(Some(me), &path).map_err(|why| refuse("it", &why))?;
-    // A directory is installed with everything in it (`cp -r`): each entry is judged the same
-    // way (attack 35 F6: a 0777 file another uid owned, inside the person's directory).
-    if real.is_dir() {
-        let mut stack = vec![real];
-        let mut seen = 0usize;
-        while let Some(dir) = stack.pop() {
-            let entries = std::fs::read_dir(&dir)
-                .map_err(|e| refuse(&format!("{}", dir.display()), &format!("unreadable: {e}")))?;
-            for entry in entries {
-                let entry = entry.map_err(|e| refuse("an entry", &e))?;
-                seen += 1;
-                if seen > MAX_INSTALLED_ENTRIES {
-                    return Err(refuse(
-                        "what it holds",
-                        &format!("more than {MAX_INSTALLED_ENTRIES} entries, too many to judge"),
-                    ));
-                }
-                let p = entry.path();
-                let inner = archgate_exec::trusted_path(Some(me), &p)
-                    .map_err(|why| refuse(&format!("{}", p.display()), &why))?;
-                // A link is judged to its end above; only a real subdirectory is walked (a link
-                // to a directory is copied as a link by `cp -r`).
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    stack.push(inner);
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// How many entries a directory a route installs may hold before it is refused unjudged.
-const MAX_INSTALLED_ENTRIES: usize = 10_000;
 
 /// A route whose scripts start a program a file of the person's picks (`picked`) runs code
 /// archgate cannot judge: destructive, so never automatic (attack 23 F5), like a route that runs
@@ -350,7 +275,8 @@ pub(crate) fn forwarded_routes(
                 }
             }
         };
-        let next_facts = script::scan(permit.executor(), &next.binary);
+        // The tree was judged with the first route's script.
+        let next_facts = script::scan(permit.executor(), None, &next.binary);
         judge_by_script(&mut next, &next_facts);
         judge_call(&mut next, &next_facts, &rest)?;
         next.targets_archgate |= targets_archgate(Invocation::Route {

@@ -267,16 +267,15 @@ fn called(line: &str) -> impl Iterator<Item = &str> {
 
 /// Reads `binary` (a script name, found through `executor` exactly as it will run) and the
 /// Omarchy scripts it calls, breadth first, at most [`MAX_SCRIPTS`], and says what they do.
-pub fn scan(executor: &Executor, binary: &str) -> ScriptFacts {
+/// `tree`: the Omarchy install the route runs from — the one its scripts are found in and given
+/// as `OMARCHY_PATH` — judged whole first (`None`: judged already, or no install).
+pub fn scan(executor: &Executor, tree: Option<&std::path::Path>, binary: &str) -> ScriptFacts {
     let mut facts = ScriptFacts::default();
     // Omarchy's tree judged whole: whatever spelling a script uses to run or source a file of
-    // it, the file is one of these (`tree.rs`).
-    if executor.config().require_root_owned
-        && let Some(omarchy) = std::env::var_os("OMARCHY_PATH").map(std::path::PathBuf::from)
-        && omarchy.is_absolute()
-        && let Some((path, why)) =
-            crate::omarchy::tree::first_untrusted(&omarchy, executor.config().person_uid)
-    {
+    // it, the file is one of these (`tree.rs`). The install archgate runs, not the daemon's own
+    // `OMARCHY_PATH` (attack 36 F5: an install found without it, or named by the config, was
+    // never judged).
+    if let Some((path, why)) = tree.and_then(|t| crate::omarchy::tree::judge(executor, t)) {
         facts.untrusted = Some(Seen {
             script: path.display().to_string(),
             line: 0,

@@ -49,6 +49,12 @@ pub struct Steering {
     /// The first install of code named by an argument — or fed by one: a file an argument names,
     /// copied where the script makes a file executable (attack 35 F6) — (line, what).
     pub installs_code: Option<(usize, String)>,
+    /// Every argument position a command reads as a file (a copy's source, `cat`'s, an
+    /// archive unpacked).
+    pub reads_from: BTreeSet<Position>,
+    /// The first change of directory (`cd`, `pushd`): (line, the command). Relative values read
+    /// as files after it name files wherever it went.
+    pub changes_dir: Option<(usize, String)>,
 }
 
 /// Where a script hands its arguments to another Omarchy script.
@@ -202,20 +208,24 @@ fn targets(toks: &[String]) -> (Vec<&str>, Option<&'static str>) {
     (out, None)
 }
 
-/// The files a copying command reads (`cp SRC… DST`: every operand but the last).
+/// The files a command reads to put somewhere: a copy's sources (`cp SRC… DST`: every operand
+/// but the last), what `cat` prints, an archive unpacked (`tar -xf A -C D`, `unzip A -d D`).
 fn copy_sources(toks: &[String]) -> Vec<&str> {
     let Some(at) = command_at(toks) else {
         return Vec::new();
     };
-    if !matches!(base(&toks[at]), "cp" | "ln" | "install" | "rsync" | "mv") {
-        return Vec::new();
-    }
     let operands: Vec<&str> = toks[at + 1..]
         .iter()
         .map(String::as_str)
         .filter(|w| !w.starts_with('-') && !w.contains('>') && !w.starts_with('<'))
         .collect();
-    operands[..operands.len().saturating_sub(1)].to_vec()
+    match base(&toks[at]) {
+        "cp" | "ln" | "install" | "rsync" | "mv" | "tar" | "bsdtar" | "unzip" => {
+            operands[..operands.len().saturating_sub(1)].to_vec()
+        }
+        "cat" => operands,
+        _ => Vec::new(),
+    }
 }
 
 /// What `text` (a route's own script) does with its arguments as paths and code.
@@ -349,13 +359,20 @@ fn steering_of<'a>(
         for toks in commands(line) {
             let (hit, exec_bit) = targets(&toks);
             made_executable |= exec_bit.is_some();
-            if copied_in.is_none()
-                && copy_sources(&toks)
-                    .iter()
-                    .any(|w| !positions_in(w, &vars).is_empty())
-            {
+            let read: BTreeSet<Position> = copy_sources(&toks)
+                .iter()
+                .flat_map(|w| positions_in(w, &vars))
+                .collect();
+            if copied_in.is_none() && !read.is_empty() {
                 let program = command_at(&toks).map(|i| base(&toks[i]).to_owned());
                 copied_in = Some((*n, program.unwrap_or_default()));
+            }
+            s.reads_from.extend(read);
+            if s.changes_dir.is_none()
+                && let Some(at) = command_at(&toks)
+                && matches!(base(&toks[at]), "cd" | "pushd")
+            {
+                s.changes_dir = Some((*n, toks[at..].join(" ")));
             }
             let mut reached = BTreeSet::new();
             for w in hit {

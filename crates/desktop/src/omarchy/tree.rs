@@ -15,11 +15,30 @@ use std::path::{Path, PathBuf};
 /// 1,500 with its git objects packed).
 const MAX_ENTRIES: usize = 50_000;
 
+/// The tree at `root` judged under `executor`'s trust rule: `None` when it passes or the rule is
+/// off (`[exec] trust = "off"`), else the first entry that fails and why.
+pub fn judge(executor: &archgate_exec::Executor, root: &Path) -> Option<(PathBuf, String)> {
+    let cfg = executor.config();
+    if !cfg.require_root_owned {
+        return None;
+    }
+    if !root.is_absolute() {
+        return Some((root.to_path_buf(), "is not an absolute path".into()));
+    }
+    first_untrusted(root, cfg.person_uid)
+}
+
 /// The first entry of the tree at `root` that fails the trust rule, with why; `None` when every
 /// entry passes. `person_uid`: whose files besides root's are trusted (`None`: root's alone).
 pub fn first_untrusted(root: &Path, person_uid: Option<u32>) -> Option<(PathBuf, String)> {
     let trusted_owner = |uid: u32| uid == 0 || Some(uid) == person_uid;
+    // The tree's own directory and the way to it: whoever controls a hop chooses the tree.
+    if let Err(why) = archgate_exec::trusted_path(person_uid, root) {
+        return Some((root.to_path_buf(), why.to_string()));
+    }
     let mut stack = vec![root.to_path_buf()];
+    // Directories reached through links, by their real path: each walked once.
+    let mut walked: std::collections::BTreeSet<PathBuf> = root.canonicalize().into_iter().collect();
     let mut seen = 0usize;
     while let Some(dir) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
@@ -44,13 +63,39 @@ pub fn first_untrusted(root: &Path, person_uid: Option<u32>) -> Option<(PathBuf,
                 if !trusted_owner(meta.uid()) {
                     return Some((path, format!("is a link owned by uid {}", meta.uid())));
                 }
-                if path.exists()
-                    && let Err(why) = archgate_exec::trusted_path(person_uid, &path)
-                {
-                    return Some((
-                        path,
-                        format!("leads to what another user could write: {why}"),
-                    ));
+                match std::fs::metadata(&path) {
+                    Ok(end) => {
+                        if let Err(why) = archgate_exec::trusted_path(person_uid, &path) {
+                            return Some((
+                                path,
+                                format!("leads to what another user could write: {why}"),
+                            ));
+                        }
+                        // A link to a directory is walked like a directory of the tree: what
+                        // a script reaches through it is the tree's (attack 36 F2).
+                        if end.is_dir()
+                            && let Ok(real) = path.canonicalize()
+                            && walked.insert(real.clone())
+                        {
+                            stack.push(real);
+                        }
+                    }
+                    Err(_) => {
+                        // A link that leads nowhere yet: whoever may create its end chooses
+                        // what a script reaches through it (attack 36 F2: created by another
+                        // user while the question waited). Its end's nearest existing
+                        // directory must be one only root or the person can write in.
+                        if let Some((dir, why)) = open_to_others_below(&path, person_uid) {
+                            return Some((
+                                path,
+                                format!(
+                                    "leads to nothing yet, in {} that another user could \
+                                     write: {why}",
+                                    dir.display()
+                                ),
+                            ));
+                        }
+                    }
                 }
                 continue;
             }
@@ -76,6 +121,23 @@ pub fn first_untrusted(root: &Path, person_uid: Option<u32>) -> Option<(PathBuf,
                 stack.push(path);
             }
         }
+    }
+    None
+}
+
+/// For a link whose end does not exist: the end's nearest existing directory, when it fails the
+/// trust rule (another user could create the end there), with why.
+fn open_to_others_below(link: &Path, person_uid: Option<u32>) -> Option<(PathBuf, String)> {
+    let target = std::fs::read_link(link).ok()?;
+    let end = link.parent().unwrap_or(Path::new("/")).join(target);
+    let mut dir = end.parent();
+    while let Some(d) = dir {
+        if std::fs::symlink_metadata(d).is_ok() {
+            return archgate_exec::trusted_path(person_uid, d)
+                .err()
+                .map(|why| (d.to_path_buf(), why.to_string()));
+        }
+        dir = d.parent();
     }
     None
 }
@@ -124,5 +186,33 @@ mod tests {
             first_untrusted(t.path(), me).map(|(p, _)| p),
             Some(lib.join("linked.sh"))
         );
+        std::fs::remove_file(lib.join("linked.sh")).unwrap();
+        assert_eq!(first_untrusted(t.path(), me), None);
+        // Attack 36 F2: a link to a directory is walked — a 0777 directory behind it is found.
+        let ext = tempfile::tempdir().unwrap();
+        std::fs::create_dir(ext.path().join("sub")).unwrap();
+        std::os::unix::fs::symlink(ext.path(), lib.join("ext")).unwrap();
+        assert_eq!(first_untrusted(t.path(), me), None);
+        std::fs::set_permissions(
+            ext.path().join("sub"),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .unwrap();
+        let (path, why) = first_untrusted(t.path(), me).expect("the open directory behind a link");
+        assert_eq!(path, ext.path().canonicalize().unwrap().join("sub"));
+        assert!(why.contains("writable"), "{why}");
+        std::fs::remove_file(lib.join("ext")).unwrap();
+        // A link to itself's parent loops no walk.
+        std::os::unix::fs::symlink("..", lib.join("up")).unwrap();
+        assert_eq!(first_untrusted(t.path(), me), None);
+        // A link that leads nowhere: found when another user could create its end, not when
+        // only the person could.
+        std::os::unix::fs::symlink(open.path().join("absent.sh"), lib.join("dang.sh")).unwrap();
+        let (path, why) = first_untrusted(t.path(), me).expect("a dangling link into 0777");
+        assert_eq!(path, lib.join("dang.sh"));
+        assert!(why.contains("leads to nothing yet"), "{why}");
+        std::fs::remove_file(lib.join("dang.sh")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("absent/x.sh"), lib.join("dang.sh")).unwrap();
+        assert_eq!(first_untrusted(t.path(), me), None);
     }
 }

@@ -78,7 +78,8 @@ pub(super) fn rebuilt_route(p: &Prepared, pacman_conf: &Path) -> Result<Prepared
         person_uid: None,
         ..archgate_core::exec::ExecConfig::default()
     });
-    let facts = script::scan(&exec, &name);
+    // The tree is the install the script lies in (`bin/`'s parent), judged under root alone.
+    let facts = script::scan(&exec, dir.parent(), &name);
     judge_by_script(&mut route, &facts);
     judge_call(&mut route, &facts, args).map_err(|e| e.to_string())?;
     let refused = |why: String| Err(format!("{first}: {why}; it is not handed off"));

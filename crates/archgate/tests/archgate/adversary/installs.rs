@@ -38,6 +38,28 @@ fn rig() -> OmarchyRig {
                 words: "hook set",
                 args: "<type> <dir>",
             },
+            // Attack 36 F1's shapes, installing without a copy program and an exec bit both, and
+            // F4's, reading its value after `cd`.
+            Entry {
+                words: "hook keep",
+                args: "<file>",
+            },
+            Entry {
+                words: "hook cat",
+                args: "<file>",
+            },
+            Entry {
+                words: "autostart add",
+                args: "<file>",
+            },
+            Entry {
+                words: "hook unpack",
+                args: "<file>",
+            },
+            Entry {
+                words: "hook fetched",
+                args: "<name>",
+            },
         ],
         "",
     );
@@ -58,6 +80,24 @@ fn rig() -> OmarchyRig {
         "omarchy-hook-put",
         "T=$1\nF=$2\nD=\"$HOME/.config/omarchy/hooks/$T.d\"\nmkdir -p \"$D\"\n\
          cp \"$F\" \"$D/x\"\nchmod 755 \"$D/x\"",
+    );
+    let d = "D=\"$HOME/.config/omarchy/hooks/post-update.d\"\nmkdir -p \"$D\"\n";
+    rig.set_script("omarchy-hook-keep", &format!("{d}cp \"$1\" \"$D/x\""));
+    rig.set_script(
+        "omarchy-hook-cat",
+        &format!("{d}cat \"$1\" > \"$D/xc\"\nchmod +x \"$D/xc\""),
+    );
+    rig.set_script(
+        "omarchy-autostart-add",
+        "mkdir -p \"$HOME/.config/autostart\"\ncp \"$1\" \"$HOME/.config/autostart/\"",
+    );
+    rig.set_script(
+        "omarchy-hook-unpack",
+        &format!("{d}tar -xf \"$1\" -C \"$D\""),
+    );
+    rig.set_script(
+        "omarchy-hook-fetched",
+        &format!("{d}cd /tmp || exit 1\ncp \"$1\" \"$D/dl\"\nchmod +x \"$D/dl\""),
     );
     rig.set_script(
         "omarchy-hook-set",
@@ -225,4 +265,42 @@ fn a_file_installed_under_another_name_or_inside_a_directory_is_judged_too() {
         let t = explain(&rig, route, json!(["post-update", file]));
         assert!(t.contains("tier:     destructive"), "{route}: {t}");
     }
+}
+
+/// Attack 36 F1: a route that installs a value's file without both a copy program and an exec bit
+/// (`cp` keeps the source's mode; `cat >`; an autostart entry; `tar -x`) is judged the same —
+/// every value of every route is; F4: a value a script reads after `cd` must be absolute.
+#[test]
+fn every_routes_file_values_are_judged_and_a_value_read_after_cd_must_be_absolute() {
+    use std::os::unix::fs::PermissionsExt;
+    let rig = rig();
+    let open = rig.env.path("scratch/open36");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let planted = open.join("hook");
+    std::fs::write(&planted, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let planted = planted.display().to_string();
+    for route in ["hook keep", "hook cat", "autostart add", "hook unpack"] {
+        let (r, _) = rig
+            .env
+            .call("omarchy_run", &json!({"route": route, "args": [planted]}));
+        assert_eq!(outcome(&r), "unresolved", "{route}: {r}");
+        assert!(r.to_string().contains("not yours alone"), "{route}: {r}");
+    }
+    // The person's own file: judged and passed (asked or run as its tier says).
+    let own = rig.env.path("scratch/own-hook");
+    std::fs::write(&own, "#!/bin/sh\nexit 0\n").unwrap();
+    let t = explain(&rig, "hook keep", json!([own]));
+    assert!(!t.contains("not yours alone"), "{t}");
+    // After `cd /tmp`, a bare or relative value names a file there: refused, whoever's it is.
+    for value in ["hook", "open36/hook"] {
+        let (r, _) = rig.env.call(
+            "omarchy_run",
+            &json!({"route": "hook fetched", "args": [value]}),
+        );
+        assert_eq!(outcome(&r), "unresolved", "{value}: {r}");
+        assert!(r.to_string().contains("absolute path"), "{value}: {r}");
+    }
+    assert!(rig.ran().is_empty(), "ran");
 }

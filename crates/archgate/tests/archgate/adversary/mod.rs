@@ -55,6 +55,7 @@ mod steered;
 mod stopped_midway;
 mod told_script;
 mod transport;
+mod tree_doors;
 mod unauthenticated;
 mod unknown;
 mod unreachable;

@@ -301,3 +301,69 @@ fn a_stranger_on_the_ipv6_loopback_at_archgates_port_is_said() {
         "{doctor}"
     );
 }
+
+/// Attack 36 F3: a stranger on `[::1]` whose accept queue is full lets every probe time out — a
+/// timeout was read as "nobody there", while a client retrying its SYN got through and gave it
+/// the token — and `status`/`doctor` looked only at the configured port, not at the one a
+/// daemon started with `--port` serves. Both now say it.
+#[test]
+fn a_stranger_on_the_ipv6_loopback_with_a_full_queue_at_the_served_port_is_said() {
+    if !is_root() || !has_v6_loopback() {
+        eprintln!("SKIPPED: needs root (another uid must hold the port) and an IPv6 loopback");
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // Its own connections fill the queue (a backlog of 0 holds one); it never accepts.
+    let script = format!(
+        "import socket,time\n\
+         s=socket.socket(socket.AF_INET6)\n\
+         s.bind(('::1',{port}))\n\
+         s.listen(0)\n\
+         cs=[]\n\
+         for i in range(3):\n\
+         \x20   c=socket.socket(socket.AF_INET6)\n\
+         \x20   c.setblocking(False)\n\
+         \x20   try: c.connect(('::1',{port}))\n\
+         \x20   except BlockingIOError: pass\n\
+         \x20   cs.append(c)\n\
+         time.sleep(0.3)\n\
+         print('ready',flush=True)\n\
+         time.sleep(90)\n"
+    );
+    let mut squatter = as_nobody(&script);
+    // The configured port is another, free one: the daemon is told its port on the command line.
+    let configured = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    assert_ne!(configured, port);
+    let env = Env::with_config(&format!(
+        "[server]\nport = {configured}\n[approval]\npage = false\nnotifications = false\n"
+    ));
+    let d = crate::support::HttpServer::spawn(env.command(&[
+        "serve",
+        "--http",
+        "--port",
+        &port.to_string(),
+    ]));
+    assert_eq!(d.port, port);
+    let status = String::from_utf8_lossy(&env.run(&["status"]).stdout).into_owned();
+    let doctor = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+    assert!(
+        status.contains(&format!("[::1]:{port}")) && status.contains("held by"),
+        "{status}"
+    );
+    let line = doctor
+        .lines()
+        .find(|l| l.contains("archgate port"))
+        .unwrap_or_default();
+    assert!(line.contains("MISSING"), "{doctor}");
+    assert!(doctor.contains(&format!("[::1]:{port}")), "{doctor}");
+}
