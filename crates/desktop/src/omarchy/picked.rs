@@ -35,6 +35,12 @@ pub struct Picked {
 impl Picked {
     /// One line for the person's question: the file and what it starts.
     pub fn describe(&self) -> String {
+        // A file named only as the script runs is no file archgate found, nor one it can say is
+        // the person's (attack 36 L2: "your" of a file another user had put there).
+        let unnamed = !self.file.is_absolute() && !self.file.starts_with("~");
+        if self.is_code && unnamed {
+            return format!("runs, as code, a {}: {}", self.file.display(), self.starts);
+        }
         if self.is_code {
             return format!("runs your {} as code: {}", self.file.display(), self.starts);
         }
