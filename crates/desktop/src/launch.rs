@@ -106,6 +106,12 @@ impl Desktop {
         spec: CommandSpec,
     ) -> Result<Launched> {
         let command = spec.display();
+        // An Omarchy web app's launcher is Omarchy's script: its tree is judged as for any of
+        // Omarchy's programs (`programs::run_any`).
+        let name = spec.program().rsplit('/').next().unwrap_or_default();
+        if name.starts_with("omarchy") {
+            crate::omarchy::tree::judge_given(permit.executor(), &spec)?;
+        }
         let pid = permit.spawn_detached(spec).map_err(|e| match (target, e) {
             (LaunchTarget::App { app }, archgate_exec::ExecError::NotInstalled { .. }) => {
                 DesktopError::NotFound {
@@ -142,6 +148,9 @@ impl Desktop {
             });
         }
         self.check_picks(call)?;
+        // As `run_route` does, at the start: the tree and the values' files again.
+        crate::omarchy::tree::judge_given(permit.executor(), &call.spec)?;
+        crate::omarchy::files_still_the_persons(&call.route, call.spec.arg_list())?;
         let command = call.spec.display();
         let pid = permit
             .spawn_detached(call.spec.clone())

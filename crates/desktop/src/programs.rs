@@ -148,12 +148,24 @@ pub(crate) fn exec_error(program: Program, e: ExecError) -> DesktopError {
     }
 }
 
-/// Runs `spec` (built from `program`) and returns its output, whatever its exit status.
+/// Runs `spec` (built from `program`) and returns its output, whatever its exit status. One of
+/// Omarchy's programs runs only while the Omarchy tree it is given passes the trust rule
+/// (`omarchy::tree::judge_given`): the registry's load, a route, `theme set`, `background next`,
+/// an OSD — every door to Omarchy's code (attack 36 F6).
 pub(crate) async fn run_any(
     permit: &Permit,
     program: Program,
     spec: CommandSpec,
 ) -> Result<Output> {
+    if matches!(
+        program,
+        Program::Omarchy
+            | Program::OmarchyThemeSet
+            | Program::OmarchyThemeBgNext
+            | Program::OmarchyOsd
+    ) {
+        crate::omarchy::tree::judge_given(permit.executor(), &spec)?;
+    }
     permit.run(spec).await.map_err(|e| exec_error(program, e))
 }
 

@@ -27,7 +27,6 @@ impl Desktop {
                 }
             }
         }
-        self.omarchy_tree_ok(permit)?;
         let spec = Program::Omarchy
             .spec(&self.env)
             .arg("version")
@@ -50,7 +49,6 @@ impl Desktop {
         {
             return Ok(Arc::clone(reg));
         }
-        self.omarchy_tree_ok(permit)?;
         let spec = Program::Omarchy
             .spec(&self.env)
             .args(["commands", "--all", "--json"])
@@ -65,26 +63,6 @@ impl Desktop {
         let reg = Arc::new(Registry::parse(&out.stdout, Some(&version))?);
         *cache = Some(Arc::clone(&reg));
         Ok(reg)
-    }
-
-    /// Omarchy's tree judged whole (`omarchy/tree.rs`) before anything of it runs: `omarchy
-    /// version` and `omarchy commands` are Omarchy's code like any route's and source its
-    /// libraries as they do (attack 36 F6: the registry load ran another user's library for a
-    /// read, `omarchy_search`, before any route was judged); and again just before a route runs,
-    /// since a question may wait minutes (attack 36 F2: a link's end created meanwhile).
-    fn omarchy_tree_ok(&self, permit: &Permit) -> Result<()> {
-        let Some(root) = &self.env.omarchy_path else {
-            return Ok(());
-        };
-        match crate::omarchy::tree::judge(permit.executor(), root) {
-            None => Ok(()),
-            Some((path, why)) => Err(DesktopError::Blocked {
-                command: format!("omarchy (at {}: {} {why})", root.display(), path.display()),
-                reason: "a file of Omarchy's tree is one another user could have written; \
-                         archgate runs no code another user could have changed (fix the file's \
-                         owner and mode, replacing the file, then call again)",
-            }),
-        }
     }
 
     /// The registry last loaded, without running anything.
@@ -209,7 +187,7 @@ impl Desktop {
             });
         }
         self.check_picks(call)?;
-        self.omarchy_tree_ok(permit)?;
+        // (Omarchy's tree is judged again as its program starts: `programs::run_any`.)
         crate::omarchy::files_still_the_persons(&call.route, call.spec.arg_list())?;
         self.run_command(permit, Program::Omarchy, call.spec.clone())
             .await

@@ -57,15 +57,16 @@ pub fn files_still_the_persons(route: &Route, args: &[String]) -> Result<()> {
 }
 
 /// A value that names an existing file or directory (as the route's script sees it: routes run
-/// in `/`, so a relative value names a path under `/`, attack 35 L5) must be the person's own or
-/// root's all the way, a directory with every entry in it. Addresses, values that name nothing
+/// in `/`, so a relative value names a path under `/`, attack 35 L5; a `file://` URL or an
+/// `--opt=PATH` by the path in it) must be the person's own or root's all the way, a directory
+/// with every entry in it. Addresses, values that name nothing
 /// and bare names (an entry of `/` is root's to make) are not files here; nor, unless the route
 /// installs code, a device, socket or pipe (`/dev/null` is every user's to write).
 fn not_anothers_file(route: &Route, value: &str, installs: bool) -> Result<()> {
-    if !value.contains('/') || value.contains("://") {
+    let Some(named) = path_in(value) else {
         return Ok(());
-    }
-    let path = Path::new("/").join(value);
+    };
+    let path = Path::new("/").join(named);
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(());
     }
@@ -127,4 +128,35 @@ fn not_anothers_file(route: &Route, value: &str, installs: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The path a value names, as a program given it would read it: itself; a `file://` URL's path;
+/// the value of an option spelled `--opt=PATH`. `None` for other addresses and for bare names.
+fn path_in(value: &str) -> Option<&str> {
+    let named = if let Some(rest) = value.strip_prefix("file://") {
+        // `file:///p` and `file://localhost/p` name `/p`.
+        rest.strip_prefix("localhost").unwrap_or(rest)
+    } else if value.starts_with('-') {
+        value.split_once('=')?.1
+    } else {
+        value
+    };
+    (named.contains('/') && !named.contains("://")).then_some(named)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_in;
+
+    #[test]
+    fn the_path_a_value_names_as_a_program_would_read_it() {
+        assert_eq!(path_in("/tmp/x"), Some("/tmp/x"));
+        assert_eq!(path_in("dir/x"), Some("dir/x"));
+        assert_eq!(path_in("file:///tmp/x"), Some("/tmp/x"));
+        assert_eq!(path_in("file://localhost/tmp/x"), Some("/tmp/x"));
+        assert_eq!(path_in("--from=/tmp/x"), Some("/tmp/x"));
+        for not in ["post-update", "https://e.org/x", "--force", "-x", "name"] {
+            assert_eq!(path_in(not), None, "{not}");
+        }
+    }
 }

@@ -28,6 +28,33 @@ pub fn judge(executor: &archgate_exec::Executor, root: &Path) -> Option<(PathBuf
     first_untrusted(root, cfg.person_uid)
 }
 
+/// Before one of Omarchy's programs starts: the tree it is given as `OMARCHY_PATH` (where its
+/// scripts source libraries and find helpers) judged whole; refused, naming the file, when it
+/// fails. Judged as each program starts — a question may have waited minutes since the route
+/// was judged (attack 36 F2: a link's end created meanwhile) — and before the registry is
+/// loaded by running the dispatcher, which is Omarchy's code too (attack 36 F6).
+pub fn judge_given(
+    executor: &archgate_exec::Executor,
+    spec: &archgate_exec::CommandSpec,
+) -> crate::error::Result<()> {
+    let Some((_, root)) = spec.env_list().iter().find(|(k, _)| k == "OMARCHY_PATH") else {
+        return Ok(());
+    };
+    match judge(executor, Path::new(root)) {
+        None => Ok(()),
+        Some((path, why)) => Err(crate::error::DesktopError::Blocked {
+            command: format!(
+                "{} (Omarchy at {root}: {} {why})",
+                spec.display(),
+                path.display()
+            ),
+            reason: "a file of Omarchy's tree is one another user could have written; archgate \
+                     runs no code another user could have changed (fix the file's owner and \
+                     mode, replacing the file, then call again)",
+        }),
+    }
+}
+
 /// The first entry of the tree at `root` that fails the trust rule, with why; `None` when every
 /// entry passes. `person_uid`: whose files besides root's are trusted (`None`: root's alone).
 pub fn first_untrusted(root: &Path, person_uid: Option<u32>) -> Option<(PathBuf, String)> {

@@ -136,3 +136,28 @@ fn links_in_the_tree_are_judged_by_everything_they_reach() {
     assert!(out.to_string().contains("later.sh"), "{out}");
     assert!(rig.ran().is_empty(), "something ran");
 }
+
+/// F2's race: the tree is judged again as the route's program starts — a file made writable by
+/// others while the question waited refuses the run after the person's yes.
+#[test]
+fn the_tree_is_judged_again_when_the_approved_route_starts() {
+    let rig = rig();
+    let bin = rig.env.path("scratch/omarchy/bin");
+    // No standing allow: the call waits for the person.
+    rig.env.write_config(&format!(
+        "[approval]\npage = false\nnotifications = false\npresence = \"off\"\ntimeout_s = 60\n\
+         [exec]\nsearch_dirs = [\"{}\", \"/usr/bin\"]\n",
+        bin.display()
+    ));
+    let env = &rig.env;
+    let mut s = crate::support::StdioServer::session(env);
+    s.call(1, "omarchy_run", json!({"route": "t src", "args": []}));
+    let q = env.one_pending();
+    mode(&env.path("scratch/omarchy/lib/common.sh"), 0o666);
+    let yes = env.run(&["approve", q["id"].as_str().unwrap()]);
+    assert!(yes.status.success(), "{}", crate::support::text(&yes));
+    let (ok, body) = crate::support::result_text(&s.response(1));
+    assert!(!ok, "{body}");
+    assert!(body.contains("common.sh"), "{body}");
+    assert!(rig.ran().is_empty(), "ran after the tree changed");
+}
