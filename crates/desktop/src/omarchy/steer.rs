@@ -542,6 +542,19 @@ mod tests {
             s.installs_code.as_ref().map(|c| c.1.as_str()),
             Some("cp of an argument's file, made executable")
         );
+        // Where a value is read as a file, and where the script changes directory first
+        // (attack 36 F4).
+        let s = steering(
+            "cd /tmp || exit 1\ncp \"$1\" \"$D/dl\"\ntar -xf \"$2\" -C \"$D\"\ncat \"$3\"",
+        );
+        assert_eq!(
+            s.reads_from,
+            BTreeSet::from([Position::Nth(1), Position::Nth(2), Position::Nth(3)])
+        );
+        assert_eq!(
+            s.changes_dir.as_ref().map(|c| c.1.as_str()),
+            Some("cd /tmp")
+        );
         // Copied without being made executable, or made executable without a copy: neither.
         assert_eq!(
             steering("cp \"$1\" \"$HOME/.config/x.conf\"").installs_code,
