@@ -150,7 +150,7 @@ impl Desktop {
         self.check_picks(call)?;
         // As `run_route` does, at the start: the tree and the values' files again.
         crate::omarchy::tree::judge_given(permit.executor(), &call.spec)?;
-        crate::omarchy::files_still_the_persons(&call.route, call.spec.arg_list())?;
+        crate::omarchy::files_still_the_persons(&call.route, &call.script, call.spec.arg_list())?;
         let command = call.spec.display();
         let pid = permit
             .spawn_detached(call.spec.clone())

@@ -151,6 +151,17 @@ impl Desktop {
     /// `osd`: runs the command [`Desktop::osd_command`] built.
     pub async fn osd(&self, permit: &Permit, cmd: OsdCommand) -> Result<OsdShown> {
         let shown = cmd.spec.display();
+        // A route, as `run_route` runs one: the programs its scripts pick and the files its
+        // values name judged again at the start (attack 37 F4: the OSD ran a resolved route with
+        // neither); its tree as each of Omarchy's programs starts (`programs::run_any`).
+        if let Some(call) = &cmd.route {
+            self.check_picks(call)?;
+            crate::omarchy::files_still_the_persons(
+                &call.route,
+                &call.script,
+                call.spec.arg_list(),
+            )?;
+        }
         let (program, via) = match cmd.route {
             Some(_) => (Program::Omarchy, "omarchy"),
             None => (Program::NotifySend, "notification"),

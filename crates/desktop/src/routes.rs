@@ -188,7 +188,7 @@ impl Desktop {
         }
         self.check_picks(call)?;
         // (Omarchy's tree is judged again as its program starts: `programs::run_any`.)
-        crate::omarchy::files_still_the_persons(&call.route, call.spec.arg_list())?;
+        crate::omarchy::files_still_the_persons(&call.route, &call.script, call.spec.arg_list())?;
         self.run_command(permit, Program::Omarchy, call.spec.clone())
             .await
     }

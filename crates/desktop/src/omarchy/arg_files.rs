@@ -12,9 +12,10 @@
 //! may name a stranger's file by the time the person says yes.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::registry::Route;
+use super::script::ScriptFacts;
 use super::steer::Steering;
 use crate::error::{DesktopError, Result};
 
@@ -24,7 +25,12 @@ const MAX_ENTRIES: usize = 10_000;
 /// Every value judged as a file (see the module documentation); a value a script that changes
 /// directory reads as a file must be absolute: relative, it names a file in whatever directory
 /// the script moved to, which archgate does not follow (attack 36 F4: `cd /tmp` then `cp "$1"`).
-pub(super) fn judge(route: &Route, steering: &Steering, args: &[String]) -> Result<()> {
+pub(super) fn judge(
+    route: &Route,
+    steering: &Steering,
+    facts: &ScriptFacts,
+    args: &[String],
+) -> Result<()> {
     for (i, a) in args.iter().enumerate() {
         let read = steering.reads_from.iter().any(|p| p.covers(i));
         if let Some((line, cd)) = &steering.changes_dir
@@ -42,38 +48,91 @@ pub(super) fn judge(route: &Route, steering: &Steering, args: &[String]) -> Resu
                 ),
             ));
         }
-        not_anothers_file(route, a, steering.installs_code.is_some())?;
+        judge_value(route, a, &facts.dirs, steering.installs_code.is_some())?;
     }
     Ok(())
 }
 
 /// At the run: every value still names no file another user could have written (a value that
 /// named nothing at the question may name one now).
-pub fn files_still_the_persons(route: &Route, args: &[String]) -> Result<()> {
+pub fn files_still_the_persons(route: &Route, facts: &ScriptFacts, args: &[String]) -> Result<()> {
+    let installs = facts.steering_for(args).installs_code.is_some();
     for a in args {
-        not_anothers_file(route, a, false)?;
+        judge_value(route, a, &facts.dirs, installs)?;
     }
     Ok(())
 }
 
-/// A value that names an existing file or directory (as the route's script sees it: routes run
-/// in `/`, so a relative value names a path under `/`, attack 35 L5; a `file://` URL or an
-/// `--opt=PATH` by the path in it) must be the person's own or root's all the way, a directory
-/// with every entry in it. Addresses, values that name nothing
-/// and bare names (an entry of `/` is root's to make) are not files here; nor, unless the route
-/// installs code, a device, socket or pipe (`/dev/null` is every user's to write).
-fn not_anothers_file(route: &Route, value: &str, installs: bool) -> Result<()> {
-    let Some(named) = path_in(value) else {
-        return Ok(());
-    };
-    let path = Path::new("/").join(named);
-    if std::fs::symlink_metadata(&path).is_err() {
-        return Ok(());
+/// One value, as every file it may name (attack 37 F2, F5: a script prefixes a value, splits it
+/// or reads it where it changed directory to): the value itself; each word of it (an unquoted
+/// `$1` splits); a relative one under `/` (where routes start), the person's home, and every
+/// directory the route's scripts name literally (`cd /tmp`, `"/tmp/$1"`, `env -C /tmp`:
+/// `ScriptFacts::dirs`). A relative value may not climb with `..` (`zz/../../tmp/x` after a
+/// prefix reaches `/tmp`). Another user can thereby make a route refuse a value, by creating a
+/// file of its name in such a directory — never make it read their file.
+fn judge_value(
+    route: &Route,
+    value: &str,
+    dirs: &std::collections::BTreeSet<PathBuf>,
+    installs: bool,
+) -> Result<()> {
+    let words = std::iter::once(value).chain(value.split_whitespace().filter(|w| *w != value));
+    for (n, word) in words.enumerate() {
+        let named = path_in(word);
+        let relative = match named {
+            // The value itself, whether or not it names anything yet; a word of it only when it
+            // does (a command line or JSON holds words that are paths of no file).
+            Some(p) if p.starts_with('/') => {
+                if n == 0 || std::fs::symlink_metadata(p).is_ok() {
+                    not_anothers_file(route, value, Path::new(p), installs)?;
+                }
+                continue;
+            }
+            Some(p) => p,
+            // A bare name: a file only where a script puts it under a directory.
+            None if !word.is_empty()
+                && !word.starts_with('-')
+                && !word.contains("://")
+                && word != "."
+                && word != ".." =>
+            {
+                word
+            }
+            None => continue,
+        };
+        if relative.split('/').any(|seg| seg == "..") {
+            return Err(DesktopError::invalid(
+                "args",
+                format!(
+                    "`{}` is given {value:?}, a relative path that climbs with `..`; give files \
+                     as absolute paths",
+                    route.route
+                ),
+            ));
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let bases = std::iter::once(PathBuf::from("/"))
+            .chain(home)
+            .chain(dirs.iter().cloned());
+        for base in bases {
+            let candidate = base.join(relative);
+            // A bare name that is no entry there is nothing; one that is, is judged.
+            if std::fs::symlink_metadata(&candidate).is_ok() {
+                not_anothers_file(route, value, &candidate, installs)?;
+            }
+        }
     }
-    let plain = std::fs::metadata(&path).is_ok_and(|m| m.is_file() || m.is_dir());
-    if !plain && !installs {
-        return Ok(());
-    }
+    Ok(())
+}
+
+/// The file or directory at `path` (named by `value`) is the person's own or root's all the way,
+/// a directory with every entry in it, links to directories followed (`cp -rL` copies what they
+/// lead to: attack 37 F7). A root-owned device (`/dev/null`) is no one's to write into code; a
+/// pipe, socket or other device another user made is refused like a file (attack 37 F1: a FIFO
+/// fed a stranger's script into a hook). A path that names nothing must lie in a directory only
+/// root or the person can write: otherwise another user may create it between this judgement
+/// and the script's read (attack 37 F1).
+fn not_anothers_file(route: &Route, value: &str, path: &Path, installs: bool) -> Result<()> {
     // This process's uid (the person's): the owner of its own /proc entry.
     let me = std::fs::metadata("/proc/self")
         .map(|m| m.uid())
@@ -98,11 +157,29 @@ fn not_anothers_file(route: &Route, value: &str, installs: bool) -> Result<()> {
             ),
         )
     };
-    let real = archgate_exec::trusted_path(Some(me), &path).map_err(|why| refuse("it", &why))?;
-    // A directory is copied with everything in it (`cp -r`): each entry is judged the same way
-    // (attack 35 F6: a 0777 file another uid owned, inside the person's directory).
-    if real.is_dir() {
-        let mut stack = vec![real];
+    let Ok(meta) = std::fs::metadata(path) else {
+        if std::fs::symlink_metadata(path).is_ok() {
+            // A link that leads nowhere: whoever may create its end chooses the file.
+            return crate::omarchy::tree::dangling_end_open(path, Some(me))
+                .map_or(Ok(()), |(dir, why)| {
+                    Err(refuse(&dir.display().to_string(), &why))
+                });
+        }
+        return nearest_dir_trusted(path, me).map_err(|(dir, why)| refuse(&dir, &why));
+    };
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if (t.is_char_device() || t.is_block_device()) && meta.uid() == 0 && !installs {
+            return Ok(());
+        }
+    }
+    let real = archgate_exec::trusted_path(Some(me), path).map_err(|why| refuse("it", &why))?;
+    // A directory is copied with everything in it (`cp -r`, `cp -rL`): each entry is judged the
+    // same way (attack 35 F6: a 0777 file another uid owned, inside the person's directory).
+    if meta.is_dir() {
+        let mut stack = vec![real.clone()];
+        let mut walked: std::collections::BTreeSet<PathBuf> = [real].into();
         let mut seen = 0usize;
         while let Some(dir) = stack.pop() {
             let entries = std::fs::read_dir(&dir)
@@ -119,13 +196,26 @@ fn not_anothers_file(route: &Route, value: &str, installs: bool) -> Result<()> {
                 let p = entry.path();
                 let inner = archgate_exec::trusted_path(Some(me), &p)
                     .map_err(|why| refuse(&format!("{}", p.display()), &why))?;
-                // A link is judged to its end above; only a real subdirectory is walked (a link
-                // to a directory is copied as a link by `cp -r`).
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                if std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) && walked.insert(inner.clone()) {
                     stack.push(inner);
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// For a path that names nothing: its nearest existing directory passes the trust rule (only
+/// root or the person could create the path there), or that directory and why not.
+fn nearest_dir_trusted(path: &Path, me: u32) -> std::result::Result<(), (String, String)> {
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if std::fs::symlink_metadata(d).is_ok() {
+            return archgate_exec::trusted_path(Some(me), d)
+                .map(|_| ())
+                .map_err(|why| (d.display().to_string(), why.to_string()));
+        }
+        dir = d.parent();
     }
     Ok(())
 }

@@ -161,7 +161,7 @@ pub fn judge_call(route: &mut Route, facts: &ScriptFacts, args: &[String]) -> Re
     // script is seen to do with it (attack 35 F6, attack 36 F1: the words that say "installs"
     // were never complete) — and one it reads after changing directory must be absolute
     // (attack 36 F4).
-    arg_files::judge(route, steering, args)
+    arg_files::judge(route, steering, facts, args)
 }
 
 /// A route whose scripts start a program a file of the person's picks (`picked`) runs code

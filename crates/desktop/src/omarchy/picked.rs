@@ -10,6 +10,7 @@
 //! file is identified by its path, where a link leads and its content's digest: the run
 //! resolves again and refuses when that changed since the person was asked.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::env::DesktopEnv;
@@ -63,6 +64,17 @@ fn identify(file: &Path) -> Result<(String, String)> {
         source,
     };
     let real = std::fs::canonicalize(file).map_err(io)?;
+    // A file that decides what runs must be the person's or root's all the way (attack 37 F6:
+    // another user's file a route sources was shown as "your … as code" and run after the yes).
+    let me = std::fs::metadata("/proc/self").map_err(io)?.uid();
+    if let Err(why) = archgate_exec::trusted_path(Some(me), file) {
+        return Err(DesktopError::Blocked {
+            command: format!("{} ({why})", file.display()),
+            reason: "a route's script runs this file as code or picks its program from it, and \
+                     another user could have written it; archgate runs no code another user \
+                     could have changed",
+        });
+    }
     let meta = std::fs::metadata(&real).map_err(io)?;
     if !meta.is_file() || meta.len() > MAX_BYTES {
         return Err(DesktopError::Blocked {

@@ -100,6 +100,10 @@ pub struct ScriptFacts {
     /// another user could have written (its owner or mode fails the trust rule program lookup
     /// uses): the route runs none of it (attack 34 F4).
     pub untrusted: Option<Seen>,
+    /// Every directory the script or a script it calls names literally (`cd /tmp`, `"/tmp/$1"`,
+    /// `"$HOME/x/$1"`): where a bare or relative value may be read as a file
+    /// (`crate::omarchy::arg_files`).
+    pub dirs: BTreeSet<std::path::PathBuf>,
 }
 
 impl ScriptFacts {
@@ -255,6 +259,59 @@ fn read(executor: &Executor, name: &str) -> Result<Option<String>, String> {
         .and_then(|b| String::from_utf8(b).ok()))
 }
 
+/// The directories a script's text names literally: every word starting with `/`, `$HOME/`,
+/// `${HOME}/` or `~/`, up to its first expansion — `cd /tmp` gives `/tmp`, `"/tmp/$1"` and
+/// `"$HOME/x/$1"` give `/tmp/` and `$HOME/x/` (the home this process's `HOME` names).
+pub fn literal_dirs(text: &str) -> BTreeSet<std::path::PathBuf> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut out = BTreeSet::new();
+    let words = text.split(|c: char| {
+        c.is_whitespace() || matches!(c, '"' | '\'' | ';' | '|' | '&' | '(' | ')' | '`' | '=')
+    });
+    // A default in an expansion names a directory too: `${TMPDIR:-/tmp}`.
+    let defaults = words.clone().filter_map(|w| {
+        w.find(":-")
+            .or_else(|| w.find(":="))
+            .map(|i| w[i + 2..].trim_end_matches('}'))
+    });
+    for word in words.chain(defaults) {
+        let (base, rest) = if let Some(r) = word
+            .strip_prefix("$HOME/")
+            .or_else(|| word.strip_prefix("${HOME}/"))
+            .or_else(|| word.strip_prefix("~/"))
+        {
+            let Some(h) = &home else { continue };
+            (h.clone(), r)
+        } else if let Some(r) = word.strip_prefix('/') {
+            (std::path::PathBuf::from("/"), r)
+        } else {
+            continue;
+        };
+        // Up to the first expansion; what precedes it is a directory when it ends in `/`, else
+        // the word is a directory itself (`cd /tmp`) or a file in one (its parent).
+        let fixed = rest.split(['$', '*', '?', '[', '{']).next().unwrap_or("");
+        let dir = if fixed.len() < rest.len() {
+            match fixed.rfind('/') {
+                Some(i) => base.join(&fixed[..i]),
+                None => base.clone(),
+            }
+        } else {
+            base.join(fixed)
+        };
+        if dir
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        {
+            continue;
+        }
+        out.insert(dir.clone());
+        if let Some(parent) = dir.parent() {
+            out.insert(parent.to_path_buf());
+        }
+    }
+    out
+}
+
 /// Names of Omarchy scripts a line calls.
 fn called(line: &str) -> impl Iterator<Item = &str> {
     words(line).into_iter().filter(|w| {
@@ -308,6 +365,7 @@ pub fn scan(executor: &Executor, tree: Option<&std::path::Path>, binary: &str) -
             }
             _ => continue,
         };
+        facts.dirs.extend(literal_dirs(&text));
         if own {
             facts.runs_values = argcode::runs_values(&text).map(|(line, what)| Seen {
                 script: name.clone(),

@@ -112,7 +112,7 @@ pub fn first_untrusted(root: &Path, person_uid: Option<u32>) -> Option<(PathBuf,
                         // what a script reaches through it (attack 36 F2: created by another
                         // user while the question waited). Its end's nearest existing
                         // directory must be one only root or the person can write in.
-                        if let Some((dir, why)) = open_to_others_below(&path, person_uid) {
+                        if let Some((dir, why)) = dangling_end_open(&path, person_uid) {
                             return Some((
                                 path,
                                 format!(
@@ -130,6 +130,9 @@ pub fn first_untrusted(root: &Path, person_uid: Option<u32>) -> Option<(PathBuf,
                 return Some((path, format!("is owned by uid {}", meta.uid())));
             }
             if meta.mode() & 0o022 != 0 {
+                // Refused for good while it is this inode: a descriptor another user opened now
+                // outlives a later `chmod` (attack 37 F8, as for programs: `once_open`).
+                archgate_exec::once_open::remember(&meta);
                 return Some((
                     path,
                     format!(
@@ -152,12 +155,29 @@ pub fn first_untrusted(root: &Path, person_uid: Option<u32>) -> Option<(PathBuf,
     None
 }
 
-/// For a link whose end does not exist: the end's nearest existing directory, when it fails the
-/// trust rule (another user could create the end there), with why.
-fn open_to_others_below(link: &Path, person_uid: Option<u32>) -> Option<(PathBuf, String)> {
-    let target = std::fs::read_link(link).ok()?;
-    let end = link.parent().unwrap_or(Path::new("/")).join(target);
-    let mut dir = end.parent();
+/// For a link whose end does not exist: the directory another user could create that end in,
+/// with why — `None` when only root or the person could. The chain is followed to its last link
+/// (attack 37 F3: `lib/x -> ~/l2 -> /tmp/absent` was judged by its first hop, the person's own
+/// `~/l2`), and the nearest existing directory of where it finally leads is judged.
+pub fn dangling_end_open(link: &Path, person_uid: Option<u32>) -> Option<(PathBuf, String)> {
+    let mut at = link.to_path_buf();
+    for _ in 0..40 {
+        let target = std::fs::read_link(&at).ok()?;
+        let end = at.parent().unwrap_or(Path::new("/")).join(target);
+        match std::fs::symlink_metadata(&end) {
+            Ok(m) if m.file_type().is_symlink() => at = end,
+            // Something is there after all (or a hop's directory is no directory): whatever it
+            // is, its own judgement is `trusted_path`'s.
+            Ok(_) => return None,
+            Err(_) => return nearest_existing_open(&end, person_uid),
+        }
+    }
+    Some((link.to_path_buf(), "a chain of more than 40 links".into()))
+}
+
+/// `path`'s nearest existing ancestor, when it fails the trust rule, with why.
+fn nearest_existing_open(path: &Path, person_uid: Option<u32>) -> Option<(PathBuf, String)> {
+    let mut dir = path.parent();
     while let Some(d) = dir {
         if std::fs::symlink_metadata(d).is_ok() {
             return archgate_exec::trusted_path(person_uid, d)
@@ -193,6 +213,9 @@ mod tests {
         let (path, why) = first_untrusted(t.path(), me).expect("the open library");
         assert_eq!(path, lib.join("common.sh"));
         assert!(why.contains("writable"), "{why}");
+        // Replaced (a `chmod` keeps the inode, refused for good: below).
+        std::fs::remove_file(lib.join("common.sh")).unwrap();
+        std::fs::write(lib.join("common.sh"), "true\n").unwrap();
         std::fs::set_permissions(
             lib.join("common.sh"),
             std::fs::Permissions::from_mode(0o644),
@@ -240,6 +263,29 @@ mod tests {
         assert!(why.contains("leads to nothing yet"), "{why}");
         std::fs::remove_file(lib.join("dang.sh")).unwrap();
         std::os::unix::fs::symlink(t.path().join("absent/x.sh"), lib.join("dang.sh")).unwrap();
+        assert_eq!(first_untrusted(t.path(), me), None);
+        // Attack 37 F3: the chain is followed to its last link — the person's own link on the
+        // way leads where another user could create the end.
+        std::fs::remove_file(lib.join("dang.sh")).unwrap();
+        let hop = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(open.path().join("later.sh"), hop.path().join("l2")).unwrap();
+        std::os::unix::fs::symlink(hop.path().join("l2"), lib.join("chain.sh")).unwrap();
+        let (path, why) = first_untrusted(t.path(), me).expect("a chain ending in 0777");
+        assert_eq!(path, lib.join("chain.sh"));
+        assert!(why.contains("leads to nothing yet"), "{why}");
+        std::fs::remove_file(lib.join("chain.sh")).unwrap();
+        // Attack 37 F8: a file refused as open to others stays refused while it is that inode.
+        let lib_file = lib.join("common.sh");
+        std::fs::set_permissions(&lib_file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(first_untrusted(t.path(), me).is_some());
+        std::fs::set_permissions(&lib_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (path, why) = first_untrusted(t.path(), me).expect("the same inode, fixed by chmod");
+        assert_eq!(path, lib_file);
+        assert!(why.contains("was writable by another user"), "{why}");
+        // Replaced, it passes.
+        std::fs::remove_file(&lib_file).unwrap();
+        std::fs::write(&lib_file, "true\n").unwrap();
+        std::fs::set_permissions(&lib_file, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert_eq!(first_untrusted(t.path(), me), None);
     }
 }

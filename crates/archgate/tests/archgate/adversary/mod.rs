@@ -61,6 +61,7 @@ mod unknown;
 mod unreachable;
 mod unsaid_widest;
 mod url_handler;
+mod value_reach;
 mod values;
 mod withdraw;
 mod withdraw_rotated;

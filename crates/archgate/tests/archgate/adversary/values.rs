@@ -57,9 +57,20 @@ fn a_route_that_runs_its_value_is_never_approved_by_developer_mode_or_a_rule() {
     let calls = [
         json!({"route": "launch tui", "args": ["systemctl", "reboot"]}),
         json!({"route": "launch floating terminal with presentation", "args": ["S=sud; ${S}o id"]}),
-        json!({"route": "hook", "args": ["../../../../tmp/x"]}),
         json!({"route": "run later", "args": ["a=arch; ${a}gate approve x"]}),
     ];
+    // A relative value that climbs with `..` is refused before anyone is asked (attack 37 F5):
+    // never automatic, a fortiori.
+    let (ok, body) = {
+        s.call(
+            9,
+            "omarchy_run",
+            json!({"route": "hook", "args": ["../../../../tmp/x"]}),
+        );
+        result_text(&s.response(9))
+    };
+    assert!(!ok && body.contains("climbs"), "{body}");
+    assert!(rig.ran().is_empty(), "ran");
     for (i, args) in calls.iter().enumerate() {
         let id = 10 + i as u64;
         s.call(id, "omarchy_run", args.clone());
