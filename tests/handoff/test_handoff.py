@@ -462,7 +462,8 @@ def test_the_right_password_installs_exactly_the_planned_packages_and_the_record
     q = agent.handoff(["handoff-hello"], reason="install \x1b[2Jhello for the person")
     pid = confirm_with_password(person, q, pacman_asks=False)
     r = result(q)
-    assert not r["error"], r
+    # sudo's own log says why, when it did not run (the answer's tail redacts its words).
+    assert not r["error"], (r, sudo_log()[-1500:])
     assert r["outcome"] == "ran" and r["exit_code"] == 0 and r["channel"] == "terminal", r
     assert r["verified"] is True, r
     # sudo and pacman by the absolute paths checked; pacman asks nothing more (F1, F13).
@@ -493,7 +494,7 @@ def test_a_cached_package_file_is_installed_with_pacman_u_and_one_outside_the_ca
             "op": "install_file", "path": str(cached), "reason": "the cached version"}})
         pid = confirm_with_password(person, q, pacman_asks=False)
         r = result(q)
-        assert not r["error"] and r["exit_code"] == 0, r
+        assert not r["error"] and r["exit_code"] == 0, (r, sudo_log()[-1500:])
         assert r["command"][-4:] == ["--noconfirm", "-U", "--", str(cached)], r
         assert installed() == ["handoff-hello", "handoff-other"]
         person.close_terminal(pid)
