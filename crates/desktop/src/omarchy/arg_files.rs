@@ -76,9 +76,40 @@ fn judge_value(
     dirs: &std::collections::BTreeSet<PathBuf>,
     installs: bool,
 ) -> Result<()> {
-    let words = std::iter::once(value).chain(value.split_whitespace().filter(|w| *w != value));
+    // Words as a script may split the value: at blanks (an unquoted `$1`), commas and colons
+    // (`IFS=,`, a `PATH`-like list) — attack 38 F3.
+    let words = std::iter::once(value).chain(
+        value
+            .split(|c: char| c.is_whitespace() || c == ',' || c == ':')
+            .filter(|w| !w.is_empty() && *w != value),
+    );
     for (n, word) in words.enumerate() {
         let named = path_in(word);
+        if let Some(p) = named {
+            // Text is not the disk: `..` after a directory the script creates, or a process's
+            // own view (`/proc/self/cwd`), reaches elsewhere than the path spelled (attack 38
+            // F5, F6). A value may name neither.
+            if p.split('/').any(|seg| seg == "..") {
+                return Err(DesktopError::invalid(
+                    "args",
+                    format!(
+                        "`{}` is given {value:?}, a path that climbs with `..`; give files as \
+                         paths without it",
+                        route.route
+                    ),
+                ));
+            }
+            if p.starts_with("/proc/") || p == "/proc" {
+                return Err(DesktopError::invalid(
+                    "args",
+                    format!(
+                        "`{}` is given {value:?}, a path under /proc, which names what a process \
+                         sees, not a file of yours",
+                        route.route
+                    ),
+                ));
+            }
+        }
         let relative = match named {
             // The value itself, whether or not it names anything yet; a word of it only when it
             // does (a command line or JSON holds words that are paths of no file).
@@ -100,16 +131,6 @@ fn judge_value(
             }
             None => continue,
         };
-        if relative.split('/').any(|seg| seg == "..") {
-            return Err(DesktopError::invalid(
-                "args",
-                format!(
-                    "`{}` is given {value:?}, a relative path that climbs with `..`; give files \
-                     as absolute paths",
-                    route.route
-                ),
-            ));
-        }
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let bases = std::iter::once(PathBuf::from("/"))
             .chain(home)
@@ -223,8 +244,11 @@ fn nearest_dir_trusted(path: &Path, me: u32) -> std::result::Result<(), (String,
 /// The path a value names, as a program given it would read it: itself; a `file://` URL's path;
 /// the value of an option spelled `--opt=PATH`. `None` for other addresses and for bare names.
 fn path_in(value: &str) -> Option<&str> {
-    let named = if let Some(rest) = value.strip_prefix("file://") {
-        // `file:///p` and `file://localhost/p` name `/p`.
+    let lower = value.get(..5).map(str::to_ascii_lowercase);
+    let named = if lower.as_deref() == Some("file:") {
+        // `file:///p`, `file://localhost/p`, `FILE:///p` and `file:/p` (attack 38 F8) name `/p`.
+        let rest = &value[5..];
+        let rest = rest.strip_prefix("//").unwrap_or(rest);
         rest.strip_prefix("localhost").unwrap_or(rest)
     } else if value.starts_with('-') {
         value.split_once('=')?.1
@@ -244,6 +268,8 @@ mod tests {
         assert_eq!(path_in("dir/x"), Some("dir/x"));
         assert_eq!(path_in("file:///tmp/x"), Some("/tmp/x"));
         assert_eq!(path_in("file://localhost/tmp/x"), Some("/tmp/x"));
+        assert_eq!(path_in("file:/tmp/x"), Some("/tmp/x"));
+        assert_eq!(path_in("FILE:///tmp/x"), Some("/tmp/x"));
         assert_eq!(path_in("--from=/tmp/x"), Some("/tmp/x"));
         for not in ["post-update", "https://e.org/x", "--force", "-x", "name"] {
             assert_eq!(path_in(not), None, "{not}");

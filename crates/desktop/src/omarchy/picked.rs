@@ -331,8 +331,32 @@ fn resolve_one(
                 .collect()
         }
         PickKind::Terminal => terminal(env, &home),
-        // Nothing to read before it runs: [`absent`] says so.
-        PickKind::Computed => Ok(Vec::new()),
+        // A command run by a literal path under the home (`"$HOME/.local/share/omarchy/bin/x"`)
+        // is a file there now: judged like any file that decides what runs (attack 38 F9: a
+        // 0777 one, rewritten by another user, ran as "a command named at run time"). Anything
+        // else is named only as it runs: [`absent`] says so.
+        PickKind::Computed => {
+            let text = site.seen.what.trim_matches(|c| c == '"' || c == '\'');
+            let rest = text
+                .strip_prefix("$HOME/")
+                .or_else(|| text.strip_prefix("${HOME}/"))
+                .or_else(|| text.strip_prefix("~/"));
+            let Some(rest) = rest.filter(|r| !r.contains(['$', '`', '*', '?', '['])) else {
+                return Ok(Vec::new());
+            };
+            let file = home.join(rest);
+            if std::fs::symlink_metadata(&file).is_err() {
+                return Ok(Vec::new());
+            }
+            let (identity, _) = identify(&file)?;
+            Ok(vec![Picked {
+                starts: format!("{} runs it by its path", site.seen.script),
+                program: Some(file.display().to_string()),
+                file,
+                identity,
+                is_code: true,
+            }])
+        }
         PickKind::Sourced => {
             let Some(rel) = &site.word else {
                 return Ok(Vec::new());

@@ -268,11 +268,13 @@ pub fn literal_dirs(text: &str) -> BTreeSet<std::path::PathBuf> {
     let words = text.split(|c: char| {
         c.is_whitespace() || matches!(c, '"' | '\'' | ';' | '|' | '&' | '(' | ')' | '`' | '=')
     });
-    // A default in an expansion names a directory too: `${TMPDIR:-/tmp}`.
-    let defaults = words.clone().filter_map(|w| {
-        w.find(":-")
-            .or_else(|| w.find(":="))
-            .map(|i| w[i + 2..].trim_end_matches('}'))
+    // A default in an expansion names a directory too: `${TMPDIR:-/tmp}`, `${TMPDIR-/tmp}`,
+    // `${X:=/tmp}`, `${X+/tmp}` (attack 38 F4: the colon-less spelling was missed).
+    let defaults = words.clone().filter(|w| w.contains("${")).flat_map(|w| {
+        w.match_indices('/')
+            .filter(|(i, _)| *i > 0 && w[..*i].ends_with(['-', '=', '+', '?']))
+            .map(|(i, _)| w[i..].trim_end_matches('}'))
+            .collect::<Vec<_>>()
     });
     for word in words.chain(defaults) {
         let (base, rest) = if let Some(r) = word
@@ -481,6 +483,20 @@ pub fn scan(executor: &Executor, tree: Option<&std::path::Path>, binary: &str) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_directories_a_script_names_literally() {
+        let dirs = literal_dirs(
+            "cd /tmp/a || exit\ncp \"/var/tmp/$1.sh\" x\nT=\"${TMPDIR-/run/t}\"\nU=${X:-/srv/u}\nls ../up",
+        );
+        for d in ["/tmp/a", "/tmp", "/var/tmp", "/run/t", "/srv/u"] {
+            assert!(dirs.contains(std::path::Path::new(d)), "{d}: {dirs:?}");
+        }
+        assert!(
+            !dirs.iter().any(|d| d.to_string_lossy().contains("..")),
+            "{dirs:?}"
+        );
+    }
 
     #[test]
     fn changes_by_program() {

@@ -164,6 +164,15 @@ pub fn dangling_end_open(link: &Path, person_uid: Option<u32>) -> Option<(PathBu
     for _ in 0..40 {
         let target = std::fs::read_link(&at).ok()?;
         let end = at.parent().unwrap_or(Path::new("/")).join(target);
+        // Text is not the disk: `..` after a directory that does not exist yet reaches, once a
+        // script creates it, somewhere the text does not say (attack 38 F7).
+        if end
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+            && std::fs::metadata(&end).is_err()
+        {
+            return Some((end, "a link to nothing that climbs with `..`".into()));
+        }
         match std::fs::symlink_metadata(&end) {
             Ok(m) if m.file_type().is_symlink() => at = end,
             // Something is there after all (or a hop's directory is no directory): whatever it

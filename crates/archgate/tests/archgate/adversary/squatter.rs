@@ -145,13 +145,7 @@ fn a_page_port_held_by_another_user_is_said_by_the_daemon_status_and_doctor() {
         eprintln!("SKIPPED: needs root (another uid must hold the port); CI runs it as root");
         return;
     }
-    let free = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port()
-    };
-    let (server_port, page_port) = (free(), free());
+    let (server_port, page_port) = (free_port(), free_port());
     let env = Env::with_config(&format!(
         "[server]\nport = {server_port}\n[approval]\npage = true\npage_port = {page_port}\nnotifications = false\n"
     ));
@@ -221,6 +215,14 @@ fn a_squatter_that_resets_the_probe_is_said_every_time() {
     }
 }
 
+/// A port free on `127.0.0.1` now (the kernel's pick).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
 /// Whether this machine has an IPv6 loopback to listen on.
 fn has_v6_loopback() -> bool {
     std::net::TcpListener::bind("[::1]:0").is_ok()
@@ -264,11 +266,7 @@ fn a_stranger_on_the_ipv6_loopback_at_archgates_port_is_said() {
         eprintln!("SKIPPED: needs root (another uid must hold the port) and an IPv6 loopback");
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let script = format!(
         "import socket,time\n\
          s=socket.socket(socket.AF_INET6)\n\
@@ -312,11 +310,7 @@ fn a_stranger_on_the_ipv6_loopback_with_a_full_queue_at_the_served_port_is_said(
         eprintln!("SKIPPED: needs root (another uid must hold the port) and an IPv6 loopback");
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     // Its own connections fill the queue (a backlog of 0 holds one); it never accepts.
     let script = format!(
         "import socket,time\n\
@@ -336,11 +330,7 @@ fn a_stranger_on_the_ipv6_loopback_with_a_full_queue_at_the_served_port_is_said(
     );
     let mut squatter = as_nobody(&script);
     // The configured port is another, free one: the daemon is told its port on the command line.
-    let configured = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let configured = free_port();
     assert_ne!(configured, port);
     let env = Env::with_config(&format!(
         "[server]\nport = {configured}\n[approval]\npage = false\nnotifications = false\n"

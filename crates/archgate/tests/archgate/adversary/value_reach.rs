@@ -26,6 +26,7 @@ fn rig() -> (OmarchyRig, std::path::PathBuf) {
         "t split",
         "t tree",
         "t sourced",
+        "t byhome",
     ];
     let entries: Vec<Entry> = words
         .iter()
@@ -48,6 +49,7 @@ fn rig() -> (OmarchyRig, std::path::PathBuf) {
     );
     rig.set_script("omarchy-t-split", &format!("{d}cp $1 \"$D/\""));
     rig.set_script("omarchy-t-tree", &format!("{d}cp -rL \"$1\" \"$D/\""));
+    rig.set_script("omarchy-t-byhome", "\"$HOME/.local/bin/helper-x\" \"$1\"");
     rig.set_script(
         "omarchy-t-sourced",
         ". \"$HOME/.config/omarchy/extra.sh\"\necho \"$1\"",
@@ -88,8 +90,25 @@ fn the_files_a_value_reaches_are_judged_where_the_script_reads_them() {
     std::fs::write(&own, "#!/bin/sh\nexit 0\n").unwrap();
     let both = format!("{} {}", own.display(), planted.display());
     refused(&rig, "t split", &both, "not yours alone");
-    // F5: a relative value that climbs.
+    // F5: a relative value that climbs; round 38 F5, F6, F8, F3: an absolute one that climbs
+    // (through a directory a script would create), a process's view of the disk, a one-slash
+    // `file:` address, a list split at commas.
     refused(&rig, "t prefixed", "zz/../../hook", "climbs");
+    let climbing = format!("{}/new.d/../hook", open.display());
+    refused(&rig, "t keep", &climbing, "climbs");
+    refused(&rig, "t keep", "/proc/self/cwd/hook", "/proc");
+    refused(
+        &rig,
+        "t keep",
+        &format!("file:{}", planted.display()),
+        "not yours alone",
+    );
+    refused(
+        &rig,
+        "t split",
+        &format!("{},{}", own.display(), planted.display()),
+        "not yours alone",
+    );
     // F7: a directory value is judged through the links in it (`cp -rL` copies what they reach).
     let set = rig.env.path("scratch/set");
     std::fs::create_dir_all(&set).unwrap();
@@ -103,6 +122,19 @@ fn the_files_a_value_reaches_are_judged_where_the_script_reads_them() {
     let (r, _) = rig
         .env
         .call("omarchy_run", &json!({"route": "t sourced", "args": ["x"]}));
+    assert_ne!(outcome(&r), "ok", "{r}");
+    assert!(
+        r.to_string().contains("another user could have written"),
+        "{r}"
+    );
+    // Round 38 F9: a program of the home run by its literal path is judged as a file too.
+    let helper = rig.env.path("scratch/.local/bin/helper-x");
+    std::fs::create_dir_all(helper.parent().unwrap()).unwrap();
+    std::fs::write(&helper, "#!/bin/sh\nexit 0\n").unwrap();
+    mode(&helper, 0o777);
+    let (r, _) = rig
+        .env
+        .call("omarchy_run", &json!({"route": "t byhome", "args": ["x"]}));
     assert_ne!(outcome(&r), "ok", "{r}");
     assert!(
         r.to_string().contains("another user could have written"),
