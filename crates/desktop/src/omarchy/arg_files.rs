@@ -48,7 +48,7 @@ pub(super) fn judge(
                 ),
             ));
         }
-        judge_value(route, a, &facts.dirs, steering.installs_code.is_some())?;
+        judge_value(route, a, facts, steering.installs_code.is_some())?;
     }
     Ok(())
 }
@@ -58,7 +58,7 @@ pub(super) fn judge(
 pub fn files_still_the_persons(route: &Route, facts: &ScriptFacts, args: &[String]) -> Result<()> {
     let installs = facts.steering_for(args).installs_code.is_some();
     for a in args {
-        judge_value(route, a, &facts.dirs, installs)?;
+        judge_value(route, a, facts, installs)?;
     }
     Ok(())
 }
@@ -70,12 +70,7 @@ pub fn files_still_the_persons(route: &Route, facts: &ScriptFacts, args: &[Strin
 /// `ScriptFacts::dirs`). A relative value may not climb with `..` (`zz/../../tmp/x` after a
 /// prefix reaches `/tmp`). Another user can thereby make a route refuse a value, by creating a
 /// file of its name in such a directory — never make it read their file.
-fn judge_value(
-    route: &Route,
-    value: &str,
-    dirs: &std::collections::BTreeSet<PathBuf>,
-    installs: bool,
-) -> Result<()> {
+fn judge_value(route: &Route, value: &str, facts: &ScriptFacts, installs: bool) -> Result<()> {
     // Words as a script may split the value: at blanks (an unquoted `$1`), commas and colons
     // (`IFS=,`, a `PATH`-like list) — attack 38 F3.
     let words = std::iter::once(value).chain(
@@ -134,9 +129,16 @@ fn judge_value(
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let bases = std::iter::once(PathBuf::from("/"))
             .chain(home)
-            .chain(dirs.iter().cloned());
-        for base in bases {
-            let candidate = base.join(relative);
+            .chain(facts.dirs.iter().cloned());
+        // And a name a script builds around it, as written and as Omarchy's scripts clean a name
+        // (lowercased, blanks as dashes: attack 38 F1).
+        let cleaned = relative.to_lowercase().replace(' ', "-");
+        let built = facts.names.iter().flat_map(|t| {
+            [t.with(relative), t.with(&cleaned)]
+                .into_iter()
+                .filter(|_| !relative.contains('/'))
+        });
+        for candidate in bases.map(|b| b.join(relative)).chain(built) {
             // A bare name that is no entry there is nothing; one that is, is judged.
             if std::fs::symlink_metadata(&candidate).is_ok() {
                 not_anothers_file(route, value, &candidate, installs)?;

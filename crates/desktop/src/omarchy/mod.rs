@@ -9,6 +9,7 @@ pub mod asks;
 pub mod classify;
 pub mod computed;
 pub mod guard;
+pub mod literal_paths;
 pub mod past_sudo;
 pub mod picked;
 pub mod picks;

@@ -104,6 +104,9 @@ pub struct ScriptFacts {
     /// `"$HOME/x/$1"`): where a bare or relative value may be read as a file
     /// (`crate::omarchy::arg_files`).
     pub dirs: BTreeSet<std::path::PathBuf>,
+    /// Every file name the scripts build from one expansion with literal text around it, in a
+    /// literal directory (`"/tmp/theme-$1.sh"`): where a value may be read as part of a name.
+    pub names: BTreeSet<crate::omarchy::literal_paths::NameTemplate>,
 }
 
 impl ScriptFacts {
@@ -259,61 +262,6 @@ fn read(executor: &Executor, name: &str) -> Result<Option<String>, String> {
         .and_then(|b| String::from_utf8(b).ok()))
 }
 
-/// The directories a script's text names literally: every word starting with `/`, `$HOME/`,
-/// `${HOME}/` or `~/`, up to its first expansion — `cd /tmp` gives `/tmp`, `"/tmp/$1"` and
-/// `"$HOME/x/$1"` give `/tmp/` and `$HOME/x/` (the home this process's `HOME` names).
-pub fn literal_dirs(text: &str) -> BTreeSet<std::path::PathBuf> {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let mut out = BTreeSet::new();
-    let words = text.split(|c: char| {
-        c.is_whitespace() || matches!(c, '"' | '\'' | ';' | '|' | '&' | '(' | ')' | '`' | '=')
-    });
-    // A default in an expansion names a directory too: `${TMPDIR:-/tmp}`, `${TMPDIR-/tmp}`,
-    // `${X:=/tmp}`, `${X+/tmp}` (attack 38 F4: the colon-less spelling was missed).
-    let defaults = words.clone().filter(|w| w.contains("${")).flat_map(|w| {
-        w.match_indices('/')
-            .filter(|(i, _)| *i > 0 && w[..*i].ends_with(['-', '=', '+', '?']))
-            .map(|(i, _)| w[i..].trim_end_matches('}'))
-            .collect::<Vec<_>>()
-    });
-    for word in words.chain(defaults) {
-        let (base, rest) = if let Some(r) = word
-            .strip_prefix("$HOME/")
-            .or_else(|| word.strip_prefix("${HOME}/"))
-            .or_else(|| word.strip_prefix("~/"))
-        {
-            let Some(h) = &home else { continue };
-            (h.clone(), r)
-        } else if let Some(r) = word.strip_prefix('/') {
-            (std::path::PathBuf::from("/"), r)
-        } else {
-            continue;
-        };
-        // Up to the first expansion; what precedes it is a directory when it ends in `/`, else
-        // the word is a directory itself (`cd /tmp`) or a file in one (its parent).
-        let fixed = rest.split(['$', '*', '?', '[', '{']).next().unwrap_or("");
-        let dir = if fixed.len() < rest.len() {
-            match fixed.rfind('/') {
-                Some(i) => base.join(&fixed[..i]),
-                None => base.clone(),
-            }
-        } else {
-            base.join(fixed)
-        };
-        if dir
-            .components()
-            .any(|c| c == std::path::Component::ParentDir)
-        {
-            continue;
-        }
-        out.insert(dir.clone());
-        if let Some(parent) = dir.parent() {
-            out.insert(parent.to_path_buf());
-        }
-    }
-    out
-}
-
 /// Names of Omarchy scripts a line calls.
 fn called(line: &str) -> impl Iterator<Item = &str> {
     words(line).into_iter().filter(|w| {
@@ -367,7 +315,12 @@ pub fn scan(executor: &Executor, tree: Option<&std::path::Path>, binary: &str) -
             }
             _ => continue,
         };
-        facts.dirs.extend(literal_dirs(&text));
+        facts
+            .dirs
+            .extend(crate::omarchy::literal_paths::dirs(&text));
+        facts
+            .names
+            .extend(crate::omarchy::literal_paths::names(&text));
         if own {
             facts.runs_values = argcode::runs_values(&text).map(|(line, what)| Seen {
                 script: name.clone(),
@@ -483,20 +436,6 @@ pub fn scan(executor: &Executor, tree: Option<&std::path::Path>, binary: &str) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_directories_a_script_names_literally() {
-        let dirs = literal_dirs(
-            "cd /tmp/a || exit\ncp \"/var/tmp/$1.sh\" x\nT=\"${TMPDIR-/run/t}\"\nU=${X:-/srv/u}\nls ../up",
-        );
-        for d in ["/tmp/a", "/tmp", "/var/tmp", "/run/t", "/srv/u"] {
-            assert!(dirs.contains(std::path::Path::new(d)), "{d}: {dirs:?}");
-        }
-        assert!(
-            !dirs.iter().any(|d| d.to_string_lossy().contains("..")),
-            "{dirs:?}"
-        );
-    }
 
     #[test]
     fn changes_by_program() {

@@ -27,6 +27,7 @@ fn rig() -> (OmarchyRig, std::path::PathBuf) {
         "t tree",
         "t sourced",
         "t byhome",
+        "t joined",
     ];
     let entries: Vec<Entry> = words
         .iter()
@@ -49,6 +50,10 @@ fn rig() -> (OmarchyRig, std::path::PathBuf) {
     );
     rig.set_script("omarchy-t-split", &format!("{d}cp $1 \"$D/\""));
     rig.set_script("omarchy-t-tree", &format!("{d}cp -rL \"$1\" \"$D/\""));
+    rig.set_script(
+        "omarchy-t-joined",
+        &format!("{d}N=$(echo \"$1\" | tr 'A-Z ' 'a-z-')\ncp \"{o}/theme-$N.sh\" \"$D/x\""),
+    );
     rig.set_script("omarchy-t-byhome", "\"$HOME/.local/bin/helper-x\" \"$1\"");
     rig.set_script(
         "omarchy-t-sourced",
@@ -90,6 +95,10 @@ fn the_files_a_value_reaches_are_judged_where_the_script_reads_them() {
     std::fs::write(&own, "#!/bin/sh\nexit 0\n").unwrap();
     let both = format!("{} {}", own.display(), planted.display());
     refused(&rig, "t split", &both, "not yours alone");
+    // Round 38 F1: a name the script builds around the value, cleaned as Omarchy cleans names.
+    let joined = open.join("theme-dark-mode.sh");
+    std::fs::write(&joined, "#!/bin/sh\nexit 0\n").unwrap();
+    refused(&rig, "t joined", "Dark Mode", "not yours alone");
     // F5: a relative value that climbs; round 38 F5, F6, F8, F3: an absolute one that climbs
     // (through a directory a script would create), a process's view of the disk, a one-slash
     // `file:` address, a list split at commas.
