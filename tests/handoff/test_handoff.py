@@ -5,12 +5,15 @@ The agent is an MCP client over stdio (`archgate serve --in-process`), running a
 in a headless Sway session of that user (scripts/desktop-session.sh). The person is played by
 `wtype`, the compositor's virtual keyboard, typing into the focused terminal as the same user —
 which is exactly what any other program of that user could do, so what protects a hand-off is
-sudo's password. This process (root) only starts things and looks: pacman's database in the
-test root, the terminal's mode (through /proc/PID/fd/0), sudo's log, archgate's activity log.
+sudo's password — and, for the password itself, by this process (root) putting it into the
+terminal's input (TIOCSTI), which the virtual keyboard garbled under load. Otherwise this
+process only starts things and looks: pacman's database in the test root, the terminal's mode
+(through /proc/PID/fd/0), sudo's log, archgate's activity log.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
@@ -346,6 +349,15 @@ class Person:
                     return
                 time.sleep(0.1)
 
+    def type_at_terminal(self, pid: int, text: str) -> None:
+        """`text` as input of the helper's terminal itself (TIOCSTI on its tty, as root)."""
+        fd = os.open(f"/proc/{pid}/fd/0", os.O_RDWR | os.O_NOCTTY)
+        try:
+            for b in text.encode():
+                fcntl.ioctl(fd, termios.TIOCSTI, bytes([b]))
+        finally:
+            os.close(fd)
+
     def type(self, *args: str) -> None:
         # A pause between keystrokes: typed at once, a repeated character was seen lost.
         subprocess.run(["wtype", "-d", "15", *args], check=True, **as_user(env=self.env, cwd=HOME))
@@ -435,14 +447,17 @@ def confirm_with_password(person: Person, q: queue.Queue, pacman_asks: bool) -> 
     pid = person.helper(q)
     person.wait_prompt(pid)
     person.answer_prompt(pid, "Return")
-    # The person types their password; as a person may, they type it again when a keystroke
-    # went astray (the virtual keyboard loses one now and then: seen here in about one run of
-    # five), so these tests allow sudo a few tries.
+    # The person types their password at the terminal: as the terminal's own input (TIOCSTI on
+    # its tty, which only root may do to another's terminal), not through the compositor's
+    # virtual keyboard — under load that one delivered whole passwords wrong five tries running
+    # (CI, twice: sudo's `exit 1` after ~24 s), a keymap taken for the last `wtype`'s. What any
+    # program of the user can type is the Enter tests above, through the virtual keyboard. As a
+    # person may, they type it again if sudo says it was wrong.
     end = time.monotonic() + PATIENCE
     while not (pacman_asks and pacman_running()) and q.empty():
         assert time.monotonic() < end, "sudo never took the password"
         person.wait_password_prompt(pid)
-        person.type(PASSWORD, "-k", "Return")
+        person.type_at_terminal(pid, PASSWORD + "\n")
         for _ in range(50):
             if (pacman_asks and pacman_running()) or not q.empty():
                 break
