@@ -188,7 +188,11 @@ fn not_anothers_file(route: &Route, value: &str, path: &Path, installs: bool) ->
                     Err(refuse(&dir.display().to_string(), &why))
                 });
         }
-        return nearest_dir_trusted(path, me).map_err(|(dir, why)| refuse(&dir, &why));
+        // A path that names nothing: only root or the person may create it where it would be.
+        return crate::omarchy::tree::nearest_existing_open(path, Some(me))
+            .map_or(Ok(()), |(dir, why)| {
+                Err(refuse(&dir.display().to_string(), &why))
+            });
     };
     {
         use std::os::unix::fs::FileTypeExt;
@@ -224,21 +228,6 @@ fn not_anothers_file(route: &Route, value: &str, path: &Path, installs: bool) ->
                 }
             }
         }
-    }
-    Ok(())
-}
-
-/// For a path that names nothing: its nearest existing directory passes the trust rule (only
-/// root or the person could create the path there), or that directory and why not.
-fn nearest_dir_trusted(path: &Path, me: u32) -> std::result::Result<(), (String, String)> {
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if std::fs::symlink_metadata(d).is_ok() {
-            return archgate_exec::trusted_path(Some(me), d)
-                .map(|_| ())
-                .map_err(|why| (d.display().to_string(), why.to_string()));
-        }
-        dir = d.parent();
     }
     Ok(())
 }

@@ -184,8 +184,12 @@ pub fn dangling_end_open(link: &Path, person_uid: Option<u32>) -> Option<(PathBu
     Some((link.to_path_buf(), "a chain of more than 40 links".into()))
 }
 
-/// `path`'s nearest existing ancestor, when it fails the trust rule, with why.
-fn nearest_existing_open(path: &Path, person_uid: Option<u32>) -> Option<(PathBuf, String)> {
+/// `path`'s nearest existing ancestor, when it fails the trust rule, with why: where another
+/// user could create `path` (for a link's end here, for a value in `arg_files`).
+pub(crate) fn nearest_existing_open(
+    path: &Path,
+    person_uid: Option<u32>,
+) -> Option<(PathBuf, String)> {
     let mut dir = path.parent();
     while let Some(d) = dir {
         if std::fs::symlink_metadata(d).is_ok() {

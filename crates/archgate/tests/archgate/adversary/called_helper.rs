@@ -25,14 +25,8 @@ fn rig() -> OmarchyRig {
         ],
         "",
     );
-    let bin = rig.env.path("scratch/omarchy/bin");
     // The trust rule on (the rig's default turns it off), and the routes allowed.
-    rig.env.write_config(&format!(
-        "[approval]\npage = false\nnotifications = false\npresence = \"off\"\ntimeout_s = 60\n\
-         [exec]\nsearch_dirs = [\"{}\", \"/usr/bin\"]\n\
-         [policy]\nallow = [\"omarchy t callh\", \"omarchy t srcstat\"]\n",
-        bin.display()
-    ));
+    rig.trust_on("[policy]\nallow = [\"omarchy t callh\", \"omarchy t srcstat\"]");
     rig
 }
 

@@ -20,13 +20,7 @@ fn rig() -> OmarchyRig {
         }],
         "",
     );
-    let bin = rig.env.path("scratch/omarchy/bin");
-    rig.env.write_config(&format!(
-        "[approval]\npage = false\nnotifications = false\npresence = \"off\"\ntimeout_s = 60\n\
-         [exec]\nsearch_dirs = [\"{}\", \"/usr/bin\"]\n\
-         [policy]\nallow = [\"omarchy t src\"]\n",
-        bin.display()
-    ));
+    rig.trust_on("[policy]\nallow = [\"omarchy t src\"]");
     let lib = rig.env.path("scratch/omarchy/lib");
     std::fs::create_dir_all(&lib).unwrap();
     std::fs::write(lib.join("common.sh"), "true\n").unwrap();
@@ -56,12 +50,8 @@ fn the_install_the_config_names_is_the_tree_judged() {
     let mut r = rig();
     let omarchy = r.env.path("scratch/omarchy");
     r.env.vars.retain(|(k, _)| k != "OMARCHY_PATH");
-    let bin = r.env.path("scratch/omarchy/bin");
-    r.env.write_config(&format!(
-        "[approval]\npage = false\nnotifications = false\npresence = \"off\"\ntimeout_s = 60\n\
-         [exec]\nsearch_dirs = [\"{}\", \"/usr/bin\"]\n\
-         [policy]\nallow = [\"omarchy t src\"]\n[desktop]\nomarchy_path = \"{}\"\n",
-        bin.display(),
+    r.trust_on(&format!(
+        "[policy]\nallow = [\"omarchy t src\"]\n[desktop]\nomarchy_path = \"{}\"",
         omarchy.display()
     ));
     let out = run(&r);
@@ -142,13 +132,8 @@ fn links_in_the_tree_are_judged_by_everything_they_reach() {
 #[test]
 fn the_tree_is_judged_again_when_the_approved_route_starts() {
     let rig = rig();
-    let bin = rig.env.path("scratch/omarchy/bin");
     // No standing allow: the call waits for the person.
-    rig.env.write_config(&format!(
-        "[approval]\npage = false\nnotifications = false\npresence = \"off\"\ntimeout_s = 60\n\
-         [exec]\nsearch_dirs = [\"{}\", \"/usr/bin\"]\n",
-        bin.display()
-    ));
+    rig.trust_on("");
     let env = &rig.env;
     let mut s = crate::support::StdioServer::session(env);
     s.call(1, "omarchy_run", json!({"route": "t src", "args": []}));

@@ -108,6 +108,18 @@ impl OmarchyRig {
         );
     }
 
+    /// Rewrites the config with the trust rule on (the rig's default turns it off), the rig's
+    /// `bin/` then root's `/usr/bin` searched, and `more` appended (a `[policy]` or `[desktop]`
+    /// section, or nothing).
+    pub fn trust_on(&self, more: &str) {
+        let bin = self.env.path("scratch/omarchy/bin");
+        self.env.write_config(&format!(
+            "[approval]\npage = false\nnotifications = false\npresence = \"off\"\ntimeout_s = 60\n\
+             [exec]\nsearch_dirs = [\"{}\", \"/usr/bin\"]\n{more}\n",
+            bin.display()
+        ));
+    }
+
     /// What ran since the last look, one line per run (`script-name args…`).
     pub fn ran(&self) -> Vec<String> {
         self.ran.take()
